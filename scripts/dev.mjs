@@ -1,0 +1,53 @@
+#!/usr/bin/env node
+// One-command local setup: secrets for .dev.vars, D1 migrations, demo data, then `wrangler dev`.
+// Safe to run again: nothing is duplicated and existing data is kept.
+//   node scripts/dev.mjs [--port 8787] [--persist-to DIR] [--setup-only]
+import { spawn, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { demoSeedSql } from "./demo-data.mjs";
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const { values } = parseArgs({
+  options: {
+    port: { type: "string", default: "8787" },
+    "persist-to": { type: "string" },
+    "setup-only": { type: "boolean", default: false },
+  },
+});
+const persist = values["persist-to"] ? ["--persist-to", resolve(values["persist-to"])] : [];
+const wrangler = join(root, "node_modules", ".bin", "wrangler");
+
+function run(args) {
+  console.log(`$ wrangler ${args.join(" ")}`);
+  const result = spawnSync(wrangler, args, { cwd: root, stdio: "inherit", env: { ...process.env, CI: "true" } });
+  if (result.status !== 0) process.exit(result.status ?? 1);
+}
+
+// 1. Local secrets, generated once and never committed (.dev.vars is git-ignored).
+const devVars = join(root, ".dev.vars");
+const existing = existsSync(devVars) ? readFileSync(devVars, "utf8") : "";
+const additions = [];
+if (!/^ENCRYPTION_KEY=/m.test(existing)) additions.push(`ENCRYPTION_KEY="${randomBytes(32).toString("base64")}"`);
+if (!/^ALLOW_PRIVATE_TARGETS=/m.test(existing)) additions.push(`ALLOW_PRIVATE_TARGETS="true"`);
+if (additions.length > 0) {
+  writeFileSync(devVars, existing + (existing && !existing.endsWith("\n") ? "\n" : "") + additions.join("\n") + "\n");
+  console.log(`wrote ${additions.length} value(s) to .dev.vars`);
+}
+
+// 2. Schema, then 3. demo data.
+run(["d1", "migrations", "apply", "DB", "--local", ...persist]);
+const seedFile = join(root, ".wrangler", "demo-seed.sql");
+mkdirSync(dirname(seedFile), { recursive: true });
+writeFileSync(seedFile, demoSeedSql());
+run(["d1", "execute", "DB", "--local", `--file=${seedFile}`, ...persist]);
+
+if (values["setup-only"]) process.exit(0);
+
+// 4. Serve, with every binding local.
+const child = spawn(wrangler, ["dev", "--ip", "127.0.0.1", "--port", values.port, ...persist], { cwd: root, stdio: "inherit" });
+for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => child.kill(signal));
+child.on("exit", (code) => process.exit(code ?? 0));

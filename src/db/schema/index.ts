@@ -1,0 +1,2 @@
+export * from "./identity";
+export * from "./tokens";

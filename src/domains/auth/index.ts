@@ -1,0 +1,9 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../env";
+import { registerMe } from "./routes/me";
+import { registerSignIn } from "./routes/sign-in";
+
+export function registerAuth(app: OpenAPIHono<AppEnv>) {
+  registerSignIn(app);
+  registerMe(app);
+}

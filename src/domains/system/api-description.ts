@@ -1,0 +1,52 @@
+import { ROLES } from "../../db/schema";
+import { ABILITIES, ALL_ABILITIES, ROLE_CEILINGS } from "../../platform/auth/abilities";
+import { PLAN_RATE_LIMITS, PLATFORM_RATE_LIMIT } from "../../platform/auth/principal";
+import { ERROR_CATALOGUE, type ErrorCode } from "../../platform/errors";
+
+/** The document's introduction, generated from the same tables the code enforces, so it cannot drift. */
+export function apiDescription(): string {
+  const abilities = ALL_ABILITIES.map((a) => {
+    const roles = ROLES.filter((r) => ROLE_CEILINGS[r].includes(a)).join(", ");
+    return `| \`${a}\` | ${ABILITIES[a]} | ${roles} |`;
+  }).join("\n");
+  const errors = (Object.keys(ERROR_CATALOGUE) as ErrorCode[])
+    .map((code) => `| ${ERROR_CATALOGUE[code].status} | \`${code}\` | ${ERROR_CATALOGUE[code].title} |`)
+    .join("\n");
+  return `The B2B integration interface of the Lingua language-learning platform.
+
+## Authentication
+Send \`Authorization: Bearer <token>\`. Get a session token from \`POST /api/auth/sign-in\`, or create a
+long-lived API token with \`POST /api/integrations/tokens\`. Token values start with \`lng_\`, are shown
+once, and are stored only as a SHA-256 hash. Missing, malformed, unknown, expired or revoked tokens: 401.
+
+## Abilities
+Each token carries named abilities; \`*\` means everything its owner's role allows. A token never exceeds
+its owner's role (asking for more is 403) nor the token that creates it. A missing ability is 403 and the
+problem's \`detail\` names it. Another institution's resources answer 404.
+
+| ability | grants | roles that may hold it |
+|---|---|---|
+${abilities}
+
+## Rate limits
+Per token per rolling minute: Free ${PLAN_RATE_LIMITS.free}, Pro ${PLAN_RATE_LIMITS.pro}, Enterprise by contract,
+platform staff ${PLATFORM_RATE_LIMIT}. Every authenticated response carries \`X-RateLimit-Limit\`,
+\`X-RateLimit-Remaining\`, \`X-RateLimit-Reset\`, \`RateLimit-Policy\` and \`RateLimit\`. Over the limit: 429 with
+\`Retry-After\` (whole seconds after which the next request succeeds). Endpoints without a token are
+limited per client IP; sign-in also to 10 failures per e-mail address per 15 minutes.
+
+## Lists
+\`page\` (from 1) and \`per_page\` (1–100, default 25); the envelope is \`{ data, links: { first, last, prev, next }, meta: { total, per_page, current_page, last_page } }\`.
+
+## Errors
+Every error is \`application/problem+json\` (RFC 9457) with a stable \`code\` and the \`request_id\`
+(also in \`X-Request-Id\`); validation errors list every failing field in \`errors\`.
+
+| status | code | title |
+|---|---|---|
+${errors}
+
+## Idempotency
+\`POST\` endpoints that create something accept \`Idempotency-Key\` (24 hours).
+`;
+}

@@ -1,0 +1,29 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
+import type { AppEnv } from "../../../env";
+import { idempotencyHeaderShape, idempotent } from "../../../platform/http/idempotency";
+import { jsonBody, jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { CreatedTokenSchema, CreateTokenBody } from "../schemas";
+import { presentToken } from "../present";
+import { createApiToken } from "../service";
+
+export const createTokenRoute = tokenRoute("tokens:write", {
+  method: "post",
+  path: "/api/integrations/tokens",
+  tags: ["Tokens"],
+  operationId: "createToken",
+  summary: "Create an API token",
+  description:
+    "The plain value is in this response only. A token can hold only abilities its owner's role allows (403 otherwise) and never more than the token that creates it.",
+  middleware: [idempotent],
+  request: { headers: z.object(idempotencyHeaderShape), body: jsonBody(CreateTokenBody) },
+  responses: { 201: jsonResponse(CreatedTokenSchema, "The token, with its plain value.") },
+});
+
+export function registerCreateToken(app: OpenAPIHono<AppEnv>) {
+  app.openapi(createTokenRoute, async (c) => {
+    const { row, plain } = await createApiToken({ env: c.env, principal: c.var.principal, input: c.req.valid("json") });
+    c.header("Location", new URL(`/api/integrations/tokens/${row.id}`, c.req.url).toString());
+    return c.json({ ...presentToken(row), token: plain }, 201);
+  });
+}

@@ -1,0 +1,23 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../../env";
+import { tokenRoute } from "../../../platform/openapi";
+import { TokenIdParam } from "../schemas";
+import { revokeToken } from "../service";
+
+export const revokeTokenRoute = tokenRoute("tokens:write", {
+  method: "delete",
+  path: "/api/integrations/tokens/{token}",
+  tags: ["Tokens"],
+  operationId: "revokeToken",
+  summary: "Revoke an API token",
+  description: "Takes effect at once: the very next request with the token answers 401. A token may revoke itself. Unknown, already revoked or another institution's token: 404.",
+  request: { params: TokenIdParam },
+  responses: { 204: { description: "Revoked." } },
+});
+
+export function registerRevokeToken(app: OpenAPIHono<AppEnv>) {
+  app.openapi(revokeTokenRoute, async (c) => {
+    await revokeToken({ env: c.env, principal: c.var.principal, tokenId: c.req.valid("param").token });
+    return c.body(null, 204);
+  });
+}

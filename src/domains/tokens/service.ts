@@ -1,0 +1,110 @@
+import { and, count, desc, eq, isNull, type SQL } from "drizzle-orm";
+import { apiTokens, type TokenKind } from "../../db/schema";
+import type { Env } from "../../env";
+import { abilitiesBeyondRole, effectiveAbilities, type Ability } from "../../platform/auth/abilities";
+import type { Principal } from "../../platform/auth/principal";
+import { mintToken } from "../../platform/auth/tokens";
+import { database } from "../../platform/db";
+import { ApiError, validationError } from "../../platform/errors";
+import { newId, nowIso } from "../../platform/ids";
+import { pageBounds, type PageRequest } from "../../platform/http/pagination";
+
+type TokenRow = typeof apiTokens.$inferSelect;
+
+/**
+ * Which tokens a principal manages: an institution admin every token of its institution, everybody
+ * else their own. Anything outside this scope answers 404.
+ */
+function manageableBy(principal: Principal): SQL {
+  const active = isNull(apiTokens.revokedAt);
+  if (principal.user.role === "institution_admin" && principal.institution) {
+    return and(active, eq(apiTokens.institutionId, principal.institution.id))!;
+  }
+  return and(active, eq(apiTokens.userId, principal.user.id))!;
+}
+
+export async function listTokens({ env, principal, page, kind }: { env: Env; principal: Principal; page: PageRequest; kind?: TokenKind }) {
+  const db = database(env.DB);
+  const where = kind ? and(manageableBy(principal), eq(apiTokens.kind, kind)) : manageableBy(principal);
+  const { limit, offset } = pageBounds(page);
+  // One round trip: the page and the total together.
+  const [totals, rows] = await db.batch([
+    db.select({ total: count() }).from(apiTokens).where(where),
+    db.select().from(apiTokens).where(where).orderBy(desc(apiTokens.createdAt), desc(apiTokens.id)).limit(limit).offset(offset),
+  ]);
+  return { total: totals[0]?.total ?? 0, rows };
+}
+
+export interface CreateTokenInput {
+  name: string;
+  abilities: string[];
+  expiresAt: string | null;
+  kind: TokenKind;
+}
+
+/** Inserts a token for `owner`; the plain value exists only in the return value. */
+export async function insertToken(env: Env, owner: { userId: string; institutionId: string | null }, input: CreateTokenInput) {
+  const minted = await mintToken();
+  const row: TokenRow = {
+    id: newId("tok"),
+    userId: owner.userId,
+    institutionId: owner.institutionId,
+    kind: input.kind,
+    name: input.name,
+    tokenHash: minted.hash,
+    prefix: minted.displayPrefix,
+    abilities: input.abilities,
+    createdAt: nowIso(),
+    lastUsedAt: null,
+    expiresAt: input.expiresAt,
+    revokedAt: null,
+  };
+  await database(env.DB).insert(apiTokens).values(row).run();
+  return { row, plain: minted.plain };
+}
+
+/**
+ * An API token for the caller. It can never exceed its owner's role nor the token that creates it,
+ * so a narrowly scoped token cannot mint a broader one.
+ */
+export async function createApiToken({ env, principal, input }: { env: Env; principal: Principal; input: { name: string; abilities: string[]; expires_at?: string | null } }) {
+  const role = principal.user.role;
+  const beyondRole = abilitiesBeyondRole(input.abilities, role);
+  if (beyondRole.length > 0) {
+    throw new ApiError("forbidden", `The ${role} role cannot hold ${beyondRole.map((a) => `\`${a}\``).join(", ")}.`);
+  }
+  const granted: Ability[] = effectiveAbilities(input.abilities, role);
+  const beyondToken = granted.filter((a) => !principal.token.abilities.includes(a));
+  if (beyondToken.length > 0) {
+    throw new ApiError("forbidden", `This token cannot grant ${beyondToken.map((a) => `\`${a}\``).join(", ")}, which it does not hold itself.`);
+  }
+  let expiresAt: string | null = null;
+  if (input.expires_at) {
+    const when = Date.parse(input.expires_at);
+    if (when <= Date.now()) throw validationError([{ path: "expires_at", message: "must be in the future" }]);
+    expiresAt = nowIso(when);
+  }
+  const abilities = [...new Set(input.abilities)];
+  return insertToken(env, { userId: principal.user.id, institutionId: principal.institution?.id ?? null }, {
+    name: input.name,
+    abilities,
+    expiresAt,
+    kind: "api",
+  });
+}
+
+/**
+ * Revocation is pushed to the token's Durable Object first, so the very next request is refused even
+ * if the D1 write below fails (the caller then retries the DELETE, which is safe).
+ */
+export async function revokeToken({ env, principal, tokenId }: { env: Env; principal: Principal; tokenId: string }): Promise<void> {
+  const db = database(env.DB);
+  const row = await db
+    .select({ id: apiTokens.id, tokenHash: apiTokens.tokenHash })
+    .from(apiTokens)
+    .where(and(eq(apiTokens.id, tokenId), manageableBy(principal)))
+    .get();
+  if (!row) throw new ApiError("not_found", `No token ${tokenId}.`);
+  await env.TOKEN_GATE.get(env.TOKEN_GATE.idFromName(row.tokenHash)).revoke();
+  await db.update(apiTokens).set({ revokedAt: nowIso() }).where(and(eq(apiTokens.id, row.id), isNull(apiTokens.revokedAt))).run();
+}

@@ -1,0 +1,20 @@
+import type { Plan, Role, TokenKind } from "../../db/schema";
+import type { Ability } from "./abilities";
+
+/** Requests per rolling minute by plan; Enterprise institutions carry their own number. */
+export const PLAN_RATE_LIMITS: Record<Plan, number> = { free: 100, pro: 1_000, enterprise: 1_000 };
+export const PLATFORM_RATE_LIMIT = 10_000;
+
+/** Who is calling, resolved from the bearer token; cached inside the token's Durable Object. */
+export interface Principal {
+  token: { id: string; kind: TokenKind; name: string; abilities: Ability[]; expiresAt: string | null };
+  user: { id: string; email: string; name: string; role: Role; timeZone: string };
+  institution: { id: string; slug: string; name: string; plan: Plan } | null;
+  rateLimitPerMinute: number;
+}
+
+export function rateLimitFor(role: Role, institution: { plan: Plan; rateLimitPerMinute: number | null } | null): number {
+  if (role === "platform_admin" || !institution) return PLATFORM_RATE_LIMIT;
+  if (institution.plan === "enterprise" && institution.rateLimitPerMinute) return institution.rateLimitPerMinute;
+  return PLAN_RATE_LIMITS[institution.plan];
+}

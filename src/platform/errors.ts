@@ -1,0 +1,123 @@
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+
+export const DOCS_ERROR_BASE = "https://docs.lingua.example/errors/";
+
+/**
+ * Every error code the API answers with. The OpenAPI document and the README list this catalogue,
+ * so a code that is thrown must be declared here first.
+ */
+export const ERROR_CATALOGUE = {
+  bad_request: { status: 400, title: "Bad request" },
+  malformed_json: { status: 400, title: "Malformed JSON" },
+  unauthenticated: { status: 401, title: "Authentication required" },
+  invalid_credentials: { status: 401, title: "Invalid credentials" },
+  forbidden: { status: 403, title: "Forbidden" },
+  missing_ability: { status: 403, title: "Missing ability" },
+  not_found: { status: 404, title: "Not found" },
+  method_not_allowed: { status: 405, title: "Method not allowed" },
+  conflict: { status: 409, title: "Conflict" },
+  idempotency_in_flight: { status: 409, title: "Request in flight" },
+  gone: { status: 410, title: "Gone" },
+  payload_too_large: { status: 413, title: "Payload too large" },
+  unsupported_media_type: { status: 415, title: "Unsupported media type" },
+  validation_failed: { status: 422, title: "Validation failed" },
+  idempotency_key_reused: { status: 422, title: "Idempotency key reused" },
+  rate_limited: { status: 429, title: "Too many requests" },
+  internal_error: { status: 500, title: "Internal server error" },
+  bad_gateway: { status: 502, title: "Bad gateway" },
+  service_unavailable: { status: 503, title: "Service unavailable" },
+} as const satisfies Record<string, { status: number; title: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly errors?: FieldError[];
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, detail: string, options: { errors?: FieldError[]; headers?: Record<string, string> } = {}) {
+    super(detail);
+    this.code = code;
+    this.status = ERROR_CATALOGUE[code].status;
+    this.errors = options.errors;
+    this.headers = options.headers ?? {};
+  }
+}
+
+export interface ProblemBody {
+  type: string;
+  title: string;
+  status: number;
+  code: ErrorCode;
+  detail: string;
+  errors?: FieldError[];
+  request_id: string;
+}
+
+export function problemBody(code: ErrorCode, detail: string, requestId: string, errors?: FieldError[]): ProblemBody {
+  const { status, title } = ERROR_CATALOGUE[code];
+  return {
+    type: DOCS_ERROR_BASE + code,
+    title,
+    status,
+    code,
+    detail,
+    ...(errors && errors.length > 0 ? { errors } : {}),
+    request_id: requestId,
+  };
+}
+
+export function problemResponse(c: Context, error: ApiError): Response {
+  const requestId = (c.get("requestId") as string | undefined) ?? "unknown";
+  const headers = new Headers(error.headers);
+  headers.set("Content-Type", "application/problem+json");
+  if (error.status === 401 && !headers.has("WWW-Authenticate")) {
+    headers.set("WWW-Authenticate", 'Bearer realm="lingua"');
+  }
+  return new Response(JSON.stringify(problemBody(error.code, error.message, requestId, error.errors)), {
+    status: error.status,
+    headers,
+  });
+}
+
+/** Maps anything thrown below the router to a problem response; unknown errors never leak their message. */
+export function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  if (err instanceof HTTPException) {
+    if (err.status === 400 && /json/i.test(err.message)) {
+      return new ApiError("malformed_json", "The request body is not valid JSON.");
+    }
+    if (err.status === 413) return new ApiError("payload_too_large", err.message);
+    if (err.status === 415) return new ApiError("unsupported_media_type", "Send the request body as `Content-Type: application/json`.");
+    const code = (Object.keys(ERROR_CATALOGUE) as ErrorCode[]).find((k) => ERROR_CATALOGUE[k].status === err.status);
+    if (code) return new ApiError(code, err.message || ERROR_CATALOGUE[code].title);
+  }
+  return new ApiError("internal_error", "An unexpected error occurred. Quote the request id when contacting support.");
+}
+
+/** zod issues → our `errors` array: every issue, not only the first. */
+export function fieldErrorsFromZod(issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string; code?: string; keys?: string[] }>): FieldError[] {
+  const out: FieldError[] = [];
+  for (const issue of issues) {
+    const base = issue.path.map(String).join(".");
+    if (issue.code === "unrecognized_keys" && issue.keys) {
+      for (const key of issue.keys) out.push({ path: base ? `${base}.${key}` : key, message: "is not a recognised field" });
+    } else {
+      const missing = issue.code === "invalid_type" && /received undefined$/.test(issue.message);
+      out.push({ path: base, message: missing ? "is required" : issue.message });
+    }
+  }
+  return out;
+}
+
+export function validationError(errors: FieldError[]): ApiError {
+  const detail = errors.map((e) => (e.path ? `${e.path}: ${e.message}` : e.message)).join("; ");
+  return new ApiError("validation_failed", detail || "The request is not valid.", { errors });
+}

@@ -1,0 +1,115 @@
+import { z } from "@hono/zod-openapi";
+import { and, eq, lt } from "drizzle-orm";
+import { createMiddleware } from "hono/factory";
+import { idempotencyKeys } from "../../db/schema";
+import type { AppEnv } from "../../env";
+import { sha256Hex } from "../crypto/encoding";
+import { seal, unseal } from "../crypto/sealing";
+import { database } from "../db";
+import { ApiError, validationError } from "../errors";
+
+const RETENTION_MS = 24 * 60 * 60 * 1000;
+/** A first request that died without answering releases its key after this long. */
+const LOCK_MS = 60 * 1000;
+const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+/** Response headers worth replaying; the rest (rate limit, request id) describe the new request. */
+const REPLAYED_HEADERS = ["content-type", "location"];
+
+export const idempotencyHeaderShape = {
+  "idempotency-key": z
+    .string()
+    .optional()
+    .openapi({
+      param: { name: "Idempotency-Key", in: "header" },
+      description:
+        "Makes the request safe to retry for 24 hours: the same key with the same body replays the first response (with `Idempotent-Replayed: true`); with another body it is 422; while the first is in flight, 409.",
+      example: "9f0c1c1e-6a3b-4d5e-9b7a-0e7f3e1a2b3c",
+    }),
+};
+
+interface StoredResponse {
+  headers: Record<string, string>;
+  body: string;
+}
+
+/**
+ * IETF httpapi-idempotency-key-header for POSTs that create something. State lives in D1 under a
+ * unique (scope, key) row, so concurrent twins race on the insert and exactly one proceeds.
+ */
+export const idempotent = createMiddleware<AppEnv>(async function idempotent(c, next) {
+  const key = c.req.header("Idempotency-Key");
+  if (key === undefined) return next();
+  if (!KEY_PATTERN.test(key)) {
+    throw validationError([{ path: "Idempotency-Key", message: "must be 1 to 255 visible ASCII characters" }]);
+  }
+  const db = database(c.env.DB);
+  const scope = `user:${c.var.principal.user.id}`;
+  const method = c.req.method;
+  const path = new URL(c.req.url).pathname;
+  const requestHash = await sha256Hex(`${method} ${path}\n${await c.req.text()}`);
+  const now = Date.now();
+
+  const claimed = await db
+    .insert(idempotencyKeys)
+    .values({ scope, key, method, path, requestHash, lockedUntil: now + LOCK_MS, createdAt: now, expiresAt: now + RETENTION_MS })
+    .onConflictDoUpdate({
+      // An expired key is free again; a live one is left alone and inspected below.
+      target: [idempotencyKeys.scope, idempotencyKeys.key],
+      set: { method, path, requestHash, responseStatus: null, responseSealed: null, lockedUntil: now + LOCK_MS, createdAt: now, expiresAt: now + RETENTION_MS },
+      setWhere: lt(idempotencyKeys.expiresAt, now),
+    })
+    .run();
+
+  if (claimed.meta.changes === 0) {
+    const existing = await db.select().from(idempotencyKeys).where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key))).get();
+    if (!existing) throw new ApiError("idempotency_in_flight", "The request with this Idempotency-Key is being replaced; retry.");
+    if (existing.requestHash !== requestHash) {
+      throw new ApiError("idempotency_key_reused", "This Idempotency-Key was used with a different request within the last 24 hours.");
+    }
+    if (existing.responseStatus !== null && existing.responseSealed !== null) {
+      const stored = JSON.parse(await unseal(existing.responseSealed, c.env.ENCRYPTION_KEY)) as StoredResponse;
+      return replay(existing.responseStatus, stored);
+    }
+    if (existing.lockedUntil > now) {
+      throw new ApiError("idempotency_in_flight", "A request with this Idempotency-Key is still in flight; retry shortly.");
+    }
+    // The first request died without an answer: take over its lock, unless a twin just did.
+    const takeover = await db
+      .update(idempotencyKeys)
+      .set({ lockedUntil: now + LOCK_MS })
+      .where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key), eq(idempotencyKeys.lockedUntil, existing.lockedUntil)))
+      .run();
+    if (takeover.meta.changes === 0) {
+      throw new ApiError("idempotency_in_flight", "A request with this Idempotency-Key is still in flight; retry shortly.");
+    }
+  }
+
+  await next();
+
+  const where = and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key));
+  if (c.res.status >= 500 || c.res.status === 429) {
+    // Nothing was done, or we cannot know: let the client retry with the same key.
+    await db.delete(idempotencyKeys).where(where).run();
+    return;
+  }
+  const body = await c.res.clone().text();
+  const headers: Record<string, string> = {};
+  for (const name of REPLAYED_HEADERS) {
+    const value = c.res.headers.get(name);
+    if (value) headers[name] = value;
+  }
+  const sealed = await seal(JSON.stringify({ headers, body } satisfies StoredResponse), c.env.ENCRYPTION_KEY);
+  await db.update(idempotencyKeys).set({ responseStatus: c.res.status, responseSealed: sealed }).where(where).run();
+});
+
+function replay(status: number, stored: StoredResponse): Response {
+  const headers = new Headers(stored.headers);
+  headers.set("Idempotent-Replayed", "true");
+  return new Response(stored.body, { status, headers });
+}
+
+/** Sweeps keys past their 24 hours; called by the scheduled handler. */
+export async function purgeExpiredIdempotencyKeys(d1: D1Database, now = Date.now()): Promise<number> {
+  const result = await database(d1).delete(idempotencyKeys).where(lt(idempotencyKeys.expiresAt, now)).run();
+  return result.meta.changes;
+}

@@ -1,0 +1,35 @@
+import type { Hono } from "hono";
+
+interface RouteShape {
+  pattern: RegExp;
+  methods: Set<string>;
+}
+
+/**
+ * Hono answers an unknown method like an unknown path; this tells them apart so that a wrong method
+ * on a real path gets 405 with `Allow`. Built once, from the app's own route table.
+ */
+export function allowedMethodsResolver(app: Hono<any>): (path: string) => string[] {
+  let shapes: RouteShape[] | null = null;
+  return (path) => {
+    shapes ??= build(app);
+    const allowed = new Set<string>();
+    for (const shape of shapes) if (shape.pattern.test(path)) for (const m of shape.methods) allowed.add(m);
+    return [...allowed].sort();
+  };
+}
+
+function build(app: Hono<any>): RouteShape[] {
+  const byPath = new Map<string, Set<string>>();
+  for (const route of app.routes) {
+    if (route.method === "ALL" || route.path.includes("*")) continue;
+    const methods = byPath.get(route.path) ?? new Set<string>();
+    methods.add(route.method);
+    if (route.method === "GET") methods.add("HEAD");
+    byPath.set(route.path, methods);
+  }
+  return [...byPath].map(([path, methods]) => ({
+    pattern: new RegExp(`^${path.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\\?:[A-Za-z_][A-Za-z0-9_]*/g, "[^/]+")}/?$`),
+    methods,
+  }));
+}

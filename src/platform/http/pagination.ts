@@ -1,0 +1,82 @@
+import { z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+
+export const MAX_PER_PAGE = 100;
+export const DEFAULT_PER_PAGE = 25;
+
+/** `page` and `per_page` for every list; spread into a route's query schema. */
+export const pageQueryShape = {
+  page: z.coerce
+    .number()
+    .int()
+    .min(1, "must be >= 1")
+    .default(1)
+    .openapi({ param: { name: "page", in: "query" }, example: 1, description: "Page number, from 1. A page past the end is empty." }),
+  per_page: z.coerce
+    .number()
+    .int()
+    .min(1, "must be >= 1")
+    .max(MAX_PER_PAGE, `must be <= ${MAX_PER_PAGE}`)
+    .default(DEFAULT_PER_PAGE)
+    .openapi({ param: { name: "per_page", in: "query" }, example: DEFAULT_PER_PAGE, description: `Items per page, 1–${MAX_PER_PAGE}.` }),
+};
+
+export const PageQuery = z.object(pageQueryShape);
+
+export interface PageRequest {
+  page: number;
+  per_page: number;
+}
+
+export function pageBounds({ page, per_page }: PageRequest): { limit: number; offset: number } {
+  return { limit: per_page, offset: (page - 1) * per_page };
+}
+
+const LinksSchema = z
+  .object({
+    first: z.url(),
+    last: z.url(),
+    prev: z.url().nullable(),
+    next: z.url().nullable(),
+  })
+  .openapi("PageLinks");
+
+const MetaSchema = z
+  .object({
+    total: z.number().int(),
+    per_page: z.number().int(),
+    current_page: z.number().int(),
+    last_page: z.number().int(),
+  })
+  .openapi("PageMeta");
+
+/** The list envelope of CONVENTIONS.md around an item schema. */
+export function pageSchema<T extends z.ZodType>(item: T, name: string) {
+  return z.object({ data: z.array(item), links: LinksSchema, meta: MetaSchema }).openapi(name);
+}
+
+export interface Page<T> {
+  data: T[];
+  links: { first: string; last: string; prev: string | null; next: string | null };
+  meta: { total: number; per_page: number; current_page: number; last_page: number };
+}
+
+/** Builds the envelope; links keep every other query parameter of the request and change `page`. */
+export function paginate<T>(c: Context, request: PageRequest, total: number, data: T[]): Page<T> {
+  const lastPage = Math.max(1, Math.ceil(total / request.per_page));
+  const link = (page: number) => {
+    const url = new URL(c.req.url);
+    url.searchParams.set("page", String(page));
+    return url.toString();
+  };
+  return {
+    data,
+    links: {
+      first: link(1),
+      last: link(lastPage),
+      prev: request.page > 1 ? link(Math.min(request.page - 1, lastPage)) : null,
+      next: request.page < lastPage ? link(request.page + 1) : null,
+    },
+    meta: { total, per_page: request.per_page, current_page: request.page, last_page: lastPage },
+  };
+}

@@ -1,0 +1,100 @@
+import { createRoute, z, type RouteConfig } from "@hono/zod-openapi";
+import type { MiddlewareHandler } from "hono";
+import { authenticate, requireAbility } from "./auth/middleware";
+import type { Ability } from "./auth/abilities";
+import { ERROR_CATALOGUE } from "./errors";
+
+export const ProblemSchema = z
+  .object({
+    type: z.url().openapi({ example: "https://docs.lingua.example/errors/validation_failed" }),
+    title: z.string().openapi({ example: "Validation failed" }),
+    status: z.number().int().openapi({ example: 422 }),
+    code: z.enum(Object.keys(ERROR_CATALOGUE) as [string, ...string[]]).openapi({ example: "validation_failed" }),
+    detail: z.string().openapi({ example: "per_page: must be <= 100" }),
+    errors: z
+      .array(z.object({ path: z.string(), message: z.string() }))
+      .optional()
+      .openapi({ description: "Every field that failed validation (validation errors only)." }),
+    request_id: z.string().openapi({ example: "req_01JD3Q8W2X4Y5Z6A7B8C9D0E1F" }),
+  })
+  .openapi("Problem", { description: "RFC 9457 problem details; `code` is stable and machine-readable." });
+
+function problem(description: string) {
+  return { description, content: { "application/problem+json": { schema: ProblemSchema } } };
+}
+
+export const errorResponses = {
+  400: problem("Malformed JSON or request."),
+  401: problem("Missing, malformed, unknown, expired or revoked token."),
+  403: problem("The token lacks the ability named in `detail`, or the role does not allow the action."),
+  404: problem("Not found, or owned by another institution."),
+  409: problem("Conflict with the current state of the resource."),
+  413: problem("Request body larger than 1 MiB."),
+  415: problem("The body is not `application/json`."),
+  422: problem("Validation failed; `errors` lists every failing field."),
+  429: problem("Rate limit exceeded; see `Retry-After`."),
+  500: problem("Unexpected error; quote `request_id` to support."),
+} as const;
+
+const rateLimitHeaderDocs = {
+  "X-RateLimit-Limit": { description: "Requests allowed per rolling window.", schema: { type: "integer" as const } },
+  "X-RateLimit-Remaining": { description: "Requests left in the current window.", schema: { type: "integer" as const } },
+  "X-RateLimit-Reset": { description: "Seconds until the full limit is available again.", schema: { type: "integer" as const } },
+  RateLimit: { description: 'IETF draft: `"minute";r=<remaining>;t=<reset>`.', schema: { type: "string" as const } },
+  "RateLimit-Policy": { description: 'IETF draft: `"minute";q=<limit>;w=60`.', schema: { type: "string" as const } },
+};
+
+type Responses = RouteConfig["responses"];
+
+function withHeaders(responses: Responses): Responses {
+  const out: Responses = {};
+  for (const [status, response] of Object.entries(responses)) {
+    out[status] = "headers" in response || "$ref" in response ? response : { ...response, headers: rateLimitHeaderDocs };
+  }
+  return out;
+}
+
+/**
+ * An authenticated operation: bearer token, one DO round trip for auth and rate limit, then the
+ * ability check, all before validation, so a caller without access learns nothing about the input.
+ */
+export function tokenRoute<const R extends RouteConfig>(ability: Ability | null, route: R): R {
+  const middleware: MiddlewareHandler[] = [authenticate, ...(ability ? [requireAbility(ability)] : [])];
+  const requirement = ability ? `Requires the \`${ability}\` ability.` : "Any valid token.";
+  return createRoute({
+    ...route,
+    description: [route.description, requirement].filter(Boolean).join("\n\n"),
+    security: [{ bearerAuth: [] }],
+    middleware: [...middleware, ...(route.middleware ? [route.middleware].flat() : [])],
+    responses: withHeaders({ ...pickErrors(Boolean(route.request?.body)), ...route.responses }),
+    ...(ability ? { "x-required-ability": ability } : {}),
+  }) as unknown as R;
+}
+
+/** A public operation: no token, limited per client IP. */
+export function publicRoute<const R extends RouteConfig>(route: R): R {
+  const { 401: _401, 403: _403, ...rest } = pickErrors(Boolean(route.request?.body));
+  return createRoute({ ...route, security: [], responses: { ...rest, ...route.responses } }) as unknown as R;
+}
+
+function pickErrors(hasBody: boolean): Responses {
+  const { 400: e400, 401: e401, 403: e403, 404: e404, 413: e413, 415: e415, 422: e422, 429: e429, 500: e500 } = errorResponses;
+  return {
+    401: e401,
+    403: e403,
+    422: e422,
+    429: e429,
+    500: e500,
+    404: e404,
+    ...(hasBody ? { 400: e400, 413: e413, 415: e415 } : {}),
+  };
+}
+
+/** A JSON request body that is required and rejects unknown fields (the schema must be strict). */
+export function jsonBody<T extends z.ZodType>(schema: T, description?: string) {
+  return { required: true, description, content: { "application/json": { schema } } } as const;
+}
+
+export function jsonResponse<T extends z.ZodType>(schema: T, description: string) {
+  return { description, content: { "application/json": { schema } } } as const;
+}

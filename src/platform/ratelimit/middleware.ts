@@ -1,0 +1,30 @@
+import type { Context } from "hono";
+import { createMiddleware } from "hono/factory";
+import type { AppEnv, Env } from "../../env";
+import { ApiError } from "../errors";
+import { windowSecondsFrom } from "./policies";
+import { rateLimitHeaders, type RateDecision } from "./window";
+
+export function clientIp(c: Context): string {
+  return c.req.header("CF-Connecting-IP") ?? "unknown";
+}
+
+export function limiterFor(env: Env, key: string) {
+  return env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(key));
+}
+
+export function rateLimitedError(decision: RateDecision, what: string): ApiError {
+  return new ApiError("rate_limited", `Too many ${what}; retry after ${decision.retryAfterSeconds} s.`, {
+    headers: rateLimitHeaders(decision),
+  });
+}
+
+/** Per-client-IP limit for endpoints that take no token. */
+export function limitByIp(policy: { name: string; limit: number }) {
+  return createMiddleware<AppEnv>(async function limitByIp(c, next) {
+    const decision = await limiterFor(c.env, `ip:${policy.name}:${clientIp(c)}`).consume(policy.limit, windowSecondsFrom(c.env));
+    if (!decision.allowed) throw rateLimitedError(decision, "requests from this address");
+    await next();
+    for (const [name, value] of Object.entries(rateLimitHeaders(decision))) c.res.headers.set(name, value);
+  });
+}

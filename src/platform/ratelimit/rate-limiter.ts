@@ -1,0 +1,26 @@
+import { DurableObject } from "cloudflare:workers";
+import type { Env } from "../../env";
+import { PersistentWindow } from "./bucket-store";
+import type { RateDecision } from "./window";
+
+/** A plain counter for keys that are not tokens: client IPs, sign-in e-mail addresses. */
+export class RateLimiter extends DurableObject<Env> {
+  private readonly rate: PersistentWindow;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.rate = new PersistentWindow(ctx.storage.sql);
+  }
+
+  async consume(limit: number, windowSeconds: number): Promise<RateDecision & { second: number }> {
+    return this.rate.consume(Date.now(), limit, windowSeconds);
+  }
+
+  async peek(limit: number, windowSeconds: number): Promise<RateDecision> {
+    return this.rate.peek(Date.now(), limit, windowSeconds);
+  }
+
+  async refund(second: number): Promise<void> {
+    this.rate.refund(second);
+  }
+}

@@ -1,0 +1,100 @@
+import { DurableObject } from "cloudflare:workers";
+import type { Env } from "../../env";
+import { loadTokenRecord, type TokenRecord } from "../auth/principal-store";
+import type { Principal } from "../auth/principal";
+import { database } from "../db";
+import { PersistentWindow } from "./bucket-store";
+import type { RateDecision } from "./window";
+import { windowSecondsFrom } from "./policies";
+
+/** How long a cached principal is trusted before it is re-read from D1 in the background. */
+const PRINCIPAL_REFRESH_MS = 60_000;
+/** last_used_at is written at most this often. */
+const TOUCH_INTERVAL_MS = 60_000;
+
+export type AdmitResult =
+  | { outcome: "admitted"; principal: Principal; rate: RateDecision; touch: boolean }
+  | { outcome: "rate_limited"; principal: Principal; rate: RateDecision }
+  | { outcome: "unauthenticated"; reason: "unknown" | "revoked" | "expired" };
+
+interface CachedRecord {
+  record: TokenRecord;
+  loadedAt: number;
+}
+
+/**
+ * One object per API token (addressed by the token's hash): it caches who the token belongs to and
+ * counts its requests, so the hot path is one round trip to this object and no D1 query. Revocation
+ * is pushed here before D1 is written, and a revoked object never comes back to life.
+ */
+export class TokenGate extends DurableObject<Env> {
+  private readonly rate: PersistentWindow;
+  private cached: CachedRecord | null;
+  private loading: Promise<CachedRecord> | null = null;
+  private lastTouchAt = 0;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS token_record (id INTEGER PRIMARY KEY CHECK (id = 1), body TEXT NOT NULL, loaded_at INTEGER NOT NULL)");
+    this.rate = new PersistentWindow(ctx.storage.sql);
+    const row = ctx.storage.sql.exec<{ body: string; loaded_at: number }>("SELECT body, loaded_at FROM token_record").toArray()[0];
+    this.cached = row ? { record: JSON.parse(row.body) as TokenRecord, loadedAt: row.loaded_at } : null;
+  }
+
+  async admit(tokenHash: string): Promise<AdmitResult> {
+    const cached = this.cached ?? (await this.load(tokenHash));
+    const now = Date.now();
+    const record = cached.record;
+    if (record.state !== "active") return { outcome: "unauthenticated", reason: record.state };
+    if (now - cached.loadedAt > PRINCIPAL_REFRESH_MS && !this.loading) {
+      // Serve the cached principal now; pick up role or plan changes for the next request.
+      this.ctx.waitUntil(this.load(tokenHash).catch(() => undefined));
+    }
+    const { principal } = record;
+    if (principal.token.expiresAt && Date.parse(principal.token.expiresAt) <= now) {
+      return { outcome: "unauthenticated", reason: "expired" };
+    }
+    const rate = this.rate.consume(now, principal.rateLimitPerMinute, windowSecondsFrom(this.env));
+    if (!rate.allowed) return { outcome: "rate_limited", principal, rate };
+    const touch = now - this.lastTouchAt >= TOUCH_INTERVAL_MS;
+    if (touch) this.lastTouchAt = now;
+    return { outcome: "admitted", principal, rate, touch };
+  }
+
+  /** Called before the D1 row is marked revoked, so the very next request is refused. */
+  async revoke(): Promise<void> {
+    this.store({ record: { state: "revoked" }, loadedAt: Date.now() });
+  }
+
+  /** Forget the cached principal (role, plan or institution changed); the next request re-reads D1. */
+  async invalidate(): Promise<void> {
+    if (this.cached?.record.state === "revoked") return;
+    this.ctx.storage.sql.exec("DELETE FROM token_record");
+    this.cached = null;
+  }
+
+  private load(tokenHash: string): Promise<CachedRecord> {
+    // Concurrent first requests share one D1 read.
+    this.loading ??= loadTokenRecord(database(this.env.DB), tokenHash)
+      .then((record) => {
+        // A revocation that landed while D1 was being read wins over what D1 said.
+        if (this.cached?.record.state === "revoked") return this.cached;
+        const entry = { record, loadedAt: Date.now() };
+        this.store(entry);
+        return entry;
+      })
+      .finally(() => {
+        this.loading = null;
+      });
+    return this.loading;
+  }
+
+  private store(entry: CachedRecord): void {
+    this.cached = entry;
+    this.ctx.storage.sql.exec(
+      "INSERT INTO token_record (id, body, loaded_at) VALUES (1, ?, ?) ON CONFLICT(id) DO UPDATE SET body = excluded.body, loaded_at = excluded.loaded_at",
+      JSON.stringify(entry.record),
+      entry.loadedAt,
+    );
+  }
+}

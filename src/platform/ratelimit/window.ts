@@ -1,0 +1,127 @@
+/**
+ * Rolling-window rate limiting with one-second buckets.
+ *
+ * A request at second `s` is allowed when the buckets of the last `windowSeconds` seconds
+ * (`s - windowSeconds < b <= s`) hold fewer than `limit` hits. Denied requests are not counted,
+ * so `retryAfterSeconds` is exact: it is the moment enough old buckets have slid out of the window.
+ * Pure arithmetic, no I/O: the Durable Objects persist the buckets, this decides.
+ */
+export interface RateDecision {
+  allowed: boolean;
+  limit: number;
+  /** Requests still allowed right now (after this one, if it was allowed). */
+  remaining: number;
+  /** Seconds until the window is empty again, i.e. the full limit is available. */
+  resetSeconds: number;
+  /** Whole seconds (≥ 1) after which the next request will succeed; 0 when allowed. */
+  retryAfterSeconds: number;
+  windowSeconds: number;
+}
+
+export class SlidingWindow {
+  /** second → hits, kept sorted by insertion, which is chronological. */
+  private readonly buckets = new Map<number, number>();
+  private used = 0;
+
+  constructor(entries: Iterable<readonly [number, number]> = []) {
+    for (const [second, count] of [...entries].sort((a, b) => a[0] - b[0])) {
+      this.buckets.set(second, count);
+      this.used += count;
+    }
+  }
+
+  /** Drops buckets that have left the window; returns the seconds that were dropped. */
+  prune(nowMs: number, windowSeconds: number): number[] {
+    const oldestKept = Math.floor(nowMs / 1000) - windowSeconds + 1;
+    const dropped: number[] = [];
+    for (const [second, count] of this.buckets) {
+      if (second >= oldestKept) break;
+      this.buckets.delete(second);
+      this.used -= count;
+      dropped.push(second);
+    }
+    return dropped;
+  }
+
+  /** Decides without counting. */
+  peek(nowMs: number, limit: number, windowSeconds: number): RateDecision {
+    this.prune(nowMs, windowSeconds);
+    return this.describe(nowMs, limit, windowSeconds, this.used < limit);
+  }
+
+  /** Counts one hit at `nowMs` when the limit allows it. */
+  consume(nowMs: number, limit: number, windowSeconds: number): RateDecision & { second: number } {
+    this.prune(nowMs, windowSeconds);
+    // Buckets must stay chronological; a clock that steps back counts into the newest bucket.
+    const second = Math.max(Math.floor(nowMs / 1000), this.newestSecond() ?? 0);
+    const allowed = this.used < limit;
+    if (allowed) {
+      this.buckets.set(second, (this.buckets.get(second) ?? 0) + 1);
+      this.used += 1;
+    }
+    return { ...this.describe(nowMs, limit, windowSeconds, allowed), second };
+  }
+
+  /** Takes back one hit (e.g. a sign-in that turned out to be legitimate). */
+  refund(second: number): boolean {
+    const count = this.buckets.get(second);
+    if (!count) return false;
+    if (count === 1) this.buckets.delete(second);
+    else this.buckets.set(second, count - 1);
+    this.used -= 1;
+    return true;
+  }
+
+  private newestSecond(): number | undefined {
+    let newest: number | undefined;
+    for (const second of this.buckets.keys()) newest = second;
+    return newest;
+  }
+
+  count(second: number): number {
+    return this.buckets.get(second) ?? 0;
+  }
+
+  get total(): number {
+    return this.used;
+  }
+
+  private describe(nowMs: number, limit: number, windowSeconds: number, allowed: boolean): RateDecision {
+    const remaining = Math.max(0, limit - this.used);
+    const newest = this.newestSecond();
+    const resetSeconds = newest === undefined ? 0 : secondsUntil((newest + windowSeconds) * 1000, nowMs);
+    let retryAfterSeconds = 0;
+    if (!allowed) {
+      // The earliest moment at which the hits still in the window drop below the limit.
+      let stillCounted = this.used;
+      let freeAtMs = Number.POSITIVE_INFINITY;
+      for (const [second, count] of this.buckets) {
+        stillCounted -= count;
+        if (stillCounted < limit) {
+          freeAtMs = (second + windowSeconds) * 1000;
+          break;
+        }
+      }
+      // A limit of zero (or fewer hits than the limit that never frees) falls back to a full window.
+      retryAfterSeconds = Number.isFinite(freeAtMs) ? Math.max(1, secondsUntil(freeAtMs, nowMs)) : windowSeconds;
+    }
+    return { allowed, limit, remaining, resetSeconds, retryAfterSeconds, windowSeconds };
+  }
+}
+
+function secondsUntil(targetMs: number, nowMs: number): number {
+  return Math.max(0, Math.ceil((targetMs - nowMs) / 1000));
+}
+
+/** The response headers of CONVENTIONS.md for a decision. */
+export function rateLimitHeaders(decision: RateDecision): Record<string, string> {
+  const headers: Record<string, string> = {
+    "X-RateLimit-Limit": String(decision.limit),
+    "X-RateLimit-Remaining": String(decision.remaining),
+    "X-RateLimit-Reset": String(decision.resetSeconds),
+    "RateLimit-Policy": `"minute";q=${decision.limit};w=${decision.windowSeconds}`,
+    RateLimit: `"minute";r=${decision.remaining};t=${decision.resetSeconds}`,
+  };
+  if (!decision.allowed) headers["Retry-After"] = String(decision.retryAfterSeconds);
+  return headers;
+}

@@ -1,0 +1,43 @@
+import { SELF } from "cloudflare:test";
+
+export const BASE = "https://api.lingua.test";
+
+export interface CallOptions {
+  method?: string;
+  token?: string;
+  body?: unknown;
+  /** Sent as-is, without JSON encoding or a content type. */
+  rawBody?: BodyInit;
+  headers?: Record<string, string>;
+}
+
+/** One HTTP request to the worker, as an integrator would make it. */
+export async function call(path: string, options: CallOptions = {}): Promise<Response> {
+  const headers = new Headers(options.headers);
+  if (options.token) headers.set("Authorization", `Bearer ${options.token}`);
+  let body: BodyInit | undefined = options.rawBody;
+  if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    if (!headers.has("Content-Type")) headers.set("Content-Type", "application/json");
+  }
+  return SELF.fetch(new URL(path, BASE), { method: options.method ?? (body ? "POST" : "GET"), headers, body });
+}
+
+/** The request and the parsed JSON body together; fails loudly on a non-JSON body. */
+export async function callJson<T = any>(path: string, options: CallOptions = {}): Promise<{ res: Response; body: T }> {
+  const res = await call(path, options);
+  const text = await res.text();
+  let body: T;
+  try {
+    body = (text ? JSON.parse(text) : undefined) as T;
+  } catch {
+    throw new Error(`${res.status} ${path}: not JSON: ${text.slice(0, 200)}`);
+  }
+  return { res, body };
+}
+
+export function expectProblemShape(body: any, status: number, code: string): void {
+  if (body?.status !== status || body?.code !== code) {
+    throw new Error(`expected problem ${status} ${code}, got ${JSON.stringify(body)}`);
+  }
+}

@@ -1,0 +1,86 @@
+import { env } from "cloudflare:test";
+import { hashPassword } from "../../src/platform/crypto/passwords";
+import { callJson } from "./api";
+
+export const PASSWORD = "correct horse battery staple";
+
+let passwordHash: Promise<string> | null = null;
+let sequence = 0;
+
+function unique(): string {
+  sequence += 1;
+  return `${Date.now().toString(36)}${sequence}${Math.random().toString(36).slice(2, 6)}`;
+}
+
+/** A distinct client address per helper call, so per-IP sign-in limits never couple tests. */
+export function freshIp(): string {
+  return `198.51.100.${Math.floor(Math.random() * 250) + 1}-${unique()}`;
+}
+
+export interface TestUser {
+  id: string;
+  email: string;
+  role: string;
+  token: string;
+  tokenId: string;
+}
+
+export interface Tenant {
+  institution: { id: string; slug: string; plan: string };
+  admin: TestUser;
+  instructor: TestUser;
+  learner: TestUser;
+}
+
+export async function insertUser(role: string, institutionId: string | null, tag = unique()): Promise<{ id: string; email: string }> {
+  passwordHash ??= hashPassword(PASSWORD);
+  const id = `usr_test_${tag}_${role}`;
+  const email = `${role}.${tag}@example.test`;
+  await env.DB.prepare("INSERT INTO users (id, email, name, role, institution_id, password_hash) VALUES (?, ?, ?, ?, ?, ?)")
+    .bind(id, email, `Test ${role}`, role, institutionId, await passwordHash)
+    .run();
+  return { id, email };
+}
+
+export async function signIn(email: string, password = PASSWORD): Promise<{ token: string; tokenId: string }> {
+  const { res, body } = await callJson("/api/auth/sign-in", {
+    body: { email, password },
+    headers: { "CF-Connecting-IP": freshIp() },
+  });
+  if (res.status !== 200) throw new Error(`sign-in failed: ${res.status} ${JSON.stringify(body)}`);
+  return { token: body.token, tokenId: body.token_id };
+}
+
+async function user(role: string, institutionId: string | null): Promise<TestUser> {
+  const { id, email } = await insertUser(role, institutionId);
+  return { id, email, role, ...(await signIn(email)) };
+}
+
+/** A fresh institution with an admin, an instructor and a learner, each signed in. */
+export async function createTenant(options: { plan?: "free" | "pro" | "enterprise"; rateLimit?: number } = {}): Promise<Tenant> {
+  const tag = unique();
+  const institution = { id: `ins_test_${tag}`, slug: `test-${tag}`, plan: options.plan ?? "pro" };
+  await env.DB.prepare("INSERT INTO institutions (id, slug, name, plan, rate_limit_per_minute) VALUES (?, ?, ?, ?, ?)")
+    .bind(institution.id, institution.slug, `Test institution ${tag}`, institution.plan, options.rateLimit ?? null)
+    .run();
+  const [admin, instructor, learner] = await Promise.all([
+    user("institution_admin", institution.id),
+    user("instructor", institution.id),
+    user("learner", institution.id),
+  ]);
+  return { institution, admin: admin!, instructor: instructor!, learner: learner! };
+}
+
+export async function createPlatformAdmin(): Promise<TestUser> {
+  return user("platform_admin", null);
+}
+
+/** An API token with exactly these abilities, minted over HTTP by `owner`. */
+export async function mintToken(owner: TestUser, abilities: string[], extra: Record<string, unknown> = {}): Promise<{ token: string; id: string; body: any }> {
+  const { res, body } = await callJson("/api/integrations/tokens", {
+    token: owner.token,
+    body: { name: `test ${abilities.join(",")}`, abilities, ...extra },
+  });
+  if (res.status !== 201) throw new Error(`token creation failed: ${res.status} ${JSON.stringify(body)}`);
+  return { token: body.token, id: body.id, body };
+}

@@ -1,0 +1,31 @@
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
+import { defineConfig } from "vitest/config";
+
+// Tests run inside workerd with real local D1, Durable Objects (and later Queues and R2), isolated per file.
+export default defineConfig(async () => {
+  const migrations = await readD1Migrations("./migrations");
+  return {
+    plugins: [
+      cloudflareTest({
+        main: "./src/index.ts",
+        wrangler: { configPath: "./wrangler.toml" },
+        miniflare: {
+          bindings: {
+            TEST_MIGRATIONS: migrations,
+            // A 10-second window keeps rate-limit tests short; production stays at 60.
+            RATE_LIMIT_WINDOW_SECONDS: "10",
+            // A fixed test key (32 zero bytes would be too obviously fake to catch misuse).
+            ENCRYPTION_KEY: "dGVzdC1lbmNyeXB0aW9uLWtleS0zMi1ieXRlcy0hISE=",
+            ALLOW_PRIVATE_TARGETS: "true",
+          },
+        },
+      }),
+    ],
+    test: {
+      include: ["test/**/*.test.ts"],
+      exclude: ["test/e2e/**"],
+      setupFiles: ["./test/helpers/apply-migrations.ts"],
+      testTimeout: 30_000,
+    },
+  };
+});
