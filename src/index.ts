@@ -1,5 +1,6 @@
 import { buildApp } from "./app";
 import type { Env } from "./env";
+import { ApiError, problemBody } from "./platform/errors";
 import { purgeExpiredIdempotencyKeys } from "./platform/http/idempotency";
 
 export { TokenGate } from "./platform/ratelimit/token-gate";
@@ -7,8 +8,25 @@ export { RateLimiter } from "./platform/ratelimit/rate-limiter";
 
 const app = buildApp();
 
+/**
+ * Hono hands only `Error` instances to onError; anything else thrown (some libraries throw plain
+ * objects) would escape as the runtime's HTML error page. This keeps even those problem+json.
+ */
+async function fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
+  try {
+    return await app.fetch(request, env, ctx);
+  } catch (thrown) {
+    const error = new ApiError("internal_error", "An unexpected error occurred.");
+    console.error(JSON.stringify({ level: "error", path: new URL(request.url).pathname, error: String(thrown) }));
+    return new Response(JSON.stringify(problemBody(error.code, error.message, "unknown")), {
+      status: 500,
+      headers: { "Content-Type": "application/problem+json", "X-Content-Type-Options": "nosniff" },
+    });
+  }
+}
+
 export default {
-  fetch: app.fetch,
+  fetch,
   async scheduled(_controller, env, ctx) {
     ctx.waitUntil(purgeExpiredIdempotencyKeys(env.DB));
   },

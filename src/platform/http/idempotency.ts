@@ -16,7 +16,7 @@ const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 const REPLAYED_HEADERS = ["content-type", "location"];
 
 export const idempotencyHeaderShape = {
-  "idempotency-key": z
+  "Idempotency-Key": z
     .string()
     .optional()
     .openapi({
