@@ -15,9 +15,9 @@ const SESSION_TOKEN_NAME = "Sign-in session";
 /**
  * E-mail and password → a session token. An unknown e-mail verifies a decoy hash, so it costs the
  * same time as a wrong password and answers the same 401. Every attempt first takes a slot of the
- * e-mail's failure budget; a successful one gives it back.
+ * e-mail's failure budget, so concurrent guesses cannot overshoot it; a successful one gives it back.
  */
-export async function signIn(env: Env, ctx: { waitUntil(promise: Promise<unknown>): void }, email: string, password: string) {
+export async function signIn(env: Env, email: string, password: string) {
   const normalisedEmail = email.trim().toLowerCase();
   const guard = limiterFor(env, `sign-in-email:${await sha256Hex(normalisedEmail)}`);
   const attempt = await guard.consume(SIGN_IN_FAILURES.limit, SIGN_IN_FAILURES.windowSeconds);
@@ -27,7 +27,8 @@ export async function signIn(env: Env, ctx: { waitUntil(promise: Promise<unknown
   const user = await db.select().from(users).where(eq(users.email, normalisedEmail)).get();
   const valid = await verifyPassword(password, user?.passwordHash ?? DECOY_PASSWORD_HASH);
   if (!user || !valid) throw new ApiError("invalid_credentials", "The e-mail address or the password is wrong.");
-  ctx.waitUntil(guard.refund(attempt.second));
+  // Awaited, not deferred: the next attempt must already see the slot returned.
+  await guard.refund(attempt.second);
 
   const ttlDays = Number(env.SESSION_TTL_DAYS) || 30;
   const expiresAt = nowIso(Date.now() + ttlDays * 86_400_000);

@@ -24,7 +24,7 @@ export const signInRoute = publicRoute({
 export function registerSignIn(app: OpenAPIHono<AppEnv>) {
   app.openapi(signInRoute, async (c) => {
     const { email, password } = c.req.valid("json");
-    const session = await signIn(c.env, c.executionCtx, email, password);
+    const session = await signIn(c.env, email, password);
     c.header("Cache-Control", "no-store");
     return c.json(
       { token: session.token, token_type: "Bearer" as const, token_id: session.tokenId, expires_at: session.expiresAt, user: presentUser(session.user) },
