@@ -1,0 +1,108 @@
+import { env, createExecutionContext } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { buildApp } from "../../src/app";
+import { call, callJson } from "../helpers/api";
+import { createTenant } from "../helpers/tenants";
+
+function expectProblem(res: Response, body: any, status: number, code: string) {
+  expect(res.status).toBe(status);
+  expect(res.headers.get("Content-Type")).toBe("application/problem+json");
+  expect(body).toMatchObject({ status, code, type: `https://docs.lingua.example/errors/${code}` });
+  expect(typeof body.title).toBe("string");
+  expect(typeof body.detail).toBe("string");
+  expect(body.request_id).toBe(res.headers.get("X-Request-Id"));
+}
+
+describe("errors are problem+json", () => {
+  it("answers an unknown route with 404", async () => {
+    const { res, body } = await callJson("/api/nothing-here");
+    expectProblem(res, body, 404, "not_found");
+    const outside = await callJson("/favicon.ico");
+    expectProblem(outside.res, outside.body, 404, "not_found");
+  });
+
+  it("answers a wrong method on a real path with 405 and Allow", async () => {
+    const { res, body } = await callJson("/api/integrations/tokens", { method: "PATCH" });
+    expectProblem(res, body, 405, "method_not_allowed");
+    expect(res.headers.get("Allow")).toBe("GET, HEAD, POST");
+    const withId = await callJson("/api/integrations/tokens/tok_1", { method: "GET" });
+    expectProblem(withId.res, withId.body, 405, "method_not_allowed");
+    expect(withId.res.headers.get("Allow")).toBe("DELETE");
+  });
+
+  it("answers malformed JSON with 400", async () => {
+    const { res, body } = await callJson("/api/auth/sign-in", { rawBody: '{"email": "a@b.c",', headers: { "Content-Type": "application/json" } });
+    expectProblem(res, body, 400, "malformed_json");
+  });
+
+  it("answers a body that is not JSON with 415", async () => {
+    const { res, body } = await callJson("/api/auth/sign-in", { rawBody: "email=a@b.c&password=x", headers: { "Content-Type": "application/x-www-form-urlencoded" } });
+    expectProblem(res, body, 415, "unsupported_media_type");
+    const { admin } = await createTenant();
+    const authed = await callJson("/api/integrations/tokens", { token: admin.token, rawBody: "name=x", headers: { "Content-Type": "text/plain" } });
+    expectProblem(authed.res, authed.body, 415, "unsupported_media_type");
+  });
+
+  it("answers a body over 1 MiB with 413 and creates nothing", async () => {
+    const { admin } = await createTenant();
+    const huge = JSON.stringify({ name: "x".repeat(1024 * 1024), abilities: ["content:read"] });
+    const { res, body } = await callJson("/api/integrations/tokens", { token: admin.token, rawBody: huge, headers: { "Content-Type": "application/json" } });
+    expectProblem(res, body, 413, "payload_too_large");
+    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM api_tokens WHERE kind = 'api' AND user_id = ?").bind(admin.id).first<{ n: number }>();
+    expect(count!.n).toBe(0);
+  });
+
+  it("answers an uncaught exception with a 500 that leaks nothing", async () => {
+    const app = buildApp();
+    app.get("/boom", () => {
+      throw new Error("SELECT secret FROM vault -- password=hunter2");
+    });
+    const res = await app.request("/boom", {}, env, createExecutionContext());
+    const body = await res.json<any>();
+    expectProblem(res, body, 500, "internal_error");
+    expect(JSON.stringify(body)).not.toMatch(/hunter2|SELECT|vault|at \//);
+  });
+
+  it("lists every failing parameter of a list request", async () => {
+    const { admin } = await createTenant();
+    const { res, body } = await callJson("/api/integrations/tokens?page=0&per_page=500&kind=robot", { token: admin.token });
+    expectProblem(res, body, 422, "validation_failed");
+    expect(body.errors.map((e: any) => e.path).sort()).toEqual(["kind", "page", "per_page"]);
+    expect(body.errors.find((e: any) => e.path === "per_page").message).toBe("must be <= 100");
+  });
+});
+
+describe("response headers", () => {
+  it("sends nosniff and a request id on every response, errors included", async () => {
+    for (const path of ["/healthz", "/api/openapi.json", "/api/nothing-here", "/api/auth/me"]) {
+      const res = await call(path);
+      expect(res.headers.get("X-Content-Type-Options")).toBe("nosniff");
+      expect(res.headers.get("X-Request-Id")).toMatch(/^req_[0-9A-Z]{26}$/);
+      await res.arrayBuffer();
+    }
+  });
+
+  it("keeps a well-formed client request id for tracing", async () => {
+    const res = await call("/healthz", { headers: { "X-Request-Id": "client-trace-123456" } });
+    expect(res.headers.get("X-Request-Id")).toBe("client-trace-123456");
+    const spoofed = await call("/healthz", { headers: { "X-Request-Id": "<script>" } });
+    expect(spoofed.headers.get("X-Request-Id")).toMatch(/^req_/);
+  });
+
+  it("marks authenticated responses no-store and opens CORS only on public endpoints", async () => {
+    const { admin } = await createTenant();
+    const authed = await call("/api/integrations/tokens", { token: admin.token, headers: { Origin: "https://evil.example" } });
+    expect(authed.headers.get("Cache-Control")).toBe("no-store");
+    expect(authed.headers.get("Access-Control-Allow-Origin")).toBeNull();
+    const preflight = await call("/api/integrations/tokens", { method: "OPTIONS", headers: { Origin: "https://evil.example", "Access-Control-Request-Method": "GET" } });
+    expect(preflight.headers.get("Access-Control-Allow-Origin")).toBeNull();
+    const open = await call("/api/openapi.json", { headers: { Origin: "https://docs.example" } });
+    expect(open.headers.get("Access-Control-Allow-Origin")).toBe("*");
+  });
+
+  it("serves /healthz without a token or database", async () => {
+    const { res, body } = await callJson("/healthz");
+    expect(res.status).toBe(200);
+    expect(body).toEqual({ status: "ok" });
+  });
+});

@@ -1,0 +1,70 @@
+import { describe, expect, it } from "vitest";
+import { ABILITIES } from "../../src/platform/auth/abilities";
+import { ERROR_CATALOGUE } from "../../src/platform/errors";
+import { call, callJson } from "../helpers/api";
+
+describe("GET /api/openapi.json", () => {
+  it("is a public OpenAPI 3.1 document describing every operation", async () => {
+    const { res, body: doc } = await callJson("/api/openapi.json");
+    expect(res.status).toBe(200);
+    expect(doc.openapi).toMatch(/^3\.1/);
+    expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: "http", scheme: "bearer" });
+    const operations = Object.entries<any>(doc.paths).flatMap(([path, methods]) =>
+      Object.entries<any>(methods).map(([method, op]) => ({ path, method, op })),
+    );
+    const names = operations.map(({ method, path }) => `${method.toUpperCase()} ${path}`);
+    expect(names).toEqual(
+      expect.arrayContaining([
+        "POST /api/auth/sign-in",
+        "GET /api/auth/me",
+        "GET /api/integrations/tokens",
+        "POST /api/integrations/tokens",
+        "DELETE /api/integrations/tokens/{token}",
+        "GET /api/openapi.json",
+        "GET /healthz",
+      ]),
+    );
+    const operationIds = operations.map(({ op }) => op.operationId);
+    expect(new Set(operationIds).size).toBe(operations.length);
+    for (const { path, method, op } of operations) {
+      expect(op.summary, `${method} ${path} summary`).toBeTruthy();
+      const authenticated = (op.security ?? []).some((s: any) => "bearerAuth" in s);
+      if (authenticated) {
+        for (const status of ["401", "403", "429", "500"]) {
+          expect(op.responses[status], `${method} ${path} ${status}`).toBeDefined();
+          expect(Object.keys(op.responses[status].content)).toEqual(["application/problem+json"]);
+        }
+      }
+    }
+  });
+
+  it("documents the ability catalogue, the required ability of each operation and every error code", async () => {
+    const { body: doc } = await callJson("/api/openapi.json");
+    for (const ability of Object.keys(ABILITIES)) expect(doc.info.description).toContain(`\`${ability}\``);
+    for (const code of Object.keys(ERROR_CATALOGUE)) expect(doc.info.description).toContain(`\`${code}\``);
+    expect(doc.paths["/api/integrations/tokens"].post["x-required-ability"]).toBe("tokens:write");
+    expect(doc.paths["/api/integrations/tokens"].get["x-required-ability"]).toBe("tokens:read");
+    expect(doc.paths["/api/integrations/tokens"].post.parameters.map((p: any) => p.name)).toContain("Idempotency-Key");
+    expect(doc.components.schemas.Problem.properties.code.enum).toEqual(Object.keys(ERROR_CATALOGUE));
+  });
+});
+
+describe("GET /api/docs", () => {
+  it("serves the API reference under a CSP that admits only the pinned script and its initialiser", async () => {
+    const res = await call("/api/docs");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("Content-Type")).toContain("text/html");
+    const html = await res.text();
+    expect(html).toContain("/api/openapi.json");
+    const csp = res.headers.get("Content-Security-Policy")!;
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).toMatch(/script-src https:\/\/cdn\.jsdelivr\.net\/npm\/@scalar\/api-reference@[\d.]+ 'sha256-[A-Za-z0-9+/=]+'/);
+    expect(csp).not.toContain("unsafe-eval");
+    expect(csp).not.toMatch(/script-src[^;]*unsafe-inline/);
+    // The hash in the CSP is the hash of the inline script actually served.
+    const inline = /<script(?![^>]*\bsrc=)[^>]*>([\s\S]*?)<\/script>/.exec(html)![1]!;
+    const digest = btoa(String.fromCharCode(...new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(inline)))));
+    expect(csp).toContain(`'sha256-${digest}'`);
+  });
+});
