@@ -1,0 +1,309 @@
+/**
+ * Smoke test of the one-command local setup (`npm run dev` = scripts/dev.mjs), as a developer meets
+ * it: a fresh database directory, setup run twice, then `wrangler dev` on a free port and real HTTP
+ * requests with a demo account. A broken migration, a non-idempotent seed, a worker that does not
+ * start or a broken sign-in fails this file, and with it CI.
+ *
+ * Nothing here touches the developer's own database: everything lives in a temporary --persist-to
+ * directory that is removed afterwards. (scripts/dev.mjs still writes .dev.vars in the repository
+ * root when it is missing, as `npm run dev` always does.)
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const DEV_SCRIPT = join(ROOT, "scripts", "dev.mjs");
+const WRANGLER = join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
+
+const OWNER_EMAIL = "owner@acme.lingua.test";
+const DEMO_PASSWORD = "lingua-demo-2026";
+
+const SETUP_TIMEOUT_MS = 120_000;
+const STARTUP_TIMEOUT_MS = 90_000;
+const REQUEST_TIMEOUT_MS = 15_000;
+/** Kept on failure: the end of the setup and server output. */
+const MAX_LOG_CHARS = 40_000;
+
+/** As in CI: non-interactive (CI=true), no telemetry, no colours where the tools honour NO_COLOR. */
+const childEnv: NodeJS.ProcessEnv = { ...process.env, CI: "true", NO_COLOR: "1", WRANGLER_SEND_METRICS: "false" };
+delete childEnv.FORCE_COLOR;
+
+interface RunResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+let log = "";
+function record(label: string, text: string) {
+  log += `\n----- ${label} -----\n${text}`;
+}
+
+/** Runs `node <args>` in the repository root and collects its output; on timeout kills it and its children. */
+function runNode(args: string[], timeoutMs = SETUP_TIMEOUT_MS): Promise<RunResult> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, args, { cwd: ROOT, env: childEnv, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    const timer = setTimeout(() => {
+      stderr += `\n[killed after ${timeoutMs / 1000} s]\n`;
+      try {
+        process.kill(-child.pid!, "SIGKILL");
+      } catch {
+        child.kill("SIGKILL");
+      }
+    }, timeoutMs);
+    child.on("error", (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      resolvePromise({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+/** One SQL query against the local D1 in `persistTo`, through wrangler as a developer would. */
+async function queryLocalD1<T>(persistTo: string, sql: string): Promise<T[]> {
+  const result = await runNode([WRANGLER, "d1", "execute", "DB", "--local", "--persist-to", persistTo, "--command", sql, "--json"]);
+  record(`wrangler d1 execute "${sql}" (exit ${result.code})`, result.stdout + result.stderr);
+  expect(result.code, `wrangler d1 execute failed:\n${result.stdout}\n${result.stderr}`).toBe(0);
+  let parsed: Array<{ results: T[]; success: boolean }>;
+  try {
+    parsed = JSON.parse(result.stdout);
+  } catch {
+    throw new Error(`wrangler d1 execute --json printed something that is not JSON:\n${result.stdout}`);
+  }
+  expect(parsed[0]?.success).toBe(true);
+  return parsed[0]!.results;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolvePromise, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => (port > 0 ? resolvePromise(port) : reject(new Error("no port from the OS"))));
+    });
+  });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+let persistTo = "";
+let server: ChildProcess | undefined;
+let serverExited = false;
+let serverOutput = "";
+let serverReady = false;
+let baseUrl = "";
+
+/** SIGTERM to the whole process group (node → wrangler → workerd), then SIGKILL whatever is left. */
+async function stopServer() {
+  const child = server;
+  if (!child?.pid) return;
+  const group = -child.pid;
+  const exited = serverExited ? Promise.resolve() : new Promise<void>((r) => child.once("exit", () => r()));
+  try {
+    process.kill(group, "SIGTERM");
+  } catch {
+    // Already gone.
+  }
+  await Promise.race([exited, sleep(10_000)]);
+  try {
+    process.kill(group, "SIGKILL");
+  } catch {
+    // Nothing left in the group.
+  }
+  server = undefined;
+}
+
+/** Even if the test runner itself is torn down, no wrangler dev is left behind. */
+function killServerGroupSync() {
+  if (server?.pid) {
+    try {
+      process.kill(-server.pid, "SIGKILL");
+    } catch {
+      // Already gone.
+    }
+  }
+}
+process.once("exit", killServerGroupSync);
+
+async function request(path: string, init: RequestInit = {}) {
+  const res = await fetch(baseUrl + path, { ...init, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+  const text = await res.text();
+  let body: any;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  return { res, text, body };
+}
+
+function signIn(email: string, password: string) {
+  return request("/api/auth/sign-in", {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ email, password }),
+  });
+}
+
+/** For assertion messages: status, type and body (an HTML error page only by its title; the server log has the rest). */
+function describeResponse(r: { res: Response; text: string }) {
+  const type = r.res.headers.get("content-type") ?? "(no content-type)";
+  const body = type.includes("html") ? `HTML page "${/<title>([^<]*)<\/title>/i.exec(r.text)?.[1] ?? "?"}"; see the dev server output` : r.text.slice(0, 1000);
+  return `${r.res.status} ${type}: ${body}`;
+}
+
+describe("npm run dev on a fresh machine", () => {
+  let session: { token: string; token_id: string } | undefined;
+
+  beforeAll(async () => {
+    persistTo = await mkdtemp(join(tmpdir(), "lingua-e2e-"));
+  });
+
+  afterAll(async () => {
+    await stopServer();
+    process.removeListener("exit", killServerGroupSync);
+    if (persistTo) await rm(persistTo, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
+  });
+
+  // On a failure, print what the setup and the server said that no earlier failure printed yet.
+  const printed = { log: 0, server: 0 };
+  beforeEach(({ onTestFailed }) => {
+    onTestFailed(() => {
+      const newLog = log.slice(printed.log);
+      const newServer = serverOutput.slice(printed.server);
+      printed.log = log.length;
+      printed.server = serverOutput.length;
+      if (!newLog && !newServer) return;
+      const output = (newLog + (newServer ? `\n----- node scripts/dev.mjs (server) -----\n${newServer}` : "")).slice(-MAX_LOG_CHARS);
+      console.error(`Output of the setup and the dev server (at most the last ${MAX_LOG_CHARS} characters):\n${output}`);
+    });
+  });
+
+  it("sets up twice in a row without failing or duplicating the demo data", async () => {
+    for (const attempt of ["first", "second"]) {
+      const result = await runNode([DEV_SCRIPT, "--setup-only", "--persist-to", persistTo]);
+      record(`node scripts/dev.mjs --setup-only (${attempt} run, exit ${result.code}, signal ${result.signal})`, result.stdout + result.stderr);
+      expect(result.code, `the ${attempt} setup run failed:\n${result.stdout}\n${result.stderr}`).toBe(0);
+    }
+
+    const [users] = await queryLocalD1<{ n: number }>(persistTo, "SELECT COUNT(*) AS n FROM users");
+    expect(users?.n).toBe(6);
+    const [institutions] = await queryLocalD1<{ n: number }>(persistTo, "SELECT COUNT(*) AS n FROM institutions");
+    expect(institutions?.n).toBe(3);
+  });
+
+  it("starts wrangler dev and answers GET /healthz", async () => {
+    const port = await freePort();
+    baseUrl = `http://127.0.0.1:${port}`;
+    // Own process group (detached), so afterAll can stop node, wrangler and workerd together.
+    const child = spawn(process.execPath, [DEV_SCRIPT, "--port", String(port), "--persist-to", persistTo], {
+      cwd: ROOT,
+      env: childEnv,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    server = child;
+    const append = (chunk: string) => {
+      serverOutput += chunk;
+    };
+    child.stdout!.setEncoding("utf8").on("data", append);
+    child.stderr!.setEncoding("utf8").on("data", append);
+    child.on("exit", (code, signal) => {
+      serverExited = true;
+      append(`\n[node scripts/dev.mjs exited: code ${code}, signal ${signal}]\n`);
+    });
+    child.on("error", (error) => append(`\n[could not start node scripts/dev.mjs: ${error.message}]\n`));
+
+    const deadline = Date.now() + STARTUP_TIMEOUT_MS;
+    let last = "no answer yet";
+    let healthy: string | undefined;
+    while (healthy === undefined) {
+      if (serverExited) throw new Error(`node scripts/dev.mjs exited before the server answered /healthz (last: ${last})`);
+      try {
+        const res = await fetch(`${baseUrl}/healthz`, { signal: AbortSignal.timeout(5_000) });
+        const text = await res.text();
+        if (res.status === 200) healthy = text;
+        else last = `${res.status} ${text.slice(0, 200)}`;
+      } catch (error) {
+        last = error instanceof Error ? `${error.name}: ${(error.cause as Error | undefined)?.message ?? error.message}` : String(error);
+      }
+      if (healthy === undefined) {
+        if (Date.now() > deadline) throw new Error(`GET ${baseUrl}/healthz did not answer 200 within ${STARTUP_TIMEOUT_MS / 1000} s (last: ${last})`);
+        await sleep(500);
+      }
+    }
+    expect(JSON.parse(healthy)).toEqual({ status: "ok" });
+    serverReady = true;
+  });
+
+  it("signs the demo owner in and hands out a lng_ session token", async () => {
+    expect(serverReady, "the dev server did not start (see the first failure)").toBe(true);
+    const r = await signIn(OWNER_EMAIL, DEMO_PASSWORD);
+    expect(r.res.status, describeResponse(r)).toBe(200);
+    expect(r.res.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(r.body.token).toMatch(/^lng_[A-Za-z0-9_-]{43}$/);
+    expect(r.body.token_type).toBe("Bearer");
+    expect(r.body.user).toMatchObject({ email: OWNER_EMAIL, role: "institution_admin" });
+    session = { token: r.body.token, token_id: r.body.token_id };
+  });
+
+  it("GET /api/auth/me shows the owner of Acme on the pro plan with its rate limit", async () => {
+    expect(session, "the demo owner could not sign in (see the earlier failure)").toBeDefined();
+    const r = await request("/api/auth/me", { headers: { Authorization: `Bearer ${session!.token}` } });
+    expect(r.res.status, describeResponse(r)).toBe(200);
+    expect(r.body.user).toMatchObject({ email: OWNER_EMAIL, role: "institution_admin" });
+    expect(r.body.institution).toMatchObject({ slug: "acme", plan: "pro" });
+    expect(r.body.plan).toBe("pro");
+    expect(r.body.rate_limit.limit).toBe(1000);
+    expect(r.body.token).toMatchObject({ id: session!.token_id, kind: "session" });
+    expect(r.res.headers.get("X-RateLimit-Limit")).toBe("1000");
+  });
+
+  it("GET /api/integrations/tokens lists the session token in the page envelope", async () => {
+    expect(session, "the demo owner could not sign in (see the earlier failure)").toBeDefined();
+    const r = await request("/api/integrations/tokens", { headers: { Authorization: `Bearer ${session!.token}` } });
+    expect(r.res.status, describeResponse(r)).toBe(200);
+    expect(r.body).toMatchObject({ data: expect.any(Array), links: expect.any(Object), meta: expect.any(Object) });
+    expect(r.body.meta.total).toBeGreaterThanOrEqual(1);
+    const listed = r.body.data.find((t: { id: string }) => t.id === session!.token_id);
+    expect(listed, `token ${session!.token_id} is not listed:\n${r.text}`).toMatchObject({ kind: "session", user_id: "usr_demo_acme_owner" });
+    expect(session!.token.startsWith(listed.prefix)).toBe(true);
+    // The list shows a prefix to recognise a token, never the token itself.
+    expect(r.text).not.toContain(session!.token);
+  });
+
+  it("answers a wrong password with 401 problem+json", async () => {
+    expect(serverReady, "the dev server did not start (see the first failure)").toBe(true);
+    const r = await signIn(OWNER_EMAIL, "not-the-demo-password");
+    expect(r.res.status, describeResponse(r)).toBe(401);
+    expect(r.res.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+    expect(r.body).toMatchObject({ status: 401, code: "invalid_credentials" });
+    expect(r.body.token).toBeUndefined();
+  });
+
+  it("serves the OpenAPI 3.1 document", async () => {
+    expect(serverReady, "the dev server did not start (see the first failure)").toBe(true);
+    const r = await request("/api/openapi.json");
+    expect(r.res.status, describeResponse(r)).toBe(200);
+    expect(r.res.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(r.body.openapi).toMatch(/^3\.1/);
+    expect(r.body.info?.title).toBe("Lingua API");
+    expect(r.body.paths).toHaveProperty("/api/auth/sign-in");
+  });
+});
