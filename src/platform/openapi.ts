@@ -15,7 +15,7 @@ export const ProblemSchema = z
       .array(z.object({ path: z.string(), message: z.string() }))
       .optional()
       .openapi({ description: "Every field that failed validation (validation errors only)." }),
-    request_id: z.string().openapi({ example: "req_01JD3Q8W2X4Y5Z6A7B8C9D0E1F" }),
+    request_id: z.string().openapi({ example: "req_9f0c1c1e6a3b4d5e9b7a0e7f3e1a2b3c" }),
   })
   .openapi("Problem", { description: "RFC 9457 problem details; `code` is stable and machine-readable." });
 

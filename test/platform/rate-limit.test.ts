@@ -1,3 +1,4 @@
+import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { call } from "../helpers/api";
 import { createTenant } from "../helpers/tenants";
@@ -59,6 +60,16 @@ describe("per-token rate limits", () => {
     await burst(admin.token, 100);
     expect((await call("/api/auth/me", { token: admin.token })).status).toBe(429);
     expect((await call("/api/auth/me", { token: learner.token })).status).toBe(200);
+  });
+
+  it("keeps counting after the token's Durable Object is restarted", async () => {
+    const { admin } = await createTenant({ plan: "free" });
+    const first = await burst(admin.token, 60);
+    expect(first.every((r) => r.status === 200)).toBe(true);
+    await abortAllDurableObjects();
+    const second = await burst(admin.token, 60);
+    expect(second.filter((r) => r.status === 200)).toHaveLength(40);
+    expect(second.filter((r) => r.status === 429)).toHaveLength(20);
   });
 
   it("puts rate-limit headers on error responses too", async () => {

@@ -1,4 +1,4 @@
-import { and, count, desc, eq, isNull, type SQL } from "drizzle-orm";
+import { and, count, desc, eq, isNull, sql, type SQL } from "drizzle-orm";
 import { apiTokens, type TokenKind } from "../../db/schema";
 import type { Env } from "../../env";
 import { abilitiesBeyondRole, effectiveAbilities, type Ability } from "../../platform/auth/abilities";
@@ -27,12 +27,18 @@ export async function listTokens({ env, principal, page, kind }: { env: Env; pri
   const db = database(env.DB);
   const where = kind ? and(manageableBy(principal), eq(apiTokens.kind, kind)) : manageableBy(principal);
   const { limit, offset } = pageBounds(page);
-  // One round trip: the page and the total together.
-  const [totals, rows] = await db.batch([
-    db.select({ total: count() }).from(apiTokens).where(where),
-    db.select().from(apiTokens).where(where).orderBy(desc(apiTokens.createdAt), desc(apiTokens.id)).limit(limit).offset(offset),
-  ]);
-  return { total: totals[0]?.total ?? 0, rows };
+  // One statement: the page, each row carrying the total of the whole result (window function).
+  const page_ = await db
+    .select({ token: apiTokens, total: sql<number>`count(*) over ()` })
+    .from(apiTokens)
+    .where(where)
+    .orderBy(desc(apiTokens.createdAt), desc(apiTokens.id))
+    .limit(limit)
+    .offset(offset);
+  if (page_.length > 0 || offset === 0) return { total: page_[0]?.total ?? 0, rows: page_.map((r) => r.token) };
+  // Past the last page there is no row to carry the total: count separately (rare).
+  const [totals] = await db.select({ total: count() }).from(apiTokens).where(where);
+  return { total: totals?.total ?? 0, rows: [] };
 }
 
 export interface CreateTokenInput {

@@ -7,6 +7,7 @@ import { ApiError } from "../errors";
 import { nowIso } from "../ids";
 import { rateLimitHeaders } from "../ratelimit/window";
 import type { Ability } from "./abilities";
+import type { Principal } from "./principal";
 import { hashToken, looksLikeToken } from "./tokens";
 
 const UNAUTHENTICATED_DETAIL = {
@@ -23,6 +24,28 @@ function unauthenticated(reason: keyof typeof UNAUTHENTICATED_DETAIL): ApiError 
 }
 
 /**
+ * This isolate's copies of principals, by token hash. The token's Durable Object stays the authority
+ * (it answers every request, so revocation and expiry are immediate); this only spares it from
+ * sending the same principal back each time. Bounded: the oldest entry goes first.
+ */
+class PrincipalCache {
+  private readonly entries = new Map<string, { version: number; principal: Principal }>();
+  constructor(private readonly capacity: number) {}
+  get(hash: string) {
+    return this.entries.get(hash);
+  }
+  set(hash: string, entry: { version: number; principal: Principal }) {
+    this.entries.delete(hash);
+    if (this.entries.size >= this.capacity) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(hash, entry);
+  }
+  delete(hash: string) {
+    this.entries.delete(hash);
+  }
+}
+const principals = new PrincipalCache(2_000);
+
+/**
  * Token → principal and rate decision in one Durable Object round trip. Sets the rate-limit headers
  * on whatever the route answers, errors included, and marks the response as not cacheable.
  */
@@ -34,8 +57,12 @@ export const authenticate = createMiddleware<AppEnv>(async function authenticate
 
   const tokenHash = await hashToken(match[1]!);
   const gate = c.env.TOKEN_GATE.get(c.env.TOKEN_GATE.idFromName(tokenHash));
-  const result = await gate.admit(tokenHash);
-  if (result.outcome === "unauthenticated") throw unauthenticated(result.reason);
+  const known = principals.get(tokenHash);
+  const result = await gate.admit(tokenHash, known?.version);
+  if (result.outcome === "unauthenticated") {
+    principals.delete(tokenHash);
+    throw unauthenticated(result.reason);
+  }
 
   const headers = rateLimitHeaders(result.rate);
   if (result.outcome === "rate_limited") {
@@ -46,11 +73,14 @@ export const authenticate = createMiddleware<AppEnv>(async function authenticate
     );
   }
 
-  c.set("principal", result.principal);
+  const principal = result.principal ?? known?.principal;
+  if (!principal) throw new Error("TokenGate sent no principal for an unknown version");
+  if (result.principal) principals.set(tokenHash, { version: result.version, principal: result.principal });
+  c.set("principal", principal);
   if (result.touch) {
     const db = database(c.env.DB);
     c.executionCtx.waitUntil(
-      db.update(apiTokens).set({ lastUsedAt: nowIso() }).where(eq(apiTokens.id, result.principal.token.id)).run().catch(() => undefined),
+      db.update(apiTokens).set({ lastUsedAt: nowIso() }).where(eq(apiTokens.id, principal.token.id)).run().catch(() => undefined),
     );
   }
   await next();

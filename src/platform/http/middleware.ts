@@ -2,14 +2,13 @@ import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../errors";
-import { newId } from "../ids";
 
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
 /** Every response carries `X-Request-Id`; a well-formed id sent by the client is kept for tracing. */
 export const requestId = createMiddleware<AppEnv>(async function requestId(c, next) {
   const incoming = c.req.header("X-Request-Id");
-  const id = incoming && CLIENT_REQUEST_ID.test(incoming) ? incoming : newId("req");
+  const id = incoming && CLIENT_REQUEST_ID.test(incoming) ? incoming : `req_${crypto.randomUUID().replaceAll("-", "")}`;
   c.set("requestId", id);
   await next();
   c.res.headers.set("X-Request-Id", id);

@@ -1,39 +1,58 @@
 import { SlidingWindow } from "./window";
 
+const KEY_PREFIX = "rate:";
+
 /**
- * Persists a SlidingWindow's buckets in a Durable Object's SQLite storage, so that an evicted or
- * restarted object resumes with the hits of the current window. The statements are synchronous and
- * local to the object: microseconds, no network.
+ * Persists a SlidingWindow's buckets in a Durable Object's storage, so that an evicted or restarted
+ * object resumes with the hits of the current window.
+ *
+ * Writes are `allowUnconfirmed`: the answer leaves without waiting for the write to be flushed. The
+ * decision itself is made in memory by the one object that owns the counter, so this can never let
+ * concurrent requests overshoot; the only thing a crash between answer and flush could lose is the
+ * last few hits, i.e. the limiter errs towards the client, never towards refusing wrongly.
  */
 export class PersistentWindow {
-  private readonly window: SlidingWindow;
+  private constructor(
+    private readonly storage: DurableObjectStorage,
+    private readonly window: SlidingWindow,
+  ) {}
 
-  constructor(private readonly sql: SqlStorage) {
-    sql.exec("CREATE TABLE IF NOT EXISTS rate_buckets (second INTEGER PRIMARY KEY, hits INTEGER NOT NULL)");
-    const rows = sql.exec<{ second: number; hits: number }>("SELECT second, hits FROM rate_buckets").toArray();
-    this.window = new SlidingWindow(rows.map((r) => [r.second, r.hits] as const));
+  /** Call inside `blockConcurrencyWhile` from the object's constructor. */
+  static async load(storage: DurableObjectStorage): Promise<PersistentWindow> {
+    const stored = await storage.list<number>({ prefix: KEY_PREFIX });
+    const entries = [...stored].map(([key, hits]) => [Number(key.slice(KEY_PREFIX.length)), hits] as const);
+    return new PersistentWindow(storage, new SlidingWindow(entries));
   }
 
   consume(nowMs: number, limit: number, windowSeconds: number) {
+    const dropped = this.window.prune(nowMs, windowSeconds);
+    if (dropped.length > 0) this.forget(dropped);
     const decision = this.window.consume(nowMs, limit, windowSeconds);
-    if (decision.allowed) {
-      this.sql.exec(
-        "INSERT INTO rate_buckets (second, hits) VALUES (?, 1) ON CONFLICT(second) DO UPDATE SET hits = hits + 1",
-        decision.second,
-      );
-    }
-    this.sql.exec("DELETE FROM rate_buckets WHERE second <= ?", Math.floor(nowMs / 1000) - windowSeconds);
+    if (decision.allowed) this.save(decision.second);
     return decision;
   }
 
   peek(nowMs: number, limit: number, windowSeconds: number) {
+    const dropped = this.window.prune(nowMs, windowSeconds);
+    if (dropped.length > 0) this.forget(dropped);
     return this.window.peek(nowMs, limit, windowSeconds);
   }
 
   refund(second: number): void {
     if (this.window.refund(second)) {
-      this.sql.exec("UPDATE rate_buckets SET hits = hits - 1 WHERE second = ?", second);
-      this.sql.exec("DELETE FROM rate_buckets WHERE second = ? AND hits <= 0", second);
+      if (this.window.count(second) > 0) this.save(second);
+      else this.forget([second]);
     }
+  }
+
+  private save(second: number): void {
+    void this.storage.put(KEY_PREFIX + second, this.window.count(second), { allowUnconfirmed: true });
+  }
+
+  private forget(seconds: number[]): void {
+    void this.storage.delete(
+      seconds.map((s) => KEY_PREFIX + s),
+      { allowUnconfirmed: true },
+    );
   }
 }

@@ -5,11 +5,13 @@ import type { RateDecision } from "./window";
 
 /** A plain counter for keys that are not tokens: client IPs, sign-in e-mail addresses. */
 export class RateLimiter extends DurableObject<Env> {
-  private readonly rate: PersistentWindow;
+  private rate!: PersistentWindow;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.rate = new PersistentWindow(ctx.storage.sql);
+    void ctx.blockConcurrencyWhile(async () => {
+      this.rate = await PersistentWindow.load(ctx.storage);
+    });
   }
 
   async consume(limit: number, windowSeconds: number): Promise<RateDecision & { second: number }> {

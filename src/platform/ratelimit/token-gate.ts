@@ -12,9 +12,13 @@ const PRINCIPAL_REFRESH_MS = 60_000;
 /** last_used_at is written at most this often. */
 const TOUCH_INTERVAL_MS = 60_000;
 
+/**
+ * `version` identifies the cached principal; the principal itself is sent only when the caller's
+ * copy (`knownVersion`) is stale, which keeps the hot-path RPC answer to a few numbers.
+ */
 export type AdmitResult =
-  | { outcome: "admitted"; principal: Principal; rate: RateDecision; touch: boolean }
-  | { outcome: "rate_limited"; principal: Principal; rate: RateDecision }
+  | { outcome: "admitted"; version: number; principal?: Principal; rate: RateDecision; touch: boolean }
+  | { outcome: "rate_limited"; rate: RateDecision }
   | { outcome: "unauthenticated"; reason: "unknown" | "revoked" | "expired" };
 
 interface CachedRecord {
@@ -28,7 +32,7 @@ interface CachedRecord {
  * is pushed here before D1 is written, and a revoked object never comes back to life.
  */
 export class TokenGate extends DurableObject<Env> {
-  private readonly rate: PersistentWindow;
+  private rate!: PersistentWindow;
   private cached: CachedRecord | null;
   private loading: Promise<CachedRecord> | null = null;
   private lastTouchAt = 0;
@@ -36,12 +40,14 @@ export class TokenGate extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS token_record (id INTEGER PRIMARY KEY CHECK (id = 1), body TEXT NOT NULL, loaded_at INTEGER NOT NULL)");
-    this.rate = new PersistentWindow(ctx.storage.sql);
+    void ctx.blockConcurrencyWhile(async () => {
+      this.rate = await PersistentWindow.load(ctx.storage);
+    });
     const row = ctx.storage.sql.exec<{ body: string; loaded_at: number }>("SELECT body, loaded_at FROM token_record").toArray()[0];
     this.cached = row ? { record: JSON.parse(row.body) as TokenRecord, loadedAt: row.loaded_at } : null;
   }
 
-  async admit(tokenHash: string): Promise<AdmitResult> {
+  async admit(tokenHash: string, knownVersion?: number): Promise<AdmitResult> {
     const cached = this.cached ?? (await this.load(tokenHash));
     const now = Date.now();
     const record = cached.record;
@@ -55,10 +61,11 @@ export class TokenGate extends DurableObject<Env> {
       return { outcome: "unauthenticated", reason: "expired" };
     }
     const rate = this.rate.consume(now, principal.rateLimitPerMinute, windowSecondsFrom(this.env));
-    if (!rate.allowed) return { outcome: "rate_limited", principal, rate };
+    if (!rate.allowed) return { outcome: "rate_limited", rate };
     const touch = now - this.lastTouchAt >= TOUCH_INTERVAL_MS;
     if (touch) this.lastTouchAt = now;
-    return { outcome: "admitted", principal, rate, touch };
+    const version = cached.loadedAt;
+    return knownVersion === version ? { outcome: "admitted", version, rate, touch } : { outcome: "admitted", version, principal, rate, touch };
   }
 
   /** Called before the D1 row is marked revoked, so the very next request is refused. */
