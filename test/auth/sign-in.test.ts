@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { callJson } from "../helpers/api";
 import { freshIp, insertUser, PASSWORD } from "../helpers/tenants";
 import { env } from "cloudflare:test";
+import { hashPassword } from "../../src/platform/crypto/passwords";
 
 function signIn(body: unknown, ip = freshIp()) {
   return callJson("/api/auth/sign-in", { body, headers: { "CF-Connecting-IP": ip } });
@@ -53,6 +54,16 @@ describe("POST /api/auth/sign-in", () => {
     expect(row).not.toBeNull();
     expect(Object.values(row!)).not.toContain(body.token);
     expect(row!.token_hash).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it("upgrades a hash made with weaker parameters on the next successful sign-in", async () => {
+    const user = await insertUser("learner", null);
+    await env.DB.prepare("UPDATE users SET password_hash = ? WHERE id = ?").bind(await hashPassword(PASSWORD, 1_000), user.id).run();
+    const { res } = await signIn({ email: user.email, password: PASSWORD });
+    expect(res.status).toBe(200);
+    const row = await env.DB.prepare("SELECT password_hash FROM users WHERE id = ?").bind(user.id).first<{ password_hash: string }>();
+    expect(row!.password_hash).toMatch(/^pbkdf2-sha256\$100000\$/);
+    expect((await signIn({ email: user.email, password: PASSWORD })).res.status).toBe(200);
   });
 
   it("rejects bad input with every failing field and unknown fields", async () => {

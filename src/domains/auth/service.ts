@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import { users } from "../../db/schema";
 import type { Env } from "../../env";
 import { sha256Hex } from "../../platform/crypto/encoding";
-import { DECOY_PASSWORD_HASH, verifyPassword } from "../../platform/crypto/passwords";
+import { DECOY_PASSWORD_HASH, hashPassword, parsePasswordHash, PBKDF2_ITERATIONS, verifyPassword } from "../../platform/crypto/passwords";
 import { database } from "../../platform/db";
 import { ApiError } from "../../platform/errors";
 import { nowIso } from "../../platform/ids";
@@ -29,6 +29,10 @@ export async function signIn(env: Env, email: string, password: string) {
   if (!user || !valid) throw new ApiError("invalid_credentials", "The e-mail address or the password is wrong.");
   // Awaited, not deferred: the next attempt must already see the slot returned.
   await guard.refund(attempt.second);
+  if ((parsePasswordHash(user.passwordHash)?.iterations ?? 0) < PBKDF2_ITERATIONS) {
+    // A hash made with weaker parameters is upgraded the one time we hold the plain password.
+    await db.update(users).set({ passwordHash: await hashPassword(password) }).where(eq(users.id, user.id)).run();
+  }
 
   const ttlDays = Number(env.SESSION_TTL_DAYS) || 30;
   const expiresAt = nowIso(Date.now() + ttlDays * 86_400_000);
