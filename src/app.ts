@@ -2,6 +2,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { registerAuth } from "./domains/auth";
 import { registerSystem } from "./domains/system";
 import { registerTokens } from "./domains/tokens";
+import { registerProgress } from "./domains/progress";
 import type { AppEnv } from "./env";
 import { ApiError, fieldErrorsFromZod, problemResponse, toApiError, validationError } from "./platform/errors";
 import { allowedMethodsResolver } from "./platform/http/method-not-allowed";
@@ -27,6 +28,7 @@ export function buildApp() {
   registerSystem(app);
   registerAuth(app);
   registerTokens(app);
+  registerProgress(app);
 
   const allowedMethods = allowedMethodsResolver(app);
   app.notFound((c) => {

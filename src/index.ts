@@ -5,6 +5,7 @@ import { purgeExpiredIdempotencyKeys } from "./platform/http/idempotency";
 
 export { TokenGate } from "./platform/ratelimit/token-gate";
 export { RateLimiter } from "./platform/ratelimit/rate-limiter";
+export { ProgressRecorder } from "./domains/progress/recorder";
 
 const app = buildApp();
 

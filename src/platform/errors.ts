@@ -102,11 +102,26 @@ export function toApiError(err: unknown): ApiError {
   return new ApiError("internal_error", "An unexpected error occurred. Quote the request id when contacting support.");
 }
 
+interface ZodIssueLike {
+  path: ReadonlyArray<PropertyKey>;
+  message: string;
+  code?: string;
+  keys?: string[];
+  /** invalid_union: the issues of each alternative. */
+  errors?: ReadonlyArray<ReadonlyArray<ZodIssueLike>>;
+}
+
 /** zod issues → our `errors` array: every issue, not only the first. */
-export function fieldErrorsFromZod(issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string; code?: string; keys?: string[] }>): FieldError[] {
+export function fieldErrorsFromZod(issues: ReadonlyArray<ZodIssueLike>): FieldError[] {
   const out: FieldError[] = [];
   for (const issue of issues) {
     const base = issue.path.map(String).join(".");
+    if (issue.code === "invalid_union" && issue.errors && issue.errors.length > 0) {
+      // Report the alternative the input came closest to, as if it were the only one.
+      const closest = [...issue.errors].sort((a, b) => a.length - b.length)[0]!;
+      out.push(...fieldErrorsFromZod(closest.map((inner) => ({ ...inner, path: [...issue.path, ...inner.path] }))));
+      continue;
+    }
     if (issue.code === "unrecognized_keys" && issue.keys) {
       for (const key of issue.keys) out.push({ path: base ? `${base}.${key}` : key, message: "is not a recognised field" });
     } else {

@@ -1,2 +1,5 @@
 export * from "./identity";
 export * from "./tokens";
+export * from "./content";
+export * from "./progress";
+export * from "./events";

@@ -1,0 +1,175 @@
+import { index, integer, primaryKey, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { CEFR_LEVELS, SKILLS } from "./content";
+
+export const LESSON_STATUSES = ["not_started", "in_progress", "completed"] as const;
+export type LessonStatus = (typeof LESSON_STATUSES)[number];
+
+/**
+ * Every recorded training-item attempt. The id is the client's UUID: a resent attempt hits the
+ * primary key and changes nothing. The aggregates below are maintained in the same D1 batch as the
+ * insert, so reads never scan this table.
+ */
+export const attempts = sqliteTable(
+  "attempts",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id").notNull(),
+    institutionId: text("institution_id"),
+    trainingItemId: text("training_item_id").notNull(),
+    lessonId: text("lesson_id").notNull(),
+    courseId: text("course_id").notNull(),
+    skill: text("skill", { enum: SKILLS }).notNull(),
+    cefrLevel: text("cefr_level", { enum: CEFR_LEVELS }).notNull(),
+    score: real("score").notNull(),
+    correct: integer("correct", { mode: "boolean" }).notNull(),
+    durationSeconds: integer("duration_seconds").notNull(),
+    occurredAt: text("occurred_at").notNull(),
+    /** The learner's calendar day of `occurred_at`, in the learner's time zone. */
+    localDay: text("local_day").notNull(),
+    xpAwarded: integer("xp_awarded").notNull(),
+    recordedAt: text("recorded_at").notNull(),
+  },
+  (t) => [index("attempts_user_time_idx").on(t.userId, t.occurredAt, t.id), index("attempts_institution_time_idx").on(t.institutionId, t.occurredAt, t.id)],
+);
+
+/** Best result per learner and item; an item is done once an attempt passes. */
+export const itemProgress = sqliteTable(
+  "item_progress",
+  {
+    userId: text("user_id").notNull(),
+    trainingItemId: text("training_item_id").notNull(),
+    lessonId: text("lesson_id").notNull(),
+    bestScore: real("best_score").notNull(),
+    attempts: integer("attempts").notNull(),
+    completedAt: text("completed_at"),
+    lastAttemptAt: text("last_attempt_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.trainingItemId] })],
+);
+
+export const lessonProgress = sqliteTable(
+  "lesson_progress",
+  {
+    userId: text("user_id").notNull(),
+    lessonId: text("lesson_id").notNull(),
+    courseId: text("course_id").notNull(),
+    itemsDone: integer("items_done").notNull(),
+    itemsTotal: integer("items_total").notNull(),
+    /** Sum of the best scores of the done items; score = sum / done. */
+    scoreSum: real("score_sum").notNull(),
+    status: text("status", { enum: LESSON_STATUSES }).notNull(),
+    startedAt: text("started_at").notNull(),
+    completedAt: text("completed_at"),
+    lastActivityAt: text("last_activity_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.lessonId] }), index("lesson_progress_course_idx").on(t.userId, t.courseId)],
+);
+
+export const courseProgress = sqliteTable(
+  "course_progress",
+  {
+    userId: text("user_id").notNull(),
+    courseId: text("course_id").notNull(),
+    institutionId: text("institution_id"),
+    lessonsCompleted: integer("lessons_completed").notNull(),
+    lessonsTotal: integer("lessons_total").notNull(),
+    itemsDone: integer("items_done").notNull(),
+    xp: integer("xp").notNull(),
+    startedAt: text("started_at").notNull(),
+    completedAt: text("completed_at"),
+    lastActivityAt: text("last_activity_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.courseId] }), index("course_progress_institution_idx").on(t.institutionId, t.userId, t.courseId)],
+);
+
+/** One row per learner and local day with any activity: history, streaks, active-learner counts. */
+export const dailyActivity = sqliteTable(
+  "daily_activity",
+  {
+    userId: text("user_id").notNull(),
+    day: text("day").notNull(),
+    attempts: integer("attempts").notNull(),
+    itemsCompleted: integer("items_completed").notNull(),
+    correct: integer("correct").notNull(),
+    xp: integer("xp").notNull(),
+    seconds: integer("seconds").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.day] })],
+);
+
+/** Study time by local weekday (0 = Monday) and hour, for insights. */
+export const studyTime = sqliteTable(
+  "study_time",
+  {
+    userId: text("user_id").notNull(),
+    weekday: integer("weekday").notNull(),
+    hour: integer("hour").notNull(),
+    seconds: integer("seconds").notNull(),
+    attempts: integer("attempts").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.weekday, t.hour] })],
+);
+
+/** CEFR evidence: attempts per learner, skill and item level. */
+export const skillEvidence = sqliteTable(
+  "skill_evidence",
+  {
+    userId: text("user_id").notNull(),
+    skill: text("skill", { enum: SKILLS }).notNull(),
+    cefrLevel: text("cefr_level", { enum: CEFR_LEVELS }).notNull(),
+    attempts: integer("attempts").notNull(),
+    correct: integer("correct").notNull(),
+    scoreSum: real("score_sum").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.skill, t.cefrLevel] })],
+);
+
+export const learnerStats = sqliteTable(
+  "learner_stats",
+  {
+    userId: text("user_id").primaryKey(),
+    institutionId: text("institution_id"),
+    xpTotal: integer("xp_total").notNull(),
+    attempts: integer("attempts").notNull(),
+    correct: integer("correct").notNull(),
+    seconds: integer("seconds").notNull(),
+    itemsCompleted: integer("items_completed").notNull(),
+    lessonsCompleted: integer("lessons_completed").notNull(),
+    coursesCompleted: integer("courses_completed").notNull(),
+    perfectLessons: integer("perfect_lessons").notNull(),
+    currentStreak: integer("current_streak").notNull(),
+    longestStreak: integer("longest_streak").notNull(),
+    lastActiveDay: text("last_active_day"),
+    /** JSON map skill → CEFR level, as last reported, to detect level changes. */
+    cefrLevels: text("cefr_levels", { mode: "json" }).$type<Record<string, string>>().notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [index("learner_stats_xp_idx").on(t.xpTotal, t.userId), index("learner_stats_active_idx").on(t.lastActiveDay)],
+);
+
+/** XP per learner per ISO week (Monday, UTC), for the weekly leaderboard. */
+export const weeklyXp = sqliteTable(
+  "weekly_xp",
+  {
+    week: text("week").notNull(),
+    userId: text("user_id").notNull(),
+    xp: integer("xp").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.week, t.userId] }), index("weekly_xp_rank_idx").on(t.week, t.xp, t.userId)],
+);
+
+export const achievements = sqliteTable(
+  "achievements",
+  {
+    userId: text("user_id").notNull(),
+    code: text("code").notNull(),
+    unlockedAt: text("unlocked_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.code] })],
+);
+
+/** Platform-wide counters kept in the same batch as the writes they count. */
+export const platformCounters = sqliteTable("platform_counters", {
+  name: text("name").primaryKey(),
+  value: integer("value").notNull(),
+});

@@ -1,0 +1,568 @@
+import { and, eq, inArray, sql } from "drizzle-orm";
+import {
+  achievements,
+  attempts,
+  courseProgress,
+  courses,
+  dailyActivity,
+  itemProgress,
+  learnerStats,
+  lessonProgress,
+  lessons,
+  platformCounters,
+  skillEvidence,
+  studyTime,
+  trainingItems,
+  weeklyXp,
+  type CefrLevel,
+  type LessonStatus,
+  type Skill,
+} from "../../db/schema";
+import { chunk, rowsPerStatement, type Statement } from "../../platform/batch";
+import type { Database } from "../../platform/db";
+import { domainEvent, type OutboxRow } from "../../platform/events";
+import { nowIso } from "../../platform/ids";
+import { outboxEvents } from "../../db/schema";
+import {
+  ACHIEVEMENTS,
+  cefrReport,
+  currentStreak,
+  localTime,
+  passes,
+  reachedAchievements,
+  STREAK_MILESTONES,
+  streaks,
+  weekOf,
+  xpFor,
+  type SkillEvidenceRow,
+} from "./rules";
+
+export interface AttemptInput {
+  id: string;
+  training_item_id: string;
+  score: number;
+  correct: boolean;
+  duration_seconds: number;
+  occurred_at: string;
+}
+
+export interface Learner {
+  id: string;
+  institutionId: string | null;
+  timeZone: string;
+}
+
+export interface AttemptOutcome {
+  id: string;
+  status: "recorded" | "duplicate";
+  xp_gained: number;
+  item_completed: boolean;
+  lesson: { id: string; status: LessonStatus; items_done: number; items_total: number; percent: number } | null;
+  course_completed: boolean;
+  achievements_unlocked: string[];
+}
+
+export type RecordResult =
+  | { ok: true; outcomes: AttemptOutcome[]; summary: RecordSummary }
+  | { ok: false; code: "validation_failed" | "conflict"; detail: string; errors?: { path: string; message: string }[] };
+
+export interface RecordSummary {
+  recorded: number;
+  duplicates: number;
+  xp_gained: number;
+  xp_total: number;
+  lessons_completed: string[];
+  courses_completed: string[];
+  achievements_unlocked: string[];
+  current_streak: number;
+  events: { id: string; type: string }[];
+}
+
+type ItemRow = { id: string; lessonId: string; courseId: string; xp: number; skill: Skill; cefrLevel: CefrLevel; published: boolean };
+
+/**
+ * Records a batch of attempts for one learner and maintains every aggregate and the outbox in one
+ * D1 batch. The caller serialises calls per learner (ProgressRecorder), so the state read here is the
+ * state the batch writes over; the plain INSERT of the attempts makes a concurrent resend of the
+ * same ids (from a second recorder instance during a failover) abort the whole batch instead of
+ * counting twice.
+ */
+export async function recordAttempts(db: Database, learner: Learner, input: AttemptInput[], nowMs = Date.now()): Promise<RecordResult> {
+  const ids = JSON.stringify(input.map((a) => a.id));
+  const itemIds = JSON.stringify([...new Set(input.map((a) => a.training_item_id))]);
+  const itemsInBatch = sql`(SELECT value FROM json_each(${itemIds}))`;
+
+  const [items, existing, stats, unlocked, days, itemStates, lessonStates, lessonTotals, courseStates, courseTotals, evidence] = await db.batch([
+    db
+      .select({
+        id: trainingItems.id,
+        lessonId: trainingItems.lessonId,
+        courseId: trainingItems.courseId,
+        xp: trainingItems.xp,
+        skill: trainingItems.skill,
+        cefrLevel: trainingItems.cefrLevel,
+        published: courses.published,
+      })
+      .from(trainingItems)
+      .innerJoin(courses, eq(courses.id, trainingItems.courseId))
+      .where(inArray(trainingItems.id, itemsInBatch)),
+    db.select({ id: attempts.id, userId: attempts.userId }).from(attempts).where(inArray(attempts.id, sql`(SELECT value FROM json_each(${ids}))`)),
+    db.select().from(learnerStats).where(eq(learnerStats.userId, learner.id)),
+    db.select({ code: achievements.code }).from(achievements).where(eq(achievements.userId, learner.id)),
+    db.select({ day: dailyActivity.day }).from(dailyActivity).where(eq(dailyActivity.userId, learner.id)).orderBy(sql`${dailyActivity.day} DESC`).limit(400),
+    db.select().from(itemProgress).where(and(eq(itemProgress.userId, learner.id), inArray(itemProgress.trainingItemId, itemsInBatch))),
+    db
+      .select()
+      .from(lessonProgress)
+      .where(and(eq(lessonProgress.userId, learner.id), inArray(lessonProgress.lessonId, sql`(SELECT lesson_id FROM training_items WHERE id IN ${itemsInBatch})`))),
+    db.select({ id: lessons.id, itemCount: lessons.itemCount }).from(lessons).where(inArray(lessons.id, sql`(SELECT lesson_id FROM training_items WHERE id IN ${itemsInBatch})`)),
+    db
+      .select()
+      .from(courseProgress)
+      .where(and(eq(courseProgress.userId, learner.id), inArray(courseProgress.courseId, sql`(SELECT course_id FROM training_items WHERE id IN ${itemsInBatch})`))),
+    db.select({ id: courses.id, lessonCount: courses.lessonCount }).from(courses).where(inArray(courses.id, sql`(SELECT course_id FROM training_items WHERE id IN ${itemsInBatch})`)),
+    db
+      .select()
+      .from(skillEvidence)
+      .where(and(eq(skillEvidence.userId, learner.id), inArray(skillEvidence.skill, sql`(SELECT skill FROM training_items WHERE id IN ${itemsInBatch})`))),
+  ]);
+
+  // --- validation against the data -----------------------------------------------------------
+  const itemById = new Map<string, ItemRow>(items.map((i) => [i.id, i]));
+  const errors: { path: string; message: string }[] = [];
+  input.forEach((a, index) => {
+    const item = itemById.get(a.training_item_id);
+    if (!item || !item.published) errors.push({ path: `attempts.${index}.training_item_id`, message: "is not a training item of a published course" });
+  });
+  if (errors.length > 0) return { ok: false, code: "validation_failed", detail: errors.map((e) => `${e.path}: ${e.message}`).join("; "), errors };
+  const foreign = existing.filter((e) => e.userId !== learner.id);
+  if (foreign.length > 0) {
+    return { ok: false, code: "conflict", detail: `Attempt id ${foreign.map((f) => f.id).join(", ")} was already recorded for another learner; use a new UUID.` };
+  }
+
+  // --- the learner's state before this batch ----------------------------------------------------
+  const now = nowIso(nowMs);
+  const duplicates = new Set(existing.map((e) => e.id));
+  const itemState = new Map(itemStates.map((s) => [s.trainingItemId, { ...s }]));
+  const lessonState = new Map(lessonStates.map((s) => [s.lessonId, { ...s }]));
+  const lessonItemCount = new Map(lessonTotals.map((l) => [l.id, l.itemCount]));
+  const courseState = new Map(courseStates.map((s) => [s.courseId, { ...s }]));
+  const courseLessonCount = new Map(courseTotals.map((c) => [c.id, c.lessonCount]));
+  const evidenceRows: SkillEvidenceRow[] = evidence.map((e) => ({ ...e }));
+  const already = new Set(unlocked.map((u) => u.code));
+  const before = stats[0];
+  const learnerTotals = {
+    xpTotal: before?.xpTotal ?? 0,
+    attempts: before?.attempts ?? 0,
+    correct: before?.correct ?? 0,
+    seconds: before?.seconds ?? 0,
+    itemsCompleted: before?.itemsCompleted ?? 0,
+    lessonsCompleted: before?.lessonsCompleted ?? 0,
+    coursesCompleted: before?.coursesCompleted ?? 0,
+    perfectLessons: before?.perfectLessons ?? 0,
+    longestStreak: before?.longestStreak ?? 0,
+  };
+  const activeDays = new Set(days.map((d) => d.day));
+  const previousRun = streaks(activeDays);
+
+  const daily = new Map<string, { attempts: number; itemsCompleted: number; correct: number; xp: number; seconds: number }>();
+  const hourly = new Map<string, { weekday: number; hour: number; seconds: number; attempts: number }>();
+  const evidenceDelta = new Map<string, { skill: Skill; cefrLevel: CefrLevel; attempts: number; correct: number; scoreSum: number }>();
+  const weekly = new Map<string, number>();
+  const attemptRows: (typeof attempts.$inferInsert)[] = [];
+  const events: OutboxRow[] = [];
+  const scope = { institutionId: learner.institutionId, userId: learner.id };
+  const outcomes = new Map<string, AttemptOutcome>();
+  const summary = { lessons: [] as string[], courses: [] as string[], achievements: [] as string[], xp: 0 };
+
+  // In time order, so that "first pass" and completion times follow what the learner did.
+  const ordered = input
+    .map((attempt, index) => ({ attempt, index }))
+    .sort((a, b) => Date.parse(a.attempt.occurred_at) - Date.parse(b.attempt.occurred_at) || a.index - b.index);
+  const seenInBatch = new Set<string>();
+
+  for (const { attempt } of ordered) {
+    if (duplicates.has(attempt.id) || seenInBatch.has(attempt.id)) {
+      outcomes.set(attempt.id, { id: attempt.id, status: "duplicate", xp_gained: 0, item_completed: false, lesson: null, course_completed: false, achievements_unlocked: [] });
+      continue;
+    }
+    seenInBatch.add(attempt.id);
+    const item = itemById.get(attempt.training_item_id)!;
+    const occurredAt = nowIso(Date.parse(attempt.occurred_at));
+    const local = localTime(occurredAt, learner.timeZone);
+    const passed = passes(attempt);
+
+    const previousItem = itemState.get(item.id);
+    const wasCompleted = Boolean(previousItem?.completedAt);
+    const xp = xpFor(attempt, item.xp, wasCompleted);
+    const newlyCompleted = passed && !wasCompleted;
+    const previousBest = previousItem?.bestScore ?? 0;
+    const best = Math.max(previousBest, attempt.score);
+    itemState.set(item.id, {
+      userId: learner.id,
+      trainingItemId: item.id,
+      lessonId: item.lessonId,
+      bestScore: best,
+      attempts: (previousItem?.attempts ?? 0) + 1,
+      completedAt: previousItem?.completedAt ?? (newlyCompleted ? occurredAt : null),
+      lastAttemptAt: maxIso(previousItem?.lastAttemptAt, occurredAt),
+    });
+
+    const lesson = lessonState.get(item.lessonId) ?? {
+      userId: learner.id,
+      lessonId: item.lessonId,
+      courseId: item.courseId,
+      itemsDone: 0,
+      itemsTotal: lessonItemCount.get(item.lessonId) ?? 0,
+      scoreSum: 0,
+      status: "in_progress" as const,
+      startedAt: occurredAt,
+      completedAt: null,
+      lastActivityAt: occurredAt,
+    };
+    if (newlyCompleted) {
+      lesson.itemsDone += 1;
+      lesson.scoreSum += best;
+    } else if (wasCompleted && best > previousBest) {
+      lesson.scoreSum += best - previousBest;
+    }
+    lesson.lastActivityAt = maxIso(lesson.lastActivityAt, occurredAt);
+    let lessonCompletedNow = false;
+    if (lesson.status !== "completed" && lesson.itemsTotal > 0 && lesson.itemsDone >= lesson.itemsTotal) {
+      lesson.status = "completed";
+      lesson.completedAt = occurredAt;
+      lessonCompletedNow = true;
+    }
+    lessonState.set(item.lessonId, lesson);
+
+    const course = courseState.get(item.courseId) ?? {
+      userId: learner.id,
+      courseId: item.courseId,
+      institutionId: learner.institutionId,
+      lessonsCompleted: 0,
+      lessonsTotal: courseLessonCount.get(item.courseId) ?? 0,
+      itemsDone: 0,
+      xp: 0,
+      startedAt: occurredAt,
+      completedAt: null,
+      lastActivityAt: occurredAt,
+    };
+    course.xp += xp;
+    course.itemsDone += newlyCompleted ? 1 : 0;
+    course.lastActivityAt = maxIso(course.lastActivityAt, occurredAt);
+    let courseCompletedNow = false;
+    if (lessonCompletedNow) {
+      course.lessonsCompleted += 1;
+      learnerTotals.lessonsCompleted += 1;
+      const score = lesson.itemsDone > 0 ? lesson.scoreSum / lesson.itemsDone : 0;
+      if (score >= 0.9999) learnerTotals.perfectLessons += 1;
+      summary.lessons.push(item.lessonId);
+      events.push(
+        domainEvent("lesson.completed", scope, { user_id: learner.id, lesson_id: item.lessonId, course_id: item.courseId, score: round(score), items: lesson.itemsTotal, completed_at: occurredAt }, now),
+      );
+      if (!course.completedAt && course.lessonsTotal > 0 && course.lessonsCompleted >= course.lessonsTotal) {
+        course.completedAt = occurredAt;
+        courseCompletedNow = true;
+        learnerTotals.coursesCompleted += 1;
+        summary.courses.push(item.courseId);
+        events.push(domainEvent("course.completed", scope, { user_id: learner.id, course_id: item.courseId, xp: course.xp, completed_at: occurredAt }, now));
+      }
+    }
+    courseState.set(item.courseId, course);
+
+    learnerTotals.xpTotal += xp;
+    learnerTotals.attempts += 1;
+    learnerTotals.correct += attempt.correct ? 1 : 0;
+    learnerTotals.seconds += attempt.duration_seconds;
+    learnerTotals.itemsCompleted += newlyCompleted ? 1 : 0;
+    summary.xp += xp;
+
+    bump(daily, local.day, { attempts: 1, itemsCompleted: newlyCompleted ? 1 : 0, correct: attempt.correct ? 1 : 0, xp, seconds: attempt.duration_seconds });
+    const hourKey = `${local.weekday}:${local.hour}`;
+    const slot = hourly.get(hourKey) ?? { weekday: local.weekday, hour: local.hour, seconds: 0, attempts: 0 };
+    slot.seconds += attempt.duration_seconds;
+    slot.attempts += 1;
+    hourly.set(hourKey, slot);
+    const evidenceKey = `${item.skill}:${item.cefrLevel}`;
+    const delta = evidenceDelta.get(evidenceKey) ?? { skill: item.skill, cefrLevel: item.cefrLevel, attempts: 0, correct: 0, scoreSum: 0 };
+    delta.attempts += 1;
+    delta.correct += attempt.correct ? 1 : 0;
+    delta.scoreSum += attempt.score;
+    evidenceDelta.set(evidenceKey, delta);
+    if (xp > 0) weekly.set(weekOf(local.day), (weekly.get(weekOf(local.day)) ?? 0) + xp);
+    activeDays.add(local.day);
+
+    const run = streaks(activeDays);
+    learnerTotals.longestStreak = Math.max(learnerTotals.longestStreak, run.longest);
+    const newlyUnlocked = reachedAchievements(learnerTotals).filter((code) => !already.has(code));
+    for (const code of newlyUnlocked) {
+      already.add(code);
+      summary.achievements.push(code);
+      const definition = ACHIEVEMENTS.find((a) => a.code === code)!;
+      events.push(domainEvent("achievement.unlocked", scope, { user_id: learner.id, code, name: definition.name, unlocked_at: occurredAt }, now));
+    }
+
+    attemptRows.push({
+      id: attempt.id,
+      userId: learner.id,
+      institutionId: learner.institutionId,
+      trainingItemId: item.id,
+      lessonId: item.lessonId,
+      courseId: item.courseId,
+      skill: item.skill,
+      cefrLevel: item.cefrLevel,
+      score: attempt.score,
+      correct: attempt.correct,
+      durationSeconds: attempt.duration_seconds,
+      occurredAt,
+      localDay: local.day,
+      xpAwarded: xp,
+      recordedAt: now,
+    });
+    outcomes.set(attempt.id, {
+      id: attempt.id,
+      status: "recorded",
+      xp_gained: xp,
+      item_completed: newlyCompleted,
+      lesson: {
+        id: item.lessonId,
+        status: lesson.status,
+        items_done: lesson.itemsDone,
+        items_total: lesson.itemsTotal,
+        percent: lesson.itemsTotal > 0 ? Math.round((lesson.itemsDone / lesson.itemsTotal) * 100) : 0,
+      },
+      course_completed: courseCompletedNow,
+      achievements_unlocked: newlyUnlocked,
+    });
+  }
+
+  // --- streaks and CEFR after the whole batch ---------------------------------------------------
+  const today = localTime(nowMs, learner.timeZone).day;
+  const run = streaks(activeDays);
+  const streakNow = currentStreak(run.latestRun, run.latestDay, today);
+  for (const milestone of STREAK_MILESTONES) {
+    if (previousRun.latestRun < milestone && run.latestRun >= milestone && run.latestDay === today) {
+      events.push(domainEvent("streak.milestone", scope, { user_id: learner.id, days: milestone, day: run.latestDay }, now));
+    }
+  }
+  const mergedEvidence = mergeEvidence(evidenceRows, [...evidenceDelta.values()]);
+  const previousLevels = before?.cefrLevels ?? {};
+  const report = cefrReport(mergedEvidence);
+  const levels: Record<string, string> = {};
+  for (const skill of report.skills) if (skill.level) levels[skill.skill] = skill.level;
+  if (report.overall) levels.overall = report.overall;
+  for (const key of new Set([...Object.keys(previousLevels), ...Object.keys(levels)])) {
+    if ((previousLevels[key] ?? null) !== (levels[key] ?? null)) {
+      events.push(domainEvent("cefr.level_changed", scope, { user_id: learner.id, skill: key, from: previousLevels[key] ?? null, to: levels[key] ?? null }, now));
+    }
+  }
+
+  // --- one batch: attempts, aggregates, events --------------------------------------------------
+  const statements: Statement[] = [];
+  for (const rows of chunk(attemptRows, rowsPerStatement(15))) statements.push(db.insert(attempts).values(rows));
+  for (const rows of chunk([...itemState.values()].filter((s) => attemptRows.some((a) => a.trainingItemId === s.trainingItemId)), rowsPerStatement(7))) {
+    statements.push(
+      db
+        .insert(itemProgress)
+        .values(rows)
+        .onConflictDoUpdate({
+          target: [itemProgress.userId, itemProgress.trainingItemId],
+          set: { bestScore: sql`excluded.best_score`, attempts: sql`excluded.attempts`, completedAt: sql`excluded.completed_at`, lastAttemptAt: sql`excluded.last_attempt_at` },
+        }),
+    );
+  }
+  const touchedLessons = new Set(attemptRows.map((a) => a.lessonId));
+  for (const rows of chunk([...lessonState.values()].filter((l) => touchedLessons.has(l.lessonId)), rowsPerStatement(10))) {
+    statements.push(
+      db
+        .insert(lessonProgress)
+        .values(rows)
+        .onConflictDoUpdate({
+          target: [lessonProgress.userId, lessonProgress.lessonId],
+          set: {
+            itemsDone: sql`excluded.items_done`,
+            itemsTotal: sql`excluded.items_total`,
+            scoreSum: sql`excluded.score_sum`,
+            status: sql`excluded.status`,
+            completedAt: sql`excluded.completed_at`,
+            lastActivityAt: sql`excluded.last_activity_at`,
+          },
+        }),
+    );
+  }
+  const touchedCourses = new Set(attemptRows.map((a) => a.courseId));
+  for (const rows of chunk([...courseState.values()].filter((c) => touchedCourses.has(c.courseId)), rowsPerStatement(10))) {
+    statements.push(
+      db
+        .insert(courseProgress)
+        .values(rows)
+        .onConflictDoUpdate({
+          target: [courseProgress.userId, courseProgress.courseId],
+          set: {
+            lessonsCompleted: sql`excluded.lessons_completed`,
+            lessonsTotal: sql`excluded.lessons_total`,
+            itemsDone: sql`excluded.items_done`,
+            xp: sql`excluded.xp`,
+            completedAt: sql`excluded.completed_at`,
+            lastActivityAt: sql`excluded.last_activity_at`,
+          },
+        }),
+    );
+  }
+  const dailyRows = [...daily].map(([day, d]) => ({ userId: learner.id, day, ...d }));
+  for (const rows of chunk(dailyRows, rowsPerStatement(7))) {
+    statements.push(
+      db
+        .insert(dailyActivity)
+        .values(rows)
+        .onConflictDoUpdate({
+          target: [dailyActivity.userId, dailyActivity.day],
+          set: {
+            attempts: sql`${dailyActivity.attempts} + excluded.attempts`,
+            itemsCompleted: sql`${dailyActivity.itemsCompleted} + excluded.items_completed`,
+            correct: sql`${dailyActivity.correct} + excluded.correct`,
+            xp: sql`${dailyActivity.xp} + excluded.xp`,
+            seconds: sql`${dailyActivity.seconds} + excluded.seconds`,
+          },
+        }),
+    );
+  }
+  for (const rows of chunk([...hourly.values()].map((h) => ({ userId: learner.id, ...h })), rowsPerStatement(5))) {
+    statements.push(
+      db
+        .insert(studyTime)
+        .values(rows)
+        .onConflictDoUpdate({
+          target: [studyTime.userId, studyTime.weekday, studyTime.hour],
+          set: { seconds: sql`${studyTime.seconds} + excluded.seconds`, attempts: sql`${studyTime.attempts} + excluded.attempts` },
+        }),
+    );
+  }
+  for (const rows of chunk([...evidenceDelta.values()].map((e) => ({ userId: learner.id, ...e })), rowsPerStatement(6))) {
+    statements.push(
+      db
+        .insert(skillEvidence)
+        .values(rows)
+        .onConflictDoUpdate({
+          target: [skillEvidence.userId, skillEvidence.skill, skillEvidence.cefrLevel],
+          set: {
+            attempts: sql`${skillEvidence.attempts} + excluded.attempts`,
+            correct: sql`${skillEvidence.correct} + excluded.correct`,
+            scoreSum: sql`${skillEvidence.scoreSum} + excluded.score_sum`,
+          },
+        }),
+    );
+  }
+  const weeklyRows = [...weekly].map(([week, xp]) => ({ week, userId: learner.id, xp }));
+  for (const rows of chunk(weeklyRows, rowsPerStatement(3))) {
+    statements.push(
+      db
+        .insert(weeklyXp)
+        .values(rows)
+        .onConflictDoUpdate({ target: [weeklyXp.week, weeklyXp.userId], set: { xp: sql`${weeklyXp.xp} + excluded.xp` } }),
+    );
+  }
+  if (attemptRows.length > 0) {
+    const statsRow = {
+      userId: learner.id,
+      institutionId: learner.institutionId,
+      ...learnerTotals,
+      currentStreak: run.latestRun,
+      lastActiveDay: run.latestDay,
+      cefrLevels: levels,
+      updatedAt: now,
+    };
+    statements.push(
+      db
+        .insert(learnerStats)
+        .values(statsRow)
+        .onConflictDoUpdate({
+          target: learnerStats.userId,
+          set: {
+            institutionId: sql`excluded.institution_id`,
+            xpTotal: sql`excluded.xp_total`,
+            attempts: sql`excluded.attempts`,
+            correct: sql`excluded.correct`,
+            seconds: sql`excluded.seconds`,
+            itemsCompleted: sql`excluded.items_completed`,
+            lessonsCompleted: sql`excluded.lessons_completed`,
+            coursesCompleted: sql`excluded.courses_completed`,
+            perfectLessons: sql`excluded.perfect_lessons`,
+            currentStreak: sql`excluded.current_streak`,
+            longestStreak: sql`excluded.longest_streak`,
+            lastActiveDay: sql`excluded.last_active_day`,
+            cefrLevels: sql`excluded.cefr_levels`,
+            updatedAt: sql`excluded.updated_at`,
+          },
+        }),
+    );
+    const counters: Record<string, number> = {
+      attempts: attemptRows.length,
+      items_completed: attemptRows.filter((a) => outcomes.get(a.id)?.item_completed).length,
+      lessons_completed: summary.lessons.length,
+      courses_completed: summary.courses.length,
+    };
+    for (const [name, value] of Object.entries(counters)) {
+      if (value === 0) continue;
+      statements.push(
+        db
+          .insert(platformCounters)
+          .values({ name, value })
+          .onConflictDoUpdate({ target: platformCounters.name, set: { value: sql`${platformCounters.value} + excluded.value` } }),
+      );
+    }
+  }
+  for (const code of summary.achievements) {
+    statements.push(db.insert(achievements).values({ userId: learner.id, code, unlockedAt: events.find((e) => e.type === "achievement.unlocked" && e.payload.code === code)!.payload.unlocked_at as string }).onConflictDoNothing());
+  }
+  for (const rows of chunk(events, rowsPerStatement(6))) statements.push(db.insert(outboxEvents).values(rows));
+
+  if (statements.length > 0) await db.batch(statements as [Statement, ...Statement[]]);
+
+  return {
+    ok: true,
+    outcomes: input.map((a) => outcomes.get(a.id)!),
+    summary: {
+      recorded: attemptRows.length,
+      duplicates: input.length - attemptRows.length,
+      xp_gained: summary.xp,
+      xp_total: learnerTotals.xpTotal,
+      lessons_completed: summary.lessons,
+      courses_completed: summary.courses,
+      achievements_unlocked: summary.achievements,
+      current_streak: streakNow,
+      events: events.map((e) => ({ id: e.id!, type: e.type })),
+    },
+  };
+}
+
+function maxIso(a: string | null | undefined, b: string): string {
+  return !a || b > a ? b : a;
+}
+
+function round(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}
+
+function bump<T extends Record<string, number>>(map: Map<string, T>, key: string, delta: T): void {
+  const current = map.get(key);
+  if (!current) {
+    map.set(key, { ...delta });
+    return;
+  }
+  for (const k of Object.keys(delta) as (keyof T)[]) (current[k] as number) += delta[k] as number;
+}
+
+function mergeEvidence(rows: SkillEvidenceRow[], deltas: SkillEvidenceRow[]): SkillEvidenceRow[] {
+  const merged = new Map(rows.map((r) => [`${r.skill}:${r.cefrLevel}`, { ...r }]));
+  for (const d of deltas) {
+    const key = `${d.skill}:${d.cefrLevel}`;
+    const row = merged.get(key);
+    if (row) {
+      row.attempts += d.attempts;
+      row.correct += d.correct;
+      row.scoreSum += d.scoreSum;
+    } else merged.set(key, { ...d });
+  }
+  return [...merged.values()];
+}

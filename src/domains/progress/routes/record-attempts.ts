@@ -1,0 +1,36 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../../env";
+import { ApiError } from "../../../platform/errors";
+import { jsonBody, jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { resolveLearner } from "../learner";
+import type { AttemptInput } from "../record";
+import { RecordAttemptsBody, RecordAttemptsResponse } from "../schemas";
+
+export const recordAttemptsRoute = tokenRoute("progress:write", {
+  method: "post",
+  path: "/api/progress/attempts",
+  tags: ["Progress"],
+  operationId: "recordAttempts",
+  summary: "Record training-item attempts",
+  description:
+    "Records one attempt or a batch of up to 100 and answers what each changed: XP, item and lesson status, course completion, achievements. Attempt ids are your UUIDs: a resent id is reported as `duplicate` and counts once. Items must belong to published courses; `occurred_at` may not be in the future. Emits `lesson.completed`, `course.completed`, `achievement.unlocked`, `cefr.level_changed` and `streak.milestone` events.",
+  request: { body: jsonBody(RecordAttemptsBody) },
+  responses: { 200: jsonResponse(RecordAttemptsResponse, "What the attempts changed.") },
+});
+
+export function registerRecordAttempts(app: OpenAPIHono<AppEnv>) {
+  app.openapi(recordAttemptsRoute, async (c) => {
+    const body = c.req.valid("json");
+    const { user_id: userId, ...rest } = body as typeof body & { user_id?: string };
+    const attempts: AttemptInput[] = "attempts" in rest ? (rest.attempts as AttemptInput[]) : [rest as AttemptInput];
+    const learner = await resolveLearner(c.env, c.var.principal, userId, "write");
+    const recorder = c.env.PROGRESS_RECORDER.get(c.env.PROGRESS_RECORDER.idFromName(learner.id));
+    const result = await recorder.record(learner, attempts);
+    if (!result.ok) {
+      // A single attempt's fields are reported at the top level, as it was sent.
+      const errors = "attempts" in rest ? result.errors : result.errors?.map((e) => ({ ...e, path: e.path.replace(/^attempts\.0\./, "") }));
+      throw new ApiError(result.code, result.detail, { errors });
+    }
+    return c.json({ data: result.outcomes, summary: result.summary }, 200);
+  });
+}

@@ -1,0 +1,72 @@
+import { z } from "@hono/zod-openapi";
+
+const MAX_CLOCK_SKEW_MS = 5 * 60 * 1000;
+const OLDEST_ACCEPTED_MS = 5 * 365 * 86_400_000;
+
+export const AttemptSchema = z
+  .strictObject({
+    id: z.uuid("must be a UUID").openapi({ description: "Your UUID for this attempt; resending it is harmless.", example: "4f1f8f5e-2c7a-4a51-9f64-3f0b0a7f5c11" }),
+    training_item_id: z.string().min(1).max(64).openapi({ example: "itm_demo_es_a1_01_1_01" }),
+    score: z.number().min(0, "must be between 0 and 1").max(1, "must be between 0 and 1").openapi({ example: 0.9 }),
+    correct: z.boolean(),
+    duration_seconds: z.number().int("must be a whole number").min(0).max(86_400).openapi({ example: 35 }),
+    occurred_at: z.iso
+      .datetime({ offset: true, message: "must be an ISO 8601 date-time" })
+      .refine((value) => Date.parse(value) <= Date.now() + MAX_CLOCK_SKEW_MS, { message: "must not be in the future" })
+      .refine((value) => Date.parse(value) >= Date.now() - OLDEST_ACCEPTED_MS, { message: "must be within the last 5 years" })
+      .openapi({ example: "2026-11-21T09:30:00Z" }),
+  })
+  .openapi("Attempt");
+
+const userIdField = z.string().min(1).optional().openapi({ description: "Record for this member of your institution (institution admins); defaults to you." });
+
+export const RecordAttemptsBody = z
+  .union([
+    z.strictObject({
+      attempts: z
+        .array(AttemptSchema)
+        .min(1, "must hold at least one attempt")
+        .max(100, "must hold at most 100 attempts")
+        .superRefine((list, ctx) => {
+          const seen = new Map<string, number>();
+          list.forEach((a, index) => {
+            if (seen.has(a.id)) ctx.addIssue({ code: "custom", path: [index, "id"], message: `repeats attempts.${seen.get(a.id)}.id` });
+            else seen.set(a.id, index);
+          });
+        }),
+      user_id: userIdField,
+    }),
+    AttemptSchema.extend({ user_id: userIdField }),
+  ])
+  .openapi("RecordAttemptsRequest", { description: "One attempt, or `{ attempts: [...] }` with up to 100." });
+
+export const AttemptOutcomeSchema = z
+  .object({
+    id: z.string(),
+    status: z.enum(["recorded", "duplicate"]).openapi({ description: "`duplicate`: this id was recorded before; nothing changed." }),
+    xp_gained: z.number().int(),
+    item_completed: z.boolean().openapi({ description: "The first passing attempt at this item." }),
+    lesson: z
+      .object({ id: z.string(), status: z.enum(["not_started", "in_progress", "completed"]), items_done: z.number().int(), items_total: z.number().int(), percent: z.number().int() })
+      .nullable(),
+    course_completed: z.boolean(),
+    achievements_unlocked: z.array(z.string()),
+  })
+  .openapi("AttemptOutcome");
+
+export const RecordAttemptsResponse = z
+  .object({
+    data: z.array(AttemptOutcomeSchema).openapi({ description: "One outcome per attempt, in request order." }),
+    summary: z.object({
+      recorded: z.number().int(),
+      duplicates: z.number().int(),
+      xp_gained: z.number().int(),
+      xp_total: z.number().int(),
+      lessons_completed: z.array(z.string()),
+      courses_completed: z.array(z.string()),
+      achievements_unlocked: z.array(z.string()),
+      current_streak: z.number().int(),
+      events: z.array(z.object({ id: z.string(), type: z.string() })).openapi({ description: "Domain events this batch emitted." }),
+    }),
+  })
+  .openapi("RecordAttemptsResponse");

@@ -1,0 +1,208 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { callJson } from "../helpers/api";
+import { createPublishedCourse } from "../helpers/progress-fixture";
+import { createTenant, mintToken } from "../helpers/tenants";
+
+function attempt(itemId: string, overrides: Record<string, unknown> = {}) {
+  return { id: crypto.randomUUID(), training_item_id: itemId, score: 1, correct: true, duration_seconds: 30, occurred_at: new Date(Date.now() - 60_000).toISOString(), ...overrides };
+}
+
+function record(token: string, body: unknown) {
+  return callJson("/api/progress/attempts", { token, body });
+}
+
+async function outbox(userId: string) {
+  const { results } = await env.DB.prepare("SELECT id, type, payload FROM outbox_events WHERE user_id = ? ORDER BY created_at, id").bind(userId).all<{ id: string; type: string; payload: string }>();
+  return results.map((r) => ({ ...r, payload: JSON.parse(r.payload) }));
+}
+
+describe("POST /api/progress/attempts", () => {
+  it("records a learner completing a lesson, with XP, completion, achievements and exactly the expected events", async () => {
+    const { learner, institution } = await createTenant();
+    const course = await createPublishedCourse({ lessons: 2, blocksPerLesson: 2, itemsPerBlock: 3, xp: 10 });
+    const lesson = course.lessons[0]!;
+
+    const first = await record(learner.token, attempt(lesson.items[0]!.id));
+    expect(first.res.status).toBe(200);
+    expect(first.body.data).toEqual([
+      {
+        id: expect.any(String),
+        status: "recorded",
+        xp_gained: 10,
+        item_completed: true,
+        lesson: { id: lesson.id, status: "in_progress", items_done: 1, items_total: 6, percent: 17 },
+        course_completed: false,
+        achievements_unlocked: ["first_steps"],
+      },
+    ]);
+    expect(first.body.summary).toMatchObject({ recorded: 1, duplicates: 0, xp_gained: 10, xp_total: 10, current_streak: 1 });
+
+    // A miss earns nothing and completes nothing; then the rest of the lesson in one batch.
+    const miss = await record(learner.token, attempt(lesson.items[1]!.id, { score: 0.2, correct: false }));
+    expect(miss.body.data[0]).toMatchObject({ xp_gained: 0, item_completed: false, lesson: { items_done: 1 } });
+    const rest = await record(learner.token, { attempts: lesson.items.slice(1).map((i) => attempt(i.id)) });
+    expect(rest.res.status).toBe(200);
+    expect(rest.body.data.map((o: any) => o.xp_gained)).toEqual([10, 10, 10, 10, 10]);
+    const last = rest.body.data.at(-1);
+    expect(last.lesson).toEqual({ id: lesson.id, status: "completed", items_done: 6, items_total: 6, percent: 100 });
+    expect(last.achievements_unlocked).toEqual(["first_lesson", "perfect_lesson"]);
+    expect(rest.body.summary).toMatchObject({ recorded: 5, xp_gained: 50, xp_total: 60, lessons_completed: [lesson.id], courses_completed: [] });
+
+    const events = await outbox(learner.id);
+    expect(events.map((e) => e.type)).toEqual(["achievement.unlocked", "lesson.completed", "achievement.unlocked", "achievement.unlocked"]);
+    const completed = events.find((e) => e.type === "lesson.completed")!;
+    expect(completed.payload).toMatchObject({ user_id: learner.id, lesson_id: lesson.id, course_id: course.courseId, score: 1, items: 6 });
+    expect(completed.id).toMatch(/^evt_/);
+    const row = await env.DB.prepare("SELECT institution_id FROM outbox_events WHERE id = ?").bind(completed.id).first<{ institution_id: string }>();
+    expect(row!.institution_id).toBe(institution.id);
+    expect(rest.body.summary.events.map((e: any) => e.id)).toEqual(events.slice(1).map((e) => e.id));
+  });
+
+  it("completes the course when its last lesson completes", async () => {
+    const { learner } = await createTenant();
+    const course = await createPublishedCourse({ lessons: 2, blocksPerLesson: 1, itemsPerBlock: 2 });
+    const result = await record(learner.token, { attempts: course.items.map((id) => attempt(id)) });
+    expect(result.body.summary.lessons_completed).toEqual(course.lessons.map((l) => l.id));
+    expect(result.body.summary.courses_completed).toEqual([course.courseId]);
+    expect(result.body.data.at(-1).course_completed).toBe(true);
+    const types = (await outbox(learner.id)).map((e) => e.type);
+    expect(types.filter((t) => t === "course.completed")).toHaveLength(1);
+    expect(types.filter((t) => t === "lesson.completed")).toHaveLength(2);
+  });
+
+  it("counts a resent attempt once, whether resent alone, in a batch, or concurrently", async () => {
+    const { learner } = await createTenant();
+    const course = await createPublishedCourse();
+    const once = attempt(course.items[0]!);
+    expect((await record(learner.token, once)).body.summary.xp_total).toBe(10);
+    const again = await record(learner.token, { attempts: [once, attempt(course.items[1]!)] });
+    expect(again.body.data.map((o: any) => o.status)).toEqual(["duplicate", "recorded"]);
+    expect(again.body.summary).toMatchObject({ recorded: 1, duplicates: 1, xp_total: 20 });
+
+    const twin = attempt(course.items[2]!);
+    const results = await Promise.all(Array.from({ length: 4 }, () => record(learner.token, { attempts: [twin] })));
+    expect(results.map((r) => r.res.status)).toEqual([200, 200, 200, 200]);
+    expect(results.filter((r) => r.body.data[0].status === "recorded")).toHaveLength(1);
+    const stats = await env.DB.prepare("SELECT xp_total, attempts, items_completed FROM learner_stats WHERE user_id = ?").bind(learner.id).first();
+    expect(stats).toEqual({ xp_total: 30, attempts: 3, items_completed: 3 });
+    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM attempts WHERE user_id = ?").bind(learner.id).first<{ n: number }>();
+    expect(count!.n).toBe(3);
+    expect((await outbox(learner.id)).filter((e) => e.payload.code === "first_steps")).toHaveLength(1);
+  });
+
+  it("refuses an attempt id already used by another learner", async () => {
+    const a = await createTenant();
+    const b = await createTenant();
+    const course = await createPublishedCourse();
+    const shared = attempt(course.items[0]!);
+    expect((await record(a.learner.token, shared)).res.status).toBe(200);
+    const clash = await record(b.learner.token, shared);
+    expect(clash.res.status).toBe(409);
+    expect(clash.body.code).toBe("conflict");
+  });
+
+  it("keeps per-item XP at practice level after the first pass and updates the lesson score", async () => {
+    const { learner } = await createTenant();
+    const course = await createPublishedCourse({ lessons: 1, blocksPerLesson: 1, itemsPerBlock: 2 });
+    await record(learner.token, attempt(course.items[0]!, { score: 0.7, correct: false }));
+    const repeat = await record(learner.token, attempt(course.items[0]!, { score: 1 }));
+    expect(repeat.body.data[0]).toMatchObject({ xp_gained: 1, item_completed: false });
+    const row = await env.DB.prepare("SELECT best_score, attempts FROM item_progress WHERE user_id = ? AND training_item_id = ?").bind(learner.id, course.items[0]).first();
+    expect(row).toEqual({ best_score: 1, attempts: 2 });
+  });
+
+  it.each([
+    ["a score above 1", { score: 1.5 }, "attempts.0.score"],
+    ["a negative duration", { duration_seconds: -1 }, "attempts.0.duration_seconds"],
+    ["a future time", { occurred_at: new Date(Date.now() + 3_600_000).toISOString() }, "attempts.0.occurred_at"],
+    ["a malformed time", { occurred_at: "yesterday" }, "attempts.0.occurred_at"],
+    ["a non-UUID id", { id: "attempt-1" }, "attempts.0.id"],
+    ["an unknown field", { bonus: 100 }, "attempts.0.bonus"],
+  ])("rejects %s with 422 and records nothing", async (_label, overrides, path) => {
+    const { learner } = await createTenant();
+    const course = await createPublishedCourse();
+    const { res, body } = await record(learner.token, { attempts: [attempt(course.items[0]!, overrides)] });
+    expect(res.status).toBe(422);
+    expect(body.errors.map((e: any) => e.path)).toContain(path);
+    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM attempts WHERE user_id = ?").bind(learner.id).first<{ n: number }>();
+    expect(count!.n).toBe(0);
+  });
+
+  it("rejects unknown items and items of unpublished courses, reporting each, and records nothing of the batch", async () => {
+    const { learner } = await createTenant();
+    const course = await createPublishedCourse();
+    const draft = await createPublishedCourse({ published: false });
+    const { res, body } = await record(learner.token, { attempts: [attempt(course.items[0]!), attempt("itm_nope"), attempt(draft.items[0]!)] });
+    expect(res.status).toBe(422);
+    expect(body.errors).toEqual([
+      { path: "attempts.1.training_item_id", message: "is not a training item of a published course" },
+      { path: "attempts.2.training_item_id", message: "is not a training item of a published course" },
+    ]);
+    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM attempts WHERE user_id = ?").bind(learner.id).first<{ n: number }>();
+    expect(count!.n).toBe(0);
+  });
+
+  it("rejects a batch over 100, an empty batch and a repeated id", async () => {
+    const { learner } = await createTenant();
+    const course = await createPublishedCourse();
+    const big = await record(learner.token, { attempts: Array.from({ length: 101 }, () => attempt(course.items[0]!)) });
+    expect(big.res.status).toBe(422);
+    expect(big.body.errors[0].path).toBe("attempts");
+    expect((await record(learner.token, { attempts: [] })).res.status).toBe(422);
+    const repeated = attempt(course.items[0]!);
+    const dup = await record(learner.token, { attempts: [repeated, repeated] });
+    expect(dup.res.status).toBe(422);
+    expect(dup.body.errors[0]).toEqual({ path: "attempts.1.id", message: "repeats attempts.0.id" });
+  });
+
+  it("accepts a full batch of 100", async () => {
+    const { learner } = await createTenant();
+    const course = await createPublishedCourse({ lessons: 5, blocksPerLesson: 4, itemsPerBlock: 5 });
+    const { res, body } = await record(learner.token, { attempts: course.items.map((id) => attempt(id)) });
+    expect(res.status).toBe(200);
+    expect(body.summary).toMatchObject({ recorded: 100, xp_total: 1000, courses_completed: [course.courseId] });
+    expect(body.summary.achievements_unlocked).toEqual(expect.arrayContaining(["first_steps", "first_lesson", "course_complete", "xp_1000"]));
+  });
+
+  it("lets an institution admin record for a member, but not for another institution's learner", async () => {
+    const acme = await createTenant();
+    const globex = await createTenant();
+    const course = await createPublishedCourse();
+    const forMember = await record(acme.admin.token, { user_id: acme.learner.id, attempts: [attempt(course.items[0]!)] });
+    expect(forMember.res.status).toBe(200);
+    const stats = await env.DB.prepare("SELECT xp_total FROM learner_stats WHERE user_id = ?").bind(acme.learner.id).first<{ xp_total: number }>();
+    expect(stats!.xp_total).toBe(10);
+    const forStranger = await record(acme.admin.token, { user_id: globex.learner.id, attempts: [attempt(course.items[0]!)] });
+    expect(forStranger.res.status).toBe(404);
+    const asLearner = await record(acme.learner.token, { user_id: acme.admin.id, attempts: [attempt(course.items[0]!)] });
+    expect(asLearner.res.status).toBe(403);
+  });
+
+  it("requires progress:write", async () => {
+    const { learner, instructor } = await createTenant();
+    const course = await createPublishedCourse();
+    const { token } = await mintToken(learner, ["progress:read"]);
+    const res = await record(token, attempt(course.items[0]!));
+    expect(res.res.status).toBe(403);
+    expect(res.body.detail).toContain("`progress:write`");
+    expect((await record(instructor.token, attempt(course.items[0]!))).res.status).toBe(403);
+  });
+
+  it("counts days in the learner's time zone and emits a streak milestone at 3 days", async () => {
+    const { learner } = await createTenant();
+    await env.DB.prepare("UPDATE users SET time_zone = 'Pacific/Auckland' WHERE id = ?").bind(learner.id).run();
+    const course = await createPublishedCourse({ lessons: 1, blocksPerLesson: 1, itemsPerBlock: 3 });
+    const day = 86_400_000;
+    const now = Date.now();
+    // Re-sign-in is not needed: the token's cached principal refreshes within a minute, so name the zone explicitly through D1 only.
+    const attempts = [2, 1, 0].map((daysAgo, i) => attempt(course.items[i]!, { occurred_at: new Date(now - daysAgo * day - 60_000).toISOString() }));
+    const result = await record(learner.token, { attempts });
+    expect(result.res.status).toBe(200);
+    const { results } = await env.DB.prepare("SELECT day FROM daily_activity WHERE user_id = ? ORDER BY day").bind(learner.id).all<{ day: string }>();
+    expect(results).toHaveLength(3);
+    expect(result.body.summary.current_streak).toBe(3);
+    const milestones = (await outbox(learner.id)).filter((e) => e.type === "streak.milestone");
+    expect(milestones.map((m) => m.payload.days)).toEqual([3]);
+  });
+});
