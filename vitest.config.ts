@@ -18,6 +18,9 @@ export default defineConfig(async () => {
             ENCRYPTION_KEY: "dGVzdC1lbmNyeXB0aW9uLWtleS0zMi1ieXRlcy0hISE=",
             ALLOW_PRIVATE_TARGETS: "true",
           },
+          // The public catalogue's per-IP limit (600 a minute in wrangler.toml), small enough to reach
+          // in a test; tests that are not about it send a fresh CF-Connecting-IP.
+          ratelimits: { PUBLIC_RATE_LIMITER: { simple: { limit: 30, period: 60 } } },
         },
       }),
     ],

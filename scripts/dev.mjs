@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { catalogSeedSql } from "./catalog-data.mjs";
 import { demoSeedSql } from "./demo-data.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -21,10 +22,19 @@ const { values } = parseArgs({
 const persist = values["persist-to"] ? ["--persist-to", resolve(values["persist-to"])] : [];
 const wrangler = join(root, "node_modules", ".bin", "wrangler");
 
-function run(args) {
+/** `quiet`: keep wrangler's per-statement output to ourselves unless the command fails. */
+function run(args, { quiet = false } = {}) {
   console.log(`$ wrangler ${args.join(" ")}`);
-  const result = spawnSync(wrangler, args, { cwd: root, stdio: "inherit", env: { ...process.env, CI: "true" } });
-  if (result.status !== 0) process.exit(result.status ?? 1);
+  const result = spawnSync(wrangler, args, {
+    cwd: root,
+    stdio: quiet ? ["inherit", "pipe", "inherit"] : "inherit",
+    maxBuffer: 64 * 1024 * 1024,
+    env: { ...process.env, CI: "true" },
+  });
+  if (result.status !== 0) {
+    if (quiet && result.stdout) process.stdout.write(result.stdout);
+    process.exit(result.status ?? 1);
+  }
 }
 
 // 1. Local secrets, generated once and never committed (.dev.vars is git-ignored).
@@ -38,12 +48,17 @@ if (additions.length > 0) {
   console.log(`wrote ${additions.length} value(s) to .dev.vars`);
 }
 
-// 2. Schema, then 3. demo data.
+// 2. Schema, then 3. demo accounts and courses.
 run(["d1", "migrations", "apply", "DB", "--local", ...persist]);
 const seedFile = join(root, ".wrangler", "demo-seed.sql");
 mkdirSync(dirname(seedFile), { recursive: true });
 writeFileSync(seedFile, demoSeedSql());
 run(["d1", "execute", "DB", "--local", `--file=${seedFile}`, ...persist]);
+// 3b. The demo course catalogue (deterministic; fixed ids, so a second run inserts nothing).
+const catalogFile = join(root, ".wrangler", "catalog-seed.sql");
+writeFileSync(catalogFile, catalogSeedSql());
+run(["d1", "execute", "DB", "--local", `--file=${catalogFile}`, ...persist], { quiet: true });
+console.log("demo course catalogue loaded (12 courses)");
 
 if (values["setup-only"]) process.exit(0);
 

@@ -1,5 +1,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { registerAuth } from "./domains/auth";
+import { registerCatalog } from "./domains/catalog";
+import { registerContent } from "./domains/content";
 import { registerSystem } from "./domains/system";
 import { registerTokens } from "./domains/tokens";
 import { registerProgress } from "./domains/progress";
@@ -28,6 +30,8 @@ export function buildApp() {
   registerSystem(app);
   registerAuth(app);
   registerTokens(app);
+  registerContent(app);
+  registerCatalog(app);
   registerProgress(app);
 
   const allowedMethods = allowedMethodsResolver(app);

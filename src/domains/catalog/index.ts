@@ -1,0 +1,37 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createMiddleware } from "hono/factory";
+import type { AppEnv } from "../../env";
+import { PUBLIC_COURSES_PATH } from "./cache";
+import { registerGetPublicCourse } from "./routes/get-public-course";
+import { registerListPublicCourses } from "./routes/list-public-courses";
+
+/**
+ * CORS for the public catalogue: readable from any origin (no credentials are involved), errors
+ * included; answers preflights itself. `ETag` and `Retry-After` are exposed to scripts. Errors are
+ * `no-store`, so that no cache keeps the 404 of a course that is about to be published.
+ */
+const publicEdgeHeaders = createMiddleware<AppEnv>(async function publicEdgeHeaders(c, next) {
+  if (c.req.method === "OPTIONS") {
+    return new Response(null, {
+      status: 204,
+      headers: {
+        "Access-Control-Allow-Origin": "*",
+        "Access-Control-Allow-Methods": "GET, HEAD, OPTIONS",
+        "Access-Control-Allow-Headers": "If-None-Match",
+        "Access-Control-Max-Age": "86400",
+      },
+    });
+  }
+  await next();
+  c.res.headers.set("Access-Control-Allow-Origin", "*");
+  c.res.headers.set("Access-Control-Expose-Headers", "ETag, Age, Retry-After, X-Request-Id, X-Cache");
+  if (c.res.status >= 400) c.res.headers.set("Cache-Control", "no-store");
+});
+
+/** The public catalogue: published courses without a token, served for the edge. */
+export function registerCatalog(app: OpenAPIHono<AppEnv>) {
+  app.use(PUBLIC_COURSES_PATH, publicEdgeHeaders);
+  app.use(`${PUBLIC_COURSES_PATH}/*`, publicEdgeHeaders);
+  registerListPublicCourses(app);
+  registerGetPublicCourse(app);
+}

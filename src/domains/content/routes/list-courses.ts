@@ -1,0 +1,32 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../../env";
+import { paginate } from "../../../platform/http/pagination";
+import { jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { presentCourse } from "../present";
+import { CoursePageSchema, ListCoursesQuery } from "../schemas";
+import { listCourses, seesDrafts } from "../service";
+
+export const listCoursesRoute = tokenRoute("content:read", {
+  method: "get",
+  path: "/api/courses",
+  tags: ["Content"],
+  operationId: "listCourses",
+  summary: "List courses",
+  description:
+    "Every filter is validated (an invalid value is 422 naming the field). Default order `title` (case-insensitive), ties by id. Unpublished courses are visible to platform staff (a token with `content:write`) only; for everybody else they do not exist and `published=false` is an empty list.",
+  request: { query: ListCoursesQuery },
+  responses: { 200: jsonResponse(CoursePageSchema, "A page of courses.") },
+});
+
+export function registerListCourses(app: OpenAPIHono<AppEnv>) {
+  app.openapi(listCoursesRoute, async (c) => {
+    const { page, per_page, published, ...filters } = c.req.valid("query");
+    const { total, rows } = await listCourses(
+      c.env,
+      { ...filters, published: published === undefined ? undefined : published === "true" },
+      { page, per_page },
+      seesDrafts(c.var.principal),
+    );
+    return c.json(paginate(c, { page, per_page }, total, rows.map(presentCourse)), 200);
+  });
+}

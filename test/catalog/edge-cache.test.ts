@@ -1,0 +1,116 @@
+import { env } from "cloudflare:test";
+import { beforeAll, describe, expect, it } from "vitest";
+import { callJson } from "../helpers/api";
+import { callPublic, createCourse, untouchableDatabase } from "../helpers/catalog";
+import { createPlatformAdmin, freshIp, type TestUser } from "../helpers/tenants";
+
+let staff: TestUser;
+
+beforeAll(async () => {
+  staff = await createPlatformAdmin();
+});
+
+async function read(path: string, bindings?: Partial<Cloudflare.Env>) {
+  const res = await callPublic(path, { ip: freshIp(), bindings });
+  const text = await res.text();
+  return { res, text, body: text && res.headers.get("Content-Type")?.includes("json") ? JSON.parse(text) : undefined };
+}
+
+function patch(id: string, body: unknown) {
+  return callJson(`/api/courses/${id}`, { method: "PATCH", token: staff.token, body });
+}
+
+describe("the edge cache (Workers Cache API)", () => {
+  it("answers a repeat request from the cache with no D1 query at all", async () => {
+    const course = await createCourse({ title: "Cached title" });
+    const path = `/api/public/courses/${course.slug}`;
+    const first = await read(path);
+    expect(first.res.headers.get("X-Cache")).toBe("MISS");
+    expect(first.body.title).toBe("Cached title");
+
+    // Change the row behind the API's back: the cached copy is still what is served…
+    await env.DB.prepare("UPDATE courses SET title = 'Renamed in D1' WHERE id = ?").bind(course.id).run();
+    const second = await read(path);
+    expect(second.res.status).toBe(200);
+    expect(second.res.headers.get("X-Cache")).toBe("HIT");
+    expect(second.text).toBe(first.text);
+    expect(second.res.headers.get("ETag")).toBe(first.res.headers.get("ETag"));
+    expect(second.res.headers.get("Cache-Control")).toBe("public, max-age=60, s-maxage=300, stale-while-revalidate=600");
+    expect(second.res.headers.get("Access-Control-Allow-Origin")).toBe("*");
+
+    // …and with a D1 binding that fails on any use, the hit (and its 304) still answer.
+    const spy = untouchableDatabase();
+    const third = await read(path, { DB: spy.db });
+    expect(third.res.status).toBe(200);
+    expect(third.body.title).toBe("Cached title");
+    const conditional = await callPublic(path, { ip: freshIp(), bindings: { DB: spy.db }, headers: { "If-None-Match": first.res.headers.get("ETag")! } });
+    expect(conditional.status).toBe(304);
+    expect(spy.uses()).toBe(0);
+
+    // The same holds for list pages.
+    const list = `/api/public/courses?q=${encodeURIComponent("Cached title")}`;
+    await env.DB.prepare("UPDATE courses SET title = 'Cached title' WHERE id = ?").bind(course.id).run();
+    const missed = await read(list);
+    expect(missed.body.data.map((c: any) => c.id)).toEqual([course.id]);
+    const hit = await read(list, { DB: spy.db });
+    expect(hit.res.headers.get("X-Cache")).toBe("HIT");
+    expect(hit.text).toBe(missed.text);
+    expect(spy.uses()).toBe(0);
+  });
+
+  it("stores each copy for 60 s and reports its Age", async () => {
+    const course = await createCourse();
+    const path = `/api/public/courses/${course.slug}`;
+    await read(path);
+    const stored = await caches.default.match(`https://api.lingua.test${path}`);
+    expect(stored).toBeDefined();
+    expect(stored!.headers.get("Cache-Control")).toBe("public, max-age=60");
+    await stored!.text();
+    const hit = await read(path);
+    expect(hit.res.headers.get("X-Cache")).toBe("HIT");
+    const age = Number(hit.res.headers.get("Age") ?? "0");
+    expect(age).toBeGreaterThanOrEqual(0);
+    expect(age).toBeLessThanOrEqual(60);
+  });
+
+  it("does not cache a 404: a slug that becomes public is served at once", async () => {
+    const draft = await createCourse({ published: false });
+    const path = `/api/public/courses/${draft.slug}`;
+    expect((await read(path)).res.status).toBe(404);
+    await env.DB.prepare("UPDATE courses SET published = 1, published_at = '2026-05-01T00:00:00Z' WHERE id = ?").bind(draft.id).run();
+    const now = await read(path);
+    expect(now.res.status).toBe(200);
+    expect(now.res.headers.get("X-Cache")).toBe("MISS");
+  });
+
+  it("PATCH through the API refreshes the course page and the unfiltered first list pages at once", async () => {
+    const course = await createCourse({ title: "AAA Before edit" });
+    const page = `/api/public/courses/${course.slug}`;
+    const lists = ["/api/public/courses", "/api/public/courses?page=1", "/api/public/courses?per_page=25&page=1", "/api/public/courses?per_page=100"];
+    const before = await read(page);
+    expect(before.body.title).toBe("AAA Before edit");
+    for (const list of lists) expect((await read(list)).body.data.map((c: any) => c.title)).toContain("AAA Before edit");
+    for (const list of lists) expect((await read(list)).res.headers.get("X-Cache")).toBe("HIT");
+
+    const edited = await patch(course.id, { title: "AAA After edit" });
+    expect(edited.res.status).toBe(200);
+
+    const after = await read(page);
+    expect(after.res.headers.get("X-Cache")).toBe("MISS");
+    expect(after.body.title).toBe("AAA After edit");
+    expect(after.res.headers.get("ETag")).not.toBe(before.res.headers.get("ETag"));
+    for (const list of lists) {
+      const fresh = await read(list);
+      expect(fresh.body.data.map((c: any) => c.title), list).toContain("AAA After edit");
+      expect(fresh.body.data.map((c: any) => c.title), list).not.toContain("AAA Before edit");
+    }
+
+    // Unpublishing removes the page and the list entry at once; publishing again brings them back.
+    expect((await patch(course.id, { published: false })).res.status).toBe(200);
+    expect((await read(page)).res.status).toBe(404);
+    expect((await read("/api/public/courses")).body.data.map((c: any) => c.id)).not.toContain(course.id);
+    expect((await patch(course.id, { published: true })).res.status).toBe(200);
+    expect((await read(page)).body.title).toBe("AAA After edit");
+    expect((await read("/api/public/courses")).body.data.map((c: any) => c.id)).toContain(course.id);
+  });
+});
