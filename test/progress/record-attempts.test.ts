@@ -189,6 +189,27 @@ describe("POST /api/progress/attempts", () => {
     expect((await record(instructor.token, attempt(course.items[0]!))).res.status).toBe(403);
   });
 
+  it("reports a CEFR level change once, and leaves the levels of skills a later batch does not touch alone", async () => {
+    const { learner } = await createTenant();
+    const reading = await createPublishedCourse({ lessons: 1, blocksPerLesson: 2, itemsPerBlock: 5, skills: ["reading"], levels: ["A1"] });
+    const listening = await createPublishedCourse({ lessons: 1, blocksPerLesson: 1, itemsPerBlock: 1, skills: ["listening"], levels: ["A1"] });
+    await record(learner.token, { attempts: reading.items.map((id) => attempt(id)) });
+    const afterReading = (await outbox(learner.id)).filter((e) => e.type === "cefr.level_changed").map((e) => e.payload);
+    expect(afterReading).toEqual(
+      expect.arrayContaining([
+        { user_id: learner.id, skill: "reading", from: null, to: "A1" },
+        { user_id: learner.id, skill: "overall", from: null, to: "A1" },
+      ]),
+    );
+    expect(afterReading).toHaveLength(2);
+    await record(learner.token, attempt(listening.items[0]!));
+    const all = (await outbox(learner.id)).filter((e) => e.type === "cefr.level_changed");
+    // Listening has evidence now but no level: the overall median drops to "none", reading stays A1.
+    expect(all.slice(2).map((e) => e.payload)).toEqual([{ user_id: learner.id, skill: "overall", from: "A1", to: null }]);
+    const stats = await env.DB.prepare("SELECT cefr_levels FROM learner_stats WHERE user_id = ?").bind(learner.id).first<{ cefr_levels: string }>();
+    expect(JSON.parse(stats!.cefr_levels)).toEqual({ reading: "A1" });
+  });
+
   it("counts days in the learner's time zone and emits a streak milestone at 3 days", async () => {
     const { learner } = await createTenant();
     await env.DB.prepare("UPDATE users SET time_zone = 'Pacific/Auckland' WHERE id = ?").bind(learner.id).run();

@@ -121,10 +121,9 @@ export async function recordAttempts(db: Database, learner: Learner, input: Atte
       .from(courseProgress)
       .where(and(eq(courseProgress.userId, learner.id), inArray(courseProgress.courseId, sql`(SELECT course_id FROM training_items WHERE id IN ${itemsInBatch})`))),
     db.select({ id: courses.id, lessonCount: courses.lessonCount }).from(courses).where(inArray(courses.id, sql`(SELECT course_id FROM training_items WHERE id IN ${itemsInBatch})`)),
-    db
-      .select()
-      .from(skillEvidence)
-      .where(and(eq(skillEvidence.userId, learner.id), inArray(skillEvidence.skill, sql`(SELECT skill FROM training_items WHERE id IN ${itemsInBatch})`))),
+    // All of the learner's evidence (at most 6 skills × 6 levels): the CEFR levels are recomputed
+    // for every skill, not only those of this batch.
+    db.select().from(skillEvidence).where(eq(skillEvidence.userId, learner.id)),
   ]);
 
   // --- validation against the data -----------------------------------------------------------
