@@ -144,7 +144,12 @@ export const learnerStats = sqliteTable(
     cefrLevels: text("cefr_levels", { mode: "json" }).$type<Record<string, string>>().notNull(),
     updatedAt: text("updated_at").notNull(),
   },
-  (t) => [index("learner_stats_xp_idx").on(t.xpTotal, t.userId), index("learner_stats_active_idx").on(t.lastActiveDay)],
+  (t) => [
+    index("learner_stats_xp_idx").on(t.xpTotal, t.userId),
+    index("learner_stats_active_idx").on(t.lastActiveDay),
+    /** The institution's all-time leaderboard and a member's rank in it, without reading other institutions. */
+    index("learner_stats_institution_xp_idx").on(t.institutionId, t.xpTotal, t.userId),
+  ],
 );
 
 /** XP per learner per ISO week (Monday, UTC), for the weekly leaderboard. */

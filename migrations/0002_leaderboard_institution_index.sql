@@ -1,0 +1,1 @@
+CREATE INDEX `learner_stats_institution_xp_idx` ON `learner_stats` (`institution_id`,`xp_total`,`user_id`);

@@ -1,0 +1,367 @@
+import { z } from "@hono/zod-openapi";
+import { CEFR_LEVELS, LESSON_STATUSES, SKILLS } from "../../db/schema";
+import { pageQueryShape, pageSchema } from "../../platform/http/pagination";
+import { CEFR_ACCURACY_NEEDED, CEFR_EVIDENCE_NEEDED } from "./rules";
+
+/** Wire shapes of the progress, CEFR, insights, gamification and statistics reads. */
+
+export const MAX_HISTORY_DAYS = 366;
+export const DEFAULT_HISTORY_DAYS = 30;
+export const MAX_LEADERBOARD_LIMIT = 100;
+export const DEFAULT_LEADERBOARD_LIMIT = 10;
+
+// ---------------------------------------------------------------------------------------------
+// Query parameters
+
+const ID = /^[A-Za-z0-9_-]{1,100}$/;
+
+const userIdField = z
+  .string()
+  .regex(ID, "must be a user id")
+  .optional()
+  .openapi({
+    param: { name: "user_id", in: "query" },
+    example: "usr_01JD3Q8W2X4Y5Z6A7B8C9D0E1F",
+    description:
+      "Whose progress: defaults to you. Instructors and institution admins may name a member of their institution (another institution's user: 404); a learner naming anybody else gets 403.",
+  });
+
+export const LearnerQuery = z.object({ user_id: userIdField });
+
+/** A real calendar day as `YYYY-MM-DD` (2026-02-30 is refused). */
+export function isCalendarDay(value: string): boolean {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;
+  const date = new Date(`${value}T00:00:00Z`);
+  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === value;
+}
+
+const dayParam = (name: string, description: string) =>
+  z
+    .string()
+    .refine(isCalendarDay, { message: "must be a date as YYYY-MM-DD" })
+    .optional()
+    .openapi({ param: { name, in: "query" }, example: name === "from" ? "2026-10-01" : "2026-10-30", description });
+
+export const CourseParam = z.object({
+  course: z
+    .string()
+    .regex(ID, "must be a course id")
+    .openapi({ param: { name: "course", in: "path" }, example: "crs_01JD3Q8W2X4Y5Z6A7B8C9D0E1F", description: "The course id." }),
+});
+
+export const LessonProgressQuery = z.object({ ...pageQueryShape, user_id: userIdField });
+
+export const GRANULARITIES = ["day", "week"] as const;
+
+export const HistoryQuery = z.object({
+  from: dayParam(
+    "from",
+    `First day (inclusive) in the learner's time zone. Default: ${DEFAULT_HISTORY_DAYS - 1} days before \`to\`. The range may span at most ${MAX_HISTORY_DAYS} days.`,
+  ),
+  to: dayParam("to", "Last day (inclusive) in the learner's time zone. Default: the learner's today. Must not be before `from`."),
+  granularity: z
+    .enum(GRANULARITIES, { message: "must be day or week" })
+    .default("day")
+    .openapi({
+      param: { name: "granularity", in: "query" },
+      example: "day",
+      description: "`day`: one point per day. `week`: one point per ISO week, dated by its Monday, summing the days of the range that fall in it.",
+    }),
+  user_id: userIdField,
+});
+
+export const LEADERBOARD_PERIODS = ["week", "all_time"] as const;
+export const LEADERBOARD_SCOPES = ["institution", "platform"] as const;
+
+export const LeaderboardQuery = z.object({
+  period: z
+    .enum(LEADERBOARD_PERIODS, { message: "must be week or all_time" })
+    .default("week")
+    .openapi({
+      param: { name: "period", in: "query" },
+      example: "week",
+      description: "`week`: XP earned in the current ISO week (Monday to Sunday in each learner's time zone). `all_time`: total XP.",
+    }),
+  scope: z
+    .enum(LEADERBOARD_SCOPES, { message: "must be institution or platform" })
+    .optional()
+    .openapi({
+      param: { name: "scope", in: "query" },
+      example: "institution",
+      description: "`institution`: the learner's institution (default). `platform`: every learner (default for platform staff).",
+    }),
+  limit: z.coerce
+    .number()
+    .int("must be a whole number")
+    .min(1, "must be >= 1")
+    .max(MAX_LEADERBOARD_LIMIT, `must be <= ${MAX_LEADERBOARD_LIMIT}`)
+    .default(DEFAULT_LEADERBOARD_LIMIT)
+    .openapi({ param: { name: "limit", in: "query" }, example: DEFAULT_LEADERBOARD_LIMIT, description: `How many top entries, 1–${MAX_LEADERBOARD_LIMIT}.` }),
+  user_id: userIdField,
+});
+
+// ---------------------------------------------------------------------------------------------
+// Shared pieces
+
+const Day = z.string().openapi({ example: "2026-11-21", description: "A calendar day, `YYYY-MM-DD`." });
+const Timestamp = z.string().openapi({ example: "2026-11-21T09:30:00Z" });
+const Level = z.enum(CEFR_LEVELS);
+const Skill = z.enum(SKILLS);
+const Minutes = z.number().openapi({ example: 12.5, description: "Minutes, to one decimal." });
+const Accuracy = z
+  .number()
+  .nullable()
+  .openapi({ example: 0.75, description: "Share of attempts marked correct, 0–1 to three decimals; null without attempts." });
+
+// ---------------------------------------------------------------------------------------------
+// GET /api/courses/{course}/lesson-progress
+
+export const LessonProgressSchema = z
+  .object({
+    lesson_id: z.string().openapi({ example: "les_01JD3Q8W2X4Y5Z6A7B8C9D0E1F" }),
+    position: z.number().int().openapi({ example: 1 }),
+    title: z.string().openapi({ example: "Greetings" }),
+    items_done: z.number().int().openapi({ description: "Items passed at least once." }),
+    items_total: z.number().int(),
+    percent: z.number().int().openapi({ example: 50, description: "items_done / items_total, 0–100, rounded." }),
+    status: z.enum(LESSON_STATUSES).openapi({ description: "`not_started` until the first attempt; `completed` once every item is passed." }),
+    started_at: Timestamp.nullable(),
+    completed_at: Timestamp.nullable(),
+    score: z
+      .number()
+      .nullable()
+      .openapi({ example: 0.925, description: "Mean best score of the passed items, 0–1 to three decimals; null until an item is passed." }),
+  })
+  .openapi("LessonProgress", { description: "One lesson of a course and the learner's progress in it." });
+
+export const LessonProgressPageSchema = pageSchema(LessonProgressSchema, "LessonProgressPage");
+
+// ---------------------------------------------------------------------------------------------
+// GET /api/progress-history
+
+const HistoryFields = {
+  attempts: z.number().int(),
+  items_completed: z.number().int().openapi({ description: "Items passed for the first time." }),
+  correct: z.number().int().openapi({ description: "Attempts marked correct." }),
+  accuracy: Accuracy,
+  xp: z.number().int(),
+  minutes: Minutes.openapi({ description: "Time spent on attempts, in minutes to one decimal." }),
+};
+
+export const HistoryPointSchema = z
+  .object({ date: Day.openapi({ description: "The day, or the Monday of the week." }), ...HistoryFields })
+  .openapi("ProgressHistoryPoint");
+
+export const ProgressHistorySchema = z
+  .object({
+    user_id: z.string(),
+    time_zone: z.string().openapi({ example: "Europe/Madrid", description: "The learner's time zone, in which days are counted." }),
+    from: Day,
+    to: Day,
+    granularity: z.enum(GRANULARITIES),
+    series: z.array(HistoryPointSchema).openapi({ description: "Every day (or week) of the range in order, zero-filled." }),
+    totals: z.object({ ...HistoryFields, active_days: z.number().int().openapi({ description: "Days of the range with any attempt." }) }).openapi("ProgressHistoryTotals"),
+  })
+  .openapi("ProgressHistory");
+
+// ---------------------------------------------------------------------------------------------
+// GET /api/cefr/report
+
+const METHOD_DESCRIPTION =
+  `A skill reaches a level when the learner has at least ${CEFR_EVIDENCE_NEEDED} attempts at items of that level with a mean score of at least ${CEFR_ACCURACY_NEEDED}, ` +
+  "and every lower level is reached too (levels are climbed from A1 without gaps). progress_to_next is the lesser of attempts/" +
+  `${CEFR_EVIDENCE_NEEDED} and accuracy/${CEFR_ACCURACY_NEEDED} at the next level, capped at 1. ` +
+  "The overall level is the lower median of the levels of the skills with any evidence (a skill below A1 counts below A1).";
+
+export const CefrEvidenceSchema = z
+  .object({
+    level: Level,
+    attempts: z.number().int(),
+    correct: z.number().int(),
+    accuracy: z.number().openapi({ example: 0.82, description: "Mean score of the attempts at this level, 0–1 to three decimals." }),
+  })
+  .openapi("CefrEvidence");
+
+export const CefrSkillSchema = z
+  .object({
+    skill: Skill,
+    level: Level.nullable().openapi({ description: "Highest level reached; null before A1." }),
+    next_level: Level.nullable().openapi({ description: "The level being worked towards; null at C2." }),
+    progress_to_next: z.number().openapi({ example: 0.4, description: "0–1 towards next_level (two decimals); 1 at C2." }),
+    evidence: z.array(CefrEvidenceSchema).openapi({ description: "Attempts per item level, for the levels with any." }),
+  })
+  .openapi("CefrSkill");
+
+export const CefrReportSchema = z
+  .object({
+    user_id: z.string(),
+    overall_level: Level.nullable(),
+    skills: z.array(CefrSkillSchema).openapi({ description: `Every skill, in the order ${SKILLS.join(", ")}.` }),
+    method: z
+      .object({
+        evidence_needed: z.number().int().openapi({ example: CEFR_EVIDENCE_NEEDED, description: "Attempts needed at a level." }),
+        accuracy_needed: z.number().openapi({ example: CEFR_ACCURACY_NEEDED, description: "Mean score needed at a level." }),
+        levels: z.array(Level),
+        description: z.string().openapi({ example: METHOD_DESCRIPTION }),
+      })
+      .openapi("CefrMethod", { description: "How levels are assessed, so that integrators can explain them." }),
+  })
+  .openapi("CefrReport");
+
+export const CEFR_METHOD = {
+  evidence_needed: CEFR_EVIDENCE_NEEDED,
+  accuracy_needed: CEFR_ACCURACY_NEEDED,
+  levels: [...CEFR_LEVELS],
+  description: METHOD_DESCRIPTION,
+};
+
+// ---------------------------------------------------------------------------------------------
+// GET /api/learning-insights
+
+export const INSIGHT_MIN_ATTEMPTS = 5;
+export const TREND_WEEKS = 8;
+export const TREND_THRESHOLD = 0.01;
+export const MAX_RECOMMENDATIONS = 3;
+export const WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"] as const;
+export const TREND_LABELS = ["improving", "steady", "declining"] as const;
+export const RECOMMENDATION_REASONS = ["continue_course", "matches_level", "first_steps"] as const;
+
+export const SkillAccuracySchema = z
+  .object({
+    skill: Skill,
+    attempts: z.number().int(),
+    accuracy: z.number().openapi({ example: 0.81, description: "Mean score over every attempt of the skill, 0–1 to three decimals (as in the CEFR report)." }),
+  })
+  .openapi("SkillAccuracy");
+
+export const RecommendationSchema = z
+  .object({
+    course_id: z.string(),
+    course_title: z.string(),
+    lesson_id: z.string(),
+    lesson_title: z.string(),
+    position: z.number().int().openapi({ description: "The lesson's position in the course." }),
+    reason_code: z.enum(RECOMMENDATION_REASONS).openapi({
+      description:
+        "`continue_course`: the first lesson not yet completed of a course you started; `matches_level`: the first lesson of a course whose CEFR range covers your overall level; `first_steps`: no level yet, a course covering A1.",
+    }),
+    reason: z.string().openapi({ example: "continue Spanish for travellers: next lesson after Greetings" }),
+  })
+  .openapi("LessonRecommendation");
+
+export const LearningInsightsSchema = z
+  .object({
+    user_id: z.string(),
+    skills: z
+      .object({
+        min_attempts: z.number().int().openapi({ example: INSIGHT_MIN_ATTEMPTS, description: "Skills with fewer attempts are left out." }),
+        ranked: z.array(SkillAccuracySchema).openapi({ description: "Skills with enough attempts, best first (ties: more attempts, then name)." }),
+        strongest: SkillAccuracySchema.nullable(),
+        weakest: SkillAccuracySchema.nullable().openapi({ description: "Null unless at least two skills qualify." }),
+      })
+      .openapi("SkillInsights"),
+    accuracy_trend: z
+      .object({
+        weeks: z
+          .array(z.object({ week: Day.openapi({ description: "Monday of the week." }), attempts: z.number().int(), correct: z.number().int(), accuracy: Accuracy }))
+          .openapi({ description: `The last ${TREND_WEEKS} weeks, oldest first, ending with the current one.` }),
+        slope: z.number().nullable().openapi({ example: 0.021, description: "Least-squares change of weekly accuracy per week over the weeks with attempts; null with fewer than two." }),
+        label: z.enum(TREND_LABELS).openapi({ description: `\`improving\` when slope ≥ ${TREND_THRESHOLD}, \`declining\` when ≤ −${TREND_THRESHOLD}, otherwise (or without a slope) \`steady\`.` }),
+      })
+      .openapi("AccuracyTrend"),
+    study_time: z
+      .object({
+        total_minutes: Minutes,
+        by_weekday: z.array(z.object({ weekday: z.enum(WEEKDAYS), minutes: Minutes })).openapi({ description: "Seven entries, Monday first, in the learner's time zone." }),
+        by_hour: z.array(z.object({ hour: z.number().int(), minutes: Minutes })).openapi({ description: "24 entries, hour 0–23 of the learner's local day." }),
+      })
+      .openapi("StudyTime"),
+    recommendations: z.array(RecommendationSchema).openapi({ description: `Up to ${MAX_RECOMMENDATIONS} lessons to do next.` }),
+  })
+  .openapi("LearningInsights");
+
+// ---------------------------------------------------------------------------------------------
+// GET /api/gamification/stats
+
+const AchievementBase = {
+  code: z.string().openapi({ example: "first_lesson" }),
+  name: z.string().openapi({ example: "Lesson learned" }),
+  description: z.string().openapi({ example: "Complete a lesson." }),
+};
+
+export const GamificationStatsSchema = z
+  .object({
+    user_id: z.string(),
+    xp_total: z.number().int(),
+    xp_this_week: z.number().int().openapi({ description: "XP earned since Monday of the learner's current week." }),
+    week: Day.openapi({ description: "Monday of the learner's current week." }),
+    current_streak: z.number().int().openapi({ description: "Consecutive active days ending today or yesterday (learner's time zone); 0 otherwise." }),
+    longest_streak: z.number().int(),
+    last_active_day: Day.nullable(),
+    achievements: z
+      .object({
+        unlocked: z.array(z.object({ ...AchievementBase, unlocked_at: Timestamp })).openapi({ description: "In the order they were unlocked." }),
+        locked: z
+          .array(z.object({ ...AchievementBase, progress: z.object({ current: z.number().int(), target: z.number().int() }) }))
+          .openapi({ description: "In catalogue order, with progress towards the target." }),
+      })
+      .openapi("Achievements"),
+  })
+  .openapi("GamificationStats");
+
+// ---------------------------------------------------------------------------------------------
+// GET /api/gamification/leaderboard
+
+export const ANONYMOUS_NAME = "Anonymous learner";
+
+export const LeaderboardEntrySchema = z
+  .object({
+    rank: z.number().int().openapi({ description: "1 + the number of learners in the scope with more XP (ties share a rank)." }),
+    user_id: z.string().nullable().openapi({ description: "Null for an anonymised entry." }),
+    display_name: z.string().openapi({ example: "Ana García" }),
+    xp: z.number().int(),
+    is_me: z.boolean().openapi({ description: "The learner this request is about." }),
+  })
+  .openapi("LeaderboardEntry");
+
+export const LeaderboardSchema = z
+  .object({
+    period: z.enum(LEADERBOARD_PERIODS),
+    scope: z.enum(LEADERBOARD_SCOPES),
+    week: Day.nullable().openapi({ description: "Monday of the week ranked (period=week); null for all_time." }),
+    entries: z.array(LeaderboardEntrySchema).openapi({ description: "Learners with XP in the period, most XP first, ties by user id." }),
+    me: LeaderboardEntrySchema.openapi({ description: "Your own entry (or user_id's), with your rank, whether or not you are in `entries`." }),
+  })
+  .openapi("Leaderboard");
+
+// ---------------------------------------------------------------------------------------------
+// GET /api/stats
+
+export const PlatformStatsSchema = z
+  .object({
+    content: z
+      .object({
+        courses: z.number().int().openapi({ description: "Published courses." }),
+        lessons: z.number().int().openapi({ description: "Lessons of published courses." }),
+        training_items: z.number().int().openapi({ description: "Training items of published courses." }),
+      })
+      .openapi("ContentTotals"),
+    active_learners: z
+      .object({
+        as_of: Day.openapi({ description: "Today in UTC; windows end on this day." }),
+        today: z.number().int(),
+        last_7_days: z.number().int(),
+        last_30_days: z.number().int(),
+      })
+      .openapi("ActiveLearners", { description: "Learners whose last active day (in their own time zone) falls in the window." }),
+    activity: z
+      .object({
+        attempts: z.number().int(),
+        items_completed: z.number().int(),
+        lessons_completed: z.number().int(),
+        courses_completed: z.number().int(),
+      })
+      .openapi("ActivityTotals", { description: "Since the platform started." }),
+    generated_at: Timestamp,
+  })
+  .openapi("PlatformStats");

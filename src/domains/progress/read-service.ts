@@ -1,0 +1,345 @@
+import { and, asc, count, desc, eq, gt, gte, inArray, isNull, lte, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
+import {
+  achievements,
+  courseProgress,
+  courses,
+  dailyActivity,
+  learnerStats,
+  lessonProgress,
+  lessons,
+  platformCounters,
+  skillEvidence,
+  studyTime,
+  users,
+  weeklyXp,
+  CEFR_LEVELS,
+  type CefrLevel,
+} from "../../db/schema";
+import type { Env } from "../../env";
+import { database } from "../../platform/db";
+import { ApiError } from "../../platform/errors";
+import { pageBounds, type PageRequest } from "../../platform/http/pagination";
+import { MAX_RECOMMENDATIONS } from "./read-schemas";
+import { addDays } from "./rules";
+
+/**
+ * The reads behind the progress, insights, gamification and statistics endpoints. Each function is
+ * one D1 round trip (a batch of selects) over the aggregates the write path maintains; none reads
+ * the attempts table, and each statement is bounded by the page, the learner or the catalogue.
+ */
+
+// ---------------------------------------------------------------------------------------------
+// Lesson progress of one course
+
+export async function readLessonProgress(env: Env, learnerId: string, courseId: string, page: PageRequest, includeDrafts: boolean) {
+  const db = database(env.DB);
+  const visible = includeDrafts ? eq(courses.id, courseId) : and(eq(courses.id, courseId), eq(courses.published, true));
+  const { limit, offset } = pageBounds(page);
+  const [found, rows, totals] = await db.batch([
+    db.select({ id: courses.id }).from(courses).where(visible).limit(1),
+    db
+      .select({
+        id: lessons.id,
+        position: lessons.position,
+        title: lessons.title,
+        itemCount: lessons.itemCount,
+        progress: {
+          itemsDone: lessonProgress.itemsDone,
+          itemsTotal: lessonProgress.itemsTotal,
+          scoreSum: lessonProgress.scoreSum,
+          status: lessonProgress.status,
+          startedAt: lessonProgress.startedAt,
+          completedAt: lessonProgress.completedAt,
+        },
+      })
+      .from(lessons)
+      .leftJoin(lessonProgress, and(eq(lessonProgress.userId, learnerId), eq(lessonProgress.lessonId, lessons.id)))
+      .where(eq(lessons.courseId, courseId))
+      .orderBy(asc(lessons.position), asc(lessons.id))
+      .limit(limit)
+      .offset(offset),
+    db.select({ total: count() }).from(lessons).where(eq(lessons.courseId, courseId)),
+  ]);
+  if (!found[0]) throw new ApiError("not_found", `No course ${courseId}.`);
+  return { total: totals[0]?.total ?? 0, rows };
+}
+
+export type LessonProgressRow = Awaited<ReturnType<typeof readLessonProgress>>["rows"][number];
+
+// ---------------------------------------------------------------------------------------------
+// History
+
+export async function readDailyActivity(env: Env, learnerId: string, from: string, to: string) {
+  const db = database(env.DB);
+  // At most 366 rows: one per day of the range (primary key user_id, day).
+  return db
+    .select({
+      day: dailyActivity.day,
+      attempts: dailyActivity.attempts,
+      itemsCompleted: dailyActivity.itemsCompleted,
+      correct: dailyActivity.correct,
+      xp: dailyActivity.xp,
+      seconds: dailyActivity.seconds,
+    })
+    .from(dailyActivity)
+    .where(and(eq(dailyActivity.userId, learnerId), gte(dailyActivity.day, from), lte(dailyActivity.day, to)))
+    .orderBy(asc(dailyActivity.day));
+}
+
+export type DailyActivityRow = Awaited<ReturnType<typeof readDailyActivity>>[number];
+
+// ---------------------------------------------------------------------------------------------
+// CEFR
+
+const evidenceColumns = {
+  skill: skillEvidence.skill,
+  cefrLevel: skillEvidence.cefrLevel,
+  attempts: skillEvidence.attempts,
+  correct: skillEvidence.correct,
+  scoreSum: skillEvidence.scoreSum,
+};
+
+/** At most skills × levels (36) rows. */
+export async function readSkillEvidence(env: Env, learnerId: string) {
+  const db = database(env.DB);
+  return db.select(evidenceColumns).from(skillEvidence).where(eq(skillEvidence.userId, learnerId));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Insights
+
+/** A "start here" candidate: the first lesson of a published course the learner has not started. */
+export interface StartingRow {
+  level: CefrLevel;
+  courseId: string;
+  courseTitle: string;
+  lessonId: string;
+  lessonTitle: string;
+  position: number;
+}
+
+/**
+ * Evidence, the daily activity of the trend window, the study-time grid, and both kinds of
+ * recommendation in one batch: the "continue" rows (courses started and not completed) and the
+ * "start here" rows. The learner's overall CEFR level is only known once the evidence is read, so
+ * the second statement ranks candidates for every level at once (at most MAX_RECOMMENDATIONS per
+ * level, over the published catalogue) and the caller keeps those of the learner's level, and only
+ * when there is nothing to continue.
+ */
+export async function readInsights(env: Env, learnerId: string, trendFrom: string, today: string) {
+  const db = database(env.DB);
+  const next = alias(lessons, "next_lesson");
+  const previous = alias(lessons, "previous_lesson");
+
+  // The first lesson (by position) of the course that the learner has not completed.
+  const firstOpenPosition = sql`(
+    SELECT min(l2.position) FROM ${lessons} l2
+    LEFT JOIN ${lessonProgress} lp2 ON lp2.user_id = ${learnerId} AND lp2.lesson_id = l2.id
+    WHERE l2.course_id = ${courseProgress.courseId} AND (lp2.status IS NULL OR lp2.status <> 'completed'))`;
+  const previousPosition = sql`(SELECT max(l3.position) FROM ${lessons} l3 WHERE l3.course_id = ${next.courseId} AND l3.position < ${next.position})`;
+
+  // One row per (level, candidate course): the course's first lesson, ranked within each level.
+  const first = alias(lessons, "first_lesson");
+  const ranked = db
+    .select({
+      level: sql<CefrLevel>`lv.value`.as("level"),
+      courseId: sql<string>`${courses.id}`.as("course_id"),
+      courseTitle: sql<string>`${courses.title}`.as("course_title"),
+      lessonId: sql<string>`${first.id}`.as("lesson_id"),
+      lessonTitle: sql<string>`${first.title}`.as("lesson_title"),
+      position: sql<number>`${first.position}`.as("lesson_position"),
+      // Courses that start closest to the level first, then by title.
+      rank: sql<number>`row_number() OVER (PARTITION BY lv.value ORDER BY ${courses.cefrFrom} DESC, ${courses.title} COLLATE NOCASE, ${courses.id})`.as("rank_in_level"),
+    })
+    .from(sql`json_each(${JSON.stringify(CEFR_LEVELS)}) lv`)
+    .innerJoin(courses, and(eq(courses.published, true), sql`${courses.cefrFrom} <= lv.value AND ${courses.cefrTo} >= lv.value`))
+    .innerJoin(first, and(eq(first.courseId, courses.id), eq(first.position, sql`(SELECT min(l4.position) FROM ${lessons} l4 WHERE l4.course_id = ${courses.id})`)))
+    .where(sql`NOT EXISTS (SELECT 1 FROM ${courseProgress} cp WHERE cp.user_id = ${learnerId} AND cp.course_id = ${courses.id})`)
+    .as("ranked");
+  const starting = db
+    .select({ level: ranked.level, courseId: ranked.courseId, courseTitle: ranked.courseTitle, lessonId: ranked.lessonId, lessonTitle: ranked.lessonTitle, position: ranked.position })
+    .from(ranked)
+    .where(lte(ranked.rank, MAX_RECOMMENDATIONS))
+    .orderBy(asc(ranked.level), asc(ranked.rank))
+    .limit(MAX_RECOMMENDATIONS * CEFR_LEVELS.length);
+
+  // Every selected column gets a distinct name: D1 returns rows as objects, so two columns both
+  // called `id` (a course's and a lesson's) would collapse into one in a batch.
+  const [evidence, days, grid, continuing, startingRows] = await db.batch([
+    db.select(evidenceColumns).from(skillEvidence).where(eq(skillEvidence.userId, learnerId)),
+    db
+      .select({ day: dailyActivity.day, attempts: dailyActivity.attempts, correct: dailyActivity.correct })
+      .from(dailyActivity)
+      .where(and(eq(dailyActivity.userId, learnerId), gte(dailyActivity.day, trendFrom), lte(dailyActivity.day, today))),
+    // At most 7 × 24 rows.
+    db.select({ weekday: studyTime.weekday, hour: studyTime.hour, seconds: studyTime.seconds }).from(studyTime).where(eq(studyTime.userId, learnerId)),
+    db
+      .select({
+        courseId: courses.id,
+        courseTitle: courses.title,
+        lessonId: sql<string>`${next.id}`.as("lesson_id"),
+        lessonTitle: sql<string>`${next.title}`.as("lesson_title"),
+        position: sql<number>`${next.position}`.as("lesson_position"),
+        previousTitle: sql<string | null>`${previous.title}`.as("previous_title"),
+      })
+      .from(courseProgress)
+      .innerJoin(courses, and(eq(courses.id, courseProgress.courseId), eq(courses.published, true)))
+      .innerJoin(next, and(eq(next.courseId, courseProgress.courseId), eq(next.position, firstOpenPosition)))
+      .leftJoin(previous, and(eq(previous.courseId, next.courseId), eq(previous.position, previousPosition)))
+      .where(and(eq(courseProgress.userId, learnerId), isNull(courseProgress.completedAt)))
+      .orderBy(desc(courseProgress.lastActivityAt), asc(courseProgress.courseId))
+      .limit(MAX_RECOMMENDATIONS),
+    starting,
+  ]);
+  return { evidence, days, grid, continuing, starting: startingRows satisfies StartingRow[] };
+}
+
+export type InsightsData = Awaited<ReturnType<typeof readInsights>>;
+
+// ---------------------------------------------------------------------------------------------
+// Gamification
+
+export async function readGamification(env: Env, learnerId: string, week: string) {
+  const db = database(env.DB);
+  const [stats, weekly, unlocked] = await db.batch([
+    db.select().from(learnerStats).where(eq(learnerStats.userId, learnerId)).limit(1),
+    db.select({ xp: weeklyXp.xp }).from(weeklyXp).where(and(eq(weeklyXp.week, week), eq(weeklyXp.userId, learnerId))).limit(1),
+    db
+      .select({ code: achievements.code, unlockedAt: achievements.unlockedAt })
+      .from(achievements)
+      .where(eq(achievements.userId, learnerId))
+      .orderBy(asc(achievements.unlockedAt), asc(achievements.code)),
+  ]);
+  return { stats: stats[0] ?? null, weekXp: weekly[0]?.xp ?? 0, unlocked };
+}
+
+export interface LeaderboardRow {
+  userId: string;
+  name: string;
+  institutionId: string | null;
+  optOut: boolean;
+  xp: number;
+}
+
+/**
+ * The top `limit` of a leaderboard, the subject's own XP and the number of learners above it, in
+ * one batch.
+ *
+ * - all time: learner_stats, read in xp order through learner_stats_xp_idx (platform) or
+ *   learner_stats_institution_xp_idx (institution); the count above reads only the learners above.
+ * - week: weekly_xp through weekly_xp_rank_idx (platform); for an institution, from the
+ *   institution's members (users_institution_idx) to their weekly_xp row by primary key, since
+ *   weekly_xp carries no institution: bounded by the institution's size.
+ */
+export async function readLeaderboard(
+  env: Env,
+  input: { period: "week" | "all_time"; institutionId: string | null; week: string; subjectId: string; limit: number },
+) {
+  const db = database(env.DB);
+  const { period, institutionId, week, subjectId, limit } = input;
+  const entryColumns = { userId: users.id, name: users.name, institutionId: users.institutionId, optOut: users.leaderboardOptOut };
+
+  if (period === "all_time") {
+    const mine = sql`coalesce((SELECT ls.xp_total FROM ${learnerStats} ls WHERE ls.user_id = ${subjectId}), 0)`;
+    const inScope = institutionId ? eq(learnerStats.institutionId, institutionId) : undefined;
+    const [top, me, above] = await db.batch([
+      db
+        .select({ ...entryColumns, xp: learnerStats.xpTotal })
+        .from(learnerStats)
+        .innerJoin(users, eq(users.id, learnerStats.userId))
+        .where(and(gt(learnerStats.xpTotal, 0), inScope))
+        .orderBy(desc(learnerStats.xpTotal), asc(learnerStats.userId))
+        .limit(limit),
+      db
+        .select({ ...entryColumns, xp: sql<number>`coalesce(${learnerStats.xpTotal}, 0)` })
+        .from(users)
+        .leftJoin(learnerStats, eq(learnerStats.userId, users.id))
+        .where(eq(users.id, subjectId))
+        .limit(1),
+      db
+        .select({ above: count() })
+        .from(learnerStats)
+        .where(and(gt(learnerStats.xpTotal, mine), inScope)),
+    ]);
+    return { top: top as LeaderboardRow[], me: (me[0] as LeaderboardRow | undefined) ?? null, above: above[0]?.above ?? 0 };
+  }
+
+  const mine = sql`coalesce((SELECT w.xp FROM ${weeklyXp} w WHERE w.week = ${week} AND w.user_id = ${subjectId}), 0)`;
+  const meQuery = db
+    .select({ ...entryColumns, xp: sql<number>`coalesce(${weeklyXp.xp}, 0)` })
+    .from(users)
+    .leftJoin(weeklyXp, and(eq(weeklyXp.week, week), eq(weeklyXp.userId, users.id)))
+    .where(eq(users.id, subjectId))
+    .limit(1);
+  if (institutionId) {
+    // CROSS JOIN keeps users (the institution's members) as the outer loop.
+    const [top, me, above] = await db.batch([
+      db
+        .select({ ...entryColumns, xp: weeklyXp.xp })
+        .from(users)
+        .crossJoin(weeklyXp)
+        .where(and(eq(users.institutionId, institutionId), eq(weeklyXp.week, week), eq(weeklyXp.userId, users.id), gt(weeklyXp.xp, 0)))
+        .orderBy(desc(weeklyXp.xp), asc(weeklyXp.userId))
+        .limit(limit),
+      meQuery,
+      db
+        .select({ above: count() })
+        .from(users)
+        .crossJoin(weeklyXp)
+        .where(and(eq(users.institutionId, institutionId), eq(weeklyXp.week, week), eq(weeklyXp.userId, users.id), gt(weeklyXp.xp, mine))),
+    ]);
+    return { top: top as LeaderboardRow[], me: (me[0] as LeaderboardRow | undefined) ?? null, above: above[0]?.above ?? 0 };
+  }
+  const [top, me, above] = await db.batch([
+    db
+      .select({ ...entryColumns, xp: weeklyXp.xp })
+      .from(weeklyXp)
+      .innerJoin(users, eq(users.id, weeklyXp.userId))
+      .where(and(eq(weeklyXp.week, week), gt(weeklyXp.xp, 0)))
+      .orderBy(desc(weeklyXp.xp), asc(weeklyXp.userId))
+      .limit(limit),
+    meQuery,
+    db
+      .select({ above: count() })
+      .from(weeklyXp)
+      .where(and(eq(weeklyXp.week, week), gt(weeklyXp.xp, mine))),
+  ]);
+  return { top: top as LeaderboardRow[], me: (me[0] as LeaderboardRow | undefined) ?? null, above: above[0]?.above ?? 0 };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Platform statistics
+
+export const COUNTER_NAMES = ["attempts", "items_completed", "lessons_completed", "courses_completed"] as const;
+
+/**
+ * Content totals from the published course rows (their lesson and item counts are kept by the
+ * catalogue), active learners through learner_stats_active_idx, activity from platform_counters.
+ */
+export async function readPlatformStats(env: Env, today: string) {
+  const db = database(env.DB);
+  const activeSince = (day: string) => db.select({ n: count() }).from(learnerStats).where(gte(learnerStats.lastActiveDay, day));
+  const [content, activeToday, active7, active30, counters] = await db.batch([
+    db
+      .select({
+        courses: count(),
+        lessons: sql<number>`coalesce(sum(${courses.lessonCount}), 0)`.mapWith(Number),
+        items: sql<number>`coalesce(sum(${courses.itemCount}), 0)`.mapWith(Number),
+      })
+      .from(courses)
+      .where(eq(courses.published, true)),
+    activeSince(today),
+    activeSince(addDays(today, -6)),
+    activeSince(addDays(today, -29)),
+    db
+      .select({ name: platformCounters.name, value: platformCounters.value })
+      .from(platformCounters)
+      .where(inArray(platformCounters.name, [...COUNTER_NAMES])),
+  ]);
+  return {
+    content: { courses: content[0]?.courses ?? 0, lessons: content[0]?.lessons ?? 0, items: content[0]?.items ?? 0 },
+    active: { today: activeToday[0]?.n ?? 0, last7: active7[0]?.n ?? 0, last30: active30[0]?.n ?? 0 },
+    counters: new Map(counters.map((c) => [c.name, c.value])),
+  };
+}

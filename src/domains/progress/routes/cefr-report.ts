@@ -1,0 +1,26 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../../env";
+import { jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { resolveLearner } from "../learner";
+import { presentCefrReport } from "../read-present";
+import { CEFR_METHOD, CefrReportSchema, LearnerQuery } from "../read-schemas";
+import { readSkillEvidence } from "../read-service";
+
+export const cefrReportRoute = tokenRoute("progress:read", {
+  method: "get",
+  path: "/api/cefr/report",
+  tags: ["Progress"],
+  operationId: "getCefrReport",
+  summary: "CEFR level per skill",
+  description: `The learner's CEFR level in each skill and overall, the progress towards the next level and the evidence behind it (attempts per item level). ${CEFR_METHOD.description} The response repeats this method in \`method\`.`,
+  request: { query: LearnerQuery },
+  responses: { 200: jsonResponse(CefrReportSchema, "The report.") },
+});
+
+export function registerCefrReport(app: OpenAPIHono<AppEnv>) {
+  app.openapi(cefrReportRoute, async (c) => {
+    const learner = await resolveLearner(c.env, c.var.principal, c.req.valid("query").user_id, "read");
+    const rows = await readSkillEvidence(c.env, learner.id);
+    return c.json(presentCefrReport(learner.id, rows), 200);
+  });
+}

@@ -1,0 +1,30 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../../env";
+import { jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { resolveLearner } from "../learner";
+import { presentGamification } from "../read-present";
+import { GamificationStatsSchema, LearnerQuery } from "../read-schemas";
+import { readGamification } from "../read-service";
+import { localTime, weekOf } from "../rules";
+
+export const gamificationStatsRoute = tokenRoute("progress:read", {
+  method: "get",
+  path: "/api/gamification/stats",
+  tags: ["Gamification"],
+  operationId: "getGamificationStats",
+  summary: "XP, streaks and achievements",
+  description:
+    "Total XP, XP of the current week (from Monday in the learner's time zone), the current streak (consecutive days with activity ending today or yesterday in the learner's time zone) and the longest, the achievements unlocked with when, and the locked ones with progress towards their target.",
+  request: { query: LearnerQuery },
+  responses: { 200: jsonResponse(GamificationStatsSchema, "The learner's gamification state.") },
+});
+
+export function registerGamificationStats(app: OpenAPIHono<AppEnv>) {
+  app.openapi(gamificationStatsRoute, async (c) => {
+    const learner = await resolveLearner(c.env, c.var.principal, c.req.valid("query").user_id, "read");
+    const today = localTime(Date.now(), learner.timeZone).day;
+    const week = weekOf(today);
+    const data = await readGamification(c.env, learner.id, week);
+    return c.json(presentGamification(learner.id, today, week, data), 200);
+  });
+}

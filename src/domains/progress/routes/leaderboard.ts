@@ -1,0 +1,38 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../../env";
+import { ApiError, validationError } from "../../../platform/errors";
+import { jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { resolveLearner } from "../learner";
+import { presentLeaderboard } from "../read-present";
+import { ANONYMOUS_NAME, LeaderboardQuery, LeaderboardSchema } from "../read-schemas";
+import { readLeaderboard } from "../read-service";
+import { localTime, weekOf } from "../rules";
+
+export const leaderboardRoute = tokenRoute("progress:read", {
+  method: "get",
+  path: "/api/gamification/leaderboard",
+  tags: ["Gamification"],
+  operationId: "getLeaderboard",
+  summary: "XP leaderboard",
+  description: `The top learners by XP of the current week or of all time, in your institution or on the whole platform, most XP first (ties by user id), and your own entry with your rank (1 + the number of learners in the scope with more XP). Learners who opted out of leaderboards, and on the platform scope learners of other institutions, appear as "${ANONYMOUS_NAME}" without a user id. With \`user_id\`, "you" is that member.`,
+  request: { query: LeaderboardQuery },
+  responses: { 200: jsonResponse(LeaderboardSchema, "The leaderboard.") },
+});
+
+export function registerLeaderboard(app: OpenAPIHono<AppEnv>) {
+  app.openapi(leaderboardRoute, async (c) => {
+    const { period, scope: asked, limit, user_id } = c.req.valid("query");
+    const principal = c.var.principal;
+    const learner = await resolveLearner(c.env, principal, user_id, "read");
+    const staff = principal.user.role === "platform_admin";
+    const scope = asked ?? (staff || !learner.institutionId ? "platform" : "institution");
+    if (scope === "institution" && !learner.institutionId) {
+      throw validationError([{ path: "scope", message: "must be platform for a user without an institution" }]);
+    }
+    const week = weekOf(localTime(Date.now(), learner.timeZone).day);
+    const data = await readLeaderboard(c.env, { period, institutionId: scope === "institution" ? learner.institutionId : null, week, subjectId: learner.id, limit });
+    if (!data.me) throw new ApiError("not_found", `No learner ${learner.id}.`);
+    const viewer = { subjectId: learner.id, institutionId: principal.institution?.id ?? null, staff };
+    return c.json(presentLeaderboard({ period, scope, week, viewer, top: data.top, me: data.me, above: data.above }), 200);
+  });
+}

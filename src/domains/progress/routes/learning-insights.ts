@@ -1,0 +1,33 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../../env";
+import { jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { resolveLearner } from "../learner";
+import { presentInsights, trendStart } from "../read-present";
+import { INSIGHT_MIN_ATTEMPTS, LearnerQuery, LearningInsightsSchema, MAX_RECOMMENDATIONS, TREND_THRESHOLD, TREND_WEEKS } from "../read-schemas";
+import { readInsights } from "../read-service";
+import { localTime } from "../rules";
+
+export const learningInsightsRoute = tokenRoute("progress:read", {
+  method: "get",
+  path: "/api/learning-insights",
+  tags: ["Progress"],
+  operationId: "getLearningInsights",
+  summary: "Strengths, trend, study habits and what to do next",
+  description: [
+    `- **Skills**: mean score per skill over every attempt, for skills with at least ${INSIGHT_MIN_ATTEMPTS} attempts; the strongest and the weakest.`,
+    `- **Accuracy trend**: share of correct attempts in each of the last ${TREND_WEEKS} weeks (Monday to Sunday, learner's time zone) and a least-squares slope: \`improving\` at +${TREND_THRESHOLD} a week or more, \`declining\` at −${TREND_THRESHOLD} or less, otherwise \`steady\`.`,
+    "- **Study time**: minutes by weekday and by hour of the learner's local time.",
+    `- **Recommendations** (up to ${MAX_RECOMMENDATIONS}): for courses started and not completed, most recently active first, the first lesson not yet completed; if there are none, the first lesson of published courses not yet started whose CEFR range covers the learner's overall level (A1 before any level is assessed).`,
+  ].join("\n"),
+  request: { query: LearnerQuery },
+  responses: { 200: jsonResponse(LearningInsightsSchema, "The insights.") },
+});
+
+export function registerLearningInsights(app: OpenAPIHono<AppEnv>) {
+  app.openapi(learningInsightsRoute, async (c) => {
+    const learner = await resolveLearner(c.env, c.var.principal, c.req.valid("query").user_id, "read");
+    const today = localTime(Date.now(), learner.timeZone).day;
+    const data = await readInsights(c.env, learner.id, trendStart(today), today);
+    return c.json(presentInsights(learner.id, today, data), 200);
+  });
+}

@@ -1,0 +1,27 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../../env";
+import { nowIso } from "../../../platform/ids";
+import { jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { presentPlatformStats } from "../read-present";
+import { PlatformStatsSchema } from "../read-schemas";
+import { readPlatformStats } from "../read-service";
+
+export const platformStatsRoute = tokenRoute("stats:read", {
+  method: "get",
+  path: "/api/stats",
+  tags: ["Statistics"],
+  operationId: "getPlatformStats",
+  summary: "Platform-wide statistics",
+  description:
+    "Published courses, their lessons and training items; learners active today, in the last 7 and in the last 30 days (by their last active day in their own time zone, against today in UTC); and all-time attempts and items, lessons and courses completed across the platform.",
+  responses: { 200: jsonResponse(PlatformStatsSchema, "The totals.") },
+});
+
+export function registerPlatformStats(app: OpenAPIHono<AppEnv>) {
+  app.openapi(platformStatsRoute, async (c) => {
+    const now = Date.now();
+    const today = nowIso(now).slice(0, 10);
+    const data = await readPlatformStats(c.env, today);
+    return c.json(presentPlatformStats(today, nowIso(now), data), 200);
+  });
+}

@@ -1,0 +1,43 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../../env";
+import { validationError } from "../../../platform/errors";
+import { jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { resolveLearner } from "../learner";
+import { presentHistory } from "../read-present";
+import { DEFAULT_HISTORY_DAYS, HistoryQuery, MAX_HISTORY_DAYS, ProgressHistorySchema } from "../read-schemas";
+import { readDailyActivity } from "../read-service";
+import { addDays, localTime } from "../rules";
+
+export const progressHistoryRoute = tokenRoute("progress:read", {
+  method: "get",
+  path: "/api/progress-history",
+  tags: ["Progress"],
+  operationId: "getProgressHistory",
+  summary: "Activity over time",
+  description: `A dense series (every day or week of the range, zero-filled) of attempts, items completed, correct attempts, accuracy, XP and minutes, with totals. Days are the learner's calendar days in their time zone. Default range: the last ${DEFAULT_HISTORY_DAYS} days ending today; at most ${MAX_HISTORY_DAYS} days.`,
+  request: { query: HistoryQuery },
+  responses: { 200: jsonResponse(ProgressHistorySchema, "The series and its totals.") },
+});
+
+const DAY_MS = 86_400_000;
+
+/** 422 unless from ≤ to and the range spans at most MAX_HISTORY_DAYS days. */
+function checkRange(from: string, to: string): void {
+  if (from > to) throw validationError([{ path: "from", message: `must not be after to (${to})` }]);
+  const days = (Date.parse(to) - Date.parse(from)) / DAY_MS + 1;
+  if (days > MAX_HISTORY_DAYS) throw validationError([{ path: "from", message: `the range may span at most ${MAX_HISTORY_DAYS} days (asked for ${days})` }]);
+}
+
+export function registerProgressHistory(app: OpenAPIHono<AppEnv>) {
+  app.openapi(progressHistoryRoute, async (c) => {
+    const query = c.req.valid("query");
+    // What can be checked without the learner's time zone is checked before looking the learner up.
+    if (query.from && query.to) checkRange(query.from, query.to);
+    const learner = await resolveLearner(c.env, c.var.principal, query.user_id, "read");
+    const to = query.to ?? localTime(Date.now(), learner.timeZone).day;
+    const from = query.from ?? addDays(to, -(DEFAULT_HISTORY_DAYS - 1));
+    checkRange(from, to);
+    const rows = await readDailyActivity(c.env, learner.id, from, to);
+    return c.json(presentHistory({ userId: learner.id, timeZone: learner.timeZone, from, to, granularity: query.granularity, rows }), 200);
+  });
+}

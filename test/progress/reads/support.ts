@@ -1,0 +1,120 @@
+import { createExecutionContext, env } from "cloudflare:test";
+import { expect } from "vitest";
+import worker from "../../../src/index";
+import { BASE, callJson } from "../../helpers/api";
+import { insertUser, signIn, type TestUser } from "../../helpers/tenants";
+
+/** One attempt as a client sends it; `at` is the instant it happened. */
+export function attempt(itemId: string, overrides: { score?: number; correct?: boolean; duration_seconds?: number; at?: string | number } = {}) {
+  const { at = Date.now() - 60_000, ...rest } = overrides;
+  return {
+    id: crypto.randomUUID(),
+    training_item_id: itemId,
+    score: 1,
+    correct: true,
+    duration_seconds: 30,
+    occurred_at: new Date(at).toISOString(),
+    ...rest,
+  };
+}
+
+/** Records attempts over HTTP, as a learner's app would, and fails the test unless they are accepted. */
+export async function record(token: string, attempts: ReturnType<typeof attempt>[]) {
+  const { res, body } = await callJson("/api/progress/attempts", { token, body: { attempts } });
+  if (res.status !== 200) throw new Error(`recording failed: ${res.status} ${JSON.stringify(body)}`);
+  return body;
+}
+
+/**
+ * A learner of `institutionId` whose time zone is set in D1 before signing in (the principal,
+ * including the time zone, is cached with the token).
+ */
+export async function learnerIn(institutionId: string, options: { timeZone?: string; optOut?: boolean; name?: string } = {}): Promise<TestUser> {
+  const { id, email } = await insertUser("learner", institutionId);
+  await env.DB.prepare("UPDATE users SET time_zone = ?, leaderboard_opt_out = ?, name = coalesce(?, name) WHERE id = ?")
+    .bind(options.timeZone ?? "UTC", options.optOut ? 1 : 0, options.name ?? null, id)
+    .run();
+  return { id, email, role: "learner", ...(await signIn(email)) };
+}
+
+export function today(timeZone = "UTC", at = Date.now()): string {
+  const parts = Object.fromEntries(
+    new Intl.DateTimeFormat("en-GB", { timeZone, year: "numeric", month: "2-digit", day: "2-digit" }).formatToParts(new Date(at)).map((p) => [p.type, p.value]),
+  );
+  return `${parts.year}-${parts.month}-${parts.day}`;
+}
+
+export function expect422(res: Response, body: any, path: string): void {
+  expect(res.status, JSON.stringify(body)).toBe(422);
+  expect(body.code).toBe("validation_failed");
+  expect(body.errors.map((e: any) => e.path)).toContain(path);
+}
+
+// ---------------------------------------------------------------------------------------------
+// D1 instrumentation: how many round trips a request makes, and which statements it runs.
+
+interface Statement {
+  sql: string;
+  params: unknown[];
+}
+
+export interface D1Log {
+  /** One entry per round trip to D1: a single statement, or a batch. */
+  roundTrips: Statement[][];
+}
+
+const origin = new WeakMap<object, { stmt: D1PreparedStatement; sql: string; params: unknown[] }>();
+
+function instrumentD1(real: D1Database, log: D1Log): D1Database {
+  const wrap = (stmt: D1PreparedStatement, sql: string, params: unknown[]): D1PreparedStatement => {
+    const once =
+      <T>(run: () => T) =>
+      () => {
+        log.roundTrips.push([{ sql, params }]);
+        return run();
+      };
+    const wrapper = {
+      bind: (...values: unknown[]) => wrap(stmt.bind(...values), sql, values),
+      first: (column?: string) => once(() => (column ? stmt.first(column) : stmt.first()))(),
+      all: once(() => stmt.all()),
+      run: once(() => stmt.run()),
+      raw: (options?: { columnNames?: boolean }) => once(() => (options?.columnNames ? stmt.raw({ columnNames: true }) : stmt.raw()))(),
+    };
+    origin.set(wrapper, { stmt, sql, params });
+    return wrapper as unknown as D1PreparedStatement;
+  };
+  return {
+    prepare: (sql: string) => wrap(real.prepare(sql), sql, []),
+    batch: (statements: D1PreparedStatement[]) => {
+      const known = statements.map((s) => origin.get(s)!);
+      log.roundTrips.push(known.map(({ sql, params }) => ({ sql, params })));
+      return real.batch(known.map((k) => k.stmt));
+    },
+    exec: (sql: string) => real.exec(sql),
+    dump: () => real.dump(),
+  } as unknown as D1Database;
+}
+
+/** A GET through the worker with a D1 binding that records each round trip and statement. */
+export async function callInstrumented(path: string, token: string): Promise<{ res: Response; body: any; log: D1Log }> {
+  const log: D1Log = { roundTrips: [] };
+  const instrumented = { ...env, DB: instrumentD1(env.DB, log) };
+  const request = new Request(new URL(path, BASE), { headers: { Authorization: `Bearer ${token}` } });
+  const res = await worker.fetch(request, instrumented as typeof env, createExecutionContext());
+  const body = await res.json();
+  // The once-a-minute `last_used_at` write of authentication, after the response, is not part of the read.
+  log.roundTrips = log.roundTrips.filter((trip) => !trip.every((s) => /^update "api_tokens"/i.test(s.sql)));
+  return { res, body, log };
+}
+
+/** SQLite's plan for each statement of a request, one line per step. */
+export async function queryPlans(log: D1Log): Promise<{ sql: string; plan: string[] }[]> {
+  const out: { sql: string; plan: string[] }[] = [];
+  for (const s of log.roundTrips.flat()) {
+    const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${s.sql}`)
+      .bind(...s.params)
+      .all<{ detail: string }>();
+    out.push({ sql: s.sql, plan: results.map((r) => r.detail) });
+  }
+  return out;
+}
