@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { catalogSeedSql } from "./catalog-data.mjs";
 import { demoSeedSql } from "./demo-data.mjs";
+import { seedActivity } from "./seed.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const { values } = parseArgs({
@@ -59,6 +60,20 @@ const catalogFile = join(root, ".wrangler", "catalog-seed.sql");
 writeFileSync(catalogFile, catalogSeedSql());
 run(["d1", "execute", "DB", "--local", `--file=${catalogFile}`, ...persist], { quiet: true });
 console.log("demo course catalogue loaded (12 courses)");
+
+// 3c. Demo learners with several weeks of activity, recorded through the real write path — once:
+// a database that already holds attempts is left as it is.
+const counted = spawnSync(wrangler, ["d1", "execute", "DB", "--local", "--json", "--command", "SELECT COUNT(*) AS n FROM attempts", ...persist], {
+  cwd: root,
+  encoding: "utf8",
+  env: { ...process.env, CI: "true" },
+});
+const attemptCount = counted.status === 0 ? JSON.parse(counted.stdout)[0]?.results?.[0]?.n ?? 0 : 0;
+if (attemptCount === 0) {
+  await seedActivity({ learners: 240, days: 28, persistTo: values["persist-to"] });
+} else {
+  console.log(`demo activity already present (${attemptCount} attempts)`);
+}
 
 if (values["setup-only"]) process.exit(0);
 

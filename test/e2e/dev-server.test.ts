@@ -196,16 +196,24 @@ describe("npm run dev on a fresh machine", () => {
   });
 
   it("sets up twice in a row without failing or duplicating the demo data", async () => {
+    const counts: Record<string, number>[] = [];
     for (const attempt of ["first", "second"]) {
       const result = await runNode([DEV_SCRIPT, "--setup-only", "--persist-to", persistTo]);
       record(`node scripts/dev.mjs --setup-only (${attempt} run, exit ${result.code}, signal ${result.signal})`, result.stdout + result.stderr);
       expect(result.code, `the ${attempt} setup run failed:\n${result.stdout}\n${result.stderr}`).toBe(0);
+      const [row] = await queryLocalD1<Record<string, number>>(
+        persistTo,
+        "SELECT (SELECT COUNT(*) FROM users) AS users, (SELECT COUNT(*) FROM institutions) AS institutions, (SELECT COUNT(*) FROM courses) AS courses, (SELECT COUNT(*) FROM training_items) AS items, (SELECT COUNT(*) FROM attempts) AS attempts, (SELECT COUNT(*) FROM outbox_events) AS events, (SELECT xp_total FROM learner_stats WHERE user_id = 'usr_demo_acme_learner') AS demo_learner_xp",
+      );
+      counts.push(row!);
     }
-
-    const [users] = await queryLocalD1<{ n: number }>(persistTo, "SELECT COUNT(*) AS n FROM users");
-    expect(users?.n).toBe(6);
-    const [institutions] = await queryLocalD1<{ n: number }>(persistTo, "SELECT COUNT(*) AS n FROM institutions");
-    expect(institutions?.n).toBe(3);
+    // 6 demo accounts + 240 generated learners, 3 institutions, 12 courses, weeks of activity.
+    expect(counts[0]).toMatchObject({ users: 246, institutions: 3, courses: 12 });
+    expect(counts[0]!.items).toBeGreaterThan(15_000);
+    expect(counts[0]!.attempts).toBeGreaterThan(50_000);
+    expect(counts[0]!.events).toBeGreaterThan(1_000);
+    expect(counts[0]!.demo_learner_xp).toBeGreaterThan(0);
+    expect(counts[1]).toEqual(counts[0]);
   });
 
   it("starts wrangler dev and answers GET /healthz", async () => {
