@@ -1,0 +1,547 @@
+#!/usr/bin/env node
+// `npm run bench`: Lingua API against floor workers, in one run on one machine.
+//
+//   BENCH_DURATION=4          measured seconds per run
+//   BENCH_ROUNDS=3            rounds per concurrency level; each round measures every target once
+//   BENCH_WARMUP=1.5          warm-up seconds per target per concurrency level, before the rounds, not recorded
+//   BENCH_SETTLE=0.25         unrecorded lead-in seconds at the start of every run (fresh connections)
+//   BENCH_CONNECTIONS=1,16    concurrency levels
+//   BENCH_STARTUP_ROUNDS=5    fresh starts per worker for the start-up comparison
+//   BENCH_ONLY=me,startup     only these scenarios (the floors their goals need are added)
+//   BENCH_DIAGNOSTICS=1       also the diagnostic targets (not part of any goal)
+//   BENCH_STORAGE_DIR=DIR     where D1/DO storage lives during the run (default /dev/shm, else the OS temp dir)
+//
+// Workers run under the Miniflare API (workerd), not `wrangler dev`; the load comes from a second,
+// long-lived Node process (load.mjs --serve, autocannon). At each concurrency level every target is
+// warmed up once, then measured in BENCH_ROUNDS short rounds, each round visiting every target once
+// in a rotating order, so slow drift of the machine is spread over all targets instead of landing
+// on whichever ran at that moment. Reported figures are medians across rounds; a goal's verdict is
+// the median of its per-round ratios (ours and its floor from the same round). Raw numbers,
+// every round of every target, go to .bench/results.json.
+//
+// To add a benchmark: a target in TARGETS (a worker from WORKERS and a path), optionally a goal in
+// GOALS; a new dataset is a new worker entry whose start() seeds what it needs.
+import { writeFileSync } from "node:fs";
+import os from "node:os";
+import { join } from "node:path";
+import {
+  applyMigrations,
+  BENCH_OUT,
+  BENCH_SCRIPTS,
+  bundleWithEsbuild,
+  bundleWithWrangler,
+  cpuBusyShare,
+  cpuSnapshot,
+  createMiniflare,
+  ensureDir,
+  formatTable,
+  median,
+  otherCpuShare,
+  randomKey,
+  readWranglerConfig,
+  loadProblem,
+  ratioAcrossRounds,
+  roundRobin,
+  spread,
+  startLoadGenerator,
+  startWorker,
+  storageBase,
+  systemInfo,
+  workerOptions,
+} from "./lib.mjs";
+import { BENCH_RATE_LIMIT_PER_MINUTE, BENCH_TENANT, seedBenchTenant } from "./seed.mjs";
+
+// ---------------------------------------------------------------------------------------------
+// Settings
+
+function numberFromEnv(name, fallback) {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number, got ${raw}`);
+  return value;
+}
+
+const settings = {
+  durationS: numberFromEnv("BENCH_DURATION", 4),
+  rounds: numberFromEnv("BENCH_ROUNDS", 3),
+  warmupS: numberFromEnv("BENCH_WARMUP", 1.5),
+  settleS: numberFromEnv("BENCH_SETTLE", 0.25),
+  connections: (process.env.BENCH_CONNECTIONS || "1,16").split(",").map((c) => Number(c.trim())),
+  startupRounds: numberFromEnv("BENCH_STARTUP_ROUNDS", 5),
+  diagnostics: process.env.BENCH_DIAGNOSTICS === "1",
+  only: process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(",").map((s) => s.trim()).filter(Boolean) : null,
+};
+if (settings.connections.some((c) => !Number.isInteger(c) || c < 1)) throw new Error("BENCH_CONNECTIONS must list positive integers");
+if (!Number.isInteger(settings.rounds) || settings.rounds < 1) throw new Error("BENCH_ROUNDS must be a positive integer");
+if (settings.durationS <= 0) throw new Error("BENCH_DURATION must be positive");
+
+// ---------------------------------------------------------------------------------------------
+// Workers under test. start() returns { url, headers?, dispose, info? }; `auth` headers are those
+// a target with `auth: true` sends.
+
+const build = {}; // filled once by prepareBundles()
+
+const WORKERS = {
+  lingua: {
+    label: "Lingua API (wrangler deploy --dry-run bundle)",
+    async start({ config }) {
+      const worker = await startWorker(linguaOptions(config));
+      try {
+        const d1 = await worker.mf.getD1Database("DB");
+        const migrations = await applyMigrations(d1, config.migrationDirs.DB);
+        const seeded = await seedBenchTenant({ d1, baseUrl: worker.url });
+        return { ...worker, auth: { Authorization: `Bearer ${seeded.token}` }, info: { migrations, tenant: { ...BENCH_TENANT, ...seeded, token: "<redacted>" } } };
+      } catch (error) {
+        await worker.dispose();
+        throw error;
+      }
+    },
+  },
+  floor: {
+    label: "floor worker (scripts/bench/floor-worker.mjs)",
+    async start({ config }) {
+      return startWorker(floorOptions(config));
+    },
+  },
+};
+
+function linguaOptions(config) {
+  return workerOptions({
+    name: "lingua-api",
+    scriptPath: build.lingua.scriptPath,
+    compatibilityDate: config.compatibilityDate,
+    compatibilityFlags: config.compatibilityFlags,
+    bindings: { ...config.vars, ENCRYPTION_KEY: randomKey() },
+    d1Databases: config.d1Databases,
+    durableObjects: config.durableObjects,
+  });
+}
+
+function floorOptions(config) {
+  return workerOptions({
+    name: "floor",
+    scriptPath: join(BENCH_SCRIPTS, "floor-worker.mjs"),
+    compatibilityDate: config.compatibilityDate,
+    compatibilityFlags: config.compatibilityFlags,
+    d1Databases: { DB: "bench-floor" },
+    durableObjects: { FLOOR_OBJECT: { className: "FloorObject", useSQLite: true } },
+  });
+}
+
+function bareHonoOptions(config) {
+  return workerOptions({
+    name: "bare-hono",
+    scriptPath: build.bareHono.scriptPath,
+    compatibilityDate: config.compatibilityDate,
+    compatibilityFlags: config.compatibilityFlags,
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Targets (load runs) and goals. Each round visits the targets in this order, rotated (round k
+// starts further down the list), so every route is measured right beside its floor.
+
+const TARGETS = [
+  { id: "bare", worker: "floor", path: "/bare", label: "floor /bare" },
+  { id: "healthz", worker: "lingua", path: "/healthz", label: "GET /healthz" },
+  { id: "do", worker: "floor", path: "/do", label: "floor /do (1 DO RPC)" },
+  // Opt-in (BENCH_DIAGNOSTICS=1 or BENCH_ONLY): /do plus the rate limiter's two SQLite writes.
+  { id: "do-bookkeeping", worker: "floor", path: "/do-bookkeeping", label: "floor /do + limiter SQL writes", diagnostic: true },
+  { id: "me", worker: "lingua", path: "/api/auth/me", auth: true, label: "GET /api/auth/me" },
+  { id: "d1", worker: "floor", path: "/d1", label: "floor /d1 (1 D1 read)" },
+  { id: "tokens", worker: "lingua", path: "/api/integrations/tokens", auth: true, label: "GET /api/integrations/tokens (25 of 31)" },
+];
+
+/**
+ * `by`: p50 compares median latency (ours / sum of the floors' p50); rps compares throughput
+ * (floor req/s / ours, so > 1 means slower than the floor). Limits are the agreed goals.
+ */
+const GOALS = [
+  { id: "healthz", subject: "healthz", floors: ["bare"], max: 1.2, by: ["p50", "rps"], text: "/healthz ≤ 1.2× floor /bare" },
+  { id: "me", subject: "me", floors: ["do"], max: 1.25, by: ["p50", "rps"], text: "/api/auth/me ≤ 1.25× floor /do" },
+  { id: "tokens", subject: "tokens", floors: ["do", "d1"], max: 1.25, by: ["p50"], text: "token list ≤ 1.25× (floor /do + floor /d1), p50" },
+];
+/** Other processes' CPU share during a run above which the report warns. */
+const OTHER_CPU_WARN = 0.1;
+const STARTUP_GOAL = { max: 2, text: "start-up ≤ 2× bare Hono" };
+
+// ---------------------------------------------------------------------------------------------
+// Selection
+
+const SCENARIOS = [...TARGETS.map((t) => t.id), "startup"];
+
+function selectScenarios() {
+  if (!settings.only) {
+    const diagnostic = new Set(TARGETS.filter((t) => t.diagnostic).map((t) => t.id));
+    return { selected: new Set(SCENARIOS.filter((id) => settings.diagnostics || !diagnostic.has(id))), added: [] };
+  }
+  const unknown = settings.only.filter((id) => !SCENARIOS.includes(id));
+  if (unknown.length) throw new Error(`BENCH_ONLY: unknown ${unknown.join(", ")}; known: ${SCENARIOS.join(", ")}`);
+  const selected = new Set(settings.only);
+  const added = [];
+  for (const goal of GOALS) {
+    if (!selected.has(goal.subject)) continue;
+    for (const floor of goal.floors) {
+      if (!selected.has(floor)) {
+        selected.add(floor);
+        added.push(floor);
+      }
+    }
+  }
+  return { selected, added };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Steps
+
+async function prepareBundles(needLingua, needBareHono) {
+  const dist = ensureDir(join(BENCH_OUT, "dist"));
+  if (needLingua) build.lingua = bundleWithWrangler(join(dist, "lingua"));
+  if (needBareHono) build.bareHono = await bundleWithEsbuild(join(BENCH_SCRIPTS, "bare-hono-worker.mjs"), join(dist, "bare-hono", "index.js"));
+}
+
+/** One fresh start: `new Miniflare` until the first 200 of `path` has been read. */
+async function timeFirstResponse(options, path) {
+  const { mf, startedAt, dispose } = createMiniflare(options);
+  try {
+    const url = await mf.ready;
+    const readyAt = performance.now();
+    const response = await fetch(new URL(path, url));
+    const body = await response.text();
+    const doneAt = performance.now();
+    if (response.status !== 200) throw new Error(`${path} answered ${response.status} during start-up: ${body.slice(0, 200)}`);
+    return { totalMs: doneAt - startedAt, readyMs: readyAt - startedAt, firstFetchMs: doneAt - readyAt };
+  } finally {
+    await dispose();
+  }
+}
+
+/**
+ * Lingua against bare Hono is the goal. The floor worker (a tiny script, but Lingua's kinds of
+ * bindings: D1 and a SQLite Durable Object) is measured alongside as a diagnostic, to tell
+ * Miniflare's cost of setting up bindings apart from the cost of loading our script.
+ */
+async function measureStartup(config) {
+  const variants = [
+    { id: "lingua", label: "Lingua API", path: "/healthz", options: () => linguaOptions(config) },
+    { id: "bareHono", label: "bare Hono", path: "/healthz", options: () => bareHonoOptions(config) },
+    { id: "floor", label: "floor worker (diagnostic: D1 + DO bindings, tiny script)", path: "/bare", options: () => floorOptions(config) },
+  ];
+  // One unrecorded start of each first (disk cache, lazy loading in this process), then rotate
+  // the order so no variant always follows the same one.
+  for (const v of variants) await timeFirstResponse(v.options(), v.path);
+  const samples = Object.fromEntries(variants.map((v) => [v.id, []]));
+  for (let round = 0; round < settings.startupRounds; round++) {
+    for (let i = 0; i < variants.length; i++) {
+      const v = variants[(round + i) % variants.length];
+      samples[v.id].push(await timeFirstResponse(v.options(), v.path));
+    }
+  }
+  const summary = {};
+  for (const v of variants) {
+    const list = samples[v.id];
+    summary[v.id] = {
+      label: v.label,
+      medianTotalMs: median(list.map((s) => s.totalMs)),
+      medianReadyMs: median(list.map((s) => s.readyMs)),
+      medianFirstFetchMs: median(list.map((s) => s.firstFetchMs)),
+      samples: list,
+    };
+  }
+  const ratio = summary.lingua.medianTotalMs / summary.bareHono.medianTotalMs;
+  return { rounds: settings.startupRounds, ...summary, ratio, max: STARTUP_GOAL.max, verdict: ratio <= STARTUP_GOAL.max ? "PASS" : "MISS" };
+}
+
+async function preflight(target, base, headers) {
+  const response = await fetch(new URL(target.path, base), { headers });
+  const text = await response.text();
+  if (response.status !== 200) throw new Error(`${target.label} answered ${response.status} before the load: ${text.slice(0, 300)}`);
+}
+
+/**
+ * Per target and concurrency: the rounds' raw results and the medians across rounds (p50, p99,
+ * req/s) with the min–max of each, in TARGETS order.
+ */
+function summarize(runs, targets) {
+  const summary = [];
+  for (const target of targets) {
+    for (const connections of settings.connections) {
+      const rounds = Array.from({ length: settings.rounds }, (_, round) => runs.find((r) => r.target === target.id && r.connections === connections && r.round === round) ?? null);
+      if (rounds.every((r) => !r)) continue;
+      summary.push({
+        target: target.id,
+        label: target.label,
+        connections,
+        rounds: rounds.length,
+        rps: spread(rounds.map((r) => r?.rps ?? null)),
+        p50: spread(rounds.map((r) => r?.latencyMs.p50 ?? null)),
+        p99: spread(rounds.map((r) => r?.latencyMs.p99 ?? null)),
+      });
+    }
+  }
+  return summary;
+}
+
+/**
+ * Each goal's ratio per round, from that round's own numbers (ours and the floors measured in the
+ * same round), and across rounds: `ratio` = median of the per-round ratios (the verdict basis) and
+ * `ratioOfMedians` = the same formula applied to the medians across rounds (for reference).
+ */
+function evaluateGoals(runs, summary) {
+  const run = (id, connections, round) => runs.find((r) => r.target === id && r.connections === connections && r.round === round);
+  const med = (id, connections) => summary.find((s) => s.target === id && s.connections === connections);
+  const checks = [];
+  for (const goal of GOALS) {
+    for (const connections of settings.connections) {
+      const subject = med(goal.subject, connections);
+      const floors = goal.floors.map((f) => med(f, connections));
+      if (!subject || floors.some((f) => !f)) continue;
+      for (const metric of goal.by) {
+        if (metric === "rps" && floors.length !== 1) throw new Error(`goal ${goal.id}: a req/s comparison needs exactly one floor`);
+        // latency: ours / sum of the floors' p50; throughput: floor req/s / ours (> 1 = slower than the floor).
+        const formula = metric === "p50" ? (ours, floorRuns) => ours.latencyMs.p50 / floorRuns.reduce((sum, f) => sum + f.latencyMs.p50, 0) : (ours, floorRuns) => floorRuns[0].rps / ours.rps;
+        const perRound = ratioAcrossRounds(settings.rounds, (round) => {
+          const ours = run(goal.subject, connections, round);
+          const floorRuns = goal.floors.map((f) => run(f, connections, round));
+          return ours && floorRuns.every(Boolean) ? formula(ours, floorRuns) : null;
+        });
+        const ours = metric === "p50" ? subject.p50.median : subject.rps.median;
+        const floor = metric === "p50" ? floors.reduce((sum, f) => sum + f.p50.median, 0) : floors[0].rps.median;
+        const ratioOfMedians = metric === "p50" ? ours / floor : floor / ours;
+        const ratio = perRound.median;
+        checks.push({
+          goal: goal.id,
+          text: goal.text,
+          connections,
+          metric,
+          ours,
+          floor,
+          perRoundRatios: perRound.perRound,
+          ratio,
+          ratioBasis: "median of per-round ratios",
+          ratioOfMedians,
+          max: goal.max,
+          verdict: ratio !== null && ratio <= goal.max ? "PASS" : "MISS",
+        });
+      }
+    }
+  }
+  return checks;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output
+
+const ms = (v) => (v === null || v === undefined ? "-" : v.toFixed(3));
+const rps = (v) => (v === null || v === undefined ? "-" : Math.round(v).toLocaleString("en-US"));
+
+const spreadMs = (s) => (s.min === null ? "-" : `${s.min.toFixed(3)}–${s.max.toFixed(3)}`);
+const ratioText = (v) => (v === null || v === undefined ? "-" : `${v.toFixed(2)}×`);
+
+function printReport({ system, summary, runs, startup, checks, failures, tenantNote, selectionNote }) {
+  const out = [];
+  out.push(`Lingua API benchmark — ${system.date}`);
+  out.push(`Machine: ${system.nproc} CPU(s), ${system.cpuModel}; Node ${system.node}; miniflare/workerd ${system.miniflare}; storage ${system.storage}`);
+  if (system.busyBefore !== null) {
+    const busy = Math.round(system.busyBefore * 100);
+    out.push(`CPU busy before the run: ${busy}% (load average ${system.loadAvg.map((l) => l.toFixed(2)).join(" ")})${busy > 20 ? " — WARNING: other work on this machine skews every figure below" : ""}`);
+  }
+  if (summary.length) out.push(
+    `Load: autocannon in a separate, long-lived Node process; connections ${settings.connections.join(" and ")}, pipelining 1. Per concurrency level: one ${settings.warmupS} s warm-up per target, then ${settings.rounds} round(s), each measuring every target once in a rotating order (each round starts at a different target), ${settings.settleS > 0 ? `${settings.settleS} s unrecorded lead-in + ` : ""}${settings.durationS} s measured per run.`,
+  );
+  const disturbed = runs.filter((r) => r.otherCpuShare !== null && r.otherCpuShare > OTHER_CPU_WARN);
+  if (disturbed.length) {
+    const worst = Math.max(...disturbed.map((r) => r.otherCpuShare));
+    out.push(
+      `WARNING: other work on this machine used more than ${Math.round(OTHER_CPU_WARN * 100)}% of the CPU during ${disturbed.length} of ${runs.length} run(s) (worst ${Math.round(worst * 100)}%): ${disturbed
+        .map((r) => `${r.target} ×${r.connections} round ${r.round + 1}`)
+        .join(", ")}. Medians across rounds damp this; the per-run shares are in results.json (otherCpuShare).`,
+    );
+  } else if (runs.length && runs.some((r) => r.otherCpuShare !== null)) {
+    out.push(`CPU used by other work during the runs: at most ${Math.round(Math.max(...runs.map((r) => r.otherCpuShare ?? 0)) * 100)}% in any run.`);
+  }
+  if (tenantNote) out.push(tenantNote);
+  if (selectionNote) out.push(selectionNote);
+
+  if (summary.length) {
+    out.push(
+      "",
+      failures.length
+        ? `!!! ${failures.length} run(s) answered something other than 200 or had errors; those figures are NOT valid:\n    ${failures.join("\n    ")}`
+        : `Throughput and latency, medians across ${settings.rounds} round(s) (every response of every run was 200; latency from exact per-response times; p50 range = lowest–highest round)`,
+    );
+    out.push(
+      formatTable(
+        ["target", "conc", "req/s", "p50 ms", "p50 range ms", "p99 ms"],
+        summary.map((r) => [r.label, r.connections, rps(r.rps.median), ms(r.p50.median), spreadMs(r.p50), ms(r.p99.median)]),
+      ),
+    );
+  }
+
+  if (startup) {
+    out.push("", `Start-up: new Miniflare(...) → first 200 read from /healthz (floor: /bare), ${startup.rounds} fresh starts each, medians`);
+    out.push(
+      formatTable(
+        ["worker", "total ms", "to ready ms", "first fetch ms"],
+        [startup.lingua, startup.bareHono, startup.floor].map((s) => [s.label, s.medianTotalMs.toFixed(1), s.medianReadyMs.toFixed(1), s.medianFirstFetchMs.toFixed(1)]),
+      ),
+    );
+  }
+
+  const goalRows = checks.map((c) => [
+    c.text,
+    c.connections,
+    c.metric === "p50" ? "p50 latency" : "req/s",
+    c.metric === "p50" ? ms(c.ours) : rps(c.ours),
+    c.metric === "p50" ? ms(c.floor) : rps(c.floor),
+    c.perRoundRatios.map((r) => (r === null ? "-" : r.toFixed(2))).join(" "),
+    ratioText(c.ratio),
+    ratioText(c.ratioOfMedians),
+    `${c.max}×`,
+    c.verdict,
+  ]);
+  if (startup) {
+    goalRows.push([STARTUP_GOAL.text, "-", "median ms", startup.lingua.medianTotalMs.toFixed(1), startup.bareHono.medianTotalMs.toFixed(1), "-", `${startup.ratio.toFixed(2)}×`, "-", `${startup.max}×`, startup.verdict]);
+  }
+  if (goalRows.length) {
+    out.push(
+      "",
+      "Goals (ratio: latency = ours / floor; req/s = floor / ours; ≤ limit is PASS). Verdict basis: the median of the per-round",
+      "ratios (\"ratio\"), each taken from ours and its floor measured in the same round; \"of medians\" = the ratio of the",
+      "medians across rounds (ours / floor columns), for reference only. Start-up: ratio of the median fresh-start times.",
+    );
+    out.push(formatTable(["goal", "conc", "metric", "ours", "floor", "per round", "ratio", "of medians", "limit", "verdict"], goalRows));
+    const passed = goalRows.filter((r) => r[9] === "PASS").length;
+    out.push(`${passed} of ${goalRows.length} checks PASS.`);
+  }
+  console.log(out.join("\n"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Main
+
+async function main() {
+  const { selected, added } = selectScenarios();
+  const system = systemInfo();
+  system.storage = storageBase();
+  system.busyBefore = await cpuBusyShare(1000);
+  const { createRequire } = await import("node:module");
+  system.miniflare = createRequire(import.meta.url)("miniflare/package.json").version;
+  const config = await readWranglerConfig();
+
+  const targets = TARGETS.filter((t) => selected.has(t.id));
+  const workersNeeded = new Set(targets.map((t) => t.worker));
+  const wantStartup = selected.has("startup");
+
+  console.error(`bench: bundling…`);
+  await prepareBundles(workersNeeded.has("lingua") || wantStartup, wantStartup);
+
+  // Start-up first, while nothing else runs on the machine.
+  let startup = null;
+  if (wantStartup) {
+    console.error(`bench: start-up, ${settings.startupRounds} rounds each…`);
+    startup = await measureStartup(config);
+  }
+
+  const started = {};
+  const runs = [];
+  const failures = [];
+  let loadGenerator = null;
+  const stop = async () => {
+    if (loadGenerator) await loadGenerator.close().catch(() => undefined);
+    for (const w of Object.values(started)) await w.dispose().catch(() => undefined);
+  };
+  process.once("SIGINT", () => stop().finally(() => process.exit(130)));
+
+  try {
+    for (const name of workersNeeded) {
+      console.error(`bench: starting ${WORKERS[name].label}…`);
+      started[name] = await WORKERS[name].start({ config });
+    }
+    for (const target of targets) {
+      const worker = started[target.worker];
+      await preflight(target, worker.url, target.auth ? worker.auth : {});
+    }
+
+    if (targets.length) loadGenerator = startLoadGenerator();
+    const request = (target) => {
+      const worker = started[target.worker];
+      return { url: new URL(target.path, worker.url).toString(), headers: target.auth ? worker.auth : {} };
+    };
+    const check = (result, what) => {
+      const problem = loadProblem(result);
+      if (!problem) return;
+      failures.push(`${what}: ${problem}`);
+      console.error(`bench: FAILED ${what}: ${problem}`);
+    };
+
+    for (const connections of settings.connections) {
+      await roundRobin({
+        items: targets,
+        rounds: settings.rounds,
+        warmup:
+          settings.warmupS > 0
+            ? async (target) => {
+                console.error(`bench: × ${connections} warm-up ${target.label}…`);
+                const result = await loadGenerator.run({ ...request(target), connections, duration: settings.warmupS, warmup: 0 });
+                check(result, `${target.label} × ${connections} (warm-up)`);
+              }
+            : null,
+        measure: async (target, { round, position }) => {
+          console.error(`bench: × ${connections} round ${round + 1}/${settings.rounds} ${target.label}…`);
+          const before = cpuSnapshot();
+          const result = await loadGenerator.run({ ...request(target), connections, duration: settings.durationS, warmup: settings.settleS });
+          result.otherCpuShare = otherCpuShare(before, cpuSnapshot());
+          result.loadAvgAfter = os.loadavg();
+          check(result, `${target.label} × ${connections}, round ${round + 1}`);
+          const entry = { target: target.id, label: target.label, path: target.path, worker: target.worker, round, position, ...result };
+          runs.push(entry);
+          return entry;
+        },
+      });
+    }
+  } finally {
+    await stop();
+  }
+
+  const summary = summarize(runs, targets);
+  const checks = evaluateGoals(runs, summary);
+  const tenantNote = started.lingua
+    ? `Bench tenant: enterprise plan with rate_limit_per_minute = ${BENCH_RATE_LIMIT_PER_MINUTE.toLocaleString("en-US")} (effectively unlimited), so no request is answered 429; what the token routes pay is the rate limiter's bookkeeping (TokenGate DO admit + SQLite bucket write per request), not rejections.`
+    : null;
+  const selectionNote = settings.only ? `BENCH_ONLY=${settings.only.join(",")}${added.length ? ` (added the floors its goals need: ${added.join(", ")})` : ""}` : null;
+
+  printReport({ system, summary, runs, startup, checks, failures, tenantNote, selectionNote });
+
+  const results = {
+    system,
+    settings,
+    bundles: {
+      lingua: build.lingua ? { size: build.lingua.size, path: build.lingua.scriptPath } : null,
+      bareHono: build.bareHono ? { path: build.bareHono.scriptPath } : null,
+    },
+    wrangler: { compatibilityDate: config.compatibilityDate, compatibilityFlags: config.compatibilityFlags, vars: config.vars, durableObjects: config.durableObjects },
+    lingua: started.lingua?.info ?? null,
+    // Medians across rounds per target and concurrency (with each round's value in `values`).
+    summary,
+    // Every measured run: `round` (0-based) and `position` (place in that round's order) say when it ran.
+    runs,
+    startup,
+    goals: checks,
+    failures,
+  };
+  const file = join(ensureDir(BENCH_OUT), "results.json");
+  writeFileSync(file, JSON.stringify(results, null, 2) + "\n");
+  console.log(`\nRaw numbers: ${file}`);
+
+  if (failures.length) {
+    console.error(`\nbench: ${failures.length} run(s) had non-2xx responses or errors; the figures above are not valid:\n  ${failures.join("\n  ")}`);
+    process.exitCode = 1;
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
