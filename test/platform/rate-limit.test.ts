@@ -66,6 +66,8 @@ describe("per-token rate limits", () => {
     const { admin } = await createTenant({ plan: "free" });
     const first = await burst(admin.token, 60);
     expect(first.every((r) => r.status === 200)).toBe(true);
+    // Buckets are written every 200 ms; a restart right after that must not forget them.
+    await new Promise((r) => setTimeout(r, 400));
     await abortAllDurableObjects();
     const second = await burst(admin.token, 60);
     expect(second.filter((r) => r.status === 200)).toHaveLength(40);

@@ -1,17 +1,23 @@
 import { SlidingWindow } from "./window";
 
 const KEY_PREFIX = "rate:";
+/** Bucket changes are written at most this often, in one multi-key write. */
+const FLUSH_DELAY_MS = 200;
 
 /**
  * Persists a SlidingWindow's buckets in a Durable Object's storage, so that an evicted or restarted
  * object resumes with the hits of the current window.
  *
- * Writes are `allowUnconfirmed`: the answer leaves without waiting for the write to be flushed. The
- * decision itself is made in memory by the one object that owns the counter, so this can never let
- * concurrent requests overshoot; the only thing a crash between answer and flush could lose is the
- * last few hits, i.e. the limiter errs towards the client, never towards refusing wrongly.
+ * The decision is made in memory by the one object that owns the counter, so concurrent requests can
+ * never overshoot whatever the storage does. Storage only has to survive a restart, so changed
+ * buckets are written together every FLUSH_DELAY_MS (and `allowUnconfirmed`, off the answer's path)
+ * instead of once per request: a crash can forget at most the last fraction of a second of hits,
+ * which errs towards the client, never towards refusing wrongly.
  */
 export class PersistentWindow {
+  private readonly dirty = new Set<number>();
+  private flushTimer: ReturnType<typeof setTimeout> | null = null;
+
   private constructor(
     private readonly storage: DurableObjectStorage,
     private readonly window: SlidingWindow,
@@ -25,34 +31,41 @@ export class PersistentWindow {
   }
 
   consume(nowMs: number, limit: number, windowSeconds: number) {
-    const dropped = this.window.prune(nowMs, windowSeconds);
-    if (dropped.length > 0) this.forget(dropped);
+    this.prune(nowMs, windowSeconds);
     const decision = this.window.consume(nowMs, limit, windowSeconds);
-    if (decision.allowed) this.save(decision.second);
+    if (decision.allowed) this.markDirty(decision.second);
     return decision;
   }
 
   peek(nowMs: number, limit: number, windowSeconds: number) {
-    const dropped = this.window.prune(nowMs, windowSeconds);
-    if (dropped.length > 0) this.forget(dropped);
+    this.prune(nowMs, windowSeconds);
     return this.window.peek(nowMs, limit, windowSeconds);
   }
 
   refund(second: number): void {
-    if (this.window.refund(second)) {
-      if (this.window.count(second) > 0) this.save(second);
-      else this.forget([second]);
+    if (this.window.refund(second)) this.markDirty(second);
+  }
+
+  private prune(nowMs: number, windowSeconds: number): void {
+    for (const second of this.window.prune(nowMs, windowSeconds)) this.markDirty(second);
+  }
+
+  private markDirty(second: number): void {
+    this.dirty.add(second);
+    this.flushTimer ??= setTimeout(() => this.flush(), FLUSH_DELAY_MS);
+  }
+
+  private flush(): void {
+    this.flushTimer = null;
+    const puts: Record<string, number> = {};
+    const deletes: string[] = [];
+    for (const second of this.dirty) {
+      const hits = this.window.count(second);
+      if (hits > 0) puts[KEY_PREFIX + second] = hits;
+      else deletes.push(KEY_PREFIX + second);
     }
-  }
-
-  private save(second: number): void {
-    void this.storage.put(KEY_PREFIX + second, this.window.count(second), { allowUnconfirmed: true });
-  }
-
-  private forget(seconds: number[]): void {
-    void this.storage.delete(
-      seconds.map((s) => KEY_PREFIX + s),
-      { allowUnconfirmed: true },
-    );
+    this.dirty.clear();
+    if (Object.keys(puts).length > 0) void this.storage.put(puts, { allowUnconfirmed: true });
+    if (deletes.length > 0) void this.storage.delete(deletes, { allowUnconfirmed: true });
   }
 }
