@@ -8,7 +8,7 @@ import { registerProgress } from "./domains/progress";
 import type { AppEnv } from "./env";
 import { ApiError, fieldErrorsFromZod, problemResponse, toApiError, validationError } from "./platform/errors";
 import { allowedMethodsResolver } from "./platform/http/method-not-allowed";
-import { limitBody, requestId, securityHeaders } from "./platform/http/middleware";
+import { limitBody, responseHeaders } from "./platform/http/middleware";
 
 export function buildApp() {
   const app = new OpenAPIHono<AppEnv>({
@@ -24,7 +24,7 @@ export function buildApp() {
     description: "A session token from sign-in or an API token (`lng_…`).",
   });
 
-  app.use("*", requestId, securityHeaders);
+  app.use("*", responseHeaders);
   app.use("/api/*", limitBody());
 
   registerSystem(app);

@@ -4,21 +4,19 @@ import type { AppEnv } from "../../env";
 import { ApiError } from "../errors";
 
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
+const API_CSP = "default-src 'none'; frame-ancestors 'none'";
 
-/** Every response carries `X-Request-Id`; a well-formed id sent by the client is kept for tracing. */
-export const requestId = createMiddleware<AppEnv>(async function requestId(c, next) {
+/**
+ * Headers every response carries: `X-Request-Id` (a well-formed id sent by the client is kept for
+ * tracing) and the security headers. One middleware, because it wraps every request, /healthz too.
+ */
+export const responseHeaders = createMiddleware<AppEnv>(async function responseHeaders(c, next) {
   const incoming = c.req.header("X-Request-Id");
   const id = incoming && CLIENT_REQUEST_ID.test(incoming) ? incoming : `req_${crypto.randomUUID().replaceAll("-", "")}`;
   c.set("requestId", id);
   await next();
-  c.res.headers.set("X-Request-Id", id);
-});
-
-const API_CSP = "default-src 'none'; frame-ancestors 'none'";
-
-export const securityHeaders = createMiddleware<AppEnv>(async function securityHeaders(c, next) {
-  await next();
   const headers = c.res.headers;
+  headers.set("X-Request-Id", id);
   headers.set("X-Content-Type-Options", "nosniff");
   headers.set("Referrer-Policy", "no-referrer");
   headers.set("Strict-Transport-Security", "max-age=31536000; includeSubDomains");
