@@ -46,6 +46,11 @@ Every error is \`application/problem+json\` (RFC 9457) with a stable \`code\` an
 |---|---|---|
 ${errors}
 
+## Domain events
+State changes an integrator may want to hear about (\`lesson.completed\`, \`course.completed\`,
+\`achievement.unlocked\`, \`cefr.level_changed\`, \`streak.milestone\`) are written to an outbox in the same
+database batch as the change, each with a stable id; webhooks deliver them.
+
 ## Idempotency
 \`POST\` endpoints that create something accept \`Idempotency-Key\` (24 hours).
 `;

@@ -41,6 +41,11 @@ export function registerSystem(app: OpenAPIHono<AppEnv>) {
       tags: [
         { name: "Authentication", description: "Sign-in and the caller's identity." },
         { name: "Tokens", description: "API tokens with abilities." },
+        { name: "Content", description: "Courses, lessons, training blocks and training items." },
+        { name: "Catalog", description: "The public course catalogue: no token, cached at the edge." },
+        { name: "Progress", description: "Recording learning activity; progress, history, CEFR report and insights." },
+        { name: "Gamification", description: "XP, streaks, achievements and leaderboards." },
+        { name: "Statistics", description: "Platform-wide statistics." },
         { name: "System", description: "Health and this document." },
       ],
     }) as unknown as Record<string, unknown>;
