@@ -9,20 +9,17 @@ import {
   learnerStats,
   lessonProgress,
   lessons,
-  platformCounters,
   skillEvidence,
-  studyTime,
   trainingItems,
-  weeklyXp,
   type CefrLevel,
   type LessonStatus,
   type Skill,
 } from "../../db/schema";
-import { chunk, rowsPerStatement, type Statement } from "../../platform/batch";
+import type { Statement } from "../../platform/batch";
+import { writeStatements } from "./persist";
 import type { Database } from "../../platform/db";
 import { domainEvent, type OutboxRow } from "../../platform/events";
 import { nowIso } from "../../platform/ids";
-import { outboxEvents } from "../../db/schema";
 import {
   ACHIEVEMENTS,
   cefrReport,
@@ -357,164 +354,33 @@ export async function recordAttempts(db: Database, learner: Learner, input: Atte
   }
 
   // --- one batch: attempts, aggregates, events --------------------------------------------------
-  const statements: Statement[] = [];
-  for (const rows of chunk(attemptRows, rowsPerStatement(15))) statements.push(db.insert(attempts).values(rows));
-  for (const rows of chunk([...itemState.values()].filter((s) => attemptRows.some((a) => a.trainingItemId === s.trainingItemId)), rowsPerStatement(7))) {
-    statements.push(
-      db
-        .insert(itemProgress)
-        .values(rows)
-        .onConflictDoUpdate({
-          target: [itemProgress.userId, itemProgress.trainingItemId],
-          set: { bestScore: sql`excluded.best_score`, attempts: sql`excluded.attempts`, completedAt: sql`excluded.completed_at`, lastAttemptAt: sql`excluded.last_attempt_at` },
-        }),
-    );
-  }
+  const touchedItems = new Set(attemptRows.map((a) => a.trainingItemId));
   const touchedLessons = new Set(attemptRows.map((a) => a.lessonId));
-  for (const rows of chunk([...lessonState.values()].filter((l) => touchedLessons.has(l.lessonId)), rowsPerStatement(10))) {
-    statements.push(
-      db
-        .insert(lessonProgress)
-        .values(rows)
-        .onConflictDoUpdate({
-          target: [lessonProgress.userId, lessonProgress.lessonId],
-          set: {
-            itemsDone: sql`excluded.items_done`,
-            itemsTotal: sql`excluded.items_total`,
-            scoreSum: sql`excluded.score_sum`,
-            status: sql`excluded.status`,
-            completedAt: sql`excluded.completed_at`,
-            lastActivityAt: sql`excluded.last_activity_at`,
-          },
-        }),
-    );
-  }
   const touchedCourses = new Set(attemptRows.map((a) => a.courseId));
-  for (const rows of chunk([...courseState.values()].filter((c) => touchedCourses.has(c.courseId)), rowsPerStatement(10))) {
-    statements.push(
-      db
-        .insert(courseProgress)
-        .values(rows)
-        .onConflictDoUpdate({
-          target: [courseProgress.userId, courseProgress.courseId],
-          set: {
-            lessonsCompleted: sql`excluded.lessons_completed`,
-            lessonsTotal: sql`excluded.lessons_total`,
-            itemsDone: sql`excluded.items_done`,
-            xp: sql`excluded.xp`,
-            completedAt: sql`excluded.completed_at`,
-            lastActivityAt: sql`excluded.last_activity_at`,
-          },
-        }),
-    );
-  }
-  const dailyRows = [...daily].map(([day, d]) => ({ userId: learner.id, day, ...d }));
-  for (const rows of chunk(dailyRows, rowsPerStatement(7))) {
-    statements.push(
-      db
-        .insert(dailyActivity)
-        .values(rows)
-        .onConflictDoUpdate({
-          target: [dailyActivity.userId, dailyActivity.day],
-          set: {
-            attempts: sql`${dailyActivity.attempts} + excluded.attempts`,
-            itemsCompleted: sql`${dailyActivity.itemsCompleted} + excluded.items_completed`,
-            correct: sql`${dailyActivity.correct} + excluded.correct`,
-            xp: sql`${dailyActivity.xp} + excluded.xp`,
-            seconds: sql`${dailyActivity.seconds} + excluded.seconds`,
-          },
-        }),
-    );
-  }
-  for (const rows of chunk([...hourly.values()].map((h) => ({ userId: learner.id, ...h })), rowsPerStatement(5))) {
-    statements.push(
-      db
-        .insert(studyTime)
-        .values(rows)
-        .onConflictDoUpdate({
-          target: [studyTime.userId, studyTime.weekday, studyTime.hour],
-          set: { seconds: sql`${studyTime.seconds} + excluded.seconds`, attempts: sql`${studyTime.attempts} + excluded.attempts` },
-        }),
-    );
-  }
-  for (const rows of chunk([...evidenceDelta.values()].map((e) => ({ userId: learner.id, ...e })), rowsPerStatement(6))) {
-    statements.push(
-      db
-        .insert(skillEvidence)
-        .values(rows)
-        .onConflictDoUpdate({
-          target: [skillEvidence.userId, skillEvidence.skill, skillEvidence.cefrLevel],
-          set: {
-            attempts: sql`${skillEvidence.attempts} + excluded.attempts`,
-            correct: sql`${skillEvidence.correct} + excluded.correct`,
-            scoreSum: sql`${skillEvidence.scoreSum} + excluded.score_sum`,
-          },
-        }),
-    );
-  }
-  const weeklyRows = [...weekly].map(([week, xp]) => ({ week, userId: learner.id, xp }));
-  for (const rows of chunk(weeklyRows, rowsPerStatement(3))) {
-    statements.push(
-      db
-        .insert(weeklyXp)
-        .values(rows)
-        .onConflictDoUpdate({ target: [weeklyXp.week, weeklyXp.userId], set: { xp: sql`${weeklyXp.xp} + excluded.xp` } }),
-    );
-  }
-  if (attemptRows.length > 0) {
-    const statsRow = {
-      userId: learner.id,
-      institutionId: learner.institutionId,
-      ...learnerTotals,
-      currentStreak: run.latestRun,
-      lastActiveDay: run.latestDay,
-      cefrLevels: levels,
-      updatedAt: now,
-    };
-    statements.push(
-      db
-        .insert(learnerStats)
-        .values(statsRow)
-        .onConflictDoUpdate({
-          target: learnerStats.userId,
-          set: {
-            institutionId: sql`excluded.institution_id`,
-            xpTotal: sql`excluded.xp_total`,
-            attempts: sql`excluded.attempts`,
-            correct: sql`excluded.correct`,
-            seconds: sql`excluded.seconds`,
-            itemsCompleted: sql`excluded.items_completed`,
-            lessonsCompleted: sql`excluded.lessons_completed`,
-            coursesCompleted: sql`excluded.courses_completed`,
-            perfectLessons: sql`excluded.perfect_lessons`,
-            currentStreak: sql`excluded.current_streak`,
-            longestStreak: sql`excluded.longest_streak`,
-            lastActiveDay: sql`excluded.last_active_day`,
-            cefrLevels: sql`excluded.cefr_levels`,
-            updatedAt: sql`excluded.updated_at`,
-          },
-        }),
-    );
-    const counters: Record<string, number> = {
+  const statements = writeStatements(db, {
+    attempts: attemptRows,
+    items: [...itemState.values()].filter((s) => touchedItems.has(s.trainingItemId)),
+    lessons: [...lessonState.values()].filter((l) => touchedLessons.has(l.lessonId)),
+    courses: [...courseState.values()].filter((c) => touchedCourses.has(c.courseId)),
+    daily: [...daily].map(([day, d]) => ({ userId: learner.id, day, ...d })),
+    studyTime: [...hourly.values()].map((h) => ({ userId: learner.id, ...h })),
+    evidence: [...evidenceDelta.values()].map((e) => ({ userId: learner.id, ...e })),
+    weeklyXp: [...weekly].map(([week, xp]) => ({ week, userId: learner.id, xp })),
+    stats:
+      attemptRows.length > 0
+        ? { userId: learner.id, institutionId: learner.institutionId, ...learnerTotals, currentStreak: run.latestRun, lastActiveDay: run.latestDay, cefrLevels: levels, updatedAt: now }
+        : null,
+    counters: {
       attempts: attemptRows.length,
       items_completed: attemptRows.filter((a) => outcomes.get(a.id)?.item_completed).length,
       lessons_completed: summary.lessons.length,
       courses_completed: summary.courses.length,
-    };
-    for (const [name, value] of Object.entries(counters)) {
-      if (value === 0) continue;
-      statements.push(
-        db
-          .insert(platformCounters)
-          .values({ name, value })
-          .onConflictDoUpdate({ target: platformCounters.name, set: { value: sql`${platformCounters.value} + excluded.value` } }),
-      );
-    }
-  }
-  for (const code of summary.achievements) {
-    statements.push(db.insert(achievements).values({ userId: learner.id, code, unlockedAt: events.find((e) => e.type === "achievement.unlocked" && e.payload.code === code)!.payload.unlocked_at as string }).onConflictDoNothing());
-  }
-  for (const rows of chunk(events, rowsPerStatement(6))) statements.push(db.insert(outboxEvents).values(rows));
+    },
+    achievements: events
+      .filter((e) => e.type === "achievement.unlocked")
+      .map((e) => ({ userId: learner.id, code: e.payload.code as string, unlockedAt: e.payload.unlocked_at as string })),
+    events,
+  });
 
   if (statements.length > 0) await db.batch(statements as [Statement, ...Statement[]]);
 
