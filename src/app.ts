@@ -6,6 +6,7 @@ import { registerSystem } from "./domains/system";
 import { registerTokens } from "./domains/tokens";
 import { registerProgress } from "./domains/progress";
 import type { AppEnv } from "./env";
+import { d1Meter } from "./platform/d1-meter";
 import { ApiError, fieldErrorsFromZod, problemResponse, toApiError, validationError } from "./platform/errors";
 import { allowedMethodsResolver } from "./platform/http/method-not-allowed";
 import { limitBody, responseHeaders } from "./platform/http/middleware";
@@ -25,6 +26,7 @@ export function buildApp() {
   });
 
   app.use("*", responseHeaders);
+  app.use("*", d1Meter);
   app.use("/api/*", limitBody());
 
   registerSystem(app);

@@ -10,6 +10,10 @@
 //   BENCH_ONLY=me,startup     only these scenarios (the floors their goals need are added)
 //   BENCH_DIAGNOSTICS=1       also the diagnostic targets (not part of any goal)
 //   BENCH_STORAGE_DIR=DIR     where D1/DO storage lives during the run (default /dev/shm, else the OS temp dir)
+//   BENCH_ONLY=activity       the learning-activity scenario (issue 3; scripts/bench/activity.mjs): learner
+//                             routes on a ~10k- and a ~1M-attempt dataset, rows read per request, its own
+//                             floors. Not part of the default run (about 10 minutes of load plus, the first
+//                             time each day, ~6 minutes to build the large dataset; see datasets.mjs).
 //
 // Workers run under the Miniflare API (workerd), not `wrangler dev`; the load comes from a second,
 // long-lived Node process (load.mjs --serve, autocannon). At each concurrency level every target is
@@ -49,6 +53,7 @@ import {
   systemInfo,
   workerOptions,
 } from "./lib.mjs";
+import { activityReport, runActivity } from "./activity.mjs";
 import { BENCH_RATE_LIMIT_PER_MINUTE, BENCH_TENANT, seedBenchTenant } from "./seed.mjs";
 
 // ---------------------------------------------------------------------------------------------
@@ -169,12 +174,14 @@ const STARTUP_GOAL = { max: 2, text: "start-up ≤ 2× bare Hono" };
 // ---------------------------------------------------------------------------------------------
 // Selection
 
-const SCENARIOS = [...TARGETS.map((t) => t.id), "startup"];
+const SCENARIOS = [...TARGETS.map((t) => t.id), "startup", "activity"];
+/** Only with BENCH_ONLY: too long for the default run. */
+const OPT_IN_SCENARIOS = new Set(["activity"]);
 
 function selectScenarios() {
   if (!settings.only) {
     const diagnostic = new Set(TARGETS.filter((t) => t.diagnostic).map((t) => t.id));
-    return { selected: new Set(SCENARIOS.filter((id) => settings.diagnostics || !diagnostic.has(id))), added: [] };
+    return { selected: new Set(SCENARIOS.filter((id) => !OPT_IN_SCENARIOS.has(id) && (settings.diagnostics || !diagnostic.has(id)))), added: [] };
   }
   const unknown = settings.only.filter((id) => !SCENARIOS.includes(id));
   if (unknown.length) throw new Error(`BENCH_ONLY: unknown ${unknown.join(", ")}; known: ${SCENARIOS.join(", ")}`);
@@ -433,9 +440,11 @@ async function main() {
   const targets = TARGETS.filter((t) => selected.has(t.id));
   const workersNeeded = new Set(targets.map((t) => t.worker));
   const wantStartup = selected.has("startup");
+  const wantActivity = selected.has("activity");
+  if (wantActivity) workersNeeded.add("floor");
 
   console.error(`bench: bundling…`);
-  await prepareBundles(workersNeeded.has("lingua") || wantStartup, wantStartup);
+  await prepareBundles(workersNeeded.has("lingua") || wantStartup || wantActivity, wantStartup);
 
   // Start-up first, while nothing else runs on the machine.
   let startup = null;
@@ -448,6 +457,7 @@ async function main() {
   const runs = [];
   const failures = [];
   let loadGenerator = null;
+  let activity = null;
   const stop = async () => {
     if (loadGenerator) await loadGenerator.close().catch(() => undefined);
     for (const w of Object.values(started)) await w.dispose().catch(() => undefined);
@@ -464,7 +474,7 @@ async function main() {
       await preflight(target, worker.url, target.auth ? worker.auth : {});
     }
 
-    if (targets.length) loadGenerator = startLoadGenerator();
+    if (targets.length || wantActivity) loadGenerator = startLoadGenerator();
     const request = (target) => {
       const worker = started[target.worker];
       return { url: new URL(target.path, worker.url).toString(), headers: target.auth ? worker.auth : {} };
@@ -501,6 +511,15 @@ async function main() {
         },
       });
     }
+
+    if (wantActivity) {
+      const floorTargets = ["bare", "do", "d1"].map((id) => {
+        const t = TARGETS.find((x) => x.id === id);
+        return { id, label: t.label, url: new URL(t.path, started.floor.url).toString() };
+      });
+      activity = await runActivity({ config, scriptPath: build.lingua.scriptPath, settings, loadGenerator, floorTargets });
+      failures.push(...activity.failures);
+    }
   } finally {
     await stop();
   }
@@ -513,6 +532,7 @@ async function main() {
   const selectionNote = settings.only ? `BENCH_ONLY=${settings.only.join(",")}${added.length ? ` (added the floors its goals need: ${added.join(", ")})` : ""}` : null;
 
   printReport({ system, summary, runs, startup, checks, failures, tenantNote, selectionNote });
+  if (activity) console.log(activityReport(activity, settings, formatTable));
 
   const results = {
     system,
@@ -529,6 +549,8 @@ async function main() {
     runs,
     startup,
     goals: checks,
+    // BENCH_ONLY=activity: datasets, D1 meter probes, summary, runs and goals of the learning-activity scenario.
+    activity,
     failures,
   };
   const file = join(ensureDir(BENCH_OUT), "results.json");

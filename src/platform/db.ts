@@ -1,5 +1,6 @@
 import { drizzle, type DrizzleD1Database } from "drizzle-orm/d1";
 import * as schema from "../db/schema";
+import { isMetering, meteredD1 } from "./d1-meter";
 
 export type Database = DrizzleD1Database<typeof schema>;
 
@@ -7,6 +8,8 @@ const clients = new WeakMap<D1Database, Database>();
 
 /** One drizzle client per D1 binding, reused across requests of the same isolate. */
 export function database(d1: D1Database): Database {
+  // Benchmarks only (D1_METER = "true"): count statements and rows read per request.
+  if (isMetering()) d1 = meteredD1(d1);
   let client = clients.get(d1);
   if (!client) {
     client = drizzle(d1, { schema });

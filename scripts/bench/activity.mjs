@@ -1,0 +1,326 @@
+// The learning-activity scenario of `npm run bench` (BENCH_ONLY=activity; issue 3): the read routes
+// a learner uses, on a small (~10k attempts) and a large (~1M attempts, 10,000 learners) dataset
+// (scripts/bench/datasets.mjs), measured in the same interleaved rounds as their floors.
+//
+// Per dataset, one Miniflare runs three copies of the Lingua bundle on one copy of the dataset (one
+// D1 database):
+//   lingua-api          what is measured (Cache API on, as deployed)
+//   lingua-api-nocache  the same bundle with Miniflare's Cache API off (`cache: false`): every
+//                       GET /api/public/courses is a miss (match finds nothing, put is a no-op),
+//                       i.e. the uncached path — D1 read, JSON, ETag — on every request
+//   lingua-api-meter    D1_METER=true (src/platform/d1-meter.ts): only single probe requests, for
+//                       the X-D1-Queries / X-D1-Rows-Read of each route; never under load (the
+//                       uncached catalogue is its first catalogue request, a miss; the hit its second)
+import { cpSync, mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import { join } from "node:path";
+import { Miniflare } from "miniflare";
+import { DEMO_PASSWORD } from "../demo-data.mjs";
+import { datasetSpecs, ensureDataset, linguaWorker } from "./datasets.mjs";
+import { cpuSnapshot, loadProblem, median, otherCpuShare, ratioAcrossRounds, requestJson, roundRobin, spread, storageBase } from "./lib.mjs";
+
+const BENCH_INSTITUTION = "ins_demo_initech";
+
+const ROUTES = [
+  { id: "courses", label: "GET /api/courses", path: () => "/api/courses", auth: true },
+  { id: "public-hit", label: "GET /api/public/courses (cache hit)", path: () => "/api/public/courses", floors: ["bare"], max: 1.2 },
+  { id: "public-miss", label: "GET /api/public/courses (uncached)", path: () => "/api/public/courses", worker: "nocache" },
+  { id: "lesson-progress", label: "GET /api/courses/{id}/lesson-progress", path: (d) => `/api/courses/${d.courseId}/lesson-progress`, auth: true },
+  { id: "cefr", label: "GET /api/cefr/report", path: () => "/api/cefr/report", auth: true },
+  { id: "stats", label: "GET /api/gamification/stats", path: () => "/api/gamification/stats", auth: true },
+  { id: "leaderboard", label: "GET /api/gamification/leaderboard", path: () => "/api/gamification/leaderboard", auth: true },
+];
+const AUTH_GOAL = { floors: ["do", "d1"], max: 1.25 };
+const FLAT_MAX = 1.3;
+
+/** Copies the dataset and starts the three workers on it; returns what the targets need. */
+async function startDataset(dataset, { config, scriptPath }) {
+  const storage = mkdtempSync(join(storageBase(), `lingua-bench-${dataset.spec.name}-`));
+  const copyStarted = performance.now();
+  cpSync(dataset.dir, storage, { recursive: true });
+  const copyMs = performance.now() - copyStarted;
+  const mf = new Miniflare({
+    workers: [
+      linguaWorker(config, scriptPath),
+      linguaWorker(config, scriptPath, { name: "lingua-api-nocache", cache: false, directSocket: true }),
+      linguaWorker(config, scriptPath, { name: "lingua-api-meter", vars: { D1_METER: "true" }, directSocket: true }),
+    ],
+    host: "127.0.0.1",
+    port: 0,
+    defaultPersistRoot: storage,
+  });
+  const dispose = async () => {
+    try {
+      await mf.dispose();
+    } finally {
+      rmSync(storage, { recursive: true, force: true });
+    }
+  };
+  try {
+    const urls = {
+      main: new URL(await mf.ready),
+      nocache: await mf.unsafeGetDirectURL("lingua-api-nocache"),
+      meter: await mf.unsafeGetDirectURL("lingua-api-meter"),
+    };
+    const d1 = await mf.getD1Database("DB");
+    // A learner with activity: the median-XP learner of the enterprise institution, whose per-token
+    // limit is lifted here (in this copy only) so no measured request is answered 429.
+    await d1.prepare("UPDATE institutions SET rate_limit_per_minute = 1000000000 WHERE id = ?").bind(BENCH_INSTITUTION).run();
+    const active = await d1
+      .prepare("SELECT u.id, u.email, ls.xp_total AS xp FROM learner_stats ls JOIN users u ON u.id = ls.user_id WHERE u.institution_id = ? AND ls.xp_total > 0 ORDER BY ls.xp_total, u.id")
+      .bind(BENCH_INSTITUTION)
+      .all();
+    const learner = active.results[Math.floor(active.results.length / 2)];
+    if (!learner) throw new Error(`dataset ${dataset.spec.name} has no active learner of ${BENCH_INSTITUTION}`);
+    const course = await d1.prepare("SELECT course_id FROM course_progress WHERE user_id = ? ORDER BY last_activity_at DESC LIMIT 1").bind(learner.id).first();
+    const members = (await d1.prepare("SELECT count(*) AS n FROM users WHERE institution_id = ?").bind(BENCH_INSTITUTION).first()).n;
+    const signIn = await requestJson(new URL("/api/auth/sign-in", urls.main), { method: "POST", body: { email: learner.email, password: DEMO_PASSWORD } });
+    return {
+      spec: dataset.spec,
+      meta: dataset.meta,
+      urls,
+      auth: { Authorization: `Bearer ${signIn.body.token}` },
+      courseId: course.course_id,
+      learner: { id: learner.id, xp: learner.xp, institution: BENCH_INSTITUTION, institutionMembers: members, activeInInstitution: active.results.length },
+      copyMs,
+      dispose,
+    };
+  } catch (error) {
+    await dispose().catch(() => undefined);
+    throw error;
+  }
+}
+
+async function probe(url, headers) {
+  const response = await fetch(url, { headers });
+  const text = await response.text();
+  if (response.status !== 200) throw new Error(`${url} answered ${response.status}: ${text.slice(0, 300)}`);
+  const n = (name) => (response.headers.get(name) === null ? null : Number(response.headers.get(name)));
+  return {
+    queries: n("X-D1-Queries"),
+    rowsRead: n("X-D1-Rows-Read"),
+    rowsWritten: n("X-D1-Rows-Written"),
+    unmetered: n("X-D1-Unmetered") ?? 0,
+    cache: response.headers.get("X-Cache"),
+    bytes: text.length,
+  };
+}
+
+/**
+ * Runs the scenario. `floorTargets` are the floor worker's targets ({ id, label, url }) measured in
+ * the same rounds. Returns everything for the report and results.json.
+ */
+export async function runActivity({ config, scriptPath, settings, loadGenerator, floorTargets, log = (m) => console.error(m) }) {
+  const specs = datasetSpecs();
+  const datasets = [];
+  for (const spec of [specs.small, specs.large]) datasets.push(await ensureDataset(spec, { config, scriptPath, log }));
+
+  const started = [];
+  try {
+    for (const dataset of datasets) {
+      log(`bench: starting Lingua on dataset ${dataset.spec.name} (${dataset.meta.recorded.toLocaleString("en-US")} attempts)…`);
+      started.push(await startDataset(dataset, { config, scriptPath }));
+    }
+
+    // Rows read per request, from the metered copy: the second request of each route (the first
+    // for the uncached catalogue, which on the metered copy is a miss; its second is a hit).
+    const meter = {};
+    for (const d of started) {
+      meter[d.spec.name] = {};
+      // The uncached catalogue first: on the metered copy its first request is the miss, its second a hit.
+      for (const route of [...ROUTES].sort((x, y) => (y.id === "public-miss") - (x.id === "public-miss"))) {
+        const url = new URL(route.path(d), d.urls.meter);
+        const headers = route.auth ? d.auth : {};
+        if (route.id === "public-miss") {
+          meter[d.spec.name][route.id] = await probe(url, headers);
+          if (meter[d.spec.name][route.id].cache !== "MISS") throw new Error(`metered catalogue probe was not a miss (${meter[d.spec.name][route.id].cache})`);
+          continue;
+        }
+        await probe(url, headers);
+        meter[d.spec.name][route.id] = await probe(url, headers);
+        if (route.id === "public-hit" && meter[d.spec.name][route.id].cache !== "HIT") throw new Error("metered catalogue probe was not a hit");
+      }
+    }
+
+    const targets = [...floorTargets];
+    for (const route of ROUTES) {
+      for (const d of started) {
+        targets.push({
+          id: `${route.id}@${d.spec.name}`,
+          route: route.id,
+          dataset: d.spec.name,
+          label: `${route.label} [${d.spec.name}]`,
+          url: new URL(route.path(d), route.worker === "nocache" ? d.urls.nocache : d.urls.main).toString(),
+          headers: route.auth ? d.auth : {},
+        });
+      }
+    }
+    for (const t of targets) {
+      const response = await fetch(t.url, { headers: t.headers ?? {} });
+      const body = await response.text();
+      if (response.status !== 200) throw new Error(`${t.label} answered ${response.status} before the load: ${body.slice(0, 300)}`);
+      if (t.route === "public-hit" && response.headers.get("X-Cache") !== "HIT") {
+        const again = await fetch(t.url);
+        await again.text();
+        if (again.headers.get("X-Cache") !== "HIT") throw new Error(`${t.label}: no cache hit (X-Cache ${again.headers.get("X-Cache")})`);
+      }
+      if (t.route === "public-miss" && response.headers.get("X-Cache") !== "MISS") throw new Error(`${t.label}: X-Cache ${response.headers.get("X-Cache")}, expected MISS`);
+    }
+
+    const runs = [];
+    const failures = [];
+    for (const connections of settings.connections) {
+      await roundRobin({
+        items: targets,
+        rounds: settings.rounds,
+        warmup:
+          settings.warmupS > 0
+            ? async (t) => {
+                log(`bench: activity × ${connections} warm-up ${t.label}…`);
+                const result = await loadGenerator.run({ url: t.url, headers: t.headers ?? {}, connections, duration: settings.warmupS, warmup: 0 });
+                const problem = loadProblem(result);
+                if (problem) failures.push(`${t.label} × ${connections} (warm-up): ${problem}`);
+              }
+            : null,
+        measure: async (t, { round, position }) => {
+          log(`bench: activity × ${connections} round ${round + 1}/${settings.rounds} ${t.label}…`);
+          const before = cpuSnapshot();
+          const result = await loadGenerator.run({ url: t.url, headers: t.headers ?? {}, connections, duration: settings.durationS, warmup: settings.settleS });
+          result.otherCpuShare = otherCpuShare(before, cpuSnapshot());
+          result.loadAvgAfter = os.loadavg();
+          const problem = loadProblem(result);
+          if (problem) failures.push(`${t.label} × ${connections}, round ${round + 1}: ${problem}`);
+          const entry = { target: t.id, label: t.label, round, position, ...result };
+          runs.push(entry);
+          return entry;
+        },
+      });
+    }
+
+    // Medians across rounds.
+    const summary = [];
+    for (const t of targets) {
+      for (const connections of settings.connections) {
+        const rounds = Array.from({ length: settings.rounds }, (_, r) => runs.find((x) => x.target === t.id && x.connections === connections && x.round === r) ?? null);
+        summary.push({
+          target: t.id,
+          label: t.label,
+          connections,
+          rps: spread(rounds.map((r) => r?.rps ?? null)),
+          p50: spread(rounds.map((r) => r?.latencyMs.p50 ?? null)),
+          p99: spread(rounds.map((r) => r?.latencyMs.p99 ?? null)),
+        });
+      }
+    }
+
+    // Goals, each from per-round ratios.
+    const run = (id, c, r) => runs.find((x) => x.target === id && x.connections === c && x.round === r);
+    const p50 = (id, c) => summary.find((s) => s.target === id && s.connections === c)?.p50.median ?? null;
+    const checks = [];
+    const ratioCheck = (text, connections, subject, floors, max, kind) => {
+      const perRound = ratioAcrossRounds(settings.rounds, (r) => {
+        const ours = run(subject, connections, r);
+        const fl = floors.map((f) => run(f, connections, r));
+        return ours && fl.every(Boolean) ? ours.latencyMs.p50 / fl.reduce((s, f) => s + f.latencyMs.p50, 0) : null;
+      });
+      const ours = p50(subject, connections);
+      const floor = floors.reduce((s, f) => s + (p50(f, connections) ?? NaN), 0);
+      checks.push({ kind, text, connections, ours, floor, perRoundRatios: perRound.perRound, ratio: perRound.median, ratioOfMedians: ours / floor, max, verdict: perRound.median !== null && perRound.median <= max ? "PASS" : "MISS" });
+    };
+    for (const connections of settings.connections) {
+      for (const route of ROUTES) {
+        for (const d of started) {
+          const id = `${route.id}@${d.spec.name}`;
+          if (route.id === "public-hit") ratioCheck(`catalog hit [${d.spec.name}] ≤ 1.2× floor /bare`, connections, id, ["bare"], 1.2, "floor");
+          else if (route.auth) ratioCheck(`${route.id} [${d.spec.name}] ≤ 1.25× (/do + /d1)`, connections, id, AUTH_GOAL.floors, AUTH_GOAL.max, "floor");
+        }
+        ratioCheck(`${route.id}: large / small ≤ ${FLAT_MAX}×`, connections, `${route.id}@large`, [`${route.id}@small`], FLAT_MAX, "flat");
+      }
+    }
+    const rowChecks = [];
+    for (const route of ROUTES) {
+      const s = meter.small[route.id];
+      const l = meter.large[route.id];
+      const zero = route.id === "public-hit";
+      const verdict = zero ? (s.queries === 0 && l.queries === 0 ? "PASS" : "MISS") : l.rowsRead <= Math.max(s.rowsRead * FLAT_MAX, s.rowsRead + 0) ? "PASS" : "MISS";
+      rowChecks.push({ route: route.id, label: route.label, small: s, large: l, rule: zero ? "zero D1 queries" : `rows read large ≤ ${FLAT_MAX}× small`, verdict });
+    }
+
+    return {
+      datasets: started.map((d) => ({
+        name: d.spec.name,
+        spec: d.spec,
+        meta: d.meta,
+        cached: datasets.find((x) => x.spec.name === d.spec.name).cached,
+        dir: datasets.find((x) => x.spec.name === d.spec.name).dir,
+        learner: d.learner,
+        courseId: d.courseId,
+        copyMs: d.copyMs,
+      })),
+      meter,
+      targets: targets.map((t) => ({ id: t.id, label: t.label, url: t.url })),
+      summary,
+      runs,
+      checks,
+      rowChecks,
+      failures,
+    };
+  } finally {
+    for (const d of started) await d.dispose().catch(() => undefined);
+  }
+}
+
+const ms = (v) => (v === null || v === undefined || !Number.isFinite(v) ? "-" : v.toFixed(3));
+const rps = (v) => (v === null || v === undefined ? "-" : Math.round(v).toLocaleString("en-US"));
+
+export function activityReport(result, settings, formatTable) {
+  const out = [];
+  out.push("", "Learning activity (issue 3): datasets");
+  out.push(
+    formatTable(
+      ["dataset", "learners", "attempts", "learner_stats", "item_progress", "build", "bench learner (initech)", "its XP", "initech members"],
+      result.datasets.map((d) => [
+        d.name,
+        d.meta.learners.toLocaleString("en-US"),
+        d.meta.counts.attempts.toLocaleString("en-US"),
+        d.meta.counts.learner_stats.toLocaleString("en-US"),
+        d.meta.counts.item_progress.toLocaleString("en-US"),
+        d.cached ? `cached (built in ${d.meta.buildSeconds.toFixed(0)} s, ${Math.round(d.meta.attemptsPerSecond)}/s)` : `built now in ${d.meta.buildSeconds.toFixed(1)} s (${Math.round(d.meta.attemptsPerSecond)} attempts/s)`,
+        d.learner.id,
+        d.learner.xp,
+        d.learner.institutionMembers.toLocaleString("en-US"),
+      ]),
+    ),
+  );
+  out.push(
+    "",
+    result.failures.length
+      ? `!!! ${result.failures.length} run(s) answered something other than 200 or had errors; those figures are NOT valid:\n    ${result.failures.join("\n    ")}`
+      : `Learning activity: medians across ${settings.rounds} round(s) (every response 200). "uncached" = the same bundle with Miniflare's Cache API off, so every request is a miss.`,
+  );
+  out.push(
+    formatTable(
+      ["target", "conc", "req/s", "p50 ms", "p50 range ms", "p99 ms"],
+      result.summary.map((r) => [r.label, r.connections, rps(r.rps.median), ms(r.p50.median), r.p50.min === null ? "-" : `${r.p50.min.toFixed(3)}–${r.p50.max.toFixed(3)}`, ms(r.p99.median)]),
+    ),
+  );
+  out.push("", "D1 per request (D1_METER copy, one probe each: queries / rows read / rows written; statements inside Durable Objects not counted)");
+  out.push(
+    formatTable(
+      ["route", "small q", "small rows read", "large q", "large rows read", "rule", "verdict"],
+      result.rowChecks.map((c) => [c.label, c.small.queries, c.small.rowsRead, c.large.queries, c.large.rowsRead, c.rule, c.verdict]),
+    ),
+  );
+  out.push("", "Learning-activity goals (p50 latency; verdict = median of per-round ratios)");
+  out.push(
+    formatTable(
+      ["goal", "conc", "ours", "floor", "per round", "ratio", "limit", "verdict"],
+      result.checks.map((c) => [c.text, c.connections, ms(c.ours), ms(c.floor), c.perRoundRatios.map((r) => (r === null ? "-" : r.toFixed(2))).join(" "), c.ratio === null ? "-" : `${c.ratio.toFixed(2)}×`, `${c.max}×`, c.verdict]),
+    ),
+  );
+  const all = [...result.checks, ...result.rowChecks];
+  out.push(`${all.filter((c) => c.verdict === "PASS").length} of ${all.length} learning-activity checks PASS.`);
+  return out.join("\n");
+}
+
+export { median };
