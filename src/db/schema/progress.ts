@@ -152,15 +152,21 @@ export const learnerStats = sqliteTable(
   ],
 );
 
-/** XP per learner per ISO week (Monday, UTC), for the weekly leaderboard. */
+/** XP per learner per week (Monday of the learner's local week), for the weekly leaderboards. */
 export const weeklyXp = sqliteTable(
   "weekly_xp",
   {
     week: text("week").notNull(),
     userId: text("user_id").notNull(),
+    /** The learner's institution, so that an institution's board is an index range, not a walk over its members. */
+    institutionId: text("institution_id"),
     xp: integer("xp").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.week, t.userId] }), index("weekly_xp_rank_idx").on(t.week, t.xp, t.userId)],
+  (t) => [
+    primaryKey({ columns: [t.week, t.userId] }),
+    index("weekly_xp_rank_idx").on(t.week, t.xp, t.userId),
+    index("weekly_xp_institution_rank_idx").on(t.institutionId, t.week, t.xp, t.userId),
+  ],
 );
 
 export const achievements = sqliteTable(

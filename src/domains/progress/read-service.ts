@@ -228,9 +228,8 @@ export interface LeaderboardRow {
  *
  * - all time: learner_stats, read in xp order through learner_stats_xp_idx (platform) or
  *   learner_stats_institution_xp_idx (institution); the count above reads only the learners above.
- * - week: weekly_xp through weekly_xp_rank_idx (platform); for an institution, from the
- *   institution's members (users_institution_idx) to their weekly_xp row by primary key, since
- *   weekly_xp carries no institution: bounded by the institution's size.
+ * - week: weekly_xp through weekly_xp_rank_idx (platform) or weekly_xp_institution_rank_idx
+ *   (institution), the same way.
  */
 export async function readLeaderboard(
   env: Env,
@@ -272,38 +271,22 @@ export async function readLeaderboard(
     .leftJoin(weeklyXp, and(eq(weeklyXp.week, week), eq(weeklyXp.userId, users.id)))
     .where(eq(users.id, subjectId))
     .limit(1);
-  if (institutionId) {
-    // CROSS JOIN keeps users (the institution's members) as the outer loop.
-    const [top, me, above] = await db.batch([
-      db
-        .select({ ...entryColumns, xp: weeklyXp.xp })
-        .from(users)
-        .crossJoin(weeklyXp)
-        .where(and(eq(users.institutionId, institutionId), eq(weeklyXp.week, week), eq(weeklyXp.userId, users.id), gt(weeklyXp.xp, 0)))
-        .orderBy(desc(weeklyXp.xp), asc(weeklyXp.userId))
-        .limit(limit),
-      meQuery,
-      db
-        .select({ above: count() })
-        .from(users)
-        .crossJoin(weeklyXp)
-        .where(and(eq(users.institutionId, institutionId), eq(weeklyXp.week, week), eq(weeklyXp.userId, users.id), gt(weeklyXp.xp, mine))),
-    ]);
-    return { top: top as LeaderboardRow[], me: (me[0] as LeaderboardRow | undefined) ?? null, above: above[0]?.above ?? 0 };
-  }
+  // Through weekly_xp_institution_rank_idx for an institution, weekly_xp_rank_idx for the platform:
+  // the top is read in xp order and stops at `limit`; the count reads only the learners above.
+  const inScope = institutionId ? eq(weeklyXp.institutionId, institutionId) : undefined;
   const [top, me, above] = await db.batch([
     db
       .select({ ...entryColumns, xp: weeklyXp.xp })
       .from(weeklyXp)
       .innerJoin(users, eq(users.id, weeklyXp.userId))
-      .where(and(eq(weeklyXp.week, week), gt(weeklyXp.xp, 0)))
+      .where(and(inScope, eq(weeklyXp.week, week), gt(weeklyXp.xp, 0)))
       .orderBy(desc(weeklyXp.xp), asc(weeklyXp.userId))
       .limit(limit),
     meQuery,
     db
       .select({ above: count() })
       .from(weeklyXp)
-      .where(and(eq(weeklyXp.week, week), gt(weeklyXp.xp, mine))),
+      .where(and(inScope, eq(weeklyXp.week, week), gt(weeklyXp.xp, mine))),
   ]);
   return { top: top as LeaderboardRow[], me: (me[0] as LeaderboardRow | undefined) ?? null, above: above[0]?.above ?? 0 };
 }

@@ -365,7 +365,7 @@ export async function recordAttempts(db: Database, learner: Learner, input: Atte
     daily: [...daily].map(([day, d]) => ({ userId: learner.id, day, ...d })),
     studyTime: [...hourly.values()].map((h) => ({ userId: learner.id, ...h })),
     evidence: [...evidenceDelta.values()].map((e) => ({ userId: learner.id, ...e })),
-    weeklyXp: [...weekly].map(([week, xp]) => ({ week, userId: learner.id, xp })),
+    weeklyXp: [...weekly].map(([week, xp]) => ({ week, userId: learner.id, institutionId: learner.institutionId, xp })),
     stats:
       attemptRows.length > 0
         ? { userId: learner.id, institutionId: learner.institutionId, ...learnerTotals, currentStreak: run.latestRun, lastActiveDay: run.latestDay, cefrLevels: levels, updatedAt: now }
