@@ -26,7 +26,7 @@ export function buildApp() {
   });
 
   app.use("*", responseHeaders);
-  app.use("*", d1Meter);
+  app.use("/api/*", d1Meter);
   app.use("/api/*", limitBody());
 
   registerSystem(app);
