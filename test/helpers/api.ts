@@ -40,9 +40,3 @@ export async function callJson<T = any>(path: string, options: CallOptions = {})
   }
   return { res, body };
 }
-
-export function expectProblemShape(body: any, status: number, code: string): void {
-  if (body?.status !== status || body?.code !== code) {
-    throw new Error(`expected problem ${status} ${code}, got ${JSON.stringify(body)}`);
-  }
-}

@@ -37,11 +37,6 @@ export class PersistentWindow {
     return decision;
   }
 
-  peek(nowMs: number, limit: number, windowSeconds: number) {
-    this.prune(nowMs, windowSeconds);
-    return this.window.peek(nowMs, limit, windowSeconds);
-  }
-
   refund(second: number): void {
     if (this.window.refund(second)) this.markDirty(second);
   }

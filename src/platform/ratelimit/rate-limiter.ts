@@ -18,10 +18,6 @@ export class RateLimiter extends DurableObject<Env> {
     return this.rate.consume(Date.now(), limit, windowSeconds);
   }
 
-  async peek(limit: number, windowSeconds: number): Promise<RateDecision> {
-    return this.rate.peek(Date.now(), limit, windowSeconds);
-  }
-
   async refund(second: number): Promise<void> {
     this.rate.refund(second);
   }
