@@ -1,7 +1,8 @@
 import { buildApp } from "./app";
 import type { Env } from "./env";
 import { ApiError, problemBody } from "./platform/errors";
-import { purgeExpiredIdempotencyKeys } from "./platform/http/idempotency";
+import { consumeQueue } from "./queue-consumers";
+import { runSweeps } from "./scheduled";
 
 export { TokenGate } from "./platform/ratelimit/token-gate";
 export { RateLimiter } from "./platform/ratelimit/rate-limiter";
@@ -28,7 +29,8 @@ async function fetch(request: Request, env: Env, ctx: ExecutionContext): Promise
 
 export default {
   fetch,
-  async scheduled(_controller, env, ctx) {
-    ctx.waitUntil(purgeExpiredIdempotencyKeys(env.DB));
+  async scheduled(controller, env, ctx) {
+    ctx.waitUntil(runSweeps(env, controller.scheduledTime));
   },
+  queue: consumeQueue,
 } satisfies ExportedHandler<Env>;

@@ -1,4 +1,6 @@
 import { outboxEvents } from "../db/schema";
+import type { Env } from "../env";
+import { chunk } from "./batch";
 import { newId } from "./ids";
 
 /**
@@ -6,17 +8,41 @@ import { newId } from "./ids";
  * reports; consumers (webhooks, xAPI, LTI passback) read the outbox, so nothing is lost in between.
  */
 export const EVENT_TYPES = {
+  ping: "A test delivery sent by POST /api/integrations/webhooks/{id}/test; never sent otherwise.",
   "lesson.completed": "A learner completed every item of a lesson.",
   "course.completed": "A learner completed every lesson of a course.",
   "achievement.unlocked": "A learner unlocked an achievement.",
   "cefr.level_changed": "A learner's CEFR level changed for a skill (or overall).",
   "streak.milestone": "A learner's daily streak reached a milestone (3, 7, 14, 30, 60, 100, 365 days).",
+  "member.created": "A member joined the institution.",
+  "member.updated": "A member's name, role or status changed.",
+  "member.removed": "A member left the institution.",
+  "export.completed": "A CSV export finished and can be downloaded.",
+  "export.failed": "A CSV export failed; `error` says why.",
 } as const;
 
 export type EventType = keyof typeof EVENT_TYPES;
 
 export type OutboxRow = typeof outboxEvents.$inferInsert;
 
+export interface EventMessage {
+  event_id: string;
+}
+
 export function domainEvent(type: EventType, scope: { institutionId: string | null; userId: string | null }, data: Record<string, unknown>, createdAt: string): OutboxRow {
   return { id: newId("evt"), type, institutionId: scope.institutionId, userId: scope.userId, payload: data, createdAt };
+}
+
+/**
+ * Hands committed outbox events to the fan-out queue. Never throws: an event whose send failed is
+ * picked up by the scheduled sweep a minute later, so the caller's response does not depend on it.
+ */
+export async function publishEvents(env: Env, eventIds: readonly string[]): Promise<void> {
+  try {
+    for (const ids of chunk([...eventIds], 100)) {
+      await env.EVENTS_QUEUE.sendBatch(ids.map((id) => ({ body: { event_id: id } satisfies EventMessage, contentType: "json" as const })));
+    }
+  } catch (error) {
+    console.error(JSON.stringify({ level: "warn", message: "event publish failed; the sweep will retry", events: eventIds.length, error: String(error) }));
+  }
 }

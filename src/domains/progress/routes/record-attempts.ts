@@ -1,6 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { ApiError } from "../../../platform/errors";
+import { publishEvents } from "../../../platform/events";
 import { jsonBody, jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { resolveLearner } from "../learner";
 import type { AttemptInput } from "../record";
@@ -31,6 +32,8 @@ export function registerRecordAttempts(app: OpenAPIHono<AppEnv>) {
       const errors = "attempts" in rest ? result.errors : result.errors?.map((e) => ({ ...e, path: e.path.replace(/^attempts\.0\./, "") }));
       throw new ApiError(result.code, result.detail, { errors });
     }
+    // The events are committed with the attempts; the queue only has to learn of them.
+    if (result.summary.events.length > 0) c.executionCtx.waitUntil(publishEvents(c.env, result.summary.events.map((e) => e.id)));
     return c.json({ data: result.outcomes, summary: result.summary }, 200);
   });
 }

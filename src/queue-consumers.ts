@@ -1,0 +1,17 @@
+import type { Env } from "./env";
+
+export type QueueConsumer = (batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext) => Promise<void>;
+
+/** Which consumer handles which queue of wrangler.toml (a dead-letter queue has its own). */
+export const QUEUE_CONSUMERS: Record<string, QueueConsumer> = {};
+
+export async function consumeQueue(batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext): Promise<void> {
+  const consumer = QUEUE_CONSUMERS[batch.queue];
+  if (!consumer) {
+    // A queue wired in wrangler.toml but not here: keep the messages rather than lose them.
+    console.error(JSON.stringify({ level: "error", message: "no consumer for queue", queue: batch.queue }));
+    batch.retryAll();
+    return;
+  }
+  await consumer(batch, env, ctx);
+}

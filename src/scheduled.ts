@@ -1,0 +1,16 @@
+import type { Env } from "./env";
+import { purgeExpiredIdempotencyKeys } from "./platform/http/idempotency";
+
+/** The minute cron's sweeps; each is independent, so one failing does not stop the others. */
+const SWEEPS: { name: string; run: (env: Env, now: number) => Promise<unknown> }[] = [
+  { name: "idempotency-keys", run: (env) => purgeExpiredIdempotencyKeys(env.DB) },
+];
+
+export async function runSweeps(env: Env, now = Date.now()): Promise<void> {
+  const results = await Promise.allSettled(SWEEPS.map((sweep) => sweep.run(env, now)));
+  results.forEach((result, i) => {
+    if (result.status === "rejected") {
+      console.error(JSON.stringify({ level: "error", message: "sweep failed", sweep: SWEEPS[i]!.name, error: String(result.reason) }));
+    }
+  });
+}
