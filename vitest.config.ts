@@ -16,7 +16,11 @@ export default defineConfig(async () => {
             RATE_LIMIT_WINDOW_SECONDS: "10",
             // A fixed test key (32 zero bytes would be too obviously fake to catch misuse).
             ENCRYPTION_KEY: "dGVzdC1lbmNyeXB0aW9uLWtleS0zMi1ieXRlcy0hISE=",
+            // Webhooks point at the loopback receiver of test/helpers/receiver-server.ts.
             ALLOW_PRIVATE_TARGETS: "true",
+            // Short enough to exercise time-outs and every retry within a test.
+            WEBHOOK_TIMEOUT_MS: "1000",
+            WEBHOOK_RETRY_DELAYS_SECONDS: "1,1,1",
           },
           // The public catalogue's per-IP limit (600 a minute in wrangler.toml), small enough to reach
           // in a test; tests that are not about it send a fresh CF-Connecting-IP.
@@ -28,6 +32,7 @@ export default defineConfig(async () => {
       include: ["test/**/*.test.ts"],
       exclude: ["test/e2e/**"],
       setupFiles: ["./test/helpers/apply-migrations.ts"],
+      globalSetup: ["./test/helpers/receiver-server.ts"],
       testTimeout: 30_000,
     },
   };

@@ -5,6 +5,8 @@ import { registerContent } from "./domains/content";
 import { registerSystem } from "./domains/system";
 import { registerTokens } from "./domains/tokens";
 import { registerProgress } from "./domains/progress";
+import { registerEvents } from "./domains/events";
+import { registerWebhooks } from "./domains/webhooks";
 import type { AppEnv } from "./env";
 import { d1Meter } from "./platform/d1-meter";
 import { ApiError, fieldErrorsFromZod, problemResponse, toApiError, validationError } from "./platform/errors";
@@ -35,6 +37,8 @@ export function buildApp() {
   registerContent(app);
   registerCatalog(app);
   registerProgress(app);
+  registerWebhooks(app);
+  registerEvents(app);
 
   const allowedMethods = allowedMethodsResolver(app);
   app.notFound((c) => {

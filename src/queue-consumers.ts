@@ -1,9 +1,15 @@
+import { deadLetterDeliveries, deadLetterEvents, deliverWebhooks, fanOutEvents } from "./domains/webhooks/consumer";
 import type { Env } from "./env";
 
 export type QueueConsumer = (batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext) => Promise<void>;
 
 /** Which consumer handles which queue of wrangler.toml (a dead-letter queue has its own). */
-export const QUEUE_CONSUMERS: Record<string, QueueConsumer> = {};
+export const QUEUE_CONSUMERS: Record<string, QueueConsumer> = {
+  "lingua-events": fanOutEvents,
+  "lingua-events-dlq": deadLetterEvents,
+  "lingua-webhook-deliveries": deliverWebhooks,
+  "lingua-webhook-deliveries-dlq": deadLetterDeliveries,
+};
 
 export async function consumeQueue(batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext): Promise<void> {
   const consumer = QUEUE_CONSUMERS[batch.queue];

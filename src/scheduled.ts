@@ -1,9 +1,13 @@
 import type { Env } from "./env";
+import { purgeOldEvents, requeueStalledDeliveries, requeueUnpublishedEvents } from "./domains/webhooks/sweep";
 import { purgeExpiredIdempotencyKeys } from "./platform/http/idempotency";
 
 /** The minute cron's sweeps; each is independent, so one failing does not stop the others. */
 const SWEEPS: { name: string; run: (env: Env, now: number) => Promise<unknown> }[] = [
   { name: "idempotency-keys", run: (env) => purgeExpiredIdempotencyKeys(env.DB) },
+  { name: "unpublished-events", run: requeueUnpublishedEvents },
+  { name: "stalled-deliveries", run: requeueStalledDeliveries },
+  { name: "old-events", run: purgeOldEvents },
 ];
 
 export async function runSweeps(env: Env, now = Date.now()): Promise<void> {

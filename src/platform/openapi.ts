@@ -95,6 +95,11 @@ export function jsonBody<T extends z.ZodType>(schema: T, description?: string) {
   return { required: true, description, content: { "application/json": { schema } } } as const;
 }
 
+/** A body the client may leave out entirely; then every field takes its default. */
+export function optionalJsonBody<T extends z.ZodType>(schema: T, description?: string) {
+  return { required: false, description, content: { "application/json": { schema } } } as const;
+}
+
 export function jsonResponse<T extends z.ZodType>(schema: T, description: string) {
   return { description, content: { "application/json": { schema } } } as const;
 }

@@ -1,4 +1,5 @@
-import { index, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { sql } from "drizzle-orm";
+import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 /**
  * The outbox: every domain event is written in the same D1 batch as the change it reports, so
@@ -13,6 +14,15 @@ export const outboxEvents = sqliteTable(
     userId: text("user_id"),
     payload: text("payload", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
     createdAt: text("created_at").notNull(),
+    /** When the webhook fan-out created this event's deliveries; null until then. */
+    fannedOutAt: text("fanned_out_at"),
+    /** When the sweep last re-sent it to the fan-out queue (ms), so a backlog is not re-sent every minute. */
+    requeuedAt: integer("requeued_at"),
   },
-  (t) => [index("outbox_events_institution_idx").on(t.institutionId, t.createdAt, t.id), index("outbox_events_created_idx").on(t.createdAt, t.id)],
+  (t) => [
+    index("outbox_events_institution_idx").on(t.institutionId, t.createdAt, t.id),
+    index("outbox_events_created_idx").on(t.createdAt, t.id),
+    index("outbox_events_type_idx").on(t.institutionId, t.type, t.createdAt, t.id),
+    index("outbox_events_unpublished_idx").on(t.createdAt).where(sql`fanned_out_at IS NULL`),
+  ],
 );

@@ -46,6 +46,8 @@ export function registerSystem(app: OpenAPIHono<AppEnv>) {
         { name: "Progress", description: "Recording learning activity; progress, history, CEFR report and insights." },
         { name: "Gamification", description: "XP, streaks, achievements and leaderboards." },
         { name: "Statistics", description: "Platform-wide statistics." },
+        { name: "Webhooks", description: "Signed event deliveries: subscriptions, delivery log, redelivery, secret rotation." },
+        { name: "Events", description: "The institution's domain events of the last 30 days, to reconcile what a webhook missed." },
         { name: "System", description: "Health and this document." },
       ],
     }) as unknown as Record<string, unknown>;

@@ -1,4 +1,5 @@
 import type { Plan, Role, TokenKind } from "../../db/schema";
+import { ApiError } from "../errors";
 import type { Ability } from "./abilities";
 
 /** Requests per rolling minute by plan; Enterprise institutions carry their own number. */
@@ -17,4 +18,15 @@ export function rateLimitFor(role: Role, institution: { plan: Plan; rateLimitPer
   if (role === "platform_admin" || !institution) return PLATFORM_RATE_LIMIT;
   if (institution.plan === "enterprise" && institution.rateLimitPerMinute) return institution.rateLimitPerMinute;
   return PLAN_RATE_LIMITS[institution.plan];
+}
+
+/**
+ * The institution that owns the integration resources (webhooks, exports, …) a caller manages.
+ * Platform staff belong to none, so they have none to manage.
+ */
+export function requireInstitution(principal: Principal): NonNullable<Principal["institution"]> {
+  if (!principal.institution) {
+    throw new ApiError("forbidden", "This resource belongs to an institution, and this account belongs to none; use a token of an institution admin.");
+  }
+  return principal.institution;
 }

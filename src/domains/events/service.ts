@@ -1,0 +1,45 @@
+import { and, count, desc, eq, gte, lt, ne, type SQL } from "drizzle-orm";
+import { outboxEvents } from "../../db/schema";
+import type { Env } from "../../env";
+import { database } from "../../platform/db";
+import { ApiError } from "../../platform/errors";
+import { nowIso } from "../../platform/ids";
+import { pageBounds, type PageRequest } from "../../platform/http/pagination";
+import { EVENT_RETENTION_MS } from "../webhooks/sweep";
+
+type EventRow = typeof outboxEvents.$inferSelect;
+
+export function presentEvent(row: Pick<EventRow, "id" | "type" | "createdAt" | "payload">) {
+  return { id: row.id, type: row.type, created_at: row.createdAt, data: row.payload };
+}
+
+/** Test pings are deliveries to one webhook, not things that happened: they are not listed. */
+function visible(institutionId: string): SQL {
+  return and(eq(outboxEvents.institutionId, institutionId), ne(outboxEvents.type, "ping"), gte(outboxEvents.createdAt, nowIso(Date.now() - EVENT_RETENTION_MS)))!;
+}
+
+export async function listEvents(env: Env, institutionId: string, page: PageRequest, filters: { type?: string; from?: string; to?: string }) {
+  const conditions: SQL[] = [visible(institutionId)];
+  if (filters.type) conditions.push(eq(outboxEvents.type, filters.type));
+  if (filters.from) conditions.push(gte(outboxEvents.createdAt, nowIso(Date.parse(filters.from))));
+  if (filters.to) conditions.push(lt(outboxEvents.createdAt, nowIso(Date.parse(filters.to))));
+  const where = and(...conditions);
+  const db = database(env.DB);
+  const { limit, offset } = pageBounds(page);
+  const columns = { id: outboxEvents.id, type: outboxEvents.type, createdAt: outboxEvents.createdAt, payload: outboxEvents.payload };
+  const [rows, [totals]] = await db.batch([
+    db.select(columns).from(outboxEvents).where(where).orderBy(desc(outboxEvents.createdAt), desc(outboxEvents.id)).limit(limit).offset(offset),
+    db.select({ total: count() }).from(outboxEvents).where(where),
+  ]);
+  return { total: totals?.total ?? 0, data: rows.map(presentEvent) };
+}
+
+export async function getEvent(env: Env, institutionId: string, id: string) {
+  const row = await database(env.DB)
+    .select({ id: outboxEvents.id, type: outboxEvents.type, createdAt: outboxEvents.createdAt, payload: outboxEvents.payload })
+    .from(outboxEvents)
+    .where(and(eq(outboxEvents.id, id), visible(institutionId)))
+    .get();
+  if (!row) throw new ApiError("not_found", `No event ${id}.`);
+  return presentEvent(row);
+}

@@ -1,0 +1,206 @@
+import { and, eq, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
+import { outboxEvents, webhookDeliveries, webhooks } from "../../db/schema";
+import type { Env } from "../../env";
+import { chunk, rowsPerStatement, type Statement } from "../../platform/batch";
+import { database, type Database } from "../../platform/db";
+import type { EventMessage } from "../../platform/events";
+import { newId, nowIso } from "../../platform/ids";
+import { attemptDelivery, attemptStatements, type AttemptResult, type ClaimedDelivery } from "./attempt";
+import { deliveryConfig, PARALLEL_SENDS } from "./config";
+import { MAX_DELAY_SECONDS } from "./retry-policy";
+
+export interface DeliveryMessage {
+  delivery_id: string;
+}
+
+/** Queues may hand a message over a little before its delay is up. */
+const EARLY_SLACK_MS = 2_000;
+
+export async function enqueueDeliveries(env: Env, deliveryIds: readonly string[]): Promise<void> {
+  for (const ids of chunk([...deliveryIds], 100)) {
+    await env.WEBHOOK_QUEUE.sendBatch(ids.map((id) => ({ body: { delivery_id: id } satisfies DeliveryMessage, contentType: "json" as const })));
+  }
+}
+
+function messagesById<T>(batch: MessageBatch<unknown>, key: (body: T) => string | undefined): Map<string, Message<unknown>[]> {
+  const byId = new Map<string, Message<unknown>[]>();
+  for (const message of batch.messages) {
+    const id = typeof message.body === "object" && message.body ? key(message.body as T) : undefined;
+    if (typeof id !== "string") {
+      console.error(JSON.stringify({ level: "error", message: "malformed queue message dropped", queue: batch.queue, id: message.id }));
+      message.ack();
+      continue;
+    }
+    byId.set(id, [...(byId.get(id) ?? []), message]);
+  }
+  return byId;
+}
+
+/**
+ * Fan-out: each outbox event becomes one delivery per enabled webhook of its institution that
+ * subscribes to its type. The unique (event, webhook) index makes a repeated fan-out a no-op; the
+ * event is marked only after its delivery messages are sent, so a crash in between repeats the
+ * sends (harmless: a delivery is claimed before it is sent) rather than losing them.
+ */
+export async function fanOutEvents(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  const byId = messagesById<EventMessage>(batch, (b) => b.event_id);
+  if (byId.size === 0) return;
+  const db = database(env.DB);
+  const events = await db
+    .select({ id: outboxEvents.id, type: outboxEvents.type, institutionId: outboxEvents.institutionId, fannedOutAt: outboxEvents.fannedOutAt })
+    .from(outboxEvents)
+    .where(inArray(outboxEvents.id, [...byId.keys()]));
+  const open = events.filter((e) => e.fannedOutAt === null && e.type !== "ping");
+  const institutions = [...new Set(open.map((e) => e.institutionId).filter((id): id is string => id !== null))];
+  const hooks = institutions.length
+    ? await db
+        .select({ id: webhooks.id, institutionId: webhooks.institutionId, events: webhooks.events })
+        .from(webhooks)
+        .where(and(inArray(webhooks.institutionId, institutions), eq(webhooks.enabled, true)))
+    : [];
+  const now = Date.now();
+  const rows = open.flatMap((event) =>
+    hooks
+      .filter((h) => h.institutionId === event.institutionId && (h.events.includes("*") || h.events.includes(event.type)))
+      .map((h) => ({ id: newId("dlv"), webhookId: h.id, eventId: event.id, eventType: event.type, status: "pending" as const, nextAttemptAt: now, createdAt: nowIso(now) })),
+  );
+  if (rows.length > 0) {
+    const inserts: Statement[] = chunk(rows, rowsPerStatement(13)).map((part) => db.insert(webhookDeliveries).values(part).onConflictDoNothing());
+    await db.batch(inserts as [Statement, ...Statement[]]);
+    // Whatever won the unique index (this run's row or an earlier run's) is what gets sent.
+    const toSend = await db
+      .select({ id: webhookDeliveries.id })
+      .from(webhookDeliveries)
+      .where(and(inArray(webhookDeliveries.eventId, open.map((e) => e.id)), isNull(webhookDeliveries.redeliveryOf), eq(webhookDeliveries.status, "pending"), eq(webhookDeliveries.attemptCount, 0)));
+    await enqueueDeliveries(env, toSend.map((d) => d.id));
+  }
+  if (open.length > 0) {
+    await db.update(outboxEvents).set({ fannedOutAt: nowIso(now) }).where(and(inArray(outboxEvents.id, open.map((e) => e.id)), isNull(outboxEvents.fannedOutAt)));
+  }
+  batch.ackAll();
+}
+
+/** Events that still fail after the queue's retries: logged; the sweep sends them again later. */
+export async function deadLetterEvents(batch: MessageBatch<unknown>): Promise<void> {
+  console.error(JSON.stringify({ level: "error", message: "event fan-out dead-lettered", events: batch.messages.map((m) => m.body) }));
+  batch.ackAll();
+}
+
+async function inPool<T, R>(items: T[], width: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(width, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        results[i] = await work(items[i]!);
+      }
+    }),
+  );
+  return results;
+}
+
+/**
+ * Claims the deliveries of a batch in one round trip: an attempt is made only on a delivery that is
+ * still open, due, and not claimed by a twin message; the claim counts the attempt.
+ */
+async function claim(db: Database, ids: string[], now: number, leaseMs: number) {
+  const claimUpdate = db
+    .update(webhookDeliveries)
+    .set({ claimedUntil: now + leaseMs, attemptCount: sql`${webhookDeliveries.attemptCount} + 1` })
+    .where(
+      and(
+        inArray(webhookDeliveries.id, ids),
+        inArray(webhookDeliveries.status, ["pending", "retrying"]),
+        or(isNull(webhookDeliveries.claimedUntil), lt(webhookDeliveries.claimedUntil, now)),
+        or(isNull(webhookDeliveries.nextAttemptAt), lte(webhookDeliveries.nextAttemptAt, now + EARLY_SLACK_MS)),
+      ),
+    )
+    .returning({ id: webhookDeliveries.id, attempt: webhookDeliveries.attemptCount });
+  const details = db
+    .select({
+      delivery: webhookDeliveries,
+      webhook: webhooks,
+      event: { id: outboxEvents.id, type: outboxEvents.type, createdAt: outboxEvents.createdAt, payload: outboxEvents.payload },
+    })
+    .from(webhookDeliveries)
+    .innerJoin(webhooks, eq(webhooks.id, webhookDeliveries.webhookId))
+    .innerJoin(outboxEvents, eq(outboxEvents.id, webhookDeliveries.eventId))
+    .where(inArray(webhookDeliveries.id, ids));
+  // Two round trips, not one batch: drizzle maps joined rows of a D1 batch by column name, and the
+  // joined tables share names (id, created_at).
+  const claimed = await claimUpdate;
+  const rows = await details;
+  return { claimed: new Map(claimed.map((c) => [c.id, c.attempt])), rows: new Map(rows.map((r) => [r.delivery.id, r])) };
+}
+
+/**
+ * Delivery: sends each claimed delivery once, records the attempt, and acknowledges or schedules the
+ * retry with the queue's own delay. A message for a delivery that already ended is acknowledged
+ * without sending, so at-least-once delivery of messages never means a second POST.
+ */
+export async function deliverWebhooks(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  const byId = messagesById<DeliveryMessage>(batch, (b) => b.delivery_id);
+  if (byId.size === 0) return;
+  const db = database(env.DB);
+  const config = deliveryConfig(env);
+  const now = Date.now();
+  const ids = [...byId.keys()];
+  const leaseMs = (Math.ceil(ids.length / PARALLEL_SENDS) + 1) * config.timeoutMs + 30_000;
+  const { claimed, rows } = await claim(db, ids, now, leaseMs);
+
+  const settle = (id: string, how: { retryInSeconds?: number }) => {
+    for (const message of byId.get(id)!) {
+      if (how.retryInSeconds === undefined) message.ack();
+      else message.retry({ delaySeconds: Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil(how.retryInSeconds))) });
+    }
+  };
+
+  const toSend: ClaimedDelivery[] = [];
+  const statements: Statement[] = [];
+  for (const id of ids) {
+    const row = rows.get(id);
+    const attempt = claimed.get(id);
+    if (!row) {
+      settle(id, {}); // the webhook (and with it the delivery) was deleted
+    } else if (attempt === undefined) {
+      const { delivery } = row;
+      if (delivery.status === "succeeded" || delivery.status === "failed") settle(id, {});
+      else if (delivery.claimedUntil && delivery.claimedUntil >= now) settle(id, { retryInSeconds: (delivery.claimedUntil - now) / 1000 + 1 });
+      else settle(id, { retryInSeconds: ((delivery.nextAttemptAt ?? now) - now) / 1000 });
+    } else if (!row.webhook.enabled) {
+      statements.push(
+        db
+          .update(webhookDeliveries)
+          .set({ status: "failed", claimedUntil: null, lastError: "Webhook disabled; not sent", completedAt: nowIso(now), attemptCount: attempt - 1 })
+          .where(and(eq(webhookDeliveries.id, id), eq(webhookDeliveries.attemptCount, attempt))),
+      );
+      settle(id, {});
+    } else {
+      toSend.push({ id, attempt, webhook: row.webhook, event: row.event, isPing: row.event.type === "ping" });
+    }
+  }
+
+  const results: AttemptResult[] = await inPool(toSend, PARALLEL_SENDS, (d) => attemptDelivery(env, config, d));
+  const finished = Date.now();
+  toSend.forEach((delivery, i) => statements.push(...attemptStatements(db, config, delivery, results[i]!, finished)));
+  // The log is written before any message is acknowledged: if this write fails the batch is
+  // retried, and the claims (not yet released) keep a twin from sending again before they expire.
+  if (statements.length > 0) await db.batch(statements as [Statement, ...Statement[]]);
+  toSend.forEach((delivery, i) => {
+    const result = results[i]!;
+    settle(delivery.id, result.status === "retrying" ? { retryInSeconds: result.retryInSeconds! } : {});
+  });
+}
+
+/** Deliveries whose messages exhausted the queue's own retries: closed as failed, visibly. */
+export async function deadLetterDeliveries(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  const byId = messagesById<DeliveryMessage>(batch, (b) => b.delivery_id);
+  if (byId.size > 0) {
+    await database(env.DB)
+      .update(webhookDeliveries)
+      .set({ status: "failed", claimedUntil: null, lastError: "Dead-lettered: the delivery queue gave up on this message", completedAt: nowIso() })
+      .where(and(inArray(webhookDeliveries.id, [...byId.keys()]), inArray(webhookDeliveries.status, ["pending", "retrying"])));
+  }
+  batch.ackAll();
+}

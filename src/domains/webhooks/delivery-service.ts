@@ -1,0 +1,155 @@
+import { and, count, desc, eq, gte, inArray, sql, type SQL } from "drizzle-orm";
+import { outboxEvents, webhookDeliveries, webhookDeliveryAttempts, type DeliveryStatus } from "../../db/schema";
+import type { Env } from "../../env";
+import { chunk, rowsPerStatement, type Statement } from "../../platform/batch";
+import { database } from "../../platform/db";
+import { ApiError, validationError } from "../../platform/errors";
+import { newId, nowIso } from "../../platform/ids";
+import { pageBounds, type PageRequest } from "../../platform/http/pagination";
+import { attemptDelivery, attemptStatements } from "./attempt";
+import { EVENT_EXAMPLES } from "./catalogue";
+import { deliveryConfig } from "./config";
+import { enqueueDeliveries } from "./consumer";
+import { presentDelivery } from "./present";
+import type { WebhookRow } from "./service";
+import { EVENT_RETENTION_MS } from "./sweep";
+
+type DeliveryRow = typeof webhookDeliveries.$inferSelect;
+
+const RECOVER_LIMIT = 1_000;
+
+async function withAttempts(env: Env, rows: DeliveryRow[]) {
+  if (rows.length === 0) return [];
+  const attempts = await database(env.DB)
+    .select()
+    .from(webhookDeliveryAttempts)
+    .where(inArray(webhookDeliveryAttempts.deliveryId, rows.map((r) => r.id)));
+  return rows.map((row) => presentDelivery(row, attempts.filter((a) => a.deliveryId === row.id)));
+}
+
+export async function listDeliveries(env: Env, webhookId: string, page: PageRequest, filters: { status?: DeliveryStatus; event?: string }) {
+  const db = database(env.DB);
+  const conditions: SQL[] = [eq(webhookDeliveries.webhookId, webhookId)];
+  if (filters.status) conditions.push(eq(webhookDeliveries.status, filters.status));
+  if (filters.event) conditions.push(eq(webhookDeliveries.eventType, filters.event));
+  const where = and(...conditions);
+  const { limit, offset } = pageBounds(page);
+  const [rows, [totals]] = await db.batch([
+    db.select().from(webhookDeliveries).where(where).orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id)).limit(limit).offset(offset),
+    db.select({ total: count() }).from(webhookDeliveries).where(where),
+  ]);
+  return { total: totals?.total ?? 0, data: await withAttempts(env, rows) };
+}
+
+async function findDeliveryRow(env: Env, webhookId: string, deliveryId: string): Promise<DeliveryRow> {
+  const row = await database(env.DB)
+    .select()
+    .from(webhookDeliveries)
+    .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.webhookId, webhookId)))
+    .get();
+  if (!row) throw new ApiError("not_found", `No delivery ${deliveryId} for webhook ${webhookId}.`);
+  return row;
+}
+
+export async function getDelivery(env: Env, webhookId: string, deliveryId: string) {
+  const [delivery] = await withAttempts(env, [await findDeliveryRow(env, webhookId, deliveryId)]);
+  return delivery!;
+}
+
+function requireEnabled(webhook: WebhookRow): void {
+  if (!webhook.enabled) throw new ApiError("conflict", `Webhook ${webhook.id} is disabled; re-enable it with PUT before redelivering.`);
+}
+
+function redeliveryRow(original: Pick<DeliveryRow, "id" | "webhookId" | "eventId" | "eventType">, now: number): DeliveryRow {
+  return {
+    id: newId("dlv"),
+    webhookId: original.webhookId,
+    eventId: original.eventId,
+    eventType: original.eventType,
+    status: "pending",
+    attemptCount: 0,
+    nextAttemptAt: now,
+    claimedUntil: null,
+    lastResponseStatus: null,
+    lastError: null,
+    redeliveryOf: original.id,
+    createdAt: nowIso(now),
+    completedAt: null,
+  };
+}
+
+/**
+ * A new delivery of the same event (same body and event id, new delivery id), sent through the queue
+ * with the usual retries. Only a finished delivery can be redelivered.
+ */
+export async function redeliver(env: Env, webhook: WebhookRow, deliveryId: string) {
+  requireEnabled(webhook);
+  const original = await findDeliveryRow(env, webhook.id, deliveryId);
+  if (original.status === "pending" || original.status === "retrying") {
+    throw new ApiError("conflict", `Delivery ${deliveryId} is still ${original.status}; wait for it to finish.`);
+  }
+  const row = redeliveryRow(original, Date.now());
+  await database(env.DB).insert(webhookDeliveries).values(row).run();
+  await enqueueDeliveries(env, [row.id]);
+  return presentDelivery(row, []);
+}
+
+/**
+ * Redelivers each event whose latest delivery to this webhook failed since `since` (like Svix's
+ * recover): one new delivery per event, however many times it failed before.
+ */
+export async function recover(env: Env, webhook: WebhookRow, sinceText: string) {
+  requireEnabled(webhook);
+  const now = Date.now();
+  const since = Date.parse(sinceText);
+  if (since > now) throw validationError([{ path: "since", message: "must not be in the future" }]);
+  if (since < now - EVENT_RETENTION_MS) throw validationError([{ path: "since", message: "must be within the last 30 days, the retention of events and deliveries" }]);
+  const db = database(env.DB);
+  const failed = await db
+    .select({ id: webhookDeliveries.id, webhookId: webhookDeliveries.webhookId, eventId: webhookDeliveries.eventId, eventType: webhookDeliveries.eventType })
+    .from(webhookDeliveries)
+    .where(
+      and(
+        eq(webhookDeliveries.webhookId, webhook.id),
+        eq(webhookDeliveries.status, "failed"),
+        gte(webhookDeliveries.createdAt, nowIso(since)),
+        sql`${webhookDeliveries.eventType} != 'ping'`,
+        sql`NOT EXISTS (SELECT 1 FROM webhook_deliveries later WHERE later.webhook_id = ${webhookDeliveries.webhookId} AND later.event_id = ${webhookDeliveries.eventId} AND later.id > ${webhookDeliveries.id})`,
+      ),
+    )
+    .orderBy(webhookDeliveries.id)
+    .limit(RECOVER_LIMIT + 1);
+  const chosen = failed.slice(0, RECOVER_LIMIT);
+  const rows = chosen.map((d) => redeliveryRow(d, now));
+  const inserts: Statement[] = [];
+  for (const part of chunk(rows, rowsPerStatement(13))) inserts.push(db.insert(webhookDeliveries).values(part));
+  if (inserts.length > 0) await db.batch(inserts as [Statement, ...Statement[]]);
+  await enqueueDeliveries(env, rows.map((r) => r.id));
+  return { redelivered: rows.length, deliveries: rows.map((r) => r.id), has_more: failed.length > RECOVER_LIMIT };
+}
+
+/**
+ * The test ping: a `ping` event and its delivery, sent now, once, and answered with the result.
+ * It never retries and never changes the webhook's health, whatever the receiver answers.
+ */
+export async function sendTestPing(env: Env, webhook: WebhookRow) {
+  const db = database(env.DB);
+  const now = Date.now();
+  const event = {
+    id: newId("evt"),
+    type: "ping",
+    institutionId: webhook.institutionId,
+    userId: null,
+    payload: { webhook_id: webhook.id, message: EVENT_EXAMPLES.ping.message },
+    createdAt: nowIso(now),
+    // Never fanned out: a ping goes to this webhook only.
+    fannedOutAt: nowIso(now),
+  };
+  const delivery: DeliveryRow = { ...redeliveryRow({ id: "", webhookId: webhook.id, eventId: event.id, eventType: "ping" }, now), redeliveryOf: null, attemptCount: 1, claimedUntil: now + 60_000 };
+  await db.batch([db.insert(outboxEvents).values(event), db.insert(webhookDeliveries).values(delivery)]);
+  const config = deliveryConfig(env);
+  const claimed = { id: delivery.id, attempt: 1, webhook, event, isPing: true };
+  const result = await attemptDelivery(env, config, claimed);
+  await db.batch(attemptStatements(db, config, claimed, result, Date.now()) as [Statement, ...Statement[]]);
+  return getDelivery(env, webhook.id, delivery.id);
+}

@@ -1,0 +1,14 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../env";
+import { registerWebhookActions } from "./routes/actions";
+import { registerDeliveryRoutes } from "./routes/deliveries";
+import { registerEventTypes } from "./routes/event-types";
+import { registerWebhookRoutes } from "./routes/webhooks";
+
+export function registerWebhooks(app: OpenAPIHono<AppEnv>) {
+  // Before `/{id}`, so `event-types` is not taken for a webhook id.
+  registerEventTypes(app);
+  registerWebhookRoutes(app);
+  registerWebhookActions(app);
+  registerDeliveryRoutes(app);
+}

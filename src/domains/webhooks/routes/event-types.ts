@@ -1,0 +1,26 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../../env";
+import { PageQuery, paginate } from "../../../platform/http/pagination";
+import { jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { eventCatalogue } from "../catalogue";
+import { EventTypePageSchema } from "../schemas";
+
+export const listEventTypesRoute = tokenRoute("webhooks:read", {
+  method: "get",
+  path: "/api/integrations/webhooks/event-types",
+  tags: ["Webhooks"],
+  operationId: "listWebhookEventTypes",
+  summary: "List event types",
+  description:
+    "Every event type with a description and an example delivery body (`{ id, type, created_at, data }`), in catalogue order. `ping` is sent only by the test endpoint and cannot be subscribed to.",
+  request: { query: PageQuery },
+  responses: { 200: jsonResponse(EventTypePageSchema, "The catalogue.") },
+});
+
+export function registerEventTypes(app: OpenAPIHono<AppEnv>) {
+  app.openapi(listEventTypesRoute, (c) => {
+    const { page, per_page } = c.req.valid("query");
+    const all = eventCatalogue();
+    return c.json(paginate(c, { page, per_page }, all.length, all.slice((page - 1) * per_page, page * per_page)), 200);
+  });
+}

@@ -1,0 +1,182 @@
+import { and, count, desc, eq, sql } from "drizzle-orm";
+import { webhookDeliveries, webhooks } from "../../db/schema";
+import type { Env } from "../../env";
+import { seal } from "../../platform/crypto/sealing";
+import { database } from "../../platform/db";
+import { ApiError, validationError } from "../../platform/errors";
+import { newId, nowIso } from "../../platform/ids";
+import { pageBounds, type PageRequest } from "../../platform/http/pagination";
+import { MAX_WEBHOOKS_PER_INSTITUTION } from "./schemas";
+import { newSigningSecret } from "./signing";
+import { targetUrlProblem } from "./target-url";
+
+export type WebhookRow = typeof webhooks.$inferSelect;
+
+const HEALTH_WINDOW_HOURS = 24;
+
+function checkUrl(env: Env, url: string): string {
+  const problem = targetUrlProblem(url, env.ALLOW_PRIVATE_TARGETS === "true");
+  if (problem) throw validationError([{ path: "url", message: problem }]);
+  return new URL(url).toString();
+}
+
+function normaliseEvents(events: string[]): string[] {
+  return events.includes("*") ? ["*"] : [...new Set(events)];
+}
+
+export async function listWebhooks(env: Env, institutionId: string, page: PageRequest) {
+  const { limit, offset } = pageBounds(page);
+  const db = database(env.DB);
+  const where = eq(webhooks.institutionId, institutionId);
+  const [rows, [totals]] = await db.batch([
+    db.select().from(webhooks).where(where).orderBy(desc(webhooks.createdAt), desc(webhooks.id)).limit(limit).offset(offset),
+    db.select({ total: count() }).from(webhooks).where(where),
+  ]);
+  return { total: totals?.total ?? 0, rows };
+}
+
+/** The institution's webhook, or 404 (another institution's included). */
+export async function findWebhook(env: Env, institutionId: string, id: string): Promise<WebhookRow> {
+  const row = await database(env.DB)
+    .select()
+    .from(webhooks)
+    .where(and(eq(webhooks.id, id), eq(webhooks.institutionId, institutionId)))
+    .get();
+  if (!row) throw new ApiError("not_found", `No webhook ${id}.`);
+  return row;
+}
+
+export async function webhookHealth(env: Env, webhookId: string, now = Date.now()) {
+  const since = nowIso(now - HEALTH_WINDOW_HOURS * 3_600_000);
+  const row = await database(env.DB)
+    .select({
+      succeeded: sql<number>`coalesce(sum(${webhookDeliveries.status} = 'succeeded'), 0)`,
+      failed: sql<number>`coalesce(sum(${webhookDeliveries.status} = 'failed'), 0)`,
+      pending: sql<number>`coalesce(sum(${webhookDeliveries.status} IN ('pending', 'retrying')), 0)`,
+      lastDeliveryAt: sql<string | null>`max(${webhookDeliveries.createdAt})`,
+      lastSuccessAt: sql<string | null>`max(CASE WHEN ${webhookDeliveries.status} = 'succeeded' THEN ${webhookDeliveries.completedAt} END)`,
+      lastFailureAt: sql<string | null>`max(CASE WHEN ${webhookDeliveries.status} = 'failed' THEN ${webhookDeliveries.completedAt} END)`,
+    })
+    .from(webhookDeliveries)
+    .where(and(eq(webhookDeliveries.webhookId, webhookId), sql`${webhookDeliveries.createdAt} >= ${since}`))
+    .get();
+  const succeeded = row?.succeeded ?? 0;
+  const failed = row?.failed ?? 0;
+  return {
+    window_hours: HEALTH_WINDOW_HOURS,
+    succeeded,
+    failed,
+    pending: row?.pending ?? 0,
+    success_rate: succeeded + failed > 0 ? Math.round((succeeded / (succeeded + failed)) * 1000) / 1000 : null,
+    last_delivery_at: row?.lastDeliveryAt ?? null,
+    last_success_at: row?.lastSuccessAt ?? null,
+    last_failure_at: row?.lastFailureAt ?? null,
+  };
+}
+
+export interface CreateWebhookInput {
+  url: string;
+  events: string[];
+  description?: string | null;
+  enabled: boolean;
+}
+
+/**
+ * Creates a webhook with a fresh secret, returned in plain text this once. The limit per institution
+ * is checked inside the INSERT, so concurrent creations cannot overshoot it.
+ */
+export async function createWebhook(env: Env, owner: { institutionId: string; userId: string }, input: CreateWebhookInput) {
+  const url = checkUrl(env, input.url);
+  const secret = newSigningSecret();
+  const now = nowIso();
+  const row: WebhookRow = {
+    id: newId("whk"),
+    institutionId: owner.institutionId,
+    url,
+    description: input.description ?? null,
+    events: normaliseEvents(input.events),
+    enabled: input.enabled,
+    disabledReason: input.enabled ? null : "manual",
+    disabledAt: input.enabled ? null : now,
+    secretSealed: await seal(secret, env.ENCRYPTION_KEY),
+    previousSecretSealed: null,
+    previousSecretExpiresAt: null,
+    consecutiveFailures: 0,
+    failingSince: null,
+    createdBy: owner.userId,
+    createdAt: now,
+    updatedAt: now,
+  };
+  const result = await env.DB.prepare(
+    `INSERT INTO webhooks (id, institution_id, url, description, events, enabled, disabled_reason, disabled_at, secret_sealed, consecutive_failures, created_by, created_at, updated_at)
+     SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 0, ?10, ?11, ?11
+     WHERE (SELECT count(*) FROM webhooks WHERE institution_id = ?2) < ?12`,
+  )
+    .bind(row.id, row.institutionId, row.url, row.description, JSON.stringify(row.events), row.enabled ? 1 : 0, row.disabledReason, row.disabledAt, row.secretSealed, row.createdBy, now, MAX_WEBHOOKS_PER_INSTITUTION)
+    .run();
+  if (result.meta.changes === 0) {
+    throw new ApiError("conflict", `An institution can have at most ${MAX_WEBHOOKS_PER_INSTITUTION} webhooks; delete one first.`);
+  }
+  return { row, secret };
+}
+
+export interface UpdateWebhookInput {
+  url?: string;
+  events?: string[];
+  description?: string | null;
+  enabled?: boolean;
+}
+
+export async function updateWebhook(env: Env, institutionId: string, id: string, input: UpdateWebhookInput): Promise<WebhookRow> {
+  const current = await findWebhook(env, institutionId, id);
+  const now = nowIso();
+  const changes: Partial<WebhookRow> = { updatedAt: now };
+  if (input.url !== undefined) changes.url = checkUrl(env, input.url);
+  if (input.events !== undefined) changes.events = normaliseEvents(input.events);
+  if (input.description !== undefined) changes.description = input.description;
+  if (input.enabled === true && !current.enabled) {
+    // Re-enabling starts a fresh record: the failures that switched it off are behind it.
+    Object.assign(changes, { enabled: true, disabledReason: null, disabledAt: null, consecutiveFailures: 0, failingSince: null });
+  } else if (input.enabled === false && current.enabled) {
+    Object.assign(changes, { enabled: false, disabledReason: "manual", disabledAt: now });
+  }
+  const [updated] = await database(env.DB)
+    .update(webhooks)
+    .set(changes)
+    .where(and(eq(webhooks.id, id), eq(webhooks.institutionId, institutionId)))
+    .returning();
+  if (!updated) throw new ApiError("not_found", `No webhook ${id}.`);
+  return updated;
+}
+
+/** Deleting a webhook deletes its delivery log with it (foreign keys cascade). */
+export async function deleteWebhook(env: Env, institutionId: string, id: string): Promise<void> {
+  const result = await database(env.DB)
+    .delete(webhooks)
+    .where(and(eq(webhooks.id, id), eq(webhooks.institutionId, institutionId)))
+    .run();
+  if (result.meta.changes === 0) throw new ApiError("not_found", `No webhook ${id}.`);
+}
+
+/**
+ * A new secret; the current one becomes the previous one and keeps signing beside it for
+ * `previousTtlSeconds`. Rotating again inside that window retires the oldest secret at once.
+ */
+export async function rotateSecret(env: Env, institutionId: string, id: string, previousTtlSeconds: number) {
+  const current = await findWebhook(env, institutionId, id);
+  const secret = newSigningSecret();
+  const now = Date.now();
+  const [updated] = await database(env.DB)
+    .update(webhooks)
+    .set({
+      secretSealed: await seal(secret, env.ENCRYPTION_KEY),
+      previousSecretSealed: previousTtlSeconds > 0 ? current.secretSealed : null,
+      previousSecretExpiresAt: previousTtlSeconds > 0 ? nowIso(now + previousTtlSeconds * 1000) : null,
+      updatedAt: nowIso(now),
+    })
+    // Only if nobody rotated in between: two racing rotations must not both believe they won.
+    .where(and(eq(webhooks.id, id), eq(webhooks.secretSealed, current.secretSealed)))
+    .returning();
+  if (!updated) throw new ApiError("conflict", "The secret was rotated by another request at the same moment; fetch the webhook and try again.");
+  return { row: updated, secret };
+}
