@@ -27,3 +27,64 @@ export async function waitUntil<T>(probe: () => Promise<T | undefined | null | f
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
+import worker from "../../src/index";
+
+let sequence = 0;
+
+/**
+ * An event and its delivery to `webhookId`, written straight to D1 with no queue message, so a test
+ * can hand the delivery to the consumer itself (and nothing else races it).
+ */
+export async function insertDelivery(
+  webhookId: string,
+  institutionId: string,
+  options: { status?: string; attemptCount?: number; createdAt?: Date; type?: string } = {},
+): Promise<{ deliveryId: string; eventId: string }> {
+  sequence += 1;
+  const tag = `${Date.now().toString(36)}${sequence}${Math.random().toString(36).slice(2, 6)}`;
+  const eventId = `evt_t_${tag}`;
+  const deliveryId = `dlv_t_${tag}`;
+  const created = (options.createdAt ?? new Date()).toISOString().replace(/\.\d{3}Z$/, "Z");
+  const type = options.type ?? "lesson.completed";
+  await env.DB.batch([
+    env.DB.prepare("INSERT INTO outbox_events (id, type, institution_id, user_id, payload, created_at, fanned_out_at) VALUES (?, ?, ?, NULL, ?, ?, ?)").bind(
+      eventId,
+      type,
+      institutionId,
+      JSON.stringify({ lesson_id: "les_x", tag }),
+      created,
+      created,
+    ),
+    env.DB.prepare(
+      "INSERT INTO webhook_deliveries (id, webhook_id, event_id, event_type, status, attempt_count, next_attempt_at, created_at, completed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    ).bind(
+      deliveryId,
+      webhookId,
+      eventId,
+      type,
+      options.status ?? "pending",
+      options.attemptCount ?? 0,
+      Date.now(),
+      created,
+      options.status === "failed" || options.status === "succeeded" ? created : null,
+    ),
+  ]);
+  return { deliveryId, eventId };
+}
+
+/** Hands messages to the worker's queue handler as the Queues runtime would, and reports what it did. */
+export async function runQueue(queue: string, bodies: unknown[]) {
+  const batch = createMessageBatch(
+    queue,
+    bodies.map((body, i) => ({ id: `msg-${Date.now()}-${i}-${Math.random()}`, timestamp: new Date(), attempts: 1, body })),
+  );
+  const ctx = createExecutionContext();
+  await worker.queue!(batch as MessageBatch<unknown>, env, ctx);
+  return getQueueResult(batch, ctx);
+}
+
+export async function deliveryRow(id: string) {
+  return env.DB.prepare("SELECT * FROM webhook_deliveries WHERE id = ?").bind(id).first<Record<string, any>>();
+}
