@@ -80,9 +80,32 @@ export async function runQueue(queue: string, bodies: unknown[]) {
     queue,
     bodies.map((body, i) => ({ id: `msg-${Date.now()}-${i}-${Math.random()}`, timestamp: new Date(), attempts: 1, body })),
   );
+  // The harness records which messages were retried but not their delay: note it on the way.
+  const delays = new Map<string, number | undefined>();
+  const messages = batch.messages.map((message) => {
+    const retry = message.retry.bind(message);
+    return {
+      id: message.id,
+      timestamp: message.timestamp,
+      attempts: message.attempts,
+      body: message.body,
+      retry: (options?: QueueRetryOptions) => {
+        delays.set(message.id, options?.delaySeconds);
+        retry(options);
+      },
+      ack: () => message.ack(),
+    } as Message<unknown>;
+  });
+  const observed = {
+    queue: batch.queue,
+    messages,
+    ackAll: () => batch.ackAll(),
+    retryAll: (options?: QueueRetryOptions) => batch.retryAll(options),
+  } as MessageBatch<unknown>;
   const ctx = createExecutionContext();
-  await worker.queue!(batch as MessageBatch<unknown>, env, ctx);
-  return getQueueResult(batch, ctx);
+  await worker.queue!(observed, env, ctx);
+  const result = await getQueueResult(batch, ctx);
+  return { ...result, retryMessages: result.retryMessages.map((m) => ({ ...m, delaySeconds: delays.get(m.msgId) })) };
 }
 
 export async function deliveryRow(id: string) {
