@@ -114,7 +114,7 @@ export async function recover(env: Env, webhook: WebhookRow, sinceText: string) 
         eq(webhookDeliveries.status, "failed"),
         gte(webhookDeliveries.createdAt, nowIso(since)),
         sql`${webhookDeliveries.eventType} != 'ping'`,
-        sql`NOT EXISTS (SELECT 1 FROM webhook_deliveries later WHERE later.webhook_id = ${webhookDeliveries.webhookId} AND later.event_id = ${webhookDeliveries.eventId} AND later.id > ${webhookDeliveries.id})`,
+        sql`NOT EXISTS (SELECT 1 FROM webhook_deliveries later WHERE later.webhook_id = ${webhookDeliveries.webhookId} AND later.event_id = ${webhookDeliveries.eventId} AND (later.created_at > ${webhookDeliveries.createdAt} OR (later.created_at = ${webhookDeliveries.createdAt} AND later.id > ${webhookDeliveries.id})))`,
       ),
     )
     .orderBy(webhookDeliveries.id)
