@@ -9,6 +9,8 @@
  * root when it is missing, as `npm run dev` always does.)
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { createHmac, timingSafeEqual } from "node:crypto";
+import { createServer as createHttpServer, type IncomingMessage } from "node:http";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -21,6 +23,7 @@ const DEV_SCRIPT = join(ROOT, "scripts", "dev.mjs");
 const WRANGLER = join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
 
 const OWNER_EMAIL = "owner@acme.lingua.test";
+const LEARNER_EMAIL = "learner@acme.lingua.test";
 const DEMO_PASSWORD = "lingua-demo-2026";
 
 const SETUP_TIMEOUT_MS = 120_000;
@@ -313,5 +316,72 @@ describe("npm run dev on a fresh machine", () => {
     expect(r.body.openapi).toMatch(/^3\.1/);
     expect(r.body.info?.title).toBe("Lingua API");
     expect(r.body.paths).toHaveProperty("/api/auth/sign-in");
+  });
+
+  it("delivers a signed lesson.completed to a receiver on loopback when the demo learner completes a lesson", async () => {
+    expect(session, "the demo owner could not sign in (see the earlier failure)").toBeDefined();
+    const received: { headers: IncomingMessage["headers"]; body: Buffer }[] = [];
+    const receiver = createHttpServer(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      received.push({ headers: req.headers, body: Buffer.concat(chunks) });
+      res.writeHead(204).end();
+    });
+    await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", () => r()));
+    try {
+      const port = (receiver.address() as { port: number }).port;
+      const owner = { Authorization: `Bearer ${session!.token}`, "Content-Type": "application/json" };
+      const hook = await request("/api/integrations/webhooks", {
+        method: "POST",
+        headers: owner,
+        body: JSON.stringify({ url: `http://127.0.0.1:${port}/lingua`, events: ["lesson.completed"] }),
+      });
+      expect(hook.res.status, describeResponse(hook)).toBe(201);
+
+      // A lesson the demo learner has not completed yet, and every item of it.
+      const learner = await signIn(LEARNER_EMAIL, DEMO_PASSWORD);
+      expect(learner.res.status, describeResponse(learner)).toBe(200);
+      const auth = { Authorization: `Bearer ${learner.body.token}`, "Content-Type": "application/json" };
+      const courses = await request("/api/courses?per_page=100", { headers: auth });
+      let target: { lesson: string; items: string[] } | undefined;
+      for (const course of courses.body.data) {
+        const progress = await request(`/api/courses/${course.id}/lesson-progress?per_page=100`, { headers: auth });
+        const open = progress.body.data.find((l: { status: string }) => l.status !== "completed");
+        if (!open) continue;
+        const trainings = await request(`/api/trainings?lesson=${open.lesson_id}&per_page=100`, { headers: auth });
+        const items: string[] = [];
+        for (const training of trainings.body.data) {
+          const page = await request(`/api/trainingItems?training=${training.id}&per_page=100`, { headers: auth });
+          items.push(...page.body.data.map((i: { id: string }) => i.id));
+        }
+        target = { lesson: open.lesson_id, items };
+        break;
+      }
+      expect(target, "the demo learner has completed every lesson").toBeDefined();
+      const occurredAt = new Date(Date.now() - 60_000).toISOString();
+      for (let i = 0; i < target!.items.length; i += 100) {
+        const attempts = target!.items.slice(i, i + 100).map((id) => ({ id: crypto.randomUUID(), training_item_id: id, score: 1, correct: true, duration_seconds: 15, occurred_at: occurredAt }));
+        const r = await request("/api/progress/attempts", { method: "POST", headers: auth, body: JSON.stringify({ attempts }) });
+        expect(r.res.status, describeResponse(r)).toBe(200);
+      }
+
+      const deadline = Date.now() + 30_000;
+      while (received.length === 0 && Date.now() < deadline) await sleep(100);
+      expect(received.length, "no delivery reached the receiver within 30 s").toBeGreaterThanOrEqual(1);
+      const [delivery] = received;
+      const body = JSON.parse(delivery!.body.toString("utf8"));
+      expect(body).toMatchObject({ type: "lesson.completed", data: { lesson_id: target!.lesson, user_id: "usr_demo_acme_learner" } });
+      expect(delivery!.headers["x-webhook-event"]).toBe("lesson.completed");
+      expect(delivery!.headers["x-webhook-id"]).toBe(hook.body.id);
+      // Verified as a receiver would: node:crypto over the raw bytes, compared in constant time.
+      const expected = createHmac("sha256", Buffer.from(hook.body.secret, "utf8")).update(delivery!.body).digest();
+      const sent = Buffer.from(String(delivery!.headers["x-signature-256"]), "hex");
+      expect(sent.length === expected.length && timingSafeEqual(sent, expected)).toBe(true);
+      const standardKey = Buffer.from(hook.body.secret.slice("whsec_".length), "base64");
+      const signed = `${delivery!.headers["webhook-id"]}.${delivery!.headers["webhook-timestamp"]}.${delivery!.body.toString("utf8")}`;
+      expect(delivery!.headers["webhook-signature"]).toBe(`v1,${createHmac("sha256", standardKey).update(signed).digest("base64")}`);
+    } finally {
+      await new Promise((r) => receiver.close(() => r(undefined)));
+    }
   });
 });
