@@ -22,8 +22,24 @@ describe("GET /api/openapi.json", () => {
         "DELETE /api/integrations/tokens/{token}",
         "GET /api/openapi.json",
         "GET /healthz",
+        "GET /api/integrations/webhooks",
+        "POST /api/integrations/webhooks",
+        "GET /api/integrations/webhooks/{id}",
+        "PUT /api/integrations/webhooks/{id}",
+        "DELETE /api/integrations/webhooks/{id}",
+        "POST /api/integrations/webhooks/{id}/test",
+        "GET /api/integrations/webhooks/{id}/deliveries",
+        "POST /api/integrations/webhooks/{id}/deliveries/{delivery}/redeliver",
+        "POST /api/integrations/webhooks/{id}/recover",
+        "POST /api/integrations/webhooks/{id}/rotate-secret",
+        "GET /api/integrations/webhooks/event-types",
+        "GET /api/integrations/events",
       ]),
     );
+    // What receivers get: one OpenAPI 3.1 webhook per event type, with the signature headers.
+    expect(Object.keys(doc.webhooks)).toEqual(expect.arrayContaining(["lesson.completed", "ping", "export.completed"]));
+    const delivery = doc.webhooks["lesson.completed"].post;
+    expect(delivery.parameters.map((p: any) => p.name)).toEqual(expect.arrayContaining(["X-Signature-256", "webhook-signature", "X-Webhook-Delivery"]));
     const operationIds = operations.map(({ op }) => op.operationId);
     expect(new Set(operationIds).size).toBe(operations.length);
     for (const { path, method, op } of operations) {

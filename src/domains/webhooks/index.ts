@@ -4,6 +4,7 @@ import { registerWebhookActions } from "./routes/actions";
 import { registerDeliveryRoutes } from "./routes/deliveries";
 import { registerEventTypes } from "./routes/event-types";
 import { registerWebhookRoutes } from "./routes/webhooks";
+import { registerWebhookDocs } from "./openapi-webhooks";
 
 export function registerWebhooks(app: OpenAPIHono<AppEnv>) {
   // Before `/{id}`, so `event-types` is not taken for a webhook id.
@@ -11,4 +12,5 @@ export function registerWebhooks(app: OpenAPIHono<AppEnv>) {
   registerWebhookRoutes(app);
   registerWebhookActions(app);
   registerDeliveryRoutes(app);
+  registerWebhookDocs(app);
 }
