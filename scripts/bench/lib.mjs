@@ -43,6 +43,14 @@ export async function readWranglerConfig(configPath = join(ROOT, "wrangler.toml"
     d1Databases,
     migrationDirs,
     durableObjects,
+    queueProducers: Object.fromEntries((config.queues?.producers ?? []).map((p) => [p.binding, { queueName: p.queue }])),
+    queueConsumers: Object.fromEntries(
+      (config.queues?.consumers ?? []).map((c) => [
+        c.queue,
+        { maxBatchSize: c.max_batch_size, maxBatchTimeout: c.max_batch_timeout, maxRetries: c.max_retries, deadLetterQueue: c.dead_letter_queue },
+      ]),
+    ),
+    r2Buckets: Object.fromEntries((config.r2_buckets ?? []).map((b) => [b.binding, b.bucket_name])),
   };
 }
 
@@ -113,7 +121,7 @@ export function storageBase() {
 }
 
 /** Miniflare options for one module worker; `start` gives it a fresh, empty storage directory. */
-export function workerOptions({ name, scriptPath, compatibilityDate, compatibilityFlags = [], bindings = {}, d1Databases, durableObjects }) {
+export function workerOptions({ name, scriptPath, compatibilityDate, compatibilityFlags = [], bindings = {}, d1Databases, durableObjects, queueProducers, queueConsumers, r2Buckets }) {
   return {
     name,
     // The bundle is handed over as an explicit one-module list. With `modules: true` + `scriptPath`,
@@ -127,6 +135,9 @@ export function workerOptions({ name, scriptPath, compatibilityDate, compatibili
     bindings,
     ...(d1Databases ? { d1Databases } : {}),
     ...(durableObjects ? { durableObjects } : {}),
+    ...(queueProducers ? { queueProducers } : {}),
+    ...(queueConsumers ? { queueConsumers } : {}),
+    ...(r2Buckets ? { r2Buckets } : {}),
     host: "127.0.0.1",
     port: 0,
   };

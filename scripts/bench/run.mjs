@@ -10,6 +10,8 @@
 //   BENCH_ONLY=me,startup     only these scenarios (the floors their goals need are added)
 //   BENCH_DIAGNOSTICS=1       also the diagnostic targets (not part of any goal)
 //   BENCH_STORAGE_DIR=DIR     where D1/DO storage lives during the run (default /dev/shm, else the OS temp dir)
+//   BENCH_ONLY=webhooks       the webhook pipeline (issue 4; scripts/bench/webhooks.mjs): attempt-to-delivery
+//                             latency, a 10,000-event × 10-webhook burst against a bare signed-fetch floor.
 //   BENCH_ONLY=activity       the learning-activity scenario (issue 3; scripts/bench/activity.mjs): learner
 //                             routes on a ~10k- and a ~1M-attempt dataset, rows read per request, its own
 //                             floors. Not part of the default run (about 10 minutes of load plus, the first
@@ -54,6 +56,7 @@ import {
   workerOptions,
 } from "./lib.mjs";
 import { activityReport, runActivity } from "./activity.mjs";
+import { runWebhooks, webhooksReport } from "./webhooks.mjs";
 import { BENCH_RATE_LIMIT_PER_MINUTE, BENCH_TENANT, seedBenchTenant } from "./seed.mjs";
 
 // ---------------------------------------------------------------------------------------------
@@ -174,9 +177,9 @@ const STARTUP_GOAL = { max: 2, text: "start-up ≤ 2× bare Hono" };
 // ---------------------------------------------------------------------------------------------
 // Selection
 
-const SCENARIOS = [...TARGETS.map((t) => t.id), "startup", "activity"];
+const SCENARIOS = [...TARGETS.map((t) => t.id), "startup", "activity", "webhooks"];
 /** Only with BENCH_ONLY: too long for the default run. */
-const OPT_IN_SCENARIOS = new Set(["activity"]);
+const OPT_IN_SCENARIOS = new Set(["activity", "webhooks"]);
 
 function selectScenarios() {
   if (!settings.only) {
@@ -441,10 +444,11 @@ async function main() {
   const workersNeeded = new Set(targets.map((t) => t.worker));
   const wantStartup = selected.has("startup");
   const wantActivity = selected.has("activity");
+  const wantWebhooks = selected.has("webhooks");
   if (wantActivity) workersNeeded.add("floor");
 
   console.error(`bench: bundling…`);
-  await prepareBundles(workersNeeded.has("lingua") || wantStartup || wantActivity, wantStartup);
+  await prepareBundles(workersNeeded.has("lingua") || wantStartup || wantActivity || wantWebhooks, wantStartup);
 
   // Start-up first, while nothing else runs on the machine.
   let startup = null;
@@ -458,6 +462,7 @@ async function main() {
   const failures = [];
   let loadGenerator = null;
   let activity = null;
+  let webhooks = null;
   const stop = async () => {
     if (loadGenerator) await loadGenerator.close().catch(() => undefined);
     for (const w of Object.values(started)) await w.dispose().catch(() => undefined);
@@ -520,6 +525,11 @@ async function main() {
       activity = await runActivity({ config, scriptPath: build.lingua.scriptPath, settings, loadGenerator, floorTargets });
       failures.push(...activity.failures);
     }
+
+    if (wantWebhooks) {
+      webhooks = await runWebhooks({ config, scriptPath: build.lingua.scriptPath });
+      failures.push(...webhooks.failures);
+    }
   } finally {
     await stop();
   }
@@ -533,6 +543,7 @@ async function main() {
 
   printReport({ system, summary, runs, startup, checks, failures, tenantNote, selectionNote });
   if (activity) console.log(activityReport(activity, settings, formatTable));
+  if (webhooks) console.log(webhooksReport(webhooks));
 
   const results = {
     system,
@@ -551,6 +562,8 @@ async function main() {
     goals: checks,
     // BENCH_ONLY=activity: datasets, D1 meter probes, summary, runs and goals of the learning-activity scenario.
     activity,
+    // BENCH_ONLY=webhooks: latency, burst, floor and API latency of the webhook pipeline.
+    webhooks,
     failures,
   };
   const file = join(ensureDir(BENCH_OUT), "results.json");

@@ -101,11 +101,11 @@ export async function runQueue(queue: string, bodies: unknown[]) {
     messages,
     ackAll: () => batch.ackAll(),
     retryAll: (options?: QueueRetryOptions) => batch.retryAll(options),
-  } as MessageBatch<unknown>;
+  } as unknown as MessageBatch<unknown>;
   const ctx = createExecutionContext();
   await worker.queue!(observed, env, ctx);
   const result = await getQueueResult(batch, ctx);
-  return { ...result, retryMessages: result.retryMessages.map((m) => ({ ...m, delaySeconds: delays.get(m.msgId) })) };
+  return { ...result, retryMessages: result.retryMessages.map((m: { msgId: string }) => ({ ...m, delaySeconds: delays.get(m.msgId) })) };
 }
 
 export async function deliveryRow(id: string) {

@@ -44,12 +44,20 @@ function messagesById<T>(batch: MessageBatch<unknown>, key: (body: T) => string 
  */
 export async function fanOutEvents(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   const byId = messagesById<EventMessage>(batch, (b) => b.event_id);
-  if (byId.size === 0) return;
+  // D1 binds at most 100 variables per statement.
+  for (const ids of chunk([...byId.keys()], ID_CHUNK)) await fanOut(env, ids);
+  batch.ackAll();
+}
+
+/** Ids per statement, leaving room for the other parameters under D1's limit of 100. */
+const ID_CHUNK = 80;
+
+async function fanOut(env: Env, eventIds: string[]): Promise<void> {
   const db = database(env.DB);
   const events = await db
     .select({ id: outboxEvents.id, type: outboxEvents.type, institutionId: outboxEvents.institutionId, fannedOutAt: outboxEvents.fannedOutAt })
     .from(outboxEvents)
-    .where(inArray(outboxEvents.id, [...byId.keys()]));
+    .where(inArray(outboxEvents.id, eventIds));
   const open = events.filter((e) => e.fannedOutAt === null && e.type !== "ping");
   const institutions = [...new Set(open.map((e) => e.institutionId).filter((id): id is string => id !== null))];
   const hooks = institutions.length
@@ -77,12 +85,12 @@ export async function fanOutEvents(batch: MessageBatch<unknown>, env: Env): Prom
   if (open.length > 0) {
     await db.update(outboxEvents).set({ fannedOutAt: nowIso(now) }).where(and(inArray(outboxEvents.id, open.map((e) => e.id)), isNull(outboxEvents.fannedOutAt)));
   }
-  batch.ackAll();
 }
 
 /** Events that still fail after the queue's retries: logged; the sweep sends them again later. */
 export async function deadLetterEvents(batch: MessageBatch<unknown>): Promise<void> {
-  console.error(JSON.stringify({ level: "error", message: "event fan-out dead-lettered", events: batch.messages.map((m) => m.body) }));
+  const sample = batch.messages.slice(0, 5).map((m) => (m.body as EventMessage | null)?.event_id);
+  console.error(JSON.stringify({ level: "error", message: "event fan-out dead-lettered", count: batch.messages.length, sample }));
   batch.ackAll();
 }
 
@@ -131,7 +139,7 @@ async function claim(db: Database, ids: string[], now: number, leaseMs: number) 
   // joined tables share names (id, created_at).
   const claimed = await claimUpdate;
   const rows = await details;
-  return { claimed: new Map(claimed.map((c) => [c.id, c.attempt])), rows: new Map(rows.map((r) => [r.delivery.id, r])) };
+  return { claimed: claimed.map((c) => [c.id, c.attempt] as const), rows: rows.map((r) => [r.delivery.id, r] as const) };
 }
 
 /**
@@ -147,7 +155,13 @@ export async function deliverWebhooks(batch: MessageBatch<unknown>, env: Env): P
   const now = Date.now();
   const ids = [...byId.keys()];
   const leaseMs = (Math.ceil(ids.length / PARALLEL_SENDS) + 1) * config.timeoutMs + 30_000;
-  const { claimed, rows } = await claim(db, ids, now, leaseMs);
+  const claimed = new Map<string, number>();
+  const rows = new Map<string, Awaited<ReturnType<typeof claim>>["rows"][number][1]>();
+  for (const part of chunk(ids, ID_CHUNK)) {
+    const result = await claim(db, part, now, leaseMs);
+    for (const [id, attempt] of result.claimed) claimed.set(id, attempt);
+    for (const [id, row] of result.rows) rows.set(id, row);
+  }
 
   const settle = (id: string, how: { retryInSeconds?: number }) => {
     for (const message of byId.get(id)!) {
@@ -196,11 +210,11 @@ export async function deliverWebhooks(batch: MessageBatch<unknown>, env: Env): P
 /** Deliveries whose messages exhausted the queue's own retries: closed as failed, visibly. */
 export async function deadLetterDeliveries(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   const byId = messagesById<DeliveryMessage>(batch, (b) => b.delivery_id);
-  if (byId.size > 0) {
+  for (const ids of chunk([...byId.keys()], ID_CHUNK)) {
     await database(env.DB)
       .update(webhookDeliveries)
       .set({ status: "failed", claimedUntil: null, lastError: "Dead-lettered: the delivery queue gave up on this message", completedAt: nowIso() })
-      .where(and(inArray(webhookDeliveries.id, [...byId.keys()]), inArray(webhookDeliveries.status, ["pending", "retrying"])));
+      .where(and(inArray(webhookDeliveries.id, ids), inArray(webhookDeliveries.status, ["pending", "retrying"])));
   }
   batch.ackAll();
 }

@@ -1,0 +1,300 @@
+// BENCH_ONLY=webhooks (issue 4): the webhook pipeline under the Miniflare API with its real local
+// Queues, D1 and Durable Objects, delivering to a receiver on loopback in this process.
+//
+//  1. Latency: an attempt that completes a lesson, until the signed `lesson.completed` reaches the
+//     receiver (the outbox, the fan-out queue, the delivery queue, the POST), sampled one at a time.
+//  2. Burst: 10,000 events for an institution with 10 webhooks — 100,000 deliveries — from the
+//     fan-out queue to the last POST: deliveries/second, and that the receiver got each delivery
+//     exactly once and D1 records each as succeeded with one attempt.
+//  3. Floor: the same 100,000 POSTs through a bare consumer that only signs and sends
+//     (webhook-floor-worker.mjs), with the same queue settings: the cost per delivery of ours,
+//     in wall time and in CPU time of the workerd process, against it.
+//  4. API latency during the burst: GET /api/auth/me one at a time, idle and while the queue drains.
+import { createServer } from "node:http";
+import { readFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { applyMigrations, BENCH_SCRIPTS, median, randomKey, startWorker, workerOptions } from "./lib.mjs";
+import { seedBenchTenant } from "./seed.mjs";
+
+const LATENCY_SAMPLES = Number(process.env.BENCH_WEBHOOK_SAMPLES || 50);
+const BURST_EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS || 10_000);
+const BURST_WEBHOOKS = 10;
+
+function percentile(values, p) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+/** A receiver that answers 204 at once and counts requests per delivery id. */
+function startReceiver() {
+  const state = { requests: 0, byDelivery: new Map(), lessonArrivals: new Map(), firstAt: 0, lastAt: 0 };
+  const server = createServer((req, res) => {
+    const chunks = [];
+    req.on("data", (c) => chunks.push(c));
+    req.on("end", () => {
+      const now = performance.now();
+      state.requests += 1;
+      state.firstAt ||= now;
+      state.lastAt = now;
+      const id = req.headers["x-webhook-delivery"];
+      state.byDelivery.set(id, (state.byDelivery.get(id) ?? 0) + 1);
+      if (req.url.startsWith("/latency")) {
+        const body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+        if (body.type === "lesson.completed") state.lessonArrivals.set(body.data.lesson_id, now);
+      }
+      res.writeHead(204).end();
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  return new Promise((resolve) =>
+    server.listen(0, "127.0.0.1", () =>
+      resolve({
+        url: `http://127.0.0.1:${server.address().port}`,
+        state,
+        reset() {
+          Object.assign(state, { requests: 0, byDelivery: new Map(), lessonArrivals: new Map(), firstAt: 0, lastAt: 0 });
+        },
+        close: () => new Promise((r) => server.close(() => r())),
+      }),
+    ),
+  );
+}
+
+/** CPU seconds (user + system) of the workerd processes started by this process. */
+function workerdCpuSeconds() {
+  let ticks = 0;
+  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      if (!comm.startsWith("workerd")) continue;
+      // fields[1] is the parent pid; workerd is our child.
+      if (Number(fields[1]) !== process.pid) continue;
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // The process ended in between.
+    }
+  }
+  return ticks / 100;
+}
+
+async function waitFor(predicate, timeoutMs, what) {
+  const deadline = performance.now() + timeoutMs;
+  while (!predicate()) {
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+async function api(baseUrl, path, token, body) {
+  const response = await fetch(new URL(path, baseUrl), {
+    method: body ? "POST" : "GET",
+    headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${path}: ${response.status} ${text.slice(0, 300)}`);
+  return JSON.parse(text);
+}
+
+/** A learner and a published course of `lessons` one-item lessons, straight into D1. */
+async function seedCourse(d1, lessons) {
+  const statements = [
+    d1.prepare("INSERT INTO users (id, email, name, role, institution_id, password_hash) VALUES ('usr_bench_learner', 'learner@bench.lingua.test', 'Bench Learner', 'learner', 'ins_bench', 'x')"),
+    d1
+      .prepare(
+        "INSERT INTO courses (id, slug, title, description, target_language, source_language, cefr_from, cefr_to, published, published_at, lesson_count, item_count, estimated_minutes, tags) VALUES ('crs_bench_hooks', 'bench-hooks', 'Bench', 'Bench course.', 'es', 'en', 'A1', 'A1', 1, ?, ?, ?, ?, '[]')",
+      )
+      .bind(new Date().toISOString(), lessons, lessons, lessons * 2),
+  ];
+  for (let l = 0; l < lessons; l++) {
+    statements.push(
+      d1.prepare("INSERT INTO lessons (id, course_id, position, title, cefr_level, objectives, item_count, estimated_minutes) VALUES (?, 'crs_bench_hooks', ?, ?, 'A1', '[]', 1, 2)").bind(`les_bh_${l}`, l + 1, `Lesson ${l + 1}`),
+      d1.prepare("INSERT INTO trainings (id, lesson_id, course_id, position, kind, title, item_count) VALUES (?, ?, 'crs_bench_hooks', 1, 'practice', 'Block', 1)").bind(`trn_bh_${l}`, `les_bh_${l}`),
+      d1
+        .prepare("INSERT INTO training_items (id, training_id, lesson_id, course_id, position, type, skill, cefr_level, xp, content) VALUES (?, ?, ?, 'crs_bench_hooks', 1, 'multiple_choice', 'reading', 'A1', 10, '{}')")
+        .bind(`itm_bh_${l}`, `trn_bh_${l}`, `les_bh_${l}`),
+    );
+  }
+  for (let i = 0; i < statements.length; i += 300) await d1.batch(statements.slice(i, i + 300));
+}
+
+async function meLatency(baseUrl, token, durationMs) {
+  const samples = [];
+  const end = performance.now() + durationMs;
+  while (performance.now() < end) {
+    const started = performance.now();
+    const response = await fetch(new URL("/api/auth/me", baseUrl), { headers: { Authorization: `Bearer ${token}` } });
+    await response.arrayBuffer();
+    samples.push(performance.now() - started);
+  }
+  return { n: samples.length, p50: percentile(samples, 50), p99: percentile(samples, 99) };
+}
+
+export async function runWebhooks({ config, scriptPath, log = (m) => console.error(m) }) {
+  const receiver = await startReceiver();
+  const failures = [];
+  const result = { settings: { latencySamples: LATENCY_SAMPLES, burstEvents: BURST_EVENTS, webhooks: BURST_WEBHOOKS, queues: config.queueConsumers } };
+  const lingua = await startWorker(
+    workerOptions({
+      name: "lingua-api",
+      scriptPath,
+      compatibilityDate: config.compatibilityDate,
+      compatibilityFlags: config.compatibilityFlags,
+      bindings: { ...config.vars, ENCRYPTION_KEY: randomKey(), ALLOW_PRIVATE_TARGETS: "true" },
+      d1Databases: config.d1Databases,
+      durableObjects: config.durableObjects,
+      queueProducers: config.queueProducers,
+      queueConsumers: config.queueConsumers,
+      r2Buckets: config.r2Buckets,
+    }),
+  );
+  try {
+    const d1 = await lingua.mf.getD1Database("DB");
+    await applyMigrations(d1, config.migrationDirs.DB);
+    const { token } = await seedBenchTenant({ d1, baseUrl: lingua.url, extraTokens: 0 });
+    await seedCourse(d1, LATENCY_SAMPLES + 5);
+
+    // 1. Latency, one lesson at a time.
+    log("bench: webhooks — latency from a lesson-completing attempt to its signed delivery…");
+    await api(lingua.url, "/api/integrations/webhooks", token, { url: `${receiver.url}/latency`, events: ["lesson.completed"] });
+    const latencies = [];
+    for (let l = 0; l < LATENCY_SAMPLES + 3; l++) {
+      const lesson = `les_bh_${l}`;
+      const started = performance.now();
+      await api(lingua.url, "/api/progress/attempts", token, {
+        user_id: "usr_bench_learner",
+        id: crypto.randomUUID(),
+        training_item_id: `itm_bh_${l}`,
+        score: 1,
+        correct: true,
+        duration_seconds: 10,
+        occurred_at: new Date(Date.now() - 60_000).toISOString(),
+      });
+      await waitFor(() => receiver.state.lessonArrivals.has(lesson), 60_000, `the delivery of ${lesson}`);
+      if (l >= 3) latencies.push(receiver.state.lessonArrivals.get(lesson) - started); // the first three warm up
+    }
+    result.latency = { samples: latencies.length, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), maxMs: Math.max(...latencies) };
+    log(`bench: webhooks — latency p50 ${result.latency.p50Ms.toFixed(0)} ms, p99 ${result.latency.p99Ms.toFixed(0)} ms`);
+
+    // 2. Burst: 10 webhooks on everything, 10,000 events committed to the outbox and published.
+    await d1.prepare("DELETE FROM webhooks").run();
+    for (let h = 0; h < BURST_WEBHOOKS; h++) await api(lingua.url, "/api/integrations/webhooks", token, { url: `${receiver.url}/burst/${h}`, events: ["*"] });
+    const idle = await meLatency(lingua.url, token, 3000);
+    receiver.reset();
+    const createdAt = new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
+    const ids = Array.from({ length: BURST_EVENTS }, (_, i) => `evt_burst_${String(i).padStart(6, "0")}`);
+    for (let i = 0; i < ids.length; i += 500) {
+      await d1.batch(
+        ids.slice(i, i + 500).flatMap((id, j) =>
+          j % 10 === 0
+            ? [
+                d1
+                  .prepare(
+                    `INSERT INTO outbox_events (id, type, institution_id, user_id, payload, created_at) VALUES ${ids
+                      .slice(i + j, Math.min(i + j + 10, ids.length))
+                      .map(() => "(?, 'lesson.completed', 'ins_bench', 'usr_bench_learner', ?, ?)")
+                      .join(", ")}`,
+                  )
+                  .bind(
+                    ...ids
+                      .slice(i + j, Math.min(i + j + 10, ids.length))
+                      .flatMap((eventId, k) => [eventId, JSON.stringify({ user_id: "usr_bench_learner", lesson_id: `les_burst_${i + j + k}`, course_id: "crs_bench_hooks", score: 1, items: 1, completed_at: createdAt }), createdAt]),
+                  ),
+              ]
+            : [],
+        ),
+      );
+    }
+    const producer = await lingua.mf.getQueueProducer("EVENTS_QUEUE");
+    const expected = BURST_EVENTS * BURST_WEBHOOKS;
+    log(`bench: webhooks — burst of ${BURST_EVENTS.toLocaleString("en-US")} events to ${BURST_WEBHOOKS} webhooks (${expected.toLocaleString("en-US")} deliveries)…`);
+    const cpuBefore = workerdCpuSeconds();
+    const burstStarted = performance.now();
+    for (let i = 0; i < ids.length; i += 100) await producer.sendBatch(ids.slice(i, i + 100).map((id) => ({ body: { event_id: id }, contentType: "json" })));
+    const during = meLatency(lingua.url, token, 5000);
+    await waitFor(() => receiver.state.byDelivery.size >= expected, 30 * 60_000, `${expected} deliveries`);
+    const burstMs = performance.now() - burstStarted;
+    const cpuSeconds = workerdCpuSeconds() - cpuBefore;
+    const apiDuring = await during;
+    await new Promise((r) => setTimeout(r, 3000)); // anything sent twice would arrive now
+    const duplicates = receiver.state.requests - receiver.state.byDelivery.size;
+    const rows = await d1
+      .prepare(
+        "SELECT count(*) AS deliveries, sum(status = 'succeeded') AS succeeded, sum(attempt_count) AS attempts, (SELECT count(*) FROM webhook_delivery_attempts) AS logged FROM webhook_deliveries WHERE event_id LIKE 'evt_burst_%'",
+      )
+      .first();
+    result.burst = {
+      deliveries: receiver.state.byDelivery.size,
+      requests: receiver.state.requests,
+      duplicates,
+      d1: rows,
+      totalMs: burstMs,
+      deliveriesPerSecond: expected / (burstMs / 1000),
+      workerdCpuSeconds: cpuSeconds,
+      cpuMsPerDelivery: (cpuSeconds * 1000) / expected,
+      apiMeIdle: idle,
+      apiMeDuringBurst: apiDuring,
+    };
+    if (duplicates !== 0) failures.push(`burst: ${duplicates} deliveries were received more than once`);
+    if (rows.deliveries !== expected || rows.succeeded !== expected) failures.push(`burst: D1 has ${rows.succeeded} of ${expected} deliveries succeeded`);
+    log(`bench: webhooks — ${expected.toLocaleString("en-US")} deliveries in ${(burstMs / 1000).toFixed(1)} s (${result.burst.deliveriesPerSecond.toFixed(0)}/s), ${duplicates} duplicates`);
+  } finally {
+    await lingua.dispose();
+  }
+
+  // 3. The floor: the same number of signed POSTs through a bare consumer.
+  receiver.reset();
+  const floorQueue = "bench-floor-deliveries";
+  const deliveriesConsumer = config.queueConsumers["lingua-webhook-deliveries"];
+  const floor = await startWorker(
+    workerOptions({
+      name: "webhook-floor",
+      scriptPath: join(BENCH_SCRIPTS, "webhook-floor-worker.mjs"),
+      compatibilityDate: config.compatibilityDate,
+      queueProducers: { FLOOR_QUEUE: { queueName: floorQueue } },
+      queueConsumers: { [floorQueue]: { maxBatchSize: deliveriesConsumer.maxBatchSize, maxBatchTimeout: deliveriesConsumer.maxBatchTimeout, maxRetries: 3 } },
+    }),
+  );
+  try {
+    const expected = BURST_EVENTS * BURST_WEBHOOKS;
+    log(`bench: webhooks — floor: ${expected.toLocaleString("en-US")} bare signed POSTs…`);
+    const cpuBefore = workerdCpuSeconds();
+    const started = performance.now();
+    for (let i = 0; i < expected; i += 10_000) {
+      const response = await fetch(new URL(`/enqueue?n=${Math.min(10_000, expected - i)}&target=${encodeURIComponent(`${receiver.url}/floor`)}`, floor.url));
+      await response.text();
+    }
+    await waitFor(() => receiver.state.requests >= expected, 30 * 60_000, `${expected} floor deliveries`);
+    const ms = performance.now() - started;
+    const cpuSeconds = workerdCpuSeconds() - cpuBefore;
+    result.floor = { deliveries: receiver.state.requests, totalMs: ms, deliveriesPerSecond: expected / (ms / 1000), workerdCpuSeconds: cpuSeconds, cpuMsPerDelivery: (cpuSeconds * 1000) / expected };
+  } finally {
+    await floor.dispose();
+    await receiver.close();
+  }
+  result.goals = {
+    wallPerDeliveryRatio: result.burst.totalMs / result.floor.totalMs,
+    cpuPerDeliveryRatio: result.burst.cpuMsPerDelivery / result.floor.cpuMsPerDelivery,
+  };
+  if (result.goals.wallPerDeliveryRatio > 1.5) failures.push(`burst: ${result.goals.wallPerDeliveryRatio.toFixed(2)}× the floor's time per delivery (goal 1.5×)`);
+  result.failures = failures;
+  return result;
+}
+
+export function webhooksReport(r) {
+  const f = (n, d = 0) => Number(n).toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d });
+  return [
+    "",
+    "Webhooks (BENCH_ONLY=webhooks)",
+    `  attempt → signed lesson.completed at the receiver: p50 ${f(r.latency.p50Ms)} ms, p99 ${f(r.latency.p99Ms)} ms, max ${f(r.latency.maxMs)} ms (${r.latency.samples} samples)`,
+    `  burst: ${f(r.burst.deliveries)} deliveries (${f(r.settings.burstEvents)} events × ${r.settings.webhooks} webhooks) in ${f(r.burst.totalMs / 1000, 1)} s = ${f(r.burst.deliveriesPerSecond)}/s; received ${f(r.burst.requests)} requests, ${r.burst.duplicates} duplicates; D1: ${f(r.burst.d1.succeeded)} succeeded, ${f(r.burst.d1.attempts)} attempts`,
+    `  floor (bare signed POST): ${f(r.floor.deliveries)} in ${f(r.floor.totalMs / 1000, 1)} s = ${f(r.floor.deliveriesPerSecond)}/s`,
+    `  per delivery: wall ${f(r.burst.totalMs / r.burst.deliveries, 3)} ms vs floor ${f(r.floor.totalMs / r.floor.deliveries, 3)} ms = ${f(r.goals.wallPerDeliveryRatio, 2)}× (goal ≤ 1.5×); workerd CPU ${f(r.burst.cpuMsPerDelivery, 3)} ms vs ${f(r.floor.cpuMsPerDelivery, 3)} ms = ${f(r.goals.cpuPerDeliveryRatio, 2)}×`,
+    `  GET /api/auth/me one at a time: idle p50 ${f(r.burst.apiMeIdle.p50, 1)} ms / p99 ${f(r.burst.apiMeIdle.p99, 1)} ms; during the burst p50 ${f(r.burst.apiMeDuringBurst.p50, 1)} ms / p99 ${f(r.burst.apiMeDuringBurst.p99, 1)} ms`,
+    ...(r.failures.length ? ["  NOT MET: " + r.failures.join("; ")] : ["  goals met"]),
+  ].join("\n");
+}
+
+export { median };
