@@ -1,7 +1,7 @@
 import { and, eq, gt, inArray, sql } from "drizzle-orm";
 import { webhookDeliveries, webhookDeliveryAttempts, webhooks, type DeliveryStatus } from "../../db/schema";
 import type { Env } from "../../env";
-import type { Statement } from "../../platform/batch";
+import { chunk, type Statement } from "../../platform/batch";
 import { unseal } from "../../platform/crypto/sealing";
 import type { Database } from "../../platform/db";
 import { nowIso } from "../../platform/ids";
@@ -33,11 +33,25 @@ export interface AttemptResult {
   disable: "gone" | null;
 }
 
+// A webhook signs many deliveries with one secret: unseal it once per isolate, not per delivery.
+// Keyed by the sealed text (a fresh IV per seal), so a rotation is a new entry, never a stale one.
+const unsealed = new Map<string, Promise<string>>();
+function unsealCached(sealed: string, encryptionKey: string): Promise<string> {
+  let plain = unsealed.get(sealed);
+  if (!plain) {
+    if (unsealed.size > 1000) unsealed.clear();
+    plain = unseal(sealed, encryptionKey);
+    plain.catch(() => unsealed.delete(sealed));
+    unsealed.set(sealed, plain);
+  }
+  return plain;
+}
+
 /** The secrets that sign now: the current one, and the previous one during its rotation window. */
 export async function activeSecrets(webhook: WebhookRow, encryptionKey: string, now: number): Promise<string[]> {
-  const secrets = [await unseal(webhook.secretSealed, encryptionKey)];
+  const secrets = [await unsealCached(webhook.secretSealed, encryptionKey)];
   if (webhook.previousSecretSealed && webhook.previousSecretExpiresAt && Date.parse(webhook.previousSecretExpiresAt) > now) {
-    secrets.push(await unseal(webhook.previousSecretSealed, encryptionKey));
+    secrets.push(await unsealCached(webhook.previousSecretSealed, encryptionKey));
   }
   return secrets;
 }
@@ -66,50 +80,90 @@ export async function attemptDelivery(env: Env, config: DeliveryConfig, delivery
 }
 
 /**
- * The writes that record one attempt: its log row, the delivery's new state (only if the claim is
- * still ours, so a twin can never overwrite it), and the webhook's health counters.
+ * The writes that record a set of attempts: their log rows, each delivery's new state (only if the
+ * claim is still ours, so a twin can never overwrite it), and the webhooks' health counters.
+ * Successes, the common case, share one UPDATE per (attempt number, status code), so a batch of
+ * deliveries costs a handful of statements rather than two or three each.
  */
-export function attemptStatements(db: Database, config: DeliveryConfig, delivery: ClaimedDelivery, result: AttemptResult, now: number): Statement[] {
-  const { outcome } = result;
-  const terminal = result.status === "succeeded" || result.status === "failed";
-  const statements: Statement[] = [
-    db
-      .insert(webhookDeliveryAttempts)
-      .values({
-        deliveryId: delivery.id,
-        number: delivery.attempt,
-        startedAt: result.startedAt,
-        durationMs: outcome.durationMs,
-        responseStatus: outcome.responseStatus,
-        error: outcome.error,
-        responseBody: outcome.responseBody,
-      })
-      .onConflictDoNothing(),
-    db
-      .update(webhookDeliveries)
-      .set({
-        status: result.status,
-        nextAttemptAt: result.nextAttemptAt,
-        claimedUntil: null,
-        lastResponseStatus: outcome.responseStatus,
-        lastError: outcome.error,
-        completedAt: terminal ? nowIso(now) : null,
-      })
-      .where(and(eq(webhookDeliveries.id, delivery.id), eq(webhookDeliveries.attemptCount, delivery.attempt), inArray(webhookDeliveries.status, ["pending", "retrying"]))),
-  ];
-  if (delivery.isPing) return statements;
-  const hook = delivery.webhook.id;
-  if (result.status === "succeeded") {
-    statements.push(db.update(webhooks).set({ consecutiveFailures: 0, failingSince: null }).where(and(eq(webhooks.id, hook), gt(webhooks.consecutiveFailures, 0))));
-  } else if (result.disable === "gone") {
+export function attemptStatements(db: Database, config: DeliveryConfig, attempts: { delivery: ClaimedDelivery; result: AttemptResult }[], now: number): Statement[] {
+  const statements: Statement[] = [];
+  const logRows = attempts.map(({ delivery, result }) => [
+    delivery.id,
+    delivery.attempt,
+    result.startedAt,
+    result.outcome.durationMs,
+    result.outcome.responseStatus,
+    result.outcome.error,
+    result.outcome.responseBody,
+  ]);
+  // One statement for the whole log: the rows travel as one JSON parameter.
+  if (logRows.length > 0) {
     statements.push(
       db
-        .update(webhooks)
-        .set({ enabled: false, disabledReason: "gone", disabledAt: nowIso(now), updatedAt: nowIso(now) })
-        .where(and(eq(webhooks.id, hook), eq(webhooks.enabled, true))),
+        .insert(webhookDeliveryAttempts)
+        .select(
+          // In the table's column order: delivery_id, number, started_at, duration_ms, response_status, error, response_body.
+          sql`SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6 FROM json_each(${JSON.stringify(logRows)}) WHERE true`,
+        )
+        .onConflictDoNothing(),
     );
-  } else if (result.status === "failed") {
-    statements.push(failureCountStatement(db, config, hook, now));
+  }
+
+  const open = inArray(webhookDeliveries.status, ["pending", "retrying"]);
+  const successGroups = new Map<string, string[]>();
+  for (const { delivery, result } of attempts) {
+    if (result.status === "succeeded") {
+      const key = `${delivery.attempt}:${result.outcome.responseStatus}`;
+      successGroups.set(key, [...(successGroups.get(key) ?? []), delivery.id]);
+      continue;
+    }
+    const terminal = result.status === "failed";
+    statements.push(
+      db
+        .update(webhookDeliveries)
+        .set({
+          status: result.status,
+          nextAttemptAt: result.nextAttemptAt,
+          claimedUntil: null,
+          lastResponseStatus: result.outcome.responseStatus,
+          lastError: result.outcome.error,
+          completedAt: terminal ? nowIso(now) : null,
+        })
+        .where(and(eq(webhookDeliveries.id, delivery.id), eq(webhookDeliveries.attemptCount, delivery.attempt), open)),
+    );
+  }
+  for (const [key, ids] of successGroups) {
+    const [attempt, status] = key.split(":");
+    for (const part of chunk(ids, 90)) {
+      statements.push(
+        db
+          .update(webhookDeliveries)
+          .set({ status: "succeeded", nextAttemptAt: null, claimedUntil: null, lastResponseStatus: Number(status), lastError: null, completedAt: nowIso(now) })
+          .where(and(inArray(webhookDeliveries.id, part), eq(webhookDeliveries.attemptCount, Number(attempt)), open)),
+      );
+    }
+  }
+
+  const recovered = new Set<string>();
+  for (const { delivery, result } of attempts) {
+    if (delivery.isPing) continue;
+    const hook = delivery.webhook.id;
+    if (result.status === "succeeded") {
+      // Only a webhook that was failing needs its count reset.
+      if (delivery.webhook.consecutiveFailures > 0 && !recovered.has(hook)) {
+        recovered.add(hook);
+        statements.push(db.update(webhooks).set({ consecutiveFailures: 0, failingSince: null }).where(and(eq(webhooks.id, hook), gt(webhooks.consecutiveFailures, 0))));
+      }
+    } else if (result.disable === "gone") {
+      statements.push(
+        db
+          .update(webhooks)
+          .set({ enabled: false, disabledReason: "gone", disabledAt: nowIso(now), updatedAt: nowIso(now) })
+          .where(and(eq(webhooks.id, hook), eq(webhooks.enabled, true))),
+      );
+    } else if (result.status === "failed") {
+      statements.push(failureCountStatement(db, config, hook, now));
+    }
   }
   return statements;
 }

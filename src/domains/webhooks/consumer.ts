@@ -1,7 +1,7 @@
 import { and, eq, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
 import { outboxEvents, webhookDeliveries, webhooks } from "../../db/schema";
 import type { Env } from "../../env";
-import { chunk, rowsPerStatement, type Statement } from "../../platform/batch";
+import { chunk, type Statement } from "../../platform/batch";
 import { database, type Database } from "../../platform/db";
 import type { EventMessage } from "../../platform/events";
 import { newId, nowIso } from "../../platform/ids";
@@ -70,11 +70,14 @@ async function fanOut(env: Env, eventIds: string[]): Promise<void> {
   const rows = open.flatMap((event) =>
     hooks
       .filter((h) => h.institutionId === event.institutionId && (h.events.includes("*") || h.events.includes(event.type)))
-      .map((h) => ({ id: newId("dlv"), webhookId: h.id, eventId: event.id, eventType: event.type, status: "pending" as const, nextAttemptAt: now, createdAt: nowIso(now) })),
+      .map((h) => [newId("dlv"), h.id, event.id, event.type]),
   );
   if (rows.length > 0) {
-    const inserts: Statement[] = chunk(rows, rowsPerStatement(13)).map((part) => db.insert(webhookDeliveries).values(part).onConflictDoNothing());
-    await db.batch(inserts as [Statement, ...Statement[]]);
+    // One statement for any number of rows: the rows travel as one JSON parameter, not 7 each.
+    await db.run(sql`
+      INSERT INTO webhook_deliveries (id, webhook_id, event_id, event_type, status, attempt_count, next_attempt_at, created_at)
+      SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, 'pending', 0, ${now}, ${nowIso(now)} FROM json_each(${JSON.stringify(rows)}) WHERE true
+      ON CONFLICT DO NOTHING`);
     // Whatever won the unique index (this run's row or an earlier run's) is what gets sent.
     const toSend = await db
       .select({ id: webhookDeliveries.id })
@@ -197,7 +200,7 @@ export async function deliverWebhooks(batch: MessageBatch<unknown>, env: Env): P
 
   const results: AttemptResult[] = await inPool(toSend, PARALLEL_SENDS, (d) => attemptDelivery(env, config, d));
   const finished = Date.now();
-  toSend.forEach((delivery, i) => statements.push(...attemptStatements(db, config, delivery, results[i]!, finished)));
+  statements.push(...attemptStatements(db, config, toSend.map((delivery, i) => ({ delivery, result: results[i]! })), finished));
   // The log is written before any message is acknowledged: if this write fails the batch is
   // retried, and the claims (not yet released) keep a twin from sending again before they expire.
   if (statements.length > 0) await db.batch(statements as [Statement, ...Statement[]]);

@@ -150,6 +150,6 @@ export async function sendTestPing(env: Env, webhook: WebhookRow) {
   const config = deliveryConfig(env);
   const claimed = { id: delivery.id, attempt: 1, webhook, event, isPing: true };
   const result = await attemptDelivery(env, config, claimed);
-  await db.batch(attemptStatements(db, config, claimed, result, Date.now()) as [Statement, ...Statement[]]);
+  await db.batch(attemptStatements(db, config, [{ delivery: claimed, result }], Date.now()) as [Statement, ...Statement[]]);
   return getDelivery(env, webhook.id, delivery.id);
 }
