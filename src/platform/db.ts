@@ -1,3 +1,4 @@
+import { sql, type AnyColumn, type SQL } from "drizzle-orm";
 import { drizzle, type DrizzleD1Database } from "drizzle-orm/d1";
 import * as schema from "../db/schema";
 import { isMetering, meteredD1 } from "./d1-meter";
@@ -16,4 +17,12 @@ export function database(d1: D1Database): Database {
     clients.set(d1, client);
   }
   return client;
+}
+
+/**
+ * `column IN (…)` for any number of values with one bound parameter (a JSON array), where
+ * drizzle's `inArray` binds one each and D1 refuses more than 100 per statement.
+ */
+export function inJsonList(column: AnyColumn, values: readonly (string | number)[]): SQL {
+  return sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(values)}))`;
 }

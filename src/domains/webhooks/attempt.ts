@@ -1,9 +1,9 @@
 import { and, eq, gt, inArray, sql } from "drizzle-orm";
 import { webhookDeliveries, webhookDeliveryAttempts, webhooks, type DeliveryStatus } from "../../db/schema";
 import type { Env } from "../../env";
-import { chunk, type Statement } from "../../platform/batch";
+import type { Statement } from "../../platform/batch";
 import { unseal } from "../../platform/crypto/sealing";
-import type { Database } from "../../platform/db";
+import { inJsonList, type Database } from "../../platform/db";
 import { nowIso } from "../../platform/ids";
 import type { DeliveryConfig } from "./config";
 import { parseRetryAfter, retryDelaySeconds } from "./retry-policy";
@@ -16,7 +16,7 @@ export interface ClaimedDelivery {
   id: string;
   /** The number of this attempt, 1-based; the claim counted it. */
   attempt: number;
-  webhook: WebhookRow;
+  webhook: Pick<WebhookRow, "id" | "url" | "secretSealed" | "previousSecretSealed" | "previousSecretExpiresAt" | "consecutiveFailures">;
   event: { id: string; type: string; createdAt: string; payload: Record<string, unknown> };
   /** Test pings are tried once and never touch the webhook's health. */
   isPing: boolean;
@@ -48,7 +48,7 @@ function unsealCached(sealed: string, encryptionKey: string): Promise<string> {
 }
 
 /** The secrets that sign now: the current one, and the previous one during its rotation window. */
-export async function activeSecrets(webhook: WebhookRow, encryptionKey: string, now: number): Promise<string[]> {
+export async function activeSecrets(webhook: ClaimedDelivery["webhook"], encryptionKey: string, now: number): Promise<string[]> {
   const secrets = [await unsealCached(webhook.secretSealed, encryptionKey)];
   if (webhook.previousSecretSealed && webhook.previousSecretExpiresAt && Date.parse(webhook.previousSecretExpiresAt) > now) {
     secrets.push(await unsealCached(webhook.previousSecretSealed, encryptionKey));
@@ -134,14 +134,12 @@ export function attemptStatements(db: Database, config: DeliveryConfig, attempts
   }
   for (const [key, ids] of successGroups) {
     const [attempt, status] = key.split(":");
-    for (const part of chunk(ids, 90)) {
-      statements.push(
-        db
-          .update(webhookDeliveries)
-          .set({ status: "succeeded", nextAttemptAt: null, claimedUntil: null, lastResponseStatus: Number(status), lastError: null, completedAt: nowIso(now) })
-          .where(and(inArray(webhookDeliveries.id, part), eq(webhookDeliveries.attemptCount, Number(attempt)), open)),
-      );
-    }
+    statements.push(
+      db
+        .update(webhookDeliveries)
+        .set({ status: "succeeded", nextAttemptAt: null, claimedUntil: null, lastResponseStatus: Number(status), lastError: null, completedAt: nowIso(now) })
+        .where(and(inJsonList(webhookDeliveries.id, ids), eq(webhookDeliveries.attemptCount, Number(attempt)), open)),
+    );
   }
 
   const recovered = new Set<string>();

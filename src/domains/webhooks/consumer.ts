@@ -1,8 +1,8 @@
-import { and, eq, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
-import { outboxEvents, webhookDeliveries, webhooks } from "../../db/schema";
+import { and, eq, inArray, isNull, lt, lte, or, sql, type AnyColumn } from "drizzle-orm";
+import { outboxEvents, webhookDeliveries, webhooks, type DeliveryStatus } from "../../db/schema";
 import type { Env } from "../../env";
 import { chunk, type Statement } from "../../platform/batch";
-import { database, type Database } from "../../platform/db";
+import { database, inJsonList, type Database } from "../../platform/db";
 import type { EventMessage } from "../../platform/events";
 import { newId, nowIso } from "../../platform/ids";
 import { attemptDelivery, attemptStatements, type AttemptResult, type ClaimedDelivery } from "./attempt";
@@ -44,27 +44,23 @@ function messagesById<T>(batch: MessageBatch<unknown>, key: (body: T) => string 
  */
 export async function fanOutEvents(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   const byId = messagesById<EventMessage>(batch, (b) => b.event_id);
-  // D1 binds at most 100 variables per statement.
-  for (const ids of chunk([...byId.keys()], ID_CHUNK)) await fanOut(env, ids);
+  if (byId.size > 0) await fanOut(env, [...byId.keys()]);
   batch.ackAll();
 }
-
-/** Ids per statement, leaving room for the other parameters under D1's limit of 100. */
-const ID_CHUNK = 80;
 
 async function fanOut(env: Env, eventIds: string[]): Promise<void> {
   const db = database(env.DB);
   const events = await db
     .select({ id: outboxEvents.id, type: outboxEvents.type, institutionId: outboxEvents.institutionId, fannedOutAt: outboxEvents.fannedOutAt })
     .from(outboxEvents)
-    .where(inArray(outboxEvents.id, eventIds));
+    .where(inJsonList(outboxEvents.id, eventIds));
   const open = events.filter((e) => e.fannedOutAt === null && e.type !== "ping");
   const institutions = [...new Set(open.map((e) => e.institutionId).filter((id): id is string => id !== null))];
   const hooks = institutions.length
     ? await db
         .select({ id: webhooks.id, institutionId: webhooks.institutionId, events: webhooks.events })
         .from(webhooks)
-        .where(and(inArray(webhooks.institutionId, institutions), eq(webhooks.enabled, true)))
+        .where(and(inJsonList(webhooks.institutionId, institutions), eq(webhooks.enabled, true)))
     : [];
   const now = Date.now();
   const rows = open.flatMap((event) =>
@@ -74,19 +70,24 @@ async function fanOut(env: Env, eventIds: string[]): Promise<void> {
   );
   if (rows.length > 0) {
     // One statement for any number of rows: the rows travel as one JSON parameter, not 7 each.
-    await db.run(sql`
+    const inserted = await db.all<{ id: string }>(sql`
       INSERT INTO webhook_deliveries (id, webhook_id, event_id, event_type, status, attempt_count, next_attempt_at, created_at)
       SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, 'pending', 0, ${now}, ${nowIso(now)} FROM json_each(${JSON.stringify(rows)}) WHERE true
-      ON CONFLICT DO NOTHING`);
-    // Whatever won the unique index (this run's row or an earlier run's) is what gets sent.
-    const toSend = await db
-      .select({ id: webhookDeliveries.id })
-      .from(webhookDeliveries)
-      .where(and(inArray(webhookDeliveries.eventId, open.map((e) => e.id)), isNull(webhookDeliveries.redeliveryOf), eq(webhookDeliveries.status, "pending"), eq(webhookDeliveries.attemptCount, 0)));
-    await enqueueDeliveries(env, toSend.map((d) => d.id));
+      ON CONFLICT DO NOTHING RETURNING id`);
+    let toSend = inserted.map((d) => d.id);
+    if (toSend.length < rows.length) {
+      // An earlier run inserted some (then stopped before marking the event): send what won the
+      // unique index, whichever run wrote it, as long as nobody has tried it yet.
+      const existing = await db
+        .select({ id: webhookDeliveries.id })
+        .from(webhookDeliveries)
+        .where(and(inJsonList(webhookDeliveries.eventId, open.map((e) => e.id)), isNull(webhookDeliveries.redeliveryOf), eq(webhookDeliveries.status, "pending"), eq(webhookDeliveries.attemptCount, 0)));
+      toSend = existing.map((d) => d.id);
+    }
+    await enqueueDeliveries(env, toSend);
   }
   if (open.length > 0) {
-    await db.update(outboxEvents).set({ fannedOutAt: nowIso(now) }).where(and(inArray(outboxEvents.id, open.map((e) => e.id)), isNull(outboxEvents.fannedOutAt)));
+    await db.update(outboxEvents).set({ fannedOutAt: nowIso(now) }).where(and(inJsonList(outboxEvents.id, open.map((e) => e.id)), isNull(outboxEvents.fannedOutAt)));
   }
 }
 
@@ -121,28 +122,40 @@ async function claim(db: Database, ids: string[], now: number, leaseMs: number) 
     .set({ claimedUntil: now + leaseMs, attemptCount: sql`${webhookDeliveries.attemptCount} + 1` })
     .where(
       and(
-        inArray(webhookDeliveries.id, ids),
+        inJsonList(webhookDeliveries.id, ids),
         inArray(webhookDeliveries.status, ["pending", "retrying"]),
         or(isNull(webhookDeliveries.claimedUntil), lt(webhookDeliveries.claimedUntil, now)),
         or(isNull(webhookDeliveries.nextAttemptAt), lte(webhookDeliveries.nextAttemptAt, now + EARLY_SLACK_MS)),
       ),
     )
     .returning({ id: webhookDeliveries.id, attempt: webhookDeliveries.attemptCount });
+  // Only what sending needs, each column under its own alias: a D1 batch maps rows by column name,
+  // and the joined tables share names (id, created_at).
+  const col = <T>(column: AnyColumn, alias: string) => sql<T>`${column}`.as(alias);
   const details = db
     .select({
-      delivery: webhookDeliveries,
-      webhook: webhooks,
-      event: { id: outboxEvents.id, type: outboxEvents.type, createdAt: outboxEvents.createdAt, payload: outboxEvents.payload },
+      id: col<string>(webhookDeliveries.id, "d_id"),
+      status: col<DeliveryStatus>(webhookDeliveries.status, "d_status"),
+      claimedUntil: col<number | null>(webhookDeliveries.claimedUntil, "d_claimed_until"),
+      nextAttemptAt: col<number | null>(webhookDeliveries.nextAttemptAt, "d_next_attempt_at"),
+      webhookId: col<string>(webhooks.id, "w_id"),
+      url: col<string>(webhooks.url, "w_url"),
+      enabled: col<number>(webhooks.enabled, "w_enabled"),
+      secretSealed: col<string>(webhooks.secretSealed, "w_secret"),
+      previousSecretSealed: col<string | null>(webhooks.previousSecretSealed, "w_previous_secret"),
+      previousSecretExpiresAt: col<string | null>(webhooks.previousSecretExpiresAt, "w_previous_expires"),
+      consecutiveFailures: col<number>(webhooks.consecutiveFailures, "w_failures"),
+      eventId: col<string>(outboxEvents.id, "e_id"),
+      eventType: col<string>(outboxEvents.type, "e_type"),
+      eventCreatedAt: col<string>(outboxEvents.createdAt, "e_created_at"),
+      payload: col<string>(outboxEvents.payload, "e_payload"),
     })
     .from(webhookDeliveries)
     .innerJoin(webhooks, eq(webhooks.id, webhookDeliveries.webhookId))
     .innerJoin(outboxEvents, eq(outboxEvents.id, webhookDeliveries.eventId))
-    .where(inArray(webhookDeliveries.id, ids));
-  // Two round trips, not one batch: drizzle maps joined rows of a D1 batch by column name, and the
-  // joined tables share names (id, created_at).
-  const claimed = await claimUpdate;
-  const rows = await details;
-  return { claimed: claimed.map((c) => [c.id, c.attempt] as const), rows: rows.map((r) => [r.delivery.id, r] as const) };
+    .where(inJsonList(webhookDeliveries.id, ids));
+  const [claimed, rows] = await db.batch([claimUpdate, details]);
+  return { claimed: claimed.map((c) => [c.id, c.attempt] as const), rows: rows.map((r) => [r.id, r] as const) };
 }
 
 /**
@@ -158,13 +171,9 @@ export async function deliverWebhooks(batch: MessageBatch<unknown>, env: Env): P
   const now = Date.now();
   const ids = [...byId.keys()];
   const leaseMs = (Math.ceil(ids.length / PARALLEL_SENDS) + 1) * config.timeoutMs + 30_000;
-  const claimed = new Map<string, number>();
-  const rows = new Map<string, Awaited<ReturnType<typeof claim>>["rows"][number][1]>();
-  for (const part of chunk(ids, ID_CHUNK)) {
-    const result = await claim(db, part, now, leaseMs);
-    for (const [id, attempt] of result.claimed) claimed.set(id, attempt);
-    for (const [id, row] of result.rows) rows.set(id, row);
-  }
+  const result = await claim(db, ids, now, leaseMs);
+  const claimed = new Map(result.claimed);
+  const rows = new Map(result.rows);
 
   const settle = (id: string, how: { retryInSeconds?: number }) => {
     for (const message of byId.get(id)!) {
@@ -181,11 +190,11 @@ export async function deliverWebhooks(batch: MessageBatch<unknown>, env: Env): P
     if (!row) {
       settle(id, {}); // the webhook (and with it the delivery) was deleted
     } else if (attempt === undefined) {
-      const { delivery } = row;
+      const delivery = row;
       if (delivery.status === "succeeded" || delivery.status === "failed") settle(id, {});
       else if (delivery.claimedUntil && delivery.claimedUntil >= now) settle(id, { retryInSeconds: (delivery.claimedUntil - now) / 1000 + 1 });
       else settle(id, { retryInSeconds: ((delivery.nextAttemptAt ?? now) - now) / 1000 });
-    } else if (!row.webhook.enabled) {
+    } else if (!row.enabled) {
       statements.push(
         db
           .update(webhookDeliveries)
@@ -194,7 +203,21 @@ export async function deliverWebhooks(batch: MessageBatch<unknown>, env: Env): P
       );
       settle(id, {});
     } else {
-      toSend.push({ id, attempt, webhook: row.webhook, event: row.event, isPing: row.event.type === "ping" });
+      toSend.push({
+        id,
+        attempt,
+        webhook: {
+          id: row.webhookId,
+          url: row.url,
+          secretSealed: row.secretSealed,
+          previousSecretSealed: row.previousSecretSealed,
+          previousSecretExpiresAt: row.previousSecretExpiresAt,
+          consecutiveFailures: row.consecutiveFailures,
+        },
+        // The body is rebuilt from the stored JSON text: the bytes signed are the bytes sent.
+        event: { id: row.eventId, type: row.eventType, createdAt: row.eventCreatedAt, payload: JSON.parse(row.payload) as Record<string, unknown> },
+        isPing: row.eventType === "ping",
+      });
     }
   }
 
@@ -213,11 +236,11 @@ export async function deliverWebhooks(batch: MessageBatch<unknown>, env: Env): P
 /** Deliveries whose messages exhausted the queue's own retries: closed as failed, visibly. */
 export async function deadLetterDeliveries(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   const byId = messagesById<DeliveryMessage>(batch, (b) => b.delivery_id);
-  for (const ids of chunk([...byId.keys()], ID_CHUNK)) {
+  if (byId.size > 0) {
     await database(env.DB)
       .update(webhookDeliveries)
       .set({ status: "failed", claimedUntil: null, lastError: "Dead-lettered: the delivery queue gave up on this message", completedAt: nowIso() })
-      .where(and(inArray(webhookDeliveries.id, ids), inArray(webhookDeliveries.status, ["pending", "retrying"])));
+      .where(and(inJsonList(webhookDeliveries.id, [...byId.keys()]), inArray(webhookDeliveries.status, ["pending", "retrying"])));
   }
   batch.ackAll();
 }

@@ -1,8 +1,7 @@
-import { and, inArray, isNull, lt, ne, or, sql } from "drizzle-orm";
+import { and, isNull, lt, ne, or, sql } from "drizzle-orm";
 import { outboxEvents, webhookDeliveries } from "../../db/schema";
 import type { Env } from "../../env";
-import { chunk } from "../../platform/batch";
-import { database } from "../../platform/db";
+import { database, inJsonList } from "../../platform/db";
 import { publishEvents } from "../../platform/events";
 import { nowIso } from "../../platform/ids";
 import { enqueueDeliveries } from "./consumer";
@@ -37,7 +36,7 @@ export async function requeueUnpublishedEvents(env: Env, now: number): Promise<n
     .limit(SWEEP_LIMIT);
   if (due.length === 0) return 0;
   const ids = due.map((e) => e.id);
-  for (const part of chunk(ids, 90)) await db.update(outboxEvents).set({ requeuedAt: now }).where(inArray(outboxEvents.id, part));
+  await db.update(outboxEvents).set({ requeuedAt: now }).where(inJsonList(outboxEvents.id, ids));
   await publishEvents(env, ids);
   return ids.length;
 }
