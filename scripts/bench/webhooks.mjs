@@ -10,6 +10,9 @@
 //     (webhook-floor-worker.mjs), with the same queue settings: the cost per delivery of ours,
 //     in wall time and in CPU time of the workerd process, against it.
 //  4. API latency during the burst: GET /api/auth/me one at a time, idle and while the queue drains.
+//
+//   BENCH_WEBHOOK_SAMPLES=50  latency samples;  BENCH_WEBHOOK_EVENTS=10000  events in the burst
+//   BENCH_DELIVERY_BATCH_TIMEOUT=1  the delivery queue's max_batch_timeout for this run (wrangler.toml: 0)
 import { createServer } from "node:http";
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
@@ -19,6 +22,8 @@ import { seedBenchTenant } from "./seed.mjs";
 const LATENCY_SAMPLES = Number(process.env.BENCH_WEBHOOK_SAMPLES || 50);
 const BURST_EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS || 10_000);
 const BURST_WEBHOOKS = 10;
+/** Overrides max_batch_timeout of the delivery queue (ours and the floor's) for a throughput-oriented run. */
+const DELIVERY_BATCH_TIMEOUT = process.env.BENCH_DELIVERY_BATCH_TIMEOUT;
 
 function percentile(values, p) {
   const sorted = [...values].sort((a, b) => a - b);
@@ -132,7 +137,9 @@ async function meLatency(baseUrl, token, durationMs) {
   return { n: samples.length, p50: percentile(samples, 50), p99: percentile(samples, 99) };
 }
 
-export async function runWebhooks({ config, scriptPath, log = (m) => console.error(m) }) {
+export async function runWebhooks({ config: wranglerConfig, scriptPath, log = (m) => console.error(m) }) {
+  const config = structuredClone(wranglerConfig);
+  if (DELIVERY_BATCH_TIMEOUT !== undefined) config.queueConsumers["lingua-webhook-deliveries"].maxBatchTimeout = Number(DELIVERY_BATCH_TIMEOUT);
   const receiver = await startReceiver();
   const failures = [];
   const result = { settings: { latencySamples: LATENCY_SAMPLES, burstEvents: BURST_EVENTS, webhooks: BURST_WEBHOOKS, queues: config.queueConsumers } };
