@@ -8,6 +8,16 @@ export function newId(prefix: string): string {
   return `${prefix}_${ulid()}`;
 }
 
+/** ISO 8601 in UTC to the second (`2026-11-21T09:30:00Z`), the format of every stored time. */
+let cachedSecond = Number.NaN;
+let cachedText = "";
+
 export function nowIso(now = Date.now()): string {
-  return new Date(now).toISOString().replace(/\.\d{3}Z$/, "Z");
+  // Runs per delivery and per row: the text of a second is computed once.
+  const second = Math.floor(now / 1000);
+  if (second !== cachedSecond) {
+    cachedText = `${new Date(second * 1000).toISOString().slice(0, 19)}Z`;
+    cachedSecond = second;
+  }
+  return cachedText;
 }

@@ -1,8 +1,8 @@
-import { and, eq, inArray, isNull, lt, lte, or, sql, type AnyColumn } from "drizzle-orm";
+import { and, eq, inArray, isNull, sql } from "drizzle-orm";
 import { outboxEvents, webhookDeliveries, webhooks, type DeliveryStatus } from "../../db/schema";
 import type { Env } from "../../env";
 import { chunk, type Statement } from "../../platform/batch";
-import { database, inJsonList, type Database } from "../../platform/db";
+import { database, inJsonList } from "../../platform/db";
 import type { EventMessage } from "../../platform/events";
 import { newId, nowIso } from "../../platform/ids";
 import { attemptDelivery, attemptStatements, type AttemptResult, type ClaimedDelivery } from "./attempt";
@@ -112,50 +112,51 @@ async function inPool<T, R>(items: T[], width: number, work: (item: T) => Promis
   return results;
 }
 
+interface DeliveryDetails {
+  id: string;
+  status: DeliveryStatus;
+  claimed_until: number | null;
+  next_attempt_at: number | null;
+  webhook_id: string;
+  url: string;
+  enabled: number;
+  secret_sealed: string;
+  previous_secret_sealed: string | null;
+  previous_secret_expires_at: string | null;
+  consecutive_failures: number;
+  event_id: string;
+  event_type: string;
+  event_created_at: string;
+  payload: string;
+}
+
+// The hot path of every delivery, in plain SQL on the D1 binding: the ORM's row mapping was a tenth of
+// the consumer's CPU time. Ids travel as one JSON parameter (D1 binds at most 100 per statement).
+const CLAIM_SQL = `UPDATE webhook_deliveries SET claimed_until = ?1, attempt_count = attempt_count + 1
+  WHERE id IN (SELECT value FROM json_each(?2)) AND status IN ('pending', 'retrying')
+    AND (claimed_until IS NULL OR claimed_until < ?3) AND (next_attempt_at IS NULL OR next_attempt_at <= ?4)
+  RETURNING id, attempt_count AS attempt`;
+const DETAILS_SQL = `SELECT d.id, d.status, d.claimed_until, d.next_attempt_at, w.id AS webhook_id, w.url, w.enabled, w.secret_sealed,
+    w.previous_secret_sealed, w.previous_secret_expires_at, w.consecutive_failures, e.id AS event_id, e.type AS event_type,
+    e.created_at AS event_created_at, e.payload
+  FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN outbox_events e ON e.id = d.event_id
+  WHERE d.id IN (SELECT value FROM json_each(?1))`;
+
 /**
- * Claims the deliveries of a batch in one round trip: an attempt is made only on a delivery that is
- * still open, due, and not claimed by a twin message; the claim counts the attempt.
+ * Claims the deliveries of a batch and reads what sending them needs, in one round trip: an attempt
+ * is made only on a delivery that is still open, due, and not claimed by a twin message; the claim
+ * counts the attempt.
  */
-async function claim(db: Database, ids: string[], now: number, leaseMs: number) {
-  const claimUpdate = db
-    .update(webhookDeliveries)
-    .set({ claimedUntil: now + leaseMs, attemptCount: sql`${webhookDeliveries.attemptCount} + 1` })
-    .where(
-      and(
-        inJsonList(webhookDeliveries.id, ids),
-        inArray(webhookDeliveries.status, ["pending", "retrying"]),
-        or(isNull(webhookDeliveries.claimedUntil), lt(webhookDeliveries.claimedUntil, now)),
-        or(isNull(webhookDeliveries.nextAttemptAt), lte(webhookDeliveries.nextAttemptAt, now + EARLY_SLACK_MS)),
-      ),
-    )
-    .returning({ id: webhookDeliveries.id, attempt: webhookDeliveries.attemptCount });
-  // Only what sending needs, each column under its own alias: a D1 batch maps rows by column name,
-  // and the joined tables share names (id, created_at).
-  const col = <T>(column: AnyColumn, alias: string) => sql<T>`${column}`.as(alias);
-  const details = db
-    .select({
-      id: col<string>(webhookDeliveries.id, "d_id"),
-      status: col<DeliveryStatus>(webhookDeliveries.status, "d_status"),
-      claimedUntil: col<number | null>(webhookDeliveries.claimedUntil, "d_claimed_until"),
-      nextAttemptAt: col<number | null>(webhookDeliveries.nextAttemptAt, "d_next_attempt_at"),
-      webhookId: col<string>(webhooks.id, "w_id"),
-      url: col<string>(webhooks.url, "w_url"),
-      enabled: col<number>(webhooks.enabled, "w_enabled"),
-      secretSealed: col<string>(webhooks.secretSealed, "w_secret"),
-      previousSecretSealed: col<string | null>(webhooks.previousSecretSealed, "w_previous_secret"),
-      previousSecretExpiresAt: col<string | null>(webhooks.previousSecretExpiresAt, "w_previous_expires"),
-      consecutiveFailures: col<number>(webhooks.consecutiveFailures, "w_failures"),
-      eventId: col<string>(outboxEvents.id, "e_id"),
-      eventType: col<string>(outboxEvents.type, "e_type"),
-      eventCreatedAt: col<string>(outboxEvents.createdAt, "e_created_at"),
-      payload: col<string>(outboxEvents.payload, "e_payload"),
-    })
-    .from(webhookDeliveries)
-    .innerJoin(webhooks, eq(webhooks.id, webhookDeliveries.webhookId))
-    .innerJoin(outboxEvents, eq(outboxEvents.id, webhookDeliveries.eventId))
-    .where(inJsonList(webhookDeliveries.id, ids));
-  const [claimed, rows] = await db.batch([claimUpdate, details]);
-  return { claimed: claimed.map((c) => [c.id, c.attempt] as const), rows: rows.map((r) => [r.id, r] as const) };
+async function claim(d1: D1Database, ids: string[], now: number, leaseMs: number) {
+  const list = JSON.stringify(ids);
+  const [claimed, details] = await d1.batch<unknown>([
+    d1.prepare(CLAIM_SQL).bind(now + leaseMs, list, now, now + EARLY_SLACK_MS),
+    d1.prepare(DETAILS_SQL).bind(list),
+  ]);
+  return {
+    claimed: new Map((claimed!.results as { id: string; attempt: number }[]).map((c) => [c.id, c.attempt])),
+    rows: new Map((details!.results as DeliveryDetails[]).map((r) => [r.id, r])),
+  };
 }
 
 /**
@@ -171,9 +172,7 @@ export async function deliverWebhooks(batch: MessageBatch<unknown>, env: Env): P
   const now = Date.now();
   const ids = [...byId.keys()];
   const leaseMs = (Math.ceil(ids.length / PARALLEL_SENDS) + 1) * config.timeoutMs + 30_000;
-  const result = await claim(db, ids, now, leaseMs);
-  const claimed = new Map(result.claimed);
-  const rows = new Map(result.rows);
+  const { claimed, rows } = await claim(env.DB, ids, now, leaseMs);
 
   const settle = (id: string, how: { retryInSeconds?: number }) => {
     for (const message of byId.get(id)!) {
@@ -190,10 +189,9 @@ export async function deliverWebhooks(batch: MessageBatch<unknown>, env: Env): P
     if (!row) {
       settle(id, {}); // the webhook (and with it the delivery) was deleted
     } else if (attempt === undefined) {
-      const delivery = row;
-      if (delivery.status === "succeeded" || delivery.status === "failed") settle(id, {});
-      else if (delivery.claimedUntil && delivery.claimedUntil >= now) settle(id, { retryInSeconds: (delivery.claimedUntil - now) / 1000 + 1 });
-      else settle(id, { retryInSeconds: ((delivery.nextAttemptAt ?? now) - now) / 1000 });
+      if (row.status === "succeeded" || row.status === "failed") settle(id, {});
+      else if (row.claimed_until && row.claimed_until >= now) settle(id, { retryInSeconds: (row.claimed_until - now) / 1000 + 1 });
+      else settle(id, { retryInSeconds: ((row.next_attempt_at ?? now) - now) / 1000 });
     } else if (!row.enabled) {
       statements.push(
         db
@@ -207,16 +205,15 @@ export async function deliverWebhooks(batch: MessageBatch<unknown>, env: Env): P
         id,
         attempt,
         webhook: {
-          id: row.webhookId,
+          id: row.webhook_id,
           url: row.url,
-          secretSealed: row.secretSealed,
-          previousSecretSealed: row.previousSecretSealed,
-          previousSecretExpiresAt: row.previousSecretExpiresAt,
-          consecutiveFailures: row.consecutiveFailures,
+          secretSealed: row.secret_sealed,
+          previousSecretSealed: row.previous_secret_sealed,
+          previousSecretExpiresAt: row.previous_secret_expires_at,
+          consecutiveFailures: row.consecutive_failures,
         },
-        // The body is rebuilt from the stored JSON text: the bytes signed are the bytes sent.
-        event: { id: row.eventId, type: row.eventType, createdAt: row.eventCreatedAt, payload: JSON.parse(row.payload) as Record<string, unknown> },
-        isPing: row.eventType === "ping",
+        event: { id: row.event_id, type: row.event_type, createdAt: row.event_created_at, payload: JSON.parse(row.payload) as Record<string, unknown> },
+        isPing: row.event_type === "ping",
       });
     }
   }

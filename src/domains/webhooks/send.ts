@@ -15,6 +15,11 @@ export interface AttemptOutcome {
 
 async function readPrefix(response: Response, limit: number): Promise<string> {
   if (!response.body) return "";
+  // Most receivers answer 204 or an empty 200: nothing to read.
+  if (response.status === 204 || response.headers.get("Content-Length") === "0") {
+    response.body.cancel().catch(() => undefined);
+    return "";
+  }
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;

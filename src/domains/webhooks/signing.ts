@@ -10,27 +10,32 @@ export function newSigningSecret(): string {
 }
 
 // Importing an HMAC key costs more than using it; a webhook signs many deliveries with one secret.
-const keys = new Map<string, Promise<CryptoKey>>();
-function hmacKey(cacheKey: string, raw: Uint8Array): Promise<CryptoKey> {
-  let key = keys.get(cacheKey);
-  if (!key) {
-    if (keys.size > 1000) keys.clear();
-    key = crypto.subtle.importKey("raw", raw, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-    keys.set(cacheKey, key);
-  }
-  return key;
+// One cache per key derivation, keyed by the secret itself.
+function keyCache(derive: (secret: string) => Uint8Array) {
+  const keys = new Map<string, Promise<CryptoKey>>();
+  return (secret: string): Promise<CryptoKey> => {
+    let key = keys.get(secret);
+    if (!key) {
+      if (keys.size > 1000) keys.clear();
+      key = crypto.subtle.importKey("raw", derive(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+      keys.set(secret, key);
+    }
+    return key;
+  };
 }
 
 /** X-Signature-256 keys with the UTF-8 bytes of the whole secret string, exactly as shown at creation. */
+const bodyKey = keyCache((secret) => utf8(secret));
+/** Standard Webhooks keys with the base64-decoded part after `whsec_`. */
+const standardKey = keyCache((secret) => fromBase64(secret.slice(SECRET_PREFIX.length)));
+
 async function bodySignature(secret: string, body: Uint8Array): Promise<string> {
-  const key = await hmacKey(`body:${secret}`, utf8(secret));
-  return toHex(await crypto.subtle.sign("HMAC", key, body));
+  return toHex(await crypto.subtle.sign("HMAC", await bodyKey(secret), body));
 }
 
-/** Standard Webhooks keys with the base64-decoded part after `whsec_`, over `id.timestamp.body`. */
-async function standardSignature(secret: string, messageId: string, timestamp: number, body: string): Promise<string> {
-  const key = await hmacKey(`std:${secret}`, fromBase64(secret.slice(SECRET_PREFIX.length)));
-  return `v1,${toBase64(await crypto.subtle.sign("HMAC", key, utf8(`${messageId}.${timestamp}.${body}`)))}`;
+/** Over `id.timestamp.body`. */
+async function standardSignature(secret: string, signed: Uint8Array): Promise<string> {
+  return `v1,${toBase64(await crypto.subtle.sign("HMAC", await standardKey(secret), signed))}`;
 }
 
 export interface SignedRequest {
@@ -51,9 +56,14 @@ export async function signDelivery(input: {
   timestamp: number;
 }): Promise<SignedRequest> {
   const bytes = utf8(input.body);
+  // `id.timestamp.` then the body's bytes, without encoding the body a second time.
+  const prefix = utf8(`${input.deliveryId}.${input.timestamp}.`);
+  const standardInput = new Uint8Array(prefix.length + bytes.length);
+  standardInput.set(prefix);
+  standardInput.set(bytes, prefix.length);
   const [hex, standard] = await Promise.all([
     Promise.all(input.secrets.map((s) => bodySignature(s, bytes))),
-    Promise.all(input.secrets.map((s) => standardSignature(s, input.deliveryId, input.timestamp, input.body))),
+    Promise.all(input.secrets.map((s) => standardSignature(s, standardInput))),
   ]);
   return {
     body: bytes,
