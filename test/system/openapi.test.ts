@@ -84,3 +84,25 @@ describe("GET /api/docs", () => {
     expect(csp).toContain(`'sha256-${digest}'`);
   });
 });
+
+describe("routing", () => {
+  it("keeps Hono on its RegExpRouter: no route forces the slower TrieRouter fallback", async () => {
+    const { buildApp } = await import("../../src/app");
+    const app = buildApp();
+    const res = await app.request("/healthz");
+    expect(res.status).toBe(200);
+    // SmartRouter picks the first router that accepts every route, at the first request.
+    expect((app.router as unknown as { activeRouter: { name: string } }).activeRouter.name).toBe("RegExpRouter");
+  });
+
+  it("still answers the event catalogue under the webhooks path, with its own paging rules", async () => {
+    const { createTenant } = await import("../helpers/tenants");
+    const { admin } = await createTenant();
+    const page = await callJson("/api/integrations/webhooks/event-types?per_page=2&page=2", { token: admin.token });
+    expect(page.res.status).toBe(200);
+    expect(page.body.data).toHaveLength(2);
+    expect(page.body.meta).toMatchObject({ per_page: 2, current_page: 2 });
+    const bad = await callJson("/api/integrations/webhooks/event-types?per_page=0", { token: admin.token });
+    expect(bad.res.status).toBe(422);
+  });
+});

@@ -7,7 +7,6 @@ import { registerWebhookRoutes } from "./routes/webhooks";
 import { registerWebhookDocs } from "./openapi-webhooks";
 
 export function registerWebhooks(app: OpenAPIHono<AppEnv>) {
-  // Before `/{id}`, so `event-types` is not taken for a webhook id.
   registerEventTypes(app);
   registerWebhookRoutes(app);
   registerWebhookActions(app);

@@ -1,5 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import type { AppEnv } from "../../../env";
+import { fieldErrorsFromZod, validationError } from "../../../platform/errors";
 import { PageQuery, paginate } from "../../../platform/http/pagination";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { eventCatalogue } from "../catalogue";
@@ -17,10 +19,21 @@ export const listEventTypesRoute = tokenRoute("webhooks:read", {
   responses: { 200: jsonResponse(EventTypePageSchema, "The catalogue.") },
 });
 
+export const EVENT_TYPES_SEGMENT = "event-types";
+
+/**
+ * Documented as its own operation, but answered by `GET /api/integrations/webhooks/{id}` when `id`
+ * is `event-types` (same ability): a static segment beside a parameter makes Hono fall back from its
+ * RegExpRouter to the slower TrieRouter for every request of the API.
+ */
 export function registerEventTypes(app: OpenAPIHono<AppEnv>) {
-  app.openapi(listEventTypesRoute, (c) => {
-    const { page, per_page } = c.req.valid("query");
-    const all = eventCatalogue();
-    return c.json(paginate(c, { page, per_page }, all.length, all.slice((page - 1) * per_page, page * per_page)), 200);
-  });
+  app.openAPIRegistry.registerPath(listEventTypesRoute);
+}
+
+export function eventTypesPage(c: Context<AppEnv>) {
+  const query = PageQuery.safeParse(c.req.query());
+  if (!query.success) throw validationError(fieldErrorsFromZod(query.error.issues));
+  const { page, per_page } = query.data;
+  const all = eventCatalogue();
+  return c.json(paginate(c, { page, per_page }, all.length, all.slice((page - 1) * per_page, page * per_page)), 200);
 }

@@ -6,6 +6,7 @@ import { idempotencyHeaderShape, idempotent } from "../../../platform/http/idemp
 import { PageQuery, paginate } from "../../../platform/http/pagination";
 import { jsonBody, jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { presentWebhook } from "../present";
+import { EVENT_TYPES_SEGMENT, eventTypesPage } from "./event-types";
 import { CreateWebhookBody, UpdateWebhookBody, WebhookIdParam, WebhookPageSchema, WebhookSchema, WebhookWithHealthSchema, WebhookWithSecretSchema } from "../schemas";
 import { createWebhook, deleteWebhook, findWebhook, listWebhooks, updateWebhook, webhookHealth } from "../service";
 
@@ -84,6 +85,8 @@ export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>) {
   });
 
   app.openapi(getWebhookRoute, async (c) => {
+    // GET /webhooks/event-types lands here (see event-types.ts).
+    if (c.req.valid("param").id === EVENT_TYPES_SEGMENT) return eventTypesPage(c) as never;
     const row = await findWebhook(c.env, requireInstitution(c.var.principal).id, c.req.valid("param").id);
     return c.json({ ...presentWebhook(row), health: await webhookHealth(c.env, row.id) }, 200);
   });
