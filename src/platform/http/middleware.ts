@@ -1,9 +1,21 @@
 import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../../env";
+import { toHex } from "../crypto/encoding";
 import { ApiError } from "../errors";
 
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
+
+// Request ids: 20 random hex digits per isolate, then a 12-digit counter — unique without a
+// random draw per request (this middleware wraps every request, /healthz included). The prefix is
+// drawn at the first request: Workers refuse random values at global scope.
+let isolatePrefix = "";
+let requestCounter = 0;
+function newRequestId(): string {
+  isolatePrefix ||= toHex(crypto.getRandomValues(new Uint8Array(10)));
+  requestCounter += 1;
+  return `req_${isolatePrefix}${requestCounter.toString(16).padStart(12, "0")}`;
+}
 const API_CSP = "default-src 'none'; frame-ancestors 'none'";
 
 /**
@@ -12,7 +24,7 @@ const API_CSP = "default-src 'none'; frame-ancestors 'none'";
  */
 export const responseHeaders = createMiddleware<AppEnv>(async function responseHeaders(c, next) {
   const incoming = c.req.header("X-Request-Id");
-  const id = incoming && CLIENT_REQUEST_ID.test(incoming) ? incoming : `req_${crypto.randomUUID().replaceAll("-", "")}`;
+  const id = incoming && CLIENT_REQUEST_ID.test(incoming) ? incoming : newRequestId();
   c.set("requestId", id);
   await next();
   const headers = c.res.headers;
