@@ -3,3 +3,4 @@ export * from "./tokens";
 export * from "./content";
 export * from "./progress";
 export * from "./events";
+export * from "./exports";
