@@ -1,9 +1,13 @@
+import { consumeExportDeadLetters, consumeExports } from "./domains/exports/consumer";
 import type { Env } from "./env";
 
 export type QueueConsumer = (batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext) => Promise<void>;
 
 /** Which consumer handles which queue of wrangler.toml (a dead-letter queue has its own). */
-export const QUEUE_CONSUMERS: Record<string, QueueConsumer> = {};
+export const QUEUE_CONSUMERS: Record<string, QueueConsumer> = {
+  "lingua-exports": consumeExports,
+  "lingua-exports-dlq": consumeExportDeadLetters,
+};
 
 export async function consumeQueue(batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext): Promise<void> {
   const consumer = QUEUE_CONSUMERS[batch.queue];

@@ -1,9 +1,11 @@
+import { sweepExports } from "./domains/exports/sweep";
 import type { Env } from "./env";
 import { purgeExpiredIdempotencyKeys } from "./platform/http/idempotency";
 
 /** The minute cron's sweeps; each is independent, so one failing does not stop the others. */
 const SWEEPS: { name: string; run: (env: Env, now: number) => Promise<unknown> }[] = [
   { name: "idempotency-keys", run: (env) => purgeExpiredIdempotencyKeys(env.DB) },
+  { name: "exports", run: sweepExports },
 ];
 
 export async function runSweeps(env: Env, now = Date.now()): Promise<void> {
