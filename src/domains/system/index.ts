@@ -46,6 +46,7 @@ export function registerSystem(app: OpenAPIHono<AppEnv>) {
         { name: "Progress", description: "Recording learning activity; progress, history, CEFR report and insights." },
         { name: "Gamification", description: "XP, streaks, achievements and leaderboards." },
         { name: "Statistics", description: "Platform-wide statistics." },
+        { name: "Exports", description: "Asynchronous CSV exports of an institution's learner progress, completions and activity." },
         { name: "System", description: "Health and this document." },
       ],
     }) as unknown as Record<string, unknown>;
