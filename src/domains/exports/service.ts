@@ -138,9 +138,20 @@ export async function getExport({ env, principal, id }: { env: Env; principal: P
 
 /**
  * The file of a completed export, or the problem that says why there is none: 409 while it is
- * being generated or when it failed, 410 once its retention is over.
+ * being generated or when it failed, 410 once its retention is over. With `isCurrent` (a
+ * conditional request), the object's metadata is looked at first and its body only opened if needed.
  */
-export async function openDownload({ env, principal, id }: { env: Env; principal: Principal; id: string }): Promise<{ job: ExportJob; object: R2ObjectBody }> {
+export async function openDownload({
+  env,
+  principal,
+  id,
+  isCurrent,
+}: {
+  env: Env;
+  principal: Principal;
+  id: string;
+  isCurrent?: (object: R2Object) => boolean;
+}): Promise<{ job: ExportJob; object: R2ObjectBody } | { job: ExportJob; object: R2Object; notModified: true }> {
   const job = await getExport({ env, principal, id });
   switch (job.status) {
     case "queued":
@@ -154,6 +165,11 @@ export async function openDownload({ env, principal, id }: { env: Env; principal
       throw expired(job);
   }
   if (job.expiresAt && job.expiresAt <= nowIso()) throw expired(job);
+  if (isCurrent) {
+    const head = await env.EXPORTS_BUCKET.head(job.r2Key);
+    if (!head) throw expired(job);
+    if (isCurrent(head)) return { job, object: head, notModified: true };
+  }
   const object = await env.EXPORTS_BUCKET.get(job.r2Key);
   if (!object) throw expired(job);
   return { job, object };

@@ -45,14 +45,18 @@ function matches(ifNoneMatch: string | undefined, etag: string): boolean {
 export function registerDownloadExport(app: OpenAPIHono<AppEnv>) {
   app.openapi(downloadExportRoute, async (c) => {
     const principal = c.var.principal;
-    const { job, object } = await openDownload({ env: c.env, principal, id: c.req.valid("param").id });
     const bom = c.req.valid("query").bom === "true";
-    const etag = bom ? `"${object.etag}-bom"` : object.httpEtag;
-    const headers = new Headers({ ETag: etag });
-    if (matches(c.req.header("If-None-Match"), etag)) {
-      await object.body.cancel();
-      return new Response(null, { status: 304, headers });
-    }
+    const etagOf = (object: R2Object) => (bom ? `"${object.etag}-bom"` : object.httpEtag);
+    const ifNoneMatch = c.req.header("If-None-Match");
+    const opened = await openDownload({
+      env: c.env,
+      principal,
+      id: c.req.valid("param").id,
+      isCurrent: ifNoneMatch ? (object) => matches(ifNoneMatch, etagOf(object)) : undefined,
+    });
+    const headers = new Headers({ ETag: etagOf(opened.object) });
+    if ("notModified" in opened) return new Response(null, { status: 304, headers });
+    const { job, object } = opened;
     headers.set("Content-Type", CSV_CONTENT_TYPE);
     headers.set("Content-Disposition", `attachment; filename="${downloadFileName(job, principal.institution!.slug)}"`);
     headers.set("Content-Length", String(object.size + (bom ? UTF8_BOM.length : 0)));
