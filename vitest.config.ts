@@ -17,6 +17,11 @@ export default defineConfig(async () => {
             // A fixed test key (32 zero bytes would be too obviously fake to catch misuse).
             ENCRYPTION_KEY: "dGVzdC1lbmNyeXB0aW9uLWtleS0zMi1ieXRlcy0hISE=",
             ALLOW_PRIVATE_TARGETS: "true",
+            // Exports: small keyset pages and a 1 ms time budget, so that even small test exports read
+            // several pages and a multi-part export hands over to a new queue message after every part.
+            // The part size stays R2's minimum (5 MiB): local R2 refuses smaller parts, like R2 does.
+            EXPORT_PAGE_SIZE: "7",
+            EXPORT_TIME_BUDGET_MS: "1",
           },
           // The public catalogue's per-IP limit (600 a minute in wrangler.toml), small enough to reach
           // in a test; tests that are not about it send a fresh CF-Connecting-IP.

@@ -10,6 +10,8 @@ export interface CallOptions {
   /** Sent as-is, without JSON encoding or a content type. */
   rawBody?: BodyInit;
   headers?: Record<string, string>;
+  /** Bindings that replace the test file's own for this request (e.g. a queue the test delivers by hand). */
+  bindings?: Partial<Cloudflare.Env>;
 }
 
 /** One HTTP request to the worker, as an integrator would make it. */
@@ -25,7 +27,7 @@ export async function call(path: string, options: CallOptions = {}): Promise<Res
   // The worker's own fetch handler with the real bindings (D1, Durable Objects) of this test file.
   // Not SELF.fetch: under vitest-pool-workers 0.15 every SELF request costs more than the one before
   // (workers-sdk#15446), which turns a 1,000-request rate-limit test into minutes.
-  return worker.fetch(request, env, createExecutionContext());
+  return worker.fetch(request, options.bindings ? { ...env, ...options.bindings } : env, createExecutionContext());
 }
 
 /** The request and the parsed JSON body together; fails loudly on a non-JSON body. */
