@@ -82,10 +82,19 @@ export async function deliver(bindings: Cloudflare.Env, body: unknown, options: 
   const batch = createMessageBatch(options.queue ?? "lingua-exports", [
     { id: `msg-${deliveries}`, timestamp: new Date(), attempts: options.attempts ?? 1, body },
   ]);
+  // getQueueResult() reports that a message was retried, not with which delay: note it on the way.
+  let retry: QueueRetryOptions | null = null;
+  const message = batch.messages[0]!;
+  const original = message.retry.bind(message);
+  message.retry = (options?: QueueRetryOptions) => {
+    retry = options ?? {};
+    original(options);
+  };
   const ctx = createExecutionContext();
   await worker.queue!(batch as MessageBatch<unknown>, bindings, ctx);
   const result = await getQueueResult(batch, ctx);
-  return { acked: result.explicitAcks.length === 1, retried: result.retryMessages[0] ?? null };
+  expect(result.retryMessages.length === 1).toBe(retry !== null);
+  return { acked: result.explicitAcks.length === 1, retried: retry as QueueRetryOptions | null };
 }
 
 /** Delivers held messages one at a time until none is left; returns how many were delivered. */
