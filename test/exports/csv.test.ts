@@ -1,6 +1,7 @@
 import { parse } from "csv-parse/sync";
+import { stringify } from "csv-stringify/sync";
 import { describe, expect, it } from "vitest";
-import { csvHeader, csvRows } from "../../src/domains/exports/csv";
+import { CSV_OPTIONS, csvHeader, csvRows, type Cell } from "../../src/domains/exports/csv";
 
 describe("CSV formatting", () => {
   it("writes RFC 4180: comma separated, CRLF after every row, quotes only where needed", () => {
@@ -42,5 +43,27 @@ describe("CSV formatting", () => {
   it("is the concatenation of its rows' texts (the writer relies on it to find a part boundary's row)", () => {
     const rows = [["x,y", 1], ["é\n€", 2], ["𝄞", -1], ["", null]];
     expect(csvRows(rows, 2)).toBe(rows.map((row) => csvRows([row], 2)).join(""));
+  });
+
+  it("writes exactly what csv-stringify writes, on random rows of tricky cells (plain rows are joined without it)", () => {
+    let seed = 42;
+    const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648);
+    const alphabet = ["a", "Z", " ", ",", '"', "\n", "\r", "\t", "=", "+", "-", "@", "\0", "é", "€", "𝄞", "\uFF1D", "\uFF0D", "'", ";", "0", "."];
+    const cell = (): Cell => {
+      const kind = random();
+      if (kind < 0.1) return null;
+      if (kind < 0.2) return random() < 0.5;
+      if (kind < 0.35) return Math.round((random() - 0.5) * 2000) / (random() < 0.5 ? 1 : 8);
+      let text = "";
+      for (let n = Math.floor(random() * 6); n > 0; n--) text += alphabet[Math.floor(random() * alphabet.length)];
+      return random() < 0.5 ? text : `plain_${text.replace(/[^a-zA-Z0-9]/g, "")}`;
+    };
+    const rows = Array.from({ length: 5000 }, () => Array.from({ length: 6 }, cell));
+    const plain = rows.filter((row) => row.slice(0, 5).every((c) => typeof c !== "string" || !/[",\r\n]|^[=+\-@\t\r\0\uFF1D\uFF0B\uFF0D\uFF20]/.test(c)));
+    expect(plain.length).toBeGreaterThan(500);
+    expect(plain.length).toBeLessThan(4500);
+    const columns = ["0", "1", "2", "3", "4"];
+    expect(csvRows(rows, 5)).toBe(stringify(rows, { ...CSV_OPTIONS, columns }));
+    expect(csvRows(plain, 5)).toBe(stringify(plain, { ...CSV_OPTIONS, columns }));
   });
 });

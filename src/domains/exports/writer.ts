@@ -1,6 +1,6 @@
 import type { ExportCursor, ExportPart } from "../../db/schema";
 import { toBase64, utf8 } from "../../platform/crypto/encoding";
-import { csvRows } from "./csv";
+import { csvLines } from "./csv";
 import type { Row, RowKey } from "./sources";
 
 /**
@@ -154,27 +154,25 @@ export class PartWriter {
   /** A page of rows in export order, `width` visible cells each. */
   appendPage(rows: Row[], width: number, keyOf: (row: Row) => RowKey): Promise<void> {
     if (rows.length === 0) return Promise.resolve();
-    const text = csvRows(rows, width);
+    const lines = csvLines(rows, width);
     const rowsBefore = this.rows;
     this.rows += rows.length;
     this.lastKey = keyOf(rows[rows.length - 1]!);
     // Which row a part boundary falls in is only looked up when one does (about once per part):
-    // the page's text is the concatenation of its rows' texts, so walk them, resuming where the
-    // previous boundary in the same page was found.
+    // walk the page's lines, resuming where the previous boundary in the same page was found.
     let index = 0;
     let position = 0;
     const locate: Locator = (offset) => {
-      for (; index < rows.length; index++) {
-        const rowText = csvRows([rows[index]!], width);
-        const length = utf8Length(rowText);
+      for (; index < lines.length; index++) {
+        const length = utf8Length(lines[index]!);
         if (position + length >= offset) {
-          return { key: keyOf(rows[index]!), rowsThrough: rowsBefore + index + 1, carry: utf8(rowText).subarray(offset - position) };
+          return { key: keyOf(rows[index]!), rowsThrough: rowsBefore + index + 1, carry: utf8(lines[index]!).subarray(offset - position) };
         }
         position += length;
       }
       throw new Error("part boundary past the end of the page");
     };
-    return this.append(utf8(text), locate);
+    return this.append(utf8(lines.join("")), locate);
   }
 
   private async append(bytes: Uint8Array, locate: Locator): Promise<void> {
