@@ -21,6 +21,11 @@ export default defineConfig(async () => {
             // Short enough to exercise time-outs and every retry within a test.
             WEBHOOK_TIMEOUT_MS: "1000",
             WEBHOOK_RETRY_DELAYS_SECONDS: "1,1,1",
+            // Exports: small keyset pages and a 1 ms time budget, so that even small test exports read
+            // several pages and a multi-part export hands over to a new queue message after every part.
+            // The part size stays R2's minimum (5 MiB): local R2 refuses smaller parts, like R2 does.
+            EXPORT_PAGE_SIZE: "7",
+            EXPORT_TIME_BUDGET_MS: "1",
           },
           // The public catalogue's per-IP limit (600 a minute in wrangler.toml), small enough to reach
           // in a test; tests that are not about it send a fresh CF-Connecting-IP.

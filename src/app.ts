@@ -2,6 +2,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { registerAuth } from "./domains/auth";
 import { registerCatalog } from "./domains/catalog";
 import { registerContent } from "./domains/content";
+import { registerExports } from "./domains/exports";
 import { registerSystem } from "./domains/system";
 import { registerTokens } from "./domains/tokens";
 import { registerProgress } from "./domains/progress";
@@ -39,6 +40,7 @@ export function buildApp() {
   registerProgress(app);
   registerWebhooks(app);
   registerEvents(app);
+  registerExports(app);
 
   const allowedMethods = allowedMethodsResolver(app);
   app.notFound((c) => {

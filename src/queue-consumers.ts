@@ -1,4 +1,5 @@
 import { deadLetterDeliveries, deadLetterEvents, deliverWebhooks, fanOutEvents } from "./domains/webhooks/consumer";
+import { consumeExportDeadLetters, consumeExports } from "./domains/exports/consumer";
 import type { Env } from "./env";
 
 export type QueueConsumer = (batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext) => Promise<void>;
@@ -9,6 +10,8 @@ export const QUEUE_CONSUMERS: Record<string, QueueConsumer> = {
   "lingua-events-dlq": deadLetterEvents,
   "lingua-webhook-deliveries": deliverWebhooks,
   "lingua-webhook-deliveries-dlq": deadLetterDeliveries,
+  "lingua-exports": consumeExports,
+  "lingua-exports-dlq": consumeExportDeadLetters,
 };
 
 export async function consumeQueue(batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext): Promise<void> {

@@ -1,3 +1,4 @@
+import { sweepExports } from "./domains/exports/sweep";
 import type { Env } from "./env";
 import { purgeOldEvents, requeueStalledDeliveries, requeueUnpublishedEvents } from "./domains/webhooks/sweep";
 import { purgeExpiredIdempotencyKeys } from "./platform/http/idempotency";
@@ -8,6 +9,7 @@ const SWEEPS: { name: string; run: (env: Env, now: number) => Promise<unknown> }
   { name: "unpublished-events", run: requeueUnpublishedEvents },
   { name: "stalled-deliveries", run: requeueStalledDeliveries },
   { name: "old-events", run: purgeOldEvents },
+  { name: "exports", run: sweepExports },
 ];
 
 export async function runSweeps(env: Env, now = Date.now()): Promise<void> {

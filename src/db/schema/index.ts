@@ -4,3 +4,4 @@ export * from "./content";
 export * from "./progress";
 export * from "./events";
 export * from "./webhooks";
+export * from "./exports";

@@ -48,6 +48,7 @@ export function registerSystem(app: OpenAPIHono<AppEnv>) {
         { name: "Statistics", description: "Platform-wide statistics." },
         { name: "Webhooks", description: "Signed event deliveries: subscriptions, delivery log, redelivery, secret rotation." },
         { name: "Events", description: "The institution's domain events of the last 30 days, to reconcile what a webhook missed." },
+        { name: "Exports", description: "Asynchronous CSV exports of an institution's learner progress, completions and activity." },
         { name: "System", description: "Health and this document." },
       ],
     }) as unknown as Record<string, unknown>;

@@ -1,0 +1,204 @@
+import { and, eq, inArray, isNull, lt, or, sql } from "drizzle-orm";
+import { exportJobs, outboxEvents, type ExportStatus } from "../../db/schema";
+import type { Database } from "../../platform/db";
+import { domainEvent } from "../../platform/events";
+import { nowIso } from "../../platform/ids";
+import type { Checkpoint } from "./writer";
+
+/**
+ * The generation side of export_jobs: claiming a job for one invocation, checkpoints, hand-over to
+ * a continuation message, completion and failure. Every write is conditional on the state it
+ * expects (the lease, the part count, the generation), so two deliveries of one queue message, a
+ * crashed invocation's zombie or a sweep can never write over each other.
+ */
+
+export type ExportJob = typeof exportJobs.$inferSelect;
+
+/** Body of a message on the exports queue: generate `job_id` from where generation `generation` left it. */
+export interface ExportMessage {
+  job_id: string;
+  generation: number;
+}
+
+export const ACTIVE_STATUSES: ExportStatus[] = ["queued", "processing"];
+
+export function downloadPath(jobId: string): string {
+  return `/api/integrations/exports/${jobId}/download`;
+}
+
+/**
+ * Takes the job for this invocation until `leaseUntil`, if it is active, at the message's
+ * generation and not leased to a live invocation. Returns the job, or null.
+ */
+export async function claimJob(db: Database, message: ExportMessage, leaseId: string, now: number, leaseUntil: number): Promise<ExportJob | null> {
+  const [job] = await db
+    .update(exportJobs)
+    .set({
+      status: "processing",
+      startedAt: sql`coalesce(${exportJobs.startedAt}, ${nowIso(now)})`,
+      leaseId,
+      leaseUntil,
+      attempts: sql`${exportJobs.attempts} + 1`,
+      heartbeatAt: now,
+    })
+    .where(
+      and(
+        eq(exportJobs.id, message.job_id),
+        inArray(exportJobs.status, ACTIVE_STATUSES),
+        eq(exportJobs.generation, message.generation),
+        or(isNull(exportJobs.leaseUntil), lt(exportJobs.leaseUntil, now)),
+      ),
+    )
+    .returning();
+  return job ?? null;
+}
+
+export async function findJob(db: Database, jobId: string): Promise<ExportJob | null> {
+  return (await db.select().from(exportJobs).where(eq(exportJobs.id, jobId)).get()) ?? null;
+}
+
+function mine(jobId: string, leaseId: string) {
+  return and(eq(exportJobs.id, jobId), eq(exportJobs.leaseId, leaseId));
+}
+
+/**
+ * Persists a checkpoint after its part's upload, and renews the lease. Applies only if the job still
+ * has this lease and exactly the parts before this one.
+ */
+export async function saveCheckpoint(
+  db: Database,
+  job: Pick<ExportJob, "id" | "uploadId" | "partSize">,
+  leaseId: string,
+  state: Checkpoint,
+  expectedParts: number,
+  now: number,
+  leaseUntil: number,
+): Promise<boolean> {
+  const result = await db
+    .update(exportJobs)
+    .set({
+      parts: state.parts,
+      cursor: state.cursor,
+      progress: state.progress,
+      uploadId: job.uploadId,
+      partSize: job.partSize,
+      heartbeatAt: now,
+      leaseUntil,
+      ...(state.totals ? { rowCount: state.totals.rowCount, byteSize: state.totals.byteSize } : {}),
+    })
+    .where(and(mine(job.id, leaseId), sql`json_array_length(${exportJobs.parts}) = ${expectedParts}`))
+    .run();
+  return result.meta.changes === 1;
+}
+
+/** Passes the job on to the next message: generation + 1, lease released. */
+export async function handOver(db: Database, job: ExportJob, leaseId: string, now: number): Promise<boolean> {
+  const result = await db
+    .update(exportJobs)
+    .set({ generation: job.generation + 1, leaseId: null, leaseUntil: null, heartbeatAt: now })
+    .where(and(mine(job.id, leaseId), eq(exportJobs.generation, job.generation)))
+    .run();
+  return result.meta.changes === 1;
+}
+
+/**
+ * Undoes a hand-over whose message could not be sent, so that the current message, retried, can
+ * claim the job again. Nobody else can have claimed it meanwhile: no message of the new generation exists.
+ */
+export async function revertHandOver(db: Database, job: ExportJob): Promise<void> {
+  await db
+    .update(exportJobs)
+    .set({ generation: job.generation })
+    .where(and(eq(exportJobs.id, job.id), eq(exportJobs.generation, job.generation + 1), isNull(exportJobs.leaseId)))
+    .run();
+}
+
+/** Gives the job back after an error, so that the retried message need not wait for the lease to run out. */
+export async function releaseLease(db: Database, jobId: string, leaseId: string): Promise<void> {
+  await db.update(exportJobs).set({ leaseId: null, leaseUntil: null }).where(mine(jobId, leaseId)).run();
+}
+
+/**
+ * `completed`, with the `export.completed` event in the same batch (written only if the update
+ * applied). Returns the event's id, or null when the job was not this lease's any more.
+ */
+export async function markCompleted(
+  db: Database,
+  job: ExportJob,
+  leaseId: string,
+  totals: { rowCount: number; byteSize: number },
+  now: number,
+  retentionDays: number,
+): Promise<string | null> {
+  const completedAt = nowIso(now);
+  const expiresAt = nowIso(now + retentionDays * 86_400_000);
+  const event = domainEvent(
+    "export.completed",
+    { institutionId: job.institutionId, userId: job.requestedBy },
+    { export_id: job.id, type: job.type, row_count: totals.rowCount, byte_size: totals.byteSize, download_url: downloadPath(job.id), expires_at: expiresAt },
+    completedAt,
+  );
+  const update = db
+    .update(exportJobs)
+    .set({
+      status: "completed",
+      rowCount: totals.rowCount,
+      byteSize: totals.byteSize,
+      progress: totals.rowCount,
+      completedAt,
+      expiresAt,
+      leaseId: null,
+      leaseUntil: null,
+      heartbeatAt: now,
+    })
+    .where(and(mine(job.id, leaseId), eq(exportJobs.status, "processing")));
+  return (await writeWithEvent(db, job.id, update, event)) ? event.id : null;
+}
+
+/**
+ * `failed` with `reason`, and the `export.failed` event, unless the job has finished meanwhile.
+ * `leaseId`: only if the job still has that lease; otherwise only if nobody holds a live one.
+ */
+export async function markFailed(db: Database, job: ExportJob, reason: string, now: number, leaseId: string | null): Promise<string | null> {
+  const event = domainEvent(
+    "export.failed",
+    { institutionId: job.institutionId, userId: job.requestedBy },
+    { export_id: job.id, type: job.type, error: reason },
+    nowIso(now),
+  );
+  const update = db
+    .update(exportJobs)
+    .set({ status: "failed", error: reason, leaseId: null, leaseUntil: null, heartbeatAt: now })
+    .where(
+      and(
+        eq(exportJobs.id, job.id),
+        inArray(exportJobs.status, ACTIVE_STATUSES),
+        leaseId ? eq(exportJobs.leaseId, leaseId) : or(isNull(exportJobs.leaseUntil), lt(exportJobs.leaseUntil, now)),
+      ),
+    );
+  return (await writeWithEvent(db, job.id, update, event)) ? event.id : null;
+}
+
+/**
+ * One atomic batch: a conditional status change and its outbox event, the event inserted only if
+ * the change applied (SQLite's changes(): rows changed by the statement before, in the same batch).
+ */
+async function writeWithEvent(db: Database, jobId: string, update: { run(): unknown }, event: ReturnType<typeof domainEvent>): Promise<boolean> {
+  const insert = db.insert(outboxEvents).select(
+    db
+      .select({
+        id: sql<string>`${event.id}`.as("id"),
+        type: sql<string>`${event.type}`.as("type"),
+        institutionId: sql<string | null>`${event.institutionId}`.as("institution_id"),
+        userId: sql<string | null>`${event.userId}`.as("user_id"),
+        payload: sql<string>`${JSON.stringify(event.payload)}`.as("payload"),
+        createdAt: sql<string>`${event.createdAt}`.as("created_at"),
+        fannedOutAt: sql<string | null>`NULL`.as("fanned_out_at"),
+        requeuedAt: sql<number | null>`NULL`.as("requeued_at"),
+      })
+      .from(exportJobs)
+      .where(and(eq(exportJobs.id, jobId), sql`changes() = 1`)),
+  );
+  const [updated] = await db.batch([update as never, insert]);
+  return (updated as unknown as D1Result).meta.changes === 1;
+}

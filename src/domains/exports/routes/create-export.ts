@@ -1,0 +1,46 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
+import type { AppEnv } from "../../../env";
+import { idempotencyHeaderShape, idempotent } from "../../../platform/http/idempotency";
+import { errorResponses, jsonBody, jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { presentExport } from "../present";
+import { columnsDocumentation, CreateExportBody, ExportSchema } from "../schemas";
+import { createExport } from "../service";
+
+export const createExportRoute = tokenRoute("exports:write", {
+  method: "post",
+  path: "/api/integrations/exports",
+  tags: ["Exports"],
+  operationId: "createExport",
+  summary: "Request a CSV export",
+  description: `Starts generating a CSV file of your institution's data in the background and answers at once
+with the job (\`queued\`) and its URL in \`Location\`. Poll \`GET /api/integrations/exports/{id}\` (or listen for the
+\`export.completed\` / \`export.failed\` webhooks), then download it from \`download_url\`. Files are kept for 7 days.
+
+Filters: \`from\`/\`to\` (ISO 8601, compared at second precision; \`to\` must be after \`from\`), \`course_id\` (a known
+course), \`user_ids\` (up to 100 members of your institution; anything else is 422). The \`activity\` export holds the
+attempts recorded before the request; the others the state when each row is read.
+
+The file: UTF-8, RFC 4180 (comma, \`"\` quoting, CRLF line ends), a header row, empty cells for nulls; text cells that
+begin with \`=\`, \`+\`, \`-\`, \`@\`, tab, carriage return or NUL are prefixed with \`'\` against formula injection; numbers stay numbers.
+
+${columnsDocumentation()}`,
+  middleware: [idempotent],
+  request: { headers: z.object(idempotencyHeaderShape), body: jsonBody(CreateExportBody) },
+  responses: {
+    202: {
+      ...jsonResponse(ExportSchema, "Accepted: the export job, `queued`."),
+      headers: { Location: { description: "The export's URL.", schema: { type: "string" } } },
+    },
+    409: { ...errorResponses[409], description: "A request with this Idempotency-Key is still in flight." },
+  },
+});
+
+export function registerCreateExport(app: OpenAPIHono<AppEnv>) {
+  app.openapi(createExportRoute, async (c) => {
+    const job = await createExport({ env: c.env, principal: c.var.principal, input: c.req.valid("json") });
+    const url = new URL(`/api/integrations/exports/${job.id}`, c.req.url);
+    c.header("Location", url.toString());
+    return c.json(presentExport(job, url.origin), 202);
+  });
+}

@@ -1,0 +1,182 @@
+import { and, count, desc, eq, sql, type SQL } from "drizzle-orm";
+import { courses, exportJobs, users, type ExportFilters, type ExportStatus, type ExportType } from "../../db/schema";
+import type { Env } from "../../env";
+import { requireInstitution, type Principal } from "../../platform/auth/principal";
+import { database } from "../../platform/db";
+import { ApiError, validationError, type FieldError } from "../../platform/errors";
+import { pageBounds, type PageRequest } from "../../platform/http/pagination";
+import { newId, nowIso } from "../../platform/ids";
+import { enqueueGeneration } from "./consumer";
+import type { ExportJob } from "./jobs";
+
+/**
+ * Exports belong to an institution: its admins request and read them (the `exports:*` abilities),
+ * and anybody else's institution answers 404. Platform staff without an institution have no data to
+ * export here and are refused with 403.
+ */
+function institutionOf(principal: Principal): string {
+  return requireInstitution(principal).id;
+}
+
+function visibleTo(principal: Principal): SQL {
+  return eq(exportJobs.institutionId, institutionOf(principal));
+}
+
+/** ISO instants rounded up to the second, the precision of stored timestamps, so that string comparison is exact. */
+function toStoredInstant(value: string): string {
+  return nowIso(Math.ceil(Date.parse(value) / 1000) * 1000);
+}
+
+export interface CreateExportInput {
+  type: ExportType;
+  from?: string;
+  to?: string;
+  course_id?: string;
+  user_ids?: string[];
+}
+
+/**
+ * Validates the filters against the caller's institution (the course exists, every user is a
+ * member), records the job and sends its first queue message. If the send fails the job stays
+ * `queued` and the minute sweep sends it (see sweep.ts); the answer is 202 either way.
+ */
+export async function createExport({ env, principal, input }: { env: Env; principal: Principal; input: CreateExportInput }): Promise<ExportJob> {
+  const institutionId = institutionOf(principal);
+  const db = database(env.DB);
+  const userIds = input.user_ids ? [...new Set(input.user_ids)] : undefined;
+  const errors: FieldError[] = [];
+  if (input.course_id || userIds) {
+    const [course, members] = await db.batch([
+      db.select({ id: courses.id }).from(courses).where(eq(courses.id, input.course_id ?? "")).limit(1),
+      db
+        .select({ id: users.id })
+        .from(users)
+        .where(and(eq(users.institutionId, institutionId), sql`${users.id} IN (SELECT value FROM json_each(${JSON.stringify(userIds ?? [])}))`)),
+    ]);
+    if (input.course_id && course.length === 0) errors.push({ path: "course_id", message: "is not a known course" });
+    if (userIds) {
+      const known = new Set(members.map((m) => m.id));
+      input.user_ids!.forEach((id, index) => {
+        if (!known.has(id)) errors.push({ path: `user_ids.${index}`, message: "is not a member of your institution" });
+      });
+    }
+  }
+  if (errors.length > 0) throw validationError(errors);
+
+  const filters: ExportFilters = {};
+  if (input.from) filters.from = toStoredInstant(input.from);
+  if (input.to) filters.to = toStoredInstant(input.to);
+  if (input.course_id) filters.course_id = input.course_id;
+  if (userIds) filters.user_ids = userIds;
+
+  const now = Date.now();
+  const id = newId("exp");
+  const job: ExportJob = {
+    id,
+    institutionId,
+    requestedBy: principal.user.id,
+    type: input.type,
+    filters,
+    status: "queued",
+    rowCount: null,
+    byteSize: null,
+    progress: 0,
+    error: null,
+    r2Key: `exports/${institutionId}/${id}.csv`,
+    uploadId: null,
+    partSize: null,
+    parts: [],
+    cursor: null,
+    generation: 0,
+    leaseId: null,
+    leaseUntil: null,
+    attempts: 0,
+    heartbeatAt: now,
+    createdAt: nowIso(now),
+    startedAt: null,
+    completedAt: null,
+    expiresAt: null,
+  };
+  await db.insert(exportJobs).values(job).run();
+  try {
+    await enqueueGeneration(env, { job_id: id, generation: 0 });
+  } catch (error) {
+    console.error(JSON.stringify({ level: "warn", message: "export enqueue failed; the sweep will send it", export_id: id, error: String(error) }));
+  }
+  return job;
+}
+
+export async function listExports({ env, principal, page, status, type }: { env: Env; principal: Principal; page: PageRequest; status?: ExportStatus; type?: ExportType }) {
+  const db = database(env.DB);
+  const where = and(visibleTo(principal), status ? eq(exportJobs.status, status) : undefined, type ? eq(exportJobs.type, type) : undefined);
+  const { limit, offset } = pageBounds(page);
+  const rows = await db
+    .select({ job: exportJobs, total: sql<number>`count(*) over ()` })
+    .from(exportJobs)
+    .where(where)
+    .orderBy(desc(exportJobs.createdAt), desc(exportJobs.id))
+    .limit(limit)
+    .offset(offset);
+  if (rows.length > 0 || offset === 0) return { total: rows[0]?.total ?? 0, rows: rows.map((r) => r.job) };
+  const [totals] = await db.select({ total: count() }).from(exportJobs).where(where);
+  return { total: totals?.total ?? 0, rows: [] };
+}
+
+/** The caller's institution's export, or 404. */
+export async function getExport({ env, principal, id }: { env: Env; principal: Principal; id: string }): Promise<ExportJob> {
+  const job = await database(env.DB)
+    .select()
+    .from(exportJobs)
+    .where(and(eq(exportJobs.id, id), visibleTo(principal)))
+    .get();
+  if (!job) throw new ApiError("not_found", `No export ${id}.`);
+  return job;
+}
+
+/**
+ * The file of a completed export, or the problem that says why there is none: 409 while it is
+ * being generated or when it failed, 410 once its retention is over. With `isCurrent` (a
+ * conditional request), the object's metadata is looked at first and its body only opened if needed.
+ */
+export async function openDownload({
+  env,
+  principal,
+  id,
+  isCurrent,
+}: {
+  env: Env;
+  principal: Principal;
+  id: string;
+  isCurrent?: (object: R2Object) => boolean;
+}): Promise<{ job: ExportJob; object: R2ObjectBody } | { job: ExportJob; object: R2Object; notModified: true }> {
+  const job = await getExport({ env, principal, id });
+  switch (job.status) {
+    case "queued":
+    case "processing":
+      throw new ApiError("export_not_ready", `Export ${id} is ${job.status} (${job.progress.toLocaleString("en-US")} rows written so far); try again shortly.`, {
+        headers: { "Retry-After": "5" },
+      });
+    case "failed":
+      throw new ApiError("export_failed", `Export ${id} failed: ${job.error ?? "unknown reason"}`);
+    case "expired":
+      throw expired(job);
+  }
+  if (job.expiresAt && job.expiresAt <= nowIso()) throw expired(job);
+  if (isCurrent) {
+    const head = await env.EXPORTS_BUCKET.head(job.r2Key);
+    if (!head) throw expired(job);
+    if (isCurrent(head)) return { job, object: head, notModified: true };
+  }
+  const object = await env.EXPORTS_BUCKET.get(job.r2Key);
+  if (!object) throw expired(job);
+  return { job, object };
+}
+
+function expired(job: ExportJob): ApiError {
+  return new ApiError("export_expired", `Export ${job.id} expired${job.expiresAt ? ` at ${job.expiresAt}` : ""} and its file was deleted; request a new export.`);
+}
+
+/** `lingua-activity-acme-2026-11-21.csv`: type, institution slug and the day it was requested. */
+export function downloadFileName(job: ExportJob, institutionSlug: string): string {
+  return `lingua-${job.type.replace(/_/g, "-")}-${institutionSlug}-${job.createdAt.slice(0, 10)}.csv`;
+}

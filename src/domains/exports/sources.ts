@@ -1,0 +1,216 @@
+import { sql, type SQL } from "drizzle-orm";
+import type { ExportFilters, ExportType } from "../../db/schema";
+import type { Database } from "../../platform/db";
+import type { Cell } from "./csv";
+
+/** Position of a row in its export's order; compared as a tuple. */
+export type RowKey = (string | number)[];
+export type Row = Cell[];
+
+export interface SourceScope {
+  institutionId: string;
+  filters: ExportFilters;
+  /** The job's creation time: the activity export leaves out attempts recorded after it. */
+  asOf: string;
+}
+
+export interface ExportColumn {
+  name: string;
+  description: string;
+}
+
+/**
+ * One export type: its CSV columns and a keyset query that returns the rows after a key, in a
+ * stable order, `limit` at a time. Each query is one index range walk, so a page costs the same at
+ * row 10 and at row 10,000,000. Rows carry the visible columns first, then any key columns that
+ * are not visible (cut off when the row is written).
+ */
+export interface ExportSource {
+  type: ExportType;
+  summary: string;
+  /** Which timestamp `from`/`to` filter on. */
+  rangeColumn: string;
+  order: string;
+  columns: readonly ExportColumn[];
+  page(db: Database, scope: SourceScope, after: RowKey | null, limit: number): Promise<Row[]>;
+  key(row: Row): RowKey;
+}
+
+function membersFilter(column: SQL, filters: ExportFilters): SQL | undefined {
+  // json_each: one bound parameter for up to 100 ids (D1 binds at most 100 per statement).
+  return filters.user_ids?.length ? sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(filters.user_ids)}))` : undefined;
+}
+
+/**
+ * `from` (inclusive) and `to` (exclusive). Where the range column leads the keyset, pass
+ * `keyed` once a page has a key: rows after it are past `from` already, and leaving the bound out
+ * lets SQLite start the index range at the key instead of at `from` on every page.
+ */
+function rangeFilter(column: SQL, filters: ExportFilters, keyed = false): SQL[] {
+  const out: SQL[] = [];
+  if (filters.from && !keyed) out.push(sql`${column} >= ${filters.from}`);
+  if (filters.to) out.push(sql`${column} < ${filters.to}`);
+  return out;
+}
+
+function where(conditions: (SQL | undefined)[]): SQL {
+  return sql.join(
+    conditions.filter((c): c is SQL => c !== undefined),
+    sql` AND `,
+  );
+}
+
+const activity: ExportSource = {
+  type: "activity",
+  summary: "one row per recorded training-item attempt",
+  rangeColumn: "occurred_at",
+  order: "by `occurred_at`, then `attempt_id`",
+  columns: [
+    { name: "attempt_id", description: "The attempt's id (the client's UUID)." },
+    { name: "occurred_at", description: "When the learner made the attempt." },
+    { name: "user_id", description: "The learner." },
+    { name: "course_id", description: "Course of the item." },
+    { name: "lesson_id", description: "Lesson of the item." },
+    { name: "training_item_id", description: "The training item." },
+    { name: "skill", description: "The item's skill." },
+    { name: "cefr_level", description: "The item's CEFR level." },
+    { name: "score", description: "0–1, three decimals." },
+    { name: "correct", description: "`true` or `false`." },
+    { name: "duration_seconds", description: "Time spent on the item." },
+    { name: "xp_awarded", description: "XP the attempt earned." },
+    { name: "recorded_at", description: "When the API recorded it." },
+  ],
+  page(db, scope, after, limit) {
+    const { filters } = scope;
+    return db.values<Cell[]>(sql`
+      SELECT id, occurred_at, user_id, course_id, lesson_id, training_item_id, skill, cefr_level,
+             round(score, 3), CASE correct WHEN 0 THEN 'false' ELSE 'true' END, duration_seconds, xp_awarded, recorded_at
+      FROM attempts
+      WHERE ${where([
+        sql`institution_id = ${scope.institutionId}`,
+        sql`recorded_at <= ${scope.asOf}`,
+        ...rangeFilter(sql`occurred_at`, filters, after !== null),
+        filters.course_id ? sql`course_id = ${filters.course_id}` : undefined,
+        membersFilter(sql`user_id`, filters),
+        after ? sql`(occurred_at, id) > (${after[0]}, ${after[1]})` : undefined,
+      ])}
+      ORDER BY occurred_at, id
+      LIMIT ${limit}`);
+  },
+  key: (row) => [row[1] as string, row[0] as string],
+};
+
+const learnerProgress: ExportSource = {
+  type: "learner_progress",
+  summary: "one row per learner and course the learner has started",
+  rangeColumn: "last_activity_at",
+  order: "by `user_id`, then `course_id`",
+  columns: [
+    { name: "user_id", description: "The learner." },
+    { name: "user_email", description: "The learner's e-mail address." },
+    { name: "user_name", description: "The learner's name." },
+    { name: "course_id", description: "The course." },
+    { name: "course_title", description: "The course's title." },
+    { name: "progress_percent", description: "Items done of the course's items, 0–100, rounded." },
+    { name: "lessons_completed", description: "Lessons of the course completed." },
+    { name: "lessons_total", description: "Lessons in the course." },
+    { name: "items_done", description: "Training items passed." },
+    { name: "items_total", description: "Training items in the course." },
+    { name: "xp", description: "XP earned in the course." },
+    { name: "cefr_level", description: "The learner's overall CEFR level (empty before A1)." },
+    { name: "started_at", description: "First attempt in the course." },
+    { name: "completed_at", description: "When the last lesson was completed (empty if not yet)." },
+    { name: "last_activity_at", description: "Latest attempt in the course." },
+  ],
+  page(db, scope, after, limit) {
+    const { filters } = scope;
+    return db.values<Cell[]>(sql`
+      SELECT cp.user_id, u.email, u.name, cp.course_id, c.title,
+             CASE WHEN c.item_count > 0 THEN CAST(round(min(cp.items_done, c.item_count) * 100.0 / c.item_count) AS INTEGER) ELSE 0 END,
+             cp.lessons_completed, cp.lessons_total, cp.items_done, c.item_count, cp.xp,
+             json_extract(ls.cefr_levels, '$.overall'), cp.started_at, cp.completed_at, cp.last_activity_at
+      FROM course_progress cp
+      LEFT JOIN users u ON u.id = cp.user_id
+      LEFT JOIN courses c ON c.id = cp.course_id
+      LEFT JOIN learner_stats ls ON ls.user_id = cp.user_id
+      WHERE ${where([
+        sql`cp.institution_id = ${scope.institutionId}`,
+        ...rangeFilter(sql`cp.last_activity_at`, filters),
+        filters.course_id ? sql`cp.course_id = ${filters.course_id}` : undefined,
+        membersFilter(sql`cp.user_id`, filters),
+        after ? sql`(cp.user_id, cp.course_id) > (${after[0]}, ${after[1]})` : undefined,
+      ])}
+      ORDER BY cp.user_id, cp.course_id
+      LIMIT ${limit}`);
+  },
+  key: (row) => [row[0] as string, row[3] as string],
+};
+
+/** Sorts after every lesson position: a course's own row follows its lessons. */
+const COURSE_ROW = 2_147_483_647;
+
+const completions: ExportSource = {
+  type: "completions",
+  summary: "one row per completed lesson and per completed course",
+  rangeColumn: "completed_at",
+  order: "by `user_id`, then `course_id`; within a course its lessons by position, then the course itself",
+  columns: [
+    { name: "kind", description: "`lesson` or `course`." },
+    { name: "user_id", description: "The learner." },
+    { name: "user_email", description: "The learner's e-mail address." },
+    { name: "user_name", description: "The learner's name." },
+    { name: "course_id", description: "The course." },
+    { name: "course_title", description: "The course's title." },
+    { name: "lesson_id", description: "The lesson (empty on course rows)." },
+    { name: "lesson_title", description: "The lesson's title (empty on course rows)." },
+    { name: "started_at", description: "First attempt in the lesson or course." },
+    { name: "completed_at", description: "When it was completed." },
+    { name: "score", description: "Mean best score of the passed items, 0–1, three decimals." },
+    { name: "xp", description: "XP earned in the course (course rows only)." },
+  ],
+  page(db, scope, after, limit) {
+    const { filters } = scope;
+    // Both arms walk course_progress by (institution, user, course); the keyset condition is
+    // written into each arm so that each is an index range, and the ORDER BY merges them.
+    const common = (completedAt: SQL) => [
+      sql`cp.institution_id = ${scope.institutionId}`,
+      sql`${completedAt} IS NOT NULL`,
+      ...rangeFilter(completedAt, filters),
+      filters.course_id ? sql`cp.course_id = ${filters.course_id}` : undefined,
+      membersFilter(sql`cp.user_id`, filters),
+    ];
+    const afterKey = (seq: SQL) => (after ? sql`(cp.user_id, cp.course_id, ${seq}) > (${after[0]}, ${after[1]}, ${after[2]})` : undefined);
+    return db.values<Cell[]>(sql`
+      WITH page AS (
+        SELECT cp.user_id AS user_id, cp.course_id AS course_id, l.position AS seq, 'lesson' AS kind, lp.lesson_id AS lesson_id,
+               l.title AS lesson_title, lp.started_at AS started_at, lp.completed_at AS completed_at,
+               CASE WHEN lp.items_done > 0 THEN round(lp.score_sum / lp.items_done, 3) END AS score, NULL AS xp
+        FROM course_progress cp
+        JOIN lesson_progress lp ON lp.user_id = cp.user_id AND lp.course_id = cp.course_id
+        JOIN lessons l ON l.id = lp.lesson_id
+        WHERE ${where([...common(sql`lp.completed_at`), afterKey(sql`l.position`)])}
+        UNION ALL
+        SELECT cp.user_id, cp.course_id, ${COURSE_ROW}, 'course', NULL, NULL, cp.started_at, cp.completed_at,
+               (SELECT round(sum(s.score_sum) / sum(s.items_done), 3) FROM lesson_progress s
+                 WHERE s.user_id = cp.user_id AND s.course_id = cp.course_id AND s.items_done > 0),
+               cp.xp
+        FROM course_progress cp
+        WHERE ${where([...common(sql`cp.completed_at`), afterKey(sql`${COURSE_ROW}`)])}
+        ORDER BY 1, 2, 3
+        LIMIT ${limit}
+      )
+      SELECT page.kind, page.user_id, u.email, u.name, page.course_id, c.title, page.lesson_id, page.lesson_title,
+             page.started_at, page.completed_at, page.score, page.xp, page.seq
+      FROM page
+      LEFT JOIN users u ON u.id = page.user_id
+      LEFT JOIN courses c ON c.id = page.course_id
+      ORDER BY page.user_id, page.course_id, page.seq`);
+  },
+  key: (row) => [row[1] as string, row[4] as string, row[12] as number],
+};
+
+export const SOURCES: Record<ExportType, ExportSource> = {
+  learner_progress: learnerProgress,
+  completions,
+  activity,
+};

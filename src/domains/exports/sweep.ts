@@ -1,0 +1,76 @@
+import { and, eq, inArray, isNull, lt, or } from "drizzle-orm";
+import { exportJobs } from "../../db/schema";
+import type { Env } from "../../env";
+import { database } from "../../platform/db";
+import { nowIso } from "../../platform/ids";
+import { enqueueGeneration, failJob } from "./consumer";
+import { ACTIVE_STATUSES } from "./jobs";
+
+/** An active job nobody has touched for this long lost its queue message: send it a new one. */
+export const STALE_AFTER_MS = 15 * 60_000;
+/** An active job this old is given up. */
+export const GIVE_UP_AFTER_MS = 24 * 60 * 60_000;
+const BATCH = 50;
+
+export const TOO_SLOW = "The export did not finish within 24 hours and was given up. Request it again, narrower if you can.";
+
+/**
+ * The minute cron's export sweep:
+ * - completed files past their retention: the R2 object is deleted, the job becomes `expired`;
+ * - active jobs older than a day: failed, upload aborted;
+ * - active jobs without a lease and without a sign of life for 15 minutes (their message was lost:
+ *   a failed send, a dead-letter drop): a new message of their current generation.
+ */
+export async function sweepExports(env: Env, now: number): Promise<{ expired: number; givenUp: number; requeued: number }> {
+  const db = database(env.DB);
+  let expired = 0;
+  const due = await db
+    .select({ id: exportJobs.id, r2Key: exportJobs.r2Key })
+    .from(exportJobs)
+    .where(and(eq(exportJobs.status, "completed"), lt(exportJobs.expiresAt, nowIso(now))))
+    .limit(BATCH);
+  if (due.length > 0) {
+    await env.EXPORTS_BUCKET.delete(due.map((job) => job.r2Key));
+    for (const job of due) {
+      const result = await db
+        .update(exportJobs)
+        .set({ status: "expired", heartbeatAt: now })
+        .where(and(eq(exportJobs.id, job.id), eq(exportJobs.status, "completed")))
+        .run();
+      expired += result.meta.changes;
+    }
+  }
+
+  let givenUp = 0;
+  const old = await db
+    .select()
+    .from(exportJobs)
+    .where(and(inArray(exportJobs.status, ACTIVE_STATUSES), lt(exportJobs.createdAt, nowIso(now - GIVE_UP_AFTER_MS))))
+    .limit(BATCH);
+  for (const job of old) if (await failJob(env, job, TOO_SLOW, null)) givenUp += 1;
+
+  let requeued = 0;
+  const stale = await db
+    .select()
+    .from(exportJobs)
+    .where(
+      and(
+        inArray(exportJobs.status, ACTIVE_STATUSES),
+        or(isNull(exportJobs.leaseUntil), lt(exportJobs.leaseUntil, now)),
+        lt(exportJobs.heartbeatAt, now - STALE_AFTER_MS),
+      ),
+    )
+    .limit(BATCH);
+  for (const job of stale) {
+    // The heartbeat moves first (conditionally), so that two sweeps never both re-send.
+    const claimed = await db
+      .update(exportJobs)
+      .set({ heartbeatAt: now })
+      .where(and(eq(exportJobs.id, job.id), eq(exportJobs.heartbeatAt, job.heartbeatAt), eq(exportJobs.generation, job.generation)))
+      .run();
+    if (claimed.meta.changes === 0) continue;
+    await enqueueGeneration(env, { job_id: job.id, generation: job.generation });
+    requeued += 1;
+  }
+  return { expired, givenUp, requeued };
+}

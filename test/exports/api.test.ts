@@ -1,0 +1,276 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { call, callJson } from "../helpers/api";
+import { createPublishedCourse } from "../helpers/progress-fixture";
+import { createPlatformAdmin, createTenant, mintToken } from "../helpers/tenants";
+import { attempt, record } from "../progress/reads/support";
+import { deliver, drain, EXPORTS, exportAndWait, HeldQueue, heldBindings, jobRow, outboxFor, requestExport } from "./support";
+
+describe("POST /api/integrations/exports", () => {
+  it("answers 202 with the queued job and its URL in Location", async () => {
+    const { admin, institution } = await createTenant();
+    const queue = new HeldQueue();
+    const { res, body } = await requestExport(admin.token, { type: "activity" }, { bindings: heldBindings(queue) });
+    expect(res.status).toBe(202);
+    expect(body).toEqual({
+      id: expect.stringMatching(/^exp_[0-9A-Z]{26}$/),
+      type: "activity",
+      filters: {},
+      status: "queued",
+      row_count: null,
+      byte_size: null,
+      progress: 0,
+      error: null,
+      requested_by: admin.id,
+      created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
+      started_at: null,
+      completed_at: null,
+      expires_at: null,
+      download_url: null,
+    });
+    expect(res.headers.get("Location")).toBe(`https://api.lingua.test${EXPORTS}/${body.id}`);
+    expect(queue.messages).toEqual([{ job_id: body.id, generation: 0 }]);
+    const row = await jobRow(body.id);
+    expect(row).toMatchObject({ institution_id: institution.id, status: "queued", r2_key: `exports/${institution.id}/${body.id}.csv` });
+    const again = await callJson(`${EXPORTS}/${body.id}`, { token: admin.token });
+    expect(again.body).toEqual(body);
+  });
+
+  it.each([
+    ["an unknown type", { type: "grades" }, "type"],
+    ["no type", {}, "type"],
+    ["an unknown field", { type: "activity", format: "xlsx" }, "format"],
+    ["a malformed from", { type: "activity", from: "yesterday" }, "from"],
+    ["to before from", { type: "activity", from: "2026-02-01T00:00:00Z", to: "2026-01-01T00:00:00Z" }, "to"],
+    ["to equal to from", { type: "activity", from: "2026-02-01T00:00:00Z", to: "2026-02-01T00:00:00Z" }, "to"],
+    ["an empty user list", { type: "activity", user_ids: [] }, "user_ids"],
+    ["101 users", { type: "activity", user_ids: Array.from({ length: 101 }, (_, i) => `usr_${i}`) }, "user_ids"],
+  ])("refuses %s with 422", async (_name, body, path) => {
+    const { admin } = await createTenant();
+    const { res, body: problem } = await requestExport(admin.token, body);
+    expect(res.status).toBe(422);
+    expect(problem.code).toBe("validation_failed");
+    expect(problem.errors.map((e: any) => e.path)).toContain(path);
+  });
+
+  it("refuses an unknown course and users who are not members of the institution (422, each named)", async () => {
+    const { admin, learner } = await createTenant();
+    const other = await createTenant();
+    const { res, body } = await requestExport(admin.token, { type: "activity", course_id: "crs_nope", user_ids: [learner.id, other.learner.id, "usr_nobody"] });
+    expect(res.status).toBe(422);
+    expect(body.errors).toEqual([
+      { path: "course_id", message: "is not a known course" },
+      { path: "user_ids.1", message: "is not a member of your institution" },
+      { path: "user_ids.2", message: "is not a member of your institution" },
+    ]);
+    expect((await env.DB.prepare("SELECT count(*) AS n FROM export_jobs WHERE requested_by = ?").bind(admin.id).first<{ n: number }>())!.n).toBe(0);
+  });
+
+  it("needs exports:write; learners and instructors lack it; platform staff without an institution are refused with 403", async () => {
+    const { admin, learner, instructor } = await createTenant();
+    for (const user of [learner, instructor]) {
+      const { res, body } = await requestExport(user.token, { type: "activity" });
+      expect(res.status).toBe(403);
+      expect(body).toMatchObject({ code: "missing_ability", detail: expect.stringContaining("exports:write") });
+    }
+    const readOnly = await mintToken(admin, ["exports:read"]);
+    expect((await requestExport(readOnly.token, { type: "activity" })).res.status).toBe(403);
+    const staff = await createPlatformAdmin();
+    const refused = await requestExport(staff.token, { type: "activity" });
+    expect(refused.res.status).toBe(403);
+    expect(refused.body).toMatchObject({ code: "forbidden", detail: expect.stringContaining("per institution") });
+    expect((await callJson(EXPORTS, { token: staff.token })).res.status).toBe(403);
+  });
+
+  it("honours Idempotency-Key: the same request replays the job, another body is 422", async () => {
+    const { admin } = await createTenant();
+    const queue = new HeldQueue();
+    const bindings = heldBindings(queue);
+    const headers = { "Idempotency-Key": `exp-${crypto.randomUUID()}` };
+    const first = await requestExport(admin.token, { type: "completions" }, { headers, bindings });
+    const second = await requestExport(admin.token, { type: "completions" }, { headers, bindings });
+    expect(first.res.status).toBe(202);
+    expect(second.res.status).toBe(202);
+    expect(second.res.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(second.body).toEqual(first.body);
+    expect(second.res.headers.get("Location")).toBe(first.res.headers.get("Location"));
+    expect(queue.messages).toHaveLength(1);
+    const count = await env.DB.prepare("SELECT count(*) AS n FROM export_jobs WHERE requested_by = ?").bind(admin.id).first<{ n: number }>();
+    expect(count!.n).toBe(1);
+    const reused = await requestExport(admin.token, { type: "activity" }, { headers, bindings });
+    expect(reused.res.status).toBe(422);
+    expect(reused.body.code).toBe("idempotency_key_reused");
+  });
+});
+
+describe("GET /api/integrations/exports", () => {
+  it("lists the institution's exports newest first, filtered by status and type, in the list envelope", async () => {
+    const { admin } = await createTenant();
+    const other = await createTenant();
+    const queue = new HeldQueue();
+    const bindings = heldBindings(queue);
+    const ids: string[] = [];
+    for (const type of ["activity", "completions", "learner_progress", "activity"]) {
+      ids.push((await requestExport(admin.token, { type }, { bindings })).body.id);
+    }
+    await requestExport(other.admin.token, { type: "activity" }, { bindings });
+    // Complete the first one only.
+    await deliver(bindings, queue.messages[0]);
+
+    const all = await callJson(`${EXPORTS}?per_page=3`, { token: admin.token });
+    expect(all.res.status).toBe(200);
+    expect(all.body.data.map((j: any) => j.id)).toEqual([ids[3], ids[2], ids[1]]);
+    expect(all.body.meta).toEqual({ total: 4, per_page: 3, current_page: 1, last_page: 2 });
+    expect(all.body.links.next).toBe(`https://api.lingua.test${EXPORTS}?per_page=3&page=2`);
+
+    const completed = await callJson(`${EXPORTS}?status=completed`, { token: admin.token });
+    expect(completed.body.data.map((j: any) => [j.id, j.status])).toEqual([[ids[0], "completed"]]);
+    expect(completed.body.data[0].download_url).toBe(`https://api.lingua.test${EXPORTS}/${ids[0]}/download`);
+    const activity = await callJson(`${EXPORTS}?type=activity&status=queued`, { token: admin.token });
+    expect(activity.body.data.map((j: any) => j.id)).toEqual([ids[3]]);
+
+    const bad = await callJson(`${EXPORTS}?status=done&type=grades`, { token: admin.token });
+    expect(bad.res.status).toBe(422);
+    expect(bad.body.errors.map((e: any) => e.path).sort()).toEqual(["status", "type"]);
+  });
+
+  it("shows another institution's export as 404", async () => {
+    const a = await createTenant();
+    const b = await createTenant();
+    const job = await exportAndWait(a.admin.token, { type: "activity" });
+    for (const path of [`${EXPORTS}/${job.id}`, `${EXPORTS}/${job.id}/download`]) {
+      const { res, body } = await callJson(path, { token: b.admin.token });
+      expect(res.status).toBe(404);
+      expect(body.code).toBe("not_found");
+    }
+    expect((await callJson(EXPORTS, { token: b.admin.token })).body.meta.total).toBe(0);
+    expect((await callJson(`${EXPORTS}/exp_unknown`, { token: a.admin.token })).res.status).toBe(404);
+  });
+});
+
+describe("GET /api/integrations/exports/{id}/download", () => {
+  it("is 409 with the status while queued or processing, then streams the file with its headers", async () => {
+    const { admin, learner, institution } = await createTenant();
+    const course = await createPublishedCourse();
+    await record(learner.token, [attempt(course.items[0]!), attempt(course.items[1]!)]);
+    const queue = new HeldQueue();
+    const bindings = heldBindings(queue);
+    const { body: job } = await requestExport(admin.token, { type: "activity" }, { bindings });
+
+    const early = await callJson(`${EXPORTS}/${job.id}/download`, { token: admin.token });
+    expect(early.res.status).toBe(409);
+    expect(early.res.headers.get("Content-Type")).toBe("application/problem+json");
+    expect(early.res.headers.get("Retry-After")).toBe("5");
+    expect(early.body).toMatchObject({ code: "export_not_ready", detail: expect.stringContaining("is queued") });
+
+    await env.DB.prepare("UPDATE export_jobs SET status = 'processing', progress = 1234 WHERE id = ?").bind(job.id).run();
+    const busy = await callJson(`${EXPORTS}/${job.id}/download`, { token: admin.token });
+    expect(busy.res.status).toBe(409);
+    expect(busy.body.detail).toContain("is processing (1,234 rows written so far)");
+    await env.DB.prepare("UPDATE export_jobs SET status = 'queued', progress = 0 WHERE id = ?").bind(job.id).run();
+
+    await drain(bindings, queue);
+    const res = await call(`${EXPORTS}/${job.id}/download`, { token: admin.token });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    const day = job.created_at.slice(0, 10);
+    expect(res.headers.get("Content-Type")).toBe("text/csv; charset=utf-8");
+    expect(res.headers.get("Content-Disposition")).toBe(`attachment; filename="lingua-activity-${institution.slug}-${day}.csv"`);
+    expect(res.headers.get("Content-Length")).toBe(String(new TextEncoder().encode(text).length));
+    expect(res.headers.get("ETag")).toMatch(/^"[0-9a-f]{32}"$/);
+    expect(res.headers.get("Cache-Control")).toBe("no-store");
+    expect(text.split("\r\n")).toHaveLength(4);
+
+    // Conditional request: 304 without a body.
+    const again = await call(`${EXPORTS}/${job.id}/download`, { token: admin.token, headers: { "If-None-Match": `W/"x", ${res.headers.get("ETag")}` } });
+    expect(again.status).toBe(304);
+    expect(await again.text()).toBe("");
+
+    // bom=true: a UTF-8 byte-order mark in front, three bytes more, another ETag.
+    const bom = await call(`${EXPORTS}/${job.id}/download?bom=true`, { token: admin.token });
+    const bytes = new Uint8Array(await bom.arrayBuffer());
+    expect([...bytes.slice(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
+    expect(new TextDecoder().decode(bytes.slice(3))).toBe(text);
+    expect(bom.headers.get("Content-Length")).toBe(String(bytes.length));
+    expect(bom.headers.get("ETag")).not.toBe(res.headers.get("ETag"));
+    const bomAgain = await call(`${EXPORTS}/${job.id}/download?bom=true`, { token: admin.token, headers: { "If-None-Match": bom.headers.get("ETag")! } });
+    expect(bomAgain.status).toBe(304);
+  });
+
+  it("is 409 with the reason for a failed export and 410 for an expired one", async () => {
+    const { admin } = await createTenant();
+    const failed = await exportAndWait(admin.token, { type: "activity" });
+    await env.DB.prepare("UPDATE export_jobs SET status = 'failed', error = 'The disk was full.' WHERE id = ?").bind(failed.id).run();
+    const f = await callJson(`${EXPORTS}/${failed.id}/download`, { token: admin.token });
+    expect(f.res.status).toBe(409);
+    expect(f.body).toMatchObject({ code: "export_failed", detail: expect.stringContaining("The disk was full.") });
+    expect((await callJson(`${EXPORTS}/${failed.id}`, { token: admin.token })).body).toMatchObject({ status: "failed", error: "The disk was full." });
+
+    const expired = await exportAndWait(admin.token, { type: "activity" });
+    await env.DB.prepare("UPDATE export_jobs SET status = 'expired' WHERE id = ?").bind(expired.id).run();
+    const e = await callJson(`${EXPORTS}/${expired.id}/download`, { token: admin.token });
+    expect(e.res.status).toBe(410);
+    expect(e.body).toMatchObject({ code: "export_expired", status: 410 });
+
+    // Past its retention but not yet swept: already 410.
+    const due = await exportAndWait(admin.token, { type: "activity" });
+    await env.DB.prepare("UPDATE export_jobs SET expires_at = '2020-01-01T00:00:00Z' WHERE id = ?").bind(due.id).run();
+    expect((await call(`${EXPORTS}/${due.id}/download`, { token: admin.token })).status).toBe(410);
+  });
+
+  it("needs exports:read", async () => {
+    const { admin } = await createTenant();
+    const job = await exportAndWait(admin.token, { type: "activity" });
+    const writeOnly = await mintToken(admin, ["exports:write"]);
+    const { res, body } = await callJson(`${EXPORTS}/${job.id}/download`, { token: writeOnly.token });
+    expect(res.status).toBe(403);
+    expect(body.detail).toContain("exports:read");
+  });
+});
+
+describe("export events", () => {
+  it("writes exactly one export.completed event to the outbox, with the figures and the download path", async () => {
+    const { admin, institution } = await createTenant();
+    const job = await exportAndWait(admin.token, { type: "learner_progress" });
+    expect(await outboxFor(job.id)).toEqual([
+      {
+        type: "export.completed",
+        institution_id: institution.id,
+        user_id: admin.id,
+        payload: {
+          export_id: job.id,
+          type: "learner_progress",
+          row_count: 0,
+          byte_size: job.byte_size,
+          download_url: `${EXPORTS}/${job.id}/download`,
+          expires_at: job.expires_at,
+        },
+      },
+    ]);
+    expect(Date.parse(job.expires_at) - Date.parse(job.completed_at)).toBe(7 * 86_400_000);
+  });
+});
+
+describe("the OpenAPI document", () => {
+  it("describes the four operations, their 202/304/409/410 answers and every CSV column", async () => {
+    const { body: doc } = await callJson("/api/openapi.json");
+    const list = doc.paths[EXPORTS];
+    const one = doc.paths[`${EXPORTS}/{id}`];
+    const download = doc.paths[`${EXPORTS}/{id}/download`];
+    expect(list.get["x-required-ability"]).toBe("exports:read");
+    expect(list.post["x-required-ability"]).toBe("exports:write");
+    expect(one.get.operationId).toBe("getExport");
+    expect(Object.keys(list.post.responses)).toEqual(expect.arrayContaining(["202", "409", "422"]));
+    expect(list.post.responses["202"].headers.Location).toBeDefined();
+    expect(list.post.parameters.map((p: any) => p.name)).toContain("Idempotency-Key");
+    expect(Object.keys(download.get.responses)).toEqual(expect.arrayContaining(["200", "304", "409", "410"]));
+    expect(Object.keys(download.get.responses["200"].content)).toEqual(["text/csv; charset=utf-8"]);
+    expect(list.get.parameters.map((p: any) => p.name)).toEqual(expect.arrayContaining(["page", "per_page", "status", "type"]));
+    for (const column of ["attempt_id", "xp_awarded", "progress_percent", "cefr_level", "lesson_title", "kind"]) {
+      expect(list.post.description).toContain(`\`${column}\``);
+      expect(download.get.description).toContain(`\`${column}\``);
+    }
+    expect(doc.tags.map((t: any) => t.name)).toContain("Exports");
+    for (const op of [list.get, list.post, one.get, download.get]) expect(op.tags).toEqual(["Exports"]);
+  });
+});

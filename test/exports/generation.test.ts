@@ -1,0 +1,268 @@
+import { env } from "cloudflare:test";
+import { parse } from "csv-parse/sync";
+import { beforeAll, describe, expect, it } from "vitest";
+import { GAVE_UP } from "../../src/domains/exports/consumer";
+import { call, callJson } from "../helpers/api";
+import { createTenant, type Tenant } from "../helpers/tenants";
+import { deliver, downloadRecords, drain, EXPORTS, getJob, HeldQueue, heldBindings, jobRow, outboxFor, requestExport } from "./support";
+
+// Generation across queue messages with real R2 multipart uploads. R2 (and its local simulator)
+// wants every part but the last to be at least 5 MiB, so these exports are about 19 MB: 3 full parts
+// and a last one. The test settings (vitest.config.ts) give every invocation a 1 ms time budget, so
+// each message writes one part and hands over to the next; keyset pages of 997 rows here.
+
+const ROWS = 100_000;
+const PART = 5 * 1024 * 1024;
+const PAGE_SIZE = "997";
+let tenant: Tenant;
+let expected: Record<string, string>[];
+
+beforeAll(async () => {
+  tenant = await createTenant();
+  // Rows straight into D1: three attempts a second (ties broken by id, in an order unlike insertion),
+  // and a lesson id with a quote, a comma, a line break and multi-byte characters, so that quoted,
+  // multi-line rows straddle part boundaries.
+  const start = Math.floor(Date.now() / 1000) - 86_400;
+  await env.DB.prepare(
+    `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ?1 - 1)
+     INSERT INTO attempts (id, user_id, institution_id, training_item_id, lesson_id, course_id, skill, cefr_level, score, correct,
+                           duration_seconds, occurred_at, local_day, xp_awarded, recorded_at)
+     SELECT printf('%08x-0000-4000-8000-%012d', (i * 7919) % 1000003, i), ?2, ?3, 'itm_bulk_' || (i % 50),
+            'les "bulk", é€' || char(10) || (i % 10), 'crs_bulk', 'reading', 'B1', (i % 100) / 100.0, i % 2, i % 300,
+            strftime('%Y-%m-%dT%H:%M:%SZ', ?4 + i / 3, 'unixepoch'), '2026-01-01', i % 20, strftime('%Y-%m-%dT%H:%M:%SZ', ?4, 'unixepoch')
+     FROM n`,
+  )
+    .bind(ROWS, tenant.learner.id, tenant.institution.id, start)
+    .run();
+  const { results } = await env.DB.prepare(
+    `SELECT id, occurred_at, user_id, course_id, lesson_id, training_item_id, skill, cefr_level, round(score, 3) AS score, correct,
+            duration_seconds, xp_awarded, recorded_at
+     FROM attempts WHERE institution_id = ? ORDER BY occurred_at, id`,
+  )
+    .bind(tenant.institution.id)
+    .all<Record<string, string | number>>();
+  expected = results.map((r) => ({
+    attempt_id: String(r.id),
+    occurred_at: String(r.occurred_at),
+    user_id: String(r.user_id),
+    course_id: String(r.course_id),
+    lesson_id: String(r.lesson_id),
+    training_item_id: String(r.training_item_id),
+    skill: String(r.skill),
+    cefr_level: String(r.cefr_level),
+    score: String(r.score),
+    correct: r.correct ? "true" : "false",
+    duration_seconds: String(r.duration_seconds),
+    xp_awarded: String(r.xp_awarded),
+    recorded_at: String(r.recorded_at),
+  }));
+  expect(expected).toHaveLength(ROWS);
+}, 120_000);
+
+/** An R2 binding whose uploads throw right after storing part `failOn`, as if the worker died there. */
+function crashingBucket(failOn: number): R2Bucket {
+  const real = env.EXPORTS_BUCKET;
+  const wrap = (upload: R2MultipartUpload) =>
+    ({
+      key: upload.key,
+      uploadId: upload.uploadId,
+      async uploadPart(n: number, value: Uint8Array) {
+        const part = await upload.uploadPart(n, value);
+        if (n === failOn) throw new Error(`simulated crash after uploading part ${n}`);
+        return part;
+      },
+      abort: () => upload.abort(),
+      complete: (parts: R2UploadedPart[]) => upload.complete(parts),
+    }) as unknown as R2MultipartUpload;
+  return {
+    createMultipartUpload: async (key: string, options?: R2MultipartOptions) => wrap(await real.createMultipartUpload(key, options)),
+    resumeMultipartUpload: (key: string, uploadId: string) => wrap(real.resumeMultipartUpload(key, uploadId)),
+    put: real.put.bind(real),
+    get: real.get.bind(real),
+    head: real.head.bind(real),
+    delete: real.delete.bind(real),
+  } as unknown as R2Bucket;
+}
+
+async function startExport(queue: HeldQueue) {
+  const { res, body } = await requestExport(tenant.admin.token, { type: "activity" }, { bindings: heldBindings(queue) });
+  expect(res.status).toBe(202);
+  return body.id as string;
+}
+
+async function expectExactFile(id: string) {
+  const { records, res } = await downloadRecords(tenant.admin.token, id);
+  // Compared in bulk first (a readable failure), then every row in order.
+  expect(records.length).toBe(ROWS);
+  expect(records.map((r) => r.attempt_id)).toEqual(expected.map((r) => r.attempt_id));
+  expect(records).toEqual(expected);
+  const job = await getJob(tenant.admin.token, id);
+  expect(job).toMatchObject({ status: "completed", row_count: ROWS, progress: ROWS });
+  expect(Number(res.headers.get("Content-Length"))).toBe(job.byte_size);
+  expect(job.byte_size).toBeGreaterThan(3 * PART);
+  expect(job.byte_size).toBeLessThan(4 * PART);
+  const row = await jobRow(id);
+  expect(JSON.parse(row!.parts).map((p: any) => p.partNumber)).toEqual([1, 2, 3, 4]);
+  expect(row!.part_size).toBe(PART);
+  return job;
+}
+
+describe("a multi-part export", () => {
+  it("goes queued → processing → completed across several queue messages, one 5 MiB part each, and yields exactly the rows in order", async () => {
+    const queue = new HeldQueue();
+    const bindings = heldBindings(queue, { EXPORT_PAGE_SIZE: PAGE_SIZE });
+    const id = await startExport(queue);
+    expect((await getJob(tenant.admin.token, id)).status).toBe("queued");
+
+    const seen: { status: string; progress: number; parts: number; generation: number }[] = [];
+    while (queue.messages.length > 0) {
+      const message = queue.take();
+      expect(message).toEqual({ job_id: id, generation: seen.length });
+      const outcome = await deliver(bindings, message);
+      expect(outcome.acked).toBe(true);
+      const job = await getJob(tenant.admin.token, id);
+      const row = await jobRow(id);
+      seen.push({ status: job.status, progress: job.progress, parts: JSON.parse(row!.parts).length, generation: row!.generation });
+      if (job.status === "processing") {
+        // Between messages: nobody holds the job, and the file cannot be downloaded yet.
+        expect(row!.lease_id).toBeNull();
+        expect((await call(`${EXPORTS}/${id}/download`, { token: tenant.admin.token })).status).toBe(409);
+      }
+    }
+    expect(seen.map((s) => s.status)).toEqual(["processing", "processing", "processing", "completed"]);
+    expect(seen.map((s) => s.parts)).toEqual([1, 2, 3, 4]);
+    expect(seen.map((s) => s.generation)).toEqual([1, 2, 3, 3]);
+    // Progress counts the rows whose text is wholly in uploaded parts, so it grows by about a part's worth.
+    const progress = seen.map((s) => s.progress);
+    expect(progress[0]).toBeGreaterThan(0);
+    expect([...progress].sort((a, b) => a - b)).toEqual(progress);
+    expect(progress[3]).toBe(ROWS);
+
+    const job = await expectExactFile(id);
+    expect((await env.EXPORTS_BUCKET.head(`exports/${tenant.institution.id}/${id}.csv`))!.size).toBe(job.byte_size);
+    expect((await outboxFor(id)).map((e) => e.type)).toEqual(["export.completed"]);
+  });
+
+  it("a continuation that fails after uploading its part is retried from the last checkpoint: no row doubled or lost", async () => {
+    const queue = new HeldQueue();
+    const bindings = heldBindings(queue, { EXPORT_PAGE_SIZE: PAGE_SIZE });
+    const id = await startExport(queue);
+    expect((await deliver(bindings, queue.take())).acked).toBe(true);
+    const continuation = queue.take();
+
+    const failed = await deliver({ ...bindings, EXPORTS_BUCKET: crashingBucket(2) }, continuation);
+    expect(failed.acked).toBe(false);
+    expect(failed.retried).toEqual({ delaySeconds: 5 });
+    const after = await jobRow(id);
+    // Part 2 reached R2 but its checkpoint did not: the job still stands after part 1, free for the retry.
+    expect(JSON.parse(after!.parts)).toHaveLength(1);
+    expect(after).toMatchObject({ status: "processing", lease_id: null, generation: 1 });
+    expect(queue.messages).toHaveLength(0);
+
+    // The queue's retry of the same message.
+    expect((await deliver(bindings, continuation, { attempts: 2 })).acked).toBe(true);
+    await drain(bindings, queue);
+    await expectExactFile(id);
+  });
+
+  it("a crashed invocation that kept its lease is taken over by the retry once the lease has run out", async () => {
+    const queue = new HeldQueue();
+    const bindings = heldBindings(queue, { EXPORT_PAGE_SIZE: PAGE_SIZE });
+    const id = await startExport(queue);
+    await deliver(bindings, queue.take());
+    const continuation = queue.take();
+    // The worker running the continuation died after claiming the job and uploading a part 2 of its own.
+    const row = await jobRow(id);
+    await env.EXPORTS_BUCKET.resumeMultipartUpload(row!.r2_key, row!.upload_id).uploadPart(2, new Uint8Array(PART).fill(120));
+    await env.DB.prepare("UPDATE export_jobs SET lease_id = 'lse_dead', lease_until = ? WHERE id = ?").bind(Date.now() + 60_000, id).run();
+
+    const early = await deliver(bindings, continuation, { attempts: 2 });
+    expect(early.acked).toBe(false);
+    expect(early.retried!.delaySeconds).toBeGreaterThanOrEqual(59);
+    expect(early.retried!.delaySeconds).toBeLessThanOrEqual(61);
+
+    await env.DB.prepare("UPDATE export_jobs SET lease_until = ? WHERE id = ?").bind(Date.now() - 1, id).run();
+    expect((await deliver(bindings, continuation, { attempts: 3 })).acked).toBe(true);
+    await drain(bindings, queue);
+    await expectExactFile(id);
+  });
+
+  it("two deliveries of one message at once: one writes, its twin stands back, and the file is exact", async () => {
+    const queue = new HeldQueue();
+    const bindings = heldBindings(queue, { EXPORT_PAGE_SIZE: PAGE_SIZE });
+    const id = await startExport(queue);
+    const first = queue.take();
+    const outcomes = await Promise.all([deliver(bindings, first), deliver(bindings, first)]);
+    // One claims the job; its twin finds it leased and comes back later (or, had it come after the
+    // hand-over, would have been dropped as a message of a past generation).
+    const twins = outcomes.filter((o) => o.retried);
+    expect(outcomes.filter((o) => o.acked).length + twins.length).toBe(2);
+    expect(twins.length).toBeLessThanOrEqual(1);
+    for (const twin of twins) {
+      expect(twin.retried!.delaySeconds).toBeGreaterThan(0);
+      expect((await deliver(bindings, first, { attempts: 2 })).acked).toBe(true);
+    }
+    // Exactly one continuation: only one invocation wrote part 1 and handed over.
+    expect(queue.messages).toEqual([{ job_id: id, generation: 1 }]);
+    await drain(bindings, queue);
+    await expectExactFile(id);
+    // A late duplicate of any message changes nothing.
+    expect((await deliver(bindings, { job_id: id, generation: 1 })).acked).toBe(true);
+    expect((await outboxFor(id)).map((e) => e.type)).toEqual(["export.completed"]);
+  });
+});
+
+describe("permanent failure", () => {
+  it("a message the queue gave up on fails the job with a reason, aborts its multipart upload and emits export.failed", async () => {
+    const queue = new HeldQueue();
+    const bindings = heldBindings(queue, { EXPORT_PAGE_SIZE: PAGE_SIZE });
+    const id = await startExport(queue);
+    await deliver(bindings, queue.take());
+    const continuation = queue.take();
+    const before = await jobRow(id);
+    expect(before!.upload_id).toBeTruthy();
+
+    // A dead letter of an older generation is not the job's current message: ignored.
+    expect((await deliver(bindings, { job_id: id, generation: 0 }, { queue: "lingua-exports-dlq" })).acked).toBe(true);
+    expect((await jobRow(id))!.status).toBe("processing");
+
+    expect((await deliver(bindings, continuation, { queue: "lingua-exports-dlq" })).acked).toBe(true);
+    const job = await getJob(tenant.admin.token, id);
+    expect(job).toMatchObject({ status: "failed", error: GAVE_UP, download_url: null });
+    const upload = env.EXPORTS_BUCKET.resumeMultipartUpload(before!.r2_key, before!.upload_id);
+    await expect(upload.uploadPart(2, new Uint8Array(10))).rejects.toThrow();
+    expect(await outboxFor(id)).toEqual([
+      { type: "export.failed", institution_id: tenant.institution.id, user_id: tenant.admin.id, payload: { export_id: id, type: "activity", error: GAVE_UP } },
+    ]);
+    const download = await callJson(`${EXPORTS}/${id}/download`, { token: tenant.admin.token });
+    expect(download.res.status).toBe(409);
+    expect(download.body).toMatchObject({ code: "export_failed", detail: expect.stringContaining(GAVE_UP) });
+
+    // The original message arriving after all: nothing changes.
+    expect((await deliver(bindings, continuation)).acked).toBe(true);
+    expect((await jobRow(id))!.status).toBe("failed");
+    expect(await outboxFor(id)).toHaveLength(1);
+  });
+
+  it("a failure that retrying cannot mend fails the job at once, without retries", async () => {
+    const queue = new HeldQueue();
+    const bindings = heldBindings(queue);
+    const id = await startExport(queue);
+    await env.DB.prepare("UPDATE export_jobs SET type = 'grades' WHERE id = ?").bind(id).run();
+    expect((await deliver(bindings, queue.take())).acked).toBe(true);
+    expect(await jobRow(id)).toMatchObject({ status: "failed", error: "Unknown export type grades." });
+  });
+});
+
+describe("a small export through the real queue", () => {
+  it("is a single plain object, no multipart upload", async () => {
+    const small = await createTenant();
+    const { res, body } = await requestExport(small.admin.token, { type: "activity" });
+    expect(res.status).toBe(202);
+    for (let i = 0; i < 400 && (await jobRow(body.id))!.status !== "completed"; i++) await new Promise((r) => setTimeout(r, 25));
+    const row = await jobRow(body.id);
+    expect(row).toMatchObject({ status: "completed", upload_id: null, parts: "[]", attempts: 1 });
+    const text = await (await call(`${EXPORTS}/${body.id}/download`, { token: small.admin.token })).text();
+    expect(parse(text)).toEqual([["attempt_id", "occurred_at", "user_id", "course_id", "lesson_id", "training_item_id", "skill", "cefr_level", "score", "correct", "duration_seconds", "xp_awarded", "recorded_at"]]);
+  });
+});

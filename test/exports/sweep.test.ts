@@ -1,0 +1,83 @@
+import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { TOO_SLOW } from "../../src/domains/exports/sweep";
+import worker from "../../src/index";
+import { callJson } from "../helpers/api";
+import { createTenant } from "../helpers/tenants";
+import { deliver, EXPORTS, exportAndWait, HeldQueue, heldBindings, jobRow, outboxFor, requestExport } from "./support";
+
+/** The minute cron, as the runtime runs it (every sweep of src/scheduled.ts). */
+async function cron(bindings: Cloudflare.Env = env) {
+  const ctx = createExecutionContext();
+  await worker.scheduled!(createScheduledController({ scheduledTime: Date.now(), cron: "* * * * *" }), bindings, ctx);
+  await waitOnExecutionContext(ctx);
+}
+
+describe("the exports sweep", () => {
+  it("deletes the file of an export past its retention and marks it expired; the download is then 410", async () => {
+    const { admin } = await createTenant();
+    const due = await exportAndWait(admin.token, { type: "activity" });
+    const kept = await exportAndWait(admin.token, { type: "completions" });
+    const row = await jobRow(due.id);
+    expect(await env.EXPORTS_BUCKET.head(row!.r2_key)).not.toBeNull();
+    await env.DB.prepare("UPDATE export_jobs SET expires_at = ? WHERE id = ?").bind(new Date(Date.now() - 1000).toISOString(), due.id).run();
+
+    await cron();
+    expect(await env.EXPORTS_BUCKET.head(row!.r2_key)).toBeNull();
+    const { body } = await callJson(`${EXPORTS}/${due.id}`, { token: admin.token });
+    expect(body).toMatchObject({ status: "expired", row_count: 0, download_url: null });
+    const download = await callJson(`${EXPORTS}/${due.id}/download`, { token: admin.token });
+    expect(download.res.status).toBe(410);
+    expect(download.body.code).toBe("export_expired");
+    // Another export, still within its 7 days, is untouched.
+    expect((await jobRow(kept.id))!.status).toBe("completed");
+    expect(await env.EXPORTS_BUCKET.head((await jobRow(kept.id))!.r2_key)).not.toBeNull();
+  });
+
+  it("sends a new message for a job whose message was lost, once, and the job then completes", async () => {
+    const { admin } = await createTenant();
+    const lost = new HeldQueue();
+    const { body: job } = await requestExport(admin.token, { type: "learner_progress" }, { bindings: heldBindings(lost) });
+    lost.messages.length = 0; // the message never arrives
+    await env.DB.prepare("UPDATE export_jobs SET heartbeat_at = ? WHERE id = ?").bind(Date.now() - 16 * 60_000, job.id).run();
+
+    const queue = new HeldQueue();
+    await cron(heldBindings(queue));
+    await cron(heldBindings(queue));
+    expect(queue.messages).toEqual([{ job_id: job.id, generation: 0 }]);
+    expect((await deliver(heldBindings(queue), queue.take())).acked).toBe(true);
+    expect((await jobRow(job.id))!.status).toBe("completed");
+  });
+
+  it("leaves alone a job that is leased or recently active", async () => {
+    const { admin } = await createTenant();
+    const held = new HeldQueue();
+    const { body: fresh } = await requestExport(admin.token, { type: "activity" }, { bindings: heldBindings(held) });
+    const { body: leased } = await requestExport(admin.token, { type: "activity" }, { bindings: heldBindings(held) });
+    await env.DB.prepare("UPDATE export_jobs SET heartbeat_at = ?, lease_id = 'lse_x', lease_until = ? WHERE id = ?")
+      .bind(Date.now() - 16 * 60_000, Date.now() + 60_000, leased.id)
+      .run();
+    const queue = new HeldQueue();
+    await cron(heldBindings(queue));
+    expect(queue.messages).toEqual([]);
+    expect((await jobRow(fresh.id))!.status).toBe("queued");
+  });
+
+  it("gives up a job that has not finished within a day: failed, upload aborted, export.failed", async () => {
+    const { admin, institution } = await createTenant();
+    const held = new HeldQueue();
+    const { body: job } = await requestExport(admin.token, { type: "activity" }, { bindings: heldBindings(held) });
+    const row = await jobRow(job.id);
+    const upload = await env.EXPORTS_BUCKET.createMultipartUpload(row!.r2_key);
+    await env.DB.prepare("UPDATE export_jobs SET status = 'processing', upload_id = ?, created_at = ? WHERE id = ?")
+      .bind(upload.uploadId, new Date(Date.now() - 25 * 3_600_000).toISOString().replace(/\.\d{3}Z$/, "Z"), job.id)
+      .run();
+
+    await cron(heldBindings(new HeldQueue()));
+    expect(await jobRow(job.id)).toMatchObject({ status: "failed", error: TOO_SLOW });
+    await expect(env.EXPORTS_BUCKET.resumeMultipartUpload(row!.r2_key, upload.uploadId).uploadPart(1, new Uint8Array(8))).rejects.toThrow();
+    expect(await outboxFor(job.id)).toEqual([
+      { type: "export.failed", institution_id: institution.id, user_id: admin.id, payload: { export_id: job.id, type: "activity", error: TOO_SLOW } },
+    ]);
+  });
+});
