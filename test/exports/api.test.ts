@@ -78,7 +78,7 @@ describe("POST /api/integrations/exports", () => {
     const staff = await createPlatformAdmin();
     const refused = await requestExport(staff.token, { type: "activity" });
     expect(refused.res.status).toBe(403);
-    expect(refused.body).toMatchObject({ code: "forbidden", detail: expect.stringContaining("per institution") });
+    expect(refused.body).toMatchObject({ code: "forbidden", detail: expect.stringContaining("belongs to an institution") });
     expect((await callJson(EXPORTS, { token: staff.token })).res.status).toBe(403);
   });
 
