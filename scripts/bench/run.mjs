@@ -14,6 +14,10 @@
 //                             routes on a ~10k- and a ~1M-attempt dataset, rows read per request, its own
 //                             floors. Not part of the default run (about 10 minutes of load plus, the first
 //                             time each day, ~6 minutes to build the large dataset; see datasets.mjs).
+//   BENCH_ONLY=exports        the exports scenario (scripts/bench/exports.mjs): a 1,000,000-row activity
+//                             export end to end, rows/s, workerd's peak memory and the download's MB/s,
+//                             against a plain D1 → R2 copy of the same rows. Opt-in (a few minutes; uses
+//                             the large dataset of the activity scenario).
 //
 // Workers run under the Miniflare API (workerd), not `wrangler dev`; the load comes from a second,
 // long-lived Node process (load.mjs --serve, autocannon). At each concurrency level every target is
@@ -54,6 +58,7 @@ import {
   workerOptions,
 } from "./lib.mjs";
 import { activityReport, runActivity } from "./activity.mjs";
+import { exportsReport, runExports } from "./exports.mjs";
 import { BENCH_RATE_LIMIT_PER_MINUTE, BENCH_TENANT, seedBenchTenant } from "./seed.mjs";
 
 // ---------------------------------------------------------------------------------------------
@@ -174,9 +179,9 @@ const STARTUP_GOAL = { max: 2, text: "start-up ≤ 2× bare Hono" };
 // ---------------------------------------------------------------------------------------------
 // Selection
 
-const SCENARIOS = [...TARGETS.map((t) => t.id), "startup", "activity"];
+const SCENARIOS = [...TARGETS.map((t) => t.id), "startup", "activity", "exports"];
 /** Only with BENCH_ONLY: too long for the default run. */
-const OPT_IN_SCENARIOS = new Set(["activity"]);
+const OPT_IN_SCENARIOS = new Set(["activity", "exports"]);
 
 function selectScenarios() {
   if (!settings.only) {
@@ -441,10 +446,11 @@ async function main() {
   const workersNeeded = new Set(targets.map((t) => t.worker));
   const wantStartup = selected.has("startup");
   const wantActivity = selected.has("activity");
+  const wantExports = selected.has("exports");
   if (wantActivity) workersNeeded.add("floor");
 
   console.error(`bench: bundling…`);
-  await prepareBundles(workersNeeded.has("lingua") || wantStartup || wantActivity, wantStartup);
+  await prepareBundles(workersNeeded.has("lingua") || wantStartup || wantActivity || wantExports, wantStartup);
 
   // Start-up first, while nothing else runs on the machine.
   let startup = null;
@@ -458,6 +464,7 @@ async function main() {
   const failures = [];
   let loadGenerator = null;
   let activity = null;
+  let exportsResult = null;
   const stop = async () => {
     if (loadGenerator) await loadGenerator.close().catch(() => undefined);
     for (const w of Object.values(started)) await w.dispose().catch(() => undefined);
@@ -520,6 +527,7 @@ async function main() {
       activity = await runActivity({ config, scriptPath: build.lingua.scriptPath, settings, loadGenerator, floorTargets });
       failures.push(...activity.failures);
     }
+    if (wantExports) exportsResult = await runExports({ config, scriptPath: build.lingua.scriptPath });
   } finally {
     await stop();
   }
@@ -533,6 +541,7 @@ async function main() {
 
   printReport({ system, summary, runs, startup, checks, failures, tenantNote, selectionNote });
   if (activity) console.log(activityReport(activity, settings, formatTable));
+  if (exportsResult) console.log(exportsReport(exportsResult, formatTable));
 
   const results = {
     system,
@@ -551,6 +560,8 @@ async function main() {
     goals: checks,
     // BENCH_ONLY=activity: datasets, D1 meter probes, summary, runs and goals of the learning-activity scenario.
     activity,
+    // BENCH_ONLY=exports: every run of the exports scenario and its summary.
+    exports: exportsResult,
     failures,
   };
   const file = join(ensureDir(BENCH_OUT), "results.json");
