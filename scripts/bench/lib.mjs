@@ -35,6 +35,15 @@ export async function readWranglerConfig(configPath = join(ROOT, "wrangler.toml"
     d1Databases[d.binding] = d.database_id ?? d.database_name;
     migrationDirs[d.binding] = resolve(dirname(configPath), d.migrations_dir ?? "migrations");
   }
+  // Queues and R2, in Miniflare's shape (producers by binding, consumers by queue name).
+  const queueProducers = Object.fromEntries((config.queues?.producers ?? []).map((p) => [p.binding, p.queue]));
+  const queueConsumers = Object.fromEntries(
+    (config.queues?.consumers ?? []).map((c) => [
+      c.queue,
+      { maxBatchSize: c.max_batch_size, maxBatchTimeout: c.max_batch_timeout, maxRetries: c.max_retries, deadLetterQueue: c.dead_letter_queue },
+    ]),
+  );
+  const r2Buckets = Object.fromEntries((config.r2_buckets ?? []).map((b) => [b.binding, b.bucket_name]));
   return {
     name: config.name,
     compatibilityDate: config.compatibility_date,
@@ -43,14 +52,9 @@ export async function readWranglerConfig(configPath = join(ROOT, "wrangler.toml"
     d1Databases,
     migrationDirs,
     durableObjects,
-    queueProducers: Object.fromEntries((config.queues?.producers ?? []).map((p) => [p.binding, { queueName: p.queue }])),
-    queueConsumers: Object.fromEntries(
-      (config.queues?.consumers ?? []).map((c) => [
-        c.queue,
-        { maxBatchSize: c.max_batch_size, maxBatchTimeout: c.max_batch_timeout, maxRetries: c.max_retries, deadLetterQueue: c.dead_letter_queue },
-      ]),
-    ),
-    r2Buckets: Object.fromEntries((config.r2_buckets ?? []).map((b) => [b.binding, b.bucket_name])),
+    queueProducers,
+    queueConsumers,
+    r2Buckets,
   };
 }
 

@@ -16,6 +16,10 @@
 //                             routes on a ~10k- and a ~1M-attempt dataset, rows read per request, its own
 //                             floors. Not part of the default run (about 10 minutes of load plus, the first
 //                             time each day, ~6 minutes to build the large dataset; see datasets.mjs).
+//   BENCH_ONLY=exports        the exports scenario (scripts/bench/exports.mjs): a 1,000,000-row activity
+//                             export end to end, rows/s, workerd's peak memory and the download's MB/s,
+//                             against a plain D1 → R2 copy of the same rows. Opt-in (a few minutes; uses
+//                             the large dataset of the activity scenario).
 //
 // Workers run under the Miniflare API (workerd), not `wrangler dev`; the load comes from a second,
 // long-lived Node process (load.mjs --serve, autocannon). At each concurrency level every target is
@@ -57,6 +61,7 @@ import {
 } from "./lib.mjs";
 import { activityReport, runActivity } from "./activity.mjs";
 import { runWebhooks, webhooksReport } from "./webhooks.mjs";
+import { exportsReport, runExports } from "./exports.mjs";
 import { BENCH_RATE_LIMIT_PER_MINUTE, BENCH_TENANT, seedBenchTenant } from "./seed.mjs";
 
 // ---------------------------------------------------------------------------------------------
@@ -177,9 +182,9 @@ const STARTUP_GOAL = { max: 2, text: "start-up ≤ 2× bare Hono" };
 // ---------------------------------------------------------------------------------------------
 // Selection
 
-const SCENARIOS = [...TARGETS.map((t) => t.id), "startup", "activity", "webhooks"];
+const SCENARIOS = [...TARGETS.map((t) => t.id), "startup", "activity", "webhooks", "exports"];
 /** Only with BENCH_ONLY: too long for the default run. */
-const OPT_IN_SCENARIOS = new Set(["activity", "webhooks"]);
+const OPT_IN_SCENARIOS = new Set(["activity", "webhooks", "exports"]);
 
 function selectScenarios() {
   if (!settings.only) {
@@ -445,10 +450,11 @@ async function main() {
   const wantStartup = selected.has("startup");
   const wantActivity = selected.has("activity");
   const wantWebhooks = selected.has("webhooks");
+  const wantExports = selected.has("exports");
   if (wantActivity) workersNeeded.add("floor");
 
   console.error(`bench: bundling…`);
-  await prepareBundles(workersNeeded.has("lingua") || wantStartup || wantActivity || wantWebhooks, wantStartup);
+  await prepareBundles(workersNeeded.has("lingua") || wantStartup || wantActivity || wantWebhooks || wantExports, wantStartup);
 
   // Start-up first, while nothing else runs on the machine.
   let startup = null;
@@ -463,6 +469,7 @@ async function main() {
   let loadGenerator = null;
   let activity = null;
   let webhooks = null;
+  let exportsResult = null;
   const stop = async () => {
     if (loadGenerator) await loadGenerator.close().catch(() => undefined);
     for (const w of Object.values(started)) await w.dispose().catch(() => undefined);
@@ -530,6 +537,7 @@ async function main() {
       webhooks = await runWebhooks({ config, scriptPath: build.lingua.scriptPath });
       failures.push(...webhooks.failures);
     }
+    if (wantExports) exportsResult = await runExports({ config, scriptPath: build.lingua.scriptPath });
   } finally {
     await stop();
   }
@@ -544,6 +552,7 @@ async function main() {
   printReport({ system, summary, runs, startup, checks, failures, tenantNote, selectionNote });
   if (activity) console.log(activityReport(activity, settings, formatTable));
   if (webhooks) console.log(webhooksReport(webhooks));
+  if (exportsResult) console.log(exportsReport(exportsResult, formatTable));
 
   const results = {
     system,
@@ -564,6 +573,8 @@ async function main() {
     activity,
     // BENCH_ONLY=webhooks: latency, burst, floor and API latency of the webhook pipeline.
     webhooks,
+    // BENCH_ONLY=exports: every run of the exports scenario and its summary.
+    exports: exportsResult,
     failures,
   };
   const file = join(ensureDir(BENCH_OUT), "results.json");

@@ -118,8 +118,3 @@ export async function outboxFor(exportId: string) {
     .all<{ type: string; institution_id: string; user_id: string; payload: string }>();
   return results.map((r) => ({ ...r, payload: JSON.parse(r.payload) }));
 }
-
-/** ISO instant at second precision, like every timestamp the API stores. */
-export function iso(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(".000Z", "Z");
-}

@@ -1,6 +1,7 @@
 import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { TOO_SLOW } from "../../src/domains/exports/sweep";
+import { nowIso } from "../../src/platform/ids";
 import worker from "../../src/index";
 import { callJson } from "../helpers/api";
 import { createTenant } from "../helpers/tenants";
@@ -70,7 +71,7 @@ describe("the exports sweep", () => {
     const row = await jobRow(job.id);
     const upload = await env.EXPORTS_BUCKET.createMultipartUpload(row!.r2_key);
     await env.DB.prepare("UPDATE export_jobs SET status = 'processing', upload_id = ?, created_at = ? WHERE id = ?")
-      .bind(upload.uploadId, new Date(Date.now() - 25 * 3_600_000).toISOString().replace(/\.\d{3}Z$/, "Z"), job.id)
+      .bind(upload.uploadId, nowIso(Date.now() - 25 * 3_600_000), job.id)
       .run();
 
     await cron(heldBindings(new HeldQueue()));

@@ -3,7 +3,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { createPublishedCourse, type CourseFixture } from "../helpers/progress-fixture";
 import { createTenant, type Tenant, type TestUser } from "../helpers/tenants";
 import { attempt, learnerIn, record } from "../progress/reads/support";
-import { exportRecords, iso } from "./support";
+import { nowIso as iso } from "../../src/platform/ids";
+import { exportRecords } from "./support";
 
 // Known activity, recorded through POST /api/progress/attempts, then each export type through the
 // real exports queue, parsed with a CSV parser and compared row by row.
