@@ -4,9 +4,18 @@ import worker from "../../../src/index";
 import { BASE, callJson } from "../../helpers/api";
 import { insertUser, signIn, type TestUser } from "../../helpers/tenants";
 
+/**
+ * A recent instant that is still today in UTC (a minute ago, or midnight just past), so tests that read
+ * "today" do not fail in the first minutes after midnight.
+ */
+export function recentToday(agoMs = 60_000, now = Date.now()): number {
+  const midnight = now - (now % 86_400_000);
+  return Math.max(now - agoMs, midnight);
+}
+
 /** One attempt as a client sends it; `at` is the instant it happened. */
 export function attempt(itemId: string, overrides: { score?: number; correct?: boolean; duration_seconds?: number; at?: string | number } = {}) {
-  const { at = Date.now() - 60_000, ...rest } = overrides;
+  const { at = recentToday(), ...rest } = overrides;
   return {
     id: crypto.randomUUID(),
     training_item_id: itemId,
