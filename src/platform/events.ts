@@ -23,6 +23,12 @@ export const EVENT_TYPES = {
 
 export type EventType = keyof typeof EVENT_TYPES;
 
+/** The types a webhook can subscribe to and the events list shows: all but `ping`, which only the test endpoint sends. */
+export const SUBSCRIBABLE_TYPES = (Object.keys(EVENT_TYPES) as EventType[]).filter((t) => t !== "ping");
+
+/** Events (and with them their webhook deliveries and attempts) are kept for 30 days. */
+export const EVENT_RETENTION_MS = 30 * 86_400_000;
+
 export type OutboxRow = typeof outboxEvents.$inferInsert;
 
 export interface EventMessage {

@@ -1,8 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { EVENT_TYPES } from "../../platform/events";
+import { SUBSCRIBABLE_TYPES } from "../../platform/events";
 import { pageQueryShape, pageSchema } from "../../platform/http/pagination";
 
-const SUBSCRIBABLE = (Object.keys(EVENT_TYPES) as string[]).filter((t) => t !== "ping") as [string, ...string[]];
 
 export const EventSchema = z
   .object({
@@ -20,7 +19,7 @@ const dateTime = (description: string) => z.iso.datetime({ offset: true, message
 export const ListEventsQuery = z
   .object({
     ...pageQueryShape,
-    type: z.enum(SUBSCRIBABLE).optional().openapi({ description: "Only events of this type." }),
+    type: z.enum(SUBSCRIBABLE_TYPES as [string, ...string[]]).optional().openapi({ description: "Only events of this type." }),
     from: dateTime("Events created at or after this time (default: 30 days ago, the retention)."),
     to: dateTime("Events created before this time."),
   })

@@ -3,9 +3,9 @@ import { outboxEvents } from "../../db/schema";
 import type { Env } from "../../env";
 import { database } from "../../platform/db";
 import { ApiError } from "../../platform/errors";
+import { EVENT_RETENTION_MS } from "../../platform/events";
 import { nowIso } from "../../platform/ids";
 import { pageBounds, type PageRequest } from "../../platform/http/pagination";
-import { EVENT_RETENTION_MS } from "../webhooks/sweep";
 
 type EventRow = typeof outboxEvents.$inferSelect;
 

@@ -1,8 +1,5 @@
 import { EVENT_TYPES, type EventType } from "../../platform/events";
 
-/** Subscribable types: everything but `ping`, which only the test endpoint sends. */
-export const SUBSCRIBABLE_TYPES = (Object.keys(EVENT_TYPES) as EventType[]).filter((t) => t !== "ping");
-
 const USER = "usr_01JD3Q8W2X4Y5Z6A7B8C9D0E1F";
 const COURSE = "crs_01JD3Q8W2X4Y5Z6A7B8C9D0E1G";
 

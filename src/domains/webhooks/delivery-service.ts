@@ -4,6 +4,7 @@ import type { Env } from "../../env";
 import { chunk, rowsPerStatement, type Statement } from "../../platform/batch";
 import { database } from "../../platform/db";
 import { ApiError, validationError } from "../../platform/errors";
+import { EVENT_RETENTION_MS } from "../../platform/events";
 import { newId, nowIso } from "../../platform/ids";
 import { pageBounds, type PageRequest } from "../../platform/http/pagination";
 import { attemptDelivery, attemptStatements } from "./attempt";
@@ -12,7 +13,6 @@ import { deliveryConfig } from "./config";
 import { enqueueDeliveries } from "./consumer";
 import { presentDelivery } from "./present";
 import type { WebhookRow } from "./service";
-import { EVENT_RETENTION_MS } from "./sweep";
 
 type DeliveryRow = typeof webhookDeliveries.$inferSelect;
 

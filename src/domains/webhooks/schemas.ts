@@ -1,8 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { DELIVERY_STATUSES } from "../../db/schema";
-import { EVENT_TYPES } from "../../platform/events";
+import { EVENT_TYPES, SUBSCRIBABLE_TYPES } from "../../platform/events";
 import { pageQueryShape, pageSchema } from "../../platform/http/pagination";
-import { SUBSCRIBABLE_TYPES } from "./catalogue";
 import { MAX_URL_LENGTH } from "./target-url";
 
 export const MAX_WEBHOOKS_PER_INSTITUTION = 20;

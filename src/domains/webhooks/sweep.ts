@@ -2,7 +2,7 @@ import { and, isNull, lt, ne, or, sql } from "drizzle-orm";
 import { outboxEvents, webhookDeliveries } from "../../db/schema";
 import type { Env } from "../../env";
 import { database, inJsonList } from "../../platform/db";
-import { publishEvents } from "../../platform/events";
+import { EVENT_RETENTION_MS, publishEvents } from "../../platform/events";
 import { nowIso } from "../../platform/ids";
 import { enqueueDeliveries } from "./consumer";
 
@@ -12,8 +12,6 @@ const REQUEUE_EVERY_MS = 300_000;
 /** A delivery this late past its due time has lost its queue message. */
 const STALLED_AFTER_MS = 600_000;
 const SWEEP_LIMIT = 1_000;
-/** Events (and with them their deliveries and attempts) are kept for 30 days. */
-export const EVENT_RETENTION_MS = 30 * 86_400_000;
 
 /**
  * The safety net under the queues: an event whose `send` failed, or a delivery whose message was
