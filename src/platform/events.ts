@@ -1,6 +1,6 @@
 import { outboxEvents } from "../db/schema";
 import type { Env } from "../env";
-import { chunk } from "./batch";
+import { sendAll } from "./queue";
 import { newId } from "./ids";
 
 /**
@@ -45,9 +45,7 @@ export function domainEvent(type: EventType, scope: { institutionId: string | nu
  */
 export async function publishEvents(env: Env, eventIds: readonly string[]): Promise<void> {
   try {
-    for (const ids of chunk([...eventIds], 100)) {
-      await env.EVENTS_QUEUE.sendBatch(ids.map((id) => ({ body: { event_id: id } satisfies EventMessage, contentType: "json" as const })));
-    }
+    await sendAll(env.EVENTS_QUEUE, eventIds.map((id): EventMessage => ({ event_id: id })));
   } catch (error) {
     console.error(JSON.stringify({ level: "warn", message: "event publish failed; the sweep will retry", events: eventIds.length, error: String(error) }));
   }

@@ -1,7 +1,8 @@
 import { and, eq, inArray, isNull, sql } from "drizzle-orm";
 import { outboxEvents, webhookDeliveries, webhooks, type DeliveryStatus } from "../../db/schema";
 import type { Env } from "../../env";
-import { chunk, type Statement } from "../../platform/batch";
+import type { Statement } from "../../platform/batch";
+import { sendAll } from "../../platform/queue";
 import { database, inJsonList } from "../../platform/db";
 import type { EventMessage } from "../../platform/events";
 import { newId, nowIso } from "../../platform/ids";
@@ -17,9 +18,7 @@ export interface DeliveryMessage {
 const EARLY_SLACK_MS = 2_000;
 
 export async function enqueueDeliveries(env: Env, deliveryIds: readonly string[]): Promise<void> {
-  for (const ids of chunk([...deliveryIds], 100)) {
-    await env.WEBHOOK_QUEUE.sendBatch(ids.map((id) => ({ body: { delivery_id: id } satisfies DeliveryMessage, contentType: "json" as const })));
-  }
+  await sendAll(env.WEBHOOK_QUEUE, deliveryIds.map((id): DeliveryMessage => ({ delivery_id: id })));
 }
 
 function messagesById<T>(batch: MessageBatch<unknown>, key: (body: T) => string | undefined): Map<string, Message<unknown>[]> {
