@@ -14,12 +14,8 @@ import type { ExportJob } from "./jobs";
  * and anybody else's institution answers 404. Platform staff without an institution have no data to
  * export here and are refused with 403.
  */
-function institutionOf(principal: Principal): string {
-  return requireInstitution(principal).id;
-}
-
 function visibleTo(principal: Principal): SQL {
-  return eq(exportJobs.institutionId, institutionOf(principal));
+  return eq(exportJobs.institutionId, requireInstitution(principal).id);
 }
 
 /** ISO instants rounded up to the second, the precision of stored timestamps, so that string comparison is exact. */
@@ -41,7 +37,7 @@ export interface CreateExportInput {
  * `queued` and the minute sweep sends it (see sweep.ts); the answer is 202 either way.
  */
 export async function createExport({ env, principal, input }: { env: Env; principal: Principal; input: CreateExportInput }): Promise<ExportJob> {
-  const institutionId = institutionOf(principal);
+  const institutionId = requireInstitution(principal).id;
   const db = database(env.DB);
   const userIds = input.user_ids ? [...new Set(input.user_ids)] : undefined;
   const errors: FieldError[] = [];

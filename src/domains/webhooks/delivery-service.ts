@@ -60,22 +60,24 @@ function requireEnabled(webhook: WebhookRow): void {
   if (!webhook.enabled) throw new ApiError("conflict", `Webhook ${webhook.id} is disabled; re-enable it with PUT before redelivering.`);
 }
 
-function redeliveryRow(original: Pick<DeliveryRow, "id" | "webhookId" | "eventId" | "eventType">, now: number): DeliveryRow {
+/** A new, untried delivery of an event to a webhook; `redeliveryOf` names the delivery it repeats. */
+function pendingDelivery(target: Pick<DeliveryRow, "webhookId" | "eventId" | "eventType" | "redeliveryOf">, now: number): DeliveryRow {
   return {
     id: newId("dlv"),
-    webhookId: original.webhookId,
-    eventId: original.eventId,
-    eventType: original.eventType,
+    ...target,
     status: "pending",
     attemptCount: 0,
     nextAttemptAt: now,
     claimedUntil: null,
     lastResponseStatus: null,
     lastError: null,
-    redeliveryOf: original.id,
     createdAt: nowIso(now),
     completedAt: null,
   };
+}
+
+function redeliveryRow(original: Pick<DeliveryRow, "id" | "webhookId" | "eventId" | "eventType">, now: number): DeliveryRow {
+  return pendingDelivery({ webhookId: original.webhookId, eventId: original.eventId, eventType: original.eventType, redeliveryOf: original.id }, now);
 }
 
 /**
@@ -145,7 +147,12 @@ export async function sendTestPing(env: Env, webhook: WebhookRow) {
     // Never fanned out: a ping goes to this webhook only.
     fannedOutAt: nowIso(now),
   };
-  const delivery: DeliveryRow = { ...redeliveryRow({ id: "", webhookId: webhook.id, eventId: event.id, eventType: "ping" }, now), redeliveryOf: null, attemptCount: 1, claimedUntil: now + 60_000 };
+  // Inserted already claimed for its one attempt: no queue message exists for it.
+  const delivery: DeliveryRow = {
+    ...pendingDelivery({ webhookId: webhook.id, eventId: event.id, eventType: "ping", redeliveryOf: null }, now),
+    attemptCount: 1,
+    claimedUntil: now + 60_000,
+  };
   await db.batch([db.insert(outboxEvents).values(event), db.insert(webhookDeliveries).values(delivery)]);
   const config = deliveryConfig(env);
   const claimed = { id: delivery.id, attempt: 1, webhook, event, isPing: true };
