@@ -21,7 +21,7 @@ import { cpuSnapshot, loadProblem, median, otherCpuShare, ratioAcrossRounds, req
 
 const BENCH_INSTITUTION = "ins_demo_initech";
 
-const ROUTES = [
+const ALL_ROUTES = [
   { id: "courses", label: "GET /api/courses", path: () => "/api/courses", auth: true },
   { id: "public-hit", label: "GET /api/public/courses (cache hit)", path: () => "/api/public/courses", floors: ["bare"], max: 1.2 },
   { id: "public-miss", label: "GET /api/public/courses (uncached)", path: () => "/api/public/courses", worker: "nocache" },
@@ -30,6 +30,10 @@ const ROUTES = [
   { id: "stats", label: "GET /api/gamification/stats", path: () => "/api/gamification/stats", auth: true },
   { id: "leaderboard", label: "GET /api/gamification/leaderboard", path: () => "/api/gamification/leaderboard", auth: true },
 ];
+// BENCH_ACTIVITY_ROUTES=public-hit,leaderboard measures only these routes (their floors come along).
+const ROUTES = process.env.BENCH_ACTIVITY_ROUTES
+  ? ALL_ROUTES.filter((route) => process.env.BENCH_ACTIVITY_ROUTES.split(",").includes(route.id))
+  : ALL_ROUTES;
 const AUTH_GOAL = { floors: ["do", "d1"], max: 1.25 };
 const FLAT_MAX = 1.3;
 

@@ -16,6 +16,7 @@
 //                             routes on a ~10k- and a ~1M-attempt dataset, rows read per request, its own
 //                             floors. Not part of the default run (about 10 minutes of load plus, the first
 //                             time each day, ~6 minutes to build the large dataset; see datasets.mjs).
+//                             BENCH_ACTIVITY_ROUTES=public-hit,leaderboard measures only those routes.
 //   BENCH_ONLY=exports        the exports scenario (scripts/bench/exports.mjs): a 1,000,000-row activity
 //                             export end to end, rows/s, workerd's peak memory and the download's MB/s,
 //                             against a plain D1 → R2 copy of the same rows. Opt-in (a few minutes; uses
