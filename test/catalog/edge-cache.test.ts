@@ -73,6 +73,35 @@ describe("the edge cache (Workers Cache API)", () => {
     expect(age).toBeLessThanOrEqual(60);
   });
 
+  it("serves a copy another isolate stored in the colo's cache, with its age", async () => {
+    const course = await createCourse({ title: "Stored elsewhere" });
+    const path = `/api/public/courses/${course.slug}`;
+    const body = JSON.stringify({ planted: true });
+    await caches.default.put(
+      `https://api.lingua.test${path}`,
+      new Response(body, {
+        headers: { "Content-Type": "application/json", ETag: '"planted"', "Cache-Control": "public, max-age=60", "X-Lingua-Stored-At": String(Date.now() - 30_000) },
+      }),
+    );
+    const hit = await read(path, { DB: untouchableDatabase().db });
+    expect(hit.res.headers.get("X-Cache")).toBe("HIT");
+    expect(hit.text).toBe(body);
+    expect(hit.res.headers.get("ETag")).toBe('"planted"');
+    expect(Number(hit.res.headers.get("Age"))).toBeGreaterThanOrEqual(30);
+    expect(hit.res.headers.get("X-Lingua-Stored-At")).toBeNull();
+  });
+
+  it("keeps a few seconds' copy in the isolate, in front of the colo's cache", async () => {
+    const course = await createCourse({ title: "In memory" });
+    const path = `/api/public/courses/${course.slug}`;
+    const first = await read(path);
+    // With the colo's copy gone behind the API's back, the isolate still answers, without D1.
+    expect(await caches.default.delete(`https://api.lingua.test${path}`)).toBe(true);
+    const second = await read(path, { DB: untouchableDatabase().db });
+    expect(second.res.headers.get("X-Cache")).toBe("HIT");
+    expect(second.text).toBe(first.text);
+  });
+
   it("does not cache a 404: a slug that becomes public is served at once", async () => {
     const draft = await createCourse({ published: false });
     const path = `/api/public/courses/${draft.slug}`;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { callPublic, createCourse } from "../helpers/catalog";
 import { freshIp } from "../helpers/tenants";
+import { purgeEdgeCache } from "../../src/platform/http/edge-cache";
 
 const CACHE_CONTROL = "public, max-age=60, s-maxage=300, stale-while-revalidate=600";
 let seq = 0;
@@ -72,7 +73,7 @@ describe("GET /api/public/courses/{slug}", () => {
     const otherPath = `/api/public/courses/${other.slug}`;
     const { res: probe } = await getJson(otherPath); // learn the ETag
     const otherEtag = probe.headers.get("ETag")!;
-    await caches.default.delete(new URL(otherPath, "https://api.lingua.test").toString());
+    await purgeEdgeCache([new URL(otherPath, "https://api.lingua.test").toString()]);
     const miss = await callPublic(otherPath, { ip: freshIp(), headers: { "If-None-Match": otherEtag } });
     expect(miss.status).toBe(304);
     expect(miss.headers.get("X-Cache")).toBe("MISS");

@@ -1,4 +1,5 @@
 import type { Context } from "hono";
+import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../../env";
 
 /**
@@ -8,7 +9,11 @@ import type { AppEnv } from "../../env";
  * - a copy in the Workers Cache API (`caches.default`) of the colo that served it, so that a repeat
  *   request is answered without touching D1. The stored copy lives 60 s whatever the public header
  *   says, so that no copy outlives the public `max-age` after a change; deletions (`purgeEdgeCache`)
- *   only reach the colo that runs them, the others converge within those 60 s.
+ *   only reach the colo that runs them, the others converge within those 60 s;
+ * - in front of it, a few seconds' copy in the isolate's memory, because a Cache API lookup is I/O
+ *   that costs more than the rest of a hit. A memory copy never outlives the stored copy it came
+ *   from (so the 60 s bound holds), is dropped by `purgeEdgeCache` in the isolate that purges, and
+ *   lives `MEMORY_TTL_MS` at most in every other isolate.
  *
  * Nothing is built at module load.
  */
@@ -17,6 +22,61 @@ export const EDGE_TTL_SECONDS = 60;
 const STORED_CACHE_CONTROL = `public, max-age=${EDGE_TTL_SECONDS}`;
 /** When the stored copy was made (ms since the epoch); turned into `Age` and never sent out. */
 const STORED_AT = "X-Lingua-Stored-At";
+export const MEMORY_TTL_MS = 5_000;
+/** Public pages are a few KiB; this bounds the isolate's copies to a few MiB. */
+const MEMORY_MAX_ENTRIES = 256;
+
+interface MemoryCopy {
+  body: string;
+  etag: string;
+  storedAt: number;
+  expiresAt: number;
+}
+
+/**
+ * By cache key, and also by the exact URL of a request that was answered with the copy: a repeat of
+ * that URL is then answered by `answerFromMemory` before the query is parsed and validated again
+ * (the same URL always validates the same way). Both names share one object, so purging the key
+ * (expiresAt = 0) retires every alias at once.
+ */
+const memory = new Map<string, MemoryCopy>();
+
+function newCopy(body: string, etag: string, storedAt: number): MemoryCopy {
+  return { body, etag, storedAt, expiresAt: Math.min(storedAt + EDGE_TTL_SECONDS * 1000, Date.now() + MEMORY_TTL_MS) };
+}
+
+function remember(key: string, requestUrl: string, copy: MemoryCopy): void {
+  for (const name of key === requestUrl ? [key] : [key, requestUrl]) {
+    // Insertion order is age order: the first name is the oldest copy.
+    memory.delete(name);
+    if (memory.size >= MEMORY_MAX_ENTRIES) memory.delete(memory.keys().next().value!);
+    memory.set(name, copy);
+  }
+}
+
+function recalled(name: string): MemoryCopy | undefined {
+  const copy = memory.get(name);
+  if (copy && copy.expiresAt <= Date.now()) {
+    memory.delete(name);
+    return undefined;
+  }
+  return copy;
+}
+
+/**
+ * Route middleware of a cacheable operation, after its rate limit and before its validators: a
+ * request whose exact URL this isolate answered a moment ago gets the same copy at once.
+ */
+export const answerFromMemory = createMiddleware<AppEnv>(async function answerFromMemory(c, next) {
+  const copy = recalled(c.req.url);
+  if (copy) return answer(c, copy.body, copy.etag, "HIT", ageSeconds(copy.storedAt));
+  await next();
+});
+
+function ageSeconds(storedAt: number): number {
+  const age = Number.isFinite(storedAt) && storedAt > 0 ? Math.max(0, Math.floor((Date.now() - storedAt) / 1000)) : 0;
+  return Math.min(age, EDGE_TTL_SECONDS);
+}
 
 /**
  * The cache key: origin + path + the listed query parameters that the request carries, sorted by
@@ -56,48 +116,64 @@ function edgeCache(): Cache | null {
   return typeof caches === "undefined" ? null : caches.default;
 }
 
-function answer(c: Context<AppEnv>, body: ReadableStream | string | null, etag: string, state: "HIT" | "MISS", ageSeconds: number): Response {
-  const headers = new Headers({ ETag: etag, "Cache-Control": PUBLIC_CACHE_CONTROL, "X-Cache": state });
-  if (ageSeconds > 0) headers.set("Age", String(ageSeconds));
-  if (ifNoneMatchHits(c.req.header("If-None-Match"), etag)) {
-    if (body instanceof ReadableStream) void body.cancel().catch(() => undefined);
-    return new Response(null, { status: 304, headers });
-  }
-  headers.set("Content-Type", "application/json");
+function answer(c: Context<AppEnv>, body: string, etag: string, state: "HIT" | "MISS", age: number): Response {
+  const headers: [string, string][] = [
+    ["ETag", etag],
+    ["Cache-Control", PUBLIC_CACHE_CONTROL],
+    ["X-Cache", state],
+  ];
+  if (age > 0) headers.push(["Age", String(age)]);
+  if (ifNoneMatchHits(c.req.header("If-None-Match"), etag)) return new Response(null, { status: 304, headers });
+  headers.push(["Content-Type", "application/json"]);
   return new Response(body, { status: 200, headers });
 }
 
 /**
- * Answers from the colo's cache when it holds `key` (no other I/O at all), otherwise runs `produce`
- * (which may throw an ApiError, e.g. 404, which is not cached), stores the JSON it returns for 60 s
- * and answers it. Both paths honour `If-None-Match`.
+ * Answers from the isolate's memory or the colo's cache when either holds `key` (no other I/O at
+ * all), otherwise runs `produce` (which may throw an ApiError, e.g. 404, which is not cached),
+ * stores the JSON it returns for 60 s and answers it. Every path honours `If-None-Match`.
  */
 export async function serveFromEdgeCache(c: Context<AppEnv>, key: string, produce: () => Promise<unknown>): Promise<Response> {
+  const copy = recalled(key);
+  if (copy) {
+    remember(key, c.req.url, copy);
+    return answer(c, copy.body, copy.etag, "HIT", ageSeconds(copy.storedAt));
+  }
+
   const cache = edgeCache();
   // A cache failure must not fail the request: it is then a miss.
   const hit = await cache?.match(key).catch(() => undefined);
   if (hit) {
     const etag = hit.headers.get("ETag");
     const storedAt = Number(hit.headers.get(STORED_AT));
-    if (etag) {
-      const age = Number.isFinite(storedAt) && storedAt > 0 ? Math.max(0, Math.floor((Date.now() - storedAt) / 1000)) : 0;
-      return answer(c, hit.body, etag, "HIT", Math.min(age, EDGE_TTL_SECONDS));
+    if (etag && Number.isFinite(storedAt)) {
+      const body = await hit.text();
+      remember(key, c.req.url, newCopy(body, etag, storedAt));
+      return answer(c, body, etag, "HIT", ageSeconds(storedAt));
     }
+    void hit.body?.cancel().catch(() => undefined);
   }
 
   const body = JSON.stringify(await produce());
   const etag = await strongEtag(body);
+  const storedAt = Date.now();
+  remember(key, c.req.url, newCopy(body, etag, storedAt));
   if (cache) {
     const stored = new Response(body, {
-      headers: { "Content-Type": "application/json", ETag: etag, "Cache-Control": STORED_CACHE_CONTROL, [STORED_AT]: String(Date.now()) },
+      headers: { "Content-Type": "application/json", ETag: etag, "Cache-Control": STORED_CACHE_CONTROL, [STORED_AT]: String(storedAt) },
     });
     c.executionCtx.waitUntil(cache.put(key, stored).catch(() => undefined));
   }
   return answer(c, body, etag, "MISS", 0);
 }
 
-/** Deletes cached copies in this colo; the rest expire within `EDGE_TTL_SECONDS`. */
+/** Deletes cached copies in this isolate and this colo; the rest expire within `EDGE_TTL_SECONDS`. */
 export async function purgeEdgeCache(keys: readonly string[]): Promise<void> {
+  for (const key of keys) {
+    const copy = memory.get(key);
+    if (copy) copy.expiresAt = 0;
+    memory.delete(key);
+  }
   const cache = edgeCache();
   if (!cache) return;
   await Promise.all(keys.map((key) => cache.delete(key).catch(() => false)));
