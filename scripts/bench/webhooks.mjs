@@ -251,6 +251,7 @@ export async function runWebhooks({ config: wranglerConfig, scriptPath, log = (m
     };
     if (duplicates !== 0) failures.push(`burst: ${duplicates} deliveries were received more than once`);
     if (rows.deliveries !== expected || rows.succeeded !== expected) failures.push(`burst: D1 has ${rows.succeeded} of ${expected} deliveries succeeded`);
+    if (rows.attempts !== expected || rows.logged !== expected) failures.push(`burst: D1 counts ${rows.attempts} attempts and logs ${rows.logged}, not one each`);
     log(`bench: webhooks — ${expected.toLocaleString("en-US")} deliveries in ${(burstMs / 1000).toFixed(1)} s (${result.burst.deliveriesPerSecond.toFixed(0)}/s), ${duplicates} duplicates`);
   } finally {
     await lingua.dispose();
@@ -307,7 +308,7 @@ export function webhooksReport(r) {
     "",
     "Webhooks (BENCH_ONLY=webhooks)",
     `  attempt → signed lesson.completed at the receiver: p50 ${f(r.latency.p50Ms)} ms, p99 ${f(r.latency.p99Ms)} ms, max ${f(r.latency.maxMs)} ms (${r.latency.samples} samples)`,
-    `  burst: ${f(r.burst.deliveries)} deliveries (${f(r.settings.burstEvents)} events × ${r.settings.webhooks} webhooks) in ${f(r.burst.totalMs / 1000, 1)} s = ${f(r.burst.deliveriesPerSecond)}/s; received ${f(r.burst.requests)} requests, ${r.burst.duplicates} duplicates; D1: ${f(r.burst.d1.succeeded)} succeeded, ${f(r.burst.d1.attempts)} attempts`,
+    `  burst: ${f(r.burst.deliveries)} deliveries (${f(r.settings.burstEvents)} events × ${r.settings.webhooks} webhooks) in ${f(r.burst.totalMs / 1000, 1)} s = ${f(r.burst.deliveriesPerSecond)}/s; received ${f(r.burst.requests)} requests, ${r.burst.duplicates} duplicates; D1: ${f(r.burst.d1.succeeded)} succeeded, ${f(r.burst.d1.attempts)} attempts, ${f(r.burst.d1.logged)} logged`,
     `  floor (bare signed POST): ${f(r.floor.deliveries)} in ${f(r.floor.totalMs / 1000, 1)} s = ${f(r.floor.deliveriesPerSecond)}/s`,
     `  per delivery: wall ${f(r.burst.totalMs / r.burst.deliveries, 3)} ms vs floor ${f(r.floor.totalMs / r.floor.deliveries, 3)} ms = ${f(r.goals.wallPerDeliveryRatio, 2)}× (goal ≤ 1.5×); workerd CPU ${f(r.burst.cpuMsPerDelivery, 3)} ms vs ${f(r.floor.cpuMsPerDelivery, 3)} ms = ${f(r.goals.cpuPerDeliveryRatio, 2)}×`,
     `  GET /api/auth/me one at a time: idle p50 ${f(r.burst.apiMeIdle.p50, 1)} ms / p99 ${f(r.burst.apiMeIdle.p99, 1)} ms; during the burst p50 ${f(r.burst.apiMeDuringBurst.p50, 1)} ms / p99 ${f(r.burst.apiMeDuringBurst.p99, 1)} ms`,

@@ -4,6 +4,7 @@ import type { Env } from "../../env";
 import type { Statement } from "../../platform/batch";
 import { unseal } from "../../platform/crypto/sealing";
 import { inJsonList, type Database } from "../../platform/db";
+import { utf8 } from "../../platform/crypto/encoding";
 import { nowIso } from "../../platform/ids";
 import type { DeliveryConfig } from "./config";
 import { parseRetryAfter, retryDelaySeconds } from "./retry-policy";
@@ -17,7 +18,8 @@ export interface ClaimedDelivery {
   /** The number of this attempt, 1-based; the claim counted it. */
   attempt: number;
   webhook: Pick<WebhookRow, "id" | "url" | "secretSealed" | "previousSecretSealed" | "previousSecretExpiresAt" | "consecutiveFailures">;
-  event: { id: string; type: string; createdAt: string; payload: Record<string, unknown> };
+  /** `bytes` memoises the encoded body: the deliveries of one event to many webhooks share it. */
+  event: { id: string; type: string; createdAt: string; payload: Record<string, unknown>; bytes?: Uint8Array };
   /** Test pings are tried once and never touch the webhook's health. */
   isPing: boolean;
 }
@@ -64,7 +66,7 @@ export async function attemptDelivery(env: Env, config: DeliveryConfig, delivery
     webhookId: delivery.webhook.id,
     deliveryId: delivery.id,
     eventType: delivery.event.type,
-    body: deliveryBody(delivery.event),
+    body: (delivery.event.bytes ??= utf8(deliveryBody(delivery.event))),
     timestamp: Math.floor(started / 1000),
   });
   const outcome = await postSigned(delivery.webhook.url, signed, config.timeoutMs);

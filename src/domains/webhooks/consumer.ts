@@ -17,8 +17,13 @@ export interface DeliveryMessage {
 /** Queues may hand a message over a little before its delay is up. */
 const EARLY_SLACK_MS = 2_000;
 
-export async function enqueueDeliveries(env: Env, deliveryIds: readonly string[]): Promise<void> {
-  await sendAll(env.WEBHOOK_QUEUE, deliveryIds.map((id): DeliveryMessage => ({ delivery_id: id })));
+/** Sends one message per delivery; `delaySeconds[i]`, when given, delays the i-th. */
+export async function enqueueDeliveries(env: Env, deliveryIds: readonly string[], delaySeconds?: readonly number[]): Promise<void> {
+  await sendAll(
+    env.WEBHOOK_QUEUE,
+    deliveryIds.map((id): DeliveryMessage => ({ delivery_id: id })),
+    delaySeconds,
+  );
 }
 
 function messagesById<T>(batch: MessageBatch<unknown>, key: (body: T) => string | undefined): Map<string, Message<unknown>[]> {
@@ -40,6 +45,11 @@ function messagesById<T>(batch: MessageBatch<unknown>, key: (body: T) => string 
  * subscribes to its type. The unique (event, webhook) index makes a repeated fan-out a no-op; the
  * event is marked only after its delivery messages are sent, so a crash in between repeats the
  * sends (harmless: a delivery is claimed before it is sent) rather than losing them.
+ *
+ * A healthy webhook's first attempt is made right here: its delivery row is inserted already claimed
+ * (the insert counts attempt 1, exactly as the delivery consumer's claim would), sent, and logged; only
+ * what fails goes to the delivery queue, as a delayed retry. A webhook that is failing, and whatever
+ * the time or subrequest budget of this invocation does not reach, goes through the delivery queue.
  */
 export async function fanOutEvents(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   const byId = messagesById<EventMessage>(batch, (b) => b.event_id);
@@ -47,47 +57,151 @@ export async function fanOutEvents(batch: MessageBatch<unknown>, env: Env): Prom
   batch.ackAll();
 }
 
+/**
+ * The fan-out stops starting first attempts after one attempt's time-out (at most 3 s), so slow
+ * receivers hold back the others by about that much; the rest go to the delivery queue.
+ */
+const DIRECT_SEND_BUDGET_MS = 3_000;
+/** Workers allow 10,000 subrequests per invocation (Paid); D1 and Queues calls count too. */
+const DIRECT_SENDS_PER_INVOCATION = 1_000;
+
+const EVENTS_SQL = `SELECT id, type, institution_id, fanned_out_at, created_at, payload FROM outbox_events
+  WHERE id IN (SELECT value FROM json_each(?1))`;
+const HOOKS_SQL = `SELECT id, institution_id, events, url, secret_sealed, previous_secret_sealed, previous_secret_expires_at,
+    consecutive_failures
+  FROM webhooks WHERE institution_id IN (SELECT value FROM json_each(?1)) AND enabled = 1`;
+// One statement for any number of rows: the rows travel as one JSON parameter, not 7 each. A row
+// marked for a direct send is inserted claimed, its first attempt counted.
+const INSERT_SQL = `INSERT INTO webhook_deliveries (id, webhook_id, event_id, event_type, status, attempt_count, claimed_until, next_attempt_at, created_at)
+  SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, 'pending', value ->> 4, CASE WHEN value ->> 4 = 1 THEN ?2 END, ?3, ?4
+  FROM json_each(?1) WHERE true
+  ON CONFLICT DO NOTHING RETURNING id`;
+interface HookRow {
+  id: string;
+  institution_id: string;
+  events: string;
+  url: string;
+  secret_sealed: string;
+  previous_secret_sealed: string | null;
+  previous_secret_expires_at: string | null;
+  consecutive_failures: number;
+}
+
 async function fanOut(env: Env, eventIds: string[]): Promise<void> {
-  const db = database(env.DB);
-  const events = await db
-    .select({ id: outboxEvents.id, type: outboxEvents.type, institutionId: outboxEvents.institutionId, fannedOutAt: outboxEvents.fannedOutAt })
-    .from(outboxEvents)
-    .where(inJsonList(outboxEvents.id, eventIds));
-  const open = events.filter((e) => e.fannedOutAt === null && e.type !== "ping");
-  const institutions = [...new Set(open.map((e) => e.institutionId).filter((id): id is string => id !== null))];
-  const hooks = institutions.length
-    ? await db
-        .select({ id: webhooks.id, institutionId: webhooks.institutionId, events: webhooks.events })
-        .from(webhooks)
-        .where(and(inJsonList(webhooks.institutionId, institutions), eq(webhooks.enabled, true)))
-    : [];
+  const d1 = env.DB;
+  const db = database(d1);
+  const events = (
+    await d1
+      .prepare(EVENTS_SQL)
+      .bind(JSON.stringify(eventIds))
+      .all<{ id: string; type: string; institution_id: string | null; fanned_out_at: string | null; created_at: string; payload: string }>()
+  ).results;
+  const open = events.filter((e) => e.fanned_out_at === null && e.type !== "ping");
+  const institutions = [...new Set(open.map((e) => e.institution_id).filter((id): id is string => id !== null))];
+  const hooks = institutions.length ? (await d1.prepare(HOOKS_SQL).bind(JSON.stringify(institutions)).all<HookRow>()).results : [];
+  const config = deliveryConfig(env);
   const now = Date.now();
-  const rows = open.flatMap((event) =>
-    hooks
-      .filter((h) => h.institutionId === event.institutionId && (h.events.includes("*") || h.events.includes(event.type)))
-      .map((h) => [newId("dlv"), h.id, event.id, event.type]),
-  );
+  const budgetMs = Math.min(DIRECT_SEND_BUDGET_MS, config.timeoutMs);
+  const lease = now + budgetMs + config.timeoutMs + 30_000;
+
+  const subscribed = hooks.map((h) => {
+    const types = JSON.parse(h.events) as string[];
+    return {
+      row: h,
+      types: types.includes("*") ? null : new Set(types),
+      webhook: {
+        id: h.id,
+        url: h.url,
+        secretSealed: h.secret_sealed,
+        previousSecretSealed: h.previous_secret_sealed,
+        previousSecretExpiresAt: h.previous_secret_expires_at,
+        consecutiveFailures: h.consecutive_failures,
+      },
+    };
+  });
+  const rows: [string, string, string, string, 0 | 1][] = [];
+  const direct = new Map<string, ClaimedDelivery>();
+  for (const event of open) {
+    let claimedEvent: ClaimedDelivery["event"] | undefined;
+    for (const hook of subscribed) {
+      if (hook.row.institution_id !== event.institution_id || (hook.types && !hook.types.has(event.type))) continue;
+      const id = newId("dlv");
+      // Only a webhook that answers well is worth sending to before the fan-out finishes.
+      const sendNow = hook.row.consecutive_failures === 0 && direct.size < DIRECT_SENDS_PER_INVOCATION;
+      rows.push([id, hook.row.id, event.id, event.type, sendNow ? 1 : 0]);
+      if (sendNow) {
+        claimedEvent ??= { id: event.id, type: event.type, createdAt: event.created_at, payload: JSON.parse(event.payload) as Record<string, unknown> };
+        direct.set(id, { id, attempt: 1, webhook: hook.webhook, event: claimedEvent, isPing: false });
+      }
+    }
+  }
+
   if (rows.length > 0) {
-    // One statement for any number of rows: the rows travel as one JSON parameter, not 7 each.
-    const inserted = await db.all<{ id: string }>(sql`
-      INSERT INTO webhook_deliveries (id, webhook_id, event_id, event_type, status, attempt_count, next_attempt_at, created_at)
-      SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, 'pending', 0, ${now}, ${nowIso(now)} FROM json_each(${JSON.stringify(rows)}) WHERE true
-      ON CONFLICT DO NOTHING RETURNING id`);
-    let toSend = inserted.map((d) => d.id);
-    if (toSend.length < rows.length) {
-      // An earlier run inserted some (then stopped before marking the event): send what won the
-      // unique index, whichever run wrote it, as long as nobody has tried it yet.
+    const inserted = (await d1.prepare(INSERT_SQL).bind(JSON.stringify(rows), lease, now, nowIso(now)).all<{ id: string }>()).results;
+    const toQueue: string[] = [];
+    const toSend: ClaimedDelivery[] = [];
+    for (const { id } of inserted) {
+      const claimed = direct.get(id);
+      if (claimed) toSend.push(claimed);
+      else toQueue.push(id);
+    }
+    if (inserted.length < rows.length) {
+      // An earlier run inserted some (then stopped before marking the event): queue what won the
+      // unique index, whichever run wrote it, as long as nobody has tried or claimed it yet.
       const existing = await db
         .select({ id: webhookDeliveries.id })
         .from(webhookDeliveries)
-        .where(and(inJsonList(webhookDeliveries.eventId, open.map((e) => e.id)), isNull(webhookDeliveries.redeliveryOf), eq(webhookDeliveries.status, "pending"), eq(webhookDeliveries.attemptCount, 0)));
-      toSend = existing.map((d) => d.id);
+        .where(
+          and(
+            inJsonList(webhookDeliveries.eventId, open.map((e) => e.id)),
+            isNull(webhookDeliveries.redeliveryOf),
+            eq(webhookDeliveries.status, "pending"),
+            eq(webhookDeliveries.attemptCount, 0),
+          ),
+        );
+      const queuedAlready = new Set(toQueue);
+      toQueue.push(...existing.map((d) => d.id).filter((id) => !queuedAlready.has(id)));
     }
-    await enqueueDeliveries(env, toSend);
+
+    // First attempts, six at a time, until the budget is spent.
+    const deadline = now + budgetMs;
+    const results = await inPool(toSend, PARALLEL_SENDS, (d) => (Date.now() < deadline ? attemptDelivery(env, config, d) : Promise.resolve(null)));
+    const attempts: { delivery: ClaimedDelivery; result: AttemptResult }[] = [];
+    const retries: { id: string; delay: number }[] = [];
+    const released: string[] = [];
+    toSend.forEach((delivery, i) => {
+      const result = results[i];
+      if (!result) {
+        released.push(delivery.id);
+        return;
+      }
+      attempts.push({ delivery, result });
+      if (result.status === "retrying") retries.push({ id: delivery.id, delay: queueDelay(result.retryInSeconds!) });
+    });
+    const statements: Statement[] = attemptStatements(db, config, attempts, Date.now());
+    if (released.length > 0) {
+      statements.push(
+        db
+          .update(webhookDeliveries)
+          .set({ attemptCount: 0, claimedUntil: null })
+          .where(and(inJsonList(webhookDeliveries.id, released), eq(webhookDeliveries.status, "pending"), eq(webhookDeliveries.attemptCount, 1), eq(webhookDeliveries.claimedUntil, lease))),
+      );
+    }
+    // The log is written before anything is queued or the event marked: if this write fails the
+    // event is fanned out again and finds its deliveries claimed, so none is sent again while the
+    // claims hold (as in the delivery consumer; after that the sweep hands them to the queue).
+    if (statements.length > 0) await db.batch(statements as [Statement, ...Statement[]]);
+    const queued = [...toQueue, ...released];
+    await enqueueDeliveries(env, [...queued, ...retries.map((r) => r.id)], [...queued.map(() => 0), ...retries.map((r) => r.delay)]);
   }
   if (open.length > 0) {
     await db.update(outboxEvents).set({ fannedOutAt: nowIso(now) }).where(and(inJsonList(outboxEvents.id, open.map((e) => e.id)), isNull(outboxEvents.fannedOutAt)));
   }
+}
+
+/** A retry's delay as the queue takes it: whole seconds, within its limit. */
+function queueDelay(seconds: number): number {
+  return Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil(seconds)));
 }
 
 /** Events that still fail after the queue's retries: logged; the sweep sends them again later. */
@@ -176,7 +290,7 @@ export async function deliverWebhooks(batch: MessageBatch<unknown>, env: Env): P
   const settle = (id: string, how: { retryInSeconds?: number }) => {
     for (const message of byId.get(id)!) {
       if (how.retryInSeconds === undefined) message.ack();
-      else message.retry({ delaySeconds: Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil(how.retryInSeconds))) });
+      else message.retry({ delaySeconds: queueDelay(how.retryInSeconds) });
     }
   };
 

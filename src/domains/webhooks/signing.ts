@@ -52,10 +52,11 @@ export async function signDelivery(input: {
   webhookId: string;
   deliveryId: string;
   eventType: string;
-  body: string;
+  /** The body, or its UTF-8 bytes when the caller already has them (one event, many webhooks). */
+  body: string | Uint8Array;
   timestamp: number;
 }): Promise<SignedRequest> {
-  const bytes = utf8(input.body);
+  const bytes = typeof input.body === "string" ? utf8(input.body) : input.body;
   // `id.timestamp.` then the body's bytes, without encoding the body a second time.
   const prefix = utf8(`${input.deliveryId}.${input.timestamp}.`);
   const standardInput = new Uint8Array(prefix.length + bytes.length);
