@@ -1,4 +1,5 @@
 import { buildApp } from "./app";
+import { answerCachedPageEarly } from "./domains/catalog/early";
 import type { Env } from "./env";
 import { ApiError, problemBody } from "./platform/errors";
 import { consumeQueue } from "./queue-consumers";
@@ -16,7 +17,7 @@ const app = buildApp();
  */
 async function fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
   try {
-    return await app.fetch(request, env, ctx);
+    return (await answerCachedPageEarly(request, env)) ?? (await app.fetch(request, env, ctx));
   } catch (thrown) {
     const error = new ApiError("internal_error", "An unexpected error occurred.");
     console.error(JSON.stringify({ level: "error", path: new URL(request.url).pathname, error: String(thrown) }));

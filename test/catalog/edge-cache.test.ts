@@ -102,6 +102,27 @@ describe("the edge cache (Workers Cache API)", () => {
     expect(second.text).toBe(first.text);
   });
 
+  it("answers a memory hit with exactly the headers of the app's answer", async () => {
+    const course = await createCourse({ title: "Same headers" });
+    const path = `/api/public/courses/${course.slug}?utm_source=mail`;
+    const miss = await read(path);
+    const hit = await read(path, { DB: untouchableDatabase().db });
+    expect(miss.res.headers.get("X-Cache")).toBe("MISS");
+    expect(hit.res.headers.get("X-Cache")).toBe("HIT");
+    expect(hit.text).toBe(miss.text);
+    const names = (res: Response) => [...res.headers.keys()].filter((name) => name !== "age").sort();
+    expect(names(hit.res)).toEqual(names(miss.res));
+    for (const name of names(miss.res).filter((n) => !["x-cache", "x-request-id"].includes(n))) {
+      expect(hit.res.headers.get(name), name).toBe(miss.res.headers.get(name));
+    }
+    expect(hit.res.headers.get("X-Request-Id")).toMatch(/^req_/);
+    expect(hit.res.headers.get("X-Request-Id")).not.toBe(miss.res.headers.get("X-Request-Id"));
+    // A client's own request id is kept, as on every other response.
+    const traced = await callPublic(path, { ip: freshIp(), headers: { "X-Request-Id": "trace-12345678" } });
+    expect(traced.headers.get("X-Cache")).toBe("HIT");
+    expect(traced.headers.get("X-Request-Id")).toBe("trace-12345678");
+  });
+
   it("does not cache a 404: a slug that becomes public is served at once", async () => {
     const draft = await createCourse({ published: false });
     const path = `/api/public/courses/${draft.slug}`;

@@ -2,6 +2,12 @@ import { purgeEdgeCache } from "../../platform/http/edge-cache";
 
 export const PUBLIC_COURSES_PATH = "/api/public/courses";
 
+/** On every public catalogue response, errors included: readable from any origin, no credentials involved. */
+export const PUBLIC_CORS_HEADERS: readonly (readonly [string, string])[] = [
+  ["Access-Control-Allow-Origin", "*"],
+  ["Access-Control-Expose-Headers", "ETag, Age, Retry-After, X-Request-Id, X-Cache"],
+];
+
 /** The cache key of a course's public page (it takes no query parameters). */
 export function publicCourseKey(origin: string, slug: string): string {
   return `${origin}${PUBLIC_COURSES_PATH}/${encodeURIComponent(slug)}`;

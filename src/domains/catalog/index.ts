@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../../env";
-import { PUBLIC_COURSES_PATH } from "./cache";
+import { PUBLIC_CORS_HEADERS, PUBLIC_COURSES_PATH } from "./cache";
 import { registerGetPublicCourse } from "./routes/get-public-course";
 import { registerListPublicCourses } from "./routes/list-public-courses";
 
@@ -23,8 +23,7 @@ const publicEdgeHeaders = createMiddleware<AppEnv>(async function publicEdgeHead
     });
   }
   await next();
-  c.res.headers.set("Access-Control-Allow-Origin", "*");
-  c.res.headers.set("Access-Control-Expose-Headers", "ETag, Age, Retry-After, X-Request-Id, X-Cache");
+  for (const [name, value] of PUBLIC_CORS_HEADERS) c.res.headers.set(name, value);
   if (c.res.status >= 400) c.res.headers.set("Cache-Control", "no-store");
 });
 

@@ -1,5 +1,4 @@
 import type { Context } from "hono";
-import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../../env";
 
 /**
@@ -26,17 +25,19 @@ export const MEMORY_TTL_MS = 5_000;
 /** Public pages are a few KiB; this bounds the isolate's copies to a few MiB. */
 const MEMORY_MAX_ENTRIES = 256;
 
-interface MemoryCopy {
+export interface MemoryCopy {
   body: string;
   etag: string;
   storedAt: number;
   expiresAt: number;
+  /** The early path's headers that never change for this copy (see the catalogue's early.ts). */
+  earlyHeaders?: Headers;
 }
 
 /**
  * By cache key, and also by the exact URL of a request that was answered with the copy: a repeat of
- * that URL is then answered by `answerFromMemory` before the query is parsed and validated again
- * (the same URL always validates the same way). Both names share one object, so purging the key
+ * that URL can then be answered before the app parses and validates it again (the same URL always
+ * validates the same way; see the catalogue's `answerCachedPageEarly`). Both names share one object, so purging the key
  * (expiresAt = 0) retires every alias at once.
  */
 const memory = new Map<string, MemoryCopy>();
@@ -63,17 +64,12 @@ function recalled(name: string): MemoryCopy | undefined {
   return copy;
 }
 
-/**
- * Route middleware of a cacheable operation, after its rate limit and before its validators: a
- * request whose exact URL this isolate answered a moment ago gets the same copy at once.
- */
-export const answerFromMemory = createMiddleware<AppEnv>(async function answerFromMemory(c, next) {
-  const copy = recalled(c.req.url);
-  if (copy) return answer(c, copy.body, copy.etag, "HIT", ageSeconds(copy.storedAt));
-  await next();
-});
+/** The copy this isolate holds for a request's exact URL (see `memory`), if any. */
+export function recalledForUrl(requestUrl: string): MemoryCopy | undefined {
+  return recalled(requestUrl);
+}
 
-function ageSeconds(storedAt: number): number {
+export function ageSeconds(storedAt: number): number {
   const age = Number.isFinite(storedAt) && storedAt > 0 ? Math.max(0, Math.floor((Date.now() - storedAt) / 1000)) : 0;
   return Math.min(age, EDGE_TTL_SECONDS);
 }
@@ -116,14 +112,22 @@ function edgeCache(): Cache | null {
   return typeof caches === "undefined" ? null : caches.default;
 }
 
-function answer(c: Context<AppEnv>, body: string, etag: string, state: "HIT" | "MISS", age: number): Response {
-  const headers: [string, string][] = [
-    ["ETag", etag],
-    ["Cache-Control", PUBLIC_CACHE_CONTROL],
-    ["X-Cache", state],
-  ];
+/**
+ * A cached page's response; `extra` headers go first (the early path's CORS and security headers).
+ * `304` when `If-None-Match` matches.
+ */
+export function answer(
+  ifNoneMatch: string | null | undefined,
+  body: string,
+  etag: string,
+  state: "HIT" | "MISS",
+  age: number,
+  extra: [string, string][] = [],
+): Response {
+  const headers = extra;
+  headers.push(["ETag", etag], ["Cache-Control", PUBLIC_CACHE_CONTROL], ["X-Cache", state]);
   if (age > 0) headers.push(["Age", String(age)]);
-  if (ifNoneMatchHits(c.req.header("If-None-Match"), etag)) return new Response(null, { status: 304, headers });
+  if (ifNoneMatchHits(ifNoneMatch, etag)) return new Response(null, { status: 304, headers });
   headers.push(["Content-Type", "application/json"]);
   return new Response(body, { status: 200, headers });
 }
@@ -137,7 +141,7 @@ export async function serveFromEdgeCache(c: Context<AppEnv>, key: string, produc
   const copy = recalled(key);
   if (copy) {
     remember(key, c.req.url, copy);
-    return answer(c, copy.body, copy.etag, "HIT", ageSeconds(copy.storedAt));
+    return answer(c.req.header("If-None-Match"), copy.body, copy.etag, "HIT", ageSeconds(copy.storedAt));
   }
 
   const cache = edgeCache();
@@ -149,7 +153,7 @@ export async function serveFromEdgeCache(c: Context<AppEnv>, key: string, produc
     if (etag && Number.isFinite(storedAt)) {
       const body = await hit.text();
       remember(key, c.req.url, newCopy(body, etag, storedAt));
-      return answer(c, body, etag, "HIT", ageSeconds(storedAt));
+      return answer(c.req.header("If-None-Match"), body, etag, "HIT", ageSeconds(storedAt));
     }
     void hit.body?.cancel().catch(() => undefined);
   }
@@ -164,7 +168,7 @@ export async function serveFromEdgeCache(c: Context<AppEnv>, key: string, produc
     });
     c.executionCtx.waitUntil(cache.put(key, stored).catch(() => undefined));
   }
-  return answer(c, body, etag, "MISS", 0);
+  return answer(c.req.header("If-None-Match"), body, etag, "MISS", 0);
 }
 
 /** Deletes cached copies in this isolate and this colo; the rest expire within `EDGE_TTL_SECONDS`. */

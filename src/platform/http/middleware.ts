@@ -16,24 +16,35 @@ function newRequestId(): string {
   requestCounter += 1;
   return `req_${isolatePrefix}${requestCounter.toString(16).padStart(12, "0")}`;
 }
-const API_CSP = "default-src 'none'; frame-ancestors 'none'";
+/** A well-formed id sent by the client is kept for tracing; otherwise a new one. */
+export function requestIdFor(incoming: string | null | undefined): string {
+  return incoming && CLIENT_REQUEST_ID.test(incoming) ? incoming : newRequestId();
+}
+
+/** Security headers of every response; a route may set its own CSP or X-Frame-Options (the docs page does). */
+export const SECURITY_HEADERS: readonly (readonly [string, string])[] = [
+  ["X-Content-Type-Options", "nosniff"],
+  ["Referrer-Policy", "no-referrer"],
+  ["Strict-Transport-Security", "max-age=31536000; includeSubDomains"],
+];
+export const DEFAULT_FRAMING_HEADERS: readonly (readonly [string, string])[] = [
+  ["Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'"],
+  ["X-Frame-Options", "DENY"],
+];
 
 /**
- * Headers every response carries: `X-Request-Id` (a well-formed id sent by the client is kept for
- * tracing) and the security headers. One middleware, because it wraps every request, /healthz too.
+ * Headers every response carries: `X-Request-Id` and the security headers. One middleware, because
+ * it wraps every request, /healthz too. (`answerCachedPageEarly` sends the same for the public
+ * catalogue's memory hits, which it answers before the app.)
  */
 export const responseHeaders = createMiddleware<AppEnv>(async function responseHeaders(c, next) {
-  const incoming = c.req.header("X-Request-Id");
-  const id = incoming && CLIENT_REQUEST_ID.test(incoming) ? incoming : newRequestId();
+  const id = requestIdFor(c.req.header("X-Request-Id"));
   c.set("requestId", id);
   await next();
   const headers = c.res.headers;
   headers.set("X-Request-Id", id);
-  headers.set("X-Content-Type-Options", "nosniff");
-  headers.set("Referrer-Policy", "no-referrer");
-  headers.set("Strict-Transport-Security", "max-age=31536000; includeSubDomains");
-  if (!headers.has("Content-Security-Policy")) headers.set("Content-Security-Policy", API_CSP);
-  if (!headers.has("X-Frame-Options")) headers.set("X-Frame-Options", "DENY");
+  for (const [name, value] of SECURITY_HEADERS) headers.set(name, value);
+  for (const [name, value] of DEFAULT_FRAMING_HEADERS) if (!headers.has(name)) headers.set(name, value);
 });
 
 export const MAX_BODY_BYTES = 1024 * 1024;

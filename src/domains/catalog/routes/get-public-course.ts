@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
-import { answerFromMemory, serveFromEdgeCache } from "../../../platform/http/edge-cache";
+import { serveFromEdgeCache } from "../../../platform/http/edge-cache";
 import { jsonResponse, publicRoute } from "../../../platform/openapi";
 import { limitByIpAtEdge } from "../../../platform/ratelimit/edge-ip-limit";
 import { presentCourseDetails } from "../../content/present";
@@ -16,7 +16,7 @@ export const getPublicCourseRoute = publicRoute({
   operationId: "getPublicCourse",
   summary: "A published course by slug (no token)",
   description: "The course and its lesson outline. An unknown slug or an unpublished course: 404. Cacheable like the list.",
-  middleware: [limitByIpAtEdge("PUBLIC_RATE_LIMITER"), answerFromMemory],
+  middleware: [limitByIpAtEdge("PUBLIC_RATE_LIMITER")],
   request: { params: CourseSlugParam },
   responses: cacheableResponses(jsonResponse(CourseDetailsSchema, "The course.")),
 });

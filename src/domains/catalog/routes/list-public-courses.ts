@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../../env";
-import { answerFromMemory, normalisedUrl, serveFromEdgeCache } from "../../../platform/http/edge-cache";
+import { normalisedUrl, serveFromEdgeCache } from "../../../platform/http/edge-cache";
 import { paginate } from "../../../platform/http/pagination";
 import { jsonResponse, publicRoute } from "../../../platform/openapi";
 import { limitByIpAtEdge } from "../../../platform/ratelimit/edge-ip-limit";
@@ -18,7 +18,7 @@ export const listPublicCoursesRoute = publicRoute({
   summary: "List published courses (no token)",
   description:
     "The public catalogue: published courses only, with the filters and sorts of `GET /api/courses` except `published`. Cacheable (`ETag`, `304` on `If-None-Match`); a repeat request is answered from the edge cache. Limited per client IP.",
-  middleware: [limitByIpAtEdge("PUBLIC_RATE_LIMITER"), answerFromMemory],
+  middleware: [limitByIpAtEdge("PUBLIC_RATE_LIMITER")],
   request: { query: ListPublicCoursesQuery },
   responses: cacheableResponses(jsonResponse(CoursePageSchema, "A page of published courses.")),
 });

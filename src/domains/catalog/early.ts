@@ -1,0 +1,39 @@
+import type { Env } from "../../env";
+import { ageSeconds, ifNoneMatchHits, PUBLIC_CACHE_CONTROL, recalledForUrl } from "../../platform/http/edge-cache";
+import { DEFAULT_FRAMING_HEADERS, requestIdFor, SECURITY_HEADERS } from "../../platform/http/middleware";
+import { PUBLIC_CORS_HEADERS, PUBLIC_COURSES_PATH } from "./cache";
+
+/**
+ * A public catalogue page this isolate answered a moment ago, answered again before the app runs,
+ * the way a CDN serves a cached copy in front of its origin: routing, middleware and validation
+ * would only reproduce what the first answer already settled for this exact URL. The response
+ * carries exactly the headers the app path sends (the same constants), the per-IP limit still
+ * applies, and anything else — another method, no copy, a refused limit — goes to the app, which
+ * then also answers the 429.
+ */
+export async function answerCachedPageEarly(request: Request, env: Env): Promise<Response | null> {
+  if (request.method !== "GET") return null;
+  const url = request.url;
+  const pathStart = url.indexOf("/", url.indexOf("//") + 2);
+  if (pathStart < 0 || !url.startsWith(PUBLIC_COURSES_PATH, pathStart)) return null;
+  const copy = recalledForUrl(url);
+  if (!copy) return null;
+  const { success } = await env.PUBLIC_RATE_LIMITER.limit({ key: request.headers.get("CF-Connecting-IP") ?? "unknown" });
+  if (!success) return null;
+  // The headers that never change for this copy are built once per copy; each request clones them.
+  copy.earlyHeaders ??= new Headers([
+    ...SECURITY_HEADERS,
+    ...DEFAULT_FRAMING_HEADERS,
+    ...PUBLIC_CORS_HEADERS,
+    ["ETag", copy.etag],
+    ["Cache-Control", PUBLIC_CACHE_CONTROL],
+    ["X-Cache", "HIT"],
+  ] as [string, string][]);
+  const headers = new Headers(copy.earlyHeaders);
+  headers.set("X-Request-Id", requestIdFor(request.headers.get("X-Request-Id")));
+  const age = ageSeconds(copy.storedAt);
+  if (age > 0) headers.set("Age", String(age));
+  if (ifNoneMatchHits(request.headers.get("If-None-Match"), copy.etag)) return new Response(null, { status: 304, headers });
+  headers.set("Content-Type", "application/json");
+  return new Response(copy.body, { status: 200, headers });
+}
