@@ -4,7 +4,7 @@ import { RANK_BASE, RANK_LEVELS } from "../../../src/domains/progress/rank";
 import { addDays, weekOf } from "../../../src/domains/progress/rules";
 import { callJson } from "../../helpers/api";
 import { createPublishedCourse, type CourseFixture } from "../../helpers/progress-fixture";
-import { createTenant, insertUser, type Tenant } from "../../helpers/tenants";
+import { createPlatformAdmin, createTenant, insertUser, type Tenant } from "../../helpers/tenants";
 import { attempt, callInstrumented, learnerIn, queryPlans, record, today } from "./support";
 
 /**
@@ -187,6 +187,22 @@ describe("leaderboard ranks from the rank counts", () => {
     );
     // And the first learners again, concurrently with each other.
     await Promise.all(learners.slice(1, 12).map((learner, i) => recordFor(learner, practice(learner, 1 + i * 3))));
+    await expectExactRanks();
+    await expectCountsMatchBackfill();
+  });
+});
+
+describe("learners without an institution", () => {
+  it("count on the platform boards only", async () => {
+    const staff = await createPlatformAdmin();
+    const learner = { id: staff.id, admin: acme, institutionId: "", used: new Map<number, number>() };
+    await record(staff.token, firstPasses(learner, 256));
+    await record(staff.token, practice(learner, 1)); // 257: just above the learners at 256
+    for (const period of ["week", "all_time"] as const) {
+      const { body } = await callJson(`/api/gamification/leaderboard?period=${period}&limit=100`, { token: staff.token });
+      expect(body.scope).toBe("platform");
+      expect(body.me).toMatchObject({ xp: 257, rank: (await bruteForce(staff.id, "", period, "platform")).rank });
+    }
     await expectExactRanks();
     await expectCountsMatchBackfill();
   });
