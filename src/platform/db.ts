@@ -19,6 +19,11 @@ export function database(d1: D1Database): Database {
   return client;
 }
 
+/** The binding itself, for plain SQL (metered like `database()` when benchmarking). */
+export function d1Binding(d1: D1Database): D1Database {
+  return isMetering() ? meteredD1(d1) : d1;
+}
+
 /**
  * `column IN (…)` for any number of values with one bound parameter (a JSON array), where
  * drizzle's `inArray` binds one each and D1 refuses more than 100 per statement.

@@ -169,6 +169,26 @@ export const weeklyXp = sqliteTable(
   ],
 );
 
+/**
+ * Counted "digit tree" of XP per leaderboard, so that a learner's exact rank is read from a bounded
+ * number of rows whatever the size of the board. A board is a `period` ('all', or the Monday of a
+ * week as in weekly_xp) and a `scope` ('platform', or an institution id). For each level L of
+ * RANK_LEVELS, `learners` counts the board's learners with XP > 0 and floor(xp / RANK_BASE^L) =
+ * `bucket`; buckets of 0 are never stored (a rank never needs them). Maintained by relative
+ * increments in the same D1 batch as learner_stats and weekly_xp (src/domains/progress/rank.ts).
+ */
+export const xpRankCounts = sqliteTable(
+  "xp_rank_counts",
+  {
+    period: text("period").notNull(),
+    scope: text("scope").notNull(),
+    level: integer("level").notNull(),
+    bucket: integer("bucket").notNull(),
+    learners: integer("learners").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.period, t.scope, t.level, t.bucket] })],
+);
+
 export const achievements = sqliteTable(
   "achievements",
   {

@@ -17,6 +17,7 @@ import {
 import { chunk, rowsPerStatement, type Statement } from "../../platform/batch";
 import type { Database } from "../../platform/db";
 import type { OutboxRow } from "../../platform/events";
+import { rankMoveStatement, type RankMove } from "./rank";
 
 /** Everything one recording changes: new rows, replaced per-learner state, and increments. */
 export interface Changes {
@@ -31,6 +32,8 @@ export interface Changes {
   studyTime: (typeof studyTime.$inferInsert)[];
   evidence: (typeof skillEvidence.$inferInsert)[];
   weeklyXp: (typeof weeklyXp.$inferInsert)[];
+  /** The learner's move on the leaderboards' rank counts, written before weekly_xp and learner_stats. */
+  rank: RankMove | null;
   counters: Record<string, number>;
   achievements: (typeof achievements.$inferInsert)[];
   events: OutboxRow[];
@@ -64,6 +67,11 @@ export function writeStatements(db: Database, changes: Changes): Statement[] {
     ...upserts(db, dailyActivity, changes.daily, [dailyActivity.userId, dailyActivity.day], "add", { attempts: dailyActivity.attempts, itemsCompleted: dailyActivity.itemsCompleted, correct: dailyActivity.correct, xp: dailyActivity.xp, seconds: dailyActivity.seconds }),
     ...upserts(db, studyTime, changes.studyTime, [studyTime.userId, studyTime.weekday, studyTime.hour], "add", { seconds: studyTime.seconds, attempts: studyTime.attempts }),
     ...upserts(db, skillEvidence, changes.evidence, [skillEvidence.userId, skillEvidence.skill, skillEvidence.cefrLevel], "add", { attempts: skillEvidence.attempts, correct: skillEvidence.correct, scoreSum: skillEvidence.scoreSum }),
+  );
+  // Reads weekly_xp and learner_stats as they are before the two upserts below.
+  const rank = changes.rank && rankMoveStatement(db, changes.rank);
+  if (rank) statements.push(rank);
+  statements.push(
     ...upserts(db, weeklyXp, changes.weeklyXp, [weeklyXp.week, weeklyXp.userId], "add", { xp: weeklyXp.xp }),
   );
   if (changes.stats) {

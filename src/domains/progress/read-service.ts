@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, gt, gte, inArray, isNull, lte, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, gte, inArray, isNull, lte, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import {
   achievements,
@@ -11,16 +11,16 @@ import {
   platformCounters,
   skillEvidence,
   studyTime,
-  users,
   weeklyXp,
   CEFR_LEVELS,
   type CefrLevel,
 } from "../../db/schema";
 import type { Env } from "../../env";
-import { database } from "../../platform/db";
+import { d1Binding, database } from "../../platform/db";
 import { ApiError } from "../../platform/errors";
 import { pageBounds, type PageRequest } from "../../platform/http/pagination";
 import { MAX_RECOMMENDATIONS } from "./read-schemas";
+import { ALL_TIME_PERIOD, learnersAboveSql, PLATFORM_SCOPE } from "./rank";
 import { addDays } from "./rules";
 
 /**
@@ -222,73 +222,77 @@ export interface LeaderboardRow {
   xp: number;
 }
 
+interface LeaderboardRecord {
+  user_id: string;
+  name: string;
+  institution_id: string | null;
+  opt_out: number;
+  xp: number;
+}
+
+const ENTRY_COLUMNS = "u.id AS user_id, u.name AS name, u.institution_id AS institution_id, u.leaderboard_opt_out AS opt_out";
+
 /**
- * The top `limit` of a leaderboard, the subject's own XP and the number of learners above it, in
- * one batch.
- *
- * - all time: learner_stats, read in xp order through learner_stats_xp_idx (platform) or
- *   learner_stats_institution_xp_idx (institution); the count above reads only the learners above.
- * - week: weekly_xp through weekly_xp_rank_idx (platform) or weekly_xp_institution_rank_idx
- *   (institution), the same way.
+ * The statements of each board, built once: the top in XP order through an index (weekly_xp_rank_idx
+ * or weekly_xp_institution_rank_idx for a week, learner_stats_xp_idx or
+ * learner_stats_institution_xp_idx for all time), stopping at the limit; and the subject's row with
+ * their XP and the number of learners above it, read from the rank counts (rank.ts). Plain SQL:
+ * two statements whose rows are used as D1 returns them.
+ */
+const LEADERBOARD_SQL = {
+  week: {
+    // ?1 week, ?2 limit[, ?3 institution]
+    top: (institution: boolean) =>
+      `SELECT ${ENTRY_COLUMNS}, w.xp AS xp FROM weekly_xp w JOIN users u ON u.id = w.user_id
+       WHERE ${institution ? "w.institution_id = ?3 AND " : ""}w.week = ?1 AND w.xp > 0 ORDER BY w.xp DESC, w.user_id LIMIT ?2`,
+    // ?1 week, ?2 subject, ?3 scope
+    me: `SELECT ${ENTRY_COLUMNS}, coalesce(w.xp, 0) AS xp, ${learnersAboveSql("coalesce(w.xp, 0)", "?1", "?3")} AS above
+       FROM users u LEFT JOIN weekly_xp w ON w.week = ?1 AND w.user_id = u.id WHERE u.id = ?2`,
+  },
+  all_time: {
+    // ?1 limit[, ?2 institution]
+    top: (institution: boolean) =>
+      `SELECT ${ENTRY_COLUMNS}, s.xp_total AS xp FROM learner_stats s JOIN users u ON u.id = s.user_id
+       WHERE ${institution ? "s.institution_id = ?2 AND " : ""}s.xp_total > 0 ORDER BY s.xp_total DESC, s.user_id LIMIT ?1`,
+    // ?1 subject, ?2 scope
+    me: `SELECT ${ENTRY_COLUMNS}, coalesce(s.xp_total, 0) AS xp, ${learnersAboveSql("coalesce(s.xp_total, 0)", `'${ALL_TIME_PERIOD}'`, "?2")} AS above
+       FROM users u LEFT JOIN learner_stats s ON s.user_id = u.id WHERE u.id = ?1`,
+  },
+};
+const TOP_SQL = {
+  week: { institution: LEADERBOARD_SQL.week.top(true), platform: LEADERBOARD_SQL.week.top(false) },
+  all_time: { institution: LEADERBOARD_SQL.all_time.top(true), platform: LEADERBOARD_SQL.all_time.top(false) },
+};
+
+function leaderboardRow(r: LeaderboardRecord): LeaderboardRow {
+  return { userId: r.user_id, name: r.name, institutionId: r.institution_id, optOut: r.opt_out === 1, xp: r.xp };
+}
+
+/**
+ * The top `limit` of a leaderboard, the subject's own entry and the number of learners above it, in
+ * one batch of two statements, each bounded by the page: the count reads at most 15 rows per level of
+ * xp_rank_counts, however many learners are above.
  */
 export async function readLeaderboard(
   env: Env,
   input: { period: "week" | "all_time"; institutionId: string | null; week: string; subjectId: string; limit: number },
 ) {
-  const db = database(env.DB);
+  const d1 = d1Binding(env.DB);
   const { period, institutionId, week, subjectId, limit } = input;
-  const entryColumns = { userId: users.id, name: users.name, institutionId: users.institutionId, optOut: users.leaderboardOptOut };
-
-  if (period === "all_time") {
-    const mine = sql`coalesce((SELECT ls.xp_total FROM ${learnerStats} ls WHERE ls.user_id = ${subjectId}), 0)`;
-    const inScope = institutionId ? eq(learnerStats.institutionId, institutionId) : undefined;
-    const [top, me, above] = await db.batch([
-      db
-        .select({ ...entryColumns, xp: learnerStats.xpTotal })
-        .from(learnerStats)
-        .innerJoin(users, eq(users.id, learnerStats.userId))
-        .where(and(gt(learnerStats.xpTotal, 0), inScope))
-        .orderBy(desc(learnerStats.xpTotal), asc(learnerStats.userId))
-        .limit(limit),
-      db
-        .select({ ...entryColumns, xp: sql<number>`coalesce(${learnerStats.xpTotal}, 0)` })
-        .from(users)
-        .leftJoin(learnerStats, eq(learnerStats.userId, users.id))
-        .where(eq(users.id, subjectId))
-        .limit(1),
-      db
-        .select({ above: count() })
-        .from(learnerStats)
-        .where(and(gt(learnerStats.xpTotal, mine), inScope)),
-    ]);
-    return { top: top as LeaderboardRow[], me: (me[0] as LeaderboardRow | undefined) ?? null, above: above[0]?.above ?? 0 };
-  }
-
-  const mine = sql`coalesce((SELECT w.xp FROM ${weeklyXp} w WHERE w.week = ${week} AND w.user_id = ${subjectId}), 0)`;
-  const meQuery = db
-    .select({ ...entryColumns, xp: sql<number>`coalesce(${weeklyXp.xp}, 0)` })
-    .from(users)
-    .leftJoin(weeklyXp, and(eq(weeklyXp.week, week), eq(weeklyXp.userId, users.id)))
-    .where(eq(users.id, subjectId))
-    .limit(1);
-  // Through weekly_xp_institution_rank_idx for an institution, weekly_xp_rank_idx for the platform:
-  // the top is read in xp order and stops at `limit`; the count reads only the learners above.
-  const inScope = institutionId ? eq(weeklyXp.institutionId, institutionId) : undefined;
-  const [top, me, above] = await db.batch([
-    db
-      .select({ ...entryColumns, xp: weeklyXp.xp })
-      .from(weeklyXp)
-      .innerJoin(users, eq(users.id, weeklyXp.userId))
-      .where(and(inScope, eq(weeklyXp.week, week), gt(weeklyXp.xp, 0)))
-      .orderBy(desc(weeklyXp.xp), asc(weeklyXp.userId))
-      .limit(limit),
-    meQuery,
-    db
-      .select({ above: count() })
-      .from(weeklyXp)
-      .where(and(inScope, eq(weeklyXp.week, week), gt(weeklyXp.xp, mine))),
-  ]);
-  return { top: top as LeaderboardRow[], me: (me[0] as LeaderboardRow | undefined) ?? null, above: above[0]?.above ?? 0 };
+  const scope = institutionId ?? PLATFORM_SCOPE;
+  const topSql = TOP_SQL[period][institutionId ? "institution" : "platform"];
+  const [top, me] =
+    period === "week"
+      ? await d1.batch<LeaderboardRecord & { above?: number }>([
+          institutionId ? d1.prepare(topSql).bind(week, limit, institutionId) : d1.prepare(topSql).bind(week, limit),
+          d1.prepare(LEADERBOARD_SQL.week.me).bind(week, subjectId, scope),
+        ])
+      : await d1.batch<LeaderboardRecord & { above?: number }>([
+          institutionId ? d1.prepare(topSql).bind(limit, institutionId) : d1.prepare(topSql).bind(limit),
+          d1.prepare(LEADERBOARD_SQL.all_time.me).bind(subjectId, scope),
+        ]);
+  const mine = me!.results[0];
+  return { top: top!.results.map(leaderboardRow), me: mine ? leaderboardRow(mine) : null, above: mine?.above ?? 0 };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -366,6 +366,16 @@ export async function recordAttempts(db: Database, learner: Learner, input: Atte
     studyTime: [...hourly.values()].map((h) => ({ userId: learner.id, ...h })),
     evidence: [...evidenceDelta.values()].map((e) => ({ userId: learner.id, ...e })),
     weeklyXp: [...weekly].map(([week, xp]) => ({ week, userId: learner.id, institutionId: learner.institutionId, xp })),
+    rank:
+      attemptRows.length > 0
+        ? {
+            userId: learner.id,
+            institutionId: learner.institutionId,
+            // The all-time boards move when the total changes or learner_stats re-homes the learner.
+            xpTotal: summary.xp > 0 || (before && before.institutionId !== learner.institutionId) ? learnerTotals.xpTotal : null,
+            weeks: [...weekly],
+          }
+        : null,
     stats:
       attemptRows.length > 0
         ? { userId: learner.id, institutionId: learner.institutionId, ...learnerTotals, currentStreak: run.latestRun, lastActiveDay: run.latestDay, cefrLevels: levels, updatedAt: now }

@@ -70,11 +70,22 @@ interface Statement {
 export interface D1Log {
   /** One entry per round trip to D1: a single statement, or a batch. */
   roundTrips: Statement[][];
+  /** D1's `meta.rows_read`, summed over the batches (and the `all()`/`run()` calls) of the request. */
+  rowsRead: number;
+  /** The same, statement by statement. */
+  rowsReadByStatement: number[];
 }
 
 const origin = new WeakMap<object, { stmt: D1PreparedStatement; sql: string; params: unknown[] }>();
 
 function instrumentD1(real: D1Database, log: D1Log): D1Database {
+  const counted = <T extends { meta?: { rows_read?: number } }>(result: T, sql?: string): T => {
+    // As in callInstrumented: the token's `last_used_at` write is not part of the read.
+    if (sql && /^update "api_tokens"/i.test(sql)) return result;
+    log.rowsRead += result.meta?.rows_read ?? 0;
+    log.rowsReadByStatement.push(result.meta?.rows_read ?? 0);
+    return result;
+  };
   const wrap = (stmt: D1PreparedStatement, sql: string, params: unknown[]): D1PreparedStatement => {
     const once =
       <T>(run: () => T) =>
@@ -85,8 +96,8 @@ function instrumentD1(real: D1Database, log: D1Log): D1Database {
     const wrapper = {
       bind: (...values: unknown[]) => wrap(stmt.bind(...values), sql, values),
       first: (column?: string) => once(() => (column ? stmt.first(column) : stmt.first()))(),
-      all: once(() => stmt.all()),
-      run: once(() => stmt.run()),
+      all: once(() => stmt.all().then((r) => counted(r, sql))),
+      run: once(() => stmt.run().then((r) => counted(r, sql))),
       raw: (options?: { columnNames?: boolean }) => once(() => (options?.columnNames ? stmt.raw({ columnNames: true }) : stmt.raw()))(),
     };
     origin.set(wrapper, { stmt, sql, params });
@@ -97,7 +108,7 @@ function instrumentD1(real: D1Database, log: D1Log): D1Database {
     batch: (statements: D1PreparedStatement[]) => {
       const known = statements.map((s) => origin.get(s)!);
       log.roundTrips.push(known.map(({ sql, params }) => ({ sql, params })));
-      return real.batch(known.map((k) => k.stmt));
+      return real.batch(known.map((k) => k.stmt)).then((results) => results.map((r, i) => counted(r, known[i]!.sql)));
     },
     exec: (sql: string) => real.exec(sql),
     dump: () => real.dump(),
@@ -106,7 +117,7 @@ function instrumentD1(real: D1Database, log: D1Log): D1Database {
 
 /** A GET through the worker with a D1 binding that records each round trip and statement. */
 export async function callInstrumented(path: string, token: string): Promise<{ res: Response; body: any; log: D1Log }> {
-  const log: D1Log = { roundTrips: [] };
+  const log: D1Log = { roundTrips: [], rowsRead: 0, rowsReadByStatement: [] };
   const instrumented = { ...env, DB: instrumentD1(env.DB, log) };
   const request = new Request(new URL(path, BASE), { headers: { Authorization: `Bearer ${token}` } });
   const res = await worker.fetch(request, instrumented as typeof env, createExecutionContext());
