@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { csvRows } from "../../src/domains/exports/csv";
-import { SOURCES, type RowKey, type SourceScope } from "../../src/domains/exports/sources";
+import { inKeyOrder, SOURCES, type RowKey, type SourceScope } from "../../src/domains/exports/sources";
 import { database } from "../../src/platform/db";
 import { utf8 } from "../../src/platform/crypto/encoding";
 
@@ -167,5 +167,22 @@ describe("plain SQL text end to end", () => {
     expect(rows).toBe(0);
     expect(text).toBe(4);
     expect(utf8(file).length).toBeGreaterThan(250 * 100);
+  });
+});
+
+describe("inKeyOrder", () => {
+  const lines = (...rows: [string, string][]) => utf8(rows.map(([id, at]) => `${id},${at},x,1\r\n`).join(""));
+  it("accepts lines ascending by occurred_at, then id, compared as bytes", () => {
+    expect(inKeyOrder(lines(["b", "2026-01-01T00:00:00Z"], ["a", "2026-01-01T00:00:01Z"], ["b", "2026-01-01T00:00:01Z"], ["bb", "2026-01-01T00:00:01Z"]))).toBe(true);
+    expect(inKeyOrder(lines(["z", "2026-01-01T00:00:00Z"], ["é", "2026-01-01T00:00:00Z"]))).toBe(true);
+    expect(inKeyOrder(lines(["é", "2026-01-01T00:00:00Z"], ["z", "2026-01-01T00:00:00Z"]))).toBe(false);
+    expect(inKeyOrder(lines(["é", "2026-01-01T00:00:00.5Z"], ["z", "2026-01-01T00:00:00Z"]))).toBe(true);
+    expect(inKeyOrder(lines(["a", "t"]))).toBe(true);
+  });
+  it("refuses lines out of order or with a repeated key", () => {
+    expect(inKeyOrder(lines(["a", "2026-01-01T00:00:01Z"], ["b", "2026-01-01T00:00:00Z"]))).toBe(false);
+    expect(inKeyOrder(lines(["b", "2026-01-01T00:00:00Z"], ["a", "2026-01-01T00:00:00Z"]))).toBe(false);
+    expect(inKeyOrder(lines(["bb", "t"], ["b", "t"]))).toBe(false);
+    expect(inKeyOrder(lines(["a", "t"], ["a", "t"]))).toBe(false);
   });
 });
