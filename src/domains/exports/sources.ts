@@ -194,12 +194,13 @@ function compareBytes(bytes: Uint8Array, a: number, aEnd: number, b: number, bEn
   return aEnd - a - (bEnd - b);
 }
 const ACTIVITY_TEXT_COLUMNS = ["id", "occurred_at", "user_id", "course_id", "lesson_id", "training_item_id", "skill", "cefr_level", "recorded_at"];
+// 1 or 0, never NULL (min() would skip a NULL).
 const ACTIVITY_TYPES_OK = sql.raw(
-  [
+  `CASE WHEN ${[
     ...ACTIVITY_TEXT_COLUMNS.map((c) => `typeof(${c}) = 'text'`),
     ...["duration_seconds", "xp_awarded"].map((c) => `typeof(${c}) = 'integer' AND ${c} <= 9007199254740991`),
     "s BETWEEN 0 AND 1",
-  ].join(" AND "),
+  ].join(" AND ")} THEN 1 ELSE 0 END`,
 );
 const ACTIVITY_LINE = sql.raw(`concat_ws(',', id, occurred_at, user_id, course_id, lesson_id, training_item_id, skill, cefr_level,
   CASE WHEN s = 0 THEN '0' WHEN s = 1 THEN '1' ELSE '0.' || rtrim(substr(CAST(s * 1000 + 1000.5 AS INTEGER), 2), '0') END,
