@@ -1,7 +1,8 @@
 import { parse } from "csv-parse/sync";
 import { stringify } from "csv-stringify/sync";
 import { describe, expect, it } from "vitest";
-import { CSV_OPTIONS, csvHeader, csvRows, type Cell } from "../../src/domains/exports/csv";
+import { CSV_OPTIONS, csvHeader, csvRows, plainLines, type Cell } from "../../src/domains/exports/csv";
+import { utf8 } from "../../src/platform/crypto/encoding";
 
 describe("CSV formatting", () => {
   it("writes RFC 4180: comma separated, CRLF after every row, quotes only where needed", () => {
@@ -65,5 +66,39 @@ describe("CSV formatting", () => {
     const columns = ["0", "1", "2", "3", "4"];
     expect(csvRows(rows, 5)).toBe(stringify(rows, { ...CSV_OPTIONS, columns }));
     expect(csvRows(plain, 5)).toBe(stringify(plain, { ...CSV_OPTIONS, columns }));
+  });
+
+  it("accepts cells joined by commas (as SQLite joins them) only where that is exactly what csv-stringify writes", () => {
+    let seed = 1234;
+    const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648);
+    const alphabet = ["a", "Z", " ", ",", '"', "\n", "\r", "\t", "=", "+", "-", "@", "\0", "é", "€", "𝄞", "\uFF1D", "\uFF0B", "\uFF0D", "\uFF20", "'", "0", "."];
+    const cell = (): string | number => {
+      if (random() < 0.2) return Math.round((random() - 0.1) * 2000);
+      let text = "";
+      for (let n = Math.floor(random() * 4); n > 0; n--) text += alphabet[Math.floor(random() * alphabet.length)];
+      return random() < 0.7 ? `p_${text.replace(/[^a-zA-Z0-9]/g, "")}` : text;
+    };
+    let accepted = 0;
+    let refused = 0;
+    for (let page = 0; page < 400; page++) {
+      const rows = Array.from({ length: 1 + Math.floor(random() * 4) }, () => Array.from({ length: 4 }, cell));
+      const joined = rows.map((row) => row.join(",")).join("\r\n") + "\r\n";
+      const library = stringify(rows, { ...CSV_OPTIONS, columns: ["0", "1", "2", "3"] });
+      if (plainLines(utf8(joined), rows.length, 4)) {
+        accepted++;
+        expect(joined).toBe(library);
+      } else {
+        refused++;
+      }
+      // Rows of plain text and non-negative numbers are always accepted.
+      const plain = rows.map((row) => row.map((c) => (typeof c === "number" ? Math.abs(c) : `p_${c.replace(/[^a-zA-Z0-9é€𝄞 ]/g, "")}`)));
+      expect(plainLines(utf8(plain.map((row) => row.join(",")).join("\r\n") + "\r\n"), plain.length, 4)).toBe(true);
+    }
+    expect(accepted).toBeGreaterThan(40);
+    expect(refused).toBeGreaterThan(40);
+    expect(plainLines(utf8("a,b\r\n"), 1, 3)).toBe(false);
+    expect(plainLines(utf8("a,b,c\r\n"), 1, 2)).toBe(false);
+    expect(plainLines(utf8("a,b\r\nc,d\r\n"), 1, 2)).toBe(false);
+    expect(plainLines(utf8("a,b"), 1, 2)).toBe(false);
   });
 });

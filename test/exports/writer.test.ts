@@ -10,6 +10,7 @@ import { PartWriter, utf8Length, type Checkpoint, type PartSink } from "../../sr
 const WIDTH = 3;
 const HEADER = csvHeader(["n", "text", "score"]);
 const keyOf = (row: Row): RowKey => [row[3] as number];
+const lineKey = (line: string): RowKey => [Number(line.slice(0, line.indexOf(",")))];
 
 /** Rows whose CSV text has multi-byte characters, quotes, commas and newlines, of varied length. */
 function makeRows(count: number): Row[] {
@@ -57,13 +58,17 @@ class MemoryUpload implements PartSink {
 const FRESH: Checkpoint = { parts: [], cursor: { key: null, carry: "" }, progress: 0 };
 
 /** Writes `rows` from `start` (a checkpoint of an earlier run, or FRESH) in pages, as generate() does. */
-async function run(sink: MemoryUpload, partSize: number, rows: Row[], start: Checkpoint, pageSize: number, options: { stopAfterParts?: number } = {}) {
+async function run(sink: MemoryUpload, partSize: number, rows: Row[], start: Checkpoint, pageSize: number, options: { stopAfterParts?: number; textPages?: boolean } = {}) {
   const writer = new PartWriter(partSize, start, sink, 10_000);
   if (start === FRESH) await writer.appendHeader(HEADER);
   else if (start.cursor.carry) await writer.appendCarry(fromBase64(start.cursor.carry));
   const from = start.progress;
+  let pages = 0;
   for (let i = from; i < rows.length; i += pageSize) {
-    await writer.appendPage(rows.slice(i, i + pageSize), WIDTH, keyOf);
+    const page = rows.slice(i, i + pageSize);
+    // Every other page as text (sources' textPage), the rest as rows.
+    if (options.textPages && pages++ % 2 === 0) await writer.appendText(utf8(csvRows(page, WIDTH)), page.length, lineKey);
+    else await writer.appendPage(page, WIDTH, keyOf);
     if (options.stopAfterParts !== undefined && writer.partsCut >= options.stopAfterParts) return { stopped: await writer.settle() };
   }
   return { end: await writer.finish() };
@@ -156,6 +161,30 @@ describe("PartWriter", () => {
     const sink = new MemoryUpload(FRESH);
     sink.checkpoint = async () => false;
     await expect(run(sink, 16, makeRows(20), FRESH, 5)).rejects.toThrow("lease lost");
+  });
+
+  it("cuts, checkpoints and resumes the same way when pages come as text (no line breaks in cells)", async () => {
+    const rows = makeRows(90).filter((row) => !/[\r\n]/.test(String(row[1])));
+    const reference = new MemoryUpload(FRESH);
+    const partSize = 29;
+    const { end } = await run(reference, partSize, rows, FRESH, 7, { textPages: true });
+    const last = (end as { checkpoint: Checkpoint }).checkpoint;
+    expect(reference.file(partSize, last.parts.map((p) => p.partNumber))).toEqual(expectedFile(rows));
+    expect(last.totals).toEqual({ rowCount: rows.length, byteSize: expectedFile(rows).length });
+    const checkpoints = reference.checkpoints.filter((c) => !c.totals);
+    expect(checkpoints.length).toBeGreaterThan(10);
+    for (const cp of checkpoints) {
+      // Uploaded parts plus the carry are exactly the rows up to the cursor, whose key names the last of them.
+      const uploaded = concat(cp.parts.map((p) => reference.parts.get(p.partNumber)!));
+      expect(concat([uploaded, fromBase64(cp.cursor.carry)])).toEqual(utf8(HEADER + csvRows(rows.slice(0, cp.progress), WIDTH)));
+      expect(cp.cursor.key).toEqual(cp.progress === 0 ? null : [rows[cp.progress - 1]![3]]);
+      // Resumed from it, with the rest re-read (pages aligned differently), the file is the same.
+      const sink = new MemoryUpload(cp);
+      for (const p of cp.parts) sink.parts.set(p.partNumber, reference.parts.get(p.partNumber)!);
+      const resumed = await run(sink, partSize, rows, cp, 5, { textPages: true });
+      const done = (resumed.end as { checkpoint: Checkpoint }).checkpoint;
+      expect(sink.file(partSize, done.parts.map((p) => p.partNumber))).toEqual(expectedFile(rows));
+    }
   });
 
   it("counts UTF-8 bytes like TextEncoder", () => {

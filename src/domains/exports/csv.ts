@@ -50,6 +50,44 @@ export function csvLine(row: readonly Cell[], width: number): string {
   return (row.length === width ? row : row.slice(0, width)).join(",") + "\r\n";
 }
 
+/**
+ * Whether UTF-8 CSV text of `count` lines, each ending in CRLF, is what csv.ts writes when every one
+ * of its cells is plain text or a number: `columns` cells a line (exactly `columns - 1` commas, so
+ * no comma inside a cell), no quote, no CR or LF but the line ends, no NUL, and no cell starting with
+ * a sign the formula guard acts on (NEEDS_LIBRARY's `= + - @`, tab and their full-width forms; a
+ * negative number is refused too, which only sends its page down the slower path). One pass over
+ * the bytes.
+ */
+export function plainLines(bytes: Uint8Array, count: number, columns: number): boolean {
+  let commas = 0;
+  let lineEnds = 0;
+  let cellStart = true;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i]!;
+    if (cellStart) {
+      if (b === 0x3d || b === 0x2b || b === 0x2d || b === 0x40 || b === 0x09) return false;
+      // U+FF1D, U+FF0B, U+FF0D, U+FF20 in UTF-8: EF BC 9D / 8B / 8D / A0.
+      if (b === 0xef && bytes[i + 1] === 0xbc) {
+        const c = bytes[i + 2];
+        if (c === 0x9d || c === 0x8b || c === 0x8d || c === 0xa0) return false;
+      }
+      cellStart = false;
+    }
+    if (b === 0x2c) {
+      commas++;
+      cellStart = true;
+    } else if (b === 0x0a) {
+      lineEnds++;
+      cellStart = true;
+    } else if (b === 0x0d) {
+      if (bytes[i + 1] !== 0x0a) return false;
+    } else if (b === 0x22 || b === 0) {
+      return false;
+    }
+  }
+  return lineEnds === count && commas === count * (columns - 1) && (bytes.length === 0 || bytes[bytes.length - 1] === 0x0a);
+}
+
 /** Rows → their lines (see csvLine). */
 export function csvLines(rows: readonly (readonly Cell[])[], width: number): string[] {
   const lines = new Array<string>(rows.length);

@@ -1,12 +1,12 @@
 import type { Env } from "../../env";
 import { fromBase64 } from "../../platform/crypto/encoding";
-import { database } from "../../platform/db";
+import { database, type Database } from "../../platform/db";
 import { publishEvents } from "../../platform/events";
 import { MAX_PARTS, type ExportSettings } from "./config";
 import { csvHeader } from "./csv";
 import { markCompleted, saveCheckpoint, type ExportJob } from "./jobs";
-import { SOURCES, type Row } from "./sources";
-import { ExportFailure, LeaseLost, PartWriter, type PartSink } from "./writer";
+import { SOURCES, type ExportSource, type Row, type RowKey, type SourceScope, type TextPage } from "./sources";
+import { ExportFailure, lastLine, LeaseLost, PartWriter, type PartSink } from "./writer";
 
 export const CSV_CONTENT_TYPE = "text/csv; charset=utf-8";
 
@@ -58,14 +58,16 @@ export async function generate(env: Env, { job, leaseId, settings, deadline }: I
 
   const scope = { institutionId: job.institutionId, filters: job.filters, asOf: job.createdAt };
   const width = source.columns.length;
-  let next: Promise<Row[]> | null = source.page(db, scope, job.cursor?.key ?? null, settings.pageSize);
+  const read = (after: RowKey | null) => readPage(db, source, scope, after, settings.pageSize);
+  let next: Promise<Page> | null = read(job.cursor?.key ?? null);
   try {
     while (next) {
-      const rows: Row[] = await next;
+      const page: Page = await next;
       next = null;
       // Read the next page while this one is written and uploaded.
-      if (rows.length === settings.pageSize) next = source.page(db, scope, source.key(rows[rows.length - 1]!), settings.pageSize);
-      await writer.appendPage(rows, width, source.key);
+      if (page.count === settings.pageSize) next = read(lastKey(source, page));
+      if ("rows" in page) await writer.appendPage(page.rows, width, source.key);
+      else await writer.appendText(page.bytes, page.count, source.lineKey!);
       // Out of time: stop at the last part boundary (the rows after it are read again next time),
       // but only once this invocation has cut a part, so that every invocation moves the job on.
       if (next && Date.now() >= deadline && writer.partsCut > 0) {
@@ -75,7 +77,7 @@ export async function generate(env: Env, { job, leaseId, settings, deadline }: I
     }
   } finally {
     // A page read ahead and not used must not reject unobserved.
-    (next as Promise<Row[]> | null)?.catch(() => undefined);
+    (next as Promise<Page> | null)?.catch(() => undefined);
   }
 
   const end = await writer.finish();
@@ -89,6 +91,23 @@ export async function generate(env: Env, { job, leaseId, settings, deadline }: I
   }
   await finish(env, job, leaseId, settings, totals);
   return "completed";
+}
+
+type Page = { rows: Row[]; count: number } | TextPage;
+
+/** A page as SQLite's CSV text where the source writes it and every row of it is plain, else as rows. */
+async function readPage(db: Database, source: ExportSource, scope: SourceScope, after: RowKey | null, limit: number): Promise<Page> {
+  if (source.textPage) {
+    const page = await source.textPage(db, scope, after, limit);
+    if (page) return page;
+  }
+  const rows = await source.page(db, scope, after, limit);
+  return { rows, count: rows.length };
+}
+
+function lastKey(source: ExportSource, page: Page): RowKey {
+  if ("rows" in page) return source.key(page.rows[page.rows.length - 1]!);
+  return source.lineKey!(lastLine(page.bytes));
 }
 
 /**

@@ -48,6 +48,8 @@ interface Located {
 
 type Locator = (offset: number) => Located;
 
+const decoder = new TextDecoder();
+
 /** FIFO of byte chunks with exact-size takes. */
 class ByteQueue {
   private chunks: Uint8Array[] = [];
@@ -79,6 +81,11 @@ class ByteQueue {
     this.length -= n;
     return out;
   }
+}
+
+/** The last line of UTF-8 text whose lines end in CRLF, without its CRLF. */
+export function lastLine(bytes: Uint8Array): string {
+  return decoder.decode(bytes.subarray(bytes.lastIndexOf(0x0a, bytes.length - 2) + 1, bytes.length - 2));
 }
 
 /** UTF-8 byte length of a string without encoding it. */
@@ -173,6 +180,33 @@ export class PartWriter {
       throw new Error("part boundary past the end of the page");
     };
     return this.append(utf8(lines.join("")), locate);
+  }
+
+  /**
+   * A page as UTF-8 CSV text (see ExportSource.textPage): `count` lines, each ending in CRLF, no
+   * cell holding a CR or LF, so that every LF ends a row; `lineKey` gives a line's key.
+   */
+  appendText(bytes: Uint8Array, count: number, lineKey: (line: string) => RowKey): Promise<void> {
+    if (count === 0) return Promise.resolve();
+    const rowsBefore = this.rows;
+    this.rows += count;
+    this.lastKey = lineKey(lastLine(bytes));
+    // As in appendPage: walk the lines only when a part boundary falls in this page.
+    let index = 0;
+    let position = 0;
+    const locate: Locator = (offset) => {
+      for (; position < bytes.length; index++) {
+        const end = bytes.indexOf(0x0a, position) + 1;
+        if (end === 0) break;
+        if (end >= offset) {
+          const key = lineKey(decoder.decode(bytes.subarray(position, end - 2)));
+          return { key, rowsThrough: rowsBefore + index + 1, carry: bytes.subarray(offset, end) };
+        }
+        position = end;
+      }
+      throw new Error("part boundary past the end of the page");
+    };
+    return this.append(bytes, locate);
   }
 
   private async append(bytes: Uint8Array, locate: Locator): Promise<void> {
