@@ -104,9 +104,14 @@ export function meteredD1(d1: D1Database): D1Database {
   return meteredDb;
 }
 
+/** Whether this deployment meters D1 (benchmarks only). */
+export function d1MeterOn(env: object): boolean {
+  return (env as { D1_METER?: string }).D1_METER === "true";
+}
+
 /** Active only when env.D1_METER is "true"; otherwise one comparison and next(). */
 export const d1Meter = createMiddleware<AppEnv>(async function d1Meter(c, next) {
-  if ((c.env as { D1_METER?: string }).D1_METER !== "true") return next();
+  if (!d1MeterOn(c.env)) return next();
   enabled = true;
   const meter: Meter = { queries: 0, rowsRead: 0, rowsWritten: 0, unmetered: 0 };
   await store.run(meter, next);

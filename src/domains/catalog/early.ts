@@ -1,5 +1,7 @@
 import type { Env } from "../../env";
-import { ageSeconds, ifNoneMatchHits, PUBLIC_CACHE_CONTROL, recalledForUrl } from "../../platform/http/edge-cache";
+import { d1MeterOn } from "../../platform/d1-meter";
+import { ageSeconds, ifNoneMatchHits, PUBLIC_CACHE_CONTROL, recalled } from "../../platform/http/edge-cache";
+import { clientIpOf } from "../../platform/ratelimit/middleware";
 import { DEFAULT_FRAMING_HEADERS, requestIdFor, SECURITY_HEADERS } from "../../platform/http/middleware";
 import { PUBLIC_CORS_HEADERS, PUBLIC_COURSES_PATH } from "./cache";
 
@@ -13,13 +15,13 @@ import { PUBLIC_CORS_HEADERS, PUBLIC_COURSES_PATH } from "./cache";
  */
 export async function answerCachedPageEarly(request: Request, env: Env): Promise<Response | null> {
   // With the D1 meter on (benchmarks only), hits go through the app, whose middleware reports the count.
-  if (request.method !== "GET" || (env as { D1_METER?: string }).D1_METER === "true") return null;
+  if (request.method !== "GET" || d1MeterOn(env)) return null;
   const url = request.url;
   const pathStart = url.indexOf("/", url.indexOf("//") + 2);
   if (pathStart < 0 || !url.startsWith(PUBLIC_COURSES_PATH, pathStart)) return null;
-  const copy = recalledForUrl(url);
+  const copy = recalled(url);
   if (!copy) return null;
-  const { success } = await env.PUBLIC_RATE_LIMITER.limit({ key: request.headers.get("CF-Connecting-IP") ?? "unknown" });
+  const { success } = await env.PUBLIC_RATE_LIMITER.limit({ key: clientIpOf(request.headers) });
   if (!success) return null;
   // The headers that never change for this copy are built once per copy; each request clones them.
   copy.earlyHeaders ??= new Headers([

@@ -55,18 +55,14 @@ function remember(key: string, requestUrl: string, copy: MemoryCopy): void {
   }
 }
 
-function recalled(name: string): MemoryCopy | undefined {
+/** The copy this isolate holds under a cache key or a request's exact URL (see `memory`), if any. */
+export function recalled(name: string): MemoryCopy | undefined {
   const copy = memory.get(name);
   if (copy && copy.expiresAt <= Date.now()) {
     memory.delete(name);
     return undefined;
   }
   return copy;
-}
-
-/** The copy this isolate holds for a request's exact URL (see `memory`), if any. */
-export function recalledForUrl(requestUrl: string): MemoryCopy | undefined {
-  return recalled(requestUrl);
 }
 
 export function ageSeconds(storedAt: number): number {
@@ -112,20 +108,13 @@ function edgeCache(): Cache | null {
   return typeof caches === "undefined" ? null : caches.default;
 }
 
-/**
- * A cached page's response; `extra` headers go first (the early path's CORS and security headers).
- * `304` when `If-None-Match` matches.
- */
-export function answer(
-  ifNoneMatch: string | null | undefined,
-  body: string,
-  etag: string,
-  state: "HIT" | "MISS",
-  age: number,
-  extra: [string, string][] = [],
-): Response {
-  const headers = extra;
-  headers.push(["ETag", etag], ["Cache-Control", PUBLIC_CACHE_CONTROL], ["X-Cache", state]);
+/** A cached page's response; `304` when `If-None-Match` matches. */
+function answer(ifNoneMatch: string | null | undefined, body: string, etag: string, state: "HIT" | "MISS", age: number): Response {
+  const headers: [string, string][] = [
+    ["ETag", etag],
+    ["Cache-Control", PUBLIC_CACHE_CONTROL],
+    ["X-Cache", state],
+  ];
   if (age > 0) headers.push(["Age", String(age)]);
   if (ifNoneMatchHits(ifNoneMatch, etag)) return new Response(null, { status: 304, headers });
   headers.push(["Content-Type", "application/json"]);

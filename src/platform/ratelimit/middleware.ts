@@ -5,8 +5,12 @@ import { ApiError } from "../errors";
 import { windowSecondsFrom } from "./policies";
 import { rateLimitHeaders, type RateDecision } from "./window";
 
+export function clientIpOf(headers: Headers): string {
+  return headers.get("CF-Connecting-IP") ?? "unknown";
+}
+
 export function clientIp(c: Context): string {
-  return c.req.header("CF-Connecting-IP") ?? "unknown";
+  return clientIpOf(c.req.raw.headers);
 }
 
 export function limiterFor(env: Env, key: string) {
