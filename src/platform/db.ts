@@ -28,6 +28,6 @@ export function d1Binding(d1: D1Database): D1Database {
  * `column IN (…)` for any number of values with one bound parameter (a JSON array), where
  * drizzle's `inArray` binds one each and D1 refuses more than 100 per statement.
  */
-export function inJsonList(column: AnyColumn, values: readonly (string | number)[]): SQL {
+export function inJsonList(column: AnyColumn | SQL, values: readonly (string | number)[]): SQL {
   return sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(values)}))`;
 }

@@ -2,7 +2,7 @@ import { and, count, desc, eq, sql, type SQL } from "drizzle-orm";
 import { courses, exportJobs, users, type ExportFilters, type ExportStatus, type ExportType } from "../../db/schema";
 import type { Env } from "../../env";
 import { requireInstitution, type Principal } from "../../platform/auth/principal";
-import { database } from "../../platform/db";
+import { database, inJsonList } from "../../platform/db";
 import { ApiError, validationError, type FieldError } from "../../platform/errors";
 import { pageBounds, type PageRequest } from "../../platform/http/pagination";
 import { newId, nowIso } from "../../platform/ids";
@@ -47,7 +47,7 @@ export async function createExport({ env, principal, input }: { env: Env; princi
       db
         .select({ id: users.id })
         .from(users)
-        .where(and(eq(users.institutionId, institutionId), sql`${users.id} IN (SELECT value FROM json_each(${JSON.stringify(userIds ?? [])}))`)),
+        .where(and(eq(users.institutionId, institutionId), inJsonList(users.id, userIds ?? []))),
     ]);
     if (input.course_id && course.length === 0) errors.push({ path: "course_id", message: "is not a known course" });
     if (userIds) {

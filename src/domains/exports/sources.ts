@@ -1,6 +1,6 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { ExportFilters, ExportType } from "../../db/schema";
-import type { Database } from "../../platform/db";
+import { inJsonList, type Database } from "../../platform/db";
 import { plainLines, type Cell } from "./csv";
 import { utf8 } from "../../platform/crypto/encoding";
 
@@ -53,7 +53,7 @@ export interface TextPage {
 
 function membersFilter(column: SQL, filters: ExportFilters): SQL | undefined {
   // json_each: one bound parameter for up to 100 ids (D1 binds at most 100 per statement).
-  return filters.user_ids?.length ? sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(filters.user_ids)}))` : undefined;
+  return filters.user_ids?.length ? inJsonList(column, filters.user_ids) : undefined;
 }
 
 /**
