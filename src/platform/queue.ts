@@ -1,3 +1,11 @@
+/** Queues refuses a longer delay than 12 hours. */
+export const MAX_QUEUE_DELAY_SECONDS = 43_200;
+
+/** A delay as Queues takes it: whole seconds, at least `min`, at most 12 hours. */
+export function queueDelaySeconds(seconds: number, min = 0): number {
+  return Math.min(MAX_QUEUE_DELAY_SECONDS, Math.max(min, Math.ceil(seconds)));
+}
+
 /** Queues accepts at most 100 messages per `sendBatch`. */
 const MAX_BATCH_MESSAGES = 100;
 

@@ -2,13 +2,12 @@ import type { Env } from "../../env";
 import { database } from "../../platform/db";
 import { publishEvents } from "../../platform/events";
 import { newId } from "../../platform/ids";
+import { queueDelaySeconds } from "../../platform/queue";
 import { exportSettings } from "./config";
 import { generate, LEASE_MARGIN_MS } from "./generate";
 import { ACTIVE_STATUSES, claimJob, findJob, handOver, markFailed, releaseLease, revertHandOver, type ExportJob, type ExportMessage } from "./jobs";
 import { ExportFailure, LeaseLost } from "./writer";
 
-/** Queues cap a retry's delay at 12 hours. */
-const MAX_DELAY_SECONDS = 43_200;
 
 export const GAVE_UP =
   "The export could not be generated: it failed on every attempt. Request it again; if that fails too, contact support with the export id.";
@@ -28,7 +27,7 @@ export async function enqueueGeneration(env: Env, message: ExportMessage): Promi
 }
 
 function secondsUntil(at: number | null, now: number): number {
-  return Math.min(MAX_DELAY_SECONDS, Math.max(1, Math.ceil(((at ?? now) - now) / 1000)));
+  return queueDelaySeconds(((at ?? now) - now) / 1000, 1);
 }
 
 /**

@@ -1,14 +1,13 @@
-import { and, eq, inArray, isNull, sql } from "drizzle-orm";
-import { outboxEvents, webhookDeliveries, webhooks, type DeliveryStatus } from "../../db/schema";
+import { and, eq, inArray, isNull } from "drizzle-orm";
+import { outboxEvents, webhookDeliveries, type DeliveryStatus } from "../../db/schema";
 import type { Env } from "../../env";
 import type { Statement } from "../../platform/batch";
-import { sendAll } from "../../platform/queue";
+import { queueDelaySeconds, sendAll } from "../../platform/queue";
 import { database, inJsonList } from "../../platform/db";
 import type { EventMessage } from "../../platform/events";
 import { newId, nowIso } from "../../platform/ids";
 import { attemptDelivery, attemptStatements, type AttemptResult, type ClaimedDelivery } from "./attempt";
 import { deliveryConfig, PARALLEL_SENDS } from "./config";
-import { MAX_DELAY_SECONDS } from "./retry-policy";
 
 export interface DeliveryMessage {
   delivery_id: string;
@@ -138,7 +137,7 @@ async function fanOut(env: Env, eventIds: string[]): Promise<void> {
 
   if (rows.length > 0) {
     const inserted = (await d1.prepare(INSERT_SQL).bind(JSON.stringify(rows), lease, now, nowIso(now)).all<{ id: string }>()).results;
-    const toQueue: string[] = [];
+    let toQueue: string[] = [];
     const toSend: ClaimedDelivery[] = [];
     for (const { id } of inserted) {
       const claimed = direct.get(id);
@@ -159,8 +158,8 @@ async function fanOut(env: Env, eventIds: string[]): Promise<void> {
             eq(webhookDeliveries.attemptCount, 0),
           ),
         );
-      const queuedAlready = new Set(toQueue);
-      toQueue.push(...existing.map((d) => d.id).filter((id) => !queuedAlready.has(id)));
+      // This run's unclaimed rows are among them (pending, never tried).
+      toQueue = existing.map((d) => d.id);
     }
 
     // First attempts, six at a time, until the budget is spent.
@@ -176,7 +175,7 @@ async function fanOut(env: Env, eventIds: string[]): Promise<void> {
         return;
       }
       attempts.push({ delivery, result });
-      if (result.status === "retrying") retries.push({ id: delivery.id, delay: queueDelay(result.retryInSeconds!) });
+      if (result.status === "retrying") retries.push({ id: delivery.id, delay: queueDelaySeconds(result.retryInSeconds!) });
     });
     const statements: Statement[] = attemptStatements(db, config, attempts, Date.now());
     if (released.length > 0) {
@@ -199,10 +198,6 @@ async function fanOut(env: Env, eventIds: string[]): Promise<void> {
   }
 }
 
-/** A retry's delay as the queue takes it: whole seconds, within its limit. */
-function queueDelay(seconds: number): number {
-  return Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil(seconds)));
-}
 
 /** Events that still fail after the queue's retries: logged; the sweep sends them again later. */
 export async function deadLetterEvents(batch: MessageBatch<unknown>): Promise<void> {
@@ -290,7 +285,7 @@ export async function deliverWebhooks(batch: MessageBatch<unknown>, env: Env): P
   const settle = (id: string, how: { retryInSeconds?: number }) => {
     for (const message of byId.get(id)!) {
       if (how.retryInSeconds === undefined) message.ack();
-      else message.retry({ delaySeconds: queueDelay(how.retryInSeconds) });
+      else message.retry({ delaySeconds: queueDelaySeconds(how.retryInSeconds) });
     }
   };
 

@@ -2,8 +2,7 @@
  * When a failed delivery is tried again. Pure, so the arithmetic is unit-tested apart from the queue.
  */
 export const MAX_RETRIES = 3;
-/** Queues refuses a longer delay than 12 hours. */
-export const MAX_DELAY_SECONDS = 43_200;
+import { MAX_QUEUE_DELAY_SECONDS as MAX_DELAY_SECONDS } from "../../platform/queue";
 const JITTER = 0.2;
 
 export function parseRetrySchedule(text: string | undefined): number[] {

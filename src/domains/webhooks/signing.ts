@@ -52,11 +52,11 @@ export async function signDelivery(input: {
   webhookId: string;
   deliveryId: string;
   eventType: string;
-  /** The body, or its UTF-8 bytes when the caller already has them (one event, many webhooks). */
-  body: string | Uint8Array;
+  /** The body's UTF-8 bytes (encoded once per event, whatever the number of webhooks). */
+  body: Uint8Array;
   timestamp: number;
 }): Promise<SignedRequest> {
-  const bytes = typeof input.body === "string" ? utf8(input.body) : input.body;
+  const bytes = input.body;
   // `id.timestamp.` then the body's bytes, without encoding the body a second time.
   const prefix = utf8(`${input.deliveryId}.${input.timestamp}.`);
   const standardInput = new Uint8Array(prefix.length + bytes.length);
