@@ -86,6 +86,21 @@ interface HookRow {
   consecutive_failures: number;
 }
 
+/** What signing and sending need of a webhook, from its row as the fan-out and the claim read it. */
+function webhookToSign(
+  id: string,
+  row: Pick<HookRow, "url" | "secret_sealed" | "previous_secret_sealed" | "previous_secret_expires_at" | "consecutive_failures">,
+): ClaimedDelivery["webhook"] {
+  return {
+    id,
+    url: row.url,
+    secretSealed: row.secret_sealed,
+    previousSecretSealed: row.previous_secret_sealed,
+    previousSecretExpiresAt: row.previous_secret_expires_at,
+    consecutiveFailures: row.consecutive_failures,
+  };
+}
+
 async function fanOut(env: Env, eventIds: string[]): Promise<void> {
   const d1 = env.DB;
   const db = database(d1);
@@ -108,14 +123,7 @@ async function fanOut(env: Env, eventIds: string[]): Promise<void> {
     return {
       row: h,
       types: types.includes("*") ? null : new Set(types),
-      webhook: {
-        id: h.id,
-        url: h.url,
-        secretSealed: h.secret_sealed,
-        previousSecretSealed: h.previous_secret_sealed,
-        previousSecretExpiresAt: h.previous_secret_expires_at,
-        consecutiveFailures: h.consecutive_failures,
-      },
+      webhook: webhookToSign(h.id, h),
     };
   });
   const rows: [string, string, string, string, 0 | 1][] = [];
@@ -312,14 +320,7 @@ export async function deliverWebhooks(batch: MessageBatch<unknown>, env: Env): P
       toSend.push({
         id,
         attempt,
-        webhook: {
-          id: row.webhook_id,
-          url: row.url,
-          secretSealed: row.secret_sealed,
-          previousSecretSealed: row.previous_secret_sealed,
-          previousSecretExpiresAt: row.previous_secret_expires_at,
-          consecutiveFailures: row.consecutive_failures,
-        },
+        webhook: webhookToSign(row.webhook_id, row),
         event: { id: row.event_id, type: row.event_type, createdAt: row.event_created_at, payload: JSON.parse(row.payload) as Record<string, unknown> },
         isPing: row.event_type === "ping",
       });
