@@ -1,7 +1,6 @@
 import { and, asc, count, desc, eq, gte, inArray, isNull, lte, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import {
-  achievements,
   courseProgress,
   courses,
   dailyActivity,
@@ -11,9 +10,9 @@ import {
   platformCounters,
   skillEvidence,
   studyTime,
-  weeklyXp,
   CEFR_LEVELS,
   type CefrLevel,
+  type LessonStatus,
 } from "../../db/schema";
 import type { Env } from "../../env";
 import { d1Binding, database } from "../../platform/db";
@@ -21,7 +20,7 @@ import { ApiError } from "../../platform/errors";
 import { pageBounds, type PageRequest } from "../../platform/http/pagination";
 import { MAX_RECOMMENDATIONS } from "./read-schemas";
 import { ALL_TIME_PERIOD, learnersAboveSql, PLATFORM_SCOPE } from "./rank";
-import { addDays } from "./rules";
+import { addDays, type AchievementInputs } from "./rules";
 
 /**
  * The reads behind the progress, insights, gamification and statistics endpoints. Each function is
@@ -32,40 +31,69 @@ import { addDays } from "./rules";
 // ---------------------------------------------------------------------------------------------
 // Lesson progress of one course
 
-export async function readLessonProgress(env: Env, learnerId: string, courseId: string, page: PageRequest, includeDrafts: boolean) {
-  const db = database(env.DB);
-  const visible = includeDrafts ? eq(courses.id, courseId) : and(eq(courses.id, courseId), eq(courses.published, true));
-  const { limit, offset } = pageBounds(page);
-  const [found, rows, totals] = await db.batch([
-    db.select({ id: courses.id }).from(courses).where(visible).limit(1),
-    db
-      .select({
-        id: lessons.id,
-        position: lessons.position,
-        title: lessons.title,
-        itemCount: lessons.itemCount,
-        progress: {
-          itemsDone: lessonProgress.itemsDone,
-          itemsTotal: lessonProgress.itemsTotal,
-          scoreSum: lessonProgress.scoreSum,
-          status: lessonProgress.status,
-          startedAt: lessonProgress.startedAt,
-          completedAt: lessonProgress.completedAt,
-        },
-      })
-      .from(lessons)
-      .leftJoin(lessonProgress, and(eq(lessonProgress.userId, learnerId), eq(lessonProgress.lessonId, lessons.id)))
-      .where(eq(lessons.courseId, courseId))
-      .orderBy(asc(lessons.position), asc(lessons.id))
-      .limit(limit)
-      .offset(offset),
-    db.select({ total: count() }).from(lessons).where(eq(lessons.courseId, courseId)),
-  ]);
-  if (!found[0]) throw new ApiError("not_found", `No course ${courseId}.`);
-  return { total: totals[0]?.total ?? 0, rows };
+export interface LessonProgressRow {
+  id: string;
+  position: number;
+  title: string;
+  itemCount: number;
+  /** `null` while the learner has not started the lesson. */
+  progress: {
+    itemsDone: number;
+    itemsTotal: number;
+    scoreSum: number;
+    status: LessonStatus;
+    startedAt: string;
+    completedAt: string | null;
+  } | null;
 }
 
-export type LessonProgressRow = Awaited<ReturnType<typeof readLessonProgress>>["rows"][number];
+/**
+ * One plain-SQL statement: a row per lesson of the page (or a single row of NULLs for a page past the
+ * end) while the course is visible, none when it is not, each carrying the course's lesson count.
+ * ?1 course, ?2 learner, ?3 limit, ?4 offset.
+ */
+const lessonProgressSql = (publishedOnly: boolean) => `
+  SELECT (SELECT count(*) FROM lessons WHERE course_id = c.id) AS total,
+         p.id, p.position, p.title, p.item_count, p.status, p.items_done, p.items_total, p.score_sum, p.started_at, p.completed_at
+  FROM courses c
+  LEFT JOIN (
+    SELECT l.id, l.position, l.title, l.item_count, lp.status, lp.items_done, lp.items_total, lp.score_sum, lp.started_at, lp.completed_at
+    FROM lessons l LEFT JOIN lesson_progress lp ON lp.user_id = ?2 AND lp.lesson_id = l.id
+    WHERE l.course_id = ?1 ORDER BY l.position, l.id LIMIT ?3 OFFSET ?4
+  ) p
+  WHERE c.id = ?1${publishedOnly ? " AND c.published = 1" : ""}
+  ORDER BY p.position, p.id`;
+const LESSON_PROGRESS_SQL = { published: lessonProgressSql(true), drafts: lessonProgressSql(false) };
+
+function lessonProgressFromColumns(r: unknown[]): LessonProgressRow {
+  return {
+    id: r[1] as string,
+    position: r[2] as number,
+    title: r[3] as string,
+    itemCount: r[4] as number,
+    progress:
+      r[5] === null
+        ? null
+        : {
+            status: r[5] as LessonStatus,
+            itemsDone: r[6] as number,
+            itemsTotal: r[7] as number,
+            scoreSum: r[8] as number,
+            startedAt: r[9] as string,
+            completedAt: r[10] as string | null,
+          },
+  };
+}
+
+export async function readLessonProgress(env: Env, learnerId: string, courseId: string, page: PageRequest, includeDrafts: boolean) {
+  const { limit, offset } = pageBounds(page);
+  const rows = await d1Binding(env.DB)
+    .prepare(includeDrafts ? LESSON_PROGRESS_SQL.drafts : LESSON_PROGRESS_SQL.published)
+    .bind(courseId, learnerId, limit, offset)
+    .raw();
+  if (rows.length === 0) throw new ApiError("not_found", `No course ${courseId}.`);
+  return { total: rows[0]![0] as number, rows: rows[0]![1] === null ? [] : rows.map(lessonProgressFromColumns) };
+}
 
 // ---------------------------------------------------------------------------------------------
 // History
@@ -200,18 +228,42 @@ export type InsightsData = Awaited<ReturnType<typeof readInsights>>;
 // ---------------------------------------------------------------------------------------------
 // Gamification
 
+export interface GamificationStats extends AchievementInputs {
+  currentStreak: number;
+  lastActiveDay: string | null;
+}
+
+/**
+ * One plain-SQL statement, on the learner's user row: their counters (NULLs before their first
+ * attempt), this week's XP, and the unlocked achievements as one JSON array. ?1 learner, ?2 week.
+ */
+const GAMIFICATION_SQL = `
+  SELECT s.xp_total, s.items_completed, s.lessons_completed, s.courses_completed, s.perfect_lessons,
+         s.current_streak, s.longest_streak, s.last_active_day,
+         (SELECT xp FROM weekly_xp WHERE week = ?2 AND user_id = ?1) AS week_xp,
+         (SELECT json_group_array(json_array(code, unlocked_at)) FROM achievements WHERE user_id = ?1) AS unlocked
+  FROM users u LEFT JOIN learner_stats s ON s.user_id = u.id WHERE u.id = ?1`;
+
 export async function readGamification(env: Env, learnerId: string, week: string) {
-  const db = database(env.DB);
-  const [stats, weekly, unlocked] = await db.batch([
-    db.select().from(learnerStats).where(eq(learnerStats.userId, learnerId)).limit(1),
-    db.select({ xp: weeklyXp.xp }).from(weeklyXp).where(and(eq(weeklyXp.week, week), eq(weeklyXp.userId, learnerId))).limit(1),
-    db
-      .select({ code: achievements.code, unlockedAt: achievements.unlockedAt })
-      .from(achievements)
-      .where(eq(achievements.userId, learnerId))
-      .orderBy(asc(achievements.unlockedAt), asc(achievements.code)),
-  ]);
-  return { stats: stats[0] ?? null, weekXp: weekly[0]?.xp ?? 0, unlocked };
+  const [found] = await d1Binding(env.DB).prepare(GAMIFICATION_SQL).bind(learnerId, week).raw();
+  const r = found ?? [null, null, null, null, null, null, null, null, null, "[]"];
+  const stats: GamificationStats | null =
+    r[0] === null
+      ? null
+      : {
+          xpTotal: r[0] as number,
+          itemsCompleted: r[1] as number,
+          lessonsCompleted: r[2] as number,
+          coursesCompleted: r[3] as number,
+          perfectLessons: r[4] as number,
+          currentStreak: r[5] as number,
+          longestStreak: r[6] as number,
+          lastActiveDay: r[7] as string | null,
+        };
+  const unlocked = (JSON.parse(r[9] as string) as [string, string][])
+    .map(([code, unlockedAt]) => ({ code, unlockedAt }))
+    .sort((a, b) => (a.unlockedAt < b.unlockedAt ? -1 : a.unlockedAt > b.unlockedAt ? 1 : a.code < b.code ? -1 : a.code > b.code ? 1 : 0));
+  return { stats, weekXp: (r[8] as number | null) ?? 0, unlocked };
 }
 
 export interface LeaderboardRow {
