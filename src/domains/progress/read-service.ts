@@ -50,10 +50,11 @@ export interface LessonProgressRow {
 /**
  * One plain-SQL statement: a row per lesson of the page (or a single row of NULLs for a page past the
  * end) while the course is visible, none when it is not, each carrying the course's lesson count.
- * ?1 course, ?2 learner, ?3 limit, ?4 offset.
+ * ?1 course, ?2 learner, ?3 limit, ?4 offset. The count names ?1 rather than c.id: correlated,
+ * SQLite would count the lessons again for every row of the page.
  */
 const lessonProgressSql = (publishedOnly: boolean) => `
-  SELECT (SELECT count(*) FROM lessons WHERE course_id = c.id) AS total,
+  SELECT (SELECT count(*) FROM lessons WHERE course_id = ?1) AS total,
          p.id, p.position, p.title, p.item_count, p.status, p.items_done, p.items_total, p.score_sum, p.started_at, p.completed_at
   FROM courses c
   LEFT JOIN (

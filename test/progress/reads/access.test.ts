@@ -86,6 +86,8 @@ describe("the cost of a read", () => {
       for (const { sql, plan } of await queryPlans(log)) {
         for (const step of plan) {
           expect(step, `${path}: ${sql}`).not.toMatch(/^(SCAN|SEARCH) attempts\b/);
+          // A page's total counted again for every row of the page would multiply the rows read by its size.
+          if (path.includes("lesson-progress")) expect(step, `${path}: ${sql}`).not.toMatch(/^CORRELATED SCALAR SUBQUERY/);
           // No full pass over a table or an alias of one. Allowed: index scans, json_each over the six
           // CEFR levels (`lv`) and a pass over a bounded subquery's own rows.
           const scanned = /^SCAN (\S+)(?: AS \w+)?$/.exec(step)?.[1];
