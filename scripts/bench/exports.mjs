@@ -38,6 +38,9 @@ const GOAL_ROWS_PER_SECOND = 150_000;
 /** How long to leave workerd alone after requesting an export of all rows / of a tenth of them. */
 const QUIET_FULL_MS = 15_000;
 const QUIET_SMALL_MS = 3_000;
+/** A floor copy takes 6–12 s here; one that has not answered in a minute has stalled. */
+const FLOOR_TIMEOUT_MS = 60_000;
+const FLOOR_ATTEMPTS = 3;
 
 // ---------------------------------------------------------------------------------------------
 // workerd's memory, from /proc
@@ -75,6 +78,23 @@ function workerdPid() {
 function statusKiB(pid, field) {
   const match = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(readFileSync(`/proc/${pid}/status`, "utf8"));
   return match ? Number(match[1]) : null;
+}
+
+/** CPU seconds (user + system, all threads) the process has used so far. */
+function cpuSeconds(pid) {
+  const rest = readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "").split(" ");
+  return (Number(rest[11]) + Number(rest[12])) / 100; // utime and stime, in ticks of 1/100 s
+}
+
+/** Whether workerd has been nearly idle (< 20 % of a core) for 2 s; waits up to `limitMs` for that. */
+async function waitForQuiet(pid, limitMs) {
+  const until = performance.now() + limitMs;
+  while (performance.now() < until) {
+    const before = cpuSeconds(pid);
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    if (cpuSeconds(pid) - before < 0.4) return true;
+  }
+  return false;
 }
 
 /** Peak RSS of `pid` over a run: the kernel's high-water mark when it can be reset, and 10 ms samples. */
@@ -210,11 +230,14 @@ export async function runExports({ config, scriptPath, log = (m) => console.erro
 
     const exportRun = async (label, body, expectedRows, quietMs) => {
       const cpu = cpuSnapshot();
+      const cpuBefore = cpuSeconds(pid);
       const memory = memoryProbe(pid);
       const started = Date.now();
       const created = await requestJson(new URL("/api/integrations/exports", base), { method: "POST", headers: auth, body, expect: 202 });
       const finished = await waitUntilDone(d1, created.body.id, quietMs, log);
       const seconds = (finished - started) / 1000;
+      // workerd's CPU time from the POST until the job was seen done (it idles once the job is completed).
+      const workerdCpu = cpuSeconds(pid) - cpuBefore;
       const { body: job } = await requestJson(new URL(`/api/integrations/exports/${created.body.id}`, base), { headers: auth });
       const mem = memory.stop();
       if (job.status !== "completed") throw new Error(`${label}: export ${job.id} ${job.status}: ${job.error}`);
@@ -231,6 +254,7 @@ export async function runExports({ config, scriptPath, log = (m) => console.erro
         invocations: row.attempts,
         parts: row.parts,
         memory: mem,
+        workerdCpuSeconds: workerdCpu,
         otherCpuShare: otherCpuShare(cpu, cpuSnapshot()),
       };
     };
@@ -244,19 +268,37 @@ export async function runExports({ config, scriptPath, log = (m) => console.erro
       }
       run.download = dl;
     };
-    const floorRun = async () => {
+    // Now and then a floor copy never answers (workerd busy at ~93 % CPU for minutes, the copy's
+    // worker unchanged): after FLOOR_TIMEOUT_MS the request is given up (which cancels it in
+    // workerd), the bench waits for workerd to go quiet and copies again; the stalls are reported.
+    const stalls = [];
+    const floorRun = async (attempt = 1) => {
       const cpu = cpuSnapshot();
+      const cpuBefore = cpuSeconds(pid);
       const memory = memoryProbe(pid);
       const started = performance.now();
       const url = new URL("/copy", floorUrl);
       url.searchParams.set("institution", INSTITUTION);
       url.searchParams.set("as_of", new Date().toISOString());
       url.searchParams.set("page", String(pageSize));
-      const result = await requestJson(url);
+      let result;
+      try {
+        result = await requestJson(url, { signal: AbortSignal.timeout(FLOOR_TIMEOUT_MS) });
+      } catch (error) {
+        memory.stop();
+        if (error?.name !== "TimeoutError" || attempt >= FLOOR_ATTEMPTS) throw error;
+        const stall = { at: new Date().toISOString(), attempt, workerdCpuSeconds: cpuSeconds(pid) - cpuBefore };
+        log(`bench: exports: floor copy stalled (no answer in ${FLOOR_TIMEOUT_MS / 1000} s, workerd used ${stall.workerdCpuSeconds.toFixed(1)} CPU s); waiting for workerd to go quiet, then copying again`);
+        stall.quiet = await waitForQuiet(pid, 180_000);
+        stall.waitedSeconds = (performance.now() - started) / 1000 - FLOOR_TIMEOUT_MS / 1000;
+        stalls.push(stall);
+        return floorRun(attempt + 1);
+      }
       const seconds = (performance.now() - started) / 1000;
+      const workerdCpu = cpuSeconds(pid) - cpuBefore;
       const mem = memory.stop();
       if (result.body.rows !== ROWS) throw new Error(`floor copied ${result.body.rows} rows`);
-      return { label: "floor: plain D1 → R2 copy", rows: result.body.rows, bytes: result.body.bytes, parts: result.body.parts, seconds, rowsPerSecond: ROWS / seconds, memory: mem, otherCpuShare: otherCpuShare(cpu, cpuSnapshot()) };
+      return { label: "floor: plain D1 → R2 copy", rows: result.body.rows, bytes: result.body.bytes, parts: result.body.parts, seconds, rowsPerSecond: ROWS / seconds, attempts: attempt, memory: mem, workerdCpuSeconds: workerdCpu, otherCpuShare: otherCpuShare(cpu, cpuSnapshot()) };
     };
 
     // Warm-up, unmeasured: a full export and a full copy, so that the measured runs find the local
@@ -296,6 +338,12 @@ export async function runExports({ config, scriptPath, log = (m) => console.erro
       goalRowsPerSecond: GOAL_ROWS_PER_SECOND,
       // Export rows/s over floor rows/s of the same round (the floor runs right before), median of rounds.
       ratioToFloor: median(exportsOnly.map((r) => r.rowsPerSecond / floors.find((f) => f.round === r.round).rowsPerSecond)),
+      // The same per CPU second of workerd (one thread does nearly all of its work): less sensitive
+      // to other work on the machine than rows per wall-clock second.
+      exportRowsPerCpuSecond: median(exportsOnly.map((r) => r.rows / r.workerdCpuSeconds)),
+      floorRowsPerCpuSecond: median(floors.map((r) => r.rows / r.workerdCpuSeconds)),
+      cpuRatioToFloor: median(exportsOnly.map((r) => r.rows / r.workerdCpuSeconds / (ROWS / floors.find((f) => f.round === r.round).workerdCpuSeconds))),
+      floorStalls: stalls,
     };
     summary.verdict = summary.exportRowsPerSecond >= GOAL_ROWS_PER_SECOND ? "PASS" : "MISS";
     return { dataset: { dir: dataset.dir, cached: dataset.cached, meta: dataset.meta }, pageSize, moveSeconds, runs, small, summary };
@@ -311,13 +359,15 @@ export function exportsReport(result, formatTable) {
   out.push("", `Exports: ${ROWS.toLocaleString("en-US")}-row activity export end to end (POST → queue → R2 parts → completed), then its download; floor: a plain D1 → R2 copy of the same rows; pages of ${result.pageSize.toLocaleString("en-US")} rows, 5 MiB parts`);
   out.push(
     formatTable(
-      ["run", "rows", "MB", "seconds", "rows/s", "messages", "parts", "workerd RSS before MiB", "peak MiB", "growth MiB", "download MB/s", "other CPU"],
+      ["run", "rows", "MB", "seconds", "rows/s", "workerd CPU s", "rows/CPU s", "messages", "parts", "workerd RSS before MiB", "peak MiB", "growth MiB", "download MB/s", "other CPU"],
       [...result.runs, result.small].map((r) => [
         `${r.label}${r.round === undefined ? "" : ` (round ${r.round + 1})`}`,
         n(r.rows),
         n(r.bytes / 1e6, 1),
         n(r.seconds, 2),
         n(r.rowsPerSecond),
+        n(r.workerdCpuSeconds, 2),
+        n(r.rows / r.workerdCpuSeconds),
         r.messages ?? "-",
         r.parts,
         n(r.memory.beforeMiB, 1),
@@ -331,6 +381,7 @@ export function exportsReport(result, formatTable) {
   const s = result.summary;
   out.push(
     `Medians: export ${n(s.exportSeconds, 2)} s, ${n(s.exportRowsPerSecond)} rows/s (goal ≥ ${n(s.goalRowsPerSecond)}: ${s.verdict}); floor ${n(s.floorRowsPerSecond)} rows/s; export / floor in the same round ${n(s.ratioToFloor, 2)}×; download ${n(s.downloadMBps, 1)} MB/s.`,
+    `Per CPU second of workerd: export ${n(s.exportRowsPerCpuSecond)} rows, floor ${n(s.floorRowsPerCpuSecond)}, export / floor ${n(s.cpuRatioToFloor, 2)}×.${s.floorStalls.length ? ` Floor copies that stalled and were copied again: ${s.floorStalls.map((x) => `${x.at.slice(11, 19)} (attempt ${x.attempt}, workerd ${x.workerdCpuSeconds.toFixed(1)} CPU s in the ${FLOOR_TIMEOUT_MS / 1000} s, quiet after ${x.waitedSeconds.toFixed(0)} s: ${x.quiet})`).join("; ")}.` : ""}`,
     `workerd growth during a run (includes the local D1 and R2 simulators): export of ${ROWS.toLocaleString("en-US")} rows ${n(s.exportGrowthMiB, 1)} MiB, of ${n(result.small.rows)} rows ${n(s.smallGrowthMiB, 1)} MiB, floor copy ${n(s.floorGrowthMiB, 1)} MiB; two parts are ${2 * s.partMiB} MiB. Memory source: ${result.runs[0].memory.source}.`,
   );
   return out.join("\n");
