@@ -38,9 +38,18 @@ const GOAL_ROWS_PER_SECOND = 150_000;
 /** How long to leave workerd alone after requesting an export of all rows / of a tenth of them. */
 const QUIET_FULL_MS = 15_000;
 const QUIET_SMALL_MS = 3_000;
-/** A floor copy takes 6–12 s here; one that has not answered in a minute has stalled. */
+/** A floor copy takes 6–12 s here, an export 6–9 s: one not finished in a minute or two has stalled. */
 const FLOOR_TIMEOUT_MS = 60_000;
-const FLOOR_ATTEMPTS = 3;
+const EXPORT_TIMEOUT_MS = 120_000;
+/** Sessions (workerd processes) at most: the first one and two after stalls. */
+const MAX_SESSIONS = 3;
+
+class Stalled extends Error {
+  constructor(message, workerdCpuSeconds, cause) {
+    super(message, { cause });
+    this.workerdCpuSeconds = workerdCpuSeconds;
+  }
+}
 
 // ---------------------------------------------------------------------------------------------
 // workerd's memory, from /proc
@@ -84,17 +93,6 @@ function statusKiB(pid, field) {
 function cpuSeconds(pid) {
   const rest = readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "").split(" ");
   return (Number(rest[11]) + Number(rest[12])) / 100; // utime and stime, in ticks of 1/100 s
-}
-
-/** Whether workerd has been nearly idle (< 20 % of a core) for 2 s; waits up to `limitMs` for that. */
-async function waitForQuiet(pid, limitMs) {
-  const until = performance.now() + limitMs;
-  while (performance.now() < until) {
-    const before = cpuSeconds(pid);
-    await new Promise((resolve) => setTimeout(resolve, 2000));
-    if (cpuSeconds(pid) - before < 0.4) return true;
-  }
-  return false;
 }
 
 /** Peak RSS of `pid` over a run: the kernel's high-water mark when it can be reset, and 10 ms samples. */
@@ -151,17 +149,22 @@ function workers(config, scriptPath, pageSize) {
 async function waitUntilDone(d1, id, quietMs, log, timeoutMs = 300_000) {
   const started = performance.now();
   await new Promise((resolve) => setTimeout(resolve, quietMs));
-  for (let failures = 0; ; ) {
+  for (;;) {
+    if (performance.now() - started > timeoutMs) throw new Error(`export ${id} not done after ${timeoutMs / 1000} s`);
     let job;
     try {
-      job = await d1.prepare("SELECT status, progress, heartbeat_at FROM export_jobs WHERE id = ?").bind(id).first();
+      // A stalled workerd never answers: each read gives up after 10 s.
+      let timer;
+      job = await Promise.race([
+        d1.prepare("SELECT status, progress, heartbeat_at FROM export_jobs WHERE id = ?").bind(id).first(),
+        new Promise((_, reject) => (timer = setTimeout(() => reject(new Error("no answer from D1 in 10 s")), 10_000))),
+      ]).finally(() => clearTimeout(timer));
     } catch (error) {
-      if (++failures > 10) throw error;
+      log(`bench: exports: … reading export ${id}: ${error.message}`);
       await new Promise((resolve) => setTimeout(resolve, 1000));
       continue;
     }
     if (job.status === "completed" || job.status === "failed") return job.heartbeat_at;
-    if (performance.now() - started > timeoutMs) throw new Error(`export ${id} still ${job.status} after ${timeoutMs / 1000} s`);
     log(`bench: exports: … ${id} ${job.status}, ${job.progress.toLocaleString("en-US")} rows so far`);
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }
@@ -197,36 +200,61 @@ export async function runExports({ config, scriptPath, log = (m) => console.erro
   const dataset = await ensureDataset(datasetSpecs().large, { config, scriptPath, log });
   if (dataset.meta.recorded < ROWS) throw new Error(`the large dataset has ${dataset.meta.recorded} attempts, fewer than ${ROWS}`);
 
-  const storage = mkdtempSync(join(storageBase(), "lingua-bench-exports-"));
-  cpSync(dataset.dir, storage, { recursive: true });
   const pageSize = Number(process.env.BENCH_EXPORT_PAGE_SIZE || config.vars.EXPORT_PAGE_SIZE);
-  const mf = new Miniflare({ workers: workers(config, scriptPath, pageSize), host: "127.0.0.1", port: 0, defaultPersistRoot: storage });
+
+  // One session: a copy of the dataset, one Miniflare (one workerd), the rows moved, a signed-in
+  // admin, a warm-up. A stalled run (see FLOOR_TIMEOUT_MS) leaves workerd spinning for good, so its
+  // session is thrown away and a new one opened to measure the run again.
+  let mf = null;
+  let storage = null;
+  let base, floorUrl, d1, auth, pid, moveSeconds, tenth, smallCount;
+  let session = 0;
+  const stalls = [];
+  const closeSession = async () => {
+    if (mf) await mf.dispose().catch(() => undefined);
+    if (storage && existsSync(storage)) rmSync(storage, { recursive: true, force: true });
+    mf = null;
+    storage = null;
+  };
   try {
-    const base = new URL(await mf.ready);
-    const floorUrl = await mf.unsafeGetDirectURL("export-floor");
-    const d1 = await mf.getD1Database("DB");
+    const openSession = async () => {
+      session += 1;
+      storage = mkdtempSync(join(storageBase(), "lingua-bench-exports-"));
+      cpSync(dataset.dir, storage, { recursive: true });
+      mf = new Miniflare({ workers: workers(config, scriptPath, pageSize), host: "127.0.0.1", port: 0, defaultPersistRoot: storage });
+      base = new URL(await mf.ready);
+      floorUrl = await mf.unsafeGetDirectURL("export-floor");
+      d1 = await mf.getD1Database("DB");
 
-    // Exactly ROWS attempts in the bench institution (the earliest, in export order), the rest elsewhere.
-    log(`bench: exports: moving ${ROWS.toLocaleString("en-US")} attempts into ${INSTITUTION}…`);
-    const moveStarted = performance.now();
-    await d1
-      .prepare("UPDATE attempts SET institution_id = CASE WHEN rowid IN (SELECT rowid FROM attempts ORDER BY occurred_at, id LIMIT ?2) THEN ?1 ELSE 'ins_demo_acme' END")
-      .bind(INSTITUTION, ROWS)
-      .run();
-    const count = (await d1.prepare("SELECT count(*) AS n FROM attempts WHERE institution_id = ?").bind(INSTITUTION).first()).n;
-    if (count !== ROWS) throw new Error(`${count} attempts in ${INSTITUTION}, expected ${ROWS}`);
-    await d1.prepare("UPDATE institutions SET rate_limit_per_minute = 1000000000 WHERE id = ?").bind(INSTITUTION).run();
-    const moveSeconds = (performance.now() - moveStarted) / 1000;
-    // `from` of the last SMALL_ROWS rows: an export of a tenth of the rows, for the memory comparison.
-    const tenth = await d1
-      .prepare("SELECT occurred_at FROM attempts WHERE institution_id = ? ORDER BY occurred_at, id LIMIT 1 OFFSET ?")
-      .bind(INSTITUTION, ROWS - SMALL_ROWS)
-      .first();
-    const smallCount = (await d1.prepare("SELECT count(*) AS n FROM attempts WHERE institution_id = ? AND occurred_at >= ?").bind(INSTITUTION, tenth.occurred_at).first()).n;
+      // Exactly ROWS attempts in the bench institution (the earliest, in export order), the rest elsewhere.
+      log(`bench: exports: session ${session}: moving ${ROWS.toLocaleString("en-US")} attempts into ${INSTITUTION}…`);
+      const moveStarted = performance.now();
+      await d1
+        .prepare("UPDATE attempts SET institution_id = CASE WHEN rowid IN (SELECT rowid FROM attempts ORDER BY occurred_at, id LIMIT ?2) THEN ?1 ELSE 'ins_demo_acme' END")
+        .bind(INSTITUTION, ROWS)
+        .run();
+      const count = (await d1.prepare("SELECT count(*) AS n FROM attempts WHERE institution_id = ?").bind(INSTITUTION).first()).n;
+      if (count !== ROWS) throw new Error(`${count} attempts in ${INSTITUTION}, expected ${ROWS}`);
+      await d1.prepare("UPDATE institutions SET rate_limit_per_minute = 1000000000 WHERE id = ?").bind(INSTITUTION).run();
+      moveSeconds = (performance.now() - moveStarted) / 1000;
+      // `from` of the last SMALL_ROWS rows: an export of a tenth of the rows, for the memory comparison.
+      tenth = await d1
+        .prepare("SELECT occurred_at FROM attempts WHERE institution_id = ? ORDER BY occurred_at, id LIMIT 1 OFFSET ?")
+        .bind(INSTITUTION, ROWS - SMALL_ROWS)
+        .first();
+      smallCount = (await d1.prepare("SELECT count(*) AS n FROM attempts WHERE institution_id = ? AND occurred_at >= ?").bind(INSTITUTION, tenth.occurred_at).first()).n;
 
-    const signIn = await requestJson(new URL("/api/auth/sign-in", base), { method: "POST", body: { email: ADMIN, password: DEMO_PASSWORD } });
-    const auth = { Authorization: `Bearer ${signIn.body.token}` };
-    const pid = workerdPid();
+      const signIn = await requestJson(new URL("/api/auth/sign-in", base), { method: "POST", body: { email: ADMIN, password: DEMO_PASSWORD } });
+      auth = { Authorization: `Bearer ${signIn.body.token}` };
+      pid = workerdPid();
+
+      // Warm-up, unmeasured: a full export and a full copy, so that the measured runs find the local
+      // D1 and R2 simulators and the isolate's heap at their working size (a first pass over the table
+      // grows workerd by a few hundred MiB, whoever makes it).
+      log(`bench: exports: session ${session}: warm-up (one full export, one floor copy)…`);
+      await exportRun("warm-up", { type: "activity" }, ROWS, QUIET_FULL_MS);
+      await floorRun();
+    };
 
     const exportRun = async (label, body, expectedRows, quietMs) => {
       const cpu = cpuSnapshot();
@@ -234,7 +262,13 @@ export async function runExports({ config, scriptPath, log = (m) => console.erro
       const memory = memoryProbe(pid);
       const started = Date.now();
       const created = await requestJson(new URL("/api/integrations/exports", base), { method: "POST", headers: auth, body, expect: 202 });
-      const finished = await waitUntilDone(d1, created.body.id, quietMs, log);
+      let finished;
+      try {
+        finished = await waitUntilDone(d1, created.body.id, quietMs, log, EXPORT_TIMEOUT_MS);
+      } catch (error) {
+        memory.stop();
+        throw new Stalled(`export ${created.body.id} not completed in ${EXPORT_TIMEOUT_MS / 1000} s`, cpuSeconds(pid) - cpuBefore, error);
+      }
       const seconds = (finished - started) / 1000;
       // workerd's CPU time from the POST until the job was seen done (it idles once the job is completed).
       const workerdCpu = cpuSeconds(pid) - cpuBefore;
@@ -245,6 +279,7 @@ export async function runExports({ config, scriptPath, log = (m) => console.erro
       const row = await d1.prepare("SELECT generation, attempts, json_array_length(parts) AS parts FROM export_jobs WHERE id = ?").bind(job.id).first();
       return {
         label,
+        session,
         id: job.id,
         rows: job.row_count,
         bytes: job.byte_size,
@@ -268,11 +303,10 @@ export async function runExports({ config, scriptPath, log = (m) => console.erro
       }
       run.download = dl;
     };
-    // Now and then a floor copy never answers (workerd busy at ~93 % CPU for minutes, the copy's
-    // worker unchanged): after FLOOR_TIMEOUT_MS the request is given up (which cancels it in
-    // workerd), the bench waits for workerd to go quiet and copies again; the stalls are reported.
-    const stalls = [];
-    const floorRun = async (attempt = 1) => {
+    // Now and then a floor copy never answers: workerd's one thread spins (~93 % CPU) in V8's
+    // platform message loop — cppgc sweep tasks posting themselves again, a perf profile shows —
+    // and serves nothing any more. After FLOOR_TIMEOUT_MS the session is given up (see above).
+    const floorRun = async () => {
       const cpu = cpuSnapshot();
       const cpuBefore = cpuSeconds(pid);
       const memory = memoryProbe(pid);
@@ -286,42 +320,47 @@ export async function runExports({ config, scriptPath, log = (m) => console.erro
         result = await requestJson(url, { signal: AbortSignal.timeout(FLOOR_TIMEOUT_MS) });
       } catch (error) {
         memory.stop();
-        if (error?.name !== "TimeoutError" || attempt >= FLOOR_ATTEMPTS) throw error;
-        const stall = { at: new Date().toISOString(), attempt, workerdCpuSeconds: cpuSeconds(pid) - cpuBefore };
-        log(`bench: exports: floor copy stalled (no answer in ${FLOOR_TIMEOUT_MS / 1000} s, workerd used ${stall.workerdCpuSeconds.toFixed(1)} CPU s); waiting for workerd to go quiet, then copying again`);
-        stall.quiet = await waitForQuiet(pid, 180_000);
-        stall.waitedSeconds = (performance.now() - started) / 1000 - FLOOR_TIMEOUT_MS / 1000;
-        stalls.push(stall);
-        return floorRun(attempt + 1);
+        if (error?.name !== "TimeoutError") throw error;
+        throw new Stalled(`floor copy not answered in ${FLOOR_TIMEOUT_MS / 1000} s`, cpuSeconds(pid) - cpuBefore, error);
       }
       const seconds = (performance.now() - started) / 1000;
       const workerdCpu = cpuSeconds(pid) - cpuBefore;
       const mem = memory.stop();
       if (result.body.rows !== ROWS) throw new Error(`floor copied ${result.body.rows} rows`);
-      return { label: "floor: plain D1 → R2 copy", rows: result.body.rows, bytes: result.body.bytes, parts: result.body.parts, seconds, rowsPerSecond: ROWS / seconds, attempts: attempt, memory: mem, workerdCpuSeconds: workerdCpu, otherCpuShare: otherCpuShare(cpu, cpuSnapshot()) };
+      return { label: "floor: plain D1 → R2 copy", session, rows: result.body.rows, bytes: result.body.bytes, parts: result.body.parts, seconds, rowsPerSecond: ROWS / seconds, memory: mem, workerdCpuSeconds: workerdCpu, otherCpuShare: otherCpuShare(cpu, cpuSnapshot()) };
     };
 
-    // Warm-up, unmeasured: a full export and a full copy, so that the measured runs find the local
-    // D1 and R2 simulators and the isolate's heap at their working size (a first pass over the table
-    // grows workerd by a few hundred MiB, whoever makes it).
-    log("bench: exports: warm-up (one full export, one floor copy)…");
-    await exportRun("warm-up", { type: "activity" }, ROWS, QUIET_FULL_MS);
-    await floorRun();
+    // A stalled run throws Stalled: the session is closed, a new one opened and the run measured
+    // again, at most MAX_SESSIONS sessions in all.
+    const measured = async (what) => {
+      for (;;) {
+        try {
+          if (!mf) await openSession();
+          return await what();
+        } catch (error) {
+          if (!(error instanceof Stalled) || session >= MAX_SESSIONS) throw error;
+          stalls.push({ at: new Date().toISOString(), session, what: error.message, workerdCpuSeconds: error.workerdCpuSeconds });
+          log(`bench: exports: STALLED in session ${session}: ${error.message} (workerd used ${error.workerdCpuSeconds.toFixed(1)} CPU s meanwhile); a new session measures it again`);
+          await closeSession();
+        }
+      }
+    };
 
     const runs = [];
     for (let round = 0; round < rounds; round++) {
       log(`bench: exports: round ${round + 1}/${rounds}: floor copy…`);
-      runs.push({ round, kind: "floor", ...(await floorRun()) });
+      runs.push({ round, kind: "floor", ...(await measured(floorRun)) });
       log(`bench: exports: … ${JSON.stringify(runs.at(-1))}`);
       log(`bench: exports: round ${round + 1}/${rounds}: activity export of ${ROWS.toLocaleString("en-US")} rows…`);
-      runs.push({ round, kind: "export", ...(await exportRun(`activity, ${ROWS.toLocaleString("en-US")} rows`, { type: "activity" }, ROWS, QUIET_FULL_MS)) });
+      runs.push({ round, kind: "export", ...(await measured(() => exportRun(`activity, ${ROWS.toLocaleString("en-US")} rows`, { type: "activity" }, ROWS, QUIET_FULL_MS))) });
       log(`bench: exports: … ${JSON.stringify(runs.at(-1))}`);
     }
     log(`bench: exports: activity export of the last ${smallCount.toLocaleString("en-US")} rows (memory comparison)…`);
-    const small = { kind: "export-small", ...(await exportRun(`activity, ${smallCount.toLocaleString("en-US")} rows`, { type: "activity", from: tenth.occurred_at }, smallCount, QUIET_SMALL_MS)) };
+    const small = { kind: "export-small", ...(await measured(() => exportRun(`activity, ${smallCount.toLocaleString("en-US")} rows`, { type: "activity", from: tenth.occurred_at }, smallCount, QUIET_SMALL_MS))) };
 
+    // Files of an abandoned session went with its workerd: only the last session's are downloaded.
     log("bench: exports: downloads…");
-    for (const run of [...runs.filter((r) => r.kind === "export"), small]) await downloadRun(run);
+    for (const run of [...runs.filter((r) => r.kind === "export"), small]) if (run.session === session) await downloadRun(run);
 
     const exportsOnly = runs.filter((r) => r.kind === "export");
     const floors = runs.filter((r) => r.kind === "floor");
@@ -329,7 +368,7 @@ export async function runExports({ config, scriptPath, log = (m) => console.erro
       exportSeconds: median(exportsOnly.map((r) => r.seconds)),
       exportRowsPerSecond: median(exportsOnly.map((r) => r.rowsPerSecond)),
       floorRowsPerSecond: median(floors.map((r) => r.rowsPerSecond)),
-      downloadMBps: median(exportsOnly.map((r) => r.download.mbPerSecond)),
+      downloadMBps: median(exportsOnly.filter((r) => r.download).map((r) => r.download.mbPerSecond)),
       exportPeakMiB: Math.max(...exportsOnly.map((r) => r.memory.peakMiB)),
       exportGrowthMiB: Math.max(...exportsOnly.map((r) => r.memory.growthMiB)),
       smallGrowthMiB: small.memory.growthMiB,
@@ -343,13 +382,13 @@ export async function runExports({ config, scriptPath, log = (m) => console.erro
       exportRowsPerCpuSecond: median(exportsOnly.map((r) => r.rows / r.workerdCpuSeconds)),
       floorRowsPerCpuSecond: median(floors.map((r) => r.rows / r.workerdCpuSeconds)),
       cpuRatioToFloor: median(exportsOnly.map((r) => r.rows / r.workerdCpuSeconds / (ROWS / floors.find((f) => f.round === r.round).workerdCpuSeconds))),
-      floorStalls: stalls,
+      stalls,
+      sessions: session,
     };
     summary.verdict = summary.exportRowsPerSecond >= GOAL_ROWS_PER_SECOND ? "PASS" : "MISS";
     return { dataset: { dir: dataset.dir, cached: dataset.cached, meta: dataset.meta }, pageSize, moveSeconds, runs, small, summary };
   } finally {
-    await mf.dispose().catch(() => undefined);
-    if (existsSync(storage)) rmSync(storage, { recursive: true, force: true });
+    await closeSession();
   }
 }
 
@@ -381,7 +420,10 @@ export function exportsReport(result, formatTable) {
   const s = result.summary;
   out.push(
     `Medians: export ${n(s.exportSeconds, 2)} s, ${n(s.exportRowsPerSecond)} rows/s (goal ≥ ${n(s.goalRowsPerSecond)}: ${s.verdict}); floor ${n(s.floorRowsPerSecond)} rows/s; export / floor in the same round ${n(s.ratioToFloor, 2)}×; download ${n(s.downloadMBps, 1)} MB/s.`,
-    `Per CPU second of workerd: export ${n(s.exportRowsPerCpuSecond)} rows, floor ${n(s.floorRowsPerCpuSecond)}, export / floor ${n(s.cpuRatioToFloor, 2)}×.${s.floorStalls.length ? ` Floor copies that stalled and were copied again: ${s.floorStalls.map((x) => `${x.at.slice(11, 19)} (attempt ${x.attempt}, workerd ${x.workerdCpuSeconds.toFixed(1)} CPU s in the ${FLOOR_TIMEOUT_MS / 1000} s, quiet after ${x.waitedSeconds.toFixed(0)} s: ${x.quiet})`).join("; ")}.` : ""}`,
+    `Per CPU second of workerd: export ${n(s.exportRowsPerCpuSecond)} rows, floor ${n(s.floorRowsPerCpuSecond)}, export / floor ${n(s.cpuRatioToFloor, 2)}×.`,
+    s.stalls.length
+      ? `Stalls (workerd spinning; its session abandoned and the run measured again in a new one): ${s.stalls.map((x) => `${x.at.slice(11, 19)} UTC, session ${x.session}: ${x.what}, workerd ${x.workerdCpuSeconds.toFixed(1)} CPU s meanwhile`).join("; ")}. Downloaded: the last session's files only.`
+      : "No stalls (one session).",
     `workerd growth during a run (includes the local D1 and R2 simulators): export of ${ROWS.toLocaleString("en-US")} rows ${n(s.exportGrowthMiB, 1)} MiB, of ${n(result.small.rows)} rows ${n(s.smallGrowthMiB, 1)} MiB, floor copy ${n(s.floorGrowthMiB, 1)} MiB; two parts are ${2 * s.partMiB} MiB. Memory source: ${result.runs[0].memory.source}.`,
   );
   return out.join("\n");
