@@ -29,6 +29,7 @@ import { Miniflare } from "miniflare";
 import { DEMO_PASSWORD } from "../demo-data.mjs";
 import { datasetSpecs, ensureDataset, linguaWorker } from "./datasets.mjs";
 import { BENCH_SCRIPTS, cpuSnapshot, median, otherCpuShare, requestJson, storageBase } from "./lib.mjs";
+import { BENCH_V8_FLAGS } from "./v8-flags.mjs";
 
 const INSTITUTION = "ins_demo_initech";
 const ADMIN = "owner@initech.lingua.test";
@@ -386,7 +387,7 @@ export async function runExports({ config, scriptPath, log = (m) => console.erro
       sessions: session,
     };
     summary.verdict = summary.exportRowsPerSecond >= GOAL_ROWS_PER_SECOND ? "PASS" : "MISS";
-    return { dataset: { dir: dataset.dir, cached: dataset.cached, meta: dataset.meta }, pageSize, moveSeconds, runs, small, summary };
+    return { dataset: { dir: dataset.dir, cached: dataset.cached, meta: dataset.meta }, pageSize, v8Flags: BENCH_V8_FLAGS, moveSeconds, runs, small, summary };
   } finally {
     await closeSession();
   }
@@ -424,6 +425,7 @@ export function exportsReport(result, formatTable) {
     s.stalls.length
       ? `Stalls (workerd spinning; its session abandoned and the run measured again in a new one): ${s.stalls.map((x) => `${x.at.slice(11, 19)} UTC, session ${x.session}: ${x.what}, workerd ${x.workerdCpuSeconds.toFixed(1)} CPU s meanwhile`).join("; ")}. Downloaded: the last session's files only.`
       : "No stalls (one session).",
+    `workerd's V8 flags: ${result.v8Flags?.length ? result.v8Flags.join(" ") : "none (BENCH_V8_FLAGS unset)"}.`,
     `workerd growth during a run (includes the local D1 and R2 simulators): export of ${ROWS.toLocaleString("en-US")} rows ${n(s.exportGrowthMiB, 1)} MiB, of ${n(result.small.rows)} rows ${n(s.smallGrowthMiB, 1)} MiB, floor copy ${n(s.floorGrowthMiB, 1)} MiB; two parts are ${2 * s.partMiB} MiB. Memory source: ${result.runs[0].memory.source}.`,
   );
   return out.join("\n");
