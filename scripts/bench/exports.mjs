@@ -196,6 +196,56 @@ async function download(url, headers) {
   return { bytes, lines, seconds, mbPerSecond: bytes / 1e6 / seconds, contentLength: Number(response.headers.get("Content-Length")) };
 }
 
+/**
+ * The worker isolate's own V8 heap, from workerd's `--trace-gc` lines (BENCH_V8_FLAGS=--trace-gc):
+ * each line names its isolate and gives the heap's used and committed MB before and after that
+ * collection, at an isolate clock in ms. Lines reach us late (workerd's stdout is block-buffered),
+ * so each isolate's clock is mapped to wall time by the smallest (arrival − clock) of its lines,
+ * and a run's collections are those mapped into its window. The Lingua worker's isolate is the one
+ * that collects most while only it works: GET /api/openapi.json, 200 times, after the warm-up. The
+ * heap excludes ArrayBuffer contents (the part buffers, a page's bytes): V8 keeps those outside it.
+ */
+class GcTrace {
+  lines = [];
+  attach(stdout, stderr) {
+    stderr.pipe(process.stderr);
+    let rest = "";
+    stdout.on("data", (chunk) => {
+      const now = Date.now();
+      const text = rest + chunk.toString("utf8");
+      const parts = text.split("\n");
+      rest = parts.pop();
+      for (const line of parts) {
+        const m = /^\[\d+:(0x[0-9a-f]+)\]\s+(\d+) ms: (Scavenge|Mark-Compact|Minor Mark-Sweep|Mark-Compact \(reduce\))[^(]*?([\d.]+) \(([\d.]+)\) -> ([\d.]+) \(([\d.]+)\) MB/.exec(line);
+        if (m) this.lines.push({ isolate: m[1], ms: Number(m[2]), kind: m[3], usedBefore: Number(m[4]), committedBefore: Number(m[5]), usedAfter: Number(m[6]), committedAfter: Number(m[7]), arrived: now });
+        else process.stdout.write(`${line}\n`);
+      }
+    });
+  }
+  /** Wall-clock ms of each line: per isolate, its clock plus the smallest (arrival − clock). */
+  mapped() {
+    const offsets = new Map();
+    for (const l of this.lines) offsets.set(l.isolate, Math.min(offsets.get(l.isolate) ?? Infinity, l.arrived - l.ms));
+    return this.lines.map((l) => ({ ...l, at: l.ms + offsets.get(l.isolate) }));
+  }
+  isolateMostActive(from, to) {
+    const counts = new Map();
+    for (const l of this.mapped()) if (l.at >= from && l.at <= to) counts.set(l.isolate, (counts.get(l.isolate) ?? 0) + 1);
+    return [...counts].sort((a, b) => b[1] - a[1])[0] ?? null;
+  }
+  /** The isolate's collections in [from, to] (wall ms, widened by `slack`): count, peak used and committed MB. */
+  window(isolate, from, to, slack = 1000) {
+    const own = this.mapped().filter((l) => l.isolate === isolate && l.at >= from - slack && l.at <= to + slack);
+    if (own.length === 0) return { collections: 0, full: 0, peakUsedMB: null, peakCommittedMB: null };
+    return {
+      collections: own.length,
+      full: own.filter((l) => l.kind.startsWith("Mark-Compact")).length,
+      peakUsedMB: Math.max(...own.map((l) => l.usedBefore)),
+      peakCommittedMB: Math.max(...own.map((l) => Math.max(l.committedBefore, l.committedAfter))),
+    };
+  }
+}
+
 export async function runExports({ config, scriptPath, log = (m) => console.error(`${new Date().toISOString().slice(11, 19)} ${m}`) }) {
   const rounds = Number(process.env.BENCH_EXPORT_ROUNDS ?? 3);
   const dataset = await ensureDataset(datasetSpecs().large, { config, scriptPath, log });
@@ -208,7 +258,7 @@ export async function runExports({ config, scriptPath, log = (m) => console.erro
   // session is thrown away and a new one opened to measure the run again.
   let mf = null;
   let storage = null;
-  let base, floorUrl, d1, auth, pid, moveSeconds, tenth, smallCount;
+  let base, floorUrl, d1, auth, pid, moveSeconds, tenth, smallCount, gcTrace, marker;
   let session = 0;
   const stalls = [];
   const closeSession = async () => {
@@ -222,7 +272,14 @@ export async function runExports({ config, scriptPath, log = (m) => console.erro
       session += 1;
       storage = mkdtempSync(join(storageBase(), "lingua-bench-exports-"));
       cpSync(dataset.dir, storage, { recursive: true });
-      mf = new Miniflare({ workers: workers(config, scriptPath, pageSize), host: "127.0.0.1", port: 0, defaultPersistRoot: storage });
+      gcTrace = BENCH_V8_FLAGS.includes("--trace-gc") ? new GcTrace() : null;
+      mf = new Miniflare({
+        workers: workers(config, scriptPath, pageSize),
+        host: "127.0.0.1",
+        port: 0,
+        defaultPersistRoot: storage,
+        ...(gcTrace ? { handleRuntimeStdio: (stdout, stderr) => gcTrace.attach(stdout, stderr) } : {}),
+      });
       base = new URL(await mf.ready);
       floorUrl = await mf.unsafeGetDirectURL("export-floor");
       d1 = await mf.getD1Database("DB");
@@ -255,6 +312,14 @@ export async function runExports({ config, scriptPath, log = (m) => console.erro
       log(`bench: exports: session ${session}: warm-up (one full export, one floor copy)…`);
       await exportRun("warm-up", { type: "activity" }, ROWS, QUIET_FULL_MS);
       await floorRun();
+      if (gcTrace) {
+        // Only the Lingua worker works now: its isolate is the one that collects (see GcTrace).
+        await new Promise((resolve) => setTimeout(resolve, 2000));
+        marker = { from: Date.now() };
+        for (let i = 0; i < 200; i++) await (await fetch(new URL("/api/openapi.json", base))).arrayBuffer();
+        marker.to = Date.now();
+        await new Promise((resolve) => setTimeout(resolve, 2000));
+      }
     };
 
     const exportRun = async (label, body, expectedRows, quietMs) => {
@@ -271,6 +336,7 @@ export async function runExports({ config, scriptPath, log = (m) => console.erro
         throw new Stalled(`export ${created.body.id} not completed in ${EXPORT_TIMEOUT_MS / 1000} s`, cpuSeconds(pid) - cpuBefore, error);
       }
       const seconds = (finished - started) / 1000;
+      const window = { from: started, to: finished };
       // workerd's CPU time from the POST until the job was seen done (it idles once the job is completed).
       const workerdCpu = cpuSeconds(pid) - cpuBefore;
       const { body: job } = await requestJson(new URL(`/api/integrations/exports/${created.body.id}`, base), { headers: auth });
@@ -291,6 +357,7 @@ export async function runExports({ config, scriptPath, log = (m) => console.erro
         parts: row.parts,
         memory: mem,
         workerdCpuSeconds: workerdCpu,
+        window,
         otherCpuShare: otherCpuShare(cpu, cpuSnapshot()),
       };
     };
@@ -363,6 +430,15 @@ export async function runExports({ config, scriptPath, log = (m) => console.erro
     log("bench: exports: downloads…");
     for (const run of [...runs.filter((r) => r.kind === "export"), small]) if (run.session === session) await downloadRun(run);
 
+    if (gcTrace && marker) {
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      const found = gcTrace.isolateMostActive(marker.from, marker.to + 500);
+      if (found) {
+        for (const run of [...runs.filter((r) => r.kind === "export"), small]) {
+          if (run.session === session) run.isolateHeap = { isolate: found[0], markerCollections: found[1], ...gcTrace.window(found[0], run.window.from, run.window.to) };
+        }
+      }
+    }
     const exportsOnly = runs.filter((r) => r.kind === "export");
     const floors = runs.filter((r) => r.kind === "floor");
     const summary = {
@@ -426,6 +502,9 @@ export function exportsReport(result, formatTable) {
       ? `Stalls (workerd spinning; its session abandoned and the run measured again in a new one): ${s.stalls.map((x) => `${x.at.slice(11, 19)} UTC, session ${x.session}: ${x.what}, workerd ${x.workerdCpuSeconds.toFixed(1)} CPU s meanwhile`).join("; ")}. Downloaded: the last session's files only.`
       : "No stalls (one session).",
     `workerd's V8 flags: ${result.v8Flags?.length ? result.v8Flags.join(" ") : "none (BENCH_V8_FLAGS unset)"}.`,
+    ...[...result.runs.filter((r) => r.kind === "export"), result.small]
+      .filter((r) => r.isolateHeap)
+      .map((r) => `Worker isolate ${r.isolateHeap.isolate} (${r.isolateHeap.markerCollections} collections in the marker), ${r.label}${r.round === undefined ? "" : ` (round ${r.round + 1})`}: V8 heap peak ${r.isolateHeap.peakUsedMB ?? "-"} MB used, ${r.isolateHeap.peakCommittedMB ?? "-"} MB committed, ${r.isolateHeap.collections} collections (${r.isolateHeap.full} full); ArrayBuffer contents not included.`),
     `workerd growth during a run (includes the local D1 and R2 simulators): export of ${ROWS.toLocaleString("en-US")} rows ${n(s.exportGrowthMiB, 1)} MiB, of ${n(result.small.rows)} rows ${n(s.smallGrowthMiB, 1)} MiB, floor copy ${n(s.floorGrowthMiB, 1)} MiB; two parts are ${2 * s.partMiB} MiB. Memory source: ${result.runs[0].memory.source}.`,
   );
   return out.join("\n");
