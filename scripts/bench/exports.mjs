@@ -236,11 +236,14 @@ class GcTrace {
   /** The isolate's collections in [from, to] (wall ms, widened by `slack`): count, peak used and committed MB. */
   window(isolate, from, to, slack = 1000) {
     const own = this.mapped().filter((l) => l.isolate === isolate && l.at >= from - slack && l.at <= to + slack);
-    if (own.length === 0) return { collections: 0, full: 0, peakUsedMB: null, peakCommittedMB: null };
+    if (own.length === 0) return { collections: 0, full: 0, peakUsedMB: null, peakAfterMB: null, peakCommittedMB: null };
     return {
       collections: own.length,
       full: own.filter((l) => l.kind.startsWith("Mark-Compact")).length,
+      // Used just before a collection: the peak, including garbage the young generation had not yet
+      // dropped (V8 sizes it as it goes). Used just after: what survived, the live heap's upper bound.
       peakUsedMB: Math.max(...own.map((l) => l.usedBefore)),
+      peakAfterMB: Math.max(...own.map((l) => l.usedAfter)),
       peakCommittedMB: Math.max(...own.map((l) => Math.max(l.committedBefore, l.committedAfter))),
     };
   }
@@ -504,7 +507,7 @@ export function exportsReport(result, formatTable) {
     `workerd's V8 flags: ${result.v8Flags?.length ? result.v8Flags.join(" ") : "none (BENCH_V8_FLAGS unset)"}.`,
     ...[...result.runs.filter((r) => r.kind === "export"), result.small]
       .filter((r) => r.isolateHeap)
-      .map((r) => `Worker isolate ${r.isolateHeap.isolate} (${r.isolateHeap.markerCollections} collections in the marker), ${r.label}${r.round === undefined ? "" : ` (round ${r.round + 1})`}: V8 heap peak ${r.isolateHeap.peakUsedMB ?? "-"} MB used, ${r.isolateHeap.peakCommittedMB ?? "-"} MB committed, ${r.isolateHeap.collections} collections (${r.isolateHeap.full} full); ArrayBuffer contents not included.`),
+      .map((r) => `Worker isolate ${r.isolateHeap.isolate} (${r.isolateHeap.markerCollections} collections in the marker), ${r.label}${r.round === undefined ? "" : ` (round ${r.round + 1})`}: V8 heap peak ${r.isolateHeap.peakUsedMB ?? "-"} MB used before a collection, ${r.isolateHeap.peakAfterMB ?? "-"} MB after one, ${r.isolateHeap.peakCommittedMB ?? "-"} MB committed, ${r.isolateHeap.collections} collections (${r.isolateHeap.full} full); ArrayBuffer contents not included.`),
     `workerd growth during a run (includes the local D1 and R2 simulators): export of ${ROWS.toLocaleString("en-US")} rows ${n(s.exportGrowthMiB, 1)} MiB, of ${n(result.small.rows)} rows ${n(s.smallGrowthMiB, 1)} MiB, floor copy ${n(s.floorGrowthMiB, 1)} MiB; two parts are ${2 * s.partMiB} MiB. Memory source: ${result.runs[0].memory.source}.`,
   );
   return out.join("\n");
