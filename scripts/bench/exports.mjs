@@ -23,6 +23,10 @@
 //
 //   BENCH_EXPORT_ROUNDS=3       rounds; each runs the floor copy and the full export once
 //   BENCH_EXPORT_PAGE_SIZE=N    rows per D1 page for the export and the floor (default: EXPORT_PAGE_SIZE of wrangler.toml)
+//   BENCH_EXPORT_SIMULATE_STALL=1  the first measured floor copy is given up after 1 s, as a stall
+//                               would be (to exercise the new session that follows one)
+//   BENCH_V8_FLAGS=…            V8 flags for workerd (scripts/bench/v8-flags.mjs); with --trace-gc the
+//                               report adds the worker isolate's own heap per export (see GcTrace)
 import { cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdtempSync } from "node:fs";
 import { join } from "node:path";
 import { Miniflare } from "miniflare";
@@ -262,6 +266,7 @@ export async function runExports({ config, scriptPath, log = (m) => console.erro
   let mf = null;
   let storage = null;
   let base, floorUrl, d1, auth, pid, moveSeconds, tenth, smallCount, gcTrace, marker;
+  let measuring = false;
   let session = 0;
   const stalls = [];
   const closeSession = async () => {
@@ -313,8 +318,10 @@ export async function runExports({ config, scriptPath, log = (m) => console.erro
       // D1 and R2 simulators and the isolate's heap at their working size (a first pass over the table
       // grows workerd by a few hundred MiB, whoever makes it).
       log(`bench: exports: session ${session}: warm-up (one full export, one floor copy)…`);
+      measuring = false;
       await exportRun("warm-up", { type: "activity" }, ROWS, QUIET_FULL_MS);
       await floorRun();
+      measuring = true;
       if (gcTrace) {
         // Only the Lingua worker works now: its isolate is the one that collects (see GcTrace).
         await new Promise((resolve) => setTimeout(resolve, 2000));
@@ -388,7 +395,8 @@ export async function runExports({ config, scriptPath, log = (m) => console.erro
       url.searchParams.set("page", String(pageSize));
       let result;
       try {
-        result = await requestJson(url, { signal: AbortSignal.timeout(FLOOR_TIMEOUT_MS) });
+        const simulate = process.env.BENCH_EXPORT_SIMULATE_STALL === "1" && stalls.length === 0 && measuring;
+        result = await requestJson(url, { signal: AbortSignal.timeout(simulate ? 1000 : FLOOR_TIMEOUT_MS) });
       } catch (error) {
         memory.stop();
         if (error?.name !== "TimeoutError") throw error;
