@@ -46,7 +46,7 @@ const QUIET_SMALL_MS = 3_000;
 /** A floor copy takes 6–12 s here, an export 6–9 s: one not finished in a minute or two has stalled. */
 const FLOOR_TIMEOUT_MS = 60_000;
 const EXPORT_TIMEOUT_MS = 120_000;
-/** Sessions (workerd processes) at most: the first one and four after stalls (on 2026-11-22 a session's third floor copy stalled in 3 of the 7 sessions that made one). */
+/** Sessions (workerd processes) at most: the first one and four after stalls (on 2026-11-22, without --single-threaded-gc, a session's third floor copy stalled in 3 of the 9 sessions that made one). */
 const MAX_SESSIONS = 5;
 
 class Stalled extends Error {
