@@ -195,9 +195,10 @@ export async function applyMigrations(d1, dir) {
 // HTTP
 
 /** fetch + JSON, failing with the response body when the status is not the expected one. */
-export async function requestJson(url, { method = "GET", headers = {}, body, expect = 200 } = {}) {
+export async function requestJson(url, { method = "GET", headers = {}, body, expect = 200, signal } = {}) {
   const response = await fetch(url, {
     method,
+    signal,
     headers: { ...(body !== undefined ? { "Content-Type": "application/json" } : {}), ...headers },
     body: body !== undefined ? JSON.stringify(body) : undefined,
   });

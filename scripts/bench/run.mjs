@@ -32,6 +32,7 @@
 //
 // To add a benchmark: a target in TARGETS (a worker from WORKERS and a path), optionally a goal in
 // GOALS; a new dataset is a new worker entry whose start() seeds what it needs.
+import "./v8-flags.mjs"; // first: it patches Miniflare as it loads (BENCH_V8_FLAGS)
 import { writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";

@@ -95,6 +95,31 @@ describe("activity pages written by SQLite", () => {
     expect(paged.text).toBe(Math.ceil(scores.length / 97));
   });
 
+  it("take round(score, 3)'s thousandths for scores in [0, 1] that round() was not asked about: ties, near-ties, random doubles", async () => {
+    // Away from a tie (score × 1000 within 1e-6 of a half) the SQL computes floor(score × 1000 + 0.5)
+    // instead of calling round(); at a tie, or a hair from one, it calls round(). Both sides of that
+    // line, and exact binary ties (0.0625: round() gives 0.063), must print what the row path prints.
+    const bits = new DataView(new ArrayBuffer(8));
+    const ulps = (x: number, n: number) => {
+      bits.setFloat64(0, x);
+      bits.setBigUint64(0, bits.getBigUint64(0) + BigInt(n));
+      return bits.getFloat64(0);
+    };
+    let state = 11;
+    const random = () => ((state = (state * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648);
+    const scores: number[] = [0.0625, 0.1875, 0.3125, 0.4375, 0.5625, 0.6875, 0.8125, 0.9375, 0.0005, 0.9995, 0.4995, 0.5005];
+    for (let k = 0; k < 1000; k += 7) {
+      const tie = (k + 0.5) / 1000;
+      scores.push(tie, ulps(tie, 1), ulps(tie, -1), ulps(tie, 3), tie + 4e-10, tie - 4e-10, tie + 1.5e-9, tie - 1.5e-9, tie + 1e-7, tie - 1e-7);
+    }
+    for (let i = 0; i < 1500; i++) scores.push(random());
+    for (let i = 0; i < 300; i++) scores.push(random() * 1e-3, 1 - random() * 1e-3);
+    const scope = await institutionWith(scores.map((score) => ({ score })));
+    const { text, rows } = await walk(scope, 5000);
+    expect(rows).toBe(0);
+    expect(text).toBe(1);
+  });
+
   it.each<[string, Attempt]>([
     ["a quote", { lesson_id: 'les "q"' }],
     ["a comma", { skill: "a,b" }],
