@@ -115,6 +115,19 @@ describe("the edge cache (Workers Cache API)", () => {
     for (const name of names(miss.res).filter((n) => !["x-cache", "x-request-id"].includes(n))) {
       expect(hit.res.headers.get(name), name).toBe(miss.res.headers.get(name));
     }
+    // The encoded body and header templates are shared by every early answer of the copy: a second
+    // hit, and a 304 after it, are unchanged by the first.
+    const again = await read(path, { DB: untouchableDatabase().db });
+    expect(again.text).toBe(miss.text);
+    expect(names(again.res)).toEqual(names(miss.res));
+    expect(again.res.headers.get("X-Request-Id")).not.toBe(hit.res.headers.get("X-Request-Id"));
+    const notModified = await callPublic(path, { ip: freshIp(), headers: { "If-None-Match": miss.res.headers.get("ETag")! } });
+    expect(notModified.status).toBe(304);
+    expect(notModified.headers.get("Content-Type")).toBeNull();
+    expect(notModified.headers.get("ETag")).toBe(miss.res.headers.get("ETag"));
+    const afterNotModified = await read(path);
+    expect(afterNotModified.text).toBe(miss.text);
+    expect(afterNotModified.res.headers.get("Content-Type")).toBe("application/json");
     expect(hit.res.headers.get("X-Request-Id")).toMatch(/^req_/);
     expect(hit.res.headers.get("X-Request-Id")).not.toBe(miss.res.headers.get("X-Request-Id"));
     // A client's own request id is kept, as on every other response.

@@ -1,6 +1,6 @@
 import type { Env } from "../../env";
 import { d1MeterOn } from "../../platform/d1-meter";
-import { ageSeconds, ifNoneMatchHits, PUBLIC_CACHE_CONTROL, recalled } from "../../platform/http/edge-cache";
+import { ageSeconds, ifNoneMatchHits, type MemoryCopy, PUBLIC_CACHE_CONTROL, recalled } from "../../platform/http/edge-cache";
 import { clientIpOf } from "../../platform/ratelimit/middleware";
 import { DEFAULT_FRAMING_HEADERS, requestIdFor, SECURITY_HEADERS } from "../../platform/http/middleware";
 import { PUBLIC_CORS_HEADERS, PUBLIC_COURSES_PATH } from "./cache";
@@ -23,20 +23,30 @@ export async function answerCachedPageEarly(request: Request, env: Env): Promise
   if (!copy) return null;
   const { success } = await env.PUBLIC_RATE_LIMITER.limit({ key: clientIpOf(request.headers) });
   if (!success) return null;
-  // The headers that never change for this copy are built once per copy; each request clones them.
-  copy.earlyHeaders ??= new Headers([
+  copy.early ??= earlyParts(copy);
+  const notModified = ifNoneMatchHits(request.headers.get("If-None-Match"), copy.etag);
+  // The Response copies the template into its own Headers, which then take the per-request fields.
+  const response = notModified
+    ? new Response(null, { status: 304, headers: copy.early.notModified })
+    : new Response(copy.early.bytes, { status: 200, headers: copy.early.ok });
+  response.headers.set("X-Request-Id", requestIdFor(request.headers.get("X-Request-Id")));
+  const age = ageSeconds(copy.storedAt);
+  if (age > 0) response.headers.set("Age", String(age));
+  return response;
+}
+
+function earlyParts(copy: MemoryCopy): NonNullable<MemoryCopy["early"]> {
+  const fixed: [string, string][] = [
     ...SECURITY_HEADERS,
     ...DEFAULT_FRAMING_HEADERS,
     ...PUBLIC_CORS_HEADERS,
     ["ETag", copy.etag],
     ["Cache-Control", PUBLIC_CACHE_CONTROL],
     ["X-Cache", "HIT"],
-  ] as [string, string][]);
-  const headers = new Headers(copy.earlyHeaders);
-  headers.set("X-Request-Id", requestIdFor(request.headers.get("X-Request-Id")));
-  const age = ageSeconds(copy.storedAt);
-  if (age > 0) headers.set("Age", String(age));
-  if (ifNoneMatchHits(request.headers.get("If-None-Match"), copy.etag)) return new Response(null, { status: 304, headers });
-  headers.set("Content-Type", "application/json");
-  return new Response(copy.body, { status: 200, headers });
+  ] as [string, string][];
+  return {
+    bytes: new TextEncoder().encode(copy.body),
+    ok: new Headers([...fixed, ["Content-Type", "application/json"]]),
+    notModified: new Headers(fixed),
+  };
 }

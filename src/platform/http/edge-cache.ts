@@ -30,8 +30,12 @@ export interface MemoryCopy {
   etag: string;
   storedAt: number;
   expiresAt: number;
-  /** The early path's headers that never change for this copy (see the catalogue's early.ts). */
-  earlyHeaders?: Headers;
+  /**
+   * What the early path (the catalogue's early.ts) reuses for every answer of this copy, built at
+   * its first use: the body as UTF-8 bytes (the bytes a string body would be encoded to on each
+   * request) and the headers that never change, for the `200` and the `304`.
+   */
+  early?: { bytes: Uint8Array; ok: Headers; notModified: Headers };
 }
 
 /**
