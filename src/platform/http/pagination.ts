@@ -68,8 +68,10 @@ export function paginate<T>(c: Context, request: PageRequest, total: number, dat
 
 function pageLinksAndMeta(c: Context, request: PageRequest, total: number): Omit<Page<never>, "data"> {
   const lastPage = Math.max(1, Math.ceil(total / request.per_page));
+  // One parse of the request URL for all four links: setting `page` again on the same URL gives the
+  // same text as setting it once on a fresh copy (it stays where the first `set` put it).
+  const url = new URL(c.req.url);
   const link = (page: number) => {
-    const url = new URL(c.req.url);
     url.searchParams.set("page", String(page));
     return url.toString();
   };
