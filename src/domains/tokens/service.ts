@@ -1,10 +1,10 @@
-import { and, count, desc, eq, isNull, sql, type SQL } from "drizzle-orm";
+import { and, eq, isNull, type SQL } from "drizzle-orm";
 import { apiTokens, type TokenKind } from "../../db/schema";
 import type { Env } from "../../env";
 import { abilitiesBeyondRole, effectiveAbilities, type Ability } from "../../platform/auth/abilities";
 import type { Principal } from "../../platform/auth/principal";
 import { mintToken } from "../../platform/auth/tokens";
-import { database } from "../../platform/db";
+import { d1Binding, database } from "../../platform/db";
 import { ApiError, validationError } from "../../platform/errors";
 import { newId, nowIso } from "../../platform/ids";
 import { pageBounds, type PageRequest } from "../../platform/http/pagination";
@@ -23,22 +23,36 @@ function manageableBy(principal: Principal): SQL {
   return and(active, eq(apiTokens.userId, principal.user.id))!;
 }
 
+// The token list as SQLite writes it: one row with the total and the page as a JSON array whose
+// objects have the wire shape of `presentToken` (same keys, same order), so D1 hands back two values
+// instead of a row per token and nothing maps or re-serialises the rows in the worker. Scope:
+// ?1 the institution (admins) or the user (everybody else), then ?2 limit, ?3 offset[, ?4 kind].
+// The inner ORDER BY picks the page; the aggregate's own ORDER BY fixes the array's order.
+const TOKEN_JSON = `json_object('id', id, 'name', name, 'kind', kind, 'abilities', json(abilities), 'prefix', prefix,
+  'user_id', user_id, 'created_at', created_at, 'last_used_at', last_used_at, 'expires_at', expires_at)`;
+function tokenPageSql(owner: "institution_id" | "user_id", byKind: boolean): string {
+  const where = `${owner} = ?1 AND revoked_at IS NULL${byKind ? " AND kind = ?4" : ""}`;
+  return `SELECT (SELECT count(*) FROM api_tokens WHERE ${where}) AS total,
+  (SELECT json_group_array(${TOKEN_JSON} ORDER BY created_at DESC, id DESC) FROM
+    (SELECT * FROM api_tokens WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT ?2 OFFSET ?3)) AS data`;
+}
+const TOKEN_PAGE_SQL = {
+  institution_id: { all: tokenPageSql("institution_id", false), byKind: tokenPageSql("institution_id", true) },
+  user_id: { all: tokenPageSql("user_id", false), byKind: tokenPageSql("user_id", true) },
+};
+
+/**
+ * A page of the tokens `principal` manages (see `manageableBy`), newest first, ties by id: the
+ * total and the page's items as a JSON array text in the wire shape, ready to be sent as is.
+ */
 export async function listTokens({ env, principal, page, kind }: { env: Env; principal: Principal; page: PageRequest; kind?: TokenKind }) {
-  const db = database(env.DB);
-  const where = kind ? and(manageableBy(principal), eq(apiTokens.kind, kind)) : manageableBy(principal);
   const { limit, offset } = pageBounds(page);
-  // One statement: the page, each row carrying the total of the whole result (window function).
-  const page_ = await db
-    .select({ token: apiTokens, total: sql<number>`count(*) over ()` })
-    .from(apiTokens)
-    .where(where)
-    .orderBy(desc(apiTokens.createdAt), desc(apiTokens.id))
-    .limit(limit)
-    .offset(offset);
-  if (page_.length > 0 || offset === 0) return { total: page_[0]?.total ?? 0, rows: page_.map((r) => r.token) };
-  // Past the last page there is no row to carry the total: count separately (rare).
-  const [totals] = await db.select({ total: count() }).from(apiTokens).where(where);
-  return { total: totals?.total ?? 0, rows: [] };
+  const admin = principal.user.role === "institution_admin" && principal.institution;
+  const sql = TOKEN_PAGE_SQL[admin ? "institution_id" : "user_id"][kind ? "byKind" : "all"];
+  const owner = admin ? principal.institution!.id : principal.user.id;
+  const statement = d1Binding(env.DB).prepare(sql);
+  const row = await (kind ? statement.bind(owner, limit, offset, kind) : statement.bind(owner, limit, offset)).first<{ total: number; data: string }>();
+  return { total: row?.total ?? 0, dataJson: row?.data ?? "[]" };
 }
 
 export interface CreateTokenInput {

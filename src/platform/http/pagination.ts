@@ -63,14 +63,19 @@ export interface Page<T> {
 
 /** Builds the envelope; links keep every other query parameter of the request and change `page`. */
 export function paginate<T>(c: Context, request: PageRequest, total: number, data: T[]): Page<T> {
+  return { data, ...pageLinksAndMeta(c, request, total) };
+}
+
+function pageLinksAndMeta(c: Context, request: PageRequest, total: number): Omit<Page<never>, "data"> {
   const lastPage = Math.max(1, Math.ceil(total / request.per_page));
+  // One parse of the request URL for all four links: setting `page` again on the same URL gives the
+  // same text as setting it once on a fresh copy (it stays where the first `set` put it).
+  const url = new URL(c.req.url);
   const link = (page: number) => {
-    const url = new URL(c.req.url);
     url.searchParams.set("page", String(page));
     return url.toString();
   };
   return {
-    data,
     links: {
       first: link(1),
       last: link(lastPage),
@@ -79,4 +84,13 @@ export function paginate<T>(c: Context, request: PageRequest, total: number, dat
     },
     meta: { total, per_page: request.per_page, current_page: request.page, last_page: lastPage },
   };
+}
+
+/**
+ * The same envelope as `JSON.stringify(paginate(...))`, byte for byte, around a page whose items
+ * are already a JSON array text (written by SQLite), so they are neither parsed nor re-serialised.
+ */
+export function paginateJson(c: Context, request: PageRequest, total: number, dataJson: string): string {
+  const { links, meta } = pageLinksAndMeta(c, request, total);
+  return `{"data":${dataJson},"links":${JSON.stringify(links)},"meta":${JSON.stringify(meta)}}`;
 }

@@ -1,9 +1,9 @@
-import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { OpenAPIHono, z } from "@hono/zod-openapi";
+import type { TypedResponse } from "hono";
 import type { AppEnv } from "../../../env";
-import { paginate } from "../../../platform/http/pagination";
+import { paginateJson } from "../../../platform/http/pagination";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { ListTokensQuery, TokenPageSchema } from "../schemas";
-import { presentToken } from "../present";
 import { listTokens } from "../service";
 
 export const listTokensRoute = tokenRoute("tokens:read", {
@@ -21,7 +21,9 @@ export const listTokensRoute = tokenRoute("tokens:read", {
 export function registerListTokens(app: OpenAPIHono<AppEnv>) {
   app.openapi(listTokensRoute, async (c) => {
     const { page, per_page, kind } = c.req.valid("query");
-    const { total, rows } = await listTokens({ env: c.env, principal: c.var.principal, page: { page, per_page }, kind });
-    return c.json(paginate(c, { page, per_page }, total, rows.map(presentToken)), 200);
+    const { total, dataJson } = await listTokens({ env: c.env, principal: c.var.principal, page: { page, per_page }, kind });
+    // The items arrive from SQLite as JSON text in TokenSchema's shape; the envelope is spliced around them.
+    const body = paginateJson(c, { page, per_page }, total, dataJson);
+    return c.body(body, 200, { "Content-Type": "application/json" }) as unknown as TypedResponse<z.infer<typeof TokenPageSchema>, 200, "json">;
   });
 }
