@@ -1,15 +1,11 @@
-import { buildApp } from "./app";
+import { appForRequest } from "./app";
 import { answerCachedPageEarly } from "./domains/catalog/early";
 import type { Env } from "./env";
 import { ApiError, problemBody } from "./platform/errors";
-import { consumeQueue } from "./queue-consumers";
-import { runSweeps } from "./scheduled";
 
 export { TokenGate } from "./platform/ratelimit/token-gate";
 export { RateLimiter } from "./platform/ratelimit/rate-limiter";
 export { ProgressRecorder } from "./domains/progress/recorder";
-
-const app = buildApp();
 
 /**
  * Hono hands only `Error` instances to onError; anything else thrown (some libraries throw plain
@@ -17,7 +13,7 @@ const app = buildApp();
  */
 async function fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
   try {
-    return (await answerCachedPageEarly(request, env)) ?? (await app.fetch(request, env, ctx));
+    return (await answerCachedPageEarly(request, env)) ?? (await (await appForRequest(request)).fetch(request, env, ctx));
   } catch (thrown) {
     const error = new ApiError("internal_error", "An unexpected error occurred.");
     console.error(JSON.stringify({ level: "error", path: new URL(request.url).pathname, error: String(thrown) }));
@@ -28,10 +24,15 @@ async function fetch(request: Request, env: Env, ctx: ExecutionContext): Promise
   }
 }
 
+// Queue consumers and sweeps are imported when the runtime first calls them, like the route groups:
+// an isolate that only answers HTTP never evaluates them.
 export default {
   fetch,
   async scheduled(controller, env, ctx) {
-    ctx.waitUntil(runSweeps(env, controller.scheduledTime));
+    ctx.waitUntil(import("./scheduled").then(({ runSweeps }) => runSweeps(env, controller.scheduledTime)));
   },
-  queue: consumeQueue,
+  async queue(batch, env, ctx) {
+    const { consumeQueue } = await import("./queue-consumers");
+    await consumeQueue(batch, env, ctx);
+  },
 } satisfies ExportedHandler<Env>;

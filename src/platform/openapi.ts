@@ -1,8 +1,23 @@
-import { createRoute, z, type RouteConfig } from "@hono/zod-openapi";
+import { createRoute, OpenAPIHono, z, type RouteConfig } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import { authenticate, requireAbility } from "./auth/middleware";
 import type { Ability } from "./auth/abilities";
-import { ERROR_CATALOGUE } from "./errors";
+import type { AppEnv } from "../env";
+import { ERROR_CATALOGUE, fieldErrorsFromZod, validationError } from "./errors";
+import { applyApiConventions } from "./http/conventions";
+
+export type ApiApp = OpenAPIHono<AppEnv>;
+
+/** An app for documented operations: our conventions around the routes `register` adds. */
+export function createApiApp(register: (app: ApiApp) => void): ApiApp {
+  const app = new OpenAPIHono<AppEnv>({
+    // Every validation failure, with every issue, in our problem format.
+    defaultHook: (result) => {
+      if (!result.success) throw validationError(fieldErrorsFromZod(result.error.issues));
+    },
+  });
+  return applyApiConventions(app, register);
+}
 
 export const ProblemSchema = z
   .object({

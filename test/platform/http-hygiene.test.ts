@@ -1,6 +1,6 @@
 import { env, createExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { buildApp } from "../../src/app";
+import { createApiApp } from "../../src/platform/openapi";
 import { call, callJson } from "../helpers/api";
 import { createTenant } from "../helpers/tenants";
 
@@ -53,9 +53,10 @@ describe("errors are problem+json", () => {
   });
 
   it("answers an uncaught exception with a 500 that leaks nothing", async () => {
-    const app = buildApp();
-    app.get("/boom", () => {
-      throw new Error("SELECT secret FROM vault -- password=hunter2");
+    const app = createApiApp((routes) => {
+      routes.get("/boom", () => {
+        throw new Error("SELECT secret FROM vault -- password=hunter2");
+      });
     });
     const res = await app.request("/boom", {}, env, createExecutionContext());
     const body = await res.json<any>();

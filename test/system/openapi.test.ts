@@ -86,13 +86,64 @@ describe("GET /api/docs", () => {
 });
 
 describe("routing", () => {
-  it("keeps Hono on its RegExpRouter: no route forces the slower TrieRouter fallback", async () => {
-    const { buildApp } = await import("../../src/app");
-    const app = buildApp();
-    const res = await app.request("/healthz");
-    expect(res.status).toBe(200);
-    // SmartRouter picks the first router that accepts every route, at the first request.
-    expect((app.router as unknown as { activeRouter: { name: string } }).activeRouter.name).toBe("RegExpRouter");
+  it("keeps every route group's Hono on its RegExpRouter: no route forces the slower TrieRouter fallback", async () => {
+    const { ROUTE_GROUPS, appForGroup } = await import("../../src/app");
+    for (const group of ROUTE_GROUPS) {
+      const app = await appForGroup(group);
+      await app.request(group.prefixes[0]!); // SmartRouter picks its router at the first request
+      expect([group.name, (app.router as unknown as { activeRouter: { name: string } }).activeRouter.name]).toEqual([group.name, "RegExpRouter"]);
+    }
+  });
+
+  it("holds every route to its group's prefixes, and no two groups claim the same path", async () => {
+    const { ROUTE_GROUPS, appForGroup, groupForPath } = await import("../../src/app");
+    const claims = ROUTE_GROUPS.flatMap((g) => g.prefixes.map((prefix) => ({ group: g.name, prefix })));
+    for (const a of claims) {
+      for (const b of claims) {
+        if (a.group === b.group) continue;
+        const overlap = a.prefix === b.prefix || a.prefix.startsWith(`${b.prefix}/`);
+        expect({ a, b, overlap }).toEqual({ a, b, overlap: false });
+      }
+    }
+    let routes = 0;
+    for (const group of ROUTE_GROUPS) {
+      const app = await appForGroup(group);
+      for (const route of app.routes) {
+        if (route.path.includes("*")) continue; // the group's own middleware
+        // A sample path for the route: each parameter filled in.
+        const sample = route.path.replace(/:[A-Za-z_][A-Za-z0-9_]*/g, "x");
+        expect([route.method, route.path, groupForPath(sample).name]).toEqual([route.method, route.path, group.name]);
+        routes++;
+      }
+    }
+    expect(routes).toBeGreaterThanOrEqual(45);
+    expect(groupForPath("/api/nothing-here").name).toBe("unrouted");
+    expect(groupForPath("/api/coursesx").name).toBe("unrouted");
+  });
+
+  it("builds a group's app once, for concurrent first requests too, and retries a failed import", async () => {
+    const { appForGroup } = await import("../../src/app");
+    const { createApiApp } = await import("../../src/platform/openapi");
+    let loads = 0;
+    let fail = true;
+    const group = {
+      name: "test-only",
+      prefixes: ["/test-only"],
+      build: async () => {
+        loads++;
+        if (fail) throw new Error("import failed");
+        return createApiApp((app) => app.get("/test-only", (c) => c.text("here")));
+      },
+    };
+    await expect(Promise.resolve(appForGroup(group))).rejects.toThrow("import failed");
+    fail = false;
+    const apps = await Promise.all([appForGroup(group), appForGroup(group), appForGroup(group)]);
+    expect(loads).toBe(2);
+    expect(new Set(apps).size).toBe(1);
+    expect(appForGroup(group)).toBe(apps[0]); // later requests get the built app without waiting
+    const res = await apps[0]!.request("/test-only");
+    expect(await res.text()).toBe("here");
+    expect(res.headers.get("X-Content-Type-Options")).toBe("nosniff");
   });
 
   it("still answers the event catalogue under the webhooks path, with its own paging rules", async () => {

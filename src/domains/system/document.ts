@@ -1,0 +1,62 @@
+import { OpenApiGeneratorV31, OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
+import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import { allGroupApps } from "../../app";
+import { jsonResponse } from "../../platform/openapi";
+import { apiDescription } from "./api-description";
+
+export const API_VERSION = "0.1.0";
+
+const API_TAGS = [
+  { name: "Authentication", description: "Sign-in and the caller's identity." },
+  { name: "Tokens", description: "API tokens with abilities." },
+  { name: "Content", description: "Courses, lessons, training blocks and training items." },
+  { name: "Catalog", description: "The public course catalogue: no token, cached at the edge." },
+  { name: "Progress", description: "Recording learning activity; progress, history, CEFR report and insights." },
+  { name: "Gamification", description: "XP, streaks, achievements and leaderboards." },
+  { name: "Statistics", description: "Platform-wide statistics." },
+  { name: "Webhooks", description: "Signed event deliveries: subscriptions, delivery log, redelivery, secret rotation." },
+  { name: "Events", description: "The institution's domain events of the last 30 days, to reconcile what a webhook missed." },
+  { name: "Exports", description: "Asynchronous CSV exports of an institution's learner progress, completions and activity." },
+  { name: "System", description: "Health and this document." },
+];
+
+// The system group's own operations, served by plain Hono routes (see ./index.ts) and described here.
+const healthzRoute = createRoute({
+  method: "get",
+  path: "/healthz",
+  tags: ["System"],
+  operationId: "healthz",
+  summary: "Liveness",
+  description: "Answers without touching the database or any Durable Object.",
+  security: [],
+  responses: { 200: jsonResponse(z.object({ status: z.literal("ok") }).openapi("Health"), "The worker is up.") },
+});
+
+const openApiRoute = createRoute({
+  method: "get",
+  path: "/api/openapi.json",
+  tags: ["System"],
+  operationId: "getOpenApiDocument",
+  summary: "This OpenAPI 3.1 document",
+  security: [],
+  responses: { 200: jsonResponse(z.record(z.string(), z.unknown()), "The OpenAPI document.") },
+});
+
+/** The whole document: every route group's registered operations, schemas and webhooks. */
+export async function buildDocument(): Promise<Record<string, unknown>> {
+  const shared = new OpenAPIRegistry();
+  shared.registerComponent("securitySchemes", "bearerAuth", {
+    type: "http",
+    scheme: "bearer",
+    description: "A session token from sign-in or an API token (`lng_…`).",
+  });
+  shared.registerPath(healthzRoute);
+  shared.registerPath(openApiRoute);
+  const registries = (await allGroupApps()).flatMap((app) => (app instanceof OpenAPIHono ? [app.openAPIRegistry] : []));
+  const definitions = [shared, ...registries].flatMap((registry) => registry.definitions);
+  return new OpenApiGeneratorV31(definitions).generateDocument({
+    openapi: "3.1.0",
+    info: { title: "Lingua API", version: API_VERSION, description: apiDescription() },
+    tags: API_TAGS,
+  }) as unknown as Record<string, unknown>;
+}

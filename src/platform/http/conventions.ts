@@ -1,0 +1,40 @@
+import type { Hono } from "hono";
+import type { AppEnv } from "../../env";
+import { d1Meter } from "../d1-meter";
+import { ApiError, problemResponse, toApiError } from "../errors";
+import { allowedMethodsResolver } from "./method-not-allowed";
+import { limitBody, responseHeaders } from "./middleware";
+
+/**
+ * What every app of this worker does around its routes: response headers, the D1 meter, the body
+ * limit, 404 and 405 (with `Allow`) as problems, and every thrown error as a problem.
+ */
+export function applyApiConventions<A extends Hono<AppEnv>>(app: A, register: (app: A) => void): A {
+  app.use("*", responseHeaders);
+  app.use("/api/*", d1Meter);
+  app.use("/api/*", limitBody());
+
+  register(app);
+
+  const allowedMethods = allowedMethodsResolver(app);
+  app.notFound((c) => {
+    const allowed = allowedMethods(c.req.path);
+    if (allowed.length > 0) {
+      return problemResponse(
+        c,
+        new ApiError("method_not_allowed", `${c.req.method} is not allowed here; use ${allowed.join(", ")}.`, { headers: { Allow: allowed.join(", ") } }),
+      );
+    }
+    return problemResponse(c, new ApiError("not_found", `No route for ${c.req.method} ${c.req.path}.`));
+  });
+
+  app.onError((err, c) => {
+    const error = toApiError(err);
+    if (error.status >= 500) {
+      console.error(JSON.stringify({ level: "error", request_id: c.get("requestId"), path: c.req.path, error: err instanceof Error ? err.stack : String(err) }));
+    }
+    return problemResponse(c, error);
+  });
+
+  return app;
+}
