@@ -1,5 +1,6 @@
 import { sweepExports } from "./domains/exports/sweep";
 import type { Env } from "./env";
+import { purgePastWeeks } from "./domains/progress/sweep";
 import { purgeOldEvents, requeueStalledDeliveries, requeueUnpublishedEvents } from "./domains/webhooks/sweep";
 import { purgeExpiredIdempotencyKeys } from "./platform/http/idempotency";
 
@@ -10,6 +11,7 @@ const SWEEPS: { name: string; run: (env: Env, now: number) => Promise<unknown> }
   { name: "stalled-deliveries", run: requeueStalledDeliveries },
   { name: "old-events", run: purgeOldEvents },
   { name: "exports", run: sweepExports },
+  { name: "past-weeks", run: purgePastWeeks },
 ];
 
 export async function runSweeps(env: Env, now = Date.now()): Promise<void> {
