@@ -21,6 +21,28 @@ function patch(id: string, body: unknown) {
 }
 
 describe("the edge cache (Workers Cache API)", () => {
+  it("keeps no copy and reads D1 every time with PUBLIC_CACHE=off, still with ETag and 304", async () => {
+    const course = await createCourse({ title: "Before" });
+    const path = `/api/public/courses/${course.slug}`;
+    expect((await read(path)).res.headers.get("X-Cache")).toBe("MISS");
+    expect((await read(path)).res.headers.get("X-Cache")).toBe("HIT"); // this isolate and the colo now hold a copy
+
+    await env.DB.prepare("UPDATE courses SET title = 'After' WHERE id = ?").bind(course.id).run();
+    const off = { PUBLIC_CACHE: "off" } as Partial<Cloudflare.Env>;
+    const first = await read(path, off);
+    const second = await read(path, off);
+    for (const answer of [first, second]) {
+      expect(answer.res.headers.get("X-Cache")).toBe("BYPASS");
+      expect(answer.body.title).toBe("After");
+      expect(answer.res.headers.get("Cache-Control")).toBe("public, max-age=60, s-maxage=300, stale-while-revalidate=600");
+    }
+    expect(second.res.headers.get("ETag")).toBe(first.res.headers.get("ETag"));
+    const conditional = await callPublic(path, { ip: freshIp(), bindings: off, headers: { "If-None-Match": first.res.headers.get("ETag")! } });
+    expect(conditional.status).toBe(304);
+    await env.DB.prepare("UPDATE courses SET title = 'Later' WHERE id = ?").bind(course.id).run();
+    expect((await read(path, off)).body.title).toBe("Later");
+  });
+
   it("answers a repeat request from the cache with no D1 query at all", async () => {
     const course = await createCourse({ title: "Cached title" });
     const path = `/api/public/courses/${course.slug}`;

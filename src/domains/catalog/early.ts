@@ -1,6 +1,6 @@
 import type { Env } from "../../env";
 import { d1MeterOn } from "../../platform/d1-meter";
-import { ageSeconds, ifNoneMatchHits, type MemoryCopy, PUBLIC_CACHE_CONTROL, recalled } from "../../platform/http/edge-cache";
+import { ageSeconds, ifNoneMatchHits, type MemoryCopy, PUBLIC_CACHE_CONTROL, publicCacheOff, recalled } from "../../platform/http/edge-cache";
 import { clientIpOf } from "../../platform/ratelimit/middleware";
 import { DEFAULT_FRAMING_HEADERS, requestIdFor, SECURITY_HEADERS } from "../../platform/http/middleware";
 import { PUBLIC_CORS_HEADERS, PUBLIC_COURSES_PATH } from "./cache";
@@ -15,7 +15,7 @@ import { PUBLIC_CORS_HEADERS, PUBLIC_COURSES_PATH } from "./cache";
  */
 export async function answerCachedPageEarly(request: Request, env: Env): Promise<Response | null> {
   // With the D1 meter on (benchmarks only), hits go through the app, whose middleware reports the count.
-  if (request.method !== "GET" || d1MeterOn(env)) return null;
+  if (request.method !== "GET" || d1MeterOn(env) || publicCacheOff(env)) return null;
   const url = request.url;
   const pathStart = url.indexOf("/", url.indexOf("//") + 2);
   if (pathStart < 0 || !url.startsWith(PUBLIC_COURSES_PATH, pathStart)) return null;

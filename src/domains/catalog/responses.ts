@@ -5,7 +5,7 @@ const cacheHeaders = {
   "Cache-Control": { description: `Always \`${PUBLIC_CACHE_CONTROL}\`.`, schema: { type: "string" as const } },
   ETag: { description: "Strong validator: the quoted hex SHA-256 of the body.", schema: { type: "string" as const } },
   Age: { description: "Seconds the answer spent in the edge cache (absent when fresh from the database).", schema: { type: "integer" as const } },
-  "X-Cache": { description: "`HIT` when answered from the edge cache, `MISS` otherwise.", schema: { type: "string" as const } },
+  "X-Cache": { description: "`HIT` when answered from the edge cache, `MISS` otherwise (`BYPASS` where the deployment keeps no copies: `PUBLIC_CACHE=off`).", schema: { type: "string" as const } },
   "Access-Control-Allow-Origin": { description: "`*`: readable from any web page.", schema: { type: "string" as const } },
 };
 
