@@ -22,6 +22,12 @@ export interface ExportMessage {
 
 export const ACTIVE_STATUSES: ExportStatus[] = ["queued", "processing"];
 
+/** The job is still to be generated (queued or processing). */
+export const isActive = () => inArray(exportJobs.status, ACTIVE_STATUSES);
+
+/** No invocation holds a live lease on the job: never leased, released, or run out at `now`. */
+export const leaseFree = (now: number) => or(isNull(exportJobs.leaseUntil), lt(exportJobs.leaseUntil, now));
+
 export function downloadPath(jobId: string): string {
   return `/api/integrations/exports/${jobId}/download`;
 }
@@ -44,9 +50,9 @@ export async function claimJob(db: Database, message: ExportMessage, leaseId: st
     .where(
       and(
         eq(exportJobs.id, message.job_id),
-        inArray(exportJobs.status, ACTIVE_STATUSES),
+        isActive(),
         eq(exportJobs.generation, message.generation),
-        or(isNull(exportJobs.leaseUntil), lt(exportJobs.leaseUntil, now)),
+        leaseFree(now),
       ),
     )
     .returning();
@@ -172,8 +178,8 @@ export async function markFailed(db: Database, job: ExportJob, reason: string, n
     .where(
       and(
         eq(exportJobs.id, job.id),
-        inArray(exportJobs.status, ACTIVE_STATUSES),
-        leaseId ? eq(exportJobs.leaseId, leaseId) : or(isNull(exportJobs.leaseUntil), lt(exportJobs.leaseUntil, now)),
+        isActive(),
+        leaseId ? eq(exportJobs.leaseId, leaseId) : leaseFree(now),
       ),
     );
   return (await writeWithEvent(db, job.id, update, event)) ? event.id : null;

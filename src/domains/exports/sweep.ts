@@ -1,10 +1,10 @@
-import { and, eq, inArray, isNull, lt, or } from "drizzle-orm";
+import { and, eq, lt } from "drizzle-orm";
 import { exportJobs } from "../../db/schema";
 import type { Env } from "../../env";
 import { database } from "../../platform/db";
 import { nowIso } from "../../platform/ids";
 import { enqueueGeneration, failJob } from "./consumer";
-import { ACTIVE_STATUSES } from "./jobs";
+import { isActive, leaseFree } from "./jobs";
 
 /** An active job nobody has touched for this long lost its queue message: send it a new one. */
 export const STALE_AFTER_MS = 15 * 60_000;
@@ -45,7 +45,7 @@ export async function sweepExports(env: Env, now: number): Promise<{ expired: nu
   const old = await db
     .select()
     .from(exportJobs)
-    .where(and(inArray(exportJobs.status, ACTIVE_STATUSES), lt(exportJobs.createdAt, nowIso(now - GIVE_UP_AFTER_MS))))
+    .where(and(isActive(), lt(exportJobs.createdAt, nowIso(now - GIVE_UP_AFTER_MS))))
     .limit(BATCH);
   for (const job of old) if (await failJob(env, job, TOO_SLOW, null)) givenUp += 1;
 
@@ -55,8 +55,8 @@ export async function sweepExports(env: Env, now: number): Promise<{ expired: nu
     .from(exportJobs)
     .where(
       and(
-        inArray(exportJobs.status, ACTIVE_STATUSES),
-        or(isNull(exportJobs.leaseUntil), lt(exportJobs.leaseUntil, now)),
+        isActive(),
+        leaseFree(now),
         lt(exportJobs.heartbeatAt, now - STALE_AFTER_MS),
       ),
     )
