@@ -12,15 +12,20 @@ import { pageBounds, type PageRequest } from "../../platform/http/pagination";
 type TokenRow = typeof apiTokens.$inferSelect;
 
 /**
- * Which tokens a principal manages: an institution admin every token of its institution, everybody
- * else their own. Anything outside this scope answers 404.
+ * Which tokens a principal manages: an institution admin every active token of its institution,
+ * everybody else their own. Anything outside this scope answers 404. The list reads it as plain SQL
+ * (`owner` names the column), revocation through drizzle (`manageableBy`).
  */
+function tokenScope(principal: Principal): { owner: "institution_id" | "user_id"; id: string } {
+  return principal.user.role === "institution_admin" && principal.institution
+    ? { owner: "institution_id", id: principal.institution.id }
+    : { owner: "user_id", id: principal.user.id };
+}
+
 function manageableBy(principal: Principal): SQL {
-  const active = isNull(apiTokens.revokedAt);
-  if (principal.user.role === "institution_admin" && principal.institution) {
-    return and(active, eq(apiTokens.institutionId, principal.institution.id))!;
-  }
-  return and(active, eq(apiTokens.userId, principal.user.id))!;
+  const scope = tokenScope(principal);
+  const ownerColumn = scope.owner === "institution_id" ? apiTokens.institutionId : apiTokens.userId;
+  return and(isNull(apiTokens.revokedAt), eq(ownerColumn, scope.id))!;
 }
 
 // The token list as SQLite writes it: one row with the total and the page as a JSON array whose
@@ -42,16 +47,14 @@ const TOKEN_PAGE_SQL = {
 };
 
 /**
- * A page of the tokens `principal` manages (see `manageableBy`), newest first, ties by id: the
+ * A page of the tokens `principal` manages (see `tokenScope`), newest first, ties by id: the
  * total and the page's items as a JSON array text in the wire shape, ready to be sent as is.
  */
 export async function listTokens({ env, principal, page, kind }: { env: Env; principal: Principal; page: PageRequest; kind?: TokenKind }) {
   const { limit, offset } = pageBounds(page);
-  const admin = principal.user.role === "institution_admin" && principal.institution;
-  const sql = TOKEN_PAGE_SQL[admin ? "institution_id" : "user_id"][kind ? "byKind" : "all"];
-  const owner = admin ? principal.institution!.id : principal.user.id;
-  const statement = d1Binding(env.DB).prepare(sql);
-  const row = await (kind ? statement.bind(owner, limit, offset, kind) : statement.bind(owner, limit, offset)).first<{ total: number; data: string }>();
+  const scope = tokenScope(principal);
+  const statement = d1Binding(env.DB).prepare(TOKEN_PAGE_SQL[scope.owner][kind ? "byKind" : "all"]);
+  const row = await (kind ? statement.bind(scope.id, limit, offset, kind) : statement.bind(scope.id, limit, offset)).first<{ total: number; data: string }>();
   return { total: row?.total ?? 0, dataJson: row?.data ?? "[]" };
 }
 
