@@ -96,26 +96,27 @@ const activity: ExportSource = {
     { name: "recorded_at", description: "When the API recorded it." },
   ],
   page(db, scope, after, limit) {
-    return db.values<Cell[]>(sql`
-      SELECT id, occurred_at, user_id, course_id, lesson_id, training_item_id, skill, cefr_level,
-             round(score, 3), CASE correct WHEN 0 THEN 'false' ELSE 'true' END, duration_seconds, xp_awarded, recorded_at
-      FROM attempts
-      WHERE ${activityWhere(scope, after)}
-      ORDER BY occurred_at, id
-      LIMIT ${limit}`);
+    return db.values<Cell[]>(
+      activityPage(
+        sql.raw(`id, occurred_at, user_id, course_id, lesson_id, training_item_id, skill, cefr_level,
+          round(score, 3), ${CORRECT_TEXT}, duration_seconds, xp_awarded, recorded_at`),
+        scope,
+        after,
+        limit,
+      ),
+    );
   },
   key: (row) => [row[1] as string, row[0] as string],
   async textPage(db, scope, after, limit) {
     const [result] = await db.values<[number, number | null, string | null]>(sql`
       SELECT count(*), min(${ACTIVITY_TYPES_OK}), group_concat(${ACTIVITY_LINE}, char(13, 10)) || char(13, 10)
-      FROM (
-        SELECT id, occurred_at, user_id, course_id, lesson_id, training_item_id, skill, cefr_level,
-               ${ACTIVITY_THOUSANDTHS} AS k, correct, duration_seconds, xp_awarded, recorded_at
-        FROM attempts
-        WHERE ${activityWhere(scope, after)}
-        ORDER BY occurred_at, id
-        LIMIT ${limit}
-      )`);
+      FROM (${activityPage(
+        sql`id, occurred_at, user_id, course_id, lesson_id, training_item_id, skill, cefr_level,
+          ${ACTIVITY_THOUSANDTHS} AS k, correct, duration_seconds, xp_awarded, recorded_at`,
+        scope,
+        after,
+        limit,
+      )})`);
     const [count, typesOk, text] = result!;
     if (count === 0) return { bytes: new Uint8Array(0), count: 0 };
     if (typesOk !== 1 || text === null) return null;
@@ -128,6 +129,14 @@ const activity: ExportSource = {
     return [occurredAt!, id!];
   },
 };
+
+/** The keyset page of attempts both activity paths read: `columns` of the next `limit` rows after `after`. */
+function activityPage(columns: SQL, scope: SourceScope, after: RowKey | null, limit: number): SQL {
+  return sql`SELECT ${columns} FROM attempts WHERE ${activityWhere(scope, after)} ORDER BY occurred_at, id LIMIT ${limit}`;
+}
+
+/** `correct` as the CSV writes a boolean. */
+const CORRECT_TEXT = "CASE correct WHEN 0 THEN 'false' ELSE 'true' END";
 
 function activityWhere(scope: SourceScope, after: RowKey | null): SQL {
   const { filters } = scope;
@@ -157,7 +166,7 @@ function activityWhere(scope: SourceScope, after: RowKey | null): SQL {
  * checks the text for quotes, stray line breaks, commas inside cells and the formula guard's signs.
  * Any other page is read again as rows and written by csv.ts.
  */
-const ACTIVITY_COLUMN_COUNT = 13;
+const ACTIVITY_COLUMN_COUNT = activity.columns.length;
 
 /**
  * Whether plain activity lines are in export order, (occurred_at, id) ascending, compared as SQLite
@@ -220,7 +229,7 @@ const ACTIVITY_THOUSANDTHS = sql.raw(`CASE
   ELSE CAST(score * 1000 + 0.5 AS INTEGER) END`);
 const ACTIVITY_LINE = sql.raw(`concat_ws(',', id, occurred_at, user_id, course_id, lesson_id, training_item_id, skill, cefr_level,
   CASE WHEN k = 0 THEN '0' WHEN k = 1000 THEN '1' ELSE '0.' || rtrim(substr(k + 1000, 2), '0') END,
-  CASE correct WHEN 0 THEN 'false' ELSE 'true' END, duration_seconds, xp_awarded, recorded_at)`);
+  ${CORRECT_TEXT}, duration_seconds, xp_awarded, recorded_at)`);
 
 const learnerProgress: ExportSource = {
   type: "learner_progress",
