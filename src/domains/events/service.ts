@@ -1,7 +1,7 @@
-import { and, count, desc, eq, gte, lt, ne, type SQL } from "drizzle-orm";
+import { and, desc, eq, gte, lt, ne, type SQL } from "drizzle-orm";
 import { outboxEvents } from "../../db/schema";
 import type { Env } from "../../env";
-import { database } from "../../platform/db";
+import { database, pageWithTotal } from "../../platform/db";
 import { ApiError } from "../../platform/errors";
 import { EVENT_RETENTION_MS } from "../../platform/events";
 import { nowIso } from "../../platform/ids";
@@ -27,11 +27,9 @@ export async function listEvents(env: Env, institutionId: string, page: PageRequ
   const db = database(env.DB);
   const { limit, offset } = pageBounds(page);
   const columns = { id: outboxEvents.id, type: outboxEvents.type, createdAt: outboxEvents.createdAt, payload: outboxEvents.payload };
-  const [rows, [totals]] = await db.batch([
-    db.select(columns).from(outboxEvents).where(where).orderBy(desc(outboxEvents.createdAt), desc(outboxEvents.id)).limit(limit).offset(offset),
-    db.select({ total: count() }).from(outboxEvents).where(where),
-  ]);
-  return { total: totals?.total ?? 0, data: rows.map(presentEvent) };
+  const pageQuery = db.select(columns).from(outboxEvents).where(where).orderBy(desc(outboxEvents.createdAt), desc(outboxEvents.id)).limit(limit).offset(offset);
+  const { rows, total } = await pageWithTotal(db, pageQuery, outboxEvents, where);
+  return { total, data: rows.map(presentEvent) };
 }
 
 export async function getEvent(env: Env, institutionId: string, id: string) {

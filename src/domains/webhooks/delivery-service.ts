@@ -1,8 +1,8 @@
-import { and, count, desc, eq, gte, inArray, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, gte, inArray, sql, type SQL } from "drizzle-orm";
 import { outboxEvents, webhookDeliveries, webhookDeliveryAttempts, type DeliveryStatus } from "../../db/schema";
 import type { Env } from "../../env";
 import { chunk, rowsPerStatement, type Statement } from "../../platform/batch";
-import { database } from "../../platform/db";
+import { database, pageWithTotal } from "../../platform/db";
 import { ApiError, validationError } from "../../platform/errors";
 import { EVENT_RETENTION_MS } from "../../platform/events";
 import { newId, nowIso } from "../../platform/ids";
@@ -34,11 +34,9 @@ export async function listDeliveries(env: Env, webhookId: string, page: PageRequ
   if (filters.event) conditions.push(eq(webhookDeliveries.eventType, filters.event));
   const where = and(...conditions);
   const { limit, offset } = pageBounds(page);
-  const [rows, [totals]] = await db.batch([
-    db.select().from(webhookDeliveries).where(where).orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id)).limit(limit).offset(offset),
-    db.select({ total: count() }).from(webhookDeliveries).where(where),
-  ]);
-  return { total: totals?.total ?? 0, data: await withAttempts(env, rows) };
+  const pageQuery = db.select().from(webhookDeliveries).where(where).orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id)).limit(limit).offset(offset);
+  const { rows, total } = await pageWithTotal(db, pageQuery, webhookDeliveries, where);
+  return { total, data: await withAttempts(env, rows) };
 }
 
 async function findDeliveryRow(env: Env, webhookId: string, deliveryId: string): Promise<DeliveryRow> {

@@ -1,8 +1,8 @@
-import { and, count, desc, eq, sql } from "drizzle-orm";
+import { and, desc, eq, sql } from "drizzle-orm";
 import { webhookDeliveries, webhooks } from "../../db/schema";
 import type { Env } from "../../env";
 import { seal } from "../../platform/crypto/sealing";
-import { database } from "../../platform/db";
+import { database, pageWithTotal } from "../../platform/db";
 import { ApiError, validationError } from "../../platform/errors";
 import { newId, nowIso } from "../../platform/ids";
 import { pageBounds, type PageRequest } from "../../platform/http/pagination";
@@ -28,11 +28,8 @@ export async function listWebhooks(env: Env, institutionId: string, page: PageRe
   const { limit, offset } = pageBounds(page);
   const db = database(env.DB);
   const where = eq(webhooks.institutionId, institutionId);
-  const [rows, [totals]] = await db.batch([
-    db.select().from(webhooks).where(where).orderBy(desc(webhooks.createdAt), desc(webhooks.id)).limit(limit).offset(offset),
-    db.select({ total: count() }).from(webhooks).where(where),
-  ]);
-  return { total: totals?.total ?? 0, rows };
+  const pageQuery = db.select().from(webhooks).where(where).orderBy(desc(webhooks.createdAt), desc(webhooks.id)).limit(limit).offset(offset);
+  return pageWithTotal(db, pageQuery, webhooks, where);
 }
 
 /** The institution's webhook, or 404 (another institution's included). */
