@@ -27,12 +27,12 @@
 //                               would be (to exercise the new session that follows one)
 //   BENCH_V8_FLAGS=…            V8 flags for workerd (scripts/bench/v8-flags.mjs); with --trace-gc the
 //                               report adds the worker isolate's own heap per export (see GcTrace)
-import { cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdtempSync } from "node:fs";
+import { cpSync, existsSync, readFileSync, rmSync, writeFileSync, mkdtempSync } from "node:fs";
 import { join } from "node:path";
 import { Miniflare } from "miniflare";
 import { DEMO_PASSWORD } from "../demo-data.mjs";
 import { datasetSpecs, ensureDataset, linguaWorker } from "./datasets.mjs";
-import { BENCH_SCRIPTS, cpuSnapshot, median, otherCpuShare, requestJson, storageBase } from "./lib.mjs";
+import { allProcStats, BENCH_SCRIPTS, cpuSnapshot, median, otherCpuShare, procStat, requestJson, storageBase } from "./lib.mjs";
 import { BENCH_V8_FLAGS } from "./v8-flags.mjs";
 
 const INSTITUTION = "ins_demo_initech";
@@ -60,16 +60,7 @@ class Stalled extends Error {
 // workerd's memory, from /proc
 
 function descendants(root) {
-  const parents = new Map();
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      parents.set(Number(entry), { ppid: Number(stat.replace(/^.*\) /, "").split(" ")[1]), comm: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")) });
-    } catch {
-      // gone meanwhile
-    }
-  }
+  const parents = allProcStats();
   const found = [];
   const walk = (pid) => {
     for (const [child, p] of parents) {
@@ -96,8 +87,7 @@ function statusKiB(pid, field) {
 
 /** CPU seconds (user + system, all threads) the process has used so far. */
 function cpuSeconds(pid) {
-  const rest = readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "").split(" ");
-  return (Number(rest[11]) + Number(rest[12])) / 100; // utime and stime, in ticks of 1/100 s
+  return procStat(pid).ticks / 100;
 }
 
 /** Peak RSS of `pid` over a run: the kernel's high-water mark when it can be reset, and 10 ms samples. */

@@ -147,6 +147,18 @@ export function workerOptions({ name, scriptPath, compatibilityDate, compatibili
   };
 }
 
+/** The floor worker (floor-worker.mjs: a bare response, one Durable Object RPC, one D1 point read). */
+export function floorOptions(config) {
+  return workerOptions({
+    name: "floor",
+    scriptPath: join(BENCH_SCRIPTS, "floor-worker.mjs"),
+    compatibilityDate: config.compatibilityDate,
+    compatibilityFlags: config.compatibilityFlags,
+    d1Databases: { DB: "bench-floor" },
+    durableObjects: { FLOOR_OBJECT: { className: "FloorObject", useSQLite: true } },
+  });
+}
+
 /**
  * A new Miniflare whose storage lives in a fresh directory; dispose() also deletes that directory.
  * `startedAt` is performance.now() just before `new Miniflare`.
@@ -411,6 +423,28 @@ export async function cpuBusyShare(ms = 1000) {
   return Math.max(0, busy / total);
 }
 
+/** One process's /proc/<pid>/stat: its command name, parent and CPU ticks (user + system, 1/100 s). */
+export function procStat(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  // After the command name: ppid is field 4, utime 14 and stime 15 (1-based, man proc).
+  const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return { comm: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")), ppid: Number(rest[1]), ticks: Number(rest[11]) + Number(rest[12]) };
+}
+
+/** Every live process's procStat(), by pid (those that end while being read are left out). */
+export function allProcStats() {
+  const procs = new Map();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      procs.set(Number(entry), procStat(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return procs;
+}
+
 /**
  * A snapshot for otherCpuShare(): the machine's CPU ticks (/proc/stat) and those of this process and
  * every live descendant (workerd, the load generator). null where there is no /proc.
@@ -418,17 +452,7 @@ export async function cpuBusyShare(ms = 1000) {
 export function cpuSnapshot() {
   if (!existsSync("/proc/stat")) return null;
   const fields = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1).map(Number);
-  const procs = new Map();
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const rest = readFileSync(`/proc/${entry}/stat`, "utf8").replace(/^.*\) /, "").split(" ");
-      // After the command name: ppid is field 4, utime 14 and stime 15 (1-based, man proc).
-      procs.set(Number(entry), { ppid: Number(rest[1]), ticks: Number(rest[11]) + Number(rest[12]) });
-    } catch {
-      // gone meanwhile
-    }
-  }
+  const procs = allProcStats();
   const tree = new Map([[process.pid, procs.get(process.pid)?.ticks ?? 0]]);
   for (let grown = true; grown; ) {
     grown = false;

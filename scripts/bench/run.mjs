@@ -46,6 +46,7 @@ import {
   cpuSnapshot,
   createMiniflare,
   ensureDir,
+  floorOptions,
   formatTable,
   median,
   otherCpuShare,
@@ -130,17 +131,6 @@ function linguaOptions(config) {
     bindings: { ...config.vars, ENCRYPTION_KEY: randomKey() },
     d1Databases: config.d1Databases,
     durableObjects: config.durableObjects,
-  });
-}
-
-function floorOptions(config) {
-  return workerOptions({
-    name: "floor",
-    scriptPath: join(BENCH_SCRIPTS, "floor-worker.mjs"),
-    compatibilityDate: config.compatibilityDate,
-    compatibilityFlags: config.compatibilityFlags,
-    d1Databases: { DB: "bench-floor" },
-    durableObjects: { FLOOR_OBJECT: { className: "FloorObject", useSQLite: true } },
   });
 }
 

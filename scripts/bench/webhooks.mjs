@@ -16,9 +16,8 @@
 //   BENCH_WEBHOOK_SAMPLES=50  latency samples;  BENCH_WEBHOOK_EVENTS=10000  events in the burst
 //   BENCH_DELIVERY_BATCH_TIMEOUT=1  the delivery queue's max_batch_timeout for this run (wrangler.toml: 0)
 import { createServer } from "node:http";
-import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { applyMigrations, BENCH_SCRIPTS, median, randomKey, startLoadGenerator, startWorker, workerOptions } from "./lib.mjs";
+import { allProcStats, applyMigrations, BENCH_SCRIPTS, floorOptions, median, randomKey, startLoadGenerator, startWorker, workerOptions } from "./lib.mjs";
 import { seedBenchTenant } from "./seed.mjs";
 
 const LATENCY_SAMPLES = Number(process.env.BENCH_WEBHOOK_SAMPLES || 50);
@@ -70,19 +69,7 @@ function startReceiver() {
 /** CPU seconds (user + system) of the workerd processes started by this process. */
 function workerdCpuSeconds() {
   let ticks = 0;
-  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-      if (!comm.startsWith("workerd")) continue;
-      // fields[1] is the parent pid; workerd is our child.
-      if (Number(fields[1]) !== process.pid) continue;
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      // The process ended in between.
-    }
-  }
+  for (const p of allProcStats().values()) if (p.comm.startsWith("workerd") && p.ppid === process.pid) ticks += p.ticks;
   return ticks / 100;
 }
 
@@ -176,16 +163,7 @@ export async function runWebhooks({ config: wranglerConfig, scriptPath, log = (m
       r2Buckets: config.r2Buckets,
     }),
   );
-  const doFloor = await startWorker(
-    workerOptions({
-      name: "floor",
-      scriptPath: join(BENCH_SCRIPTS, "floor-worker.mjs"),
-      compatibilityDate: config.compatibilityDate,
-      compatibilityFlags: config.compatibilityFlags,
-      d1Databases: { DB: "bench-floor" },
-      durableObjects: { FLOOR_OBJECT: { className: "FloorObject", useSQLite: true } },
-    }),
-  );
+  const doFloor = await startWorker(floorOptions(config));
   const load = startLoadGenerator();
   try {
     const d1 = await lingua.mf.getD1Database("DB");
