@@ -8,6 +8,7 @@ import { nowIso } from "../ids";
 import { rateLimitHeaders } from "../ratelimit/window";
 import type { Ability } from "./abilities";
 import type { Principal } from "./principal";
+import type { TokenGate } from "../ratelimit/token-gate";
 import { hashToken, looksLikeToken } from "./tokens";
 
 const UNAUTHENTICATED_DETAIL = {
@@ -23,27 +24,44 @@ function unauthenticated(reason: keyof typeof UNAUTHENTICATED_DETAIL): ApiError 
   return new ApiError("unauthenticated", UNAUTHENTICATED_DETAIL[reason], { headers: { "WWW-Authenticate": error } });
 }
 
+/** A Map of at most `capacity` entries; when full, the least recently set goes first. */
+class BoundedMap<K, V> {
+  private readonly entries = new Map<K, V>();
+  constructor(private readonly capacity: number) {}
+  get(key: K) {
+    return this.entries.get(key);
+  }
+  set(key: K, value: V) {
+    this.entries.delete(key);
+    if (this.entries.size >= this.capacity) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(key, value);
+  }
+  delete(key: K) {
+    this.entries.delete(key);
+  }
+}
+
 /**
  * This isolate's copies of principals, by token hash. The token's Durable Object stays the authority
  * (it answers every request, so revocation and expiry are immediate); this only spares it from
  * sending the same principal back each time. Bounded: the oldest entry goes first.
  */
-class PrincipalCache {
-  private readonly entries = new Map<string, { version: number; principal: Principal }>();
-  constructor(private readonly capacity: number) {}
-  get(hash: string) {
-    return this.entries.get(hash);
+const principals = new BoundedMap<string, { version: number; principal: Principal }>(2_000);
+
+/**
+ * A token's hash and its Durable Object's id, by the token itself: both are pure functions of the
+ * token, so an isolate works them out once per token rather than once per request.
+ */
+const gateKeys = new BoundedMap<string, { tokenHash: string; gateId: DurableObjectId }>(2_000);
+async function gateKeyFor(token: string, namespace: DurableObjectNamespace<TokenGate>) {
+  let key = gateKeys.get(token);
+  if (!key) {
+    const tokenHash = await hashToken(token);
+    key = { tokenHash, gateId: namespace.idFromName(tokenHash) };
+    gateKeys.set(token, key);
   }
-  set(hash: string, entry: { version: number; principal: Principal }) {
-    this.entries.delete(hash);
-    if (this.entries.size >= this.capacity) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(hash, entry);
-  }
-  delete(hash: string) {
-    this.entries.delete(hash);
-  }
+  return key;
 }
-const principals = new PrincipalCache(2_000);
 
 /**
  * Token → principal and rate decision in one Durable Object round trip. Sets the rate-limit headers
@@ -55,8 +73,8 @@ export const authenticate = createMiddleware<AppEnv>(async function authenticate
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
   if (!match || !looksLikeToken(match[1]!)) throw unauthenticated("malformed");
 
-  const tokenHash = await hashToken(match[1]!);
-  const gate = c.env.TOKEN_GATE.get(c.env.TOKEN_GATE.idFromName(tokenHash));
+  const { tokenHash, gateId } = await gateKeyFor(match[1]!, c.env.TOKEN_GATE);
+  const gate = c.env.TOKEN_GATE.get(gateId);
   const known = principals.get(tokenHash);
   const result = await gate.admit(tokenHash, known?.version);
   if (result.outcome === "unauthenticated") {

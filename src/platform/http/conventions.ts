@@ -12,7 +12,8 @@ import { limitBody, responseHeaders } from "./middleware";
 export function applyApiConventions<A extends Hono<AppEnv>>(app: A, register: (app: A) => void): A {
   app.use("*", responseHeaders);
   app.use("/api/*", d1Meter);
-  app.use("/api/*", limitBody());
+  // Only methods whose routes read a body; a GET's body is never read, so it needs no limit.
+  app.on(["POST", "PUT", "PATCH", "DELETE"], "/api/*", limitBody());
 
   register(app);
 
