@@ -1,6 +1,8 @@
 // The learning-activity scenario of `npm run bench` (BENCH_ONLY=activity; issue 3): the read routes
 // a learner uses, on a small (~10k attempts) and a large (~1M attempts, 10,000 learners) dataset
-// (scripts/bench/datasets.mjs), measured in the same interleaved rounds as their floors.
+// (scripts/bench/datasets.mjs). Each round measures every route as one group — the route on the
+// small dataset, the floors of its goal, the route on the large dataset — so that each ratio comes
+// from runs seconds apart; the groups' order rotates from round to round.
 //
 // Per dataset, one Miniflare runs three copies of the Lingua bundle on one copy of the dataset (one
 // D1 database):
@@ -112,8 +114,8 @@ async function probe(url, headers) {
 }
 
 /**
- * Runs the scenario. `floorTargets` are the floor worker's targets ({ id, label, url }) measured in
- * the same rounds. Returns everything for the report and results.json.
+ * Runs the scenario. `floorTargets` are the floor worker's targets ({ id, label, url }), measured
+ * inside each route's group. Returns everything for the report and results.json.
  */
 export async function runActivity({ config, scriptPath, settings, loadGenerator, floorTargets, log = (m) => console.error(m) }) {
   const specs = datasetSpecs();
@@ -147,19 +149,24 @@ export async function runActivity({ config, scriptPath, settings, loadGenerator,
       }
     }
 
-    const targets = [...floorTargets];
-    for (const route of ROUTES) {
-      for (const d of started) {
-        targets.push({
-          id: `${route.id}@${d.spec.name}`,
-          route: route.id,
-          dataset: d.spec.name,
-          label: `${route.label} [${d.spec.name}]`,
-          url: new URL(route.path(d), route.worker === "nocache" ? d.urls.nocache : d.urls.main).toString(),
-          headers: route.auth ? d.auth : {},
-        });
-      }
-    }
+    // One group per route: the route on the small dataset, the floors its goal divides by, the route
+    // on the large dataset. A round measures each group in one go, so a route's ratios are taken
+    // from runs seconds apart rather than a round apart (on this machine the floors themselves
+    // drift by a third within minutes). Floors are therefore measured once per group that needs them.
+    const floorsOf = (route) => (route.id === "public-hit" ? ["bare"] : route.auth ? AUTH_GOAL.floors : []);
+    const routeTarget = (route, d) => ({
+      id: `${route.id}@${d.spec.name}`,
+      route: route.id,
+      dataset: d.spec.name,
+      label: `${route.label} [${d.spec.name}]`,
+      url: new URL(route.path(d), route.worker === "nocache" ? d.urls.nocache : d.urls.main).toString(),
+      headers: route.auth ? d.auth : {},
+    });
+    const groups = ROUTES.map((route) => {
+      const [small, large] = started.map((d) => routeTarget(route, d));
+      return { id: route.id, label: route.label, targets: [small, ...floorsOf(route).map((id) => floorTargets.find((f) => f.id === id)), large] };
+    });
+    const targets = [...new Set(groups.flatMap((g) => g.targets))];
     for (const t of targets) {
       const response = await fetch(t.url, { headers: t.headers ?? {} });
       const body = await response.text();
@@ -182,29 +189,28 @@ export async function runActivity({ config, scriptPath, settings, loadGenerator,
     const runs = [];
     const failures = [];
     for (const connections of settings.connections) {
+      for (const t of targets) {
+        if (settings.warmupS <= 0) break;
+        log(`bench: activity × ${connections} warm-up ${t.label}…`);
+        const result = await loadGenerator.run({ url: t.url, headers: t.headers ?? {}, connections, duration: settings.warmupS, warmup: 0 });
+        const problem = loadProblem(result);
+        if (problem) failures.push(`${t.label} × ${connections} (warm-up): ${problem}`);
+      }
       await roundRobin({
-        items: targets,
+        items: groups,
         rounds: settings.rounds,
-        warmup:
-          settings.warmupS > 0
-            ? async (t) => {
-                log(`bench: activity × ${connections} warm-up ${t.label}…`);
-                const result = await loadGenerator.run({ url: t.url, headers: t.headers ?? {}, connections, duration: settings.warmupS, warmup: 0 });
-                const problem = loadProblem(result);
-                if (problem) failures.push(`${t.label} × ${connections} (warm-up): ${problem}`);
-              }
-            : null,
-        measure: async (t, { round, position }) => {
-          log(`bench: activity × ${connections} round ${round + 1}/${settings.rounds} ${t.label}…`);
-          const before = cpuSnapshot();
-          const result = await loadGenerator.run({ url: t.url, headers: t.headers ?? {}, connections, duration: settings.durationS, warmup: settings.settleS });
-          result.otherCpuShare = otherCpuShare(before, cpuSnapshot());
-          result.loadAvgAfter = os.loadavg();
-          const problem = loadProblem(result);
-          if (problem) failures.push(`${t.label} × ${connections}, round ${round + 1}: ${problem}`);
-          const entry = { target: t.id, label: t.label, round, position, ...result };
-          runs.push(entry);
-          return entry;
+        warmup: null,
+        measure: async (group, { round, position }) => {
+          for (const t of group.targets) {
+            log(`bench: activity × ${connections} round ${round + 1}/${settings.rounds} ${group.label}: ${t.label}…`);
+            const before = cpuSnapshot();
+            const result = await loadGenerator.run({ url: t.url, headers: t.headers ?? {}, connections, duration: settings.durationS, warmup: settings.settleS });
+            result.otherCpuShare = otherCpuShare(before, cpuSnapshot());
+            result.loadAvgAfter = os.loadavg();
+            const problem = loadProblem(result);
+            if (problem) failures.push(`${t.label} × ${connections}, round ${round + 1}: ${problem}`);
+            runs.push({ target: t.id, label: t.label, group: group.id, round, position, ...result });
+          }
         },
       });
     }
@@ -213,7 +219,7 @@ export async function runActivity({ config, scriptPath, settings, loadGenerator,
     const summary = [];
     for (const t of targets) {
       for (const connections of settings.connections) {
-        const rounds = Array.from({ length: settings.rounds }, (_, r) => runs.find((x) => x.target === t.id && x.connections === connections && x.round === r) ?? null);
+        const rounds = runs.filter((x) => x.target === t.id && x.connections === connections);
         summary.push({
           target: t.id,
           label: t.label,
@@ -226,13 +232,13 @@ export async function runActivity({ config, scriptPath, settings, loadGenerator,
     }
 
     // Goals, each from per-round ratios.
-    const run = (id, c, r) => runs.find((x) => x.target === id && x.connections === c && x.round === r);
+    const run = (group, id, c, r) => runs.find((x) => x.group === group && x.target === id && x.connections === c && x.round === r);
     const p50 = (id, c) => summary.find((s) => s.target === id && s.connections === c)?.p50.median ?? null;
     const checks = [];
-    const ratioCheck = (text, connections, subject, floors, max, kind) => {
+    const ratioCheck = (text, connections, group, subject, floors, max, kind) => {
       const perRound = ratioAcrossRounds(settings.rounds, (r) => {
-        const ours = run(subject, connections, r);
-        const fl = floors.map((f) => run(f, connections, r));
+        const ours = run(group, subject, connections, r);
+        const fl = floors.map((f) => run(group, f, connections, r));
         return ours && fl.every(Boolean) ? ours.latencyMs.p50 / fl.reduce((s, f) => s + f.latencyMs.p50, 0) : null;
       });
       const ours = p50(subject, connections);
@@ -243,10 +249,10 @@ export async function runActivity({ config, scriptPath, settings, loadGenerator,
       for (const route of ROUTES) {
         for (const d of started) {
           const id = `${route.id}@${d.spec.name}`;
-          if (route.id === "public-hit") ratioCheck(`catalog hit [${d.spec.name}] ≤ 1.2× floor /bare`, connections, id, ["bare"], 1.2, "floor");
-          else if (route.auth) ratioCheck(`${route.id} [${d.spec.name}] ≤ 1.25× (/do + /d1)`, connections, id, AUTH_GOAL.floors, AUTH_GOAL.max, "floor");
+          if (route.id === "public-hit") ratioCheck(`catalog hit [${d.spec.name}] ≤ 1.2× floor /bare`, connections, route.id, id, ["bare"], 1.2, "floor");
+          else if (route.auth) ratioCheck(`${route.id} [${d.spec.name}] ≤ 1.25× (/do + /d1)`, connections, route.id, id, AUTH_GOAL.floors, AUTH_GOAL.max, "floor");
         }
-        ratioCheck(`${route.id}: large / small ≤ ${FLAT_MAX}×`, connections, `${route.id}@large`, [`${route.id}@small`], FLAT_MAX, "flat");
+        ratioCheck(`${route.id}: large / small ≤ ${FLAT_MAX}×`, connections, route.id, `${route.id}@large`, [`${route.id}@small`], FLAT_MAX, "flat");
       }
     }
     const rowChecks = [];
@@ -308,7 +314,7 @@ export function activityReport(result, settings, formatTable) {
     "",
     result.failures.length
       ? `!!! ${result.failures.length} run(s) answered something other than 200 or had errors; those figures are NOT valid:\n    ${result.failures.join("\n    ")}`
-      : `Learning activity: medians across ${settings.rounds} round(s) (every response 200). "uncached" = the same bundle with PUBLIC_CACHE=off and Miniflare's Cache API off: every request is produced from D1 (on a direct socket, without Miniflare's entry hop).`,
+      : `Learning activity: medians across ${settings.rounds} round(s), a floor's across every group that measured it (every response 200). "uncached" = the same bundle with PUBLIC_CACHE=off and Miniflare's Cache API off: every request is produced from D1 (on a direct socket, without Miniflare's entry hop).`,
   );
   out.push(
     formatTable(
