@@ -161,7 +161,7 @@ export async function runWebhooks({ config: wranglerConfig, scriptPath, log = (m
   if (DELIVERY_BATCH_TIMEOUT !== undefined) config.queueConsumers["lingua-webhook-deliveries"].maxBatchTimeout = Number(DELIVERY_BATCH_TIMEOUT);
   const receiver = await startReceiver();
   const failures = [];
-  let doFloorProcess = null;
+  let doFloorProcess = null; // the diagnostic floor in a workerd process of its own
   const result = { settings: { latencySamples: LATENCY_SAMPLES, burstEvents: BURST_EVENTS, webhooks: BURST_WEBHOOKS, queues: config.queueConsumers } };
   const directSocket = { unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }] };
   const withoutAddress = ({ host, port, ...options }) => ({ ...options, ...directSocket });
@@ -186,14 +186,15 @@ export async function runWebhooks({ config: wranglerConfig, scriptPath, log = (m
       withoutAddress(floorOptions(config)),
     ],
   });
-  const meUrl = new URL("/api/auth/me", await lingua.mf.unsafeGetDirectURL("lingua-api")).toString();
-  doFloorProcess = await startWorker({ ...floorOptions(config), ...directSocket });
-  const floors = {
-    "DO floor, same workerd": new URL("/do", await lingua.mf.unsafeGetDirectURL("floor")).toString(),
-    "DO floor, own workerd": new URL("/do", await doFloorProcess.mf.unsafeGetDirectURL("floor")).toString(),
-  };
-  const load = startLoadGenerator();
+  let load = null;
   try {
+    const meUrl = new URL("/api/auth/me", await lingua.mf.unsafeGetDirectURL("lingua-api")).toString();
+    doFloorProcess = await startWorker({ ...floorOptions(config), ...directSocket });
+    const floors = {
+      "DO floor, same workerd": new URL("/do", await lingua.mf.unsafeGetDirectURL("floor")).toString(),
+      "DO floor, own workerd": new URL("/do", await doFloorProcess.mf.unsafeGetDirectURL("floor")).toString(),
+    };
+    load = startLoadGenerator();
     const d1 = await lingua.mf.getD1Database("DB");
     await applyMigrations(d1, config.migrationDirs.DB);
     const { token } = await seedBenchTenant({ d1, baseUrl: lingua.url, extraTokens: 0 });
@@ -287,7 +288,7 @@ export async function runWebhooks({ config: wranglerConfig, scriptPath, log = (m
   } finally {
     await lingua.dispose();
     await doFloorProcess?.dispose();
-    await load.close();
+    await load?.close();
   }
 
   // 3. The floor: the same number of signed POSTs through a bare consumer.
