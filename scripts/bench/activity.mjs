@@ -226,6 +226,7 @@ export async function runActivity({ config, scriptPath, settings, loadGenerator,
           connections,
           rps: spread(rounds.map((r) => r?.rps ?? null)),
           p50: spread(rounds.map((r) => r?.latencyMs.p50 ?? null)),
+          mean: spread(rounds.map((r) => r?.latencyMs.mean ?? null)),
           p99: spread(rounds.map((r) => r?.latencyMs.p99 ?? null)),
         });
       }
@@ -233,17 +234,36 @@ export async function runActivity({ config, scriptPath, settings, loadGenerator,
 
     // Goals, each from per-round ratios.
     const run = (group, id, c, r) => runs.find((x) => x.group === group && x.target === id && x.connections === c && x.round === r);
-    const p50 = (id, c) => summary.find((s) => s.target === id && s.connections === c)?.p50.median ?? null;
+    const medianOf = (id, c, metric) => summary.find((s) => s.target === id && s.connections === c)?.[metric].median ?? null;
     const checks = [];
+    // Against one floor, p50 latency; against the sum of two (a DO round trip plus a D1 round trip),
+    // mean latency, because means add up and medians do not (see GOALS in run.mjs). The p50 ratio is
+    // reported beside every check for reference.
     const ratioCheck = (text, connections, group, subject, floors, max, kind) => {
-      const perRound = ratioAcrossRounds(settings.rounds, (r) => {
-        const ours = run(group, subject, connections, r);
-        const fl = floors.map((f) => run(group, f, connections, r));
-        return ours && fl.every(Boolean) ? ours.latencyMs.p50 / fl.reduce((s, f) => s + f.latencyMs.p50, 0) : null;
+      const metric = floors.length > 1 ? "mean" : "p50";
+      const ratiosBy = (m) =>
+        ratioAcrossRounds(settings.rounds, (r) => {
+          const ours = run(group, subject, connections, r);
+          const fl = floors.map((f) => run(group, f, connections, r));
+          return ours && fl.every(Boolean) ? ours.latencyMs[m] / fl.reduce((s, f) => s + f.latencyMs[m], 0) : null;
+        });
+      const perRound = ratiosBy(metric);
+      const ours = medianOf(subject, connections, metric);
+      const floor = floors.reduce((s, f) => s + (medianOf(f, connections, metric) ?? NaN), 0);
+      checks.push({
+        kind,
+        text,
+        connections,
+        metric,
+        ours,
+        floor,
+        perRoundRatios: perRound.perRound,
+        ratio: perRound.median,
+        ratioOfMedians: ours / floor,
+        p50Ratio: metric === "p50" ? perRound.median : ratiosBy("p50").median,
+        max,
+        verdict: perRound.median !== null && perRound.median <= max ? "PASS" : "MISS",
       });
-      const ours = p50(subject, connections);
-      const floor = floors.reduce((s, f) => s + (p50(f, connections) ?? NaN), 0);
-      checks.push({ kind, text, connections, ours, floor, perRoundRatios: perRound.perRound, ratio: perRound.median, ratioOfMedians: ours / floor, max, verdict: perRound.median !== null && perRound.median <= max ? "PASS" : "MISS" });
     };
     for (const connections of settings.connections) {
       for (const route of ROUTES) {
@@ -329,11 +349,12 @@ export function activityReport(result, settings, formatTable) {
       result.rowChecks.map((c) => [c.label, c.small.queries, c.small.rowsRead, c.large.queries, c.large.rowsRead, c.rule, c.verdict]),
     ),
   );
-  out.push("", "Learning-activity goals (p50 latency; verdict = median of per-round ratios)");
+  out.push("", "Learning-activity goals (verdict = median of per-round ratios; against one floor p50 latency, against the sum of two floors mean latency; the p50 ratio for reference)");
+  const times = (r) => (r === null || r === undefined ? "-" : `${r.toFixed(2)}×`);
   out.push(
     formatTable(
-      ["goal", "conc", "ours", "floor", "per round", "ratio", "limit", "verdict"],
-      result.checks.map((c) => [c.text, c.connections, ms(c.ours), ms(c.floor), c.perRoundRatios.map((r) => (r === null ? "-" : r.toFixed(2))).join(" "), c.ratio === null ? "-" : `${c.ratio.toFixed(2)}×`, `${c.max}×`, c.verdict]),
+      ["goal", "conc", "metric", "ours", "floor", "per round", "ratio", "limit", "verdict", "p50 ratio"],
+      result.checks.map((c) => [c.text, c.connections, c.metric, ms(c.ours), ms(c.floor), c.perRoundRatios.map((r) => (r === null ? "-" : r.toFixed(2))).join(" "), times(c.ratio), `${c.max}×`, c.verdict, times(c.p50Ratio)]),
     ),
   );
   const all = [...result.checks, ...result.rowChecks];

@@ -159,13 +159,18 @@ const TARGETS = [
 ];
 
 /**
- * `by`: p50 compares median latency (ours / sum of the floors' p50); rps compares throughput
- * (floor req/s / ours, so > 1 means slower than the floor). Limits are the agreed goals.
+ * `by`: the metrics that decide the goal. p50 compares median latency (ours / the floor's p50); rps
+ * compares throughput (floor req/s / ours, so > 1 means slower than the floor); mean compares mean
+ * latency (ours / the sum of the floors' means). A goal against the sum of two floors — one DO round
+ * trip plus one D1 round trip — is judged by the mean because means add up and medians do not (the
+ * median of a sum is not the sum of the medians, and the D1 floor's latency is skewed: at
+ * concurrency 16 its p50 is about two thirds of its mean). `reference`: metrics reported beside the
+ * verdict, not counted. Limits are the agreed goals.
  */
 const GOALS = [
   { id: "healthz", subject: "healthz", floors: ["bare"], max: 1.2, by: ["p50", "rps"], text: "/healthz ≤ 1.2× floor /bare" },
   { id: "me", subject: "me", floors: ["do"], max: 1.25, by: ["p50", "rps"], text: "/api/auth/me ≤ 1.25× floor /do" },
-  { id: "tokens", subject: "tokens", floors: ["do", "d1"], max: 1.25, by: ["p50"], text: "token list ≤ 1.25× (floor /do + floor /d1), p50" },
+  { id: "tokens", subject: "tokens", floors: ["do", "d1"], max: 1.25, by: ["mean"], reference: ["p50"], text: "token list ≤ 1.25× (floor /do + floor /d1)" },
 ];
 /** Other processes' CPU share during a run above which the report warns. */
 const OTHER_CPU_WARN = 0.1;
@@ -286,6 +291,7 @@ function summarize(runs, targets) {
         rounds: rounds.length,
         rps: spread(rounds.map((r) => r?.rps ?? null)),
         p50: spread(rounds.map((r) => r?.latencyMs.p50 ?? null)),
+        mean: spread(rounds.map((r) => r?.latencyMs.mean ?? null)),
         p99: spread(rounds.map((r) => r?.latencyMs.p99 ?? null)),
       });
     }
@@ -307,19 +313,21 @@ function evaluateGoals(runs, summary) {
       const subject = med(goal.subject, connections);
       const floors = goal.floors.map((f) => med(f, connections));
       if (!subject || floors.some((f) => !f)) continue;
-      for (const metric of goal.by) {
+      for (const metric of [...goal.by, ...(goal.reference ?? [])]) {
         if (metric === "rps" && floors.length !== 1) throw new Error(`goal ${goal.id}: a req/s comparison needs exactly one floor`);
-        // latency: ours / sum of the floors' p50; throughput: floor req/s / ours (> 1 = slower than the floor).
-        const formula = metric === "p50" ? (ours, floorRuns) => ours.latencyMs.p50 / floorRuns.reduce((sum, f) => sum + f.latencyMs.p50, 0) : (ours, floorRuns) => floorRuns[0].rps / ours.rps;
+        const latency = metric !== "rps";
+        // latency: ours / sum of the floors' (p50 or mean); throughput: floor req/s / ours (> 1 = slower than the floor).
+        const formula = latency ? (ours, floorRuns) => ours.latencyMs[metric] / floorRuns.reduce((sum, f) => sum + f.latencyMs[metric], 0) : (ours, floorRuns) => floorRuns[0].rps / ours.rps;
         const perRound = ratioAcrossRounds(settings.rounds, (round) => {
           const ours = run(goal.subject, connections, round);
           const floorRuns = goal.floors.map((f) => run(f, connections, round));
           return ours && floorRuns.every(Boolean) ? formula(ours, floorRuns) : null;
         });
-        const ours = metric === "p50" ? subject.p50.median : subject.rps.median;
-        const floor = metric === "p50" ? floors.reduce((sum, f) => sum + f.p50.median, 0) : floors[0].rps.median;
-        const ratioOfMedians = metric === "p50" ? ours / floor : floor / ours;
+        const ours = subject[metric].median;
+        const floor = latency ? floors.reduce((sum, f) => sum + f[metric].median, 0) : floors[0].rps.median;
+        const ratioOfMedians = latency ? ours / floor : floor / ours;
         const ratio = perRound.median;
+        const counted = goal.by.includes(metric);
         checks.push({
           goal: goal.id,
           text: goal.text,
@@ -332,7 +340,7 @@ function evaluateGoals(runs, summary) {
           ratioBasis: "median of per-round ratios",
           ratioOfMedians,
           max: goal.max,
-          verdict: ratio !== null && ratio <= goal.max ? "PASS" : "MISS",
+          verdict: !counted ? "(reference)" : ratio !== null && ratio <= goal.max ? "PASS" : "MISS",
         });
       }
     }
@@ -402,9 +410,9 @@ function printReport({ system, summary, runs, startup, checks, failures, tenantN
   const goalRows = checks.map((c) => [
     c.text,
     c.connections,
-    c.metric === "p50" ? "p50 latency" : "req/s",
-    c.metric === "p50" ? ms(c.ours) : rps(c.ours),
-    c.metric === "p50" ? ms(c.floor) : rps(c.floor),
+    c.metric === "rps" ? "req/s" : `${c.metric} latency`,
+    c.metric === "rps" ? rps(c.ours) : ms(c.ours),
+    c.metric === "rps" ? rps(c.floor) : ms(c.floor),
     c.perRoundRatios.map((r) => (r === null ? "-" : r.toFixed(2))).join(" "),
     ratioText(c.ratio),
     ratioText(c.ratioOfMedians),
@@ -423,7 +431,8 @@ function printReport({ system, summary, runs, startup, checks, failures, tenantN
     );
     out.push(formatTable(["goal", "conc", "metric", "ours", "floor", "per round", "ratio", "of medians", "limit", "verdict"], goalRows));
     const passed = goalRows.filter((r) => r[9] === "PASS").length;
-    out.push(`${passed} of ${goalRows.length} checks PASS.`);
+    const counted = goalRows.filter((r) => r[9] === "PASS" || r[9] === "MISS").length;
+    out.push(`${passed} of ${counted} checks PASS${counted < goalRows.length ? ` (rows marked "(reference)" are not counted)` : ""}.`);
   }
   console.log(out.join("\n"));
 }
