@@ -237,7 +237,7 @@ export async function runActivity({ config, scriptPath, settings, loadGenerator,
     const medianOf = (id, c, metric) => summary.find((s) => s.target === id && s.connections === c)?.[metric].median ?? null;
     const checks = [];
     // Against one floor, p50 latency; against the sum of two (a DO round trip plus a D1 round trip),
-    // mean latency, because means add up and medians do not (see GOALS in run.mjs). The p50 ratio is
+    // mean latency, because means add up and medians do not (see API_GOALS in lib.mjs). The p50 ratio is
     // reported beside every check for reference.
     const ratioCheck = (text, connections, group, subject, floors, max, kind) => {
       const metric = floors.length > 1 ? "mean" : "p50";

@@ -147,6 +147,21 @@ export function workerOptions({ name, scriptPath, compatibilityDate, compatibili
   };
 }
 
+/**
+ * The foundation's goals: each route against its floors (floorOptions). `by`: the metrics that decide the goal. p50 compares median latency (ours / the floor's p50); rps
+ * compares throughput (floor req/s / ours, so > 1 means slower than the floor); mean compares mean
+ * latency (ours / the sum of the floors' means). A goal against the sum of two floors — one DO round
+ * trip plus one D1 round trip — is judged by the mean because means add up and medians do not (the
+ * median of a sum is not the sum of the medians, and the floors' latency is skewed: at concurrency
+ * 16 their p50 measured 0.6–0.8 of their mean). `reference`: metrics reported beside the verdict,
+ * not counted. Limits are the agreed goals. Shared by run.mjs (the default bench) and webhooks.mjs
+ * (the same goals while a burst of deliveries drains).
+ */
+export const API_GOALS = [
+  { id: "healthz", subject: "healthz", floors: ["bare"], max: 1.2, by: ["p50", "rps"], text: "/healthz ≤ 1.2× floor /bare" },
+  { id: "me", subject: "me", floors: ["do"], max: 1.25, by: ["p50", "rps"], text: "/api/auth/me ≤ 1.25× floor /do" },
+  { id: "tokens", subject: "tokens", floors: ["do", "d1"], max: 1.25, by: ["mean"], reference: ["p50"], text: "token list ≤ 1.25× (floor /do + floor /d1)" },
+];
 /** The floor worker (floor-worker.mjs: a bare response, one Durable Object RPC, one D1 point read). */
 export function floorOptions(config) {
   return workerOptions({

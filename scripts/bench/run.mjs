@@ -31,7 +31,7 @@
 // every round of every target, go to .bench/results.json.
 //
 // To add a benchmark: a target in TARGETS (a worker from WORKERS and a path), optionally a goal in
-// GOALS; a new dataset is a new worker entry whose start() seeds what it needs.
+// API_GOALS (lib.mjs); a new dataset is a new worker entry whose start() seeds what it needs.
 import "./v8-flags.mjs"; // first: it patches Miniflare as it loads (BENCH_V8_FLAGS)
 import { writeFileSync } from "node:fs";
 import os from "node:os";
@@ -46,6 +46,7 @@ import {
   cpuSnapshot,
   createMiniflare,
   ensureDir,
+  API_GOALS as GOALS,
   floorOptions,
   formatTable,
   median,
@@ -158,20 +159,6 @@ const TARGETS = [
   { id: "tokens", worker: "lingua", path: "/api/integrations/tokens", auth: true, label: "GET /api/integrations/tokens (25 of 31)" },
 ];
 
-/**
- * `by`: the metrics that decide the goal. p50 compares median latency (ours / the floor's p50); rps
- * compares throughput (floor req/s / ours, so > 1 means slower than the floor); mean compares mean
- * latency (ours / the sum of the floors' means). A goal against the sum of two floors — one DO round
- * trip plus one D1 round trip — is judged by the mean because means add up and medians do not (the
- * median of a sum is not the sum of the medians, and the D1 floor's latency is skewed: at
- * concurrency 16 its p50 is about two thirds of its mean). `reference`: metrics reported beside the
- * verdict, not counted. Limits are the agreed goals.
- */
-const GOALS = [
-  { id: "healthz", subject: "healthz", floors: ["bare"], max: 1.2, by: ["p50", "rps"], text: "/healthz ≤ 1.2× floor /bare" },
-  { id: "me", subject: "me", floors: ["do"], max: 1.25, by: ["p50", "rps"], text: "/api/auth/me ≤ 1.25× floor /do" },
-  { id: "tokens", subject: "tokens", floors: ["do", "d1"], max: 1.25, by: ["mean"], reference: ["p50"], text: "token list ≤ 1.25× (floor /do + floor /d1)" },
-];
 /** Other processes' CPU share during a run above which the report warns. */
 const OTHER_CPU_WARN = 0.1;
 const STARTUP_GOAL = { max: 2, text: "start-up ≤ 2× bare Hono" };
