@@ -52,14 +52,15 @@ const principals = new BoundedMap<string, { version: number; principal: Principa
  * A token's hash and its Durable Object's id, by the token itself: both are pure functions of the
  * token, so an isolate works them out once per token rather than once per request.
  */
-const gateKeys = new BoundedMap<string, { tokenHash: string; gateId: DurableObjectId }>(2_000);
-async function gateKeyFor(token: string, namespace: DurableObjectNamespace<TokenGate>) {
-  let key = gateKeys.get(token);
-  if (!key) {
-    const tokenHash = await hashToken(token);
-    key = { tokenHash, gateId: namespace.idFromName(tokenHash) };
-    gateKeys.set(token, key);
-  }
+interface GateKey {
+  tokenHash: string;
+  gateId: DurableObjectId;
+}
+const gateKeys = new BoundedMap<string, GateKey>(2_000);
+async function newGateKey(token: string, namespace: DurableObjectNamespace<TokenGate>): Promise<GateKey> {
+  const tokenHash = await hashToken(token);
+  const key = { tokenHash, gateId: namespace.idFromName(tokenHash) };
+  gateKeys.set(token, key);
   return key;
 }
 
@@ -71,9 +72,11 @@ export const authenticate = createMiddleware<AppEnv>(async function authenticate
   const header = c.req.header("Authorization");
   if (!header) throw unauthenticated("missing");
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
-  if (!match || !looksLikeToken(match[1]!)) throw unauthenticated("malformed");
+  const token = match?.[1];
+  if (!token || !looksLikeToken(token)) throw unauthenticated("malformed");
 
-  const { tokenHash, gateId } = await gateKeyFor(match[1]!, c.env.TOKEN_GATE);
+  // A token this isolate has seen costs no hash and no await.
+  const { tokenHash, gateId } = gateKeys.get(token) ?? (await newGateKey(token, c.env.TOKEN_GATE));
   const gate = c.env.TOKEN_GATE.get(gateId);
   const known = principals.get(tokenHash);
   const result = await gate.admit(tokenHash, known?.version);
