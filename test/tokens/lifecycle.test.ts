@@ -112,6 +112,21 @@ describe("API token life cycle", () => {
     expect(count!.n).toBe(1);
   });
 
+  it("never replays one token's response to another token of the same user", async () => {
+    const { admin } = await createTenant();
+    const headers = { "Idempotency-Key": "broad-token-0001" };
+    const body = { name: "Broad", abilities: ["webhooks:write", "exports:write"] };
+    const first = await callJson("/api/integrations/tokens", { token: admin.token, body, headers });
+    expect(first.res.status).toBe(201);
+
+    const narrow = await mintToken(admin, ["tokens:read", "tokens:write"]);
+    const resent = await callJson("/api/integrations/tokens", { token: narrow.token, body, headers });
+    expect(resent.res.status).toBe(403);
+    expect(resent.res.headers.get("Idempotent-Replayed")).toBeNull();
+    expect(resent.body.code).toBe("forbidden");
+    expect(JSON.stringify(resent.body)).not.toContain(first.body.token);
+  });
+
   it("keeps one caller's Idempotency-Key apart from another's", async () => {
     const a = await createTenant();
     const b = await createTenant();

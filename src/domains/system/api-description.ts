@@ -52,6 +52,6 @@ State changes an integrator may want to hear about (\`lesson.completed\`, \`cour
 database batch as the change, each with a stable id; webhooks deliver them.
 
 ## Idempotency
-\`POST\` endpoints that create something accept \`Idempotency-Key\` (24 hours).
+\`POST\` endpoints that create something accept \`Idempotency-Key\`, scoped to the token that sends it, for 24 hours.
 `;
 }

@@ -22,7 +22,7 @@ export const idempotencyHeaderShape = {
     .openapi({
       param: { name: "Idempotency-Key", in: "header" },
       description:
-        "Makes the request safe to retry for 24 hours: the same key with the same body replays the first response (with `Idempotent-Replayed: true`); with another body it is 422; while the first is in flight, 409.",
+        "Makes the request safe to retry for 24 hours, per token: the same key with the same body replays the first response (with `Idempotent-Replayed: true`); with another body it is 422; while the first is in flight, 409.",
       example: "9f0c1c1e-6a3b-4d5e-9b7a-0e7f3e1a2b3c",
     }),
 };
@@ -35,6 +35,10 @@ interface StoredResponse {
 /**
  * IETF httpapi-idempotency-key-header for POSTs that create something. State lives in D1 under a
  * unique (scope, key) row, so concurrent twins race on the insert and exactly one proceeds.
+ *
+ * The scope is the token, not its owner: a replay hands back the first response whole (a new
+ * token's plain value included) without running the handler's checks again, so another token of
+ * the same user — one with fewer abilities — must never reach it.
  */
 export const idempotent = createMiddleware<AppEnv>(async function idempotent(c, next) {
   const key = c.req.header("Idempotency-Key");
@@ -43,7 +47,7 @@ export const idempotent = createMiddleware<AppEnv>(async function idempotent(c, 
     throw validationError([{ path: "Idempotency-Key", message: "must be 1 to 255 visible ASCII characters" }]);
   }
   const db = database(c.env.DB);
-  const scope = `user:${c.var.principal.user.id}`;
+  const scope = `token:${c.var.principal.token.id}`;
   const method = c.req.method;
   const path = new URL(c.req.url).pathname;
   const requestHash = await sha256Hex(`${method} ${path}\n${await c.req.text()}`);
