@@ -21,7 +21,7 @@ export async function signIn(env: Env, email: string, password: string) {
   const normalisedEmail = email.trim().toLowerCase();
   const guard = limiterFor(env, `sign-in-email:${await sha256Hex(normalisedEmail)}`);
   const attempt = await guard.consume(SIGN_IN_FAILURES.limit, SIGN_IN_FAILURES.windowSeconds);
-  if (!attempt.allowed) throw rateLimitedError(attempt, "failed sign-ins for this e-mail address");
+  if (!attempt.allowed) throw rateLimitedError(attempt, "failed sign-ins for this e-mail address", SIGN_IN_FAILURES.policy);
 
   const db = database(env.DB);
   const user = await db.select().from(users).where(eq(users.email, normalisedEmail)).get();

@@ -2,9 +2,11 @@ import { eq } from "drizzle-orm";
 import { createMiddleware } from "hono/factory";
 import { apiTokens } from "../../db/schema";
 import type { AppEnv } from "../../env";
+import { BoundedMap } from "../bounded-map";
 import { database } from "../db";
 import { ApiError } from "../errors";
 import { nowIso } from "../ids";
+import { countAuthFailure, refuseIfOverAuthFailureLimit } from "../ratelimit/auth-failures";
 import { rateLimitHeaders } from "../ratelimit/window";
 import type { Ability } from "./abilities";
 import type { Principal } from "./principal";
@@ -22,23 +24,6 @@ const UNAUTHENTICATED_DETAIL = {
 function unauthenticated(reason: keyof typeof UNAUTHENTICATED_DETAIL): ApiError {
   const error = reason === "missing" ? 'Bearer realm="lingua"' : 'Bearer realm="lingua", error="invalid_token"';
   return new ApiError("unauthenticated", UNAUTHENTICATED_DETAIL[reason], { headers: { "WWW-Authenticate": error } });
-}
-
-/** A Map of at most `capacity` entries; when full, the least recently set goes first. */
-class BoundedMap<K, V> {
-  private readonly entries = new Map<K, V>();
-  constructor(private readonly capacity: number) {}
-  get(key: K) {
-    return this.entries.get(key);
-  }
-  set(key: K, value: V) {
-    this.entries.delete(key);
-    if (this.entries.size >= this.capacity) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(key, value);
-  }
-  delete(key: K) {
-    this.entries.delete(key);
-  }
 }
 
 /**
@@ -76,12 +61,20 @@ export const authenticate = createMiddleware<AppEnv>(async function authenticate
   if (!token || !looksLikeToken(token)) throw unauthenticated("malformed");
 
   // A token this isolate has seen costs no hash and no await.
-  const { tokenHash, gateId } = gateKeys.get(token) ?? (await newGateKey(token, c.env.TOKEN_GATE));
+  let gateKey = gateKeys.get(token);
+  if (!gateKey) {
+    refuseIfOverAuthFailureLimit(c);
+    gateKey = await newGateKey(token, c.env.TOKEN_GATE);
+  }
+  const { tokenHash, gateId } = gateKey;
   const gate = c.env.TOKEN_GATE.get(gateId);
   const known = principals.get(tokenHash);
   const result = await gate.admit(tokenHash, known?.version);
   if (result.outcome === "unauthenticated") {
     principals.delete(tokenHash);
+    // Guessed tokens must not crowd out the keys of real ones.
+    gateKeys.delete(token);
+    await countAuthFailure(c);
     throw unauthenticated(result.reason);
   }
 

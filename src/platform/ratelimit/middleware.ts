@@ -17,9 +17,9 @@ export function limiterFor(env: Env, key: string) {
   return env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(key));
 }
 
-export function rateLimitedError(decision: RateDecision, what: string): ApiError {
+export function rateLimitedError(decision: RateDecision, what: string, policy?: string): ApiError {
   return new ApiError("rate_limited", `Too many ${what}; retry after ${decision.retryAfterSeconds} s.`, {
-    headers: rateLimitHeaders(decision),
+    headers: rateLimitHeaders(decision, policy),
   });
 }
 

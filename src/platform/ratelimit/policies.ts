@@ -6,13 +6,19 @@ export function windowSecondsFrom(env: Pick<Env, "RATE_LIMIT_WINDOW_SECONDS">): 
   return Number.isInteger(seconds) && seconds > 0 ? seconds : 60;
 }
 
-/** Per client IP, for endpoints that take no token. */
+/**
+ * Per client IP, counted exactly by a RateLimiter object. (Public reads — the catalogue, the API
+ * description — are limited by the `PUBLIC_RATE_LIMITER` binding instead; see edge-ip-limit.ts.)
+ */
 export const IP_POLICIES = {
   /** Sign-in attempts from one address per window. */
   signIn: { name: "sign-in", limit: 30 },
-  /** Public reads (catalog, API description) from one address per window. */
-  publicRead: { name: "public", limit: 600 },
+  /**
+   * Requests from one address whose token the gate refused (unknown, revoked or expired): against
+   * token guessing, and against filling storage with one object per guessed token.
+   */
+  authFailures: { name: "auth-failures", limit: 60 },
 } as const;
 
 /** Failed sign-ins for one e-mail address, against password guessing from many addresses. */
-export const SIGN_IN_FAILURES = { limit: 10, windowSeconds: 15 * 60 } as const;
+export const SIGN_IN_FAILURES = { limit: 10, windowSeconds: 15 * 60, policy: "sign-in-failures" } as const;

@@ -39,12 +39,14 @@ export class TokenGate extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS token_record (id INTEGER PRIMARY KEY CHECK (id = 1), body TEXT NOT NULL, loaded_at INTEGER NOT NULL)");
     void ctx.blockConcurrencyWhile(async () => {
       this.rate = await PersistentWindow.load(ctx.storage);
     });
-    const row = ctx.storage.sql.exec<{ body: string; loaded_at: number }>("SELECT body, loaded_at FROM token_record").toArray()[0];
-    this.cached = row ? { record: JSON.parse(row.body) as TokenRecord, loadedAt: row.loaded_at } : null;
+    // The table is created by the first store, so that the object of a guessed token stores nothing at all.
+    const stored = this.hasRecordTable()
+      ? ctx.storage.sql.exec<{ body: string; loaded_at: number }>("SELECT body, loaded_at FROM token_record").toArray()[0]
+      : undefined;
+    this.cached = stored ? { record: JSON.parse(stored.body) as TokenRecord, loadedAt: stored.loaded_at } : null;
   }
 
   async admit(tokenHash: string, knownVersion?: number): Promise<AdmitResult> {
@@ -76,7 +78,7 @@ export class TokenGate extends DurableObject<Env> {
   /** Forget the cached principal (role, plan or institution changed); the next request re-reads D1. */
   async invalidate(): Promise<void> {
     if (this.cached?.record.state === "revoked") return;
-    this.ctx.storage.sql.exec("DELETE FROM token_record");
+    if (this.hasRecordTable()) this.ctx.storage.sql.exec("DELETE FROM token_record");
     this.cached = null;
   }
 
@@ -87,7 +89,10 @@ export class TokenGate extends DurableObject<Env> {
         // A revocation that landed while D1 was being read wins over what D1 said.
         if (this.cached?.record.state === "revoked") return this.cached;
         const entry = { record, loadedAt: Date.now() };
-        this.store(entry);
+        // A token D1 does not know was most likely guessed: remembered while this object lives,
+        // never stored, so guesses leave nothing behind.
+        if (record.state === "unknown") this.cached = entry;
+        else this.store(entry);
         return entry;
       })
       .finally(() => {
@@ -96,8 +101,13 @@ export class TokenGate extends DurableObject<Env> {
     return this.loading;
   }
 
+  private hasRecordTable(): boolean {
+    return this.ctx.storage.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'token_record'").toArray().length > 0;
+  }
+
   private store(entry: CachedRecord): void {
     this.cached = entry;
+    this.ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS token_record (id INTEGER PRIMARY KEY CHECK (id = 1), body TEXT NOT NULL, loaded_at INTEGER NOT NULL)");
     this.ctx.storage.sql.exec(
       "INSERT INTO token_record (id, body, loaded_at) VALUES (1, ?, ?) ON CONFLICT(id) DO UPDATE SET body = excluded.body, loaded_at = excluded.loaded_at",
       JSON.stringify(entry.record),

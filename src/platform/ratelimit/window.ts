@@ -113,14 +113,18 @@ function secondsUntil(targetMs: number, nowMs: number): number {
   return Math.max(0, Math.ceil((targetMs - nowMs) / 1000));
 }
 
-/** The response headers of CONVENTIONS.md for a decision. */
-export function rateLimitHeaders(decision: RateDecision): Record<string, string> {
+/**
+ * The response headers of CONVENTIONS.md for a decision. `policy` names the limit in the IETF
+ * fields: "minute" for the per-minute limits CONVENTIONS.md describes; a limit with another window
+ * (sign-in failures per 15 minutes) says what it is instead.
+ */
+export function rateLimitHeaders(decision: RateDecision, policy = "minute"): Record<string, string> {
   const headers: Record<string, string> = {
     "X-RateLimit-Limit": String(decision.limit),
     "X-RateLimit-Remaining": String(decision.remaining),
     "X-RateLimit-Reset": String(decision.resetSeconds),
-    "RateLimit-Policy": `"minute";q=${decision.limit};w=${decision.windowSeconds}`,
-    RateLimit: `"minute";r=${decision.remaining};t=${decision.resetSeconds}`,
+    "RateLimit-Policy": `"${policy}";q=${decision.limit};w=${decision.windowSeconds}`,
+    RateLimit: `"${policy}";r=${decision.remaining};t=${decision.resetSeconds}`,
   };
   if (!decision.allowed) headers["Retry-After"] = String(decision.retryAfterSeconds);
   return headers;
