@@ -47,7 +47,10 @@ export const errorResponses = {
   413: problem("Request body larger than 1 MiB."),
   415: problem("The body is not `application/json`."),
   422: problem("Validation failed; `errors` lists every failing field."),
-  429: problem("Rate limit exceeded; see `Retry-After`."),
+  429: {
+    ...problem("Rate limit exceeded; see `Retry-After`."),
+    headers: { "Retry-After": { description: "Whole seconds after which the next request succeeds.", schema: { type: "integer" as const, minimum: 1 } } },
+  },
   500: problem("Unexpected error; quote `request_id` to support."),
 } as const;
 
@@ -64,7 +67,7 @@ type Responses = RouteConfig["responses"];
 function withHeaders(responses: Responses): Responses {
   const out: Responses = {};
   for (const [status, response] of Object.entries(responses)) {
-    out[status] = "headers" in response || "$ref" in response ? response : { ...response, headers: rateLimitHeaderDocs };
+    out[status] = "$ref" in response ? response : { ...response, headers: { ...rateLimitHeaderDocs, ...response.headers } };
   }
   return out;
 }

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ABILITIES } from "../../src/platform/auth/abilities";
 import { ERROR_CATALOGUE } from "../../src/platform/errors";
 import { call, callJson } from "../helpers/api";
+import { freshIp } from "../helpers/tenants";
 
 describe("GET /api/openapi.json", () => {
   it("is a public OpenAPI 3.1 document describing every operation", async () => {
@@ -155,5 +156,34 @@ describe("routing", () => {
     expect(page.body.meta).toMatchObject({ per_page: 2, current_page: 2 });
     const bad = await callJson("/api/integrations/webhooks/event-types?per_page=0", { token: admin.token });
     expect(bad.res.status).toBe(422);
+  });
+});
+
+describe("the API description's own limits", () => {
+  it("limits the document and the reference page per client IP, like the public catalogue, but never /healthz", async () => {
+    // vitest.config.ts gives PUBLIC_RATE_LIMITER 30 requests per 60 s (wrangler.toml: 600).
+    const ip = freshIp();
+    let refused: Response | undefined;
+    for (let i = 0; i < 61 && !refused; i++) {
+      const res = await call(i % 2 ? "/api/docs" : "/api/openapi.json", { headers: { "CF-Connecting-IP": ip } });
+      if (res.status === 429) refused = res;
+      else expect(res.status).toBe(200);
+      await res.arrayBuffer();
+    }
+    expect(refused).toBeDefined();
+    expect(refused!.headers.get("Retry-After")).toBe("60");
+    expect(refused!.headers.get("Content-Type")).toBe("application/problem+json");
+    for (let i = 0; i < 5; i++) expect((await call("/healthz", { headers: { "CF-Connecting-IP": ip } })).status).toBe(200);
+  });
+
+  it("declares Retry-After on every 429 and the rate-limit headers beside it on authenticated operations", async () => {
+    const { body: doc } = await callJson("/api/openapi.json", { headers: { "CF-Connecting-IP": freshIp() } });
+    const operations = Object.values<any>(doc.paths).flatMap((methods) => Object.values<any>(methods));
+    for (const op of operations) {
+      if (op.operationId === "healthz") expect(op.responses["429"]).toBeUndefined();
+      else expect(op.responses["429"]?.headers?.["Retry-After"], op.operationId).toBeDefined();
+    }
+    const me = doc.paths["/api/auth/me"].get;
+    expect(Object.keys(me.responses["429"].headers)).toEqual(expect.arrayContaining(["Retry-After", "X-RateLimit-Remaining", "RateLimit"]));
   });
 });

@@ -1,7 +1,7 @@
 import { OpenApiGeneratorV31, OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { allGroupApps } from "../../app";
-import { jsonResponse } from "../../platform/openapi";
+import { errorResponses, jsonResponse } from "../../platform/openapi";
 import { apiDescription } from "./api-description";
 
 export const API_VERSION = "0.1.0";
@@ -38,8 +38,9 @@ const openApiRoute = createRoute({
   tags: ["System"],
   operationId: "getOpenApiDocument",
   summary: "This OpenAPI 3.1 document",
+  description: "Limited per client IP, with the public catalogue.",
   security: [],
-  responses: { 200: jsonResponse(z.record(z.string(), z.unknown()), "The OpenAPI document.") },
+  responses: { 200: jsonResponse(z.record(z.string(), z.unknown()), "The OpenAPI document."), 429: errorResponses[429] },
 });
 
 /** The whole document: every route group's registered operations, schemas and webhooks. */

@@ -2,28 +2,32 @@ import { Hono } from "hono";
 import { cors } from "hono/cors";
 import type { AppEnv } from "../../env";
 import { applyApiConventions } from "../../platform/http/conventions";
+import { limitByIpAtEdge } from "../../platform/ratelimit/edge-ip-limit";
 
 /**
  * Liveness, this API's OpenAPI document and its reference page. Plain Hono: a liveness check loads
  * no schema library, and the document (which needs every route group) is built on its first request.
+ * The document and the page share the public catalogue's per-IP limit; `/healthz` has none, so that
+ * monitors and load balancers are never refused.
  */
 export function systemApp(): Hono<AppEnv> {
   return applyApiConventions(new Hono<AppEnv>(), (app) => {
     app.get("/healthz", (c) => c.json({ status: "ok" as const }, 200));
 
-    let document: Promise<Record<string, unknown>> | null = null;
-    app.get("/api/openapi.json", cors({ origin: "*", allowMethods: ["GET"] }), async (c) => {
+    // Kept serialised: the document is large and never changes within an isolate.
+    let document: Promise<string> | null = null;
+    const limitPerIp = limitByIpAtEdge("PUBLIC_RATE_LIMITER");
+    app.get("/api/openapi.json", cors({ origin: "*", allowMethods: ["GET"] }), limitPerIp, async (c) => {
       document ??= import("./document")
-        .then(({ buildDocument }) => buildDocument())
+        .then(async ({ buildDocument }) => JSON.stringify(await buildDocument()))
         .catch((error: unknown) => {
           document = null;
           throw error;
         });
       const body = await document;
-      c.header("Cache-Control", "public, max-age=300");
-      return c.json(body, 200);
+      return c.body(body, 200, { "Content-Type": "application/json", "Cache-Control": "public, max-age=300" });
     });
 
-    app.get("/api/docs", async (c) => (await import("./docs-page")).docsPage(c));
+    app.get("/api/docs", limitPerIp, async (c) => (await import("./docs-page")).docsPage(c));
   });
 }
