@@ -2,6 +2,7 @@ import { appForRequest } from "./app";
 import { answerCachedPageEarly } from "./domains/catalog/early";
 import type { Env } from "./env";
 import { ApiError, problemBody } from "./platform/errors";
+import { DEFAULT_FRAMING_HEADERS, requestIdFor, SECURITY_HEADERS } from "./platform/http/middleware";
 
 export { TokenGate } from "./platform/ratelimit/token-gate";
 export { RateLimiter } from "./platform/ratelimit/rate-limiter";
@@ -15,11 +16,18 @@ async function fetch(request: Request, env: Env, ctx: ExecutionContext): Promise
   try {
     return (await answerCachedPageEarly(request, env)) ?? (await (await appForRequest(request)).fetch(request, env, ctx));
   } catch (thrown) {
-    const error = new ApiError("internal_error", "An unexpected error occurred.");
-    console.error(JSON.stringify({ level: "error", path: new URL(request.url).pathname, error: String(thrown) }));
-    return new Response(JSON.stringify(problemBody(error.code, error.message, "unknown")), {
+    const error = new ApiError("internal_error", "An unexpected error occurred. Quote the request id when contacting support.");
+    const requestId = requestIdFor(request.headers.get("X-Request-Id"));
+    console.error(JSON.stringify({ level: "error", request_id: requestId, path: new URL(request.url).pathname, error: String(thrown) }));
+    return new Response(JSON.stringify(problemBody(error.code, error.message, requestId)), {
       status: 500,
-      headers: { "Content-Type": "application/problem+json", "X-Content-Type-Options": "nosniff" },
+      headers: [
+        ["Content-Type", "application/problem+json"],
+        ["Cache-Control", "no-store"],
+        ["X-Request-Id", requestId],
+        ...SECURITY_HEADERS,
+        ...DEFAULT_FRAMING_HEADERS,
+      ] as [string, string][],
     });
   }
 }

@@ -81,6 +81,8 @@ export function problemResponse(c: Context, error: ApiError): Response {
   const requestId = (c.get("requestId") as string | undefined) ?? "unknown";
   const headers = new Headers(error.headers);
   headers.set("Content-Type", "application/problem+json");
+  // An error describes one request at one moment (a 401, a 429 before the limit frees): never cached.
+  if (!headers.has("Cache-Control")) headers.set("Cache-Control", "no-store");
   if (error.status === 401 && !headers.has("WWW-Authenticate")) {
     headers.set("WWW-Authenticate", 'Bearer realm="lingua"');
   }

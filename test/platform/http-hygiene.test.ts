@@ -1,5 +1,6 @@
 import { env, createExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import worker from "../../src/index";
 import { createApiApp } from "../../src/platform/openapi";
 import { call, callJson } from "../helpers/api";
 import { createTenant } from "../helpers/tenants";
@@ -30,6 +31,12 @@ describe("errors are problem+json", () => {
     expect(withId.res.headers.get("Allow")).toBe("DELETE");
   });
 
+  it("answers a path with a trailing slash as the unknown path it is, not with 405", async () => {
+    const { res, body } = await callJson("/api/integrations/tokens/");
+    expectProblem(res, body, 404, "not_found");
+    expect(res.headers.get("Allow")).toBeNull();
+  });
+
   it("answers malformed JSON with 400", async () => {
     const { res, body } = await callJson("/api/auth/sign-in", { rawBody: '{"email": "a@b.c",', headers: { "Content-Type": "application/json" } });
     expectProblem(res, body, 400, "malformed_json");
@@ -50,6 +57,44 @@ describe("errors are problem+json", () => {
     expectProblem(res, body, 413, "payload_too_large");
     const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM api_tokens WHERE kind = 'api' AND user_id = ?").bind(admin.id).first<{ n: number }>();
     expect(count!.n).toBe(0);
+  });
+
+  it("answers a chunked body over 1 MiB, sent without Content-Length, with 413 and creates nothing", async () => {
+    const { admin } = await createTenant();
+    const chunk = new TextEncoder().encode("x".repeat(64 * 1024));
+    let sent = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent === 0) controller.enqueue(new TextEncoder().encode('{"abilities":["content:read"],"name":"'));
+        if (sent >= 20) {
+          controller.enqueue(new TextEncoder().encode('"}'));
+          controller.close();
+          return;
+        }
+        controller.enqueue(chunk);
+        sent += 1;
+      },
+    });
+    const { res, body } = await callJson("/api/integrations/tokens", { token: admin.token, rawBody: stream, headers: { "Content-Type": "application/json" } });
+    expectProblem(res, body, 413, "payload_too_large");
+    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM api_tokens WHERE kind = 'api' AND user_id = ?").bind(admin.id).first<{ n: number }>();
+    expect(count!.n).toBe(0);
+  });
+
+  it("answers an exception thrown before any app runs with a 500 problem that still carries the request id and headers", async () => {
+    const failing = new Proxy(env, {
+      get(target, name) {
+        if (name === "D1_METER") throw new Error("SELECT secret FROM vault -- password=hunter2");
+        return Reflect.get(target, name);
+      },
+    });
+    const res = await worker.fetch(new Request("https://api.lingua.test/api/public/courses"), failing, createExecutionContext());
+    const body = await res.json<any>();
+    expectProblem(res, body, 500, "internal_error");
+    expect(res.headers.get("X-Request-Id")).toMatch(/^req_[0-9a-f]{32}$/);
+    expect(res.headers.get("X-Content-Type-Options")).toBe("nosniff");
+    expect(res.headers.get("Cache-Control")).toBe("no-store");
+    expect(JSON.stringify(body)).not.toMatch(/hunter2|SELECT|vault/);
   });
 
   it("answers an uncaught exception with a 500 that leaks nothing", async () => {
@@ -94,6 +139,13 @@ describe("response headers", () => {
     const { admin } = await createTenant();
     const authed = await call("/api/integrations/tokens", { token: admin.token, headers: { Origin: "https://evil.example" } });
     expect(authed.headers.get("Cache-Control")).toBe("no-store");
+    // Refusals too, although the route never ran.
+    for (const token of [undefined, "lng_" + "A".repeat(43)]) {
+      const refused = await call("/api/integrations/tokens", { token });
+      expect(refused.status).toBe(401);
+      expect(refused.headers.get("Cache-Control")).toBe("no-store");
+      await refused.arrayBuffer();
+    }
     expect(authed.headers.get("Access-Control-Allow-Origin")).toBeNull();
     const preflight = await call("/api/integrations/tokens", { method: "OPTIONS", headers: { Origin: "https://evil.example", "Access-Control-Request-Method": "GET" } });
     expect(preflight.headers.get("Access-Control-Allow-Origin")).toBeNull();
