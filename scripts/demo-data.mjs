@@ -37,10 +37,10 @@ export function demoSeedSql() {
       `INSERT INTO institutions (id, slug, name, plan, rate_limit_per_minute) VALUES (${q(i.id)}, ${q(i.slug)}, ${q(i.name)}, ${q(i.plan)}, ${q(i.rateLimit)}) ON CONFLICT DO NOTHING;`,
     );
   }
-  const passwordHash = hashPassword(DEMO_PASSWORD);
   for (const u of DEMO_USERS) {
+    // A salt of its own for every account, like any other user's.
     lines.push(
-      `INSERT INTO users (id, email, name, role, institution_id, password_hash) VALUES (${q(u.id)}, ${q(u.email)}, ${q(u.name)}, ${q(u.role)}, ${q(u.institutionId)}, ${q(passwordHash)}) ON CONFLICT DO NOTHING;`,
+      `INSERT INTO users (id, email, name, role, institution_id, password_hash) VALUES (${q(u.id)}, ${q(u.email)}, ${q(u.name)}, ${q(u.role)}, ${q(u.institutionId)}, ${q(hashPassword(DEMO_PASSWORD))}) ON CONFLICT DO NOTHING;`,
     );
   }
   return lines.join("\n") + "\n";
