@@ -81,12 +81,24 @@ export function tokenRoute<const R extends RouteConfig>(ability: Ability | null,
   const requirement = ability ? `Requires the \`${ability}\` ability.` : "Any valid token.";
   return createRoute({
     ...route,
+    request: strictQuery(route.request),
     description: [route.description, requirement].filter(Boolean).join("\n\n"),
     security: [{ bearerAuth: [] }],
     middleware: [...middleware, ...(route.middleware ? [route.middleware].flat() : [])],
     responses: withHeaders({ ...pickErrors(Boolean(route.request?.body)), ...route.responses }),
     ...(ability ? { "x-required-ability": ability } : {}),
   }) as unknown as R;
+}
+
+/**
+ * An authenticated operation refuses query parameters it does not know (422, each one named), the
+ * way it refuses unknown body fields: a misspelt filter (`course_id` for `course`) would otherwise be
+ * dropped silently and answer the unfiltered list with 200. Public operations keep ignoring them,
+ * so that `?utm_source=…` works and cannot split their cache.
+ */
+function strictQuery<Q extends RouteConfig["request"]>(request: Q): Q {
+  if (!request?.query || !(request.query instanceof z.ZodObject)) return request;
+  return { ...request, query: request.query.strict() };
 }
 
 /** A public operation: no token, limited per client IP. */

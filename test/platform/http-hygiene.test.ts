@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import worker from "../../src/index";
 import { createApiApp } from "../../src/platform/openapi";
 import { call, callJson } from "../helpers/api";
-import { createTenant } from "../helpers/tenants";
+import { createTenant, freshIp } from "../helpers/tenants";
 
 function expectProblem(res: Response, body: any, status: number, code: string) {
   expect(res.status).toBe(status);
@@ -107,6 +107,25 @@ describe("errors are problem+json", () => {
     const body = await res.json<any>();
     expectProblem(res, body, 500, "internal_error");
     expect(JSON.stringify(body)).not.toMatch(/hunter2|SELECT|vault|at \//);
+  });
+
+  it("refuses query parameters an authenticated operation does not know, naming each, instead of ignoring them", async () => {
+    const { admin } = await createTenant();
+    const cases: [string, string[]][] = [
+      ["/api/lessons?course_id=crs_1", ["course_id"]],
+      ["/api/trainingItems?lesson=les_1&type=grammar", ["lesson"]],
+      ["/api/gamification/stats?userid=usr_1", ["userid"]],
+      ["/api/integrations/tokens?page=1&sort=name&order=asc", ["order", "sort"]],
+    ];
+    for (const [path, unknown] of cases) {
+      const { res, body } = await callJson(path, { token: admin.token });
+      expectProblem(res, body, 422, "validation_failed");
+      expect(body.errors.map((e: any) => e.path).sort(), path).toEqual(unknown);
+    }
+    // Public operations ignore them (campaign tags must not break links or split the cache).
+    const open = await call("/api/public/courses?utm_source=newsletter", { headers: { "CF-Connecting-IP": freshIp() } });
+    expect(open.status).toBe(200);
+    await open.arrayBuffer();
   });
 
   it("lists every failing parameter of a list request", async () => {

@@ -40,7 +40,8 @@ limited per client IP; sign-in also to 10 failures per e-mail address per 15 min
 
 ## Errors
 Every error is \`application/problem+json\` (RFC 9457) with a stable \`code\` and the \`request_id\`
-(also in \`X-Request-Id\`); validation errors list every failing field in \`errors\`.
+(also in \`X-Request-Id\`); validation errors list every failing field in \`errors\`. Authenticated operations
+refuse unknown query parameters (422, each named) instead of ignoring them; the public catalogue ignores them.
 
 | status | code | title |
 |---|---|---|
