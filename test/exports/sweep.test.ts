@@ -5,7 +5,7 @@ import { nowIso } from "../../src/platform/ids";
 import worker from "../../src/index";
 import { callJson } from "../helpers/api";
 import { createTenant } from "../helpers/tenants";
-import { deliver, EXPORTS, exportAndWait, HeldQueue, heldBindings, jobRow, outboxFor, requestExport } from "./support";
+import { bucketWith, d1WithFailingBatches, deliver, EXPORTS, exportAndWait, HeldQueue, heldBindings, jobRow, outboxFor, requestExport } from "./support";
 
 /** The minute cron, as the runtime runs it (every sweep of src/scheduled.ts). */
 async function cron(bindings: Cloudflare.Env = env) {
@@ -75,10 +75,39 @@ describe("the exports sweep", () => {
       .run();
 
     await cron(heldBindings(new HeldQueue()));
-    expect(await jobRow(job.id)).toMatchObject({ status: "failed", error: TOO_SLOW });
+    expect(await jobRow(job.id)).toMatchObject({ status: "failed", error: TOO_SLOW, lease_id: null });
     await expect(env.EXPORTS_BUCKET.resumeMultipartUpload(row!.r2_key, upload.uploadId).uploadPart(1, new Uint8Array(8))).rejects.toThrow();
     expect(await outboxFor(job.id)).toEqual([
       { type: "export.failed", institution_id: institution.id, user_id: admin.id, payload: { export_id: job.id, type: "activity", error: TOO_SLOW } },
     ]);
+  });
+
+  it("gives up a job whose whole file was written but never recorded as completed: the file is deleted too", async () => {
+    const { admin } = await createTenant();
+    const queue = new HeldQueue();
+    const { body: job } = await requestExport(admin.token, { type: "activity" }, { bindings: heldBindings(queue) });
+    // The file is in R2 (a plain PUT), and `completed` was never written.
+    const broken = heldBindings(queue, { DB: d1WithFailingBatches() });
+    expect((await deliver(broken, queue.take())).acked).toBe(false);
+    const row = await jobRow(job.id);
+    expect(row).toMatchObject({ status: "processing", lease_id: null });
+    expect(await env.EXPORTS_BUCKET.head(row!.r2_key)).not.toBeNull();
+    await env.DB.prepare("UPDATE export_jobs SET created_at = ? WHERE id = ?").bind(nowIso(Date.now() - 25 * 3_600_000), job.id).run();
+
+    // R2 refusing the delete leaves the job active for the next minute's sweep.
+    const refusing = bucketWith({
+      delete: async () => {
+        throw new Error("R2 unavailable");
+      },
+    });
+    await cron(heldBindings(new HeldQueue(), { EXPORTS_BUCKET: refusing }));
+    expect(await jobRow(job.id)).toMatchObject({ status: "processing", lease_id: null });
+    expect(await outboxFor(job.id)).toEqual([]);
+
+    await cron(heldBindings(new HeldQueue()));
+    expect(await jobRow(job.id)).toMatchObject({ status: "failed", error: TOO_SLOW });
+    expect(await env.EXPORTS_BUCKET.head(row!.r2_key)).toBeNull();
+    expect((await outboxFor(job.id)).map((e) => e.type)).toEqual(["export.failed"]);
+    expect((await callJson(`${EXPORTS}/${job.id}/download`, { token: admin.token })).body.code).toBe("export_failed");
   });
 });

@@ -5,7 +5,7 @@ import { newId } from "../../platform/ids";
 import { queueDelaySeconds } from "../../platform/queue";
 import { exportSettings } from "./config";
 import { generate, LEASE_MARGIN_MS } from "./generate";
-import { ACTIVE_STATUSES, claimJob, findJob, handOver, markFailed, releaseLease, revertHandOver, type ExportJob, type ExportMessage } from "./jobs";
+import { ACTIVE_STATUSES, claimJob, findJob, handOver, leaseToFail, markFailed, releaseLease, renewLease, revertHandOver, type ExportJob, type ExportMessage } from "./jobs";
 import { ExportFailure, LeaseLost } from "./writer";
 
 
@@ -72,12 +72,19 @@ async function handleMessage(message: Message<unknown>, env: Env): Promise<void>
       message.ack();
       return;
     }
+    let cause: unknown = error;
     if (error instanceof ExportFailure) {
-      await failJob(env, job, error.message, leaseId);
-      message.ack();
-      return;
+      try {
+        await failJob(env, job, error.message, leaseId);
+        message.ack();
+        return;
+      } catch (cleanup) {
+        // The file could not be deleted, so the job is still active: the retry meets the same
+        // failure and tries again.
+        cause = cleanup;
+      }
     }
-    log("warn", "export generation failed; retrying", { export_id: job.id, attempt: message.attempts, error: error instanceof Error ? error.stack : String(error) });
+    log("warn", "export generation failed; retrying", { export_id: job.id, attempt: message.attempts, error: cause instanceof Error ? cause.stack : String(cause) });
     await releaseLease(db, job.id, leaseId).catch(() => undefined);
     message.retry({ delaySeconds: Math.min(300, 5 * 2 ** (message.attempts - 1)) });
   }
@@ -97,23 +104,64 @@ async function continueLater(env: Env, job: ExportJob, leaseId: string): Promise
   }
 }
 
+/** How long the dead-letter consumer and the give-up sweep hold a job while they fail it: two R2 calls and a D1 batch. */
+const FAIL_LEASE_MS = LEASE_MARGIN_MS;
+
 /**
- * A job fails for good: the multipart upload is aborted (best effort: R2 also aborts abandoned
- * uploads after 7 days), then the status and the `export.failed` event are written in one batch.
+ * A job fails for good, and its file with it. Whatever was written to R2 goes: the multipart
+ * upload is aborted and the key deleted, because the whole file may already be there (a plain PUT,
+ * or a completed upload whose `completed` status never got written). Then the status and the
+ * `export.failed` event are written in one batch. The caller holds the job's lease, so no
+ * invocation can complete it while its file is deleted.
+ *
+ * The file goes before the status: if R2 fails, the job is still active and whoever retries (the
+ * message's retry, the dead-letter retry, the next sweep) fails it again; once `failed`, nothing
+ * would come back for it. It is deleted once more after the status change, for an invocation that
+ * outlived its lease and wrote in between; one that writes later finds the job failed and deletes
+ * its own file (generate.ts). Returns false when the lease was lost before the status changed.
  */
-export async function failJob(env: Env, job: ExportJob, reason: string, leaseId: string | null): Promise<boolean> {
+export async function failJob(env: Env, job: ExportJob, reason: string, leaseId: string): Promise<boolean> {
+  const db = database(env.DB);
+  if (!(await renewLease(db, job, leaseId, Date.now() + FAIL_LEASE_MS))) return false;
+  // Read again under the lease: this invocation may have created the upload since it claimed the job.
+  const current = (await findJob(db, job.id)) ?? job;
+  await discardFile(env, current);
+  const eventId = await markFailed(db, current, reason, Date.now(), leaseId);
+  if (!eventId) return false;
+  await discardFile(env, current).catch((error) => log("warn", "could not delete a failed export's file again", { export_id: job.id, error: String(error) }));
+  log("info", "export failed", { export_id: job.id, reason });
+  await publishEvents(env, [eventId]);
+  return true;
+}
+
+/**
+ * Fails a job that no invocation holds (the dead-letter consumer, the give-up sweep): it is leased
+ * first, at the generation the caller saw. False when somebody else holds or moved it meanwhile.
+ * Throws, with the lease given back, when its file could not be deleted; the job stays active.
+ */
+export async function failUnheldJob(env: Env, job: ExportJob, reason: string): Promise<boolean> {
+  const db = database(env.DB);
+  const leaseId = newId("lse");
+  const now = Date.now();
+  if (!(await leaseToFail(db, job, leaseId, now, now + FAIL_LEASE_MS))) return false;
+  try {
+    return await failJob(env, job, reason, leaseId);
+  } catch (error) {
+    await releaseLease(db, job.id, leaseId).catch(() => undefined);
+    throw error;
+  }
+}
+
+async function discardFile(env: Env, job: ExportJob): Promise<void> {
   if (job.uploadId) {
     try {
       await env.EXPORTS_BUCKET.resumeMultipartUpload(job.r2Key, job.uploadId).abort();
     } catch (error) {
+      // Already completed or aborted; an upload left open is aborted by R2 after 7 days anyway.
       log("warn", "could not abort an export's multipart upload", { export_id: job.id, error: String(error) });
     }
   }
-  const eventId = await markFailed(database(env.DB), job, reason, Date.now(), leaseId);
-  if (!eventId) return false;
-  log("info", "export failed", { export_id: job.id, reason });
-  await publishEvents(env, [eventId]);
-  return true;
+  await env.EXPORTS_BUCKET.delete(job.r2Key);
 }
 
 /**
@@ -134,7 +182,12 @@ export async function consumeExportDeadLetters(batch: MessageBatch<unknown>, env
       message.retry({ delaySeconds: secondsUntil(job.leaseUntil, now) });
       continue;
     }
-    await failJob(env, job, GAVE_UP, null);
-    message.ack();
+    try {
+      await failUnheldJob(env, job, GAVE_UP);
+      message.ack();
+    } catch (error) {
+      log("warn", "could not fail a dead-lettered export; retrying", { export_id: job.id, error: String(error) });
+      message.retry({ delaySeconds: 30 });
+    }
   }
 }

@@ -4,7 +4,7 @@ import { database, type Database } from "../../platform/db";
 import { publishEvents } from "../../platform/events";
 import { MAX_PARTS, type ExportSettings } from "./config";
 import { csvHeader } from "./csv";
-import { markCompleted, saveCheckpoint, type ExportJob } from "./jobs";
+import { findJob, markCompleted, saveCheckpoint, type ExportJob } from "./jobs";
 import { SOURCES, type ExportSource, type Row, type RowKey, type SourceScope, type TextPage } from "./sources";
 import { ExportFailure, lastLine, LeaseLost, PartWriter, type PartSink } from "./writer";
 
@@ -125,7 +125,13 @@ async function completeUpload(bucket: R2Bucket, key: string, uploadId: string, p
 }
 
 async function finish(env: Env, job: ExportJob, leaseId: string, settings: ExportSettings, totals: { rowCount: number; byteSize: number }): Promise<void> {
-  const eventId = await markCompleted(database(env.DB), job, leaseId, totals, Date.now(), settings.retentionDays);
-  if (!eventId) throw new LeaseLost();
+  const db = database(env.DB);
+  const eventId = await markCompleted(db, job, leaseId, totals, Date.now(), settings.retentionDays);
+  if (!eventId) {
+    // The job was failed after this invocation's lease ran out, and the file it has just written
+    // must not outlive it. A job completed by another invocation keeps its (same) file.
+    if ((await findJob(db, job.id))?.status === "failed") await env.EXPORTS_BUCKET.delete(job.r2Key);
+    throw new LeaseLost();
+  }
   await publishEvents(env, [eventId]);
 }

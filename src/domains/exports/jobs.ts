@@ -119,6 +119,34 @@ export async function revertHandOver(db: Database, job: ExportJob): Promise<void
     .run();
 }
 
+/**
+ * Extends this invocation's lease before it writes to R2, if it still holds it at this generation.
+ * False: the lease ran out and somebody else took the job (or it finished, or failed), so whatever
+ * this invocation was about to write would land in a file that is no longer its own.
+ */
+export async function renewLease(db: Database, job: Pick<ExportJob, "id" | "generation">, leaseId: string, leaseUntil: number): Promise<boolean> {
+  const result = await db
+    .update(exportJobs)
+    .set({ leaseUntil })
+    .where(and(mine(job.id, leaseId), eq(exportJobs.generation, job.generation), isActive()))
+    .run();
+  return result.meta.changes === 1;
+}
+
+/**
+ * Takes an active job that nobody holds, at the generation the caller looked at, without claiming
+ * it for generation (status and attempts unchanged): the dead-letter consumer and the give-up sweep
+ * hold it this way while they delete its file and fail it, so no invocation can complete it meanwhile.
+ */
+export async function leaseToFail(db: Database, job: Pick<ExportJob, "id" | "generation">, leaseId: string, now: number, leaseUntil: number): Promise<boolean> {
+  const result = await db
+    .update(exportJobs)
+    .set({ leaseId, leaseUntil })
+    .where(and(eq(exportJobs.id, job.id), isActive(), eq(exportJobs.generation, job.generation), leaseFree(now)))
+    .run();
+  return result.meta.changes === 1;
+}
+
 /** Gives the job back after an error, so that the retried message need not wait for the lease to run out. */
 export async function releaseLease(db: Database, jobId: string, leaseId: string): Promise<void> {
   await db.update(exportJobs).set({ leaseId: null, leaseUntil: null }).where(mine(jobId, leaseId)).run();
@@ -161,11 +189,8 @@ export async function markCompleted(
   return (await writeWithEvent(db, job.id, update, event)) ? event.id : null;
 }
 
-/**
- * `failed` with `reason`, and the `export.failed` event, unless the job has finished meanwhile.
- * `leaseId`: only if the job still has that lease; otherwise only if nobody holds a live one.
- */
-export async function markFailed(db: Database, job: ExportJob, reason: string, now: number, leaseId: string | null): Promise<string | null> {
+/** `failed` with `reason`, and the `export.failed` event, if the job is still active under this lease. */
+export async function markFailed(db: Database, job: ExportJob, reason: string, now: number, leaseId: string): Promise<string | null> {
   const event = domainEvent(
     "export.failed",
     { institutionId: job.institutionId, userId: job.requestedBy },
@@ -175,13 +200,7 @@ export async function markFailed(db: Database, job: ExportJob, reason: string, n
   const update = db
     .update(exportJobs)
     .set({ status: "failed", error: reason, leaseId: null, leaseUntil: null, heartbeatAt: now })
-    .where(
-      and(
-        eq(exportJobs.id, job.id),
-        isActive(),
-        leaseId ? eq(exportJobs.leaseId, leaseId) : leaseFree(now),
-      ),
-    );
+    .where(and(mine(job.id, leaseId), isActive()));
   return (await writeWithEvent(db, job.id, update, event)) ? event.id : null;
 }
 

@@ -3,7 +3,7 @@ import { exportJobs } from "../../db/schema";
 import type { Env } from "../../env";
 import { database } from "../../platform/db";
 import { nowIso } from "../../platform/ids";
-import { enqueueGeneration, failJob } from "./consumer";
+import { enqueueGeneration, failUnheldJob } from "./consumer";
 import { isActive, leaseFree } from "./jobs";
 
 /** An active job nobody has touched for this long lost its queue message: send it a new one. */
@@ -17,7 +17,7 @@ export const TOO_SLOW = "The export did not finish within 24 hours and was given
 /**
  * The minute cron's export sweep:
  * - completed files past their retention: the R2 object is deleted, the job becomes `expired`;
- * - active jobs older than a day: failed, upload aborted;
+ * - active jobs older than a day: failed, their upload aborted and their file deleted;
  * - active jobs without a lease and without a sign of life for 15 minutes (their message was lost:
  *   a failed send, a dead-letter drop): a new message of their current generation.
  */
@@ -47,7 +47,14 @@ export async function sweepExports(env: Env, now: number): Promise<{ expired: nu
     .from(exportJobs)
     .where(and(isActive(), lt(exportJobs.createdAt, nowIso(now - GIVE_UP_AFTER_MS))))
     .limit(BATCH);
-  for (const job of old) if (await failJob(env, job, TOO_SLOW, null)) givenUp += 1;
+  for (const job of old) {
+    try {
+      if (await failUnheldJob(env, job, TOO_SLOW)) givenUp += 1;
+    } catch (error) {
+      // Still active: the next minute's sweep tries again.
+      console.error(JSON.stringify({ level: "warn", message: "could not give up an export", export_id: job.id, error: String(error) }));
+    }
+  }
 
   let requeued = 0;
   const stale = await db
