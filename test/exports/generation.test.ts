@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { GAVE_UP } from "../../src/domains/exports/consumer";
 import { call, callJson } from "../helpers/api";
 import { createTenant, type Tenant } from "../helpers/tenants";
-import { deliver, downloadRecords, drain, EXPORTS, getJob, HeldQueue, heldBindings, jobRow, outboxFor, requestExport } from "./support";
+import { bucketWith, deliver, downloadRecords, drain, EXPORTS, getJob, HeldQueue, heldBindings, jobRow, outboxFor, requestExport } from "./support";
 
 // Generation across queue messages with real R2 multipart uploads. R2 (and its local simulator)
 // wants every part but the last to be at least 5 MiB, so these exports are about 19 MB: 3 full parts
@@ -82,6 +82,53 @@ function crashingBucket(failOn: number): R2Bucket {
     head: real.head.bind(real),
     delete: real.delete.bind(real),
   } as unknown as R2Bucket;
+}
+
+/** An R2 binding that notes the number of every part uploaded through it. */
+function recordingBucket(uploaded: number[]): R2Bucket {
+  const real = env.EXPORTS_BUCKET;
+  const wrap = (upload: R2MultipartUpload) =>
+    ({
+      key: upload.key,
+      uploadId: upload.uploadId,
+      uploadPart(n: number, value: Uint8Array) {
+        uploaded.push(n);
+        return upload.uploadPart(n, value);
+      },
+      abort: () => upload.abort(),
+      complete: (parts: R2UploadedPart[]) => upload.complete(parts),
+    }) as unknown as R2MultipartUpload;
+  return bucketWith({
+    createMultipartUpload: async (key: string, options?: R2MultipartOptions) => wrap(await real.createMultipartUpload(key, options)),
+    resumeMultipartUpload: (key: string, uploadId: string) => wrap(real.resumeMultipartUpload(key, uploadId)),
+  });
+}
+
+/** The D1 binding, with `effect` run after every statement whose SQL matches (once it has run). */
+function d1After(match: RegExp, effect: () => Promise<void>): D1Database {
+  const real = env.DB;
+  return {
+    exec: real.exec.bind(real),
+    dump: real.dump.bind(real),
+    batch: real.batch.bind(real),
+    withSession: real.withSession.bind(real),
+    prepare(query: string) {
+      const statement = real.prepare(query);
+      if (!match.test(query)) return statement;
+      return {
+        bind(...values: unknown[]) {
+          const bound = statement.bind(...values);
+          return {
+            async run() {
+              const result = await bound.run();
+              await effect();
+              return result;
+            },
+          };
+        },
+      } as unknown as D1PreparedStatement;
+    },
+  } as D1Database;
 }
 
 async function startExport(queue: HeldQueue) {
@@ -184,6 +231,36 @@ describe("a multi-part export", () => {
     await env.DB.prepare("UPDATE export_jobs SET lease_until = ? WHERE id = ?").bind(Date.now() - 1, id).run();
     expect((await deliver(bindings, continuation, { attempts: 3 })).acked).toBe(true);
     await drain(bindings, queue);
+    await expectExactFile(id);
+  });
+
+  it("an invocation that stalled past its lease after a checkpoint stops before uploading its next part", async () => {
+    const queue = new HeldQueue();
+    // A long time budget: left alone, this invocation would write every part.
+    const bindings = heldBindings(queue, { EXPORT_PAGE_SIZE: PAGE_SIZE, EXPORT_TIME_BUDGET_MS: "600000" });
+    const id = await startExport(queue);
+    const message = queue.take();
+    const uploaded: number[] = [];
+    let takenOver = false;
+    // Right after part 1's checkpoint, the invocation stalls past its lease and a redelivery of its
+    // message takes the job over.
+    const stalling = d1After(/json_array_length/, async () => {
+      if (takenOver) return;
+      takenOver = true;
+      await env.DB.prepare("UPDATE export_jobs SET lease_id = 'lse_successor', lease_until = ? WHERE id = ?").bind(Date.now() + 60_000, id).run();
+    });
+
+    const stale = await deliver({ ...bindings, DB: stalling, EXPORTS_BUCKET: recordingBucket(uploaded) }, message);
+    expect(stale.acked).toBe(true);
+    expect(uploaded).toEqual([1]);
+    const row = await jobRow(id);
+    expect(row).toMatchObject({ status: "processing", lease_id: "lse_successor", generation: 0 });
+    expect(JSON.parse(row!.parts)).toHaveLength(1);
+
+    // The successor (here: the message delivered again once its lease is over) writes the rest.
+    await env.DB.prepare("UPDATE export_jobs SET lease_id = NULL, lease_until = NULL WHERE id = ?").bind(id).run();
+    expect((await deliver(heldBindings(queue, { EXPORT_PAGE_SIZE: PAGE_SIZE }), message, { attempts: 2 })).acked).toBe(true);
+    await drain(heldBindings(queue, { EXPORT_PAGE_SIZE: PAGE_SIZE }), queue);
     await expectExactFile(id);
   });
 

@@ -4,7 +4,7 @@ import { database, type Database } from "../../platform/db";
 import { publishEvents } from "../../platform/events";
 import { MAX_PARTS, type ExportSettings } from "./config";
 import { csvHeader } from "./csv";
-import { findJob, markCompleted, saveCheckpoint, type ExportJob } from "./jobs";
+import { findJob, markCompleted, renewLease, saveCheckpoint, type ExportJob } from "./jobs";
 import { SOURCES, type ExportSource, type Row, type RowKey, type SourceScope, type TextPage } from "./sources";
 import { ExportFailure, lastLine, LeaseLost, PartWriter, type PartSink } from "./writer";
 
@@ -31,9 +31,17 @@ export async function generate(env: Env, { job, leaseId, settings, deadline }: I
   const source = SOURCES[job.type];
   if (!source) throw new ExportFailure(`Unknown export type ${job.type}.`);
   const leaseUntil = () => Date.now() + settings.timeBudgetMs + LEASE_MARGIN_MS;
+  // Checkpoints guard D1, but not R2: an invocation that stalled past its lease could upload a part
+  // over the one its successor wrote, or the whole file after the job failed. So every write to R2
+  // first renews the lease, and a stale invocation stops there. (A stall between the renewal and
+  // the write is left; the renewal gives it a full lease to run out in.)
+  const holdLease = async () => {
+    if (!(await renewLease(db, job, leaseId, leaseUntil()))) throw new LeaseLost();
+  };
 
   // Every part was uploaded by an earlier invocation, which did not live to complete the upload.
   if (job.rowCount !== null && job.byteSize !== null && job.uploadId) {
+    await holdLease();
     await completeUpload(env.EXPORTS_BUCKET, job.r2Key, job.uploadId, job.parts, job.byteSize);
     await finish(env, job, leaseId, settings, { rowCount: job.rowCount, byteSize: job.byteSize });
     return "completed";
@@ -43,6 +51,7 @@ export async function generate(env: Env, { job, leaseId, settings, deadline }: I
   let upload: R2MultipartUpload | null = job.uploadId ? env.EXPORTS_BUCKET.resumeMultipartUpload(job.r2Key, job.uploadId) : null;
   const sink: PartSink = {
     async uploadPart(partNumber, bytes) {
+      await holdLease();
       // The multipart upload is created with the first full part: a file that fits one part is a plain PUT.
       upload ??= await env.EXPORTS_BUCKET.createMultipartUpload(job.r2Key, { httpMetadata: { contentType: CSV_CONTENT_TYPE } });
       const part = await upload.uploadPart(partNumber, bytes);
@@ -82,6 +91,7 @@ export async function generate(env: Env, { job, leaseId, settings, deadline }: I
 
   const end = await writer.finish();
   let totals: { rowCount: number; byteSize: number };
+  await holdLease();
   if ("single" in end) {
     await env.EXPORTS_BUCKET.put(job.r2Key, end.single, { httpMetadata: { contentType: CSV_CONTENT_TYPE } });
     totals = { rowCount: writer.rowCount, byteSize: end.single.length };
