@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { call, callJson } from "../helpers/api";
+import { nowIso } from "../../src/platform/ids";
 import { createPublishedCourse } from "../helpers/progress-fixture";
 import { createPlatformAdmin, createTenant, mintToken } from "../helpers/tenants";
 import { attempt, record } from "../progress/reads/support";
@@ -132,6 +133,32 @@ describe("GET /api/integrations/exports", () => {
     const bad = await callJson(`${EXPORTS}?status=done&type=grades`, { token: admin.token });
     expect(bad.res.status).toBe(422);
     expect(bad.body.errors.map((e: any) => e.path).sort()).toEqual(["status", "type"]);
+  });
+
+  it("shows a completed export past expires_at as expired, without download_url, before the sweep has run; the status filter agrees", async () => {
+    const { admin } = await createTenant();
+    const due = await exportAndWait(admin.token, { type: "activity" });
+    const kept = await exportAndWait(admin.token, { type: "activity" });
+    const expiresAt = nowIso(Date.now() - 1000);
+    await env.DB.prepare("UPDATE export_jobs SET expires_at = ? WHERE id = ?").bind(expiresAt, due.id).run();
+    expect((await jobRow(due.id))!.status).toBe("completed");
+
+    const one = await callJson(`${EXPORTS}/${due.id}`, { token: admin.token });
+    expect(one.body).toEqual({ ...due, status: "expired", expires_at: expiresAt, download_url: null });
+    const list = await callJson(EXPORTS, { token: admin.token });
+    expect(list.body.data.map((j: any) => [j.id, j.status, j.download_url])).toEqual([
+      [kept.id, "completed", kept.download_url],
+      [due.id, "expired", null],
+    ]);
+    const completed = await callJson(`${EXPORTS}?status=completed`, { token: admin.token });
+    expect(completed.body.data.map((j: any) => j.id)).toEqual([kept.id]);
+    expect(completed.body.meta.total).toBe(1);
+    const expired = await callJson(`${EXPORTS}?status=expired&type=activity`, { token: admin.token });
+    expect(expired.body.data.map((j: any) => [j.id, j.status])).toEqual([[due.id, "expired"]]);
+    expect(expired.body.meta.total).toBe(1);
+    expect((await call(`${EXPORTS}/${due.id}/download`, { token: admin.token })).status).toBe(410);
+    // Nothing was written by reading: the sweep still finds it completed and deletes its file.
+    expect((await jobRow(due.id))!.status).toBe("completed");
   });
 
   it("shows another institution's export as 404", async () => {

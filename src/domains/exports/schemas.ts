@@ -17,7 +17,8 @@ export const ExportTypeSchema = z.enum(EXPORT_TYPES).openapi({
 });
 
 export const ExportStatusSchema = z.enum(EXPORT_STATUSES).openapi({
-  description: "`queued` → `processing` → `completed` or `failed`; a completed export becomes `expired` when its retention ends and its file is deleted.",
+  description:
+    "`queued` → `processing` → `completed` or `failed`; a completed export is `expired` from its `expires_at` on (no `download_url`, the download answers 410), and its file is deleted within a minute or so.",
 });
 
 const timestamp = z.string().openapi({ example: "2026-11-21T09:30:00Z" });
@@ -45,8 +46,8 @@ export const ExportSchema = z
     created_at: timestamp,
     started_at: z.string().nullable(),
     completed_at: z.string().nullable(),
-    expires_at: z.string().nullable().openapi({ description: "When a completed export's file is deleted." }),
-    download_url: z.url().nullable().openapi({ description: "Where to download the file once `completed`." }),
+    expires_at: z.string().nullable().openapi({ description: "When a completed export's retention ends: from then on it is `expired` and its file is deleted." }),
+    download_url: z.url().nullable().openapi({ description: "Where to download the file (an absolute URL); null unless `completed`." }),
   })
   .openapi("Export");
 
@@ -54,7 +55,10 @@ export const ExportPageSchema = pageSchema(ExportSchema, "ExportPage");
 
 export const ListExportsQuery = z.object({
   ...pageQueryShape,
-  status: ExportStatusSchema.optional().openapi({ param: { name: "status", in: "query" } }),
+  status: ExportStatusSchema.optional().openapi({
+    param: { name: "status", in: "query" },
+    description: "Only exports in this status, as the API shows it: `completed` leaves out those past `expires_at`, `expired` includes them.",
+  }),
   type: ExportTypeSchema.optional().openapi({ param: { name: "type", in: "query" } }),
 });
 

@@ -1,4 +1,4 @@
-import { and, count, desc, eq, sql, type SQL } from "drizzle-orm";
+import { and, count, desc, eq, gt, isNull, lte, or, sql, type SQL } from "drizzle-orm";
 import { courses, exportJobs, users, type ExportFilters, type ExportStatus, type ExportType } from "../../db/schema";
 import type { Env } from "../../env";
 import { requireInstitution, type Principal } from "../../platform/auth/principal";
@@ -102,9 +102,26 @@ export async function createExport({ env, principal, input }: { env: Env; princi
   return job;
 }
 
+/**
+ * A completed export is `expired` from its `expires_at` on, as its download already is, although the
+ * minute sweep deletes the file and writes the status only a little later.
+ */
+function asSeen(job: ExportJob, now: string): ExportJob {
+  return job.status === "completed" && job.expiresAt !== null && job.expiresAt <= now ? { ...job, status: "expired" } : job;
+}
+
+/** The `status` filter, on the status as seen (asSeen), not as stored. */
+function statusIs(status: ExportStatus, now: string): SQL | undefined {
+  const pastRetention = and(eq(exportJobs.status, "completed"), lte(exportJobs.expiresAt, now));
+  if (status === "expired") return or(eq(exportJobs.status, "expired"), pastRetention);
+  if (status === "completed") return and(eq(exportJobs.status, "completed"), or(isNull(exportJobs.expiresAt), gt(exportJobs.expiresAt, now)));
+  return eq(exportJobs.status, status);
+}
+
 export async function listExports({ env, principal, page, status, type }: { env: Env; principal: Principal; page: PageRequest; status?: ExportStatus; type?: ExportType }) {
   const db = database(env.DB);
-  const where = and(visibleTo(principal), status ? eq(exportJobs.status, status) : undefined, type ? eq(exportJobs.type, type) : undefined);
+  const now = nowIso();
+  const where = and(visibleTo(principal), status ? statusIs(status, now) : undefined, type ? eq(exportJobs.type, type) : undefined);
   const { limit, offset } = pageBounds(page);
   const rows = await db
     .select({ job: exportJobs, total: sql<number>`count(*) over ()` })
@@ -113,7 +130,7 @@ export async function listExports({ env, principal, page, status, type }: { env:
     .orderBy(desc(exportJobs.createdAt), desc(exportJobs.id))
     .limit(limit)
     .offset(offset);
-  if (rows.length > 0 || offset === 0) return { total: rows[0]?.total ?? 0, rows: rows.map((r) => r.job) };
+  if (rows.length > 0 || offset === 0) return { total: rows[0]?.total ?? 0, rows: rows.map((r) => asSeen(r.job, now)) };
   const [totals] = await db.select({ total: count() }).from(exportJobs).where(where);
   return { total: totals?.total ?? 0, rows: [] };
 }
@@ -126,13 +143,14 @@ export async function getExport({ env, principal, id }: { env: Env; principal: P
     .where(and(eq(exportJobs.id, id), visibleTo(principal)))
     .get();
   if (!job) throw new ApiError("not_found", `No export ${id}.`);
-  return job;
+  return asSeen(job, nowIso());
 }
 
 /**
  * The file of a completed export, or the problem that says why there is none: 409 while it is
- * being generated or when it failed, 410 once its retention is over. With `isCurrent` (a
- * conditional request), the object's metadata is looked at first and its body only opened if needed.
+ * being generated or when it failed, 410 once its retention is over (from `expires_at` on). With
+ * `isCurrent` (a conditional request), the object's metadata is looked at first and its body only
+ * opened if needed.
  */
 export async function openDownload({
   env,
@@ -157,7 +175,6 @@ export async function openDownload({
     case "expired":
       throw expired(job);
   }
-  if (job.expiresAt && job.expiresAt <= nowIso()) throw expired(job);
   if (isCurrent) {
     const head = await env.EXPORTS_BUCKET.head(job.r2Key);
     if (!head) throw expired(job);
