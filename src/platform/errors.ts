@@ -39,18 +39,30 @@ export interface FieldError {
   message: string;
 }
 
+/**
+ * RFC 9457 extension members: what a client needs to act on the problem as data rather than prose
+ * (e.g. an export's status). Documented with the operation that answers them; snake_case like every key.
+ */
+export type ProblemExtensions = Record<string, string | number | boolean | null>;
+
 export class ApiError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly errors?: FieldError[];
   readonly headers: Record<string, string>;
+  readonly extensions?: ProblemExtensions;
 
-  constructor(code: ErrorCode, detail: string, options: { errors?: FieldError[]; headers?: Record<string, string> } = {}) {
+  constructor(
+    code: ErrorCode,
+    detail: string,
+    options: { errors?: FieldError[]; headers?: Record<string, string>; extensions?: ProblemExtensions } = {},
+  ) {
     super(detail);
     this.code = code;
     this.status = ERROR_CATALOGUE[code].status;
     this.errors = options.errors;
     this.headers = options.headers ?? {};
+    this.extensions = options.extensions;
   }
 }
 
@@ -62,11 +74,14 @@ export interface ProblemBody {
   detail: string;
   errors?: FieldError[];
   request_id: string;
+  [extension: string]: unknown;
 }
 
-export function problemBody(code: ErrorCode, detail: string, requestId: string, errors?: FieldError[]): ProblemBody {
+export function problemBody(code: ErrorCode, detail: string, requestId: string, errors?: FieldError[], extensions?: ProblemExtensions): ProblemBody {
   const { status, title } = ERROR_CATALOGUE[code];
   return {
+    // First, so that an extension can never stand in for a standard member.
+    ...extensions,
     type: DOCS_ERROR_BASE + code,
     title,
     status,
@@ -86,7 +101,7 @@ export function problemResponse(c: Context, error: ApiError): Response {
   if (error.status === 401 && !headers.has("WWW-Authenticate")) {
     headers.set("WWW-Authenticate", 'Bearer realm="lingua"');
   }
-  return new Response(JSON.stringify(problemBody(error.code, error.message, requestId, error.errors)), {
+  return new Response(JSON.stringify(problemBody(error.code, error.message, requestId, error.errors, error.extensions)), {
     status: error.status,
     headers,
   });

@@ -188,12 +188,22 @@ describe("GET /api/integrations/exports/{id}/download", () => {
     expect(early.res.status).toBe(409);
     expect(early.res.headers.get("Content-Type")).toBe("application/problem+json");
     expect(early.res.headers.get("Retry-After")).toBe("5");
-    expect(early.body).toMatchObject({ code: "export_not_ready", detail: expect.stringContaining("is queued") });
+    expect(early.body).toEqual({
+      type: "https://docs.lingua.example/errors/export_not_ready",
+      title: "Export not ready",
+      status: 409,
+      code: "export_not_ready",
+      detail: expect.stringContaining("is queued"),
+      export_status: "queued",
+      progress: 0,
+      request_id: expect.any(String),
+    });
 
     await env.DB.prepare("UPDATE export_jobs SET status = 'processing', progress = 1234 WHERE id = ?").bind(job.id).run();
     const busy = await callJson(`${EXPORTS}/${job.id}/download`, { token: admin.token });
     expect(busy.res.status).toBe(409);
     expect(busy.body.detail).toContain("is processing (1,234 rows written so far)");
+    expect(busy.body).toMatchObject({ status: 409, export_status: "processing", progress: 1234 });
     await env.DB.prepare("UPDATE export_jobs SET status = 'queued', progress = 0 WHERE id = ?").bind(job.id).run();
 
     await drain(bindings, queue);
@@ -230,7 +240,7 @@ describe("GET /api/integrations/exports/{id}/download", () => {
     await env.DB.prepare("UPDATE export_jobs SET status = 'failed', error = 'The disk was full.' WHERE id = ?").bind(failed.id).run();
     const f = await callJson(`${EXPORTS}/${failed.id}/download`, { token: admin.token });
     expect(f.res.status).toBe(409);
-    expect(f.body).toMatchObject({ code: "export_failed", detail: expect.stringContaining("The disk was full.") });
+    expect(f.body).toMatchObject({ code: "export_failed", status: 409, detail: expect.stringContaining("The disk was full."), export_status: "failed", progress: 0 });
     expect((await callJson(`${EXPORTS}/${failed.id}`, { token: admin.token })).body).toMatchObject({ status: "failed", error: "The disk was full." });
 
     const expired = await exportAndWait(admin.token, { type: "activity" });
@@ -238,6 +248,7 @@ describe("GET /api/integrations/exports/{id}/download", () => {
     const e = await callJson(`${EXPORTS}/${expired.id}/download`, { token: admin.token });
     expect(e.res.status).toBe(410);
     expect(e.body).toMatchObject({ code: "export_expired", status: 410 });
+    expect(e.body).not.toHaveProperty("export_status");
 
     // Past its retention but not yet swept: already 410.
     const due = await exportAndWait(admin.token, { type: "activity" });
@@ -292,6 +303,15 @@ describe("the OpenAPI document", () => {
     expect(list.post.parameters.map((p: any) => p.name)).toContain("Idempotency-Key");
     expect(Object.keys(download.get.responses)).toEqual(expect.arrayContaining(["200", "304", "409", "410"]));
     expect(Object.keys(download.get.responses["200"].content)).toEqual(["text/csv; charset=utf-8"]);
+    // The 409's extension members, in its schema and its description.
+    const conflict = download.get.responses["409"];
+    expect(conflict.description).toContain("`export_status`");
+    expect(conflict.content["application/problem+json"].schema).toEqual({ $ref: "#/components/schemas/ExportConflictProblem" });
+    const [base, extension] = doc.components.schemas.ExportConflictProblem.allOf;
+    expect(base).toEqual({ $ref: "#/components/schemas/Problem" });
+    expect(extension.properties.export_status.enum).toEqual(["queued", "processing", "failed"]);
+    expect(extension.properties.progress.type).toBe("integer");
+    expect(extension.required).toEqual(["export_status", "progress"]);
     expect(list.get.parameters.map((p: any) => p.name)).toEqual(expect.arrayContaining(["page", "per_page", "status", "type"]));
     for (const column of ["attempt_id", "xp_awarded", "progress_percent", "cefr_level", "lesson_title", "kind"]) {
       expect(list.post.description).toContain(`\`${column}\``);

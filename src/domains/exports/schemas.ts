@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { EXPORT_STATUSES, EXPORT_TYPES } from "../../db/schema";
 import { pageQueryShape, pageSchema } from "../../platform/http/pagination";
+import { ProblemSchema } from "../../platform/openapi";
 import { SOURCES } from "./sources";
 
 /** Every export type with its CSV columns, generated from the sources so the document cannot drift. */
@@ -95,4 +96,12 @@ export const DownloadQuery = z.object({
     .enum(["true", "false"])
     .optional()
     .openapi({ param: { name: "bom", in: "query" }, description: "`true` prepends a UTF-8 byte-order mark, for Excel." }),
+});
+
+/** The download's 409: the export's state as data, besides `detail`'s prose. */
+export const ExportConflictProblemSchema = ProblemSchema.extend({
+  export_status: z.enum(["queued", "processing", "failed"]).openapi({ description: "The export's status: `queued` or `processing` (`export_not_ready`), `failed` (`export_failed`)." }),
+  progress: z.number().int().openapi({ description: "Rows written so far.", example: 15000 }),
+}).openapi("ExportConflictProblem", {
+  description: "A problem about an export that cannot be downloaded (yet), with its status and progress as extension members.",
 });

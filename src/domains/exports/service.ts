@@ -169,9 +169,12 @@ export async function openDownload({
     case "processing":
       throw new ApiError("export_not_ready", `Export ${id} is ${job.status} (${job.progress.toLocaleString("en-US")} rows written so far); try again shortly.`, {
         headers: { "Retry-After": "5" },
+        extensions: { export_status: job.status, progress: job.progress },
       });
     case "failed":
-      throw new ApiError("export_failed", `Export ${id} failed: ${job.error ?? "unknown reason"}`);
+      throw new ApiError("export_failed", `Export ${id} failed: ${job.error ?? "unknown reason"}`, {
+        extensions: { export_status: job.status, progress: job.progress },
+      });
     case "expired":
       throw expired(job);
   }

@@ -1,10 +1,10 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
-import { errorResponses, ProblemSchema, tokenRoute } from "../../../platform/openapi";
+import { ProblemSchema, tokenRoute } from "../../../platform/openapi";
 import { UTF8_BOM } from "../csv";
 import { CSV_CONTENT_TYPE } from "../generate";
-import { columnsDocumentation, DownloadQuery, ExportIdParam } from "../schemas";
+import { columnsDocumentation, DownloadQuery, ExportConflictProblemSchema, ExportIdParam } from "../schemas";
 import { downloadFileName, openDownload } from "../service";
 
 export const downloadExportRoute = tokenRoute("exports:read", {
@@ -15,7 +15,8 @@ export const downloadExportRoute = tokenRoute("exports:read", {
   summary: "Download a completed export",
   description: `Streams the CSV file from storage (\`Content-Length\`, \`ETag\`; \`If-None-Match\` answers 304). \`bom=true\`
 prepends a UTF-8 byte-order mark for Excel. While the export is \`queued\` or \`processing\`: 409 \`export_not_ready\`
-with \`Retry-After\`; \`failed\`: 409 \`export_failed\` with the reason; past its retention: 410 \`export_expired\`.
+with \`Retry-After\`; \`failed\`: 409 \`export_failed\` with the reason. Both 409s carry the export's \`export_status\`
+and \`progress\` (rows written so far) as problem extension members. Past its retention: 410 \`export_expired\`.
 
 ${columnsDocumentation()}`,
   request: { params: ExportIdParam, query: DownloadQuery },
@@ -30,7 +31,12 @@ ${columnsDocumentation()}`,
       content: { "text/csv; charset=utf-8": { schema: z.string().openapi({ format: "binary" }) } },
     },
     304: { description: "Not modified: `If-None-Match` matches the file's ETag." },
-    409: { ...errorResponses[409], description: "`export_not_ready` (queued or processing; see `Retry-After`) or `export_failed` (`detail` says why)." },
+    409: {
+      description:
+        "`export_not_ready` (queued or processing; see `Retry-After`) or `export_failed` (`detail` says why); both with the extension members `export_status` and `progress`.",
+      content: { "application/problem+json": { schema: ExportConflictProblemSchema } },
+      headers: { "Retry-After": { description: "Seconds to wait before polling again (`export_not_ready` only).", schema: { type: "integer" } } },
+    },
     410: { description: "`export_expired`: the export's retention is over and its file is deleted.", content: { "application/problem+json": { schema: ProblemSchema } } },
   },
 });
