@@ -77,11 +77,12 @@ export interface ProblemBody {
   [extension: string]: unknown;
 }
 
+/** Members of every problem body; an extension of the same name is dropped rather than let stand in for one. */
+const STANDARD_MEMBERS = new Set(["type", "title", "status", "code", "detail", "instance", "errors", "request_id"]);
+
 export function problemBody(code: ErrorCode, detail: string, requestId: string, errors?: FieldError[], extensions?: ProblemExtensions): ProblemBody {
   const { status, title } = ERROR_CATALOGUE[code];
-  return {
-    // First, so that an extension can never stand in for a standard member.
-    ...extensions,
+  const body: ProblemBody = {
     type: DOCS_ERROR_BASE + code,
     title,
     status,
@@ -90,6 +91,11 @@ export function problemBody(code: ErrorCode, detail: string, requestId: string, 
     ...(errors && errors.length > 0 ? { errors } : {}),
     request_id: requestId,
   };
+  if (!extensions) return body;
+  // The standard members read first, as in every other problem; request_id stays last.
+  const { request_id, ...head } = body;
+  const extra = Object.fromEntries(Object.entries(extensions).filter(([name]) => !STANDARD_MEMBERS.has(name)));
+  return { ...head, ...extra, request_id } as ProblemBody;
 }
 
 export function problemResponse(c: Context, error: ApiError): Response {
