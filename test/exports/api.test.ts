@@ -212,7 +212,7 @@ describe("GET /api/integrations/exports/{id}/download", () => {
     const text = await res.text();
     const day = job.created_at.slice(0, 10);
     expect(res.headers.get("Content-Type")).toBe("text/csv; charset=utf-8");
-    expect(res.headers.get("Content-Disposition")).toBe(`attachment; filename="lingua-activity-${institution.slug}-${day}.csv"`);
+    expect(res.headers.get("Content-Disposition")).toBe(`attachment; filename="lingua-activity-${institution.slug}-${day}-${job.id.slice(-8)}.csv"`);
     expect(res.headers.get("Content-Length")).toBe(String(new TextEncoder().encode(text).length));
     expect(res.headers.get("ETag")).toMatch(/^"[0-9a-f]{32}"$/);
     expect(res.headers.get("Cache-Control")).toBe("no-store");
@@ -232,6 +232,23 @@ describe("GET /api/integrations/exports/{id}/download", () => {
     expect(bom.headers.get("ETag")).not.toBe(res.headers.get("ETag"));
     const bomAgain = await call(`${EXPORTS}/${job.id}/download?bom=true`, { token: admin.token, headers: { "If-None-Match": bom.headers.get("ETag")! } });
     expect(bomAgain.status).toBe(304);
+  });
+
+  it("names two exports of the same type on the same day apart", async () => {
+    const { admin, institution } = await createTenant();
+    const first = await exportAndWait(admin.token, { type: "learner_progress" });
+    const second = await exportAndWait(admin.token, { type: "learner_progress" });
+    const names = [];
+    for (const job of [first, second]) {
+      const res = await call(`${EXPORTS}/${job.id}/download`, { token: admin.token });
+      expect(res.status).toBe(200);
+      await res.body?.cancel();
+      const name = /filename="([^"]+)"/.exec(res.headers.get("Content-Disposition")!)![1]!;
+      expect(name).toMatch(new RegExp(`^lingua-learner-progress-${institution.slug}-\\d{4}-\\d\\d-\\d\\d-[0-9A-Z]{8}\\.csv$`));
+      expect(job.id.endsWith(name.slice(-12, -4))).toBe(true);
+      names.push(name);
+    }
+    expect(names[0]).not.toBe(names[1]);
   });
 
   it("is 409 with the reason for a failed export and 410 for an expired one", async () => {

@@ -192,7 +192,12 @@ function expired(job: ExportJob): ApiError {
   return new ApiError("export_expired", `Export ${job.id} expired${job.expiresAt ? ` at ${job.expiresAt}` : ""} and its file was deleted; request a new export.`);
 }
 
-/** `lingua-activity-acme-2026-11-21.csv`: type, institution slug and the day it was requested. */
+/**
+ * `lingua-activity-acme-2026-11-21-8C9D0E1F.csv`: type, institution slug, the day it was requested
+ * and the end of the export id. Type and day alone would name two exports of one day alike, and a
+ * browser would then save the second as `… (1).csv`; the id's last 8 characters (its random part,
+ * distinct even for ids minted in the same millisecond) tell them apart and find the export again.
+ */
 export function downloadFileName(job: ExportJob, institutionSlug: string): string {
-  return `lingua-${job.type.replace(/_/g, "-")}-${institutionSlug}-${job.createdAt.slice(0, 10)}.csv`;
+  return `lingua-${job.type.replace(/_/g, "-")}-${institutionSlug}-${job.createdAt.slice(0, 10)}-${job.id.slice(-8)}.csv`;
 }

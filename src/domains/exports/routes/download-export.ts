@@ -24,7 +24,11 @@ ${columnsDocumentation()}`,
     200: {
       description: "The CSV file.",
       headers: {
-        "Content-Disposition": { description: 'attachment; filename="lingua-<type>-<institution>-<YYYY-MM-DD>.csv"', schema: { type: "string" } },
+        "Content-Disposition": {
+          description:
+            'attachment; filename="lingua-<type>-<institution>-<YYYY-MM-DD>-<last 8 characters of the export id>.csv", e.g. `lingua-activity-acme-2026-11-21-8C9D0E1F.csv`: exports of one day get different names.',
+          schema: { type: "string" },
+        },
         "Content-Length": { description: "Size in bytes.", schema: { type: "integer" } },
         ETag: { description: "Changes with the file (and with `bom`).", schema: { type: "string" } },
       },
