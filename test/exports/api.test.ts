@@ -5,7 +5,7 @@ import { nowIso } from "../../src/platform/ids";
 import { createPublishedCourse } from "../helpers/progress-fixture";
 import { createPlatformAdmin, createTenant, mintToken } from "../helpers/tenants";
 import { attempt, record } from "../progress/reads/support";
-import { deliver, drain, EXPORTS, exportAndWait, HeldQueue, heldBindings, jobRow, outboxFor, requestExport } from "./support";
+import { deliver, drain, EXPORTS, exportAndWait, gate, HeldQueue, heldBindings, jobRow, outboxFor, requestExport } from "./support";
 
 describe("POST /api/integrations/exports", () => {
   it("answers 202 with the queued job and its URL in Location", async () => {
@@ -101,6 +101,47 @@ describe("POST /api/integrations/exports", () => {
     const reused = await requestExport(admin.token, { type: "activity" }, { headers, bindings });
     expect(reused.res.status).toBe(422);
     expect(reused.body.code).toBe("idempotency_key_reused");
+  });
+});
+
+describe("POST /api/integrations/exports with an Idempotency-Key still in flight", () => {
+  it("answers the twin 409 idempotency_in_flight and creates nothing; the first then answers, and a retry replays it", async () => {
+    const { admin } = await createTenant();
+    const queue = new HeldQueue();
+    // The first request stops in the middle (its job recorded, its message not yet sent), holding the key.
+    const sendStarted = gate();
+    const sendMayFinish = gate();
+    const stalling = {
+      async send(body: unknown) {
+        sendStarted.open();
+        await sendMayFinish.opened;
+        await queue.send(body);
+      },
+    };
+    const bindings = heldBindings(queue, { EXPORTS_QUEUE: stalling });
+    const headers = { "Idempotency-Key": `exp-${crypto.randomUUID()}` };
+    const jobs = async () => (await env.DB.prepare("SELECT count(*) AS n FROM export_jobs WHERE requested_by = ?").bind(admin.id).first<{ n: number }>())!.n;
+
+    const first = requestExport(admin.token, { type: "activity" }, { headers, bindings });
+    await sendStarted.opened;
+    const twin = await requestExport(admin.token, { type: "activity" }, { headers, bindings });
+    expect(twin.res.status).toBe(409);
+    expect(twin.res.headers.get("Content-Type")).toBe("application/problem+json");
+    expect(twin.res.headers.get("Idempotent-Replayed")).toBeNull();
+    expect(twin.body).toMatchObject({ status: 409, code: "idempotency_in_flight" });
+    expect(await jobs()).toBe(1);
+
+    sendMayFinish.open();
+    const answered = await first;
+    expect(answered.res.status).toBe(202);
+    expect(queue.messages).toEqual([{ job_id: answered.body.id, generation: 0 }]);
+
+    const retried = await requestExport(admin.token, { type: "activity" }, { headers, bindings });
+    expect(retried.res.status).toBe(202);
+    expect(retried.res.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(retried.body).toEqual(answered.body);
+    expect(await jobs()).toBe(1);
+    expect(queue.messages).toHaveLength(1);
   });
 });
 
