@@ -17,7 +17,7 @@ export const EVENT_TYPES = {
   "member.created": "A member joined the institution.",
   "member.updated": "A member's name, role or status changed.",
   "member.removed": "A member left the institution.",
-  "export.completed": "A CSV export finished and can be downloaded.",
+  "export.completed": "A CSV export finished and can be downloaded; `download_url` is a path relative to the API's base URL.",
   "export.failed": "A CSV export failed; `error` says why.",
 } as const;
 

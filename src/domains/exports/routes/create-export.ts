@@ -15,7 +15,8 @@ export const createExportRoute = tokenRoute("exports:write", {
   summary: "Request a CSV export",
   description: `Starts generating a CSV file of your institution's data in the background and answers at once
 with the job (\`queued\`) and its URL in \`Location\`. Poll \`GET /api/integrations/exports/{id}\` (or listen for the
-\`export.completed\` / \`export.failed\` webhooks), then download it from \`download_url\`. Files are kept for 7 days.
+\`export.completed\` / \`export.failed\` webhooks), then download it from \`download_url\` (absolute here; in the
+\`export.completed\` event a path relative to this API's base URL). Files are kept for 7 days.
 
 Filters: \`from\`/\`to\` (ISO 8601, compared at second precision; \`to\` must be after \`from\`), \`course_id\` (a known
 course), \`user_ids\` (up to 100 members of your institution; anything else is 422). The \`activity\` export holds the
