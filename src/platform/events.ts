@@ -13,7 +13,8 @@ export const EVENT_TYPES = {
   "course.completed": "A learner completed every lesson of a course.",
   "achievement.unlocked": "A learner unlocked an achievement.",
   "cefr.level_changed": "A learner's CEFR level changed for a skill (or overall).",
-  "streak.milestone": "A learner's daily streak reached a milestone (3, 7, 14, 30, 60, 100, 365 days).",
+  "streak.milestone":
+    "A learner's current daily streak (ending today or yesterday) reached a milestone (3, 7, 14, 30, 60, 100, 365 days); once per streak, also when late-synced days make it reach one. `day` is the learner's day on which it did.",
   "member.created": "A member joined the institution.",
   "member.updated": "A member's name, role or status changed.",
   "member.removed": "A member left the institution.",

@@ -142,6 +142,11 @@ export const learnerStats = sqliteTable(
     lastActiveDay: text("last_active_day"),
     /** JSON map skill → CEFR level, as last reported, to detect level changes. */
     cefrLevels: text("cefr_levels", { mode: "json" }).$type<Record<string, string>>().notNull(),
+    /**
+     * JSON map streak milestone (days) → the day the learner's streak last reached it, as announced by a
+     * `streak.milestone` event. A milestone whose day lies within the current run was announced for it.
+     */
+    streakMilestones: text("streak_milestones", { mode: "json" }).$type<Record<string, string>>().notNull().default({}),
     updatedAt: text("updated_at").notNull(),
   },
   (t) => [

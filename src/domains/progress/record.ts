@@ -22,6 +22,7 @@ import { domainEvent, type OutboxRow } from "../../platform/events";
 import { nowIso } from "../../platform/ids";
 import {
   ACHIEVEMENTS,
+  addDays,
   cefrReport,
   currentStreak,
   localTime,
@@ -77,6 +78,9 @@ export interface RecordSummary {
 
 type ItemRow = { id: string; lessonId: string; courseId: string; xp: number; skill: Skill; cefrLevel: CefrLevel; published: boolean };
 
+/** The learner's latest active days read for the streaks (a little over the longest milestone). */
+const ACTIVE_DAYS_READ = 400;
+
 /**
  * Records a batch of attempts for one learner and maintains every aggregate and the outbox in one
  * D1 batch. The caller serialises calls per learner (ProgressRecorder), so the state read here is the
@@ -106,7 +110,7 @@ export async function recordAttempts(db: Database, learner: Learner, input: Atte
     db.select({ id: attempts.id, userId: attempts.userId }).from(attempts).where(inArray(attempts.id, sql`(SELECT value FROM json_each(${ids}))`)),
     db.select().from(learnerStats).where(eq(learnerStats.userId, learner.id)),
     db.select({ code: achievements.code }).from(achievements).where(eq(achievements.userId, learner.id)),
-    db.select({ day: dailyActivity.day }).from(dailyActivity).where(eq(dailyActivity.userId, learner.id)).orderBy(sql`${dailyActivity.day} DESC`).limit(400),
+    db.select({ day: dailyActivity.day }).from(dailyActivity).where(eq(dailyActivity.userId, learner.id)).orderBy(sql`${dailyActivity.day} DESC`).limit(ACTIVE_DAYS_READ),
     db.select().from(itemProgress).where(and(eq(itemProgress.userId, learner.id), inArray(itemProgress.trainingItemId, itemsInBatch))),
     db
       .select()
@@ -138,6 +142,7 @@ export async function recordAttempts(db: Database, learner: Learner, input: Atte
 
   // --- the learner's state before this batch ----------------------------------------------------
   const now = nowIso(nowMs);
+  const today = localTime(nowMs, learner.timeZone).day;
   const duplicates = new Set(existing.map((e) => e.id));
   const itemState = new Map(itemStates.map((s) => [s.trainingItemId, { ...s }]));
   const lessonState = new Map(lessonStates.map((s) => [s.lessonId, { ...s }]));
@@ -159,7 +164,6 @@ export async function recordAttempts(db: Database, learner: Learner, input: Atte
     longestStreak: before?.longestStreak ?? 0,
   };
   const activeDays = new Set(days.map((d) => d.day));
-  const previousRun = streaks(activeDays);
 
   const daily = new Map<string, { attempts: number; itemsCompleted: number; correct: number; xp: number; seconds: number }>();
   const hourly = new Map<string, { weekday: number; hour: number; seconds: number; attempts: number }>();
@@ -171,20 +175,22 @@ export async function recordAttempts(db: Database, learner: Learner, input: Atte
   const outcomes = new Map<string, AttemptOutcome>();
   const summary = { lessons: [] as string[], courses: [] as string[], achievements: [] as string[], xp: 0 };
 
-  // In time order, so that "first pass" and completion times follow what the learner did.
+  // In time order, so that "first pass" and completion times follow what the learner did. A time up
+  // to the allowed clock skew ahead of ours counts as now: otherwise, just before the learner's
+  // midnight, the attempt would fall on their tomorrow and their current streak would read 0.
   const ordered = input
-    .map((attempt, index) => ({ attempt, index }))
-    .sort((a, b) => Date.parse(a.attempt.occurred_at) - Date.parse(b.attempt.occurred_at) || a.index - b.index);
+    .map((attempt, index) => ({ attempt, index, at: Math.min(Date.parse(attempt.occurred_at), nowMs) }))
+    .sort((a, b) => a.at - b.at || a.index - b.index);
   const seenInBatch = new Set<string>();
 
-  for (const { attempt } of ordered) {
+  for (const { attempt, at } of ordered) {
     if (duplicates.has(attempt.id) || seenInBatch.has(attempt.id)) {
       outcomes.set(attempt.id, { id: attempt.id, status: "duplicate", xp_gained: 0, item_completed: false, lesson: null, course_completed: false, achievements_unlocked: [] });
       continue;
     }
     seenInBatch.add(attempt.id);
     const item = itemById.get(attempt.training_item_id)!;
-    const occurredAt = nowIso(Date.parse(attempt.occurred_at));
+    const occurredAt = nowIso(at);
     const local = localTime(occurredAt, learner.timeZone);
     const passed = passes(attempt);
 
@@ -333,12 +339,15 @@ export async function recordAttempts(db: Database, learner: Learner, input: Atte
   }
 
   // --- streaks and CEFR after the whole batch ---------------------------------------------------
-  const today = localTime(nowMs, learner.timeZone).day;
   const run = streaks(activeDays);
   const streakNow = currentStreak(run.latestRun, run.latestDay, today);
-  for (const milestone of STREAK_MILESTONES) {
-    if (previousRun.latestRun < milestone && run.latestRun >= milestone && run.latestDay === today) {
-      events.push(domainEvent("streak.milestone", scope, { user_id: learner.id, days: milestone, day: run.latestDay }, now));
+  const milestonesAnnounced = { ...(before?.streakMilestones ?? {}) };
+  // Only a batch that records something may announce: its learner_stats row, written in the same
+  // batch, then remembers the announcement, so a resend (all duplicates) never repeats it.
+  if (attemptRows.length > 0 && streakNow > 0) {
+    for (const milestone of streakMilestonesDue(run, days.length === ACTIVE_DAYS_READ ? days.at(-1)!.day : null, milestonesAnnounced)) {
+      milestonesAnnounced[milestone.days] = milestone.day;
+      events.push(domainEvent("streak.milestone", scope, { user_id: learner.id, days: milestone.days, day: milestone.day }, now));
     }
   }
   const mergedEvidence = mergeEvidence(evidenceRows, [...evidenceDelta.values()]);
@@ -378,7 +387,16 @@ export async function recordAttempts(db: Database, learner: Learner, input: Atte
         : null,
     stats:
       attemptRows.length > 0
-        ? { userId: learner.id, institutionId: learner.institutionId, ...learnerTotals, currentStreak: run.latestRun, lastActiveDay: run.latestDay, cefrLevels: levels, updatedAt: now }
+        ? {
+            userId: learner.id,
+            institutionId: learner.institutionId,
+            ...learnerTotals,
+            currentStreak: run.latestRun,
+            lastActiveDay: run.latestDay,
+            cefrLevels: levels,
+            streakMilestones: milestonesAnnounced,
+            updatedAt: now,
+          }
         : null,
     counters: {
       attempts: attemptRows.length,
@@ -409,6 +427,22 @@ export async function recordAttempts(db: Database, learner: Learner, input: Atte
       events: events.map((e) => ({ id: e.id!, type: e.type })),
     },
   };
+}
+
+/**
+ * The milestones the current run (ending today or yesterday) has reached but not announced, each with
+ * the day the run reached it. Announcements are remembered by that day: active days are never removed,
+ * so an announced day stays inside whatever run later contains it — a run that back-filled days extend
+ * or merge with an earlier one keeps what either part announced. `horizon` is the oldest active day
+ * read when there may be older ones: a run reaching back to it may have begun earlier still.
+ */
+function streakMilestonesDue(run: { latestRun: number; latestDay: string | null }, horizon: string | null, announced: Record<string, string>): { days: number; day: string }[] {
+  if (!run.latestDay) return [];
+  const start = addDays(run.latestDay, 1 - run.latestRun);
+  const knownStart = horizon !== null && start <= horizon ? "" : start;
+  return STREAK_MILESTONES.filter((days) => days <= run.latestRun)
+    .filter((days) => announced[days] === undefined || announced[days] < knownStart)
+    .map((days) => ({ days, day: addDays(start, days - 1) }));
 }
 
 function maxIso(a: string | null | undefined, b: string): string {

@@ -14,7 +14,10 @@ export const AttemptSchema = z
       .datetime({ offset: true, message: "must be an ISO 8601 date-time" })
       .refine((value) => Date.parse(value) <= Date.now() + MAX_CLOCK_SKEW_MS, { message: "must not be in the future" })
       .refine((value) => Date.parse(value) >= Date.now() - OLDEST_ACCEPTED_MS, { message: "must be within the last 5 years" })
-      .openapi({ example: "2026-11-21T09:30:00Z" }),
+      .openapi({
+        description: "When the attempt happened. Up to 5 minutes ahead of the server's clock is accepted (clock skew) and recorded as the server's now.",
+        example: "2026-11-21T09:30:00Z",
+      }),
   })
   .openapi("Attempt");
 
