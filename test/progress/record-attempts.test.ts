@@ -91,6 +91,22 @@ describe("POST /api/progress/attempts", () => {
     expect((await outbox(learner.id)).filter((e) => e.payload.code === "first_steps")).toHaveLength(1);
   });
 
+  it("reports a resent id with other values as a duplicate, and the first recording stands", async () => {
+    const { learner } = await createTenant();
+    const course = await createPublishedCourse({ lessons: 1, blocksPerLesson: 1, itemsPerBlock: 3, xp: 10 });
+    const first = attempt(course.items[0]!, { score: 0.2, correct: false, duration_seconds: 40 });
+    expect((await record(learner.token, first)).body.data[0]).toMatchObject({ status: "recorded", xp_gained: 0, item_completed: false });
+    const changed = { ...first, training_item_id: course.items[1]!, score: 1, correct: true, duration_seconds: 5 };
+    const resent = await record(learner.token, changed);
+    expect(resent.res.status).toBe(200);
+    expect(resent.body.data[0]).toEqual({ id: first.id, status: "duplicate", xp_gained: 0, item_completed: false, lesson: null, course_completed: false, achievements_unlocked: [] });
+    expect(resent.body.summary).toMatchObject({ recorded: 0, duplicates: 1, xp_total: 0, events: [] });
+    const row = await env.DB.prepare("SELECT training_item_id, score, correct, duration_seconds FROM attempts WHERE id = ?").bind(first.id).first();
+    expect(row).toEqual({ training_item_id: course.items[0], score: 0.2, correct: 0, duration_seconds: 40 });
+    const progress = await callJson(`/api/courses/${course.courseId}/lesson-progress`, { token: learner.token });
+    expect(progress.body.data[0]).toMatchObject({ items_done: 0, status: "in_progress" });
+  });
+
   it("refuses an attempt id already used by another learner", async () => {
     const a = await createTenant();
     const b = await createTenant();

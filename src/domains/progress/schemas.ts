@@ -5,7 +5,7 @@ const OLDEST_ACCEPTED_MS = 5 * 365 * 86_400_000;
 
 export const AttemptSchema = z
   .strictObject({
-    id: z.uuid("must be a UUID").openapi({ description: "Your UUID for this attempt; resending it is harmless.", example: "4f1f8f5e-2c7a-4a51-9f64-3f0b0a7f5c11" }),
+    id: z.uuid("must be a UUID").openapi({ description: "Your UUID for this attempt; resending it is harmless: it counts once, and the first recording wins even if the resend's other fields differ.", example: "4f1f8f5e-2c7a-4a51-9f64-3f0b0a7f5c11" }),
     training_item_id: z.string().min(1).max(64).openapi({ example: "itm_demo_es_a1_01_1_01" }),
     score: z.number().min(0, "must be between 0 and 1").max(1, "must be between 0 and 1").openapi({ example: 0.9 }),
     correct: z.boolean(),
@@ -46,7 +46,7 @@ export const RecordAttemptsBody = z
 export const AttemptOutcomeSchema = z
   .object({
     id: z.string(),
-    status: z.enum(["recorded", "duplicate"]).openapi({ description: "`duplicate`: this id was recorded before; nothing changed." }),
+    status: z.enum(["recorded", "duplicate"]).openapi({ description: "`duplicate`: this id was recorded before; nothing changed, and this request's values for it were ignored." }),
     xp_gained: z.number().int(),
     item_completed: z.boolean().openapi({ description: "The first passing attempt at this item." }),
     lesson: z

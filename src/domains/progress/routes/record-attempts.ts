@@ -14,7 +14,7 @@ export const recordAttemptsRoute = tokenRoute("progress:write", {
   operationId: "recordAttempts",
   summary: "Record training-item attempts",
   description:
-    "Records one attempt or a batch of up to 100 and answers what each changed: XP, item and lesson status, course completion, achievements. Attempt ids are your UUIDs: a resent id is reported as `duplicate` and counts once. Items must belong to published courses; `occurred_at` may not be in the future. Emits `lesson.completed`, `course.completed`, `achievement.unlocked`, `cefr.level_changed` and `streak.milestone` events.",
+    "Records one attempt or a batch of up to 100 and answers what each changed: XP, item and lesson status, course completion, achievements. Attempt ids are your UUIDs: a resent id is reported as `duplicate` and counts once — even when its other fields differ, the first recording wins and the resent values are ignored. Items must belong to published courses; `occurred_at` may not be in the future. Emits `lesson.completed`, `course.completed`, `achievement.unlocked`, `cefr.level_changed` and `streak.milestone` events.",
   request: { body: jsonBody(RecordAttemptsBody) },
   responses: { 200: jsonResponse(RecordAttemptsResponse, "What the attempts changed.") },
 });
