@@ -107,6 +107,14 @@ describe("POST /api/progress/attempts", () => {
     expect(progress.body.data[0]).toMatchObject({ items_done: 0, status: "in_progress" });
   });
 
+  it("is documented with its 409 and the first-recording-wins rule", async () => {
+    const { body: doc } = await callJson("/api/openapi.json");
+    const operation = doc.paths["/api/progress/attempts"].post;
+    expect(Object.keys(operation.responses["409"].content)).toEqual(["application/problem+json"]);
+    expect(operation.responses["409"].description).toContain("another learner");
+    expect(operation.description).toContain("the first recording wins");
+  });
+
   it("refuses an attempt id already used by another learner", async () => {
     const a = await createTenant();
     const b = await createTenant();

@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { ApiError } from "../../../platform/errors";
 import { publishEvents } from "../../../platform/events";
-import { jsonBody, jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { errorResponses, jsonBody, jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { resolveLearner } from "../learner";
 import type { AttemptInput } from "../record";
 import { RecordAttemptsBody, RecordAttemptsResponse } from "../schemas";
@@ -14,9 +14,12 @@ export const recordAttemptsRoute = tokenRoute("progress:write", {
   operationId: "recordAttempts",
   summary: "Record training-item attempts",
   description:
-    "Records one attempt or a batch of up to 100 and answers what each changed: XP, item and lesson status, course completion, achievements. Attempt ids are your UUIDs: a resent id is reported as `duplicate` and counts once — even when its other fields differ, the first recording wins and the resent values are ignored. Items must belong to published courses; `occurred_at` may not be in the future. Emits `lesson.completed`, `course.completed`, `achievement.unlocked`, `cefr.level_changed` and `streak.milestone` events.",
+    "Records one attempt or a batch of up to 100 and answers what each changed: XP, item and lesson status, course completion, achievements. Attempt ids are your UUIDs: a resent id is reported as `duplicate` and counts once — even when its other fields differ, the first recording wins and the resent values are ignored; an id already recorded for another learner is `409 conflict`. Items must belong to published courses; `occurred_at` may not be in the future. Emits `lesson.completed`, `course.completed`, `achievement.unlocked`, `cefr.level_changed` and `streak.milestone` events.",
   request: { body: jsonBody(RecordAttemptsBody) },
-  responses: { 200: jsonResponse(RecordAttemptsResponse, "What the attempts changed.") },
+  responses: {
+    200: jsonResponse(RecordAttemptsResponse, "What the attempts changed."),
+    409: { ...errorResponses[409], description: "An attempt id was already recorded for another learner (`conflict`); nothing of the batch is recorded." },
+  },
 });
 
 export function registerRecordAttempts(app: OpenAPIHono<AppEnv>) {
