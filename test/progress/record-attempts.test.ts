@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { callJson } from "../helpers/api";
+import { call, callJson } from "../helpers/api";
 import { createPublishedCourse } from "../helpers/progress-fixture";
 import { createTenant, mintToken } from "../helpers/tenants";
 
@@ -107,9 +107,76 @@ describe("POST /api/progress/attempts", () => {
     expect(progress.body.data[0]).toMatchObject({ items_done: 0, status: "in_progress" });
   });
 
-  it("is documented with its 409 and the first-recording-wins rule", async () => {
+  it("honours Idempotency-Key: a retry replays the first response byte for byte, another body is 422, and nothing is recorded twice", async () => {
+    const { learner } = await createTenant();
+    const course = await createPublishedCourse({ lessons: 1, blocksPerLesson: 1, itemsPerBlock: 3, xp: 10 });
+    const headers = { "Idempotency-Key": `attempts-${crypto.randomUUID()}` };
+    const body = { attempts: course.items.map((id) => attempt(id)) };
+    const send = (payload: unknown) => call("/api/progress/attempts", { token: learner.token, body: payload, headers });
+
+    const first = await send(body);
+    const firstText = await first.text();
+    expect(first.status).toBe(200);
+    expect(first.headers.get("Idempotent-Replayed")).toBeNull();
+    expect(JSON.parse(firstText).summary).toMatchObject({ recorded: 3, xp_total: 30, lessons_completed: [course.lessons[0]!.id] });
+    const eventsAfterFirst = (await outbox(learner.id)).length;
+
+    const retry = await send(body);
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(retry.headers.get("Content-Type")).toBe(first.headers.get("Content-Type"));
+    expect(await retry.text()).toBe(firstText);
+
+    // The same attempts under the same key in another batch shape: another body.
+    const reused = await send({ attempts: [...body.attempts].reverse() });
+    expect(reused.status).toBe(422);
+    expect(reused.headers.get("Content-Type")).toContain("application/problem+json");
+    expect((await reused.json()).code).toBe("idempotency_key_reused");
+    const other = await send(attempt(course.items[0]!));
+    expect(other.status).toBe(422);
+
+    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM attempts WHERE user_id = ?").bind(learner.id).first<{ n: number }>();
+    expect(count!.n).toBe(3);
+    const stats = await env.DB.prepare("SELECT xp_total, attempts FROM learner_stats WHERE user_id = ?").bind(learner.id).first();
+    expect(stats).toEqual({ xp_total: 30, attempts: 3 });
+    expect(await outbox(learner.id)).toHaveLength(eventsAfterFirst);
+
+    // Without the key, the same retry is answered afresh: every attempt a duplicate.
+    const unkeyed = await record(learner.token, body);
+    expect(unkeyed.body.summary).toMatchObject({ recorded: 0, duplicates: 3 });
+  });
+
+  it("lets one of several concurrent requests with one Idempotency-Key record; the others replay it or are told it is in flight", async () => {
+    const { learner } = await createTenant();
+    const course = await createPublishedCourse();
+    const headers = { "Idempotency-Key": `race-${crypto.randomUUID()}` };
+    const body = { attempts: [attempt(course.items[0]!), attempt(course.items[1]!)] };
+    const results = await Promise.all(Array.from({ length: 4 }, () => callJson("/api/progress/attempts", { token: learner.token, body, headers })));
+    const statuses = results.map((r) => r.res.status);
+    expect(statuses.every((s) => s === 200 || s === 409)).toBe(true);
+    const answered = results.filter((r) => r.res.status === 200);
+    expect(answered.filter((r) => r.res.headers.get("Idempotent-Replayed") === null)).toHaveLength(1);
+    for (const r of answered) expect(r.body).toEqual(answered[0]!.body);
+    expect(answered[0]!.body.summary).toMatchObject({ recorded: 2, duplicates: 0 });
+    for (const r of results.filter((r) => r.res.status === 409)) expect(r.body.code).toBe("idempotency_in_flight");
+    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM attempts WHERE user_id = ?").bind(learner.id).first<{ n: number }>();
+    expect(count!.n).toBe(2);
+  });
+
+  it("rejects a malformed Idempotency-Key with 422 and records nothing", async () => {
+    const { learner } = await createTenant();
+    const course = await createPublishedCourse();
+    const { res, body } = await callJson("/api/progress/attempts", { token: learner.token, body: attempt(course.items[0]!), headers: { "Idempotency-Key": "two words" } });
+    expect(res.status).toBe(422);
+    expect(body.errors).toEqual([{ path: "Idempotency-Key", message: expect.any(String) }]);
+    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM attempts WHERE user_id = ?").bind(learner.id).first<{ n: number }>();
+    expect(count!.n).toBe(0);
+  });
+
+  it("is documented with its Idempotency-Key, its 409 and the first-recording-wins rule", async () => {
     const { body: doc } = await callJson("/api/openapi.json");
     const operation = doc.paths["/api/progress/attempts"].post;
+    expect(operation.parameters.map((p: any) => p.name)).toContain("Idempotency-Key");
     expect(Object.keys(operation.responses["409"].content)).toEqual(["application/problem+json"]);
     expect(operation.responses["409"].description).toContain("another learner");
     expect(operation.description).toContain("the first recording wins");

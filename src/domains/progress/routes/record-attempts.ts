@@ -1,7 +1,9 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { ApiError } from "../../../platform/errors";
 import { publishEvents } from "../../../platform/events";
+import { idempotencyHeaderShape, idempotent } from "../../../platform/http/idempotency";
 import { errorResponses, jsonBody, jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { resolveLearner } from "../learner";
 import type { AttemptInput } from "../record";
@@ -14,11 +16,15 @@ export const recordAttemptsRoute = tokenRoute("progress:write", {
   operationId: "recordAttempts",
   summary: "Record training-item attempts",
   description:
-    "Records one attempt or a batch of up to 100 and answers what each changed: XP, item and lesson status, course completion, achievements. Attempt ids are your UUIDs: a resent id is reported as `duplicate` and counts once — even when its other fields differ, the first recording wins and the resent values are ignored; an id already recorded for another learner is `409 conflict`. Items must belong to published courses; `occurred_at` may not be in the future. Emits `lesson.completed`, `course.completed`, `achievement.unlocked`, `cefr.level_changed` and `streak.milestone` events.",
-  request: { body: jsonBody(RecordAttemptsBody) },
+    "Records one attempt or a batch of up to 100 and answers what each changed: XP, item and lesson status, course completion, achievements. Attempt ids are your UUIDs: a resent id is reported as `duplicate` and counts once — even when its other fields differ, the first recording wins and the resent values are ignored; an id already recorded for another learner is `409 conflict`. Items must belong to published courses; `occurred_at` may not be in the future (5 minutes of clock skew are accepted and recorded as now). With an `Idempotency-Key`, a retry replays the first response exactly (what each attempt changed then), instead of reporting the attempts as duplicates. Emits `lesson.completed`, `course.completed`, `achievement.unlocked`, `cefr.level_changed` and `streak.milestone` events.",
+  middleware: [idempotent],
+  request: { headers: z.object(idempotencyHeaderShape), body: jsonBody(RecordAttemptsBody) },
   responses: {
     200: jsonResponse(RecordAttemptsResponse, "What the attempts changed."),
-    409: { ...errorResponses[409], description: "An attempt id was already recorded for another learner (`conflict`); nothing of the batch is recorded." },
+    409: {
+      ...errorResponses[409],
+      description: "An attempt id was already recorded for another learner (`conflict`; nothing of the batch is recorded), or a request with this Idempotency-Key is still in flight (`idempotency_in_flight`).",
+    },
   },
 });
 
