@@ -131,7 +131,7 @@ describe("POST /api/progress/attempts", () => {
     const reused = await send({ attempts: [...body.attempts].reverse() });
     expect(reused.status).toBe(422);
     expect(reused.headers.get("Content-Type")).toContain("application/problem+json");
-    expect((await reused.json()).code).toBe("idempotency_key_reused");
+    expect(((await reused.json()) as { code: string }).code).toBe("idempotency_key_reused");
     const other = await send(attempt(course.items[0]!));
     expect(other.status).toBe(422);
 
