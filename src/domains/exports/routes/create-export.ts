@@ -20,7 +20,7 @@ with the job (\`queued\`) and its URL in \`Location\`. Poll \`GET /api/integrati
 
 Filters: \`from\`/\`to\` (ISO 8601, compared at second precision; \`to\` must be after \`from\`), \`course_id\` (a known
 course), \`user_ids\` (up to 100 members of your institution; anything else is 422). The \`activity\` export holds the
-attempts recorded before the request; the others the state when each row is read.
+attempts recorded up to the second of the request (whole-second timestamps); the others the state when each row is read.
 
 The file: UTF-8, RFC 4180 (comma, \`"\` quoting, CRLF line ends), a header row, empty cells for nulls; text cells that
 begin with \`=\`, \`+\`, \`-\`, \`@\`, tab, carriage return or NUL are prefixed with \`'\` against formula injection; numbers stay numbers.
