@@ -2,9 +2,9 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { hashToken } from "../../src/platform/auth/tokens";
 import { call } from "../helpers/api";
-import { createTenant, freshIp } from "../helpers/tenants";
+import { createTenant, freshIp, mintToken } from "../helpers/tenants";
 
-// IP_POLICIES.authFailures: 60 refused tokens per address per window (10 s in vitest.config.ts).
+// IP_POLICIES.authFailures: 60 unknown tokens per address per window (10 s in vitest.config.ts).
 const LIMIT = 60;
 
 function guessedToken(): string {
@@ -53,6 +53,39 @@ describe("per-address limit of refused tokens", () => {
       expect(res.status).toBe(401);
       await res.arrayBuffer();
     }
+  });
+
+  it("does not count revoked tokens either, so an integration's stale token cannot lock its address's new tokens out", async () => {
+    const { admin } = await createTenant();
+    const stale = await mintToken(admin, ["content:read"]);
+    expect((await call(`/api/integrations/tokens/${stale.id}`, { method: "DELETE", token: admin.token })).status).toBe(204);
+    const ip = freshIp();
+    for (let i = 0; i < LIMIT + 5; i++) {
+      const res = await call("/api/auth/me", { token: stale.token, headers: { "CF-Connecting-IP": ip } });
+      expect(res.status).toBe(401);
+      await res.arrayBuffer();
+    }
+    const fresh = await mintToken(admin, ["content:read"]);
+    expect((await call("/api/auth/me", { token: fresh.token, headers: { "CF-Connecting-IP": ip } })).status).toBe(200);
+  });
+
+  it("tells a refused address the time left, not the time first announced", async () => {
+    const ip = freshIp();
+    let first: Response | undefined;
+    for (let i = 0; i <= LIMIT && !first; i++) {
+      const res = await call("/api/auth/me", { token: guessedToken(), headers: { "CF-Connecting-IP": ip } });
+      if (res.status === 429) first = res;
+      await res.arrayBuffer();
+    }
+    expect(first).toBeDefined();
+    // The 60 guesses take well under a second, so most of the 10-second window is still ahead.
+    const announced = Number(first!.headers.get("Retry-After"));
+    expect(announced).toBeGreaterThanOrEqual(5);
+    await new Promise((resolve) => setTimeout(resolve, 2_100));
+    const later = await call("/api/auth/me", { token: guessedToken(), headers: { "CF-Connecting-IP": ip } });
+    await later.arrayBuffer();
+    expect(later.status).toBe(429);
+    expect(Number(later.headers.get("Retry-After"))).toBeLessThanOrEqual(announced - 2);
   });
 
   it("leaves nothing in storage for a guessed token", async () => {

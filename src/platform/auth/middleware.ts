@@ -44,9 +44,7 @@ interface GateKey {
 const gateKeys = new BoundedMap<string, GateKey>(2_000);
 async function newGateKey(token: string, namespace: DurableObjectNamespace<TokenGate>): Promise<GateKey> {
   const tokenHash = await hashToken(token);
-  const key = { tokenHash, gateId: namespace.idFromName(tokenHash) };
-  gateKeys.set(token, key);
-  return key;
+  return { tokenHash, gateId: namespace.idFromName(tokenHash) };
 }
 
 /**
@@ -61,22 +59,23 @@ export const authenticate = createMiddleware<AppEnv>(async function authenticate
   if (!token || !looksLikeToken(token)) throw unauthenticated("malformed");
 
   // A token this isolate has seen costs no hash and no await.
-  let gateKey = gateKeys.get(token);
-  if (!gateKey) {
-    refuseIfOverAuthFailureLimit(c);
-    gateKey = await newGateKey(token, c.env.TOKEN_GATE);
-  }
+  const seen = gateKeys.get(token);
+  if (!seen) refuseIfOverAuthFailureLimit(c);
+  const gateKey = seen ?? (await newGateKey(token, c.env.TOKEN_GATE));
   const { tokenHash, gateId } = gateKey;
   const gate = c.env.TOKEN_GATE.get(gateId);
   const known = principals.get(tokenHash);
   const result = await gate.admit(tokenHash, known?.version);
   if (result.outcome === "unauthenticated") {
     principals.delete(tokenHash);
-    // Guessed tokens must not crowd out the keys of real ones.
     gateKeys.delete(token);
-    await countAuthFailure(c);
+    // Only unknown tokens look like guessing; an expired or revoked one is an integration's mistake,
+    // and counting it would lock that address's new tokens out.
+    if (result.reason === "unknown") await countAuthFailure(c);
     throw unauthenticated(result.reason);
   }
+  // Remembered once admitted, so that guessed tokens never crowd out the keys of real ones.
+  if (!seen) gateKeys.set(token, gateKey);
 
   const headers = rateLimitHeaders(result.rate);
   if (result.outcome === "rate_limited") {

@@ -14,8 +14,8 @@ export const IP_POLICIES = {
   /** Sign-in attempts from one address per window. */
   signIn: { name: "sign-in", limit: 30 },
   /**
-   * Requests from one address whose token the gate refused (unknown, revoked or expired): against
-   * token guessing, and against filling storage with one object per guessed token.
+   * Requests from one address with a token nobody issued: against token guessing, and against the
+   * hash, object and D1 read each guess costs.
    */
   authFailures: { name: "auth-failures", limit: 60 },
 } as const;
