@@ -1,5 +1,5 @@
 import { createRoute, OpenAPIHono, z, type RouteConfig } from "@hono/zod-openapi";
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { authenticate, requireAbility } from "./auth/middleware";
 import type { Ability } from "./auth/abilities";
 import type { AppEnv } from "../env";
@@ -76,12 +76,12 @@ function withHeaders(responses: Responses): Responses {
  * An authenticated operation: bearer token, one DO round trip for auth and rate limit, then the
  * ability check, all before validation, so a caller without access learns nothing about the input.
  */
-export function tokenRoute<const R extends RouteConfig>(ability: Ability | null, route: R): R {
+export function tokenRoute<const R extends RouteConfig>(ability: Ability | null, route: R, options: { queryCheckedByHandler?: boolean } = {}): R {
   const middleware: MiddlewareHandler[] = [authenticate, ...(ability ? [requireAbility(ability)] : [])];
   const requirement = ability ? `Requires the \`${ability}\` ability.` : "Any valid token.";
   return createRoute({
     ...route,
-    request: strictQuery(route.request),
+    request: options.queryCheckedByHandler ? route.request : strictQuery(route.request),
     description: [route.description, requirement].filter(Boolean).join("\n\n"),
     security: [{ bearerAuth: [] }],
     middleware: [...middleware, ...(route.middleware ? [route.middleware].flat() : [])],
@@ -97,8 +97,20 @@ export function tokenRoute<const R extends RouteConfig>(ability: Ability | null,
  * so that `?utm_source=…` works and cannot split their cache.
  */
 function strictQuery<Q extends RouteConfig["request"]>(request: Q): Q {
-  if (!request?.query || !(request.query instanceof z.ZodObject)) return request;
+  // An operation that declares no query parameters takes none.
+  if (!request?.query) return { ...request, query: z.object({}).strict() } as Q;
+  if (!(request.query instanceof z.ZodObject)) return request;
   return { ...request, query: request.query.strict() };
+}
+
+/**
+ * For a handler that answers two documented operations on one path (`queryCheckedByHandler`): the
+ * query checked the way `strictQuery` checks it, against the operation it turned out to be.
+ */
+export function strictQueryOf<T extends z.ZodRawShape>(c: Context, schema: z.ZodObject<T>) {
+  const result = schema.strict().safeParse(c.req.query());
+  if (!result.success) throw validationError(fieldErrorsFromZod(result.error.issues));
+  return result.data;
 }
 
 /** A public operation: no token, limited per client IP. */

@@ -116,6 +116,11 @@ describe("errors are problem+json", () => {
       ["/api/trainingItems?lesson=les_1&type=grammar", ["lesson"]],
       ["/api/gamification/stats?userid=usr_1", ["userid"]],
       ["/api/integrations/tokens?page=1&sort=name&order=asc", ["order", "sort"]],
+      // An operation that declares no query parameters takes none.
+      ["/api/auth/me?verbose=1", ["verbose"]],
+      // One handler answers these two operations; each checks its own parameters.
+      ["/api/integrations/webhooks/whk_nope?verbose=1", ["verbose"]],
+      ["/api/integrations/webhooks/event-types?per_page=2&verbose=1", ["verbose"]],
     ];
     for (const [path, unknown] of cases) {
       const { res, body } = await callJson(path, { token: admin.token });

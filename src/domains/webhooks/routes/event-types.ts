@@ -1,9 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../../env";
-import { fieldErrorsFromZod, validationError } from "../../../platform/errors";
 import { PageQuery, paginate } from "../../../platform/http/pagination";
-import { jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { jsonResponse, strictQueryOf, tokenRoute } from "../../../platform/openapi";
 import { eventCatalogue } from "../catalogue";
 import { EventTypePageSchema } from "../schemas";
 
@@ -31,9 +30,7 @@ export function registerEventTypes(app: OpenAPIHono<AppEnv>) {
 }
 
 export function eventTypesPage(c: Context<AppEnv>) {
-  const query = PageQuery.safeParse(c.req.query());
-  if (!query.success) throw validationError(fieldErrorsFromZod(query.error.issues));
-  const { page, per_page } = query.data;
+  const { page, per_page } = strictQueryOf(c, PageQuery);
   const all = eventCatalogue();
   return c.json(paginate(c, { page, per_page }, all.length, all.slice((page - 1) * per_page, page * per_page)), 200);
 }
