@@ -18,6 +18,22 @@ async function outbox(userId: string) {
 }
 
 describe("POST /api/progress/attempts", () => {
+  it("orders a batch by the times sent, even those a little ahead of the server's clock", async () => {
+    const { learner } = await createTenant();
+    const course = await createPublishedCourse({ lessons: 1, blocksPerLesson: 1, itemsPerBlock: 2, xp: 10 });
+    const item = course.items[0]!;
+    const now = Date.now();
+    // Both pass the same item within the allowed skew, sent out of order: the earlier one is the first pass.
+    const later = attempt(item, { occurred_at: new Date(now + 120_000).toISOString() });
+    const earlier = attempt(item, { occurred_at: new Date(now + 60_000).toISOString() });
+    const { res, body } = await record(learner.token, { attempts: [later, earlier] });
+    expect(res.status).toBe(200);
+    const byId = new Map(body.data.map((o: any) => [o.id, o]));
+    expect(byId.get(earlier.id)).toMatchObject({ xp_gained: 10, item_completed: true });
+    // Practice XP for passing it again.
+    expect(byId.get(later.id)).toMatchObject({ xp_gained: 1, item_completed: false });
+  });
+
   it("records a learner completing a lesson, with XP, completion, achievements and exactly the expected events", async () => {
     const { learner, institution } = await createTenant();
     const course = await createPublishedCourse({ lessons: 2, blocksPerLesson: 2, itemsPerBlock: 3, xp: 10 });

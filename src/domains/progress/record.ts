@@ -178,9 +178,11 @@ export async function recordAttempts(db: Database, learner: Learner, input: Atte
   // In time order, so that "first pass" and completion times follow what the learner did. A time up
   // to the allowed clock skew ahead of ours counts as now: otherwise, just before the learner's
   // midnight, the attempt would fall on their tomorrow and their current streak would read 0.
+  // Ordered by the times sent, before any is clamped, so that attempts a few seconds ahead keep their order.
   const ordered = input
-    .map((attempt, index) => ({ attempt, index, at: Math.min(Date.parse(attempt.occurred_at), nowMs) }))
-    .sort((a, b) => a.at - b.at || a.index - b.index);
+    .map((attempt, index) => ({ attempt, index, sent: Date.parse(attempt.occurred_at) }))
+    .sort((a, b) => a.sent - b.sent || a.index - b.index)
+    .map(({ attempt, sent }) => ({ attempt, at: Math.min(sent, nowMs) }));
   const seenInBatch = new Set<string>();
 
   for (const { attempt, at } of ordered) {
