@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { GAVE_UP } from "../../src/domains/exports/consumer";
 import { call, callJson } from "../helpers/api";
 import { createTenant, type Tenant } from "../helpers/tenants";
-import { bucketWith, deliver, downloadRecords, drain, EXPORTS, getJob, HeldQueue, heldBindings, jobRow, outboxFor, requestExport } from "./support";
+import { bucketWith, deliver, downloadRecords, drain, EXPORTS, getJob, HeldQueue, heldBindings, jobRow, outboxFor, requestExport, withOverrides } from "./support";
 
 // Generation across queue messages with real R2 multipart uploads. R2 (and its local simulator)
 // wants every part but the last to be at least 5 MiB, so these exports are about 19 MB: 3 full parts
@@ -59,76 +59,56 @@ beforeAll(async () => {
   expect(expected).toHaveLength(ROWS);
 }, 120_000);
 
-/** An R2 binding whose uploads throw right after storing part `failOn`, as if the worker died there. */
-function crashingBucket(failOn: number): R2Bucket {
+/** An R2 binding whose multipart uploads call `afterPart(n)` once part n is stored. */
+function bucketAfterEachPart(afterPart: (n: number) => void): R2Bucket {
   const real = env.EXPORTS_BUCKET;
   const wrap = (upload: R2MultipartUpload) =>
-    ({
-      key: upload.key,
-      uploadId: upload.uploadId,
-      async uploadPart(n: number, value: Uint8Array) {
+    withOverrides(upload, {
+      async uploadPart(n: number, value: Parameters<R2MultipartUpload["uploadPart"]>[1]) {
         const part = await upload.uploadPart(n, value);
-        if (n === failOn) throw new Error(`simulated crash after uploading part ${n}`);
+        afterPart(n);
         return part;
       },
-      abort: () => upload.abort(),
-      complete: (parts: R2UploadedPart[]) => upload.complete(parts),
-    }) as unknown as R2MultipartUpload;
-  return {
-    createMultipartUpload: async (key: string, options?: R2MultipartOptions) => wrap(await real.createMultipartUpload(key, options)),
-    resumeMultipartUpload: (key: string, uploadId: string) => wrap(real.resumeMultipartUpload(key, uploadId)),
-    put: real.put.bind(real),
-    get: real.get.bind(real),
-    head: real.head.bind(real),
-    delete: real.delete.bind(real),
-  } as unknown as R2Bucket;
-}
-
-/** An R2 binding that notes the number of every part uploaded through it. */
-function recordingBucket(uploaded: number[]): R2Bucket {
-  const real = env.EXPORTS_BUCKET;
-  const wrap = (upload: R2MultipartUpload) =>
-    ({
-      key: upload.key,
-      uploadId: upload.uploadId,
-      uploadPart(n: number, value: Uint8Array) {
-        uploaded.push(n);
-        return upload.uploadPart(n, value);
-      },
-      abort: () => upload.abort(),
-      complete: (parts: R2UploadedPart[]) => upload.complete(parts),
-    }) as unknown as R2MultipartUpload;
+    });
   return bucketWith({
     createMultipartUpload: async (key: string, options?: R2MultipartOptions) => wrap(await real.createMultipartUpload(key, options)),
     resumeMultipartUpload: (key: string, uploadId: string) => wrap(real.resumeMultipartUpload(key, uploadId)),
   });
 }
 
+/** An R2 binding whose uploads throw right after storing part `failOn`, as if the worker died there. */
+function crashingBucket(failOn: number): R2Bucket {
+  return bucketAfterEachPart((n) => {
+    if (n === failOn) throw new Error(`simulated crash after uploading part ${n}`);
+  });
+}
+
+/** An R2 binding that notes the number of every part uploaded through it. */
+function recordingBucket(uploaded: number[]): R2Bucket {
+  return bucketAfterEachPart((n) => uploaded.push(n));
+}
+
 /** The D1 binding, with `effect` run after every statement whose SQL matches (once it has run). */
 function d1After(match: RegExp, effect: () => Promise<void>): D1Database {
   const real = env.DB;
-  return {
-    exec: real.exec.bind(real),
-    dump: real.dump.bind(real),
-    batch: real.batch.bind(real),
-    withSession: real.withSession.bind(real),
+  return withOverrides(real, {
     prepare(query: string) {
       const statement = real.prepare(query);
       if (!match.test(query)) return statement;
-      return {
+      return withOverrides(statement, {
         bind(...values: unknown[]) {
           const bound = statement.bind(...values);
-          return {
+          return withOverrides(bound, {
             async run() {
               const result = await bound.run();
               await effect();
               return result;
             },
-          };
+          } as Partial<D1PreparedStatement>);
         },
-      } as unknown as D1PreparedStatement;
+      });
     },
-  } as D1Database;
+  });
 }
 
 async function startExport(queue: HeldQueue) {

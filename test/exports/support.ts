@@ -119,33 +119,29 @@ export async function outboxFor(exportId: string) {
   return results.map((r) => ({ ...r, payload: JSON.parse(r.payload) }));
 }
 
+/** `real` with some members replaced; every other method still runs on `real` itself. */
+export function withOverrides<T extends object>(real: T, overrides: Partial<T>): T {
+  return new Proxy(real, {
+    get(target, name) {
+      if (Object.hasOwn(overrides, name)) return overrides[name as keyof T];
+      const value = Reflect.get(target, name, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
 /** The test file's R2 bucket with some methods replaced (a failing delete, a put that waits). */
 export function bucketWith(overrides: Partial<R2Bucket>): R2Bucket {
-  const real = env.EXPORTS_BUCKET;
-  return {
-    head: real.head.bind(real),
-    get: real.get.bind(real),
-    put: real.put.bind(real),
-    delete: real.delete.bind(real),
-    list: real.list.bind(real),
-    createMultipartUpload: real.createMultipartUpload.bind(real),
-    resumeMultipartUpload: real.resumeMultipartUpload.bind(real),
-    ...overrides,
-  } as R2Bucket;
+  return withOverrides(env.EXPORTS_BUCKET, overrides);
 }
 
 /** The test file's D1 database whose batches (the status changes with their outbox events) fail. */
 export function d1WithFailingBatches(): D1Database {
-  const real = env.DB;
-  return {
-    prepare: real.prepare.bind(real),
-    exec: real.exec.bind(real),
-    dump: real.dump.bind(real),
-    withSession: real.withSession.bind(real),
+  return withOverrides(env.DB, {
     batch: async () => {
       throw new Error("D1_ERROR: simulated outage");
     },
-  } as D1Database;
+  });
 }
 
 /** A promise and the function that resolves it. */
