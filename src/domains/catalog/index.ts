@@ -7,8 +7,8 @@ import { registerListPublicCourses } from "./routes/list-public-courses";
 
 /**
  * CORS for the public catalogue: readable from any origin (no credentials are involved), errors
- * included; answers preflights itself. `ETag` and `Retry-After` are exposed to scripts. Errors are
- * `no-store`, so that no cache keeps the 404 of a course that is about to be published.
+ * included; answers preflights itself. `ETag` and `Retry-After` are exposed to scripts. (Errors are
+ * `no-store` like every problem, so no cache keeps the 404 of a course about to be published.)
  */
 const publicEdgeHeaders = createMiddleware<AppEnv>(async function publicEdgeHeaders(c, next) {
   if (c.req.method === "OPTIONS") {
@@ -24,7 +24,6 @@ const publicEdgeHeaders = createMiddleware<AppEnv>(async function publicEdgeHead
   }
   await next();
   for (const [name, value] of PUBLIC_CORS_HEADERS) c.res.headers.set(name, value);
-  if (c.res.status >= 400) c.res.headers.set("Cache-Control", "no-store");
 });
 
 /** The public catalogue: published courses without a token, served for the edge. */
