@@ -1,11 +1,10 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { BoundedMap } from "../bounded-map";
-import { clientIp, limiterFor, rateLimitedError } from "./middleware";
-import { IP_POLICIES, windowSecondsFrom } from "./policies";
+import { clientIp, consumeByIp, rateLimitedError } from "./middleware";
+import { IP_POLICIES } from "./policies";
 import type { RateDecision } from "./window";
 
-const { name, limit } = IP_POLICIES.authFailures;
 const WHAT = "requests with an unknown token from this address";
 
 /**
@@ -38,9 +37,8 @@ export function refuseIfOverAuthFailureLimit(c: Context<AppEnv>): void {
  * its 401.
  */
 export async function countAuthFailure(c: Context<AppEnv>): Promise<void> {
-  const ip = clientIp(c);
-  const decision = await limiterFor(c.env, `ip:${name}:${ip}`).consume(limit, windowSecondsFrom(c.env));
+  const decision = await consumeByIp(c, IP_POLICIES.authFailures);
   if (decision.allowed) return;
-  refused.set(ip, { at: Date.now(), decision });
+  refused.set(clientIp(c), { at: Date.now(), decision });
   throw rateLimitedError(decision, WHAT);
 }

@@ -23,10 +23,15 @@ export function rateLimitedError(decision: RateDecision, what: string, policy?: 
   });
 }
 
+/** Counts one request of the caller's address under `policy`, in that address's RateLimiter object. */
+export function consumeByIp(c: Context<AppEnv>, policy: { name: string; limit: number }): Promise<RateDecision> {
+  return limiterFor(c.env, `ip:${policy.name}:${clientIp(c)}`).consume(policy.limit, windowSecondsFrom(c.env));
+}
+
 /** Per-client-IP limit for endpoints that take no token. */
 export function limitByIp(policy: { name: string; limit: number }) {
   return createMiddleware<AppEnv>(async function limitByIp(c, next) {
-    const decision = await limiterFor(c.env, `ip:${policy.name}:${clientIp(c)}`).consume(policy.limit, windowSecondsFrom(c.env));
+    const decision = await consumeByIp(c, policy);
     if (!decision.allowed) throw rateLimitedError(decision, "requests from this address");
     await next();
     for (const [name, value] of Object.entries(rateLimitHeaders(decision))) c.res.headers.set(name, value);
