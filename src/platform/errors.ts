@@ -82,20 +82,18 @@ const STANDARD_MEMBERS = new Set(["type", "title", "status", "code", "detail", "
 
 export function problemBody(code: ErrorCode, detail: string, requestId: string, errors?: FieldError[], extensions?: ProblemExtensions): ProblemBody {
   const { status, title } = ERROR_CATALOGUE[code];
-  const body: ProblemBody = {
+  const extra = extensions ? Object.fromEntries(Object.entries(extensions).filter(([name]) => !STANDARD_MEMBERS.has(name))) : {};
+  // The standard members first, as in every problem, the extensions after them, request_id last.
+  return {
     type: DOCS_ERROR_BASE + code,
     title,
     status,
     code,
     detail,
     ...(errors && errors.length > 0 ? { errors } : {}),
+    ...extra,
     request_id: requestId,
   };
-  if (!extensions) return body;
-  // The standard members read first, as in every other problem; request_id stays last.
-  const { request_id, ...head } = body;
-  const extra = Object.fromEntries(Object.entries(extensions).filter(([name]) => !STANDARD_MEMBERS.has(name)));
-  return { ...head, ...extra, request_id } as ProblemBody;
 }
 
 export function problemResponse(c: Context, error: ApiError): Response {
