@@ -175,10 +175,9 @@ export async function recordAttempts(db: Database, learner: Learner, input: Atte
   const outcomes = new Map<string, AttemptOutcome>();
   const summary = { lessons: [] as string[], courses: [] as string[], achievements: [] as string[], xp: 0 };
 
-  // In time order, so that "first pass" and completion times follow what the learner did. A time up
-  // to the allowed clock skew ahead of ours counts as now: otherwise, just before the learner's
-  // midnight, the attempt would fall on their tomorrow and their current streak would read 0.
-  // Ordered by the times sent, before any is clamped, so that attempts a few seconds ahead keep their order.
+  // In the order of the times sent, so that "first pass" and completion times follow what the
+  // learner did. Then a time up to the allowed clock skew ahead of ours counts as now: otherwise,
+  // just before the learner's midnight, it would fall on their tomorrow and their streak read 0.
   const ordered = input
     .map((attempt, index) => ({ attempt, index, sent: Date.parse(attempt.occurred_at) }))
     .sort((a, b) => a.sent - b.sent || a.index - b.index)
