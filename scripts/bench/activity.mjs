@@ -153,7 +153,8 @@ export async function runActivity({ config, scriptPath, settings, loadGenerator,
     // on the large dataset. A round measures each group in one go, so a route's ratios are taken
     // from runs seconds apart rather than a round apart (on this machine the floors themselves
     // drift by a third within minutes). Floors are therefore measured once per group that needs them.
-    const floorsOf = (route) => (route.id === "public-hit" ? ["bare"] : route.auth ? AUTH_GOAL.floors : []);
+    // The catalogue hit is also measured beside the floor without Lingua's headers, for reference.
+    const floorsOf = (route) => (route.id === "public-hit" ? ["bare", "bare-plain"] : route.auth ? AUTH_GOAL.floors : []);
     const routeTarget = (route, d) => ({
       id: `${route.id}@${d.spec.name}`,
       route: route.id,
@@ -262,14 +263,17 @@ export async function runActivity({ config, scriptPath, settings, loadGenerator,
         ratioOfMedians: ours / floor,
         p50Ratio: metric === "p50" ? perRound.median : ratiosBy("p50").median,
         max,
-        verdict: perRound.median !== null && perRound.median <= max ? "PASS" : "MISS",
+        verdict: kind === "reference" ? "(reference)" : perRound.median !== null && perRound.median <= max ? "PASS" : "MISS",
       });
     };
     for (const connections of settings.connections) {
       for (const route of ROUTES) {
         for (const d of started) {
           const id = `${route.id}@${d.spec.name}`;
-          if (route.id === "public-hit") ratioCheck(`catalog hit [${d.spec.name}] ≤ 1.2× floor /bare`, connections, route.id, id, ["bare"], 1.2, "floor");
+          if (route.id === "public-hit") {
+            ratioCheck(`catalog hit [${d.spec.name}] ≤ 1.2× floor /bare`, connections, route.id, id, ["bare"], 1.2, "floor");
+            ratioCheck(`catalog hit [${d.spec.name}] ≤ 1.2× floor /bare-plain`, connections, route.id, id, ["bare-plain"], 1.2, "reference");
+          }
           else if (route.auth) ratioCheck(`${route.id} [${d.spec.name}] ≤ 1.25× (/do + /d1)`, connections, route.id, id, AUTH_GOAL.floors, AUTH_GOAL.max, "floor");
         }
         ratioCheck(`${route.id}: large / small ≤ ${FLAT_MAX}×`, connections, route.id, `${route.id}@large`, [`${route.id}@small`], FLAT_MAX, "flat");
@@ -357,8 +361,8 @@ export function activityReport(result, settings, formatTable) {
       result.checks.map((c) => [c.text, c.connections, c.metric, ms(c.ours), ms(c.floor), c.perRoundRatios.map((r) => (r === null ? "-" : r.toFixed(2))).join(" "), times(c.ratio), `${c.max}×`, c.verdict, times(c.p50Ratio)]),
     ),
   );
-  const all = [...result.checks, ...result.rowChecks];
-  out.push(`${all.filter((c) => c.verdict === "PASS").length} of ${all.length} learning-activity checks PASS.`);
+  const all = [...result.checks, ...result.rowChecks].filter((c) => c.verdict !== "(reference)");
+  out.push(`${all.filter((c) => c.verdict === "PASS").length} of ${all.length} learning-activity checks PASS (rows marked "(reference)" are not counted).`);
   return out.join("\n");
 }
 

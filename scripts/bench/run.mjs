@@ -46,7 +46,7 @@ import {
   cpuSnapshot,
   createMiniflare,
   ensureDir,
-  API_GOALS as GOALS,
+  API_GOALS,
   floorOptions,
   formatTable,
   median,
@@ -148,16 +148,35 @@ function bareHonoOptions(config) {
 // Targets (load runs) and goals. Each round visits the targets in this order, rotated (round k
 // starts further down the list), so every route is measured right beside its floor.
 
+// /bare and /do answer with the headers of the Lingua response they stand for, the "-plain" floors
+// with a content type alone (see floor-worker.mjs), for the reference rows below.
 const TARGETS = [
   { id: "bare", worker: "floor", path: "/bare", label: "floor /bare" },
+  { id: "bare-plain", worker: "floor", path: "/bare-plain", label: "floor /bare-plain (no headers)" },
   { id: "healthz", worker: "lingua", path: "/healthz", label: "GET /healthz" },
   { id: "do", worker: "floor", path: "/do", label: "floor /do (1 DO RPC)" },
+  { id: "do-plain", worker: "floor", path: "/do-plain", label: "floor /do-plain (no headers)" },
   // Opt-in (BENCH_DIAGNOSTICS=1 or BENCH_ONLY): /do plus the rate limiter's two SQLite writes.
   { id: "do-bookkeeping", worker: "floor", path: "/do-bookkeeping", label: "floor /do + limiter SQL writes", diagnostic: true },
   { id: "me", worker: "lingua", path: "/api/auth/me", auth: true, label: "GET /api/auth/me" },
   { id: "d1", worker: "floor", path: "/d1", label: "floor /d1 (1 D1 read)" },
   { id: "tokens", worker: "lingua", path: "/api/integrations/tokens", auth: true, label: "GET /api/integrations/tokens (25 of 31)" },
 ];
+
+/**
+ * The goals again against floors with a content type alone, as the bench measured them before
+ * 2026-11-22 13:00 UTC: reported beside the verdict, not counted (a "(reference)" row).
+ */
+const PLAIN_FLOORS = { bare: "bare-plain", do: "do-plain" };
+const PLAIN_FLOOR_REFERENCES = API_GOALS.map((goal) => ({
+  ...goal,
+  id: `${goal.id}-plain`,
+  floors: goal.floors.map((floor) => PLAIN_FLOORS[floor] ?? floor),
+  by: [],
+  reference: goal.by,
+  text: goal.text.replace(/floor \/(bare|do)\b/g, "floor /$1-plain"),
+}));
+const GOALS = [...API_GOALS, ...PLAIN_FLOOR_REFERENCES];
 
 /** Other processes' CPU share during a run above which the report warns. */
 const OTHER_CPU_WARN = 0.1;
@@ -516,7 +535,7 @@ async function main() {
     }
 
     if (wantActivity) {
-      const floorTargets = ["bare", "do", "d1"].map((id) => {
+      const floorTargets = ["bare", "bare-plain", "do", "d1"].map((id) => {
         const t = TARGETS.find((x) => x.id === id);
         return { id, label: t.label, url: new URL(t.path, started.floor.url).toString() };
       });
