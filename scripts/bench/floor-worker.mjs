@@ -9,7 +9,7 @@
 // A floor sends the headers of the Lingua response it stands for, so that a ratio compares the work
 // behind a response, not the number of its headers: in workerd under Miniflare every header costs
 // microseconds per response (a framework-free worker sending /healthz's seven headers measured 1.22×
-// the CPU of one sending a content type alone, and /healthz itself the same as that worker; 2026-11-22).
+// the CPU of one sending a content type alone, and /healthz itself 0.98× that worker; 2026-11-22).
 //   /bare  the headers of every Lingua response, as /healthz sends them
 //   /do    those and the headers CONVENTIONS.md requires of every authenticated response (rate
 //          limits) and its Cache-Control, as GET /api/auth/me sends them
