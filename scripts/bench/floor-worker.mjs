@@ -70,10 +70,12 @@ export const LINGUA_RESPONSE_HEADERS = [
   ["Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'"],
   ["X-Frame-Options", "DENY"],
 ];
+/** BENCH_RATE_LIMIT_PER_MINUTE of scripts/bench/seed.mjs (the floor is loaded as one module, without imports). */
+const RATE_LIMIT = 1_000_000_000;
 /** What an authenticated response adds that does not change from one request to the next. */
 const AUTHENTICATED_FIXED_HEADERS = [
-  ["X-RateLimit-Limit", "1000000000"],
-  ["RateLimit-Policy", '"minute";q=1000000000;w=60'],
+  ["X-RateLimit-Limit", String(RATE_LIMIT)],
+  ["RateLimit-Policy", `"minute";q=${RATE_LIMIT};w=60`],
   ["Cache-Control", "no-store"],
 ];
 
@@ -101,7 +103,7 @@ function respond(body, headers) {
   response.headers.set("X-Request-Id", newRequestId());
   if (headers === "authenticated") {
     // A remaining count and a reset that change per request, as the token's window would.
-    const remaining = String(999_999_999 - (requestCounter % 1_000_000));
+    const remaining = String(RATE_LIMIT - 1 - (requestCounter % 1_000_000));
     const reset = String(60 - (Math.floor(Date.now() / 1000) % 60));
     response.headers.set("X-RateLimit-Remaining", remaining);
     response.headers.set("X-RateLimit-Reset", reset);
