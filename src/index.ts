@@ -1,5 +1,5 @@
 import { appForRequest } from "./app";
-import { answerCachedPageEarly } from "./domains/catalog/early";
+import { answerCachedPageEarly, cachedPageFor } from "./domains/catalog/early";
 import type { Env } from "./env";
 import { ApiError, problemBody } from "./platform/errors";
 import { DEFAULT_FRAMING_HEADERS, requestIdFor, SECURITY_HEADERS } from "./platform/http/middleware";
@@ -14,7 +14,12 @@ export { ProgressRecorder } from "./domains/progress/recorder";
  */
 async function fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
   try {
-    return (await answerCachedPageEarly(request, env)) ?? (await (await appForRequest(request)).fetch(request, env, ctx));
+    // Awaits only what is pending: on the hot path the copy check and the app are synchronous.
+    const copy = cachedPageFor(request, env);
+    const early = copy ? await answerCachedPageEarly(copy, request, env) : null;
+    if (early) return early;
+    const app = appForRequest(request);
+    return await (app instanceof Promise ? await app : app).fetch(request, env, ctx);
   } catch (thrown) {
     const error = new ApiError("internal_error", "An unexpected error occurred. Quote the request id when contacting support.");
     const requestId = requestIdFor(request.headers.get("X-Request-Id"));

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import { createMiddleware } from "hono/factory";
+import type { Context, Next } from "hono";
 import type { AppEnv } from "../env";
 
 /**
@@ -109,9 +109,13 @@ export function d1MeterOn(env: object): boolean {
   return (env as { D1_METER?: string }).D1_METER === "true";
 }
 
-/** Active only when env.D1_METER is "true"; otherwise one comparison and next(). */
-export const d1Meter = createMiddleware<AppEnv>(async function d1Meter(c, next) {
-  if (!d1MeterOn(c.env)) return next();
+/**
+ * Runs `next` metered when env.D1_METER is "true" and the path is the API's; otherwise it is one
+ * comparison and next(). Called by the middleware that wraps every request rather than being one
+ * more layer of its own.
+ */
+export async function nextWithD1Meter(c: Context<AppEnv>, next: Next): Promise<void> {
+  if (!c.req.path.startsWith("/api/") || !d1MeterOn(c.env)) return next();
   enabled = true;
   const meter: Meter = { queries: 0, rowsRead: 0, rowsWritten: 0, unmetered: 0 };
   await store.run(meter, next);
@@ -119,4 +123,4 @@ export const d1Meter = createMiddleware<AppEnv>(async function d1Meter(c, next) 
   c.res.headers.set("X-D1-Rows-Read", String(meter.rowsRead));
   c.res.headers.set("X-D1-Rows-Written", String(meter.rowsWritten));
   if (meter.unmetered) c.res.headers.set("X-D1-Unmetered", String(meter.unmetered));
-});
+}

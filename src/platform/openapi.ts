@@ -79,12 +79,15 @@ function withHeaders(responses: Responses): Responses {
 export function tokenRoute<const R extends RouteConfig>(ability: Ability | null, route: R, options: { queryCheckedByHandler?: boolean } = {}): R {
   const middleware: MiddlewareHandler[] = [authenticate, ...(ability ? [requireAbility(ability)] : [])];
   const requirement = ability ? `Requires the \`${ability}\` ability.` : "Any valid token.";
+  // An operation without query parameters refuses any it is sent, in the query validator's place
+  // (validators run after the route's middleware) and with its error, without a schema to run.
+  const takesNoQuery = !options.queryCheckedByHandler && !route.request?.query;
   return createRoute({
     ...route,
-    request: options.queryCheckedByHandler ? route.request : strictQuery(route.request),
+    request: options.queryCheckedByHandler || takesNoQuery ? route.request : strictQuery(route.request),
     description: [route.description, requirement].filter(Boolean).join("\n\n"),
     security: [{ bearerAuth: [] }],
-    middleware: [...middleware, ...(route.middleware ? [route.middleware].flat() : [])],
+    middleware: [...middleware, ...(route.middleware ? [route.middleware].flat() : []), ...(takesNoQuery ? [refuseQueryParameters] : [])],
     responses: withHeaders({ ...pickErrors(Boolean(route.request?.body)), ...route.responses }),
     ...(ability ? { "x-required-ability": ability } : {}),
   }) as unknown as R;
@@ -97,11 +100,20 @@ export function tokenRoute<const R extends RouteConfig>(ability: Ability | null,
  * so that `?utm_source=…` works and cannot split their cache.
  */
 function strictQuery<Q extends RouteConfig["request"]>(request: Q): Q {
-  // An operation that declares no query parameters takes none.
-  if (!request?.query) return { ...request, query: z.object({}).strict() } as Q;
-  if (!(request.query instanceof z.ZodObject)) return request;
+  if (!request?.query || !(request.query instanceof z.ZodObject)) return request;
   return { ...request, query: request.query.strict() };
 }
+
+/** `strictQuery` for an operation that declares no query parameters: any parameter is unknown. */
+const refuseQueryParameters: MiddlewareHandler = async (c, next) => {
+  const url = c.req.url;
+  const queryStart = url.indexOf("?");
+  if (queryStart !== -1 && queryStart < url.length - 1) {
+    const names = [...new Set(new URLSearchParams(url.slice(queryStart + 1)).keys())];
+    if (names.length > 0) throw validationError(names.map((name) => ({ path: name, message: "is not a recognised field" })));
+  }
+  await next();
+};
 
 /**
  * For a handler that answers two documented operations on one path (`queryCheckedByHandler`): the

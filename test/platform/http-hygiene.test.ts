@@ -118,6 +118,7 @@ describe("errors are problem+json", () => {
       ["/api/integrations/tokens?page=1&sort=name&order=asc", ["order", "sort"]],
       // An operation that declares no query parameters takes none.
       ["/api/auth/me?verbose=1", ["verbose"]],
+      ["/api/auth/me?verbose=1&verbose=2&debug", ["debug", "verbose"]],
       // One handler answers these two operations; each checks its own parameters.
       ["/api/integrations/webhooks/whk_nope?verbose=1", ["verbose"]],
       ["/api/integrations/webhooks/event-types?per_page=2&verbose=1", ["verbose"]],
@@ -127,6 +128,15 @@ describe("errors are problem+json", () => {
       expectProblem(res, body, 422, "validation_failed");
       expect(body.errors.map((e: any) => e.path).sort(), path).toEqual(unknown);
     }
+    // A write that takes no query refuses one too, and revokes nothing.
+    const revoke = await callJson(`/api/integrations/tokens/${admin.tokenId}?force=true`, { method: "DELETE", token: admin.token });
+    expectProblem(revoke.res, revoke.body, 422, "validation_failed");
+    expect(revoke.body.errors).toEqual([{ path: "force", message: "is not a recognised field" }]);
+    expect((await call("/api/auth/me", { token: admin.token })).status).toBe(200);
+    // An empty query is no parameter at all.
+    const bare = await call("/api/auth/me?", { token: admin.token });
+    expect(bare.status).toBe(200);
+    await bare.arrayBuffer();
     // Public operations ignore them (campaign tags must not break links or split the cache).
     const open = await call("/api/public/courses?utm_source=newsletter", { headers: { "CF-Connecting-IP": freshIp() } });
     expect(open.status).toBe(200);

@@ -69,6 +69,25 @@ describe("SlidingWindow", () => {
     expect(w.consume(T0 + 2000, 5, 60).allowed).toBe(false);
   });
 
+  it("reports the reset from the newest bucket still counted, after a refund, a resume or an empty window", () => {
+    const w = new SlidingWindow();
+    w.consume(T0, 5, 60);
+    const late = w.consume(T0 + 10_000, 5, 60);
+    expect(late.resetSeconds).toBe(60);
+    // Refunding the newest bucket's only hit makes the older bucket the newest again.
+    w.refund(late.second);
+    expect(w.peek(T0 + 10_000, 5, 60)).toMatchObject({ remaining: 4, resetSeconds: 50 });
+    // Everything slides out, then a new hit starts a new window.
+    expect(w.peek(T0 + 100_000, 5, 60)).toMatchObject({ remaining: 5, resetSeconds: 0 });
+    expect(w.consume(T0 + 100_000, 5, 60)).toMatchObject({ allowed: true, remaining: 4, resetSeconds: 60 });
+    // Resumed buckets, stored in any order: the newest is the latest second.
+    const resumed = new SlidingWindow([
+      [T0 / 1000 + 20, 1],
+      [T0 / 1000, 1],
+    ]);
+    expect(resumed.peek(T0 + 30_000, 5, 60).resetSeconds).toBe(50);
+  });
+
   it("keeps counting when the clock steps back", () => {
     const w = new SlidingWindow();
     w.consume(T0 + 5_000, 2, 60);

@@ -13,14 +13,17 @@ import { PUBLIC_CORS_HEADERS, PUBLIC_COURSES_PATH } from "./cache";
  * applies, and anything else — another method, no copy, a refused limit — goes to the app, which
  * then also answers the 429.
  */
-export async function answerCachedPageEarly(request: Request, env: Env): Promise<Response | null> {
+export function cachedPageFor(request: Request, env: Env): MemoryCopy | null {
   // With the D1 meter on (benchmarks only), hits go through the app, whose middleware reports the count.
   if (request.method !== "GET" || d1MeterOn(env) || publicCacheOff(env)) return null;
   const url = request.url;
   const pathStart = url.indexOf("/", url.indexOf("//") + 2);
   if (pathStart < 0 || !url.startsWith(PUBLIC_COURSES_PATH, pathStart)) return null;
-  const copy = recalled(url);
-  if (!copy) return null;
+  return recalled(url) ?? null;
+}
+
+/** Answers `copy` (from `cachedPageFor`) when the caller's address is within its limit; otherwise null. */
+export async function answerCachedPageEarly(copy: MemoryCopy, request: Request, env: Env): Promise<Response | null> {
   const { success } = await env.PUBLIC_RATE_LIMITER.limit({ key: clientIpOf(request.headers) });
   if (!success) return null;
   copy.early ??= earlyParts(copy);

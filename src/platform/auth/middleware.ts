@@ -97,8 +97,9 @@ export const authenticate = createMiddleware<AppEnv>(async function authenticate
     );
   }
   await next();
-  for (const [name, value] of Object.entries(headers)) c.res.headers.set(name, value);
-  c.res.headers.set("Cache-Control", "no-store");
+  const responseHeaders = c.res.headers;
+  for (const name in headers) responseHeaders.set(name, headers[name]!);
+  responseHeaders.set("Cache-Control", "no-store");
 });
 
 export function requireAbility(ability: Ability) {

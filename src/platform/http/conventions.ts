@@ -1,17 +1,15 @@
 import type { Hono } from "hono";
 import type { AppEnv } from "../../env";
-import { d1Meter } from "../d1-meter";
 import { ApiError, problemResponse, toApiError } from "../errors";
 import { allowedMethodsResolver } from "./method-not-allowed";
 import { limitBody, responseHeaders } from "./middleware";
 
 /**
- * What every app of this worker does around its routes: response headers, the D1 meter, the body
+ * What every app of this worker does around its routes: response headers (and the D1 meter), the body
  * limit, 404 and 405 (with `Allow`) as problems, and every thrown error as a problem.
  */
 export function applyApiConventions<A extends Hono<AppEnv>>(app: A, register: (app: A) => void): A {
   app.use("*", responseHeaders);
-  app.use("/api/*", d1Meter);
   // Only methods whose routes read a body; a GET's body is never read, so it needs no limit.
   app.on(["POST", "PUT", "PATCH", "DELETE"], "/api/*", limitBody());
 

@@ -2,6 +2,7 @@ import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../../env";
 import { toHex } from "../crypto/encoding";
+import { nextWithD1Meter } from "../d1-meter";
 import { ApiError } from "../errors";
 
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
@@ -38,9 +39,9 @@ export const DEFAULT_FRAMING_HEADERS: readonly (readonly [string, string])[] = [
  * catalogue's memory hits, which it answers before the app.)
  */
 export const responseHeaders = createMiddleware<AppEnv>(async function responseHeaders(c, next) {
-  const id = requestIdFor(c.req.header("X-Request-Id"));
+  const id = requestIdFor(c.req.raw.headers.get("X-Request-Id"));
   c.set("requestId", id);
-  await next();
+  await nextWithD1Meter(c, next);
   const headers = c.res.headers;
   headers.set("X-Request-Id", id);
   for (const [name, value] of SECURITY_HEADERS) headers.set(name, value);

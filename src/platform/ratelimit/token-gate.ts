@@ -24,6 +24,13 @@ export type AdmitResult =
 interface CachedRecord {
   record: TokenRecord;
   loadedAt: number;
+  /** The token's expiry as epoch milliseconds, parsed once; null when it never expires. */
+  expiresAtMs: number | null;
+}
+
+function cachedRecord(record: TokenRecord, loadedAt: number): CachedRecord {
+  const expiresAt = record.state === "active" ? record.principal.token.expiresAt : null;
+  return { record, loadedAt, expiresAtMs: expiresAt ? Date.parse(expiresAt) : null };
 }
 
 /**
@@ -36,9 +43,11 @@ export class TokenGate extends DurableObject<Env> {
   private cached: CachedRecord | null;
   private loading: Promise<CachedRecord> | null = null;
   private lastTouchAt = 0;
+  private readonly windowSeconds: number;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    this.windowSeconds = windowSecondsFrom(env);
     void ctx.blockConcurrencyWhile(async () => {
       this.rate = await PersistentWindow.load(ctx.storage);
     });
@@ -46,7 +55,7 @@ export class TokenGate extends DurableObject<Env> {
     const stored = this.hasRecordTable()
       ? ctx.storage.sql.exec<{ body: string; loaded_at: number }>("SELECT body, loaded_at FROM token_record").toArray()[0]
       : undefined;
-    this.cached = stored ? { record: JSON.parse(stored.body) as TokenRecord, loadedAt: stored.loaded_at } : null;
+    this.cached = stored ? cachedRecord(JSON.parse(stored.body) as TokenRecord, stored.loaded_at) : null;
   }
 
   async admit(tokenHash: string, knownVersion?: number): Promise<AdmitResult> {
@@ -59,10 +68,10 @@ export class TokenGate extends DurableObject<Env> {
       this.ctx.waitUntil(this.load(tokenHash).catch(() => undefined));
     }
     const { principal } = record;
-    if (principal.token.expiresAt && Date.parse(principal.token.expiresAt) <= now) {
+    if (cached.expiresAtMs !== null && cached.expiresAtMs <= now) {
       return { outcome: "unauthenticated", reason: "expired" };
     }
-    const rate = this.rate.consume(now, principal.rateLimitPerMinute, windowSecondsFrom(this.env));
+    const rate = this.rate.consume(now, principal.rateLimitPerMinute, this.windowSeconds);
     if (!rate.allowed) return { outcome: "rate_limited", rate };
     const touch = now - this.lastTouchAt >= TOUCH_INTERVAL_MS;
     if (touch) this.lastTouchAt = now;
@@ -72,7 +81,7 @@ export class TokenGate extends DurableObject<Env> {
 
   /** Called before the D1 row is marked revoked, so the very next request is refused. */
   async revoke(): Promise<void> {
-    this.store({ record: { state: "revoked" }, loadedAt: Date.now() });
+    this.store(cachedRecord({ state: "revoked" }, Date.now()));
   }
 
   /** Forget the cached principal (role, plan or institution changed); the next request re-reads D1. */
@@ -88,7 +97,7 @@ export class TokenGate extends DurableObject<Env> {
       .then((record) => {
         // A revocation that landed while D1 was being read wins over what D1 said.
         if (this.cached?.record.state === "revoked") return this.cached;
-        const entry = { record, loadedAt: Date.now() };
+        const entry = cachedRecord(record, Date.now());
         // A token D1 does not know was most likely guessed: remembered while this object lives,
         // never stored, so guesses leave nothing behind.
         if (record.state === "unknown") this.cached = entry;

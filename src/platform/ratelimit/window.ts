@@ -18,29 +18,35 @@ export interface RateDecision {
   windowSeconds: number;
 }
 
+const NOTHING_DROPPED: readonly number[] = [];
+
 export class SlidingWindow {
   /** second → hits, kept sorted by insertion, which is chronological. */
   private readonly buckets = new Map<number, number>();
   private used = 0;
+  /** The newest bucket's second (the Map's last key), kept so that no request walks the Map for it. */
+  private newest: number | undefined;
 
   constructor(entries: Iterable<readonly [number, number]> = []) {
     for (const [second, count] of [...entries].sort((a, b) => a[0] - b[0])) {
       this.buckets.set(second, count);
       this.used += count;
+      this.newest = second;
     }
   }
 
   /** Drops buckets that have left the window; returns the seconds that were dropped. */
-  prune(nowMs: number, windowSeconds: number): number[] {
+  prune(nowMs: number, windowSeconds: number): readonly number[] {
     const oldestKept = Math.floor(nowMs / 1000) - windowSeconds + 1;
-    const dropped: number[] = [];
+    let dropped: number[] | undefined;
     for (const [second, count] of this.buckets) {
       if (second >= oldestKept) break;
       this.buckets.delete(second);
       this.used -= count;
-      dropped.push(second);
+      (dropped ??= []).push(second);
     }
-    return dropped;
+    if (this.buckets.size === 0) this.newest = undefined;
+    return dropped ?? NOTHING_DROPPED;
   }
 
   /** Decides without counting. */
@@ -58,6 +64,7 @@ export class SlidingWindow {
     if (allowed) {
       this.buckets.set(second, (this.buckets.get(second) ?? 0) + 1);
       this.used += 1;
+      this.newest = second;
     }
     return { ...this.describe(nowMs, limit, windowSeconds, allowed), second };
   }
@@ -66,16 +73,16 @@ export class SlidingWindow {
   refund(second: number): boolean {
     const count = this.buckets.get(second);
     if (!count) return false;
-    if (count === 1) this.buckets.delete(second);
-    else this.buckets.set(second, count - 1);
+    if (count === 1) {
+      this.buckets.delete(second);
+      if (second === this.newest) this.newest = lastKey(this.buckets);
+    } else this.buckets.set(second, count - 1);
     this.used -= 1;
     return true;
   }
 
   private newestSecond(): number | undefined {
-    let newest: number | undefined;
-    for (const second of this.buckets.keys()) newest = second;
-    return newest;
+    return this.newest;
   }
 
   count(second: number): number {
@@ -107,6 +114,12 @@ export class SlidingWindow {
     }
     return { allowed, limit, remaining, resetSeconds, retryAfterSeconds, windowSeconds };
   }
+}
+
+function lastKey(map: Map<number, number>): number | undefined {
+  let last: number | undefined;
+  for (const key of map.keys()) last = key;
+  return last;
 }
 
 function secondsUntil(targetMs: number, nowMs: number): number {

@@ -1,9 +1,12 @@
-import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { OpenAPIHono, z } from "@hono/zod-openapi";
+import type { Principal } from "../../../platform/auth/principal";
 import type { AppEnv } from "../../../env";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { windowSecondsFrom } from "../../../platform/ratelimit/policies";
 import { presentUser } from "../present";
 import { MeSchema } from "../schemas";
+
+const JSON_CONTENT_TYPE = { "Content-Type": "application/json" };
 
 export const meRoute = tokenRoute(null, {
   method: "get",
@@ -15,18 +18,29 @@ export const meRoute = tokenRoute(null, {
   responses: { 200: jsonResponse(MeSchema, "The caller.") },
 });
 
+/**
+ * `me` answers from the principal alone, and the authentication middleware keeps one principal
+ * object per token version, so the body is serialised once per version rather than per request.
+ */
+const bodies = new WeakMap<Principal, { windowSeconds: number; json: string }>();
+
+function meBody(principal: Principal, windowSeconds: number): string {
+  const cached = bodies.get(principal);
+  if (cached?.windowSeconds === windowSeconds) return cached.json;
+  const { user, institution, token, rateLimitPerMinute } = principal;
+  const body: z.infer<typeof MeSchema> = {
+    user: presentUser({ ...user, institutionId: institution?.id ?? null }),
+    institution,
+    plan: institution?.plan ?? "platform",
+    rate_limit: { limit: rateLimitPerMinute, window_seconds: windowSeconds },
+    token: { id: token.id, name: token.name, kind: token.kind, abilities: token.abilities, expires_at: token.expiresAt },
+  };
+  const json = JSON.stringify(body);
+  bodies.set(principal, { windowSeconds, json });
+  return json;
+}
+
 export function registerMe(app: OpenAPIHono<AppEnv>) {
-  app.openapi(meRoute, (c) => {
-    const { user, institution, token, rateLimitPerMinute } = c.var.principal;
-    return c.json(
-      {
-        user: presentUser({ ...user, institutionId: institution?.id ?? null }),
-        institution,
-        plan: institution?.plan ?? ("platform" as const),
-        rate_limit: { limit: rateLimitPerMinute, window_seconds: windowSecondsFrom(c.env) },
-        token: { id: token.id, name: token.name, kind: token.kind, abilities: token.abilities, expires_at: token.expiresAt },
-      },
-      200,
-    );
-  });
+  // c.body, not c.json: the JSON is serialised already (typed against MeSchema in meBody).
+  app.openapi(meRoute, (c) => c.body(meBody(c.get("principal"), windowSecondsFrom(c.env)), 200, JSON_CONTENT_TYPE) as never);
 }
