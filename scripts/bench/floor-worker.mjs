@@ -3,7 +3,6 @@
 //   /bare  one Response, nothing else
 //   /do    one RPC call to a trivial SQLite-backed Durable Object addressed by a fixed name
 //   /d1    one D1 point read by primary key
-//   /do-bookkeeping  diagnostic: /do plus the rate limiter's two SQLite writes inside the object
 // Plain module worker, no framework, no bundling step.
 //
 // A floor sends the headers of the Lingua response it stands for, so that a ratio compares the work
@@ -21,23 +20,6 @@ import { DurableObject } from "cloudflare:workers";
 export class FloorObject extends DurableObject {
   ping() {
     return { ok: true, at: Date.now() };
-  }
-
-  /**
-   * Diagnostic only: the same two SQLite statements the Lingua rate limiter runs per admitted
-   * request (src/platform/ratelimit/bucket-store.ts), so its bookkeeping can be told apart from
-   * everything else a token route does.
-   */
-  pingWithBookkeeping() {
-    const sql = this.ctx.storage.sql;
-    if (!this.bucketsReady) {
-      sql.exec("CREATE TABLE IF NOT EXISTS rate_buckets (second INTEGER PRIMARY KEY, hits INTEGER NOT NULL)");
-      this.bucketsReady = true;
-    }
-    const now = Date.now();
-    sql.exec("INSERT INTO rate_buckets (second, hits) VALUES (?, 1) ON CONFLICT(second) DO UPDATE SET hits = hits + 1", Math.floor(now / 1000));
-    sql.exec("DELETE FROM rate_buckets WHERE second <= ?", Math.floor(now / 1000) - 60);
-    return { ok: true, at: now };
   }
 }
 
@@ -119,10 +101,6 @@ export default {
     if (pathname === "/do" || pathname === "/do-plain") {
       const stub = env.FLOOR_OBJECT.get(env.FLOOR_OBJECT.idFromName("floor"));
       return respond(JSON.stringify(await stub.ping()), pathname === "/do" ? "authenticated" : "plain");
-    }
-    if (pathname === "/do-bookkeeping") {
-      const stub = env.FLOOR_OBJECT.get(env.FLOOR_OBJECT.idFromName("floor-bookkeeping"));
-      return respond(JSON.stringify(await stub.pingWithBookkeeping()), "authenticated");
     }
     if (pathname === "/d1") {
       await seedOnce(env.DB);

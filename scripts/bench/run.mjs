@@ -8,7 +8,6 @@
 //   BENCH_CONNECTIONS=1,16    concurrency levels
 //   BENCH_STARTUP_ROUNDS=5    fresh starts per worker for the start-up comparison
 //   BENCH_ONLY=me,startup     only these scenarios (the floors their goals need are added)
-//   BENCH_DIAGNOSTICS=1       also the diagnostic targets (not part of any goal)
 //   BENCH_STORAGE_DIR=DIR     where D1/DO storage lives during the run (default /dev/shm, else the OS temp dir)
 //   BENCH_ONLY=webhooks       the webhook pipeline (issue 4; scripts/bench/webhooks.mjs): attempt-to-delivery
 //                             latency, a 10,000-event × 10-webhook burst against a bare signed-fetch floor.
@@ -86,7 +85,6 @@ const settings = {
   settleS: numberFromEnv("BENCH_SETTLE", 0.25),
   connections: (process.env.BENCH_CONNECTIONS || "1,16").split(",").map((c) => Number(c.trim())),
   startupRounds: numberFromEnv("BENCH_STARTUP_ROUNDS", 5),
-  diagnostics: process.env.BENCH_DIAGNOSTICS === "1",
   only: process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(",").map((s) => s.trim()).filter(Boolean) : null,
 };
 if (settings.connections.some((c) => !Number.isInteger(c) || c < 1)) throw new Error("BENCH_CONNECTIONS must list positive integers");
@@ -146,21 +144,20 @@ function bareHonoOptions(config) {
 
 // ---------------------------------------------------------------------------------------------
 // Targets (load runs) and goals. Each round visits the targets in this order, rotated (round k
-// starts further down the list), so every route is measured right beside its floor.
+// starts further down the list); each route comes right after its floor, so that the two are
+// measured seconds apart in every round but the one whose rotation splits them.
 
 // /bare and /do answer with the headers of the Lingua response they stand for, the "-plain" floors
 // with a content type alone (see floor-worker.mjs), for the reference rows below.
 const TARGETS = [
   { id: "bare", worker: "floor", path: "/bare", label: "floor /bare" },
-  { id: "bare-plain", worker: "floor", path: "/bare-plain", label: "floor /bare-plain (no headers)" },
   { id: "healthz", worker: "lingua", path: "/healthz", label: "GET /healthz" },
   { id: "do", worker: "floor", path: "/do", label: "floor /do (1 DO RPC)" },
-  { id: "do-plain", worker: "floor", path: "/do-plain", label: "floor /do-plain (no headers)" },
-  // Opt-in (BENCH_DIAGNOSTICS=1 or BENCH_ONLY): /do plus the rate limiter's two SQLite writes.
-  { id: "do-bookkeeping", worker: "floor", path: "/do-bookkeeping", label: "floor /do + limiter SQL writes", diagnostic: true },
   { id: "me", worker: "lingua", path: "/api/auth/me", auth: true, label: "GET /api/auth/me" },
   { id: "d1", worker: "floor", path: "/d1", label: "floor /d1 (1 D1 read)" },
   { id: "tokens", worker: "lingua", path: "/api/integrations/tokens", auth: true, label: "GET /api/integrations/tokens (25 of 31)" },
+  { id: "bare-plain", worker: "floor", path: "/bare-plain", label: "floor /bare-plain (no headers)" },
+  { id: "do-plain", worker: "floor", path: "/do-plain", label: "floor /do-plain (no headers)" },
 ];
 
 /**
@@ -190,10 +187,7 @@ const SCENARIOS = [...TARGETS.map((t) => t.id), "startup", "activity", "webhooks
 const OPT_IN_SCENARIOS = new Set(["activity", "webhooks", "exports"]);
 
 function selectScenarios() {
-  if (!settings.only) {
-    const diagnostic = new Set(TARGETS.filter((t) => t.diagnostic).map((t) => t.id));
-    return { selected: new Set(SCENARIOS.filter((id) => !OPT_IN_SCENARIOS.has(id) && (settings.diagnostics || !diagnostic.has(id)))), added: [] };
-  }
+  if (!settings.only) return { selected: new Set(SCENARIOS.filter((id) => !OPT_IN_SCENARIOS.has(id))), added: [] };
   const unknown = settings.only.filter((id) => !SCENARIOS.includes(id));
   if (unknown.length) throw new Error(`BENCH_ONLY: unknown ${unknown.join(", ")}; known: ${SCENARIOS.join(", ")}`);
   const selected = new Set(settings.only);
@@ -555,7 +549,7 @@ async function main() {
   const summary = summarize(runs, targets);
   const checks = evaluateGoals(runs, summary);
   const tenantNote = started.lingua
-    ? `Bench tenant: enterprise plan with rate_limit_per_minute = ${BENCH_RATE_LIMIT_PER_MINUTE.toLocaleString("en-US")} (effectively unlimited), so no request is answered 429; what the token routes pay is the rate limiter's bookkeeping (TokenGate DO admit + SQLite bucket write per request), not rejections.`
+    ? `Bench tenant: enterprise plan with rate_limit_per_minute = ${BENCH_RATE_LIMIT_PER_MINUTE.toLocaleString("en-US")} (effectively unlimited), so no request is answered 429; what the token routes pay is the rate limiter's bookkeeping (the TokenGate object's decision per request, its buckets written to storage at most every 200 ms), not rejections.`
     : null;
   const selectionNote = settings.only ? `BENCH_ONLY=${settings.only.join(",")}${added.length ? ` (added the floors its goals need: ${added.join(", ")})` : ""}` : null;
 
