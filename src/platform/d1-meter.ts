@@ -106,7 +106,7 @@ export function meteredD1(d1: D1Database): D1Database {
 
 /** Whether this deployment meters D1 (benchmarks only). */
 export function d1MeterOn(env: object): boolean {
-  return (env as { D1_METER?: string }).D1_METER === "true";
+  return (env as { D1_METER?: string } | undefined)?.D1_METER === "true";
 }
 
 /**
@@ -115,7 +115,7 @@ export function d1MeterOn(env: object): boolean {
  * more layer of its own.
  */
 export async function nextWithD1Meter(c: Context<AppEnv>, next: Next): Promise<void> {
-  if (!c.req.path.startsWith("/api/") || !d1MeterOn(c.env)) return next();
+  if (!d1MeterOn(c.env) || !(c.req.path.startsWith("/api/") || c.req.path === "/api")) return next();
   enabled = true;
   const meter: Meter = { queries: 0, rowsRead: 0, rowsWritten: 0, unmetered: 0 };
   await store.run(meter, next);
