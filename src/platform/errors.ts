@@ -147,13 +147,18 @@ export function fieldErrorsFromZod(issues: ReadonlyArray<ZodIssueLike>): FieldEr
       continue;
     }
     if (issue.code === "unrecognized_keys" && issue.keys) {
-      for (const key of issue.keys) out.push({ path: base ? `${base}.${key}` : key, message: "is not a recognised field" });
+      out.push(...unrecognisedFields(issue.keys, base));
     } else {
       const missing = issue.code === "invalid_type" && /received undefined$/.test(issue.message);
       out.push({ path: base, message: missing ? "is required" : issue.message });
     }
   }
   return out;
+}
+
+/** Fields (or query parameters) an operation does not know, each named, under `base` when nested. */
+export function unrecognisedFields(keys: readonly string[], base = ""): FieldError[] {
+  return keys.map((key) => ({ path: base ? `${base}.${key}` : key, message: "is not a recognised field" }));
 }
 
 export function validationError(errors: FieldError[]): ApiError {

@@ -3,7 +3,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import { authenticate, requireAbility } from "./auth/middleware";
 import type { Ability } from "./auth/abilities";
 import type { AppEnv } from "../env";
-import { ERROR_CATALOGUE, fieldErrorsFromZod, validationError } from "./errors";
+import { ERROR_CATALOGUE, fieldErrorsFromZod, unrecognisedFields, validationError } from "./errors";
 import { applyApiConventions } from "./http/conventions";
 
 export type ApiApp = OpenAPIHono<AppEnv>;
@@ -109,7 +109,7 @@ const refuseQueryParameters: MiddlewareHandler = async (c, next) => {
   // Hono's own parser (as the validator's), run only when the URL has a query at all.
   if (c.req.url.includes("?")) {
     const names = Object.keys(c.req.queries());
-    if (names.length > 0) throw validationError(names.map((name) => ({ path: name, message: "is not a recognised field" })));
+    if (names.length > 0) throw validationError(unrecognisedFields(names));
   }
   await next();
 };
