@@ -59,7 +59,7 @@ export class SlidingWindow {
   consume(nowMs: number, limit: number, windowSeconds: number): RateDecision & { second: number } {
     this.prune(nowMs, windowSeconds);
     // Buckets must stay chronological; a clock that steps back counts into the newest bucket.
-    const second = Math.max(Math.floor(nowMs / 1000), this.newestSecond() ?? 0);
+    const second = Math.max(Math.floor(nowMs / 1000), this.newest ?? 0);
     const allowed = this.used < limit;
     if (allowed) {
       this.buckets.set(second, (this.buckets.get(second) ?? 0) + 1);
@@ -81,10 +81,6 @@ export class SlidingWindow {
     return true;
   }
 
-  private newestSecond(): number | undefined {
-    return this.newest;
-  }
-
   count(second: number): number {
     return this.buckets.get(second) ?? 0;
   }
@@ -95,8 +91,7 @@ export class SlidingWindow {
 
   private describe(nowMs: number, limit: number, windowSeconds: number, allowed: boolean): RateDecision {
     const remaining = Math.max(0, limit - this.used);
-    const newest = this.newestSecond();
-    const resetSeconds = newest === undefined ? 0 : secondsUntil((newest + windowSeconds) * 1000, nowMs);
+    const resetSeconds = this.newest === undefined ? 0 : secondsUntil((this.newest + windowSeconds) * 1000, nowMs);
     let retryAfterSeconds = 0;
     if (!allowed) {
       // The earliest moment at which the hits still in the window drop below the limit.
