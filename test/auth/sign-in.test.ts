@@ -91,6 +91,12 @@ describe("POST /api/auth/sign-in", () => {
     const retryAfter = Number(res.headers.get("Retry-After"));
     expect(retryAfter).toBeGreaterThan(800);
     expect(retryAfter).toBeLessThanOrEqual(900);
+    // The headers describe the e-mail's limit that refused it, not the address's, which still has room.
+    expect(res.headers.get("X-RateLimit-Limit")).toBe("10");
+    expect(res.headers.get("X-RateLimit-Remaining")).toBe("0");
+    expect(res.headers.get("RateLimit-Policy")).toBe('"sign-in-failures";q=10;w=900');
+    expect(res.headers.get("RateLimit")).toMatch(/^"sign-in-failures";r=0;t=\d+$/);
+    expect(Number(res.headers.get("X-RateLimit-Reset"))).toBeGreaterThanOrEqual(retryAfter);
   });
 
   it("does not count successful sign-ins against the e-mail's failure budget", async () => {

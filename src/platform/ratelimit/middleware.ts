@@ -34,6 +34,9 @@ export function limitByIp(policy: { name: string; limit: number }) {
     const decision = await consumeByIp(c, policy);
     if (!decision.allowed) throw rateLimitedError(decision, "requests from this address");
     await next();
+    // A 429 from a stricter limit inside the route (sign-in's per-e-mail failures) describes that
+    // limit: these headers, which would say this address may go on, must not replace its own.
+    if (c.res.status === 429) return;
     for (const [name, value] of Object.entries(rateLimitHeaders(decision))) c.res.headers.set(name, value);
   });
 }
