@@ -65,6 +65,14 @@ describe("API token life cycle", () => {
     expect(lastUsed).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     const list = await callJson("/api/integrations/tokens", { token: admin.token });
     expect(list.body.data.find((t: any) => t.id === id).last_used_at).toBe(lastUsed);
+
+    // Within the minute, further use writes nothing: a marker put in its place stays.
+    const marker = "2000-01-01T00:00:00Z";
+    await env.DB.prepare("UPDATE api_tokens SET last_used_at = ? WHERE id = ?").bind(marker, id).run();
+    for (let i = 0; i < 3; i++) expect((await call("/api/integrations/tokens", { token })).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 300));
+    const after = await env.DB.prepare("SELECT last_used_at FROM api_tokens WHERE id = ?").bind(id).first<{ last_used_at: string }>();
+    expect(after!.last_used_at).toBe(marker);
   });
 
   it("stops accepting a token after its expiry", async () => {
