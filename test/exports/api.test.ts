@@ -37,6 +37,18 @@ describe("POST /api/integrations/exports", () => {
     expect(again.body).toEqual(body);
   });
 
+  it("refuses jobs (500, nothing stored or queued) while the deployment's part size is below R2's 5 MiB", async () => {
+    const { admin, institution } = await createTenant();
+    const queue = new HeldQueue();
+    const { res, body } = await requestExport(admin.token, { type: "activity" }, { bindings: heldBindings(queue, { EXPORT_PART_SIZE_BYTES: String(5 * 1024 * 1024 - 1) }) });
+    expect(res.status).toBe(500);
+    expect(res.headers.get("Content-Type")).toBe("application/problem+json");
+    expect(body.code).toBe("internal_error");
+    expect(queue.messages).toEqual([]);
+    const stored = await env.DB.prepare("SELECT count(*) AS n FROM export_jobs WHERE institution_id = ?").bind(institution.id).first<{ n: number }>();
+    expect(stored!.n).toBe(0);
+  });
+
   it.each([
     ["an unknown type", { type: "grades" }, "type"],
     ["no type", {}, "type"],

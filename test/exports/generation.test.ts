@@ -139,9 +139,10 @@ describe("a multi-part export", () => {
     const queue = new HeldQueue();
     const bindings = heldBindings(queue, { EXPORT_PAGE_SIZE: PAGE_SIZE });
     const id = await startExport(queue);
-    expect((await getJob(tenant.admin.token, id)).status).toBe("queued");
+    const queued = await getJob(tenant.admin.token, id);
+    expect(queued.status).toBe("queued");
 
-    const seen: { status: string; progress: number; parts: number; generation: number }[] = [];
+    const seen: { status: string; progress: number; parts: number; generation: number; startedAt: string; completedAt: string | null }[] = [];
     while (queue.messages.length > 0) {
       const message = queue.take();
       expect(message).toEqual({ job_id: id, generation: seen.length });
@@ -149,7 +150,7 @@ describe("a multi-part export", () => {
       expect(outcome.acked).toBe(true);
       const job = await getJob(tenant.admin.token, id);
       const row = await jobRow(id);
-      seen.push({ status: job.status, progress: job.progress, parts: JSON.parse(row!.parts).length, generation: row!.generation });
+      seen.push({ status: job.status, progress: job.progress, parts: JSON.parse(row!.parts).length, generation: row!.generation, startedAt: job.started_at, completedAt: job.completed_at });
       if (job.status === "processing") {
         // Between messages: nobody holds the job, and the file cannot be downloaded yet.
         expect(row!.lease_id).toBeNull();
@@ -159,7 +160,15 @@ describe("a multi-part export", () => {
     expect(seen.map((s) => s.status)).toEqual(["processing", "processing", "processing", "completed"]);
     expect(seen.map((s) => s.parts)).toEqual([1, 2, 3, 4]);
     expect(seen.map((s) => s.generation)).toEqual([1, 2, 3, 3]);
-    // Progress counts the rows whose text is wholly in uploaded parts, so it grows by about a part's worth.
+    // started_at is the first message's claim, kept by every continuation; completed_at only at the end.
+    expect(queued.started_at).toBeNull();
+    expect(seen[0]!.startedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    expect(seen[0]!.startedAt >= queued.created_at).toBe(true);
+    expect(new Set(seen.map((s) => s.startedAt))).toEqual(new Set([seen[0]!.startedAt]));
+    expect(seen.map((s) => s.completedAt === null)).toEqual([true, true, true, false]);
+    expect(seen[3]!.completedAt! >= seen[0]!.startedAt).toBe(true);
+    // Progress counts the rows written so far: those in uploaded parts, and the one whose rest the
+    // checkpoint carries into the next part. So it grows by about a part's worth.
     const progress = seen.map((s) => s.progress);
     expect(progress[0]).toBeGreaterThan(0);
     expect([...progress].sort((a, b) => a - b)).toEqual(progress);

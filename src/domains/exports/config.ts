@@ -12,6 +12,8 @@ export interface ExportSettings {
 
 /** R2 refuses a multipart upload with more parts. */
 export const MAX_PARTS = 10_000;
+/** R2 refuses to complete a multipart upload with a part but the last smaller than this. */
+export const MIN_PART_BYTES = 5 * 1024 * 1024;
 
 function positiveInteger(name: string, raw: string | undefined): number {
   const value = Number(raw);
@@ -19,10 +21,16 @@ function positiveInteger(name: string, raw: string | undefined): number {
   return value;
 }
 
-/** The EXPORT_* variables of wrangler.toml (the tests override some in vitest.config.ts). */
+/**
+ * The EXPORT_* variables of wrangler.toml (the tests override some in vitest.config.ts). A value R2
+ * or the generator cannot work with throws: creating an export reads them first, so a misconfigured
+ * deployment refuses jobs (500) instead of queueing ones that can only fail.
+ */
 export function exportSettings(env: Env): ExportSettings {
+  const partSize = positiveInteger("EXPORT_PART_SIZE_BYTES", env.EXPORT_PART_SIZE_BYTES);
+  if (partSize < MIN_PART_BYTES) throw new Error(`EXPORT_PART_SIZE_BYTES must be at least ${MIN_PART_BYTES} (R2's smallest part), got ${partSize}`);
   return {
-    partSize: positiveInteger("EXPORT_PART_SIZE_BYTES", env.EXPORT_PART_SIZE_BYTES),
+    partSize,
     pageSize: positiveInteger("EXPORT_PAGE_SIZE", env.EXPORT_PAGE_SIZE),
     timeBudgetMs: positiveInteger("EXPORT_TIME_BUDGET_MS", env.EXPORT_TIME_BUDGET_MS),
     retentionDays: positiveInteger("EXPORT_RETENTION_DAYS", env.EXPORT_RETENTION_DAYS),

@@ -6,6 +6,7 @@ import { database, inJsonList } from "../../platform/db";
 import { ApiError, validationError, type FieldError } from "../../platform/errors";
 import { pageBounds, type PageRequest } from "../../platform/http/pagination";
 import { newId, nowIso } from "../../platform/ids";
+import { exportSettings } from "./config";
 import { enqueueGeneration } from "./consumer";
 import type { ExportJob } from "./jobs";
 
@@ -65,6 +66,8 @@ export async function createExport({ env, principal, input }: { env: Env; princi
   if (input.course_id) filters.course_id = input.course_id;
   if (userIds) filters.user_ids = userIds;
 
+  // A deployment whose settings R2 would refuse takes no job it could only fail.
+  exportSettings(env);
   const now = Date.now();
   const id = newId("exp");
   const job: ExportJob = {
