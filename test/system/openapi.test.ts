@@ -186,4 +186,18 @@ describe("the API description's own limits", () => {
     const me = doc.paths["/api/auth/me"].get;
     expect(Object.keys(me.responses["429"].headers)).toEqual(expect.arrayContaining(["Retry-After", "X-RateLimit-Remaining", "RateLimit"]));
   });
+
+  it("declares Idempotent-Replayed on the success response of every operation that takes an Idempotency-Key", async () => {
+    const { body: doc } = await callJson("/api/openapi.json", { headers: { "CF-Connecting-IP": freshIp() } });
+    const operations = Object.values<any>(doc.paths).flatMap((methods) => Object.values<any>(methods));
+    const keyed = operations.filter((op) => (op.parameters ?? []).some((p: any) => p.in === "header" && p.name === "Idempotency-Key"));
+    expect(keyed.map((op) => op.operationId)).toEqual(
+      expect.arrayContaining(["createExport", "createToken", "createWebhook", "recordAttempts"]),
+    );
+    for (const op of keyed) {
+      const success = Object.entries<any>(op.responses).filter(([status]) => status.startsWith("2"));
+      expect(success.length, op.operationId).toBeGreaterThan(0);
+      for (const [status, response] of success) expect(response.headers?.["Idempotent-Replayed"], `${op.operationId} ${status}`).toBeDefined();
+    }
+  });
 });
