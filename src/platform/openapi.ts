@@ -124,10 +124,15 @@ export function strictQueryOf<T extends z.ZodRawShape>(c: Context, schema: z.Zod
   return result.data;
 }
 
-/** A public operation: no token, limited per client IP. */
-export function publicRoute<const R extends RouteConfig>(route: R): R {
+/**
+ * A public operation: no token, limited per client IP. `countedPerIp`: the limit is a RateLimiter
+ * object's exact count (sign-in), whose responses carry the rate-limit headers as authenticated
+ * ones do; the public reads' edge limiter sends none.
+ */
+export function publicRoute<const R extends RouteConfig>(route: R, options: { countedPerIp?: boolean } = {}): R {
   const { 401: _401, 403: _403, ...rest } = pickErrors(Boolean(route.request?.body));
-  return createRoute({ ...route, security: [], responses: { ...rest, ...route.responses } }) as unknown as R;
+  const responses = { ...rest, ...route.responses };
+  return createRoute({ ...route, security: [], responses: options.countedPerIp ? withHeaders(responses) : responses }) as unknown as R;
 }
 
 function pickErrors(hasBody: boolean): Responses {

@@ -185,6 +185,10 @@ describe("the API description's own limits", () => {
     }
     const me = doc.paths["/api/auth/me"].get;
     expect(Object.keys(me.responses["429"].headers)).toEqual(expect.arrayContaining(["Retry-After", "X-RateLimit-Remaining", "RateLimit"]));
+    // Sign-in counts each address exactly and says so in every response; the catalogue's edge limit sends no such headers.
+    const signIn = doc.paths["/api/auth/sign-in"].post;
+    for (const status of ["200", "401", "429"]) expect(Object.keys(signIn.responses[status].headers ?? {}), status).toEqual(expect.arrayContaining(["X-RateLimit-Remaining", "RateLimit-Policy"]));
+    expect(doc.paths["/api/public/courses"].get.responses["200"].headers?.["X-RateLimit-Remaining"]).toBeUndefined();
   });
 
   it("declares Idempotent-Replayed on the success response of every operation that takes an Idempotency-Key", async () => {
