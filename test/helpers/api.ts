@@ -12,6 +12,8 @@ export interface CallOptions {
   headers?: Record<string, string>;
   /** Bindings to override for this request (e.g. a production-like variable). */
   env?: Partial<Cloudflare.Env>;
+  /** The request's execution context, to await its `waitUntil` work (`waitOnExecutionContext`). */
+  ctx?: ExecutionContext;
 }
 
 /** One HTTP request to the worker, as an integrator would make it. */
@@ -27,7 +29,7 @@ export async function call(path: string, options: CallOptions = {}): Promise<Res
   // The worker's own fetch handler with the real bindings (D1, Durable Objects) of this test file.
   // Not SELF.fetch: under vitest-pool-workers 0.15 every SELF request costs more than the one before
   // (workers-sdk#15446), which turns a 1,000-request rate-limit test into minutes.
-  return worker.fetch(request, options.env ? { ...env, ...options.env } : env, createExecutionContext());
+  return worker.fetch(request, options.env ? { ...env, ...options.env } : env, options.ctx ?? createExecutionContext());
 }
 
 /** The request and the parsed JSON body together; fails loudly on a non-JSON body. */
