@@ -58,8 +58,8 @@ const rateLimitHeaderDocs = {
   "X-RateLimit-Limit": { description: "Requests allowed per rolling window.", schema: { type: "integer" as const } },
   "X-RateLimit-Remaining": { description: "Requests left in the current window.", schema: { type: "integer" as const } },
   "X-RateLimit-Reset": { description: "Seconds until the full limit is available again.", schema: { type: "integer" as const } },
-  RateLimit: { description: 'IETF draft: `"minute";r=<remaining>;t=<reset>`.', schema: { type: "string" as const } },
-  "RateLimit-Policy": { description: 'IETF draft: `"minute";q=<limit>;w=60`.', schema: { type: "string" as const } },
+  RateLimit: { description: 'IETF draft: `"minute";r=<remaining>;t=<reset>` (another policy where the operation says so).', schema: { type: "string" as const } },
+  "RateLimit-Policy": { description: 'IETF draft: `"minute";q=<limit>;w=60` (another policy where the operation says so).', schema: { type: "string" as const } },
 };
 
 type Responses = RouteConfig["responses"];

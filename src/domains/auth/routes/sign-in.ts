@@ -15,7 +15,7 @@ export const signInRoute = publicRoute({
   operationId: "signIn",
   summary: "Sign in with e-mail and password",
   description:
-    `Returns a session token (kind \`session\`, every ability the role allows) valid for 30 days. A wrong e-mail and a wrong password answer the same 401. Limited to ${IP_POLICIES.signIn.limit} attempts per client IP per minute and to ${SIGN_IN_FAILURES.limit} failed attempts per e-mail address per ${SIGN_IN_FAILURES.windowSeconds / 60} minutes. Responses carry the address's rate-limit headers, except the 429 of the e-mail's limit, which carries that limit's (policy \`"${SIGN_IN_FAILURES.policy}"\`, \`w=${SIGN_IN_FAILURES.windowSeconds}\`).`,
+    `Returns a session token (kind \`session\`, every ability the role allows) valid for 30 days. A wrong e-mail and a wrong password answer the same 401. Limited to ${IP_POLICIES.signIn.limit} attempts per client IP per minute and to ${SIGN_IN_FAILURES.limit} failed attempts per e-mail address per ${SIGN_IN_FAILURES.windowSeconds / 60} minutes. Responses carry the address's rate-limit headers, except the 429 of the e-mail's limit, which carries that limit's headers (policy \`"${SIGN_IN_FAILURES.policy}"\`, \`w=${SIGN_IN_FAILURES.windowSeconds}\`).`,
   middleware: [limitByIp(IP_POLICIES.signIn)],
   request: { body: jsonBody(SignInBody) },
   responses: { 200: jsonResponse(SignInResponseSchema, "Signed in."), 401: errorResponses[401] },
