@@ -5,6 +5,7 @@ import type { Ability } from "./auth/abilities";
 import type { AppEnv } from "../env";
 import { ERROR_CATALOGUE, fieldErrorsFromZod, unrecognisedFields, validationError } from "./errors";
 import { applyApiConventions } from "./http/conventions";
+import { idempotent, REPLAYED_HEADER_DOC } from "./http/idempotency";
 
 export type ApiApp = OpenAPIHono<AppEnv>;
 
@@ -64,10 +65,15 @@ const rateLimitHeaderDocs = {
 
 type Responses = RouteConfig["responses"];
 
-function withHeaders(responses: Responses): Responses {
+function withHeaders(responses: Responses, replayable = false): Responses {
   const out: Responses = {};
   for (const [status, response] of Object.entries(responses)) {
-    out[status] = "$ref" in response ? response : { ...response, headers: { ...rateLimitHeaderDocs, ...response.headers } };
+    if ("$ref" in response) {
+      out[status] = response;
+      continue;
+    }
+    const headers = { ...rateLimitHeaderDocs, ...response.headers };
+    out[status] = { ...response, headers: replayable && status.startsWith("2") ? { ...headers, "Idempotent-Replayed": REPLAYED_HEADER_DOC } : headers };
   }
   return out;
 }
@@ -82,13 +88,15 @@ export function tokenRoute<const R extends RouteConfig>(ability: Ability | null,
   // An operation without query parameters refuses any it is sent, in the query validator's place
   // (validators run after the route's middleware) and with its error, without a schema to run.
   const takesNoQuery = !options.queryCheckedByHandler && !route.request?.query;
+  const own = route.middleware ? [route.middleware].flat() : [];
   return createRoute({
     ...route,
     request: options.queryCheckedByHandler || takesNoQuery ? route.request : strictQuery(route.request),
     description: [route.description, requirement].filter(Boolean).join("\n\n"),
     security: [{ bearerAuth: [] }],
-    middleware: [...middleware, ...(route.middleware ? [route.middleware].flat() : []), ...(takesNoQuery ? [refuseQueryParameters] : [])],
-    responses: withHeaders({ ...pickErrors(Boolean(route.request?.body)), ...route.responses }),
+    middleware: [...middleware, ...own, ...(takesNoQuery ? [refuseQueryParameters] : [])],
+    // A replay of an Idempotency-Key operation's success says so in a header.
+    responses: withHeaders({ ...pickErrors(Boolean(route.request?.body)), ...route.responses }, own.includes(idempotent)),
     ...(ability ? { "x-required-ability": ability } : {}),
   }) as unknown as R;
 }

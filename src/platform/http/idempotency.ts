@@ -27,16 +27,8 @@ export const idempotencyHeaderShape = {
     }),
 };
 
-/**
- * The success response of an operation that takes an `Idempotency-Key`, with the header a replay
- * carries declared beside the response's own.
- */
-export function replayable<R extends object>(response: R) {
-  const own = (response as { headers?: object }).headers;
-  return { ...response, headers: { ...own, "Idempotent-Replayed": REPLAYED_HEADER } };
-}
-
-const REPLAYED_HEADER = {
+/** Declared on the success responses of every operation that uses `idempotent` (see tokenRoute). */
+export const REPLAYED_HEADER_DOC = {
   description: "`true` when this is the stored first response to the same `Idempotency-Key` and body, replayed; absent otherwise.",
   schema: { type: "string" as const, enum: ["true"] },
 };

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
-import { idempotencyHeaderShape, idempotent, replayable } from "../../../platform/http/idempotency";
+import { idempotencyHeaderShape, idempotent } from "../../../platform/http/idempotency";
 import { errorResponses, jsonBody, jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { presentExport } from "../present";
 import { columnsDocumentation, CreateExportBody, ExportSchema } from "../schemas";
@@ -29,10 +29,10 @@ ${columnsDocumentation()}`,
   middleware: [idempotent],
   request: { headers: z.object(idempotencyHeaderShape), body: jsonBody(CreateExportBody) },
   responses: {
-    202: replayable({
+    202: {
       ...jsonResponse(ExportSchema, "Accepted: the export job, `queued`."),
       headers: { Location: { description: "The export's URL.", schema: { type: "string" } } },
-    }),
+    },
     409: { ...errorResponses[409], description: "A request with this Idempotency-Key is still in flight." },
   },
 });

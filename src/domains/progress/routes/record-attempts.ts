@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { ApiError } from "../../../platform/errors";
 import { publishEvents } from "../../../platform/events";
-import { idempotencyHeaderShape, idempotent, replayable } from "../../../platform/http/idempotency";
+import { idempotencyHeaderShape, idempotent } from "../../../platform/http/idempotency";
 import { errorResponses, jsonBody, jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { resolveLearner } from "../learner";
 import type { AttemptInput } from "../record";
@@ -20,7 +20,7 @@ export const recordAttemptsRoute = tokenRoute("progress:write", {
   middleware: [idempotent],
   request: { headers: z.object(idempotencyHeaderShape), body: jsonBody(RecordAttemptsBody) },
   responses: {
-    200: replayable(jsonResponse(RecordAttemptsResponse, "What the attempts changed.")),
+    200: jsonResponse(RecordAttemptsResponse, "What the attempts changed."),
     409: {
       ...errorResponses[409],
       description: "An attempt id was already recorded for another learner (`conflict`; nothing of the batch is recorded), or a request with this Idempotency-Key is still in flight (`idempotency_in_flight`).",

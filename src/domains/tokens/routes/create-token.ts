@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
-import { idempotencyHeaderShape, idempotent, replayable } from "../../../platform/http/idempotency";
+import { idempotencyHeaderShape, idempotent } from "../../../platform/http/idempotency";
 import { jsonBody, jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { CreatedTokenSchema, CreateTokenBody } from "../schemas";
 import { presentToken } from "../present";
@@ -17,7 +17,7 @@ export const createTokenRoute = tokenRoute("tokens:write", {
     "The plain value is in this response only. A token can hold only abilities its owner's role allows (403 otherwise) and never more than the token that creates it.",
   middleware: [idempotent],
   request: { headers: z.object(idempotencyHeaderShape), body: jsonBody(CreateTokenBody) },
-  responses: { 201: replayable(jsonResponse(CreatedTokenSchema, "The token, with its plain value.")) },
+  responses: { 201: jsonResponse(CreatedTokenSchema, "The token, with its plain value.") },
 });
 
 export function registerCreateToken(app: OpenAPIHono<AppEnv>) {

@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { requireInstitution } from "../../../platform/auth/principal";
-import { idempotencyHeaderShape, idempotent, replayable } from "../../../platform/http/idempotency";
+import { idempotencyHeaderShape, idempotent } from "../../../platform/http/idempotency";
 import { paginate } from "../../../platform/http/pagination";
 import { jsonBody, jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { getDelivery, listDeliveries, recover, redeliver } from "../delivery-service";
@@ -43,7 +43,7 @@ export const redeliverRoute = tokenRoute("webhooks:write", {
     "Queues a new delivery of the same event: the same body (same event `id`, so a receiver that de-duplicates by it can), a new delivery id, the usual retries. The delivery must have finished (409 while pending or retrying) and the webhook be enabled (409).",
   middleware: [idempotent],
   request: { params: DeliveryParams, headers: z.object(idempotencyHeaderShape) },
-  responses: { 202: replayable(jsonResponse(DeliverySchema, "The new delivery, queued.")) },
+  responses: { 202: jsonResponse(DeliverySchema, "The new delivery, queued.") },
 });
 
 export const recoverRoute = tokenRoute("webhooks:write", {
@@ -56,7 +56,7 @@ export const recoverRoute = tokenRoute("webhooks:write", {
     "For each event whose latest delivery to this webhook ended `failed` since `since`, queues one new delivery — after an outage of your receiver, one call catches up. Up to 1,000 per call (`has_more` says to call again). The webhook must be enabled (409).",
   middleware: [idempotent],
   request: { params: WebhookIdParam, headers: z.object(idempotencyHeaderShape), body: jsonBody(RecoverBody) },
-  responses: { 202: replayable(jsonResponse(RecoverResponse, "What was queued.")) },
+  responses: { 202: jsonResponse(RecoverResponse, "What was queued.") },
 });
 
 export function registerDeliveryRoutes(app: OpenAPIHono<AppEnv>) {

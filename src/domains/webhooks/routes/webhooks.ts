@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { requireInstitution } from "../../../platform/auth/principal";
-import { idempotencyHeaderShape, idempotent, replayable } from "../../../platform/http/idempotency";
+import { idempotencyHeaderShape, idempotent } from "../../../platform/http/idempotency";
 import { PageQuery, paginate } from "../../../platform/http/pagination";
 import { jsonBody, jsonResponse, strictQueryOf, tokenRoute } from "../../../platform/openapi";
 import { presentWebhook } from "../present";
@@ -33,7 +33,7 @@ export const createWebhookRoute = tokenRoute("webhooks:write", {
     "Subscribes a URL to event types. The signing `secret` (`whsec_…`) is in this response only; it is stored encrypted. Send a test ping (`POST …/{id}/test`) to check the receiver. At most 20 webhooks per institution (409 beyond).",
   middleware: [idempotent],
   request: { headers: z.object(idempotencyHeaderShape), body: jsonBody(CreateWebhookBody) },
-  responses: { 201: replayable(jsonResponse(WebhookWithSecretSchema, "The webhook, with its secret.")) },
+  responses: { 201: jsonResponse(WebhookWithSecretSchema, "The webhook, with its secret.") },
 });
 
 export const getWebhookRoute = tokenRoute("webhooks:read", {
