@@ -7,6 +7,7 @@ import { database } from "../db";
 import { ApiError } from "../errors";
 import { nowIso } from "../ids";
 import { countAuthFailure, refuseIfOverAuthFailureLimit } from "../ratelimit/auth-failures";
+import { describeLimit } from "../ratelimit/middleware";
 import { rateLimitHeaders } from "../ratelimit/window";
 import type { Ability } from "./abilities";
 import type { Principal } from "./principal";
@@ -97,9 +98,8 @@ export const authenticate = createMiddleware<AppEnv>(async function authenticate
     );
   }
   await next();
-  const responseHeaders = c.res.headers;
-  for (const name in headers) responseHeaders.set(name, headers[name]!);
-  responseHeaders.set("Cache-Control", "no-store");
+  describeLimit(c, headers);
+  c.res.headers.set("Cache-Control", "no-store");
 });
 
 export function requireAbility(ability: Ability) {

@@ -28,15 +28,23 @@ export function consumeByIp(c: Context<AppEnv>, policy: { name: string; limit: n
   return limiterFor(c.env, `ip:${policy.name}:${clientIp(c)}`).consume(policy.limit, windowSecondsFrom(c.env));
 }
 
+/**
+ * Puts a limit's headers on the route's response, unless the route was refused by a stricter limit
+ * inside it (sign-in's per-e-mail failures): that 429 describes its own limit, and these headers
+ * would tell the client it may go on.
+ */
+export function describeLimit(c: Context, headers: Record<string, string>): void {
+  if (c.res.status === 429) return;
+  const responseHeaders = c.res.headers;
+  for (const name in headers) responseHeaders.set(name, headers[name]!);
+}
+
 /** Per-client-IP limit for endpoints that take no token. */
 export function limitByIp(policy: { name: string; limit: number }) {
   return createMiddleware<AppEnv>(async function limitByIp(c, next) {
     const decision = await consumeByIp(c, policy);
     if (!decision.allowed) throw rateLimitedError(decision, "requests from this address");
     await next();
-    // A 429 from a stricter limit inside the route (sign-in's per-e-mail failures) describes that
-    // limit: these headers, which would say this address may go on, must not replace its own.
-    if (c.res.status === 429) return;
-    for (const [name, value] of Object.entries(rateLimitHeaders(decision))) c.res.headers.set(name, value);
+    describeLimit(c, rateLimitHeaders(decision));
   });
 }
