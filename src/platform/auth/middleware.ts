@@ -7,6 +7,7 @@ import { database } from "../db";
 import { ApiError } from "../errors";
 import { nowIso } from "../ids";
 import { countAuthFailure, refuseIfOverAuthFailureLimit } from "../ratelimit/auth-failures";
+import { decodeAdmitAnswer } from "../ratelimit/admit-answer";
 import { describeLimit } from "../ratelimit/middleware";
 import { rateLimitHeaders } from "../ratelimit/window";
 import type { Ability } from "./abilities";
@@ -66,7 +67,7 @@ export const authenticate = createMiddleware<AppEnv>(async function authenticate
   const { tokenHash, gateId } = gateKey;
   const gate = c.env.TOKEN_GATE.get(gateId);
   const known = principals.get(tokenHash);
-  const result = await gate.admit(tokenHash, known?.version);
+  const result = decodeAdmitAnswer(await gate.admit(tokenHash, known?.version), known?.version);
   if (result.outcome === "unauthenticated") {
     principals.delete(tokenHash);
     gateKeys.delete(token);

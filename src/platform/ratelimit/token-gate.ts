@@ -3,23 +3,14 @@ import type { Env } from "../../env";
 import { loadTokenRecord, type TokenRecord } from "../auth/principal-store";
 import type { Principal } from "../auth/principal";
 import { database } from "../db";
+import { encodeAdmittedCurrent, type AdmitAnswer } from "./admit-answer";
 import { PersistentWindow } from "./bucket-store";
-import type { RateDecision } from "./window";
 import { windowSecondsFrom } from "./policies";
 
 /** How long a cached principal is trusted before it is re-read from D1 in the background. */
 const PRINCIPAL_REFRESH_MS = 60_000;
 /** last_used_at is written at most this often. */
 const TOUCH_INTERVAL_MS = 60_000;
-
-/**
- * `version` identifies the cached principal; the principal itself is sent only when the caller's
- * copy (`knownVersion`) is stale, which keeps the hot-path RPC answer to a few numbers.
- */
-export type AdmitResult =
-  | { outcome: "admitted"; version: number; principal?: Principal; rate: RateDecision; touch: boolean }
-  | { outcome: "rate_limited"; rate: RateDecision }
-  | { outcome: "unauthenticated"; reason: "unknown" | "revoked" | "expired" };
 
 interface CachedRecord {
   record: TokenRecord;
@@ -58,7 +49,7 @@ export class TokenGate extends DurableObject<Env> {
     this.cached = stored ? cachedRecord(JSON.parse(stored.body) as TokenRecord, stored.loaded_at) : null;
   }
 
-  async admit(tokenHash: string, knownVersion?: number): Promise<AdmitResult> {
+  async admit(tokenHash: string, knownVersion?: number): Promise<AdmitAnswer> {
     const cached = this.cached ?? (await this.load(tokenHash));
     const now = Date.now();
     const record = cached.record;
@@ -76,7 +67,7 @@ export class TokenGate extends DurableObject<Env> {
     const touch = now - this.lastTouchAt >= TOUCH_INTERVAL_MS;
     if (touch) this.lastTouchAt = now;
     const version = cached.loadedAt;
-    return knownVersion === version ? { outcome: "admitted", version, rate, touch } : { outcome: "admitted", version, principal, rate, touch };
+    return knownVersion === version ? encodeAdmittedCurrent(rate, touch) : { outcome: "admitted", version, principal, rate, touch };
   }
 
   /** Called before the D1 row is marked revoked, so the very next request is refused. */
