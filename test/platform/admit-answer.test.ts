@@ -1,6 +1,9 @@
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { hashToken } from "../../src/platform/auth/tokens";
 import { decodeAdmitAnswer, encodeAdmittedCurrent, type AdmitResult } from "../../src/platform/ratelimit/admit-answer";
 import { rateLimitHeaders, SlidingWindow } from "../../src/platform/ratelimit/window";
+import { createTenant } from "../helpers/tenants";
 
 const T0 = 1_700_000_000_000;
 
@@ -28,5 +31,30 @@ describe("TokenGate's compact answer", () => {
 
   it("refuses a compact answer to a caller that sent no version", () => {
     expect(() => decodeAdmitAnswer("100 99 60 60 0", undefined)).toThrow(/does not hold/);
+  });
+});
+
+describe("TokenGate's answer formats, as callers of either code version see them during a deployment", () => {
+  it("answers objects unless the caller asks for the compact format, and both stand for the same count", async () => {
+    const { admin } = await createTenant({ plan: "free" });
+    const tokenHash = await hashToken(admin.token);
+    const gate = env.TOKEN_GATE.get(env.TOKEN_GATE.idFromName(tokenHash));
+
+    const first = await gate.admit(tokenHash);
+    if (typeof first === "string" || first.outcome !== "admitted") throw new Error(`unexpected answer ${JSON.stringify(first)}`);
+    expect(first.principal?.token.id).toBe(admin.tokenId);
+    expect(first.rate).toMatchObject({ allowed: true, limit: 100 });
+
+    // A caller on the previous code sends no format and reads objects only.
+    const old = await gate.admit(tokenHash, first.version);
+    expect(old).toMatchObject({ outcome: "admitted", version: first.version, rate: { remaining: first.rate.remaining - 1 } });
+    expect(old).not.toHaveProperty("principal");
+
+    const compact = await gate.admit(tokenHash, first.version, "compact");
+    expect(typeof compact).toBe("string");
+    expect(decodeAdmitAnswer(compact, first.version)).toMatchObject({ outcome: "admitted", rate: { remaining: first.rate.remaining - 2, limit: 100 } });
+
+    // A stale copy gets the principal whatever the format.
+    expect(await gate.admit(tokenHash, first.version - 1, "compact")).toMatchObject({ outcome: "admitted", principal: { token: { id: admin.tokenId } } });
   });
 });

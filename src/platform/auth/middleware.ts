@@ -67,7 +67,7 @@ export const authenticate = createMiddleware<AppEnv>(async function authenticate
   const { tokenHash, gateId } = gateKey;
   const gate = c.env.TOKEN_GATE.get(gateId);
   const known = principals.get(tokenHash);
-  const result = decodeAdmitAnswer(await gate.admit(tokenHash, known?.version), known?.version);
+  const result = decodeAdmitAnswer(await gate.admit(tokenHash, known?.version, "compact"), known?.version);
   if (result.outcome === "unauthenticated") {
     principals.delete(tokenHash);
     gateKeys.delete(token);

@@ -12,11 +12,18 @@ export type AdmitResult =
 
 /**
  * The answer as it crosses the RPC boundary. Nearly every request is admitted with a principal the
- * caller already holds, and that answer travels as one short string: structured-cloning the nested
- * result object cost about 8 % of `GET /api/auth/me`'s CPU per request at concurrency 16 (workerd
- * under Miniflare, 2026-11-22). Every other outcome is rare and travels as the object.
+ * caller already holds, and a caller that asks for the "compact" format gets that answer as one short
+ * string: structured-cloning the nested result object cost about 8 % of `GET /api/auth/me`'s CPU per
+ * request at concurrency 16 (workerd under Miniflare, 2026-11-22). Every other outcome is rare and
+ * travels as the object.
+ *
+ * The caller asks, rather than the object deciding, because a deployment runs old and new code side
+ * by side: a new worker may call an object still on the old code (which ignores the request and
+ * answers an object, which `decodeAdmitAnswer` reads), and an old worker may call an object on the new
+ * code (which then keeps answering objects, the only format that worker reads).
  */
 export type AdmitAnswer = AdmitResult | string;
+export type AdmitAnswerFormat = "object" | "compact";
 
 /** For an admitted request whose caller holds the current version: "limit remaining reset window touch". */
 export function encodeAdmittedCurrent(rate: RateDecision, touch: boolean): string {

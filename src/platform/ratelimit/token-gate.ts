@@ -3,7 +3,7 @@ import type { Env } from "../../env";
 import { loadTokenRecord, type TokenRecord } from "../auth/principal-store";
 import type { Principal } from "../auth/principal";
 import { database } from "../db";
-import { encodeAdmittedCurrent, type AdmitAnswer } from "./admit-answer";
+import { encodeAdmittedCurrent, type AdmitAnswer, type AdmitAnswerFormat } from "./admit-answer";
 import { PersistentWindow } from "./bucket-store";
 import { windowSecondsFrom } from "./policies";
 
@@ -49,7 +49,7 @@ export class TokenGate extends DurableObject<Env> {
     this.cached = stored ? cachedRecord(JSON.parse(stored.body) as TokenRecord, stored.loaded_at) : null;
   }
 
-  async admit(tokenHash: string, knownVersion?: number): Promise<AdmitAnswer> {
+  async admit(tokenHash: string, knownVersion?: number, format: AdmitAnswerFormat = "object"): Promise<AdmitAnswer> {
     const cached = this.cached ?? (await this.load(tokenHash));
     const now = Date.now();
     const record = cached.record;
@@ -67,7 +67,8 @@ export class TokenGate extends DurableObject<Env> {
     const touch = now - this.lastTouchAt >= TOUCH_INTERVAL_MS;
     if (touch) this.lastTouchAt = now;
     const version = cached.loadedAt;
-    return knownVersion === version ? encodeAdmittedCurrent(rate, touch) : { outcome: "admitted", version, principal, rate, touch };
+    if (knownVersion !== version) return { outcome: "admitted", version, principal, rate, touch };
+    return format === "compact" ? encodeAdmittedCurrent(rate, touch) : { outcome: "admitted", version, rate, touch };
   }
 
   /** Called before the D1 row is marked revoked, so the very next request is refused. */
