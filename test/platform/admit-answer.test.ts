@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { hashToken } from "../../src/platform/auth/tokens";
 import { decodeAdmitAnswer, encodeAdmittedCurrent, type AdmitResult } from "../../src/platform/ratelimit/admit-answer";
 import { rateLimitHeaders, SlidingWindow } from "../../src/platform/ratelimit/window";
+import { call } from "../helpers/api";
 import { createTenant } from "../helpers/tenants";
 
 const T0 = 1_700_000_000_000;
@@ -20,17 +21,20 @@ describe("TokenGate's compact answer", () => {
   });
 
   it("keeps large limits and a window other than a minute exact", () => {
-    const decision = { allowed: true, limit: 1_000_000_000, remaining: 999_999_999, resetSeconds: 5, retryAfterSeconds: 0, windowSeconds: 5 };
+    const decision = { allowed: true, limit: 1_000_000_000, remaining: 999_999_999, resetSeconds: 3, retryAfterSeconds: 0, windowSeconds: 5 };
     expect(decodeAdmitAnswer(encodeAdmittedCurrent(decision, false), 7)).toMatchObject({ rate: decision, touch: false });
   });
 
-  it("passes every other outcome through as it came", () => {
-    const refused: AdmitResult = { outcome: "unauthenticated", reason: "revoked" };
-    expect(decodeAdmitAnswer(refused, 7)).toBe(refused);
+  it("passes objects through as they came, such as the answers of an object still on the previous code", () => {
+    const rate = { allowed: true, limit: 100, remaining: 97, resetSeconds: 60, retryAfterSeconds: 0, windowSeconds: 60 };
+    const answers: AdmitResult[] = [{ outcome: "admitted", version: 7, rate, touch: false }, { outcome: "unauthenticated", reason: "revoked" }];
+    for (const answer of answers) expect(decodeAdmitAnswer(answer, 7)).toBe(answer);
   });
 
-  it("refuses a compact answer to a caller that sent no version", () => {
+  it("refuses a compact answer it cannot read rather than sending wrong headers", () => {
     expect(() => decodeAdmitAnswer("100 99 60 60 0", undefined)).toThrow(/does not hold/);
+    expect(() => decodeAdmitAnswer("100 99 60 60", 7)).toThrow(/cannot read/);
+    expect(() => decodeAdmitAnswer("100 99 sixty 60 0", 7)).toThrow(/cannot read/);
   });
 });
 
@@ -40,7 +44,8 @@ describe("TokenGate's answer formats, as callers of either code version see them
     const tokenHash = await hashToken(admin.token);
     const gate = env.TOKEN_GATE.get(env.TOKEN_GATE.idFromName(tokenHash));
 
-    const first = await gate.admit(tokenHash);
+    // A fresh isolate holds no copy: it gets the principal even when it asks for the compact format.
+    const first = await gate.admit(tokenHash, undefined, "compact");
     if (typeof first === "string" || first.outcome !== "admitted") throw new Error(`unexpected answer ${JSON.stringify(first)}`);
     expect(first.principal?.token.id).toBe(admin.tokenId);
     expect(first.rate).toMatchObject({ allowed: true, limit: 100 });
@@ -56,5 +61,26 @@ describe("TokenGate's answer formats, as callers of either code version see them
 
     // A stale copy gets the principal whatever the format.
     expect(await gate.admit(tokenHash, first.version - 1, "compact")).toMatchObject({ outcome: "admitted", principal: { token: { id: admin.tokenId } } });
+  });
+});
+
+describe("the rate-limit headers of a request answered in the compact format", () => {
+  it("are exactly those of the token's window", async () => {
+    const { admin } = await createTenant({ plan: "free" });
+    // The first request brings this isolate a copy of the principal; the second is answered compactly.
+    const first = await call("/api/auth/me", { token: admin.token });
+    expect(first.status).toBe(200);
+    await first.arrayBuffer();
+    const second = await call("/api/auth/me", { token: admin.token });
+    expect(second.status).toBe(200);
+    await second.arrayBuffer();
+    // Free: 100 requests per window; the window is 10 s under test (vitest.config.ts), both hits in its newest second.
+    expect(Object.fromEntries([...second.headers].filter(([name]) => /ratelimit|retry-after/i.test(name)))).toEqual({
+      "x-ratelimit-limit": "100",
+      "x-ratelimit-remaining": "98",
+      "x-ratelimit-reset": "10",
+      "ratelimit-policy": '"minute";q=100;w=10',
+      ratelimit: '"minute";r=98;t=10',
+    });
   });
 });

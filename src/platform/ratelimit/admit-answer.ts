@@ -18,14 +18,18 @@ export type AdmitResult =
  * travels as the object.
  *
  * The caller asks, rather than the object deciding, because a deployment runs old and new code side
- * by side: a new worker may call an object still on the old code (which ignores the request and
- * answers an object, which `decodeAdmitAnswer` reads), and an old worker may call an object on the new
+ * by side: a new worker may call an object still on the old code (which ignores the third argument
+ * and answers an object, which `decodeAdmitAnswer` reads), and an old worker may call an object on the new
  * code (which then keeps answering objects, the only format that worker reads).
  */
 export type AdmitAnswer = AdmitResult | string;
 export type AdmitAnswerFormat = "object" | "compact";
 
-/** For an admitted request whose caller holds the current version: "limit remaining reset window touch". */
+/**
+ * For an admitted request (`rate.allowed`) whose caller holds the current version:
+ * "limit remaining reset window touch". Workers on an earlier version read this layout too, so a
+ * different layout needs a new format name, not a change to this one.
+ */
 export function encodeAdmittedCurrent(rate: RateDecision, touch: boolean): string {
   return `${rate.limit} ${rate.remaining} ${rate.resetSeconds} ${rate.windowSeconds} ${touch ? 1 : 0}`;
 }
@@ -34,7 +38,9 @@ export function encodeAdmittedCurrent(rate: RateDecision, touch: boolean): strin
 export function decodeAdmitAnswer(answer: AdmitAnswer, knownVersion: number | undefined): AdmitResult {
   if (typeof answer !== "string") return answer;
   if (knownVersion === undefined) throw new Error("TokenGate answered for a principal copy the caller does not hold");
-  const [limit, remaining, resetSeconds, windowSeconds, touch] = answer.split(" ").map(Number) as [number, number, number, number, number];
+  const fields = answer.split(" ").map(Number);
+  if (fields.length !== 5 || !fields.every(Number.isFinite)) throw new Error(`TokenGate sent a compact answer this worker cannot read: ${answer}`);
+  const [limit, remaining, resetSeconds, windowSeconds, touch] = fields as [number, number, number, number, number];
   return {
     outcome: "admitted",
     version: knownVersion,
