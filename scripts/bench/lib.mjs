@@ -148,20 +148,39 @@ export function workerOptions({ name, scriptPath, compatibilityDate, compatibili
 }
 
 /**
+ * Above concurrency 1 every connection is always waiting, and workerd runs the worker, its Durable
+ * Objects and the D1 simulator on one JavaScript thread, so a request's latency is mostly its wait
+ * behind the others. Mean latency is then concurrency / throughput (Little's law) and compares the
+ * work per request; p50 compares the shapes of two queues. At concurrency 16 the two part widely: in
+ * the run of 2026-11-22 18:57 the DO floor's p50 was 0.45–0.49 of its mean, and in one round `me`'s
+ * p50 was 1.20× the floor's while its p90 was 0.75× and its mean 1.04× (docs/benchmarks.md). So under
+ * load a goal against one floor is decided by mean latency and req/s, and p50 is reported beside them.
+ */
+const UNDER_LOAD = { by: ["mean", "rps"], reference: ["p50"] };
+
+/**
  * The foundation's goals: each route against its floors (floorOptions). `by`: the metrics that decide the goal. p50 compares median latency (ours / the floor's p50); rps
  * compares throughput (floor req/s / ours, so > 1 means slower than the floor); mean compares mean
  * latency (ours / the sum of the floors' means). A goal against the sum of two floors — one DO round
  * trip plus one D1 round trip — is judged by the mean because means add up and medians do not (the
  * median of a sum is not the sum of the medians, and the floors' latency is skewed: at concurrency
  * 16 their p50 measured 0.6–0.8 of their mean). `reference`: metrics reported beside the verdict,
- * not counted. Limits are the agreed goals. Shared by run.mjs (the default bench) and webhooks.mjs
- * (the same goals while a burst of deliveries drains).
+ * not counted. `underLoad`: the metrics above concurrency 1 where they differ (UNDER_LOAD). Limits
+ * are the agreed goals. Shared by run.mjs (the default bench) and webhooks.mjs (the same goals at
+ * concurrency 1 while a burst of deliveries drains).
  */
 export const API_GOALS = [
-  { id: "healthz", subject: "healthz", floors: ["bare"], max: 1.2, by: ["p50", "rps"], text: "/healthz ≤ 1.2× floor /bare" },
-  { id: "me", subject: "me", floors: ["do"], max: 1.25, by: ["p50", "rps"], text: "/api/auth/me ≤ 1.25× floor /do" },
+  { id: "healthz", subject: "healthz", floors: ["bare"], max: 1.2, by: ["p50", "rps"], underLoad: UNDER_LOAD, text: "/healthz ≤ 1.2× floor /bare" },
+  { id: "me", subject: "me", floors: ["do"], max: 1.25, by: ["p50", "rps"], underLoad: UNDER_LOAD, text: "/api/auth/me ≤ 1.25× floor /do" },
   { id: "tokens", subject: "tokens", floors: ["do", "d1"], max: 1.25, by: ["mean"], reference: ["p50"], text: "token list ≤ 1.25× (floor /do + floor /d1)" },
 ];
+
+/** The metrics that decide a goal at a concurrency level, and those reported beside them. */
+export function goalMetrics(goal, connections) {
+  const metrics = connections > 1 && goal.underLoad ? goal.underLoad : goal;
+  return { by: metrics.by, reference: metrics.reference ?? [] };
+}
+
 /** The floor worker (floor-worker.mjs: a bare response, one Durable Object RPC, one D1 point read). */
 export function floorOptions(config) {
   return workerOptions({
