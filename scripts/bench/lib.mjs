@@ -153,7 +153,7 @@ export function workerOptions({ name, scriptPath, compatibilityDate, compatibili
  * behind the others. Mean latency is then concurrency / throughput (Little's law) and compares the
  * work per request; p50 compares the shapes of two queues. At concurrency 16 the two part widely: in
  * the run of 2026-11-22 18:57 the DO floor's p50 was 0.45–0.49 of its mean, and in one round `me`'s
- * p50 was 1.20× the floor's while its p90 was 0.75× and its mean 1.04× (docs/benchmarks.md). So under
+ * p50 was 1.21× the floor's while its p90 was 0.75× and its mean 1.04× (docs/benchmarks.md). So under
  * load a goal against one floor is decided by mean latency and req/s, and p50 is reported beside them.
  */
 const UNDER_LOAD = { by: ["mean", "rps"], reference: ["p50"] };

@@ -13,7 +13,7 @@ export type AdmitResult =
 /**
  * The answer as it crosses the RPC boundary. Nearly every request is admitted with a principal the
  * caller already holds, and a caller that asks for the "compact" format gets that answer as one short
- * string: structured-cloning the nested result object cost about 8 % of `GET /api/auth/me`'s CPU per
+ * string: structured-cloning the nested result object cost 5–8 % of `GET /api/auth/me`'s CPU per
  * request at concurrency 16 (workerd under Miniflare, 2026-11-22). Every other outcome is rare and
  * travels as the object.
  *
