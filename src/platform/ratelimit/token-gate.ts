@@ -1,7 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
 import { loadTokenRecord, type TokenRecord } from "../auth/principal-store";
-import type { Principal } from "../auth/principal";
 import { database } from "../db";
 import { encodeAdmittedCurrent, type AdmitAnswer, type AdmitAnswerFormat } from "./admit-answer";
 import { PersistentWindow } from "./bucket-store";
