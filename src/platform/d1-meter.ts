@@ -104,8 +104,9 @@ export function meteredD1(d1: D1Database): D1Database {
   return meteredDb;
 }
 
-/** Whether this deployment meters D1 (benchmarks only). */
-export function d1MeterOn(env: object): boolean {
+/** Whether this deployment meters D1 (benchmarks only). `env` is undefined when a test calls the app without bindings. */
+export function d1MeterOn(env: object | undefined): boolean {
+  // D1_METER is not one of the Env's declared bindings: it is set by the benchmark's Miniflare only.
   return (env as { D1_METER?: string } | undefined)?.D1_METER === "true";
 }
 
