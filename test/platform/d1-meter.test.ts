@@ -17,7 +17,7 @@ describe("D1 meter (benchmarks only)", () => {
     const metered = await call("/api/courses", { token: learner.token, env: METERED });
     expect(metered.status).toBe(200);
     expect(Number(metered.headers.get("X-D1-Queries"))).toBeGreaterThanOrEqual(1);
-    expect(Number(metered.headers.get("X-D1-Rows-Read"))).toBeGreaterThanOrEqual(0);
+    expect(metered.headers.get("X-D1-Rows-Read")).toMatch(/^\d+$/);
     expect(metered.headers.get("X-D1-Rows-Written")).toBe("0");
     await metered.arrayBuffer();
 
