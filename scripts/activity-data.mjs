@@ -7,15 +7,76 @@ import { mulberry32 } from "./catalog-data.mjs";
 import { hashPassword } from "./demo-data.mjs";
 
 export const ACTIVITY_SEED = 20261121;
-const TIME_ZONES = ["Europe/Berlin", "Europe/London", "America/New_York", "America/Sao_Paulo", "Asia/Tokyo", "Australia/Sydney", "UTC", "Europe/Madrid"];
-const FIRST_NAMES = ["Ana", "Ben", "Chloé", "Dev", "Eun-ji", "Farah", "Gus", "Hana", "Ivo", "Jon", "Kemal", "Lea", "Mateo", "Nia", "Omar", "Pia", "Quinn", "Rosa", "Sven", "Tariq", "Uma", "Vera", "Wen", "Yara", "Zoe"];
-const LAST_NAMES = ["Alvarez", "Becker", "Chen", "Dubois", "Eriksen", "Fischer", "García", "Haddad", "Ito", "Jansen", "Kowalski", "López", "Müller", "Nakamura", "Okafor", "Petrov", "Rossi", "Silva", "Tanaka", "Weber"];
+const TIME_ZONES = [
+  "Europe/Berlin",
+  "Europe/London",
+  "America/New_York",
+  "America/Sao_Paulo",
+  "Asia/Tokyo",
+  "Australia/Sydney",
+  "UTC",
+  "Europe/Madrid",
+];
+const FIRST_NAMES = [
+  "Ana",
+  "Ben",
+  "Chloé",
+  "Dev",
+  "Eun-ji",
+  "Farah",
+  "Gus",
+  "Hana",
+  "Ivo",
+  "Jon",
+  "Kemal",
+  "Lea",
+  "Mateo",
+  "Nia",
+  "Omar",
+  "Pia",
+  "Quinn",
+  "Rosa",
+  "Sven",
+  "Tariq",
+  "Uma",
+  "Vera",
+  "Wen",
+  "Yara",
+  "Zoe",
+];
+const LAST_NAMES = [
+  "Alvarez",
+  "Becker",
+  "Chen",
+  "Dubois",
+  "Eriksen",
+  "Fischer",
+  "García",
+  "Haddad",
+  "Ito",
+  "Jansen",
+  "Kowalski",
+  "López",
+  "Müller",
+  "Nakamura",
+  "Okafor",
+  "Petrov",
+  "Rossi",
+  "Silva",
+  "Tanaka",
+  "Weber",
+];
 
 /** The demo institutions' learners: how many, and which course languages they study. */
 export const DEMO_COHORTS = [
   { institutionId: "ins_demo_acme", domain: "acme.lingua.test", share: 0.5, languages: ["es", "fr"] },
   { institutionId: "ins_demo_globex", domain: "globex.lingua.test", share: 0.25, languages: ["de", "it"] },
-  { institutionId: "ins_demo_initech", domain: "initech.lingua.test", share: 0.25, languages: ["es", "de", "ja"] },
+  {
+    institutionId: "ins_demo_initech",
+    domain: "initech.lingua.test",
+    share: 0.25,
+    languages: ["es", "de", "ja"],
+  },
 ];
 
 /**
@@ -23,8 +84,20 @@ export const DEMO_COHORTS = [
  * that every report shows something when you sign in as them.
  */
 export const FEATURED_LEARNERS = [
-  { id: "usr_demo_acme_learner", institutionId: "ins_demo_acme", timeZone: "UTC", languages: ["es"], diligence: 0.97 },
-  { id: "usr_demo_globex_learner", institutionId: "ins_demo_globex", timeZone: "UTC", languages: ["de"], diligence: 0.9 },
+  {
+    id: "usr_demo_acme_learner",
+    institutionId: "ins_demo_acme",
+    timeZone: "UTC",
+    languages: ["es"],
+    diligence: 0.97,
+  },
+  {
+    id: "usr_demo_globex_learner",
+    institutionId: "ins_demo_globex",
+    timeZone: "UTC",
+    languages: ["de"],
+    diligence: 0.9,
+  },
 ];
 
 /** A UUID derived from a name, so that re-running the generator resends the same attempt ids. */
@@ -34,7 +107,10 @@ export function stableUuid(name) {
 }
 
 /** `count` learners spread over the cohorts, with stable ids, e-mails, names and time zones. */
-export function generateLearners(count, { cohorts = DEMO_COHORTS, seed = ACTIVITY_SEED, prefix = "demo" } = {}) {
+export function generateLearners(
+  count,
+  { cohorts = DEMO_COHORTS, seed = ACTIVITY_SEED, prefix = "demo" } = {},
+) {
   const random = mulberry32(seed);
   const learners = [];
   let index = 0;
@@ -59,7 +135,16 @@ export function generateLearners(count, { cohorts = DEMO_COHORTS, seed = ACTIVIT
   return learners;
 }
 
-const q = (v) => (v === null || v === undefined ? "NULL" : typeof v === "number" ? String(v) : typeof v === "boolean" ? (v ? "1" : "0") : `'${String(v).replace(/'/g, "''")}'`);
+const q = (v) =>
+  v === null || v === undefined
+    ? "NULL"
+    : typeof v === "number"
+      ? String(v)
+      : typeof v === "boolean"
+        ? v
+          ? "1"
+          : "0"
+        : `'${String(v).replace(/'/g, "''")}'`;
 
 /** Idempotent SQL for the learners (one shared password hash: computing 100,000 PBKDF2 rounds each would take minutes). */
 export function learnersSql(learners, password) {
@@ -81,14 +166,21 @@ export function learnersSql(learners, password) {
  */
 export function generateAttempts(learner, catalog, { days, now = Date.now(), seed = ACTIVITY_SEED }) {
   const random = mulberry32(seed ^ hashInt(learner.id));
-  const courses = catalog.filter((c) => Number(c.course.published) === 1 && learner.languages.includes(c.course.target_language));
+  const courses = catalog.filter(
+    (c) => Number(c.course.published) === 1 && learner.languages.includes(c.course.target_language),
+  );
   if (courses.length === 0) return [];
   const course = courses[Math.floor(random() * courses.length)];
   const items = course.items;
   const drawn = 0.35 + random() * 0.6;
   const diligence = learner.diligence ?? drawn;
   const ability = 0.55 + random() * 0.4;
-  const skillOffset = Object.fromEntries(["reading", "listening", "writing", "speaking", "vocabulary", "grammar"].map((s) => [s, (random() - 0.5) * 0.3]));
+  const skillOffset = Object.fromEntries(
+    ["reading", "listening", "writing", "speaking", "vocabulary", "grammar"].map((s) => [
+      s,
+      (random() - 0.5) * 0.3,
+    ]),
+  );
   const hour = 7 + Math.floor(random() * 15);
   const attempts = [];
   let position = 0;

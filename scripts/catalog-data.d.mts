@@ -27,9 +27,28 @@ export interface CourseSpec {
 export interface CourseRowSet {
   course: Record<string, string | number | null> & { id: string; slug: string; title: string };
   courseTags: { course_id: string; tag: string }[];
-  lessons: (Record<string, string | number | null> & { id: string; position: number; cefr_level: Cefr; item_count: number })[];
-  trainings: (Record<string, string | number | null> & { id: string; lesson_id: string; position: number; item_count: number })[];
-  items: (Record<string, string | number | null> & { id: string; training_id: string; lesson_id: string; type: string; skill: string; cefr_level: Cefr; xp: number; content: string })[];
+  lessons: (Record<string, string | number | null> & {
+    id: string;
+    position: number;
+    cefr_level: Cefr;
+    item_count: number;
+  })[];
+  trainings: (Record<string, string | number | null> & {
+    id: string;
+    lesson_id: string;
+    position: number;
+    item_count: number;
+  })[];
+  items: (Record<string, string | number | null> & {
+    id: string;
+    training_id: string;
+    lesson_id: string;
+    type: string;
+    skill: string;
+    cefr_level: Cefr;
+    xp: number;
+    content: string;
+  })[];
 }
 
 export const CATALOG_SEED: number;

@@ -17,10 +17,30 @@ export function mulberry32(seed) {
 
 export const CATALOG_SEED = 20260420;
 export const CEFR_LEVELS = ["A1", "A2", "B1", "B2", "C1", "C2"];
-export const ITEM_TYPES = ["vocabulary", "grammar", "listening", "reading", "speaking", "writing", "multiple_choice", "translation", "matching"];
+export const ITEM_TYPES = [
+  "vocabulary",
+  "grammar",
+  "listening",
+  "reading",
+  "speaking",
+  "writing",
+  "multiple_choice",
+  "translation",
+  "matching",
+];
 export const SKILLS = ["reading", "listening", "writing", "speaking", "vocabulary", "grammar"];
-const BLOCK_KINDS = { 3: ["warm_up", "practice", "review"], 4: ["warm_up", "presentation", "practice", "review"], 5: ["warm_up", "presentation", "practice", "review", "challenge"] };
-const BLOCK_TITLES = { warm_up: "Warm-up", presentation: "New language", practice: "Practice", review: "Review", challenge: "Challenge" };
+const BLOCK_KINDS = {
+  3: ["warm_up", "practice", "review"],
+  4: ["warm_up", "presentation", "practice", "review"],
+  5: ["warm_up", "presentation", "practice", "review", "challenge"],
+};
+const BLOCK_TITLES = {
+  warm_up: "Warm-up",
+  presentation: "New language",
+  practice: "Practice",
+  review: "Review",
+  challenge: "Challenge",
+};
 
 /** Typical time on task and base XP per item type. */
 const ITEM_COST = {
@@ -139,23 +159,165 @@ const LANGUAGE_BANKS = {
       B2: ["the imperfect subjunctive", "si-clauses", "the passive with se", "reported speech"],
       C1: ["subjunctive in concessive clauses", "discourse markers", "periphrastic verbs", "formal register"],
     },
-    words: [["la manzana", "the apple"], ["el pan", "the bread"], ["el queso", "the cheese"], ["la casa", "the house"], ["el libro", "the book"], ["la calle", "the street"], ["el tren", "the train"], ["la playa", "the beach"], ["el trabajo", "the job"], ["la ciudad", "the city"], ["el médico", "the doctor"], ["la semana", "the week"], ["el desayuno", "breakfast"], ["la cuenta", "the bill"], ["el billete", "the ticket"], ["la habitación", "the room"], ["barato", "cheap"], ["cansado", "tired"], ["mañana", "tomorrow"], ["siempre", "always"]],
-    sentences: [["Me llamo Ana y soy de Sevilla.", "My name is Ana and I am from Seville."], ["¿Cuánto cuesta el billete?", "How much is the ticket?"], ["Quisiera un café con leche, por favor.", "I would like a white coffee, please."], ["Vivo en un piso cerca del centro.", "I live in a flat near the centre."], ["El fin de semana pasado fui a la playa.", "Last weekend I went to the beach."], ["¿A qué hora sale el tren?", "What time does the train leave?"], ["Mi hermana trabaja en un hospital.", "My sister works in a hospital."], ["Hace mucho calor hoy.", "It is very hot today."], ["Si tuviera más tiempo, aprendería a tocar la guitarra.", "If I had more time, I would learn to play the guitar."], ["Es importante que lleguemos a tiempo.", "It is important that we arrive on time."]],
-    gaps: [["Yo ___ estudiante.", "soy", ["estoy", "es"], "Use ser for identity and profession."], ["Nosotros ___ en Madrid.", "vivimos", ["vivís", "viven"], "The nosotros form of vivir ends in -imos."], ["¿Dónde ___ la estación?", "está", ["es", "hay"], "Use estar for location."], ["Ayer ___ al cine con mis amigos.", "fui", ["voy", "iba"], "A completed action in the past takes the preterite."], ["Me ___ mucho los libros de historia.", "gustan", ["gusta", "gusto"], "Gustar agrees with the thing liked: los libros → gustan."], ["Espero que ___ buen tiempo mañana.", "haga", ["hace", "hará"], "Esperar que is followed by the subjunctive."]],
-    texts: [["Lucía vive en Valencia. Cada mañana toma el autobús a las ocho y llega a la oficina a las ocho y media. Por la tarde, le gusta pasear por la playa con su perro.", "How does Lucía get to work?", "By bus", ["On foot", "By train", "By car"]], ["El mercado central abre de lunes a sábado. Los domingos está cerrado, pero hay un mercadillo de antigüedades en la plaza.", "What happens on Sundays?", "There is an antiques market in the square", ["The central market opens late", "The central market is open all day", "There is no market at all"]]],
+    words: [
+      ["la manzana", "the apple"],
+      ["el pan", "the bread"],
+      ["el queso", "the cheese"],
+      ["la casa", "the house"],
+      ["el libro", "the book"],
+      ["la calle", "the street"],
+      ["el tren", "the train"],
+      ["la playa", "the beach"],
+      ["el trabajo", "the job"],
+      ["la ciudad", "the city"],
+      ["el médico", "the doctor"],
+      ["la semana", "the week"],
+      ["el desayuno", "breakfast"],
+      ["la cuenta", "the bill"],
+      ["el billete", "the ticket"],
+      ["la habitación", "the room"],
+      ["barato", "cheap"],
+      ["cansado", "tired"],
+      ["mañana", "tomorrow"],
+      ["siempre", "always"],
+    ],
+    sentences: [
+      ["Me llamo Ana y soy de Sevilla.", "My name is Ana and I am from Seville."],
+      ["¿Cuánto cuesta el billete?", "How much is the ticket?"],
+      ["Quisiera un café con leche, por favor.", "I would like a white coffee, please."],
+      ["Vivo en un piso cerca del centro.", "I live in a flat near the centre."],
+      ["El fin de semana pasado fui a la playa.", "Last weekend I went to the beach."],
+      ["¿A qué hora sale el tren?", "What time does the train leave?"],
+      ["Mi hermana trabaja en un hospital.", "My sister works in a hospital."],
+      ["Hace mucho calor hoy.", "It is very hot today."],
+      [
+        "Si tuviera más tiempo, aprendería a tocar la guitarra.",
+        "If I had more time, I would learn to play the guitar.",
+      ],
+      ["Es importante que lleguemos a tiempo.", "It is important that we arrive on time."],
+    ],
+    gaps: [
+      ["Yo ___ estudiante.", "soy", ["estoy", "es"], "Use ser for identity and profession."],
+      ["Nosotros ___ en Madrid.", "vivimos", ["vivís", "viven"], "The nosotros form of vivir ends in -imos."],
+      ["¿Dónde ___ la estación?", "está", ["es", "hay"], "Use estar for location."],
+      [
+        "Ayer ___ al cine con mis amigos.",
+        "fui",
+        ["voy", "iba"],
+        "A completed action in the past takes the preterite.",
+      ],
+      [
+        "Me ___ mucho los libros de historia.",
+        "gustan",
+        ["gusta", "gusto"],
+        "Gustar agrees with the thing liked: los libros → gustan.",
+      ],
+      [
+        "Espero que ___ buen tiempo mañana.",
+        "haga",
+        ["hace", "hará"],
+        "Esperar que is followed by the subjunctive.",
+      ],
+    ],
+    texts: [
+      [
+        "Lucía vive en Valencia. Cada mañana toma el autobús a las ocho y llega a la oficina a las ocho y media. Por la tarde, le gusta pasear por la playa con su perro.",
+        "How does Lucía get to work?",
+        "By bus",
+        ["On foot", "By train", "By car"],
+      ],
+      [
+        "El mercado central abre de lunes a sábado. Los domingos está cerrado, pero hay un mercadillo de antigüedades en la plaza.",
+        "What happens on Sundays?",
+        "There is an antiques market in the square",
+        ["The central market opens late", "The central market is open all day", "There is no market at all"],
+      ],
+    ],
   },
   fr: {
     name: "French",
     grammar: {
       A1: ["être and avoir", "regular -er verbs", "articles and gender", "questions with est-ce que"],
       A2: ["the passé composé", "the imparfait", "the near future", "object pronouns"],
-      B1: ["passé composé or imparfait", "the subjunctive after il faut que", "the conditional", "relative pronouns qui, que, dont"],
-      B2: ["the plus-que-parfait", "hypothetical si-clauses", "the passive voice", "connectors of concession"],
+      B1: [
+        "passé composé or imparfait",
+        "the subjunctive after il faut que",
+        "the conditional",
+        "relative pronouns qui, que, dont",
+      ],
+      B2: [
+        "the plus-que-parfait",
+        "hypothetical si-clauses",
+        "the passive voice",
+        "connectors of concession",
+      ],
     },
-    words: [["la pomme", "the apple"], ["le pain", "the bread"], ["le fromage", "the cheese"], ["la maison", "the house"], ["le livre", "the book"], ["la rue", "the street"], ["le train", "the train"], ["la plage", "the beach"], ["le travail", "work"], ["la ville", "the town"], ["le médecin", "the doctor"], ["la semaine", "the week"], ["le petit-déjeuner", "breakfast"], ["l'addition", "the bill"], ["le billet", "the ticket"], ["la chambre", "the bedroom"], ["pas cher", "cheap"], ["fatigué", "tired"], ["demain", "tomorrow"], ["toujours", "always"]],
-    sentences: [["Je m'appelle Claire et j'habite à Lyon.", "My name is Claire and I live in Lyon."], ["Combien coûte le billet ?", "How much is the ticket?"], ["Je voudrais un café crème, s'il vous plaît.", "I would like a white coffee, please."], ["Mon appartement est près de la gare.", "My flat is near the station."], ["Le week-end dernier, je suis allé à la mer.", "Last weekend I went to the seaside."], ["À quelle heure part le train ?", "What time does the train leave?"], ["Ma sœur travaille dans une banque.", "My sister works in a bank."], ["Il fait beau aujourd'hui.", "The weather is nice today."], ["Si j'avais le temps, j'apprendrais la guitare.", "If I had the time, I would learn the guitar."], ["Il faut que nous partions tôt.", "We have to leave early."]],
-    gaps: [["Je ___ étudiant.", "suis", ["ai", "est"], "Use être for identity and profession."], ["Nous ___ à Paris.", "habitons", ["habitez", "habitent"], "The nous form of -er verbs ends in -ons."], ["Hier, elle ___ allée au cinéma.", "est", ["a", "était"], "Aller forms the passé composé with être."], ["Il faut que tu ___ tes devoirs.", "fasses", ["fais", "feras"], "Il faut que is followed by the subjunctive."], ["C'est le livre ___ je t'ai parlé.", "dont", ["que", "qui"], "Parler de → dont."], ["Quand j'étais petit, je ___ au foot.", "jouais", ["ai joué", "jouerai"], "Habits in the past take the imparfait."]],
-    texts: [["Paul habite à Nantes. Le matin, il prend le tram pour aller au bureau. Le soir, il fait souvent du vélo le long de la Loire.", "How does Paul get to the office?", "By tram", ["By bike", "On foot", "By car"]], ["La bibliothèque municipale est ouverte du mardi au samedi. Le lundi, elle est fermée, mais on peut rendre les livres dans la boîte à l'entrée.", "What can you do on Mondays?", "Return books in the box at the entrance", ["Borrow books", "Use the reading room", "Nothing at all"]]],
+    words: [
+      ["la pomme", "the apple"],
+      ["le pain", "the bread"],
+      ["le fromage", "the cheese"],
+      ["la maison", "the house"],
+      ["le livre", "the book"],
+      ["la rue", "the street"],
+      ["le train", "the train"],
+      ["la plage", "the beach"],
+      ["le travail", "work"],
+      ["la ville", "the town"],
+      ["le médecin", "the doctor"],
+      ["la semaine", "the week"],
+      ["le petit-déjeuner", "breakfast"],
+      ["l'addition", "the bill"],
+      ["le billet", "the ticket"],
+      ["la chambre", "the bedroom"],
+      ["pas cher", "cheap"],
+      ["fatigué", "tired"],
+      ["demain", "tomorrow"],
+      ["toujours", "always"],
+    ],
+    sentences: [
+      ["Je m'appelle Claire et j'habite à Lyon.", "My name is Claire and I live in Lyon."],
+      ["Combien coûte le billet ?", "How much is the ticket?"],
+      ["Je voudrais un café crème, s'il vous plaît.", "I would like a white coffee, please."],
+      ["Mon appartement est près de la gare.", "My flat is near the station."],
+      ["Le week-end dernier, je suis allé à la mer.", "Last weekend I went to the seaside."],
+      ["À quelle heure part le train ?", "What time does the train leave?"],
+      ["Ma sœur travaille dans une banque.", "My sister works in a bank."],
+      ["Il fait beau aujourd'hui.", "The weather is nice today."],
+      ["Si j'avais le temps, j'apprendrais la guitare.", "If I had the time, I would learn the guitar."],
+      ["Il faut que nous partions tôt.", "We have to leave early."],
+    ],
+    gaps: [
+      ["Je ___ étudiant.", "suis", ["ai", "est"], "Use être for identity and profession."],
+      ["Nous ___ à Paris.", "habitons", ["habitez", "habitent"], "The nous form of -er verbs ends in -ons."],
+      ["Hier, elle ___ allée au cinéma.", "est", ["a", "était"], "Aller forms the passé composé with être."],
+      [
+        "Il faut que tu ___ tes devoirs.",
+        "fasses",
+        ["fais", "feras"],
+        "Il faut que is followed by the subjunctive.",
+      ],
+      ["C'est le livre ___ je t'ai parlé.", "dont", ["que", "qui"], "Parler de → dont."],
+      [
+        "Quand j'étais petit, je ___ au foot.",
+        "jouais",
+        ["ai joué", "jouerai"],
+        "Habits in the past take the imparfait.",
+      ],
+    ],
+    texts: [
+      [
+        "Paul habite à Nantes. Le matin, il prend le tram pour aller au bureau. Le soir, il fait souvent du vélo le long de la Loire.",
+        "How does Paul get to the office?",
+        "By tram",
+        ["By bike", "On foot", "By car"],
+      ],
+      [
+        "La bibliothèque municipale est ouverte du mardi au samedi. Le lundi, elle est fermée, mais on peut rendre les livres dans la boîte à l'entrée.",
+        "What can you do on Mondays?",
+        "Return books in the box at the entrance",
+        ["Borrow books", "Use the reading room", "Nothing at all"],
+      ],
+    ],
   },
   de: {
     name: "German",
@@ -165,10 +327,80 @@ const LANGUAGE_BANKS = {
       B1: ["the Präteritum", "relative clauses", "Konjunktiv II", "the passive voice"],
       B2: ["the Plusquamperfekt", "extended participles", "nominal style", "two-part connectors"],
     },
-    words: [["der Apfel", "the apple"], ["das Brot", "the bread"], ["der Käse", "the cheese"], ["das Haus", "the house"], ["das Buch", "the book"], ["die Straße", "the street"], ["der Zug", "the train"], ["der Strand", "the beach"], ["die Arbeit", "work"], ["die Stadt", "the city"], ["der Arzt", "the doctor"], ["die Woche", "the week"], ["das Frühstück", "breakfast"], ["die Rechnung", "the bill"], ["die Fahrkarte", "the ticket"], ["das Zimmer", "the room"], ["billig", "cheap"], ["müde", "tired"], ["morgen", "tomorrow"], ["immer", "always"]],
-    sentences: [["Ich heiße Jonas und komme aus Hamburg.", "My name is Jonas and I come from Hamburg."], ["Was kostet die Fahrkarte?", "How much is the ticket?"], ["Ich hätte gern einen Kaffee mit Milch.", "I would like a coffee with milk."], ["Meine Wohnung liegt in der Nähe vom Bahnhof.", "My flat is near the station."], ["Letztes Wochenende bin ich an die Ostsee gefahren.", "Last weekend I went to the Baltic Sea."], ["Wann fährt der Zug ab?", "When does the train leave?"], ["Meine Schwester arbeitet in einem Krankenhaus.", "My sister works in a hospital."], ["Heute ist es sehr warm.", "It is very warm today."], ["Wenn ich mehr Zeit hätte, würde ich Gitarre lernen.", "If I had more time, I would learn the guitar."], ["Das Projekt wurde letzte Woche abgeschlossen.", "The project was completed last week."]],
-    gaps: [["Ich ___ Student.", "bin", ["habe", "ist"], "Use sein for identity and profession."], ["Wir ___ in Berlin.", "wohnen", ["wohnt", "wohnst"], "The wir form ends in -en."], ["Gestern ___ ich ins Kino gegangen.", "bin", ["habe", "war"], "Verbs of movement form the Perfekt with sein."], ["Ich fahre mit ___ Bus.", "dem", ["den", "der"], "Mit takes the dative: der Bus → dem Bus."], ["Ich lerne Deutsch, weil ich in Wien ___.", "arbeite", ["arbeiten", "arbeitet"], "In a weil-clause the verb goes to the end; ich → arbeite."], ["Wenn ich reich ___, würde ich reisen.", "wäre", ["bin", "war"], "Unreal conditions take Konjunktiv II."]],
-    texts: [["Anna wohnt in München. Jeden Morgen fährt sie mit dem Fahrrad zur Arbeit. Am Wochenende wandert sie gern in den Bergen.", "How does Anna get to work?", "By bike", ["By underground", "By car", "On foot"]], ["Das Schwimmbad ist von Montag bis Freitag geöffnet. Am Samstag gibt es einen Schwimmkurs für Kinder, am Sonntag bleibt es geschlossen.", "What happens on Saturdays?", "There is a swimming course for children", ["The pool is closed", "The pool is open to everybody", "There is a competition"]]],
+    words: [
+      ["der Apfel", "the apple"],
+      ["das Brot", "the bread"],
+      ["der Käse", "the cheese"],
+      ["das Haus", "the house"],
+      ["das Buch", "the book"],
+      ["die Straße", "the street"],
+      ["der Zug", "the train"],
+      ["der Strand", "the beach"],
+      ["die Arbeit", "work"],
+      ["die Stadt", "the city"],
+      ["der Arzt", "the doctor"],
+      ["die Woche", "the week"],
+      ["das Frühstück", "breakfast"],
+      ["die Rechnung", "the bill"],
+      ["die Fahrkarte", "the ticket"],
+      ["das Zimmer", "the room"],
+      ["billig", "cheap"],
+      ["müde", "tired"],
+      ["morgen", "tomorrow"],
+      ["immer", "always"],
+    ],
+    sentences: [
+      ["Ich heiße Jonas und komme aus Hamburg.", "My name is Jonas and I come from Hamburg."],
+      ["Was kostet die Fahrkarte?", "How much is the ticket?"],
+      ["Ich hätte gern einen Kaffee mit Milch.", "I would like a coffee with milk."],
+      ["Meine Wohnung liegt in der Nähe vom Bahnhof.", "My flat is near the station."],
+      ["Letztes Wochenende bin ich an die Ostsee gefahren.", "Last weekend I went to the Baltic Sea."],
+      ["Wann fährt der Zug ab?", "When does the train leave?"],
+      ["Meine Schwester arbeitet in einem Krankenhaus.", "My sister works in a hospital."],
+      ["Heute ist es sehr warm.", "It is very warm today."],
+      [
+        "Wenn ich mehr Zeit hätte, würde ich Gitarre lernen.",
+        "If I had more time, I would learn the guitar.",
+      ],
+      ["Das Projekt wurde letzte Woche abgeschlossen.", "The project was completed last week."],
+    ],
+    gaps: [
+      ["Ich ___ Student.", "bin", ["habe", "ist"], "Use sein for identity and profession."],
+      ["Wir ___ in Berlin.", "wohnen", ["wohnt", "wohnst"], "The wir form ends in -en."],
+      [
+        "Gestern ___ ich ins Kino gegangen.",
+        "bin",
+        ["habe", "war"],
+        "Verbs of movement form the Perfekt with sein.",
+      ],
+      ["Ich fahre mit ___ Bus.", "dem", ["den", "der"], "Mit takes the dative: der Bus → dem Bus."],
+      [
+        "Ich lerne Deutsch, weil ich in Wien ___.",
+        "arbeite",
+        ["arbeiten", "arbeitet"],
+        "In a weil-clause the verb goes to the end; ich → arbeite.",
+      ],
+      [
+        "Wenn ich reich ___, würde ich reisen.",
+        "wäre",
+        ["bin", "war"],
+        "Unreal conditions take Konjunktiv II.",
+      ],
+    ],
+    texts: [
+      [
+        "Anna wohnt in München. Jeden Morgen fährt sie mit dem Fahrrad zur Arbeit. Am Wochenende wandert sie gern in den Bergen.",
+        "How does Anna get to work?",
+        "By bike",
+        ["By underground", "By car", "On foot"],
+      ],
+      [
+        "Das Schwimmbad ist von Montag bis Freitag geöffnet. Am Samstag gibt es einen Schwimmkurs für Kinder, am Sonntag bleibt es geschlossen.",
+        "What happens on Saturdays?",
+        "There is a swimming course for children",
+        ["The pool is closed", "The pool is open to everybody", "There is a competition"],
+      ],
+    ],
   },
   it: {
     name: "Italian",
@@ -176,25 +408,142 @@ const LANGUAGE_BANKS = {
       A1: ["essere and avere", "regular -are verbs", "articles and gender", "c'è and ci sono"],
       A2: ["the passato prossimo", "reflexive verbs", "direct object pronouns", "the future tense"],
     },
-    words: [["la mela", "the apple"], ["il pane", "the bread"], ["il formaggio", "the cheese"], ["la casa", "the house"], ["il libro", "the book"], ["la strada", "the street"], ["il treno", "the train"], ["la spiaggia", "the beach"], ["il lavoro", "work"], ["la città", "the city"], ["il medico", "the doctor"], ["la settimana", "the week"], ["la colazione", "breakfast"], ["il conto", "the bill"], ["il biglietto", "the ticket"], ["la camera", "the room"], ["economico", "cheap"], ["stanco", "tired"], ["domani", "tomorrow"], ["sempre", "always"]],
-    sentences: [["Mi chiamo Marco e sono di Bologna.", "My name is Marco and I am from Bologna."], ["Quanto costa il biglietto?", "How much is the ticket?"], ["Vorrei un cappuccino, per favore.", "I would like a cappuccino, please."], ["Abito vicino alla stazione.", "I live near the station."], ["Il fine settimana scorso sono andato al mare.", "Last weekend I went to the seaside."], ["A che ora parte il treno?", "What time does the train leave?"], ["Mia sorella lavora in un ospedale.", "My sister works in a hospital."], ["Oggi fa molto caldo.", "It is very hot today."], ["Domani visiteremo il Colosseo.", "Tomorrow we will visit the Colosseum."], ["Il conto, per favore.", "The bill, please."]],
-    gaps: [["Io ___ studente.", "sono", ["ho", "è"], "Use essere for identity and profession."], ["Noi ___ a Roma.", "abitiamo", ["abitate", "abitano"], "The noi form ends in -iamo."], ["Ieri ___ andata al cinema.", "sono", ["ho", "ero"], "Andare forms the passato prossimo with essere."], ["Nel frigo ___ due bottiglie d'acqua.", "ci sono", ["c'è", "è"], "Plural things: ci sono."], ["Domani ___ presto.", "partiremo", ["partiamo", "siamo partiti"], "Future plans can take the future tense."], ["Mi ___ alle sette.", "sveglio", ["svegli", "sveglia"], "Reflexive verb, io form: mi sveglio."]],
-    texts: [["Giulia vive a Firenze. Ogni mattina va al lavoro a piedi e si ferma al bar per un caffè. La sera le piace cucinare per gli amici.", "How does Giulia get to work?", "On foot", ["By bus", "By bike", "By car"]], ["Il museo è aperto tutti i giorni tranne il lunedì. La prima domenica del mese l'ingresso è gratuito.", "When is entry free?", "On the first Sunday of the month", ["Every Monday", "Every day", "Never"]]],
+    words: [
+      ["la mela", "the apple"],
+      ["il pane", "the bread"],
+      ["il formaggio", "the cheese"],
+      ["la casa", "the house"],
+      ["il libro", "the book"],
+      ["la strada", "the street"],
+      ["il treno", "the train"],
+      ["la spiaggia", "the beach"],
+      ["il lavoro", "work"],
+      ["la città", "the city"],
+      ["il medico", "the doctor"],
+      ["la settimana", "the week"],
+      ["la colazione", "breakfast"],
+      ["il conto", "the bill"],
+      ["il biglietto", "the ticket"],
+      ["la camera", "the room"],
+      ["economico", "cheap"],
+      ["stanco", "tired"],
+      ["domani", "tomorrow"],
+      ["sempre", "always"],
+    ],
+    sentences: [
+      ["Mi chiamo Marco e sono di Bologna.", "My name is Marco and I am from Bologna."],
+      ["Quanto costa il biglietto?", "How much is the ticket?"],
+      ["Vorrei un cappuccino, per favore.", "I would like a cappuccino, please."],
+      ["Abito vicino alla stazione.", "I live near the station."],
+      ["Il fine settimana scorso sono andato al mare.", "Last weekend I went to the seaside."],
+      ["A che ora parte il treno?", "What time does the train leave?"],
+      ["Mia sorella lavora in un ospedale.", "My sister works in a hospital."],
+      ["Oggi fa molto caldo.", "It is very hot today."],
+      ["Domani visiteremo il Colosseo.", "Tomorrow we will visit the Colosseum."],
+      ["Il conto, per favore.", "The bill, please."],
+    ],
+    gaps: [
+      ["Io ___ studente.", "sono", ["ho", "è"], "Use essere for identity and profession."],
+      ["Noi ___ a Roma.", "abitiamo", ["abitate", "abitano"], "The noi form ends in -iamo."],
+      ["Ieri ___ andata al cinema.", "sono", ["ho", "ero"], "Andare forms the passato prossimo with essere."],
+      ["Nel frigo ___ due bottiglie d'acqua.", "ci sono", ["c'è", "è"], "Plural things: ci sono."],
+      [
+        "Domani ___ presto.",
+        "partiremo",
+        ["partiamo", "siamo partiti"],
+        "Future plans can take the future tense.",
+      ],
+      ["Mi ___ alle sette.", "sveglio", ["svegli", "sveglia"], "Reflexive verb, io form: mi sveglio."],
+    ],
+    texts: [
+      [
+        "Giulia vive a Firenze. Ogni mattina va al lavoro a piedi e si ferma al bar per un caffè. La sera le piace cucinare per gli amici.",
+        "How does Giulia get to work?",
+        "On foot",
+        ["By bus", "By bike", "By car"],
+      ],
+      [
+        "Il museo è aperto tutti i giorni tranne il lunedì. La prima domenica del mese l'ingresso è gratuito.",
+        "When is entry free?",
+        "On the first Sunday of the month",
+        ["Every Monday", "Every day", "Never"],
+      ],
+    ],
   },
   ja: {
     name: "Japanese",
     grammar: {
-      A1: ["です and じゃないです", "the particles は and が", "the particle を with ます verbs", "adjectives ending in い and な"],
+      A1: [
+        "です and じゃないです",
+        "the particles は and が",
+        "the particle を with ます verbs",
+        "adjectives ending in い and な",
+      ],
     },
-    words: [["りんご (ringo)", "apple"], ["パン (pan)", "bread"], ["みず (mizu)", "water"], ["いえ (ie)", "house"], ["ほん (hon)", "book"], ["えき (eki)", "station"], ["でんしゃ (densha)", "train"], ["うみ (umi)", "the sea"], ["しごと (shigoto)", "work"], ["まち (machi)", "town"], ["せんせい (sensei)", "teacher"], ["あした (ashita)", "tomorrow"], ["あさごはん (asagohan)", "breakfast"], ["おかいけい (okaikei)", "the bill"], ["きっぷ (kippu)", "ticket"], ["へや (heya)", "room"], ["やすい (yasui)", "cheap"], ["たかい (takai)", "expensive"], ["きょう (kyō)", "today"], ["いつも (itsumo)", "always"]],
-    sentences: [["はじめまして、たなかです。", "Nice to meet you, I am Tanaka."], ["この きっぷは いくらですか。", "How much is this ticket?"], ["コーヒーを ください。", "A coffee, please."], ["えきは どこですか。", "Where is the station?"], ["まいあさ しちじに おきます。", "I get up at seven every morning."], ["でんしゃは なんじに でますか。", "What time does the train leave?"], ["あねは びょういんで はたらいています。", "My older sister works at a hospital."], ["きょうは あついですね。", "It is hot today, isn't it?"], ["わたしは がくせいです。", "I am a student."], ["にほんごは おもしろいです。", "Japanese is interesting."]],
-    gaps: [["わたし ___ がくせいです。", "は", ["を", "に"], "は marks the topic of the sentence."], ["コーヒー ___ のみます。", "を", ["は", "で"], "を marks the direct object."], ["がっこう ___ いきます。", "に", ["を", "が"], "に marks the destination."], ["これは わたしの ほん ___。", "です", ["ます", "でした"], "Nouns end polite sentences with です."], ["としょかん ___ べんきょうします。", "で", ["に", "を"], "で marks where an action happens."], ["この へやは ___ です。", "しずか", ["しずかな", "しずかに"], "な-adjectives drop な before です."]],
-    texts: [["やまださんは とうきょうに すんでいます。まいあさ でんしゃで かいしゃに いきます。しゅうまつは こうえんで さんぽします。", "How does Yamada-san get to the office?", "By train", ["By bus", "On foot", "By bike"]], ["この レストランは じゅういちじから よるの くじまでです。げつようびは やすみです。", "When is the restaurant closed?", "On Mondays", ["On Sundays", "In the evening", "Never"]]],
+    words: [
+      ["りんご (ringo)", "apple"],
+      ["パン (pan)", "bread"],
+      ["みず (mizu)", "water"],
+      ["いえ (ie)", "house"],
+      ["ほん (hon)", "book"],
+      ["えき (eki)", "station"],
+      ["でんしゃ (densha)", "train"],
+      ["うみ (umi)", "the sea"],
+      ["しごと (shigoto)", "work"],
+      ["まち (machi)", "town"],
+      ["せんせい (sensei)", "teacher"],
+      ["あした (ashita)", "tomorrow"],
+      ["あさごはん (asagohan)", "breakfast"],
+      ["おかいけい (okaikei)", "the bill"],
+      ["きっぷ (kippu)", "ticket"],
+      ["へや (heya)", "room"],
+      ["やすい (yasui)", "cheap"],
+      ["たかい (takai)", "expensive"],
+      ["きょう (kyō)", "today"],
+      ["いつも (itsumo)", "always"],
+    ],
+    sentences: [
+      ["はじめまして、たなかです。", "Nice to meet you, I am Tanaka."],
+      ["この きっぷは いくらですか。", "How much is this ticket?"],
+      ["コーヒーを ください。", "A coffee, please."],
+      ["えきは どこですか。", "Where is the station?"],
+      ["まいあさ しちじに おきます。", "I get up at seven every morning."],
+      ["でんしゃは なんじに でますか。", "What time does the train leave?"],
+      ["あねは びょういんで はたらいています。", "My older sister works at a hospital."],
+      ["きょうは あついですね。", "It is hot today, isn't it?"],
+      ["わたしは がくせいです。", "I am a student."],
+      ["にほんごは おもしろいです。", "Japanese is interesting."],
+    ],
+    gaps: [
+      ["わたし ___ がくせいです。", "は", ["を", "に"], "は marks the topic of the sentence."],
+      ["コーヒー ___ のみます。", "を", ["は", "で"], "を marks the direct object."],
+      ["がっこう ___ いきます。", "に", ["を", "が"], "に marks the destination."],
+      ["これは わたしの ほん ___。", "です", ["ます", "でした"], "Nouns end polite sentences with です."],
+      ["としょかん ___ べんきょうします。", "で", ["に", "を"], "で marks where an action happens."],
+      ["この へやは ___ です。", "しずか", ["しずかな", "しずかに"], "な-adjectives drop な before です."],
+    ],
+    texts: [
+      [
+        "やまださんは とうきょうに すんでいます。まいあさ でんしゃで かいしゃに いきます。しゅうまつは こうえんで さんぽします。",
+        "How does Yamada-san get to the office?",
+        "By train",
+        ["By bus", "On foot", "By bike"],
+      ],
+      [
+        "この レストランは じゅういちじから よるの くじまでです。げつようびは やすみです。",
+        "When is the restaurant closed?",
+        "On Mondays",
+        ["On Sundays", "In the evening", "Never"],
+      ],
+    ],
   },
 };
 
 function bankFor(language) {
-  return LANGUAGE_BANKS[language] ?? LANGUAGE_BANKS[language.split("-")[0].toLowerCase()] ?? { ...LANGUAGE_BANKS.es, name: language };
+  return (
+    LANGUAGE_BANKS[language] ??
+    LANGUAGE_BANKS[language.split("-")[0].toLowerCase()] ?? { ...LANGUAGE_BANKS.es, name: language }
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -202,7 +551,8 @@ function bankFor(language) {
 
 const pad = (n, width = 2) => String(n).padStart(width, "0");
 const pick = (rng, list) => list[Math.floor(rng() * list.length)];
-const between = (rng, range) => (Array.isArray(range) ? range[0] + Math.floor(rng() * (range[1] - range[0] + 1)) : range);
+const between = (rng, range) =>
+  Array.isArray(range) ? range[0] + Math.floor(rng() * (range[1] - range[0] + 1)) : range;
 
 function shuffle(rng, list) {
   const out = [...list];
@@ -215,7 +565,10 @@ function shuffle(rng, list) {
 
 /** `count` distinct elements of `list`, none equal to `except`. */
 function distinct(rng, list, count, except) {
-  return shuffle(rng, list.filter((x) => x !== except)).slice(0, count);
+  return shuffle(
+    rng,
+    list.filter((x) => x !== except),
+  ).slice(0, count);
 }
 
 function skillFor(rng, type) {
@@ -251,7 +604,13 @@ function itemContent(rng, type, bank, language, topic) {
       };
     case "grammar": {
       const [text, answer, wrong, explanation] = pick(rng, bank.gaps);
-      return { prompt: "Choose the word that completes the sentence.", sentence: text, options: shuffle(rng, [answer, ...wrong]), answer, explanation };
+      return {
+        prompt: "Choose the word that completes the sentence.",
+        sentence: text,
+        options: shuffle(rng, [answer, ...wrong]),
+        answer,
+        explanation,
+      };
     }
     case "listening":
       return {
@@ -263,10 +622,22 @@ function itemContent(rng, type, bank, language, topic) {
       };
     case "reading": {
       const [passage, question, answer, wrong] = pick(rng, bank.texts);
-      return { prompt: "Read the text and answer the question.", passage, question, options: shuffle(rng, [answer, ...wrong]), answer };
+      return {
+        prompt: "Read the text and answer the question.",
+        passage,
+        question,
+        options: shuffle(rng, [answer, ...wrong]),
+        answer,
+      };
     }
     case "speaking":
-      return { prompt: "Read the sentence aloud.", text: sentence[0], translation: sentence[1], model_audio_url: audioUrl(language, sentence[0]), min_score: 0.7 };
+      return {
+        prompt: "Read the sentence aloud.",
+        text: sentence[0],
+        translation: sentence[1],
+        model_audio_url: audioUrl(language, sentence[0]),
+        min_score: 0.7,
+      };
     case "writing": {
       const sentences = 2 + Math.floor(rng() * 3);
       return {
@@ -284,10 +655,18 @@ function itemContent(rng, type, bank, language, topic) {
         answer: sentence[0],
       };
     case "translation":
-      return { prompt: `Translate into ${bank.name}.`, source: sentence[1], answer: sentence[0], accepted_answers: [sentence[0]] };
+      return {
+        prompt: `Translate into ${bank.name}.`,
+        source: sentence[1],
+        answer: sentence[0],
+        accepted_answers: [sentence[0]],
+      };
     case "matching": {
       const pairs = shuffle(rng, bank.words).slice(0, 4);
-      return { prompt: "Match each word with its translation.", pairs: pairs.map(([left, right]) => ({ left, right })) };
+      return {
+        prompt: "Match each word with its translation.",
+        pairs: pairs.map(([left, right]) => ({ left, right })),
+      };
     }
     default:
       throw new Error(`unknown item type ${type}`);
@@ -347,11 +726,24 @@ export function buildCourse(spec) {
     const lessonId = `les_${spec.code}_${pad(l)}`;
     const title = isReview ? `Review and progress check ${l / 8}` : `${topic[0]}: ${point}`;
     const objectives = isReview
-      ? [`Consolidate lessons ${l - 7}–${l - 1}`, `Check your progress at level ${level}`, "Identify what to revise next"]
-      : [`Can ${topic[1]}`, `Use ${point} accurately`, `Learn ${8 + Math.floor(rng() * 8)} new words about ${topic[2]}`].slice(0, 2 + Math.floor(rng() * 2));
+      ? [
+          `Consolidate lessons ${l - 7}–${l - 1}`,
+          `Check your progress at level ${level}`,
+          "Identify what to revise next",
+        ]
+      : [
+          `Can ${topic[1]}`,
+          `Use ${point} accurately`,
+          `Learn ${8 + Math.floor(rng() * 8)} new words about ${topic[2]}`,
+        ].slice(0, 2 + Math.floor(rng() * 2));
 
     const blockCount = between(rng, spec.blocksPerLesson);
-    const kinds = BLOCK_KINDS[blockCount] ?? Array.from({ length: blockCount }, (_, i) => ["warm_up", "presentation", "practice", "review", "challenge"][i % 5]);
+    const kinds =
+      BLOCK_KINDS[blockCount] ??
+      Array.from(
+        { length: blockCount },
+        (_, i) => ["warm_up", "presentation", "practice", "review", "challenge"][i % 5],
+      );
     const sizes = kinds.map(() => between(rng, spec.itemsPerBlock));
     // Item types: whole shuffled rounds of every type, so each lesson of 9+ items has them all.
     const total = sizes.reduce((a, b) => a + b, 0);
@@ -366,7 +758,10 @@ export function buildCourse(spec) {
         const type = types[cursor++];
         const cost = ITEM_COST[type];
         lessonSeconds += cost.seconds;
-        const xp = Math.max(5, Math.min(20, cost.xp + CEFR_LEVELS.indexOf(level) + Math.floor(rng() * 3) - 1));
+        const xp = Math.max(
+          5,
+          Math.min(20, cost.xp + CEFR_LEVELS.indexOf(level) + Math.floor(rng() * 3) - 1),
+        );
         items.push({
           id: `itm_${spec.code}_${pad(l)}_${b + 1}_${pad(k)}`,
           training_id: trainingId,
@@ -439,18 +834,127 @@ const DEMO = { lessons: [36, 44], blocksPerLesson: [3, 5], itemsPerBlock: [8, 12
 
 /** Twelve courses in five languages; exactly one (Japanese) is an unpublished draft. */
 export const DEMO_COURSES = [
-  { code: "demo_es_a1", slug: "spanish-a1-first-steps", title: "Spanish A1: First Steps", language: "es", from: "A1", to: "A1", tags: ["beginner", "everyday-life", "travel"], intro: "Your first Spanish: from ¡hola! to ordering tapas and finding your way around town." },
-  { code: "demo_es_a2", slug: "spanish-a2-everyday-conversations", title: "Spanish A2: Everyday Conversations", language: "es", from: "A2", to: "A2", tags: ["elementary", "conversation"], intro: "Talk about your past, your plans and your day with Spanish speakers." },
-  { code: "demo_es_b1", slug: "spanish-b1-confident-communication", title: "Spanish B1: Confident Communication", language: "es", from: "B1", to: "B1", tags: ["intermediate", "work", "culture"], intro: "Tell stories, give advice and hold your own at work in Spanish." },
-  { code: "demo_es_b2c1", slug: "advanced-spanish-debate-and-culture", title: "Advanced Spanish: Debate and Culture", language: "es", from: "B2", to: "C1", tags: ["advanced", "culture", "debate"], intro: "Argue, persuade and read between the lines of Spanish-language media and literature." },
-  { code: "demo_fr_a1", slug: "french-a1-bonjour", title: "French A1: Bonjour!", language: "fr", from: "A1", to: "A1", tags: ["beginner", "everyday-life"], intro: "Start speaking French from the very first lesson." },
-  { code: "demo_fr_a2b1", slug: "french-a2-b1-living-in-france", title: "French A2–B1: Living in France", language: "fr", from: "A2", to: "B1", tags: ["elementary", "intermediate", "travel", "culture"], intro: "Everything you need to settle in: housing, work, health and French social life." },
-  { code: "demo_fr_b2", slug: "business-french-b2", title: "Business French B2", language: "fr", from: "B2", to: "B2", tags: ["business", "work", "upper-intermediate"], intro: "Meetings, negotiations and formal writing for French-speaking workplaces." },
-  { code: "demo_de_a1", slug: "german-a1-guten-start", title: "German A1: Guten Start", language: "de", from: "A1", to: "A1", tags: ["beginner", "everyday-life"], intro: "A friendly start into German, with the grammar explained step by step." },
-  { code: "demo_de_a2", slug: "german-a2-everyday-life", title: "German A2: Everyday Life", language: "de", from: "A2", to: "A2", tags: ["elementary", "everyday-life"], intro: "Manage daily life in German-speaking countries with confidence." },
-  { code: "demo_de_b1b2", slug: "german-b1-b2-work-and-study", title: "German B1–B2: Work and Study", language: "de", from: "B1", to: "B2", tags: ["intermediate", "work", "exam-prep"], intro: "Prepare for study, work and the Goethe-Zertifikat B1 and B2 exams." },
-  { code: "demo_it_a1a2", slug: "italian-a1-a2-travel-italian", title: "Italian A1–A2: Travel Italian", language: "it", from: "A1", to: "A2", tags: ["beginner", "travel", "food"], intro: "The Italian you need for trains, trattorie and piazzas." },
-  { code: "demo_ja_a1", slug: "japanese-a1-hiragana-to-small-talk", title: "Japanese A1: Hiragana to Small Talk", language: "ja", from: "A1", to: "A1", tags: ["beginner", "writing-systems"], intro: "Learn hiragana and the first phrases for getting around in Japan.", draft: true },
+  {
+    code: "demo_es_a1",
+    slug: "spanish-a1-first-steps",
+    title: "Spanish A1: First Steps",
+    language: "es",
+    from: "A1",
+    to: "A1",
+    tags: ["beginner", "everyday-life", "travel"],
+    intro: "Your first Spanish: from ¡hola! to ordering tapas and finding your way around town.",
+  },
+  {
+    code: "demo_es_a2",
+    slug: "spanish-a2-everyday-conversations",
+    title: "Spanish A2: Everyday Conversations",
+    language: "es",
+    from: "A2",
+    to: "A2",
+    tags: ["elementary", "conversation"],
+    intro: "Talk about your past, your plans and your day with Spanish speakers.",
+  },
+  {
+    code: "demo_es_b1",
+    slug: "spanish-b1-confident-communication",
+    title: "Spanish B1: Confident Communication",
+    language: "es",
+    from: "B1",
+    to: "B1",
+    tags: ["intermediate", "work", "culture"],
+    intro: "Tell stories, give advice and hold your own at work in Spanish.",
+  },
+  {
+    code: "demo_es_b2c1",
+    slug: "advanced-spanish-debate-and-culture",
+    title: "Advanced Spanish: Debate and Culture",
+    language: "es",
+    from: "B2",
+    to: "C1",
+    tags: ["advanced", "culture", "debate"],
+    intro: "Argue, persuade and read between the lines of Spanish-language media and literature.",
+  },
+  {
+    code: "demo_fr_a1",
+    slug: "french-a1-bonjour",
+    title: "French A1: Bonjour!",
+    language: "fr",
+    from: "A1",
+    to: "A1",
+    tags: ["beginner", "everyday-life"],
+    intro: "Start speaking French from the very first lesson.",
+  },
+  {
+    code: "demo_fr_a2b1",
+    slug: "french-a2-b1-living-in-france",
+    title: "French A2–B1: Living in France",
+    language: "fr",
+    from: "A2",
+    to: "B1",
+    tags: ["elementary", "intermediate", "travel", "culture"],
+    intro: "Everything you need to settle in: housing, work, health and French social life.",
+  },
+  {
+    code: "demo_fr_b2",
+    slug: "business-french-b2",
+    title: "Business French B2",
+    language: "fr",
+    from: "B2",
+    to: "B2",
+    tags: ["business", "work", "upper-intermediate"],
+    intro: "Meetings, negotiations and formal writing for French-speaking workplaces.",
+  },
+  {
+    code: "demo_de_a1",
+    slug: "german-a1-guten-start",
+    title: "German A1: Guten Start",
+    language: "de",
+    from: "A1",
+    to: "A1",
+    tags: ["beginner", "everyday-life"],
+    intro: "A friendly start into German, with the grammar explained step by step.",
+  },
+  {
+    code: "demo_de_a2",
+    slug: "german-a2-everyday-life",
+    title: "German A2: Everyday Life",
+    language: "de",
+    from: "A2",
+    to: "A2",
+    tags: ["elementary", "everyday-life"],
+    intro: "Manage daily life in German-speaking countries with confidence.",
+  },
+  {
+    code: "demo_de_b1b2",
+    slug: "german-b1-b2-work-and-study",
+    title: "German B1–B2: Work and Study",
+    language: "de",
+    from: "B1",
+    to: "B2",
+    tags: ["intermediate", "work", "exam-prep"],
+    intro: "Prepare for study, work and the Goethe-Zertifikat B1 and B2 exams.",
+  },
+  {
+    code: "demo_it_a1a2",
+    slug: "italian-a1-a2-travel-italian",
+    title: "Italian A1–A2: Travel Italian",
+    language: "it",
+    from: "A1",
+    to: "A2",
+    tags: ["beginner", "travel", "food"],
+    intro: "The Italian you need for trains, trattorie and piazzas.",
+  },
+  {
+    code: "demo_ja_a1",
+    slug: "japanese-a1-hiragana-to-small-talk",
+    title: "Japanese A1: Hiragana to Small Talk",
+    language: "ja",
+    from: "A1",
+    to: "A1",
+    tags: ["beginner", "writing-systems"],
+    intro: "Learn hiragana and the first phrases for getting around in Japan.",
+    draft: true,
+  },
 ].map((course, i) => ({
   ...DEMO,
   ...course,
@@ -472,7 +976,12 @@ const TABLES = [
   ["training_items", "items"],
 ];
 
-const sqlValue = (v) => (v === null || v === undefined ? "NULL" : typeof v === "number" ? String(v) : `'${String(v).replace(/'/g, "''")}'`);
+const sqlValue = (v) =>
+  v === null || v === undefined
+    ? "NULL"
+    : typeof v === "number"
+      ? String(v)
+      : `'${String(v).replace(/'/g, "''")}'`;
 
 /** Multi-row INSERTs of at most ~40 KB each (D1 caps a statement at 100 KB). */
 function insertStatements(table, rows) {
@@ -500,9 +1009,16 @@ function insertStatements(table, rows) {
 /** Idempotent SQL for the whole demo catalogue: the same text on every run. */
 export function catalogSeedSql() {
   const catalog = buildDemoCatalog();
-  const statements = ["-- Demo course catalogue, generated by scripts/catalog-data.mjs (deterministic; safe to run again)."];
+  const statements = [
+    "-- Demo course catalogue, generated by scripts/catalog-data.mjs (deterministic; safe to run again).",
+  ];
   for (const [table, key] of TABLES) {
-    statements.push(...insertStatements(table, catalog.flatMap((c) => [c[key]].flat())));
+    statements.push(
+      ...insertStatements(
+        table,
+        catalog.flatMap((c) => [c[key]].flat()),
+      ),
+    );
   }
   return statements.join("\n") + "\n";
 }

@@ -13,12 +13,48 @@ export const DEMO_INSTITUTIONS = [
 ];
 
 export const DEMO_USERS = [
-  { id: "usr_demo_admin", email: "admin@lingua.test", name: "Platform Admin", role: "platform_admin", institutionId: null },
-  { id: "usr_demo_acme_owner", email: "owner@acme.lingua.test", name: "Ada Acme", role: "institution_admin", institutionId: "ins_demo_acme" },
-  { id: "usr_demo_acme_learner", email: "learner@acme.lingua.test", name: "Leo Learner", role: "learner", institutionId: "ins_demo_acme" },
-  { id: "usr_demo_globex_owner", email: "owner@globex.lingua.test", name: "Gina Globex", role: "institution_admin", institutionId: "ins_demo_globex" },
-  { id: "usr_demo_globex_learner", email: "learner@globex.lingua.test", name: "Gus Learner", role: "learner", institutionId: "ins_demo_globex" },
-  { id: "usr_demo_initech_owner", email: "owner@initech.lingua.test", name: "Ivy Initech", role: "institution_admin", institutionId: "ins_demo_initech" },
+  {
+    id: "usr_demo_admin",
+    email: "admin@lingua.test",
+    name: "Platform Admin",
+    role: "platform_admin",
+    institutionId: null,
+  },
+  {
+    id: "usr_demo_acme_owner",
+    email: "owner@acme.lingua.test",
+    name: "Ada Acme",
+    role: "institution_admin",
+    institutionId: "ins_demo_acme",
+  },
+  {
+    id: "usr_demo_acme_learner",
+    email: "learner@acme.lingua.test",
+    name: "Leo Learner",
+    role: "learner",
+    institutionId: "ins_demo_acme",
+  },
+  {
+    id: "usr_demo_globex_owner",
+    email: "owner@globex.lingua.test",
+    name: "Gina Globex",
+    role: "institution_admin",
+    institutionId: "ins_demo_globex",
+  },
+  {
+    id: "usr_demo_globex_learner",
+    email: "learner@globex.lingua.test",
+    name: "Gus Learner",
+    role: "learner",
+    institutionId: "ins_demo_globex",
+  },
+  {
+    id: "usr_demo_initech_owner",
+    email: "owner@initech.lingua.test",
+    name: "Ivy Initech",
+    role: "institution_admin",
+    institutionId: "ins_demo_initech",
+  },
 ];
 
 export function hashPassword(password) {
@@ -27,7 +63,12 @@ export function hashPassword(password) {
   return `pbkdf2-sha256$${PBKDF2_ITERATIONS}$${salt.toString("base64")}$${hash.toString("base64")}`;
 }
 
-const q = (value) => (value === null || value === undefined ? "NULL" : typeof value === "number" ? String(value) : `'${String(value).replace(/'/g, "''")}'`);
+const q = (value) =>
+  value === null || value === undefined
+    ? "NULL"
+    : typeof value === "number"
+      ? String(value)
+      : `'${String(value).replace(/'/g, "''")}'`;
 
 /** Idempotent SQL: re-running it inserts nothing twice and keeps existing rows (and passwords) as they are. */
 export function demoSeedSql() {

@@ -42,10 +42,14 @@ function run(args, { quiet = false } = {}) {
 const devVars = join(root, ".dev.vars");
 const existing = existsSync(devVars) ? readFileSync(devVars, "utf8") : "";
 const additions = [];
-if (!/^ENCRYPTION_KEY=/m.test(existing)) additions.push(`ENCRYPTION_KEY="${randomBytes(32).toString("base64")}"`);
+if (!/^ENCRYPTION_KEY=/m.test(existing))
+  additions.push(`ENCRYPTION_KEY="${randomBytes(32).toString("base64")}"`);
 if (!/^ALLOW_PRIVATE_TARGETS=/m.test(existing)) additions.push(`ALLOW_PRIVATE_TARGETS="true"`);
 if (additions.length > 0) {
-  writeFileSync(devVars, existing + (existing && !existing.endsWith("\n") ? "\n" : "") + additions.join("\n") + "\n");
+  writeFileSync(
+    devVars,
+    existing + (existing && !existing.endsWith("\n") ? "\n" : "") + additions.join("\n") + "\n",
+  );
   console.log(`wrote ${additions.length} value(s) to .dev.vars`);
 }
 
@@ -63,12 +67,16 @@ console.log("demo course catalogue loaded (12 courses)");
 
 // 3c. Demo learners with several weeks of activity, recorded through the real write path — once:
 // a database that already holds attempts is left as it is.
-const counted = spawnSync(wrangler, ["d1", "execute", "DB", "--local", "--json", "--command", "SELECT COUNT(*) AS n FROM attempts", ...persist], {
-  cwd: root,
-  encoding: "utf8",
-  env: { ...process.env, CI: "true" },
-});
-const attemptCount = counted.status === 0 ? JSON.parse(counted.stdout)[0]?.results?.[0]?.n ?? 0 : 0;
+const counted = spawnSync(
+  wrangler,
+  ["d1", "execute", "DB", "--local", "--json", "--command", "SELECT COUNT(*) AS n FROM attempts", ...persist],
+  {
+    cwd: root,
+    encoding: "utf8",
+    env: { ...process.env, CI: "true" },
+  },
+);
+const attemptCount = counted.status === 0 ? (JSON.parse(counted.stdout)[0]?.results?.[0]?.n ?? 0) : 0;
 if (attemptCount === 0) {
   await seedActivity({ learners: 240, days: 28, persistTo: values["persist-to"] });
 } else {
@@ -78,6 +86,9 @@ if (attemptCount === 0) {
 if (values["setup-only"]) process.exit(0);
 
 // 4. Serve, with every binding local.
-const child = spawn(wrangler, ["dev", "--ip", "127.0.0.1", "--port", values.port, ...persist], { cwd: root, stdio: "inherit" });
+const child = spawn(wrangler, ["dev", "--ip", "127.0.0.1", "--port", values.port, ...persist], {
+  cwd: root,
+  stdio: "inherit",
+});
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => child.kill(signal));
 child.on("exit", (code) => process.exit(code ?? 0));

@@ -15,23 +15,36 @@ import { DEMO_PASSWORD } from "./demo-data.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
-export async function seedActivity({ learners: learnerCount = 240, days = 28, persistTo, concurrency = 4, log = console.log } = {}) {
+export async function seedActivity({
+  learners: learnerCount = 240,
+  days = 28,
+  persistTo,
+  concurrency = 4,
+  log = console.log,
+} = {}) {
   const persist = persistTo ? ["--persist-to", resolve(persistTo)] : [];
   const learners = generateLearners(learnerCount);
   const sqlFile = join(root, ".wrangler", `learners-${learnerCount}.sql`);
   mkdirSync(dirname(sqlFile), { recursive: true });
   writeFileSync(sqlFile, learnersSql(learners, DEMO_PASSWORD));
-  const inserted = spawnSync(join(root, "node_modules", ".bin", "wrangler"), ["d1", "execute", "DB", "--local", `--file=${sqlFile}`, ...persist], {
-    cwd: root,
-    stdio: ["ignore", "pipe", "inherit"],
-    maxBuffer: 64 * 1024 * 1024,
-    env: { ...process.env, CI: "true" },
-  });
+  const inserted = spawnSync(
+    join(root, "node_modules", ".bin", "wrangler"),
+    ["d1", "execute", "DB", "--local", `--file=${sqlFile}`, ...persist],
+    {
+      cwd: root,
+      stdio: ["ignore", "pipe", "inherit"],
+      maxBuffer: 64 * 1024 * 1024,
+      env: { ...process.env, CI: "true" },
+    },
+  );
   if (inserted.status !== 0) throw new Error(`inserting learners failed:\n${inserted.stdout}`);
 
   const catalog = buildDemoCatalog();
   const now = Date.now();
-  const plan = [...FEATURED_LEARNERS, ...learners].map((learner) => ({ learner, attempts: generateAttempts(learner, catalog, { days, now }) }));
+  const plan = [...FEATURED_LEARNERS, ...learners].map((learner) => ({
+    learner,
+    attempts: generateAttempts(learner, catalog, { days, now }),
+  }));
   const total = plan.reduce((n, p) => n + p.attempts.length, 0);
   log(`seed: ${learners.length} learners and the demo learners, ${total} attempts over ${days} days`);
 
@@ -50,10 +63,13 @@ export async function seedActivity({ learners: learnerCount = 240, days = 28, pe
       headers: { "Content-Type": "application/json", "CF-Connecting-IP": "127.0.0.1" },
       body: JSON.stringify({ email: "admin@lingua.test", password: DEMO_PASSWORD }),
     });
-    if (signIn.status !== 200) throw new Error(`sign-in as admin@lingua.test failed (${signIn.status}): run the dev setup first`);
+    if (signIn.status !== 200)
+      throw new Error(`sign-in as admin@lingua.test failed (${signIn.status}): run the dev setup first`);
     const { token } = await signIn.json();
 
-    const batches = plan.flatMap(({ learner, attempts }) => chunk(attempts, 100).map((batch) => ({ learner, batch })));
+    const batches = plan.flatMap(({ learner, attempts }) =>
+      chunk(attempts, 100).map((batch) => ({ learner, batch })),
+    );
     const byLearner = new Map();
     for (const b of batches) byLearner.set(b.learner.id, [...(byLearner.get(b.learner.id) ?? []), b]);
     const queues = [...byLearner.values()];
@@ -71,7 +87,8 @@ export async function seedActivity({ learners: learnerCount = 240, days = 28, pe
             body: JSON.stringify({ user_id: learner.id, attempts: batch }),
           });
           const body = await res.json();
-          if (res.status !== 200) throw new Error(`recording for ${learner.id} failed (${res.status}): ${JSON.stringify(body)}`);
+          if (res.status !== 200)
+            throw new Error(`recording for ${learner.id} failed (${res.status}): ${JSON.stringify(body)}`);
           recorded += body.summary.recorded;
           duplicates += body.summary.duplicates;
           done += 1;

@@ -22,7 +22,10 @@ export interface RouteGroup {
 /** A group of documented operations (zod schemas, OpenAPI registry): the usual kind. */
 function documented(...loaders: (() => Promise<(app: ApiApp) => void>)[]): () => Promise<GroupApp> {
   return async () => {
-    const [{ createApiApp }, ...registers] = await Promise.all([import("./platform/openapi"), ...loaders.map((load) => load())]);
+    const [{ createApiApp }, ...registers] = await Promise.all([
+      import("./platform/openapi"),
+      ...loaders.map((load) => load()),
+    ]);
     return createApiApp((app) => registers.forEach((register) => register(app)));
   };
 }
@@ -35,8 +38,16 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
     prefixes: ["/healthz", "/api/openapi.json", "/api/docs"],
     build: async () => (await import("./domains/system")).systemApp(),
   },
-  { name: "auth", prefixes: ["/api/auth"], build: documented(async () => (await import("./domains/auth")).registerAuth) },
-  { name: "tokens", prefixes: ["/api/integrations/tokens"], build: documented(async () => (await import("./domains/tokens")).registerTokens) },
+  {
+    name: "auth",
+    prefixes: ["/api/auth"],
+    build: documented(async () => (await import("./domains/auth")).registerAuth),
+  },
+  {
+    name: "tokens",
+    prefixes: ["/api/integrations/tokens"],
+    build: documented(async () => (await import("./domains/tokens")).registerTokens),
+  },
   {
     // Content and progress share `/api/courses/…` (a course and its lesson progress), so they load together.
     name: "learning",
@@ -57,10 +68,26 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
       async () => (await import("./domains/progress")).registerProgress,
     ),
   },
-  { name: "catalog", prefixes: ["/api/public"], build: documented(async () => (await import("./domains/catalog")).registerCatalog) },
-  { name: "webhooks", prefixes: ["/api/integrations/webhooks"], build: documented(async () => (await import("./domains/webhooks")).registerWebhooks) },
-  { name: "events", prefixes: ["/api/integrations/events"], build: documented(async () => (await import("./domains/events")).registerEvents) },
-  { name: "exports", prefixes: ["/api/integrations/exports"], build: documented(async () => (await import("./domains/exports")).registerExports) },
+  {
+    name: "catalog",
+    prefixes: ["/api/public"],
+    build: documented(async () => (await import("./domains/catalog")).registerCatalog),
+  },
+  {
+    name: "webhooks",
+    prefixes: ["/api/integrations/webhooks"],
+    build: documented(async () => (await import("./domains/webhooks")).registerWebhooks),
+  },
+  {
+    name: "events",
+    prefixes: ["/api/integrations/events"],
+    build: documented(async () => (await import("./domains/events")).registerEvents),
+  },
+  {
+    name: "exports",
+    prefixes: ["/api/integrations/exports"],
+    build: documented(async () => (await import("./domains/exports")).registerExports),
+  },
 ];
 
 /** Paths no group claims: an app without routes, for the same 404 problem every group sends. */
@@ -73,7 +100,11 @@ const UNROUTED: RouteGroup = {
 export function groupForPath(path: string): RouteGroup {
   for (const group of ROUTE_GROUPS) {
     for (const prefix of group.prefixes) {
-      if (path.startsWith(prefix) && (path.length === prefix.length || path.charCodeAt(prefix.length) === 47 /* "/" */)) return group;
+      if (
+        path.startsWith(prefix) &&
+        (path.length === prefix.length || path.charCodeAt(prefix.length) === 47) /* "/" */
+      )
+        return group;
     }
   }
   return UNROUTED;

@@ -4,9 +4,9 @@ import type { Env } from "./env";
 import { ApiError, problemBody } from "./platform/errors";
 import { DEFAULT_FRAMING_HEADERS, requestIdFor, SECURITY_HEADERS } from "./platform/http/middleware";
 
-export { TokenGate } from "./platform/ratelimit/token-gate";
-export { RateLimiter } from "./platform/ratelimit/rate-limiter";
 export { ProgressRecorder } from "./domains/progress/recorder";
+export { RateLimiter } from "./platform/ratelimit/rate-limiter";
+export { TokenGate } from "./platform/ratelimit/token-gate";
 
 /**
  * Hono hands only `Error` instances to onError; anything else thrown (some libraries throw plain
@@ -21,9 +21,19 @@ async function fetch(request: Request, env: Env, ctx: ExecutionContext): Promise
     const app = appForRequest(request);
     return await (app instanceof Promise ? await app : app).fetch(request, env, ctx);
   } catch (thrown) {
-    const error = new ApiError("internal_error", "An unexpected error occurred. Quote the request id when contacting support.");
+    const error = new ApiError(
+      "internal_error",
+      "An unexpected error occurred. Quote the request id when contacting support.",
+    );
     const requestId = requestIdFor(request.headers.get("X-Request-Id"));
-    console.error(JSON.stringify({ level: "error", request_id: requestId, path: new URL(request.url).pathname, error: String(thrown) }));
+    console.error(
+      JSON.stringify({
+        level: "error",
+        request_id: requestId,
+        path: new URL(request.url).pathname,
+        error: String(thrown),
+      }),
+    );
     return new Response(JSON.stringify(problemBody(error.code, error.message, requestId)), {
       status: 500,
       headers: [

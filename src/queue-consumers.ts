@@ -1,5 +1,10 @@
-import { deadLetterDeliveries, deadLetterEvents, deliverWebhooks, fanOutEvents } from "./domains/webhooks/consumer";
 import { consumeExportDeadLetters, consumeExports } from "./domains/exports/consumer";
+import {
+  deadLetterDeliveries,
+  deadLetterEvents,
+  deliverWebhooks,
+  fanOutEvents,
+} from "./domains/webhooks/consumer";
 import type { Env } from "./env";
 
 export type QueueConsumer = (batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext) => Promise<void>;
@@ -14,7 +19,11 @@ export const QUEUE_CONSUMERS: Record<string, QueueConsumer> = {
   "lingua-exports-dlq": consumeExportDeadLetters,
 };
 
-export async function consumeQueue(batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext): Promise<void> {
+export async function consumeQueue(
+  batch: MessageBatch<unknown>,
+  env: Env,
+  ctx: ExecutionContext,
+): Promise<void> {
   const consumer = QUEUE_CONSUMERS[batch.queue];
   if (!consumer) {
     // A queue wired in wrangler.toml but not here: keep the messages rather than lose them.

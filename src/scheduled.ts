@@ -1,7 +1,7 @@
 import { sweepExports } from "./domains/exports/sweep";
-import type { Env } from "./env";
 import { purgePastWeeks } from "./domains/progress/sweep";
 import { purgeOldEvents, requeueStalledDeliveries, requeueUnpublishedEvents } from "./domains/webhooks/sweep";
+import type { Env } from "./env";
 import { purgeExpiredIdempotencyKeys } from "./platform/http/idempotency";
 
 /** The minute cron's sweeps; each is independent, so one failing does not stop the others. */
@@ -18,7 +18,14 @@ export async function runSweeps(env: Env, now = Date.now()): Promise<void> {
   const results = await Promise.allSettled(SWEEPS.map((sweep) => sweep.run(env, now)));
   results.forEach((result, i) => {
     if (result.status === "rejected") {
-      console.error(JSON.stringify({ level: "error", message: "sweep failed", sweep: SWEEPS[i]!.name, error: String(result.reason) }));
+      console.error(
+        JSON.stringify({
+          level: "error",
+          message: "sweep failed",
+          sweep: SWEEPS[i]!.name,
+          error: String(result.reason),
+        }),
+      );
     }
   });
 }

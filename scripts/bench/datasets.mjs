@@ -10,14 +10,33 @@
 //                               dataset is reused all day and rebuilt the next; pin it to keep one)
 //   node scripts/bench/datasets.mjs small|large   build (or find) one dataset and print its path
 import { createHash } from "node:crypto";
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
 import { generateAttempts, generateLearners, learnersSql } from "../activity-data.mjs";
 import { buildDemoCatalog, catalogSeedSql } from "../catalog-data.mjs";
 import { DEMO_PASSWORD, demoSeedSql } from "../demo-data.mjs";
-import { applyMigrations, BENCH_OUT, ensureDir, randomKey, readWranglerConfig, requestJson, ROOT, storageBase, workerOptions } from "./lib.mjs";
+import {
+  applyMigrations,
+  BENCH_OUT,
+  ensureDir,
+  ROOT,
+  randomKey,
+  readWranglerConfig,
+  requestJson,
+  storageBase,
+  workerOptions,
+} from "./lib.mjs";
 
 /** ~102 attempts per learner over 9 days with the generator's habits (measured). */
 const ATTEMPTS_PER_LEARNER = 102;
@@ -26,7 +45,9 @@ const DAYS = 9;
 const DATASET_FORMAT = 1;
 
 export function datasetSpecs() {
-  const now = process.env.BENCH_ACTIVITY_NOW ? Date.parse(process.env.BENCH_ACTIVITY_NOW) : Math.floor(Date.now() / 86_400_000) * 86_400_000;
+  const now = process.env.BENCH_ACTIVITY_NOW
+    ? Date.parse(process.env.BENCH_ACTIVITY_NOW)
+    : Math.floor(Date.now() / 86_400_000) * 86_400_000;
   if (!Number.isFinite(now)) throw new Error("BENCH_ACTIVITY_NOW must be an ISO date");
   const wanted = process.env.BENCH_ACTIVITY_ATTEMPTS ? Number(process.env.BENCH_ACTIVITY_ATTEMPTS) : null;
   const largeLearners = wanted ? Math.max(200, Math.round(wanted / ATTEMPTS_PER_LEARNER)) : 10_000;
@@ -39,9 +60,13 @@ export function datasetSpecs() {
 export function datasetKey(spec, config) {
   const h = createHash("sha256");
   h.update(JSON.stringify({ v: DATASET_FORMAT, learners: spec.learners, days: spec.days, now: spec.now }));
-  for (const file of ["activity-data.mjs", "catalog-data.mjs", "demo-data.mjs"]) h.update(readFileSync(join(ROOT, "scripts", file)));
+  for (const file of ["activity-data.mjs", "catalog-data.mjs", "demo-data.mjs"])
+    h.update(readFileSync(join(ROOT, "scripts", file)));
   const dir = config.migrationDirs.DB;
-  for (const f of readdirSync(dir).filter((f) => f.endsWith(".sql")).sort()) h.update(f).update(readFileSync(join(dir, f)));
+  for (const f of readdirSync(dir)
+    .filter((f) => f.endsWith(".sql"))
+    .sort())
+    h.update(f).update(readFileSync(join(dir, f)));
   return h.digest("hex").slice(0, 12);
 }
 
@@ -49,12 +74,22 @@ export function datasetKey(spec, config) {
 function statementsOf(sql) {
   return sql
     .split(/;\n/)
-    .map((s) => s.split("\n").filter((l) => !l.startsWith("--")).join("\n").trim())
+    .map((s) =>
+      s
+        .split("\n")
+        .filter((l) => !l.startsWith("--"))
+        .join("\n")
+        .trim(),
+    )
     .filter(Boolean);
 }
 
 /** The Lingua worker's Miniflare options for the bench (bindings from wrangler.toml plus overrides). */
-export function linguaWorker(config, scriptPath, { name = "lingua-api", vars = {}, cache = true, directSocket = false } = {}) {
+export function linguaWorker(
+  config,
+  scriptPath,
+  { name = "lingua-api", vars = {}, cache = true, directSocket = false } = {},
+) {
   const { host, port, ...options } = workerOptions({
     name,
     scriptPath,
@@ -78,13 +113,25 @@ export function linguaWorker(config, scriptPath, { name = "lingua-api", vars = {
 export async function ensureDataset(spec, { config, scriptPath, log = (m) => console.error(m) }) {
   const key = datasetKey(spec, config);
   const dir = join(BENCH_OUT, "datasets", `${spec.name}-${key}`);
-  if (existsSync(join(dir, "dataset.json"))) return { spec, dir, key, meta: JSON.parse(readFileSync(join(dir, "dataset.json"), "utf8")), cached: true };
+  if (existsSync(join(dir, "dataset.json")))
+    return {
+      spec,
+      dir,
+      key,
+      meta: JSON.parse(readFileSync(join(dir, "dataset.json"), "utf8")),
+      cached: true,
+    };
 
   const catalog = buildDemoCatalog();
   const learners = generateLearners(spec.learners);
-  const plan = learners.map((learner) => ({ learner, attempts: generateAttempts(learner, catalog, { days: spec.days, now: spec.now }) }));
+  const plan = learners.map((learner) => ({
+    learner,
+    attempts: generateAttempts(learner, catalog, { days: spec.days, now: spec.now }),
+  }));
   const total = plan.reduce((n, p) => n + p.attempts.length, 0);
-  log(`bench: building dataset ${spec.name} (${learners.length} learners, ${total.toLocaleString("en-US")} attempts over ${spec.days} days to ${new Date(spec.now).toISOString()})…`);
+  log(
+    `bench: building dataset ${spec.name} (${learners.length} learners, ${total.toLocaleString("en-US")} attempts over ${spec.days} days to ${new Date(spec.now).toISOString()})…`,
+  );
 
   const storage = mkdtempSync(join(storageBase(), `lingua-dataset-${spec.name}-`));
   const mf = new Miniflare({
@@ -100,12 +147,18 @@ export async function ensureDataset(spec, { config, scriptPath, log = (m) => con
     await applyMigrations(d1, config.migrationDirs.DB);
     for (const sql of [demoSeedSql(), catalogSeedSql(), learnersSql(learners, DEMO_PASSWORD)]) {
       const statements = statementsOf(sql);
-      for (let i = 0; i < statements.length; i += 200) await d1.batch(statements.slice(i, i + 200).map((s) => d1.prepare(s)));
+      for (let i = 0; i < statements.length; i += 200)
+        await d1.batch(statements.slice(i, i + 200).map((s) => d1.prepare(s)));
     }
-    const signIn = await requestJson(new URL("/api/auth/sign-in", url), { method: "POST", body: { email: "admin@lingua.test", password: DEMO_PASSWORD } });
+    const signIn = await requestJson(new URL("/api/auth/sign-in", url), {
+      method: "POST",
+      body: { email: "admin@lingua.test", password: DEMO_PASSWORD },
+    });
     const auth = { Authorization: `Bearer ${signIn.body.token}` };
     const loadStarted = performance.now();
-    const queues = plan.filter((p) => p.attempts.length).map(({ learner, attempts }) => ({ learner, attempts }));
+    const queues = plan
+      .filter((p) => p.attempts.length)
+      .map(({ learner, attempts }) => ({ learner, attempts }));
     let recorded = 0;
     let lastLog = performance.now();
     // One learner's batches in order (outcomes depend on each other); learners in parallel.
@@ -122,14 +175,27 @@ export async function ensureDataset(spec, { config, scriptPath, log = (m) => con
         if (performance.now() - lastLog > 15_000) {
           lastLog = performance.now();
           const s = (lastLog - loadStarted) / 1000;
-          log(`bench: dataset ${spec.name}: ${recorded.toLocaleString("en-US")}/${total.toLocaleString("en-US")} attempts in ${s.toFixed(0)} s (${Math.round(recorded / s)}/s)`);
+          log(
+            `bench: dataset ${spec.name}: ${recorded.toLocaleString("en-US")}/${total.toLocaleString("en-US")} attempts in ${s.toFixed(0)} s (${Math.round(recorded / s)}/s)`,
+          );
         }
       }
     }
     await Promise.all(Array.from({ length: 6 }, lane));
     const loadSeconds = (performance.now() - loadStarted) / 1000;
     const counts = {};
-    for (const table of ["users", "attempts", "learner_stats", "lesson_progress", "item_progress", "weekly_xp", "daily_activity", "courses", "lessons", "training_items"]) {
+    for (const table of [
+      "users",
+      "attempts",
+      "learner_stats",
+      "lesson_progress",
+      "item_progress",
+      "weekly_xp",
+      "daily_activity",
+      "courses",
+      "lessons",
+      "training_items",
+    ]) {
       counts[table] = (await d1.prepare(`SELECT count(*) AS n FROM ${table}`).first()).n;
     }
     const meta = {
@@ -154,7 +220,9 @@ export async function ensureDataset(spec, { config, scriptPath, log = (m) => con
       cpSync(storage, dir, { recursive: true });
       rmSync(storage, { recursive: true, force: true });
     }
-    log(`bench: dataset ${spec.name} built in ${meta.buildSeconds.toFixed(1)} s (attempts loaded in ${loadSeconds.toFixed(1)} s, ${Math.round(meta.attemptsPerSecond)}/s): ${dir}`);
+    log(
+      `bench: dataset ${spec.name} built in ${meta.buildSeconds.toFixed(1)} s (attempts loaded in ${loadSeconds.toFixed(1)} s, ${Math.round(meta.attemptsPerSecond)}/s): ${dir}`,
+    );
     return { spec, dir, key, meta, cached: false };
   } catch (error) {
     await mf.dispose().catch(() => undefined);

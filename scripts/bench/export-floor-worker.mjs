@@ -22,7 +22,7 @@ export default {
     const encoder = new TextEncoder();
     const upload = await env.BUCKET.createMultipartUpload(`floor/${crypto.randomUUID()}.csv`);
     const parts = [];
-    let chunks = [];
+    const chunks = [];
     let buffered = 0;
     let rows = 0;
     let bytes = 0;
@@ -46,7 +46,9 @@ export default {
     };
     let after = null;
     for (;;) {
-      const statement = after ? env.DB.prepare(AFTER).bind(institution, asOf, pageSize, after[0], after[1]) : env.DB.prepare(FIRST).bind(institution, asOf, pageSize);
+      const statement = after
+        ? env.DB.prepare(AFTER).bind(institution, asOf, pageSize, after[0], after[1])
+        : env.DB.prepare(FIRST).bind(institution, asOf, pageSize);
       const page = await statement.raw();
       if (page.length > 0) {
         const text = page.map((row) => row.join(",")).join("\r\n") + "\r\n";

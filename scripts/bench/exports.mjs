@@ -27,12 +27,21 @@
 //                               would be (to exercise the new session that follows one)
 //   BENCH_V8_FLAGS=…            V8 flags for workerd (scripts/bench/v8-flags.mjs); with --trace-gc the
 //                               report adds the worker isolate's own heap per export (see GcTrace)
-import { cpSync, existsSync, readFileSync, rmSync, writeFileSync, mkdtempSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Miniflare } from "miniflare";
 import { DEMO_PASSWORD } from "../demo-data.mjs";
 import { datasetSpecs, ensureDataset, linguaWorker } from "./datasets.mjs";
-import { allProcStats, BENCH_SCRIPTS, cpuSnapshot, median, otherCpuShare, procStat, requestJson, storageBase } from "./lib.mjs";
+import {
+  allProcStats,
+  BENCH_SCRIPTS,
+  cpuSnapshot,
+  median,
+  otherCpuShare,
+  procStat,
+  requestJson,
+  storageBase,
+} from "./lib.mjs";
 import { BENCH_V8_FLAGS } from "./v8-flags.mjs";
 
 const INSTITUTION = "ins_demo_initech";
@@ -109,7 +118,12 @@ function memoryProbe(pid) {
       clearInterval(timer);
       const hwm = resettable ? statusKiB(pid, "VmHWM") : null;
       const peak = Math.max(sampled, hwm ?? 0);
-      return { beforeMiB: before / 1024, peakMiB: peak / 1024, growthMiB: (peak - before) / 1024, source: resettable ? "VmHWM (reset) and 10 ms samples" : "10 ms samples of VmRSS" };
+      return {
+        beforeMiB: before / 1024,
+        peakMiB: peak / 1024,
+        growthMiB: (peak - before) / 1024,
+        source: resettable ? "VmHWM (reset) and 10 ms samples" : "10 ms samples of VmRSS",
+      };
     },
   };
 }
@@ -120,8 +134,14 @@ function workers(config, scriptPath, pageSize) {
   const lingua = linguaWorker(config, scriptPath, { vars: { EXPORT_PAGE_SIZE: String(pageSize) } });
   // Every queue can be sent to; only the exports queues are consumed here. The events that exports
   // publish are left in their queue: delivering them (and their retries) would only add noise.
-  const consumers = Object.fromEntries(Object.entries(config.queueConsumers).filter(([queue]) => queue.startsWith("lingua-exports")));
-  Object.assign(lingua, { queueProducers: config.queueProducers, queueConsumers: consumers, r2Buckets: config.r2Buckets });
+  const consumers = Object.fromEntries(
+    Object.entries(config.queueConsumers).filter(([queue]) => queue.startsWith("lingua-exports")),
+  );
+  Object.assign(lingua, {
+    queueProducers: config.queueProducers,
+    queueConsumers: consumers,
+    r2Buckets: config.r2Buckets,
+  });
   const floorPath = join(BENCH_SCRIPTS, "export-floor-worker.mjs");
   const floor = {
     name: "export-floor",
@@ -145,14 +165,17 @@ async function waitUntilDone(d1, id, quietMs, log, timeoutMs = 300_000) {
   const started = performance.now();
   await new Promise((resolve) => setTimeout(resolve, quietMs));
   for (;;) {
-    if (performance.now() - started > timeoutMs) throw new Error(`export ${id} not done after ${timeoutMs / 1000} s`);
+    if (performance.now() - started > timeoutMs)
+      throw new Error(`export ${id} not done after ${timeoutMs / 1000} s`);
     let job;
     try {
       // A stalled workerd never answers: each read gives up after 10 s.
       let timer;
       job = await Promise.race([
         d1.prepare("SELECT status, progress, heartbeat_at FROM export_jobs WHERE id = ?").bind(id).first(),
-        new Promise((_, reject) => (timer = setTimeout(() => reject(new Error("no answer from D1 in 10 s")), 10_000))),
+        new Promise(
+          (_, reject) => (timer = setTimeout(() => reject(new Error("no answer from D1 in 10 s")), 10_000)),
+        ),
       ]).finally(() => clearTimeout(timer));
     } catch (error) {
       log(`bench: exports: … reading export ${id}: ${error.message}`);
@@ -179,7 +202,8 @@ async function download(url, headers) {
       started = performance.now();
     }
   }
-  if (response.status !== 200) throw new Error(`download answered ${response.status}: ${(await response.text()).slice(0, 300)}`);
+  if (response.status !== 200)
+    throw new Error(`download answered ${response.status}: ${(await response.text()).slice(0, 300)}`);
   let bytes = 0;
   let lines = 0;
   for await (const chunk of response.body) {
@@ -187,7 +211,13 @@ async function download(url, headers) {
     for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) lines += 1;
   }
   const seconds = (performance.now() - started) / 1000;
-  return { bytes, lines, seconds, mbPerSecond: bytes / 1e6 / seconds, contentLength: Number(response.headers.get("Content-Length")) };
+  return {
+    bytes,
+    lines,
+    seconds,
+    mbPerSecond: bytes / 1e6 / seconds,
+    contentLength: Number(response.headers.get("Content-Length")),
+  };
 }
 
 /**
@@ -210,8 +240,21 @@ class GcTrace {
       const parts = text.split("\n");
       rest = parts.pop();
       for (const line of parts) {
-        const m = /^\[\d+:(0x[0-9a-f]+)\]\s+(\d+) ms: (Scavenge|Mark-Compact|Minor Mark-Sweep|Mark-Compact \(reduce\))[^(]*?([\d.]+) \(([\d.]+)\) -> ([\d.]+) \(([\d.]+)\) MB/.exec(line);
-        if (m) this.lines.push({ isolate: m[1], ms: Number(m[2]), kind: m[3], usedBefore: Number(m[4]), committedBefore: Number(m[5]), usedAfter: Number(m[6]), committedAfter: Number(m[7]), arrived: now });
+        const m =
+          /^\[\d+:(0x[0-9a-f]+)\]\s+(\d+) ms: (Scavenge|Mark-Compact|Minor Mark-Sweep|Mark-Compact \(reduce\))[^(]*?([\d.]+) \(([\d.]+)\) -> ([\d.]+) \(([\d.]+)\) MB/.exec(
+            line,
+          );
+        if (m)
+          this.lines.push({
+            isolate: m[1],
+            ms: Number(m[2]),
+            kind: m[3],
+            usedBefore: Number(m[4]),
+            committedBefore: Number(m[5]),
+            usedAfter: Number(m[6]),
+            committedAfter: Number(m[7]),
+            arrived: now,
+          });
         else process.stdout.write(`${line}\n`);
       }
     });
@@ -219,18 +262,23 @@ class GcTrace {
   /** Wall-clock ms of each line: per isolate, its clock plus the smallest (arrival − clock). */
   mapped() {
     const offsets = new Map();
-    for (const l of this.lines) offsets.set(l.isolate, Math.min(offsets.get(l.isolate) ?? Infinity, l.arrived - l.ms));
+    for (const l of this.lines)
+      offsets.set(l.isolate, Math.min(offsets.get(l.isolate) ?? Infinity, l.arrived - l.ms));
     return this.lines.map((l) => ({ ...l, at: l.ms + offsets.get(l.isolate) }));
   }
   isolateMostActive(from, to) {
     const counts = new Map();
-    for (const l of this.mapped()) if (l.at >= from && l.at <= to) counts.set(l.isolate, (counts.get(l.isolate) ?? 0) + 1);
+    for (const l of this.mapped())
+      if (l.at >= from && l.at <= to) counts.set(l.isolate, (counts.get(l.isolate) ?? 0) + 1);
     return [...counts].sort((a, b) => b[1] - a[1])[0] ?? null;
   }
   /** The isolate's collections in [from, to] (wall ms, widened by `slack`): count, peak used and committed MB. */
   window(isolate, from, to, slack = 1000) {
-    const own = this.mapped().filter((l) => l.isolate === isolate && l.at >= from - slack && l.at <= to + slack);
-    if (own.length === 0) return { collections: 0, full: 0, peakUsedMB: null, peakAfterMB: null, peakCommittedMB: null };
+    const own = this.mapped().filter(
+      (l) => l.isolate === isolate && l.at >= from - slack && l.at <= to + slack,
+    );
+    if (own.length === 0)
+      return { collections: 0, full: 0, peakUsedMB: null, peakAfterMB: null, peakCommittedMB: null };
     return {
       collections: own.length,
       full: own.filter((l) => l.kind.startsWith("Mark-Compact")).length,
@@ -243,10 +291,15 @@ class GcTrace {
   }
 }
 
-export async function runExports({ config, scriptPath, log = (m) => console.error(`${new Date().toISOString().slice(11, 19)} ${m}`) }) {
+export async function runExports({
+  config,
+  scriptPath,
+  log = (m) => console.error(`${new Date().toISOString().slice(11, 19)} ${m}`),
+}) {
   const rounds = Number(process.env.BENCH_EXPORT_ROUNDS ?? 3);
   const dataset = await ensureDataset(datasetSpecs().large, { config, scriptPath, log });
-  if (dataset.meta.recorded < ROWS) throw new Error(`the large dataset has ${dataset.meta.recorded} attempts, fewer than ${ROWS}`);
+  if (dataset.meta.recorded < ROWS)
+    throw new Error(`the large dataset has ${dataset.meta.recorded} attempts, fewer than ${ROWS}`);
 
   const pageSize = Number(process.env.BENCH_EXPORT_PAGE_SIZE || config.vars.EXPORT_PAGE_SIZE);
 
@@ -283,24 +336,46 @@ export async function runExports({ config, scriptPath, log = (m) => console.erro
       d1 = await mf.getD1Database("DB");
 
       // Exactly ROWS attempts in the bench institution (the earliest, in export order), the rest elsewhere.
-      log(`bench: exports: session ${session}: moving ${ROWS.toLocaleString("en-US")} attempts into ${INSTITUTION}…`);
+      log(
+        `bench: exports: session ${session}: moving ${ROWS.toLocaleString("en-US")} attempts into ${INSTITUTION}…`,
+      );
       const moveStarted = performance.now();
       await d1
-        .prepare("UPDATE attempts SET institution_id = CASE WHEN rowid IN (SELECT rowid FROM attempts ORDER BY occurred_at, id LIMIT ?2) THEN ?1 ELSE 'ins_demo_acme' END")
+        .prepare(
+          "UPDATE attempts SET institution_id = CASE WHEN rowid IN (SELECT rowid FROM attempts ORDER BY occurred_at, id LIMIT ?2) THEN ?1 ELSE 'ins_demo_acme' END",
+        )
         .bind(INSTITUTION, ROWS)
         .run();
-      const count = (await d1.prepare("SELECT count(*) AS n FROM attempts WHERE institution_id = ?").bind(INSTITUTION).first()).n;
+      const count = (
+        await d1
+          .prepare("SELECT count(*) AS n FROM attempts WHERE institution_id = ?")
+          .bind(INSTITUTION)
+          .first()
+      ).n;
       if (count !== ROWS) throw new Error(`${count} attempts in ${INSTITUTION}, expected ${ROWS}`);
-      await d1.prepare("UPDATE institutions SET rate_limit_per_minute = 1000000000 WHERE id = ?").bind(INSTITUTION).run();
+      await d1
+        .prepare("UPDATE institutions SET rate_limit_per_minute = 1000000000 WHERE id = ?")
+        .bind(INSTITUTION)
+        .run();
       moveSeconds = (performance.now() - moveStarted) / 1000;
       // `from` of the last SMALL_ROWS rows: an export of a tenth of the rows, for the memory comparison.
       tenth = await d1
-        .prepare("SELECT occurred_at FROM attempts WHERE institution_id = ? ORDER BY occurred_at, id LIMIT 1 OFFSET ?")
+        .prepare(
+          "SELECT occurred_at FROM attempts WHERE institution_id = ? ORDER BY occurred_at, id LIMIT 1 OFFSET ?",
+        )
         .bind(INSTITUTION, ROWS - SMALL_ROWS)
         .first();
-      smallCount = (await d1.prepare("SELECT count(*) AS n FROM attempts WHERE institution_id = ? AND occurred_at >= ?").bind(INSTITUTION, tenth.occurred_at).first()).n;
+      smallCount = (
+        await d1
+          .prepare("SELECT count(*) AS n FROM attempts WHERE institution_id = ? AND occurred_at >= ?")
+          .bind(INSTITUTION, tenth.occurred_at)
+          .first()
+      ).n;
 
-      const signIn = await requestJson(new URL("/api/auth/sign-in", base), { method: "POST", body: { email: ADMIN, password: DEMO_PASSWORD } });
+      const signIn = await requestJson(new URL("/api/auth/sign-in", base), {
+        method: "POST",
+        body: { email: ADMIN, password: DEMO_PASSWORD },
+      });
       auth = { Authorization: `Bearer ${signIn.body.token}` };
       pid = workerdPid();
 
@@ -327,23 +402,41 @@ export async function runExports({ config, scriptPath, log = (m) => console.erro
       const cpuBefore = cpuSeconds(pid);
       const memory = memoryProbe(pid);
       const started = Date.now();
-      const created = await requestJson(new URL("/api/integrations/exports", base), { method: "POST", headers: auth, body, expect: 202 });
+      const created = await requestJson(new URL("/api/integrations/exports", base), {
+        method: "POST",
+        headers: auth,
+        body,
+        expect: 202,
+      });
       let finished;
       try {
         finished = await waitUntilDone(d1, created.body.id, quietMs, log, EXPORT_TIMEOUT_MS);
       } catch (error) {
         memory.stop();
-        throw new Stalled(`export ${created.body.id} not completed in ${EXPORT_TIMEOUT_MS / 1000} s`, cpuSeconds(pid) - cpuBefore, error);
+        throw new Stalled(
+          `export ${created.body.id} not completed in ${EXPORT_TIMEOUT_MS / 1000} s`,
+          cpuSeconds(pid) - cpuBefore,
+          error,
+        );
       }
       const seconds = (finished - started) / 1000;
       const window = { from: started, to: finished };
       // workerd's CPU time from the POST until the job was seen done (it idles once the job is completed).
       const workerdCpu = cpuSeconds(pid) - cpuBefore;
-      const { body: job } = await requestJson(new URL(`/api/integrations/exports/${created.body.id}`, base), { headers: auth });
+      const { body: job } = await requestJson(new URL(`/api/integrations/exports/${created.body.id}`, base), {
+        headers: auth,
+      });
       const mem = memory.stop();
-      if (job.status !== "completed") throw new Error(`${label}: export ${job.id} ${job.status}: ${job.error}`);
-      if (job.row_count !== expectedRows) throw new Error(`${label}: ${job.row_count} rows, expected ${expectedRows}`);
-      const row = await d1.prepare("SELECT generation, attempts, json_array_length(parts) AS parts FROM export_jobs WHERE id = ?").bind(job.id).first();
+      if (job.status !== "completed")
+        throw new Error(`${label}: export ${job.id} ${job.status}: ${job.error}`);
+      if (job.row_count !== expectedRows)
+        throw new Error(`${label}: ${job.row_count} rows, expected ${expectedRows}`);
+      const row = await d1
+        .prepare(
+          "SELECT generation, attempts, json_array_length(parts) AS parts FROM export_jobs WHERE id = ?",
+        )
+        .bind(job.id)
+        .first();
       return {
         label,
         session,
@@ -367,7 +460,9 @@ export async function runExports({ config, scriptPath, log = (m) => console.erro
     const downloadRun = async (run) => {
       const dl = await download(new URL(`/api/integrations/exports/${run.id}/download`, base), auth);
       if (dl.bytes !== run.bytes || dl.contentLength !== run.bytes || dl.lines !== run.rows + 1) {
-        throw new Error(`${run.label}: downloaded ${dl.bytes} bytes / ${dl.lines} lines, expected ${run.bytes} / ${run.rows + 1}`);
+        throw new Error(
+          `${run.label}: downloaded ${dl.bytes} bytes / ${dl.lines} lines, expected ${run.bytes} / ${run.rows + 1}`,
+        );
       }
       run.download = dl;
     };
@@ -390,13 +485,28 @@ export async function runExports({ config, scriptPath, log = (m) => console.erro
       } catch (error) {
         memory.stop();
         if (error?.name !== "TimeoutError") throw error;
-        throw new Stalled(`floor copy not answered in ${FLOOR_TIMEOUT_MS / 1000} s`, cpuSeconds(pid) - cpuBefore, error);
+        throw new Stalled(
+          `floor copy not answered in ${FLOOR_TIMEOUT_MS / 1000} s`,
+          cpuSeconds(pid) - cpuBefore,
+          error,
+        );
       }
       const seconds = (performance.now() - started) / 1000;
       const workerdCpu = cpuSeconds(pid) - cpuBefore;
       const mem = memory.stop();
       if (result.body.rows !== ROWS) throw new Error(`floor copied ${result.body.rows} rows`);
-      return { label: "floor: plain D1 → R2 copy", session, rows: result.body.rows, bytes: result.body.bytes, parts: result.body.parts, seconds, rowsPerSecond: ROWS / seconds, memory: mem, workerdCpuSeconds: workerdCpu, otherCpuShare: otherCpuShare(cpu, cpuSnapshot()) };
+      return {
+        label: "floor: plain D1 → R2 copy",
+        session,
+        rows: result.body.rows,
+        bytes: result.body.bytes,
+        parts: result.body.parts,
+        seconds,
+        rowsPerSecond: ROWS / seconds,
+        memory: mem,
+        workerdCpuSeconds: workerdCpu,
+        otherCpuShare: otherCpuShare(cpu, cpuSnapshot()),
+      };
     };
 
     // A stalled run throws Stalled: the session is closed, a new one opened and the run measured
@@ -408,8 +518,15 @@ export async function runExports({ config, scriptPath, log = (m) => console.erro
           return await what();
         } catch (error) {
           if (!(error instanceof Stalled) || session >= MAX_SESSIONS) throw error;
-          stalls.push({ at: new Date().toISOString(), session, what: error.message, workerdCpuSeconds: error.workerdCpuSeconds });
-          log(`bench: exports: STALLED in session ${session}: ${error.message} (workerd used ${error.workerdCpuSeconds.toFixed(1)} CPU s meanwhile); a new session measures it again`);
+          stalls.push({
+            at: new Date().toISOString(),
+            session,
+            what: error.message,
+            workerdCpuSeconds: error.workerdCpuSeconds,
+          });
+          log(
+            `bench: exports: STALLED in session ${session}: ${error.message} (workerd used ${error.workerdCpuSeconds.toFixed(1)} CPU s meanwhile); a new session measures it again`,
+          );
           await closeSession();
         }
       }
@@ -420,23 +537,54 @@ export async function runExports({ config, scriptPath, log = (m) => console.erro
       log(`bench: exports: round ${round + 1}/${rounds}: floor copy…`);
       runs.push({ round, kind: "floor", ...(await measured(floorRun)) });
       log(`bench: exports: … ${JSON.stringify(runs.at(-1))}`);
-      log(`bench: exports: round ${round + 1}/${rounds}: activity export of ${ROWS.toLocaleString("en-US")} rows…`);
-      runs.push({ round, kind: "export", ...(await measured(() => exportRun(`activity, ${ROWS.toLocaleString("en-US")} rows`, { type: "activity" }, ROWS, QUIET_FULL_MS))) });
+      log(
+        `bench: exports: round ${round + 1}/${rounds}: activity export of ${ROWS.toLocaleString("en-US")} rows…`,
+      );
+      runs.push({
+        round,
+        kind: "export",
+        ...(await measured(() =>
+          exportRun(
+            `activity, ${ROWS.toLocaleString("en-US")} rows`,
+            { type: "activity" },
+            ROWS,
+            QUIET_FULL_MS,
+          ),
+        )),
+      });
       log(`bench: exports: … ${JSON.stringify(runs.at(-1))}`);
     }
-    log(`bench: exports: activity export of the last ${smallCount.toLocaleString("en-US")} rows (memory comparison)…`);
-    const small = { kind: "export-small", ...(await measured(() => exportRun(`activity, ${smallCount.toLocaleString("en-US")} rows`, { type: "activity", from: tenth.occurred_at }, smallCount, QUIET_SMALL_MS))) };
+    log(
+      `bench: exports: activity export of the last ${smallCount.toLocaleString("en-US")} rows (memory comparison)…`,
+    );
+    const small = {
+      kind: "export-small",
+      ...(await measured(() =>
+        exportRun(
+          `activity, ${smallCount.toLocaleString("en-US")} rows`,
+          { type: "activity", from: tenth.occurred_at },
+          smallCount,
+          QUIET_SMALL_MS,
+        ),
+      )),
+    };
 
     // Files of an abandoned session went with its workerd: only the last session's are downloaded.
     log("bench: exports: downloads…");
-    for (const run of [...runs.filter((r) => r.kind === "export"), small]) if (run.session === session) await downloadRun(run);
+    for (const run of [...runs.filter((r) => r.kind === "export"), small])
+      if (run.session === session) await downloadRun(run);
 
     if (gcTrace && marker) {
       await new Promise((resolve) => setTimeout(resolve, 1000));
       const found = gcTrace.isolateMostActive(marker.from, marker.to + 500);
       if (found) {
         for (const run of [...runs.filter((r) => r.kind === "export"), small]) {
-          if (run.session === session) run.isolateHeap = { isolate: found[0], markerCollections: found[1], ...gcTrace.window(found[0], run.window.from, run.window.to) };
+          if (run.session === session)
+            run.isolateHeap = {
+              isolate: found[0],
+              markerCollections: found[1],
+              ...gcTrace.window(found[0], run.window.from, run.window.to),
+            };
         }
       }
     }
@@ -454,17 +602,32 @@ export async function runExports({ config, scriptPath, log = (m) => console.erro
       partMiB: 5,
       goalRowsPerSecond: GOAL_ROWS_PER_SECOND,
       // Export rows/s over floor rows/s of the same round (the floor runs right before), median of rounds.
-      ratioToFloor: median(exportsOnly.map((r) => r.rowsPerSecond / floors.find((f) => f.round === r.round).rowsPerSecond)),
+      ratioToFloor: median(
+        exportsOnly.map((r) => r.rowsPerSecond / floors.find((f) => f.round === r.round).rowsPerSecond),
+      ),
       // The same per CPU second of workerd (one thread does nearly all of its work): less sensitive
       // to other work on the machine than rows per wall-clock second.
       exportRowsPerCpuSecond: median(exportsOnly.map((r) => r.rows / r.workerdCpuSeconds)),
       floorRowsPerCpuSecond: median(floors.map((r) => r.rows / r.workerdCpuSeconds)),
-      cpuRatioToFloor: median(exportsOnly.map((r) => r.rows / r.workerdCpuSeconds / (ROWS / floors.find((f) => f.round === r.round).workerdCpuSeconds))),
+      cpuRatioToFloor: median(
+        exportsOnly.map(
+          (r) =>
+            r.rows / r.workerdCpuSeconds / (ROWS / floors.find((f) => f.round === r.round).workerdCpuSeconds),
+        ),
+      ),
       stalls,
       sessions: session,
     };
     summary.verdict = summary.exportRowsPerSecond >= GOAL_ROWS_PER_SECOND ? "PASS" : "MISS";
-    return { dataset: { dir: dataset.dir, cached: dataset.cached, meta: dataset.meta }, pageSize, v8Flags: BENCH_V8_FLAGS, moveSeconds, runs, small, summary };
+    return {
+      dataset: { dir: dataset.dir, cached: dataset.cached, meta: dataset.meta },
+      pageSize,
+      v8Flags: BENCH_V8_FLAGS,
+      moveSeconds,
+      runs,
+      small,
+      summary,
+    };
   } finally {
     await closeSession();
   }
@@ -472,11 +635,30 @@ export async function runExports({ config, scriptPath, log = (m) => console.erro
 
 export function exportsReport(result, formatTable) {
   const out = [];
-  const n = (v, digits = 0) => v.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
-  out.push("", `Exports: ${ROWS.toLocaleString("en-US")}-row activity export end to end (POST → queue → R2 parts → completed), then its download; floor: a plain D1 → R2 copy of the same rows; pages of ${result.pageSize.toLocaleString("en-US")} rows, 5 MiB parts`);
+  const n = (v, digits = 0) =>
+    v.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
+  out.push(
+    "",
+    `Exports: ${ROWS.toLocaleString("en-US")}-row activity export end to end (POST → queue → R2 parts → completed), then its download; floor: a plain D1 → R2 copy of the same rows; pages of ${result.pageSize.toLocaleString("en-US")} rows, 5 MiB parts`,
+  );
   out.push(
     formatTable(
-      ["run", "rows", "MB", "seconds", "rows/s", "workerd CPU s", "rows/CPU s", "messages", "parts", "workerd RSS before MiB", "peak MiB", "growth MiB", "download MB/s", "other CPU"],
+      [
+        "run",
+        "rows",
+        "MB",
+        "seconds",
+        "rows/s",
+        "workerd CPU s",
+        "rows/CPU s",
+        "messages",
+        "parts",
+        "workerd RSS before MiB",
+        "peak MiB",
+        "growth MiB",
+        "download MB/s",
+        "other CPU",
+      ],
       [...result.runs, result.small].map((r) => [
         `${r.label}${r.round === undefined ? "" : ` (round ${r.round + 1})`}`,
         n(r.rows),
@@ -505,7 +687,10 @@ export function exportsReport(result, formatTable) {
     `workerd's V8 flags: ${result.v8Flags?.length ? result.v8Flags.join(" ") : "none (BENCH_V8_FLAGS unset)"}.`,
     ...[...result.runs.filter((r) => r.kind === "export"), result.small]
       .filter((r) => r.isolateHeap)
-      .map((r) => `Worker isolate ${r.isolateHeap.isolate} (${r.isolateHeap.markerCollections} collections in the marker), ${r.label}${r.round === undefined ? "" : ` (round ${r.round + 1})`}: V8 heap peak ${r.isolateHeap.peakUsedMB ?? "-"} MB used before a collection, ${r.isolateHeap.peakAfterMB ?? "-"} MB after one, ${r.isolateHeap.peakCommittedMB ?? "-"} MB committed, ${r.isolateHeap.collections} collections (${r.isolateHeap.full} full); ArrayBuffer contents not included.`),
+      .map(
+        (r) =>
+          `Worker isolate ${r.isolateHeap.isolate} (${r.isolateHeap.markerCollections} collections in the marker), ${r.label}${r.round === undefined ? "" : ` (round ${r.round + 1})`}: V8 heap peak ${r.isolateHeap.peakUsedMB ?? "-"} MB used before a collection, ${r.isolateHeap.peakAfterMB ?? "-"} MB after one, ${r.isolateHeap.peakCommittedMB ?? "-"} MB committed, ${r.isolateHeap.collections} collections (${r.isolateHeap.full} full); ArrayBuffer contents not included.`,
+      ),
     `workerd growth during a run (includes the local D1 and R2 simulators): export of ${ROWS.toLocaleString("en-US")} rows ${n(s.exportGrowthMiB, 1)} MiB, of ${n(result.small.rows)} rows ${n(s.smallGrowthMiB, 1)} MiB, floor copy ${n(s.floorGrowthMiB, 1)} MiB; two parts are ${2 * s.partMiB} MiB. Memory source: ${result.runs[0].memory.source}.`,
   );
   return out.join("\n");

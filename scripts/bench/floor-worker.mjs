@@ -66,14 +66,20 @@ const AUTHENTICATED_FIXED_HEADERS = [
 // literal and 337 for an array of pairs (236 for a content type alone; 2026-11-22, 8 rounds of 3 s).
 const JSON_TYPE = ["Content-Type", "application/json"];
 const PUBLIC_TEMPLATE = new Headers([JSON_TYPE, ...LINGUA_RESPONSE_HEADERS]);
-const AUTHENTICATED_TEMPLATE = new Headers([JSON_TYPE, ...LINGUA_RESPONSE_HEADERS, ...AUTHENTICATED_FIXED_HEADERS]);
+const AUTHENTICATED_TEMPLATE = new Headers([
+  JSON_TYPE,
+  ...LINGUA_RESPONSE_HEADERS,
+  ...AUTHENTICATED_FIXED_HEADERS,
+]);
 const PLAIN_TEMPLATE = new Headers([JSON_TYPE]);
 
 // Lingua's request id has this shape: a random per-isolate prefix, then a counter.
 let requestIdPrefix = "";
 let requestCounter = 0;
 function newRequestId() {
-  requestIdPrefix ||= [...crypto.getRandomValues(new Uint8Array(10))].map((b) => b.toString(16).padStart(2, "0")).join("");
+  requestIdPrefix ||= [...crypto.getRandomValues(new Uint8Array(10))]
+    .map((b) => b.toString(16).padStart(2, "0"))
+    .join("");
   requestCounter += 1;
   return `req_${requestIdPrefix}${requestCounter.toString(16).padStart(12, "0")}`;
 }
@@ -81,7 +87,9 @@ function newRequestId() {
 /** `headers`: "public" (as /healthz), "authenticated" (as a token route) or "plain" (a content type alone). */
 function respond(body, headers) {
   if (headers === "plain") return new Response(body, { headers: PLAIN_TEMPLATE });
-  const response = new Response(body, { headers: headers === "public" ? PUBLIC_TEMPLATE : AUTHENTICATED_TEMPLATE });
+  const response = new Response(body, {
+    headers: headers === "public" ? PUBLIC_TEMPLATE : AUTHENTICATED_TEMPLATE,
+  });
   response.headers.set("X-Request-Id", newRequestId());
   if (headers === "authenticated") {
     // A remaining count and a reset that change per request, as the token's window would.
@@ -97,7 +105,8 @@ function respond(body, headers) {
 export default {
   async fetch(request, env) {
     const { pathname } = new URL(request.url);
-    if (pathname === "/bare" || pathname === "/bare-plain") return respond('{"status":"ok"}', pathname === "/bare" ? "public" : "plain");
+    if (pathname === "/bare" || pathname === "/bare-plain")
+      return respond('{"status":"ok"}', pathname === "/bare" ? "public" : "plain");
     if (pathname === "/do" || pathname === "/do-plain") {
       const stub = env.FLOOR_OBJECT.get(env.FLOOR_OBJECT.idFromName("floor"));
       return respond(JSON.stringify(await stub.ping()), pathname === "/do" ? "authenticated" : "plain");

@@ -3,7 +3,16 @@
 // benchmarks (routes, datasets) should only need new targets and goals there.
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import {
+  accessSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+} from "node:fs";
 import os from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -26,7 +35,10 @@ export async function readWranglerConfig(configPath = join(ROOT, "wrangler.toml"
   const sqliteClasses = new Set((config.migrations ?? []).flatMap((m) => m.new_sqlite_classes ?? []));
   const durableObjects = {};
   for (const b of config.durable_objects?.bindings ?? []) {
-    if (b.script_name) throw new Error(`Durable Object ${b.name} lives in another script (${b.script_name}); the bench does not support that yet`);
+    if (b.script_name)
+      throw new Error(
+        `Durable Object ${b.name} lives in another script (${b.script_name}); the bench does not support that yet`,
+      );
     durableObjects[b.name] = { className: b.class_name, useSQLite: sqliteClasses.has(b.class_name) };
   }
   const d1Databases = {};
@@ -36,11 +48,18 @@ export async function readWranglerConfig(configPath = join(ROOT, "wrangler.toml"
     migrationDirs[d.binding] = resolve(dirname(configPath), d.migrations_dir ?? "migrations");
   }
   // Queues and R2, in Miniflare's shape (producers by binding, consumers by queue name).
-  const queueProducers = Object.fromEntries((config.queues?.producers ?? []).map((p) => [p.binding, p.queue]));
+  const queueProducers = Object.fromEntries(
+    (config.queues?.producers ?? []).map((p) => [p.binding, p.queue]),
+  );
   const queueConsumers = Object.fromEntries(
     (config.queues?.consumers ?? []).map((c) => [
       c.queue,
-      { maxBatchSize: c.max_batch_size, maxBatchTimeout: c.max_batch_timeout, maxRetries: c.max_retries, deadLetterQueue: c.dead_letter_queue },
+      {
+        maxBatchSize: c.max_batch_size,
+        maxBatchTimeout: c.max_batch_timeout,
+        maxRetries: c.max_retries,
+        deadLetterQueue: c.dead_letter_queue,
+      },
     ]),
   );
   const r2Buckets = Object.fromEntries((config.r2_buckets ?? []).map((b) => [b.binding, b.bucket_name]));
@@ -125,7 +144,18 @@ export function storageBase() {
 }
 
 /** Miniflare options for one module worker; `start` gives it a fresh, empty storage directory. */
-export function workerOptions({ name, scriptPath, compatibilityDate, compatibilityFlags = [], bindings = {}, d1Databases, durableObjects, queueProducers, queueConsumers, r2Buckets }) {
+export function workerOptions({
+  name,
+  scriptPath,
+  compatibilityDate,
+  compatibilityFlags = [],
+  bindings = {},
+  d1Databases,
+  durableObjects,
+  queueProducers,
+  queueConsumers,
+  r2Buckets,
+}) {
   return {
     name,
     // The bundle is handed over as an explicit one-module list. With `modules: true` + `scriptPath`,
@@ -170,9 +200,33 @@ const UNDER_LOAD = { by: ["mean", "rps"], reference: ["p50"] };
  * concurrency 1 while a burst of deliveries drains).
  */
 export const API_GOALS = [
-  { id: "healthz", subject: "healthz", floors: ["bare"], max: 1.2, by: ["p50", "rps"], underLoad: UNDER_LOAD, text: "/healthz ≤ 1.2× floor /bare" },
-  { id: "me", subject: "me", floors: ["do"], max: 1.25, by: ["p50", "rps"], underLoad: UNDER_LOAD, text: "/api/auth/me ≤ 1.25× floor /do" },
-  { id: "tokens", subject: "tokens", floors: ["do", "d1"], max: 1.25, by: ["mean"], reference: ["p50"], text: "token list ≤ 1.25× (floor /do + floor /d1)" },
+  {
+    id: "healthz",
+    subject: "healthz",
+    floors: ["bare"],
+    max: 1.2,
+    by: ["p50", "rps"],
+    underLoad: UNDER_LOAD,
+    text: "/healthz ≤ 1.2× floor /bare",
+  },
+  {
+    id: "me",
+    subject: "me",
+    floors: ["do"],
+    max: 1.25,
+    by: ["p50", "rps"],
+    underLoad: UNDER_LOAD,
+    text: "/api/auth/me ≤ 1.25× floor /do",
+  },
+  {
+    id: "tokens",
+    subject: "tokens",
+    floors: ["do", "d1"],
+    max: 1.25,
+    by: ["mean"],
+    reference: ["p50"],
+    text: "token list ≤ 1.25× (floor /do + floor /d1)",
+  },
 ];
 
 /** The metrics that decide a goal at a concurrency level, and those reported beside them. */
@@ -224,7 +278,9 @@ export async function startWorker(options) {
 
 /** Applies every `*.sql` file of `dir` in name order, statement by statement (drizzle-kit's breakpoints). */
 export async function applyMigrations(d1, dir) {
-  const files = readdirSync(dir).filter((f) => f.endsWith(".sql")).sort();
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith(".sql"))
+    .sort();
   let statements = 0;
   for (const file of files) {
     const parts = readFileSync(join(dir, file), "utf8")
@@ -250,7 +306,9 @@ export async function requestJson(url, { method = "GET", headers = {}, body, exp
   });
   const text = await response.text();
   if (response.status !== expect) {
-    throw new Error(`${method} ${url} answered ${response.status}, expected ${expect}: ${text.slice(0, 500)}`);
+    throw new Error(
+      `${method} ${url} answered ${response.status}, expected ${expect}: ${text.slice(0, 500)}`,
+    );
   }
   return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : null };
 }
@@ -261,9 +319,13 @@ export async function requestJson(url, { method = "GET", headers = {}, body, exp
 /** One run of scripts/bench/load.mjs in a fresh Node process; returns its JSON result. */
 export function runLoad({ url, headers = {}, connections, duration, warmup }) {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [join(BENCH_SCRIPTS, "load.mjs"), JSON.stringify({ url, headers, connections, duration, warmup })], {
-      stdio: ["ignore", "pipe", "inherit"],
-    });
+    const child = spawn(
+      process.execPath,
+      [join(BENCH_SCRIPTS, "load.mjs"), JSON.stringify({ url, headers, connections, duration, warmup })],
+      {
+        stdio: ["ignore", "pipe", "inherit"],
+      },
+    );
     let stdout = "";
     child.stdout.setEncoding("utf8");
     child.stdout.on("data", (chunk) => (stdout += chunk));
@@ -287,7 +349,9 @@ export function runLoad({ url, headers = {}, connections, duration, warmup }) {
  * client warm and identical for every target, so only the workers differ between runs.
  */
 export function startLoadGenerator() {
-  const child = spawn(process.execPath, [join(BENCH_SCRIPTS, "load.mjs"), "--serve"], { stdio: ["pipe", "pipe", "inherit"] });
+  const child = spawn(process.execPath, [join(BENCH_SCRIPTS, "load.mjs"), "--serve"], {
+    stdio: ["pipe", "pipe", "inherit"],
+  });
   const pending = new Map();
   let nextId = 0;
   let exited = null;
@@ -330,7 +394,9 @@ export function startLoadGenerator() {
     run(options) {
       if (exited !== null) return Promise.reject(new Error(`load generator exited with ${exited}`));
       const id = ++nextId;
-      const promise = new Promise((resolveRun, reject) => pending.set(id, { resolve: resolveRun, reject, url: options.url }));
+      const promise = new Promise((resolveRun, reject) =>
+        pending.set(id, { resolve: resolveRun, reject, url: options.url }),
+      );
       child.stdin.write(JSON.stringify({ ...options, id }) + "\n");
       return promise;
     },
@@ -348,7 +414,9 @@ export function startLoadGenerator() {
 export function loadProblem(result) {
   const counts = { ...(result.warmupStatusCounts ?? {}) };
   for (const [status, n] of Object.entries(result.statusCounts)) counts[status] = (counts[status] ?? 0) + n;
-  const not200 = Object.entries(counts).filter(([status]) => status !== "200").reduce((sum, [, n]) => sum + n, 0);
+  const not200 = Object.entries(counts)
+    .filter(([status]) => status !== "200")
+    .reduce((sum, [, n]) => sum + n, 0);
   if (not200 + result.non2xx + result.errors + result.timeouts === 0 && result.ok2xx > 0) return null;
   return `statuses ${JSON.stringify(result.statusCounts)}${Object.keys(result.warmupStatusCounts ?? {}).length ? ` (lead-in ${JSON.stringify(result.warmupStatusCounts)})` : ""}, ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`;
 }
@@ -444,9 +512,15 @@ export async function cpuBusyShare(ms = 1000) {
   if (!existsSync("/proc/stat") || !existsSync("/proc/self/stat")) return null;
   const read = () => {
     const fields = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1).map(Number);
-    const own = readFileSync("/proc/self/stat", "utf8").replace(/^.*\) /, "").split(" ");
+    const own = readFileSync("/proc/self/stat", "utf8")
+      .replace(/^.*\) /, "")
+      .split(" ");
     // After the command name: state is field 3, utime 14 and stime 15 (1-based, man proc).
-    return { idle: fields[3] + (fields[4] ?? 0), total: fields.reduce((a, b) => a + b, 0), own: Number(own[11]) + Number(own[12]) };
+    return {
+      idle: fields[3] + (fields[4] ?? 0),
+      total: fields.reduce((a, b) => a + b, 0),
+      own: Number(own[11]) + Number(own[12]),
+    };
   };
   const before = read();
   await new Promise((r) => setTimeout(r, ms));
@@ -462,7 +536,11 @@ export function procStat(pid) {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   // After the command name: ppid is field 4, utime 14 and stime 15 (1-based, man proc).
   const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return { comm: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")), ppid: Number(rest[1]), ticks: Number(rest[11]) + Number(rest[12]) };
+  return {
+    comm: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")),
+    ppid: Number(rest[1]),
+    ticks: Number(rest[11]) + Number(rest[12]),
+  };
 }
 
 /** Every live process's procStat(), by pid (those that end while being read are left out). */
@@ -524,6 +602,12 @@ export function ensureDir(dir) {
 export function formatTable(header, rows) {
   const cells = [header, ...rows].map((r) => r.map((c) => String(c)));
   const widths = header.map((_, i) => Math.max(...cells.map((r) => r[i].length)));
-  const line = (r) => r.map((c, i) => (i === 0 || /^[A-Za-z]/.test(c) ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ").trimEnd();
-  return [line(cells[0]), widths.map((w) => "-".repeat(w)).join("  "), ...cells.slice(1).map(line)].join("\n");
+  const line = (r) =>
+    r
+      .map((c, i) => (i === 0 || /^[A-Za-z]/.test(c) ? c.padEnd(widths[i]) : c.padStart(widths[i])))
+      .join("  ")
+      .trimEnd();
+  return [line(cells[0]), widths.map((w) => "-".repeat(w)).join("  "), ...cells.slice(1).map(line)].join(
+    "\n",
+  );
 }

@@ -35,7 +35,10 @@ import "./v8-flags.mjs"; // first: it patches Miniflare as it loads (BENCH_V8_FL
 import { writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
+import { activityReport, runActivity } from "./activity.mjs";
+import { exportsReport, runExports } from "./exports.mjs";
 import {
+  API_GOALS,
   applyMigrations,
   BENCH_OUT,
   BENCH_SCRIPTS,
@@ -45,16 +48,15 @@ import {
   cpuSnapshot,
   createMiniflare,
   ensureDir,
-  API_GOALS,
-  goalMetrics,
   floorOptions,
   formatTable,
+  goalMetrics,
+  loadProblem,
   median,
   otherCpuShare,
   randomKey,
-  readWranglerConfig,
-  loadProblem,
   ratioAcrossRounds,
+  readWranglerConfig,
   roundRobin,
   spread,
   startLoadGenerator,
@@ -63,10 +65,8 @@ import {
   systemInfo,
   workerOptions,
 } from "./lib.mjs";
-import { activityReport, runActivity } from "./activity.mjs";
-import { runWebhooks, webhooksReport } from "./webhooks.mjs";
-import { exportsReport, runExports } from "./exports.mjs";
 import { BENCH_RATE_LIMIT_PER_MINUTE, BENCH_TENANT, seedBenchTenant } from "./seed.mjs";
+import { runWebhooks, webhooksReport } from "./webhooks.mjs";
 
 // ---------------------------------------------------------------------------------------------
 // Settings
@@ -75,7 +75,8 @@ function numberFromEnv(name, fallback) {
   const raw = process.env[name];
   if (raw === undefined || raw === "") return fallback;
   const value = Number(raw);
-  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number, got ${raw}`);
+  if (!Number.isFinite(value) || value < 0)
+    throw new Error(`${name} must be a non-negative number, got ${raw}`);
   return value;
 }
 
@@ -86,10 +87,16 @@ const settings = {
   settleS: numberFromEnv("BENCH_SETTLE", 0.25),
   connections: (process.env.BENCH_CONNECTIONS || "1,16").split(",").map((c) => Number(c.trim())),
   startupRounds: numberFromEnv("BENCH_STARTUP_ROUNDS", 5),
-  only: process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(",").map((s) => s.trim()).filter(Boolean) : null,
+  only: process.env.BENCH_ONLY
+    ? process.env.BENCH_ONLY.split(",")
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : null,
 };
-if (settings.connections.some((c) => !Number.isInteger(c) || c < 1)) throw new Error("BENCH_CONNECTIONS must list positive integers");
-if (!Number.isInteger(settings.rounds) || settings.rounds < 1) throw new Error("BENCH_ROUNDS must be a positive integer");
+if (settings.connections.some((c) => !Number.isInteger(c) || c < 1))
+  throw new Error("BENCH_CONNECTIONS must list positive integers");
+if (!Number.isInteger(settings.rounds) || settings.rounds < 1)
+  throw new Error("BENCH_ROUNDS must be a positive integer");
 if (settings.durationS <= 0) throw new Error("BENCH_DURATION must be positive");
 
 // ---------------------------------------------------------------------------------------------
@@ -107,7 +114,11 @@ const WORKERS = {
         const d1 = await worker.mf.getD1Database("DB");
         const migrations = await applyMigrations(d1, config.migrationDirs.DB);
         const seeded = await seedBenchTenant({ d1, baseUrl: worker.url });
-        return { ...worker, auth: { Authorization: `Bearer ${seeded.token}` }, info: { migrations, tenant: { ...BENCH_TENANT, ...seeded, token: "<redacted>" } } };
+        return {
+          ...worker,
+          auth: { Authorization: `Bearer ${seeded.token}` },
+          info: { migrations, tenant: { ...BENCH_TENANT, ...seeded, token: "<redacted>" } },
+        };
       } catch (error) {
         await worker.dispose();
         throw error;
@@ -156,7 +167,13 @@ const TARGETS = [
   { id: "do", worker: "floor", path: "/do", label: "floor /do (1 DO RPC)" },
   { id: "me", worker: "lingua", path: "/api/auth/me", auth: true, label: "GET /api/auth/me" },
   { id: "d1", worker: "floor", path: "/d1", label: "floor /d1 (1 D1 read)" },
-  { id: "tokens", worker: "lingua", path: "/api/integrations/tokens", auth: true, label: "GET /api/integrations/tokens (25 of 31)" },
+  {
+    id: "tokens",
+    worker: "lingua",
+    path: "/api/integrations/tokens",
+    auth: true,
+    label: "GET /api/integrations/tokens (25 of 31)",
+  },
   { id: "bare-plain", worker: "floor", path: "/bare-plain", label: "floor /bare-plain (no headers)" },
   { id: "do-plain", worker: "floor", path: "/do-plain", label: "floor /do-plain (no headers)" },
 ];
@@ -189,9 +206,11 @@ const SCENARIOS = [...TARGETS.map((t) => t.id), "startup", "activity", "webhooks
 const OPT_IN_SCENARIOS = new Set(["activity", "webhooks", "exports"]);
 
 function selectScenarios() {
-  if (!settings.only) return { selected: new Set(SCENARIOS.filter((id) => !OPT_IN_SCENARIOS.has(id))), added: [] };
+  if (!settings.only)
+    return { selected: new Set(SCENARIOS.filter((id) => !OPT_IN_SCENARIOS.has(id))), added: [] };
   const unknown = settings.only.filter((id) => !SCENARIOS.includes(id));
-  if (unknown.length) throw new Error(`BENCH_ONLY: unknown ${unknown.join(", ")}; known: ${SCENARIOS.join(", ")}`);
+  if (unknown.length)
+    throw new Error(`BENCH_ONLY: unknown ${unknown.join(", ")}; known: ${SCENARIOS.join(", ")}`);
   const selected = new Set(settings.only);
   const added = [];
   for (const goal of GOALS) {
@@ -212,7 +231,11 @@ function selectScenarios() {
 async function prepareBundles(needLingua, needBareHono) {
   const dist = ensureDir(join(BENCH_OUT, "dist"));
   if (needLingua) build.lingua = bundleWithWrangler(join(dist, "lingua"));
-  if (needBareHono) build.bareHono = await bundleWithEsbuild(join(BENCH_SCRIPTS, "bare-hono-worker.mjs"), join(dist, "bare-hono", "index.js"));
+  if (needBareHono)
+    build.bareHono = await bundleWithEsbuild(
+      join(BENCH_SCRIPTS, "bare-hono-worker.mjs"),
+      join(dist, "bare-hono", "index.js"),
+    );
 }
 
 /** One fresh start: `new Miniflare` until the first 200 of `path` has been read. */
@@ -224,7 +247,8 @@ async function timeFirstResponse(options, path, expectStatus = 200) {
     const response = await fetch(new URL(path, url));
     const body = await response.text();
     const doneAt = performance.now();
-    if (response.status !== expectStatus) throw new Error(`${path} answered ${response.status} during start-up: ${body.slice(0, 200)}`);
+    if (response.status !== expectStatus)
+      throw new Error(`${path} answered ${response.status} during start-up: ${body.slice(0, 200)}`);
     return { totalMs: doneAt - startedAt, readyMs: readyAt - startedAt, firstFetchMs: doneAt - readyAt };
   } finally {
     await dispose();
@@ -242,8 +266,19 @@ async function measureStartup(config) {
   const variants = [
     { id: "lingua", label: "Lingua API", path: "/healthz", options: () => linguaOptions(config) },
     { id: "bareHono", label: "bare Hono", path: "/healthz", options: () => bareHonoOptions(config) },
-    { id: "floor", label: "floor worker (diagnostic: D1 + DO bindings, tiny script)", path: "/bare", options: () => floorOptions(config) },
-    { id: "linguaApi", label: "Lingua API, first request GET /api/auth/me → 401 (diagnostic)", path: "/api/auth/me", expect: 401, options: () => linguaOptions(config) },
+    {
+      id: "floor",
+      label: "floor worker (diagnostic: D1 + DO bindings, tiny script)",
+      path: "/bare",
+      options: () => floorOptions(config),
+    },
+    {
+      id: "linguaApi",
+      label: "Lingua API, first request GET /api/auth/me → 401 (diagnostic)",
+      path: "/api/auth/me",
+      expect: 401,
+      options: () => linguaOptions(config),
+    },
   ];
   // One unrecorded start of each first (disk cache, lazy loading in this process), then rotate
   // the order so no variant always follows the same one.
@@ -267,13 +302,20 @@ async function measureStartup(config) {
     };
   }
   const ratio = summary.lingua.medianTotalMs / summary.bareHono.medianTotalMs;
-  return { rounds: settings.startupRounds, ...summary, ratio, max: STARTUP_GOAL.max, verdict: ratio <= STARTUP_GOAL.max ? "PASS" : "MISS" };
+  return {
+    rounds: settings.startupRounds,
+    ...summary,
+    ratio,
+    max: STARTUP_GOAL.max,
+    verdict: ratio <= STARTUP_GOAL.max ? "PASS" : "MISS",
+  };
 }
 
 async function preflight(target, base, headers) {
   const response = await fetch(new URL(target.path, base), { headers });
   const text = await response.text();
-  if (response.status !== 200) throw new Error(`${target.label} answered ${response.status} before the load: ${text.slice(0, 300)}`);
+  if (response.status !== 200)
+    throw new Error(`${target.label} answered ${response.status} before the load: ${text.slice(0, 300)}`);
 }
 
 /**
@@ -284,7 +326,12 @@ function summarize(runs, targets) {
   const summary = [];
   for (const target of targets) {
     for (const connections of settings.connections) {
-      const rounds = Array.from({ length: settings.rounds }, (_, round) => runs.find((r) => r.target === target.id && r.connections === connections && r.round === round) ?? null);
+      const rounds = Array.from(
+        { length: settings.rounds },
+        (_, round) =>
+          runs.find((r) => r.target === target.id && r.connections === connections && r.round === round) ??
+          null,
+      );
       if (rounds.every((r) => !r)) continue;
       summary.push({
         target: target.id,
@@ -307,7 +354,8 @@ function summarize(runs, targets) {
  * `ratioOfMedians` = the same formula applied to the medians across rounds (for reference).
  */
 function evaluateGoals(runs, summary) {
-  const run = (id, connections, round) => runs.find((r) => r.target === id && r.connections === connections && r.round === round);
+  const run = (id, connections, round) =>
+    runs.find((r) => r.target === id && r.connections === connections && r.round === round);
   const med = (id, connections) => summary.find((s) => s.target === id && s.connections === connections);
   const checks = [];
   for (const goal of GOALS) {
@@ -317,10 +365,14 @@ function evaluateGoals(runs, summary) {
       if (!subject || floors.some((f) => !f)) continue;
       const { by, reference } = goalMetrics(goal, connections);
       for (const metric of [...by, ...reference]) {
-        if (metric === "rps" && floors.length !== 1) throw new Error(`goal ${goal.id}: a req/s comparison needs exactly one floor`);
+        if (metric === "rps" && floors.length !== 1)
+          throw new Error(`goal ${goal.id}: a req/s comparison needs exactly one floor`);
         const latency = metric !== "rps";
         // latency: ours / sum of the floors' (p50 or mean); throughput: floor req/s / ours (> 1 = slower than the floor).
-        const formula = latency ? (ours, floorRuns) => ours.latencyMs[metric] / floorRuns.reduce((sum, f) => sum + f.latencyMs[metric], 0) : (ours, floorRuns) => floorRuns[0].rps / ours.rps;
+        const formula = latency
+          ? (ours, floorRuns) =>
+              ours.latencyMs[metric] / floorRuns.reduce((sum, f) => sum + f.latencyMs[metric], 0)
+          : (ours, floorRuns) => floorRuns[0].rps / ours.rps;
         const perRound = ratioAcrossRounds(settings.rounds, (round) => {
           const ours = run(goal.subject, connections, round);
           const floorRuns = goal.floors.map((f) => run(f, connections, round));
@@ -363,24 +415,33 @@ const ratioText = (v) => (v === null || v === undefined ? "-" : `${v.toFixed(2)}
 function printReport({ system, summary, runs, startup, checks, failures, tenantNote, selectionNote }) {
   const out = [];
   out.push(`Lingua API benchmark — ${system.date}`);
-  out.push(`Machine: ${system.nproc} CPU(s), ${system.cpuModel}; Node ${system.node}; miniflare/workerd ${system.miniflare}; storage ${system.storage}`);
+  out.push(
+    `Machine: ${system.nproc} CPU(s), ${system.cpuModel}; Node ${system.node}; miniflare/workerd ${system.miniflare}; storage ${system.storage}`,
+  );
   if (system.busyBefore !== null) {
     const busy = Math.round(system.busyBefore * 100);
-    out.push(`CPU busy before the run: ${busy}% (load average ${system.loadAvg.map((l) => l.toFixed(2)).join(" ")})${busy > 20 ? " — WARNING: other work on this machine skews every figure below" : ""}`);
+    out.push(
+      `CPU busy before the run: ${busy}% (load average ${system.loadAvg.map((l) => l.toFixed(2)).join(" ")})${busy > 20 ? " — WARNING: other work on this machine skews every figure below" : ""}`,
+    );
   }
-  if (summary.length) out.push(
-    `Load: autocannon in a separate, long-lived Node process; connections ${settings.connections.join(" and ")}, pipelining 1. Per concurrency level: one ${settings.warmupS} s warm-up per target, then ${settings.rounds} round(s), each measuring every target once in a rotating order (each round starts at a different target), ${settings.settleS > 0 ? `${settings.settleS} s unrecorded lead-in + ` : ""}${settings.durationS} s measured per run.`,
-  );
+  if (summary.length)
+    out.push(
+      `Load: autocannon in a separate, long-lived Node process; connections ${settings.connections.join(" and ")}, pipelining 1. Per concurrency level: one ${settings.warmupS} s warm-up per target, then ${settings.rounds} round(s), each measuring every target once in a rotating order (each round starts at a different target), ${settings.settleS > 0 ? `${settings.settleS} s unrecorded lead-in + ` : ""}${settings.durationS} s measured per run.`,
+    );
   const disturbed = runs.filter((r) => r.otherCpuShare !== null && r.otherCpuShare > OTHER_CPU_WARN);
   if (disturbed.length) {
     const worst = Math.max(...disturbed.map((r) => r.otherCpuShare));
     out.push(
       `WARNING: other work on this machine used more than ${Math.round(OTHER_CPU_WARN * 100)}% of the CPU during ${disturbed.length} of ${runs.length} run(s) (worst ${Math.round(worst * 100)}%): ${disturbed
         .map((r) => `${r.target} ×${r.connections} round ${r.round + 1}`)
-        .join(", ")}. Medians across rounds damp this; the per-run shares are in results.json (otherCpuShare).`,
+        .join(
+          ", ",
+        )}. Medians across rounds damp this; the per-run shares are in results.json (otherCpuShare).`,
     );
   } else if (runs.length && runs.some((r) => r.otherCpuShare !== null)) {
-    out.push(`CPU used by other work during the runs: at most ${Math.round(Math.max(...runs.map((r) => r.otherCpuShare ?? 0)) * 100)}% in any run.`);
+    out.push(
+      `CPU used by other work during the runs: at most ${Math.round(Math.max(...runs.map((r) => r.otherCpuShare ?? 0)) * 100)}% in any run.`,
+    );
   }
   if (tenantNote) out.push(tenantNote);
   if (selectionNote) out.push(selectionNote);
@@ -395,17 +456,32 @@ function printReport({ system, summary, runs, startup, checks, failures, tenantN
     out.push(
       formatTable(
         ["target", "conc", "req/s", "p50 ms", "p50 range ms", "p99 ms"],
-        summary.map((r) => [r.label, r.connections, rps(r.rps.median), ms(r.p50.median), spreadMs(r.p50), ms(r.p99.median)]),
+        summary.map((r) => [
+          r.label,
+          r.connections,
+          rps(r.rps.median),
+          ms(r.p50.median),
+          spreadMs(r.p50),
+          ms(r.p99.median),
+        ]),
       ),
     );
   }
 
   if (startup) {
-    out.push("", `Start-up: new Miniflare(...) → first answer read (/healthz; floor: /bare), ${startup.rounds} fresh starts each, medians`);
+    out.push(
+      "",
+      `Start-up: new Miniflare(...) → first answer read (/healthz; floor: /bare), ${startup.rounds} fresh starts each, medians`,
+    );
     out.push(
       formatTable(
         ["worker", "total ms", "to ready ms", "first fetch ms"],
-        [startup.lingua, startup.bareHono, startup.floor, startup.linguaApi].map((s) => [s.label, s.medianTotalMs.toFixed(1), s.medianReadyMs.toFixed(1), s.medianFirstFetchMs.toFixed(1)]),
+        [startup.lingua, startup.bareHono, startup.floor, startup.linguaApi].map((s) => [
+          s.label,
+          s.medianTotalMs.toFixed(1),
+          s.medianReadyMs.toFixed(1),
+          s.medianFirstFetchMs.toFixed(1),
+        ]),
       ),
     );
   }
@@ -423,21 +499,39 @@ function printReport({ system, summary, runs, startup, checks, failures, tenantN
     c.verdict,
   ]);
   if (startup) {
-    goalRows.push([STARTUP_GOAL.text, "-", "median ms", startup.lingua.medianTotalMs.toFixed(1), startup.bareHono.medianTotalMs.toFixed(1), "-", `${startup.ratio.toFixed(2)}×`, "-", `${startup.max}×`, startup.verdict]);
+    goalRows.push([
+      STARTUP_GOAL.text,
+      "-",
+      "median ms",
+      startup.lingua.medianTotalMs.toFixed(1),
+      startup.bareHono.medianTotalMs.toFixed(1),
+      "-",
+      `${startup.ratio.toFixed(2)}×`,
+      "-",
+      `${startup.max}×`,
+      startup.verdict,
+    ]);
   }
   if (goalRows.length) {
     out.push(
       "",
       "Goals (ratio: latency = ours / floor; req/s = floor / ours; ≤ limit is PASS). Verdict basis: the median of the per-round",
-      "ratios (\"ratio\"), each taken from ours and its floor measured in the same round; \"of medians\" = the ratio of the",
+      'ratios ("ratio"), each taken from ours and its floor measured in the same round; "of medians" = the ratio of the',
       "medians across rounds (ours / floor columns), for reference only. Start-up: ratio of the median fresh-start times.",
       "Above concurrency 1 a goal against one floor is decided by mean latency and req/s, its p50 reported for reference",
       "(every connection waits in workerd's one queue: UNDER_LOAD in scripts/bench/lib.mjs).",
     );
-    out.push(formatTable(["goal", "conc", "metric", "ours", "floor", "per round", "ratio", "of medians", "limit", "verdict"], goalRows));
+    out.push(
+      formatTable(
+        ["goal", "conc", "metric", "ours", "floor", "per round", "ratio", "of medians", "limit", "verdict"],
+        goalRows,
+      ),
+    );
     const passed = goalRows.filter((r) => r[9] === "PASS").length;
     const counted = goalRows.filter((r) => r[9] === "PASS" || r[9] === "MISS").length;
-    out.push(`${passed} of ${counted} checks PASS${counted < goalRows.length ? ` (rows marked "(reference)" are not counted)` : ""}.`);
+    out.push(
+      `${passed} of ${counted} checks PASS${counted < goalRows.length ? ` (rows marked "(reference)" are not counted)` : ""}.`,
+    );
   }
   console.log(out.join("\n"));
 }
@@ -463,7 +557,10 @@ async function main() {
   if (wantActivity) workersNeeded.add("floor");
 
   console.error(`bench: bundling…`);
-  await prepareBundles(workersNeeded.has("lingua") || wantStartup || wantActivity || wantWebhooks || wantExports, wantStartup);
+  await prepareBundles(
+    workersNeeded.has("lingua") || wantStartup || wantActivity || wantWebhooks || wantExports,
+    wantStartup,
+  );
 
   // Start-up first, while nothing else runs on the machine.
   let startup = null;
@@ -515,18 +612,36 @@ async function main() {
           settings.warmupS > 0
             ? async (target) => {
                 console.error(`bench: × ${connections} warm-up ${target.label}…`);
-                const result = await loadGenerator.run({ ...request(target), connections, duration: settings.warmupS, warmup: 0 });
+                const result = await loadGenerator.run({
+                  ...request(target),
+                  connections,
+                  duration: settings.warmupS,
+                  warmup: 0,
+                });
                 check(result, `${target.label} × ${connections} (warm-up)`);
               }
             : null,
         measure: async (target, { round, position }) => {
           console.error(`bench: × ${connections} round ${round + 1}/${settings.rounds} ${target.label}…`);
           const before = cpuSnapshot();
-          const result = await loadGenerator.run({ ...request(target), connections, duration: settings.durationS, warmup: settings.settleS });
+          const result = await loadGenerator.run({
+            ...request(target),
+            connections,
+            duration: settings.durationS,
+            warmup: settings.settleS,
+          });
           result.otherCpuShare = otherCpuShare(before, cpuSnapshot());
           result.loadAvgAfter = os.loadavg();
           check(result, `${target.label} × ${connections}, round ${round + 1}`);
-          const entry = { target: target.id, label: target.label, path: target.path, worker: target.worker, round, position, ...result };
+          const entry = {
+            target: target.id,
+            label: target.label,
+            path: target.path,
+            worker: target.worker,
+            round,
+            position,
+            ...result,
+          };
           runs.push(entry);
           return entry;
         },
@@ -538,7 +653,13 @@ async function main() {
         const t = TARGETS.find((x) => x.id === id);
         return { id, label: t.label, url: new URL(t.path, started.floor.url).toString() };
       });
-      activity = await runActivity({ config, scriptPath: build.lingua.scriptPath, settings, loadGenerator, floorTargets });
+      activity = await runActivity({
+        config,
+        scriptPath: build.lingua.scriptPath,
+        settings,
+        loadGenerator,
+        floorTargets,
+      });
       failures.push(...activity.failures);
     }
 
@@ -556,7 +677,9 @@ async function main() {
   const tenantNote = started.lingua
     ? `Bench tenant: enterprise plan with rate_limit_per_minute = ${BENCH_RATE_LIMIT_PER_MINUTE.toLocaleString("en-US")} (effectively unlimited), so no request is answered 429; what the token routes pay is the rate limiter's bookkeeping (the TokenGate object's decision per request, its buckets written to storage at most every 200 ms), not rejections.`
     : null;
-  const selectionNote = settings.only ? `BENCH_ONLY=${settings.only.join(",")}${added.length ? ` (added the floors its goals need: ${added.join(", ")})` : ""}` : null;
+  const selectionNote = settings.only
+    ? `BENCH_ONLY=${settings.only.join(",")}${added.length ? ` (added the floors its goals need: ${added.join(", ")})` : ""}`
+    : null;
 
   printReport({ system, summary, runs, startup, checks, failures, tenantNote, selectionNote });
   if (activity) console.log(activityReport(activity, settings, formatTable));
@@ -570,7 +693,12 @@ async function main() {
       lingua: build.lingua ? { size: build.lingua.size, path: build.lingua.scriptPath } : null,
       bareHono: build.bareHono ? { path: build.bareHono.scriptPath } : null,
     },
-    wrangler: { compatibilityDate: config.compatibilityDate, compatibilityFlags: config.compatibilityFlags, vars: config.vars, durableObjects: config.durableObjects },
+    wrangler: {
+      compatibilityDate: config.compatibilityDate,
+      compatibilityFlags: config.compatibilityFlags,
+      vars: config.vars,
+      durableObjects: config.durableObjects,
+    },
     lingua: started.lingua?.info ?? null,
     // Medians across rounds per target and concurrency (with each round's value in `values`).
     summary,
@@ -591,7 +719,9 @@ async function main() {
   console.log(`\nRaw numbers: ${file}`);
 
   if (failures.length) {
-    console.error(`\nbench: ${failures.length} run(s) had non-2xx responses or errors; the figures above are not valid:\n  ${failures.join("\n  ")}`);
+    console.error(
+      `\nbench: ${failures.length} run(s) had non-2xx responses or errors; the figures above are not valid:\n  ${failures.join("\n  ")}`,
+    );
     process.exitCode = 1;
   }
 }

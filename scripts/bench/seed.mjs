@@ -8,8 +8,19 @@ import { requestJson } from "./lib.mjs";
 export const BENCH_RATE_LIMIT_PER_MINUTE = 1_000_000_000;
 
 export const BENCH_TENANT = {
-  institution: { id: "ins_bench", slug: "bench", name: "Bench Institute", plan: "enterprise", rateLimitPerMinute: BENCH_RATE_LIMIT_PER_MINUTE },
-  admin: { id: "usr_bench_admin", email: "admin@bench.lingua.test", name: "Bench Admin", role: "institution_admin" },
+  institution: {
+    id: "ins_bench",
+    slug: "bench",
+    name: "Bench Institute",
+    plan: "enterprise",
+    rateLimitPerMinute: BENCH_RATE_LIMIT_PER_MINUTE,
+  },
+  admin: {
+    id: "usr_bench_admin",
+    email: "admin@bench.lingua.test",
+    name: "Bench Admin",
+    role: "institution_admin",
+  },
 };
 
 /**
@@ -21,14 +32,27 @@ export async function seedBenchTenant({ d1, baseUrl, extraTokens = 30 }) {
   const password = randomBytes(18).toString("base64url");
   await d1.batch([
     d1
-      .prepare("INSERT INTO institutions (id, slug, name, plan, rate_limit_per_minute) VALUES (?, ?, ?, ?, ?)")
-      .bind(institution.id, institution.slug, institution.name, institution.plan, institution.rateLimitPerMinute),
+      .prepare(
+        "INSERT INTO institutions (id, slug, name, plan, rate_limit_per_minute) VALUES (?, ?, ?, ?, ?)",
+      )
+      .bind(
+        institution.id,
+        institution.slug,
+        institution.name,
+        institution.plan,
+        institution.rateLimitPerMinute,
+      ),
     d1
-      .prepare("INSERT INTO users (id, email, name, role, institution_id, password_hash) VALUES (?, ?, ?, ?, ?, ?)")
+      .prepare(
+        "INSERT INTO users (id, email, name, role, institution_id, password_hash) VALUES (?, ?, ?, ?, ?, ?)",
+      )
       .bind(admin.id, admin.email, admin.name, admin.role, institution.id, hashPassword(password)),
   ]);
 
-  const signIn = await requestJson(new URL("/api/auth/sign-in", baseUrl), { method: "POST", body: { email: admin.email, password } });
+  const signIn = await requestJson(new URL("/api/auth/sign-in", baseUrl), {
+    method: "POST",
+    body: { email: admin.email, password },
+  });
   const token = signIn.body.token;
   const auth = { Authorization: `Bearer ${token}` };
 
@@ -44,12 +68,16 @@ export async function seedBenchTenant({ d1, baseUrl, extraTokens = 30 }) {
   // The tenant must look as intended before anything is measured.
   const me = await requestJson(new URL("/api/auth/me", baseUrl), { headers: auth });
   if (me.body.rate_limit?.limit !== BENCH_RATE_LIMIT_PER_MINUTE) {
-    throw new Error(`bench token's rate limit is ${JSON.stringify(me.body.rate_limit)}, expected ${BENCH_RATE_LIMIT_PER_MINUTE}`);
+    throw new Error(
+      `bench token's rate limit is ${JSON.stringify(me.body.rate_limit)}, expected ${BENCH_RATE_LIMIT_PER_MINUTE}`,
+    );
   }
   const list = await requestJson(new URL("/api/integrations/tokens", baseUrl), { headers: auth });
   const tokenCount = extraTokens + 1;
   if (list.body.meta?.total !== tokenCount || list.body.data?.length !== Math.min(25, tokenCount)) {
-    throw new Error(`token list shows ${list.body.data?.length} of ${list.body.meta?.total}, expected a page of 25 of ${tokenCount}`);
+    throw new Error(
+      `token list shows ${list.body.data?.length} of ${list.body.meta?.total}, expected a page of 25 of ${tokenCount}`,
+    );
   }
   return { token, tokenCount, pageSize: list.body.data.length };
 }

@@ -17,12 +17,18 @@ export const BENCH_V8_FLAGS = (process.env.BENCH_V8_FLAGS ?? "").split(/\s+/).fi
 
 if (BENCH_V8_FLAGS.length > 0) {
   const load = Module._extensions[".js"];
-  Module._extensions[".js"] = function (module, filename) {
+  Module._extensions[".js"] = (module, filename) => {
     if (!/[\\/]miniflare[\\/]dist[\\/]src[\\/]index\.js$/.test(filename)) return load(module, filename);
     const source = readFileSync(filename, "utf8");
     const anchor = "function serializeConfig(config) {";
     if (!source.includes(anchor)) throw new Error(`BENCH_V8_FLAGS: ${filename} has no ${anchor}`);
     const flags = JSON.stringify(BENCH_V8_FLAGS);
-    return module._compile(source.replace(anchor, `${anchor}\n  config = { ...config, v8Flags: [...(config.v8Flags ?? []), ...${flags}] };`), filename);
+    return module._compile(
+      source.replace(
+        anchor,
+        `${anchor}\n  config = { ...config, v8Flags: [...(config.v8Flags ?? []), ...${flags}] };`,
+      ),
+      filename,
+    );
   };
 }

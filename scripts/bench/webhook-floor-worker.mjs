@@ -5,7 +5,13 @@ const encoder = new TextEncoder();
 let key;
 
 async function sign(body) {
-  key ??= await crypto.subtle.importKey("raw", encoder.encode("whsec_floor"), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  key ??= await crypto.subtle.importKey(
+    "raw",
+    encoder.encode("whsec_floor"),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
   const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, body));
   return [...mac].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
@@ -18,7 +24,9 @@ export default {
     const target = url.searchParams.get("target");
     for (let i = 0; i < count; i += 100) {
       const size = Math.min(100, count - i);
-      await env.FLOOR_QUEUE.sendBatch(Array.from({ length: size }, (_, j) => ({ body: { n: i + j, target }, contentType: "json" })));
+      await env.FLOOR_QUEUE.sendBatch(
+        Array.from({ length: size }, (_, j) => ({ body: { n: i + j, target }, contentType: "json" })),
+      );
     }
     return Response.json({ enqueued: count });
   },
@@ -30,12 +38,28 @@ export default {
         while (next < messages.length) {
           const message = messages[next++];
           const body = encoder.encode(
-            JSON.stringify({ id: `evt_${message.body.n}`, type: "lesson.completed", created_at: new Date().toISOString(), data: { user_id: "usr_bench_learner", lesson_id: `les_${message.body.n}`, course_id: "crs_bench", score: 1, items: 1, completed_at: new Date().toISOString() } }),
+            JSON.stringify({
+              id: `evt_${message.body.n}`,
+              type: "lesson.completed",
+              created_at: new Date().toISOString(),
+              data: {
+                user_id: "usr_bench_learner",
+                lesson_id: `les_${message.body.n}`,
+                course_id: "crs_bench",
+                score: 1,
+                items: 1,
+                completed_at: new Date().toISOString(),
+              },
+            }),
           );
           const signature = await sign(body);
           const response = await fetch(message.body.target, {
             method: "POST",
-            headers: { "Content-Type": "application/json", "X-Signature-256": signature, "X-Webhook-Delivery": `floor_${message.body.n}` },
+            headers: {
+              "Content-Type": "application/json",
+              "X-Signature-256": signature,
+              "X-Webhook-Delivery": `floor_${message.body.n}`,
+            },
             body,
             redirect: "manual",
             signal: AbortSignal.timeout(10_000),

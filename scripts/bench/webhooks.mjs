@@ -22,7 +22,18 @@
 //   BENCH_DELIVERY_BATCH_TIMEOUT=1  the delivery queue's max_batch_timeout for this run (wrangler.toml: 0)
 import { createServer } from "node:http";
 import { join } from "node:path";
-import { allProcStats, API_GOALS, applyMigrations, BENCH_SCRIPTS, floorOptions, median, randomKey, startLoadGenerator, startWorker, workerOptions } from "./lib.mjs";
+import {
+  API_GOALS,
+  allProcStats,
+  applyMigrations,
+  BENCH_SCRIPTS,
+  floorOptions,
+  median,
+  randomKey,
+  startLoadGenerator,
+  startWorker,
+  workerOptions,
+} from "./lib.mjs";
 import { seedBenchTenant } from "./seed.mjs";
 
 const LATENCY_SAMPLES = Number(process.env.BENCH_WEBHOOK_SAMPLES || 50);
@@ -65,7 +76,13 @@ function startReceiver() {
         url: `http://127.0.0.1:${server.address().port}`,
         state,
         reset() {
-          Object.assign(state, { requests: 0, byDelivery: new Map(), lessonArrivals: new Map(), firstAt: 0, lastAt: 0 });
+          Object.assign(state, {
+            requests: 0,
+            byDelivery: new Map(),
+            lessonArrivals: new Map(),
+            firstAt: 0,
+            lastAt: 0,
+          });
         },
         close: () => new Promise((r) => server.close(() => r())),
       }),
@@ -76,7 +93,8 @@ function startReceiver() {
 /** CPU seconds (user + system) of the workerd processes started by this process. */
 function workerdCpuSeconds() {
   let ticks = 0;
-  for (const p of allProcStats().values()) if (p.comm.startsWith("workerd") && p.ppid === process.pid) ticks += p.ticks;
+  for (const p of allProcStats().values())
+    if (p.comm.startsWith("workerd") && p.ppid === process.pid) ticks += p.ticks;
   return ticks / 100;
 }
 
@@ -84,7 +102,8 @@ async function waitFor(predicate, timeoutMs, what, progress) {
   const deadline = performance.now() + timeoutMs;
   let nextReport = performance.now() + 10_000;
   while (!predicate()) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}${progress ? ` (${progress()})` : ""}`);
+    if (performance.now() > deadline)
+      throw new Error(`timed out waiting for ${what}${progress ? ` (${progress()})` : ""}`);
     if (progress && performance.now() > nextReport) {
       console.error(`bench: waiting for ${what}: ${progress()}`);
       nextReport += 10_000;
@@ -107,7 +126,9 @@ async function api(baseUrl, path, token, body) {
 /** A learner and a published course of `lessons` one-item lessons, straight into D1. */
 async function seedCourse(d1, lessons) {
   const statements = [
-    d1.prepare("INSERT INTO users (id, email, name, role, institution_id, password_hash) VALUES ('usr_bench_learner', 'learner@bench.lingua.test', 'Bench Learner', 'learner', 'ins_bench', 'x')"),
+    d1.prepare(
+      "INSERT INTO users (id, email, name, role, institution_id, password_hash) VALUES ('usr_bench_learner', 'learner@bench.lingua.test', 'Bench Learner', 'learner', 'ins_bench', 'x')",
+    ),
     d1
       .prepare(
         "INSERT INTO courses (id, slug, title, description, target_language, source_language, cefr_from, cefr_to, published, published_at, lesson_count, item_count, estimated_minutes, tags) VALUES ('crs_bench_hooks', 'bench-hooks', 'Bench', 'Bench course.', 'es', 'en', 'A1', 'A1', 1, ?, ?, ?, ?, '[]')",
@@ -116,10 +137,20 @@ async function seedCourse(d1, lessons) {
   ];
   for (let l = 0; l < lessons; l++) {
     statements.push(
-      d1.prepare("INSERT INTO lessons (id, course_id, position, title, cefr_level, objectives, item_count, estimated_minutes) VALUES (?, 'crs_bench_hooks', ?, ?, 'A1', '[]', 1, 2)").bind(`les_bh_${l}`, l + 1, `Lesson ${l + 1}`),
-      d1.prepare("INSERT INTO trainings (id, lesson_id, course_id, position, kind, title, item_count) VALUES (?, ?, 'crs_bench_hooks', 1, 'practice', 'Block', 1)").bind(`trn_bh_${l}`, `les_bh_${l}`),
       d1
-        .prepare("INSERT INTO training_items (id, training_id, lesson_id, course_id, position, type, skill, cefr_level, xp, content) VALUES (?, ?, ?, 'crs_bench_hooks', 1, 'multiple_choice', 'reading', 'A1', 10, '{}')")
+        .prepare(
+          "INSERT INTO lessons (id, course_id, position, title, cefr_level, objectives, item_count, estimated_minutes) VALUES (?, 'crs_bench_hooks', ?, ?, 'A1', '[]', 1, 2)",
+        )
+        .bind(`les_bh_${l}`, l + 1, `Lesson ${l + 1}`),
+      d1
+        .prepare(
+          "INSERT INTO trainings (id, lesson_id, course_id, position, kind, title, item_count) VALUES (?, ?, 'crs_bench_hooks', 1, 'practice', 'Block', 1)",
+        )
+        .bind(`trn_bh_${l}`, `les_bh_${l}`),
+      d1
+        .prepare(
+          "INSERT INTO training_items (id, training_id, lesson_id, course_id, position, type, skill, cefr_level, xp, content) VALUES (?, ?, ?, 'crs_bench_hooks', 1, 'multiple_choice', 'reading', 'A1', 10, '{}')",
+        )
         .bind(`itm_bh_${l}`, `trn_bh_${l}`, `les_bh_${l}`),
     );
   }
@@ -156,7 +187,8 @@ async function apiAgainstFloors(load, windows, { durationMs, keepGoing = () => t
     if (!keepGoing()) break;
     rounds.push(round);
   }
-  const perRound = (ours, floors, metric) => rounds.map((r) => r[ours][metric] / floors.reduce((sum, f) => sum + r[f][metric], 0));
+  const perRound = (ours, floors, metric) =>
+    rounds.map((r) => r[ours][metric] / floors.reduce((sum, f) => sum + r[f][metric], 0));
   return {
     rounds: rounds.length,
     goals: BURST_API_GOALS.map((goal) => {
@@ -166,23 +198,39 @@ async function apiAgainstFloors(load, windows, { durationMs, keepGoing = () => t
         ...goal,
         p50: rounds.length ? median(rounds.map((r) => r[goal.id].p50)) : null,
         p99: rounds.length ? median(rounds.map((r) => r[goal.id].p99)) : null,
-        floor: rounds.length ? median(rounds.map((r) => goal.floors.reduce((sum, f) => sum + r[f][goal.metric], 0))) : null,
+        floor: rounds.length
+          ? median(rounds.map((r) => goal.floors.reduce((sum, f) => sum + r[f][goal.metric], 0)))
+          : null,
         ratio,
         perRound: ratios,
         met: ratio !== null && ratio <= goal.max,
       };
     }),
-    meAgainstOwnWorkerd: rounds.length ? { doOwnP50: median(rounds.map((r) => r.doOwn.p50)), ratio: median(perRound("me", ["doOwn"], "p50")), perRound: perRound("me", ["doOwn"], "p50") } : null,
+    meAgainstOwnWorkerd: rounds.length
+      ? {
+          doOwnP50: median(rounds.map((r) => r.doOwn.p50)),
+          ratio: median(perRound("me", ["doOwn"], "p50")),
+          perRound: perRound("me", ["doOwn"], "p50"),
+        }
+      : null,
   };
 }
 
 export async function runWebhooks({ config: wranglerConfig, scriptPath, log = (m) => console.error(m) }) {
   const config = structuredClone(wranglerConfig);
-  if (DELIVERY_BATCH_TIMEOUT !== undefined) config.queueConsumers["lingua-webhook-deliveries"].maxBatchTimeout = Number(DELIVERY_BATCH_TIMEOUT);
+  if (DELIVERY_BATCH_TIMEOUT !== undefined)
+    config.queueConsumers["lingua-webhook-deliveries"].maxBatchTimeout = Number(DELIVERY_BATCH_TIMEOUT);
   const receiver = await startReceiver();
   const failures = [];
   let doFloorProcess = null; // the diagnostic floor in a workerd process of its own
-  const result = { settings: { latencySamples: LATENCY_SAMPLES, burstEvents: BURST_EVENTS, webhooks: BURST_WEBHOOKS, queues: config.queueConsumers } };
+  const result = {
+    settings: {
+      latencySamples: LATENCY_SAMPLES,
+      burstEvents: BURST_EVENTS,
+      webhooks: BURST_WEBHOOKS,
+      queues: config.queueConsumers,
+    },
+  };
   const withoutAddress = ({ host, port, ...options }) => options;
   const lingua = await startWorker({
     host: "127.0.0.1",
@@ -209,7 +257,10 @@ export async function runWebhooks({ config: wranglerConfig, scriptPath, log = (m
   try {
     // Everything through Miniflare's entry, as in the default bench: the floors by their host name.
     doFloorProcess = await startWorker(floorOptions(config));
-    const floorUrl = (path, base = lingua.url, headers = { Host: FLOOR_HOST }) => ({ url: new URL(path, base).toString(), headers });
+    const floorUrl = (path, base = lingua.url, headers = { Host: FLOOR_HOST }) => ({
+      url: new URL(path, base).toString(),
+      headers,
+    });
     const apiUrl = (path, auth) => ({ url: new URL(path, lingua.url).toString(), headers: auth });
     load = startLoadGenerator();
     const d1 = await lingua.mf.getD1Database("DB");
@@ -230,7 +281,10 @@ export async function runWebhooks({ config: wranglerConfig, scriptPath, log = (m
 
     // 1. Latency, one lesson at a time.
     log("bench: webhooks — latency from a lesson-completing attempt to its signed delivery…");
-    await api(lingua.url, "/api/integrations/webhooks", token, { url: `${receiver.url}/latency`, events: ["lesson.completed"] });
+    await api(lingua.url, "/api/integrations/webhooks", token, {
+      url: `${receiver.url}/latency`,
+      events: ["lesson.completed"],
+    });
     const latencies = [];
     for (let l = 0; l < LATENCY_SAMPLES + 3; l++) {
       const lesson = `les_bh_${l}`;
@@ -247,12 +301,23 @@ export async function runWebhooks({ config: wranglerConfig, scriptPath, log = (m
       await waitFor(() => receiver.state.lessonArrivals.has(lesson), 60_000, `the delivery of ${lesson}`);
       if (l >= 3) latencies.push(receiver.state.lessonArrivals.get(lesson) - started); // the first three warm up
     }
-    result.latency = { samples: latencies.length, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), maxMs: Math.max(...latencies) };
-    log(`bench: webhooks — latency p50 ${result.latency.p50Ms.toFixed(0)} ms, p99 ${result.latency.p99Ms.toFixed(0)} ms`);
+    result.latency = {
+      samples: latencies.length,
+      p50Ms: percentile(latencies, 50),
+      p99Ms: percentile(latencies, 99),
+      maxMs: Math.max(...latencies),
+    };
+    log(
+      `bench: webhooks — latency p50 ${result.latency.p50Ms.toFixed(0)} ms, p99 ${result.latency.p99Ms.toFixed(0)} ms`,
+    );
 
     // 2. Burst: 10 webhooks on everything, 10,000 events committed to the outbox and published.
     await d1.prepare("DELETE FROM webhooks").run();
-    for (let h = 0; h < BURST_WEBHOOKS; h++) await api(lingua.url, "/api/integrations/webhooks", token, { url: `${receiver.url}/burst/${h}`, events: ["*"] });
+    for (let h = 0; h < BURST_WEBHOOKS; h++)
+      await api(lingua.url, "/api/integrations/webhooks", token, {
+        url: `${receiver.url}/burst/${h}`,
+        events: ["*"],
+      });
     const producer = await lingua.mf.getQueueProducer("EVENTS_QUEUE");
     const expected = BURST_EVENTS * BURST_WEBHOOKS;
 
@@ -270,18 +335,43 @@ export async function runWebhooks({ config: wranglerConfig, scriptPath, log = (m
           const chunk = ids.slice(j, Math.min(j + 10, ids.length));
           statements.push(
             d1
-              .prepare(`INSERT INTO outbox_events (id, type, institution_id, user_id, payload, created_at) VALUES ${chunk.map(() => "(?, 'lesson.completed', 'ins_bench', 'usr_bench_learner', ?, ?)").join(", ")}`)
-              .bind(...chunk.flatMap((eventId, k) => [eventId, JSON.stringify({ user_id: "usr_bench_learner", lesson_id: `les_${tag}_${j + k}`, course_id: "crs_bench_hooks", score: 1, items: 1, completed_at: createdAt }), createdAt])),
+              .prepare(
+                `INSERT INTO outbox_events (id, type, institution_id, user_id, payload, created_at) VALUES ${chunk.map(() => "(?, 'lesson.completed', 'ins_bench', 'usr_bench_learner', ?, ?)").join(", ")}`,
+              )
+              .bind(
+                ...chunk.flatMap((eventId, k) => [
+                  eventId,
+                  JSON.stringify({
+                    user_id: "usr_bench_learner",
+                    lesson_id: `les_${tag}_${j + k}`,
+                    course_id: "crs_bench_hooks",
+                    score: 1,
+                    items: 1,
+                    completed_at: createdAt,
+                  }),
+                  createdAt,
+                ]),
+              ),
           );
         }
         await d1.batch(statements);
       }
-      log(`bench: webhooks — burst (${tag}) of ${BURST_EVENTS.toLocaleString("en-US")} events to ${BURST_WEBHOOKS} webhooks (${expected.toLocaleString("en-US")} deliveries)…`);
+      log(
+        `bench: webhooks — burst (${tag}) of ${BURST_EVENTS.toLocaleString("en-US")} events to ${BURST_WEBHOOKS} webhooks (${expected.toLocaleString("en-US")} deliveries)…`,
+      );
       const cpuBefore = workerdCpuSeconds();
       const started = performance.now();
-      for (let i = 0; i < ids.length; i += 100) await producer.sendBatch(ids.slice(i, i + 100).map((id) => ({ body: { event_id: id }, contentType: "json" })));
+      for (let i = 0; i < ids.length; i += 100)
+        await producer.sendBatch(
+          ids.slice(i, i + 100).map((id) => ({ body: { event_id: id }, contentType: "json" })),
+        );
       const alongside = whileDraining?.(() => receiver.state.byDelivery.size < expected);
-      await waitFor(() => receiver.state.byDelivery.size >= expected, 20 * 60_000, `${expected} deliveries`, () => `${receiver.state.byDelivery.size} received`);
+      await waitFor(
+        () => receiver.state.byDelivery.size >= expected,
+        20 * 60_000,
+        `${expected} deliveries`,
+        () => `${receiver.state.byDelivery.size} received`,
+      );
       const totalMs = performance.now() - started;
       const cpuSeconds = workerdCpuSeconds() - cpuBefore;
       const measuredAlongside = await alongside;
@@ -295,18 +385,37 @@ export async function runWebhooks({ config: wranglerConfig, scriptPath, log = (m
         )
         .bind(`evt_${tag}_%`)
         .first();
-      if (duplicates !== 0) failures.push(`burst ${tag}: ${duplicates} deliveries were received more than once`);
-      if (rows.deliveries !== expected || rows.succeeded !== expected) failures.push(`burst ${tag}: D1 has ${rows.succeeded} of ${expected} deliveries succeeded`);
-      if (rows.attempts !== expected || rows.logged !== expected) failures.push(`burst ${tag}: D1 counts ${rows.attempts} attempts and logs ${rows.logged}, not one each`);
-      log(`bench: webhooks — ${expected.toLocaleString("en-US")} deliveries in ${(totalMs / 1000).toFixed(1)} s (${(expected / (totalMs / 1000)).toFixed(0)}/s), ${duplicates} duplicates`);
-      return { deliveries: receiver.state.byDelivery.size, requests: receiver.state.requests, duplicates, d1: rows, totalMs, deliveriesPerSecond: expected / (totalMs / 1000), workerdCpuSeconds: cpuSeconds, cpuMsPerDelivery: (cpuSeconds * 1000) / expected, measuredAlongside };
+      if (duplicates !== 0)
+        failures.push(`burst ${tag}: ${duplicates} deliveries were received more than once`);
+      if (rows.deliveries !== expected || rows.succeeded !== expected)
+        failures.push(`burst ${tag}: D1 has ${rows.succeeded} of ${expected} deliveries succeeded`);
+      if (rows.attempts !== expected || rows.logged !== expected)
+        failures.push(
+          `burst ${tag}: D1 counts ${rows.attempts} attempts and logs ${rows.logged}, not one each`,
+        );
+      log(
+        `bench: webhooks — ${expected.toLocaleString("en-US")} deliveries in ${(totalMs / 1000).toFixed(1)} s (${(expected / (totalMs / 1000)).toFixed(0)}/s), ${duplicates} duplicates`,
+      );
+      return {
+        deliveries: receiver.state.byDelivery.size,
+        requests: receiver.state.requests,
+        duplicates,
+        d1: rows,
+        totalMs,
+        deliveriesPerSecond: expected / (totalMs / 1000),
+        workerdCpuSeconds: cpuSeconds,
+        cpuMsPerDelivery: (cpuSeconds * 1000) / expected,
+        measuredAlongside,
+      };
     };
 
     // The consumer's own cost per delivery, with nothing else running; then a second burst with the
     // API measured while it drains (the API's requests take their share of the same thread).
     result.burst = await burst("burst");
     const apiIdle = await apiAgainstFloors(load, windows, { durationMs: 21_000 });
-    const withApi = await burst("burstapi", (keepGoing) => apiAgainstFloors(load, windows, { durationMs: 10 * 60_000, keepGoing }));
+    const withApi = await burst("burstapi", (keepGoing) =>
+      apiAgainstFloors(load, windows, { durationMs: 10 * 60_000, keepGoing }),
+    );
     result.burst.apiIdle = apiIdle;
     result.burst.apiDuringBurst = withApi.measuredAlongside;
     result.burstWithApi = { ...withApi, measuredAlongside: undefined };
@@ -326,7 +435,13 @@ export async function runWebhooks({ config: wranglerConfig, scriptPath, log = (m
       scriptPath: join(BENCH_SCRIPTS, "webhook-floor-worker.mjs"),
       compatibilityDate: config.compatibilityDate,
       queueProducers: { FLOOR_QUEUE: { queueName: floorQueue } },
-      queueConsumers: { [floorQueue]: { maxBatchSize: deliveriesConsumer.maxBatchSize, maxBatchTimeout: deliveriesConsumer.maxBatchTimeout, maxRetries: 3 } },
+      queueConsumers: {
+        [floorQueue]: {
+          maxBatchSize: deliveriesConsumer.maxBatchSize,
+          maxBatchTimeout: deliveriesConsumer.maxBatchTimeout,
+          maxRetries: 3,
+        },
+      },
     }),
   );
   try {
@@ -338,15 +453,35 @@ export async function runWebhooks({ config: wranglerConfig, scriptPath, log = (m
     // 15000), so the floor is fed 1,000 at a time while at most 5,000 are outstanding — our own
     // pipeline is paced the same way by its fan-out.
     for (let enqueued = 0; enqueued < expected; enqueued += 1_000) {
-      await waitFor(() => enqueued - receiver.state.requests < 5_000, 10 * 60_000, "the floor's backlog to drain");
-      const response = await fetch(new URL(`/enqueue?n=${Math.min(1_000, expected - enqueued)}&target=${encodeURIComponent(`${receiver.url}/floor`)}`, floor.url));
+      await waitFor(
+        () => enqueued - receiver.state.requests < 5_000,
+        10 * 60_000,
+        "the floor's backlog to drain",
+      );
+      const response = await fetch(
+        new URL(
+          `/enqueue?n=${Math.min(1_000, expected - enqueued)}&target=${encodeURIComponent(`${receiver.url}/floor`)}`,
+          floor.url,
+        ),
+      );
       const text = await response.text();
       if (!response.ok) throw new Error(`floor enqueue answered ${response.status}: ${text.slice(0, 300)}`);
     }
-    await waitFor(() => receiver.state.requests >= expected, 10 * 60_000, `${expected} floor deliveries`, () => `${receiver.state.requests} received`);
+    await waitFor(
+      () => receiver.state.requests >= expected,
+      10 * 60_000,
+      `${expected} floor deliveries`,
+      () => `${receiver.state.requests} received`,
+    );
     const ms = performance.now() - started;
     const cpuSeconds = workerdCpuSeconds() - cpuBefore;
-    result.floor = { deliveries: receiver.state.requests, totalMs: ms, deliveriesPerSecond: expected / (ms / 1000), workerdCpuSeconds: cpuSeconds, cpuMsPerDelivery: (cpuSeconds * 1000) / expected };
+    result.floor = {
+      deliveries: receiver.state.requests,
+      totalMs: ms,
+      deliveriesPerSecond: expected / (ms / 1000),
+      workerdCpuSeconds: cpuSeconds,
+      cpuMsPerDelivery: (cpuSeconds * 1000) / expected,
+    };
   } finally {
     await floor.dispose();
     await receiver.close();
@@ -362,7 +497,8 @@ export async function runWebhooks({ config: wranglerConfig, scriptPath, log = (m
 }
 
 export function webhooksReport(r) {
-  const f = (n, d = 0) => Number(n).toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d });
+  const f = (n, d = 0) =>
+    Number(n).toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d });
   return [
     "",
     "Webhooks (BENCH_ONLY=webhooks)",
@@ -377,8 +513,17 @@ export function webhooksReport(r) {
       ["during the second burst", r.burst.apiDuringBurst],
     ].flatMap(([when, m]) => [
       `    ${when}, ${m.rounds} round(s)${m.rounds ? ":" : " (it ended before a round did; no verdict)"}`,
-      ...m.goals.filter(() => m.rounds > 0).map((g) => `      ${g.label}, by ${g.metric}: ${g.ratio === null ? "-" : f(g.ratio, 2)}× ${g.met ? "PASS" : "MISS"} (ours p50 ${g.p50 === null ? "-" : f(g.p50, 3)} ms, p99 ${g.p99 === null ? "-" : f(g.p99, 2)} ms; per round ${g.perRound.map((x) => f(x, 2)).join(" ")})`),
-      ...(m.meAgainstOwnWorkerd ? [`      diagnostic: me vs a DO floor in a workerd of its own (p50 ${f(m.meAgainstOwnWorkerd.doOwnP50, 3)} ms): ${f(m.meAgainstOwnWorkerd.ratio, 2)}×`] : []),
+      ...m.goals
+        .filter(() => m.rounds > 0)
+        .map(
+          (g) =>
+            `      ${g.label}, by ${g.metric}: ${g.ratio === null ? "-" : f(g.ratio, 2)}× ${g.met ? "PASS" : "MISS"} (ours p50 ${g.p50 === null ? "-" : f(g.p50, 3)} ms, p99 ${g.p99 === null ? "-" : f(g.p99, 2)} ms; per round ${g.perRound.map((x) => f(x, 2)).join(" ")})`,
+        ),
+      ...(m.meAgainstOwnWorkerd
+        ? [
+            `      diagnostic: me vs a DO floor in a workerd of its own (p50 ${f(m.meAgainstOwnWorkerd.doOwnP50, 3)} ms): ${f(m.meAgainstOwnWorkerd.ratio, 2)}×`,
+          ]
+        : []),
     ]),
     `  goal (consumer's time per delivery ≤ 1.5× the floor's, nothing lost or sent twice): ${r.goals.met && !r.failures.length ? "met" : "NOT MET"}`,
     ...(r.failures.length ? ["  FAILED: " + r.failures.join("; ")] : []),

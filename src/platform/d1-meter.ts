@@ -91,13 +91,16 @@ export function meteredD1(d1: D1Database): D1Database {
     meteredDb = {
       prepare: (query: string) => new MeteredStatement(d1.prepare(query), query),
       batch: async (statements: unknown[]) => {
-        const results = await d1.batch(statements.map((s) => (s instanceof MeteredStatement ? s[INNER] : (s as D1PreparedStatement))));
+        const results = await d1.batch(
+          statements.map((s) => (s instanceof MeteredStatement ? s[INNER] : (s as D1PreparedStatement))),
+        );
         for (const r of results) add(r.meta);
         return results;
       },
       exec: (query: string) => d1.exec(query),
       dump: () => (d1 as unknown as { dump(): Promise<ArrayBuffer> }).dump(),
-      withSession: (...args: unknown[]) => (d1 as unknown as { withSession(...a: unknown[]): unknown }).withSession(...args),
+      withSession: (...args: unknown[]) =>
+        (d1 as unknown as { withSession(...a: unknown[]): unknown }).withSession(...args),
     } as unknown as D1Database;
     wrapped.set(d1, meteredDb);
   }

@@ -1,7 +1,7 @@
-import { count, sql, type AnyColumn, type SQL } from "drizzle-orm";
+import { type AnyColumn, count, type SQL, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
+import { type DrizzleD1Database, drizzle } from "drizzle-orm/d1";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
-import { drizzle, type DrizzleD1Database } from "drizzle-orm/d1";
 import * as schema from "../db/schema";
 import { isMetering, meteredD1 } from "./d1-meter";
 

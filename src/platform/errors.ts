@@ -78,11 +78,28 @@ export interface ProblemBody {
 }
 
 /** Members of every problem body; an extension of the same name is dropped rather than let stand in for one. */
-const STANDARD_MEMBERS = new Set(["type", "title", "status", "code", "detail", "instance", "errors", "request_id"]);
+const STANDARD_MEMBERS = new Set([
+  "type",
+  "title",
+  "status",
+  "code",
+  "detail",
+  "instance",
+  "errors",
+  "request_id",
+]);
 
-export function problemBody(code: ErrorCode, detail: string, requestId: string, errors?: FieldError[], extensions?: ProblemExtensions): ProblemBody {
+export function problemBody(
+  code: ErrorCode,
+  detail: string,
+  requestId: string,
+  errors?: FieldError[],
+  extensions?: ProblemExtensions,
+): ProblemBody {
   const { status, title } = ERROR_CATALOGUE[code];
-  const extra = extensions ? Object.fromEntries(Object.entries(extensions).filter(([name]) => !STANDARD_MEMBERS.has(name))) : {};
+  const extra = extensions
+    ? Object.fromEntries(Object.entries(extensions).filter(([name]) => !STANDARD_MEMBERS.has(name)))
+    : {};
   // The standard members first, as in every problem, the extensions after them, request_id last.
   return {
     type: DOCS_ERROR_BASE + code,
@@ -105,10 +122,13 @@ export function problemResponse(c: Context, error: ApiError): Response {
   if (error.status === 401 && !headers.has("WWW-Authenticate")) {
     headers.set("WWW-Authenticate", 'Bearer realm="lingua"');
   }
-  return new Response(JSON.stringify(problemBody(error.code, error.message, requestId, error.errors, error.extensions)), {
-    status: error.status,
-    headers,
-  });
+  return new Response(
+    JSON.stringify(problemBody(error.code, error.message, requestId, error.errors, error.extensions)),
+    {
+      status: error.status,
+      headers,
+    },
+  );
 }
 
 /** Maps anything thrown below the router to a problem response; unknown errors never leak their message. */
@@ -119,11 +139,20 @@ export function toApiError(err: unknown): ApiError {
       return new ApiError("malformed_json", "The request body is not valid JSON.");
     }
     if (err.status === 413) return new ApiError("payload_too_large", err.message);
-    if (err.status === 415) return new ApiError("unsupported_media_type", "Send the request body as `Content-Type: application/json`.");
-    const code = (Object.keys(ERROR_CATALOGUE) as ErrorCode[]).find((k) => ERROR_CATALOGUE[k].status === err.status);
+    if (err.status === 415)
+      return new ApiError(
+        "unsupported_media_type",
+        "Send the request body as `Content-Type: application/json`.",
+      );
+    const code = (Object.keys(ERROR_CATALOGUE) as ErrorCode[]).find(
+      (k) => ERROR_CATALOGUE[k].status === err.status,
+    );
     if (code) return new ApiError(code, err.message || ERROR_CATALOGUE[code].title);
   }
-  return new ApiError("internal_error", "An unexpected error occurred. Quote the request id when contacting support.");
+  return new ApiError(
+    "internal_error",
+    "An unexpected error occurred. Quote the request id when contacting support.",
+  );
 }
 
 interface ZodIssueLike {
@@ -143,7 +172,9 @@ export function fieldErrorsFromZod(issues: ReadonlyArray<ZodIssueLike>): FieldEr
     if (issue.code === "invalid_union" && issue.errors && issue.errors.length > 0) {
       // Report the alternative the input came closest to, as if it were the only one.
       const closest = [...issue.errors].sort((a, b) => a.length - b.length)[0]!;
-      out.push(...fieldErrorsFromZod(closest.map((inner) => ({ ...inner, path: [...issue.path, ...inner.path] }))));
+      out.push(
+        ...fieldErrorsFromZod(closest.map((inner) => ({ ...inner, path: [...issue.path, ...inner.path] }))),
+      );
       continue;
     }
     if (issue.code === "unrecognized_keys" && issue.keys) {

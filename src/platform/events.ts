@@ -1,7 +1,7 @@
-import { outboxEvents } from "../db/schema";
+import type { outboxEvents } from "../db/schema";
 import type { Env } from "../env";
-import { sendAll } from "./queue";
 import { newId } from "./ids";
+import { sendAll } from "./queue";
 
 /**
  * Domain events. Each is a row of the outbox, written in the same D1 batch as the change it
@@ -18,7 +18,8 @@ export const EVENT_TYPES = {
   "member.created": "A member joined the institution.",
   "member.updated": "A member's name, role or status changed.",
   "member.removed": "A member left the institution.",
-  "export.completed": "A CSV export finished and can be downloaded; `download_url` is a path relative to the API's base URL.",
+  "export.completed":
+    "A CSV export finished and can be downloaded; `download_url` is a path relative to the API's base URL.",
   "export.failed": "A CSV export failed; `error` says why.",
 } as const;
 
@@ -36,8 +37,20 @@ export interface EventMessage {
   event_id: string;
 }
 
-export function domainEvent(type: EventType, scope: { institutionId: string | null; userId: string | null }, data: Record<string, unknown>, createdAt: string): OutboxRow {
-  return { id: newId("evt"), type, institutionId: scope.institutionId, userId: scope.userId, payload: data, createdAt };
+export function domainEvent(
+  type: EventType,
+  scope: { institutionId: string | null; userId: string | null },
+  data: Record<string, unknown>,
+  createdAt: string,
+): OutboxRow {
+  return {
+    id: newId("evt"),
+    type,
+    institutionId: scope.institutionId,
+    userId: scope.userId,
+    payload: data,
+    createdAt,
+  };
 }
 
 /**
@@ -46,8 +59,18 @@ export function domainEvent(type: EventType, scope: { institutionId: string | nu
  */
 export async function publishEvents(env: Env, eventIds: readonly string[]): Promise<void> {
   try {
-    await sendAll(env.EVENTS_QUEUE, eventIds.map((id): EventMessage => ({ event_id: id })));
+    await sendAll(
+      env.EVENTS_QUEUE,
+      eventIds.map((id): EventMessage => ({ event_id: id })),
+    );
   } catch (error) {
-    console.error(JSON.stringify({ level: "warn", message: "event publish failed; the sweep will retry", events: eventIds.length, error: String(error) }));
+    console.error(
+      JSON.stringify({
+        level: "warn",
+        message: "event publish failed; the sweep will retry",
+        events: eventIds.length,
+        error: String(error),
+      }),
+    );
   }
 }

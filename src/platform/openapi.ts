@@ -1,8 +1,8 @@
-import { createRoute, OpenAPIHono, z, type RouteConfig } from "@hono/zod-openapi";
+import { createRoute, OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
-import { authenticate, requireAbility } from "./auth/middleware";
-import type { Ability } from "./auth/abilities";
 import type { AppEnv } from "../env";
+import type { Ability } from "./auth/abilities";
+import { authenticate, requireAbility } from "./auth/middleware";
 import { ERROR_CATALOGUE, fieldErrorsFromZod, unrecognisedFields, validationError } from "./errors";
 import { applyApiConventions } from "./http/conventions";
 import { idempotent, REPLAYED_HEADER_DOC } from "./http/idempotency";
@@ -25,7 +25,9 @@ export const ProblemSchema = z
     type: z.url().openapi({ example: "https://docs.lingua.example/errors/validation_failed" }),
     title: z.string().openapi({ example: "Validation failed" }),
     status: z.number().int().openapi({ example: 422 }),
-    code: z.enum(Object.keys(ERROR_CATALOGUE) as [string, ...string[]]).openapi({ example: "validation_failed" }),
+    code: z
+      .enum(Object.keys(ERROR_CATALOGUE) as [string, ...string[]])
+      .openapi({ example: "validation_failed" }),
     detail: z.string().openapi({ example: "per_page: must be <= 100" }),
     errors: z
       .array(z.object({ path: z.string(), message: z.string() }))
@@ -50,17 +52,38 @@ export const errorResponses = {
   422: problem("Validation failed; `errors` lists every failing field."),
   429: {
     ...problem("Rate limit exceeded; see `Retry-After`."),
-    headers: { "Retry-After": { description: "Whole seconds after which the next request succeeds.", schema: { type: "integer" as const, minimum: 1 } } },
+    headers: {
+      "Retry-After": {
+        description: "Whole seconds after which the next request succeeds.",
+        schema: { type: "integer" as const, minimum: 1 },
+      },
+    },
   },
   500: problem("Unexpected error; quote `request_id` to support."),
 } as const;
 
 const rateLimitHeaderDocs = {
-  "X-RateLimit-Limit": { description: "Requests allowed per rolling window.", schema: { type: "integer" as const } },
-  "X-RateLimit-Remaining": { description: "Requests left in the current window.", schema: { type: "integer" as const } },
-  "X-RateLimit-Reset": { description: "Seconds until the full limit is available again.", schema: { type: "integer" as const } },
-  RateLimit: { description: 'IETF draft: `"minute";r=<remaining>;t=<reset>` (another policy where the operation says so).', schema: { type: "string" as const } },
-  "RateLimit-Policy": { description: 'IETF draft: `"minute";q=<limit>;w=60` (another policy where the operation says so).', schema: { type: "string" as const } },
+  "X-RateLimit-Limit": {
+    description: "Requests allowed per rolling window.",
+    schema: { type: "integer" as const },
+  },
+  "X-RateLimit-Remaining": {
+    description: "Requests left in the current window.",
+    schema: { type: "integer" as const },
+  },
+  "X-RateLimit-Reset": {
+    description: "Seconds until the full limit is available again.",
+    schema: { type: "integer" as const },
+  },
+  RateLimit: {
+    description:
+      'IETF draft: `"minute";r=<remaining>;t=<reset>` (another policy where the operation says so).',
+    schema: { type: "string" as const },
+  },
+  "RateLimit-Policy": {
+    description: 'IETF draft: `"minute";q=<limit>;w=60` (another policy where the operation says so).',
+    schema: { type: "string" as const },
+  },
 };
 
 type Responses = RouteConfig["responses"];
@@ -73,7 +96,13 @@ function withHeaders(responses: Responses, replayable = false): Responses {
       continue;
     }
     const headers = { ...rateLimitHeaderDocs, ...response.headers };
-    out[status] = { ...response, headers: replayable && status.startsWith("2") ? { ...headers, "Idempotent-Replayed": REPLAYED_HEADER_DOC } : headers };
+    out[status] = {
+      ...response,
+      headers:
+        replayable && status.startsWith("2")
+          ? { ...headers, "Idempotent-Replayed": REPLAYED_HEADER_DOC }
+          : headers,
+    };
   }
   return out;
 }
@@ -82,7 +111,11 @@ function withHeaders(responses: Responses, replayable = false): Responses {
  * An authenticated operation: bearer token, one DO round trip for auth and rate limit, then the
  * ability check, all before validation, so a caller without access learns nothing about the input.
  */
-export function tokenRoute<const R extends RouteConfig>(ability: Ability | null, route: R, options: { queryCheckedByHandler?: boolean } = {}): R {
+export function tokenRoute<const R extends RouteConfig>(
+  ability: Ability | null,
+  route: R,
+  options: { queryCheckedByHandler?: boolean } = {},
+): R {
   const middleware: MiddlewareHandler[] = [authenticate, ...(ability ? [requireAbility(ability)] : [])];
   const requirement = ability ? `Requires the \`${ability}\` ability.` : "Any valid token.";
   // An operation without query parameters refuses any it is sent, in the query validator's place
@@ -96,7 +129,10 @@ export function tokenRoute<const R extends RouteConfig>(ability: Ability | null,
     security: [{ bearerAuth: [] }],
     middleware: [...middleware, ...own, ...(takesNoQuery ? [refuseQueryParameters] : [])],
     // A replay of an Idempotency-Key operation's success says so in a header.
-    responses: withHeaders({ ...pickErrors(Boolean(route.request?.body)), ...route.responses }, own.includes(idempotent)),
+    responses: withHeaders(
+      { ...pickErrors(Boolean(route.request?.body)), ...route.responses },
+      own.includes(idempotent),
+    ),
     ...(ability ? { "x-required-ability": ability } : {}),
   }) as unknown as R;
 }
@@ -137,14 +173,31 @@ export function strictQueryOf<T extends z.ZodRawShape>(c: Context, schema: z.Zod
  * object's exact count (sign-in), whose responses carry the rate-limit headers as authenticated
  * ones do; the public reads' edge limiter sends none.
  */
-export function publicRoute<const R extends RouteConfig>(route: R, options: { countedPerIp?: boolean } = {}): R {
+export function publicRoute<const R extends RouteConfig>(
+  route: R,
+  options: { countedPerIp?: boolean } = {},
+): R {
   const { 401: _401, 403: _403, ...rest } = pickErrors(Boolean(route.request?.body));
   const responses = { ...rest, ...route.responses };
-  return createRoute({ ...route, security: [], responses: options.countedPerIp ? withHeaders(responses) : responses }) as unknown as R;
+  return createRoute({
+    ...route,
+    security: [],
+    responses: options.countedPerIp ? withHeaders(responses) : responses,
+  }) as unknown as R;
 }
 
 function pickErrors(hasBody: boolean): Responses {
-  const { 400: e400, 401: e401, 403: e403, 404: e404, 413: e413, 415: e415, 422: e422, 429: e429, 500: e500 } = errorResponses;
+  const {
+    400: e400,
+    401: e401,
+    403: e403,
+    404: e404,
+    413: e413,
+    415: e415,
+    422: e422,
+    429: e429,
+    500: e500,
+  } = errorResponses;
   return {
     401: e401,
     403: e403,

@@ -7,12 +7,23 @@ describe("GET /api/auth/me", () => {
     const tenant = await createTenant({ plan: "pro" });
     const { res, body } = await callJson("/api/auth/me", { token: tenant.learner.token });
     expect(res.status).toBe(200);
-    expect(body.user).toMatchObject({ id: tenant.learner.id, email: tenant.learner.email, role: "learner", institution_id: tenant.institution.id });
+    expect(body.user).toMatchObject({
+      id: tenant.learner.id,
+      email: tenant.learner.email,
+      role: "learner",
+      institution_id: tenant.institution.id,
+    });
     expect(body.institution).toMatchObject({ id: tenant.institution.id, plan: "pro" });
     expect(body.plan).toBe("pro");
     expect(body.rate_limit.limit).toBe(1000);
     expect(body.token).toMatchObject({ id: tenant.learner.tokenId, kind: "session" });
-    expect(body.token.abilities).toEqual(["tokens:read", "tokens:write", "content:read", "progress:read", "progress:write"]);
+    expect(body.token.abilities).toEqual([
+      "tokens:read",
+      "tokens:write",
+      "content:read",
+      "progress:read",
+      "progress:write",
+    ]);
     expect(res.headers.get("Cache-Control")).toBe("no-store");
   });
 
@@ -37,12 +48,18 @@ describe("GET /api/auth/me", () => {
     ["a malformed token", "Bearer not-a-token"],
     ["an unknown token", `Bearer lng_${"A".repeat(43)}`],
   ])("answers 401 with WWW-Authenticate for %s", async (_label, authorization) => {
-    const res = await call("/api/auth/me", { headers: authorization ? { Authorization: authorization } : {} });
+    const res = await call("/api/auth/me", {
+      headers: authorization ? { Authorization: authorization } : {},
+    });
     expect(res.status).toBe(401);
     expect(res.headers.get("Content-Type")).toBe("application/problem+json");
     expect(res.headers.get("WWW-Authenticate")).toMatch(/^Bearer/);
     const body = await res.json<any>();
-    expect(body).toMatchObject({ status: 401, code: "unauthenticated", type: expect.stringContaining("/errors/unauthenticated") });
+    expect(body).toMatchObject({
+      status: 401,
+      code: "unauthenticated",
+      type: expect.stringContaining("/errors/unauthenticated"),
+    });
     expect(body.request_id).toBe(res.headers.get("X-Request-Id"));
   });
 });

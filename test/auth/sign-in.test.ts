@@ -1,8 +1,8 @@
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { hashPassword } from "../../src/platform/crypto/passwords";
 import { callJson } from "../helpers/api";
 import { freshIp, insertUser, PASSWORD } from "../helpers/tenants";
-import { env } from "cloudflare:test";
-import { hashPassword } from "../../src/platform/crypto/passwords";
 
 function signIn(body: unknown, ip = freshIp()) {
   return callJson("/api/auth/sign-in", { body, headers: { "CF-Connecting-IP": ip } });
@@ -50,7 +50,9 @@ describe("POST /api/auth/sign-in", () => {
   it("never stores the session token in plain text", async () => {
     const user = await insertUser("learner", null);
     const { body } = await signIn({ email: user.email, password: PASSWORD });
-    const row = await env.DB.prepare("SELECT * FROM api_tokens WHERE id = ?").bind(body.token_id).first<Record<string, unknown>>();
+    const row = await env.DB.prepare("SELECT * FROM api_tokens WHERE id = ?")
+      .bind(body.token_id)
+      .first<Record<string, unknown>>();
     expect(row).not.toBeNull();
     expect(Object.values(row!)).not.toContain(body.token);
     expect(row!.token_hash).toMatch(/^[0-9a-f]{64}$/);
@@ -58,10 +60,14 @@ describe("POST /api/auth/sign-in", () => {
 
   it("upgrades a hash made with weaker parameters on the next successful sign-in", async () => {
     const user = await insertUser("learner", null);
-    await env.DB.prepare("UPDATE users SET password_hash = ? WHERE id = ?").bind(await hashPassword(PASSWORD, 1_000), user.id).run();
+    await env.DB.prepare("UPDATE users SET password_hash = ? WHERE id = ?")
+      .bind(await hashPassword(PASSWORD, 1_000), user.id)
+      .run();
     const { res } = await signIn({ email: user.email, password: PASSWORD });
     expect(res.status).toBe(200);
-    const row = await env.DB.prepare("SELECT password_hash FROM users WHERE id = ?").bind(user.id).first<{ password_hash: string }>();
+    const row = await env.DB.prepare("SELECT password_hash FROM users WHERE id = ?")
+      .bind(user.id)
+      .first<{ password_hash: string }>();
     expect(row!.password_hash).toMatch(/^pbkdf2-sha256\$100000\$/);
     expect((await signIn({ email: user.email, password: PASSWORD })).res.status).toBe(200);
   });

@@ -13,7 +13,11 @@ beforeAll(async () => {
 async function read(path: string, bindings?: Partial<Cloudflare.Env>) {
   const res = await callPublic(path, { ip: freshIp(), bindings });
   const text = await res.text();
-  return { res, text, body: text && res.headers.get("Content-Type")?.includes("json") ? JSON.parse(text) : undefined };
+  return {
+    res,
+    text,
+    body: text && res.headers.get("Content-Type")?.includes("json") ? JSON.parse(text) : undefined,
+  };
 }
 
 function patch(id: string, body: unknown) {
@@ -34,10 +38,16 @@ describe("the edge cache (Workers Cache API)", () => {
     for (const answer of [first, second]) {
       expect(answer.res.headers.get("X-Cache")).toBe("BYPASS");
       expect(answer.body.title).toBe("After");
-      expect(answer.res.headers.get("Cache-Control")).toBe("public, max-age=60, s-maxage=300, stale-while-revalidate=600");
+      expect(answer.res.headers.get("Cache-Control")).toBe(
+        "public, max-age=60, s-maxage=300, stale-while-revalidate=600",
+      );
     }
     expect(second.res.headers.get("ETag")).toBe(first.res.headers.get("ETag"));
-    const conditional = await callPublic(path, { ip: freshIp(), bindings: off, headers: { "If-None-Match": first.res.headers.get("ETag")! } });
+    const conditional = await callPublic(path, {
+      ip: freshIp(),
+      bindings: off,
+      headers: { "If-None-Match": first.res.headers.get("ETag")! },
+    });
     expect(conditional.status).toBe(304);
     await env.DB.prepare("UPDATE courses SET title = 'Later' WHERE id = ?").bind(course.id).run();
     expect((await read(path, off)).body.title).toBe("Later");
@@ -57,7 +67,9 @@ describe("the edge cache (Workers Cache API)", () => {
     expect(second.res.headers.get("X-Cache")).toBe("HIT");
     expect(second.text).toBe(first.text);
     expect(second.res.headers.get("ETag")).toBe(first.res.headers.get("ETag"));
-    expect(second.res.headers.get("Cache-Control")).toBe("public, max-age=60, s-maxage=300, stale-while-revalidate=600");
+    expect(second.res.headers.get("Cache-Control")).toBe(
+      "public, max-age=60, s-maxage=300, stale-while-revalidate=600",
+    );
     expect(second.res.headers.get("Access-Control-Allow-Origin")).toBe("*");
 
     // …and with a D1 binding that fails on any use, the hit (and its 304) still answer.
@@ -65,7 +77,11 @@ describe("the edge cache (Workers Cache API)", () => {
     const third = await read(path, { DB: spy.db });
     expect(third.res.status).toBe(200);
     expect(third.body.title).toBe("Cached title");
-    const conditional = await callPublic(path, { ip: freshIp(), bindings: { DB: spy.db }, headers: { "If-None-Match": first.res.headers.get("ETag")! } });
+    const conditional = await callPublic(path, {
+      ip: freshIp(),
+      bindings: { DB: spy.db },
+      headers: { "If-None-Match": first.res.headers.get("ETag")! },
+    });
     expect(conditional.status).toBe(304);
     expect(spy.uses()).toBe(0);
 
@@ -102,7 +118,12 @@ describe("the edge cache (Workers Cache API)", () => {
     await caches.default.put(
       `https://api.lingua.test${path}`,
       new Response(body, {
-        headers: { "Content-Type": "application/json", ETag: '"planted"', "Cache-Control": "public, max-age=60", "X-Lingua-Stored-At": String(Date.now() - 30_000) },
+        headers: {
+          "Content-Type": "application/json",
+          ETag: '"planted"',
+          "Cache-Control": "public, max-age=60",
+          "X-Lingua-Stored-At": String(Date.now() - 30_000),
+        },
       }),
     );
     const hit = await read(path, { DB: untouchableDatabase().db });
@@ -143,7 +164,10 @@ describe("the edge cache (Workers Cache API)", () => {
     expect(again.text).toBe(miss.text);
     expect(names(again.res)).toEqual(names(miss.res));
     expect(again.res.headers.get("X-Request-Id")).not.toBe(hit.res.headers.get("X-Request-Id"));
-    const notModified = await callPublic(path, { ip: freshIp(), headers: { "If-None-Match": miss.res.headers.get("ETag")! } });
+    const notModified = await callPublic(path, {
+      ip: freshIp(),
+      headers: { "If-None-Match": miss.res.headers.get("ETag")! },
+    });
     expect(notModified.status).toBe(304);
     expect(notModified.headers.get("Content-Type")).toBeNull();
     expect(notModified.headers.get("ETag")).toBe(miss.res.headers.get("ETag"));
@@ -162,7 +186,11 @@ describe("the edge cache (Workers Cache API)", () => {
     const draft = await createCourse({ published: false });
     const path = `/api/public/courses/${draft.slug}`;
     expect((await read(path)).res.status).toBe(404);
-    await env.DB.prepare("UPDATE courses SET published = 1, published_at = '2026-05-01T00:00:00Z' WHERE id = ?").bind(draft.id).run();
+    await env.DB.prepare(
+      "UPDATE courses SET published = 1, published_at = '2026-05-01T00:00:00Z' WHERE id = ?",
+    )
+      .bind(draft.id)
+      .run();
     const now = await read(path);
     expect(now.res.status).toBe(200);
     expect(now.res.headers.get("X-Cache")).toBe("MISS");
@@ -171,10 +199,16 @@ describe("the edge cache (Workers Cache API)", () => {
   it("PATCH through the API refreshes the course page and the unfiltered first list pages at once", async () => {
     const course = await createCourse({ title: "AAA Before edit" });
     const page = `/api/public/courses/${course.slug}`;
-    const lists = ["/api/public/courses", "/api/public/courses?page=1", "/api/public/courses?per_page=25&page=1", "/api/public/courses?per_page=100"];
+    const lists = [
+      "/api/public/courses",
+      "/api/public/courses?page=1",
+      "/api/public/courses?per_page=25&page=1",
+      "/api/public/courses?per_page=100",
+    ];
     const before = await read(page);
     expect(before.body.title).toBe("AAA Before edit");
-    for (const list of lists) expect((await read(list)).body.data.map((c: any) => c.title)).toContain("AAA Before edit");
+    for (const list of lists)
+      expect((await read(list)).body.data.map((c: any) => c.title)).toContain("AAA Before edit");
     for (const list of lists) expect((await read(list)).res.headers.get("X-Cache")).toBe("HIT");
 
     const edited = await patch(course.id, { title: "AAA After edit" });
@@ -186,8 +220,14 @@ describe("the edge cache (Workers Cache API)", () => {
     expect(after.res.headers.get("ETag")).not.toBe(before.res.headers.get("ETag"));
     for (const list of lists) {
       const fresh = await read(list);
-      expect(fresh.body.data.map((c: any) => c.title), list).toContain("AAA After edit");
-      expect(fresh.body.data.map((c: any) => c.title), list).not.toContain("AAA Before edit");
+      expect(
+        fresh.body.data.map((c: any) => c.title),
+        list,
+      ).toContain("AAA After edit");
+      expect(
+        fresh.body.data.map((c: any) => c.title),
+        list,
+      ).not.toContain("AAA Before edit");
     }
 
     // Unpublishing removes the page and the list entry at once; publishing again brings them back.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { purgeEdgeCache } from "../../src/platform/http/edge-cache";
 import { callPublic, createCourse } from "../helpers/catalog";
 import { freshIp } from "../helpers/tenants";
-import { purgeEdgeCache } from "../../src/platform/http/edge-cache";
 
 const CACHE_CONTROL = "public, max-age=60, s-maxage=300, stale-while-revalidate=600";
 let seq = 0;
@@ -24,9 +24,24 @@ describe("GET /api/public/courses/{slug}", () => {
     const { res, text, body } = await getJson(`/api/public/courses/${course.slug}`);
     expect(res.status).toBe(200);
     expect(res.headers.get("Content-Type")).toBe("application/json");
-    expect(body).toMatchObject({ id: course.id, slug: course.slug, title: course.title, published: true, lesson_count: 4, tags: ["travel"] });
+    expect(body).toMatchObject({
+      id: course.id,
+      slug: course.slug,
+      title: course.title,
+      published: true,
+      lesson_count: 4,
+      tags: ["travel"],
+    });
     expect(body.lessons.map((l: any) => l.id)).toEqual(course.lessonIds);
-    expect(Object.keys(body.lessons[0]).sort()).toEqual(["cefr_level", "estimated_minutes", "id", "item_count", "objectives", "position", "title"]);
+    expect(Object.keys(body.lessons[0]).sort()).toEqual([
+      "cefr_level",
+      "estimated_minutes",
+      "id",
+      "item_count",
+      "objectives",
+      "position",
+      "title",
+    ]);
     // Served for the edge.
     expect(res.headers.get("Cache-Control")).toBe(CACHE_CONTROL);
     expect(res.headers.get("Access-Control-Allow-Origin")).toBe("*");
@@ -88,7 +103,11 @@ describe("GET /api/public/courses/{slug}", () => {
     const preflight = await callPublic("/api/public/courses", {
       ip: freshIp(),
       method: "OPTIONS",
-      headers: { Origin: "https://school.example", "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "if-none-match" },
+      headers: {
+        Origin: "https://school.example",
+        "Access-Control-Request-Method": "GET",
+        "Access-Control-Request-Headers": "if-none-match",
+      },
     });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get("Access-Control-Allow-Origin")).toBe("*");
@@ -115,9 +134,24 @@ describe("GET /api/public/courses", () => {
 
   it("supports the filters and sorts of the authenticated list", async () => {
     const tag = freshTag();
-    const a = await createCourse({ tags: [tag], title: "Alpha Spanish", language: "es", from: "A1", to: "A2", createdAt: "2026-01-02T00:00:00Z" });
-    const b = await createCourse({ tags: [tag], title: "Beta French", language: "fr", from: "B1", to: "B2", createdAt: "2026-01-01T00:00:00Z" });
-    const list = async (query: string) => (await getJson(`/api/public/courses?tag=${tag}&${query}`)).body.data.map((c: any) => c.id);
+    const a = await createCourse({
+      tags: [tag],
+      title: "Alpha Spanish",
+      language: "es",
+      from: "A1",
+      to: "A2",
+      createdAt: "2026-01-02T00:00:00Z",
+    });
+    const b = await createCourse({
+      tags: [tag],
+      title: "Beta French",
+      language: "fr",
+      from: "B1",
+      to: "B2",
+      createdAt: "2026-01-01T00:00:00Z",
+    });
+    const list = async (query: string) =>
+      (await getJson(`/api/public/courses?tag=${tag}&${query}`)).body.data.map((c: any) => c.id);
     expect(await list("language=fr")).toEqual([b.id]);
     expect(await list("level=A2")).toEqual([a.id]);
     expect(await list("q=spanish")).toEqual([a.id]);
@@ -139,10 +173,19 @@ describe("GET /api/public/courses", () => {
   });
 
   it("rejects invalid filters with 422 listing every field, and ignores `published`", async () => {
-    const { res, body } = await getJson("/api/public/courses?language=!!&level=X1&sort=rank&q=a&tag=A%20B&per_page=1000");
+    const { res, body } = await getJson(
+      "/api/public/courses?language=!!&level=X1&sort=rank&q=a&tag=A%20B&per_page=1000",
+    );
     expect(res.status).toBe(422);
     expect(res.headers.get("Access-Control-Allow-Origin")).toBe("*");
-    expect(body.errors.map((e: any) => e.path).sort()).toEqual(["language", "level", "per_page", "q", "sort", "tag"]);
+    expect(body.errors.map((e: any) => e.path).sort()).toEqual([
+      "language",
+      "level",
+      "per_page",
+      "q",
+      "sort",
+      "tag",
+    ]);
     const tag = freshTag();
     await createCourse({ tags: [tag], published: false });
     const drafts = await getJson(`/api/public/courses?tag=${tag}&published=false`);
@@ -151,7 +194,10 @@ describe("GET /api/public/courses", () => {
   });
 
   it("is not in the way of authenticated routes: no token is read, none is needed", async () => {
-    const res = await callPublic(`/api/public/courses?tag=${freshTag()}`, { ip: freshIp(), headers: { Authorization: "Bearer not-a-token" } });
+    const res = await callPublic(`/api/public/courses?tag=${freshTag()}`, {
+      ip: freshIp(),
+      headers: { Authorization: "Bearer not-a-token" },
+    });
     expect(res.status).toBe(200);
   });
 
@@ -164,8 +210,17 @@ describe("GET /api/public/courses", () => {
       expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(["200", "304", "404", "429"]));
       expect(op.responses["200"].headers.ETag).toBeDefined();
     }
-    for (const [path, method] of [["/api/courses", "get"], ["/api/courses/{id}", "get"], ["/api/courses/{id}", "patch"], ["/api/lessons", "get"], ["/api/trainings", "get"], ["/api/trainingItems", "get"]] as const) {
-      expect(doc.paths[path][method]["x-required-ability"], `${method} ${path}`).toBe(method === "patch" ? "content:write" : "content:read");
+    for (const [path, method] of [
+      ["/api/courses", "get"],
+      ["/api/courses/{id}", "get"],
+      ["/api/courses/{id}", "patch"],
+      ["/api/lessons", "get"],
+      ["/api/trainings", "get"],
+      ["/api/trainingItems", "get"],
+    ] as const) {
+      expect(doc.paths[path][method]["x-required-ability"], `${method} ${path}`).toBe(
+        method === "patch" ? "content:write" : "content:read",
+      );
     }
   });
 });

@@ -13,7 +13,10 @@ describe("per-client-IP limit of the public catalogue", () => {
     const statuses: number[] = [];
     let refused: Response | undefined;
     for (let i = 0; i < LIMIT * 2 + 1 && !refused; i++) {
-      const res = await callPublic(i % 2 ? "/api/public/courses?q=test+course" : `/api/public/courses/${course.slug}`, { ip });
+      const res = await callPublic(
+        i % 2 ? "/api/public/courses?q=test+course" : `/api/public/courses/${course.slug}`,
+        { ip },
+      );
       statuses.push(res.status);
       if (res.status === 429) refused = res;
       else await res.text();
@@ -25,7 +28,11 @@ describe("per-client-IP limit of the public catalogue", () => {
     expect(refused!.headers.get("Access-Control-Allow-Origin")).toBe("*");
     expect(refused!.headers.get("Cache-Control")).toBe("no-store");
     const body = await refused!.json<any>();
-    expect(body).toMatchObject({ status: 429, code: "rate_limited", type: "https://docs.lingua.example/errors/rate_limited" });
+    expect(body).toMatchObject({
+      status: 429,
+      code: "rate_limited",
+      type: "https://docs.lingua.example/errors/rate_limited",
+    });
     expect(body.request_id).toBe(refused!.headers.get("X-Request-Id"));
 
     // Another address is unaffected.

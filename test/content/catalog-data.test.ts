@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { buildDemoCatalog, catalogSeedSql, DEMO_COURSES, ITEM_TYPES, SKILLS } from "../../scripts/catalog-data.mjs";
+import {
+  buildDemoCatalog,
+  catalogSeedSql,
+  DEMO_COURSES,
+  ITEM_TYPES,
+  SKILLS,
+} from "../../scripts/catalog-data.mjs";
 
 describe("the demo catalogue generator (scripts/catalog-data.mjs)", () => {
   it("is deterministic and idempotent SQL", () => {

@@ -17,7 +17,15 @@ beforeAll(async () => {
 describe("GET /api/courses", () => {
   it("lists courses in the documented shape inside the list envelope", async () => {
     const tag = freshTag();
-    const course = await createCourse({ tags: [tag, "travel"], language: "fr", from: "A2", to: "B1", lessons: 3, blocksPerLesson: 2, itemsPerBlock: 4 });
+    const course = await createCourse({
+      tags: [tag, "travel"],
+      language: "fr",
+      from: "A2",
+      to: "B1",
+      lessons: 3,
+      blocksPerLesson: 2,
+      itemsPerBlock: 4,
+    });
     const { res, body } = await callJson(`/api/courses?tag=${tag}`, { token: tenant.learner.token });
     expect(res.status).toBe(200);
     expect(res.headers.get("Cache-Control")).toBe("no-store");
@@ -49,8 +57,19 @@ describe("GET /api/courses", () => {
   it("pages with absolute links that keep every filter", async () => {
     const tag = freshTag();
     const made = [];
-    for (let i = 0; i < 5; i++) made.push(await createCourse({ tags: [tag], title: `Paging ${tag} ${i}`, lessons: 1, blocksPerLesson: 1, itemsPerBlock: 1 }));
-    const first = await callJson(`/api/courses?tag=${tag}&per_page=2&sort=title`, { token: tenant.learner.token });
+    for (let i = 0; i < 5; i++)
+      made.push(
+        await createCourse({
+          tags: [tag],
+          title: `Paging ${tag} ${i}`,
+          lessons: 1,
+          blocksPerLesson: 1,
+          itemsPerBlock: 1,
+        }),
+      );
+    const first = await callJson(`/api/courses?tag=${tag}&per_page=2&sort=title`, {
+      token: tenant.learner.token,
+    });
     expect(first.body.meta).toEqual({ total: 5, per_page: 2, current_page: 1, last_page: 3 });
     expect(ids(first.body)).toEqual([made[0]!.id, made[1]!.id]);
     const next = new URL(first.body.links.next);
@@ -71,7 +90,8 @@ describe("GET /api/courses", () => {
     const es = await createCourse({ tags: [tag], language: "es" });
     const ptBr = await createCourse({ tags: [tag], language: "pt-BR" });
     await createCourse({ tags: [tag], language: "pt" });
-    const q = (language: string) => callJson(`/api/courses?tag=${tag}&language=${language}`, { token: tenant.learner.token });
+    const q = (language: string) =>
+      callJson(`/api/courses?tag=${tag}&language=${language}`, { token: tenant.learner.token });
     expect(ids((await q("es")).body)).toEqual([es.id]);
     expect(ids((await q("ES")).body)).toEqual([es.id]);
     expect(ids((await q("pt-BR")).body)).toEqual([ptBr.id]);
@@ -84,7 +104,8 @@ describe("GET /api/courses", () => {
     const a1 = await createCourse({ tags: [tag], from: "A1", to: "A1", title: "1" });
     const a2b1 = await createCourse({ tags: [tag], from: "A2", to: "B1", title: "2" });
     const b1c1 = await createCourse({ tags: [tag], from: "B1", to: "C1", title: "3" });
-    const q = async (level: string) => ids((await callJson(`/api/courses?tag=${tag}&level=${level}`, { token: tenant.learner.token })).body);
+    const q = async (level: string) =>
+      ids((await callJson(`/api/courses?tag=${tag}&level=${level}`, { token: tenant.learner.token })).body);
     expect(await q("A1")).toEqual([a1.id]);
     expect(await q("A2")).toEqual([a2b1.id]);
     expect(await q("B1")).toEqual([a2b1.id, b1c1.id]);
@@ -97,7 +118,14 @@ describe("GET /api/courses", () => {
     const business = await createCourse({ tags: [tag], title: "Business Spanish for Meetings" });
     const percent = await createCourse({ tags: [tag], title: "Spanish 100% immersion" });
     const underscore = await createCourse({ tags: [tag], title: "Snake_case Spanish" });
-    const q = async (text: string) => ids((await callJson(`/api/courses?tag=${tag}&q=${encodeURIComponent(text)}`, { token: tenant.learner.token })).body).sort();
+    const q = async (text: string) =>
+      ids(
+        (
+          await callJson(`/api/courses?tag=${tag}&q=${encodeURIComponent(text)}`, {
+            token: tenant.learner.token,
+          })
+        ).body,
+      ).sort();
     expect(await q("business")).toEqual([business.id]);
     expect(await q("SPANISH")).toEqual([business.id, percent.id, underscore.id].sort());
     expect(await q("0%")).toEqual([percent.id]);
@@ -112,21 +140,60 @@ describe("GET /api/courses", () => {
     const other = freshTag();
     const both = await createCourse({ tags: [tag, other] });
     const one = await createCourse({ tags: [tag] });
-    expect(ids((await callJson(`/api/courses?tag=${other}`, { token: tenant.learner.token })).body)).toEqual([both.id]);
-    expect(ids((await callJson(`/api/courses?tag=${tag}&sort=created_at`, { token: tenant.learner.token })).body).sort()).toEqual([both.id, one.id].sort());
-    expect((await callJson(`/api/courses?tag=no-such-tag-${tag}`, { token: tenant.learner.token })).body.data).toEqual([]);
+    expect(ids((await callJson(`/api/courses?tag=${other}`, { token: tenant.learner.token })).body)).toEqual([
+      both.id,
+    ]);
+    expect(
+      ids(
+        (await callJson(`/api/courses?tag=${tag}&sort=created_at`, { token: tenant.learner.token })).body,
+      ).sort(),
+    ).toEqual([both.id, one.id].sort());
+    expect(
+      (await callJson(`/api/courses?tag=no-such-tag-${tag}`, { token: tenant.learner.token })).body.data,
+    ).toEqual([]);
   });
 
   it("sorts by title, created_at and published_at in both directions, ties broken by id", async () => {
     const tag = freshTag();
-    const b = await createCourse({ tags: [tag], title: "beta", createdAt: "2026-01-02T00:00:00Z", publishedAt: "2026-02-03T00:00:00Z" });
-    const a = await createCourse({ tags: [tag], title: "Alpha", createdAt: "2026-01-03T00:00:00Z", publishedAt: "2026-02-01T00:00:00Z" });
-    const c = await createCourse({ tags: [tag], title: "Gamma", createdAt: "2026-01-01T00:00:00Z", publishedAt: "2026-02-02T00:00:00Z" });
-    const tie1 = await createCourse({ tags: [tag], title: "Delta", createdAt: "2026-01-04T00:00:00Z", publishedAt: "2026-02-04T00:00:00Z" });
-    const tie2 = await createCourse({ tags: [tag], title: "Delta", createdAt: "2026-01-04T00:00:00Z", publishedAt: "2026-02-04T00:00:00Z" });
+    const b = await createCourse({
+      tags: [tag],
+      title: "beta",
+      createdAt: "2026-01-02T00:00:00Z",
+      publishedAt: "2026-02-03T00:00:00Z",
+    });
+    const a = await createCourse({
+      tags: [tag],
+      title: "Alpha",
+      createdAt: "2026-01-03T00:00:00Z",
+      publishedAt: "2026-02-01T00:00:00Z",
+    });
+    const c = await createCourse({
+      tags: [tag],
+      title: "Gamma",
+      createdAt: "2026-01-01T00:00:00Z",
+      publishedAt: "2026-02-02T00:00:00Z",
+    });
+    const tie1 = await createCourse({
+      tags: [tag],
+      title: "Delta",
+      createdAt: "2026-01-04T00:00:00Z",
+      publishedAt: "2026-02-04T00:00:00Z",
+    });
+    const tie2 = await createCourse({
+      tags: [tag],
+      title: "Delta",
+      createdAt: "2026-01-04T00:00:00Z",
+      publishedAt: "2026-02-04T00:00:00Z",
+    });
     const [t1, t2] = [tie1.id, tie2.id].sort();
     const sorted = async (sort?: string) =>
-      ids((await callJson(`/api/courses?tag=${tag}${sort ? `&sort=${sort}` : ""}`, { token: tenant.learner.token })).body);
+      ids(
+        (
+          await callJson(`/api/courses?tag=${tag}${sort ? `&sort=${sort}` : ""}`, {
+            token: tenant.learner.token,
+          })
+        ).body,
+      );
     // Title order ignores case.
     expect(await sorted()).toEqual([a.id, b.id, t1, t2, c.id]);
     expect(await sorted("title")).toEqual([a.id, b.id, t1, t2, c.id]);
@@ -141,8 +208,12 @@ describe("GET /api/courses", () => {
     const tag = freshTag();
     const draft = await createCourse({ tags: [tag], published: false });
     const live = await createCourse({ tags: [tag] });
-    expect(ids((await callJson(`/api/courses?tag=${tag}&sort=published_at`, { token: staff.token })).body)).toEqual([live.id, draft.id]);
-    expect(ids((await callJson(`/api/courses?tag=${tag}&sort=-published_at`, { token: staff.token })).body)).toEqual([live.id, draft.id]);
+    expect(
+      ids((await callJson(`/api/courses?tag=${tag}&sort=published_at`, { token: staff.token })).body),
+    ).toEqual([live.id, draft.id]);
+    expect(
+      ids((await callJson(`/api/courses?tag=${tag}&sort=-published_at`, { token: staff.token })).body),
+    ).toEqual([live.id, draft.id]);
   });
 
   it.each([
@@ -158,7 +229,10 @@ describe("GET /api/courses", () => {
     ["tag=Not%20A%20Tag", ["tag"]],
     ["sort=name", ["sort"]],
     ["sort=-id", ["sort"]],
-    ["level=Z9&sort=up&language=%3F&published=maybe&q=x&tag=_&page=0&per_page=101", ["language", "level", "page", "per_page", "published", "q", "sort", "tag"]],
+    [
+      "level=Z9&sort=up&language=%3F&published=maybe&q=x&tag=_&page=0&per_page=101",
+      ["language", "level", "page", "per_page", "published", "q", "sort", "tag"],
+    ],
   ])("rejects %s with 422 listing every failing field", async (query, fields) => {
     const { res, body } = await callJson(`/api/courses?${query}`, { token: tenant.learner.token });
     expect(res.status).toBe(422);
@@ -171,7 +245,13 @@ describe("GET /api/courses", () => {
     const none = await callJson("/api/courses");
     expect(none.res.status).toBe(401);
     const { token } = await mintToken(tenant.admin, ["tokens:read"]);
-    for (const path of ["/api/courses", "/api/courses/crs_x", "/api/lessons", "/api/trainings", "/api/trainingItems"]) {
+    for (const path of [
+      "/api/courses",
+      "/api/courses/crs_x",
+      "/api/lessons",
+      "/api/trainings",
+      "/api/trainingItems",
+    ]) {
       const { res, body } = await callJson(path, { token });
       expect(res.status, path).toBe(403);
       expect(body.code).toBe("missing_ability");
@@ -209,8 +289,12 @@ describe("drafts are visible to platform staff only", () => {
     const staffAll = await callJson(`/api/courses?tag=${tag}`, { token: staff.token });
     expect(ids(staffAll.body)).toEqual([live.id, draft.id]);
     expect(staffAll.body.data[1]).toMatchObject({ published: false, published_at: null });
-    expect(ids((await callJson(`/api/courses?tag=${tag}&published=false`, { token: staff.token })).body)).toEqual([draft.id]);
-    expect(ids((await callJson(`/api/courses?tag=${tag}&published=true`, { token: staff.token })).body)).toEqual([live.id]);
+    expect(
+      ids((await callJson(`/api/courses?tag=${tag}&published=false`, { token: staff.token })).body),
+    ).toEqual([draft.id]);
+    expect(
+      ids((await callJson(`/api/courses?tag=${tag}&published=true`, { token: staff.token })).body),
+    ).toEqual([live.id]);
     expect((await callJson(`/api/courses/${draft.id}`, { token: staff.token })).res.status).toBe(200);
   });
 
@@ -225,19 +309,52 @@ describe("drafts are visible to platform staff only", () => {
 
 describe("GET /api/courses/{id}", () => {
   it("returns the course with its whole lesson outline in order", async () => {
-    const course = await createCourse({ lessons: 9, blocksPerLesson: 3, itemsPerBlock: 2, from: "A1", to: "B1" });
+    const course = await createCourse({
+      lessons: 9,
+      blocksPerLesson: 3,
+      itemsPerBlock: 2,
+      from: "A1",
+      to: "B1",
+    });
     const { res, body } = await callJson(`/api/courses/${course.id}`, { token: tenant.learner.token });
     expect(res.status).toBe(200);
-    expect(body).toMatchObject({ id: course.id, slug: course.slug, lesson_count: 9, item_count: 54, cefr_from: "A1", cefr_to: "B1" });
+    expect(body).toMatchObject({
+      id: course.id,
+      slug: course.slug,
+      lesson_count: 9,
+      item_count: 54,
+      cefr_from: "A1",
+      cefr_to: "B1",
+    });
     expect(body.lessons).toHaveLength(9);
     expect(body.lessons.map((l: any) => l.position)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
     expect(body.lessons.map((l: any) => l.id)).toEqual(course.lessonIds);
-    expect(Object.keys(body.lessons[0]).sort()).toEqual(["cefr_level", "estimated_minutes", "id", "item_count", "objectives", "position", "title"]);
+    expect(Object.keys(body.lessons[0]).sort()).toEqual([
+      "cefr_level",
+      "estimated_minutes",
+      "id",
+      "item_count",
+      "objectives",
+      "position",
+      "title",
+    ]);
     expect(body.lessons[0]).toMatchObject({ cefr_level: "A1", item_count: 6 });
     expect(body.lessons[0].objectives.length).toBeGreaterThanOrEqual(2);
     // Levels rise through the range; the outline adds up to the course's totals.
-    expect(body.lessons.map((l: any) => l.cefr_level)).toEqual(["A1", "A1", "A1", "A2", "A2", "A2", "B1", "B1", "B1"]);
-    expect(body.lessons.reduce((s: number, l: any) => s + l.estimated_minutes, 0)).toBe(body.estimated_minutes);
+    expect(body.lessons.map((l: any) => l.cefr_level)).toEqual([
+      "A1",
+      "A1",
+      "A1",
+      "A2",
+      "A2",
+      "A2",
+      "B1",
+      "B1",
+      "B1",
+    ]);
+    expect(body.lessons.reduce((s: number, l: any) => s + l.estimated_minutes, 0)).toBe(
+      body.estimated_minutes,
+    );
     expect(body.lessons.reduce((s: number, l: any) => s + l.item_count, 0)).toBe(body.item_count);
   });
 

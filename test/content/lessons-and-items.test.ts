@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { callJson } from "../helpers/api";
-import { createCourse, type CreatedCourse } from "../helpers/catalog";
+import { type CreatedCourse, createCourse } from "../helpers/catalog";
 import { createPlatformAdmin, createTenant, type Tenant, type TestUser } from "../helpers/tenants";
 
 let tenant: Tenant;
@@ -46,8 +46,13 @@ describe("GET /api/lessons", () => {
     expect(ids(page.body)).toEqual(expected.slice(2, 4));
     expect(page.body.meta).toMatchObject({ total: 3, last_page: 2 });
     const staffView = await get("/api/lessons?per_page=100", staff.token);
-    const byCourse = [[live.id, live.lessonIds], [draft.id, draft.lessonIds]] as const;
-    expect(ids(staffView.body)).toEqual([...byCourse].sort((a, b) => (a[0] < b[0] ? -1 : 1)).flatMap(([, lessonIds]) => lessonIds));
+    const byCourse = [
+      [live.id, live.lessonIds],
+      [draft.id, draft.lessonIds],
+    ] as const;
+    expect(ids(staffView.body)).toEqual(
+      [...byCourse].sort((a, b) => (a[0] < b[0] ? -1 : 1)).flatMap(([, lessonIds]) => lessonIds),
+    );
   });
 
   it("hides a draft course's lessons from everybody but staff", async () => {
@@ -57,7 +62,10 @@ describe("GET /api/lessons", () => {
   });
 
   it("gives an empty list for an unknown course and 422 for a malformed id", async () => {
-    expect((await get("/api/lessons?course=crs_unknown")).body).toMatchObject({ data: [], meta: { total: 0 } });
+    expect((await get("/api/lessons?course=crs_unknown")).body).toMatchObject({
+      data: [],
+      meta: { total: 0 },
+    });
     const bad = await get("/api/lessons?course=no%20spaces%20please&per_page=0");
     expect(bad.res.status).toBe(422);
     expect(bad.body.errors.map((e: any) => e.path).sort()).toEqual(["course", "per_page"]);
@@ -131,7 +139,13 @@ describe("GET /api/trainingItems", () => {
   it("orders all visible items by training block, then position", async () => {
     const { body } = await get("/api/trainingItems?per_page=100");
     expect(body.meta.total).toBe(36);
-    const expected = [...live.rows.items].sort((a, b) => (a.training_id < b.training_id ? -1 : a.training_id > b.training_id ? 1 : (a.position as number) - (b.position as number)));
+    const expected = [...live.rows.items].sort((a, b) =>
+      a.training_id < b.training_id
+        ? -1
+        : a.training_id > b.training_id
+          ? 1
+          : (a.position as number) - (b.position as number),
+    );
     expect(ids(body)).toEqual(expected.map((i) => i.id));
   });
 
@@ -153,8 +167,16 @@ describe("GET /api/trainingItems", () => {
   it("combines filters", async () => {
     const trainingId = live.trainingIds[4]!;
     const target = live.rows.items.find((i) => i.training_id === trainingId)!;
-    const expected = live.rows.items.filter((i) => i.training_id === trainingId && i.type === target.type && i.skill === target.skill && i.cefr_level === target.cefr_level);
-    const { body } = await get(`/api/trainingItems?training=${trainingId}&type=${target.type}&skill=${target.skill}&level=${target.cefr_level}`);
+    const expected = live.rows.items.filter(
+      (i) =>
+        i.training_id === trainingId &&
+        i.type === target.type &&
+        i.skill === target.skill &&
+        i.cefr_level === target.cefr_level,
+    );
+    const { body } = await get(
+      `/api/trainingItems?training=${trainingId}&type=${target.type}&skill=${target.skill}&level=${target.cefr_level}`,
+    );
     expect(ids(body)).toEqual(expected.map((i) => i.id));
     expect((await get(`/api/trainingItems?training=${trainingId}&level=C2`)).body.data).toEqual([]);
   });
@@ -162,16 +184,28 @@ describe("GET /api/trainingItems", () => {
   it("hides a draft course's items from everybody but staff", async () => {
     const trainingId = draft.trainingIds[0]!;
     expect((await get(`/api/trainingItems?training=${trainingId}`)).body.data).toEqual([]);
-    expect((await get(`/api/trainingItems?training=${trainingId}`, tenant.admin.token)).body.data).toEqual([]);
-    expect(ids((await get(`/api/trainingItems?training=${trainingId}`, staff.token)).body)).toEqual(draft.rows.items.filter((i) => i.training_id === trainingId).map((i) => i.id));
+    expect((await get(`/api/trainingItems?training=${trainingId}`, tenant.admin.token)).body.data).toEqual(
+      [],
+    );
+    expect(ids((await get(`/api/trainingItems?training=${trainingId}`, staff.token)).body)).toEqual(
+      draft.rows.items.filter((i) => i.training_id === trainingId).map((i) => i.id),
+    );
     expect((await get("/api/trainingItems?per_page=1", staff.token)).body.meta.total).toBe(36 + 12);
   });
 
   it("rejects unknown filter values with 422 listing every failing field", async () => {
-    const { res, body } = await get("/api/trainingItems?type=essay&skill=cooking&level=a1&training=bad%20id&page=x");
+    const { res, body } = await get(
+      "/api/trainingItems?type=essay&skill=cooking&level=a1&training=bad%20id&page=x",
+    );
     expect(res.status).toBe(422);
     expect(body.code).toBe("validation_failed");
-    expect(body.errors.map((e: any) => e.path).sort()).toEqual(["level", "page", "skill", "training", "type"]);
+    expect(body.errors.map((e: any) => e.path).sort()).toEqual([
+      "level",
+      "page",
+      "skill",
+      "training",
+      "type",
+    ]);
     expect(body.errors.find((e: any) => e.path === "type").message).toContain("multiple_choice");
   });
 });

@@ -18,17 +18,29 @@ function patch(id: string, body: unknown, token = staff.token) {
 describe("PATCH /api/courses/{id}", () => {
   it("edits title, description and tags, and answers the course with its outline", async () => {
     const course = await createCourse({ tags: ["old-tag"], lessons: 3 });
-    const { res, body } = await patch(course.id, { title: "  Spanish for Travellers  ", description: "Learn what you need on the road.", tags: ["travel", "beginner", "travel"] });
+    const { res, body } = await patch(course.id, {
+      title: "  Spanish for Travellers  ",
+      description: "Learn what you need on the road.",
+      tags: ["travel", "beginner", "travel"],
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get("Cache-Control")).toBe("no-store");
-    expect(body).toMatchObject({ id: course.id, slug: course.slug, title: "Spanish for Travellers", description: "Learn what you need on the road.", tags: ["travel", "beginner"] });
+    expect(body).toMatchObject({
+      id: course.id,
+      slug: course.slug,
+      title: "Spanish for Travellers",
+      description: "Learn what you need on the road.",
+      tags: ["travel", "beginner"],
+    });
     expect(body.lessons.map((l: any) => l.id)).toEqual(course.lessonIds);
     expect(body.updated_at).not.toBe(course.rows.course.updated_at);
 
     // Tags live in course_tags too, so `?tag=` follows the edit.
     const byNew = await callJson("/api/courses?tag=travel&q=travellers", { token: tenant.learner.token });
     expect(byNew.body.data.map((c: any) => c.id)).toEqual([course.id]);
-    const rows = await env.DB.prepare("SELECT tag FROM course_tags WHERE course_id = ? ORDER BY tag").bind(course.id).all<{ tag: string }>();
+    const rows = await env.DB.prepare("SELECT tag FROM course_tags WHERE course_id = ? ORDER BY tag")
+      .bind(course.id)
+      .all<{ tag: string }>();
     expect(rows.results.map((r) => r.tag)).toEqual(["beginner", "travel"]);
     const detail = await callJson(`/api/courses/${course.id}`, { token: tenant.learner.token });
     expect(detail.body.title).toBe("Spanish for Travellers");
@@ -36,30 +48,46 @@ describe("PATCH /api/courses/{id}", () => {
     // An empty list removes every tag; other fields stay as they are.
     const cleared = await patch(course.id, { tags: [] });
     expect(cleared.body).toMatchObject({ tags: [], title: "Spanish for Travellers" });
-    const none = await env.DB.prepare("SELECT COUNT(*) AS n FROM course_tags WHERE course_id = ?").bind(course.id).first<{ n: number }>();
+    const none = await env.DB.prepare("SELECT COUNT(*) AS n FROM course_tags WHERE course_id = ?")
+      .bind(course.id)
+      .first<{ n: number }>();
     expect(none!.n).toBe(0);
   });
 
   it("publishes a draft (setting published_at) and unpublishes it (clearing it)", async () => {
     const course = await createCourse({ published: false });
-    expect((await callJson(`/api/courses/${course.id}`, { token: tenant.learner.token })).res.status).toBe(404);
+    expect((await callJson(`/api/courses/${course.id}`, { token: tenant.learner.token })).res.status).toBe(
+      404,
+    );
 
     const published = await patch(course.id, { published: true });
     expect(published.res.status).toBe(200);
     expect(published.body.published).toBe(true);
     expect(published.body.published_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     expect(Math.abs(Date.parse(published.body.published_at) - Date.now())).toBeLessThan(60_000);
-    expect((await callJson(`/api/courses/${course.id}`, { token: tenant.learner.token })).res.status).toBe(200);
+    expect((await callJson(`/api/courses/${course.id}`, { token: tenant.learner.token })).res.status).toBe(
+      200,
+    );
 
     // Publishing again keeps the original date.
-    await env.DB.prepare("UPDATE courses SET published_at = '2026-01-01T00:00:00Z' WHERE id = ?").bind(course.id).run();
+    await env.DB.prepare("UPDATE courses SET published_at = '2026-01-01T00:00:00Z' WHERE id = ?")
+      .bind(course.id)
+      .run();
     const again = await patch(course.id, { published: true, title: "Still live" });
-    expect(again.body).toMatchObject({ published: true, published_at: "2026-01-01T00:00:00Z", title: "Still live" });
+    expect(again.body).toMatchObject({
+      published: true,
+      published_at: "2026-01-01T00:00:00Z",
+      title: "Still live",
+    });
 
     const unpublished = await patch(course.id, { published: false });
     expect(unpublished.body).toMatchObject({ published: false, published_at: null });
-    expect((await callJson(`/api/courses/${course.id}`, { token: tenant.learner.token })).res.status).toBe(404);
-    expect((await callJson(`/api/lessons?course=${course.id}`, { token: tenant.learner.token })).body.data).toEqual([]);
+    expect((await callJson(`/api/courses/${course.id}`, { token: tenant.learner.token })).res.status).toBe(
+      404,
+    );
+    expect(
+      (await callJson(`/api/lessons?course=${course.id}`, { token: tenant.learner.token })).body.data,
+    ).toEqual([]);
   });
 
   it("is for platform staff only: 403 naming content:write for everybody else", async () => {
@@ -72,14 +100,18 @@ describe("PATCH /api/courses/{id}", () => {
     }
     const { token } = await mintToken(staff, ["content:read"]);
     expect((await patch(course.id, { title: "Hijacked" }, token)).res.status).toBe(403);
-    expect((await callJson(`/api/courses/${course.id}`, { token: tenant.learner.token })).body.title).toBe("Untouched");
+    expect((await callJson(`/api/courses/${course.id}`, { token: tenant.learner.token })).body.title).toBe(
+      "Untouched",
+    );
   });
 
   it("answers 404 for an unknown course and creates nothing", async () => {
     const { res, body } = await patch("crs_missing", { title: "x", tags: ["a"] });
     expect(res.status).toBe(404);
     expect(body.code).toBe("not_found");
-    const tags = await env.DB.prepare("SELECT COUNT(*) AS n FROM course_tags WHERE course_id = 'crs_missing'").first<{ n: number }>();
+    const tags = await env.DB.prepare(
+      "SELECT COUNT(*) AS n FROM course_tags WHERE course_id = 'crs_missing'",
+    ).first<{ n: number }>();
     expect(tags!.n).toBe(0);
   });
 
@@ -99,7 +131,9 @@ describe("PATCH /api/courses/{id}", () => {
     expect(res.status).toBe(422);
     expect(problem.code).toBe("validation_failed");
     expect(problem.errors.map((e: any) => e.path).sort()).toEqual(fields);
-    expect((await callJson(`/api/courses/${course.id}`, { token: tenant.learner.token })).body.title).toBe("Original");
+    expect((await callJson(`/api/courses/${course.id}`, { token: tenant.learner.token })).body.title).toBe(
+      "Original",
+    );
   });
 
   it("rejects an empty body with 422", async () => {

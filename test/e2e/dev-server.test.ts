@@ -8,10 +8,10 @@
  * directory that is removed afterwards. (scripts/dev.mjs still writes .dev.vars in the repository
  * root when it is missing, as `npm run dev` always does.)
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { createServer as createHttpServer, type IncomingMessage } from "node:http";
 import { mkdtemp, rm } from "node:fs/promises";
+import { createServer as createHttpServer, type IncomingMessage } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -33,7 +33,12 @@ const REQUEST_TIMEOUT_MS = 15_000;
 const MAX_LOG_CHARS = 40_000;
 
 /** As in CI: non-interactive (CI=true), no telemetry, no colours where the tools honour NO_COLOR. */
-const childEnv: NodeJS.ProcessEnv = { ...process.env, CI: "true", NO_COLOR: "1", WRANGLER_SEND_METRICS: "false" };
+const childEnv: NodeJS.ProcessEnv = {
+  ...process.env,
+  CI: "true",
+  NO_COLOR: "1",
+  WRANGLER_SEND_METRICS: "false",
+};
 delete childEnv.FORCE_COLOR;
 
 interface RunResult {
@@ -51,7 +56,12 @@ function record(label: string, text: string) {
 /** Runs `node <args>` in the repository root and collects its output; on timeout kills it and its children. */
 function runNode(args: string[], timeoutMs = SETUP_TIMEOUT_MS): Promise<RunResult> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, args, { cwd: ROOT, env: childEnv, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, args, {
+      cwd: ROOT,
+      env: childEnv,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
@@ -77,7 +87,18 @@ function runNode(args: string[], timeoutMs = SETUP_TIMEOUT_MS): Promise<RunResul
 
 /** One SQL query against the local D1 in `persistTo`, through wrangler as a developer would. */
 async function queryLocalD1<T>(persistTo: string, sql: string): Promise<T[]> {
-  const result = await runNode([WRANGLER, "d1", "execute", "DB", "--local", "--persist-to", persistTo, "--command", sql, "--json"]);
+  const result = await runNode([
+    WRANGLER,
+    "d1",
+    "execute",
+    "DB",
+    "--local",
+    "--persist-to",
+    persistTo,
+    "--command",
+    sql,
+    "--json",
+  ]);
   record(`wrangler d1 execute "${sql}" (exit ${result.code})`, result.stdout + result.stderr);
   expect(result.code, `wrangler d1 execute failed:\n${result.stdout}\n${result.stderr}`).toBe(0);
   let parsed: Array<{ results: T[]; success: boolean }>;
@@ -167,7 +188,9 @@ function signIn(email: string, password: string) {
 /** For assertion messages: status, type and body (an HTML error page only by its title; the server log has the rest). */
 function describeResponse(r: { res: Response; text: string }) {
   const type = r.res.headers.get("content-type") ?? "(no content-type)";
-  const body = type.includes("html") ? `HTML page "${/<title>([^<]*)<\/title>/i.exec(r.text)?.[1] ?? "?"}"; see the dev server output` : r.text.slice(0, 1000);
+  const body = type.includes("html")
+    ? `HTML page "${/<title>([^<]*)<\/title>/i.exec(r.text)?.[1] ?? "?"}"; see the dev server output`
+    : r.text.slice(0, 1000);
   return `${r.res.status} ${type}: ${body}`;
 }
 
@@ -193,8 +216,12 @@ describe("npm run dev on a fresh machine", () => {
       printed.log = log.length;
       printed.server = serverOutput.length;
       if (!newLog && !newServer) return;
-      const output = (newLog + (newServer ? `\n----- node scripts/dev.mjs (server) -----\n${newServer}` : "")).slice(-MAX_LOG_CHARS);
-      console.error(`Output of the setup and the dev server (at most the last ${MAX_LOG_CHARS} characters):\n${output}`);
+      const output = (
+        newLog + (newServer ? `\n----- node scripts/dev.mjs (server) -----\n${newServer}` : "")
+      ).slice(-MAX_LOG_CHARS);
+      console.error(
+        `Output of the setup and the dev server (at most the last ${MAX_LOG_CHARS} characters):\n${output}`,
+      );
     });
   });
 
@@ -202,7 +229,10 @@ describe("npm run dev on a fresh machine", () => {
     const counts: Record<string, number>[] = [];
     for (const attempt of ["first", "second"]) {
       const result = await runNode([DEV_SCRIPT, "--setup-only", "--persist-to", persistTo]);
-      record(`node scripts/dev.mjs --setup-only (${attempt} run, exit ${result.code}, signal ${result.signal})`, result.stdout + result.stderr);
+      record(
+        `node scripts/dev.mjs --setup-only (${attempt} run, exit ${result.code}, signal ${result.signal})`,
+        result.stdout + result.stderr,
+      );
       expect(result.code, `the ${attempt} setup run failed:\n${result.stdout}\n${result.stderr}`).toBe(0);
       const [row] = await queryLocalD1<Record<string, number>>(
         persistTo,
@@ -245,17 +275,24 @@ describe("npm run dev on a fresh machine", () => {
     let last = "no answer yet";
     let healthy: string | undefined;
     while (healthy === undefined) {
-      if (serverExited) throw new Error(`node scripts/dev.mjs exited before the server answered /healthz (last: ${last})`);
+      if (serverExited)
+        throw new Error(`node scripts/dev.mjs exited before the server answered /healthz (last: ${last})`);
       try {
         const res = await fetch(`${baseUrl}/healthz`, { signal: AbortSignal.timeout(5_000) });
         const text = await res.text();
         if (res.status === 200) healthy = text;
         else last = `${res.status} ${text.slice(0, 200)}`;
       } catch (error) {
-        last = error instanceof Error ? `${error.name}: ${(error.cause as Error | undefined)?.message ?? error.message}` : String(error);
+        last =
+          error instanceof Error
+            ? `${error.name}: ${(error.cause as Error | undefined)?.message ?? error.message}`
+            : String(error);
       }
       if (healthy === undefined) {
-        if (Date.now() > deadline) throw new Error(`GET ${baseUrl}/healthz did not answer 200 within ${STARTUP_TIMEOUT_MS / 1000} s (last: ${last})`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `GET ${baseUrl}/healthz did not answer 200 within ${STARTUP_TIMEOUT_MS / 1000} s (last: ${last})`,
+          );
         await sleep(500);
       }
     }
@@ -288,12 +325,21 @@ describe("npm run dev on a fresh machine", () => {
 
   it("GET /api/integrations/tokens lists the session token in the page envelope", async () => {
     expect(session, "the demo owner could not sign in (see the earlier failure)").toBeDefined();
-    const r = await request("/api/integrations/tokens", { headers: { Authorization: `Bearer ${session!.token}` } });
+    const r = await request("/api/integrations/tokens", {
+      headers: { Authorization: `Bearer ${session!.token}` },
+    });
     expect(r.res.status, describeResponse(r)).toBe(200);
-    expect(r.body).toMatchObject({ data: expect.any(Array), links: expect.any(Object), meta: expect.any(Object) });
+    expect(r.body).toMatchObject({
+      data: expect.any(Array),
+      links: expect.any(Object),
+      meta: expect.any(Object),
+    });
     expect(r.body.meta.total).toBeGreaterThanOrEqual(1);
     const listed = r.body.data.find((t: { id: string }) => t.id === session!.token_id);
-    expect(listed, `token ${session!.token_id} is not listed:\n${r.text}`).toMatchObject({ kind: "session", user_id: "usr_demo_acme_owner" });
+    expect(listed, `token ${session!.token_id} is not listed:\n${r.text}`).toMatchObject({
+      kind: "session",
+      user_id: "usr_demo_acme_owner",
+    });
     expect(session!.token.startsWith(listed.prefix)).toBe(true);
     // The list shows a prefix to recognise a token, never the token itself.
     expect(r.text).not.toContain(session!.token);
@@ -345,13 +391,19 @@ describe("npm run dev on a fresh machine", () => {
       const courses = await request("/api/courses?per_page=100", { headers: auth });
       let target: { lesson: string; items: string[] } | undefined;
       for (const course of courses.body.data) {
-        const progress = await request(`/api/courses/${course.id}/lesson-progress?per_page=100`, { headers: auth });
+        const progress = await request(`/api/courses/${course.id}/lesson-progress?per_page=100`, {
+          headers: auth,
+        });
         const open = progress.body.data.find((l: { status: string }) => l.status !== "completed");
         if (!open) continue;
-        const trainings = await request(`/api/trainings?lesson=${open.lesson_id}&per_page=100`, { headers: auth });
+        const trainings = await request(`/api/trainings?lesson=${open.lesson_id}&per_page=100`, {
+          headers: auth,
+        });
         const items: string[] = [];
         for (const training of trainings.body.data) {
-          const page = await request(`/api/trainingItems?training=${training.id}&per_page=100`, { headers: auth });
+          const page = await request(`/api/trainingItems?training=${training.id}&per_page=100`, {
+            headers: auth,
+          });
           items.push(...page.body.data.map((i: { id: string }) => i.id));
         }
         target = { lesson: open.lesson_id, items };
@@ -360,8 +412,19 @@ describe("npm run dev on a fresh machine", () => {
       expect(target, "the demo learner has completed every lesson").toBeDefined();
       const occurredAt = new Date(Date.now() - 60_000).toISOString();
       for (let i = 0; i < target!.items.length; i += 100) {
-        const attempts = target!.items.slice(i, i + 100).map((id) => ({ id: crypto.randomUUID(), training_item_id: id, score: 1, correct: true, duration_seconds: 15, occurred_at: occurredAt }));
-        const r = await request("/api/progress/attempts", { method: "POST", headers: auth, body: JSON.stringify({ attempts }) });
+        const attempts = target!.items.slice(i, i + 100).map((id) => ({
+          id: crypto.randomUUID(),
+          training_item_id: id,
+          score: 1,
+          correct: true,
+          duration_seconds: 15,
+          occurred_at: occurredAt,
+        }));
+        const r = await request("/api/progress/attempts", {
+          method: "POST",
+          headers: auth,
+          body: JSON.stringify({ attempts }),
+        });
         expect(r.res.status, describeResponse(r)).toBe(200);
       }
 
@@ -370,16 +433,23 @@ describe("npm run dev on a fresh machine", () => {
       expect(received.length, "no delivery reached the receiver within 30 s").toBeGreaterThanOrEqual(1);
       const [delivery] = received;
       const body = JSON.parse(delivery!.body.toString("utf8"));
-      expect(body).toMatchObject({ type: "lesson.completed", data: { lesson_id: target!.lesson, user_id: "usr_demo_acme_learner" } });
+      expect(body).toMatchObject({
+        type: "lesson.completed",
+        data: { lesson_id: target!.lesson, user_id: "usr_demo_acme_learner" },
+      });
       expect(delivery!.headers["x-webhook-event"]).toBe("lesson.completed");
       expect(delivery!.headers["x-webhook-id"]).toBe(hook.body.id);
       // Verified as a receiver would: node:crypto over the raw bytes, compared in constant time.
-      const expected = createHmac("sha256", Buffer.from(hook.body.secret, "utf8")).update(delivery!.body).digest();
+      const expected = createHmac("sha256", Buffer.from(hook.body.secret, "utf8"))
+        .update(delivery!.body)
+        .digest();
       const sent = Buffer.from(String(delivery!.headers["x-signature-256"]), "hex");
       expect(sent.length === expected.length && timingSafeEqual(sent, expected)).toBe(true);
       const standardKey = Buffer.from(hook.body.secret.slice("whsec_".length), "base64");
       const signed = `${delivery!.headers["webhook-id"]}.${delivery!.headers["webhook-timestamp"]}.${delivery!.body.toString("utf8")}`;
-      expect(delivery!.headers["webhook-signature"]).toBe(`v1,${createHmac("sha256", standardKey).update(signed).digest("base64")}`);
+      expect(delivery!.headers["webhook-signature"]).toBe(
+        `v1,${createHmac("sha256", standardKey).update(signed).digest("base64")}`,
+      );
     } finally {
       await new Promise((r) => receiver.close(() => r(undefined)));
     }

@@ -1,17 +1,32 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { call, callJson } from "../helpers/api";
 import { nowIso } from "../../src/platform/ids";
+import { call, callJson } from "../helpers/api";
 import { createPublishedCourse } from "../helpers/progress-fixture";
 import { createPlatformAdmin, createTenant, mintToken } from "../helpers/tenants";
 import { attempt, record } from "../progress/reads/support";
-import { deliver, drain, EXPORTS, exportAndWait, gate, HeldQueue, heldBindings, jobRow, outboxFor, requestExport } from "./support";
+import {
+  deliver,
+  drain,
+  EXPORTS,
+  exportAndWait,
+  gate,
+  HeldQueue,
+  heldBindings,
+  jobRow,
+  outboxFor,
+  requestExport,
+} from "./support";
 
 describe("POST /api/integrations/exports", () => {
   it("answers 202 with the queued job and its URL in Location", async () => {
     const { admin, institution } = await createTenant();
     const queue = new HeldQueue();
-    const { res, body } = await requestExport(admin.token, { type: "activity" }, { bindings: heldBindings(queue) });
+    const { res, body } = await requestExport(
+      admin.token,
+      { type: "activity" },
+      { bindings: heldBindings(queue) },
+    );
     expect(res.status).toBe(202);
     expect(body).toEqual({
       id: expect.stringMatching(/^exp_[0-9A-Z]{26}$/),
@@ -32,7 +47,11 @@ describe("POST /api/integrations/exports", () => {
     expect(res.headers.get("Location")).toBe(`https://api.lingua.test${EXPORTS}/${body.id}`);
     expect(queue.messages).toEqual([{ job_id: body.id, generation: 0 }]);
     const row = await jobRow(body.id);
-    expect(row).toMatchObject({ institution_id: institution.id, status: "queued", r2_key: `exports/${institution.id}/${body.id}.csv` });
+    expect(row).toMatchObject({
+      institution_id: institution.id,
+      status: "queued",
+      r2_key: `exports/${institution.id}/${body.id}.csv`,
+    });
     const again = await callJson(`${EXPORTS}/${body.id}`, { token: admin.token });
     expect(again.body).toEqual(body);
   });
@@ -40,12 +59,18 @@ describe("POST /api/integrations/exports", () => {
   it("refuses jobs (500, nothing stored or queued) while the deployment's part size is below R2's 5 MiB", async () => {
     const { admin, institution } = await createTenant();
     const queue = new HeldQueue();
-    const { res, body } = await requestExport(admin.token, { type: "activity" }, { bindings: heldBindings(queue, { EXPORT_PART_SIZE_BYTES: String(5 * 1024 * 1024 - 1) }) });
+    const { res, body } = await requestExport(
+      admin.token,
+      { type: "activity" },
+      { bindings: heldBindings(queue, { EXPORT_PART_SIZE_BYTES: String(5 * 1024 * 1024 - 1) }) },
+    );
     expect(res.status).toBe(500);
     expect(res.headers.get("Content-Type")).toBe("application/problem+json");
     expect(body.code).toBe("internal_error");
     expect(queue.messages).toEqual([]);
-    const stored = await env.DB.prepare("SELECT count(*) AS n FROM export_jobs WHERE institution_id = ?").bind(institution.id).first<{ n: number }>();
+    const stored = await env.DB.prepare("SELECT count(*) AS n FROM export_jobs WHERE institution_id = ?")
+      .bind(institution.id)
+      .first<{ n: number }>();
     expect(stored!.n).toBe(0);
   });
 
@@ -55,9 +80,17 @@ describe("POST /api/integrations/exports", () => {
     ["an unknown field", { type: "activity", format: "xlsx" }, "format"],
     ["a malformed from", { type: "activity", from: "yesterday" }, "from"],
     ["to before from", { type: "activity", from: "2026-02-01T00:00:00Z", to: "2026-01-01T00:00:00Z" }, "to"],
-    ["to equal to from", { type: "activity", from: "2026-02-01T00:00:00Z", to: "2026-02-01T00:00:00Z" }, "to"],
+    [
+      "to equal to from",
+      { type: "activity", from: "2026-02-01T00:00:00Z", to: "2026-02-01T00:00:00Z" },
+      "to",
+    ],
     ["an empty user list", { type: "activity", user_ids: [] }, "user_ids"],
-    ["101 users", { type: "activity", user_ids: Array.from({ length: 101 }, (_, i) => `usr_${i}`) }, "user_ids"],
+    [
+      "101 users",
+      { type: "activity", user_ids: Array.from({ length: 101 }, (_, i) => `usr_${i}`) },
+      "user_ids",
+    ],
   ])("refuses %s with 422", async (_name, body, path) => {
     const { admin } = await createTenant();
     const { res, body: problem } = await requestExport(admin.token, body);
@@ -69,14 +102,22 @@ describe("POST /api/integrations/exports", () => {
   it("refuses an unknown course and users who are not members of the institution (422, each named)", async () => {
     const { admin, learner } = await createTenant();
     const other = await createTenant();
-    const { res, body } = await requestExport(admin.token, { type: "activity", course_id: "crs_nope", user_ids: [learner.id, other.learner.id, "usr_nobody"] });
+    const { res, body } = await requestExport(admin.token, {
+      type: "activity",
+      course_id: "crs_nope",
+      user_ids: [learner.id, other.learner.id, "usr_nobody"],
+    });
     expect(res.status).toBe(422);
     expect(body.errors).toEqual([
       { path: "course_id", message: "is not a known course" },
       { path: "user_ids.1", message: "is not a member of your institution" },
       { path: "user_ids.2", message: "is not a member of your institution" },
     ]);
-    expect((await env.DB.prepare("SELECT count(*) AS n FROM export_jobs WHERE requested_by = ?").bind(admin.id).first<{ n: number }>())!.n).toBe(0);
+    expect(
+      (await env.DB.prepare("SELECT count(*) AS n FROM export_jobs WHERE requested_by = ?")
+        .bind(admin.id)
+        .first<{ n: number }>())!.n,
+    ).toBe(0);
   });
 
   it("needs exports:write; learners and instructors lack it; platform staff without an institution are refused with 403", async () => {
@@ -84,14 +125,20 @@ describe("POST /api/integrations/exports", () => {
     for (const user of [learner, instructor]) {
       const { res, body } = await requestExport(user.token, { type: "activity" });
       expect(res.status).toBe(403);
-      expect(body).toMatchObject({ code: "missing_ability", detail: expect.stringContaining("exports:write") });
+      expect(body).toMatchObject({
+        code: "missing_ability",
+        detail: expect.stringContaining("exports:write"),
+      });
     }
     const readOnly = await mintToken(admin, ["exports:read"]);
     expect((await requestExport(readOnly.token, { type: "activity" })).res.status).toBe(403);
     const staff = await createPlatformAdmin();
     const refused = await requestExport(staff.token, { type: "activity" });
     expect(refused.res.status).toBe(403);
-    expect(refused.body).toMatchObject({ code: "forbidden", detail: expect.stringContaining("belongs to an institution") });
+    expect(refused.body).toMatchObject({
+      code: "forbidden",
+      detail: expect.stringContaining("belongs to an institution"),
+    });
     expect((await callJson(EXPORTS, { token: staff.token })).res.status).toBe(403);
   });
 
@@ -108,7 +155,9 @@ describe("POST /api/integrations/exports", () => {
     expect(second.body).toEqual(first.body);
     expect(second.res.headers.get("Location")).toBe(first.res.headers.get("Location"));
     expect(queue.messages).toHaveLength(1);
-    const count = await env.DB.prepare("SELECT count(*) AS n FROM export_jobs WHERE requested_by = ?").bind(admin.id).first<{ n: number }>();
+    const count = await env.DB.prepare("SELECT count(*) AS n FROM export_jobs WHERE requested_by = ?")
+      .bind(admin.id)
+      .first<{ n: number }>();
     expect(count!.n).toBe(1);
     const reused = await requestExport(admin.token, { type: "activity" }, { headers, bindings });
     expect(reused.res.status).toBe(422);
@@ -132,7 +181,10 @@ describe("POST /api/integrations/exports with an Idempotency-Key still in flight
     };
     const bindings = heldBindings(queue, { EXPORTS_QUEUE: stalling });
     const headers = { "Idempotency-Key": `exp-${crypto.randomUUID()}` };
-    const jobs = async () => (await env.DB.prepare("SELECT count(*) AS n FROM export_jobs WHERE requested_by = ?").bind(admin.id).first<{ n: number }>())!.n;
+    const jobs = async () =>
+      (await env.DB.prepare("SELECT count(*) AS n FROM export_jobs WHERE requested_by = ?")
+        .bind(admin.id)
+        .first<{ n: number }>())!.n;
 
     const first = requestExport(admin.token, { type: "activity" }, { headers, bindings });
     await sendStarted.opened;
@@ -252,12 +304,16 @@ describe("GET /api/integrations/exports/{id}/download", () => {
       request_id: expect.any(String),
     });
 
-    await env.DB.prepare("UPDATE export_jobs SET status = 'processing', progress = 1234 WHERE id = ?").bind(job.id).run();
+    await env.DB.prepare("UPDATE export_jobs SET status = 'processing', progress = 1234 WHERE id = ?")
+      .bind(job.id)
+      .run();
     const busy = await callJson(`${EXPORTS}/${job.id}/download`, { token: admin.token });
     expect(busy.res.status).toBe(409);
     expect(busy.body.detail).toContain("is processing (1,234 rows written so far)");
     expect(busy.body).toMatchObject({ status: 409, export_status: "processing", progress: 1234 });
-    await env.DB.prepare("UPDATE export_jobs SET status = 'queued', progress = 0 WHERE id = ?").bind(job.id).run();
+    await env.DB.prepare("UPDATE export_jobs SET status = 'queued', progress = 0 WHERE id = ?")
+      .bind(job.id)
+      .run();
 
     await drain(bindings, queue);
     const res = await call(`${EXPORTS}/${job.id}/download`, { token: admin.token });
@@ -265,14 +321,19 @@ describe("GET /api/integrations/exports/{id}/download", () => {
     const text = await res.text();
     const day = job.created_at.slice(0, 10);
     expect(res.headers.get("Content-Type")).toBe("text/csv; charset=utf-8");
-    expect(res.headers.get("Content-Disposition")).toBe(`attachment; filename="lingua-activity-${institution.slug}-${day}-${job.id.slice(-8)}.csv"`);
+    expect(res.headers.get("Content-Disposition")).toBe(
+      `attachment; filename="lingua-activity-${institution.slug}-${day}-${job.id.slice(-8)}.csv"`,
+    );
     expect(res.headers.get("Content-Length")).toBe(String(new TextEncoder().encode(text).length));
     expect(res.headers.get("ETag")).toMatch(/^"[0-9a-f]{32}"$/);
     expect(res.headers.get("Cache-Control")).toBe("no-store");
     expect(text.split("\r\n")).toHaveLength(4);
 
     // Conditional request: 304 without a body.
-    const again = await call(`${EXPORTS}/${job.id}/download`, { token: admin.token, headers: { "If-None-Match": `W/"x", ${res.headers.get("ETag")}` } });
+    const again = await call(`${EXPORTS}/${job.id}/download`, {
+      token: admin.token,
+      headers: { "If-None-Match": `W/"x", ${res.headers.get("ETag")}` },
+    });
     expect(again.status).toBe(304);
     expect(await again.text()).toBe("");
 
@@ -283,7 +344,10 @@ describe("GET /api/integrations/exports/{id}/download", () => {
     expect(new TextDecoder().decode(bytes.slice(3))).toBe(text);
     expect(bom.headers.get("Content-Length")).toBe(String(bytes.length));
     expect(bom.headers.get("ETag")).not.toBe(res.headers.get("ETag"));
-    const bomAgain = await call(`${EXPORTS}/${job.id}/download?bom=true`, { token: admin.token, headers: { "If-None-Match": bom.headers.get("ETag")! } });
+    const bomAgain = await call(`${EXPORTS}/${job.id}/download?bom=true`, {
+      token: admin.token,
+      headers: { "If-None-Match": bom.headers.get("ETag")! },
+    });
     expect(bomAgain.status).toBe(304);
   });
 
@@ -297,7 +361,9 @@ describe("GET /api/integrations/exports/{id}/download", () => {
       expect(res.status).toBe(200);
       await res.body?.cancel();
       const name = /filename="([^"]+)"/.exec(res.headers.get("Content-Disposition")!)![1]!;
-      expect(name).toMatch(new RegExp(`^lingua-learner-progress-${institution.slug}-\\d{4}-\\d\\d-\\d\\d-[0-9A-Z]{8}\\.csv$`));
+      expect(name).toMatch(
+        new RegExp(`^lingua-learner-progress-${institution.slug}-\\d{4}-\\d\\d-\\d\\d-[0-9A-Z]{8}\\.csv$`),
+      );
       expect(job.id.endsWith(name.slice(-12, -4))).toBe(true);
       names.push(name);
     }
@@ -307,11 +373,24 @@ describe("GET /api/integrations/exports/{id}/download", () => {
   it("is 409 with the reason for a failed export and 410 for an expired one", async () => {
     const { admin } = await createTenant();
     const failed = await exportAndWait(admin.token, { type: "activity" });
-    await env.DB.prepare("UPDATE export_jobs SET status = 'failed', error = 'The disk was full.' WHERE id = ?").bind(failed.id).run();
+    await env.DB.prepare(
+      "UPDATE export_jobs SET status = 'failed', error = 'The disk was full.' WHERE id = ?",
+    )
+      .bind(failed.id)
+      .run();
     const f = await callJson(`${EXPORTS}/${failed.id}/download`, { token: admin.token });
     expect(f.res.status).toBe(409);
-    expect(f.body).toMatchObject({ code: "export_failed", status: 409, detail: expect.stringContaining("The disk was full."), export_status: "failed", progress: 0 });
-    expect((await callJson(`${EXPORTS}/${failed.id}`, { token: admin.token })).body).toMatchObject({ status: "failed", error: "The disk was full." });
+    expect(f.body).toMatchObject({
+      code: "export_failed",
+      status: 409,
+      detail: expect.stringContaining("The disk was full."),
+      export_status: "failed",
+      progress: 0,
+    });
+    expect((await callJson(`${EXPORTS}/${failed.id}`, { token: admin.token })).body).toMatchObject({
+      status: "failed",
+      error: "The disk was full.",
+    });
 
     const expired = await exportAndWait(admin.token, { type: "activity" });
     await env.DB.prepare("UPDATE export_jobs SET status = 'expired' WHERE id = ?").bind(expired.id).run();
@@ -322,7 +401,9 @@ describe("GET /api/integrations/exports/{id}/download", () => {
 
     // Past its retention but not yet swept: already 410.
     const due = await exportAndWait(admin.token, { type: "activity" });
-    await env.DB.prepare("UPDATE export_jobs SET expires_at = '2020-01-01T00:00:00Z' WHERE id = ?").bind(due.id).run();
+    await env.DB.prepare("UPDATE export_jobs SET expires_at = '2020-01-01T00:00:00Z' WHERE id = ?")
+      .bind(due.id)
+      .run();
     expect((await call(`${EXPORTS}/${due.id}/download`, { token: admin.token })).status).toBe(410);
   });
 
@@ -376,14 +457,25 @@ describe("the OpenAPI document", () => {
     // The 409's extension members, in its schema and its description.
     const conflict = download.get.responses["409"];
     expect(conflict.description).toContain("`export_status`");
-    expect(conflict.content["application/problem+json"].schema).toEqual({ $ref: "#/components/schemas/ExportConflictProblem" });
+    expect(conflict.content["application/problem+json"].schema).toEqual({
+      $ref: "#/components/schemas/ExportConflictProblem",
+    });
     const [base, extension] = doc.components.schemas.ExportConflictProblem.allOf;
     expect(base).toEqual({ $ref: "#/components/schemas/Problem" });
     expect(extension.properties.export_status.enum).toEqual(["queued", "processing", "failed"]);
     expect(extension.properties.progress.type).toBe("integer");
     expect(extension.required).toEqual(["export_status", "progress"]);
-    expect(list.get.parameters.map((p: any) => p.name)).toEqual(expect.arrayContaining(["page", "per_page", "status", "type"]));
-    for (const column of ["attempt_id", "xp_awarded", "progress_percent", "cefr_level", "lesson_title", "kind"]) {
+    expect(list.get.parameters.map((p: any) => p.name)).toEqual(
+      expect.arrayContaining(["page", "per_page", "status", "type"]),
+    );
+    for (const column of [
+      "attempt_id",
+      "xp_awarded",
+      "progress_percent",
+      "cefr_level",
+      "lesson_title",
+      "kind",
+    ]) {
       expect(list.post.description).toContain(`\`${column}\``);
       expect(download.get.description).toContain(`\`${column}\``);
     }

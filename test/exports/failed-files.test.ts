@@ -3,7 +3,18 @@ import { describe, expect, it } from "vitest";
 import { GAVE_UP } from "../../src/domains/exports/consumer";
 import { callJson } from "../helpers/api";
 import { createTenant } from "../helpers/tenants";
-import { bucketWith, d1WithFailingBatches, deliver, EXPORTS, gate, HeldQueue, heldBindings, jobRow, outboxFor, requestExport } from "./support";
+import {
+  bucketWith,
+  d1WithFailingBatches,
+  deliver,
+  EXPORTS,
+  gate,
+  HeldQueue,
+  heldBindings,
+  jobRow,
+  outboxFor,
+  requestExport,
+} from "./support";
 
 // A failed export never keeps a file in R2, even one that was written whole before the job failed.
 
@@ -16,7 +27,13 @@ async function queuedExport() {
   const { res, body } = await requestExport(admin.token, { type: "activity" }, { bindings });
   expect(res.status).toBe(202);
   const row = await jobRow(body.id);
-  return { token: admin.token, id: body.id as string, key: row!.r2_key as string, message: queue.take(), bindings };
+  return {
+    token: admin.token,
+    id: body.id as string,
+    key: row!.r2_key as string,
+    message: queue.take(),
+    bindings,
+  };
 }
 
 /** The file is written by a plain PUT, then recording `completed` fails: the message is retried. */
@@ -85,7 +102,9 @@ describe("a job that fails after its file was written", () => {
     const stalled = deliver({ ...job.bindings, EXPORTS_BUCKET: stalling }, job.message);
     await putStarted.opened;
     // Its lease runs out while it stalls, and the queue's dead letter fails the job.
-    await env.DB.prepare("UPDATE export_jobs SET lease_until = ? WHERE id = ?").bind(Date.now() - 1, job.id).run();
+    await env.DB.prepare("UPDATE export_jobs SET lease_until = ? WHERE id = ?")
+      .bind(Date.now() - 1, job.id)
+      .run();
     expect((await deliver(job.bindings, job.message, DLQ)).acked).toBe(true);
     expect((await jobRow(job.id))!.status).toBe("failed");
 

@@ -4,7 +4,20 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { GAVE_UP } from "../../src/domains/exports/consumer";
 import { call, callJson } from "../helpers/api";
 import { createTenant, type Tenant } from "../helpers/tenants";
-import { bucketWith, deliver, downloadRecords, drain, EXPORTS, getJob, HeldQueue, heldBindings, jobRow, outboxFor, requestExport, withOverrides } from "./support";
+import {
+  bucketWith,
+  deliver,
+  downloadRecords,
+  drain,
+  EXPORTS,
+  getJob,
+  HeldQueue,
+  heldBindings,
+  jobRow,
+  outboxFor,
+  requestExport,
+  withOverrides,
+} from "./support";
 
 // Generation across queue messages with real R2 multipart uploads. R2 (and its local simulator)
 // wants every part but the last to be at least 5 MiB, so these exports are about 19 MB: 3 full parts
@@ -71,7 +84,8 @@ function bucketAfterEachPart(afterPart: (n: number) => void): R2Bucket {
       },
     });
   return bucketWith({
-    createMultipartUpload: async (key: string, options?: R2MultipartOptions) => wrap(await real.createMultipartUpload(key, options)),
+    createMultipartUpload: async (key: string, options?: R2MultipartOptions) =>
+      wrap(await real.createMultipartUpload(key, options)),
     resumeMultipartUpload: (key: string, uploadId: string) => wrap(real.resumeMultipartUpload(key, uploadId)),
   });
 }
@@ -112,7 +126,11 @@ function d1After(match: RegExp, effect: () => Promise<void>): D1Database {
 }
 
 async function startExport(queue: HeldQueue) {
-  const { res, body } = await requestExport(tenant.admin.token, { type: "activity" }, { bindings: heldBindings(queue) });
+  const { res, body } = await requestExport(
+    tenant.admin.token,
+    { type: "activity" },
+    { bindings: heldBindings(queue) },
+  );
   expect(res.status).toBe(202);
   return body.id as string;
 }
@@ -142,7 +160,14 @@ describe("a multi-part export", () => {
     const queued = await getJob(tenant.admin.token, id);
     expect(queued.status).toBe("queued");
 
-    const seen: { status: string; progress: number; parts: number; generation: number; startedAt: string; completedAt: string | null }[] = [];
+    const seen: {
+      status: string;
+      progress: number;
+      parts: number;
+      generation: number;
+      startedAt: string;
+      completedAt: string | null;
+    }[] = [];
     while (queue.messages.length > 0) {
       const message = queue.take();
       expect(message).toEqual({ job_id: id, generation: seen.length });
@@ -150,7 +175,14 @@ describe("a multi-part export", () => {
       expect(outcome.acked).toBe(true);
       const job = await getJob(tenant.admin.token, id);
       const row = await jobRow(id);
-      seen.push({ status: job.status, progress: job.progress, parts: JSON.parse(row!.parts).length, generation: row!.generation, startedAt: job.started_at, completedAt: job.completed_at });
+      seen.push({
+        status: job.status,
+        progress: job.progress,
+        parts: JSON.parse(row!.parts).length,
+        generation: row!.generation,
+        startedAt: job.started_at,
+        completedAt: job.completed_at,
+      });
       if (job.status === "processing") {
         // Between messages: nobody holds the job, and the file cannot be downloaded yet.
         expect(row!.lease_id).toBeNull();
@@ -175,7 +207,9 @@ describe("a multi-part export", () => {
     expect(progress[3]).toBe(ROWS);
 
     const job = await expectExactFile(id);
-    expect((await env.EXPORTS_BUCKET.head(`exports/${tenant.institution.id}/${id}.csv`))!.size).toBe(job.byte_size);
+    expect((await env.EXPORTS_BUCKET.head(`exports/${tenant.institution.id}/${id}.csv`))!.size).toBe(
+      job.byte_size,
+    );
     expect((await outboxFor(id)).map((e) => e.type)).toEqual(["export.completed"]);
   });
 
@@ -209,15 +243,22 @@ describe("a multi-part export", () => {
     const continuation = queue.take();
     // The worker running the continuation died after claiming the job and uploading a part 2 of its own.
     const row = await jobRow(id);
-    await env.EXPORTS_BUCKET.resumeMultipartUpload(row!.r2_key, row!.upload_id).uploadPart(2, new Uint8Array(PART).fill(120));
-    await env.DB.prepare("UPDATE export_jobs SET lease_id = 'lse_dead', lease_until = ? WHERE id = ?").bind(Date.now() + 60_000, id).run();
+    await env.EXPORTS_BUCKET.resumeMultipartUpload(row!.r2_key, row!.upload_id).uploadPart(
+      2,
+      new Uint8Array(PART).fill(120),
+    );
+    await env.DB.prepare("UPDATE export_jobs SET lease_id = 'lse_dead', lease_until = ? WHERE id = ?")
+      .bind(Date.now() + 60_000, id)
+      .run();
 
     const early = await deliver(bindings, continuation, { attempts: 2 });
     expect(early.acked).toBe(false);
     expect(early.retried!.delaySeconds).toBeGreaterThanOrEqual(59);
     expect(early.retried!.delaySeconds).toBeLessThanOrEqual(61);
 
-    await env.DB.prepare("UPDATE export_jobs SET lease_until = ? WHERE id = ?").bind(Date.now() - 1, id).run();
+    await env.DB.prepare("UPDATE export_jobs SET lease_until = ? WHERE id = ?")
+      .bind(Date.now() - 1, id)
+      .run();
     expect((await deliver(bindings, continuation, { attempts: 3 })).acked).toBe(true);
     await drain(bindings, queue);
     await expectExactFile(id);
@@ -236,10 +277,15 @@ describe("a multi-part export", () => {
     const stalling = d1After(/json_array_length/, async () => {
       if (takenOver) return;
       takenOver = true;
-      await env.DB.prepare("UPDATE export_jobs SET lease_id = 'lse_successor', lease_until = ? WHERE id = ?").bind(Date.now() + 60_000, id).run();
+      await env.DB.prepare("UPDATE export_jobs SET lease_id = 'lse_successor', lease_until = ? WHERE id = ?")
+        .bind(Date.now() + 60_000, id)
+        .run();
     });
 
-    const stale = await deliver({ ...bindings, DB: stalling, EXPORTS_BUCKET: recordingBucket(uploaded) }, message);
+    const stale = await deliver(
+      { ...bindings, DB: stalling, EXPORTS_BUCKET: recordingBucket(uploaded) },
+      message,
+    );
     expect(stale.acked).toBe(true);
     expect(uploaded).toEqual([1]);
     const row = await jobRow(id);
@@ -247,8 +293,12 @@ describe("a multi-part export", () => {
     expect(JSON.parse(row!.parts)).toHaveLength(1);
 
     // The successor (here: the message delivered again once its lease is over) writes the rest.
-    await env.DB.prepare("UPDATE export_jobs SET lease_id = NULL, lease_until = NULL WHERE id = ?").bind(id).run();
-    expect((await deliver(heldBindings(queue, { EXPORT_PAGE_SIZE: PAGE_SIZE }), message, { attempts: 2 })).acked).toBe(true);
+    await env.DB.prepare("UPDATE export_jobs SET lease_id = NULL, lease_until = NULL WHERE id = ?")
+      .bind(id)
+      .run();
+    expect(
+      (await deliver(heldBindings(queue, { EXPORT_PAGE_SIZE: PAGE_SIZE }), message, { attempts: 2 })).acked,
+    ).toBe(true);
     await drain(heldBindings(queue, { EXPORT_PAGE_SIZE: PAGE_SIZE }), queue);
     await expectExactFile(id);
   });
@@ -289,7 +339,9 @@ describe("permanent failure", () => {
     expect(before!.upload_id).toBeTruthy();
 
     // A dead letter of an older generation is not the job's current message: ignored.
-    expect((await deliver(bindings, { job_id: id, generation: 0 }, { queue: "lingua-exports-dlq" })).acked).toBe(true);
+    expect(
+      (await deliver(bindings, { job_id: id, generation: 0 }, { queue: "lingua-exports-dlq" })).acked,
+    ).toBe(true);
     expect((await jobRow(id))!.status).toBe("processing");
 
     expect((await deliver(bindings, continuation, { queue: "lingua-exports-dlq" })).acked).toBe(true);
@@ -298,7 +350,12 @@ describe("permanent failure", () => {
     const upload = env.EXPORTS_BUCKET.resumeMultipartUpload(before!.r2_key, before!.upload_id);
     await expect(upload.uploadPart(2, new Uint8Array(10))).rejects.toThrow();
     expect(await outboxFor(id)).toEqual([
-      { type: "export.failed", institution_id: tenant.institution.id, user_id: tenant.admin.id, payload: { export_id: id, type: "activity", error: GAVE_UP } },
+      {
+        type: "export.failed",
+        institution_id: tenant.institution.id,
+        user_id: tenant.admin.id,
+        payload: { export_id: id, type: "activity", error: GAVE_UP },
+      },
     ]);
     const download = await callJson(`${EXPORTS}/${id}/download`, { token: tenant.admin.token });
     expect(download.res.status).toBe(409);
@@ -325,10 +382,27 @@ describe("a small export through the real queue", () => {
     const small = await createTenant();
     const { res, body } = await requestExport(small.admin.token, { type: "activity" });
     expect(res.status).toBe(202);
-    for (let i = 0; i < 400 && (await jobRow(body.id))!.status !== "completed"; i++) await new Promise((r) => setTimeout(r, 25));
+    for (let i = 0; i < 400 && (await jobRow(body.id))!.status !== "completed"; i++)
+      await new Promise((r) => setTimeout(r, 25));
     const row = await jobRow(body.id);
     expect(row).toMatchObject({ status: "completed", upload_id: null, parts: "[]", attempts: 1 });
     const text = await (await call(`${EXPORTS}/${body.id}/download`, { token: small.admin.token })).text();
-    expect(parse(text)).toEqual([["attempt_id", "occurred_at", "user_id", "course_id", "lesson_id", "training_item_id", "skill", "cefr_level", "score", "correct", "duration_seconds", "xp_awarded", "recorded_at"]]);
+    expect(parse(text)).toEqual([
+      [
+        "attempt_id",
+        "occurred_at",
+        "user_id",
+        "course_id",
+        "lesson_id",
+        "training_item_id",
+        "skill",
+        "cefr_level",
+        "score",
+        "correct",
+        "duration_seconds",
+        "xp_awarded",
+        "recorded_at",
+      ],
+    ]);
   });
 });

@@ -7,7 +7,11 @@ import { call, callJson } from "../helpers/api";
 export const EXPORTS = "/api/integrations/exports";
 
 /** POST an export request; returns the response and the job. */
-export function requestExport(token: string, body: unknown, options: { headers?: Record<string, string>; bindings?: Partial<Cloudflare.Env> } = {}) {
+export function requestExport(
+  token: string,
+  body: unknown,
+  options: { headers?: Record<string, string>; bindings?: Partial<Cloudflare.Env> } = {},
+) {
   return callJson(EXPORTS, { token, body, headers: options.headers, env: options.bindings });
 }
 
@@ -70,14 +74,21 @@ export class HeldQueue {
 }
 
 /** Bindings of this test file with a held exports queue and the given settings. */
-export function heldBindings(queue: HeldQueue, overrides: Partial<Record<string, unknown>> = {}): Cloudflare.Env {
+export function heldBindings(
+  queue: HeldQueue,
+  overrides: Partial<Record<string, unknown>> = {},
+): Cloudflare.Env {
   return { ...env, EXPORTS_QUEUE: queue as unknown as Queue, ...overrides } as Cloudflare.Env;
 }
 
 let deliveries = 0;
 
 /** Runs the worker's queue handler on one message, as the queue would; returns its ack/retry outcome. */
-export async function deliver(bindings: Cloudflare.Env, body: unknown, options: { queue?: string; attempts?: number } = {}) {
+export async function deliver(
+  bindings: Cloudflare.Env,
+  body: unknown,
+  options: { queue?: string; attempts?: number } = {},
+) {
   deliveries += 1;
   const batch = createMessageBatch(options.queue ?? "lingua-exports", [
     { id: `msg-${deliveries}`, timestamp: new Date(), attempts: options.attempts ?? 1, body },
@@ -113,7 +124,9 @@ export async function jobRow(id: string) {
 }
 
 export async function outboxFor(exportId: string) {
-  const { results } = await env.DB.prepare("SELECT type, institution_id, user_id, payload FROM outbox_events WHERE type LIKE 'export.%' AND json_extract(payload, '$.export_id') = ?")
+  const { results } = await env.DB.prepare(
+    "SELECT type, institution_id, user_id, payload FROM outbox_events WHERE type LIKE 'export.%' AND json_extract(payload, '$.export_id') = ?",
+  )
     .bind(exportId)
     .all<{ type: string; institution_id: string; user_id: string; payload: string }>();
   return results.map((r) => ({ ...r, payload: JSON.parse(r.payload) }));

@@ -1,16 +1,36 @@
-import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
+import {
+  createExecutionContext,
+  createScheduledController,
+  env,
+  waitOnExecutionContext,
+} from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { TOO_SLOW } from "../../src/domains/exports/sweep";
-import { nowIso } from "../../src/platform/ids";
 import worker from "../../src/index";
+import { nowIso } from "../../src/platform/ids";
 import { callJson } from "../helpers/api";
 import { createTenant } from "../helpers/tenants";
-import { bucketWith, d1WithFailingBatches, deliver, EXPORTS, exportAndWait, HeldQueue, heldBindings, jobRow, outboxFor, requestExport } from "./support";
+import {
+  bucketWith,
+  d1WithFailingBatches,
+  deliver,
+  EXPORTS,
+  exportAndWait,
+  HeldQueue,
+  heldBindings,
+  jobRow,
+  outboxFor,
+  requestExport,
+} from "./support";
 
 /** The minute cron, as the runtime runs it (every sweep of src/scheduled.ts). */
 async function cron(bindings: Cloudflare.Env = env) {
   const ctx = createExecutionContext();
-  await worker.scheduled!(createScheduledController({ scheduledTime: Date.now(), cron: "* * * * *" }), bindings, ctx);
+  await worker.scheduled!(
+    createScheduledController({ scheduledTime: Date.now(), cron: "* * * * *" }),
+    bindings,
+    ctx,
+  );
   await waitOnExecutionContext(ctx);
 }
 
@@ -21,7 +41,9 @@ describe("the exports sweep", () => {
     const kept = await exportAndWait(admin.token, { type: "completions" });
     const row = await jobRow(due.id);
     expect(await env.EXPORTS_BUCKET.head(row!.r2_key)).not.toBeNull();
-    await env.DB.prepare("UPDATE export_jobs SET expires_at = ? WHERE id = ?").bind(new Date(Date.now() - 1000).toISOString(), due.id).run();
+    await env.DB.prepare("UPDATE export_jobs SET expires_at = ? WHERE id = ?")
+      .bind(new Date(Date.now() - 1000).toISOString(), due.id)
+      .run();
 
     await cron();
     expect(await env.EXPORTS_BUCKET.head(row!.r2_key)).toBeNull();
@@ -38,9 +60,15 @@ describe("the exports sweep", () => {
   it("sends a new message for a job whose message was lost, once, and the job then completes", async () => {
     const { admin } = await createTenant();
     const lost = new HeldQueue();
-    const { body: job } = await requestExport(admin.token, { type: "learner_progress" }, { bindings: heldBindings(lost) });
+    const { body: job } = await requestExport(
+      admin.token,
+      { type: "learner_progress" },
+      { bindings: heldBindings(lost) },
+    );
     lost.messages.length = 0; // the message never arrives
-    await env.DB.prepare("UPDATE export_jobs SET heartbeat_at = ? WHERE id = ?").bind(Date.now() - 16 * 60_000, job.id).run();
+    await env.DB.prepare("UPDATE export_jobs SET heartbeat_at = ? WHERE id = ?")
+      .bind(Date.now() - 16 * 60_000, job.id)
+      .run();
 
     const queue = new HeldQueue();
     await cron(heldBindings(queue));
@@ -53,9 +81,19 @@ describe("the exports sweep", () => {
   it("leaves alone a job that is leased or recently active", async () => {
     const { admin } = await createTenant();
     const held = new HeldQueue();
-    const { body: fresh } = await requestExport(admin.token, { type: "activity" }, { bindings: heldBindings(held) });
-    const { body: leased } = await requestExport(admin.token, { type: "activity" }, { bindings: heldBindings(held) });
-    await env.DB.prepare("UPDATE export_jobs SET heartbeat_at = ?, lease_id = 'lse_x', lease_until = ? WHERE id = ?")
+    const { body: fresh } = await requestExport(
+      admin.token,
+      { type: "activity" },
+      { bindings: heldBindings(held) },
+    );
+    const { body: leased } = await requestExport(
+      admin.token,
+      { type: "activity" },
+      { bindings: heldBindings(held) },
+    );
+    await env.DB.prepare(
+      "UPDATE export_jobs SET heartbeat_at = ?, lease_id = 'lse_x', lease_until = ? WHERE id = ?",
+    )
       .bind(Date.now() - 16 * 60_000, Date.now() + 60_000, leased.id)
       .run();
     const queue = new HeldQueue();
@@ -67,32 +105,51 @@ describe("the exports sweep", () => {
   it("gives up a job that has not finished within a day: failed, upload aborted, export.failed", async () => {
     const { admin, institution } = await createTenant();
     const held = new HeldQueue();
-    const { body: job } = await requestExport(admin.token, { type: "activity" }, { bindings: heldBindings(held) });
+    const { body: job } = await requestExport(
+      admin.token,
+      { type: "activity" },
+      { bindings: heldBindings(held) },
+    );
     const row = await jobRow(job.id);
     const upload = await env.EXPORTS_BUCKET.createMultipartUpload(row!.r2_key);
-    await env.DB.prepare("UPDATE export_jobs SET status = 'processing', upload_id = ?, created_at = ? WHERE id = ?")
+    await env.DB.prepare(
+      "UPDATE export_jobs SET status = 'processing', upload_id = ?, created_at = ? WHERE id = ?",
+    )
       .bind(upload.uploadId, nowIso(Date.now() - 25 * 3_600_000), job.id)
       .run();
 
     await cron(heldBindings(new HeldQueue()));
     expect(await jobRow(job.id)).toMatchObject({ status: "failed", error: TOO_SLOW, lease_id: null });
-    await expect(env.EXPORTS_BUCKET.resumeMultipartUpload(row!.r2_key, upload.uploadId).uploadPart(1, new Uint8Array(8))).rejects.toThrow();
+    await expect(
+      env.EXPORTS_BUCKET.resumeMultipartUpload(row!.r2_key, upload.uploadId).uploadPart(1, new Uint8Array(8)),
+    ).rejects.toThrow();
     expect(await outboxFor(job.id)).toEqual([
-      { type: "export.failed", institution_id: institution.id, user_id: admin.id, payload: { export_id: job.id, type: "activity", error: TOO_SLOW } },
+      {
+        type: "export.failed",
+        institution_id: institution.id,
+        user_id: admin.id,
+        payload: { export_id: job.id, type: "activity", error: TOO_SLOW },
+      },
     ]);
   });
 
   it("gives up a job whose whole file was written but never recorded as completed: the file is deleted too", async () => {
     const { admin } = await createTenant();
     const queue = new HeldQueue();
-    const { body: job } = await requestExport(admin.token, { type: "activity" }, { bindings: heldBindings(queue) });
+    const { body: job } = await requestExport(
+      admin.token,
+      { type: "activity" },
+      { bindings: heldBindings(queue) },
+    );
     // The file is in R2 (a plain PUT), and `completed` was never written.
     const broken = heldBindings(queue, { DB: d1WithFailingBatches() });
     expect((await deliver(broken, queue.take())).acked).toBe(false);
     const row = await jobRow(job.id);
     expect(row).toMatchObject({ status: "processing", lease_id: null });
     expect(await env.EXPORTS_BUCKET.head(row!.r2_key)).not.toBeNull();
-    await env.DB.prepare("UPDATE export_jobs SET created_at = ? WHERE id = ?").bind(nowIso(Date.now() - 25 * 3_600_000), job.id).run();
+    await env.DB.prepare("UPDATE export_jobs SET created_at = ? WHERE id = ?")
+      .bind(nowIso(Date.now() - 25 * 3_600_000), job.id)
+      .run();
 
     // R2 refusing the delete leaves the job active for the next minute's sweep.
     const refusing = bucketWith({
@@ -108,6 +165,8 @@ describe("the exports sweep", () => {
     expect(await jobRow(job.id)).toMatchObject({ status: "failed", error: TOO_SLOW });
     expect(await env.EXPORTS_BUCKET.head(row!.r2_key)).toBeNull();
     expect((await outboxFor(job.id)).map((e) => e.type)).toEqual(["export.failed"]);
-    expect((await callJson(`${EXPORTS}/${job.id}/download`, { token: admin.token })).body.code).toBe("export_failed");
+    expect((await callJson(`${EXPORTS}/${job.id}/download`, { token: admin.token })).body.code).toBe(
+      "export_failed",
+    );
   });
 });

@@ -1,9 +1,9 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { csvRows } from "../../src/domains/exports/csv";
-import { inKeyOrder, SOURCES, type RowKey, type SourceScope } from "../../src/domains/exports/sources";
-import { database } from "../../src/platform/db";
+import { inKeyOrder, type RowKey, SOURCES, type SourceScope } from "../../src/domains/exports/sources";
 import { utf8 } from "../../src/platform/crypto/encoding";
+import { database } from "../../src/platform/db";
 
 // The activity export's pages written by SQLite (sources.ts, textPage) against the same pages read as
 // rows and written by csv.ts: wherever the SQL path answers, its bytes must be exactly the library
@@ -15,7 +15,20 @@ const WIDTH = activity.columns.length;
 const decoder = new TextDecoder();
 let seq = 0;
 
-type Attempt = Partial<Record<"id" | "user_id" | "training_item_id" | "lesson_id" | "course_id" | "skill" | "cefr_level" | "occurred_at" | "recorded_at", unknown>> & {
+type Attempt = Partial<
+  Record<
+    | "id"
+    | "user_id"
+    | "training_item_id"
+    | "lesson_id"
+    | "course_id"
+    | "skill"
+    | "cefr_level"
+    | "occurred_at"
+    | "recorded_at",
+    unknown
+  >
+> & {
   score?: unknown;
   correct?: unknown;
   duration_seconds?: unknown;
@@ -69,7 +82,9 @@ async function walk(scope: SourceScope, limit: number) {
     if (sqlPage && sqlPage.count > 0) {
       expect(sqlPage.count).toBe(page.length);
       expect(decoder.decode(sqlPage.bytes)).toBe(expected);
-      expect(activity.lineKey!(expected.slice(expected.lastIndexOf("\n", expected.length - 3) + 1, -2))).toEqual(activity.key(page[page.length - 1]!));
+      expect(
+        activity.lineKey!(expected.slice(expected.lastIndexOf("\n", expected.length - 3) + 1, -2)),
+      ).toEqual(activity.key(page[page.length - 1]!));
       text++;
     } else if (page.length > 0) {
       rows++;
@@ -84,7 +99,19 @@ async function walk(scope: SourceScope, limit: number) {
 
 describe("activity pages written by SQLite", () => {
   it("print every score round(score, 3) can give in [0, 1] as JavaScript does (1 not 1.0, 0.5, 0.125, 0 for -0.0)", async () => {
-    const scores = [...Array.from({ length: 1001 }, (_, k) => k / 1000), 0.0005, 0.0015, 0.9995, 0.12345, 1 / 3, 2 / 3, 0.1 + 0.2, -0.0, -0.0004, 1.0004];
+    const scores = [
+      ...Array.from({ length: 1001 }, (_, k) => k / 1000),
+      0.0005,
+      0.0015,
+      0.9995,
+      0.12345,
+      1 / 3,
+      2 / 3,
+      0.1 + 0.2,
+      -0.0,
+      -0.0004,
+      1.0004,
+    ];
     const scope = await institutionWith(scores.map((score) => ({ score })));
     const { text, rows } = await walk(scope, 2000);
     expect(text).toBe(1);
@@ -106,11 +133,24 @@ describe("activity pages written by SQLite", () => {
       return bits.getFloat64(0);
     };
     let state = 11;
-    const random = () => ((state = (state * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648);
-    const scores: number[] = [0.0625, 0.1875, 0.3125, 0.4375, 0.5625, 0.6875, 0.8125, 0.9375, 0.0005, 0.9995, 0.4995, 0.5005];
+    const random = () => (state = (state * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648;
+    const scores: number[] = [
+      0.0625, 0.1875, 0.3125, 0.4375, 0.5625, 0.6875, 0.8125, 0.9375, 0.0005, 0.9995, 0.4995, 0.5005,
+    ];
     for (let k = 0; k < 1000; k += 7) {
       const tie = (k + 0.5) / 1000;
-      scores.push(tie, ulps(tie, 1), ulps(tie, -1), ulps(tie, 3), tie + 4e-10, tie - 4e-10, tie + 1.5e-9, tie - 1.5e-9, tie + 1e-7, tie - 1e-7);
+      scores.push(
+        tie,
+        ulps(tie, 1),
+        ulps(tie, -1),
+        ulps(tie, 3),
+        tie + 4e-10,
+        tie - 4e-10,
+        tie + 1.5e-9,
+        tie - 1.5e-9,
+        tie + 1e-7,
+        tie - 1e-7,
+      );
     }
     for (let i = 0; i < 1500; i++) scores.push(random());
     for (let i = 0; i < 300; i++) scores.push(random() * 1e-3, 1 - random() * 1e-3);
@@ -163,11 +203,36 @@ describe("activity pages written by SQLite", () => {
 
   it("agree with the library on random rows of tricky cells, page by page", async () => {
     let state = 7;
-    const random = () => ((state = (state * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648);
-    const alphabet = ["a", "Z", "0", " ", ":", ".", "_", "é", "€", "𝄞", "'", ";", "=", "+", "-", "@", "\t", ",", '"', "\n", "\r", "\uFF1D", "\uFF20"];
+    const random = () => (state = (state * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648;
+    const alphabet = [
+      "a",
+      "Z",
+      "0",
+      " ",
+      ":",
+      ".",
+      "_",
+      "é",
+      "€",
+      "𝄞",
+      "'",
+      ";",
+      "=",
+      "+",
+      "-",
+      "@",
+      "\t",
+      ",",
+      '"',
+      "\n",
+      "\r",
+      "\uFF1D",
+      "\uFF20",
+    ];
     const text = () => {
       let out = "";
-      for (let n = Math.floor(random() * 5); n > 0; n--) out += alphabet[Math.floor(random() * alphabet.length)];
+      for (let n = Math.floor(random() * 5); n > 0; n--)
+        out += alphabet[Math.floor(random() * alphabet.length)];
       return out;
     };
     // Mostly plain rows, some pages with a tricky cell.
@@ -187,7 +252,12 @@ describe("activity pages written by SQLite", () => {
 
 describe("plain SQL text end to end", () => {
   it("the page bytes are the library's for a whole export, UTF-8 and all", async () => {
-    const scope = await institutionWith(Array.from({ length: 250 }, (_, i) => ({ lesson_id: `les_${"é€𝄞".repeat(i % 4)}`, score: (i % 11) / 10 })));
+    const scope = await institutionWith(
+      Array.from({ length: 250 }, (_, i) => ({
+        lesson_id: `les_${"é€𝄞".repeat(i % 4)}`,
+        score: (i % 11) / 10,
+      })),
+    );
     const { text, rows, file } = await walk(scope, 64);
     expect(rows).toBe(0);
     expect(text).toBe(4);
@@ -198,7 +268,16 @@ describe("plain SQL text end to end", () => {
 describe("inKeyOrder", () => {
   const lines = (...rows: [string, string][]) => utf8(rows.map(([id, at]) => `${id},${at},x,1\r\n`).join(""));
   it("accepts lines ascending by occurred_at, then id, compared as bytes", () => {
-    expect(inKeyOrder(lines(["b", "2026-01-01T00:00:00Z"], ["a", "2026-01-01T00:00:01Z"], ["b", "2026-01-01T00:00:01Z"], ["bb", "2026-01-01T00:00:01Z"]))).toBe(true);
+    expect(
+      inKeyOrder(
+        lines(
+          ["b", "2026-01-01T00:00:00Z"],
+          ["a", "2026-01-01T00:00:01Z"],
+          ["b", "2026-01-01T00:00:01Z"],
+          ["bb", "2026-01-01T00:00:01Z"],
+        ),
+      ),
+    ).toBe(true);
     expect(inKeyOrder(lines(["z", "2026-01-01T00:00:00Z"], ["é", "2026-01-01T00:00:00Z"]))).toBe(true);
     expect(inKeyOrder(lines(["é", "2026-01-01T00:00:00Z"], ["z", "2026-01-01T00:00:00Z"]))).toBe(false);
     expect(inKeyOrder(lines(["é", "2026-01-01T00:00:00.5Z"], ["z", "2026-01-01T00:00:00Z"]))).toBe(true);

@@ -1,9 +1,9 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { createPublishedCourse, type CourseFixture } from "../helpers/progress-fixture";
+import { nowIso as iso } from "../../src/platform/ids";
+import { type CourseFixture, createPublishedCourse } from "../helpers/progress-fixture";
 import { createTenant, type Tenant, type TestUser } from "../helpers/tenants";
 import { attempt, learnerIn, record } from "../progress/reads/support";
-import { nowIso as iso } from "../../src/platform/ids";
 import { exportRecords } from "./support";
 
 // Known activity, recorded through POST /api/progress/attempts, then each export type through the
@@ -25,27 +25,71 @@ let l2: TestUser;
 let c1: CourseFixture;
 let c2: CourseFixture;
 let c1Title: string;
-const sent: { user: string; course: string; lesson: string; item: string; score: number; correct: boolean; at: number; xp: number; id: string }[] = [];
+const sent: {
+  user: string;
+  course: string;
+  lesson: string;
+  item: string;
+  score: number;
+  correct: boolean;
+  at: number;
+  xp: number;
+  id: string;
+}[] = [];
 
-async function send(learner: TestUser, course: CourseFixture, lessonIndex: number, itemIndex: number, when: number, score = 1, xp = 10) {
+async function send(
+  learner: TestUser,
+  course: CourseFixture,
+  lessonIndex: number,
+  itemIndex: number,
+  when: number,
+  score = 1,
+  xp = 10,
+) {
   const lesson = course.lessons[lessonIndex]!;
   const item = lesson.items[itemIndex]!;
   const a = attempt(item.id, { at: when, score, correct: score >= 0.6 });
   await record(learner.token, [a]);
-  sent.push({ user: learner.id, course: course.courseId, lesson: lesson.id, item: item.id, score, correct: score >= 0.6, at: when, xp: score >= 0.6 ? xp : 0, id: a.id });
+  sent.push({
+    user: learner.id,
+    course: course.courseId,
+    lesson: lesson.id,
+    item: item.id,
+    score,
+    correct: score >= 0.6,
+    at: when,
+    xp: score >= 0.6 ? xp : 0,
+    id: a.id,
+  });
 }
 
 beforeAll(async () => {
   tenant = await createTenant();
   l1 = await learnerIn(tenant.institution.id, { name: L1_NAME });
   l2 = await learnerIn(tenant.institution.id, { name: L2_NAME });
-  c1 = await createPublishedCourse({ lessons: 2, blocksPerLesson: 1, itemsPerBlock: 6, skills: ["vocabulary"], levels: ["A1"], xp: 10 });
-  c2 = await createPublishedCourse({ lessons: 1, blocksPerLesson: 1, itemsPerBlock: 2, skills: ["grammar"], levels: ["A1"], xp: 5 });
+  c1 = await createPublishedCourse({
+    lessons: 2,
+    blocksPerLesson: 1,
+    itemsPerBlock: 6,
+    skills: ["vocabulary"],
+    levels: ["A1"],
+    xp: 10,
+  });
+  c2 = await createPublishedCourse({
+    lessons: 1,
+    blocksPerLesson: 1,
+    itemsPerBlock: 2,
+    skills: ["grammar"],
+    levels: ["A1"],
+    xp: 5,
+  });
   await env.DB.batch([
     env.DB.prepare("UPDATE courses SET title = ? WHERE id = ?").bind(C2_TITLE, c2.courseId),
     env.DB.prepare("UPDATE lessons SET title = ? WHERE id = ?").bind(LESSON_TWO_TITLE, c1.lessons[1]!.id),
   ]);
-  c1Title = (await env.DB.prepare("SELECT title FROM courses WHERE id = ?").bind(c1.courseId).first<{ title: string }>())!.title;
+  c1Title = (await env.DB.prepare("SELECT title FROM courses WHERE id = ?")
+    .bind(c1.courseId)
+    .first<{ title: string }>())!.title;
 
   // L1 completes all of course 1 on day 0 (12 vocabulary items: CEFR A1 overall).
   for (let i = 0; i < 12; i++) await send(l1, c1, Math.floor(i / 6), i % 6, at(i, 0));
@@ -81,7 +125,8 @@ function activityRow(a: (typeof sent)[number]) {
   };
 }
 
-const byTimeThenId = (x: (typeof sent)[number], y: (typeof sent)[number]) => x.at - y.at || (x.id < y.id ? -1 : 1);
+const byTimeThenId = (x: (typeof sent)[number], y: (typeof sent)[number]) =>
+  x.at - y.at || (x.id < y.id ? -1 : 1);
 
 describe("activity export", () => {
   it("has one row per attempt of the institution, by time then id, every column as recorded", async () => {
@@ -90,13 +135,25 @@ describe("activity export", () => {
       "attempt_id,occurred_at,user_id,course_id,lesson_id,training_item_id,skill,cefr_level,score,correct,duration_seconds,xp_awarded,recorded_at",
     );
     expect(records).toEqual([...sent].sort(byTimeThenId).map(activityRow));
-    expect(job).toMatchObject({ row_count: 17, byte_size: new TextEncoder().encode(text).length, progress: 17 });
+    expect(job).toMatchObject({
+      row_count: 17,
+      byte_size: new TextEncoder().encode(text).length,
+      progress: 17,
+    });
     expect(res.headers.get("Content-Length")).toBe(String(job.byte_size));
   });
 
   it.each([
-    ["from", () => ({ from: new Date(at(0, 1)).toISOString() }), (a: (typeof sent)[number]) => a.at >= at(0, 1)],
-    ["from and to", () => ({ from: new Date(at(0, 1)).toISOString(), to: new Date(at(3, 1)).toISOString() }), (a: (typeof sent)[number]) => a.at >= at(0, 1) && a.at < at(3, 1)],
+    [
+      "from",
+      () => ({ from: new Date(at(0, 1)).toISOString() }),
+      (a: (typeof sent)[number]) => a.at >= at(0, 1),
+    ],
+    [
+      "from and to",
+      () => ({ from: new Date(at(0, 1)).toISOString(), to: new Date(at(3, 1)).toISOString() }),
+      (a: (typeof sent)[number]) => a.at >= at(0, 1) && a.at < at(3, 1),
+    ],
     ["course_id", () => ({ course_id: c2.courseId }), (a: (typeof sent)[number]) => a.course === c2.courseId],
     ["user_ids", () => ({ user_ids: [l1.id] }), (a: (typeof sent)[number]) => a.user === l1.id],
   ])("filters by %s", async (_name, filters, keep) => {
@@ -104,11 +161,21 @@ describe("activity export", () => {
     const expected = sent.filter(keep).sort(byTimeThenId).map(activityRow);
     expect(expected.length).toBeGreaterThan(0);
     expect(records).toEqual(expected);
-    expect(job.filters).toMatchObject(Object.fromEntries(Object.entries(filters()).map(([k, v]) => [k, k === "from" || k === "to" ? iso(Date.parse(v as string)) : v])));
+    expect(job.filters).toMatchObject(
+      Object.fromEntries(
+        Object.entries(filters()).map(([k, v]) => [
+          k,
+          k === "from" || k === "to" ? iso(Date.parse(v as string)) : v,
+        ]),
+      ),
+    );
   });
 
   it("rounds from and to up to the second, the precision of stored times", async () => {
-    const { records } = await exportRecords(tenant.admin.token, { type: "activity", from: new Date(at(11, 0) + 1).toISOString() });
+    const { records } = await exportRecords(tenant.admin.token, {
+      type: "activity",
+      from: new Date(at(11, 0) + 1).toISOString(),
+    });
     // The attempt at exactly at(11, 0) is before `from` (by 1 ms) and is left out.
     expect(records.map((r) => r.occurred_at)).not.toContain(iso(at(11, 0)));
     expect(records).toHaveLength(5);
@@ -169,7 +236,9 @@ describe("learner_progress export", () => {
         completed_at: iso(at(4, 1)),
         last_activity_at: iso(at(4, 1)),
       },
-    ].sort((x, y) => (x.user_id < y.user_id ? -1 : x.user_id > y.user_id ? 1 : x.course_id < y.course_id ? -1 : 1));
+    ].sort((x, y) =>
+      x.user_id < y.user_id ? -1 : x.user_id > y.user_id ? 1 : x.course_id < y.course_id ? -1 : 1,
+    );
   }
 
   it("has one row per learner and course, by learner then course, with names quoted and formulas guarded", async () => {
@@ -183,10 +252,22 @@ describe("learner_progress export", () => {
   });
 
   it.each([
-    ["course_id", () => ({ course_id: c2.courseId }), (r: { course_id: string }) => r.course_id === c2.courseId],
+    [
+      "course_id",
+      () => ({ course_id: c2.courseId }),
+      (r: { course_id: string }) => r.course_id === c2.courseId,
+    ],
     ["user_ids", () => ({ user_ids: [l2.id] }), (r: { user_id: string }) => r.user_id === l2.id],
-    ["from (last activity)", () => ({ from: new Date(at(0, 1)).toISOString() }), (r: { user_id: string }) => r.user_id === l2.id],
-    ["to (last activity)", () => ({ to: new Date(at(0, 1)).toISOString() }), (r: { user_id: string }) => r.user_id === l1.id],
+    [
+      "from (last activity)",
+      () => ({ from: new Date(at(0, 1)).toISOString() }),
+      (r: { user_id: string }) => r.user_id === l2.id,
+    ],
+    [
+      "to (last activity)",
+      () => ({ to: new Date(at(0, 1)).toISOString() }),
+      (r: { user_id: string }) => r.user_id === l1.id,
+    ],
   ])("filters by %s", async (_name, filters, keep) => {
     const { records } = await exportRecords(tenant.admin.token, { type: "learner_progress", ...filters() });
     const expected = rows().filter(keep as (r: ReturnType<typeof rows>[number]) => boolean);
@@ -198,14 +279,68 @@ describe("learner_progress export", () => {
 describe("completions export", () => {
   function rows() {
     const l1Rows = [
-      { kind: "lesson", lesson_id: c1.lessons[0]!.id, lesson_title: "Lesson 1", started_at: iso(at(0, 0)), completed_at: iso(at(5, 0)), score: "1", xp: "" },
-      { kind: "lesson", lesson_id: c1.lessons[1]!.id, lesson_title: `'${LESSON_TWO_TITLE}`, started_at: iso(at(6, 0)), completed_at: iso(at(11, 0)), score: "1", xp: "" },
-      { kind: "course", lesson_id: "", lesson_title: "", started_at: iso(at(0, 0)), completed_at: iso(at(11, 0)), score: "1", xp: "120" },
-    ].map((r) => ({ user_id: l1.id, user_email: l1.email, user_name: L1_NAME, course_id: c1.courseId, course_title: c1Title, ...r }));
+      {
+        kind: "lesson",
+        lesson_id: c1.lessons[0]!.id,
+        lesson_title: "Lesson 1",
+        started_at: iso(at(0, 0)),
+        completed_at: iso(at(5, 0)),
+        score: "1",
+        xp: "",
+      },
+      {
+        kind: "lesson",
+        lesson_id: c1.lessons[1]!.id,
+        lesson_title: `'${LESSON_TWO_TITLE}`,
+        started_at: iso(at(6, 0)),
+        completed_at: iso(at(11, 0)),
+        score: "1",
+        xp: "",
+      },
+      {
+        kind: "course",
+        lesson_id: "",
+        lesson_title: "",
+        started_at: iso(at(0, 0)),
+        completed_at: iso(at(11, 0)),
+        score: "1",
+        xp: "120",
+      },
+    ].map((r) => ({
+      user_id: l1.id,
+      user_email: l1.email,
+      user_name: L1_NAME,
+      course_id: c1.courseId,
+      course_title: c1Title,
+      ...r,
+    }));
     const l2Rows = [
-      { kind: "lesson", lesson_id: c2.lessons[0]!.id, lesson_title: "Lesson 1", started_at: iso(at(3, 1)), completed_at: iso(at(4, 1)), score: "1", xp: "" },
-      { kind: "course", lesson_id: "", lesson_title: "", started_at: iso(at(3, 1)), completed_at: iso(at(4, 1)), score: "1", xp: "10" },
-    ].map((r) => ({ user_id: l2.id, user_email: l2.email, user_name: `'${L2_NAME}`, course_id: c2.courseId, course_title: `'${C2_TITLE}`, ...r }));
+      {
+        kind: "lesson",
+        lesson_id: c2.lessons[0]!.id,
+        lesson_title: "Lesson 1",
+        started_at: iso(at(3, 1)),
+        completed_at: iso(at(4, 1)),
+        score: "1",
+        xp: "",
+      },
+      {
+        kind: "course",
+        lesson_id: "",
+        lesson_title: "",
+        started_at: iso(at(3, 1)),
+        completed_at: iso(at(4, 1)),
+        score: "1",
+        xp: "10",
+      },
+    ].map((r) => ({
+      user_id: l2.id,
+      user_email: l2.email,
+      user_name: `'${L2_NAME}`,
+      course_id: c2.courseId,
+      course_title: `'${C2_TITLE}`,
+      ...r,
+    }));
     const ordered = l1.id < l2.id ? [...l1Rows, ...l2Rows] : [...l2Rows, ...l1Rows];
     // Column order of the file.
     return ordered.map((r) => ({
@@ -226,15 +361,36 @@ describe("completions export", () => {
 
   it("has a row per completed lesson (by position) then one for the completed course, learner by learner", async () => {
     const { records, text } = await exportRecords(tenant.admin.token, { type: "completions" });
-    expect(Object.keys(records[0]!)).toEqual(["kind", "user_id", "user_email", "user_name", "course_id", "course_title", "lesson_id", "lesson_title", "started_at", "completed_at", "score", "xp"]);
+    expect(Object.keys(records[0]!)).toEqual([
+      "kind",
+      "user_id",
+      "user_email",
+      "user_name",
+      "course_id",
+      "course_title",
+      "lesson_id",
+      "lesson_title",
+      "started_at",
+      "completed_at",
+      "score",
+      "xp",
+    ]);
     expect(records).toEqual(rows());
     expect(text).toContain(",'@lesson two,");
   });
 
   it.each([
-    ["course_id", () => ({ course_id: c1.courseId }), (r: { course_id: string }) => r.course_id === c1.courseId],
+    [
+      "course_id",
+      () => ({ course_id: c1.courseId }),
+      (r: { course_id: string }) => r.course_id === c1.courseId,
+    ],
     ["user_ids", () => ({ user_ids: [l2.id] }), (r: { user_id: string }) => r.user_id === l2.id],
-    ["from and to (completion time)", () => ({ from: new Date(at(5, 0)).toISOString(), to: new Date(at(11, 0)).toISOString() }), (r: { completed_at: string }) => r.completed_at === iso(at(5, 0))],
+    [
+      "from and to (completion time)",
+      () => ({ from: new Date(at(5, 0)).toISOString(), to: new Date(at(11, 0)).toISOString() }),
+      (r: { completed_at: string }) => r.completed_at === iso(at(5, 0)),
+    ],
   ])("filters by %s", async (_name, filters, keep) => {
     const { records } = await exportRecords(tenant.admin.token, { type: "completions", ...filters() });
     const expected = rows().filter(keep as (r: ReturnType<typeof rows>[number]) => boolean);

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { fromBase64, utf8 } from "../../src/platform/crypto/encoding";
 import { csvHeader, csvRows } from "../../src/domains/exports/csv";
 import type { Row, RowKey } from "../../src/domains/exports/sources";
-import { PartWriter, utf8Length, type Checkpoint, type PartSink } from "../../src/domains/exports/writer";
+import { type Checkpoint, type PartSink, PartWriter, utf8Length } from "../../src/domains/exports/writer";
+import { fromBase64, utf8 } from "../../src/platform/crypto/encoding";
 
 // Pure tests of the part-boundary scheme with parts far smaller than R2 allows (R2 and its local
 // simulator refuse parts under 5 MiB; the end-to-end tests in generation.test.ts use real 5 MiB parts).
@@ -14,8 +14,24 @@ const lineKey = (line: string): RowKey => [Number(line.slice(0, line.indexOf(","
 
 /** Rows whose CSV text has multi-byte characters, quotes, commas and newlines, of varied length. */
 function makeRows(count: number): Row[] {
-  const texts = ["plain", "é", "€ sign", "𝄞 clef", 'quote "q"', "comma, here", "line\nbreak", "=formula", "", "ü".repeat(40)];
-  return Array.from({ length: count }, (_, i) => [i, `${texts[i % texts.length]}${i % 7 === 0 ? " tail" : ""}`, i % 3 === 0 ? -i / 8 : i, i]);
+  const texts = [
+    "plain",
+    "é",
+    "€ sign",
+    "𝄞 clef",
+    'quote "q"',
+    "comma, here",
+    "line\nbreak",
+    "=formula",
+    "",
+    "ü".repeat(40),
+  ];
+  return Array.from({ length: count }, (_, i) => [
+    i,
+    `${texts[i % texts.length]}${i % 7 === 0 ? " tail" : ""}`,
+    i % 3 === 0 ? -i / 8 : i,
+    i,
+  ]);
 }
 
 function concat(chunks: Uint8Array[]): Uint8Array {
@@ -58,7 +74,14 @@ class MemoryUpload implements PartSink {
 const FRESH: Checkpoint = { parts: [], cursor: { key: null, carry: "" }, progress: 0 };
 
 /** Writes `rows` from `start` (a checkpoint of an earlier run, or FRESH) in pages, as generate() does. */
-async function run(sink: MemoryUpload, partSize: number, rows: Row[], start: Checkpoint, pageSize: number, options: { stopAfterParts?: number; textPages?: boolean } = {}) {
+async function run(
+  sink: MemoryUpload,
+  partSize: number,
+  rows: Row[],
+  start: Checkpoint,
+  pageSize: number,
+  options: { stopAfterParts?: number; textPages?: boolean } = {},
+) {
   const writer = new PartWriter(partSize, start, sink, 10_000);
   if (start === FRESH) await writer.appendHeader(HEADER);
   else if (start.cursor.carry) await writer.appendCarry(fromBase64(start.cursor.carry));
@@ -67,9 +90,11 @@ async function run(sink: MemoryUpload, partSize: number, rows: Row[], start: Che
   for (let i = from; i < rows.length; i += pageSize) {
     const page = rows.slice(i, i + pageSize);
     // Every other page as text (sources' textPage), the rest as rows.
-    if (options.textPages && pages++ % 2 === 0) await writer.appendText(utf8(csvRows(page, WIDTH)), page.length, lineKey);
+    if (options.textPages && pages++ % 2 === 0)
+      await writer.appendText(utf8(csvRows(page, WIDTH)), page.length, lineKey);
     else await writer.appendPage(page, WIDTH, keyOf);
-    if (options.stopAfterParts !== undefined && writer.partsCut >= options.stopAfterParts) return { stopped: await writer.settle() };
+    if (options.stopAfterParts !== undefined && writer.partsCut >= options.stopAfterParts)
+      return { stopped: await writer.settle() };
   }
   return { end: await writer.finish() };
 }
@@ -105,7 +130,9 @@ describe("PartWriter", () => {
       expect(concat([uploaded, carry])).toEqual(text(cp.progress));
       // The cursor names the last row the checkpoint covers; the carry is never a whole part.
       expect(cp.cursor.key).toEqual(cp.progress === 0 ? null : [cp.progress - 1]);
-      expect(carry.length).toBeLessThan(utf8Length(csvRows([rows[Math.max(0, cp.progress - 1)]!], WIDTH)) + HEADER.length + 1);
+      expect(carry.length).toBeLessThan(
+        utf8Length(csvRows([rows[Math.max(0, cp.progress - 1)]!], WIDTH)) + HEADER.length + 1,
+      );
     }
   });
 
@@ -123,7 +150,12 @@ describe("PartWriter", () => {
       sink.parts.set(cp.parts.length + 1, utf8("garbage from the crashed attempt"));
       const { end } = await run(sink, partSize, rows, cp, 4);
       const last = (end as { checkpoint: Checkpoint }).checkpoint;
-      expect(sink.file(partSize, last.parts.map((p) => p.partNumber))).toEqual(expectedFile(rows));
+      expect(
+        sink.file(
+          partSize,
+          last.parts.map((p) => p.partNumber),
+        ),
+      ).toEqual(expectedFile(rows));
       expect(last.totals!.rowCount).toBe(80);
     }
   });
@@ -139,7 +171,12 @@ describe("PartWriter", () => {
       const result = await run(sink, partSize, rows, state, 9, { stopAfterParts: 2 });
       if (result.end) {
         const last = (result.end as { checkpoint: Checkpoint }).checkpoint;
-        expect(sink.file(partSize, last.parts.map((p) => p.partNumber))).toEqual(expectedFile(rows));
+        expect(
+          sink.file(
+            partSize,
+            last.parts.map((p) => p.partNumber),
+          ),
+        ).toEqual(expectedFile(rows));
         break;
       }
       state = result.stopped!;
@@ -169,25 +206,38 @@ describe("PartWriter", () => {
     const partSize = 29;
     const { end } = await run(reference, partSize, rows, FRESH, 7, { textPages: true });
     const last = (end as { checkpoint: Checkpoint }).checkpoint;
-    expect(reference.file(partSize, last.parts.map((p) => p.partNumber))).toEqual(expectedFile(rows));
+    expect(
+      reference.file(
+        partSize,
+        last.parts.map((p) => p.partNumber),
+      ),
+    ).toEqual(expectedFile(rows));
     expect(last.totals).toEqual({ rowCount: rows.length, byteSize: expectedFile(rows).length });
     const checkpoints = reference.checkpoints.filter((c) => !c.totals);
     expect(checkpoints.length).toBeGreaterThan(10);
     for (const cp of checkpoints) {
       // Uploaded parts plus the carry are exactly the rows up to the cursor, whose key names the last of them.
       const uploaded = concat(cp.parts.map((p) => reference.parts.get(p.partNumber)!));
-      expect(concat([uploaded, fromBase64(cp.cursor.carry)])).toEqual(utf8(HEADER + csvRows(rows.slice(0, cp.progress), WIDTH)));
+      expect(concat([uploaded, fromBase64(cp.cursor.carry)])).toEqual(
+        utf8(HEADER + csvRows(rows.slice(0, cp.progress), WIDTH)),
+      );
       expect(cp.cursor.key).toEqual(cp.progress === 0 ? null : [rows[cp.progress - 1]![3]]);
       // Resumed from it, with the rest re-read (pages aligned differently), the file is the same.
       const sink = new MemoryUpload(cp);
       for (const p of cp.parts) sink.parts.set(p.partNumber, reference.parts.get(p.partNumber)!);
       const resumed = await run(sink, partSize, rows, cp, 5, { textPages: true });
       const done = (resumed.end as { checkpoint: Checkpoint }).checkpoint;
-      expect(sink.file(partSize, done.parts.map((p) => p.partNumber))).toEqual(expectedFile(rows));
+      expect(
+        sink.file(
+          partSize,
+          done.parts.map((p) => p.partNumber),
+        ),
+      ).toEqual(expectedFile(rows));
     }
   });
 
   it("counts UTF-8 bytes like TextEncoder", () => {
-    for (const s of ["", "abc", "é", "€", "𝄞", "a\ud800b", "\udc00", "mixé€𝄞"]) expect(utf8Length(s)).toBe(utf8(s).length);
+    for (const s of ["", "abc", "é", "€", "𝄞", "a\ud800b", "\udc00", "mixé€𝄞"])
+      expect(utf8Length(s)).toBe(utf8(s).length);
   });
 });

@@ -25,15 +25,26 @@ export async function call(path: string, options: CallOptions = {}): Promise<Res
     body = JSON.stringify(options.body);
     if (!headers.has("Content-Type")) headers.set("Content-Type", "application/json");
   }
-  const request = new Request(new URL(path, BASE), { method: options.method ?? (body ? "POST" : "GET"), headers, body });
+  const request = new Request(new URL(path, BASE), {
+    method: options.method ?? (body ? "POST" : "GET"),
+    headers,
+    body,
+  });
   // The worker's own fetch handler with the real bindings (D1, Durable Objects) of this test file.
   // Not SELF.fetch: under vitest-pool-workers 0.15 every SELF request costs more than the one before
   // (workers-sdk#15446), which turns a 1,000-request rate-limit test into minutes.
-  return worker.fetch(request, options.env ? { ...env, ...options.env } : env, options.ctx ?? createExecutionContext());
+  return worker.fetch(
+    request,
+    options.env ? { ...env, ...options.env } : env,
+    options.ctx ?? createExecutionContext(),
+  );
 }
 
 /** The request and the parsed JSON body together; fails loudly on a non-JSON body. */
-export async function callJson<T = any>(path: string, options: CallOptions = {}): Promise<{ res: Response; body: T }> {
+export async function callJson<T = any>(
+  path: string,
+  options: CallOptions = {},
+): Promise<{ res: Response; body: T }> {
   const res = await call(path, options);
   const text = await res.text();
   let body: T;

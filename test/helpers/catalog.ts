@@ -48,9 +48,9 @@ function insertStatements(table: string, rows: Record<string, unknown>[]): D1Pre
     const chunk = rows.slice(i, i + perStatement);
     const tuple = `(${columns.map(() => "?").join(", ")})`;
     out.push(
-      env.DB.prepare(`INSERT INTO ${table} (${columns.join(", ")}) VALUES ${chunk.map(() => tuple).join(", ")}`).bind(
-        ...chunk.flatMap((row) => columns.map((c) => row[c] ?? null)),
-      ),
+      env.DB.prepare(
+        `INSERT INTO ${table} (${columns.join(", ")}) VALUES ${chunk.map(() => tuple).join(", ")}`,
+      ).bind(...chunk.flatMap((row) => columns.map((c) => row[c] ?? null))),
     );
   }
   return out;
@@ -107,13 +107,22 @@ export async function createCourse(options: CourseOptions = {}): Promise<Created
  */
 export async function callPublic(
   path: string,
-  options: { ip: string; method?: string; headers?: Record<string, string>; bindings?: Partial<Cloudflare.Env> },
+  options: {
+    ip: string;
+    method?: string;
+    headers?: Record<string, string>;
+    bindings?: Partial<Cloudflare.Env>;
+  },
 ): Promise<Response> {
   const headers = new Headers(options.headers);
   headers.set("CF-Connecting-IP", options.ip);
   const ctx = createExecutionContext();
   const bindings = options.bindings ? { ...env, ...options.bindings } : env;
-  const res = await worker.fetch(new Request(new URL(path, BASE), { method: options.method ?? "GET", headers }), bindings, ctx);
+  const res = await worker.fetch(
+    new Request(new URL(path, BASE), { method: options.method ?? "GET", headers }),
+    bindings,
+    ctx,
+  );
   await waitOnExecutionContext(ctx);
   return res;
 }

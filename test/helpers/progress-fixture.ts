@@ -15,9 +15,27 @@ export interface CourseFixture {
  * through `skills` and `levels`; every item is worth `xp`.
  */
 export async function createPublishedCourse(
-  options: { lessons?: number; blocksPerLesson?: number; itemsPerBlock?: number; skills?: string[]; levels?: string[]; xp?: number; published?: boolean; language?: string } = {},
+  options: {
+    lessons?: number;
+    blocksPerLesson?: number;
+    itemsPerBlock?: number;
+    skills?: string[];
+    levels?: string[];
+    xp?: number;
+    published?: boolean;
+    language?: string;
+  } = {},
 ): Promise<CourseFixture> {
-  const { lessons = 2, blocksPerLesson = 2, itemsPerBlock = 3, skills = ["vocabulary", "grammar", "reading"], levels = ["A1"], xp = 10, published = true, language = "es" } = options;
+  const {
+    lessons = 2,
+    blocksPerLesson = 2,
+    itemsPerBlock = 3,
+    skills = ["vocabulary", "grammar", "reading"],
+    levels = ["A1"],
+    xp = 10,
+    published = true,
+    language = "es",
+  } = options;
   sequence += 1;
   const tag = `${Date.now().toString(36)}${sequence}${Math.random().toString(36).slice(2, 6)}`;
   const courseId = `crs_fx_${tag}`;
@@ -32,14 +50,9 @@ export async function createPublishedCourse(
     for (let b = 0; b < blocksPerLesson; b++) {
       const trainingId = `trn_fx_${tag}_${l}_${b}`;
       statements.push(
-        env.DB.prepare("INSERT INTO trainings (id, lesson_id, course_id, position, kind, title, item_count) VALUES (?, ?, ?, ?, 'practice', ?, ?)").bind(
-          trainingId,
-          lessonId,
-          courseId,
-          b + 1,
-          `Block ${b + 1}`,
-          itemsPerBlock,
-        ),
+        env.DB.prepare(
+          "INSERT INTO trainings (id, lesson_id, course_id, position, kind, title, item_count) VALUES (?, ?, ?, ?, 'practice', ?, ?)",
+        ).bind(trainingId, lessonId, courseId, b + 1, `Block ${b + 1}`, itemsPerBlock),
       );
       for (let i = 0; i < itemsPerBlock; i++) {
         const skill = skills[itemCounter % skills.length]!;
@@ -49,14 +62,26 @@ export async function createPublishedCourse(
         statements.push(
           env.DB.prepare(
             "INSERT INTO training_items (id, training_id, lesson_id, course_id, position, type, skill, cefr_level, xp, content) VALUES (?, ?, ?, ?, ?, 'multiple_choice', ?, ?, ?, ?)",
-          ).bind(id, trainingId, lessonId, courseId, i + 1, skill, cefrLevel, xp, JSON.stringify({ prompt: `Question ${id}`, options: ["a", "b"], answer: "a" })),
+          ).bind(
+            id,
+            trainingId,
+            lessonId,
+            courseId,
+            i + 1,
+            skill,
+            cefrLevel,
+            xp,
+            JSON.stringify({ prompt: `Question ${id}`, options: ["a", "b"], answer: "a" }),
+          ),
         );
         lessonItems.push({ id, skill, cefrLevel, xp });
         fixture.items.push(id);
       }
     }
     lessonStatements.push(
-      env.DB.prepare("INSERT INTO lessons (id, course_id, position, title, cefr_level, objectives, item_count, estimated_minutes) VALUES (?, ?, ?, ?, ?, ?, ?, ?)").bind(
+      env.DB.prepare(
+        "INSERT INTO lessons (id, course_id, position, title, cefr_level, objectives, item_count, estimated_minutes) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+      ).bind(
         lessonId,
         courseId,
         l + 1,
@@ -72,7 +97,20 @@ export async function createPublishedCourse(
   // Parents first: the course, then lessons, trainings and items (foreign keys).
   const course = env.DB.prepare(
     "INSERT INTO courses (id, slug, title, description, target_language, source_language, cefr_from, cefr_to, published, published_at, lesson_count, item_count, estimated_minutes, tags) VALUES (?, ?, ?, ?, ?, 'en', ?, ?, ?, ?, ?, ?, ?, '[]')",
-  ).bind(courseId, slug, `Fixture course ${tag}`, "A course for tests.", language, levels[0]!, levels[levels.length - 1]!, published ? 1 : 0, published ? new Date().toISOString() : null, lessons, itemCounter, itemCounter * 2);
+  ).bind(
+    courseId,
+    slug,
+    `Fixture course ${tag}`,
+    "A course for tests.",
+    language,
+    levels[0]!,
+    levels[levels.length - 1]!,
+    published ? 1 : 0,
+    published ? new Date().toISOString() : null,
+    lessons,
+    itemCounter,
+    itemCounter * 2,
+  );
   await env.DB.batch([course, ...lessonStatements, ...statements]);
   return fixture;
 }

@@ -44,7 +44,10 @@ function verify(endpoint: Endpoint, headers: Record<string, string>, raw: Buffer
     const expected = createHmac("sha256", Buffer.from(secret, "utf8")).update(raw).digest();
     return sameBytes(Buffer.from(digest, "hex"), expected);
   });
-  const signed = Buffer.concat([Buffer.from(`${headers["webhook-id"]}.${headers["webhook-timestamp"]}.`), raw]);
+  const signed = Buffer.concat([
+    Buffer.from(`${headers["webhook-id"]}.${headers["webhook-timestamp"]}.`),
+    raw,
+  ]);
   const entries = (headers["webhook-signature"] ?? "").split(" ").filter(Boolean);
   const standard_valid = entries.map((entry, i) => {
     const secret = endpoint.secrets[i];
@@ -82,13 +85,23 @@ export function startReceiver(): Promise<{ url: string; close: () => Promise<voi
         e.fallback = options.fallback ?? { status: 200 };
         if (options.reset !== false) e.received = [];
       }
-      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ received: e.received }));
+      res
+        .writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ received: e.received }));
       return;
     }
     if (kind === "hook" && name) {
       const e = endpoint(name);
-      const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(", ") : (v ?? "")]));
-      e.received.push({ received_at: Date.now(), method: req.method ?? "", headers, body: raw.toString("utf8"), ...verify(e, headers, raw) });
+      const headers = Object.fromEntries(
+        Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(", ") : (v ?? "")]),
+      );
+      e.received.push({
+        received_at: Date.now(),
+        method: req.method ?? "",
+        headers,
+        body: raw.toString("utf8"),
+        ...verify(e, headers, raw),
+      });
       const answer = e.script.shift() ?? e.fallback;
       if (answer.delay_ms) await new Promise((r) => setTimeout(r, answer.delay_ms));
       if (!res.destroyed) res.writeHead(answer.status ?? 200, answer.headers ?? {}).end(answer.body ?? "ok");

@@ -13,7 +13,12 @@ export function receiverEndpoint(name = crypto.randomUUID()) {
   return {
     url: `${base}/hook/${name}`,
     /** Secrets newest first (as during a rotation), answers to play in order, then `fallback`. */
-    async configure(options: { secrets?: string[]; script?: ScriptedAnswer[]; fallback?: ScriptedAnswer; reset?: boolean }) {
+    async configure(options: {
+      secrets?: string[];
+      script?: ScriptedAnswer[];
+      fallback?: ScriptedAnswer;
+      reset?: boolean;
+    }) {
       await fetch(control, { method: "PUT", body: JSON.stringify(options) });
     },
     async received(): Promise<ReceivedRequest[]> {
@@ -26,7 +31,8 @@ export function receiverEndpoint(name = crypto.randomUUID()) {
       for (;;) {
         const got = await this.received();
         if (got.length >= count) return got;
-        if (Date.now() > deadline) throw new Error(`receiver got ${got.length} of ${count} requests in ${timeoutMs} ms`);
+        if (Date.now() > deadline)
+          throw new Error(`receiver got ${got.length} of ${count} requests in ${timeoutMs} ms`);
         await new Promise((r) => setTimeout(r, 100));
       }
     },

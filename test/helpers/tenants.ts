@@ -32,17 +32,26 @@ export interface Tenant {
   learner: TestUser;
 }
 
-export async function insertUser(role: string, institutionId: string | null, tag = unique()): Promise<{ id: string; email: string }> {
+export async function insertUser(
+  role: string,
+  institutionId: string | null,
+  tag = unique(),
+): Promise<{ id: string; email: string }> {
   passwordHash ??= hashPassword(PASSWORD);
   const id = `usr_test_${tag}_${role}`;
   const email = `${role}.${tag}@example.test`;
-  await env.DB.prepare("INSERT INTO users (id, email, name, role, institution_id, password_hash) VALUES (?, ?, ?, ?, ?, ?)")
+  await env.DB.prepare(
+    "INSERT INTO users (id, email, name, role, institution_id, password_hash) VALUES (?, ?, ?, ?, ?, ?)",
+  )
     .bind(id, email, `Test ${role}`, role, institutionId, await passwordHash)
     .run();
   return { id, email };
 }
 
-export async function signIn(email: string, password = PASSWORD): Promise<{ token: string; tokenId: string }> {
+export async function signIn(
+  email: string,
+  password = PASSWORD,
+): Promise<{ token: string; tokenId: string }> {
   const { res, body } = await callJson("/api/auth/sign-in", {
     body: { email, password },
     headers: { "CF-Connecting-IP": freshIp() },
@@ -57,11 +66,21 @@ async function user(role: string, institutionId: string | null): Promise<TestUse
 }
 
 /** A fresh institution with an admin, an instructor and a learner, each signed in. */
-export async function createTenant(options: { plan?: "free" | "pro" | "enterprise"; rateLimit?: number } = {}): Promise<Tenant> {
+export async function createTenant(
+  options: { plan?: "free" | "pro" | "enterprise"; rateLimit?: number } = {},
+): Promise<Tenant> {
   const tag = unique();
   const institution = { id: `ins_test_${tag}`, slug: `test-${tag}`, plan: options.plan ?? "pro" };
-  await env.DB.prepare("INSERT INTO institutions (id, slug, name, plan, rate_limit_per_minute) VALUES (?, ?, ?, ?, ?)")
-    .bind(institution.id, institution.slug, `Test institution ${tag}`, institution.plan, options.rateLimit ?? null)
+  await env.DB.prepare(
+    "INSERT INTO institutions (id, slug, name, plan, rate_limit_per_minute) VALUES (?, ?, ?, ?, ?)",
+  )
+    .bind(
+      institution.id,
+      institution.slug,
+      `Test institution ${tag}`,
+      institution.plan,
+      options.rateLimit ?? null,
+    )
     .run();
   const [admin, instructor, learner] = await Promise.all([
     user("institution_admin", institution.id),
@@ -76,7 +95,11 @@ export async function createPlatformAdmin(): Promise<TestUser> {
 }
 
 /** An API token with exactly these abilities, minted over HTTP by `owner`. */
-export async function mintToken(owner: TestUser, abilities: string[], extra: Record<string, unknown> = {}): Promise<{ token: string; id: string; body: any }> {
+export async function mintToken(
+  owner: TestUser,
+  abilities: string[],
+  extra: Record<string, unknown> = {},
+): Promise<{ token: string; id: string; body: any }> {
   const { res, body } = await callJson("/api/integrations/tokens", {
     token: owner.token,
     body: { name: `test ${abilities.join(",")}`, abilities, ...extra },

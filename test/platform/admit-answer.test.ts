@@ -1,7 +1,11 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { hashToken } from "../../src/platform/auth/tokens";
-import { decodeAdmitAnswer, encodeAdmittedCurrent, type AdmitResult } from "../../src/platform/ratelimit/admit-answer";
+import {
+  type AdmitResult,
+  decodeAdmitAnswer,
+  encodeAdmittedCurrent,
+} from "../../src/platform/ratelimit/admit-answer";
 import { rateLimitHeaders, SlidingWindow } from "../../src/platform/ratelimit/window";
 import { call } from "../helpers/api";
 import { createTenant } from "../helpers/tenants";
@@ -16,18 +20,40 @@ describe("TokenGate's compact answer", () => {
     for (const touch of [true, false]) {
       const result = decodeAdmitAnswer(encodeAdmittedCurrent(decision, touch), 1_712_345_678_901);
       expect(result).toEqual({ outcome: "admitted", version: 1_712_345_678_901, rate: decision, touch });
-      expect(rateLimitHeaders((result as Extract<AdmitResult, { outcome: "admitted" }>).rate)).toEqual(rateLimitHeaders(decision));
+      expect(rateLimitHeaders((result as Extract<AdmitResult, { outcome: "admitted" }>).rate)).toEqual(
+        rateLimitHeaders(decision),
+      );
     }
   });
 
   it("keeps large limits and a window other than a minute exact", () => {
-    const decision = { allowed: true, limit: 1_000_000_000, remaining: 999_999_999, resetSeconds: 3, retryAfterSeconds: 0, windowSeconds: 5 };
-    expect(decodeAdmitAnswer(encodeAdmittedCurrent(decision, false), 7)).toMatchObject({ rate: decision, touch: false });
+    const decision = {
+      allowed: true,
+      limit: 1_000_000_000,
+      remaining: 999_999_999,
+      resetSeconds: 3,
+      retryAfterSeconds: 0,
+      windowSeconds: 5,
+    };
+    expect(decodeAdmitAnswer(encodeAdmittedCurrent(decision, false), 7)).toMatchObject({
+      rate: decision,
+      touch: false,
+    });
   });
 
   it("passes objects through as they came, such as the answers of an object still on the previous code", () => {
-    const rate = { allowed: true, limit: 100, remaining: 97, resetSeconds: 60, retryAfterSeconds: 0, windowSeconds: 60 };
-    const answers: AdmitResult[] = [{ outcome: "admitted", version: 7, rate, touch: false }, { outcome: "unauthenticated", reason: "revoked" }];
+    const rate = {
+      allowed: true,
+      limit: 100,
+      remaining: 97,
+      resetSeconds: 60,
+      retryAfterSeconds: 0,
+      windowSeconds: 60,
+    };
+    const answers: AdmitResult[] = [
+      { outcome: "admitted", version: 7, rate, touch: false },
+      { outcome: "unauthenticated", reason: "revoked" },
+    ];
     for (const answer of answers) expect(decodeAdmitAnswer(answer, 7)).toBe(answer);
   });
 
@@ -46,21 +72,32 @@ describe("TokenGate's answer formats, as callers of either code version see them
 
     // A fresh isolate holds no copy: it gets the principal even when it asks for the compact format.
     const first = await gate.admit(tokenHash, undefined, "compact");
-    if (typeof first === "string" || first.outcome !== "admitted") throw new Error(`unexpected answer ${JSON.stringify(first)}`);
+    if (typeof first === "string" || first.outcome !== "admitted")
+      throw new Error(`unexpected answer ${JSON.stringify(first)}`);
     expect(first.principal?.token.id).toBe(admin.tokenId);
     expect(first.rate).toMatchObject({ allowed: true, limit: 100 });
 
     // A caller on the previous code sends no format and reads objects only.
     const old = await gate.admit(tokenHash, first.version);
-    expect(old).toMatchObject({ outcome: "admitted", version: first.version, rate: { remaining: first.rate.remaining - 1 } });
+    expect(old).toMatchObject({
+      outcome: "admitted",
+      version: first.version,
+      rate: { remaining: first.rate.remaining - 1 },
+    });
     expect(old).not.toHaveProperty("principal");
 
     const compact = await gate.admit(tokenHash, first.version, "compact");
     expect(typeof compact).toBe("string");
-    expect(decodeAdmitAnswer(compact, first.version)).toMatchObject({ outcome: "admitted", rate: { remaining: first.rate.remaining - 2, limit: 100 } });
+    expect(decodeAdmitAnswer(compact, first.version)).toMatchObject({
+      outcome: "admitted",
+      rate: { remaining: first.rate.remaining - 2, limit: 100 },
+    });
 
     // A stale copy gets the principal whatever the format.
-    expect(await gate.admit(tokenHash, first.version - 1, "compact")).toMatchObject({ outcome: "admitted", principal: { token: { id: admin.tokenId } } });
+    expect(await gate.admit(tokenHash, first.version - 1, "compact")).toMatchObject({
+      outcome: "admitted",
+      principal: { token: { id: admin.tokenId } },
+    });
   });
 });
 
@@ -75,7 +112,9 @@ describe("the rate-limit headers of a request answered in the compact format", (
     expect(second.status).toBe(200);
     await second.arrayBuffer();
     // Free: 100 requests per window; the window is 10 s under test (vitest.config.ts), both hits in its newest second.
-    expect(Object.fromEntries([...second.headers].filter(([name]) => /ratelimit|retry-after/i.test(name)))).toEqual({
+    expect(
+      Object.fromEntries([...second.headers].filter(([name]) => /ratelimit|retry-after/i.test(name))),
+    ).toEqual({
       "x-ratelimit-limit": "100",
       "x-ratelimit-remaining": "98",
       "x-ratelimit-reset": "10",

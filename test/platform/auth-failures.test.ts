@@ -9,7 +9,13 @@ const LIMIT = 60;
 
 function guessedToken(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(32));
-  return "lng_" + btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return (
+    "lng_" +
+    btoa(String.fromCharCode(...bytes))
+      .replace(/\+/g, "-")
+      .replace(/\//g, "_")
+      .replace(/=+$/, "")
+  );
 }
 
 describe("per-address limit of refused tokens", () => {
@@ -17,7 +23,9 @@ describe("per-address limit of refused tokens", () => {
     const { admin } = await createTenant();
     const ip = freshIp();
     // Seen by this isolate before the guessing starts.
-    expect((await call("/api/auth/me", { token: admin.token, headers: { "CF-Connecting-IP": ip } })).status).toBe(200);
+    expect(
+      (await call("/api/auth/me", { token: admin.token, headers: { "CF-Connecting-IP": ip } })).status,
+    ).toBe(200);
 
     const statuses: number[] = [];
     for (let i = 0; i < LIMIT; i++) {
@@ -27,7 +35,10 @@ describe("per-address limit of refused tokens", () => {
     }
     expect(statuses.every((s) => s === 401)).toBe(true);
 
-    const refused = await call("/api/auth/me", { token: guessedToken(), headers: { "CF-Connecting-IP": ip } });
+    const refused = await call("/api/auth/me", {
+      token: guessedToken(),
+      headers: { "CF-Connecting-IP": ip },
+    });
     expect(refused.status).toBe(429);
     expect(refused.headers.get("Content-Type")).toBe("application/problem+json");
     expect(refused.headers.get("Cache-Control")).toBe("no-store");
@@ -42,14 +53,22 @@ describe("per-address limit of refused tokens", () => {
     await again.arrayBuffer();
 
     // A token this isolate knows keeps working from the same address; other addresses are untouched.
-    expect((await call("/api/auth/me", { token: admin.token, headers: { "CF-Connecting-IP": ip } })).status).toBe(200);
-    expect((await call("/api/auth/me", { token: guessedToken(), headers: { "CF-Connecting-IP": freshIp() } })).status).toBe(401);
+    expect(
+      (await call("/api/auth/me", { token: admin.token, headers: { "CF-Connecting-IP": ip } })).status,
+    ).toBe(200);
+    expect(
+      (await call("/api/auth/me", { token: guessedToken(), headers: { "CF-Connecting-IP": freshIp() } }))
+        .status,
+    ).toBe(401);
   });
 
   it("does not count malformed or missing tokens, which cost nothing to refuse", async () => {
     const ip = freshIp();
     for (let i = 0; i < LIMIT + 5; i++) {
-      const res = await call("/api/auth/me", { token: i % 2 ? "not-a-token" : undefined, headers: { "CF-Connecting-IP": ip } });
+      const res = await call("/api/auth/me", {
+        token: i % 2 ? "not-a-token" : undefined,
+        headers: { "CF-Connecting-IP": ip },
+      });
       expect(res.status).toBe(401);
       await res.arrayBuffer();
     }
@@ -58,7 +77,9 @@ describe("per-address limit of refused tokens", () => {
   it("does not count revoked tokens either, so an integration's stale token cannot lock its address's new tokens out", async () => {
     const { admin } = await createTenant();
     const stale = await mintToken(admin, ["content:read"]);
-    expect((await call(`/api/integrations/tokens/${stale.id}`, { method: "DELETE", token: admin.token })).status).toBe(204);
+    expect(
+      (await call(`/api/integrations/tokens/${stale.id}`, { method: "DELETE", token: admin.token })).status,
+    ).toBe(204);
     const ip = freshIp();
     for (let i = 0; i < LIMIT + 5; i++) {
       const res = await call("/api/auth/me", { token: stale.token, headers: { "CF-Connecting-IP": ip } });
@@ -66,7 +87,9 @@ describe("per-address limit of refused tokens", () => {
       await res.arrayBuffer();
     }
     const fresh = await mintToken(admin, ["content:read"]);
-    expect((await call("/api/auth/me", { token: fresh.token, headers: { "CF-Connecting-IP": ip } })).status).toBe(200);
+    expect(
+      (await call("/api/auth/me", { token: fresh.token, headers: { "CF-Connecting-IP": ip } })).status,
+    ).toBe(200);
   });
 
   it("tells a refused address the time left, not the time first announced", async () => {
@@ -90,9 +113,15 @@ describe("per-address limit of refused tokens", () => {
 
   it("leaves nothing in storage for a guessed token", async () => {
     const token = guessedToken();
-    expect((await call("/api/auth/me", { token, headers: { "CF-Connecting-IP": freshIp() } })).status).toBe(401);
+    expect((await call("/api/auth/me", { token, headers: { "CF-Connecting-IP": freshIp() } })).status).toBe(
+      401,
+    );
     const stub = env.TOKEN_GATE.get(env.TOKEN_GATE.idFromName(await hashToken(token)));
-    const tables = await runInDurableObject(stub, (_, state) => state.storage.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_%' ESCAPE '\\'").toArray());
+    const tables = await runInDurableObject(stub, (_, state) =>
+      state.storage.sql
+        .exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_%' ESCAPE '\\'")
+        .toArray(),
+    );
     expect(tables).toEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-import { env, createExecutionContext } from "cloudflare:test";
+import { createExecutionContext, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index";
 import { createApiApp } from "../../src/platform/openapi";
@@ -38,24 +38,42 @@ describe("errors are problem+json", () => {
   });
 
   it("answers malformed JSON with 400", async () => {
-    const { res, body } = await callJson("/api/auth/sign-in", { rawBody: '{"email": "a@b.c",', headers: { "Content-Type": "application/json" } });
+    const { res, body } = await callJson("/api/auth/sign-in", {
+      rawBody: '{"email": "a@b.c",',
+      headers: { "Content-Type": "application/json" },
+    });
     expectProblem(res, body, 400, "malformed_json");
   });
 
   it("answers a body that is not JSON with 415", async () => {
-    const { res, body } = await callJson("/api/auth/sign-in", { rawBody: "email=a@b.c&password=x", headers: { "Content-Type": "application/x-www-form-urlencoded" } });
+    const { res, body } = await callJson("/api/auth/sign-in", {
+      rawBody: "email=a@b.c&password=x",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+    });
     expectProblem(res, body, 415, "unsupported_media_type");
     const { admin } = await createTenant();
-    const authed = await callJson("/api/integrations/tokens", { token: admin.token, rawBody: "name=x", headers: { "Content-Type": "text/plain" } });
+    const authed = await callJson("/api/integrations/tokens", {
+      token: admin.token,
+      rawBody: "name=x",
+      headers: { "Content-Type": "text/plain" },
+    });
     expectProblem(authed.res, authed.body, 415, "unsupported_media_type");
   });
 
   it("answers a body over 1 MiB with 413 and creates nothing", async () => {
     const { admin } = await createTenant();
     const huge = JSON.stringify({ name: "x".repeat(1024 * 1024), abilities: ["content:read"] });
-    const { res, body } = await callJson("/api/integrations/tokens", { token: admin.token, rawBody: huge, headers: { "Content-Type": "application/json" } });
+    const { res, body } = await callJson("/api/integrations/tokens", {
+      token: admin.token,
+      rawBody: huge,
+      headers: { "Content-Type": "application/json" },
+    });
     expectProblem(res, body, 413, "payload_too_large");
-    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM api_tokens WHERE kind = 'api' AND user_id = ?").bind(admin.id).first<{ n: number }>();
+    const count = await env.DB.prepare(
+      "SELECT COUNT(*) AS n FROM api_tokens WHERE kind = 'api' AND user_id = ?",
+    )
+      .bind(admin.id)
+      .first<{ n: number }>();
     expect(count!.n).toBe(0);
   });
 
@@ -65,7 +83,8 @@ describe("errors are problem+json", () => {
     let sent = 0;
     const stream = new ReadableStream<Uint8Array>({
       pull(controller) {
-        if (sent === 0) controller.enqueue(new TextEncoder().encode('{"abilities":["content:read"],"name":"'));
+        if (sent === 0)
+          controller.enqueue(new TextEncoder().encode('{"abilities":["content:read"],"name":"'));
         if (sent >= 20) {
           controller.enqueue(new TextEncoder().encode('"}'));
           controller.close();
@@ -75,9 +94,17 @@ describe("errors are problem+json", () => {
         sent += 1;
       },
     });
-    const { res, body } = await callJson("/api/integrations/tokens", { token: admin.token, rawBody: stream, headers: { "Content-Type": "application/json" } });
+    const { res, body } = await callJson("/api/integrations/tokens", {
+      token: admin.token,
+      rawBody: stream,
+      headers: { "Content-Type": "application/json" },
+    });
     expectProblem(res, body, 413, "payload_too_large");
-    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM api_tokens WHERE kind = 'api' AND user_id = ?").bind(admin.id).first<{ n: number }>();
+    const count = await env.DB.prepare(
+      "SELECT COUNT(*) AS n FROM api_tokens WHERE kind = 'api' AND user_id = ?",
+    )
+      .bind(admin.id)
+      .first<{ n: number }>();
     expect(count!.n).toBe(0);
   });
 
@@ -88,7 +115,11 @@ describe("errors are problem+json", () => {
         return Reflect.get(target, name);
       },
     });
-    const res = await worker.fetch(new Request("https://api.lingua.test/api/public/courses"), failing, createExecutionContext());
+    const res = await worker.fetch(
+      new Request("https://api.lingua.test/api/public/courses"),
+      failing,
+      createExecutionContext(),
+    );
     const body = await res.json<any>();
     expectProblem(res, body, 500, "internal_error");
     expect(res.headers.get("X-Request-Id")).toMatch(/^req_[0-9a-f]{32}$/);
@@ -129,7 +160,10 @@ describe("errors are problem+json", () => {
       expect(body.errors.map((e: any) => e.path).sort(), path).toEqual(unknown);
     }
     // A write that takes no query refuses one too, and revokes nothing.
-    const revoke = await callJson(`/api/integrations/tokens/${admin.tokenId}?force=true`, { method: "DELETE", token: admin.token });
+    const revoke = await callJson(`/api/integrations/tokens/${admin.tokenId}?force=true`, {
+      method: "DELETE",
+      token: admin.token,
+    });
     expectProblem(revoke.res, revoke.body, 422, "validation_failed");
     expect(revoke.body.errors).toEqual([{ path: "force", message: "is not a recognised field" }]);
     expect((await call("/api/auth/me", { token: admin.token })).status).toBe(200);
@@ -138,14 +172,18 @@ describe("errors are problem+json", () => {
     expect(bare.status).toBe(200);
     await bare.arrayBuffer();
     // Public operations ignore them (campaign tags must not break links or split the cache).
-    const open = await call("/api/public/courses?utm_source=newsletter", { headers: { "CF-Connecting-IP": freshIp() } });
+    const open = await call("/api/public/courses?utm_source=newsletter", {
+      headers: { "CF-Connecting-IP": freshIp() },
+    });
     expect(open.status).toBe(200);
     await open.arrayBuffer();
   });
 
   it("lists every failing parameter of a list request", async () => {
     const { admin } = await createTenant();
-    const { res, body } = await callJson("/api/integrations/tokens?page=0&per_page=500&kind=robot", { token: admin.token });
+    const { res, body } = await callJson("/api/integrations/tokens?page=0&per_page=500&kind=robot", {
+      token: admin.token,
+    });
     expectProblem(res, body, 422, "validation_failed");
     expect(body.errors.map((e: any) => e.path).sort()).toEqual(["kind", "page", "per_page"]);
     expect(body.errors.find((e: any) => e.path === "per_page").message).toBe("must be <= 100");
@@ -171,7 +209,10 @@ describe("response headers", () => {
 
   it("marks authenticated responses no-store and opens CORS only on public endpoints", async () => {
     const { admin } = await createTenant();
-    const authed = await call("/api/integrations/tokens", { token: admin.token, headers: { Origin: "https://evil.example" } });
+    const authed = await call("/api/integrations/tokens", {
+      token: admin.token,
+      headers: { Origin: "https://evil.example" },
+    });
     expect(authed.headers.get("Cache-Control")).toBe("no-store");
     // Refusals too, although the route never ran.
     for (const token of [undefined, "lng_" + "A".repeat(43)]) {
@@ -181,7 +222,10 @@ describe("response headers", () => {
       await refused.arrayBuffer();
     }
     expect(authed.headers.get("Access-Control-Allow-Origin")).toBeNull();
-    const preflight = await call("/api/integrations/tokens", { method: "OPTIONS", headers: { Origin: "https://evil.example", "Access-Control-Request-Method": "GET" } });
+    const preflight = await call("/api/integrations/tokens", {
+      method: "OPTIONS",
+      headers: { Origin: "https://evil.example", "Access-Control-Request-Method": "GET" },
+    });
     expect(preflight.headers.get("Access-Control-Allow-Origin")).toBeNull();
     const open = await call("/api/openapi.json", { headers: { Origin: "https://docs.example" } });
     expect(open.headers.get("Access-Control-Allow-Origin")).toBe("*");

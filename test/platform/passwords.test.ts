@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { DECOY_PASSWORD_HASH, hashPassword, parsePasswordHash, PBKDF2_ITERATIONS, verifyPassword } from "../../src/platform/crypto/passwords";
+import {
+  DECOY_PASSWORD_HASH,
+  hashPassword,
+  PBKDF2_ITERATIONS,
+  parsePasswordHash,
+  verifyPassword,
+} from "../../src/platform/crypto/passwords";
 
 describe("password hashing", () => {
   it("uses PBKDF2-SHA256 at exactly 100,000 iterations, the cap of deployed Workers", async () => {

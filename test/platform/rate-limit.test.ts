@@ -76,7 +76,10 @@ describe("per-token rate limits", () => {
 
   it("puts rate-limit headers on error responses too", async () => {
     const { learner } = await createTenant({ plan: "free" });
-    const res = await call("/api/integrations/tokens/tok_missing", { method: "DELETE", token: learner.token });
+    const res = await call("/api/integrations/tokens/tok_missing", {
+      method: "DELETE",
+      token: learner.token,
+    });
     expect(res.status).toBe(404);
     expect(res.headers.get("X-RateLimit-Limit")).toBe("100");
     expect(res.headers.get("X-RateLimit-Remaining")).toBe("99");

@@ -98,7 +98,14 @@ describe("SlidingWindow", () => {
 
 describe("rateLimitHeaders", () => {
   it("renders the legacy and the IETF draft fields, and Retry-After only when denied", () => {
-    const allowed = rateLimitHeaders({ allowed: true, limit: 100, remaining: 7, resetSeconds: 42, retryAfterSeconds: 0, windowSeconds: 60 });
+    const allowed = rateLimitHeaders({
+      allowed: true,
+      limit: 100,
+      remaining: 7,
+      resetSeconds: 42,
+      retryAfterSeconds: 0,
+      windowSeconds: 60,
+    });
     expect(allowed).toEqual({
       "X-RateLimit-Limit": "100",
       "X-RateLimit-Remaining": "7",
@@ -106,7 +113,14 @@ describe("rateLimitHeaders", () => {
       "RateLimit-Policy": '"minute";q=100;w=60',
       RateLimit: '"minute";r=7;t=42',
     });
-    const denied = rateLimitHeaders({ allowed: false, limit: 100, remaining: 0, resetSeconds: 42, retryAfterSeconds: 3, windowSeconds: 60 });
+    const denied = rateLimitHeaders({
+      allowed: false,
+      limit: 100,
+      remaining: 0,
+      resetSeconds: 42,
+      retryAfterSeconds: 3,
+      windowSeconds: 60,
+    });
     expect(denied["Retry-After"]).toBe("3");
   });
 });

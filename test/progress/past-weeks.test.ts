@@ -1,4 +1,9 @@
-import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
+import {
+  createExecutionContext,
+  createScheduledController,
+  env,
+  waitOnExecutionContext,
+} from "cloudflare:test";
 import { expect, it } from "vitest";
 import { addDays, weekOf } from "../../src/domains/progress/rules";
 import worker from "../../src/index";
@@ -14,8 +19,12 @@ async function sweep(now: number) {
 }
 
 async function weeksStored() {
-  const rows = await env.DB.prepare("SELECT DISTINCT week FROM weekly_xp ORDER BY week").all<{ week: string }>();
-  const counts = await env.DB.prepare("SELECT period, scope, level, bucket, learners FROM xp_rank_counts ORDER BY 1, 2, 3, 4").all<Record<string, unknown>>();
+  const rows = await env.DB.prepare("SELECT DISTINCT week FROM weekly_xp ORDER BY week").all<{
+    week: string;
+  }>();
+  const counts = await env.DB.prepare(
+    "SELECT period, scope, level, bucket, learners FROM xp_rank_counts ORDER BY 1, 2, 3, 4",
+  ).all<Record<string, unknown>>();
   return { weeks: rows.results.map((r) => r.week), counts: counts.results };
 }
 
@@ -26,7 +35,11 @@ it("the minute sweep deletes weekly XP and rank counts of weeks no reader can as
   const thisWeek = weekOf(today());
   const at = (daysAgo: number) => `${addDays(today(), -daysAgo)}T12:00:00Z`;
   // Five weeks ago, last week and this week; the other learner only five weeks ago.
-  await record(learner.token, [attempt(course.items[0]!, { at: at(35) }), attempt(course.items[1]!, { at: at(7) }), attempt(course.items[2]!)]);
+  await record(learner.token, [
+    attempt(course.items[0]!, { at: at(35) }),
+    attempt(course.items[1]!, { at: at(7) }),
+    attempt(course.items[2]!),
+  ]);
   await record(other.token, [attempt(course.items[0]!, { at: at(35) })]);
   const oldWeek = weekOf(addDays(today(), -35));
   const lastWeek = weekOf(addDays(today(), -7));
@@ -35,7 +48,9 @@ it("the minute sweep deletes weekly XP and rank counts of weeks no reader can as
   expect(before.weeks).toEqual([oldWeek, lastWeek, thisWeek]);
   expect(before.counts.some((c) => c.period === oldWeek)).toBe(true);
   const boardBefore = await callJson("/api/gamification/leaderboard?period=week", { token: learner.token });
-  const allTimeBefore = await callJson("/api/gamification/leaderboard?period=all_time", { token: learner.token });
+  const allTimeBefore = await callJson("/api/gamification/leaderboard?period=all_time", {
+    token: learner.token,
+  });
   const statsBefore = await callJson("/api/gamification/stats", { token: learner.token });
 
   await sweep(Date.now());
@@ -43,9 +58,15 @@ it("the minute sweep deletes weekly XP and rank counts of weeks no reader can as
   const after = await weeksStored();
   expect(after.weeks).toEqual([lastWeek, thisWeek]);
   expect(after.counts).toEqual(before.counts.filter((c) => c.period !== oldWeek));
-  expect((await callJson("/api/gamification/leaderboard?period=week", { token: learner.token })).body).toEqual(boardBefore.body);
-  expect((await callJson("/api/gamification/leaderboard?period=all_time", { token: learner.token })).body).toEqual(allTimeBefore.body);
-  expect((await callJson("/api/gamification/stats", { token: learner.token })).body).toEqual(statsBefore.body);
+  expect(
+    (await callJson("/api/gamification/leaderboard?period=week", { token: learner.token })).body,
+  ).toEqual(boardBefore.body);
+  expect(
+    (await callJson("/api/gamification/leaderboard?period=all_time", { token: learner.token })).body,
+  ).toEqual(allTimeBefore.body);
+  expect((await callJson("/api/gamification/stats", { token: learner.token })).body).toEqual(
+    statsBefore.body,
+  );
 
   // Running again changes nothing; an attempt back-dated into the purged week is recorded and counted there, until the next run.
   await sweep(Date.now());

@@ -5,7 +5,15 @@ import { createPublishedCourse } from "../helpers/progress-fixture";
 import { createTenant, mintToken } from "../helpers/tenants";
 
 function attempt(itemId: string, overrides: Record<string, unknown> = {}) {
-  return { id: crypto.randomUUID(), training_item_id: itemId, score: 1, correct: true, duration_seconds: 30, occurred_at: new Date(Date.now() - 60_000).toISOString(), ...overrides };
+  return {
+    id: crypto.randomUUID(),
+    training_item_id: itemId,
+    score: 1,
+    correct: true,
+    duration_seconds: 30,
+    occurred_at: new Date(Date.now() - 60_000).toISOString(),
+    ...overrides,
+  };
 }
 
 function record(token: string, body: unknown) {
@@ -13,7 +21,11 @@ function record(token: string, body: unknown) {
 }
 
 async function outbox(userId: string) {
-  const { results } = await env.DB.prepare("SELECT id, type, payload FROM outbox_events WHERE user_id = ? ORDER BY created_at, id").bind(userId).all<{ id: string; type: string; payload: string }>();
+  const { results } = await env.DB.prepare(
+    "SELECT id, type, payload FROM outbox_events WHERE user_id = ? ORDER BY created_at, id",
+  )
+    .bind(userId)
+    .all<{ id: string; type: string; payload: string }>();
   return results.map((r) => ({ ...r, payload: JSON.parse(r.payload) }));
 }
 
@@ -52,25 +64,60 @@ describe("POST /api/progress/attempts", () => {
         achievements_unlocked: ["first_steps"],
       },
     ]);
-    expect(first.body.summary).toMatchObject({ recorded: 1, duplicates: 0, xp_gained: 10, xp_total: 10, current_streak: 1 });
+    expect(first.body.summary).toMatchObject({
+      recorded: 1,
+      duplicates: 0,
+      xp_gained: 10,
+      xp_total: 10,
+      current_streak: 1,
+    });
 
     // A miss earns nothing and completes nothing; then the rest of the lesson in one batch.
     const miss = await record(learner.token, attempt(lesson.items[1]!.id, { score: 0.2, correct: false }));
-    expect(miss.body.data[0]).toMatchObject({ xp_gained: 0, item_completed: false, lesson: { items_done: 1 } });
+    expect(miss.body.data[0]).toMatchObject({
+      xp_gained: 0,
+      item_completed: false,
+      lesson: { items_done: 1 },
+    });
     const rest = await record(learner.token, { attempts: lesson.items.slice(1).map((i) => attempt(i.id)) });
     expect(rest.res.status).toBe(200);
     expect(rest.body.data.map((o: any) => o.xp_gained)).toEqual([10, 10, 10, 10, 10]);
     const last = rest.body.data.at(-1);
-    expect(last.lesson).toEqual({ id: lesson.id, status: "completed", items_done: 6, items_total: 6, percent: 100 });
+    expect(last.lesson).toEqual({
+      id: lesson.id,
+      status: "completed",
+      items_done: 6,
+      items_total: 6,
+      percent: 100,
+    });
     expect(last.achievements_unlocked).toEqual(["first_lesson", "perfect_lesson"]);
-    expect(rest.body.summary).toMatchObject({ recorded: 5, xp_gained: 50, xp_total: 60, lessons_completed: [lesson.id], courses_completed: [] });
+    expect(rest.body.summary).toMatchObject({
+      recorded: 5,
+      xp_gained: 50,
+      xp_total: 60,
+      lessons_completed: [lesson.id],
+      courses_completed: [],
+    });
 
     const events = await outbox(learner.id);
-    expect(events.map((e) => e.type)).toEqual(["achievement.unlocked", "lesson.completed", "achievement.unlocked", "achievement.unlocked"]);
+    expect(events.map((e) => e.type)).toEqual([
+      "achievement.unlocked",
+      "lesson.completed",
+      "achievement.unlocked",
+      "achievement.unlocked",
+    ]);
     const completed = events.find((e) => e.type === "lesson.completed")!;
-    expect(completed.payload).toMatchObject({ user_id: learner.id, lesson_id: lesson.id, course_id: course.courseId, score: 1, items: 6 });
+    expect(completed.payload).toMatchObject({
+      user_id: learner.id,
+      lesson_id: lesson.id,
+      course_id: course.courseId,
+      score: 1,
+      items: 6,
+    });
     expect(completed.id).toMatch(/^evt_/);
-    const row = await env.DB.prepare("SELECT institution_id FROM outbox_events WHERE id = ?").bind(completed.id).first<{ institution_id: string }>();
+    const row = await env.DB.prepare("SELECT institution_id FROM outbox_events WHERE id = ?")
+      .bind(completed.id)
+      .first<{ institution_id: string }>();
     expect(row!.institution_id).toBe(institution.id);
     expect(rest.body.summary.events.map((e: any) => e.id)).toEqual(events.slice(1).map((e) => e.id));
   });
@@ -97,12 +144,20 @@ describe("POST /api/progress/attempts", () => {
     expect(again.body.summary).toMatchObject({ recorded: 1, duplicates: 1, xp_total: 20 });
 
     const twin = attempt(course.items[2]!);
-    const results = await Promise.all(Array.from({ length: 4 }, () => record(learner.token, { attempts: [twin] })));
+    const results = await Promise.all(
+      Array.from({ length: 4 }, () => record(learner.token, { attempts: [twin] })),
+    );
     expect(results.map((r) => r.res.status)).toEqual([200, 200, 200, 200]);
     expect(results.filter((r) => r.body.data[0].status === "recorded")).toHaveLength(1);
-    const stats = await env.DB.prepare("SELECT xp_total, attempts, items_completed FROM learner_stats WHERE user_id = ?").bind(learner.id).first();
+    const stats = await env.DB.prepare(
+      "SELECT xp_total, attempts, items_completed FROM learner_stats WHERE user_id = ?",
+    )
+      .bind(learner.id)
+      .first();
     expect(stats).toEqual({ xp_total: 30, attempts: 3, items_completed: 3 });
-    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM attempts WHERE user_id = ?").bind(learner.id).first<{ n: number }>();
+    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM attempts WHERE user_id = ?")
+      .bind(learner.id)
+      .first<{ n: number }>();
     expect(count!.n).toBe(3);
     expect((await outbox(learner.id)).filter((e) => e.payload.code === "first_steps")).toHaveLength(1);
   });
@@ -111,15 +166,39 @@ describe("POST /api/progress/attempts", () => {
     const { learner } = await createTenant();
     const course = await createPublishedCourse({ lessons: 1, blocksPerLesson: 1, itemsPerBlock: 3, xp: 10 });
     const first = attempt(course.items[0]!, { score: 0.2, correct: false, duration_seconds: 40 });
-    expect((await record(learner.token, first)).body.data[0]).toMatchObject({ status: "recorded", xp_gained: 0, item_completed: false });
-    const changed = { ...first, training_item_id: course.items[1]!, score: 1, correct: true, duration_seconds: 5 };
+    expect((await record(learner.token, first)).body.data[0]).toMatchObject({
+      status: "recorded",
+      xp_gained: 0,
+      item_completed: false,
+    });
+    const changed = {
+      ...first,
+      training_item_id: course.items[1]!,
+      score: 1,
+      correct: true,
+      duration_seconds: 5,
+    };
     const resent = await record(learner.token, changed);
     expect(resent.res.status).toBe(200);
-    expect(resent.body.data[0]).toEqual({ id: first.id, status: "duplicate", xp_gained: 0, item_completed: false, lesson: null, course_completed: false, achievements_unlocked: [] });
+    expect(resent.body.data[0]).toEqual({
+      id: first.id,
+      status: "duplicate",
+      xp_gained: 0,
+      item_completed: false,
+      lesson: null,
+      course_completed: false,
+      achievements_unlocked: [],
+    });
     expect(resent.body.summary).toMatchObject({ recorded: 0, duplicates: 1, xp_total: 0, events: [] });
-    const row = await env.DB.prepare("SELECT training_item_id, score, correct, duration_seconds FROM attempts WHERE id = ?").bind(first.id).first();
+    const row = await env.DB.prepare(
+      "SELECT training_item_id, score, correct, duration_seconds FROM attempts WHERE id = ?",
+    )
+      .bind(first.id)
+      .first();
     expect(row).toEqual({ training_item_id: course.items[0], score: 0.2, correct: 0, duration_seconds: 40 });
-    const progress = await callJson(`/api/courses/${course.courseId}/lesson-progress`, { token: learner.token });
+    const progress = await callJson(`/api/courses/${course.courseId}/lesson-progress`, {
+      token: learner.token,
+    });
     expect(progress.body.data[0]).toMatchObject({ items_done: 0, status: "in_progress" });
   });
 
@@ -128,13 +207,18 @@ describe("POST /api/progress/attempts", () => {
     const course = await createPublishedCourse({ lessons: 1, blocksPerLesson: 1, itemsPerBlock: 3, xp: 10 });
     const headers = { "Idempotency-Key": `attempts-${crypto.randomUUID()}` };
     const body = { attempts: course.items.map((id) => attempt(id)) };
-    const send = (payload: unknown) => call("/api/progress/attempts", { token: learner.token, body: payload, headers });
+    const send = (payload: unknown) =>
+      call("/api/progress/attempts", { token: learner.token, body: payload, headers });
 
     const first = await send(body);
     const firstText = await first.text();
     expect(first.status).toBe(200);
     expect(first.headers.get("Idempotent-Replayed")).toBeNull();
-    expect(JSON.parse(firstText).summary).toMatchObject({ recorded: 3, xp_total: 30, lessons_completed: [course.lessons[0]!.id] });
+    expect(JSON.parse(firstText).summary).toMatchObject({
+      recorded: 3,
+      xp_total: 30,
+      lessons_completed: [course.lessons[0]!.id],
+    });
     const eventsAfterFirst = (await outbox(learner.id)).length;
 
     const retry = await send(body);
@@ -151,9 +235,13 @@ describe("POST /api/progress/attempts", () => {
     const other = await send(attempt(course.items[0]!));
     expect(other.status).toBe(422);
 
-    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM attempts WHERE user_id = ?").bind(learner.id).first<{ n: number }>();
+    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM attempts WHERE user_id = ?")
+      .bind(learner.id)
+      .first<{ n: number }>();
     expect(count!.n).toBe(3);
-    const stats = await env.DB.prepare("SELECT xp_total, attempts FROM learner_stats WHERE user_id = ?").bind(learner.id).first();
+    const stats = await env.DB.prepare("SELECT xp_total, attempts FROM learner_stats WHERE user_id = ?")
+      .bind(learner.id)
+      .first();
     expect(stats).toEqual({ xp_total: 30, attempts: 3 });
     expect(await outbox(learner.id)).toHaveLength(eventsAfterFirst);
 
@@ -167,25 +255,38 @@ describe("POST /api/progress/attempts", () => {
     const course = await createPublishedCourse();
     const headers = { "Idempotency-Key": `race-${crypto.randomUUID()}` };
     const body = { attempts: [attempt(course.items[0]!), attempt(course.items[1]!)] };
-    const results = await Promise.all(Array.from({ length: 4 }, () => callJson("/api/progress/attempts", { token: learner.token, body, headers })));
+    const results = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        callJson("/api/progress/attempts", { token: learner.token, body, headers }),
+      ),
+    );
     const statuses = results.map((r) => r.res.status);
     expect(statuses.every((s) => s === 200 || s === 409)).toBe(true);
     const answered = results.filter((r) => r.res.status === 200);
     expect(answered.filter((r) => r.res.headers.get("Idempotent-Replayed") === null)).toHaveLength(1);
     for (const r of answered) expect(r.body).toEqual(answered[0]!.body);
     expect(answered[0]!.body.summary).toMatchObject({ recorded: 2, duplicates: 0 });
-    for (const r of results.filter((r) => r.res.status === 409)) expect(r.body.code).toBe("idempotency_in_flight");
-    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM attempts WHERE user_id = ?").bind(learner.id).first<{ n: number }>();
+    for (const r of results.filter((r) => r.res.status === 409))
+      expect(r.body.code).toBe("idempotency_in_flight");
+    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM attempts WHERE user_id = ?")
+      .bind(learner.id)
+      .first<{ n: number }>();
     expect(count!.n).toBe(2);
   });
 
   it("rejects a malformed Idempotency-Key with 422 and records nothing", async () => {
     const { learner } = await createTenant();
     const course = await createPublishedCourse();
-    const { res, body } = await callJson("/api/progress/attempts", { token: learner.token, body: attempt(course.items[0]!), headers: { "Idempotency-Key": "two words" } });
+    const { res, body } = await callJson("/api/progress/attempts", {
+      token: learner.token,
+      body: attempt(course.items[0]!),
+      headers: { "Idempotency-Key": "two words" },
+    });
     expect(res.status).toBe(422);
     expect(body.errors).toEqual([{ path: "Idempotency-Key", message: expect.any(String) }]);
-    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM attempts WHERE user_id = ?").bind(learner.id).first<{ n: number }>();
+    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM attempts WHERE user_id = ?")
+      .bind(learner.id)
+      .first<{ n: number }>();
     expect(count!.n).toBe(0);
   });
 
@@ -215,14 +316,22 @@ describe("POST /api/progress/attempts", () => {
     await record(learner.token, attempt(course.items[0]!, { score: 0.7, correct: false }));
     const repeat = await record(learner.token, attempt(course.items[0]!, { score: 1 }));
     expect(repeat.body.data[0]).toMatchObject({ xp_gained: 1, item_completed: false });
-    const row = await env.DB.prepare("SELECT best_score, attempts FROM item_progress WHERE user_id = ? AND training_item_id = ?").bind(learner.id, course.items[0]).first();
+    const row = await env.DB.prepare(
+      "SELECT best_score, attempts FROM item_progress WHERE user_id = ? AND training_item_id = ?",
+    )
+      .bind(learner.id, course.items[0])
+      .first();
     expect(row).toEqual({ best_score: 1, attempts: 2 });
   });
 
   it.each([
     ["a score above 1", { score: 1.5 }, "attempts.0.score"],
     ["a negative duration", { duration_seconds: -1 }, "attempts.0.duration_seconds"],
-    ["a future time", { occurred_at: new Date(Date.now() + 3_600_000).toISOString() }, "attempts.0.occurred_at"],
+    [
+      "a future time",
+      { occurred_at: new Date(Date.now() + 3_600_000).toISOString() },
+      "attempts.0.occurred_at",
+    ],
     ["a malformed time", { occurred_at: "yesterday" }, "attempts.0.occurred_at"],
     ["a non-UUID id", { id: "attempt-1" }, "attempts.0.id"],
     ["an unknown field", { bonus: 100 }, "attempts.0.bonus"],
@@ -232,7 +341,9 @@ describe("POST /api/progress/attempts", () => {
     const { res, body } = await record(learner.token, { attempts: [attempt(course.items[0]!, overrides)] });
     expect(res.status).toBe(422);
     expect(body.errors.map((e: any) => e.path)).toContain(path);
-    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM attempts WHERE user_id = ?").bind(learner.id).first<{ n: number }>();
+    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM attempts WHERE user_id = ?")
+      .bind(learner.id)
+      .first<{ n: number }>();
     expect(count!.n).toBe(0);
   });
 
@@ -240,20 +351,26 @@ describe("POST /api/progress/attempts", () => {
     const { learner } = await createTenant();
     const course = await createPublishedCourse();
     const draft = await createPublishedCourse({ published: false });
-    const { res, body } = await record(learner.token, { attempts: [attempt(course.items[0]!), attempt("itm_nope"), attempt(draft.items[0]!)] });
+    const { res, body } = await record(learner.token, {
+      attempts: [attempt(course.items[0]!), attempt("itm_nope"), attempt(draft.items[0]!)],
+    });
     expect(res.status).toBe(422);
     expect(body.errors).toEqual([
       { path: "attempts.1.training_item_id", message: "is not a training item of a published course" },
       { path: "attempts.2.training_item_id", message: "is not a training item of a published course" },
     ]);
-    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM attempts WHERE user_id = ?").bind(learner.id).first<{ n: number }>();
+    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM attempts WHERE user_id = ?")
+      .bind(learner.id)
+      .first<{ n: number }>();
     expect(count!.n).toBe(0);
   });
 
   it("rejects a batch over 100, an empty batch and a repeated id", async () => {
     const { learner } = await createTenant();
     const course = await createPublishedCourse();
-    const big = await record(learner.token, { attempts: Array.from({ length: 101 }, () => attempt(course.items[0]!)) });
+    const big = await record(learner.token, {
+      attempts: Array.from({ length: 101 }, () => attempt(course.items[0]!)),
+    });
     expect(big.res.status).toBe(422);
     expect(big.body.errors[0].path).toBe("attempts");
     expect((await record(learner.token, { attempts: [] })).res.status).toBe(422);
@@ -268,21 +385,38 @@ describe("POST /api/progress/attempts", () => {
     const course = await createPublishedCourse({ lessons: 5, blocksPerLesson: 4, itemsPerBlock: 5 });
     const { res, body } = await record(learner.token, { attempts: course.items.map((id) => attempt(id)) });
     expect(res.status).toBe(200);
-    expect(body.summary).toMatchObject({ recorded: 100, xp_total: 1000, courses_completed: [course.courseId] });
-    expect(body.summary.achievements_unlocked).toEqual(expect.arrayContaining(["first_steps", "first_lesson", "course_complete", "xp_1000"]));
+    expect(body.summary).toMatchObject({
+      recorded: 100,
+      xp_total: 1000,
+      courses_completed: [course.courseId],
+    });
+    expect(body.summary.achievements_unlocked).toEqual(
+      expect.arrayContaining(["first_steps", "first_lesson", "course_complete", "xp_1000"]),
+    );
   });
 
   it("lets an institution admin record for a member, but not for another institution's learner", async () => {
     const acme = await createTenant();
     const globex = await createTenant();
     const course = await createPublishedCourse();
-    const forMember = await record(acme.admin.token, { user_id: acme.learner.id, attempts: [attempt(course.items[0]!)] });
+    const forMember = await record(acme.admin.token, {
+      user_id: acme.learner.id,
+      attempts: [attempt(course.items[0]!)],
+    });
     expect(forMember.res.status).toBe(200);
-    const stats = await env.DB.prepare("SELECT xp_total FROM learner_stats WHERE user_id = ?").bind(acme.learner.id).first<{ xp_total: number }>();
+    const stats = await env.DB.prepare("SELECT xp_total FROM learner_stats WHERE user_id = ?")
+      .bind(acme.learner.id)
+      .first<{ xp_total: number }>();
     expect(stats!.xp_total).toBe(10);
-    const forStranger = await record(acme.admin.token, { user_id: globex.learner.id, attempts: [attempt(course.items[0]!)] });
+    const forStranger = await record(acme.admin.token, {
+      user_id: globex.learner.id,
+      attempts: [attempt(course.items[0]!)],
+    });
     expect(forStranger.res.status).toBe(404);
-    const asLearner = await record(acme.learner.token, { user_id: acme.admin.id, attempts: [attempt(course.items[0]!)] });
+    const asLearner = await record(acme.learner.token, {
+      user_id: acme.admin.id,
+      attempts: [attempt(course.items[0]!)],
+    });
     expect(asLearner.res.status).toBe(403);
   });
 
@@ -298,10 +432,24 @@ describe("POST /api/progress/attempts", () => {
 
   it("reports a CEFR level change once, and leaves the levels of skills a later batch does not touch alone", async () => {
     const { learner } = await createTenant();
-    const reading = await createPublishedCourse({ lessons: 1, blocksPerLesson: 2, itemsPerBlock: 5, skills: ["reading"], levels: ["A1"] });
-    const listening = await createPublishedCourse({ lessons: 1, blocksPerLesson: 1, itemsPerBlock: 1, skills: ["listening"], levels: ["A1"] });
+    const reading = await createPublishedCourse({
+      lessons: 1,
+      blocksPerLesson: 2,
+      itemsPerBlock: 5,
+      skills: ["reading"],
+      levels: ["A1"],
+    });
+    const listening = await createPublishedCourse({
+      lessons: 1,
+      blocksPerLesson: 1,
+      itemsPerBlock: 1,
+      skills: ["listening"],
+      levels: ["A1"],
+    });
     await record(learner.token, { attempts: reading.items.map((id) => attempt(id)) });
-    const afterReading = (await outbox(learner.id)).filter((e) => e.type === "cefr.level_changed").map((e) => e.payload);
+    const afterReading = (await outbox(learner.id))
+      .filter((e) => e.type === "cefr.level_changed")
+      .map((e) => e.payload);
     expect(afterReading).toEqual(
       expect.arrayContaining([
         { user_id: learner.id, skill: "reading", from: null, to: "A1" },
@@ -312,22 +460,32 @@ describe("POST /api/progress/attempts", () => {
     await record(learner.token, attempt(listening.items[0]!));
     const all = (await outbox(learner.id)).filter((e) => e.type === "cefr.level_changed");
     // Listening has evidence now but no level: the overall median drops to "none", reading stays A1.
-    expect(all.slice(2).map((e) => e.payload)).toEqual([{ user_id: learner.id, skill: "overall", from: "A1", to: null }]);
-    const stats = await env.DB.prepare("SELECT cefr_levels FROM learner_stats WHERE user_id = ?").bind(learner.id).first<{ cefr_levels: string }>();
+    expect(all.slice(2).map((e) => e.payload)).toEqual([
+      { user_id: learner.id, skill: "overall", from: "A1", to: null },
+    ]);
+    const stats = await env.DB.prepare("SELECT cefr_levels FROM learner_stats WHERE user_id = ?")
+      .bind(learner.id)
+      .first<{ cefr_levels: string }>();
     expect(JSON.parse(stats!.cefr_levels)).toEqual({ reading: "A1" });
   });
 
   it("counts days in the learner's time zone and emits a streak milestone at 3 days", async () => {
     const { learner } = await createTenant();
-    await env.DB.prepare("UPDATE users SET time_zone = 'Pacific/Auckland' WHERE id = ?").bind(learner.id).run();
+    await env.DB.prepare("UPDATE users SET time_zone = 'Pacific/Auckland' WHERE id = ?")
+      .bind(learner.id)
+      .run();
     const course = await createPublishedCourse({ lessons: 1, blocksPerLesson: 1, itemsPerBlock: 3 });
     const day = 86_400_000;
     const now = Date.now();
     // Re-sign-in is not needed: the token's cached principal refreshes within a minute, so name the zone explicitly through D1 only.
-    const attempts = [2, 1, 0].map((daysAgo, i) => attempt(course.items[i]!, { occurred_at: new Date(now - daysAgo * day - 60_000).toISOString() }));
+    const attempts = [2, 1, 0].map((daysAgo, i) =>
+      attempt(course.items[i]!, { occurred_at: new Date(now - daysAgo * day - 60_000).toISOString() }),
+    );
     const result = await record(learner.token, { attempts });
     expect(result.res.status).toBe(200);
-    const { results } = await env.DB.prepare("SELECT day FROM daily_activity WHERE user_id = ? ORDER BY day").bind(learner.id).all<{ day: string }>();
+    const { results } = await env.DB.prepare("SELECT day FROM daily_activity WHERE user_id = ? ORDER BY day")
+      .bind(learner.id)
+      .all<{ day: string }>();
     expect(results).toHaveLength(3);
     expect(result.body.summary.current_streak).toBe(3);
     const milestones = (await outbox(learner.id)).filter((e) => e.type === "streak.milestone");

@@ -6,11 +6,11 @@ import {
   overallLevel,
   passes,
   reachedAchievements,
+  type SkillEvidenceRow,
   skillLevel,
   streaks,
   weekOf,
   xpFor,
-  type SkillEvidenceRow,
 } from "../../src/domains/progress/rules";
 
 describe("passing and XP", () => {
@@ -31,8 +31,16 @@ describe("calendar", () => {
   it("places an instant on the learner's local day, weekday and hour", () => {
     // 2026-11-21 is a Saturday; 23:30 UTC is already Sunday morning in Auckland (UTC+13).
     expect(localTime("2026-11-21T23:30:00Z", "UTC")).toEqual({ day: "2026-11-21", weekday: 5, hour: 23 });
-    expect(localTime("2026-11-21T23:30:00Z", "Pacific/Auckland")).toEqual({ day: "2026-11-22", weekday: 6, hour: 12 });
-    expect(localTime("2026-11-21T03:00:00Z", "America/Los_Angeles")).toEqual({ day: "2026-11-20", weekday: 4, hour: 19 });
+    expect(localTime("2026-11-21T23:30:00Z", "Pacific/Auckland")).toEqual({
+      day: "2026-11-22",
+      weekday: 6,
+      hour: 12,
+    });
+    expect(localTime("2026-11-21T03:00:00Z", "America/Los_Angeles")).toEqual({
+      day: "2026-11-20",
+      weekday: 4,
+      hour: 19,
+    });
   });
 
   it("finds the Monday of a week", () => {
@@ -44,7 +52,9 @@ describe("calendar", () => {
 
 describe("streaks", () => {
   it("measures the latest run and the longest one over unordered, repeated days", () => {
-    expect(streaks(["2026-11-03", "2026-11-01", "2026-11-02", "2026-11-02", "2026-11-10", "2026-11-11"])).toEqual({ latestRun: 2, latestDay: "2026-11-11", longest: 3 });
+    expect(
+      streaks(["2026-11-03", "2026-11-01", "2026-11-02", "2026-11-02", "2026-11-10", "2026-11-11"]),
+    ).toEqual({ latestRun: 2, latestDay: "2026-11-11", longest: 3 });
     expect(streaks([])).toEqual({ latestRun: 0, latestDay: null, longest: 0 });
     expect(streaks(["2026-02-28", "2026-03-01"]).latestRun).toBe(2);
   });
@@ -57,7 +67,12 @@ describe("streaks", () => {
 });
 
 describe("CEFR scoring", () => {
-  const row = (skill: SkillEvidenceRow["skill"], cefrLevel: SkillEvidenceRow["cefrLevel"], attempts: number, accuracy: number): SkillEvidenceRow => ({
+  const row = (
+    skill: SkillEvidenceRow["skill"],
+    cefrLevel: SkillEvidenceRow["cefrLevel"],
+    attempts: number,
+    accuracy: number,
+  ): SkillEvidenceRow => ({
     skill,
     cefrLevel,
     attempts,
@@ -66,7 +81,11 @@ describe("CEFR scoring", () => {
   });
 
   it("reaches a level with 10 attempts at 70% there, and only without gaps from A1", () => {
-    const level = skillLevel("reading", [row("reading", "A1", 10, 0.8), row("reading", "A2", 12, 0.7), row("reading", "B2", 30, 0.9)]);
+    const level = skillLevel("reading", [
+      row("reading", "A1", 10, 0.8),
+      row("reading", "A2", 12, 0.7),
+      row("reading", "B2", 30, 0.9),
+    ]);
     expect(level.level).toBe("A2");
     expect(level.next).toBe("B1");
     expect(level.progressToNext).toBe(0);
@@ -83,7 +102,12 @@ describe("CEFR scoring", () => {
   });
 
   it("takes the lower median of the skills with evidence as the overall level", () => {
-    const rows = [row("reading", "A1", 10, 1), row("reading", "A2", 10, 1), row("listening", "A1", 10, 1), row("writing", "A1", 3, 1)];
+    const rows = [
+      row("reading", "A1", 10, 1),
+      row("reading", "A2", 10, 1),
+      row("listening", "A1", 10, 1),
+      row("writing", "A1", 3, 1),
+    ];
     const report = cefrReport(rows);
     expect(report.skills.find((s) => s.skill === "reading")!.level).toBe("A2");
     expect(report.skills.find((s) => s.skill === "speaking")!.evidence).toEqual([]);
@@ -95,8 +119,19 @@ describe("CEFR scoring", () => {
 
 describe("achievements", () => {
   it("unlocks by thresholds", () => {
-    const none = { itemsCompleted: 0, lessonsCompleted: 0, coursesCompleted: 0, xpTotal: 0, longestStreak: 0, perfectLessons: 0 };
+    const none = {
+      itemsCompleted: 0,
+      lessonsCompleted: 0,
+      coursesCompleted: 0,
+      xpTotal: 0,
+      longestStreak: 0,
+      perfectLessons: 0,
+    };
     expect(reachedAchievements(none)).toEqual([]);
-    expect(reachedAchievements({ ...none, itemsCompleted: 1, xpTotal: 1000, longestStreak: 7 })).toEqual(["first_steps", "xp_1000", "streak_7"]);
+    expect(reachedAchievements({ ...none, itemsCompleted: 1, xpTotal: 1000, longestStreak: 7 })).toEqual([
+      "first_steps",
+      "xp_1000",
+      "streak_7",
+    ]);
   });
 });

@@ -13,7 +13,14 @@ import { recentToday } from "./reads/support";
 it("a learner completing a lesson moves every report and emits exactly the expected events", async () => {
   const { learner, admin } = await createTenant();
   // Two lessons of 10 reading items at A1: one lesson is exactly the evidence A1 needs.
-  const course = await createPublishedCourse({ lessons: 2, blocksPerLesson: 2, itemsPerBlock: 5, skills: ["reading"], levels: ["A1"], xp: 10 });
+  const course = await createPublishedCourse({
+    lessons: 2,
+    blocksPerLesson: 2,
+    itemsPerBlock: 5,
+    skills: ["reading"],
+    levels: ["A1"],
+    xp: 10,
+  });
   const [lesson, nextLesson] = course.lessons;
   const read = async (path: string) => {
     const { res, body } = await callJson(path, { token: learner.token });
@@ -48,18 +55,37 @@ it("a learner completing a lesson moves every report and emits exactly the expec
   }));
   const recorded = await callJson("/api/progress/attempts", { token: learner.token, body: { attempts } });
   expect(recorded.res.status).toBe(200);
-  expect(recorded.body.summary).toMatchObject({ recorded: 10, xp_gained: 100, lessons_completed: [lesson!.id], current_streak: 1 });
+  expect(recorded.body.summary).toMatchObject({
+    recorded: 10,
+    xp_gained: 100,
+    lessons_completed: [lesson!.id],
+    current_streak: 1,
+  });
 
   // The lesson.
   const progress = await read(`/api/courses/${course.courseId}/lesson-progress`);
-  expect(progress.data[0]).toMatchObject({ lesson_id: lesson!.id, status: "completed", items_done: 10, items_total: 10, percent: 100, score: 1 });
+  expect(progress.data[0]).toMatchObject({
+    lesson_id: lesson!.id,
+    status: "completed",
+    items_done: 10,
+    items_total: 10,
+    percent: 100,
+    score: 1,
+  });
   expect(progress.data[1]).toMatchObject({ lesson_id: nextLesson!.id, status: "not_started", items_done: 0 });
 
   // XP, streak, achievements.
   const stats = await read("/api/gamification/stats");
   expect(stats).toMatchObject({ xp_total: 100, xp_this_week: 100, current_streak: 1, longest_streak: 1 });
-  expect(stats.achievements.unlocked.map((a: any) => a.code)).toEqual(["first_steps", "first_lesson", "perfect_lesson"]);
-  expect(stats.achievements.locked.find((a: any) => a.code === "ten_lessons").progress).toEqual({ current: 1, target: 10 });
+  expect(stats.achievements.unlocked.map((a: any) => a.code)).toEqual([
+    "first_steps",
+    "first_lesson",
+    "perfect_lesson",
+  ]);
+  expect(stats.achievements.locked.find((a: any) => a.code === "ten_lessons").progress).toEqual({
+    current: 1,
+    target: 10,
+  });
 
   // CEFR evidence: ten reading attempts at A1, all right.
   const cefr = await read("/api/cefr/report");
@@ -82,8 +108,17 @@ it("a learner completing a lesson moves every report and emits exactly the expec
   expect(adminView.body.entries[0]).toMatchObject({ user_id: learner.id, rank: 1 });
 
   // Exactly these events, in this order, each once.
-  const { results } = await env.DB.prepare("SELECT type, payload FROM outbox_events WHERE user_id = ? ORDER BY created_at, id").bind(learner.id).all<{ type: string; payload: string }>();
-  expect(results.map((r) => [r.type, JSON.parse(r.payload).code ?? JSON.parse(r.payload).skill ?? JSON.parse(r.payload).lesson_id])).toEqual([
+  const { results } = await env.DB.prepare(
+    "SELECT type, payload FROM outbox_events WHERE user_id = ? ORDER BY created_at, id",
+  )
+    .bind(learner.id)
+    .all<{ type: string; payload: string }>();
+  expect(
+    results.map((r) => [
+      r.type,
+      JSON.parse(r.payload).code ?? JSON.parse(r.payload).skill ?? JSON.parse(r.payload).lesson_id,
+    ]),
+  ).toEqual([
     ["achievement.unlocked", "first_steps"],
     ["lesson.completed", lesson!.id],
     ["achievement.unlocked", "first_lesson"],
@@ -96,6 +131,8 @@ it("a learner completing a lesson moves every report and emits exactly the expec
   const again = await callJson("/api/progress/attempts", { token: learner.token, body: { attempts } });
   expect(again.body.summary).toMatchObject({ recorded: 0, duplicates: 10, xp_total: 100, events: [] });
   expect((await read("/api/gamification/stats")).xp_total).toBe(100);
-  const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM outbox_events WHERE user_id = ?").bind(learner.id).first<{ n: number }>();
+  const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM outbox_events WHERE user_id = ?")
+    .bind(learner.id)
+    .first<{ n: number }>();
   expect(count!.n).toBe(6);
 });

@@ -7,13 +7,19 @@ import { createTenant } from "../helpers/tenants";
 import { attempt, learnerIn, record, today } from "./reads/support";
 
 async function milestones(userId: string) {
-  const { results } = await env.DB.prepare("SELECT id, payload FROM outbox_events WHERE user_id = ? AND type = 'streak.milestone' ORDER BY created_at, id")
+  const { results } = await env.DB.prepare(
+    "SELECT id, payload FROM outbox_events WHERE user_id = ? AND type = 'streak.milestone' ORDER BY created_at, id",
+  )
     .bind(userId)
     .all<{ id: string; payload: string }>();
-  return results.map((r) => ({ id: r.id, ...(JSON.parse(r.payload) as { user_id: string; days: number; day: string }) }));
+  return results.map((r) => ({
+    id: r.id,
+    ...(JSON.parse(r.payload) as { user_id: string; days: number; day: string }),
+  }));
 }
 
-const announced = async (userId: string) => (await milestones(userId)).map(({ days, day }) => ({ days, day }));
+const announced = async (userId: string) =>
+  (await milestones(userId)).map(({ days, day }) => ({ days, day }));
 
 describe("streak milestones", () => {
   afterEach(() => {
@@ -24,7 +30,8 @@ describe("streak milestones", () => {
     const { learner } = await createTenant();
     const course = await createPublishedCourse({ lessons: 1, blocksPerLesson: 1, itemsPerBlock: 10 });
     const day = today();
-    const on = (daysAgo: number, item: number) => attempt(course.items[item]!, { at: `${addDays(day, -daysAgo)}T12:00:00Z` });
+    const on = (daysAgo: number, item: number) =>
+      attempt(course.items[item]!, { at: `${addDays(day, -daysAgo)}T12:00:00Z` });
 
     // Days −6 … −2: a run that has lapsed, so there is no current streak to announce.
     const lapsed = [6, 5, 4, 3, 2].map((daysAgo, i) => on(daysAgo, i));
@@ -36,7 +43,9 @@ describe("streak milestones", () => {
     const synced = await record(learner.token, [yesterday]);
     expect(synced.summary.current_streak).toBe(6);
     const three = await milestones(learner.id);
-    expect(three).toEqual([{ id: expect.stringMatching(/^evt_/), user_id: learner.id, days: 3, day: addDays(day, -4) }]);
+    expect(three).toEqual([
+      { id: expect.stringMatching(/^evt_/), user_id: learner.id, days: 3, day: addDays(day, -4) },
+    ]);
     expect(synced.summary.events).toEqual([{ id: three[0]!.id, type: "streak.milestone" }]);
 
     // Day −7, back-filled: the run, still ending yesterday, reaches 7 days.
@@ -57,7 +66,8 @@ describe("streak milestones", () => {
     // Resending everything, at once and in the original batches, changes and announces nothing.
     const resent = await record(learner.token, [...lapsed, yesterday, backFilled, now]);
     expect(resent.summary).toMatchObject({ recorded: 0, duplicates: 8, current_streak: 8, events: [] });
-    for (const batch of [lapsed, [yesterday], [backFilled], [now]]) expect((await record(learner.token, batch)).summary.events).toEqual([]);
+    for (const batch of [lapsed, [yesterday], [backFilled], [now]])
+      expect((await record(learner.token, batch)).summary.events).toEqual([]);
     expect(await milestones(learner.id)).toHaveLength(2);
     const stats = await callJson("/api/gamification/stats", { token: learner.token });
     expect(stats.body).toMatchObject({ current_streak: 8, longest_streak: 8, last_active_day: day });
@@ -67,7 +77,8 @@ describe("streak milestones", () => {
     const { learner } = await createTenant();
     const course = await createPublishedCourse({ lessons: 1, blocksPerLesson: 1, itemsPerBlock: 10 });
     const day = today();
-    const on = (daysAgo: number, item: number) => attempt(course.items[item]!, daysAgo === 0 ? {} : { at: `${addDays(day, -daysAgo)}T12:00:00Z` });
+    const on = (daysAgo: number, item: number) =>
+      attempt(course.items[item]!, daysAgo === 0 ? {} : { at: `${addDays(day, -daysAgo)}T12:00:00Z` });
     const at = (daysAgo: number) => addDays(day, -daysAgo);
 
     // Today's run reaches 3 days; an older run −6 … −4 lies apart from it (−3 is missing).
@@ -94,13 +105,22 @@ describe("streak milestones", () => {
     const { learner } = await createTenant();
     const course = await createPublishedCourse({ lessons: 1, blocksPerLesson: 1, itemsPerBlock: 3 });
     const day = today();
-    await record(learner.token, [attempt(course.items[0]!, { at: `${addDays(day, -2)}T12:00:00Z` }), attempt(course.items[1]!, { at: `${addDays(day, -1)}T12:00:00Z` })]);
+    await record(learner.token, [
+      attempt(course.items[0]!, { at: `${addDays(day, -2)}T12:00:00Z` }),
+      attempt(course.items[1]!, { at: `${addDays(day, -1)}T12:00:00Z` }),
+    ]);
     const reaching = attempt(course.items[2]!);
-    const results = await Promise.all(Array.from({ length: 4 }, () => callJson("/api/progress/attempts", { token: learner.token, body: { attempts: [reaching] } })));
+    const results = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        callJson("/api/progress/attempts", { token: learner.token, body: { attempts: [reaching] } }),
+      ),
+    );
     expect(results.map((r) => r.res.status)).toEqual([200, 200, 200, 200]);
     expect(results.map((r) => r.body.summary.current_streak)).toEqual([3, 3, 3, 3]);
     expect(await announced(learner.id)).toEqual([{ days: 3, day }]);
-    const reported = results.flatMap((r) => r.body.summary.events.filter((e: any) => e.type === "streak.milestone").map((e: any) => e.id));
+    const reported = results.flatMap((r) =>
+      r.body.summary.events.filter((e: any) => e.type === "streak.milestone").map((e: any) => e.id),
+    );
     expect(reported).toEqual([(await milestones(learner.id))[0]!.id]);
   });
 
@@ -110,7 +130,14 @@ describe("streak milestones", () => {
     const day = today();
     const days = Array.from({ length: 500 }, (_, i) => 499 - i);
     for (let from = 0; from < days.length; from += 100) {
-      const batch = days.slice(from, from + 100).map((daysAgo) => attempt(course.items[daysAgo % 10]!, daysAgo === 0 ? {} : { at: `${addDays(day, -daysAgo)}T12:00:00Z` }));
+      const batch = days
+        .slice(from, from + 100)
+        .map((daysAgo) =>
+          attempt(
+            course.items[daysAgo % 10]!,
+            daysAgo === 0 ? {} : { at: `${addDays(day, -daysAgo)}T12:00:00Z` },
+          ),
+        );
       await record(learner.token, batch);
     }
     const start = addDays(day, -499);
@@ -130,21 +157,33 @@ describe("streak milestones", () => {
     const { institution } = await createTenant();
     const learner = await learnerIn(institution.id, { timeZone: "UTC" });
     const course = await createPublishedCourse({ lessons: 1, blocksPerLesson: 1, itemsPerBlock: 3 });
-    await record(learner.token, [attempt(course.items[0]!, { at: `${addDays(day, -2)}T12:00:00Z` }), attempt(course.items[1]!, { at: `${addDays(day, -1)}T12:00:00Z` })]);
+    await record(learner.token, [
+      attempt(course.items[0]!, { at: `${addDays(day, -2)}T12:00:00Z` }),
+      attempt(course.items[1]!, { at: `${addDays(day, -1)}T12:00:00Z` }),
+    ]);
 
-    const ahead = await record(learner.token, [attempt(course.items[2]!, { at: `${addDays(day, 1)}T00:02:00Z` })]);
+    const ahead = await record(learner.token, [
+      attempt(course.items[2]!, { at: `${addDays(day, 1)}T00:02:00Z` }),
+    ]);
     expect(ahead.summary.current_streak).toBe(3);
     expect(await announced(learner.id)).toEqual([{ days: 3, day }]);
     const stats = await callJson("/api/gamification/stats", { token: learner.token });
     expect(stats.body).toMatchObject({ current_streak: 3, longest_streak: 3, last_active_day: day });
     // Recorded as happening now, on the learner's today.
-    const lesson = await callJson(`/api/courses/${course.courseId}/lesson-progress`, { token: learner.token });
+    const lesson = await callJson(`/api/courses/${course.courseId}/lesson-progress`, {
+      token: learner.token,
+    });
     expect(lesson.body.data[0]).toMatchObject({ status: "completed", completed_at: `${day}T23:58:00Z` });
-    const days = await env.DB.prepare("SELECT day FROM daily_activity WHERE user_id = ? ORDER BY day").bind(learner.id).all<{ day: string }>();
+    const days = await env.DB.prepare("SELECT day FROM daily_activity WHERE user_id = ? ORDER BY day")
+      .bind(learner.id)
+      .all<{ day: string }>();
     expect(days.results.map((r) => r.day)).toEqual([addDays(day, -2), addDays(day, -1), day]);
 
     // Three minutes later it is the next day, and the streak that ended yesterday is still current.
     vi.setSystemTime(new Date(`${addDays(day, 1)}T00:03:00Z`));
-    expect((await callJson("/api/gamification/stats", { token: learner.token })).body).toMatchObject({ current_streak: 3, last_active_day: day });
+    expect((await callJson("/api/gamification/stats", { token: learner.token })).body).toMatchObject({
+      current_streak: 3,
+      last_active_day: day,
+    });
   });
 });

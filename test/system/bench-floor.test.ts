@@ -10,13 +10,27 @@ import { call } from "../helpers/api";
 import { createTenant } from "../helpers/tenants";
 
 /** Values that change per request (or per token): compared by name only. */
-const PER_REQUEST = new Set(["x-request-id", "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "ratelimit-policy", "ratelimit"]);
-const headerNames = (response: Response) => [...response.headers.keys()].filter((name) => name !== "content-length").sort();
-const fixedHeaders = (response: Response) => [...response.headers].filter(([name]) => !PER_REQUEST.has(name) && name !== "content-length").sort();
+const PER_REQUEST = new Set([
+  "x-request-id",
+  "x-ratelimit-limit",
+  "x-ratelimit-remaining",
+  "x-ratelimit-reset",
+  "ratelimit-policy",
+  "ratelimit",
+]);
+const headerNames = (response: Response) =>
+  [...response.headers.keys()].filter((name) => name !== "content-length").sort();
+const fixedHeaders = (response: Response) =>
+  [...response.headers].filter(([name]) => !PER_REQUEST.has(name) && name !== "content-length").sort();
 const LINGUA_REQUEST_ID = /^req_[0-9a-f]{32}$/;
 
 /** The floor's Durable Object, answering as FloorObject.ping does. */
-const floorEnv = { FLOOR_OBJECT: { idFromName: (name: string) => name, get: () => ({ ping: async () => ({ ok: true, at: Date.now() }) }) } };
+const floorEnv = {
+  FLOOR_OBJECT: {
+    idFromName: (name: string) => name,
+    get: () => ({ ping: async () => ({ ok: true, at: Date.now() }) }),
+  },
+};
 const floorFetch = (path: string) => floorWorker.fetch(new Request(`http://floor.test${path}`), floorEnv);
 
 describe("the benchmark's floor worker", () => {
@@ -32,7 +46,9 @@ describe("the benchmark's floor worker", () => {
     expect(fixedHeaders(floor)).toEqual(fixedHeaders(ours));
     expect(ours.headers.get("X-Request-Id")).toMatch(LINGUA_REQUEST_ID);
     expect(floor.headers.get("X-Request-Id")).toMatch(LINGUA_REQUEST_ID);
-    expect((await floorFetch("/bare")).headers.get("X-Request-Id")).not.toBe(floor.headers.get("X-Request-Id"));
+    expect((await floorFetch("/bare")).headers.get("X-Request-Id")).not.toBe(
+      floor.headers.get("X-Request-Id"),
+    );
     expect(await floor.text()).toBe(await ours.text());
   });
 
@@ -44,9 +60,14 @@ describe("the benchmark's floor worker", () => {
     expect(floor.status).toBe(200);
     expect(headerNames(floor)).toEqual(headerNames(ours));
     expect(fixedHeaders(floor)).toEqual(fixedHeaders(ours));
-    const [remaining, reset] = [floor.headers.get("X-RateLimit-Remaining"), floor.headers.get("X-RateLimit-Reset")];
+    const [remaining, reset] = [
+      floor.headers.get("X-RateLimit-Remaining"),
+      floor.headers.get("X-RateLimit-Reset"),
+    ];
     expect(floor.headers.get("RateLimit")).toBe(`"minute";r=${remaining};t=${reset}`);
-    expect(floor.headers.get("RateLimit-Policy")).toBe(`"minute";q=${floor.headers.get("X-RateLimit-Limit")};w=60`);
+    expect(floor.headers.get("RateLimit-Policy")).toBe(
+      `"minute";q=${floor.headers.get("X-RateLimit-Limit")};w=60`,
+    );
   });
 
   it("answers the -plain floors, the reference, with a content type alone", async () => {

@@ -38,9 +38,13 @@ describe("GET /api/openapi.json", () => {
       ]),
     );
     // What receivers get: one OpenAPI 3.1 webhook per event type, with the signature headers.
-    expect(Object.keys(doc.webhooks)).toEqual(expect.arrayContaining(["lesson.completed", "ping", "export.completed"]));
+    expect(Object.keys(doc.webhooks)).toEqual(
+      expect.arrayContaining(["lesson.completed", "ping", "export.completed"]),
+    );
     const delivery = doc.webhooks["lesson.completed"].post;
-    expect(delivery.parameters.map((p: any) => p.name)).toEqual(expect.arrayContaining(["X-Signature-256", "webhook-signature", "X-Webhook-Delivery"]));
+    expect(delivery.parameters.map((p: any) => p.name)).toEqual(
+      expect.arrayContaining(["X-Signature-256", "webhook-signature", "X-Webhook-Delivery"]),
+    );
     const operationIds = operations.map(({ op }) => op.operationId);
     expect(new Set(operationIds).size).toBe(operations.length);
     for (const { path, method, op } of operations) {
@@ -61,7 +65,9 @@ describe("GET /api/openapi.json", () => {
     for (const code of Object.keys(ERROR_CATALOGUE)) expect(doc.info.description).toContain(`\`${code}\``);
     expect(doc.paths["/api/integrations/tokens"].post["x-required-ability"]).toBe("tokens:write");
     expect(doc.paths["/api/integrations/tokens"].get["x-required-ability"]).toBe("tokens:read");
-    expect(doc.paths["/api/integrations/tokens"].post.parameters.map((p: any) => p.name)).toContain("Idempotency-Key");
+    expect(doc.paths["/api/integrations/tokens"].post.parameters.map((p: any) => p.name)).toContain(
+      "Idempotency-Key",
+    );
     expect(doc.components.schemas.Problem.properties.code.enum).toEqual(Object.keys(ERROR_CATALOGUE));
   });
 });
@@ -76,12 +82,18 @@ describe("GET /api/docs", () => {
     const csp = res.headers.get("Content-Security-Policy")!;
     expect(csp).toContain("default-src 'none'");
     expect(csp).toContain("frame-ancestors 'none'");
-    expect(csp).toMatch(/script-src https:\/\/cdn\.jsdelivr\.net\/npm\/@scalar\/api-reference@[\d.]+ 'sha256-[A-Za-z0-9+/=]+'/);
+    expect(csp).toMatch(
+      /script-src https:\/\/cdn\.jsdelivr\.net\/npm\/@scalar\/api-reference@[\d.]+ 'sha256-[A-Za-z0-9+/=]+'/,
+    );
     expect(csp).not.toContain("unsafe-eval");
     expect(csp).not.toMatch(/script-src[^;]*unsafe-inline/);
     // The hash in the CSP is the hash of the inline script actually served.
     const inline = /<script(?![^>]*\bsrc=)[^>]*>([\s\S]*?)<\/script>/.exec(html)![1]!;
-    const digest = btoa(String.fromCharCode(...new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(inline)))));
+    const digest = btoa(
+      String.fromCharCode(
+        ...new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(inline))),
+      ),
+    );
     expect(csp).toContain(`'sha256-${digest}'`);
   });
 });
@@ -92,7 +104,10 @@ describe("routing", () => {
     for (const group of ROUTE_GROUPS) {
       const app = await appForGroup(group);
       await app.request(group.prefixes[0]!); // SmartRouter picks its router at the first request
-      expect([group.name, (app.router as unknown as { activeRouter: { name: string } }).activeRouter.name]).toEqual([group.name, "RegExpRouter"]);
+      expect([
+        group.name,
+        (app.router as unknown as { activeRouter: { name: string } }).activeRouter.name,
+      ]).toEqual([group.name, "RegExpRouter"]);
     }
   });
 
@@ -113,7 +128,11 @@ describe("routing", () => {
         if (route.path.includes("*")) continue; // the group's own middleware
         // A sample path for the route: each parameter filled in.
         const sample = route.path.replace(/:[A-Za-z_][A-Za-z0-9_]*/g, "x");
-        expect([route.method, route.path, groupForPath(sample).name]).toEqual([route.method, route.path, group.name]);
+        expect([route.method, route.path, groupForPath(sample).name]).toEqual([
+          route.method,
+          route.path,
+          group.name,
+        ]);
         routes++;
       }
     }
@@ -150,7 +169,9 @@ describe("routing", () => {
   it("still answers the event catalogue under the webhooks path, with its own paging rules", async () => {
     const { createTenant } = await import("../helpers/tenants");
     const { admin } = await createTenant();
-    const page = await callJson("/api/integrations/webhooks/event-types?per_page=2&page=2", { token: admin.token });
+    const page = await callJson("/api/integrations/webhooks/event-types?per_page=2&page=2", {
+      token: admin.token,
+    });
     expect(page.res.status).toBe(200);
     expect(page.body.data).toHaveLength(2);
     expect(page.body.meta).toMatchObject({ per_page: 2, current_page: 2 });
@@ -165,7 +186,9 @@ describe("the API description's own limits", () => {
     const ip = freshIp();
     let refused: Response | undefined;
     for (let i = 0; i < 61 && !refused; i++) {
-      const res = await call(i % 2 ? "/api/docs" : "/api/openapi.json", { headers: { "CF-Connecting-IP": ip } });
+      const res = await call(i % 2 ? "/api/docs" : "/api/openapi.json", {
+        headers: { "CF-Connecting-IP": ip },
+      });
       if (res.status === 429) refused = res;
       else expect(res.status).toBe(200);
       await res.arrayBuffer();
@@ -173,7 +196,8 @@ describe("the API description's own limits", () => {
     expect(refused).toBeDefined();
     expect(refused!.headers.get("Retry-After")).toBe("60");
     expect(refused!.headers.get("Content-Type")).toBe("application/problem+json");
-    for (let i = 0; i < 5; i++) expect((await call("/healthz", { headers: { "CF-Connecting-IP": ip } })).status).toBe(200);
+    for (let i = 0; i < 5; i++)
+      expect((await call("/healthz", { headers: { "CF-Connecting-IP": ip } })).status).toBe(200);
   });
 
   it("declares Retry-After on every 429 and the rate-limit headers beside it on authenticated operations", async () => {
@@ -184,24 +208,34 @@ describe("the API description's own limits", () => {
       else expect(op.responses["429"]?.headers?.["Retry-After"], op.operationId).toBeDefined();
     }
     const me = doc.paths["/api/auth/me"].get;
-    expect(Object.keys(me.responses["429"].headers)).toEqual(expect.arrayContaining(["Retry-After", "X-RateLimit-Remaining", "RateLimit"]));
+    expect(Object.keys(me.responses["429"].headers)).toEqual(
+      expect.arrayContaining(["Retry-After", "X-RateLimit-Remaining", "RateLimit"]),
+    );
     // Sign-in counts each address exactly and says so in every response; the catalogue's edge limit sends no such headers.
     const signIn = doc.paths["/api/auth/sign-in"].post;
-    for (const status of ["200", "401", "429"]) expect(Object.keys(signIn.responses[status].headers ?? {}), status).toEqual(expect.arrayContaining(["X-RateLimit-Remaining", "RateLimit-Policy"]));
-    expect(doc.paths["/api/public/courses"].get.responses["200"].headers?.["X-RateLimit-Remaining"]).toBeUndefined();
+    for (const status of ["200", "401", "429"])
+      expect(Object.keys(signIn.responses[status].headers ?? {}), status).toEqual(
+        expect.arrayContaining(["X-RateLimit-Remaining", "RateLimit-Policy"]),
+      );
+    expect(
+      doc.paths["/api/public/courses"].get.responses["200"].headers?.["X-RateLimit-Remaining"],
+    ).toBeUndefined();
   });
 
   it("declares Idempotent-Replayed on the success response of every operation that takes an Idempotency-Key", async () => {
     const { body: doc } = await callJson("/api/openapi.json", { headers: { "CF-Connecting-IP": freshIp() } });
     const operations = Object.values<any>(doc.paths).flatMap((methods) => Object.values<any>(methods));
-    const keyed = operations.filter((op) => (op.parameters ?? []).some((p: any) => p.in === "header" && p.name === "Idempotency-Key"));
+    const keyed = operations.filter((op) =>
+      (op.parameters ?? []).some((p: any) => p.in === "header" && p.name === "Idempotency-Key"),
+    );
     expect(keyed.map((op) => op.operationId)).toEqual(
       expect.arrayContaining(["createExport", "createToken", "createWebhook", "recordAttempts"]),
     );
     for (const op of keyed) {
       const success = Object.entries<any>(op.responses).filter(([status]) => status.startsWith("2"));
       expect(success.length, op.operationId).toBeGreaterThan(0);
-      for (const [status, response] of success) expect(response.headers?.["Idempotent-Replayed"], `${op.operationId} ${status}`).toBeDefined();
+      for (const [status, response] of success)
+        expect(response.headers?.["Idempotent-Replayed"], `${op.operationId} ${status}`).toBeDefined();
     }
   });
 });

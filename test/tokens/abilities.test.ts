@@ -9,7 +9,10 @@ function create(token: string, body: unknown) {
 describe("abilities and role ceilings", () => {
   it("refuses abilities beyond the owner's role with a 403 naming them", async () => {
     const { learner, instructor } = await createTenant();
-    const asLearner = await create(learner.token, { name: "too much", abilities: ["content:read", "webhooks:write"] });
+    const asLearner = await create(learner.token, {
+      name: "too much",
+      abilities: ["content:read", "webhooks:write"],
+    });
     expect(asLearner.res.status).toBe(403);
     expect(asLearner.body.detail).toContain("`webhooks:write`");
     const asInstructor = await create(instructor.token, { name: "too much", abilities: ["members:write"] });
@@ -28,7 +31,13 @@ describe("abilities and role ceilings", () => {
     const { token, body } = await mintToken(learner, ["*"]);
     expect(body.abilities).toEqual(["*"]);
     const me = await callJson("/api/auth/me", { token });
-    expect(me.body.token.abilities).toEqual(["tokens:read", "tokens:write", "content:read", "progress:read", "progress:write"]);
+    expect(me.body.token.abilities).toEqual([
+      "tokens:read",
+      "tokens:write",
+      "content:read",
+      "progress:read",
+      "progress:write",
+    ]);
   });
 
   it("forbids a token without tokens:write to mint tokens, naming the missing ability", async () => {
@@ -87,7 +96,10 @@ describe("tenancy", () => {
     const acme = await createTenant();
     const globex = await createTenant();
     const { token, id } = await mintToken(globex.admin, ["content:read"]);
-    const res = await callJson(`/api/integrations/tokens/${id}`, { method: "DELETE", token: acme.admin.token });
+    const res = await callJson(`/api/integrations/tokens/${id}`, {
+      method: "DELETE",
+      token: acme.admin.token,
+    });
     expect(res.res.status).toBe(404);
     expect(res.body.code).toBe("not_found");
     expect((await call("/api/auth/me", { token })).status).toBe(200);
@@ -98,15 +110,27 @@ describe("tenancy", () => {
   it("shows an institution admin every token of the institution, and a learner only their own", async () => {
     const { admin, learner, instructor } = await createTenant();
     const adminView = await callJson("/api/integrations/tokens?per_page=100", { token: admin.token });
-    expect(adminView.body.data.map((t: any) => t.user_id).sort()).toEqual([admin.id, instructor.id, learner.id].sort());
+    expect(adminView.body.data.map((t: any) => t.user_id).sort()).toEqual(
+      [admin.id, instructor.id, learner.id].sort(),
+    );
     const learnerView = await callJson("/api/integrations/tokens", { token: learner.token });
     expect(learnerView.body.data.map((t: any) => t.user_id)).toEqual([learner.id]);
   });
 
   it("lets an institution admin revoke a member's token but not a learner another member's", async () => {
     const { admin, learner, instructor } = await createTenant();
-    expect((await call(`/api/integrations/tokens/${instructor.tokenId}`, { method: "DELETE", token: learner.token })).status).toBe(404);
-    expect((await call(`/api/integrations/tokens/${learner.tokenId}`, { method: "DELETE", token: admin.token })).status).toBe(204);
+    expect(
+      (
+        await call(`/api/integrations/tokens/${instructor.tokenId}`, {
+          method: "DELETE",
+          token: learner.token,
+        })
+      ).status,
+    ).toBe(404);
+    expect(
+      (await call(`/api/integrations/tokens/${learner.tokenId}`, { method: "DELETE", token: admin.token }))
+        .status,
+    ).toBe(204);
     expect((await call("/api/auth/me", { token: learner.token })).status).toBe(401);
   });
 });

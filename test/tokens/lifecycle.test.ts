@@ -11,14 +11,24 @@ describe("API token life cycle", () => {
       body: { name: "HR sync", abilities: ["content:read", "progress:read"] },
     });
     expect(created.res.status).toBe(201);
-    expect(created.res.headers.get("Location")).toMatch(new RegExp(`/api/integrations/tokens/${created.body.id}$`));
+    expect(created.res.headers.get("Location")).toMatch(
+      new RegExp(`/api/integrations/tokens/${created.body.id}$`),
+    );
     const plain: string = created.body.token;
     expect(plain).toMatch(/^lng_[A-Za-z0-9_-]{43}$/);
-    expect(created.body).toMatchObject({ name: "HR sync", kind: "api", abilities: ["content:read", "progress:read"], expires_at: null, last_used_at: null });
+    expect(created.body).toMatchObject({
+      name: "HR sync",
+      kind: "api",
+      abilities: ["content:read", "progress:read"],
+      expires_at: null,
+      last_used_at: null,
+    });
     expect(plain.startsWith(created.body.prefix)).toBe(true);
     expect(created.body.prefix.length).toBeLessThan(12);
 
-    const stored = await env.DB.prepare("SELECT * FROM api_tokens WHERE id = ?").bind(created.body.id).first<Record<string, unknown>>();
+    const stored = await env.DB.prepare("SELECT * FROM api_tokens WHERE id = ?")
+      .bind(created.body.id)
+      .first<Record<string, unknown>>();
     expect(JSON.stringify(stored)).not.toContain(plain);
 
     const list = await callJson("/api/integrations/tokens", { token: admin.token });
@@ -30,15 +40,25 @@ describe("API token life cycle", () => {
 
     const me = await callJson("/api/auth/me", { token: plain });
     expect(me.res.status).toBe(200);
-    expect(me.body.token).toMatchObject({ id: created.body.id, kind: "api", abilities: ["content:read", "progress:read"] });
+    expect(me.body.token).toMatchObject({
+      id: created.body.id,
+      kind: "api",
+      abilities: ["content:read", "progress:read"],
+    });
 
-    const revoked = await call(`/api/integrations/tokens/${created.body.id}`, { method: "DELETE", token: admin.token });
+    const revoked = await call(`/api/integrations/tokens/${created.body.id}`, {
+      method: "DELETE",
+      token: admin.token,
+    });
     expect(revoked.status).toBe(204);
     const after = await callJson("/api/auth/me", { token: plain });
     expect(after.res.status).toBe(401);
     expect(after.body.detail).toMatch(/revoked/);
 
-    const again = await call(`/api/integrations/tokens/${created.body.id}`, { method: "DELETE", token: admin.token });
+    const again = await call(`/api/integrations/tokens/${created.body.id}`, {
+      method: "DELETE",
+      token: admin.token,
+    });
     expect(again.status).toBe(404);
     const relisted = await callJson("/api/integrations/tokens", { token: admin.token });
     expect(relisted.body.data.map((t: any) => t.id)).not.toContain(created.body.id);
@@ -46,7 +66,10 @@ describe("API token life cycle", () => {
 
   it("lets a token revoke itself (sign out)", async () => {
     const { learner } = await createTenant();
-    const res = await call(`/api/integrations/tokens/${learner.tokenId}`, { method: "DELETE", token: learner.token });
+    const res = await call(`/api/integrations/tokens/${learner.tokenId}`, {
+      method: "DELETE",
+      token: learner.token,
+    });
     expect(res.status).toBe(204);
     expect((await call("/api/auth/me", { token: learner.token })).status).toBe(401);
   });
@@ -60,7 +83,9 @@ describe("API token life cycle", () => {
     let lastUsed: string | null = null;
     for (let i = 0; i < 20 && !lastUsed; i++) {
       await new Promise((r) => setTimeout(r, 50));
-      lastUsed = (await env.DB.prepare("SELECT last_used_at FROM api_tokens WHERE id = ?").bind(id).first<{ last_used_at: string | null }>())!.last_used_at;
+      lastUsed = (await env.DB.prepare("SELECT last_used_at FROM api_tokens WHERE id = ?")
+        .bind(id)
+        .first<{ last_used_at: string | null }>())!.last_used_at;
     }
     expect(lastUsed).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     const list = await callJson("/api/integrations/tokens", { token: admin.token });
@@ -75,7 +100,9 @@ describe("API token life cycle", () => {
       // Everything the request deferred (a last-use write would be) has run.
       await waitOnExecutionContext(ctx);
     }
-    const after = await env.DB.prepare("SELECT last_used_at FROM api_tokens WHERE id = ?").bind(id).first<{ last_used_at: string }>();
+    const after = await env.DB.prepare("SELECT last_used_at FROM api_tokens WHERE id = ?")
+      .bind(id)
+      .first<{ last_used_at: string }>();
     expect(after!.last_used_at).toBe(marker);
   });
 
@@ -101,12 +128,22 @@ describe("API token life cycle", () => {
     expect(second.res.status).toBe(201);
     expect(second.res.headers.get("Idempotent-Replayed")).toBe("true");
     expect(second.body).toEqual(first.body);
-    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM api_tokens WHERE name = 'Once' AND user_id = ?").bind(admin.id).first<{ n: number }>();
+    const count = await env.DB.prepare(
+      "SELECT COUNT(*) AS n FROM api_tokens WHERE name = 'Once' AND user_id = ?",
+    )
+      .bind(admin.id)
+      .first<{ n: number }>();
     expect(count!.n).toBe(1);
-    const stored = await env.DB.prepare("SELECT response_sealed FROM idempotency_keys WHERE key = ?").bind("create-token-0001").first<{ response_sealed: string }>();
+    const stored = await env.DB.prepare("SELECT response_sealed FROM idempotency_keys WHERE key = ?")
+      .bind("create-token-0001")
+      .first<{ response_sealed: string }>();
     expect(stored!.response_sealed).not.toContain(first.body.token);
 
-    const different = await callJson("/api/integrations/tokens", { token: admin.token, body: { ...body, name: "Other" }, headers });
+    const different = await callJson("/api/integrations/tokens", {
+      token: admin.token,
+      body: { ...body, name: "Other" },
+      headers,
+    });
     expect(different.res.status).toBe(422);
     expect(different.body.code).toBe("idempotency_key_reused");
   });
@@ -115,12 +152,18 @@ describe("API token life cycle", () => {
     const { admin } = await createTenant();
     const headers = { "Idempotency-Key": "race-0001" };
     const body = { name: "Raced", abilities: ["content:read"] };
-    const results = await Promise.all(Array.from({ length: 5 }, () => callJson("/api/integrations/tokens", { token: admin.token, body, headers })));
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        callJson("/api/integrations/tokens", { token: admin.token, body, headers }),
+      ),
+    );
     const statuses = results.map((r) => r.res.status);
     expect(statuses.every((s) => s === 201 || s === 409)).toBe(true);
     const tokens = new Set(results.filter((r) => r.res.status === 201).map((r) => r.body.token));
     expect(tokens.size).toBe(1);
-    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM api_tokens WHERE name = 'Raced'").first<{ n: number }>();
+    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM api_tokens WHERE name = 'Raced'").first<{
+      n: number;
+    }>();
     expect(count!.n).toBe(1);
   });
 
@@ -143,8 +186,16 @@ describe("API token life cycle", () => {
     const a = await createTenant();
     const b = await createTenant();
     const headers = { "Idempotency-Key": "shared-key-0001" };
-    const first = await callJson("/api/integrations/tokens", { token: a.admin.token, body: { name: "A", abilities: ["content:read"] }, headers });
-    const second = await callJson("/api/integrations/tokens", { token: b.admin.token, body: { name: "B", abilities: ["content:read"] }, headers });
+    const first = await callJson("/api/integrations/tokens", {
+      token: a.admin.token,
+      body: { name: "A", abilities: ["content:read"] },
+      headers,
+    });
+    const second = await callJson("/api/integrations/tokens", {
+      token: b.admin.token,
+      body: { name: "B", abilities: ["content:read"] },
+      headers,
+    });
     expect(first.res.status).toBe(201);
     expect(second.res.status).toBe(201);
     expect(second.body.id).not.toBe(first.body.id);

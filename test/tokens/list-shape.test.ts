@@ -4,7 +4,17 @@ import { createTenant, mintToken } from "../helpers/tenants";
 
 // Pins the exact wire form of the token list (keys, their order, escaping, content type), so that
 // how the page is assembled can change without an integrator seeing any difference.
-const TOKEN_KEYS = ["id", "name", "kind", "abilities", "prefix", "user_id", "created_at", "last_used_at", "expires_at"];
+const TOKEN_KEYS = [
+  "id",
+  "name",
+  "kind",
+  "abilities",
+  "prefix",
+  "user_id",
+  "created_at",
+  "last_used_at",
+  "expires_at",
+];
 
 const AWKWARD_NAMES = [
   'quote " backslash \\ slash / done',
@@ -19,10 +29,14 @@ describe("the wire form of GET /api/integrations/tokens", () => {
     const expiry = new Date(Date.now() + 86_400_000).toISOString();
     const created = [];
     for (const [i, name] of AWKWARD_NAMES.entries()) {
-      const { body } = await mintToken(admin, i % 2 ? ["content:read", "progress:read", "tokens:read"] : ["*"], {
-        name,
-        ...(i === 1 ? { expires_at: expiry } : {}),
-      });
+      const { body } = await mintToken(
+        admin,
+        i % 2 ? ["content:read", "progress:read", "tokens:read"] : ["*"],
+        {
+          name,
+          ...(i === 1 ? { expires_at: expiry } : {}),
+        },
+      );
       created.push(body);
     }
 
@@ -55,7 +69,13 @@ describe("the wire form of GET /api/integrations/tokens", () => {
     const all = await callJson("/api/integrations/tokens", { token: admin.token });
     // The three sign-in sessions (admin, instructor, learner) and the two API tokens.
     expect(all.body.meta.total).toBe(5);
-    expect(all.body.data.map((t: any) => t.kind).sort()).toEqual(["api", "api", "session", "session", "session"]);
+    expect(all.body.data.map((t: any) => t.kind).sort()).toEqual([
+      "api",
+      "api",
+      "session",
+      "session",
+      "session",
+    ]);
     const sessions = await callJson("/api/integrations/tokens?kind=session", { token: admin.token });
     expect(sessions.body.meta.total).toBe(3);
     expect(sessions.body.data.map((t: any) => t.kind)).toEqual(["session", "session", "session"]);

@@ -28,7 +28,9 @@ describe("the list envelope on GET /api/integrations/tokens", () => {
     expect(last.body.data.map((t: any) => t.id)).toEqual(newestFirst.slice(6));
     expect(last.body.links.next).toBeNull();
 
-    const past = await callJson("/api/integrations/tokens?kind=api&per_page=3&page=9", { token: admin.token });
+    const past = await callJson("/api/integrations/tokens?kind=api&per_page=3&page=9", {
+      token: admin.token,
+    });
     expect(past.res.status).toBe(200);
     expect(past.body.data).toEqual([]);
     expect(past.body.meta).toMatchObject({ total: 7, current_page: 9, last_page: 3 });
@@ -41,10 +43,13 @@ describe("the list envelope on GET /api/integrations/tokens", () => {
     expect(body.meta).toMatchObject({ per_page: 25, current_page: 1 });
   });
 
-  it.each(["page=0", "page=-1", "page=1.5", "page=abc", "per_page=0", "per_page=101"])("rejects %s with 422", async (query) => {
-    const { admin } = await createTenant();
-    const { res, body } = await callJson(`/api/integrations/tokens?${query}`, { token: admin.token });
-    expect(res.status).toBe(422);
-    expect(body.errors[0].path).toBe(query.split("=")[0]);
-  });
+  it.each(["page=0", "page=-1", "page=1.5", "page=abc", "per_page=0", "per_page=101"])(
+    "rejects %s with 422",
+    async (query) => {
+      const { admin } = await createTenant();
+      const { res, body } = await callJson(`/api/integrations/tokens?${query}`, { token: admin.token });
+      expect(res.status).toBe(422);
+      expect(body.errors[0].path).toBe(query.split("=")[0]);
+    },
+  );
 });

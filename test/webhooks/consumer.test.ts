@@ -1,4 +1,9 @@
-import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
+import {
+  createExecutionContext,
+  createScheduledController,
+  env,
+  waitOnExecutionContext,
+} from "cloudflare:test";
 import { expect, it } from "vitest";
 import worker from "../../src/index";
 import { callJson } from "../helpers/api";
@@ -8,7 +13,10 @@ import { createWebhook, deliveryRow, insertDelivery, runQueue, waitUntil } from 
 
 const DELIVERIES = "lingua-webhook-deliveries";
 
-async function setup(script: { status?: number; delay_ms?: number; headers?: Record<string, string> }[] = [], fallback = { status: 200 }) {
+async function setup(
+  script: { status?: number; delay_ms?: number; headers?: Record<string, string> }[] = [],
+  fallback = { status: 200 },
+) {
   const tenant = await createTenant();
   const receiver = receiverEndpoint();
   await receiver.configure({ script, fallback });
@@ -27,14 +35,21 @@ it("a message delivered twice, in one batch or in two, sends once and logs one a
   expect(await receiver.received()).toHaveLength(1);
   const row = await deliveryRow(deliveryId);
   expect(row).toMatchObject({ status: "succeeded", attempt_count: 1 });
-  const attempts = await env.DB.prepare("SELECT count(*) AS n FROM webhook_delivery_attempts WHERE delivery_id = ?").bind(deliveryId).first<{ n: number }>();
+  const attempts = await env.DB.prepare(
+    "SELECT count(*) AS n FROM webhook_delivery_attempts WHERE delivery_id = ?",
+  )
+    .bind(deliveryId)
+    .first<{ n: number }>();
   expect(attempts!.n).toBe(1);
 });
 
 it("two consumers racing on one delivery: one sends, the other waits for the claim and then acknowledges", async () => {
   const { institution, receiver, hook } = await setup([{ status: 200, delay_ms: 400 }]);
   const { deliveryId } = await insertDelivery(hook.id, institution.id);
-  const [a, b] = await Promise.all([runQueue(DELIVERIES, [{ delivery_id: deliveryId }]), runQueue(DELIVERIES, [{ delivery_id: deliveryId }])]);
+  const [a, b] = await Promise.all([
+    runQueue(DELIVERIES, [{ delivery_id: deliveryId }]),
+    runQueue(DELIVERIES, [{ delivery_id: deliveryId }]),
+  ]);
   expect(await receiver.received()).toHaveLength(1);
   const retried = [...a.retryMessages, ...b.retryMessages];
   expect(retried).toHaveLength(1);
@@ -46,7 +61,10 @@ it("two consumers racing on one delivery: one sends, the other waits for the cla
 });
 
 it("schedules the retry with the queue's delay, and honours a longer Retry-After", async () => {
-  const { institution, hook } = await setup([{ status: 503, headers: { "Retry-After": "120" } }, { status: 500 }]);
+  const { institution, hook } = await setup([
+    { status: 503, headers: { "Retry-After": "120" } },
+    { status: 500 },
+  ]);
   const { deliveryId } = await insertDelivery(hook.id, institution.id);
   const first = await runQueue(DELIVERIES, [{ delivery_id: deliveryId }]);
   expect(first.retryMessages).toEqual([expect.objectContaining({ delaySeconds: 120 })]);
@@ -60,7 +78,9 @@ it("schedules the retry with the queue's delay, and honours a longer Retry-After
   expect((await deliveryRow(deliveryId))!.attempt_count).toBe(1);
 
   // Once due, the second attempt fails with a plain 500: the schedule's delay (1 s ± 20%) applies.
-  await env.DB.prepare("UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ?").bind(Date.now(), deliveryId).run();
+  await env.DB.prepare("UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ?")
+    .bind(Date.now(), deliveryId)
+    .run();
   const second = await runQueue(DELIVERIES, [{ delivery_id: deliveryId }]);
   expect(second.retryMessages[0]!.delaySeconds).toBeGreaterThanOrEqual(1);
   expect(second.retryMessages[0]!.delaySeconds).toBeLessThanOrEqual(2);
@@ -71,14 +91,22 @@ it("410 Gone fails the delivery at once and disables the webhook", async () => {
   const { deliveryId } = await insertDelivery(hook.id, institution.id);
   const result = await runQueue(DELIVERIES, [{ delivery_id: deliveryId }]);
   expect(result.retryMessages).toEqual([]);
-  expect(await deliveryRow(deliveryId)).toMatchObject({ status: "failed", attempt_count: 1, last_response_status: 410 });
+  expect(await deliveryRow(deliveryId)).toMatchObject({
+    status: "failed",
+    attempt_count: 1,
+    last_response_status: 410,
+  });
   const { body } = await callJson(`/api/integrations/webhooks/${hook.id}`, { token: admin.token });
   expect(body).toMatchObject({ enabled: false, disabled_reason: "gone" });
 
   // Later deliveries of a disabled webhook are closed without a request.
   const { deliveryId: next } = await insertDelivery(hook.id, institution.id);
   await runQueue(DELIVERIES, [{ delivery_id: next }]);
-  expect(await deliveryRow(next)).toMatchObject({ status: "failed", attempt_count: 0, last_error: "Webhook disabled; not sent" });
+  expect(await deliveryRow(next)).toMatchObject({
+    status: "failed",
+    attempt_count: 0,
+    last_error: "Webhook disabled; not sent",
+  });
 });
 
 it("disables a webhook after 20 consecutive failed events spanning more than a day, not before", async () => {
@@ -87,8 +115,13 @@ it("disables a webhook after 20 consecutive failed events spanning more than a d
   const oneHourAgo = new Date(Date.now() - 3_600_000).toISOString();
 
   // 20 failures but all within the last hour: still enabled.
-  await env.DB.prepare("UPDATE webhooks SET consecutive_failures = 19, failing_since = ? WHERE id = ?").bind(oneHourAgo, hook.id).run();
-  const { deliveryId: a } = await insertDelivery(hook.id, institution.id, { status: "retrying", attemptCount: 3 });
+  await env.DB.prepare("UPDATE webhooks SET consecutive_failures = 19, failing_since = ? WHERE id = ?")
+    .bind(oneHourAgo, hook.id)
+    .run();
+  const { deliveryId: a } = await insertDelivery(hook.id, institution.id, {
+    status: "retrying",
+    attemptCount: 3,
+  });
   await runQueue(DELIVERIES, [{ delivery_id: a }]);
   expect(await deliveryRow(a)).toMatchObject({ status: "failed", attempt_count: 4 });
   let webhook = (await callJson(`/api/integrations/webhooks/${hook.id}`, { token: admin.token })).body;
@@ -96,20 +129,38 @@ it("disables a webhook after 20 consecutive failed events spanning more than a d
 
   // The same run, begun two days ago: the next failed event switches it off.
   await env.DB.prepare("UPDATE webhooks SET failing_since = ? WHERE id = ?").bind(twoDaysAgo, hook.id).run();
-  const { deliveryId: b } = await insertDelivery(hook.id, institution.id, { status: "retrying", attemptCount: 3 });
+  const { deliveryId: b } = await insertDelivery(hook.id, institution.id, {
+    status: "retrying",
+    attemptCount: 3,
+  });
   await runQueue(DELIVERIES, [{ delivery_id: b }]);
   webhook = (await callJson(`/api/integrations/webhooks/${hook.id}`, { token: admin.token })).body;
-  expect(webhook).toMatchObject({ enabled: false, disabled_reason: "too_many_failures", consecutive_failures: 21 });
+  expect(webhook).toMatchObject({
+    enabled: false,
+    disabled_reason: "too_many_failures",
+    consecutive_failures: 21,
+  });
   expect(await receiver.received()).toHaveLength(2);
 
   // Re-enabling by PUT starts afresh.
-  const put = await callJson(`/api/integrations/webhooks/${hook.id}`, { token: admin.token, method: "PUT", body: { enabled: true } });
-  expect(put.body).toMatchObject({ enabled: true, disabled_reason: null, consecutive_failures: 0, failing_since: null });
+  const put = await callJson(`/api/integrations/webhooks/${hook.id}`, {
+    token: admin.token,
+    method: "PUT",
+    body: { enabled: true },
+  });
+  expect(put.body).toMatchObject({
+    enabled: true,
+    disabled_reason: null,
+    consecutive_failures: 0,
+    failing_since: null,
+  });
 });
 
 it("a success resets the failure count", async () => {
   const { admin, institution, hook } = await setup();
-  await env.DB.prepare("UPDATE webhooks SET consecutive_failures = 7, failing_since = ? WHERE id = ?").bind(new Date().toISOString(), hook.id).run();
+  await env.DB.prepare("UPDATE webhooks SET consecutive_failures = 7, failing_since = ? WHERE id = ?")
+    .bind(new Date().toISOString(), hook.id)
+    .run();
   const { deliveryId } = await insertDelivery(hook.id, institution.id);
   await runQueue(DELIVERIES, [{ delivery_id: deliveryId }]);
   const { body } = await callJson(`/api/integrations/webhooks/${hook.id}`, { token: admin.token });
@@ -118,9 +169,15 @@ it("a success resets the failure count", async () => {
 
 it("a dead-lettered delivery is closed as failed; a deleted webhook's message is dropped", async () => {
   const { admin, institution, hook, receiver } = await setup();
-  const { deliveryId } = await insertDelivery(hook.id, institution.id, { status: "retrying", attemptCount: 2 });
+  const { deliveryId } = await insertDelivery(hook.id, institution.id, {
+    status: "retrying",
+    attemptCount: 2,
+  });
   await runQueue("lingua-webhook-deliveries-dlq", [{ delivery_id: deliveryId }]);
-  expect(await deliveryRow(deliveryId)).toMatchObject({ status: "failed", last_error: expect.stringMatching(/Dead-lettered/) });
+  expect(await deliveryRow(deliveryId)).toMatchObject({
+    status: "failed",
+    last_error: expect.stringMatching(/Dead-lettered/),
+  });
 
   const { deliveryId: orphan } = await insertDelivery(hook.id, institution.id);
   await callJson(`/api/integrations/webhooks/${hook.id}`, { token: admin.token, method: "DELETE" });
@@ -134,32 +191,50 @@ it("the scheduled sweep re-sends an event whose queue send was lost", async () =
   // An event committed two minutes ago that never reached the fan-out queue.
   const eventId = `evt_lost_${Date.now()}`;
   const created = new Date(Date.now() - 120_000).toISOString().replace(/\.\d{3}Z$/, "Z");
-  await env.DB.prepare("INSERT INTO outbox_events (id, type, institution_id, user_id, payload, created_at) VALUES (?, 'lesson.completed', ?, NULL, '{}', ?)")
+  await env.DB.prepare(
+    "INSERT INTO outbox_events (id, type, institution_id, user_id, payload, created_at) VALUES (?, 'lesson.completed', ?, NULL, '{}', ?)",
+  )
     .bind(eventId, institution.id, created)
     .run();
   const ctx = createExecutionContext();
-  await worker.scheduled!(createScheduledController({ scheduledTime: Date.now(), cron: "* * * * *" }), env, ctx);
+  await worker.scheduled!(
+    createScheduledController({ scheduledTime: Date.now(), cron: "* * * * *" }),
+    env,
+    ctx,
+  );
   await waitOnExecutionContext(ctx);
   const [got] = await receiver.waitFor(1);
   expect(JSON.parse(got!.body).id).toBe(eventId);
   expect(got!.headers["x-webhook-id"]).toBe(hook.id);
-  const event = await waitUntil(() => env.DB.prepare("SELECT fanned_out_at FROM outbox_events WHERE id = ? AND fanned_out_at IS NOT NULL").bind(eventId).first());
+  const event = await waitUntil(() =>
+    env.DB.prepare("SELECT fanned_out_at FROM outbox_events WHERE id = ? AND fanned_out_at IS NOT NULL")
+      .bind(eventId)
+      .first(),
+  );
   expect(event).toBeTruthy();
 
   // Fanning the same event out again creates no second delivery.
   await runQueue("lingua-events", [{ event_id: eventId }]);
   await new Promise((r) => setTimeout(r, 1500));
   expect(await receiver.received()).toHaveLength(1);
-  const count = await env.DB.prepare("SELECT count(*) AS n FROM webhook_deliveries WHERE event_id = ?").bind(eventId).first<{ n: number }>();
+  const count = await env.DB.prepare("SELECT count(*) AS n FROM webhook_deliveries WHERE event_id = ?")
+    .bind(eventId)
+    .first<{ n: number }>();
   expect(count!.n).toBe(1);
 });
 
 it("the scheduled sweep re-sends a delivery whose message was lost", async () => {
   const { institution, hook, receiver } = await setup();
   const { deliveryId } = await insertDelivery(hook.id, institution.id);
-  await env.DB.prepare("UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ?").bind(Date.now() - 3_600_000, deliveryId).run();
+  await env.DB.prepare("UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ?")
+    .bind(Date.now() - 3_600_000, deliveryId)
+    .run();
   const ctx = createExecutionContext();
-  await worker.scheduled!(createScheduledController({ scheduledTime: Date.now(), cron: "* * * * *" }), env, ctx);
+  await worker.scheduled!(
+    createScheduledController({ scheduledTime: Date.now(), cron: "* * * * *" }),
+    env,
+    ctx,
+  );
   await waitOnExecutionContext(ctx);
   await receiver.waitFor(1);
   await waitUntil(async () => (await deliveryRow(deliveryId))?.status === "succeeded");

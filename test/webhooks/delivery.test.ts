@@ -13,7 +13,9 @@ async function deliveries(token: string, hookId: string, query = "") {
 it("fans an event out only to the enabled webhooks of its institution that subscribe to its type", async () => {
   const { admin, learner } = await createTenant();
   const other = await createTenant();
-  const [lessons, courses, disabled, everything, foreign] = Array.from({ length: 5 }, () => receiverEndpoint());
+  const [lessons, courses, disabled, everything, foreign] = Array.from({ length: 5 }, () =>
+    receiverEndpoint(),
+  );
   const hLessons = await createWebhook(admin, { url: lessons!.url, events: ["lesson.completed"] });
   await createWebhook(admin, { url: courses!.url, events: ["course.completed"] });
   await createWebhook(admin, { url: disabled!.url, events: ["*"], enabled: false });
@@ -33,7 +35,11 @@ it("fans an event out only to the enabled webhooks of its institution that subsc
   // The body and headers of CONVENTIONS.md, signed both ways over the exact bytes.
   const body = JSON.parse(received!.body);
   expect(Object.keys(body)).toEqual(["id", "type", "created_at", "data"]);
-  expect(body).toMatchObject({ id: lessonEvent.id, type: "lesson.completed", data: { user_id: learner.id, score: 1 } });
+  expect(body).toMatchObject({
+    id: lessonEvent.id,
+    type: "lesson.completed",
+    data: { user_id: learner.id, score: 1 },
+  });
   expect(received!.headers).toMatchObject({
     "content-type": "application/json",
     "user-agent": "Lingua-Webhooks/1.0",
@@ -54,8 +60,16 @@ it("fans an event out only to the enabled webhooks of its institution that subsc
   // The log: one succeeded delivery with one attempt.
   const log = await deliveries(admin.token, hLessons.id);
   expect(log).toHaveLength(1);
-  expect(log[0]).toMatchObject({ id: received!.headers["x-webhook-delivery"], event_id: lessonEvent.id, status: "succeeded", attempt_count: 1, last_response_status: 200 });
-  expect(log[0].attempts).toEqual([expect.objectContaining({ number: 1, response_status: 200, error: null, response_body: "ok" })]);
+  expect(log[0]).toMatchObject({
+    id: received!.headers["x-webhook-delivery"],
+    event_id: lessonEvent.id,
+    status: "succeeded",
+    attempt_count: 1,
+    last_response_status: 200,
+  });
+  expect(log[0].attempts).toEqual([
+    expect.objectContaining({ number: 1, response_status: 200, error: null, response_body: "ok" }),
+  ]);
 
   // Nothing went to the disabled webhook or to the other institution, even given time.
   await new Promise((r) => setTimeout(r, 1500));
@@ -69,18 +83,28 @@ it("retries a failing delivery with backoff and succeeds, keeping one delivery i
   const { admin, learner } = await createTenant();
   const receiver = receiverEndpoint();
   const hook = await createWebhook(admin, { url: receiver.url, events: ["lesson.completed"] });
-  await receiver.configure({ secrets: [hook.secret], script: [{ status: 500 }, { status: 503, body: "busy" }], fallback: { status: 204 } });
+  await receiver.configure({
+    secrets: [hook.secret],
+    script: [{ status: 500 }, { status: 503, body: "busy" }],
+    fallback: { status: 204 },
+  });
   await completeALesson(learner);
   const got = await receiver.waitFor(3, 30_000);
   expect(new Set(got.map((r) => r.headers["x-webhook-delivery"])).size).toBe(1);
   expect(got.every((r) => r.x_signature_valid[0] && r.standard_valid[0])).toBe(true);
   // Backoff: each retry waited about the configured second (the test schedule is 1,1,1).
-  for (let i = 1; i < got.length; i++) expect(got[i]!.received_at - got[i - 1]!.received_at).toBeGreaterThanOrEqual(700);
+  for (let i = 1; i < got.length; i++)
+    expect(got[i]!.received_at - got[i - 1]!.received_at).toBeGreaterThanOrEqual(700);
   const [delivery] = await waitUntil(async () => {
     const log = await deliveries(admin.token, hook.id);
     return log[0]?.status === "succeeded" ? log : null;
   });
-  expect(delivery).toMatchObject({ status: "succeeded", attempt_count: 3, last_response_status: 204, last_error: null });
+  expect(delivery).toMatchObject({
+    status: "succeeded",
+    attempt_count: 3,
+    last_response_status: 204,
+    last_error: null,
+  });
   expect(delivery.attempts.map((a: any) => [a.number, a.response_status, a.error])).toEqual([
     [1, 500, "HTTP 500"],
     [2, 503, "HTTP 503"],
@@ -97,7 +121,11 @@ it("gives up after exactly 3 retries on 500, on time-out and on a redirect, and 
   await slow!.configure({ fallback: { status: 200, delay_ms: 1600 } });
   await redirecting!.configure({ fallback: { status: 302, headers: { Location: redirectTarget!.url } } });
   await redirectTarget!.configure({});
-  const hooks = await Promise.all([erroring, slow, redirecting].map((r) => createWebhook(admin, { url: r!.url, events: ["lesson.completed"] })));
+  const hooks = await Promise.all(
+    [erroring, slow, redirecting].map((r) =>
+      createWebhook(admin, { url: r!.url, events: ["lesson.completed"] }),
+    ),
+  );
   await completeALesson(learner);
 
   const finals = await Promise.all(
@@ -115,8 +143,14 @@ it("gives up after exactly 3 retries on 500, on time-out and on a redirect, and 
   expect(e.attempts.map((a: any) => a.number)).toEqual([1, 2, 3, 4]);
   expect(e).toMatchObject({ attempt_count: 4, last_response_status: 500, last_error: "HTTP 500" });
   expect(e.attempts[0].response_body).toHaveLength(1024);
-  expect(s.attempts.every((a: any) => a.response_status === null && /Timed out after 1000 ms/.test(a.error))).toBe(true);
-  expect(r.attempts.every((a: any) => a.response_status === 302 && /Redirect \(302 to .*\) not followed/.test(a.error))).toBe(true);
+  expect(
+    s.attempts.every((a: any) => a.response_status === null && /Timed out after 1000 ms/.test(a.error)),
+  ).toBe(true);
+  expect(
+    r.attempts.every(
+      (a: any) => a.response_status === 302 && /Redirect \(302 to .*\) not followed/.test(a.error),
+    ),
+  ).toBe(true);
 
   // One failed event is one consecutive failure on the webhook; it stays enabled.
   const hook = await callJson(`/api/integrations/webhooks/${hooks[0]!.id}`, { token: admin.token });

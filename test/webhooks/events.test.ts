@@ -10,7 +10,9 @@ it("lists the institution's events newest first, filtered by type and time, and 
   const { events } = await completeALesson(learner);
   await completeALesson(other.learner);
   const old = new Date(Date.now() - 31 * 86_400_000).toISOString().replace(/\.\d{3}Z$/, "Z");
-  await env.DB.prepare("INSERT INTO outbox_events (id, type, institution_id, payload, created_at, fanned_out_at) VALUES ('evt_ancient', 'lesson.completed', ?, '{}', ?, ?)")
+  await env.DB.prepare(
+    "INSERT INTO outbox_events (id, type, institution_id, payload, created_at, fanned_out_at) VALUES ('evt_ancient', 'lesson.completed', ?, '{}', ?, ?)",
+  )
     .bind(institution.id, old, old)
     .run();
 
@@ -26,19 +28,31 @@ it("lists the institution's events newest first, filtered by type and time, and 
   expect(Object.keys(lessons.body.data[0])).toEqual(["id", "type", "created_at", "data"]);
 
   const future = new Date(Date.now() + 60_000).toISOString();
-  expect((await callJson(`/api/integrations/events?from=${future}`, { token: admin.token })).body.data).toEqual([]);
+  expect(
+    (await callJson(`/api/integrations/events?from=${future}`, { token: admin.token })).body.data,
+  ).toEqual([]);
   const past = new Date(Date.now() - 3_600_000).toISOString();
-  expect((await callJson(`/api/integrations/events?to=${past}`, { token: admin.token })).body.data).toEqual([]);
+  expect((await callJson(`/api/integrations/events?to=${past}`, { token: admin.token })).body.data).toEqual(
+    [],
+  );
 
-  const bad = await callJson(`/api/integrations/events?type=nope&from=${future}&to=${past}`, { token: admin.token });
+  const bad = await callJson(`/api/integrations/events?type=nope&from=${future}&to=${past}`, {
+    token: admin.token,
+  });
   expect(bad.res.status).toBe(422);
   expect(bad.body.errors.map((e: any) => e.path).sort()).toEqual(["type"]);
-  const backwards = await callJson(`/api/integrations/events?from=${future}&to=${past}`, { token: admin.token });
+  const backwards = await callJson(`/api/integrations/events?from=${future}&to=${past}`, {
+    token: admin.token,
+  });
   expect(backwards.res.status).toBe(422);
   expect(backwards.body.errors[0].path).toBe("to");
 
   const theirs = (await callJson("/api/integrations/events", { token: other.admin.token })).body.data[0];
-  expect((await callJson(`/api/integrations/events/${theirs.id}`, { token: admin.token })).res.status).toBe(404);
-  expect((await callJson("/api/integrations/events/evt_ancient", { token: admin.token })).res.status).toBe(404);
+  expect((await callJson(`/api/integrations/events/${theirs.id}`, { token: admin.token })).res.status).toBe(
+    404,
+  );
+  expect((await callJson("/api/integrations/events/evt_ancient", { token: admin.token })).res.status).toBe(
+    404,
+  );
   expect((await callJson("/api/integrations/events", { token: learner.token })).res.status).toBe(403);
 });

@@ -7,14 +7,18 @@ import { createWebhook, deliveryRow, runQueue, waitUntil } from "./support";
 async function insertEvent(institutionId: string, tag: string) {
   const id = `evt_direct_${tag}_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
   const now = new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
-  await env.DB.prepare("INSERT INTO outbox_events (id, type, institution_id, payload, created_at) VALUES (?, 'lesson.completed', ?, ?, ?)")
+  await env.DB.prepare(
+    "INSERT INTO outbox_events (id, type, institution_id, payload, created_at) VALUES (?, 'lesson.completed', ?, ?, ?)",
+  )
     .bind(id, institutionId, JSON.stringify({ lesson_id: "les_direct" }), now)
     .run();
   return id;
 }
 
 async function deliveriesOf(eventId: string) {
-  const { results } = await env.DB.prepare("SELECT * FROM webhook_deliveries WHERE event_id = ? ORDER BY id").bind(eventId).all<Record<string, any>>();
+  const { results } = await env.DB.prepare("SELECT * FROM webhook_deliveries WHERE event_id = ? ORDER BY id")
+    .bind(eventId)
+    .all<Record<string, any>>();
   return results;
 }
 
@@ -27,13 +31,22 @@ it("the fan-out makes a healthy webhook's first attempt itself: sent, logged and
 
   await runQueue("lingua-events", [{ event_id: eventId }]);
   const [delivery] = await deliveriesOf(eventId);
-  expect(delivery).toMatchObject({ status: "succeeded", attempt_count: 1, claimed_until: null, last_response_status: 200 });
+  expect(delivery).toMatchObject({
+    status: "succeeded",
+    attempt_count: 1,
+    claimed_until: null,
+    last_response_status: 200,
+  });
   const got = await receiver.received();
   expect(got).toHaveLength(1);
   expect(got[0]!.headers["x-webhook-delivery"]).toBe(delivery!.id);
   expect(got[0]!.x_signature_valid).toEqual([true]);
   expect(got[0]!.standard_valid).toEqual([true]);
-  const attempts = await env.DB.prepare("SELECT number, response_status FROM webhook_delivery_attempts WHERE delivery_id = ?").bind(delivery!.id).all();
+  const attempts = await env.DB.prepare(
+    "SELECT number, response_status FROM webhook_delivery_attempts WHERE delivery_id = ?",
+  )
+    .bind(delivery!.id)
+    .all();
   expect(attempts.results).toEqual([{ number: 1, response_status: 200 }]);
 });
 
@@ -47,7 +60,10 @@ it("a fan-out repeated after a crash (event not yet marked) sends nothing a seco
   await runQueue("lingua-events", [{ event_id: eventId }]);
   // As if the first run had stopped after sending, before marking the event.
   await env.DB.prepare("UPDATE outbox_events SET fanned_out_at = NULL WHERE id = ?").bind(eventId).run();
-  await Promise.all([runQueue("lingua-events", [{ event_id: eventId }]), runQueue("lingua-events", [{ event_id: eventId }])]);
+  await Promise.all([
+    runQueue("lingua-events", [{ event_id: eventId }]),
+    runQueue("lingua-events", [{ event_id: eventId }]),
+  ]);
   await new Promise((r) => setTimeout(r, 1000));
   expect(await receiver.received()).toHaveLength(1);
   const rows = await deliveriesOf(eventId);
@@ -65,7 +81,12 @@ it("a first attempt that fails in the fan-out becomes a delayed retry on the del
   const fanned = await runQueue("lingua-events", [{ event_id: eventId }]);
   expect(fanned.retryMessages).toEqual([]);
   const [delivery] = await deliveriesOf(eventId);
-  expect(delivery).toMatchObject({ status: "retrying", attempt_count: 1, claimed_until: null, last_response_status: 503 });
+  expect(delivery).toMatchObject({
+    status: "retrying",
+    attempt_count: 1,
+    claimed_until: null,
+    last_response_status: 503,
+  });
   // The test schedule retries after about a second, through the delivery queue.
   await waitUntil(async () => (await deliveryRow(delivery!.id))?.status === "succeeded");
   expect(await deliveryRow(delivery!.id)).toMatchObject({ attempt_count: 2, last_response_status: 204 });
@@ -78,7 +99,9 @@ it("a webhook that is failing is not tried in the fan-out: its delivery goes thr
   const receiver = receiverEndpoint();
   await receiver.configure({});
   const hook = await createWebhook(admin, { url: receiver.url, events: ["*"] });
-  await env.DB.prepare("UPDATE webhooks SET consecutive_failures = 1, failing_since = ? WHERE id = ?").bind(new Date().toISOString().replace(/\.\d{3}Z$/, "Z"), hook.id).run();
+  await env.DB.prepare("UPDATE webhooks SET consecutive_failures = 1, failing_since = ? WHERE id = ?")
+    .bind(new Date().toISOString().replace(/\.\d{3}Z$/, "Z"), hook.id)
+    .run();
   const eventId = await insertEvent(institution.id, "failing");
 
   await runQueue("lingua-events", [{ event_id: eventId }]);
@@ -87,7 +110,9 @@ it("a webhook that is failing is not tried in the fan-out: its delivery goes thr
   expect(await deliveryRow(delivery!.id)).toMatchObject({ attempt_count: 1 });
   expect(await receiver.received()).toHaveLength(1);
   // The success through the queue reset the webhook's failure count.
-  const row = await env.DB.prepare("SELECT consecutive_failures FROM webhooks WHERE id = ?").bind(hook.id).first();
+  const row = await env.DB.prepare("SELECT consecutive_failures FROM webhooks WHERE id = ?")
+    .bind(hook.id)
+    .first();
   expect(row).toEqual({ consecutive_failures: 0 });
 });
 
@@ -95,7 +120,8 @@ it("slow receivers: the fan-out stops starting first attempts after its budget a
   const { admin, institution } = await createTenant();
   const receivers = Array.from({ length: 12 }, () => receiverEndpoint());
   // Each answers its first request after the test time-out (1 s), then at once.
-  for (const r of receivers) await r.configure({ script: [{ status: 200, delay_ms: 1600 }], fallback: { status: 204 } });
+  for (const r of receivers)
+    await r.configure({ script: [{ status: 200, delay_ms: 1600 }], fallback: { status: 204 } });
   for (const r of receivers) await createWebhook(admin, { url: r.url, events: ["*"] });
   const eventId = await insertEvent(institution.id, "slow");
 
@@ -111,11 +137,19 @@ it("slow receivers: the fan-out stops starting first attempts after its budget a
   await waitUntil(async () => (await deliveriesOf(eventId)).every((d) => d.status === "succeeded"), 30_000);
   await new Promise((r) => setTimeout(r, 500));
   for (const d of await deliveriesOf(eventId)) {
-    const { results } = await env.DB.prepare("SELECT number FROM webhook_delivery_attempts WHERE delivery_id = ? ORDER BY number").bind(d.id).all<{ number: number }>();
+    const { results } = await env.DB.prepare(
+      "SELECT number FROM webhook_delivery_attempts WHERE delivery_id = ? ORDER BY number",
+    )
+      .bind(d.id)
+      .all<{ number: number }>();
     expect(results.map((a) => a.number)).toEqual(Array.from({ length: d.attempt_count }, (_, n) => n + 1));
   }
   const got = (await Promise.all(receivers.map((r) => r.received()))).flat();
   const perDelivery = new Map<string, number>();
-  for (const r of got) perDelivery.set(r.headers["x-webhook-delivery"]!, (perDelivery.get(r.headers["x-webhook-delivery"]!) ?? 0) + 1);
+  for (const r of got)
+    perDelivery.set(
+      r.headers["x-webhook-delivery"]!,
+      (perDelivery.get(r.headers["x-webhook-delivery"]!) ?? 0) + 1,
+    );
   for (const d of await deliveriesOf(eventId)) expect(perDelivery.get(d.id)).toBe(d.attempt_count);
 });

@@ -1,5 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { parseRetryAfter, parseRetrySchedule, retryDelaySeconds } from "../../src/domains/webhooks/retry-policy";
+import {
+  parseRetryAfter,
+  parseRetrySchedule,
+  retryDelaySeconds,
+} from "../../src/domains/webhooks/retry-policy";
 import { isPrivateHost, targetUrlProblem } from "../../src/domains/webhooks/target-url";
 
 describe("retry policy", () => {

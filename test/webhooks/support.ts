@@ -4,21 +4,42 @@ import type { TestUser } from "../helpers/tenants";
 
 export async function createWebhook(admin: TestUser, body: Record<string, unknown>) {
   const { res, body: created } = await callJson("/api/integrations/webhooks", { token: admin.token, body });
-  if (res.status !== 201) throw new Error(`webhook creation failed: ${res.status} ${JSON.stringify(created)}`);
+  if (res.status !== 201)
+    throw new Error(`webhook creation failed: ${res.status} ${JSON.stringify(created)}`);
   return created as { id: string; secret: string; [key: string]: unknown };
 }
 
 /** A one-lesson course, and a learner's attempts at every item of it: one `lesson.completed`. */
 export async function completeALesson(learner: TestUser, itemsPerBlock = 2) {
-  const course = await createPublishedCourse({ lessons: 1, blocksPerLesson: 1, itemsPerBlock, skills: ["reading"], levels: ["A1"], xp: 10 });
+  const course = await createPublishedCourse({
+    lessons: 1,
+    blocksPerLesson: 1,
+    itemsPerBlock,
+    skills: ["reading"],
+    levels: ["A1"],
+    xp: 10,
+  });
   const occurredAt = new Date(Date.now() - 60_000).toISOString();
-  const attempts = course.items.map((id) => ({ id: crypto.randomUUID(), training_item_id: id, score: 1, correct: true, duration_seconds: 20, occurred_at: occurredAt }));
-  const { res, body } = await callJson("/api/progress/attempts", { token: learner.token, body: { attempts } });
+  const attempts = course.items.map((id) => ({
+    id: crypto.randomUUID(),
+    training_item_id: id,
+    score: 1,
+    correct: true,
+    duration_seconds: 20,
+    occurred_at: occurredAt,
+  }));
+  const { res, body } = await callJson("/api/progress/attempts", {
+    token: learner.token,
+    body: { attempts },
+  });
   if (res.status !== 200) throw new Error(`attempts failed: ${res.status} ${JSON.stringify(body)}`);
   return { course, events: body.summary.events as { id: string; type: string }[] };
 }
 
-export async function waitUntil<T>(probe: () => Promise<T | undefined | null | false>, timeoutMs = 20_000): Promise<T> {
+export async function waitUntil<T>(
+  probe: () => Promise<T | undefined | null | false>,
+  timeoutMs = 20_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -49,14 +70,9 @@ export async function insertDelivery(
   const created = (options.createdAt ?? new Date()).toISOString().replace(/\.\d{3}Z$/, "Z");
   const type = options.type ?? "lesson.completed";
   await env.DB.batch([
-    env.DB.prepare("INSERT INTO outbox_events (id, type, institution_id, user_id, payload, created_at, fanned_out_at) VALUES (?, ?, ?, NULL, ?, ?, ?)").bind(
-      eventId,
-      type,
-      institutionId,
-      JSON.stringify({ lesson_id: "les_x", tag }),
-      created,
-      created,
-    ),
+    env.DB.prepare(
+      "INSERT INTO outbox_events (id, type, institution_id, user_id, payload, created_at, fanned_out_at) VALUES (?, ?, ?, NULL, ?, ?, ?)",
+    ).bind(eventId, type, institutionId, JSON.stringify({ lesson_id: "les_x", tag }), created, created),
     env.DB.prepare(
       "INSERT INTO webhook_deliveries (id, webhook_id, event_id, event_type, status, attempt_count, next_attempt_at, created_at, completed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
     ).bind(
@@ -78,7 +94,12 @@ export async function insertDelivery(
 export async function runQueue(queue: string, bodies: unknown[]) {
   const batch = createMessageBatch(
     queue,
-    bodies.map((body, i) => ({ id: `msg-${Date.now()}-${i}-${Math.random()}`, timestamp: new Date(), attempts: 1, body })),
+    bodies.map((body, i) => ({
+      id: `msg-${Date.now()}-${i}-${Math.random()}`,
+      timestamp: new Date(),
+      attempts: 1,
+      body,
+    })),
   );
   // The harness records which messages were retried but not their delay: note it on the way.
   const delays = new Map<string, number | undefined>();
@@ -105,9 +126,17 @@ export async function runQueue(queue: string, bodies: unknown[]) {
   const ctx = createExecutionContext();
   await worker.queue!(observed, env, ctx);
   const result = await getQueueResult(batch, ctx);
-  return { ...result, retryMessages: result.retryMessages.map((m: { msgId: string }) => ({ ...m, delaySeconds: delays.get(m.msgId) })) };
+  return {
+    ...result,
+    retryMessages: result.retryMessages.map((m: { msgId: string }) => ({
+      ...m,
+      delaySeconds: delays.get(m.msgId),
+    })),
+  };
 }
 
 export async function deliveryRow(id: string) {
-  return env.DB.prepare("SELECT * FROM webhook_deliveries WHERE id = ?").bind(id).first<Record<string, any>>();
+  return env.DB.prepare("SELECT * FROM webhook_deliveries WHERE id = ?")
+    .bind(id)
+    .first<Record<string, any>>();
 }

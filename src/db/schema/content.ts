@@ -4,7 +4,17 @@ import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "driz
 export const CEFR_LEVELS = ["A1", "A2", "B1", "B2", "C1", "C2"] as const;
 export type CefrLevel = (typeof CEFR_LEVELS)[number];
 
-export const ITEM_TYPES = ["vocabulary", "grammar", "listening", "reading", "speaking", "writing", "multiple_choice", "translation", "matching"] as const;
+export const ITEM_TYPES = [
+  "vocabulary",
+  "grammar",
+  "listening",
+  "reading",
+  "speaking",
+  "writing",
+  "multiple_choice",
+  "translation",
+  "matching",
+] as const;
 export type ItemType = (typeof ITEM_TYPES)[number];
 
 export const SKILLS = ["reading", "listening", "writing", "speaking", "vocabulary", "grammar"] as const;
@@ -49,7 +59,9 @@ export const courses = sqliteTable(
 export const courseTags = sqliteTable(
   "course_tags",
   {
-    courseId: text("course_id").notNull().references(() => courses.id),
+    courseId: text("course_id")
+      .notNull()
+      .references(() => courses.id),
     tag: text("tag").notNull(),
   },
   (t) => [primaryKey({ columns: [t.courseId, t.tag] }), index("course_tags_tag_idx").on(t.tag, t.courseId)],
@@ -59,7 +71,9 @@ export const lessons = sqliteTable(
   "lessons",
   {
     id: text("id").primaryKey(),
-    courseId: text("course_id").notNull().references(() => courses.id),
+    courseId: text("course_id")
+      .notNull()
+      .references(() => courses.id),
     position: integer("position").notNull(),
     title: text("title").notNull(),
     cefrLevel: text("cefr_level", { enum: CEFR_LEVELS }).notNull(),
@@ -75,8 +89,12 @@ export const trainings = sqliteTable(
   "trainings",
   {
     id: text("id").primaryKey(),
-    lessonId: text("lesson_id").notNull().references(() => lessons.id),
-    courseId: text("course_id").notNull().references(() => courses.id),
+    lessonId: text("lesson_id")
+      .notNull()
+      .references(() => lessons.id),
+    courseId: text("course_id")
+      .notNull()
+      .references(() => courses.id),
     position: integer("position").notNull(),
     kind: text("kind", { enum: TRAINING_KINDS }).notNull(),
     title: text("title").notNull(),
@@ -90,7 +108,9 @@ export const trainingItems = sqliteTable(
   "training_items",
   {
     id: text("id").primaryKey(),
-    trainingId: text("training_id").notNull().references(() => trainings.id),
+    trainingId: text("training_id")
+      .notNull()
+      .references(() => trainings.id),
     /** Denormalised from the training, so that progress updates need no joins. */
     lessonId: text("lesson_id").notNull(),
     courseId: text("course_id").notNull(),
@@ -109,4 +129,3 @@ export const trainingItems = sqliteTable(
     index("training_items_level_idx").on(t.cefrLevel, t.id),
   ],
 );
-

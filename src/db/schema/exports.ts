@@ -39,8 +39,12 @@ export const exportJobs = sqliteTable(
   "export_jobs",
   {
     id: text("id").primaryKey(),
-    institutionId: text("institution_id").notNull().references(() => institutions.id),
-    requestedBy: text("requested_by").notNull().references(() => users.id),
+    institutionId: text("institution_id")
+      .notNull()
+      .references(() => institutions.id),
+    requestedBy: text("requested_by")
+      .notNull()
+      .references(() => users.id),
     type: text("type", { enum: EXPORT_TYPES }).notNull(),
     filters: text("filters", { mode: "json" }).$type<ExportFilters>().notNull(),
     status: text("status", { enum: EXPORT_STATUSES }).notNull(),

@@ -29,7 +29,10 @@ export const attempts = sqliteTable(
     xpAwarded: integer("xp_awarded").notNull(),
     recordedAt: text("recorded_at").notNull(),
   },
-  (t) => [index("attempts_user_time_idx").on(t.userId, t.occurredAt, t.id), index("attempts_institution_time_idx").on(t.institutionId, t.occurredAt, t.id)],
+  (t) => [
+    index("attempts_user_time_idx").on(t.userId, t.occurredAt, t.id),
+    index("attempts_institution_time_idx").on(t.institutionId, t.occurredAt, t.id),
+  ],
 );
 
 /** Best result per learner and item; an item is done once an attempt passes. */
@@ -62,7 +65,10 @@ export const lessonProgress = sqliteTable(
     completedAt: text("completed_at"),
     lastActivityAt: text("last_activity_at").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.userId, t.lessonId] }), index("lesson_progress_course_idx").on(t.userId, t.courseId)],
+  (t) => [
+    primaryKey({ columns: [t.userId, t.lessonId] }),
+    index("lesson_progress_course_idx").on(t.userId, t.courseId),
+  ],
 );
 
 export const courseProgress = sqliteTable(
@@ -79,7 +85,10 @@ export const courseProgress = sqliteTable(
     completedAt: text("completed_at"),
     lastActivityAt: text("last_activity_at").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.userId, t.courseId] }), index("course_progress_institution_idx").on(t.institutionId, t.userId, t.courseId)],
+  (t) => [
+    primaryKey({ columns: [t.userId, t.courseId] }),
+    index("course_progress_institution_idx").on(t.institutionId, t.userId, t.courseId),
+  ],
 );
 
 /** One row per learner and local day with any activity: history, streaks, active-learner counts. */
@@ -146,7 +155,10 @@ export const learnerStats = sqliteTable(
      * JSON map streak milestone (days) → the day the learner's streak last reached it, as announced by a
      * `streak.milestone` event. A milestone whose day lies within the current run was announced for it.
      */
-    streakMilestones: text("streak_milestones", { mode: "json" }).$type<Record<string, string>>().notNull().default({}),
+    streakMilestones: text("streak_milestones", { mode: "json" })
+      .$type<Record<string, string>>()
+      .notNull()
+      .default({}),
     updatedAt: text("updated_at").notNull(),
   },
   (t) => [

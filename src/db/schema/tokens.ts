@@ -8,7 +8,9 @@ export const apiTokens = sqliteTable(
   "api_tokens",
   {
     id: text("id").primaryKey(),
-    userId: text("user_id").notNull().references(() => users.id),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id),
     /** Null only for platform admins, who belong to no institution. */
     institutionId: text("institution_id").references(() => institutions.id),
     kind: text("kind", { enum: TOKEN_KINDS }).notNull(),

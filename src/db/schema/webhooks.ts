@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import { institutions, users } from "./identity";
 import { outboxEvents } from "./events";
+import { institutions, users } from "./identity";
 
 export const DELIVERY_STATUSES = ["pending", "retrying", "succeeded", "failed"] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
@@ -62,9 +62,13 @@ export const webhookDeliveries = sqliteTable(
   },
   (t) => [
     // One original delivery per (event, webhook), however often the event is fanned out.
-    uniqueIndex("webhook_deliveries_event_webhook_idx").on(t.eventId, t.webhookId).where(sql`redelivery_of IS NULL`),
+    uniqueIndex("webhook_deliveries_event_webhook_idx")
+      .on(t.eventId, t.webhookId)
+      .where(sql`redelivery_of IS NULL`),
     index("webhook_deliveries_webhook_idx").on(t.webhookId, t.createdAt, t.id),
-    index("webhook_deliveries_open_idx").on(t.status, t.nextAttemptAt).where(sql`status IN ('pending', 'retrying')`),
+    index("webhook_deliveries_open_idx")
+      .on(t.status, t.nextAttemptAt)
+      .where(sql`status IN ('pending', 'retrying')`),
   ],
 );
 

@@ -27,7 +27,10 @@ export const SignInResponseSchema = z
   .object({
     token: z.string().openapi({ description: "Bearer token for `Authorization: Bearer …`. Shown once." }),
     token_type: z.literal("Bearer"),
-    token_id: z.string().openapi({ description: "Id of the session token, to revoke it (sign out) with DELETE /api/integrations/tokens/{token}." }),
+    token_id: z.string().openapi({
+      description:
+        "Id of the session token, to revoke it (sign out) with DELETE /api/integrations/tokens/{token}.",
+    }),
     expires_at: z.string().openapi({ example: "2026-12-21T09:30:00Z" }),
     user: UserSchema,
   })
@@ -37,7 +40,9 @@ export const MeSchema = z
   .object({
     user: UserSchema,
     institution: InstitutionSummarySchema.nullable(),
-    plan: z.enum([...PLANS, "platform"]).openapi({ description: "The institution's plan; `platform` for platform staff." }),
+    plan: z
+      .enum([...PLANS, "platform"])
+      .openapi({ description: "The institution's plan; `platform` for platform staff." }),
     rate_limit: z.object({
       limit: z.number().int().openapi({ description: "Requests per rolling minute for this token." }),
       window_seconds: z.number().int(),
@@ -46,7 +51,9 @@ export const MeSchema = z
       id: z.string(),
       name: z.string(),
       kind: z.enum(["api", "session"]),
-      abilities: z.array(z.string()).openapi({ description: "The abilities this token has now (`*` expanded to the role's)." }),
+      abilities: z
+        .array(z.string())
+        .openapi({ description: "The abilities this token has now (`*` expanded to the role's)." }),
       expires_at: z.string().nullable(),
     }),
   })

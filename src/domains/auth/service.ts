@@ -2,7 +2,13 @@ import { eq } from "drizzle-orm";
 import { users } from "../../db/schema";
 import type { Env } from "../../env";
 import { sha256Hex } from "../../platform/crypto/encoding";
-import { DECOY_PASSWORD_HASH, hashPassword, parsePasswordHash, PBKDF2_ITERATIONS, verifyPassword } from "../../platform/crypto/passwords";
+import {
+  DECOY_PASSWORD_HASH,
+  hashPassword,
+  PBKDF2_ITERATIONS,
+  parsePasswordHash,
+  verifyPassword,
+} from "../../platform/crypto/passwords";
 import { database } from "../../platform/db";
 import { ApiError } from "../../platform/errors";
 import { nowIso } from "../../platform/ids";
@@ -21,26 +27,36 @@ export async function signIn(env: Env, email: string, password: string) {
   const normalisedEmail = email.trim().toLowerCase();
   const guard = limiterFor(env, `sign-in-email:${await sha256Hex(normalisedEmail)}`);
   const attempt = await guard.consume(SIGN_IN_FAILURES.limit, SIGN_IN_FAILURES.windowSeconds);
-  if (!attempt.allowed) throw rateLimitedError(attempt, "failed sign-ins for this e-mail address", SIGN_IN_FAILURES.policy);
+  if (!attempt.allowed)
+    throw rateLimitedError(attempt, "failed sign-ins for this e-mail address", SIGN_IN_FAILURES.policy);
 
   const db = database(env.DB);
   const user = await db.select().from(users).where(eq(users.email, normalisedEmail)).get();
   const valid = await verifyPassword(password, user?.passwordHash ?? DECOY_PASSWORD_HASH);
-  if (!user || !valid) throw new ApiError("invalid_credentials", "The e-mail address or the password is wrong.");
+  if (!user || !valid)
+    throw new ApiError("invalid_credentials", "The e-mail address or the password is wrong.");
   // Awaited, not deferred: the next attempt must already see the slot returned.
   await guard.refund(attempt.second);
   if ((parsePasswordHash(user.passwordHash)?.iterations ?? 0) < PBKDF2_ITERATIONS) {
     // A hash made with weaker parameters is upgraded the one time we hold the plain password.
-    await db.update(users).set({ passwordHash: await hashPassword(password) }).where(eq(users.id, user.id)).run();
+    await db
+      .update(users)
+      .set({ passwordHash: await hashPassword(password) })
+      .where(eq(users.id, user.id))
+      .run();
   }
 
   const ttlDays = Number(env.SESSION_TTL_DAYS) || 30;
   const expiresAt = nowIso(Date.now() + ttlDays * 86_400_000);
-  const { row, plain } = await insertToken(env, { userId: user.id, institutionId: user.institutionId }, {
-    name: SESSION_TOKEN_NAME,
-    abilities: ["*"],
-    expiresAt,
-    kind: "session",
-  });
+  const { row, plain } = await insertToken(
+    env,
+    { userId: user.id, institutionId: user.institutionId },
+    {
+      name: SESSION_TOKEN_NAME,
+      abilities: ["*"],
+      expiresAt,
+      kind: "session",
+    },
+  );
   return { token: plain, tokenId: row.id, expiresAt, user };
 }

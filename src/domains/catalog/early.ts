@@ -1,8 +1,15 @@
 import type { Env } from "../../env";
 import { d1MeterOn } from "../../platform/d1-meter";
-import { ageSeconds, ifNoneMatchHits, type MemoryCopy, PUBLIC_CACHE_CONTROL, publicCacheOff, recalled } from "../../platform/http/edge-cache";
-import { clientIpOf } from "../../platform/ratelimit/middleware";
+import {
+  ageSeconds,
+  ifNoneMatchHits,
+  type MemoryCopy,
+  PUBLIC_CACHE_CONTROL,
+  publicCacheOff,
+  recalled,
+} from "../../platform/http/edge-cache";
 import { DEFAULT_FRAMING_HEADERS, requestIdFor, SECURITY_HEADERS } from "../../platform/http/middleware";
+import { clientIpOf } from "../../platform/ratelimit/middleware";
 import { PUBLIC_CORS_HEADERS, PUBLIC_COURSES_PATH } from "./cache";
 
 /**
@@ -23,7 +30,11 @@ export function cachedPageFor(request: Request, env: Env): MemoryCopy | null {
 }
 
 /** Answers `copy` (from `cachedPageFor`) when the caller's address is within its limit; otherwise null. */
-export async function answerCachedPageEarly(copy: MemoryCopy, request: Request, env: Env): Promise<Response | null> {
+export async function answerCachedPageEarly(
+  copy: MemoryCopy,
+  request: Request,
+  env: Env,
+): Promise<Response | null> {
   const { success } = await env.PUBLIC_RATE_LIMITER.limit({ key: clientIpOf(request.headers) });
   if (!success) return null;
   copy.early ??= earlyParts(copy);

@@ -1,10 +1,20 @@
 import type { z } from "@hono/zod-openapi";
 import type { courses, lessons, trainingItems, trainings } from "../../db/schema";
-import type { CourseDetailsSchema, CourseSchema, LessonOutlineSchema, LessonSchema, TrainingItemSchema, TrainingSchema } from "./schemas";
+import type {
+  CourseDetailsSchema,
+  CourseSchema,
+  LessonOutlineSchema,
+  LessonSchema,
+  TrainingItemSchema,
+  TrainingSchema,
+} from "./schemas";
 
 export type CourseRow = typeof courses.$inferSelect;
 export type LessonRow = typeof lessons.$inferSelect;
-export type LessonOutlineRow = Pick<LessonRow, "id" | "position" | "title" | "cefrLevel" | "itemCount" | "estimatedMinutes" | "objectives">;
+export type LessonOutlineRow = Pick<
+  LessonRow,
+  "id" | "position" | "title" | "cefrLevel" | "itemCount" | "estimatedMinutes" | "objectives"
+>;
 export type TrainingRow = typeof trainings.$inferSelect;
 export type TrainingItemRow = typeof trainingItems.$inferSelect;
 
@@ -41,12 +51,20 @@ export function presentLessonOutline(row: LessonOutlineRow): z.infer<typeof Less
   };
 }
 
-export function presentCourseDetails(course: CourseRow, outline: LessonOutlineRow[]): z.infer<typeof CourseDetailsSchema> {
+export function presentCourseDetails(
+  course: CourseRow,
+  outline: LessonOutlineRow[],
+): z.infer<typeof CourseDetailsSchema> {
   return { ...presentCourse(course), lessons: outline.map(presentLessonOutline) };
 }
 
 export function presentLesson(row: LessonRow): z.infer<typeof LessonSchema> {
-  return { ...presentLessonOutline(row), course_id: row.courseId, created_at: row.createdAt, updated_at: row.updatedAt };
+  return {
+    ...presentLessonOutline(row),
+    course_id: row.courseId,
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+  };
 }
 
 export function presentTraining(row: TrainingRow): z.infer<typeof TrainingSchema> {

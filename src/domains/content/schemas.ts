@@ -41,7 +41,14 @@ export const LanguageFilter = z
 
 export const CefrFilter = z.enum(CEFR_LEVELS, { message: `must be one of ${CEFR_LIST}` });
 
-export const COURSE_SORTS = ["title", "-title", "created_at", "-created_at", "published_at", "-published_at"] as const;
+export const COURSE_SORTS = [
+  "title",
+  "-title",
+  "created_at",
+  "-created_at",
+  "published_at",
+  "-published_at",
+] as const;
 export type CourseSort = (typeof COURSE_SORTS)[number];
 
 const ID = /^[A-Za-z0-9_-]{1,100}$/;
@@ -49,7 +56,10 @@ const idFilter = (what: string, example: string) =>
   z
     .string()
     .regex(ID, "must be an id (letters, digits, `_` and `-`, at most 100)")
-    .openapi({ example, description: `Only those of this ${what} (an id; an unknown id gives an empty list).` });
+    .openapi({
+      example,
+      description: `Only those of this ${what} (an id; an unknown id gives an empty list).`,
+    });
 
 const TAG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 export const TagName = z
@@ -61,20 +71,27 @@ export const TagName = z
 /** The filters of both course lists; `published` is only on the authenticated one. */
 export const courseFilterShape = {
   language: LanguageFilter.optional(),
-  level: CefrFilter.optional().openapi({ description: "Only courses whose CEFR range covers this level.", example: "B1" }),
+  level: CefrFilter.optional().openapi({
+    description: "Only courses whose CEFR range covers this level.",
+    example: "B1",
+  }),
   q: z
     .string()
     .trim()
     .min(2, "must be at least 2 characters")
     .max(100, "must be at most 100 characters")
     .optional()
-    .openapi({ description: "Case-insensitive search in the title (at least 2 characters; `%` and `_` are literal).", example: "spanish" }),
+    .openapi({
+      description: "Case-insensitive search in the title (at least 2 characters; `%` and `_` are literal).",
+      example: "spanish",
+    }),
   tag: TagName.optional().openapi({ description: "Only courses with this tag." }),
   sort: z
     .enum(COURSE_SORTS, { message: `must be one of ${COURSE_SORTS.join(", ")}` })
     .default("title")
     .openapi({
-      description: "Order; `-` for descending. Ties are broken by id in the same direction; unpublished courses come last by `published_at`.",
+      description:
+        "Order; `-` for descending. Ties are broken by id in the same direction; unpublished courses come last by `published_at`.",
       example: "title",
     }),
 };
@@ -82,31 +99,51 @@ export const courseFilterShape = {
 export const ListCoursesQuery = z.object({
   ...pageQueryShape,
   ...courseFilterShape,
-  published: z
-    .enum(["true", "false"], { message: "must be true or false" })
-    .optional()
-    .openapi({ description: "Only published (`true`) or only unpublished (`false`) courses. Only platform staff see unpublished courses; for everybody else `false` is an empty list." }),
+  published: z.enum(["true", "false"], { message: "must be true or false" }).optional().openapi({
+    description:
+      "Only published (`true`) or only unpublished (`false`) courses. Only platform staff see unpublished courses; for everybody else `false` is an empty list.",
+  }),
 });
 
 export const PUBLIC_COURSE_QUERY_PARAMS = ["page", "per_page", ...Object.keys(courseFilterShape)] as const;
 export const ListPublicCoursesQuery = z.object({ ...pageQueryShape, ...courseFilterShape });
 
-export const ListLessonsQuery = z.object({ ...pageQueryShape, course: idFilter("course", "crs_demo_es_a1").optional() });
-export const ListTrainingsQuery = z.object({ ...pageQueryShape, lesson: idFilter("lesson", "les_demo_es_a1_01").optional() });
+export const ListLessonsQuery = z.object({
+  ...pageQueryShape,
+  course: idFilter("course", "crs_demo_es_a1").optional(),
+});
+export const ListTrainingsQuery = z.object({
+  ...pageQueryShape,
+  lesson: idFilter("lesson", "les_demo_es_a1_01").optional(),
+});
 export const ListTrainingItemsQuery = z.object({
   ...pageQueryShape,
-  type: z.enum(ITEM_TYPES, { message: `must be one of ${ITEM_TYPES.join(", ")}` }).optional().openapi({ description: "Only items of this type." }),
-  skill: z.enum(SKILLS, { message: `must be one of ${SKILLS.join(", ")}` }).optional().openapi({ description: "Only items practising this skill." }),
+  type: z
+    .enum(ITEM_TYPES, { message: `must be one of ${ITEM_TYPES.join(", ")}` })
+    .optional()
+    .openapi({ description: "Only items of this type." }),
+  skill: z
+    .enum(SKILLS, { message: `must be one of ${SKILLS.join(", ")}` })
+    .optional()
+    .openapi({ description: "Only items practising this skill." }),
   level: CefrFilter.optional().openapi({ description: "Only items of this CEFR level.", example: "A2" }),
   training: idFilter("training block", "trn_demo_es_a1_01_1").optional(),
 });
 
 export const CourseIdParam = z.object({
-  id: z.string().min(1).max(100).openapi({ param: { name: "id", in: "path" }, example: "crs_demo_es_a1" }),
+  id: z
+    .string()
+    .min(1)
+    .max(100)
+    .openapi({ param: { name: "id", in: "path" }, example: "crs_demo_es_a1" }),
 });
 
 export const CourseSlugParam = z.object({
-  slug: z.string().min(1).max(200).openapi({ param: { name: "slug", in: "path" }, example: "spanish-a1-first-steps" }),
+  slug: z
+    .string()
+    .min(1)
+    .max(200)
+    .openapi({ param: { name: "slug", in: "path" }, example: "spanish-a1-first-steps" }),
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -122,7 +159,9 @@ export const CourseSchema = z
     title: z.string().openapi({ example: "Spanish A1: First Steps" }),
     description: z.string(),
     target_language: z.string().openapi({ example: "es", description: "BCP 47 tag of the language taught." }),
-    source_language: z.string().openapi({ example: "en", description: "BCP 47 tag of the language of instruction." }),
+    source_language: z
+      .string()
+      .openapi({ example: "en", description: "BCP 47 tag of the language of instruction." }),
     cefr_from: Cefr,
     cefr_to: Cefr.openapi({ example: "A2" }),
     published: z.boolean(),
@@ -183,9 +222,14 @@ export const TrainingItemSchema = z
     skill: z.enum(SKILLS),
     cefr_level: Cefr,
     xp: z.number().int().openapi({ example: 10 }),
-    content: z
-      .record(z.string(), z.unknown())
-      .openapi({ description: "The exercise: a `prompt` and, by type, options and answer, a passage, pairs, audio…", example: { prompt: "What does «la manzana» mean?", options: ["the apple", "the bread", "the cheese"], answer: "the apple" } }),
+    content: z.record(z.string(), z.unknown()).openapi({
+      description: "The exercise: a `prompt` and, by type, options and answer, a passage, pairs, audio…",
+      example: {
+        prompt: "What does «la manzana» mean?",
+        options: ["the apple", "the bread", "the cheese"],
+        answer: "the apple",
+      },
+    }),
     created_at: Timestamp,
     updated_at: Timestamp,
   })
@@ -198,14 +242,24 @@ export const TrainingItemPageSchema = pageSchema(TrainingItemSchema, "TrainingIt
 
 export const UpdateCourseBody = z
   .strictObject({
-    title: z.string().trim().min(1, "must not be empty").max(200, "must be at most 200 characters").optional(),
+    title: z
+      .string()
+      .trim()
+      .min(1, "must not be empty")
+      .max(200, "must be at most 200 characters")
+      .optional(),
     description: z.string().trim().max(5000, "must be at most 5000 characters").optional(),
     tags: z
       .array(TagName)
       .max(20, "must list at most 20 tags")
       .optional()
       .openapi({ description: "Replaces every tag of the course (duplicates are dropped)." }),
-    published: z.boolean().optional().openapi({ description: "`true` publishes (sets `published_at` unless already published), `false` unpublishes (clears it)." }),
+    published: z.boolean().optional().openapi({
+      description:
+        "`true` publishes (sets `published_at` unless already published), `false` unpublishes (clears it).",
+    }),
   })
-  .refine((body) => Object.keys(body).length > 0, { message: "send at least one of title, description, tags, published" })
+  .refine((body) => Object.keys(body).length > 0, {
+    message: "send at least one of title, description, tags, published",
+  })
   .openapi("UpdateCourseRequest");

@@ -1,14 +1,23 @@
-import { and, asc, count, eq, inArray, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, eq, inArray, type SQL, sql } from "drizzle-orm";
 import type { SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
-import { courses, courseTags, lessons, trainingItems, trainings, type CefrLevel, type ItemType, type Skill } from "../../db/schema";
+import {
+  type CefrLevel,
+  courses,
+  courseTags,
+  type ItemType,
+  lessons,
+  type Skill,
+  trainingItems,
+  trainings,
+} from "../../db/schema";
 import type { Env } from "../../env";
 import type { Principal } from "../../platform/auth/principal";
-import { d1Binding, database, type Database } from "../../platform/db";
+import { type Database, d1Binding, database } from "../../platform/db";
 import { ApiError } from "../../platform/errors";
-import { pageBounds, type PageRequest } from "../../platform/http/pagination";
+import { type PageRequest, pageBounds } from "../../platform/http/pagination";
 import { nowIso } from "../../platform/ids";
 import type { CourseRow, LessonOutlineRow, LessonRow, TrainingItemRow, TrainingRow } from "./present";
-import { canonicalLanguageTag, type CourseSort } from "./schemas";
+import { type CourseSort, canonicalLanguageTag } from "./schemas";
 
 /**
  * Who sees unpublished courses (and their lessons, blocks and items): platform staff, i.e. a token
@@ -170,16 +179,31 @@ function courseFromColumns(r: unknown[]): CourseRow {
 }
 
 /** One D1 statement: the page, each row carrying the total (a separate count only past the last page). */
-export async function listCourses(env: Env, filters: CourseFilters, page: PageRequest, includeDrafts: boolean): Promise<PageResult<CourseRow>> {
+export async function listCourses(
+  env: Env,
+  filters: CourseFilters,
+  page: PageRequest,
+  includeDrafts: boolean,
+): Promise<PageResult<CourseRow>> {
   const statement = courseStatement(filters, includeDrafts);
   if (!statement) return EMPTY;
   const d1 = d1Binding(env.DB);
   const { limit, offset } = pageBounds(page);
   const params = statement.params.map((name) => courseParamValue(filters, name));
-  const rows = await d1.prepare(statement.page).bind(...params, limit, offset).raw();
-  if (rows.length > 0 || offset === 0) return { total: (rows[0]?.[COURSE_COLUMNS.length] as number | undefined) ?? 0, rows: rows.map(courseFromColumns) };
+  const rows = await d1
+    .prepare(statement.page)
+    .bind(...params, limit, offset)
+    .raw();
+  if (rows.length > 0 || offset === 0)
+    return {
+      total: (rows[0]?.[COURSE_COLUMNS.length] as number | undefined) ?? 0,
+      rows: rows.map(courseFromColumns),
+    };
   // Past the last page there is no row to carry the total: count separately (rare).
-  const total = await d1.prepare(statement.count).bind(...params).first<number>("total");
+  const total = await d1
+    .prepare(statement.count)
+    .bind(...params)
+    .first<number>("total");
   return { total: total ?? 0, rows: [] };
 }
 
@@ -194,7 +218,12 @@ const outlineColumns = {
 };
 
 /** A course and its lesson outline in one batch; 404 when it is missing or a draft the caller may not see. */
-async function courseWithOutline(env: Env, by: SQL, includeDrafts: boolean, notFound: string): Promise<{ course: CourseRow; outline: LessonOutlineRow[] }> {
+async function courseWithOutline(
+  env: Env,
+  by: SQL,
+  includeDrafts: boolean,
+  notFound: string,
+): Promise<{ course: CourseRow; outline: LessonOutlineRow[] }> {
   const db = database(env.DB);
   const where = includeDrafts ? by : and(by, published);
   const [found, outline] = await db.batch([
@@ -248,7 +277,11 @@ export async function updateCourse(env: Env, id: string, changes: CourseChanges)
   const byId = eq(courses.id, id);
   const update = db.update(courses).set(set).where(byId);
   const readCourse = db.select().from(courses).where(byId).limit(1);
-  const readOutline = db.select(outlineColumns).from(lessons).where(eq(lessons.courseId, id)).orderBy(asc(lessons.position));
+  const readOutline = db
+    .select(outlineColumns)
+    .from(lessons)
+    .where(eq(lessons.courseId, id))
+    .orderBy(asc(lessons.position));
   const results = tags
     ? await db.batch([
         update,
@@ -273,7 +306,12 @@ export async function updateCourse(env: Env, id: string, changes: CourseChanges)
 // ---------------------------------------------------------------------------------------------
 // Lessons, training blocks, training items
 
-export async function listLessons(env: Env, filters: { course?: string }, page: PageRequest, includeDrafts: boolean): Promise<PageResult<LessonRow>> {
+export async function listLessons(
+  env: Env,
+  filters: { course?: string },
+  page: PageRequest,
+  includeDrafts: boolean,
+): Promise<PageResult<LessonRow>> {
   const db = database(env.DB);
   const where = and(
     filters.course ? eq(lessons.courseId, filters.course) : undefined,
@@ -281,13 +319,24 @@ export async function listLessons(env: Env, filters: { course?: string }, page: 
   );
   const { limit, offset } = pageBounds(page);
   const [rows, totals] = await db.batch([
-    db.select().from(lessons).where(where).orderBy(asc(lessons.courseId), asc(lessons.position)).limit(limit).offset(offset),
+    db
+      .select()
+      .from(lessons)
+      .where(where)
+      .orderBy(asc(lessons.courseId), asc(lessons.position))
+      .limit(limit)
+      .offset(offset),
     db.select({ total: count() }).from(lessons).where(where),
   ]);
   return { total: totals[0]?.total ?? 0, rows };
 }
 
-export async function listTrainings(env: Env, filters: { lesson?: string }, page: PageRequest, includeDrafts: boolean): Promise<PageResult<TrainingRow>> {
+export async function listTrainings(
+  env: Env,
+  filters: { lesson?: string },
+  page: PageRequest,
+  includeDrafts: boolean,
+): Promise<PageResult<TrainingRow>> {
   const db = database(env.DB);
   const where = and(
     filters.lesson ? eq(trainings.lessonId, filters.lesson) : undefined,
@@ -295,7 +344,13 @@ export async function listTrainings(env: Env, filters: { lesson?: string }, page
   );
   const { limit, offset } = pageBounds(page);
   const [rows, totals] = await db.batch([
-    db.select().from(trainings).where(where).orderBy(asc(trainings.lessonId), asc(trainings.position)).limit(limit).offset(offset),
+    db
+      .select()
+      .from(trainings)
+      .where(where)
+      .orderBy(asc(trainings.lessonId), asc(trainings.position))
+      .limit(limit)
+      .offset(offset),
     db.select({ total: count() }).from(trainings).where(where),
   ]);
   return { total: totals[0]?.total ?? 0, rows };
@@ -308,7 +363,12 @@ export interface TrainingItemFilters {
   training?: string;
 }
 
-export async function listTrainingItems(env: Env, filters: TrainingItemFilters, page: PageRequest, includeDrafts: boolean): Promise<PageResult<TrainingItemRow>> {
+export async function listTrainingItems(
+  env: Env,
+  filters: TrainingItemFilters,
+  page: PageRequest,
+  includeDrafts: boolean,
+): Promise<PageResult<TrainingItemRow>> {
   const db = database(env.DB);
   const where = and(
     filters.training ? eq(trainingItems.trainingId, filters.training) : undefined,
@@ -319,7 +379,13 @@ export async function listTrainingItems(env: Env, filters: TrainingItemFilters, 
   );
   const { limit, offset } = pageBounds(page);
   const [rows, totals] = await db.batch([
-    db.select().from(trainingItems).where(where).orderBy(asc(trainingItems.trainingId), asc(trainingItems.position)).limit(limit).offset(offset),
+    db
+      .select()
+      .from(trainingItems)
+      .where(where)
+      .orderBy(asc(trainingItems.trainingId), asc(trainingItems.position))
+      .limit(limit)
+      .offset(offset),
     db.select({ total: count() }).from(trainingItems).where(where),
   ]);
   return { total: totals[0]?.total ?? 0, rows };

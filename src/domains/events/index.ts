@@ -32,11 +32,19 @@ export const getEventRoute = tokenRoute("events:read", {
 export function registerEvents(app: OpenAPIHono<AppEnv>) {
   app.openapi(listEventsRoute, async (c) => {
     const { page, per_page, type, from, to } = c.req.valid("query");
-    const { total, data } = await listEvents(c.env, requireInstitution(c.var.principal).id, { page, per_page }, { type, from, to });
+    const { total, data } = await listEvents(
+      c.env,
+      requireInstitution(c.var.principal).id,
+      { page, per_page },
+      { type, from, to },
+    );
     return c.json(paginate(c, { page, per_page }, total, data), 200);
   });
 
   app.openapi(getEventRoute, async (c) => {
-    return c.json(await getEvent(c.env, requireInstitution(c.var.principal).id, c.req.valid("param").id), 200);
+    return c.json(
+      await getEvent(c.env, requireInstitution(c.var.principal).id, c.req.valid("param").id),
+      200,
+    );
   });
 }

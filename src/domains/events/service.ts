@@ -4,8 +4,8 @@ import type { Env } from "../../env";
 import { database, pageWithTotal } from "../../platform/db";
 import { ApiError } from "../../platform/errors";
 import { EVENT_RETENTION_MS } from "../../platform/events";
+import { type PageRequest, pageBounds } from "../../platform/http/pagination";
 import { nowIso } from "../../platform/ids";
-import { pageBounds, type PageRequest } from "../../platform/http/pagination";
 
 type EventRow = typeof outboxEvents.$inferSelect;
 
@@ -15,10 +15,19 @@ export function presentEvent(row: Pick<EventRow, "id" | "type" | "createdAt" | "
 
 /** Test pings are deliveries to one webhook, not things that happened: they are not listed. */
 function visible(institutionId: string): SQL {
-  return and(eq(outboxEvents.institutionId, institutionId), ne(outboxEvents.type, "ping"), gte(outboxEvents.createdAt, nowIso(Date.now() - EVENT_RETENTION_MS)))!;
+  return and(
+    eq(outboxEvents.institutionId, institutionId),
+    ne(outboxEvents.type, "ping"),
+    gte(outboxEvents.createdAt, nowIso(Date.now() - EVENT_RETENTION_MS)),
+  )!;
 }
 
-export async function listEvents(env: Env, institutionId: string, page: PageRequest, filters: { type?: string; from?: string; to?: string }) {
+export async function listEvents(
+  env: Env,
+  institutionId: string,
+  page: PageRequest,
+  filters: { type?: string; from?: string; to?: string },
+) {
   const conditions: SQL[] = [visible(institutionId)];
   if (filters.type) conditions.push(eq(outboxEvents.type, filters.type));
   if (filters.from) conditions.push(gte(outboxEvents.createdAt, nowIso(Date.parse(filters.from))));
@@ -26,15 +35,31 @@ export async function listEvents(env: Env, institutionId: string, page: PageRequ
   const where = and(...conditions);
   const db = database(env.DB);
   const { limit, offset } = pageBounds(page);
-  const columns = { id: outboxEvents.id, type: outboxEvents.type, createdAt: outboxEvents.createdAt, payload: outboxEvents.payload };
-  const pageQuery = db.select(columns).from(outboxEvents).where(where).orderBy(desc(outboxEvents.createdAt), desc(outboxEvents.id)).limit(limit).offset(offset);
+  const columns = {
+    id: outboxEvents.id,
+    type: outboxEvents.type,
+    createdAt: outboxEvents.createdAt,
+    payload: outboxEvents.payload,
+  };
+  const pageQuery = db
+    .select(columns)
+    .from(outboxEvents)
+    .where(where)
+    .orderBy(desc(outboxEvents.createdAt), desc(outboxEvents.id))
+    .limit(limit)
+    .offset(offset);
   const { rows, total } = await pageWithTotal(db, pageQuery, outboxEvents, where);
   return { total, data: rows.map(presentEvent) };
 }
 
 export async function getEvent(env: Env, institutionId: string, id: string) {
   const row = await database(env.DB)
-    .select({ id: outboxEvents.id, type: outboxEvents.type, createdAt: outboxEvents.createdAt, payload: outboxEvents.payload })
+    .select({
+      id: outboxEvents.id,
+      type: outboxEvents.type,
+      createdAt: outboxEvents.createdAt,
+      payload: outboxEvents.payload,
+    })
     .from(outboxEvents)
     .where(and(eq(outboxEvents.id, id), visible(institutionId)))
     .get();

@@ -17,7 +17,8 @@ export const MIN_PART_BYTES = 5 * 1024 * 1024;
 
 function positiveInteger(name: string, raw: string | undefined): number {
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
+  if (!Number.isInteger(value) || value < 1)
+    throw new Error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
   return value;
 }
 
@@ -28,7 +29,10 @@ function positiveInteger(name: string, raw: string | undefined): number {
  */
 export function exportSettings(env: Env): ExportSettings {
   const partSize = positiveInteger("EXPORT_PART_SIZE_BYTES", env.EXPORT_PART_SIZE_BYTES);
-  if (partSize < MIN_PART_BYTES) throw new Error(`EXPORT_PART_SIZE_BYTES must be at least ${MIN_PART_BYTES} (R2's smallest part), got ${partSize}`);
+  if (partSize < MIN_PART_BYTES)
+    throw new Error(
+      `EXPORT_PART_SIZE_BYTES must be at least ${MIN_PART_BYTES} (R2's smallest part), got ${partSize}`,
+    );
   return {
     partSize,
     pageSize: positiveInteger("EXPORT_PAGE_SIZE", env.EXPORT_PAGE_SIZE),

@@ -5,9 +5,20 @@ import { newId } from "../../platform/ids";
 import { queueDelaySeconds } from "../../platform/queue";
 import { exportSettings } from "./config";
 import { generate, LEASE_MARGIN_MS } from "./generate";
-import { ACTIVE_STATUSES, claimJob, findJob, handOver, leaseToFail, markFailed, releaseLease, renewLease, revertHandOver, type ExportJob, type ExportMessage } from "./jobs";
+import {
+  ACTIVE_STATUSES,
+  claimJob,
+  type ExportJob,
+  type ExportMessage,
+  findJob,
+  handOver,
+  leaseToFail,
+  markFailed,
+  releaseLease,
+  renewLease,
+  revertHandOver,
+} from "./jobs";
 import { ExportFailure, LeaseLost } from "./writer";
-
 
 export const GAVE_UP =
   "The export could not be generated: it failed on every attempt. Request it again; if that fails too, contact support with the export id.";
@@ -19,7 +30,9 @@ function log(level: "info" | "warn" | "error", message: string, fields: Record<s
 function parseMessage(body: unknown): ExportMessage | null {
   if (typeof body !== "object" || body === null) return null;
   const { job_id, generation } = body as Record<string, unknown>;
-  return typeof job_id === "string" && Number.isInteger(generation) ? { job_id, generation: generation as number } : null;
+  return typeof job_id === "string" && Number.isInteger(generation)
+    ? { job_id, generation: generation as number }
+    : null;
 }
 
 export async function enqueueGeneration(env: Env, message: ExportMessage): Promise<void> {
@@ -84,7 +97,11 @@ async function handleMessage(message: Message<unknown>, env: Env): Promise<void>
         cause = cleanup;
       }
     }
-    log("warn", "export generation failed; retrying", { export_id: job.id, attempt: message.attempts, error: cause instanceof Error ? cause.stack : String(cause) });
+    log("warn", "export generation failed; retrying", {
+      export_id: job.id,
+      attempt: message.attempts,
+      error: cause instanceof Error ? cause.stack : String(cause),
+    });
     await releaseLease(db, job.id, leaseId).catch(() => undefined);
     message.retry({ delaySeconds: Math.min(300, 5 * 2 ** (message.attempts - 1)) });
   }
@@ -128,7 +145,9 @@ export async function failJob(env: Env, job: ExportJob, reason: string, leaseId:
   await discardFile(env, current);
   const eventId = await markFailed(db, current, reason, Date.now(), leaseId);
   if (!eventId) return false;
-  await discardFile(env, current).catch((error) => log("warn", "could not delete a failed export's file again", { export_id: job.id, error: String(error) }));
+  await discardFile(env, current).catch((error) =>
+    log("warn", "could not delete a failed export's file again", { export_id: job.id, error: String(error) }),
+  );
   log("info", "export failed", { export_id: job.id, reason });
   await publishEvents(env, [eventId]);
   return true;
@@ -158,7 +177,10 @@ async function discardFile(env: Env, job: ExportJob): Promise<void> {
       await env.EXPORTS_BUCKET.resumeMultipartUpload(job.r2Key, job.uploadId).abort();
     } catch (error) {
       // Already completed or aborted; an upload left open is aborted by R2 after 7 days anyway.
-      log("warn", "could not abort an export's multipart upload", { export_id: job.id, error: String(error) });
+      log("warn", "could not abort an export's multipart upload", {
+        export_id: job.id,
+        error: String(error),
+      });
     }
   }
   await env.EXPORTS_BUCKET.delete(job.r2Key);
@@ -186,7 +208,10 @@ export async function consumeExportDeadLetters(batch: MessageBatch<unknown>, env
       await failUnheldJob(env, job, GAVE_UP);
       message.ack();
     } catch (error) {
-      log("warn", "could not fail a dead-lettered export; retrying", { export_id: job.id, error: String(error) });
+      log("warn", "could not fail a dead-lettered export; retrying", {
+        export_id: job.id,
+        error: String(error),
+      });
       message.retry({ delaySeconds: 30 });
     }
   }

@@ -1,4 +1,4 @@
-import { stringify, type Options } from "csv-stringify/sync";
+import { type Options, stringify } from "csv-stringify/sync";
 
 /**
  * CSV per CONVENTIONS.md: RFC 4180 (comma, `"` quoting, CRLF), UTF-8, and the formula-injection
@@ -43,7 +43,11 @@ const NEEDS_LIBRARY = /[",\r\n]|^[=+\-@\t\r\0\uFF1D\uFF0B\uFF0D\uFF20]/;
 export function csvLine(row: readonly Cell[], width: number): string {
   for (let i = 0; i < width; i++) {
     const cell = row[i];
-    if (typeof cell === "string" ? NEEDS_LIBRARY.test(cell) : cell !== null && typeof cell !== "number" && typeof cell !== "boolean" && cell !== undefined) {
+    if (
+      typeof cell === "string"
+        ? NEEDS_LIBRARY.test(cell)
+        : cell !== null && typeof cell !== "number" && typeof cell !== "boolean" && cell !== undefined
+    ) {
       return stringify([row as Cell[]], { ...CSV_OPTIONS, columns: columnIndexes(width) });
     }
   }

@@ -1,12 +1,19 @@
 import type { Env } from "../../env";
 import { fromBase64 } from "../../platform/crypto/encoding";
-import { database, type Database } from "../../platform/db";
+import { type Database, database } from "../../platform/db";
 import { publishEvents } from "../../platform/events";
-import { MAX_PARTS, type ExportSettings } from "./config";
+import { type ExportSettings, MAX_PARTS } from "./config";
 import { csvHeader } from "./csv";
-import { findJob, markCompleted, renewLease, saveCheckpoint, type ExportJob } from "./jobs";
-import { SOURCES, type ExportSource, type Row, type RowKey, type SourceScope, type TextPage } from "./sources";
-import { ExportFailure, lastLine, LeaseLost, PartWriter, type PartSink } from "./writer";
+import { type ExportJob, findJob, markCompleted, renewLease, saveCheckpoint } from "./jobs";
+import {
+  type ExportSource,
+  type Row,
+  type RowKey,
+  SOURCES,
+  type SourceScope,
+  type TextPage,
+} from "./sources";
+import { ExportFailure, LeaseLost, lastLine, type PartSink, PartWriter } from "./writer";
 
 export const CSV_CONTENT_TYPE = "text/csv; charset=utf-8";
 
@@ -26,7 +33,10 @@ export interface Invocation {
  * as CSV into R2 parts (checkpointing after each), and either finish the file or stop at a part
  * boundary once the time budget is spent. Returns "continue" when the job needs another invocation.
  */
-export async function generate(env: Env, { job, leaseId, settings, deadline }: Invocation): Promise<"continue" | "completed"> {
+export async function generate(
+  env: Env,
+  { job, leaseId, settings, deadline }: Invocation,
+): Promise<"continue" | "completed"> {
   const db = database(env.DB);
   const source = SOURCES[job.type];
   if (!source) throw new ExportFailure(`Unknown export type ${job.type}.`);
@@ -48,20 +58,37 @@ export async function generate(env: Env, { job, leaseId, settings, deadline }: I
   }
 
   const partSize = job.partSize ?? settings.partSize;
-  let upload: R2MultipartUpload | null = job.uploadId ? env.EXPORTS_BUCKET.resumeMultipartUpload(job.r2Key, job.uploadId) : null;
+  let upload: R2MultipartUpload | null = job.uploadId
+    ? env.EXPORTS_BUCKET.resumeMultipartUpload(job.r2Key, job.uploadId)
+    : null;
   const sink: PartSink = {
     async uploadPart(partNumber, bytes) {
       await holdLease();
       // The multipart upload is created with the first full part: a file that fits one part is a plain PUT.
-      upload ??= await env.EXPORTS_BUCKET.createMultipartUpload(job.r2Key, { httpMetadata: { contentType: CSV_CONTENT_TYPE } });
+      upload ??= await env.EXPORTS_BUCKET.createMultipartUpload(job.r2Key, {
+        httpMetadata: { contentType: CSV_CONTENT_TYPE },
+      });
       const part = await upload.uploadPart(partNumber, bytes);
       return { partNumber: part.partNumber, etag: part.etag };
     },
     checkpoint(state, previousParts) {
-      return saveCheckpoint(db, { id: job.id, uploadId: upload!.uploadId, partSize }, leaseId, state, previousParts, Date.now(), leaseUntil());
+      return saveCheckpoint(
+        db,
+        { id: job.id, uploadId: upload!.uploadId, partSize },
+        leaseId,
+        state,
+        previousParts,
+        Date.now(),
+        leaseUntil(),
+      );
     },
   };
-  const writer = new PartWriter(partSize, { parts: job.parts, cursor: job.cursor ?? { key: null, carry: "" }, progress: job.progress }, sink, MAX_PARTS);
+  const writer = new PartWriter(
+    partSize,
+    { parts: job.parts, cursor: job.cursor ?? { key: null, carry: "" }, progress: job.progress },
+    sink,
+    MAX_PARTS,
+  );
   if (job.cursor === null) await writer.appendHeader(csvHeader(source.columns.map((c) => c.name)));
   else if (job.cursor.carry) await writer.appendCarry(fromBase64(job.cursor.carry));
 
@@ -97,7 +124,13 @@ export async function generate(env: Env, { job, leaseId, settings, deadline }: I
     totals = { rowCount: writer.rowCount, byteSize: end.single.length };
   } else {
     totals = end.checkpoint.totals!;
-    await completeUpload(env.EXPORTS_BUCKET, job.r2Key, upload!.uploadId, end.checkpoint.parts, totals.byteSize);
+    await completeUpload(
+      env.EXPORTS_BUCKET,
+      job.r2Key,
+      upload!.uploadId,
+      end.checkpoint.parts,
+      totals.byteSize,
+    );
   }
   await finish(env, job, leaseId, settings, totals);
   return "completed";
@@ -106,7 +139,13 @@ export async function generate(env: Env, { job, leaseId, settings, deadline }: I
 type Page = { rows: Row[]; count: number } | TextPage;
 
 /** A page as SQLite's CSV text where the source writes it and every row of it is plain, else as rows. */
-async function readPage(db: Database, source: ExportSource, scope: SourceScope, after: RowKey | null, limit: number): Promise<Page> {
+async function readPage(
+  db: Database,
+  source: ExportSource,
+  scope: SourceScope,
+  after: RowKey | null,
+  limit: number,
+): Promise<Page> {
   if (source.textPage) {
     const page = await source.textPage(db, scope, after, limit);
     if (page) return page;
@@ -124,7 +163,13 @@ function lastKey(source: ExportSource, page: Page): RowKey {
  * Completes the multipart upload. If an earlier invocation completed it and died before recording
  * that, the upload is gone but the object is there, of the recorded size.
  */
-async function completeUpload(bucket: R2Bucket, key: string, uploadId: string, parts: ExportJob["parts"], byteSize: number): Promise<void> {
+async function completeUpload(
+  bucket: R2Bucket,
+  key: string,
+  uploadId: string,
+  parts: ExportJob["parts"],
+  byteSize: number,
+): Promise<void> {
   try {
     await bucket.resumeMultipartUpload(key, uploadId).complete(parts);
   } catch (error) {
@@ -134,7 +179,13 @@ async function completeUpload(bucket: R2Bucket, key: string, uploadId: string, p
   }
 }
 
-async function finish(env: Env, job: ExportJob, leaseId: string, settings: ExportSettings, totals: { rowCount: number; byteSize: number }): Promise<void> {
+async function finish(
+  env: Env,
+  job: ExportJob,
+  leaseId: string,
+  settings: ExportSettings,
+  totals: { rowCount: number; byteSize: number },
+): Promise<void> {
   const db = database(env.DB);
   const eventId = await markCompleted(db, job, leaseId, totals, Date.now(), settings.retentionDays);
   if (!eventId) {

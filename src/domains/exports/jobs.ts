@@ -1,5 +1,5 @@
 import { and, eq, inArray, isNull, lt, or, sql } from "drizzle-orm";
-import { exportJobs, outboxEvents, type ExportStatus } from "../../db/schema";
+import { type ExportStatus, exportJobs, outboxEvents } from "../../db/schema";
 import type { Database } from "../../platform/db";
 import { domainEvent } from "../../platform/events";
 import { nowIso } from "../../platform/ids";
@@ -36,7 +36,13 @@ export function downloadPath(jobId: string): string {
  * Takes the job for this invocation until `leaseUntil`, if it is active, at the message's
  * generation and not leased to a live invocation. Returns the job, or null.
  */
-export async function claimJob(db: Database, message: ExportMessage, leaseId: string, now: number, leaseUntil: number): Promise<ExportJob | null> {
+export async function claimJob(
+  db: Database,
+  message: ExportMessage,
+  leaseId: string,
+  now: number,
+  leaseUntil: number,
+): Promise<ExportJob | null> {
   const [job] = await db
     .update(exportJobs)
     .set({
@@ -115,7 +121,13 @@ export async function revertHandOver(db: Database, job: ExportJob): Promise<void
   await db
     .update(exportJobs)
     .set({ generation: job.generation })
-    .where(and(eq(exportJobs.id, job.id), eq(exportJobs.generation, job.generation + 1), isNull(exportJobs.leaseId)))
+    .where(
+      and(
+        eq(exportJobs.id, job.id),
+        eq(exportJobs.generation, job.generation + 1),
+        isNull(exportJobs.leaseId),
+      ),
+    )
     .run();
 }
 
@@ -124,7 +136,12 @@ export async function revertHandOver(db: Database, job: ExportJob): Promise<void
  * False: the lease ran out and somebody else took the job (or it finished, or failed), so whatever
  * this invocation was about to write would land in a file that is no longer its own.
  */
-export async function renewLease(db: Database, job: Pick<ExportJob, "id" | "generation">, leaseId: string, leaseUntil: number): Promise<boolean> {
+export async function renewLease(
+  db: Database,
+  job: Pick<ExportJob, "id" | "generation">,
+  leaseId: string,
+  leaseUntil: number,
+): Promise<boolean> {
   const result = await db
     .update(exportJobs)
     .set({ leaseUntil })
@@ -138,11 +155,19 @@ export async function renewLease(db: Database, job: Pick<ExportJob, "id" | "gene
  * it for generation (status and attempts unchanged): the dead-letter consumer and the give-up sweep
  * hold it this way while they delete its file and fail it, so no invocation can complete it meanwhile.
  */
-export async function leaseToFail(db: Database, job: Pick<ExportJob, "id" | "generation">, leaseId: string, now: number, leaseUntil: number): Promise<boolean> {
+export async function leaseToFail(
+  db: Database,
+  job: Pick<ExportJob, "id" | "generation">,
+  leaseId: string,
+  now: number,
+  leaseUntil: number,
+): Promise<boolean> {
   const result = await db
     .update(exportJobs)
     .set({ leaseId, leaseUntil })
-    .where(and(eq(exportJobs.id, job.id), isActive(), eq(exportJobs.generation, job.generation), leaseFree(now)))
+    .where(
+      and(eq(exportJobs.id, job.id), isActive(), eq(exportJobs.generation, job.generation), leaseFree(now)),
+    )
     .run();
   return result.meta.changes === 1;
 }
@@ -169,7 +194,14 @@ export async function markCompleted(
   const event = domainEvent(
     "export.completed",
     { institutionId: job.institutionId, userId: job.requestedBy },
-    { export_id: job.id, type: job.type, row_count: totals.rowCount, byte_size: totals.byteSize, download_url: downloadPath(job.id), expires_at: expiresAt },
+    {
+      export_id: job.id,
+      type: job.type,
+      row_count: totals.rowCount,
+      byte_size: totals.byteSize,
+      download_url: downloadPath(job.id),
+      expires_at: expiresAt,
+    },
     completedAt,
   );
   const update = db
@@ -190,7 +222,13 @@ export async function markCompleted(
 }
 
 /** `failed` with `reason`, and the `export.failed` event, if the job is still active under this lease. */
-export async function markFailed(db: Database, job: ExportJob, reason: string, now: number, leaseId: string): Promise<string | null> {
+export async function markFailed(
+  db: Database,
+  job: ExportJob,
+  reason: string,
+  now: number,
+  leaseId: string,
+): Promise<string | null> {
   const event = domainEvent(
     "export.failed",
     { institutionId: job.institutionId, userId: job.requestedBy },
@@ -208,7 +246,12 @@ export async function markFailed(db: Database, job: ExportJob, reason: string, n
  * One atomic batch: a conditional status change and its outbox event, the event inserted only if
  * the change applied (SQLite's changes(): rows changed by the statement before, in the same batch).
  */
-async function writeWithEvent(db: Database, jobId: string, update: { run(): unknown }, event: ReturnType<typeof domainEvent>): Promise<boolean> {
+async function writeWithEvent(
+  db: Database,
+  jobId: string,
+  update: { run(): unknown },
+  event: ReturnType<typeof domainEvent>,
+): Promise<boolean> {
   const insert = db.insert(outboxEvents).select(
     db
       .select({

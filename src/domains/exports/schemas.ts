@@ -14,7 +14,8 @@ export function columnsDocumentation(): string {
 }
 
 export const ExportTypeSchema = z.enum(EXPORT_TYPES).openapi({
-  description: "`learner_progress`: one row per learner and course; `completions`: one row per completed lesson or course; `activity`: one row per attempt.",
+  description:
+    "`learner_progress`: one row per learner and course; `completions`: one row per completed lesson or course; `activity`: one row per attempt.",
 });
 
 export const ExportStatusSchema = z.enum(EXPORT_STATUSES).openapi({
@@ -39,16 +40,30 @@ export const ExportSchema = z
     type: ExportTypeSchema,
     filters: ExportFiltersSchema,
     status: ExportStatusSchema,
-    row_count: z.number().int().nullable().openapi({ description: "Data rows in the file (the header not counted); null until completed." }),
-    byte_size: z.number().int().nullable().openapi({ description: "Size of the file in bytes; null until completed." }),
+    row_count: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: "Data rows in the file (the header not counted); null until completed." }),
+    byte_size: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: "Size of the file in bytes; null until completed." }),
     progress: z.number().int().openapi({ description: "Rows written so far." }),
     error: z.string().nullable().openapi({ description: "Why the export failed; null unless `failed`." }),
     requested_by: z.string().openapi({ description: "The user who requested it." }),
     created_at: timestamp,
     started_at: z.string().nullable(),
     completed_at: z.string().nullable(),
-    expires_at: z.string().nullable().openapi({ description: "When a completed export's retention ends: from then on it is `expired` and its file is deleted." }),
-    download_url: z.url().nullable().openapi({ description: "Where to download the file (an absolute URL); null unless `completed`." }),
+    expires_at: z.string().nullable().openapi({
+      description:
+        "When a completed export's retention ends: from then on it is `expired` and its file is deleted.",
+    }),
+    download_url: z
+      .url()
+      .nullable()
+      .openapi({ description: "Where to download the file (an absolute URL); null unless `completed`." }),
   })
   .openapi("Export");
 
@@ -58,7 +73,8 @@ export const ListExportsQuery = z.object({
   ...pageQueryShape,
   status: ExportStatusSchema.optional().openapi({
     param: { name: "status", in: "query" },
-    description: "Only exports in this status, as the API shows it: `completed` leaves out those past `expires_at`, `expired` includes them.",
+    description:
+      "Only exports in this status, as the API shows it: `completed` leaves out those past `expires_at`, `expired` includes them.",
   }),
   type: ExportTypeSchema.optional().openapi({ param: { name: "type", in: "query" } }),
 });
@@ -70,7 +86,9 @@ export const MAX_USER_IDS = 100;
 export const CreateExportBody = z
   .strictObject({
     type: ExportTypeSchema,
-    from: dateTime.optional().openapi({ description: "Only rows at or after this instant (see each type for the column)." }),
+    from: dateTime
+      .optional()
+      .openapi({ description: "Only rows at or after this instant (see each type for the column)." }),
     to: dateTime.optional().openapi({ description: "Only rows before this instant; must be after `from`." }),
     course_id: z.string().min(1).max(200).optional().openapi({ description: "Only this course." }),
     user_ids: z
@@ -78,7 +96,9 @@ export const CreateExportBody = z
       .min(1, "must list at least one user")
       .max(MAX_USER_IDS, `must list at most ${MAX_USER_IDS} users`)
       .optional()
-      .openapi({ description: `Only these learners (at most ${MAX_USER_IDS}), each a member of your institution.` }),
+      .openapi({
+        description: `Only these learners (at most ${MAX_USER_IDS}), each a member of your institution.`,
+      }),
   })
   .superRefine((body, ctx) => {
     if (body.from && body.to && Date.parse(body.to) <= Date.parse(body.from)) {
@@ -88,20 +108,30 @@ export const CreateExportBody = z
   .openapi("CreateExportRequest");
 
 export const ExportIdParam = z.object({
-  id: z.string().min(1).openapi({ param: { name: "id", in: "path" }, example: "exp_01JD3Q8W2X4Y5Z6A7B8C9D0E1F" }),
+  id: z
+    .string()
+    .min(1)
+    .openapi({ param: { name: "id", in: "path" }, example: "exp_01JD3Q8W2X4Y5Z6A7B8C9D0E1F" }),
 });
 
 export const DownloadQuery = z.object({
   bom: z
     .enum(["true", "false"])
     .optional()
-    .openapi({ param: { name: "bom", in: "query" }, description: "`true` prepends a UTF-8 byte-order mark, for Excel." }),
+    .openapi({
+      param: { name: "bom", in: "query" },
+      description: "`true` prepends a UTF-8 byte-order mark, for Excel.",
+    }),
 });
 
 /** The download's 409: the export's state as data, besides `detail`'s prose. */
 export const ExportConflictProblemSchema = ProblemSchema.extend({
-  export_status: z.enum(["queued", "processing", "failed"]).openapi({ description: "The export's status: `queued` or `processing` (`export_not_ready`), `failed` (`export_failed`)." }),
+  export_status: z.enum(["queued", "processing", "failed"]).openapi({
+    description:
+      "The export's status: `queued` or `processing` (`export_not_ready`), `failed` (`export_failed`).",
+  }),
   progress: z.number().int().openapi({ description: "Rows written so far.", example: 15000 }),
 }).openapi("ExportConflictProblem", {
-  description: "A problem about an export that cannot be downloaded (yet), with its status and progress as extension members.",
+  description:
+    "A problem about an export that cannot be downloaded (yet), with its status and progress as extension members.",
 });

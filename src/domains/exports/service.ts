@@ -1,10 +1,17 @@
-import { and, count, desc, eq, gt, isNull, lte, or, sql, type SQL } from "drizzle-orm";
-import { courses, exportJobs, users, type ExportFilters, type ExportStatus, type ExportType } from "../../db/schema";
+import { and, count, desc, eq, gt, isNull, lte, or, type SQL, sql } from "drizzle-orm";
+import {
+  courses,
+  type ExportFilters,
+  type ExportStatus,
+  type ExportType,
+  exportJobs,
+  users,
+} from "../../db/schema";
 import type { Env } from "../../env";
-import { requireInstitution, type Principal } from "../../platform/auth/principal";
+import { type Principal, requireInstitution } from "../../platform/auth/principal";
 import { database, inJsonList } from "../../platform/db";
-import { ApiError, validationError, type FieldError } from "../../platform/errors";
-import { pageBounds, type PageRequest } from "../../platform/http/pagination";
+import { ApiError, type FieldError, validationError } from "../../platform/errors";
+import { type PageRequest, pageBounds } from "../../platform/http/pagination";
 import { newId, nowIso } from "../../platform/ids";
 import { exportSettings } from "./config";
 import { enqueueGeneration } from "./consumer";
@@ -37,24 +44,38 @@ export interface CreateExportInput {
  * member), records the job and sends its first queue message. If the send fails the job stays
  * `queued` and the minute sweep sends it (see sweep.ts); the answer is 202 either way.
  */
-export async function createExport({ env, principal, input }: { env: Env; principal: Principal; input: CreateExportInput }): Promise<ExportJob> {
+export async function createExport({
+  env,
+  principal,
+  input,
+}: {
+  env: Env;
+  principal: Principal;
+  input: CreateExportInput;
+}): Promise<ExportJob> {
   const institutionId = requireInstitution(principal).id;
   const db = database(env.DB);
   const userIds = input.user_ids ? [...new Set(input.user_ids)] : undefined;
   const errors: FieldError[] = [];
   if (input.course_id || userIds) {
     const [course, members] = await db.batch([
-      db.select({ id: courses.id }).from(courses).where(eq(courses.id, input.course_id ?? "")).limit(1),
+      db
+        .select({ id: courses.id })
+        .from(courses)
+        .where(eq(courses.id, input.course_id ?? ""))
+        .limit(1),
       db
         .select({ id: users.id })
         .from(users)
         .where(and(eq(users.institutionId, institutionId), inJsonList(users.id, userIds ?? []))),
     ]);
-    if (input.course_id && course.length === 0) errors.push({ path: "course_id", message: "is not a known course" });
+    if (input.course_id && course.length === 0)
+      errors.push({ path: "course_id", message: "is not a known course" });
     if (userIds) {
       const known = new Set(members.map((m) => m.id));
       input.user_ids!.forEach((id, index) => {
-        if (!known.has(id)) errors.push({ path: `user_ids.${index}`, message: "is not a member of your institution" });
+        if (!known.has(id))
+          errors.push({ path: `user_ids.${index}`, message: "is not a member of your institution" });
       });
     }
   }
@@ -100,7 +121,14 @@ export async function createExport({ env, principal, input }: { env: Env; princi
   try {
     await enqueueGeneration(env, { job_id: id, generation: 0 });
   } catch (error) {
-    console.error(JSON.stringify({ level: "warn", message: "export enqueue failed; the sweep will send it", export_id: id, error: String(error) }));
+    console.error(
+      JSON.stringify({
+        level: "warn",
+        message: "export enqueue failed; the sweep will send it",
+        export_id: id,
+        error: String(error),
+      }),
+    );
   }
   return job;
 }
@@ -110,21 +138,43 @@ export async function createExport({ env, principal, input }: { env: Env; princi
  * minute sweep deletes the file and writes the status only a little later.
  */
 function asSeen(job: ExportJob, now: string): ExportJob {
-  return job.status === "completed" && job.expiresAt !== null && job.expiresAt <= now ? { ...job, status: "expired" } : job;
+  return job.status === "completed" && job.expiresAt !== null && job.expiresAt <= now
+    ? { ...job, status: "expired" }
+    : job;
 }
 
 /** The `status` filter, on the status as seen (asSeen), not as stored. */
 function statusIs(status: ExportStatus, now: string): SQL | undefined {
   const pastRetention = and(eq(exportJobs.status, "completed"), lte(exportJobs.expiresAt, now));
   if (status === "expired") return or(eq(exportJobs.status, "expired"), pastRetention);
-  if (status === "completed") return and(eq(exportJobs.status, "completed"), or(isNull(exportJobs.expiresAt), gt(exportJobs.expiresAt, now)));
+  if (status === "completed")
+    return and(
+      eq(exportJobs.status, "completed"),
+      or(isNull(exportJobs.expiresAt), gt(exportJobs.expiresAt, now)),
+    );
   return eq(exportJobs.status, status);
 }
 
-export async function listExports({ env, principal, page, status, type }: { env: Env; principal: Principal; page: PageRequest; status?: ExportStatus; type?: ExportType }) {
+export async function listExports({
+  env,
+  principal,
+  page,
+  status,
+  type,
+}: {
+  env: Env;
+  principal: Principal;
+  page: PageRequest;
+  status?: ExportStatus;
+  type?: ExportType;
+}) {
   const db = database(env.DB);
   const now = nowIso();
-  const where = and(visibleTo(principal), status ? statusIs(status, now) : undefined, type ? eq(exportJobs.type, type) : undefined);
+  const where = and(
+    visibleTo(principal),
+    status ? statusIs(status, now) : undefined,
+    type ? eq(exportJobs.type, type) : undefined,
+  );
   const { limit, offset } = pageBounds(page);
   const rows = await db
     .select({ job: exportJobs, total: sql<number>`count(*) over ()` })
@@ -133,13 +183,22 @@ export async function listExports({ env, principal, page, status, type }: { env:
     .orderBy(desc(exportJobs.createdAt), desc(exportJobs.id))
     .limit(limit)
     .offset(offset);
-  if (rows.length > 0 || offset === 0) return { total: rows[0]?.total ?? 0, rows: rows.map((r) => asSeen(r.job, now)) };
+  if (rows.length > 0 || offset === 0)
+    return { total: rows[0]?.total ?? 0, rows: rows.map((r) => asSeen(r.job, now)) };
   const [totals] = await db.select({ total: count() }).from(exportJobs).where(where);
   return { total: totals?.total ?? 0, rows: [] };
 }
 
 /** The caller's institution's export, or 404. */
-export async function getExport({ env, principal, id }: { env: Env; principal: Principal; id: string }): Promise<ExportJob> {
+export async function getExport({
+  env,
+  principal,
+  id,
+}: {
+  env: Env;
+  principal: Principal;
+  id: string;
+}): Promise<ExportJob> {
   const job = await database(env.DB)
     .select()
     .from(exportJobs)
@@ -165,15 +224,21 @@ export async function openDownload({
   principal: Principal;
   id: string;
   isCurrent?: (object: R2Object) => boolean;
-}): Promise<{ job: ExportJob; object: R2ObjectBody } | { job: ExportJob; object: R2Object; notModified: true }> {
+}): Promise<
+  { job: ExportJob; object: R2ObjectBody } | { job: ExportJob; object: R2Object; notModified: true }
+> {
   const job = await getExport({ env, principal, id });
   switch (job.status) {
     case "queued":
     case "processing":
-      throw new ApiError("export_not_ready", `Export ${id} is ${job.status} (${job.progress.toLocaleString("en-US")} rows written so far); try again shortly.`, {
-        headers: { "Retry-After": "5" },
-        extensions: { export_status: job.status, progress: job.progress },
-      });
+      throw new ApiError(
+        "export_not_ready",
+        `Export ${id} is ${job.status} (${job.progress.toLocaleString("en-US")} rows written so far); try again shortly.`,
+        {
+          headers: { "Retry-After": "5" },
+          extensions: { export_status: job.status, progress: job.progress },
+        },
+      );
     case "failed":
       throw new ApiError("export_failed", `Export ${id} failed: ${job.error ?? "unknown reason"}`, {
         extensions: { export_status: job.status, progress: job.progress },
@@ -192,7 +257,10 @@ export async function openDownload({
 }
 
 function expired(job: ExportJob): ApiError {
-  return new ApiError("export_expired", `Export ${job.id} expired${job.expiresAt ? ` at ${job.expiresAt}` : ""} and its file was deleted; request a new export.`);
+  return new ApiError(
+    "export_expired",
+    `Export ${job.id} expired${job.expiresAt ? ` at ${job.expiresAt}` : ""} and its file was deleted; request a new export.`,
+  );
 }
 
 /**

@@ -1,8 +1,8 @@
-import { sql, type SQL } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import type { ExportFilters, ExportType } from "../../db/schema";
-import { inJsonList, type Database } from "../../platform/db";
-import { plainLines, type Cell } from "./csv";
 import { utf8 } from "../../platform/crypto/encoding";
+import { type Database, inJsonList } from "../../platform/db";
+import { type Cell, plainLines } from "./csv";
 
 /** Position of a row in its export's order; compared as a tuple. */
 export type RowKey = (string | number)[];
@@ -204,7 +204,17 @@ function compareBytes(bytes: Uint8Array, a: number, aEnd: number, b: number, bEn
   }
   return aEnd - a - (bEnd - b);
 }
-const ACTIVITY_TEXT_COLUMNS = ["id", "occurred_at", "user_id", "course_id", "lesson_id", "training_item_id", "skill", "cefr_level", "recorded_at"];
+const ACTIVITY_TEXT_COLUMNS = [
+  "id",
+  "occurred_at",
+  "user_id",
+  "course_id",
+  "lesson_id",
+  "training_item_id",
+  "skill",
+  "cefr_level",
+  "recorded_at",
+];
 // 1 or 0, never NULL (min() would skip a NULL).
 const ACTIVITY_TYPES_OK = sql.raw(
   `CASE WHEN ${[
@@ -227,7 +237,8 @@ const ACTIVITY_THOUSANDTHS = sql.raw(`CASE
   WHEN score * 1000 - CAST(score * 1000 AS INTEGER) BETWEEN 0.499999 AND 0.500001 OR NOT score BETWEEN 0 AND 1
   THEN CAST(round(score, 3) * 1000 + 1000.5 AS INTEGER) - 1000
   ELSE CAST(score * 1000 + 0.5 AS INTEGER) END`);
-const ACTIVITY_LINE = sql.raw(`concat_ws(',', id, occurred_at, user_id, course_id, lesson_id, training_item_id, skill, cefr_level,
+const ACTIVITY_LINE =
+  sql.raw(`concat_ws(',', id, occurred_at, user_id, course_id, lesson_id, training_item_id, skill, cefr_level,
   CASE WHEN k = 0 THEN '0' WHEN k = 1000 THEN '1' ELSE '0.' || rtrim(substr(k + 1000, 2), '0') END,
   ${CORRECT_TEXT}, duration_seconds, xp_awarded, recorded_at)`);
 
@@ -310,7 +321,8 @@ const completions: ExportSource = {
       filters.course_id ? sql`cp.course_id = ${filters.course_id}` : undefined,
       membersFilter(sql`cp.user_id`, filters),
     ];
-    const afterKey = (seq: SQL) => (after ? sql`(cp.user_id, cp.course_id, ${seq}) > (${after[0]}, ${after[1]}, ${after[2]})` : undefined);
+    const afterKey = (seq: SQL) =>
+      after ? sql`(cp.user_id, cp.course_id, ${seq}) > (${after[0]}, ${after[1]}, ${after[2]})` : undefined;
     return db.values<Cell[]>(sql`
       WITH page AS (
         SELECT cp.user_id AS user_id, cp.course_id AS course_id, l.position AS seq, 'lesson' AS kind, lp.lesson_id AS lesson_id,

@@ -12,7 +12,8 @@ export const STALE_AFTER_MS = 15 * 60_000;
 export const GIVE_UP_AFTER_MS = 24 * 60 * 60_000;
 const BATCH = 50;
 
-export const TOO_SLOW = "The export did not finish within 24 hours and was given up. Request it again, narrower if you can.";
+export const TOO_SLOW =
+  "The export did not finish within 24 hours and was given up. Request it again, narrower if you can.";
 
 /**
  * The minute cron's export sweep:
@@ -21,7 +22,10 @@ export const TOO_SLOW = "The export did not finish within 24 hours and was given
  * - active jobs without a lease and without a sign of life for 15 minutes (their message was lost:
  *   a failed send, a dead-letter drop): a new message of their current generation.
  */
-export async function sweepExports(env: Env, now: number): Promise<{ expired: number; givenUp: number; requeued: number }> {
+export async function sweepExports(
+  env: Env,
+  now: number,
+): Promise<{ expired: number; givenUp: number; requeued: number }> {
   const db = database(env.DB);
   let expired = 0;
   const due = await db
@@ -52,7 +56,14 @@ export async function sweepExports(env: Env, now: number): Promise<{ expired: nu
       if (await failUnheldJob(env, job, TOO_SLOW)) givenUp += 1;
     } catch (error) {
       // Still active: the next minute's sweep tries again.
-      console.error(JSON.stringify({ level: "warn", message: "could not give up an export", export_id: job.id, error: String(error) }));
+      console.error(
+        JSON.stringify({
+          level: "warn",
+          message: "could not give up an export",
+          export_id: job.id,
+          error: String(error),
+        }),
+      );
     }
   }
 
@@ -60,20 +71,20 @@ export async function sweepExports(env: Env, now: number): Promise<{ expired: nu
   const stale = await db
     .select()
     .from(exportJobs)
-    .where(
-      and(
-        isActive(),
-        leaseFree(now),
-        lt(exportJobs.heartbeatAt, now - STALE_AFTER_MS),
-      ),
-    )
+    .where(and(isActive(), leaseFree(now), lt(exportJobs.heartbeatAt, now - STALE_AFTER_MS)))
     .limit(BATCH);
   for (const job of stale) {
     // The heartbeat moves first (conditionally), so that two sweeps never both re-send.
     const claimed = await db
       .update(exportJobs)
       .set({ heartbeatAt: now })
-      .where(and(eq(exportJobs.id, job.id), eq(exportJobs.heartbeatAt, job.heartbeatAt), eq(exportJobs.generation, job.generation)))
+      .where(
+        and(
+          eq(exportJobs.id, job.id),
+          eq(exportJobs.heartbeatAt, job.heartbeatAt),
+          eq(exportJobs.generation, job.generation),
+        ),
+      )
       .run();
     if (claimed.meta.changes === 0) continue;
     await enqueueGeneration(env, { job_id: job.id, generation: job.generation });

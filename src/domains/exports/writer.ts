@@ -62,7 +62,12 @@ export function utf8Length(text: string): number {
     const code = text.charCodeAt(i);
     if (code < 0x80) bytes += 1;
     else if (code < 0x800) bytes += 2;
-    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+    else if (
+      code >= 0xd800 &&
+      code <= 0xdbff &&
+      i + 1 < text.length &&
+      (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00
+    ) {
       bytes += 4;
       i++;
     } else bytes += 3;
@@ -150,7 +155,11 @@ export class PartWriter {
       for (; index < lines.length; index++) {
         const length = utf8Length(lines[index]!);
         if (position + length >= offset) {
-          return { key: keyOf(rows[index]!), rowsThrough: rowsBefore + index + 1, carry: utf8(lines[index]!).subarray(offset - position) };
+          return {
+            key: keyOf(rows[index]!),
+            rowsThrough: rowsBefore + index + 1,
+            carry: utf8(lines[index]!).subarray(offset - position),
+          };
         }
         position += length;
       }
@@ -202,7 +211,10 @@ export class PartWriter {
       this.filling = null;
       this.filled = 0;
       this.cut += this.partSize;
-      await this.startPart(filling, { cursor: { key: located.key, carry: toBase64(located.carry) }, progress: located.rowsThrough });
+      await this.startPart(filling, {
+        cursor: { key: located.key, carry: toBase64(located.carry) },
+        progress: located.rowsThrough,
+      });
     }
   }
 
@@ -264,6 +276,8 @@ export class ExportFailure extends Error {}
 
 export class ExportTooLarge extends ExportFailure {
   constructor(maxParts: number, partSize: number) {
-    super(`The export is larger than ${maxParts.toLocaleString("en-US")} parts of ${(partSize / 1048576).toFixed(0)} MiB; narrow it with from/to, course_id or user_ids.`);
+    super(
+      `The export is larger than ${maxParts.toLocaleString("en-US")} parts of ${(partSize / 1048576).toFixed(0)} MiB; narrow it with from/to, course_id or user_ids.`,
+    );
   }
 }

@@ -17,7 +17,7 @@ import {
 import { chunk, rowsPerStatement, type Statement } from "../../platform/batch";
 import type { Database } from "../../platform/db";
 import type { OutboxRow } from "../../platform/events";
-import { rankMoveStatement, type RankMove } from "./rank";
+import { type RankMove, rankMoveStatement } from "./rank";
 
 /** Everything one recording changes: new rows, replaced per-learner state, and increments. */
 export interface Changes {
@@ -43,7 +43,14 @@ export interface Changes {
  * `INSERT … ON CONFLICT DO UPDATE`, multi-row within D1's 100 bound parameters per statement.
  * `replace` writes the new values; `add` adds them to what is stored.
  */
-function upserts(db: Database, table: SQLiteTable, rows: Record<string, unknown>[], target: SQLiteColumn[], mode: "replace" | "add", columns: Record<string, SQLiteColumn>): Statement[] {
+function upserts(
+  db: Database,
+  table: SQLiteTable,
+  rows: Record<string, unknown>[],
+  target: SQLiteColumn[],
+  mode: "replace" | "add",
+  columns: Record<string, SQLiteColumn>,
+): Statement[] {
   if (rows.length === 0) return [];
   const set = Object.fromEntries(
     Object.entries(columns).map(([key, column]) => {
@@ -52,21 +59,86 @@ function upserts(db: Database, table: SQLiteTable, rows: Record<string, unknown>
     }),
   );
   return chunk(rows, rowsPerStatement(Object.keys(rows[0]!).length)).map(
-    (part) => db.insert(table).values(part as never).onConflictDoUpdate({ target, set }) as unknown as Statement,
+    (part) =>
+      db
+        .insert(table)
+        .values(part as never)
+        .onConflictDoUpdate({ target, set }) as unknown as Statement,
   );
 }
 
 /** The statements of one recording, for a single atomic `db.batch`. */
 export function writeStatements(db: Database, changes: Changes): Statement[] {
   const statements: Statement[] = [];
-  for (const rows of chunk(changes.attempts, rowsPerStatement(15))) statements.push(db.insert(attempts).values(rows));
+  for (const rows of chunk(changes.attempts, rowsPerStatement(15)))
+    statements.push(db.insert(attempts).values(rows));
   statements.push(
-    ...upserts(db, itemProgress, changes.items, [itemProgress.userId, itemProgress.trainingItemId], "replace", { bestScore: itemProgress.bestScore, attempts: itemProgress.attempts, completedAt: itemProgress.completedAt, lastAttemptAt: itemProgress.lastAttemptAt }),
-    ...upserts(db, lessonProgress, changes.lessons, [lessonProgress.userId, lessonProgress.lessonId], "replace", { itemsDone: lessonProgress.itemsDone, itemsTotal: lessonProgress.itemsTotal, scoreSum: lessonProgress.scoreSum, status: lessonProgress.status, completedAt: lessonProgress.completedAt, lastActivityAt: lessonProgress.lastActivityAt }),
-    ...upserts(db, courseProgress, changes.courses, [courseProgress.userId, courseProgress.courseId], "replace", { lessonsCompleted: courseProgress.lessonsCompleted, lessonsTotal: courseProgress.lessonsTotal, itemsDone: courseProgress.itemsDone, xp: courseProgress.xp, completedAt: courseProgress.completedAt, lastActivityAt: courseProgress.lastActivityAt }),
-    ...upserts(db, dailyActivity, changes.daily, [dailyActivity.userId, dailyActivity.day], "add", { attempts: dailyActivity.attempts, itemsCompleted: dailyActivity.itemsCompleted, correct: dailyActivity.correct, xp: dailyActivity.xp, seconds: dailyActivity.seconds }),
-    ...upserts(db, studyTime, changes.studyTime, [studyTime.userId, studyTime.weekday, studyTime.hour], "add", { seconds: studyTime.seconds, attempts: studyTime.attempts }),
-    ...upserts(db, skillEvidence, changes.evidence, [skillEvidence.userId, skillEvidence.skill, skillEvidence.cefrLevel], "add", { attempts: skillEvidence.attempts, correct: skillEvidence.correct, scoreSum: skillEvidence.scoreSum }),
+    ...upserts(
+      db,
+      itemProgress,
+      changes.items,
+      [itemProgress.userId, itemProgress.trainingItemId],
+      "replace",
+      {
+        bestScore: itemProgress.bestScore,
+        attempts: itemProgress.attempts,
+        completedAt: itemProgress.completedAt,
+        lastAttemptAt: itemProgress.lastAttemptAt,
+      },
+    ),
+    ...upserts(
+      db,
+      lessonProgress,
+      changes.lessons,
+      [lessonProgress.userId, lessonProgress.lessonId],
+      "replace",
+      {
+        itemsDone: lessonProgress.itemsDone,
+        itemsTotal: lessonProgress.itemsTotal,
+        scoreSum: lessonProgress.scoreSum,
+        status: lessonProgress.status,
+        completedAt: lessonProgress.completedAt,
+        lastActivityAt: lessonProgress.lastActivityAt,
+      },
+    ),
+    ...upserts(
+      db,
+      courseProgress,
+      changes.courses,
+      [courseProgress.userId, courseProgress.courseId],
+      "replace",
+      {
+        lessonsCompleted: courseProgress.lessonsCompleted,
+        lessonsTotal: courseProgress.lessonsTotal,
+        itemsDone: courseProgress.itemsDone,
+        xp: courseProgress.xp,
+        completedAt: courseProgress.completedAt,
+        lastActivityAt: courseProgress.lastActivityAt,
+      },
+    ),
+    ...upserts(db, dailyActivity, changes.daily, [dailyActivity.userId, dailyActivity.day], "add", {
+      attempts: dailyActivity.attempts,
+      itemsCompleted: dailyActivity.itemsCompleted,
+      correct: dailyActivity.correct,
+      xp: dailyActivity.xp,
+      seconds: dailyActivity.seconds,
+    }),
+    ...upserts(
+      db,
+      studyTime,
+      changes.studyTime,
+      [studyTime.userId, studyTime.weekday, studyTime.hour],
+      "add",
+      { seconds: studyTime.seconds, attempts: studyTime.attempts },
+    ),
+    ...upserts(
+      db,
+      skillEvidence,
+      changes.evidence,
+      [skillEvidence.userId, skillEvidence.skill, skillEvidence.cefrLevel],
+      "add",
+      { attempts: skillEvidence.attempts, correct: skillEvidence.correct, scoreSum: skillEvidence.scoreSum },
+    ),
   );
   // Reads weekly_xp and learner_stats as they are before the two upserts below.
   const rank = changes.rank && rankMoveStatement(db, changes.rank);
@@ -76,13 +148,21 @@ export function writeStatements(db: Database, changes: Changes): Statement[] {
   );
   if (changes.stats) {
     const { userId: _key, ...replaced } = getTableColumns(learnerStats);
-    statements.push(...upserts(db, learnerStats, [changes.stats], [learnerStats.userId], "replace", replaced));
+    statements.push(
+      ...upserts(db, learnerStats, [changes.stats], [learnerStats.userId], "replace", replaced),
+    );
   }
   const counters = Object.entries(changes.counters)
     .filter(([, value]) => value > 0)
     .map(([name, value]) => ({ name, value }));
-  statements.push(...upserts(db, platformCounters, counters, [platformCounters.name], "add", { value: platformCounters.value }));
-  for (const row of changes.achievements) statements.push(db.insert(achievements).values(row).onConflictDoNothing());
-  for (const rows of chunk(changes.events, rowsPerStatement(6))) statements.push(db.insert(outboxEvents).values(rows));
+  statements.push(
+    ...upserts(db, platformCounters, counters, [platformCounters.name], "add", {
+      value: platformCounters.value,
+    }),
+  );
+  for (const row of changes.achievements)
+    statements.push(db.insert(achievements).values(row).onConflictDoNothing());
+  for (const rows of chunk(changes.events, rowsPerStatement(6)))
+    statements.push(db.insert(outboxEvents).values(rows));
   return statements;
 }

@@ -1,4 +1,4 @@
-import { sql, type SQL } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import { learnerStats, weeklyXp, xpRankCounts } from "../../db/schema";
 import type { Statement } from "../../platform/batch";
 import type { Database } from "../../platform/db";

@@ -1,16 +1,12 @@
 import type { z } from "@hono/zod-openapi";
 import { CEFR_LEVELS, type CefrLevel, type Skill } from "../../db/schema";
-import type { DailyActivityRow, InsightsData, LeaderboardRow, LessonProgressRow, readGamification, readPlatformStats } from "./read-service";
 import {
   ANONYMOUS_NAME,
   CEFR_METHOD,
-  INSIGHT_MIN_ATTEMPTS,
-  TREND_THRESHOLD,
-  TREND_WEEKS,
-  WEEKDAYS,
   type CefrReportSchema,
   type GamificationStatsSchema,
   type HistoryPointSchema,
+  INSIGHT_MIN_ATTEMPTS,
   type LeaderboardEntrySchema,
   type LearningInsightsSchema,
   type LessonProgressSchema,
@@ -18,8 +14,19 @@ import {
   type ProgressHistorySchema,
   type RecommendationSchema,
   type SkillAccuracySchema,
+  TREND_THRESHOLD,
+  TREND_WEEKS,
+  WEEKDAYS,
 } from "./read-schemas";
-import { ACHIEVEMENTS, addDays, cefrReport, currentStreak, weekOf, type SkillEvidenceRow } from "./rules";
+import type {
+  DailyActivityRow,
+  InsightsData,
+  LeaderboardRow,
+  LessonProgressRow,
+  readGamification,
+  readPlatformStats,
+} from "./read-service";
+import { ACHIEVEMENTS, addDays, cefrReport, currentStreak, type SkillEvidenceRow, weekOf } from "./rules";
 
 /** Rows of the aggregates → wire shapes. Pure: no I/O, so every number here is unit-testable. */
 
@@ -76,7 +83,14 @@ function add(into: Totals, row: Totals): void {
 }
 
 function historyFields(t: Totals) {
-  return { attempts: t.attempts, items_completed: t.itemsCompleted, correct: t.correct, accuracy: accuracy(t.correct, t.attempts), xp: t.xp, minutes: minutes(t.seconds) };
+  return {
+    attempts: t.attempts,
+    items_completed: t.itemsCompleted,
+    correct: t.correct,
+    accuracy: accuracy(t.correct, t.attempts),
+    xp: t.xp,
+    minutes: minutes(t.seconds),
+  };
 }
 
 /** A dense series over [from, to]: every day (or every week touching the range), zero-filled. */
@@ -102,7 +116,10 @@ export function presentHistory(input: {
     add(totals, row);
     if (row.attempts > 0) activeDays += 1;
   }
-  const series: z.infer<typeof HistoryPointSchema>[] = [...buckets].map(([date, t]) => ({ date, ...historyFields(t) }));
+  const series: z.infer<typeof HistoryPointSchema>[] = [...buckets].map(([date, t]) => ({
+    date,
+    ...historyFields(t),
+  }));
   return {
     user_id: input.userId,
     time_zone: input.timeZone,
@@ -116,12 +133,21 @@ export function presentHistory(input: {
 
 // ---------------------------------------------------------------------------------------------
 
-export function presentCefrReport(userId: string, rows: SkillEvidenceRow[]): z.infer<typeof CefrReportSchema> {
+export function presentCefrReport(
+  userId: string,
+  rows: SkillEvidenceRow[],
+): z.infer<typeof CefrReportSchema> {
   const report = cefrReport(rows);
   return {
     user_id: userId,
     overall_level: report.overall,
-    skills: report.skills.map((s) => ({ skill: s.skill, level: s.level, next_level: s.next, progress_to_next: s.progressToNext, evidence: s.evidence })),
+    skills: report.skills.map((s) => ({
+      skill: s.skill,
+      level: s.level,
+      next_level: s.next,
+      progress_to_next: s.progressToNext,
+      evidence: s.evidence,
+    })),
     method: CEFR_METHOD,
   };
 }
@@ -168,11 +194,19 @@ export function trendStart(today: string): string {
   return addDays(weekOf(today), -7 * (TREND_WEEKS - 1));
 }
 
-export function presentInsights(userId: string, today: string, data: InsightsData): z.infer<typeof LearningInsightsSchema> {
+export function presentInsights(
+  userId: string,
+  today: string,
+  data: InsightsData,
+): z.infer<typeof LearningInsightsSchema> {
   const ranked = rankSkills(data.evidence);
 
   const start = trendStart(today);
-  const weeks = Array.from({ length: TREND_WEEKS }, (_, i) => ({ week: addDays(start, 7 * i), attempts: 0, correct: 0 }));
+  const weeks = Array.from({ length: TREND_WEEKS }, (_, i) => ({
+    week: addDays(start, 7 * i),
+    attempts: 0,
+    correct: 0,
+  }));
   const weekIndex = new Map(weeks.map((w, i) => [w.week, i]));
   for (const day of data.days) {
     const i = weekIndex.get(weekOf(day.day));
@@ -180,7 +214,9 @@ export function presentInsights(userId: string, today: string, data: InsightsDat
     weeks[i]!.attempts += day.attempts;
     weeks[i]!.correct += day.correct;
   }
-  const fitted = slope(weeks.flatMap((w, i) => (w.attempts > 0 ? [{ x: i, y: w.correct / w.attempts }] : [])));
+  const fitted = slope(
+    weeks.flatMap((w, i) => (w.attempts > 0 ? [{ x: i, y: w.correct / w.attempts }] : [])),
+  );
   const rounded = fitted === null ? null : Math.round(fitted * 10_000) / 10_000;
 
   const byWeekday = new Array<number>(7).fill(0);
@@ -200,7 +236,12 @@ export function presentInsights(userId: string, today: string, data: InsightsDat
       weakest: ranked.length >= 2 ? ranked.at(-1)! : null,
     },
     accuracy_trend: {
-      weeks: weeks.map((w) => ({ week: w.week, attempts: w.attempts, correct: w.correct, accuracy: accuracy(w.correct, w.attempts) })),
+      weeks: weeks.map((w) => ({
+        week: w.week,
+        attempts: w.attempts,
+        correct: w.correct,
+        accuracy: accuracy(w.correct, w.attempts),
+      })),
       slope: rounded,
       label: trendLabel(rounded),
     },
@@ -213,7 +254,10 @@ export function presentInsights(userId: string, today: string, data: InsightsDat
   };
 }
 
-function recommendations(data: InsightsData, level: CefrLevel | null): z.infer<typeof RecommendationSchema>[] {
+function recommendations(
+  data: InsightsData,
+  level: CefrLevel | null,
+): z.infer<typeof RecommendationSchema>[] {
   if (data.continuing.length > 0) {
     return data.continuing.map((r) => ({
       course_id: r.courseId,
@@ -222,7 +266,9 @@ function recommendations(data: InsightsData, level: CefrLevel | null): z.infer<t
       lesson_title: r.lessonTitle,
       position: r.position,
       reason_code: "continue_course" as const,
-      reason: r.previousTitle ? `continue ${r.courseTitle}: next lesson after ${r.previousTitle}` : `continue ${r.courseTitle}: first lesson`,
+      reason: r.previousTitle
+        ? `continue ${r.courseTitle}: next lesson after ${r.previousTitle}`
+        : `continue ${r.courseTitle}: first lesson`,
     }));
   }
   // Before any level is assessed, courses covering A1.
@@ -284,11 +330,22 @@ export interface Viewer {
   staff: boolean;
 }
 
-function entry(row: LeaderboardRow, rank: number, scope: "institution" | "platform", viewer: Viewer): z.infer<typeof LeaderboardEntrySchema> {
+function entry(
+  row: LeaderboardRow,
+  rank: number,
+  scope: "institution" | "platform",
+  viewer: Viewer,
+): z.infer<typeof LeaderboardEntrySchema> {
   const isMe = row.userId === viewer.subjectId;
   const foreign = scope === "platform" && !viewer.staff && row.institutionId !== viewer.institutionId;
   const anonymous = !isMe && (row.optOut || foreign);
-  return { rank, user_id: anonymous ? null : row.userId, display_name: anonymous ? ANONYMOUS_NAME : row.name, xp: row.xp, is_me: isMe };
+  return {
+    rank,
+    user_id: anonymous ? null : row.userId,
+    display_name: anonymous ? ANONYMOUS_NAME : row.name,
+    xp: row.xp,
+    is_me: isMe,
+  };
 }
 
 /** Ranks are 1 + the number with more XP: in a list sorted by XP that is the index of the first equal. */
@@ -317,11 +374,24 @@ export function presentLeaderboard(input: {
 
 // ---------------------------------------------------------------------------------------------
 
-export function presentPlatformStats(today: string, now: string, data: Awaited<ReturnType<typeof readPlatformStats>>): z.infer<typeof PlatformStatsSchema> {
+export function presentPlatformStats(
+  today: string,
+  now: string,
+  data: Awaited<ReturnType<typeof readPlatformStats>>,
+): z.infer<typeof PlatformStatsSchema> {
   const counter = (name: string) => data.counters.get(name) ?? 0;
   return {
-    content: { courses: data.content.courses, lessons: data.content.lessons, training_items: data.content.items },
-    active_learners: { as_of: today, today: data.active.today, last_7_days: data.active.last7, last_30_days: data.active.last30 },
+    content: {
+      courses: data.content.courses,
+      lessons: data.content.lessons,
+      training_items: data.content.items,
+    },
+    active_learners: {
+      as_of: today,
+      today: data.active.today,
+      last_7_days: data.active.last7,
+      last_30_days: data.active.last30,
+    },
     activity: {
       attempts: counter("attempts"),
       items_completed: counter("items_completed"),

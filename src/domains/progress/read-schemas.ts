@@ -40,13 +40,21 @@ const dayParam = (name: string, description: string) =>
     .string()
     .refine(isCalendarDay, { message: "must be a date as YYYY-MM-DD" })
     .optional()
-    .openapi({ param: { name, in: "query" }, example: name === "from" ? "2026-10-01" : "2026-10-30", description });
+    .openapi({
+      param: { name, in: "query" },
+      example: name === "from" ? "2026-10-01" : "2026-10-30",
+      description,
+    });
 
 export const CourseParam = z.object({
   course: z
     .string()
     .regex(ID, "must be a course id")
-    .openapi({ param: { name: "course", in: "path" }, example: "crs_01JD3Q8W2X4Y5Z6A7B8C9D0E1F", description: "The course id." }),
+    .openapi({
+      param: { name: "course", in: "path" },
+      example: "crs_01JD3Q8W2X4Y5Z6A7B8C9D0E1F",
+      description: "The course id.",
+    }),
 });
 
 export const LessonProgressQuery = z.object({ ...pageQueryShape, user_id: userIdField });
@@ -58,14 +66,18 @@ export const HistoryQuery = z.object({
     "from",
     `First day (inclusive) in the learner's time zone. Default: ${DEFAULT_HISTORY_DAYS - 1} days before \`to\`. The range may span at most ${MAX_HISTORY_DAYS} days.`,
   ),
-  to: dayParam("to", "Last day (inclusive) in the learner's time zone. Default: the learner's today. Must not be before `from`."),
+  to: dayParam(
+    "to",
+    "Last day (inclusive) in the learner's time zone. Default: the learner's today. Must not be before `from`.",
+  ),
   granularity: z
     .enum(GRANULARITIES, { message: "must be day or week" })
     .default("day")
     .openapi({
       param: { name: "granularity", in: "query" },
       example: "day",
-      description: "`day`: one point per day. `week`: one point per ISO week, dated by its Monday, summing the days of the range that fall in it.",
+      description:
+        "`day`: one point per day. `week`: one point per ISO week, dated by its Monday, summing the days of the range that fall in it.",
     }),
   user_id: userIdField,
 });
@@ -80,7 +92,8 @@ export const LeaderboardQuery = z.object({
     .openapi({
       param: { name: "period", in: "query" },
       example: "week",
-      description: "`week`: XP earned in the current ISO week (Monday to Sunday in each learner's time zone). `all_time`: total XP.",
+      description:
+        "`week`: XP earned in the current ISO week (Monday to Sunday in each learner's time zone). `all_time`: total XP.",
     }),
   scope: z
     .enum(LEADERBOARD_SCOPES, { message: "must be institution or platform" })
@@ -88,7 +101,8 @@ export const LeaderboardQuery = z.object({
     .openapi({
       param: { name: "scope", in: "query" },
       example: "institution",
-      description: "`institution`: the learner's institution (default). `platform`: every learner (default for platform staff).",
+      description:
+        "`institution`: the learner's institution (default). `platform`: every learner (default for platform staff).",
     }),
   limit: z.coerce
     .number()
@@ -96,7 +110,11 @@ export const LeaderboardQuery = z.object({
     .min(1, "must be >= 1")
     .max(MAX_LEADERBOARD_LIMIT, `must be <= ${MAX_LEADERBOARD_LIMIT}`)
     .default(DEFAULT_LEADERBOARD_LIMIT)
-    .openapi({ param: { name: "limit", in: "query" }, example: DEFAULT_LEADERBOARD_LIMIT, description: `How many top entries, 1–${MAX_LEADERBOARD_LIMIT}.` }),
+    .openapi({
+      param: { name: "limit", in: "query" },
+      example: DEFAULT_LEADERBOARD_LIMIT,
+      description: `How many top entries, 1–${MAX_LEADERBOARD_LIMIT}.`,
+    }),
   user_id: userIdField,
 });
 
@@ -108,10 +126,10 @@ const Timestamp = z.string().openapi({ example: "2026-11-21T09:30:00Z" });
 const Level = z.enum(CEFR_LEVELS);
 const Skill = z.enum(SKILLS);
 const Minutes = z.number().openapi({ example: 12.5, description: "Minutes, to one decimal." });
-const Accuracy = z
-  .number()
-  .nullable()
-  .openapi({ example: 0.75, description: "Share of attempts marked correct, 0–1 to three decimals; null without attempts." });
+const Accuracy = z.number().nullable().openapi({
+  example: 0.75,
+  description: "Share of attempts marked correct, 0–1 to three decimals; null without attempts.",
+});
 
 // ---------------------------------------------------------------------------------------------
 // GET /api/courses/{course}/lesson-progress
@@ -123,14 +141,20 @@ export const LessonProgressSchema = z
     title: z.string().openapi({ example: "Greetings" }),
     items_done: z.number().int().openapi({ description: "Items passed at least once." }),
     items_total: z.number().int(),
-    percent: z.number().int().openapi({ example: 50, description: "items_done / items_total, 0–100, rounded." }),
-    status: z.enum(LESSON_STATUSES).openapi({ description: "`not_started` until the first attempt; `completed` once every item is passed." }),
+    percent: z
+      .number()
+      .int()
+      .openapi({ example: 50, description: "items_done / items_total, 0–100, rounded." }),
+    status: z.enum(LESSON_STATUSES).openapi({
+      description: "`not_started` until the first attempt; `completed` once every item is passed.",
+    }),
     started_at: Timestamp.nullable(),
     completed_at: Timestamp.nullable(),
-    score: z
-      .number()
-      .nullable()
-      .openapi({ example: 0.925, description: "Mean best score of the passed items, 0–1 to three decimals; null until an item is passed." }),
+    score: z.number().nullable().openapi({
+      example: 0.925,
+      description:
+        "Mean best score of the passed items, 0–1 to three decimals; null until an item is passed.",
+    }),
   })
   .openapi("LessonProgress", { description: "One lesson of a course and the learner's progress in it." });
 
@@ -155,12 +179,22 @@ export const HistoryPointSchema = z
 export const ProgressHistorySchema = z
   .object({
     user_id: z.string(),
-    time_zone: z.string().openapi({ example: "Europe/Madrid", description: "The learner's time zone, in which days are counted." }),
+    time_zone: z.string().openapi({
+      example: "Europe/Madrid",
+      description: "The learner's time zone, in which days are counted.",
+    }),
     from: Day,
     to: Day,
     granularity: z.enum(GRANULARITIES),
-    series: z.array(HistoryPointSchema).openapi({ description: "Every day (or week) of the range in order, zero-filled." }),
-    totals: z.object({ ...HistoryFields, active_days: z.number().int().openapi({ description: "Days of the range with any attempt." }) }).openapi("ProgressHistoryTotals"),
+    series: z
+      .array(HistoryPointSchema)
+      .openapi({ description: "Every day (or week) of the range in order, zero-filled." }),
+    totals: z
+      .object({
+        ...HistoryFields,
+        active_days: z.number().int().openapi({ description: "Days of the range with any attempt." }),
+      })
+      .openapi("ProgressHistoryTotals"),
   })
   .openapi("ProgressHistory");
 
@@ -178,7 +212,10 @@ export const CefrEvidenceSchema = z
     level: Level,
     attempts: z.number().int(),
     correct: z.number().int(),
-    accuracy: z.number().openapi({ example: 0.82, description: "Mean score of the attempts at this level, 0–1 to three decimals." }),
+    accuracy: z.number().openapi({
+      example: 0.82,
+      description: "Mean score of the attempts at this level, 0–1 to three decimals.",
+    }),
   })
   .openapi("CefrEvidence");
 
@@ -187,8 +224,12 @@ export const CefrSkillSchema = z
     skill: Skill,
     level: Level.nullable().openapi({ description: "Highest level reached; null before A1." }),
     next_level: Level.nullable().openapi({ description: "The level being worked towards; null at C2." }),
-    progress_to_next: z.number().openapi({ example: 0.4, description: "0–1 towards next_level (two decimals); 1 at C2." }),
-    evidence: z.array(CefrEvidenceSchema).openapi({ description: "Attempts per item level, for the levels with any." }),
+    progress_to_next: z
+      .number()
+      .openapi({ example: 0.4, description: "0–1 towards next_level (two decimals); 1 at C2." }),
+    evidence: z
+      .array(CefrEvidenceSchema)
+      .openapi({ description: "Attempts per item level, for the levels with any." }),
   })
   .openapi("CefrSkill");
 
@@ -196,15 +237,24 @@ export const CefrReportSchema = z
   .object({
     user_id: z.string(),
     overall_level: Level.nullable(),
-    skills: z.array(CefrSkillSchema).openapi({ description: `Every skill, in the order ${SKILLS.join(", ")}.` }),
+    skills: z
+      .array(CefrSkillSchema)
+      .openapi({ description: `Every skill, in the order ${SKILLS.join(", ")}.` }),
     method: z
       .object({
-        evidence_needed: z.number().int().openapi({ example: CEFR_EVIDENCE_NEEDED, description: "Attempts needed at a level." }),
-        accuracy_needed: z.number().openapi({ example: CEFR_ACCURACY_NEEDED, description: "Mean score needed at a level." }),
+        evidence_needed: z
+          .number()
+          .int()
+          .openapi({ example: CEFR_EVIDENCE_NEEDED, description: "Attempts needed at a level." }),
+        accuracy_needed: z
+          .number()
+          .openapi({ example: CEFR_ACCURACY_NEEDED, description: "Mean score needed at a level." }),
         levels: z.array(Level),
         description: z.string().openapi({ example: METHOD_DESCRIPTION }),
       })
-      .openapi("CefrMethod", { description: "How levels are assessed, so that integrators can explain them." }),
+      .openapi("CefrMethod", {
+        description: "How levels are assessed, so that integrators can explain them.",
+      }),
   })
   .openapi("CefrReport");
 
@@ -222,7 +272,15 @@ export const INSIGHT_MIN_ATTEMPTS = 5;
 export const TREND_WEEKS = 8;
 export const TREND_THRESHOLD = 0.01;
 export const MAX_RECOMMENDATIONS = 3;
-export const WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"] as const;
+export const WEEKDAYS = [
+  "monday",
+  "tuesday",
+  "wednesday",
+  "thursday",
+  "friday",
+  "saturday",
+  "sunday",
+] as const;
 export const TREND_LABELS = ["improving", "steady", "declining"] as const;
 export const RECOMMENDATION_REASONS = ["continue_course", "matches_level", "first_steps"] as const;
 
@@ -230,7 +288,11 @@ export const SkillAccuracySchema = z
   .object({
     skill: Skill,
     attempts: z.number().int(),
-    accuracy: z.number().openapi({ example: 0.81, description: "Mean score over every attempt of the skill, 0–1 to three decimals (as in the CEFR report)." }),
+    accuracy: z.number().openapi({
+      example: 0.81,
+      description:
+        "Mean score over every attempt of the skill, 0–1 to three decimals (as in the CEFR report).",
+    }),
   })
   .openapi("SkillAccuracy");
 
@@ -254,29 +316,57 @@ export const LearningInsightsSchema = z
     user_id: z.string(),
     skills: z
       .object({
-        min_attempts: z.number().int().openapi({ example: INSIGHT_MIN_ATTEMPTS, description: "Skills with fewer attempts are left out." }),
-        ranked: z.array(SkillAccuracySchema).openapi({ description: "Skills with enough attempts, best first (ties: more attempts, then name)." }),
+        min_attempts: z.number().int().openapi({
+          example: INSIGHT_MIN_ATTEMPTS,
+          description: "Skills with fewer attempts are left out.",
+        }),
+        ranked: z.array(SkillAccuracySchema).openapi({
+          description: "Skills with enough attempts, best first (ties: more attempts, then name).",
+        }),
         strongest: SkillAccuracySchema.nullable(),
-        weakest: SkillAccuracySchema.nullable().openapi({ description: "Null unless at least two skills qualify." }),
+        weakest: SkillAccuracySchema.nullable().openapi({
+          description: "Null unless at least two skills qualify.",
+        }),
       })
       .openapi("SkillInsights"),
     accuracy_trend: z
       .object({
         weeks: z
-          .array(z.object({ week: Day.openapi({ description: "Monday of the week." }), attempts: z.number().int(), correct: z.number().int(), accuracy: Accuracy }))
-          .openapi({ description: `The last ${TREND_WEEKS} weeks, oldest first, ending with the current one.` }),
-        slope: z.number().nullable().openapi({ example: 0.021, description: "Least-squares change of weekly accuracy per week over the weeks with attempts; null with fewer than two." }),
-        label: z.enum(TREND_LABELS).openapi({ description: `\`improving\` when slope ≥ ${TREND_THRESHOLD}, \`declining\` when ≤ −${TREND_THRESHOLD}, otherwise (or without a slope) \`steady\`.` }),
+          .array(
+            z.object({
+              week: Day.openapi({ description: "Monday of the week." }),
+              attempts: z.number().int(),
+              correct: z.number().int(),
+              accuracy: Accuracy,
+            }),
+          )
+          .openapi({
+            description: `The last ${TREND_WEEKS} weeks, oldest first, ending with the current one.`,
+          }),
+        slope: z.number().nullable().openapi({
+          example: 0.021,
+          description:
+            "Least-squares change of weekly accuracy per week over the weeks with attempts; null with fewer than two.",
+        }),
+        label: z.enum(TREND_LABELS).openapi({
+          description: `\`improving\` when slope ≥ ${TREND_THRESHOLD}, \`declining\` when ≤ −${TREND_THRESHOLD}, otherwise (or without a slope) \`steady\`.`,
+        }),
       })
       .openapi("AccuracyTrend"),
     study_time: z
       .object({
         total_minutes: Minutes,
-        by_weekday: z.array(z.object({ weekday: z.enum(WEEKDAYS), minutes: Minutes })).openapi({ description: "Seven entries, Monday first, in the learner's time zone." }),
-        by_hour: z.array(z.object({ hour: z.number().int(), minutes: Minutes })).openapi({ description: "24 entries, hour 0–23 of the learner's local day." }),
+        by_weekday: z
+          .array(z.object({ weekday: z.enum(WEEKDAYS), minutes: Minutes }))
+          .openapi({ description: "Seven entries, Monday first, in the learner's time zone." }),
+        by_hour: z
+          .array(z.object({ hour: z.number().int(), minutes: Minutes }))
+          .openapi({ description: "24 entries, hour 0–23 of the learner's local day." }),
       })
       .openapi("StudyTime"),
-    recommendations: z.array(RecommendationSchema).openapi({ description: `Up to ${MAX_RECOMMENDATIONS} lessons to do next.` }),
+    recommendations: z
+      .array(RecommendationSchema)
+      .openapi({ description: `Up to ${MAX_RECOMMENDATIONS} lessons to do next.` }),
   })
   .openapi("LearningInsights");
 
@@ -293,16 +383,28 @@ export const GamificationStatsSchema = z
   .object({
     user_id: z.string(),
     xp_total: z.number().int(),
-    xp_this_week: z.number().int().openapi({ description: "XP earned since Monday of the learner's current week." }),
+    xp_this_week: z
+      .number()
+      .int()
+      .openapi({ description: "XP earned since Monday of the learner's current week." }),
     week: Day.openapi({ description: "Monday of the learner's current week." }),
-    current_streak: z.number().int().openapi({ description: "Consecutive active days ending today or yesterday (learner's time zone); 0 otherwise." }),
+    current_streak: z.number().int().openapi({
+      description: "Consecutive active days ending today or yesterday (learner's time zone); 0 otherwise.",
+    }),
     longest_streak: z.number().int(),
     last_active_day: Day.nullable(),
     achievements: z
       .object({
-        unlocked: z.array(z.object({ ...AchievementBase, unlocked_at: Timestamp })).openapi({ description: "In the order they were unlocked." }),
+        unlocked: z
+          .array(z.object({ ...AchievementBase, unlocked_at: Timestamp }))
+          .openapi({ description: "In the order they were unlocked." }),
         locked: z
-          .array(z.object({ ...AchievementBase, progress: z.object({ current: z.number().int(), target: z.number().int() }) }))
+          .array(
+            z.object({
+              ...AchievementBase,
+              progress: z.object({ current: z.number().int(), target: z.number().int() }),
+            }),
+          )
           .openapi({ description: "In catalogue order, with progress towards the target." }),
       })
       .openapi("Achievements"),
@@ -316,7 +418,10 @@ export const ANONYMOUS_NAME = "Anonymous learner";
 
 export const LeaderboardEntrySchema = z
   .object({
-    rank: z.number().int().openapi({ description: "1 + the number of learners in the scope with more XP (ties share a rank)." }),
+    rank: z
+      .number()
+      .int()
+      .openapi({ description: "1 + the number of learners in the scope with more XP (ties share a rank)." }),
     user_id: z.string().nullable().openapi({ description: "Null for an anonymised entry." }),
     display_name: z.string().openapi({ example: "Ana García" }),
     xp: z.number().int(),
@@ -328,9 +433,15 @@ export const LeaderboardSchema = z
   .object({
     period: z.enum(LEADERBOARD_PERIODS),
     scope: z.enum(LEADERBOARD_SCOPES),
-    week: Day.nullable().openapi({ description: "Monday of the week ranked (period=week); null for all_time." }),
-    entries: z.array(LeaderboardEntrySchema).openapi({ description: "Learners with XP in the period, most XP first, ties by user id." }),
-    me: LeaderboardEntrySchema.openapi({ description: "Your own entry (or user_id's), with your rank, whether or not you are in `entries`." }),
+    week: Day.nullable().openapi({
+      description: "Monday of the week ranked (period=week); null for all_time.",
+    }),
+    entries: z
+      .array(LeaderboardEntrySchema)
+      .openapi({ description: "Learners with XP in the period, most XP first, ties by user id." }),
+    me: LeaderboardEntrySchema.openapi({
+      description: "Your own entry (or user_id's), with your rank, whether or not you are in `entries`.",
+    }),
   })
   .openapi("Leaderboard");
 
@@ -353,7 +464,9 @@ export const PlatformStatsSchema = z
         last_7_days: z.number().int(),
         last_30_days: z.number().int(),
       })
-      .openapi("ActiveLearners", { description: "Learners whose last active day (in their own time zone) falls in the window." }),
+      .openapi("ActiveLearners", {
+        description: "Learners whose last active day (in their own time zone) falls in the window.",
+      }),
     activity: z
       .object({
         attempts: z.number().int(),

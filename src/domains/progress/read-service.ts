@@ -1,26 +1,26 @@
 import { and, asc, count, desc, eq, gte, inArray, isNull, lte, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import {
+  CEFR_LEVELS,
+  type CefrLevel,
   courseProgress,
   courses,
   dailyActivity,
+  type LessonStatus,
   learnerStats,
   lessonProgress,
   lessons,
   platformCounters,
   skillEvidence,
   studyTime,
-  CEFR_LEVELS,
-  type CefrLevel,
-  type LessonStatus,
 } from "../../db/schema";
 import type { Env } from "../../env";
 import { d1Binding, database } from "../../platform/db";
 import { ApiError } from "../../platform/errors";
-import { pageBounds, type PageRequest } from "../../platform/http/pagination";
-import { MAX_RECOMMENDATIONS } from "./read-schemas";
+import { type PageRequest, pageBounds } from "../../platform/http/pagination";
 import { ALL_TIME_PERIOD, learnersAboveSql, PLATFORM_SCOPE } from "./rank";
-import { addDays, type AchievementInputs } from "./rules";
+import { MAX_RECOMMENDATIONS } from "./read-schemas";
+import { type AchievementInputs, addDays } from "./rules";
 
 /**
  * The reads behind the progress, insights, gamification and statistics endpoints. Each function is
@@ -86,14 +86,23 @@ function lessonProgressFromColumns(r: unknown[]): LessonProgressRow {
   };
 }
 
-export async function readLessonProgress(env: Env, learnerId: string, courseId: string, page: PageRequest, includeDrafts: boolean) {
+export async function readLessonProgress(
+  env: Env,
+  learnerId: string,
+  courseId: string,
+  page: PageRequest,
+  includeDrafts: boolean,
+) {
   const { limit, offset } = pageBounds(page);
   const rows = await d1Binding(env.DB)
     .prepare(includeDrafts ? LESSON_PROGRESS_SQL.drafts : LESSON_PROGRESS_SQL.published)
     .bind(courseId, learnerId, limit, offset)
     .raw();
   if (rows.length === 0) throw new ApiError("not_found", `No course ${courseId}.`);
-  return { total: rows[0]![0] as number, rows: rows[0]![1] === null ? [] : rows.map(lessonProgressFromColumns) };
+  return {
+    total: rows[0]![0] as number,
+    rows: rows[0]![1] === null ? [] : rows.map(lessonProgressFromColumns),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -179,15 +188,41 @@ export async function readInsights(env: Env, learnerId: string, trendFrom: strin
       lessonTitle: sql<string>`${first.title}`.as("lesson_title"),
       position: sql<number>`${first.position}`.as("lesson_position"),
       // Courses that start closest to the level first, then by title.
-      rank: sql<number>`row_number() OVER (PARTITION BY lv.value ORDER BY ${courses.cefrFrom} DESC, ${courses.title} COLLATE NOCASE, ${courses.id})`.as("rank_in_level"),
+      rank: sql<number>`row_number() OVER (PARTITION BY lv.value ORDER BY ${courses.cefrFrom} DESC, ${courses.title} COLLATE NOCASE, ${courses.id})`.as(
+        "rank_in_level",
+      ),
     })
     .from(sql`json_each(${JSON.stringify(CEFR_LEVELS)}) lv`)
-    .innerJoin(courses, and(eq(courses.published, true), sql`${courses.cefrFrom} <= lv.value AND ${courses.cefrTo} >= lv.value`))
-    .innerJoin(first, and(eq(first.courseId, courses.id), eq(first.position, sql`(SELECT min(l4.position) FROM ${lessons} l4 WHERE l4.course_id = ${courses.id})`)))
-    .where(sql`NOT EXISTS (SELECT 1 FROM ${courseProgress} cp WHERE cp.user_id = ${learnerId} AND cp.course_id = ${courses.id})`)
+    .innerJoin(
+      courses,
+      and(
+        eq(courses.published, true),
+        sql`${courses.cefrFrom} <= lv.value AND ${courses.cefrTo} >= lv.value`,
+      ),
+    )
+    .innerJoin(
+      first,
+      and(
+        eq(first.courseId, courses.id),
+        eq(
+          first.position,
+          sql`(SELECT min(l4.position) FROM ${lessons} l4 WHERE l4.course_id = ${courses.id})`,
+        ),
+      ),
+    )
+    .where(
+      sql`NOT EXISTS (SELECT 1 FROM ${courseProgress} cp WHERE cp.user_id = ${learnerId} AND cp.course_id = ${courses.id})`,
+    )
     .as("ranked");
   const starting = db
-    .select({ level: ranked.level, courseId: ranked.courseId, courseTitle: ranked.courseTitle, lessonId: ranked.lessonId, lessonTitle: ranked.lessonTitle, position: ranked.position })
+    .select({
+      level: ranked.level,
+      courseId: ranked.courseId,
+      courseTitle: ranked.courseTitle,
+      lessonId: ranked.lessonId,
+      lessonTitle: ranked.lessonTitle,
+      position: ranked.position,
+    })
     .from(ranked)
     .where(lte(ranked.rank, MAX_RECOMMENDATIONS))
     .orderBy(asc(ranked.level), asc(ranked.rank))
@@ -200,9 +235,18 @@ export async function readInsights(env: Env, learnerId: string, trendFrom: strin
     db
       .select({ day: dailyActivity.day, attempts: dailyActivity.attempts, correct: dailyActivity.correct })
       .from(dailyActivity)
-      .where(and(eq(dailyActivity.userId, learnerId), gte(dailyActivity.day, trendFrom), lte(dailyActivity.day, today))),
+      .where(
+        and(
+          eq(dailyActivity.userId, learnerId),
+          gte(dailyActivity.day, trendFrom),
+          lte(dailyActivity.day, today),
+        ),
+      ),
     // At most 7 × 24 rows.
-    db.select({ weekday: studyTime.weekday, hour: studyTime.hour, seconds: studyTime.seconds }).from(studyTime).where(eq(studyTime.userId, learnerId)),
+    db
+      .select({ weekday: studyTime.weekday, hour: studyTime.hour, seconds: studyTime.seconds })
+      .from(studyTime)
+      .where(eq(studyTime.userId, learnerId)),
     db
       .select({
         courseId: courses.id,
@@ -263,7 +307,17 @@ export async function readGamification(env: Env, learnerId: string, week: string
         };
   const unlocked = (JSON.parse(r[9] as string) as [string, string][])
     .map(([code, unlockedAt]) => ({ code, unlockedAt }))
-    .sort((a, b) => (a.unlockedAt < b.unlockedAt ? -1 : a.unlockedAt > b.unlockedAt ? 1 : a.code < b.code ? -1 : a.code > b.code ? 1 : 0));
+    .sort((a, b) =>
+      a.unlockedAt < b.unlockedAt
+        ? -1
+        : a.unlockedAt > b.unlockedAt
+          ? 1
+          : a.code < b.code
+            ? -1
+            : a.code > b.code
+              ? 1
+              : 0,
+    );
   return { stats, weekXp: (r[8] as number | null) ?? 0, unlocked };
 }
 
@@ -283,7 +337,8 @@ interface LeaderboardRecord {
   xp: number;
 }
 
-const ENTRY_COLUMNS = "u.id AS user_id, u.name AS name, u.institution_id AS institution_id, u.leaderboard_opt_out AS opt_out";
+const ENTRY_COLUMNS =
+  "u.id AS user_id, u.name AS name, u.institution_id AS institution_id, u.leaderboard_opt_out AS opt_out";
 
 /**
  * The statements of each board, built once: the top in XP order through an index (weekly_xp_rank_idx
@@ -314,11 +369,20 @@ const LEADERBOARD_SQL = {
 };
 const TOP_SQL = {
   week: { institution: LEADERBOARD_SQL.week.top(true), platform: LEADERBOARD_SQL.week.top(false) },
-  all_time: { institution: LEADERBOARD_SQL.all_time.top(true), platform: LEADERBOARD_SQL.all_time.top(false) },
+  all_time: {
+    institution: LEADERBOARD_SQL.all_time.top(true),
+    platform: LEADERBOARD_SQL.all_time.top(false),
+  },
 };
 
 function leaderboardRow(r: LeaderboardRecord): LeaderboardRow {
-  return { userId: r.user_id, name: r.name, institutionId: r.institution_id, optOut: r.opt_out === 1, xp: r.xp };
+  return {
+    userId: r.user_id,
+    name: r.name,
+    institutionId: r.institution_id,
+    optOut: r.opt_out === 1,
+    xp: r.xp,
+  };
 }
 
 /**
@@ -328,7 +392,13 @@ function leaderboardRow(r: LeaderboardRecord): LeaderboardRow {
  */
 export async function readLeaderboard(
   env: Env,
-  input: { period: "week" | "all_time"; institutionId: string | null; week: string; subjectId: string; limit: number },
+  input: {
+    period: "week" | "all_time";
+    institutionId: string | null;
+    week: string;
+    subjectId: string;
+    limit: number;
+  },
 ) {
   const d1 = d1Binding(env.DB);
   const { period, institutionId, week, subjectId, limit } = input;
@@ -337,7 +407,9 @@ export async function readLeaderboard(
   const [top, me] =
     period === "week"
       ? await d1.batch<LeaderboardRecord & { above?: number }>([
-          institutionId ? d1.prepare(topSql).bind(week, limit, institutionId) : d1.prepare(topSql).bind(week, limit),
+          institutionId
+            ? d1.prepare(topSql).bind(week, limit, institutionId)
+            : d1.prepare(topSql).bind(week, limit),
           d1.prepare(LEADERBOARD_SQL.week.me).bind(week, subjectId, scope),
         ])
       : await d1.batch<LeaderboardRecord & { above?: number }>([
@@ -345,13 +417,22 @@ export async function readLeaderboard(
           d1.prepare(LEADERBOARD_SQL.all_time.me).bind(subjectId, scope),
         ]);
   const mine = me!.results[0];
-  return { top: top!.results.map(leaderboardRow), me: mine ? leaderboardRow(mine) : null, above: mine?.above ?? 0 };
+  return {
+    top: top!.results.map(leaderboardRow),
+    me: mine ? leaderboardRow(mine) : null,
+    above: mine?.above ?? 0,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
 // Platform statistics
 
-export const COUNTER_NAMES = ["attempts", "items_completed", "lessons_completed", "courses_completed"] as const;
+export const COUNTER_NAMES = [
+  "attempts",
+  "items_completed",
+  "lessons_completed",
+  "courses_completed",
+] as const;
 
 /**
  * Content totals from the published course rows (their lesson and item counts are kept by the
@@ -359,7 +440,8 @@ export const COUNTER_NAMES = ["attempts", "items_completed", "lessons_completed"
  */
 export async function readPlatformStats(env: Env, today: string) {
   const db = database(env.DB);
-  const activeSince = (day: string) => db.select({ n: count() }).from(learnerStats).where(gte(learnerStats.lastActiveDay, day));
+  const activeSince = (day: string) =>
+    db.select({ n: count() }).from(learnerStats).where(gte(learnerStats.lastActiveDay, day));
   const [content, activeToday, active7, active30, counters] = await db.batch([
     db
       .select({
@@ -378,7 +460,11 @@ export async function readPlatformStats(env: Env, today: string) {
       .where(inArray(platformCounters.name, [...COUNTER_NAMES])),
   ]);
   return {
-    content: { courses: content[0]?.courses ?? 0, lessons: content[0]?.lessons ?? 0, items: content[0]?.items ?? 0 },
+    content: {
+      courses: content[0]?.courses ?? 0,
+      lessons: content[0]?.lessons ?? 0,
+      items: content[0]?.items ?? 0,
+    },
     active: { today: activeToday[0]?.n ?? 0, last7: active7[0]?.n ?? 0, last30: active30[0]?.n ?? 0 },
     counters: new Map(counters.map((c) => [c.name, c.value])),
   };

@@ -2,24 +2,24 @@ import { and, eq, inArray, sql } from "drizzle-orm";
 import {
   achievements,
   attempts,
+  type CefrLevel,
   courseProgress,
   courses,
   dailyActivity,
   itemProgress,
+  type LessonStatus,
   learnerStats,
   lessonProgress,
   lessons,
+  type Skill,
   skillEvidence,
   trainingItems,
-  type CefrLevel,
-  type LessonStatus,
-  type Skill,
 } from "../../db/schema";
 import type { Statement } from "../../platform/batch";
-import { writeStatements } from "./persist";
 import type { Database } from "../../platform/db";
 import { domainEvent, type OutboxRow } from "../../platform/events";
 import { nowIso } from "../../platform/ids";
+import { writeStatements } from "./persist";
 import {
   ACHIEVEMENTS,
   addDays,
@@ -28,11 +28,11 @@ import {
   localTime,
   passes,
   reachedAchievements,
+  type SkillEvidenceRow,
   STREAK_MILESTONES,
   streaks,
   weekOf,
   xpFor,
-  type SkillEvidenceRow,
 } from "./rules";
 
 export interface AttemptInput {
@@ -55,14 +55,25 @@ export interface AttemptOutcome {
   status: "recorded" | "duplicate";
   xp_gained: number;
   item_completed: boolean;
-  lesson: { id: string; status: LessonStatus; items_done: number; items_total: number; percent: number } | null;
+  lesson: {
+    id: string;
+    status: LessonStatus;
+    items_done: number;
+    items_total: number;
+    percent: number;
+  } | null;
   course_completed: boolean;
   achievements_unlocked: string[];
 }
 
 export type RecordResult =
   | { ok: true; outcomes: AttemptOutcome[]; summary: RecordSummary }
-  | { ok: false; code: "validation_failed" | "conflict"; detail: string; errors?: { path: string; message: string }[] };
+  | {
+      ok: false;
+      code: "validation_failed" | "conflict";
+      detail: string;
+      errors?: { path: string; message: string }[];
+    };
 
 export interface RecordSummary {
   recorded: number;
@@ -76,7 +87,15 @@ export interface RecordSummary {
   events: { id: string; type: string }[];
 }
 
-type ItemRow = { id: string; lessonId: string; courseId: string; xp: number; skill: Skill; cefrLevel: CefrLevel; published: boolean };
+type ItemRow = {
+  id: string;
+  lessonId: string;
+  courseId: string;
+  xp: number;
+  skill: Skill;
+  cefrLevel: CefrLevel;
+  published: boolean;
+};
 
 /** The learner's latest active days read for the streaks (a little over the longest milestone). */
 const ACTIVE_DAYS_READ = 400;
@@ -88,12 +107,29 @@ const ACTIVE_DAYS_READ = 400;
  * same ids (from a second recorder instance during a failover) abort the whole batch instead of
  * counting twice.
  */
-export async function recordAttempts(db: Database, learner: Learner, input: AttemptInput[], nowMs = Date.now()): Promise<RecordResult> {
+export async function recordAttempts(
+  db: Database,
+  learner: Learner,
+  input: AttemptInput[],
+  nowMs = Date.now(),
+): Promise<RecordResult> {
   const ids = JSON.stringify(input.map((a) => a.id));
   const itemIds = JSON.stringify([...new Set(input.map((a) => a.training_item_id))]);
   const itemsInBatch = sql`(SELECT value FROM json_each(${itemIds}))`;
 
-  const [items, existing, stats, unlocked, days, itemStates, lessonStates, lessonTotals, courseStates, courseTotals, evidence] = await db.batch([
+  const [
+    items,
+    existing,
+    stats,
+    unlocked,
+    days,
+    itemStates,
+    lessonStates,
+    lessonTotals,
+    courseStates,
+    courseTotals,
+    evidence,
+  ] = await db.batch([
     db
       .select({
         id: trainingItems.id,
@@ -107,21 +143,54 @@ export async function recordAttempts(db: Database, learner: Learner, input: Atte
       .from(trainingItems)
       .innerJoin(courses, eq(courses.id, trainingItems.courseId))
       .where(inArray(trainingItems.id, itemsInBatch)),
-    db.select({ id: attempts.id, userId: attempts.userId }).from(attempts).where(inArray(attempts.id, sql`(SELECT value FROM json_each(${ids}))`)),
+    db
+      .select({ id: attempts.id, userId: attempts.userId })
+      .from(attempts)
+      .where(inArray(attempts.id, sql`(SELECT value FROM json_each(${ids}))`)),
     db.select().from(learnerStats).where(eq(learnerStats.userId, learner.id)),
     db.select({ code: achievements.code }).from(achievements).where(eq(achievements.userId, learner.id)),
-    db.select({ day: dailyActivity.day }).from(dailyActivity).where(eq(dailyActivity.userId, learner.id)).orderBy(sql`${dailyActivity.day} DESC`).limit(ACTIVE_DAYS_READ),
-    db.select().from(itemProgress).where(and(eq(itemProgress.userId, learner.id), inArray(itemProgress.trainingItemId, itemsInBatch))),
+    db
+      .select({ day: dailyActivity.day })
+      .from(dailyActivity)
+      .where(eq(dailyActivity.userId, learner.id))
+      .orderBy(sql`${dailyActivity.day} DESC`)
+      .limit(ACTIVE_DAYS_READ),
+    db
+      .select()
+      .from(itemProgress)
+      .where(and(eq(itemProgress.userId, learner.id), inArray(itemProgress.trainingItemId, itemsInBatch))),
     db
       .select()
       .from(lessonProgress)
-      .where(and(eq(lessonProgress.userId, learner.id), inArray(lessonProgress.lessonId, sql`(SELECT lesson_id FROM training_items WHERE id IN ${itemsInBatch})`))),
-    db.select({ id: lessons.id, itemCount: lessons.itemCount }).from(lessons).where(inArray(lessons.id, sql`(SELECT lesson_id FROM training_items WHERE id IN ${itemsInBatch})`)),
+      .where(
+        and(
+          eq(lessonProgress.userId, learner.id),
+          inArray(
+            lessonProgress.lessonId,
+            sql`(SELECT lesson_id FROM training_items WHERE id IN ${itemsInBatch})`,
+          ),
+        ),
+      ),
+    db
+      .select({ id: lessons.id, itemCount: lessons.itemCount })
+      .from(lessons)
+      .where(inArray(lessons.id, sql`(SELECT lesson_id FROM training_items WHERE id IN ${itemsInBatch})`)),
     db
       .select()
       .from(courseProgress)
-      .where(and(eq(courseProgress.userId, learner.id), inArray(courseProgress.courseId, sql`(SELECT course_id FROM training_items WHERE id IN ${itemsInBatch})`))),
-    db.select({ id: courses.id, lessonCount: courses.lessonCount }).from(courses).where(inArray(courses.id, sql`(SELECT course_id FROM training_items WHERE id IN ${itemsInBatch})`)),
+      .where(
+        and(
+          eq(courseProgress.userId, learner.id),
+          inArray(
+            courseProgress.courseId,
+            sql`(SELECT course_id FROM training_items WHERE id IN ${itemsInBatch})`,
+          ),
+        ),
+      ),
+    db
+      .select({ id: courses.id, lessonCount: courses.lessonCount })
+      .from(courses)
+      .where(inArray(courses.id, sql`(SELECT course_id FROM training_items WHERE id IN ${itemsInBatch})`)),
     // All of the learner's evidence (at most 6 skills × 6 levels): the CEFR levels are recomputed
     // for every skill, not only those of this batch.
     db.select().from(skillEvidence).where(eq(skillEvidence.userId, learner.id)),
@@ -132,12 +201,26 @@ export async function recordAttempts(db: Database, learner: Learner, input: Atte
   const errors: { path: string; message: string }[] = [];
   input.forEach((a, index) => {
     const item = itemById.get(a.training_item_id);
-    if (!item || !item.published) errors.push({ path: `attempts.${index}.training_item_id`, message: "is not a training item of a published course" });
+    if (!item || !item.published)
+      errors.push({
+        path: `attempts.${index}.training_item_id`,
+        message: "is not a training item of a published course",
+      });
   });
-  if (errors.length > 0) return { ok: false, code: "validation_failed", detail: errors.map((e) => `${e.path}: ${e.message}`).join("; "), errors };
+  if (errors.length > 0)
+    return {
+      ok: false,
+      code: "validation_failed",
+      detail: errors.map((e) => `${e.path}: ${e.message}`).join("; "),
+      errors,
+    };
   const foreign = existing.filter((e) => e.userId !== learner.id);
   if (foreign.length > 0) {
-    return { ok: false, code: "conflict", detail: `Attempt id ${foreign.map((f) => f.id).join(", ")} was already recorded for another learner; use a new UUID.` };
+    return {
+      ok: false,
+      code: "conflict",
+      detail: `Attempt id ${foreign.map((f) => f.id).join(", ")} was already recorded for another learner; use a new UUID.`,
+    };
   }
 
   // --- the learner's state before this batch ----------------------------------------------------
@@ -165,9 +248,15 @@ export async function recordAttempts(db: Database, learner: Learner, input: Atte
   };
   const activeDays = new Set(days.map((d) => d.day));
 
-  const daily = new Map<string, { attempts: number; itemsCompleted: number; correct: number; xp: number; seconds: number }>();
+  const daily = new Map<
+    string,
+    { attempts: number; itemsCompleted: number; correct: number; xp: number; seconds: number }
+  >();
   const hourly = new Map<string, { weekday: number; hour: number; seconds: number; attempts: number }>();
-  const evidenceDelta = new Map<string, { skill: Skill; cefrLevel: CefrLevel; attempts: number; correct: number; scoreSum: number }>();
+  const evidenceDelta = new Map<
+    string,
+    { skill: Skill; cefrLevel: CefrLevel; attempts: number; correct: number; scoreSum: number }
+  >();
   const weekly = new Map<string, number>();
   const attemptRows: (typeof attempts.$inferInsert)[] = [];
   const events: OutboxRow[] = [];
@@ -186,7 +275,15 @@ export async function recordAttempts(db: Database, learner: Learner, input: Atte
 
   for (const { attempt, at } of ordered) {
     if (duplicates.has(attempt.id) || seenInBatch.has(attempt.id)) {
-      outcomes.set(attempt.id, { id: attempt.id, status: "duplicate", xp_gained: 0, item_completed: false, lesson: null, course_completed: false, achievements_unlocked: [] });
+      outcomes.set(attempt.id, {
+        id: attempt.id,
+        status: "duplicate",
+        xp_gained: 0,
+        item_completed: false,
+        lesson: null,
+        course_completed: false,
+        achievements_unlocked: [],
+      });
       continue;
     }
     seenInBatch.add(attempt.id);
@@ -261,14 +358,33 @@ export async function recordAttempts(db: Database, learner: Learner, input: Atte
       if (score >= 0.9999) learnerTotals.perfectLessons += 1;
       summary.lessons.push(item.lessonId);
       events.push(
-        domainEvent("lesson.completed", scope, { user_id: learner.id, lesson_id: item.lessonId, course_id: item.courseId, score: round(score), items: lesson.itemsTotal, completed_at: occurredAt }, now),
+        domainEvent(
+          "lesson.completed",
+          scope,
+          {
+            user_id: learner.id,
+            lesson_id: item.lessonId,
+            course_id: item.courseId,
+            score: round(score),
+            items: lesson.itemsTotal,
+            completed_at: occurredAt,
+          },
+          now,
+        ),
       );
       if (!course.completedAt && course.lessonsTotal > 0 && course.lessonsCompleted >= course.lessonsTotal) {
         course.completedAt = occurredAt;
         courseCompletedNow = true;
         learnerTotals.coursesCompleted += 1;
         summary.courses.push(item.courseId);
-        events.push(domainEvent("course.completed", scope, { user_id: learner.id, course_id: item.courseId, xp: course.xp, completed_at: occurredAt }, now));
+        events.push(
+          domainEvent(
+            "course.completed",
+            scope,
+            { user_id: learner.id, course_id: item.courseId, xp: course.xp, completed_at: occurredAt },
+            now,
+          ),
+        );
       }
     }
     courseState.set(item.courseId, course);
@@ -280,14 +396,26 @@ export async function recordAttempts(db: Database, learner: Learner, input: Atte
     learnerTotals.itemsCompleted += newlyCompleted ? 1 : 0;
     summary.xp += xp;
 
-    bump(daily, local.day, { attempts: 1, itemsCompleted: newlyCompleted ? 1 : 0, correct: attempt.correct ? 1 : 0, xp, seconds: attempt.duration_seconds });
+    bump(daily, local.day, {
+      attempts: 1,
+      itemsCompleted: newlyCompleted ? 1 : 0,
+      correct: attempt.correct ? 1 : 0,
+      xp,
+      seconds: attempt.duration_seconds,
+    });
     const hourKey = `${local.weekday}:${local.hour}`;
     const slot = hourly.get(hourKey) ?? { weekday: local.weekday, hour: local.hour, seconds: 0, attempts: 0 };
     slot.seconds += attempt.duration_seconds;
     slot.attempts += 1;
     hourly.set(hourKey, slot);
     const evidenceKey = `${item.skill}:${item.cefrLevel}`;
-    const delta = evidenceDelta.get(evidenceKey) ?? { skill: item.skill, cefrLevel: item.cefrLevel, attempts: 0, correct: 0, scoreSum: 0 };
+    const delta = evidenceDelta.get(evidenceKey) ?? {
+      skill: item.skill,
+      cefrLevel: item.cefrLevel,
+      attempts: 0,
+      correct: 0,
+      scoreSum: 0,
+    };
     delta.attempts += 1;
     delta.correct += attempt.correct ? 1 : 0;
     delta.scoreSum += attempt.score;
@@ -302,7 +430,14 @@ export async function recordAttempts(db: Database, learner: Learner, input: Atte
       already.add(code);
       summary.achievements.push(code);
       const definition = ACHIEVEMENTS.find((a) => a.code === code)!;
-      events.push(domainEvent("achievement.unlocked", scope, { user_id: learner.id, code, name: definition.name, unlocked_at: occurredAt }, now));
+      events.push(
+        domainEvent(
+          "achievement.unlocked",
+          scope,
+          { user_id: learner.id, code, name: definition.name, unlocked_at: occurredAt },
+          now,
+        ),
+      );
     }
 
     attemptRows.push({
@@ -346,9 +481,20 @@ export async function recordAttempts(db: Database, learner: Learner, input: Atte
   // Only a batch that records something may announce: its learner_stats row, written in the same
   // batch, then remembers the announcement, so a resend (all duplicates) never repeats it.
   if (attemptRows.length > 0 && streakNow > 0) {
-    for (const milestone of streakMilestonesDue(run, days.length === ACTIVE_DAYS_READ ? days.at(-1)!.day : null, milestonesAnnounced)) {
+    for (const milestone of streakMilestonesDue(
+      run,
+      days.length === ACTIVE_DAYS_READ ? days.at(-1)!.day : null,
+      milestonesAnnounced,
+    )) {
       milestonesAnnounced[milestone.days] = milestone.day;
-      events.push(domainEvent("streak.milestone", scope, { user_id: learner.id, days: milestone.days, day: milestone.day }, now));
+      events.push(
+        domainEvent(
+          "streak.milestone",
+          scope,
+          { user_id: learner.id, days: milestone.days, day: milestone.day },
+          now,
+        ),
+      );
     }
   }
   const mergedEvidence = mergeEvidence(evidenceRows, [...evidenceDelta.values()]);
@@ -359,7 +505,14 @@ export async function recordAttempts(db: Database, learner: Learner, input: Atte
   if (report.overall) levels.overall = report.overall;
   for (const key of new Set([...Object.keys(previousLevels), ...Object.keys(levels)])) {
     if ((previousLevels[key] ?? null) !== (levels[key] ?? null)) {
-      events.push(domainEvent("cefr.level_changed", scope, { user_id: learner.id, skill: key, from: previousLevels[key] ?? null, to: levels[key] ?? null }, now));
+      events.push(
+        domainEvent(
+          "cefr.level_changed",
+          scope,
+          { user_id: learner.id, skill: key, from: previousLevels[key] ?? null, to: levels[key] ?? null },
+          now,
+        ),
+      );
     }
   }
 
@@ -375,14 +528,22 @@ export async function recordAttempts(db: Database, learner: Learner, input: Atte
     daily: [...daily].map(([day, d]) => ({ userId: learner.id, day, ...d })),
     studyTime: [...hourly.values()].map((h) => ({ userId: learner.id, ...h })),
     evidence: [...evidenceDelta.values()].map((e) => ({ userId: learner.id, ...e })),
-    weeklyXp: [...weekly].map(([week, xp]) => ({ week, userId: learner.id, institutionId: learner.institutionId, xp })),
+    weeklyXp: [...weekly].map(([week, xp]) => ({
+      week,
+      userId: learner.id,
+      institutionId: learner.institutionId,
+      xp,
+    })),
     rank:
       attemptRows.length > 0
         ? {
             userId: learner.id,
             institutionId: learner.institutionId,
             // The all-time boards move when the total changes or learner_stats re-homes the learner.
-            xpTotal: summary.xp > 0 || (before && before.institutionId !== learner.institutionId) ? learnerTotals.xpTotal : null,
+            xpTotal:
+              summary.xp > 0 || (before && before.institutionId !== learner.institutionId)
+                ? learnerTotals.xpTotal
+                : null,
             weeks: [...weekly],
           }
         : null,
@@ -407,7 +568,11 @@ export async function recordAttempts(db: Database, learner: Learner, input: Atte
     },
     achievements: events
       .filter((e) => e.type === "achievement.unlocked")
-      .map((e) => ({ userId: learner.id, code: e.payload.code as string, unlockedAt: e.payload.unlocked_at as string })),
+      .map((e) => ({
+        userId: learner.id,
+        code: e.payload.code as string,
+        unlockedAt: e.payload.unlocked_at as string,
+      })),
     events,
   });
 
@@ -437,7 +602,11 @@ export async function recordAttempts(db: Database, learner: Learner, input: Atte
  * or merge with an earlier one keeps what either part announced. `horizon` is the oldest active day
  * read when there may be older ones: a run reaching back to it may have begun earlier still.
  */
-function streakMilestonesDue(run: { latestRun: number; latestDay: string | null }, horizon: string | null, announced: Record<string, string>): { days: number; day: string }[] {
+function streakMilestonesDue(
+  run: { latestRun: number; latestDay: string | null },
+  horizon: string | null,
+  announced: Record<string, string>,
+): { days: number; day: string }[] {
   if (!run.latestDay) return [];
   const start = addDays(run.latestDay, 1 - run.latestRun);
   const knownStart = horizon !== null && start <= horizon ? "" : start;

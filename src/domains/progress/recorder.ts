@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
 import { database } from "../../platform/db";
-import { recordAttempts, type AttemptInput, type Learner, type RecordResult } from "./record";
+import { type AttemptInput, type Learner, type RecordResult, recordAttempts } from "./record";
 
 const ATTEMPTS = 3;
 

@@ -1,4 +1,4 @@
-import { CEFR_LEVELS, SKILLS, type CefrLevel, type Skill } from "../../db/schema";
+import { CEFR_LEVELS, type CefrLevel, SKILLS, type Skill } from "../../db/schema";
 
 /** Pure learning rules: no I/O, shared by the write path, the reads and the demo-data generator. */
 
@@ -12,7 +12,11 @@ export function passes(attempt: { score: number; correct: boolean }): boolean {
 }
 
 /** Full item XP for the first pass, a little for practice, nothing for a miss. */
-export function xpFor(attempt: { score: number; correct: boolean }, itemXp: number, alreadyCompleted: boolean): number {
+export function xpFor(
+  attempt: { score: number; correct: boolean },
+  itemXp: number,
+  alreadyCompleted: boolean,
+): number {
   if (!passes(attempt)) return 0;
   return alreadyCompleted ? PRACTICE_XP : itemXp;
 }
@@ -20,7 +24,10 @@ export function xpFor(attempt: { score: number; correct: boolean }, itemXp: numb
 const dayFormatters = new Map<string, Intl.DateTimeFormat>();
 
 /** The learner's local calendar day (YYYY-MM-DD), weekday (0 = Monday) and hour of an instant. */
-export function localTime(instant: string | number, timeZone: string): { day: string; weekday: number; hour: number } {
+export function localTime(
+  instant: string | number,
+  timeZone: string,
+): { day: string; weekday: number; hour: number } {
   let fmt = dayFormatters.get(timeZone);
   if (!fmt) {
     fmt = new Intl.DateTimeFormat("en-GB", {
@@ -64,7 +71,11 @@ export function weekOf(day: string): string {
  * Streaks over a set of active days: the run that ends on the latest active day, and the longest
  * run. A current streak stays alive through "yesterday" (the learner has not studied yet today).
  */
-export function streaks(activeDays: Iterable<string>): { latestRun: number; latestDay: string | null; longest: number } {
+export function streaks(activeDays: Iterable<string>): {
+  latestRun: number;
+  latestDay: string | null;
+  longest: number;
+} {
   const days = [...new Set(activeDays)].sort();
   let longest = 0;
   let run = 0;
@@ -114,7 +125,12 @@ export function skillLevel(skill: Skill, rows: SkillEvidenceRow[]): SkillLevel {
   for (const candidate of CEFR_LEVELS) {
     const row = byLevel.get(candidate);
     // Scores are summed as floats: 12 × 0.7 must still count as 70%.
-    if (!row || row.attempts < CEFR_EVIDENCE_NEEDED || row.scoreSum / row.attempts + 1e-9 < CEFR_ACCURACY_NEEDED) break;
+    if (
+      !row ||
+      row.attempts < CEFR_EVIDENCE_NEEDED ||
+      row.scoreSum / row.attempts + 1e-9 < CEFR_ACCURACY_NEEDED
+    )
+      break;
     level = candidate;
   }
   const next = level === null ? CEFR_LEVELS[0] : (CEFR_LEVELS[CEFR_LEVELS.indexOf(level) + 1] ?? null);
@@ -122,19 +138,28 @@ export function skillLevel(skill: Skill, rows: SkillEvidenceRow[]): SkillLevel {
   if (next) {
     const row = byLevel.get(next);
     const volume = Math.min(1, (row?.attempts ?? 0) / CEFR_EVIDENCE_NEEDED);
-    const accuracy = row && row.attempts > 0 ? Math.min(1, row.scoreSum / row.attempts / CEFR_ACCURACY_NEEDED) : 0;
+    const accuracy =
+      row && row.attempts > 0 ? Math.min(1, row.scoreSum / row.attempts / CEFR_ACCURACY_NEEDED) : 0;
     progressToNext = Math.round(Math.min(volume, accuracy) * 100) / 100;
   }
   const evidence = CEFR_LEVELS.filter((l) => byLevel.has(l)).map((l) => {
     const row = byLevel.get(l)!;
-    return { level: l, attempts: row.attempts, correct: row.correct, accuracy: Math.round((row.scoreSum / row.attempts) * 1000) / 1000 };
+    return {
+      level: l,
+      attempts: row.attempts,
+      correct: row.correct,
+      accuracy: Math.round((row.scoreSum / row.attempts) * 1000) / 1000,
+    };
   });
   return { skill, level, next, progressToNext, evidence };
 }
 
 /** Overall level: the median of the levels of the skills with any evidence (lower median). */
 export function overallLevel(levels: SkillLevel[]): CefrLevel | null {
-  const ranked = levels.filter((l) => l.evidence.length > 0).map((l) => (l.level === null ? -1 : CEFR_LEVELS.indexOf(l.level))).sort((a, b) => a - b);
+  const ranked = levels
+    .filter((l) => l.evidence.length > 0)
+    .map((l) => (l.level === null ? -1 : CEFR_LEVELS.indexOf(l.level)))
+    .sort((a, b) => a - b);
   if (ranked.length === 0) return null;
   const median = ranked[Math.floor((ranked.length - 1) / 2)]!;
   return median < 0 ? null : CEFR_LEVELS[median]!;
@@ -157,16 +182,70 @@ export interface AchievementInputs {
 }
 
 export const ACHIEVEMENTS = [
-  { code: "first_steps", name: "First steps", description: "Pass your first training item.", metric: "itemsCompleted", target: 1 },
-  { code: "first_lesson", name: "Lesson learned", description: "Complete a lesson.", metric: "lessonsCompleted", target: 1 },
-  { code: "ten_lessons", name: "Ten down", description: "Complete 10 lessons.", metric: "lessonsCompleted", target: 10 },
-  { code: "perfect_lesson", name: "Flawless", description: "Complete a lesson with a perfect score.", metric: "perfectLessons", target: 1 },
-  { code: "course_complete", name: "Graduate", description: "Complete a course.", metric: "coursesCompleted", target: 1 },
+  {
+    code: "first_steps",
+    name: "First steps",
+    description: "Pass your first training item.",
+    metric: "itemsCompleted",
+    target: 1,
+  },
+  {
+    code: "first_lesson",
+    name: "Lesson learned",
+    description: "Complete a lesson.",
+    metric: "lessonsCompleted",
+    target: 1,
+  },
+  {
+    code: "ten_lessons",
+    name: "Ten down",
+    description: "Complete 10 lessons.",
+    metric: "lessonsCompleted",
+    target: 10,
+  },
+  {
+    code: "perfect_lesson",
+    name: "Flawless",
+    description: "Complete a lesson with a perfect score.",
+    metric: "perfectLessons",
+    target: 1,
+  },
+  {
+    code: "course_complete",
+    name: "Graduate",
+    description: "Complete a course.",
+    metric: "coursesCompleted",
+    target: 1,
+  },
   { code: "xp_1000", name: "Thousand club", description: "Earn 1,000 XP.", metric: "xpTotal", target: 1_000 },
-  { code: "xp_10000", name: "Ten thousand", description: "Earn 10,000 XP.", metric: "xpTotal", target: 10_000 },
-  { code: "streak_7", name: "Week warrior", description: "Study 7 days in a row.", metric: "longestStreak", target: 7 },
-  { code: "streak_30", name: "Habit formed", description: "Study 30 days in a row.", metric: "longestStreak", target: 30 },
-] as const satisfies ReadonlyArray<{ code: string; name: string; description: string; metric: keyof AchievementInputs; target: number }>;
+  {
+    code: "xp_10000",
+    name: "Ten thousand",
+    description: "Earn 10,000 XP.",
+    metric: "xpTotal",
+    target: 10_000,
+  },
+  {
+    code: "streak_7",
+    name: "Week warrior",
+    description: "Study 7 days in a row.",
+    metric: "longestStreak",
+    target: 7,
+  },
+  {
+    code: "streak_30",
+    name: "Habit formed",
+    description: "Study 30 days in a row.",
+    metric: "longestStreak",
+    target: 30,
+  },
+] as const satisfies ReadonlyArray<{
+  code: string;
+  name: string;
+  description: string;
+  metric: keyof AchievementInputs;
+  target: number;
+}>;
 
 export type AchievementCode = (typeof ACHIEVEMENTS)[number]["code"];
 

@@ -21,7 +21,9 @@ export async function purgePastWeeks(env: Env, now: number): Promise<number> {
   const db = d1Binding(env.DB);
   const [rows, counts] = await db.batch([
     db
-      .prepare("DELETE FROM weekly_xp WHERE (week, user_id) IN (SELECT week, user_id FROM weekly_xp WHERE week < ?1 ORDER BY week LIMIT ?2)")
+      .prepare(
+        "DELETE FROM weekly_xp WHERE (week, user_id) IN (SELECT week, user_id FROM weekly_xp WHERE week < ?1 ORDER BY week LIMIT ?2)",
+      )
       .bind(oldestKept, ROWS_PER_SWEEP),
     db
       .prepare(

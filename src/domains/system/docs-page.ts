@@ -36,6 +36,10 @@ export async function docsPage(c: Context): Promise<Response> {
   page ??= build(c);
   const { html, csp } = await page;
   return new Response(html, {
-    headers: { "Content-Type": "text/html; charset=utf-8", "Content-Security-Policy": csp, "Cache-Control": "public, max-age=300" },
+    headers: {
+      "Content-Type": "text/html; charset=utf-8",
+      "Content-Security-Policy": csp,
+      "Cache-Control": "public, max-age=300",
+    },
   });
 }

@@ -1,4 +1,4 @@
-import { OpenApiGeneratorV31, OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
+import { OpenAPIRegistry, OpenApiGeneratorV31 } from "@asteasolutions/zod-to-openapi";
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { allGroupApps } from "../../app";
 import { errorResponses, jsonResponse } from "../../platform/openapi";
@@ -11,12 +11,24 @@ const API_TAGS = [
   { name: "Tokens", description: "API tokens with abilities." },
   { name: "Content", description: "Courses, lessons, training blocks and training items." },
   { name: "Catalog", description: "The public course catalogue: no token, cached at the edge." },
-  { name: "Progress", description: "Recording learning activity; progress, history, CEFR report and insights." },
+  {
+    name: "Progress",
+    description: "Recording learning activity; progress, history, CEFR report and insights.",
+  },
   { name: "Gamification", description: "XP, streaks, achievements and leaderboards." },
   { name: "Statistics", description: "Platform-wide statistics." },
-  { name: "Webhooks", description: "Signed event deliveries: subscriptions, delivery log, redelivery, secret rotation." },
-  { name: "Events", description: "The institution's domain events of the last 30 days, to reconcile what a webhook missed." },
-  { name: "Exports", description: "Asynchronous CSV exports of an institution's learner progress, completions and activity." },
+  {
+    name: "Webhooks",
+    description: "Signed event deliveries: subscriptions, delivery log, redelivery, secret rotation.",
+  },
+  {
+    name: "Events",
+    description: "The institution's domain events of the last 30 days, to reconcile what a webhook missed.",
+  },
+  {
+    name: "Exports",
+    description: "Asynchronous CSV exports of an institution's learner progress, completions and activity.",
+  },
   { name: "System", description: "Health and this document." },
 ];
 
@@ -29,7 +41,9 @@ const healthzRoute = createRoute({
   summary: "Liveness",
   description: "Answers without touching the database or any Durable Object.",
   security: [],
-  responses: { 200: jsonResponse(z.object({ status: z.literal("ok") }).openapi("Health"), "The worker is up.") },
+  responses: {
+    200: jsonResponse(z.object({ status: z.literal("ok") }).openapi("Health"), "The worker is up."),
+  },
 });
 
 const openApiRoute = createRoute({
@@ -40,7 +54,10 @@ const openApiRoute = createRoute({
   summary: "This OpenAPI 3.1 document",
   description: "Limited per client IP, with the public catalogue.",
   security: [],
-  responses: { 200: jsonResponse(z.record(z.string(), z.unknown()), "The OpenAPI document."), 429: errorResponses[429] },
+  responses: {
+    200: jsonResponse(z.record(z.string(), z.unknown()), "The OpenAPI document."),
+    429: errorResponses[429],
+  },
 });
 
 /** The whole document: every route group's registered operations, schemas and webhooks. */
@@ -53,7 +70,9 @@ export async function buildDocument(): Promise<Record<string, unknown>> {
   });
   shared.registerPath(healthzRoute);
   shared.registerPath(openApiRoute);
-  const registries = (await allGroupApps()).flatMap((app) => (app instanceof OpenAPIHono ? [app.openAPIRegistry] : []));
+  const registries = (await allGroupApps()).flatMap((app) =>
+    app instanceof OpenAPIHono ? [app.openAPIRegistry] : [],
+  );
   const definitions = [shared, ...registries].flatMap((registry) => registry.definitions);
   return new OpenApiGeneratorV31(definitions).generateDocument({
     openapi: "3.1.0",

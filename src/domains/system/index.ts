@@ -25,7 +25,10 @@ export function systemApp(): Hono<AppEnv> {
           throw error;
         });
       const body = await document;
-      return c.body(body, 200, { "Content-Type": "application/json", "Cache-Control": "public, max-age=300" });
+      return c.body(body, 200, {
+        "Content-Type": "application/json",
+        "Cache-Control": "public, max-age=300",
+      });
     });
 
     app.get("/api/docs", limitPerIp, async (c) => (await import("./docs-page")).docsPage(c));

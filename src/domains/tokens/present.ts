@@ -1,5 +1,5 @@
-import type { apiTokens } from "../../db/schema";
 import type { z } from "@hono/zod-openapi";
+import type { apiTokens } from "../../db/schema";
 import type { TokenSchema } from "./schemas";
 
 export function presentToken(row: typeof apiTokens.$inferSelect): z.infer<typeof TokenSchema> {

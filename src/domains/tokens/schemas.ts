@@ -6,16 +6,26 @@ const abilityList = ALL_ABILITIES.map((a) => `- \`${a}\`: ${ABILITIES[a]}`).join
 
 export const AbilityName = z
   .string()
-  .refine((value) => value === WILDCARD || Object.hasOwn(ABILITIES, value), { message: "is not a known ability" })
-  .openapi({ example: "content:read", description: `An ability name, or \`*\` for everything the owner's role allows.\n\n${abilityList}` });
+  .refine((value) => value === WILDCARD || Object.hasOwn(ABILITIES, value), {
+    message: "is not a known ability",
+  })
+  .openapi({
+    example: "content:read",
+    description: `An ability name, or \`*\` for everything the owner's role allows.\n\n${abilityList}`,
+  });
 
 export const TokenSchema = z
   .object({
     id: z.string().openapi({ example: "tok_01JD3Q8W2X4Y5Z6A7B8C9D0E1F" }),
     name: z.string().openapi({ example: "HR sync" }),
-    kind: z.enum(["api", "session"]).openapi({ description: "`api` tokens are created here; `session` tokens by sign-in." }),
+    kind: z
+      .enum(["api", "session"])
+      .openapi({ description: "`api` tokens are created here; `session` tokens by sign-in." }),
     abilities: z.array(z.string()).openapi({ example: ["content:read", "progress:read"] }),
-    prefix: z.string().openapi({ example: "lng_Ab3dE9", description: "The first characters of the token, to recognise it. Not a secret." }),
+    prefix: z.string().openapi({
+      example: "lng_Ab3dE9",
+      description: "The first characters of the token, to recognise it. Not a secret.",
+    }),
     user_id: z.string(),
     created_at: z.string().openapi({ example: "2026-11-21T09:30:00Z" }),
     last_used_at: z.string().nullable().openapi({ description: "Updated at most once a minute." }),
@@ -24,7 +34,10 @@ export const TokenSchema = z
   .openapi("Token");
 
 export const CreatedTokenSchema = TokenSchema.extend({
-  token: z.string().openapi({ example: "lng_Ab3dE9…", description: "The plain token. Shown in this response only; store it now." }),
+  token: z.string().openapi({
+    example: "lng_Ab3dE9…",
+    description: "The plain token. Shown in this response only; store it now.",
+  }),
 }).openapi("CreatedToken");
 
 export const TokenPageSchema = pageSchema(TokenSchema, "TokenPage");
@@ -37,15 +50,23 @@ export const ListTokensQuery = z.object({
 export const CreateTokenBody = z
   .strictObject({
     name: z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters"),
-    abilities: z.array(AbilityName).min(1, "must list at least one ability").max(ALL_ABILITIES.length + 1),
+    abilities: z
+      .array(AbilityName)
+      .min(1, "must list at least one ability")
+      .max(ALL_ABILITIES.length + 1),
     expires_at: z.iso
       .datetime({ offset: true, message: "must be an ISO 8601 date-time" })
       .nullable()
       .optional()
-      .openapi({ description: "When the token stops working; omit or null for no expiry. Must be in the future." }),
+      .openapi({
+        description: "When the token stops working; omit or null for no expiry. Must be in the future.",
+      }),
   })
   .openapi("CreateTokenRequest");
 
 export const TokenIdParam = z.object({
-  token: z.string().min(1).openapi({ param: { name: "token", in: "path" }, example: "tok_01JD3Q8W2X4Y5Z6A7B8C9D0E1F" }),
+  token: z
+    .string()
+    .min(1)
+    .openapi({ param: { name: "token", in: "path" }, example: "tok_01JD3Q8W2X4Y5Z6A7B8C9D0E1F" }),
 });

@@ -1,13 +1,13 @@
 import { and, eq, isNull, type SQL } from "drizzle-orm";
 import { apiTokens, type TokenKind } from "../../db/schema";
 import type { Env } from "../../env";
-import { abilitiesBeyondRole, effectiveAbilities, type Ability } from "../../platform/auth/abilities";
+import { type Ability, abilitiesBeyondRole, effectiveAbilities } from "../../platform/auth/abilities";
 import type { Principal } from "../../platform/auth/principal";
 import { mintToken } from "../../platform/auth/tokens";
 import { d1Binding, database } from "../../platform/db";
 import { ApiError, validationError } from "../../platform/errors";
+import { type PageRequest, pageBounds } from "../../platform/http/pagination";
 import { newId, nowIso } from "../../platform/ids";
-import { pageBounds, type PageRequest } from "../../platform/http/pagination";
 
 type TokenRow = typeof apiTokens.$inferSelect;
 
@@ -42,7 +42,10 @@ function tokenPageSql(owner: "institution_id" | "user_id", byKind: boolean): str
     (SELECT * FROM api_tokens WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT ?2 OFFSET ?3)) AS data`;
 }
 const TOKEN_PAGE_SQL = {
-  institution_id: { all: tokenPageSql("institution_id", false), byKind: tokenPageSql("institution_id", true) },
+  institution_id: {
+    all: tokenPageSql("institution_id", false),
+    byKind: tokenPageSql("institution_id", true),
+  },
   user_id: { all: tokenPageSql("user_id", false), byKind: tokenPageSql("user_id", true) },
 };
 
@@ -50,11 +53,24 @@ const TOKEN_PAGE_SQL = {
  * A page of the tokens `principal` manages (see `tokenScope`), newest first, ties by id: the
  * total and the page's items as a JSON array text in the wire shape, ready to be sent as is.
  */
-export async function listTokens({ env, principal, page, kind }: { env: Env; principal: Principal; page: PageRequest; kind?: TokenKind }) {
+export async function listTokens({
+  env,
+  principal,
+  page,
+  kind,
+}: {
+  env: Env;
+  principal: Principal;
+  page: PageRequest;
+  kind?: TokenKind;
+}) {
   const { limit, offset } = pageBounds(page);
   const scope = tokenScope(principal);
   const statement = d1Binding(env.DB).prepare(TOKEN_PAGE_SQL[scope.owner][kind ? "byKind" : "all"]);
-  const row = await (kind ? statement.bind(scope.id, limit, offset, kind) : statement.bind(scope.id, limit, offset)).first<{ total: number; data: string }>();
+  const row = await (kind
+    ? statement.bind(scope.id, limit, offset, kind)
+    : statement.bind(scope.id, limit, offset)
+  ).first<{ total: number; data: string }>();
   return { total: row?.total ?? 0, dataJson: row?.data ?? "[]" };
 }
 
@@ -66,7 +82,11 @@ export interface CreateTokenInput {
 }
 
 /** Inserts a token for `owner`; the plain value exists only in the return value. */
-export async function insertToken(env: Env, owner: { userId: string; institutionId: string | null }, input: CreateTokenInput) {
+export async function insertToken(
+  env: Env,
+  owner: { userId: string; institutionId: string | null },
+  input: CreateTokenInput,
+) {
   const minted = await mintToken();
   const row: TokenRow = {
     id: newId("tok"),
@@ -90,16 +110,30 @@ export async function insertToken(env: Env, owner: { userId: string; institution
  * An API token for the caller. It can never exceed its owner's role nor the token that creates it,
  * so a narrowly scoped token cannot mint a broader one.
  */
-export async function createApiToken({ env, principal, input }: { env: Env; principal: Principal; input: { name: string; abilities: string[]; expires_at?: string | null } }) {
+export async function createApiToken({
+  env,
+  principal,
+  input,
+}: {
+  env: Env;
+  principal: Principal;
+  input: { name: string; abilities: string[]; expires_at?: string | null };
+}) {
   const role = principal.user.role;
   const beyondRole = abilitiesBeyondRole(input.abilities, role);
   if (beyondRole.length > 0) {
-    throw new ApiError("forbidden", `The ${role} role cannot hold ${beyondRole.map((a) => `\`${a}\``).join(", ")}.`);
+    throw new ApiError(
+      "forbidden",
+      `The ${role} role cannot hold ${beyondRole.map((a) => `\`${a}\``).join(", ")}.`,
+    );
   }
   const granted: Ability[] = effectiveAbilities(input.abilities, role);
   const beyondToken = granted.filter((a) => !principal.token.abilities.includes(a));
   if (beyondToken.length > 0) {
-    throw new ApiError("forbidden", `This token cannot grant ${beyondToken.map((a) => `\`${a}\``).join(", ")}, which it does not hold itself.`);
+    throw new ApiError(
+      "forbidden",
+      `This token cannot grant ${beyondToken.map((a) => `\`${a}\``).join(", ")}, which it does not hold itself.`,
+    );
   }
   let expiresAt: string | null = null;
   if (input.expires_at) {
@@ -108,19 +142,31 @@ export async function createApiToken({ env, principal, input }: { env: Env; prin
     expiresAt = nowIso(when);
   }
   const abilities = [...new Set(input.abilities)];
-  return insertToken(env, { userId: principal.user.id, institutionId: principal.institution?.id ?? null }, {
-    name: input.name,
-    abilities,
-    expiresAt,
-    kind: "api",
-  });
+  return insertToken(
+    env,
+    { userId: principal.user.id, institutionId: principal.institution?.id ?? null },
+    {
+      name: input.name,
+      abilities,
+      expiresAt,
+      kind: "api",
+    },
+  );
 }
 
 /**
  * Revocation is pushed to the token's Durable Object first, so the very next request is refused even
  * if the D1 write below fails (the caller then retries the DELETE, which is safe).
  */
-export async function revokeToken({ env, principal, tokenId }: { env: Env; principal: Principal; tokenId: string }): Promise<void> {
+export async function revokeToken({
+  env,
+  principal,
+  tokenId,
+}: {
+  env: Env;
+  principal: Principal;
+  tokenId: string;
+}): Promise<void> {
   const db = database(env.DB);
   const row = await db
     .select({ id: apiTokens.id, tokenHash: apiTokens.tokenHash })
@@ -129,5 +175,9 @@ export async function revokeToken({ env, principal, tokenId }: { env: Env; princ
     .get();
   if (!row) throw new ApiError("not_found", `No token ${tokenId}.`);
   await env.TOKEN_GATE.get(env.TOKEN_GATE.idFromName(row.tokenHash)).revoke();
-  await db.update(apiTokens).set({ revokedAt: nowIso() }).where(and(eq(apiTokens.id, row.id), isNull(apiTokens.revokedAt))).run();
+  await db
+    .update(apiTokens)
+    .set({ revokedAt: nowIso() })
+    .where(and(eq(apiTokens.id, row.id), isNull(apiTokens.revokedAt)))
+    .run();
 }

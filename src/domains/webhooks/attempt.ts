@@ -1,14 +1,14 @@
 import { and, eq, gt, inArray, sql } from "drizzle-orm";
-import { webhookDeliveries, webhookDeliveryAttempts, webhooks, type DeliveryStatus } from "../../db/schema";
+import { type DeliveryStatus, webhookDeliveries, webhookDeliveryAttempts, webhooks } from "../../db/schema";
 import type { Env } from "../../env";
 import type { Statement } from "../../platform/batch";
-import { unseal } from "../../platform/crypto/sealing";
-import { inJsonList, type Database } from "../../platform/db";
 import { utf8 } from "../../platform/crypto/encoding";
+import { unseal } from "../../platform/crypto/sealing";
+import { type Database, inJsonList } from "../../platform/db";
 import { nowIso } from "../../platform/ids";
 import type { DeliveryConfig } from "./config";
 import { parseRetryAfter, retryDelaySeconds } from "./retry-policy";
-import { postSigned, type AttemptOutcome } from "./send";
+import { type AttemptOutcome, postSigned } from "./send";
 import { deliveryBody, signDelivery } from "./signing";
 
 type WebhookRow = typeof webhooks.$inferSelect;
@@ -17,9 +17,18 @@ export interface ClaimedDelivery {
   id: string;
   /** The number of this attempt, 1-based; the claim counted it. */
   attempt: number;
-  webhook: Pick<WebhookRow, "id" | "url" | "secretSealed" | "previousSecretSealed" | "previousSecretExpiresAt" | "consecutiveFailures">;
+  webhook: Pick<
+    WebhookRow,
+    "id" | "url" | "secretSealed" | "previousSecretSealed" | "previousSecretExpiresAt" | "consecutiveFailures"
+  >;
   /** `bytes` memoises the encoded body: the deliveries of one event to many webhooks share it. */
-  event: { id: string; type: string; createdAt: string; payload: Record<string, unknown>; bytes?: Uint8Array };
+  event: {
+    id: string;
+    type: string;
+    createdAt: string;
+    payload: Record<string, unknown>;
+    bytes?: Uint8Array;
+  };
   /** Test pings are tried once and never touch the webhook's health. */
   isPing: boolean;
 }
@@ -50,16 +59,29 @@ function unsealCached(sealed: string, encryptionKey: string): Promise<string> {
 }
 
 /** The secrets that sign now: the current one, and the previous one during its rotation window. */
-export async function activeSecrets(webhook: ClaimedDelivery["webhook"], encryptionKey: string, now: number): Promise<string[]> {
+export async function activeSecrets(
+  webhook: ClaimedDelivery["webhook"],
+  encryptionKey: string,
+  now: number,
+): Promise<string[]> {
   const secrets = [await unsealCached(webhook.secretSealed, encryptionKey)];
-  if (webhook.previousSecretSealed && webhook.previousSecretExpiresAt && Date.parse(webhook.previousSecretExpiresAt) > now) {
+  if (
+    webhook.previousSecretSealed &&
+    webhook.previousSecretExpiresAt &&
+    Date.parse(webhook.previousSecretExpiresAt) > now
+  ) {
     secrets.push(await unsealCached(webhook.previousSecretSealed, encryptionKey));
   }
   return secrets;
 }
 
 /** Signs and sends one claimed delivery and decides what happens next; writes nothing. */
-export async function attemptDelivery(env: Env, config: DeliveryConfig, delivery: ClaimedDelivery, random: () => number = Math.random): Promise<AttemptResult> {
+export async function attemptDelivery(
+  env: Env,
+  config: DeliveryConfig,
+  delivery: ClaimedDelivery,
+  random: () => number = Math.random,
+): Promise<AttemptResult> {
   const started = Date.now();
   const signed = await signDelivery({
     secrets: await activeSecrets(delivery.webhook, env.ENCRYPTION_KEY, started),
@@ -70,13 +92,24 @@ export async function attemptDelivery(env: Env, config: DeliveryConfig, delivery
     timestamp: Math.floor(started / 1000),
   });
   const outcome = await postSigned(delivery.webhook.url, signed, config.timeoutMs);
-  const base = { outcome, startedAt: nowIso(started), disable: null, retryInSeconds: null, nextAttemptAt: null } as const;
+  const base = {
+    outcome,
+    startedAt: nowIso(started),
+    disable: null,
+    retryInSeconds: null,
+    nextAttemptAt: null,
+  } as const;
   if (outcome.ok) return { ...base, status: "succeeded" };
   if (delivery.isPing) return { ...base, status: "failed" };
   // 410 Gone: the receiver says the endpoint no longer exists; retrying would only be noise.
   if (outcome.responseStatus === 410) return { ...base, status: "failed", disable: "gone" };
   const finished = Date.now();
-  const delay = retryDelaySeconds(delivery.attempt, config.retrySchedule, parseRetryAfter(outcome.retryAfter, finished), random);
+  const delay = retryDelaySeconds(
+    delivery.attempt,
+    config.retrySchedule,
+    parseRetryAfter(outcome.retryAfter, finished),
+    random,
+  );
   if (delay === null) return { ...base, status: "failed" };
   return { ...base, status: "retrying", retryInSeconds: delay, nextAttemptAt: finished + delay * 1000 };
 }
@@ -87,7 +120,12 @@ export async function attemptDelivery(env: Env, config: DeliveryConfig, delivery
  * Successes, the common case, share one UPDATE per (attempt number, status code), so a batch of
  * deliveries costs a handful of statements rather than two or three each.
  */
-export function attemptStatements(db: Database, config: DeliveryConfig, attempts: { delivery: ClaimedDelivery; result: AttemptResult }[], now: number): Statement[] {
+export function attemptStatements(
+  db: Database,
+  config: DeliveryConfig,
+  attempts: { delivery: ClaimedDelivery; result: AttemptResult }[],
+  now: number,
+): Statement[] {
   const statements: Statement[] = [];
   const logRows = attempts.map(({ delivery, result }) => [
     delivery.id,
@@ -131,7 +169,13 @@ export function attemptStatements(db: Database, config: DeliveryConfig, attempts
           lastError: result.outcome.error,
           completedAt: terminal ? nowIso(now) : null,
         })
-        .where(and(eq(webhookDeliveries.id, delivery.id), eq(webhookDeliveries.attemptCount, delivery.attempt), open)),
+        .where(
+          and(
+            eq(webhookDeliveries.id, delivery.id),
+            eq(webhookDeliveries.attemptCount, delivery.attempt),
+            open,
+          ),
+        ),
     );
   }
   for (const [key, ids] of successGroups) {
@@ -139,8 +183,21 @@ export function attemptStatements(db: Database, config: DeliveryConfig, attempts
     statements.push(
       db
         .update(webhookDeliveries)
-        .set({ status: "succeeded", nextAttemptAt: null, claimedUntil: null, lastResponseStatus: Number(status), lastError: null, completedAt: nowIso(now) })
-        .where(and(inJsonList(webhookDeliveries.id, ids), eq(webhookDeliveries.attemptCount, Number(attempt)), open)),
+        .set({
+          status: "succeeded",
+          nextAttemptAt: null,
+          claimedUntil: null,
+          lastResponseStatus: Number(status),
+          lastError: null,
+          completedAt: nowIso(now),
+        })
+        .where(
+          and(
+            inJsonList(webhookDeliveries.id, ids),
+            eq(webhookDeliveries.attemptCount, Number(attempt)),
+            open,
+          ),
+        ),
     );
   }
 
@@ -152,7 +209,12 @@ export function attemptStatements(db: Database, config: DeliveryConfig, attempts
       // Only a webhook that was failing needs its count reset.
       if (delivery.webhook.consecutiveFailures > 0 && !recovered.has(hook)) {
         recovered.add(hook);
-        statements.push(db.update(webhooks).set({ consecutiveFailures: 0, failingSince: null }).where(and(eq(webhooks.id, hook), gt(webhooks.consecutiveFailures, 0))));
+        statements.push(
+          db
+            .update(webhooks)
+            .set({ consecutiveFailures: 0, failingSince: null })
+            .where(and(eq(webhooks.id, hook), gt(webhooks.consecutiveFailures, 0))),
+        );
       }
     } else if (result.disable === "gone") {
       statements.push(
@@ -172,7 +234,12 @@ export function attemptStatements(db: Database, config: DeliveryConfig, attempts
  * One more event that ended `failed`. The webhook is switched off once the run is long enough in
  * both count and time, decided in the statement itself so concurrent consumers cannot both miss it.
  */
-export function failureCountStatement(db: Database, config: DeliveryConfig, webhookId: string, now: number): Statement {
+export function failureCountStatement(
+  db: Database,
+  config: DeliveryConfig,
+  webhookId: string,
+  now: number,
+): Statement {
   const nowText = nowIso(now);
   const cutoff = nowIso(now - config.disableAfterMs);
   const tripped = sql`(${webhooks.consecutiveFailures} + 1 >= ${config.disableAfterFailures} AND coalesce(${webhooks.failingSince}, ${nowText}) <= ${cutoff} AND ${webhooks.enabled} = 1)`;

@@ -5,14 +5,39 @@ const COURSE = "crs_01JD3Q8W2X4Y5Z6A7B8C9D0E1G";
 
 /** An example `data` of each event type, as it is delivered; the catalogue endpoint shows them. */
 export const EVENT_EXAMPLES: Record<EventType, Record<string, unknown>> = {
-  ping: { webhook_id: "whk_01JD3Q8W2X4Y5Z6A7B8C9D0E1H", message: "Test delivery from Lingua. Answer 2xx to confirm." },
-  "lesson.completed": { user_id: USER, lesson_id: "les_01JD3Q8W2X4Y5Z6A7B8C9D0E1J", course_id: COURSE, score: 0.92, items: 12, completed_at: "2026-11-21T09:30:00Z" },
+  ping: {
+    webhook_id: "whk_01JD3Q8W2X4Y5Z6A7B8C9D0E1H",
+    message: "Test delivery from Lingua. Answer 2xx to confirm.",
+  },
+  "lesson.completed": {
+    user_id: USER,
+    lesson_id: "les_01JD3Q8W2X4Y5Z6A7B8C9D0E1J",
+    course_id: COURSE,
+    score: 0.92,
+    items: 12,
+    completed_at: "2026-11-21T09:30:00Z",
+  },
   "course.completed": { user_id: USER, course_id: COURSE, xp: 1240, completed_at: "2026-11-21T09:30:00Z" },
-  "achievement.unlocked": { user_id: USER, code: "first_lesson", name: "First lesson", unlocked_at: "2026-11-21T09:30:00Z" },
+  "achievement.unlocked": {
+    user_id: USER,
+    code: "first_lesson",
+    name: "First lesson",
+    unlocked_at: "2026-11-21T09:30:00Z",
+  },
   "cefr.level_changed": { user_id: USER, skill: "reading", from: "A2", to: "B1" },
   "streak.milestone": { user_id: USER, days: 7, day: "2026-11-21" },
-  "member.created": { user_id: USER, email: "ana@acme.example", name: "Ana Lima", role: "learner", created_at: "2026-11-21T09:30:00Z" },
-  "member.updated": { user_id: USER, changes: { role: { from: "learner", to: "instructor" } }, updated_at: "2026-11-21T09:30:00Z" },
+  "member.created": {
+    user_id: USER,
+    email: "ana@acme.example",
+    name: "Ana Lima",
+    role: "learner",
+    created_at: "2026-11-21T09:30:00Z",
+  },
+  "member.updated": {
+    user_id: USER,
+    changes: { role: { from: "learner", to: "instructor" } },
+    updated_at: "2026-11-21T09:30:00Z",
+  },
   "member.removed": { user_id: USER, removed_at: "2026-11-21T09:30:00Z" },
   "export.completed": {
     export_id: "exp_01JD3Q8W2X4Y5Z6A7B8C9D0E1K",
@@ -22,7 +47,11 @@ export const EVENT_EXAMPLES: Record<EventType, Record<string, unknown>> = {
     download_url: "/api/integrations/exports/exp_01JD3Q8W2X4Y5Z6A7B8C9D0E1K/download",
     expires_at: "2026-11-28T09:30:00Z",
   },
-  "export.failed": { export_id: "exp_01JD3Q8W2X4Y5Z6A7B8C9D0E1K", type: "activity", error: "The export could not be written; request it again." },
+  "export.failed": {
+    export_id: "exp_01JD3Q8W2X4Y5Z6A7B8C9D0E1K",
+    type: "activity",
+    error: "The export could not be written; request it again.",
+  },
 };
 
 export function eventCatalogue() {
@@ -30,6 +59,11 @@ export function eventCatalogue() {
     type,
     description: EVENT_TYPES[type],
     subscribable: type !== "ping",
-    example: { id: "evt_01JD3Q8W2X4Y5Z6A7B8C9D0E1M", type, created_at: "2026-11-21T09:30:00Z", data: EVENT_EXAMPLES[type] },
+    example: {
+      id: "evt_01JD3Q8W2X4Y5Z6A7B8C9D0E1M",
+      type,
+      created_at: "2026-11-21T09:30:00Z",
+      data: EVENT_EXAMPLES[type],
+    },
   }));
 }

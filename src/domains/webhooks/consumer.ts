@@ -1,12 +1,12 @@
 import { and, eq, inArray, isNull } from "drizzle-orm";
-import { outboxEvents, webhookDeliveries, type DeliveryStatus } from "../../db/schema";
+import { type DeliveryStatus, outboxEvents, webhookDeliveries } from "../../db/schema";
 import type { Env } from "../../env";
 import type { Statement } from "../../platform/batch";
-import { queueDelaySeconds, sendAll } from "../../platform/queue";
 import { database, inJsonList } from "../../platform/db";
 import type { EventMessage } from "../../platform/events";
 import { newId, nowIso } from "../../platform/ids";
-import { attemptDelivery, attemptStatements, type AttemptResult, type ClaimedDelivery } from "./attempt";
+import { queueDelaySeconds, sendAll } from "../../platform/queue";
+import { type AttemptResult, attemptDelivery, attemptStatements, type ClaimedDelivery } from "./attempt";
 import { deliveryConfig, PARALLEL_SENDS } from "./config";
 
 export interface DeliveryMessage {
@@ -17,7 +17,11 @@ export interface DeliveryMessage {
 const EARLY_SLACK_MS = 2_000;
 
 /** Sends one message per delivery; `delaySeconds[i]`, when given, delays the i-th. */
-export async function enqueueDeliveries(env: Env, deliveryIds: readonly string[], delaySeconds?: readonly number[]): Promise<void> {
+export async function enqueueDeliveries(
+  env: Env,
+  deliveryIds: readonly string[],
+  delaySeconds?: readonly number[],
+): Promise<void> {
   await sendAll(
     env.WEBHOOK_QUEUE,
     deliveryIds.map((id): DeliveryMessage => ({ delivery_id: id })),
@@ -25,12 +29,22 @@ export async function enqueueDeliveries(env: Env, deliveryIds: readonly string[]
   );
 }
 
-function messagesById<T>(batch: MessageBatch<unknown>, key: (body: T) => string | undefined): Map<string, Message<unknown>[]> {
+function messagesById<T>(
+  batch: MessageBatch<unknown>,
+  key: (body: T) => string | undefined,
+): Map<string, Message<unknown>[]> {
   const byId = new Map<string, Message<unknown>[]>();
   for (const message of batch.messages) {
     const id = typeof message.body === "object" && message.body ? key(message.body as T) : undefined;
     if (typeof id !== "string") {
-      console.error(JSON.stringify({ level: "error", message: "malformed queue message dropped", queue: batch.queue, id: message.id }));
+      console.error(
+        JSON.stringify({
+          level: "error",
+          message: "malformed queue message dropped",
+          queue: batch.queue,
+          id: message.id,
+        }),
+      );
       message.ack();
       continue;
     }
@@ -89,7 +103,10 @@ interface HookRow {
 /** What signing and sending need of a webhook, from its row as the fan-out and the claim read it. */
 function webhookToSign(
   id: string,
-  row: Pick<HookRow, "url" | "secret_sealed" | "previous_secret_sealed" | "previous_secret_expires_at" | "consecutive_failures">,
+  row: Pick<
+    HookRow,
+    "url" | "secret_sealed" | "previous_secret_sealed" | "previous_secret_expires_at" | "consecutive_failures"
+  >,
 ): ClaimedDelivery["webhook"] {
   return {
     id,
@@ -105,14 +122,22 @@ async function fanOut(env: Env, eventIds: string[]): Promise<void> {
   const d1 = env.DB;
   const db = database(d1);
   const events = (
-    await d1
-      .prepare(EVENTS_SQL)
-      .bind(JSON.stringify(eventIds))
-      .all<{ id: string; type: string; institution_id: string | null; fanned_out_at: string | null; created_at: string; payload: string }>()
+    await d1.prepare(EVENTS_SQL).bind(JSON.stringify(eventIds)).all<{
+      id: string;
+      type: string;
+      institution_id: string | null;
+      fanned_out_at: string | null;
+      created_at: string;
+      payload: string;
+    }>()
   ).results;
   const open = events.filter((e) => e.fanned_out_at === null && e.type !== "ping");
-  const institutions = [...new Set(open.map((e) => e.institution_id).filter((id): id is string => id !== null))];
-  const hooks = institutions.length ? (await d1.prepare(HOOKS_SQL).bind(JSON.stringify(institutions)).all<HookRow>()).results : [];
+  const institutions = [
+    ...new Set(open.map((e) => e.institution_id).filter((id): id is string => id !== null)),
+  ];
+  const hooks = institutions.length
+    ? (await d1.prepare(HOOKS_SQL).bind(JSON.stringify(institutions)).all<HookRow>()).results
+    : [];
   const config = deliveryConfig(env);
   const now = Date.now();
   const budgetMs = Math.min(DIRECT_SEND_BUDGET_MS, config.timeoutMs);
@@ -131,20 +156,28 @@ async function fanOut(env: Env, eventIds: string[]): Promise<void> {
   for (const event of open) {
     let claimedEvent: ClaimedDelivery["event"] | undefined;
     for (const hook of subscribed) {
-      if (hook.row.institution_id !== event.institution_id || (hook.types && !hook.types.has(event.type))) continue;
+      if (hook.row.institution_id !== event.institution_id || (hook.types && !hook.types.has(event.type)))
+        continue;
       const id = newId("dlv");
       // Only a webhook that answers well is worth sending to before the fan-out finishes.
       const sendNow = hook.row.consecutive_failures === 0 && direct.size < DIRECT_SENDS_PER_INVOCATION;
       rows.push([id, hook.row.id, event.id, event.type, sendNow ? 1 : 0]);
       if (sendNow) {
-        claimedEvent ??= { id: event.id, type: event.type, createdAt: event.created_at, payload: JSON.parse(event.payload) as Record<string, unknown> };
+        claimedEvent ??= {
+          id: event.id,
+          type: event.type,
+          createdAt: event.created_at,
+          payload: JSON.parse(event.payload) as Record<string, unknown>,
+        };
         direct.set(id, { id, attempt: 1, webhook: hook.webhook, event: claimedEvent, isPing: false });
       }
     }
   }
 
   if (rows.length > 0) {
-    const inserted = (await d1.prepare(INSERT_SQL).bind(JSON.stringify(rows), lease, now, nowIso(now)).all<{ id: string }>()).results;
+    const inserted = (
+      await d1.prepare(INSERT_SQL).bind(JSON.stringify(rows), lease, now, nowIso(now)).all<{ id: string }>()
+    ).results;
     let toQueue: string[] = [];
     const toSend: ClaimedDelivery[] = [];
     for (const { id } of inserted) {
@@ -160,7 +193,10 @@ async function fanOut(env: Env, eventIds: string[]): Promise<void> {
         .from(webhookDeliveries)
         .where(
           and(
-            inJsonList(webhookDeliveries.eventId, open.map((e) => e.id)),
+            inJsonList(
+              webhookDeliveries.eventId,
+              open.map((e) => e.id),
+            ),
             isNull(webhookDeliveries.redeliveryOf),
             eq(webhookDeliveries.status, "pending"),
             eq(webhookDeliveries.attemptCount, 0),
@@ -172,7 +208,9 @@ async function fanOut(env: Env, eventIds: string[]): Promise<void> {
 
     // First attempts, six at a time, until the budget is spent.
     const deadline = now + budgetMs;
-    const results = await inPool(toSend, PARALLEL_SENDS, (d) => (Date.now() < deadline ? attemptDelivery(env, config, d) : Promise.resolve(null)));
+    const results = await inPool(toSend, PARALLEL_SENDS, (d) =>
+      Date.now() < deadline ? attemptDelivery(env, config, d) : Promise.resolve(null),
+    );
     const attempts: { delivery: ClaimedDelivery; result: AttemptResult }[] = [];
     const retries: { id: string; delay: number }[] = [];
     const released: string[] = [];
@@ -183,7 +221,8 @@ async function fanOut(env: Env, eventIds: string[]): Promise<void> {
         return;
       }
       attempts.push({ delivery, result });
-      if (result.status === "retrying") retries.push({ id: delivery.id, delay: queueDelaySeconds(result.retryInSeconds!) });
+      if (result.status === "retrying")
+        retries.push({ id: delivery.id, delay: queueDelaySeconds(result.retryInSeconds!) });
     });
     const statements: Statement[] = attemptStatements(db, config, attempts, Date.now());
     if (released.length > 0) {
@@ -191,7 +230,14 @@ async function fanOut(env: Env, eventIds: string[]): Promise<void> {
         db
           .update(webhookDeliveries)
           .set({ attemptCount: 0, claimedUntil: null })
-          .where(and(inJsonList(webhookDeliveries.id, released), eq(webhookDeliveries.status, "pending"), eq(webhookDeliveries.attemptCount, 1), eq(webhookDeliveries.claimedUntil, lease))),
+          .where(
+            and(
+              inJsonList(webhookDeliveries.id, released),
+              eq(webhookDeliveries.status, "pending"),
+              eq(webhookDeliveries.attemptCount, 1),
+              eq(webhookDeliveries.claimedUntil, lease),
+            ),
+          ),
       );
     }
     // The log is written before anything is queued or the event marked: if this write fails the
@@ -199,18 +245,39 @@ async function fanOut(env: Env, eventIds: string[]): Promise<void> {
     // claims hold (as in the delivery consumer; after that the sweep hands them to the queue).
     if (statements.length > 0) await db.batch(statements as [Statement, ...Statement[]]);
     const queued = [...toQueue, ...released];
-    await enqueueDeliveries(env, [...queued, ...retries.map((r) => r.id)], [...queued.map(() => 0), ...retries.map((r) => r.delay)]);
+    await enqueueDeliveries(
+      env,
+      [...queued, ...retries.map((r) => r.id)],
+      [...queued.map(() => 0), ...retries.map((r) => r.delay)],
+    );
   }
   if (open.length > 0) {
-    await db.update(outboxEvents).set({ fannedOutAt: nowIso(now) }).where(and(inJsonList(outboxEvents.id, open.map((e) => e.id)), isNull(outboxEvents.fannedOutAt)));
+    await db
+      .update(outboxEvents)
+      .set({ fannedOutAt: nowIso(now) })
+      .where(
+        and(
+          inJsonList(
+            outboxEvents.id,
+            open.map((e) => e.id),
+          ),
+          isNull(outboxEvents.fannedOutAt),
+        ),
+      );
   }
 }
-
 
 /** Events that still fail after the queue's retries: logged; the sweep sends them again later. */
 export async function deadLetterEvents(batch: MessageBatch<unknown>): Promise<void> {
   const sample = batch.messages.slice(0, 5).map((m) => (m.body as EventMessage | null)?.event_id);
-  console.error(JSON.stringify({ level: "error", message: "event fan-out dead-lettered", count: batch.messages.length, sample }));
+  console.error(
+    JSON.stringify({
+      level: "error",
+      message: "event fan-out dead-lettered",
+      count: batch.messages.length,
+      sample,
+    }),
+  );
   batch.ackAll();
 }
 
@@ -306,13 +373,20 @@ export async function deliverWebhooks(batch: MessageBatch<unknown>, env: Env): P
       settle(id, {}); // the webhook (and with it the delivery) was deleted
     } else if (attempt === undefined) {
       if (row.status === "succeeded" || row.status === "failed") settle(id, {});
-      else if (row.claimed_until && row.claimed_until >= now) settle(id, { retryInSeconds: (row.claimed_until - now) / 1000 + 1 });
+      else if (row.claimed_until && row.claimed_until >= now)
+        settle(id, { retryInSeconds: (row.claimed_until - now) / 1000 + 1 });
       else settle(id, { retryInSeconds: ((row.next_attempt_at ?? now) - now) / 1000 });
     } else if (!row.enabled) {
       statements.push(
         db
           .update(webhookDeliveries)
-          .set({ status: "failed", claimedUntil: null, lastError: "Webhook disabled; not sent", completedAt: nowIso(now), attemptCount: attempt - 1 })
+          .set({
+            status: "failed",
+            claimedUntil: null,
+            lastError: "Webhook disabled; not sent",
+            completedAt: nowIso(now),
+            attemptCount: attempt - 1,
+          })
           .where(and(eq(webhookDeliveries.id, id), eq(webhookDeliveries.attemptCount, attempt))),
       );
       settle(id, {});
@@ -321,15 +395,29 @@ export async function deliverWebhooks(batch: MessageBatch<unknown>, env: Env): P
         id,
         attempt,
         webhook: webhookToSign(row.webhook_id, row),
-        event: { id: row.event_id, type: row.event_type, createdAt: row.event_created_at, payload: JSON.parse(row.payload) as Record<string, unknown> },
+        event: {
+          id: row.event_id,
+          type: row.event_type,
+          createdAt: row.event_created_at,
+          payload: JSON.parse(row.payload) as Record<string, unknown>,
+        },
         isPing: row.event_type === "ping",
       });
     }
   }
 
-  const results: AttemptResult[] = await inPool(toSend, PARALLEL_SENDS, (d) => attemptDelivery(env, config, d));
+  const results: AttemptResult[] = await inPool(toSend, PARALLEL_SENDS, (d) =>
+    attemptDelivery(env, config, d),
+  );
   const finished = Date.now();
-  statements.push(...attemptStatements(db, config, toSend.map((delivery, i) => ({ delivery, result: results[i]! })), finished));
+  statements.push(
+    ...attemptStatements(
+      db,
+      config,
+      toSend.map((delivery, i) => ({ delivery, result: results[i]! })),
+      finished,
+    ),
+  );
   // The log is written before any message is acknowledged: if this write fails the batch is
   // retried, and the claims (not yet released) keep a twin from sending again before they expire.
   if (statements.length > 0) await db.batch(statements as [Statement, ...Statement[]]);
@@ -345,8 +433,18 @@ export async function deadLetterDeliveries(batch: MessageBatch<unknown>, env: En
   if (byId.size > 0) {
     await database(env.DB)
       .update(webhookDeliveries)
-      .set({ status: "failed", claimedUntil: null, lastError: "Dead-lettered: the delivery queue gave up on this message", completedAt: nowIso() })
-      .where(and(inJsonList(webhookDeliveries.id, [...byId.keys()]), inArray(webhookDeliveries.status, ["pending", "retrying"])));
+      .set({
+        status: "failed",
+        claimedUntil: null,
+        lastError: "Dead-lettered: the delivery queue gave up on this message",
+        completedAt: nowIso(),
+      })
+      .where(
+        and(
+          inJsonList(webhookDeliveries.id, [...byId.keys()]),
+          inArray(webhookDeliveries.status, ["pending", "retrying"]),
+        ),
+      );
   }
   batch.ackAll();
 }

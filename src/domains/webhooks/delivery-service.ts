@@ -1,12 +1,17 @@
-import { and, desc, eq, gte, inArray, sql, type SQL } from "drizzle-orm";
-import { outboxEvents, webhookDeliveries, webhookDeliveryAttempts, type DeliveryStatus } from "../../db/schema";
+import { and, desc, eq, gte, inArray, type SQL, sql } from "drizzle-orm";
+import {
+  type DeliveryStatus,
+  outboxEvents,
+  webhookDeliveries,
+  webhookDeliveryAttempts,
+} from "../../db/schema";
 import type { Env } from "../../env";
 import { chunk, rowsPerStatement, type Statement } from "../../platform/batch";
 import { database, pageWithTotal } from "../../platform/db";
 import { ApiError, validationError } from "../../platform/errors";
 import { EVENT_RETENTION_MS } from "../../platform/events";
+import { type PageRequest, pageBounds } from "../../platform/http/pagination";
 import { newId, nowIso } from "../../platform/ids";
-import { pageBounds, type PageRequest } from "../../platform/http/pagination";
 import { attemptDelivery, attemptStatements } from "./attempt";
 import { EVENT_EXAMPLES } from "./catalogue";
 import { deliveryConfig } from "./config";
@@ -23,18 +28,39 @@ async function withAttempts(env: Env, rows: DeliveryRow[]) {
   const attempts = await database(env.DB)
     .select()
     .from(webhookDeliveryAttempts)
-    .where(inArray(webhookDeliveryAttempts.deliveryId, rows.map((r) => r.id)));
-  return rows.map((row) => presentDelivery(row, attempts.filter((a) => a.deliveryId === row.id)));
+    .where(
+      inArray(
+        webhookDeliveryAttempts.deliveryId,
+        rows.map((r) => r.id),
+      ),
+    );
+  return rows.map((row) =>
+    presentDelivery(
+      row,
+      attempts.filter((a) => a.deliveryId === row.id),
+    ),
+  );
 }
 
-export async function listDeliveries(env: Env, webhookId: string, page: PageRequest, filters: { status?: DeliveryStatus; event?: string }) {
+export async function listDeliveries(
+  env: Env,
+  webhookId: string,
+  page: PageRequest,
+  filters: { status?: DeliveryStatus; event?: string },
+) {
   const db = database(env.DB);
   const conditions: SQL[] = [eq(webhookDeliveries.webhookId, webhookId)];
   if (filters.status) conditions.push(eq(webhookDeliveries.status, filters.status));
   if (filters.event) conditions.push(eq(webhookDeliveries.eventType, filters.event));
   const where = and(...conditions);
   const { limit, offset } = pageBounds(page);
-  const pageQuery = db.select().from(webhookDeliveries).where(where).orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id)).limit(limit).offset(offset);
+  const pageQuery = db
+    .select()
+    .from(webhookDeliveries)
+    .where(where)
+    .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id))
+    .limit(limit)
+    .offset(offset);
   const { rows, total } = await pageWithTotal(db, pageQuery, webhookDeliveries, where);
   return { total, data: await withAttempts(env, rows) };
 }
@@ -55,11 +81,18 @@ export async function getDelivery(env: Env, webhookId: string, deliveryId: strin
 }
 
 function requireEnabled(webhook: WebhookRow): void {
-  if (!webhook.enabled) throw new ApiError("conflict", `Webhook ${webhook.id} is disabled; re-enable it with PUT before redelivering.`);
+  if (!webhook.enabled)
+    throw new ApiError(
+      "conflict",
+      `Webhook ${webhook.id} is disabled; re-enable it with PUT before redelivering.`,
+    );
 }
 
 /** A new, untried delivery of an event to a webhook; `redeliveryOf` names the delivery it repeats. */
-function pendingDelivery(target: Pick<DeliveryRow, "webhookId" | "eventId" | "eventType" | "redeliveryOf">, now: number): DeliveryRow {
+function pendingDelivery(
+  target: Pick<DeliveryRow, "webhookId" | "eventId" | "eventType" | "redeliveryOf">,
+  now: number,
+): DeliveryRow {
   return {
     id: newId("dlv"),
     ...target,
@@ -74,8 +107,19 @@ function pendingDelivery(target: Pick<DeliveryRow, "webhookId" | "eventId" | "ev
   };
 }
 
-function redeliveryRow(original: Pick<DeliveryRow, "id" | "webhookId" | "eventId" | "eventType">, now: number): DeliveryRow {
-  return pendingDelivery({ webhookId: original.webhookId, eventId: original.eventId, eventType: original.eventType, redeliveryOf: original.id }, now);
+function redeliveryRow(
+  original: Pick<DeliveryRow, "id" | "webhookId" | "eventId" | "eventType">,
+  now: number,
+): DeliveryRow {
+  return pendingDelivery(
+    {
+      webhookId: original.webhookId,
+      eventId: original.eventId,
+      eventType: original.eventType,
+      redeliveryOf: original.id,
+    },
+    now,
+  );
 }
 
 /**
@@ -86,7 +130,10 @@ export async function redeliver(env: Env, webhook: WebhookRow, deliveryId: strin
   requireEnabled(webhook);
   const original = await findDeliveryRow(env, webhook.id, deliveryId);
   if (original.status === "pending" || original.status === "retrying") {
-    throw new ApiError("conflict", `Delivery ${deliveryId} is still ${original.status}; wait for it to finish.`);
+    throw new ApiError(
+      "conflict",
+      `Delivery ${deliveryId} is still ${original.status}; wait for it to finish.`,
+    );
   }
   const row = redeliveryRow(original, Date.now());
   await database(env.DB).insert(webhookDeliveries).values(row).run();
@@ -103,10 +150,18 @@ export async function recover(env: Env, webhook: WebhookRow, sinceText: string) 
   const now = Date.now();
   const since = Date.parse(sinceText);
   if (since > now) throw validationError([{ path: "since", message: "must not be in the future" }]);
-  if (since < now - EVENT_RETENTION_MS) throw validationError([{ path: "since", message: "must be within the last 30 days, the retention of events and deliveries" }]);
+  if (since < now - EVENT_RETENTION_MS)
+    throw validationError([
+      { path: "since", message: "must be within the last 30 days, the retention of events and deliveries" },
+    ]);
   const db = database(env.DB);
   const failed = await db
-    .select({ id: webhookDeliveries.id, webhookId: webhookDeliveries.webhookId, eventId: webhookDeliveries.eventId, eventType: webhookDeliveries.eventType })
+    .select({
+      id: webhookDeliveries.id,
+      webhookId: webhookDeliveries.webhookId,
+      eventId: webhookDeliveries.eventId,
+      eventType: webhookDeliveries.eventType,
+    })
     .from(webhookDeliveries)
     .where(
       and(
@@ -122,10 +177,18 @@ export async function recover(env: Env, webhook: WebhookRow, sinceText: string) 
   const chosen = failed.slice(0, RECOVER_LIMIT);
   const rows = chosen.map((d) => redeliveryRow(d, now));
   const inserts: Statement[] = [];
-  for (const part of chunk(rows, rowsPerStatement(13))) inserts.push(db.insert(webhookDeliveries).values(part));
+  for (const part of chunk(rows, rowsPerStatement(13)))
+    inserts.push(db.insert(webhookDeliveries).values(part));
   if (inserts.length > 0) await db.batch(inserts as [Statement, ...Statement[]]);
-  await enqueueDeliveries(env, rows.map((r) => r.id));
-  return { redelivered: rows.length, deliveries: rows.map((r) => r.id), has_more: failed.length > RECOVER_LIMIT };
+  await enqueueDeliveries(
+    env,
+    rows.map((r) => r.id),
+  );
+  return {
+    redelivered: rows.length,
+    deliveries: rows.map((r) => r.id),
+    has_more: failed.length > RECOVER_LIMIT,
+  };
 }
 
 /**
@@ -147,7 +210,10 @@ export async function sendTestPing(env: Env, webhook: WebhookRow) {
   };
   // Inserted already claimed for its one attempt: no queue message exists for it.
   const delivery: DeliveryRow = {
-    ...pendingDelivery({ webhookId: webhook.id, eventId: event.id, eventType: "ping", redeliveryOf: null }, now),
+    ...pendingDelivery(
+      { webhookId: webhook.id, eventId: event.id, eventType: "ping", redeliveryOf: null },
+      now,
+    ),
     attemptCount: 1,
     claimedUntil: now + 60_000,
   };
@@ -155,6 +221,8 @@ export async function sendTestPing(env: Env, webhook: WebhookRow) {
   const config = deliveryConfig(env);
   const claimed = { id: delivery.id, attempt: 1, webhook, event, isPing: true };
   const result = await attemptDelivery(env, config, claimed);
-  await db.batch(attemptStatements(db, config, [{ delivery: claimed, result }], Date.now()) as [Statement, ...Statement[]]);
+  await db.batch(
+    attemptStatements(db, config, [{ delivery: claimed, result }], Date.now()) as [Statement, ...Statement[]],
+  );
   return getDelivery(env, webhook.id, delivery.id);
 }

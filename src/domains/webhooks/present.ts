@@ -3,7 +3,10 @@ import type { webhookDeliveries, webhookDeliveryAttempts, webhooks } from "../..
 import { nowIso } from "../../platform/ids";
 import type { DeliverySchema, WebhookSchema } from "./schemas";
 
-export function presentWebhook(row: typeof webhooks.$inferSelect, now = Date.now()): z.infer<typeof WebhookSchema> {
+export function presentWebhook(
+  row: typeof webhooks.$inferSelect,
+  now = Date.now(),
+): z.infer<typeof WebhookSchema> {
   const rotating = row.previousSecretExpiresAt && Date.parse(row.previousSecretExpiresAt) > now;
   return {
     id: row.id,
@@ -11,7 +14,9 @@ export function presentWebhook(row: typeof webhooks.$inferSelect, now = Date.now
     description: row.description,
     events: row.events,
     enabled: row.enabled,
-    disabled_reason: row.enabled ? null : ((row.disabledReason ?? "manual") as "manual" | "too_many_failures" | "gone"),
+    disabled_reason: row.enabled
+      ? null
+      : ((row.disabledReason ?? "manual") as "manual" | "too_many_failures" | "gone"),
     disabled_at: row.enabled ? null : row.disabledAt,
     consecutive_failures: row.consecutiveFailures,
     failing_since: row.failingSince,
@@ -21,7 +26,10 @@ export function presentWebhook(row: typeof webhooks.$inferSelect, now = Date.now
   };
 }
 
-export function presentDelivery(row: typeof webhookDeliveries.$inferSelect, attempts: (typeof webhookDeliveryAttempts.$inferSelect)[]): z.infer<typeof DeliverySchema> {
+export function presentDelivery(
+  row: typeof webhookDeliveries.$inferSelect,
+  attempts: (typeof webhookDeliveryAttempts.$inferSelect)[],
+): z.infer<typeof DeliverySchema> {
   const open = row.status === "pending" || row.status === "retrying";
   return {
     id: row.id,

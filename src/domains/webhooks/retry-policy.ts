@@ -2,12 +2,15 @@
  * When a failed delivery is tried again. Pure, so the arithmetic is unit-tested apart from the queue.
  */
 export const MAX_RETRIES = 3;
+
 import { MAX_QUEUE_DELAY_SECONDS as MAX_DELAY_SECONDS } from "../../platform/queue";
+
 const JITTER = 0.2;
 
 export function parseRetrySchedule(text: string | undefined): number[] {
   const delays = (text ?? "").split(",").map((part) => Number(part.trim()));
-  if (delays.length !== MAX_RETRIES || delays.some((d) => !Number.isFinite(d) || d < 0)) return [60, 600, 6000];
+  if (delays.length !== MAX_RETRIES || delays.some((d) => !Number.isFinite(d) || d < 0))
+    return [60, 600, 6000];
   return delays;
 }
 
@@ -27,7 +30,12 @@ export function parseRetryAfter(header: string | null, now: number): number | nu
  * the retries are used up. Jitter of ±20% spreads a burst of failures; a receiver's longer
  * Retry-After wins.
  */
-export function retryDelaySeconds(attempt: number, schedule: number[], retryAfterSeconds: number | null, random: () => number = Math.random): number | null {
+export function retryDelaySeconds(
+  attempt: number,
+  schedule: number[],
+  retryAfterSeconds: number | null,
+  random: () => number = Math.random,
+): number | null {
   if (attempt > MAX_RETRIES) return null;
   const base = schedule[attempt - 1]!;
   const jittered = Math.round(base * (1 - JITTER + 2 * JITTER * random()));

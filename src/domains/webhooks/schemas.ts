@@ -17,7 +17,10 @@ const EventsList = z
   .array(EventTypeName)
   .min(1, "must list at least one event type, or `*`")
   .max(SUBSCRIBABLE_TYPES.length + 1)
-  .openapi({ description: "Event types to receive, or `[\"*\"]` for all of them (including types added later). `ping` is sent by the test endpoint whatever this says." });
+  .openapi({
+    description:
+      'Event types to receive, or `["*"]` for all of them (including types added later). `ping` is sent by the test endpoint whatever this says.',
+  });
 
 const Url = z.string().max(MAX_URL_LENGTH).openapi({
   example: "https://hooks.acme.example/lingua",
@@ -34,14 +37,20 @@ export const WebhookSchema = z
     description: z.string().nullable(),
     events: z.array(z.string()).openapi({ example: ["lesson.completed", "course.completed"] }),
     enabled: z.boolean(),
-    disabled_reason: z
-      .enum(["manual", "too_many_failures", "gone"])
-      .nullable()
-      .openapi({ description: "Why the webhook is off: `manual` (a PUT), `too_many_failures` (automatic), `gone` (the receiver answered 410). Null while enabled." }),
+    disabled_reason: z.enum(["manual", "too_many_failures", "gone"]).nullable().openapi({
+      description:
+        "Why the webhook is off: `manual` (a PUT), `too_many_failures` (automatic), `gone` (the receiver answered 410). Null while enabled.",
+    }),
     disabled_at: z.string().nullable(),
-    consecutive_failures: z.number().int().openapi({ description: "Events in a row whose delivery ended `failed`; reset by any success." }),
+    consecutive_failures: z
+      .number()
+      .int()
+      .openapi({ description: "Events in a row whose delivery ended `failed`; reset by any success." }),
     failing_since: z.string().nullable(),
-    previous_secret_expires_at: z.string().nullable().openapi({ description: "During a rotation: when the previous secret stops signing." }),
+    previous_secret_expires_at: z
+      .string()
+      .nullable()
+      .openapi({ description: "During a rotation: when the previous secret stops signing." }),
     created_at: z.string(),
     updated_at: z.string(),
   })
@@ -53,17 +62,25 @@ export const WebhookHealthSchema = z
     succeeded: z.number().int(),
     failed: z.number().int(),
     pending: z.number().int().openapi({ description: "Pending or retrying." }),
-    success_rate: z.number().nullable().openapi({ description: "succeeded / (succeeded + failed) over the window; null without finished deliveries.", example: 0.98 }),
+    success_rate: z.number().nullable().openapi({
+      description: "succeeded / (succeeded + failed) over the window; null without finished deliveries.",
+      example: 0.98,
+    }),
     last_delivery_at: z.string().nullable(),
     last_success_at: z.string().nullable(),
     last_failure_at: z.string().nullable(),
   })
   .openapi("WebhookHealth");
 
-export const WebhookWithHealthSchema = WebhookSchema.extend({ health: WebhookHealthSchema }).openapi("WebhookWithHealth");
+export const WebhookWithHealthSchema = WebhookSchema.extend({ health: WebhookHealthSchema }).openapi(
+  "WebhookWithHealth",
+);
 
 export const WebhookWithSecretSchema = WebhookSchema.extend({
-  secret: z.string().openapi({ example: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", description: "The signing secret. Shown in this response only; store it now." }),
+  secret: z.string().openapi({
+    example: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+    description: "The signing secret. Shown in this response only; store it now.",
+  }),
 }).openapi("WebhookWithSecret");
 
 export const WebhookPageSchema = pageSchema(WebhookSchema, "WebhookPage");
@@ -82,9 +99,14 @@ export const UpdateWebhookBody = z
     url: Url.optional(),
     events: EventsList.optional(),
     description: Description.optional(),
-    enabled: z.boolean().optional().openapi({ description: "`true` re-enables a disabled webhook and resets its failure count." }),
+    enabled: z
+      .boolean()
+      .optional()
+      .openapi({ description: "`true` re-enables a disabled webhook and resets its failure count." }),
   })
-  .refine((body) => Object.keys(body).length > 0, { message: "must change at least one of url, events, description, enabled" })
+  .refine((body) => Object.keys(body).length > 0, {
+    message: "must change at least one of url, events, description, enabled",
+  })
   .openapi("UpdateWebhookRequest");
 
 export const RotateSecretBody = z
@@ -95,16 +117,25 @@ export const RotateSecretBody = z
       .min(0)
       .max(86_400 * 7)
       .default(86_400)
-      .openapi({ description: "How long the old secret keeps signing beside the new one; 0 retires it at once. Default 24 hours." }),
+      .openapi({
+        description:
+          "How long the old secret keeps signing beside the new one; 0 retires it at once. Default 24 hours.",
+      }),
   })
   .openapi("RotateSecretRequest");
 
 export const WebhookIdParam = z.object({
-  id: z.string().min(1).openapi({ param: { name: "id", in: "path" }, example: "whk_01JD3Q8W2X4Y5Z6A7B8C9D0E1H" }),
+  id: z
+    .string()
+    .min(1)
+    .openapi({ param: { name: "id", in: "path" }, example: "whk_01JD3Q8W2X4Y5Z6A7B8C9D0E1H" }),
 });
 
 export const DeliveryParams = WebhookIdParam.extend({
-  delivery: z.string().min(1).openapi({ param: { name: "delivery", in: "path" }, example: "dlv_01JD3Q8W2X4Y5Z6A7B8C9D0E1N" }),
+  delivery: z
+    .string()
+    .min(1)
+    .openapi({ param: { name: "delivery", in: "path" }, example: "dlv_01JD3Q8W2X4Y5Z6A7B8C9D0E1N" }),
 });
 
 export const DeliveryAttemptSchema = z
@@ -112,7 +143,11 @@ export const DeliveryAttemptSchema = z
     number: z.number().int().openapi({ description: "1 for the first try, up to 4 (three retries)." }),
     started_at: z.string(),
     duration_ms: z.number().int(),
-    response_status: z.number().int().nullable().openapi({ description: "Null when no answer came (time-out, network error)." }),
+    response_status: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: "Null when no answer came (time-out, network error)." }),
     error: z.string().nullable().openapi({ example: "HTTP 500" }),
     response_body: z.string().nullable().openapi({ description: "The first KiB of the receiver's answer." }),
   })
@@ -120,16 +155,28 @@ export const DeliveryAttemptSchema = z
 
 export const DeliverySchema = z
   .object({
-    id: z.string().openapi({ example: "dlv_01JD3Q8W2X4Y5Z6A7B8C9D0E1N", description: "Sent as `X-Webhook-Delivery` and `webhook-id`; the same on every retry." }),
+    id: z.string().openapi({
+      example: "dlv_01JD3Q8W2X4Y5Z6A7B8C9D0E1N",
+      description: "Sent as `X-Webhook-Delivery` and `webhook-id`; the same on every retry.",
+    }),
     webhook_id: z.string(),
     event_id: z.string(),
     event_type: z.string().openapi({ example: "lesson.completed" }),
-    status: z.enum(DELIVERY_STATUSES).openapi({ description: "`pending` (not tried yet), `retrying` (a retry is scheduled), `succeeded`, `failed` (retries used up, 410, or the webhook was disabled)." }),
+    status: z.enum(DELIVERY_STATUSES).openapi({
+      description:
+        "`pending` (not tried yet), `retrying` (a retry is scheduled), `succeeded`, `failed` (retries used up, 410, or the webhook was disabled).",
+    }),
     attempt_count: z.number().int(),
-    next_attempt_at: z.string().nullable().openapi({ description: "When the next try is due, while pending or retrying." }),
+    next_attempt_at: z
+      .string()
+      .nullable()
+      .openapi({ description: "When the next try is due, while pending or retrying." }),
     last_response_status: z.number().int().nullable(),
     last_error: z.string().nullable(),
-    redelivery_of: z.string().nullable().openapi({ description: "The delivery this one repeats, for manual redeliveries." }),
+    redelivery_of: z
+      .string()
+      .nullable()
+      .openapi({ description: "The delivery this one repeats, for manual redeliveries." }),
     created_at: z.string(),
     completed_at: z.string().nullable(),
     attempts: z.array(DeliveryAttemptSchema),
@@ -149,7 +196,9 @@ export const ListDeliveriesQuery = z.object({
 
 export const RecoverBody = z
   .strictObject({
-    since: z.iso.datetime({ offset: true, message: "must be an ISO 8601 date-time" }).openapi({ description: "Redeliver every delivery that ended `failed` since this time (at most 30 days ago)." }),
+    since: z.iso.datetime({ offset: true, message: "must be an ISO 8601 date-time" }).openapi({
+      description: "Redeliver every delivery that ended `failed` since this time (at most 30 days ago).",
+    }),
   })
   .openapi("RecoverRequest");
 
@@ -157,7 +206,10 @@ export const RecoverResponse = z
   .object({
     redelivered: z.number().int().openapi({ description: "New deliveries queued." }),
     deliveries: z.array(z.string()).openapi({ description: "Their ids." }),
-    has_more: z.boolean().openapi({ description: "True when more failed deliveries remain than one call queues (1,000); call again with the same `since`." }),
+    has_more: z.boolean().openapi({
+      description:
+        "True when more failed deliveries remain than one call queues (1,000); call again with the same `since`.",
+    }),
   })
   .openapi("RecoverResult");
 
@@ -166,7 +218,12 @@ export const EventTypeSchema = z
     type: z.string(),
     description: z.string(),
     subscribable: z.boolean(),
-    example: z.object({ id: z.string(), type: z.string(), created_at: z.string(), data: z.record(z.string(), z.unknown()) }),
+    example: z.object({
+      id: z.string(),
+      type: z.string(),
+      created_at: z.string(),
+      data: z.record(z.string(), z.unknown()),
+    }),
   })
   .openapi("EventType");
 

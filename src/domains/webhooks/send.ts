@@ -49,12 +49,22 @@ async function readPrefix(response: Response, limit: number): Promise<string> {
  * One POST of a signed delivery. A 2xx within the time-out is success; redirects are not followed
  * (a 3xx is a failure, like any other status); the time-out covers the whole answer.
  */
-export async function postSigned(url: string, signed: SignedRequest, timeoutMs: number): Promise<AttemptOutcome> {
+export async function postSigned(
+  url: string,
+  signed: SignedRequest,
+  timeoutMs: number,
+): Promise<AttemptOutcome> {
   const started = performance.now();
   const signal = AbortSignal.timeout(timeoutMs);
   const elapsed = () => Math.round(performance.now() - started);
   try {
-    const response = await fetch(url, { method: "POST", headers: signed.headers, body: signed.body, redirect: "manual", signal });
+    const response = await fetch(url, {
+      method: "POST",
+      headers: signed.headers,
+      body: signed.body,
+      redirect: "manual",
+      signal,
+    });
     const responseBody = await readPrefix(response, RESPONSE_BODY_LIMIT).catch(() => null);
     const ok = response.status >= 200 && response.status < 300;
     let error: string | null = null;
@@ -64,13 +74,22 @@ export async function postSigned(url: string, signed: SignedRequest, timeoutMs: 
           ? `Redirect (${response.status}${response.headers.get("Location") ? ` to ${response.headers.get("Location")}` : ""}) not followed`
           : `HTTP ${response.status}`;
     }
-    return { ok, responseStatus: response.status, error, responseBody, durationMs: elapsed(), retryAfter: response.headers.get("Retry-After") };
+    return {
+      ok,
+      responseStatus: response.status,
+      error,
+      responseBody,
+      durationMs: elapsed(),
+      retryAfter: response.headers.get("Retry-After"),
+    };
   } catch (thrown) {
     const timedOut = signal.aborted;
     return {
       ok: false,
       responseStatus: null,
-      error: timedOut ? `Timed out after ${timeoutMs} ms` : `Network error: ${thrown instanceof Error ? thrown.message : String(thrown)}`,
+      error: timedOut
+        ? `Timed out after ${timeoutMs} ms`
+        : `Network error: ${thrown instanceof Error ? thrown.message : String(thrown)}`,
       responseBody: null,
       durationMs: elapsed(),
       retryAfter: null,

@@ -4,8 +4,8 @@ import type { Env } from "../../env";
 import { seal } from "../../platform/crypto/sealing";
 import { database, pageWithTotal } from "../../platform/db";
 import { ApiError, validationError } from "../../platform/errors";
+import { type PageRequest, pageBounds } from "../../platform/http/pagination";
 import { newId, nowIso } from "../../platform/ids";
-import { pageBounds, type PageRequest } from "../../platform/http/pagination";
 import { MAX_WEBHOOKS_PER_INSTITUTION } from "./schemas";
 import { newSigningSecret } from "./signing";
 import { targetUrlProblem } from "./target-url";
@@ -28,7 +28,13 @@ export async function listWebhooks(env: Env, institutionId: string, page: PageRe
   const { limit, offset } = pageBounds(page);
   const db = database(env.DB);
   const where = eq(webhooks.institutionId, institutionId);
-  const pageQuery = db.select().from(webhooks).where(where).orderBy(desc(webhooks.createdAt), desc(webhooks.id)).limit(limit).offset(offset);
+  const pageQuery = db
+    .select()
+    .from(webhooks)
+    .where(where)
+    .orderBy(desc(webhooks.createdAt), desc(webhooks.id))
+    .limit(limit)
+    .offset(offset);
   return pageWithTotal(db, pageQuery, webhooks, where);
 }
 
@@ -51,8 +57,12 @@ export async function webhookHealth(env: Env, webhookId: string, now = Date.now(
       failed: sql<number>`coalesce(sum(${webhookDeliveries.status} = 'failed'), 0)`,
       pending: sql<number>`coalesce(sum(${webhookDeliveries.status} IN ('pending', 'retrying')), 0)`,
       lastDeliveryAt: sql<string | null>`max(${webhookDeliveries.createdAt})`,
-      lastSuccessAt: sql<string | null>`max(CASE WHEN ${webhookDeliveries.status} = 'succeeded' THEN ${webhookDeliveries.completedAt} END)`,
-      lastFailureAt: sql<string | null>`max(CASE WHEN ${webhookDeliveries.status} = 'failed' THEN ${webhookDeliveries.completedAt} END)`,
+      lastSuccessAt: sql<
+        string | null
+      >`max(CASE WHEN ${webhookDeliveries.status} = 'succeeded' THEN ${webhookDeliveries.completedAt} END)`,
+      lastFailureAt: sql<
+        string | null
+      >`max(CASE WHEN ${webhookDeliveries.status} = 'failed' THEN ${webhookDeliveries.completedAt} END)`,
     })
     .from(webhookDeliveries)
     .where(and(eq(webhookDeliveries.webhookId, webhookId), sql`${webhookDeliveries.createdAt} >= ${since}`))
@@ -64,7 +74,8 @@ export async function webhookHealth(env: Env, webhookId: string, now = Date.now(
     succeeded,
     failed,
     pending: row?.pending ?? 0,
-    success_rate: succeeded + failed > 0 ? Math.round((succeeded / (succeeded + failed)) * 1000) / 1000 : null,
+    success_rate:
+      succeeded + failed > 0 ? Math.round((succeeded / (succeeded + failed)) * 1000) / 1000 : null,
     last_delivery_at: row?.lastDeliveryAt ?? null,
     last_success_at: row?.lastSuccessAt ?? null,
     last_failure_at: row?.lastFailureAt ?? null,
@@ -82,7 +93,11 @@ export interface CreateWebhookInput {
  * Creates a webhook with a fresh secret, returned in plain text this once. The limit per institution
  * is checked inside the INSERT, so concurrent creations cannot overshoot it.
  */
-export async function createWebhook(env: Env, owner: { institutionId: string; userId: string }, input: CreateWebhookInput) {
+export async function createWebhook(
+  env: Env,
+  owner: { institutionId: string; userId: string },
+  input: CreateWebhookInput,
+) {
   const url = checkUrl(env, input.url);
   const secret = newSigningSecret();
   const now = nowIso();
@@ -109,10 +124,26 @@ export async function createWebhook(env: Env, owner: { institutionId: string; us
      SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 0, ?10, ?11, ?11
      WHERE (SELECT count(*) FROM webhooks WHERE institution_id = ?2) < ?12`,
   )
-    .bind(row.id, row.institutionId, row.url, row.description, JSON.stringify(row.events), row.enabled ? 1 : 0, row.disabledReason, row.disabledAt, row.secretSealed, row.createdBy, now, MAX_WEBHOOKS_PER_INSTITUTION)
+    .bind(
+      row.id,
+      row.institutionId,
+      row.url,
+      row.description,
+      JSON.stringify(row.events),
+      row.enabled ? 1 : 0,
+      row.disabledReason,
+      row.disabledAt,
+      row.secretSealed,
+      row.createdBy,
+      now,
+      MAX_WEBHOOKS_PER_INSTITUTION,
+    )
     .run();
   if (result.meta.changes === 0) {
-    throw new ApiError("conflict", `An institution can have at most ${MAX_WEBHOOKS_PER_INSTITUTION} webhooks; delete one first.`);
+    throw new ApiError(
+      "conflict",
+      `An institution can have at most ${MAX_WEBHOOKS_PER_INSTITUTION} webhooks; delete one first.`,
+    );
   }
   return { row, secret };
 }
@@ -124,7 +155,12 @@ export interface UpdateWebhookInput {
   enabled?: boolean;
 }
 
-export async function updateWebhook(env: Env, institutionId: string, id: string, input: UpdateWebhookInput): Promise<WebhookRow> {
+export async function updateWebhook(
+  env: Env,
+  institutionId: string,
+  id: string,
+  input: UpdateWebhookInput,
+): Promise<WebhookRow> {
   const current = await findWebhook(env, institutionId, id);
   const now = nowIso();
   const changes: Partial<WebhookRow> = { updatedAt: now };
@@ -133,7 +169,13 @@ export async function updateWebhook(env: Env, institutionId: string, id: string,
   if (input.description !== undefined) changes.description = input.description;
   if (input.enabled === true && !current.enabled) {
     // Re-enabling starts a fresh record: the failures that switched it off are behind it.
-    Object.assign(changes, { enabled: true, disabledReason: null, disabledAt: null, consecutiveFailures: 0, failingSince: null });
+    Object.assign(changes, {
+      enabled: true,
+      disabledReason: null,
+      disabledAt: null,
+      consecutiveFailures: 0,
+      failingSince: null,
+    });
   } else if (input.enabled === false && current.enabled) {
     Object.assign(changes, { enabled: false, disabledReason: "manual", disabledAt: now });
   }
@@ -174,6 +216,10 @@ export async function rotateSecret(env: Env, institutionId: string, id: string, 
     // Only if nobody rotated in between: two racing rotations must not both believe they won.
     .where(and(eq(webhooks.id, id), eq(webhooks.secretSealed, current.secretSealed)))
     .returning();
-  if (!updated) throw new ApiError("conflict", "The secret was rotated by another request at the same moment; fetch the webhook and try again.");
+  if (!updated)
+    throw new ApiError(
+      "conflict",
+      "The secret was rotated by another request at the same moment; fetch the webhook and try again.",
+    );
   return { row: updated, secret };
 }

@@ -17,7 +17,9 @@ function keyCache(derive: (secret: string) => Uint8Array) {
     let key = keys.get(secret);
     if (!key) {
       if (keys.size > 1000) keys.clear();
-      key = crypto.subtle.importKey("raw", derive(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+      key = crypto.subtle.importKey("raw", derive(secret), { name: "HMAC", hash: "SHA-256" }, false, [
+        "sign",
+      ]);
       keys.set(secret, key);
     }
     return key;
@@ -84,6 +86,11 @@ export async function signDelivery(input: {
 }
 
 /** The delivery body of CONVENTIONS.md; its bytes are what the signatures cover. */
-export function deliveryBody(event: { id: string; type: string; createdAt: string; payload: Record<string, unknown> }): string {
+export function deliveryBody(event: {
+  id: string;
+  type: string;
+  createdAt: string;
+  payload: Record<string, unknown>;
+}): string {
   return JSON.stringify({ id: event.id, type: event.type, created_at: event.createdAt, data: event.payload });
 }

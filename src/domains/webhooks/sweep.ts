@@ -48,7 +48,10 @@ export async function requeueStalledDeliveries(env: Env, now: number): Promise<n
       sql`${webhookDeliveries.id} IN (SELECT id FROM webhook_deliveries WHERE status IN ('pending', 'retrying') AND next_attempt_at < ${now - STALLED_AFTER_MS} AND (claimed_until IS NULL OR claimed_until < ${now}) LIMIT ${SWEEP_LIMIT})`,
     )
     .returning({ id: webhookDeliveries.id });
-  await enqueueDeliveries(env, stalled.map((d) => d.id));
+  await enqueueDeliveries(
+    env,
+    stalled.map((d) => d.id),
+  );
   return stalled.length;
 }
 
@@ -56,7 +59,9 @@ export async function requeueStalledDeliveries(env: Env, now: number): Promise<n
 export async function purgeOldEvents(env: Env, now: number): Promise<number> {
   const result = await database(env.DB)
     .delete(outboxEvents)
-    .where(sql`${outboxEvents.id} IN (SELECT id FROM outbox_events WHERE created_at < ${nowIso(now - EVENT_RETENTION_MS)} ORDER BY created_at LIMIT ${SWEEP_LIMIT * 5})`)
+    .where(
+      sql`${outboxEvents.id} IN (SELECT id FROM outbox_events WHERE created_at < ${nowIso(now - EVENT_RETENTION_MS)} ORDER BY created_at LIMIT ${SWEEP_LIMIT * 5})`,
+    )
     .run();
   return result.meta.changes;
 }

@@ -5,7 +5,14 @@
  */
 export const MAX_URL_LENGTH = 2048;
 
-const BLOCKED_NAMES = [/^localhost$/, /\.localhost$/, /\.local$/, /\.internal$/, /^metadata$/, /^metadata\.google\.internal$/];
+const BLOCKED_NAMES = [
+  /^localhost$/,
+  /\.localhost$/,
+  /\.local$/,
+  /\.internal$/,
+  /^metadata$/,
+  /^metadata\.google\.internal$/,
+];
 
 /** IPv4 ranges that are not the public internet (RFC 6890 and friends). */
 const BLOCKED_V4: [number, number][] = [
@@ -54,7 +61,9 @@ function parseIPv6(host: string): number[] | null {
   const right = rest ? rest.split(":") : [];
   const missing = 8 - left.length - right.length;
   if (text.includes("::") ? missing < 0 : missing !== 0) return null;
-  const groups = [...left, ...Array(text.includes("::") ? missing : 0).fill("0"), ...right].map((g) => parseInt(g, 16));
+  const groups = [...left, ...Array(text.includes("::") ? missing : 0).fill("0"), ...right].map((g) =>
+    parseInt(g, 16),
+  );
   if (groups.some((g) => Number.isNaN(g))) return null;
   if (tail.length) groups.splice(6, 2, ...tail);
   return groups;
@@ -68,7 +77,8 @@ function isBlockedV6(groups: number[]): boolean {
   if ((g0 & 0xffc0) === 0xfe80) return true; // link-local
   if ((g0 & 0xff00) === 0xff00) return true; // multicast
   // IPv4-mapped (::ffff:a.b.c.d) and IPv4-compatible addresses are judged as the IPv4 they carry.
-  if (groups.slice(0, 5).every((g) => g === 0) && (g5 === 0xffff || g5 === 0)) return isBlockedV4(((groups[6]! << 16) >>> 0) + groups[7]!);
+  if (groups.slice(0, 5).every((g) => g === 0) && (g5 === 0xffff || g5 === 0))
+    return isBlockedV4(((groups[6]! << 16) >>> 0) + groups[7]!);
   if (g0 === 0x64 && groups[1] === 0xff9b) return isBlockedV4(((groups[6]! << 16) >>> 0) + groups[7]!); // NAT64
   return false;
 }
@@ -94,9 +104,12 @@ export function targetUrlProblem(raw: string, allowPrivate: boolean): string | n
     return "must be an absolute URL";
   }
   const schemes = allowPrivate ? ["https:", "http:"] : ["https:"];
-  if (!schemes.includes(url.protocol)) return allowPrivate ? "must be an http or https URL" : "must be an https URL";
-  if (url.username || url.password) return "must not contain credentials; authenticate deliveries by their signature";
+  if (!schemes.includes(url.protocol))
+    return allowPrivate ? "must be an http or https URL" : "must be an https URL";
+  if (url.username || url.password)
+    return "must not contain credentials; authenticate deliveries by their signature";
   if (url.hash) return "must not contain a fragment";
-  if (!allowPrivate && isPrivateHost(url.hostname)) return "must not point at a private, loopback, link-local or metadata address";
+  if (!allowPrivate && isPrivateHost(url.hostname))
+    return "must not point at a private, loopback, link-local or metadata address";
   return null;
 }

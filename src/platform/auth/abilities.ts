@@ -44,7 +44,14 @@ const PLATFORM_ONLY: Ability[] = ["content:write", "institutions:write"];
 export const ROLE_CEILINGS: Record<Role, readonly Ability[]> = {
   platform_admin: ALL_ABILITIES,
   institution_admin: ALL_ABILITIES.filter((a) => !PLATFORM_ONLY.includes(a)),
-  instructor: ["tokens:read", "tokens:write", "content:read", "progress:read", "members:read", "institutions:read"],
+  instructor: [
+    "tokens:read",
+    "tokens:write",
+    "content:read",
+    "progress:read",
+    "members:read",
+    "institutions:read",
+  ],
   learner: ["tokens:read", "tokens:write", "content:read", "progress:read", "progress:write"],
 };
 

@@ -6,13 +6,13 @@ import { BoundedMap } from "../bounded-map";
 import { database } from "../db";
 import { ApiError } from "../errors";
 import { nowIso } from "../ids";
-import { countAuthFailure, refuseIfOverAuthFailureLimit } from "../ratelimit/auth-failures";
 import { decodeAdmitAnswer } from "../ratelimit/admit-answer";
+import { countAuthFailure, refuseIfOverAuthFailureLimit } from "../ratelimit/auth-failures";
 import { describeLimit } from "../ratelimit/middleware";
+import type { TokenGate } from "../ratelimit/token-gate";
 import { rateLimitHeaders } from "../ratelimit/window";
 import type { Ability } from "./abilities";
 import type { Principal } from "./principal";
-import type { TokenGate } from "../ratelimit/token-gate";
 import { hashToken, looksLikeToken } from "./tokens";
 
 const UNAUTHENTICATED_DETAIL = {
@@ -24,8 +24,11 @@ const UNAUTHENTICATED_DETAIL = {
 } as const;
 
 function unauthenticated(reason: keyof typeof UNAUTHENTICATED_DETAIL): ApiError {
-  const error = reason === "missing" ? 'Bearer realm="lingua"' : 'Bearer realm="lingua", error="invalid_token"';
-  return new ApiError("unauthenticated", UNAUTHENTICATED_DETAIL[reason], { headers: { "WWW-Authenticate": error } });
+  const error =
+    reason === "missing" ? 'Bearer realm="lingua"' : 'Bearer realm="lingua", error="invalid_token"';
+  return new ApiError("unauthenticated", UNAUTHENTICATED_DETAIL[reason], {
+    headers: { "WWW-Authenticate": error },
+  });
 }
 
 /**
@@ -95,7 +98,12 @@ export const authenticate = createMiddleware<AppEnv>(async function authenticate
   if (result.touch) {
     const db = database(c.env.DB);
     c.executionCtx.waitUntil(
-      db.update(apiTokens).set({ lastUsedAt: nowIso() }).where(eq(apiTokens.id, principal.token.id)).run().catch(() => undefined),
+      db
+        .update(apiTokens)
+        .set({ lastUsedAt: nowIso() })
+        .where(eq(apiTokens.id, principal.token.id))
+        .run()
+        .catch(() => undefined),
     );
   }
   await next();

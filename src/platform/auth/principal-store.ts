@@ -2,18 +2,22 @@ import { eq } from "drizzle-orm";
 import { apiTokens, institutions, users } from "../../db/schema";
 import type { Database } from "../db";
 import { effectiveAbilities } from "./abilities";
-import { rateLimitFor, type Principal } from "./principal";
+import { type Principal, rateLimitFor } from "./principal";
 
-export type TokenRecord =
-  | { state: "active"; principal: Principal }
-  | { state: "revoked" | "unknown" };
+export type TokenRecord = { state: "active"; principal: Principal } | { state: "revoked" | "unknown" };
 
 /** The one D1 read behind authentication, made by a token's Durable Object on a cache miss. */
 export async function loadTokenRecord(db: Database, tokenHash: string): Promise<TokenRecord> {
   const row = await db
     .select({
       token: apiTokens,
-      user: { id: users.id, email: users.email, name: users.name, role: users.role, timeZone: users.timeZone },
+      user: {
+        id: users.id,
+        email: users.email,
+        name: users.name,
+        role: users.role,
+        timeZone: users.timeZone,
+      },
       institution: institutions,
     })
     .from(apiTokens)
@@ -35,7 +39,9 @@ export async function loadTokenRecord(db: Database, tokenHash: string): Promise<
         expiresAt: token.expiresAt,
       },
       user,
-      institution: institution ? { id: institution.id, slug: institution.slug, name: institution.name, plan: institution.plan } : null,
+      institution: institution
+        ? { id: institution.id, slug: institution.slug, name: institution.name, plan: institution.plan }
+        : null,
       rateLimitPerMinute: rateLimitFor(user.role, institution),
     },
   };

@@ -14,9 +14,13 @@ export interface Principal {
   rateLimitPerMinute: number;
 }
 
-export function rateLimitFor(role: Role, institution: { plan: Plan; rateLimitPerMinute: number | null } | null): number {
+export function rateLimitFor(
+  role: Role,
+  institution: { plan: Plan; rateLimitPerMinute: number | null } | null,
+): number {
   if (role === "platform_admin" || !institution) return PLATFORM_RATE_LIMIT;
-  if (institution.plan === "enterprise" && institution.rateLimitPerMinute) return institution.rateLimitPerMinute;
+  if (institution.plan === "enterprise" && institution.rateLimitPerMinute)
+    return institution.rateLimitPerMinute;
   return PLAN_RATE_LIMITS[institution.plan];
 }
 
@@ -26,7 +30,10 @@ export function rateLimitFor(role: Role, institution: { plan: Plan; rateLimitPer
  */
 export function requireInstitution(principal: Principal): NonNullable<Principal["institution"]> {
   if (!principal.institution) {
-    throw new ApiError("forbidden", "This resource belongs to an institution, and this account belongs to none; use a token of an institution admin.");
+    throw new ApiError(
+      "forbidden",
+      "This resource belongs to an institution, and this account belongs to none; use a token of an institution admin.",
+    );
   }
   return principal.institution;
 }

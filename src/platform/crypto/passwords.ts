@@ -10,9 +10,18 @@ const ALGORITHM = "pbkdf2-sha256";
 const SALT_BYTES = 16;
 const HASH_BYTES = 32;
 
-async function derive(password: string, salt: Uint8Array, iterations: number, length: number): Promise<Uint8Array> {
+async function derive(
+  password: string,
+  salt: Uint8Array,
+  iterations: number,
+  length: number,
+): Promise<Uint8Array> {
   const key = await crypto.subtle.importKey("raw", utf8(password), "PBKDF2", false, ["deriveBits"]);
-  const bits = await crypto.subtle.deriveBits({ name: "PBKDF2", hash: "SHA-256", salt, iterations }, key, length * 8);
+  const bits = await crypto.subtle.deriveBits(
+    { name: "PBKDF2", hash: "SHA-256", salt, iterations },
+    key,
+    length * 8,
+  );
   return new Uint8Array(bits);
 }
 

@@ -20,13 +20,21 @@ function importKey(secret: string): Promise<CryptoKey> {
 
 export async function seal(plaintext: string, secret: string): Promise<string> {
   const iv = randomBytes(12);
-  const cipher = await crypto.subtle.encrypt({ name: "AES-GCM", iv }, await importKey(secret), utf8(plaintext));
+  const cipher = await crypto.subtle.encrypt(
+    { name: "AES-GCM", iv },
+    await importKey(secret),
+    utf8(plaintext),
+  );
   return `v1.${toBase64(iv)}.${toBase64(cipher)}`;
 }
 
 export async function unseal(sealed: string, secret: string): Promise<string> {
   const [version, iv, cipher] = sealed.split(".");
   if (version !== "v1" || !iv || !cipher) throw new Error("Unrecognised sealed value");
-  const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv: fromBase64(iv) }, await importKey(secret), fromBase64(cipher));
+  const plain = await crypto.subtle.decrypt(
+    { name: "AES-GCM", iv: fromBase64(iv) },
+    await importKey(secret),
+    fromBase64(cipher),
+  );
   return new TextDecoder().decode(plain);
 }

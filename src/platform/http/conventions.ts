@@ -21,7 +21,11 @@ export function applyApiConventions<A extends Hono<AppEnv>>(app: A, register: (a
     if (allowed.length > 0) {
       return problemResponse(
         c,
-        new ApiError("method_not_allowed", `${c.req.method} is not allowed here; use ${allowed.join(", ")}.`, { headers: { Allow: allowed.join(", ") } }),
+        new ApiError(
+          "method_not_allowed",
+          `${c.req.method} is not allowed here; use ${allowed.join(", ")}.`,
+          { headers: { Allow: allowed.join(", ") } },
+        ),
       );
     }
     return problemResponse(c, new ApiError("not_found", `No route for ${c.req.method} ${c.req.path}.`));
@@ -30,7 +34,14 @@ export function applyApiConventions<A extends Hono<AppEnv>>(app: A, register: (a
   app.onError((err, c) => {
     const error = toApiError(err);
     if (error.status >= 500) {
-      console.error(JSON.stringify({ level: "error", request_id: c.get("requestId"), path: c.req.path, error: err instanceof Error ? err.stack : String(err) }));
+      console.error(
+        JSON.stringify({
+          level: "error",
+          request_id: c.get("requestId"),
+          path: c.req.path,
+          error: err instanceof Error ? err.stack : String(err),
+        }),
+      );
     }
     return problemResponse(c, error);
   });

@@ -51,7 +51,12 @@ export interface MemoryCopy {
 const memory = new Map<string, MemoryCopy>();
 
 function newCopy(body: string, etag: string, storedAt: number): MemoryCopy {
-  return { body, etag, storedAt, expiresAt: Math.min(storedAt + EDGE_TTL_SECONDS * 1000, Date.now() + MEMORY_TTL_MS) };
+  return {
+    body,
+    etag,
+    storedAt,
+    expiresAt: Math.min(storedAt + EDGE_TTL_SECONDS * 1000, Date.now() + MEMORY_TTL_MS),
+  };
 }
 
 function remember(key: string, requestUrl: string, copy: MemoryCopy): void {
@@ -74,7 +79,8 @@ export function recalled(name: string): MemoryCopy | undefined {
 }
 
 export function ageSeconds(storedAt: number): number {
-  const age = Number.isFinite(storedAt) && storedAt > 0 ? Math.max(0, Math.floor((Date.now() - storedAt) / 1000)) : 0;
+  const age =
+    Number.isFinite(storedAt) && storedAt > 0 ? Math.max(0, Math.floor((Date.now() - storedAt) / 1000)) : 0;
   return Math.min(age, EDGE_TTL_SECONDS);
 }
 
@@ -122,7 +128,13 @@ export function publicCacheOff(env: object): boolean {
 }
 
 /** A cached page's response; `304` when `If-None-Match` matches. */
-function answer(ifNoneMatch: string | null | undefined, body: string, etag: string, state: "HIT" | "MISS" | "BYPASS", age: number): Response {
+function answer(
+  ifNoneMatch: string | null | undefined,
+  body: string,
+  etag: string,
+  state: "HIT" | "MISS" | "BYPASS",
+  age: number,
+): Response {
   const headers: [string, string][] = [
     ["ETag", etag],
     ["Cache-Control", PUBLIC_CACHE_CONTROL],
@@ -139,7 +151,11 @@ function answer(ifNoneMatch: string | null | undefined, body: string, etag: stri
  * all), otherwise runs `produce` (which may throw an ApiError, e.g. 404, which is not cached),
  * stores the JSON it returns for 60 s and answers it. Every path honours `If-None-Match`.
  */
-export async function serveFromEdgeCache(c: Context<AppEnv>, key: string, produce: () => Promise<unknown>): Promise<Response> {
+export async function serveFromEdgeCache(
+  c: Context<AppEnv>,
+  key: string,
+  produce: () => Promise<unknown>,
+): Promise<Response> {
   if (publicCacheOff(c.env)) {
     const body = JSON.stringify(await produce());
     return answer(c.req.header("If-None-Match"), body, await strongEtag(body), "BYPASS", 0);
@@ -170,7 +186,12 @@ export async function serveFromEdgeCache(c: Context<AppEnv>, key: string, produc
   remember(key, c.req.url, newCopy(body, etag, storedAt));
   if (cache) {
     const stored = new Response(body, {
-      headers: { "Content-Type": "application/json", ETag: etag, "Cache-Control": STORED_CACHE_CONTROL, [STORED_AT]: String(storedAt) },
+      headers: {
+        "Content-Type": "application/json",
+        ETag: etag,
+        "Cache-Control": STORED_CACHE_CONTROL,
+        [STORED_AT]: String(storedAt),
+      },
     });
     c.executionCtx.waitUntil(cache.put(key, stored).catch(() => undefined));
   }

@@ -29,7 +29,8 @@ export const idempotencyHeaderShape = {
 
 /** Declared on the success responses of every operation that uses `idempotent` (see tokenRoute). */
 export const REPLAYED_HEADER_DOC = {
-  description: "`true` when this is the stored first response to the same `Idempotency-Key` and body, replayed; absent otherwise.",
+  description:
+    "`true` when this is the stored first response to the same `Idempotency-Key` and body, replayed; absent otherwise.",
   schema: { type: "string" as const, enum: ["true"] },
 };
 
@@ -50,7 +51,9 @@ export const idempotent = createMiddleware<AppEnv>(async function idempotent(c, 
   const key = c.req.header("Idempotency-Key");
   if (key === undefined) return next();
   if (!KEY_PATTERN.test(key)) {
-    throw validationError([{ path: "Idempotency-Key", message: "must be 1 to 255 visible ASCII characters" }]);
+    throw validationError([
+      { path: "Idempotency-Key", message: "must be 1 to 255 visible ASCII characters" },
+    ]);
   }
   const db = database(c.env.DB);
   const scope = `token:${c.var.principal.token.id}`;
@@ -61,36 +64,79 @@ export const idempotent = createMiddleware<AppEnv>(async function idempotent(c, 
 
   const claimed = await db
     .insert(idempotencyKeys)
-    .values({ scope, key, method, path, requestHash, lockedUntil: now + LOCK_MS, createdAt: now, expiresAt: now + RETENTION_MS })
+    .values({
+      scope,
+      key,
+      method,
+      path,
+      requestHash,
+      lockedUntil: now + LOCK_MS,
+      createdAt: now,
+      expiresAt: now + RETENTION_MS,
+    })
     .onConflictDoUpdate({
       // An expired key is free again; a live one is left alone and inspected below.
       target: [idempotencyKeys.scope, idempotencyKeys.key],
-      set: { method, path, requestHash, responseStatus: null, responseSealed: null, lockedUntil: now + LOCK_MS, createdAt: now, expiresAt: now + RETENTION_MS },
+      set: {
+        method,
+        path,
+        requestHash,
+        responseStatus: null,
+        responseSealed: null,
+        lockedUntil: now + LOCK_MS,
+        createdAt: now,
+        expiresAt: now + RETENTION_MS,
+      },
       setWhere: lt(idempotencyKeys.expiresAt, now),
     })
     .run();
 
   if (claimed.meta.changes === 0) {
-    const existing = await db.select().from(idempotencyKeys).where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key))).get();
-    if (!existing) throw new ApiError("idempotency_in_flight", "The request with this Idempotency-Key is being replaced; retry.");
+    const existing = await db
+      .select()
+      .from(idempotencyKeys)
+      .where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key)))
+      .get();
+    if (!existing)
+      throw new ApiError(
+        "idempotency_in_flight",
+        "The request with this Idempotency-Key is being replaced; retry.",
+      );
     if (existing.requestHash !== requestHash) {
-      throw new ApiError("idempotency_key_reused", "This Idempotency-Key was used with a different request within the last 24 hours.");
+      throw new ApiError(
+        "idempotency_key_reused",
+        "This Idempotency-Key was used with a different request within the last 24 hours.",
+      );
     }
     if (existing.responseStatus !== null && existing.responseSealed !== null) {
-      const stored = JSON.parse(await unseal(existing.responseSealed, c.env.ENCRYPTION_KEY)) as StoredResponse;
+      const stored = JSON.parse(
+        await unseal(existing.responseSealed, c.env.ENCRYPTION_KEY),
+      ) as StoredResponse;
       return replay(existing.responseStatus, stored);
     }
     if (existing.lockedUntil > now) {
-      throw new ApiError("idempotency_in_flight", "A request with this Idempotency-Key is still in flight; retry shortly.");
+      throw new ApiError(
+        "idempotency_in_flight",
+        "A request with this Idempotency-Key is still in flight; retry shortly.",
+      );
     }
     // The first request died without an answer: take over its lock, unless a twin just did.
     const takeover = await db
       .update(idempotencyKeys)
       .set({ lockedUntil: now + LOCK_MS })
-      .where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key), eq(idempotencyKeys.lockedUntil, existing.lockedUntil)))
+      .where(
+        and(
+          eq(idempotencyKeys.scope, scope),
+          eq(idempotencyKeys.key, key),
+          eq(idempotencyKeys.lockedUntil, existing.lockedUntil),
+        ),
+      )
       .run();
     if (takeover.meta.changes === 0) {
-      throw new ApiError("idempotency_in_flight", "A request with this Idempotency-Key is still in flight; retry shortly.");
+      throw new ApiError(
+        "idempotency_in_flight",
+        "A request with this Idempotency-Key is still in flight; retry shortly.",
+      );
     }
   }
 
@@ -109,7 +155,11 @@ export const idempotent = createMiddleware<AppEnv>(async function idempotent(c, 
     if (value) headers[name] = value;
   }
   const sealed = await seal(JSON.stringify({ headers, body } satisfies StoredResponse), c.env.ENCRYPTION_KEY);
-  await db.update(idempotencyKeys).set({ responseStatus: c.res.status, responseSealed: sealed }).where(where).run();
+  await db
+    .update(idempotencyKeys)
+    .set({ responseStatus: c.res.status, responseSealed: sealed })
+    .where(where)
+    .run();
 });
 
 function replay(status: number, stored: StoredResponse): Response {

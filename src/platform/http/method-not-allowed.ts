@@ -29,7 +29,9 @@ function build(app: Hono<any>): RouteShape[] {
     byPath.set(route.path, methods);
   }
   return [...byPath].map(([path, methods]) => ({
-    pattern: new RegExp(`^${path.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\\?:[A-Za-z_][A-Za-z0-9_]*/g, "[^/]+")}$`),
+    pattern: new RegExp(
+      `^${path.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\\?:[A-Za-z_][A-Za-z0-9_]*/g, "[^/]+")}$`,
+    ),
     methods,
   }));
 }

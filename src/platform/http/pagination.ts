@@ -11,14 +11,22 @@ export const pageQueryShape = {
     .int()
     .min(1, "must be >= 1")
     .default(1)
-    .openapi({ param: { name: "page", in: "query" }, example: 1, description: "Page number, from 1. A page past the end is empty." }),
+    .openapi({
+      param: { name: "page", in: "query" },
+      example: 1,
+      description: "Page number, from 1. A page past the end is empty.",
+    }),
   per_page: z.coerce
     .number()
     .int()
     .min(1, "must be >= 1")
     .max(MAX_PER_PAGE, `must be <= ${MAX_PER_PAGE}`)
     .default(DEFAULT_PER_PAGE)
-    .openapi({ param: { name: "per_page", in: "query" }, example: DEFAULT_PER_PAGE, description: `Items per page, 1–${MAX_PER_PAGE}.` }),
+    .openapi({
+      param: { name: "per_page", in: "query" },
+      example: DEFAULT_PER_PAGE,
+      description: `Items per page, 1–${MAX_PER_PAGE}.`,
+    }),
 };
 
 export const PageQuery = z.object(pageQueryShape);

@@ -37,10 +37,18 @@ export function encodeAdmittedCurrent(rate: RateDecision, touch: boolean): strin
 /** The result an answer stands for; `knownVersion` is the version the caller sent. */
 export function decodeAdmitAnswer(answer: AdmitAnswer, knownVersion: number | undefined): AdmitResult {
   if (typeof answer !== "string") return answer;
-  if (knownVersion === undefined) throw new Error("TokenGate answered for a principal copy the caller does not hold");
+  if (knownVersion === undefined)
+    throw new Error("TokenGate answered for a principal copy the caller does not hold");
   const fields = answer.split(" ").map(Number);
-  if (fields.length !== 5 || !fields.every(Number.isFinite)) throw new Error(`TokenGate sent a compact answer this worker cannot read: ${answer}`);
-  const [limit, remaining, resetSeconds, windowSeconds, touch] = fields as [number, number, number, number, number];
+  if (fields.length !== 5 || !fields.every(Number.isFinite))
+    throw new Error(`TokenGate sent a compact answer this worker cannot read: ${answer}`);
+  const [limit, remaining, resetSeconds, windowSeconds, touch] = fields as [
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   return {
     outcome: "admitted",
     version: knownVersion,

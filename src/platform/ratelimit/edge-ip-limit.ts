@@ -21,9 +21,13 @@ export function limitByIpAtEdge(binding: RateLimitBindingName) {
   return createMiddleware<AppEnv>(async function limitByIpAtEdge(c, next) {
     const { success } = await (c.env[binding] as RateLimit).limit({ key: clientIp(c) });
     if (!success) {
-      throw new ApiError("rate_limited", `Too many requests from this address; retry after ${EDGE_LIMIT_PERIOD_SECONDS} s.`, {
-        headers: { "Retry-After": String(EDGE_LIMIT_PERIOD_SECONDS) },
-      });
+      throw new ApiError(
+        "rate_limited",
+        `Too many requests from this address; retry after ${EDGE_LIMIT_PERIOD_SECONDS} s.`,
+        {
+          headers: { "Retry-After": String(EDGE_LIMIT_PERIOD_SECONDS) },
+        },
+      );
     }
     await next();
   });

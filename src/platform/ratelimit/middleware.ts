@@ -3,7 +3,7 @@ import { createMiddleware } from "hono/factory";
 import type { AppEnv, Env } from "../../env";
 import { ApiError } from "../errors";
 import { windowSecondsFrom } from "./policies";
-import { rateLimitHeaders, type RateDecision } from "./window";
+import { type RateDecision, rateLimitHeaders } from "./window";
 
 export function clientIpOf(headers: Headers): string {
   return headers.get("CF-Connecting-IP") ?? "unknown";
@@ -24,8 +24,14 @@ export function rateLimitedError(decision: RateDecision, what: string, policy?: 
 }
 
 /** Counts one request of the caller's address under `policy`, in that address's RateLimiter object. */
-export function consumeByIp(c: Context<AppEnv>, policy: { name: string; limit: number }): Promise<RateDecision> {
-  return limiterFor(c.env, `ip:${policy.name}:${clientIp(c)}`).consume(policy.limit, windowSecondsFrom(c.env));
+export function consumeByIp(
+  c: Context<AppEnv>,
+  policy: { name: string; limit: number },
+): Promise<RateDecision> {
+  return limiterFor(c.env, `ip:${policy.name}:${clientIp(c)}`).consume(
+    policy.limit,
+    windowSecondsFrom(c.env),
+  );
 }
 
 /**

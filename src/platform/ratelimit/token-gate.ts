@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
 import { loadTokenRecord, type TokenRecord } from "../auth/principal-store";
 import { database } from "../db";
-import { encodeAdmittedCurrent, type AdmitAnswer, type AdmitAnswerFormat } from "./admit-answer";
+import { type AdmitAnswer, type AdmitAnswerFormat, encodeAdmittedCurrent } from "./admit-answer";
 import { PersistentWindow } from "./bucket-store";
 import { windowSecondsFrom } from "./policies";
 
@@ -43,12 +43,18 @@ export class TokenGate extends DurableObject<Env> {
     });
     // The table is created by the first store, so that the object of a guessed token stores nothing at all.
     const stored = this.hasRecordTable()
-      ? ctx.storage.sql.exec<{ body: string; loaded_at: number }>("SELECT body, loaded_at FROM token_record").toArray()[0]
+      ? ctx.storage.sql
+          .exec<{ body: string; loaded_at: number }>("SELECT body, loaded_at FROM token_record")
+          .toArray()[0]
       : undefined;
     this.cached = stored ? cachedRecord(JSON.parse(stored.body) as TokenRecord, stored.loaded_at) : null;
   }
 
-  async admit(tokenHash: string, knownVersion?: number, format: AdmitAnswerFormat = "object"): Promise<AdmitAnswer> {
+  async admit(
+    tokenHash: string,
+    knownVersion?: number,
+    format: AdmitAnswerFormat = "object",
+  ): Promise<AdmitAnswer> {
     const cached = this.cached ?? (await this.load(tokenHash));
     const now = Date.now();
     const record = cached.record;
@@ -67,7 +73,9 @@ export class TokenGate extends DurableObject<Env> {
     if (touch) this.lastTouchAt = now;
     const version = cached.loadedAt;
     if (knownVersion !== version) return { outcome: "admitted", version, principal, rate, touch };
-    return format === "compact" ? encodeAdmittedCurrent(rate, touch) : { outcome: "admitted", version, rate, touch };
+    return format === "compact"
+      ? encodeAdmittedCurrent(rate, touch)
+      : { outcome: "admitted", version, rate, touch };
   }
 
   /** Called before the D1 row is marked revoked, so the very next request is refused. */
@@ -102,12 +110,18 @@ export class TokenGate extends DurableObject<Env> {
   }
 
   private hasRecordTable(): boolean {
-    return this.ctx.storage.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'token_record'").toArray().length > 0;
+    return (
+      this.ctx.storage.sql
+        .exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'token_record'")
+        .toArray().length > 0
+    );
   }
 
   private store(entry: CachedRecord): void {
     this.cached = entry;
-    this.ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS token_record (id INTEGER PRIMARY KEY CHECK (id = 1), body TEXT NOT NULL, loaded_at INTEGER NOT NULL)");
+    this.ctx.storage.sql.exec(
+      "CREATE TABLE IF NOT EXISTS token_record (id INTEGER PRIMARY KEY CHECK (id = 1), body TEXT NOT NULL, loaded_at INTEGER NOT NULL)",
+    );
     this.ctx.storage.sql.exec(
       "INSERT INTO token_record (id, body, loaded_at) VALUES (1, ?, ?) ON CONFLICT(id) DO UPDATE SET body = excluded.body, loaded_at = excluded.loaded_at",
       JSON.stringify(entry.record),

@@ -91,7 +91,8 @@ export class SlidingWindow {
 
   private describe(nowMs: number, limit: number, windowSeconds: number, allowed: boolean): RateDecision {
     const remaining = Math.max(0, limit - this.used);
-    const resetSeconds = this.newest === undefined ? 0 : secondsUntil((this.newest + windowSeconds) * 1000, nowMs);
+    const resetSeconds =
+      this.newest === undefined ? 0 : secondsUntil((this.newest + windowSeconds) * 1000, nowMs);
     let retryAfterSeconds = 0;
     if (!allowed) {
       // The earliest moment at which the hits still in the window drop below the limit.
@@ -105,7 +106,9 @@ export class SlidingWindow {
         }
       }
       // A limit of zero (or fewer hits than the limit that never frees) falls back to a full window.
-      retryAfterSeconds = Number.isFinite(freeAtMs) ? Math.max(1, secondsUntil(freeAtMs, nowMs)) : windowSeconds;
+      retryAfterSeconds = Number.isFinite(freeAtMs)
+        ? Math.max(1, secondsUntil(freeAtMs, nowMs))
+        : windowSeconds;
     }
     return { allowed, limit, remaining, resetSeconds, retryAfterSeconds, windowSeconds };
   }

@@ -20,7 +20,8 @@ async function learnerReads() {
   };
 }
 
-const withUser = (path: string, userId: string) => `${path}${path.endsWith("?") ? "" : "&"}user_id=${encodeURIComponent(userId)}`;
+const withUser = (path: string, userId: string) =>
+  `${path}${path.endsWith("?") ? "" : "&"}user_id=${encodeURIComponent(userId)}`;
 
 describe("who may read whose progress", () => {
   it("lets instructors, admins and platform staff read a member; 404 across institutions; 403 for a learner naming another", async () => {
@@ -63,7 +64,8 @@ describe("who may read whose progress", () => {
       expect(anonymous.res.status, path).toBe(401);
     }
     const scoped = await mintToken(learner, ["progress:read"]);
-    for (const path of paths) expect((await callJson(path, { token: scoped.token })).res.status, path).toBe(200);
+    for (const path of paths)
+      expect((await callJson(path, { token: scoped.token })).res.status, path).toBe(200);
   });
 });
 
@@ -71,7 +73,10 @@ describe("the cost of a read", () => {
   it("is one D1 round trip for your own data, never touches attempts, and never scans a whole table", async () => {
     const { learner, admin } = await createTenant();
     const { paths, course } = await learnerReads();
-    await record(learner.token, course.items.slice(0, 3).map((id) => attempt(id)));
+    await record(
+      learner.token,
+      course.items.slice(0, 3).map((id) => attempt(id)),
+    );
     const requests: [string, string][] = [
       ...paths.map((p) => [p, learner.token] as [string, string]),
       ["/api/gamification/leaderboard?period=week&scope=institution", learner.token],
@@ -87,11 +92,15 @@ describe("the cost of a read", () => {
         for (const step of plan) {
           expect(step, `${path}: ${sql}`).not.toMatch(/^(SCAN|SEARCH) attempts\b/);
           // A page's total counted again for every row of the page would multiply the rows read by its size.
-          if (path.includes("lesson-progress")) expect(step, `${path}: ${sql}`).not.toMatch(/^CORRELATED SCALAR SUBQUERY/);
+          if (path.includes("lesson-progress"))
+            expect(step, `${path}: ${sql}`).not.toMatch(/^CORRELATED SCALAR SUBQUERY/);
           // No full pass over a table or an alias of one. Allowed: index scans, json_each over the six
           // CEFR levels (`lv`) and a pass over a bounded subquery's own rows.
           const scanned = /^SCAN (\S+)(?: AS \w+)?$/.exec(step)?.[1];
-          expect(scanned && !["ranked"].includes(scanned) && !scanned.startsWith("(subquery") ? step : null, `${path}: ${sql}`).toBeNull();
+          expect(
+            scanned && !["ranked"].includes(scanned) && !scanned.startsWith("(subquery") ? step : null,
+            `${path}: ${sql}`,
+          ).toBeNull();
         }
       }
     }

@@ -35,10 +35,26 @@ describe("GET /api/progress-history", () => {
       series: [
         { date: addDays(d, -1), ...empty },
         { date: d, attempts: 1, items_completed: 1, correct: 1, accuracy: 1, xp: 10, minutes: 0.5 },
-        { date: addDays(d, 1), attempts: 2, items_completed: 1, correct: 1, accuracy: 0.5, xp: 10, minutes: 2.3 },
+        {
+          date: addDays(d, 1),
+          attempts: 2,
+          items_completed: 1,
+          correct: 1,
+          accuracy: 0.5,
+          xp: 10,
+          minutes: 2.3,
+        },
         { date: addDays(d, 2), ...empty },
       ],
-      totals: { attempts: 3, items_completed: 2, correct: 2, accuracy: 0.667, xp: 20, minutes: 2.8, active_days: 2 },
+      totals: {
+        attempts: 3,
+        items_completed: 2,
+        correct: 2,
+        accuracy: 0.667,
+        xp: 20,
+        minutes: 2.8,
+        active_days: 2,
+      },
     });
 
     // The same instants all fall on one day in UTC.
@@ -49,7 +65,15 @@ describe("GET /api/progress-history", () => {
       [addDays(d, 1), 0],
       [addDays(d, 2), 0],
     ]);
-    expect(inUtc.body.series[1]).toEqual({ date: d, attempts: 3, items_completed: 2, correct: 2, accuracy: 0.667, xp: 20, minutes: 2.8 });
+    expect(inUtc.body.series[1]).toEqual({
+      date: d,
+      attempts: 3,
+      items_completed: 2,
+      correct: 2,
+      accuracy: 0.667,
+      xp: 20,
+      minutes: 2.8,
+    });
 
     // Weekly: one point per week touching the range, dated by its Monday, summing the days in the range.
     const weekly = await callJson(`/api/progress-history?${range}&granularity=week`, { token: tokyo.token });
@@ -63,7 +87,9 @@ describe("GET /api/progress-history", () => {
       expected.set(weekOf(day), point);
     }
     expect(weekly.body.granularity).toBe("week");
-    expect(weekly.body.series.map((p: any) => ({ date: p.date, attempts: p.attempts, xp: p.xp }))).toEqual([...expected].map(([date, p]) => ({ date, ...p })));
+    expect(weekly.body.series.map((p: any) => ({ date: p.date, attempts: p.attempts, xp: p.xp }))).toEqual(
+      [...expected].map(([date, p]) => ({ date, ...p })),
+    );
     expect(weekly.body.totals).toEqual(body.totals);
   });
 
@@ -73,7 +99,12 @@ describe("GET /api/progress-history", () => {
     const { res, body } = await callJson("/api/progress-history", { token: kiritimati.token });
     expect(res.status).toBe(200);
     const to = today("Pacific/Kiritimati");
-    expect(body).toMatchObject({ time_zone: "Pacific/Kiritimati", from: addDays(to, -29), to, granularity: "day" });
+    expect(body).toMatchObject({
+      time_zone: "Pacific/Kiritimati",
+      from: addDays(to, -29),
+      to,
+      granularity: "day",
+    });
     expect(body.series).toHaveLength(30);
     expect(body.series[0]).toEqual({ date: addDays(to, -29), ...empty });
     expect(body.totals).toEqual({ ...empty, active_days: 0 });
@@ -81,14 +112,18 @@ describe("GET /api/progress-history", () => {
     // Only `to`: the 30 days ending then. Only `from`: from then to today.
     const onlyTo = await callJson("/api/progress-history?to=2026-03-31", { token: kiritimati.token });
     expect(onlyTo.body).toMatchObject({ from: "2026-03-02", to: "2026-03-31" });
-    const onlyFrom = await callJson(`/api/progress-history?from=${addDays(to, -3)}`, { token: kiritimati.token });
+    const onlyFrom = await callJson(`/api/progress-history?from=${addDays(to, -3)}`, {
+      token: kiritimati.token,
+    });
     expect(onlyFrom.body).toMatchObject({ from: addDays(to, -3), to });
     expect(onlyFrom.body.series).toHaveLength(4);
   });
 
   it("accepts a range of exactly 366 days", async () => {
     const { learner } = await createTenant();
-    const { res, body } = await callJson("/api/progress-history?from=2024-01-01&to=2024-12-31", { token: learner.token });
+    const { res, body } = await callJson("/api/progress-history?from=2024-01-01&to=2024-12-31", {
+      token: learner.token,
+    });
     expect(res.status).toBe(200);
     expect(body.series).toHaveLength(366);
   });

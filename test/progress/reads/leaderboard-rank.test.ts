@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { RANK_BASE, RANK_LEVELS } from "../../../src/domains/progress/rank";
 import { addDays, weekOf } from "../../../src/domains/progress/rules";
 import { callJson } from "../../helpers/api";
-import { createPublishedCourse, type CourseFixture } from "../../helpers/progress-fixture";
+import { type CourseFixture, createPublishedCourse } from "../../helpers/progress-fixture";
 import { createPlatformAdmin, createTenant, insertUser, type Tenant } from "../../helpers/tenants";
 import { attempt, callInstrumented, learnerIn, queryPlans, record, today } from "./support";
 
@@ -37,14 +37,23 @@ const lastWeek = () => `${addDays(weekOf(today()), -3)}T12:00:00Z`;
 beforeAll(async () => {
   thisWeek = weekOf(today());
   denominations = [];
-  for (const xp of [1000, 100, 10, 1]) denominations.push({ xp, course: await createPublishedCourse({ lessons: 2, blocksPerLesson: 3, itemsPerBlock: 3, xp }) });
+  for (const xp of [1000, 100, 10, 1])
+    denominations.push({
+      xp,
+      course: await createPublishedCourse({ lessons: 2, blocksPerLesson: 3, itemsPerBlock: 3, xp }),
+    });
   acme = await createTenant({ plan: "enterprise", rateLimit: 1_000_000 });
   globex = await createTenant({ plan: "enterprise", rateLimit: 1_000_000 });
 });
 
 async function newLearner(tenant: Tenant) {
   const { id } = await insertUser("learner", tenant.institution.id);
-  const learner = { id, admin: tenant, institutionId: tenant.institution.id, used: new Map<number, number>() };
+  const learner = {
+    id,
+    admin: tenant,
+    institutionId: tenant.institution.id,
+    used: new Map<number, number>(),
+  };
   learners.push(learner);
   return learner;
 }
@@ -78,7 +87,10 @@ async function recordFor(learner: (typeof learners)[number], attempts: ReturnTyp
 
 /** Records for a member, as their institution's admin. */
 async function recordAs(adminToken: string, userId: string, attempts: ReturnType<typeof attempt>[]) {
-  const { res, body } = await callJson("/api/progress/attempts", { token: adminToken, body: { user_id: userId, attempts } });
+  const { res, body } = await callJson("/api/progress/attempts", {
+    token: adminToken,
+    body: { user_id: userId, attempts },
+  });
   if (res.status !== 200) throw new Error(`recording failed: ${res.status} ${JSON.stringify(body)}`);
 }
 
@@ -94,17 +106,36 @@ async function bruteForce(userId: string, institutionId: string, period: Period,
   const inScope = scope === "institution" ? " AND institution_id = ?" : "";
   const scoped = (...values: unknown[]) => (scope === "institution" ? [...values, institutionId] : values);
   if (period === "all_time") {
-    const mine = (await env.DB.prepare("SELECT coalesce((SELECT xp_total FROM learner_stats WHERE user_id = ?), 0) AS xp").bind(userId).first<{ xp: number }>())!.xp;
-    const above = (await env.DB.prepare(`SELECT count(*) AS n FROM learner_stats WHERE xp_total > ?${inScope}`).bind(...scoped(mine)).first<{ n: number }>())!.n;
+    const mine = (await env.DB.prepare(
+      "SELECT coalesce((SELECT xp_total FROM learner_stats WHERE user_id = ?), 0) AS xp",
+    )
+      .bind(userId)
+      .first<{ xp: number }>())!.xp;
+    const above = (await env.DB.prepare(
+      `SELECT count(*) AS n FROM learner_stats WHERE xp_total > ?${inScope}`,
+    )
+      .bind(...scoped(mine))
+      .first<{ n: number }>())!.n;
     return { xp: mine, rank: above + 1 };
   }
-  const mine = (await env.DB.prepare("SELECT coalesce((SELECT xp FROM weekly_xp WHERE week = ? AND user_id = ?), 0) AS xp").bind(thisWeek, userId).first<{ xp: number }>())!.xp;
-  const above = (await env.DB.prepare(`SELECT count(*) AS n FROM weekly_xp WHERE week = ? AND xp > ?${inScope}`).bind(...scoped(thisWeek, mine)).first<{ n: number }>())!.n;
+  const mine = (await env.DB.prepare(
+    "SELECT coalesce((SELECT xp FROM weekly_xp WHERE week = ? AND user_id = ?), 0) AS xp",
+  )
+    .bind(thisWeek, userId)
+    .first<{ xp: number }>())!.xp;
+  const above = (await env.DB.prepare(
+    `SELECT count(*) AS n FROM weekly_xp WHERE week = ? AND xp > ?${inScope}`,
+  )
+    .bind(...scoped(thisWeek, mine))
+    .first<{ n: number }>())!.n;
   return { xp: mine, rank: above + 1 };
 }
 
 async function apiBoard(learner: (typeof learners)[number], period: Period, scope: Scope, limit = 100) {
-  const { res, body } = await callJson(`/api/gamification/leaderboard?period=${period}&scope=${scope}&limit=${limit}&user_id=${learner.id}`, { token: learner.admin.admin.token });
+  const { res, body } = await callJson(
+    `/api/gamification/leaderboard?period=${period}&scope=${scope}&limit=${limit}&user_id=${learner.id}`,
+    { token: learner.admin.admin.token },
+  );
   expect(res.status, JSON.stringify(body)).toBe(200);
   return body;
 }
@@ -115,7 +146,12 @@ async function expectExactRanks(subjects = learners) {
     for (const [period, scope] of BOARDS) {
       const body = await apiBoard(learner, period, scope);
       const expected = await bruteForce(learner.id, learner.institutionId, period, scope);
-      expect({ id: learner.id, period, scope, xp: body.me.xp, rank: body.me.rank }).toEqual({ id: learner.id, period, scope, ...expected });
+      expect({ id: learner.id, period, scope, xp: body.me.xp, rank: body.me.rank }).toEqual({
+        id: learner.id,
+        period,
+        scope,
+        ...expected,
+      });
       if (learner === subjects[0]) {
         for (const entry of body.entries) {
           const { n } = (await env.DB.prepare(
@@ -137,12 +173,16 @@ async function expectExactRanks(subjects = learners) {
  * now (rows whose count went back to 0 aside): maintenance and backfill agree, and nothing was lost.
  */
 async function expectCountsMatchBackfill() {
-  const migration = (env.TEST_MIGRATIONS as { name: string; queries: string[] }[]).find((m) => m.name.startsWith("0006_"))!;
+  const migration = (env.TEST_MIGRATIONS as { name: string; queries: string[] }[]).find((m) =>
+    m.name.startsWith("0006_"),
+  )!;
   const backfill = migration.queries.find((q) => q.includes("INSERT INTO `xp_rank_counts`"))!;
   const select = backfill.replace(/^[\s\S]*?INSERT INTO `xp_rank_counts` \([^)]*\)\s*/, "");
   const order = " ORDER BY 1, 2, 3, 4";
   const expected = await env.DB.prepare(`SELECT * FROM (${select.replace(/;\s*$/, "")})${order}`).raw();
-  const maintained = await env.DB.prepare(`SELECT period, scope, level, bucket, learners FROM xp_rank_counts WHERE learners <> 0${order}`).raw();
+  const maintained = await env.DB.prepare(
+    `SELECT period, scope, level, bucket, learners FROM xp_rank_counts WHERE learners <> 0${order}`,
+  ).raw();
   expect(expected.length).toBeGreaterThan(0);
   expect(maintained).toEqual(expected);
 }
@@ -150,7 +190,8 @@ async function expectCountsMatchBackfill() {
 describe("leaderboard ranks from the rank counts", () => {
   it("are exact at the top, middle and bottom, in ties, at 0 XP, weekly and all time, institution and platform", async () => {
     await newLearner(acme); // no XP at all
-    for (const xp of [1, 15, 16, 16, 17, 99, 100, 255, 256, 999, 1000, 4095, 4096, 9999]) await learnerWith(acme, xp);
+    for (const xp of [1, 15, 16, 16, 17, 99, 100, 255, 256, 999, 1000, 4095, 4096, 9999])
+      await learnerWith(acme, xp);
     await learnerWith(acme, 5000, 4000); // 1,000 this week
     await learnerWith(acme, 300, 300); // nothing this week
     await learnerWith(acme, 18000, 9000); // the top, all time
@@ -167,26 +208,43 @@ describe("leaderboard ranks from the rank counts", () => {
 
   it("stay exact when learners cross a bucket boundary (base 16 and base 10)", async () => {
     for (const before of [15, 99, 255, 999, 4095]) {
-      const { results } = await env.DB.prepare("SELECT user_id FROM learner_stats WHERE xp_total = ? AND institution_id = ?").bind(before, acme.institution.id).all<{ user_id: string }>();
+      const { results } = await env.DB.prepare(
+        "SELECT user_id FROM learner_stats WHERE xp_total = ? AND institution_id = ?",
+      )
+        .bind(before, acme.institution.id)
+        .all<{ user_id: string }>();
       const learner = learners.find((l) => l.id === results[0]!.user_id)!;
       await recordFor(learner, practice(learner, 1));
-      expect((await bruteForce(learner.id, learner.institutionId, "all_time", "platform")).xp).toBe(before + 1);
+      expect((await bruteForce(learner.id, learner.institutionId, "all_time", "platform")).xp).toBe(
+        before + 1,
+      );
     }
     await expectExactRanks();
     await expectCountsMatchBackfill();
   });
 
   it("stay exact after concurrent batches of many learners", async () => {
-    const fresh = await Promise.all(Array.from({ length: 24 }, (_, i) => newLearner(i % 3 === 0 ? globex : acme)));
+    const fresh = await Promise.all(
+      Array.from({ length: 24 }, (_, i) => newLearner(i % 3 === 0 ? globex : acme)),
+    );
     // Every learner records three batches at once (the recorder serialises each learner's), all learners together.
     await Promise.all(
       fresh.flatMap((learner, i) => {
         const first = firstPasses(learner, 10 + ((i * 37) % 400));
-        return [recordFor(learner, first).then(() => Promise.all([recordFor(learner, practice(learner, 1 + (i % 5))), recordFor(learner, practice(learner, 16 - (i % 16)))]))];
+        return [
+          recordFor(learner, first).then(() =>
+            Promise.all([
+              recordFor(learner, practice(learner, 1 + (i % 5))),
+              recordFor(learner, practice(learner, 16 - (i % 16))),
+            ]),
+          ),
+        ];
       }),
     );
     // And the first learners again, concurrently with each other.
-    await Promise.all(learners.slice(1, 12).map((learner, i) => recordFor(learner, practice(learner, 1 + i * 3))));
+    await Promise.all(
+      learners.slice(1, 12).map((learner, i) => recordFor(learner, practice(learner, 1 + i * 3))),
+    );
     await expectExactRanks();
     await expectCountsMatchBackfill();
   });
@@ -199,9 +257,14 @@ describe("learners without an institution", () => {
     await record(staff.token, firstPasses(learner, 256));
     await record(staff.token, practice(learner, 1)); // 257: just above the learners at 256
     for (const period of ["week", "all_time"] as const) {
-      const { body } = await callJson(`/api/gamification/leaderboard?period=${period}&limit=100`, { token: staff.token });
+      const { body } = await callJson(`/api/gamification/leaderboard?period=${period}&limit=100`, {
+        token: staff.token,
+      });
       expect(body.scope).toBe("platform");
-      expect(body.me).toMatchObject({ xp: 257, rank: (await bruteForce(staff.id, "", period, "platform")).rank });
+      expect(body.me).toMatchObject({
+        xp: 257,
+        rank: (await bruteForce(staff.id, "", period, "platform")).rank,
+      });
     }
     await expectExactRanks();
     await expectCountsMatchBackfill();
@@ -214,7 +277,9 @@ describe("the cost of a rank", () => {
     const course = await createPublishedCourse({ lessons: 1, blocksPerLesson: 1, itemsPerBlock: 1, xp: 10 });
     const me = await learnerIn(tenant.institution.id);
     await record(me.token, [attempt(course.items[0]!)]); // 10 XP
-    const paths = BOARDS.map(([period, scope]) => `/api/gamification/leaderboard?period=${period}&scope=${scope}`);
+    const paths = BOARDS.map(
+      ([period, scope]) => `/api/gamification/leaderboard?period=${period}&scope=${scope}`,
+    );
 
     const measure = async () => {
       const out: number[][] = [];
@@ -226,7 +291,9 @@ describe("the cost of a rank", () => {
         for (const { sql, plan } of await queryPlans(log)) {
           if (!sql.includes("xp_rank_counts")) continue;
           // One primary-key range per level, never a pass over the counts.
-          expect(plan.join("\n"), sql).toMatch(/SEARCH c USING PRIMARY KEY \(period=\? AND scope=\? AND level=\? AND bucket>\? AND bucket<\?\)/);
+          expect(plan.join("\n"), sql).toMatch(
+            /SEARCH c USING PRIMARY KEY \(period=\? AND scope=\? AND level=\? AND bucket>\? AND bucket<\?\)/,
+          );
         }
       }
       return out;
@@ -239,7 +306,10 @@ describe("the cost of a rank", () => {
           Array.from({ length: Math.min(25, count - done) }, async () => {
             const n = added++;
             const { id } = await insertUser("learner", tenant.institution.id);
-            const attempts = [attempt(course.items[0]!), ...Array.from({ length: 1 + (n % 99) }, () => attempt(course.items[0]!))];
+            const attempts = [
+              attempt(course.items[0]!),
+              ...Array.from({ length: 1 + (n % 99) }, () => attempt(course.items[0]!)),
+            ];
             await recordAs(tenant.admin.token, id, attempts);
           }),
         );
@@ -266,6 +336,8 @@ describe("the cost of a rank", () => {
       // 500 more learners above, a handful more counts (new buckets within my ranges).
       expect(meAfter! - meBefore!, what).toBeLessThan(RANK_BASE);
     });
-    console.log(JSON.stringify({ rowsRead: Object.fromEntries(paths.map((p, i) => [p, [before[i], after[i]]])) }));
+    console.log(
+      JSON.stringify({ rowsRead: Object.fromEntries(paths.map((p, i) => [p, [before[i], after[i]]])) }),
+    );
   }, 120_000);
 });

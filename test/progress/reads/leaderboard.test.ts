@@ -32,7 +32,8 @@ beforeAll(async () => {
   xavier = globex.learner;
   await env.DB.prepare("UPDATE users SET name = 'Xavier' WHERE id = ?").bind(xavier.id).run();
   const course = await createPublishedCourse({ lessons: 1, blocksPerLesson: 1, itemsPerBlock: 5, xp: 10 });
-  const items = (n: number, at?: string) => course.items.slice(0, n).map((id) => attempt(id, { at: at ?? Date.now() }));
+  const items = (n: number, at?: string) =>
+    course.items.slice(0, n).map((id) => attempt(id, { at: at ?? Date.now() }));
   week = weekOf(today());
   await record(me.token, items(2));
   await record(ana.token, items(3));
@@ -104,9 +105,17 @@ describe("GET /api/gamification/leaderboard", () => {
       [4, null, ANONYMOUS, false],
       [5, null, ANONYMOUS, false],
     ]);
-    expect(seenByXavier.body.me).toEqual({ rank: 1, user_id: xavier.id, display_name: "Xavier", xp: 50, is_me: true });
+    expect(seenByXavier.body.me).toEqual({
+      rank: 1,
+      user_id: xavier.id,
+      display_name: "Xavier",
+      xp: 50,
+      is_me: true,
+    });
     const own = await board(xavier);
-    expect(own.body.entries).toEqual([{ rank: 1, user_id: xavier.id, display_name: "Xavier", xp: 50, is_me: true }]);
+    expect(own.body.entries).toEqual([
+      { rank: 1, user_id: xavier.id, display_name: "Xavier", xp: 50, is_me: true },
+    ]);
 
     // Platform staff: the platform by default, names of every institution, opted-out learners still anonymous.
     const staff = await createPlatformAdmin();

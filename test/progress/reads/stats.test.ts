@@ -23,7 +23,10 @@ describe("GET /api/stats", () => {
     await createPublishedCourse({ lessons: 3, published: false }); // drafts do not count
 
     // The learner: lesson 1 of `big` (4 items) after one miss, and all of `small`.
-    await record(learner.token, [attempt(big.items[0]!, { score: 0, correct: false }), ...big.lessons[0]!.items.map((i) => attempt(i.id))]);
+    await record(learner.token, [
+      attempt(big.items[0]!, { score: 0, correct: false }),
+      ...big.lessons[0]!.items.map((i) => attempt(i.id)),
+    ]);
     await record(learner.token, [attempt(small.items[0]!)]);
     // Another learner, last active 10 days ago.
     const { learner: earlier } = await createTenant();
@@ -58,7 +61,11 @@ describe("GET /api/stats", () => {
 
   it("needs stats:read, which learners and instructors do not have", async () => {
     const { admin, learner, instructor } = await createTenant();
-    for (const token of [learner.token, instructor.token, (await mintToken(admin, ["progress:read"])).token]) {
+    for (const token of [
+      learner.token,
+      instructor.token,
+      (await mintToken(admin, ["progress:read"])).token,
+    ]) {
       const { res, body } = await callJson("/api/stats", { token });
       expect(res.status).toBe(403);
       expect(body.code).toBe("missing_ability");

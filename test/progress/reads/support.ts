@@ -14,7 +14,10 @@ export function recentToday(agoMs = 60_000, now = Date.now()): number {
 }
 
 /** One attempt as a client sends it; `at` is the instant it happened. */
-export function attempt(itemId: string, overrides: { score?: number; correct?: boolean; duration_seconds?: number; at?: string | number } = {}) {
+export function attempt(
+  itemId: string,
+  overrides: { score?: number; correct?: boolean; duration_seconds?: number; at?: string | number } = {},
+) {
   const { at = recentToday(), ...rest } = overrides;
   return {
     id: crypto.randomUUID(),
@@ -38,9 +41,14 @@ export async function record(token: string, attempts: ReturnType<typeof attempt>
  * A learner of `institutionId` whose time zone is set in D1 before signing in (the principal,
  * including the time zone, is cached with the token).
  */
-export async function learnerIn(institutionId: string, options: { timeZone?: string; optOut?: boolean; name?: string } = {}): Promise<TestUser> {
+export async function learnerIn(
+  institutionId: string,
+  options: { timeZone?: string; optOut?: boolean; name?: string } = {},
+): Promise<TestUser> {
   const { id, email } = await insertUser("learner", institutionId);
-  await env.DB.prepare("UPDATE users SET time_zone = ?, leaderboard_opt_out = ?, name = coalesce(?, name) WHERE id = ?")
+  await env.DB.prepare(
+    "UPDATE users SET time_zone = ?, leaderboard_opt_out = ?, name = coalesce(?, name) WHERE id = ?",
+  )
     .bind(options.timeZone ?? "UTC", options.optOut ? 1 : 0, options.name ?? null, id)
     .run();
   return { id, email, role: "learner", ...(await signIn(email)) };
@@ -48,7 +56,9 @@ export async function learnerIn(institutionId: string, options: { timeZone?: str
 
 export function today(timeZone = "UTC", at = Date.now()): string {
   const parts = Object.fromEntries(
-    new Intl.DateTimeFormat("en-GB", { timeZone, year: "numeric", month: "2-digit", day: "2-digit" }).formatToParts(new Date(at)).map((p) => [p.type, p.value]),
+    new Intl.DateTimeFormat("en-GB", { timeZone, year: "numeric", month: "2-digit", day: "2-digit" })
+      .formatToParts(new Date(at))
+      .map((p) => [p.type, p.value]),
   );
   return `${parts.year}-${parts.month}-${parts.day}`;
 }
@@ -98,7 +108,8 @@ function instrumentD1(real: D1Database, log: D1Log): D1Database {
       first: (column?: string) => once(() => (column ? stmt.first(column) : stmt.first()))(),
       all: once(() => stmt.all().then((r) => counted(r, sql))),
       run: once(() => stmt.run().then((r) => counted(r, sql))),
-      raw: (options?: { columnNames?: boolean }) => once(() => (options?.columnNames ? stmt.raw({ columnNames: true }) : stmt.raw()))(),
+      raw: (options?: { columnNames?: boolean }) =>
+        once(() => (options?.columnNames ? stmt.raw({ columnNames: true }) : stmt.raw()))(),
     };
     origin.set(wrapper, { stmt, sql, params });
     return wrapper as unknown as D1PreparedStatement;
@@ -108,7 +119,9 @@ function instrumentD1(real: D1Database, log: D1Log): D1Database {
     batch: (statements: D1PreparedStatement[]) => {
       const known = statements.map((s) => origin.get(s)!);
       log.roundTrips.push(known.map(({ sql, params }) => ({ sql, params })));
-      return real.batch(known.map((k) => k.stmt)).then((results) => results.map((r, i) => counted(r, known[i]!.sql)));
+      return real
+        .batch(known.map((k) => k.stmt))
+        .then((results) => results.map((r, i) => counted(r, known[i]!.sql)));
     },
     exec: (sql: string) => real.exec(sql),
     dump: () => real.dump(),
@@ -116,7 +129,10 @@ function instrumentD1(real: D1Database, log: D1Log): D1Database {
 }
 
 /** A GET through the worker with a D1 binding that records each round trip and statement. */
-export async function callInstrumented(path: string, token: string): Promise<{ res: Response; body: any; log: D1Log }> {
+export async function callInstrumented(
+  path: string,
+  token: string,
+): Promise<{ res: Response; body: any; log: D1Log }> {
   const log: D1Log = { roundTrips: [], rowsRead: 0, rowsReadByStatement: [] };
   const instrumented = { ...env, DB: instrumentD1(env.DB, log) };
   const request = new Request(new URL(path, BASE), { headers: { Authorization: `Bearer ${token}` } });

@@ -1,6 +1,6 @@
 import type { OpenAPIHono, z } from "@hono/zod-openapi";
-import type { Principal } from "../../../platform/auth/principal";
 import type { AppEnv } from "../../../env";
+import type { Principal } from "../../../platform/auth/principal";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { windowSecondsFrom } from "../../../platform/ratelimit/policies";
 import { presentUser } from "../present";
@@ -14,7 +14,8 @@ export const meRoute = tokenRoute(null, {
   tags: ["Authentication"],
   operationId: "getMe",
   summary: "Who am I",
-  description: "The token's user, role, institution, plan, rate limit and abilities. Served from the token's cache: no database query.",
+  description:
+    "The token's user, role, institution, plan, rate limit and abilities. Served from the token's cache: no database query.",
   responses: { 200: jsonResponse(MeSchema, "The caller.") },
 });
 
@@ -33,7 +34,13 @@ function meBody(principal: Principal, windowSeconds: number): string {
     institution,
     plan: institution?.plan ?? "platform",
     rate_limit: { limit: rateLimitPerMinute, window_seconds: windowSeconds },
-    token: { id: token.id, name: token.name, kind: token.kind, abilities: token.abilities, expires_at: token.expiresAt },
+    token: {
+      id: token.id,
+      name: token.name,
+      kind: token.kind,
+      abilities: token.abilities,
+      expires_at: token.expiresAt,
+    },
   };
   const json = JSON.stringify(body);
   bodies.set(principal, { windowSeconds, json });
@@ -42,5 +49,8 @@ function meBody(principal: Principal, windowSeconds: number): string {
 
 export function registerMe(app: OpenAPIHono<AppEnv>) {
   // c.body, not c.json: the JSON is serialised already (typed against MeSchema in meBody).
-  app.openapi(meRoute, (c) => c.body(meBody(c.get("principal"), windowSecondsFrom(c.env)), 200, JSON_CONTENT_TYPE) as never);
+  app.openapi(
+    meRoute,
+    (c) => c.body(meBody(c.get("principal"), windowSecondsFrom(c.env)), 200, JSON_CONTENT_TYPE) as never,
+  );
 }

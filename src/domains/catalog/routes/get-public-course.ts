@@ -15,7 +15,8 @@ export const getPublicCourseRoute = publicRoute({
   tags: ["Catalog"],
   operationId: "getPublicCourse",
   summary: "A published course by slug (no token)",
-  description: "The course and its lesson outline. An unknown slug or an unpublished course: 404. Cacheable like the list.",
+  description:
+    "The course and its lesson outline. An unknown slug or an unpublished course: 404. Cacheable like the list.",
   middleware: [limitByIpAtEdge("PUBLIC_RATE_LIMITER")],
   request: { params: CourseSlugParam },
   responses: cacheableResponses(jsonResponse(CourseDetailsSchema, "The course.")),

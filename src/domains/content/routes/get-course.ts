@@ -11,7 +11,8 @@ export const getCourseRoute = tokenRoute("content:read", {
   tags: ["Content"],
   operationId: "getCourse",
   summary: "Course details with the lesson outline",
-  description: "The course and every lesson in order. An unknown id, or an unpublished course for anybody but platform staff: 404.",
+  description:
+    "The course and every lesson in order. An unknown id, or an unpublished course for anybody but platform staff: 404.",
   request: { params: CourseIdParam },
   responses: { 200: jsonResponse(CourseDetailsSchema, "The course.") },
 });

@@ -12,7 +12,8 @@ export const listLessonsRoute = tokenRoute("content:read", {
   tags: ["Content"],
   operationId: "listLessons",
   summary: "List lessons",
-  description: "Ordered by course id, then position. Lessons of unpublished courses are visible to platform staff only.",
+  description:
+    "Ordered by course id, then position. Lessons of unpublished courses are visible to platform staff only.",
   request: { query: ListLessonsQuery },
   responses: { 200: jsonResponse(LessonPageSchema, "A page of lessons.") },
 });
@@ -20,7 +21,12 @@ export const listLessonsRoute = tokenRoute("content:read", {
 export function registerListLessons(app: OpenAPIHono<AppEnv>) {
   app.openapi(listLessonsRoute, async (c) => {
     const { page, per_page, course } = c.req.valid("query");
-    const { total, rows } = await listLessons(c.env, { course }, { page, per_page }, seesDrafts(c.var.principal));
+    const { total, rows } = await listLessons(
+      c.env,
+      { course },
+      { page, per_page },
+      seesDrafts(c.var.principal),
+    );
     return c.json(paginate(c, { page, per_page }, total, rows.map(presentLesson)), 200);
   });
 }

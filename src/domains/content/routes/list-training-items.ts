@@ -12,7 +12,8 @@ export const listTrainingItemsRoute = tokenRoute("content:read", {
   tags: ["Content"],
   operationId: "listTrainingItems",
   summary: "List training items",
-  description: "Ordered by training block id, then position; each item includes its `content`. Items of unpublished courses are visible to platform staff only.",
+  description:
+    "Ordered by training block id, then position; each item includes its `content`. Items of unpublished courses are visible to platform staff only.",
   request: { query: ListTrainingItemsQuery },
   responses: { 200: jsonResponse(TrainingItemPageSchema, "A page of training items.") },
 });
@@ -20,7 +21,12 @@ export const listTrainingItemsRoute = tokenRoute("content:read", {
 export function registerListTrainingItems(app: OpenAPIHono<AppEnv>) {
   app.openapi(listTrainingItemsRoute, async (c) => {
     const { page, per_page, ...filters } = c.req.valid("query");
-    const { total, rows } = await listTrainingItems(c.env, filters, { page, per_page }, seesDrafts(c.var.principal));
+    const { total, rows } = await listTrainingItems(
+      c.env,
+      filters,
+      { page, per_page },
+      seesDrafts(c.var.principal),
+    );
     return c.json(paginate(c, { page, per_page }, total, rows.map(presentTrainingItem)), 200);
   });
 }

@@ -12,7 +12,8 @@ export const listTrainingsRoute = tokenRoute("content:read", {
   tags: ["Content"],
   operationId: "listTrainings",
   summary: "List training blocks",
-  description: "Ordered by lesson id, then position. Blocks of unpublished courses are visible to platform staff only.",
+  description:
+    "Ordered by lesson id, then position. Blocks of unpublished courses are visible to platform staff only.",
   request: { query: ListTrainingsQuery },
   responses: { 200: jsonResponse(TrainingPageSchema, "A page of training blocks.") },
 });
@@ -20,7 +21,12 @@ export const listTrainingsRoute = tokenRoute("content:read", {
 export function registerListTrainings(app: OpenAPIHono<AppEnv>) {
   app.openapi(listTrainingsRoute, async (c) => {
     const { page, per_page, lesson } = c.req.valid("query");
-    const { total, rows } = await listTrainings(c.env, { lesson }, { page, per_page }, seesDrafts(c.var.principal));
+    const { total, rows } = await listTrainings(
+      c.env,
+      { lesson },
+      { page, per_page },
+      seesDrafts(c.var.principal),
+    );
     return c.json(paginate(c, { page, per_page }, total, rows.map(presentTraining)), 200);
   });
 }

@@ -4,7 +4,7 @@ import type { AppEnv } from "../../../env";
 import { idempotencyHeaderShape, idempotent } from "../../../platform/http/idempotency";
 import { errorResponses, jsonBody, jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { presentExport } from "../present";
-import { columnsDocumentation, CreateExportBody, ExportSchema } from "../schemas";
+import { CreateExportBody, columnsDocumentation, ExportSchema } from "../schemas";
 import { createExport } from "../service";
 
 export const createExportRoute = tokenRoute("exports:write", {

@@ -39,9 +39,17 @@ ${columnsDocumentation()}`,
       description:
         "`export_not_ready` (queued or processing; see `Retry-After`) or `export_failed` (`detail` says why); both with the extension members `export_status` and `progress`.",
       content: { "application/problem+json": { schema: ExportConflictProblemSchema } },
-      headers: { "Retry-After": { description: "Seconds to wait before polling again (`export_not_ready` only).", schema: { type: "integer" } } },
+      headers: {
+        "Retry-After": {
+          description: "Seconds to wait before polling again (`export_not_ready` only).",
+          schema: { type: "integer" },
+        },
+      },
     },
-    410: { description: "`export_expired`: the export's retention is over and its file is deleted.", content: { "application/problem+json": { schema: ProblemSchema } } },
+    410: {
+      description: "`export_expired`: the export's retention is over and its file is deleted.",
+      content: { "application/problem+json": { schema: ProblemSchema } },
+    },
   },
 });
 
@@ -68,7 +76,10 @@ export function registerDownloadExport(app: OpenAPIHono<AppEnv>) {
     if ("notModified" in opened) return new Response(null, { status: 304, headers });
     const { job, object } = opened;
     headers.set("Content-Type", CSV_CONTENT_TYPE);
-    headers.set("Content-Disposition", `attachment; filename="${downloadFileName(job, principal.institution!.slug)}"`);
+    headers.set(
+      "Content-Disposition",
+      `attachment; filename="${downloadFileName(job, principal.institution!.slug)}"`,
+    );
     headers.set("Content-Length", String(object.size + (bom ? UTF8_BOM.length : 0)));
     if (!bom) return new Response(object.body, { status: 200, headers });
     // Straight from R2 to the client, never whole in memory; the BOM goes in front of the stream.

@@ -11,7 +11,8 @@ export const getExportRoute = tokenRoute("exports:read", {
   tags: ["Exports"],
   operationId: "getExport",
   summary: "Status of an export",
-  description: "Status, progress (rows written so far) and, once completed, size and download URL. Another institution's export: 404.",
+  description:
+    "Status, progress (rows written so far) and, once completed, size and download URL. Another institution's export: 404.",
   request: { params: ExportIdParam },
   responses: { 200: jsonResponse(ExportSchema, "The export.") },
 });

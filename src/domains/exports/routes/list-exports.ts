@@ -12,7 +12,8 @@ export const listExportsRoute = tokenRoute("exports:read", {
   tags: ["Exports"],
   operationId: "listExports",
   summary: "List export jobs",
-  description: "Your institution's exports, newest first (ties by id), optionally only those of one `status` or `type`.",
+  description:
+    "Your institution's exports, newest first (ties by id), optionally only those of one `status` or `type`.",
   request: { query: ListExportsQuery },
   responses: { 200: jsonResponse(ExportPageSchema, "A page of exports.") },
 });
@@ -20,8 +21,22 @@ export const listExportsRoute = tokenRoute("exports:read", {
 export function registerListExports(app: OpenAPIHono<AppEnv>) {
   app.openapi(listExportsRoute, async (c) => {
     const { page, per_page, status, type } = c.req.valid("query");
-    const { total, rows } = await listExports({ env: c.env, principal: c.var.principal, page: { page, per_page }, status, type });
+    const { total, rows } = await listExports({
+      env: c.env,
+      principal: c.var.principal,
+      page: { page, per_page },
+      status,
+      type,
+    });
     const origin = new URL(c.req.url).origin;
-    return c.json(paginate(c, { page, per_page }, total, rows.map((job) => presentExport(job, origin))), 200);
+    return c.json(
+      paginate(
+        c,
+        { page, per_page },
+        total,
+        rows.map((job) => presentExport(job, origin)),
+      ),
+      200,
+    );
   });
 }

@@ -27,12 +27,23 @@ export function registerLeaderboard(app: OpenAPIHono<AppEnv>) {
     const staff = principal.user.role === "platform_admin";
     const scope = asked ?? (staff || !learner.institutionId ? "platform" : "institution");
     if (scope === "institution" && !learner.institutionId) {
-      throw validationError([{ path: "scope", message: "must be platform for a user without an institution" }]);
+      throw validationError([
+        { path: "scope", message: "must be platform for a user without an institution" },
+      ]);
     }
     const week = weekOf(localTime(Date.now(), learner.timeZone).day);
-    const data = await readLeaderboard(c.env, { period, institutionId: scope === "institution" ? learner.institutionId : null, week, subjectId: learner.id, limit });
+    const data = await readLeaderboard(c.env, {
+      period,
+      institutionId: scope === "institution" ? learner.institutionId : null,
+      week,
+      subjectId: learner.id,
+      limit,
+    });
     if (!data.me) throw new ApiError("not_found", `No learner ${learner.id}.`);
     const viewer = { subjectId: learner.id, institutionId: principal.institution?.id ?? null, staff };
-    return c.json(presentLeaderboard({ period, scope, week, viewer, top: data.top, me: data.me, above: data.above }), 200);
+    return c.json(
+      presentLeaderboard({ period, scope, week, viewer, top: data.top, me: data.me, above: data.above }),
+      200,
+    );
   });
 }

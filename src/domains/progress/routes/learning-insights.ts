@@ -3,7 +3,14 @@ import type { AppEnv } from "../../../env";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { resolveLearner } from "../learner";
 import { presentInsights, trendStart } from "../read-present";
-import { INSIGHT_MIN_ATTEMPTS, LearnerQuery, LearningInsightsSchema, MAX_RECOMMENDATIONS, TREND_THRESHOLD, TREND_WEEKS } from "../read-schemas";
+import {
+  INSIGHT_MIN_ATTEMPTS,
+  LearnerQuery,
+  LearningInsightsSchema,
+  MAX_RECOMMENDATIONS,
+  TREND_THRESHOLD,
+  TREND_WEEKS,
+} from "../read-schemas";
 import { readInsights } from "../read-service";
 import { localTime } from "../rules";
 

@@ -25,7 +25,10 @@ const DAY_MS = 86_400_000;
 function checkRange(from: string, to: string): void {
   if (from > to) throw validationError([{ path: "from", message: `must not be after to (${to})` }]);
   const days = (Date.parse(to) - Date.parse(from)) / DAY_MS + 1;
-  if (days > MAX_HISTORY_DAYS) throw validationError([{ path: "from", message: `the range may span at most ${MAX_HISTORY_DAYS} days (asked for ${days})` }]);
+  if (days > MAX_HISTORY_DAYS)
+    throw validationError([
+      { path: "from", message: `the range may span at most ${MAX_HISTORY_DAYS} days (asked for ${days})` },
+    ]);
 }
 
 export function registerProgressHistory(app: OpenAPIHono<AppEnv>) {
@@ -38,6 +41,16 @@ export function registerProgressHistory(app: OpenAPIHono<AppEnv>) {
     const from = query.from ?? addDays(to, -(DEFAULT_HISTORY_DAYS - 1));
     checkRange(from, to);
     const rows = await readDailyActivity(c.env, learner.id, from, to);
-    return c.json(presentHistory({ userId: learner.id, timeZone: learner.timeZone, from, to, granularity: query.granularity, rows }), 200);
+    return c.json(
+      presentHistory({
+        userId: learner.id,
+        timeZone: learner.timeZone,
+        from,
+        to,
+        granularity: query.granularity,
+        rows,
+      }),
+      200,
+    );
   });
 }

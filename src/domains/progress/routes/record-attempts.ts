@@ -23,7 +23,8 @@ export const recordAttemptsRoute = tokenRoute("progress:write", {
     200: jsonResponse(RecordAttemptsResponse, "What the attempts changed."),
     409: {
       ...errorResponses[409],
-      description: "An attempt id was already recorded for another learner (`conflict`; nothing of the batch is recorded), or a request with this Idempotency-Key is still in flight (`idempotency_in_flight`).",
+      description:
+        "An attempt id was already recorded for another learner (`conflict`; nothing of the batch is recorded), or a request with this Idempotency-Key is still in flight (`idempotency_in_flight`).",
     },
   },
 });
@@ -32,17 +33,27 @@ export function registerRecordAttempts(app: OpenAPIHono<AppEnv>) {
   app.openapi(recordAttemptsRoute, async (c) => {
     const body = c.req.valid("json");
     const { user_id: userId, ...rest } = body as typeof body & { user_id?: string };
-    const attempts: AttemptInput[] = "attempts" in rest ? (rest.attempts as AttemptInput[]) : [rest as AttemptInput];
+    const attempts: AttemptInput[] =
+      "attempts" in rest ? (rest.attempts as AttemptInput[]) : [rest as AttemptInput];
     const learner = await resolveLearner(c.env, c.var.principal, userId, "write");
     const recorder = c.env.PROGRESS_RECORDER.get(c.env.PROGRESS_RECORDER.idFromName(learner.id));
     const result = await recorder.record(learner, attempts);
     if (!result.ok) {
       // A single attempt's fields are reported at the top level, as it was sent.
-      const errors = "attempts" in rest ? result.errors : result.errors?.map((e) => ({ ...e, path: e.path.replace(/^attempts\.0\./, "") }));
+      const errors =
+        "attempts" in rest
+          ? result.errors
+          : result.errors?.map((e) => ({ ...e, path: e.path.replace(/^attempts\.0\./, "") }));
       throw new ApiError(result.code, result.detail, { errors });
     }
     // The events are committed with the attempts; the queue only has to learn of them.
-    if (result.summary.events.length > 0) c.executionCtx.waitUntil(publishEvents(c.env, result.summary.events.map((e) => e.id)));
+    if (result.summary.events.length > 0)
+      c.executionCtx.waitUntil(
+        publishEvents(
+          c.env,
+          result.summary.events.map((e) => e.id),
+        ),
+      );
     return c.json({ data: result.outcomes, summary: result.summary }, 200);
   });
 }

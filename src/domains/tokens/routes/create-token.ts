@@ -3,8 +3,8 @@ import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { idempotencyHeaderShape, idempotent } from "../../../platform/http/idempotency";
 import { jsonBody, jsonResponse, tokenRoute } from "../../../platform/openapi";
-import { CreatedTokenSchema, CreateTokenBody } from "../schemas";
 import { presentToken } from "../present";
+import { CreatedTokenSchema, CreateTokenBody } from "../schemas";
 import { createApiToken } from "../service";
 
 export const createTokenRoute = tokenRoute("tokens:write", {
@@ -22,7 +22,11 @@ export const createTokenRoute = tokenRoute("tokens:write", {
 
 export function registerCreateToken(app: OpenAPIHono<AppEnv>) {
   app.openapi(createTokenRoute, async (c) => {
-    const { row, plain } = await createApiToken({ env: c.env, principal: c.var.principal, input: c.req.valid("json") });
+    const { row, plain } = await createApiToken({
+      env: c.env,
+      principal: c.var.principal,
+      input: c.req.valid("json"),
+    });
     c.header("Location", new URL(`/api/integrations/tokens/${row.id}`, c.req.url).toString());
     return c.json({ ...presentToken(row), token: plain }, 201);
   });

@@ -21,9 +21,18 @@ export const listTokensRoute = tokenRoute("tokens:read", {
 export function registerListTokens(app: OpenAPIHono<AppEnv>) {
   app.openapi(listTokensRoute, async (c) => {
     const { page, per_page, kind } = c.req.valid("query");
-    const { total, dataJson } = await listTokens({ env: c.env, principal: c.var.principal, page: { page, per_page }, kind });
+    const { total, dataJson } = await listTokens({
+      env: c.env,
+      principal: c.var.principal,
+      page: { page, per_page },
+      kind,
+    });
     // The items arrive from SQLite as JSON text in TokenSchema's shape; the envelope is spliced around them.
     const body = paginateJson(c, { page, per_page }, total, dataJson);
-    return c.body(body, 200, { "Content-Type": "application/json" }) as unknown as TypedResponse<z.infer<typeof TokenPageSchema>, 200, "json">;
+    return c.body(body, 200, { "Content-Type": "application/json" }) as unknown as TypedResponse<
+      z.infer<typeof TokenPageSchema>,
+      200,
+      "json"
+    >;
   });
 }

@@ -10,7 +10,8 @@ export const revokeTokenRoute = tokenRoute("tokens:write", {
   tags: ["Tokens"],
   operationId: "revokeToken",
   summary: "Revoke an API token",
-  description: "Takes effect at once: the very next request with the token answers 401. A token may revoke itself. Unknown, already revoked or another institution's token: 404.",
+  description:
+    "Takes effect at once: the very next request with the token answers 401. A token may revoke itself. Unknown, already revoked or another institution's token: 404.",
   request: { params: TokenIdParam },
   responses: { 204: { description: "Revoked." } },
 });

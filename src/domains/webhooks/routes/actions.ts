@@ -41,7 +41,12 @@ export function registerWebhookActions(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(rotateSecretRoute, async (c) => {
     const body = c.req.valid("json") ?? {};
-    const { row, secret } = await rotateSecret(c.env, requireInstitution(c.var.principal).id, c.req.valid("param").id, body.previous_secret_ttl_seconds ?? 86_400);
+    const { row, secret } = await rotateSecret(
+      c.env,
+      requireInstitution(c.var.principal).id,
+      c.req.valid("param").id,
+      body.previous_secret_ttl_seconds ?? 86_400,
+    );
     return c.json({ ...presentWebhook(row), secret }, 200);
   });
 }

@@ -6,7 +6,15 @@ import { idempotencyHeaderShape, idempotent } from "../../../platform/http/idemp
 import { paginate } from "../../../platform/http/pagination";
 import { jsonBody, jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { getDelivery, listDeliveries, recover, redeliver } from "../delivery-service";
-import { DeliveryPageSchema, DeliveryParams, DeliverySchema, ListDeliveriesQuery, RecoverBody, RecoverResponse, WebhookIdParam } from "../schemas";
+import {
+  DeliveryPageSchema,
+  DeliveryParams,
+  DeliverySchema,
+  ListDeliveriesQuery,
+  RecoverBody,
+  RecoverResponse,
+  WebhookIdParam,
+} from "../schemas";
 import { findWebhook } from "../service";
 
 const TAGS = ["Webhooks"];
@@ -77,7 +85,10 @@ export function registerDeliveryRoutes(app: OpenAPIHono<AppEnv>) {
     const { id, delivery } = c.req.valid("param");
     const webhook = await findWebhook(c.env, requireInstitution(c.var.principal).id, id);
     const created = await redeliver(c.env, webhook, delivery);
-    c.header("Location", new URL(`/api/integrations/webhooks/${webhook.id}/deliveries/${created.id}`, c.req.url).toString());
+    c.header(
+      "Location",
+      new URL(`/api/integrations/webhooks/${webhook.id}/deliveries/${created.id}`, c.req.url).toString(),
+    );
     return c.json(created, 202);
   });
 

@@ -32,5 +32,8 @@ export function registerEventTypes(app: OpenAPIHono<AppEnv>) {
 export function eventTypesPage(c: Context<AppEnv>) {
   const { page, per_page } = strictQueryOf(c, PageQuery);
   const all = eventCatalogue();
-  return c.json(paginate(c, { page, per_page }, all.length, all.slice((page - 1) * per_page, page * per_page)), 200);
+  return c.json(
+    paginate(c, { page, per_page }, all.length, all.slice((page - 1) * per_page, page * per_page)),
+    200,
+  );
 }

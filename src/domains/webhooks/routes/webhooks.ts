@@ -6,9 +6,24 @@ import { idempotencyHeaderShape, idempotent } from "../../../platform/http/idemp
 import { PageQuery, paginate } from "../../../platform/http/pagination";
 import { jsonBody, jsonResponse, strictQueryOf, tokenRoute } from "../../../platform/openapi";
 import { presentWebhook } from "../present";
+import {
+  CreateWebhookBody,
+  UpdateWebhookBody,
+  WebhookIdParam,
+  WebhookPageSchema,
+  WebhookSchema,
+  WebhookWithHealthSchema,
+  WebhookWithSecretSchema,
+} from "../schemas";
+import {
+  createWebhook,
+  deleteWebhook,
+  findWebhook,
+  listWebhooks,
+  updateWebhook,
+  webhookHealth,
+} from "../service";
 import { EVENT_TYPES_SEGMENT, eventTypesPage } from "./event-types";
-import { CreateWebhookBody, UpdateWebhookBody, WebhookIdParam, WebhookPageSchema, WebhookSchema, WebhookWithHealthSchema, WebhookWithSecretSchema } from "../schemas";
-import { createWebhook, deleteWebhook, findWebhook, listWebhooks, updateWebhook, webhookHealth } from "../service";
 
 const TAGS = ["Webhooks"];
 
@@ -36,17 +51,22 @@ export const createWebhookRoute = tokenRoute("webhooks:write", {
   responses: { 201: jsonResponse(WebhookWithSecretSchema, "The webhook, with its secret.") },
 });
 
-export const getWebhookRoute = tokenRoute("webhooks:read", {
-  method: "get",
-  path: "/api/integrations/webhooks/{id}",
-  tags: TAGS,
-  operationId: "getWebhook",
-  summary: "Get a webhook and its health",
-  description: "The webhook and its deliveries of the last 24 hours: counts by outcome, success rate, latest success and failure.",
-  request: { params: WebhookIdParam },
-  responses: { 200: jsonResponse(WebhookWithHealthSchema, "The webhook.") },
-  // The handler also answers the event catalogue, whose paging parameters it checks (see event-types.ts).
-}, { queryCheckedByHandler: true });
+export const getWebhookRoute = tokenRoute(
+  "webhooks:read",
+  {
+    method: "get",
+    path: "/api/integrations/webhooks/{id}",
+    tags: TAGS,
+    operationId: "getWebhook",
+    summary: "Get a webhook and its health",
+    description:
+      "The webhook and its deliveries of the last 24 hours: counts by outcome, success rate, latest success and failure.",
+    request: { params: WebhookIdParam },
+    responses: { 200: jsonResponse(WebhookWithHealthSchema, "The webhook.") },
+    // The handler also answers the event catalogue, whose paging parameters it checks (see event-types.ts).
+  },
+  { queryCheckedByHandler: true },
+);
 
 export const updateWebhookRoute = tokenRoute("webhooks:write", {
   method: "put",
@@ -74,13 +94,28 @@ export const deleteWebhookRoute = tokenRoute("webhooks:write", {
 export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(listWebhooksRoute, async (c) => {
     const { page, per_page } = c.req.valid("query");
-    const { total, rows } = await listWebhooks(c.env, requireInstitution(c.var.principal).id, { page, per_page });
-    return c.json(paginate(c, { page, per_page }, total, rows.map((r) => presentWebhook(r))), 200);
+    const { total, rows } = await listWebhooks(c.env, requireInstitution(c.var.principal).id, {
+      page,
+      per_page,
+    });
+    return c.json(
+      paginate(
+        c,
+        { page, per_page },
+        total,
+        rows.map((r) => presentWebhook(r)),
+      ),
+      200,
+    );
   });
 
   app.openapi(createWebhookRoute, async (c) => {
     const principal = c.var.principal;
-    const { row, secret } = await createWebhook(c.env, { institutionId: requireInstitution(principal).id, userId: principal.user.id }, c.req.valid("json"));
+    const { row, secret } = await createWebhook(
+      c.env,
+      { institutionId: requireInstitution(principal).id, userId: principal.user.id },
+      c.req.valid("json"),
+    );
     c.header("Location", new URL(`/api/integrations/webhooks/${row.id}`, c.req.url).toString());
     return c.json({ ...presentWebhook(row), secret }, 201);
   });
@@ -94,7 +129,12 @@ export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>) {
   });
 
   app.openapi(updateWebhookRoute, async (c) => {
-    const row = await updateWebhook(c.env, requireInstitution(c.var.principal).id, c.req.valid("param").id, c.req.valid("json"));
+    const row = await updateWebhook(
+      c.env,
+      requireInstitution(c.var.principal).id,
+      c.req.valid("param").id,
+      c.req.valid("json"),
+    );
     return c.json(presentWebhook(row), 200);
   });
 
