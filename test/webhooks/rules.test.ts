@@ -1,9 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  parseRetryAfter,
-  parseRetrySchedule,
-  retryDelaySeconds,
-} from "../../src/domains/webhooks/retry-policy";
+import { parseRetryAfter, retryDelaySeconds } from "../../src/domains/webhooks/retry-policy";
 import { isPrivateHost, targetUrlProblem } from "../../src/domains/webhooks/target-url";
 
 describe("retry policy", () => {
@@ -34,13 +30,6 @@ describe("retry policy", () => {
     expect(parseRetryAfter("Sat, 21 Nov 2026 09:00:00 GMT", now)).toBe(0);
     expect(parseRetryAfter("soon", now)).toBeNull();
     expect(parseRetryAfter(null, now)).toBeNull();
-  });
-
-  it("falls back to the default schedule when the variable is unreadable", () => {
-    expect(parseRetrySchedule("1,2,3")).toEqual([1, 2, 3]);
-    expect(parseRetrySchedule("1,2")).toEqual(schedule);
-    expect(parseRetrySchedule("a,b,c")).toEqual(schedule);
-    expect(parseRetrySchedule(undefined)).toEqual(schedule);
   });
 });
 

@@ -1,6 +1,7 @@
 import { eq } from "drizzle-orm";
 import { users } from "../../db/schema";
 import type { Env } from "../../env";
+import { config } from "../../platform/config";
 import { sha256Hex } from "../../platform/crypto/encoding";
 import {
   DECOY_PASSWORD_HASH,
@@ -46,7 +47,7 @@ export async function signIn(env: Env, email: string, password: string) {
       .run();
   }
 
-  const ttlDays = Number(env.SESSION_TTL_DAYS) || 30;
+  const ttlDays = config(env).sessionTtlDays;
   const expiresAt = nowIso(Date.now() + ttlDays * 86_400_000);
   const { row, plain } = await insertToken(
     env,

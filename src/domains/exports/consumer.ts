@@ -1,9 +1,9 @@
 import type { Env } from "../../env";
+import { config } from "../../platform/config";
 import { database } from "../../platform/db";
 import { publishEvents } from "../../platform/events";
 import { newId } from "../../platform/ids";
 import { queueDelaySeconds } from "../../platform/queue";
-import { exportSettings } from "./config";
 import { generate, LEASE_MARGIN_MS } from "./generate";
 import {
   ACTIVE_STATUSES,
@@ -61,7 +61,7 @@ async function handleMessage(message: Message<unknown>, env: Env): Promise<void>
     return;
   }
   const db = database(env.DB);
-  const settings = exportSettings(env);
+  const settings = config(env).exports;
   const leaseId = newId("lse");
   const now = Date.now();
   const job = await claimJob(db, body, leaseId, now, now + settings.timeBudgetMs + LEASE_MARGIN_MS);

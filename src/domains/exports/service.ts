@@ -9,11 +9,11 @@ import {
 } from "../../db/schema";
 import type { Env } from "../../env";
 import { type Principal, requireInstitution } from "../../platform/auth/principal";
+import { config } from "../../platform/config";
 import { database, inJsonList } from "../../platform/db";
 import { ApiError, type FieldError, validationError } from "../../platform/errors";
 import { type PageRequest, pageBounds } from "../../platform/http/pagination";
 import { newId, nowIso } from "../../platform/ids";
-import { exportSettings } from "./config";
 import { enqueueGeneration } from "./consumer";
 import type { ExportJob } from "./jobs";
 
@@ -88,7 +88,7 @@ export async function createExport({
   if (userIds) filters.user_ids = userIds;
 
   // A deployment whose settings R2 would refuse takes no job it could only fail.
-  exportSettings(env);
+  config(env);
   const now = Date.now();
   const id = newId("exp");
   const job: ExportJob = {

@@ -2,6 +2,7 @@ import { and, eq, gt, inArray, sql } from "drizzle-orm";
 import { type DeliveryStatus, webhookDeliveries, webhookDeliveryAttempts, webhooks } from "../../db/schema";
 import type { Env } from "../../env";
 import type { Statement } from "../../platform/batch";
+import { config as settingsOf } from "../../platform/config";
 import { utf8 } from "../../platform/crypto/encoding";
 import { unseal } from "../../platform/crypto/sealing";
 import { type Database, inJsonList } from "../../platform/db";
@@ -84,7 +85,7 @@ export async function attemptDelivery(
 ): Promise<AttemptResult> {
   const started = Date.now();
   const signed = await signDelivery({
-    secrets: await activeSecrets(delivery.webhook, env.ENCRYPTION_KEY, started),
+    secrets: await activeSecrets(delivery.webhook, settingsOf(env).encryptionKey, started),
     webhookId: delivery.webhook.id,
     deliveryId: delivery.id,
     eventType: delivery.event.type,

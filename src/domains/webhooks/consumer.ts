@@ -2,12 +2,13 @@ import { and, eq, inArray, isNull } from "drizzle-orm";
 import { type DeliveryStatus, outboxEvents, webhookDeliveries } from "../../db/schema";
 import type { Env } from "../../env";
 import type { Statement } from "../../platform/batch";
+import { config as settingsOf } from "../../platform/config";
 import { database, inJsonList } from "../../platform/db";
 import type { EventMessage } from "../../platform/events";
 import { newId, nowIso } from "../../platform/ids";
 import { queueDelaySeconds, sendAll } from "../../platform/queue";
 import { type AttemptResult, attemptDelivery, attemptStatements, type ClaimedDelivery } from "./attempt";
-import { deliveryConfig, PARALLEL_SENDS } from "./config";
+import { PARALLEL_SENDS } from "./config";
 
 export interface DeliveryMessage {
   delivery_id: string;
@@ -138,7 +139,7 @@ async function fanOut(env: Env, eventIds: string[]): Promise<void> {
   const hooks = institutions.length
     ? (await d1.prepare(HOOKS_SQL).bind(JSON.stringify(institutions)).all<HookRow>()).results
     : [];
-  const config = deliveryConfig(env);
+  const config = settingsOf(env).webhooks;
   const now = Date.now();
   const budgetMs = Math.min(DIRECT_SEND_BUDGET_MS, config.timeoutMs);
   const lease = now + budgetMs + config.timeoutMs + 30_000;
@@ -351,7 +352,7 @@ export async function deliverWebhooks(batch: MessageBatch<unknown>, env: Env): P
   const byId = messagesById<DeliveryMessage>(batch, (b) => b.delivery_id);
   if (byId.size === 0) return;
   const db = database(env.DB);
-  const config = deliveryConfig(env);
+  const config = settingsOf(env).webhooks;
   const now = Date.now();
   const ids = [...byId.keys()];
   const leaseMs = (Math.ceil(ids.length / PARALLEL_SENDS) + 1) * config.timeoutMs + 30_000;

@@ -7,6 +7,7 @@ import {
 } from "../../db/schema";
 import type { Env } from "../../env";
 import { chunk, rowsPerStatement, type Statement } from "../../platform/batch";
+import { config as settingsOf } from "../../platform/config";
 import { database, pageWithTotal } from "../../platform/db";
 import { ApiError, validationError } from "../../platform/errors";
 import { EVENT_RETENTION_MS } from "../../platform/events";
@@ -14,7 +15,6 @@ import { type PageRequest, pageBounds } from "../../platform/http/pagination";
 import { newId, nowIso } from "../../platform/ids";
 import { attemptDelivery, attemptStatements } from "./attempt";
 import { EVENT_EXAMPLES } from "./catalogue";
-import { deliveryConfig } from "./config";
 import { enqueueDeliveries } from "./consumer";
 import { presentDelivery } from "./present";
 import type { WebhookRow } from "./service";
@@ -218,7 +218,7 @@ export async function sendTestPing(env: Env, webhook: WebhookRow) {
     claimedUntil: now + 60_000,
   };
   await db.batch([db.insert(outboxEvents).values(event), db.insert(webhookDeliveries).values(delivery)]);
-  const config = deliveryConfig(env);
+  const config = settingsOf(env).webhooks;
   const claimed = { id: delivery.id, attempt: 1, webhook, event, isPing: true };
   const result = await attemptDelivery(env, config, claimed);
   await db.batch(

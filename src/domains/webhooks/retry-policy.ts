@@ -7,13 +7,6 @@ import { MAX_QUEUE_DELAY_SECONDS as MAX_DELAY_SECONDS } from "../../platform/que
 
 const JITTER = 0.2;
 
-export function parseRetrySchedule(text: string | undefined): number[] {
-  const delays = (text ?? "").split(",").map((part) => Number(part.trim()));
-  if (delays.length !== MAX_RETRIES || delays.some((d) => !Number.isFinite(d) || d < 0))
-    return [60, 600, 6000];
-  return delays;
-}
-
 /**
  * Seconds of `Retry-After` (delta-seconds or an HTTP date), or null when absent or unreadable.
  */

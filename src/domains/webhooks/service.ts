@@ -1,6 +1,7 @@
 import { and, desc, eq, sql } from "drizzle-orm";
 import { webhookDeliveries, webhooks } from "../../db/schema";
 import type { Env } from "../../env";
+import { config } from "../../platform/config";
 import { seal } from "../../platform/crypto/sealing";
 import { database, pageWithTotal } from "../../platform/db";
 import { ApiError, validationError } from "../../platform/errors";
@@ -15,7 +16,7 @@ export type WebhookRow = typeof webhooks.$inferSelect;
 const HEALTH_WINDOW_HOURS = 24;
 
 function checkUrl(env: Env, url: string): string {
-  const problem = targetUrlProblem(url, env.ALLOW_PRIVATE_TARGETS === "true");
+  const problem = targetUrlProblem(url, config(env).allowPrivateTargets);
   if (problem) throw validationError([{ path: "url", message: problem }]);
   return new URL(url).toString();
 }
@@ -110,7 +111,7 @@ export async function createWebhook(
     enabled: input.enabled,
     disabledReason: input.enabled ? null : "manual",
     disabledAt: input.enabled ? null : now,
-    secretSealed: await seal(secret, env.ENCRYPTION_KEY),
+    secretSealed: await seal(secret, config(env).encryptionKey),
     previousSecretSealed: null,
     previousSecretExpiresAt: null,
     consecutiveFailures: 0,
@@ -208,7 +209,7 @@ export async function rotateSecret(env: Env, institutionId: string, id: string, 
   const [updated] = await database(env.DB)
     .update(webhooks)
     .set({
-      secretSealed: await seal(secret, env.ENCRYPTION_KEY),
+      secretSealed: await seal(secret, config(env).encryptionKey),
       previousSecretSealed: previousTtlSeconds > 0 ? current.secretSealed : null,
       previousSecretExpiresAt: previousTtlSeconds > 0 ? nowIso(now + previousTtlSeconds * 1000) : null,
       updatedAt: nowIso(now),

@@ -3,6 +3,7 @@ import { and, eq, lt } from "drizzle-orm";
 import { createMiddleware } from "hono/factory";
 import { idempotencyKeys } from "../../db/schema";
 import type { AppEnv } from "../../env";
+import { config } from "../config";
 import { sha256Hex } from "../crypto/encoding";
 import { seal, unseal } from "../crypto/sealing";
 import { database } from "../db";
@@ -110,7 +111,7 @@ export const idempotent = createMiddleware<AppEnv>(async function idempotent(c, 
     }
     if (existing.responseStatus !== null && existing.responseSealed !== null) {
       const stored = JSON.parse(
-        await unseal(existing.responseSealed, c.env.ENCRYPTION_KEY),
+        await unseal(existing.responseSealed, config(c.env).encryptionKey),
       ) as StoredResponse;
       return replay(existing.responseStatus, stored);
     }
@@ -154,7 +155,10 @@ export const idempotent = createMiddleware<AppEnv>(async function idempotent(c, 
     const value = c.res.headers.get(name);
     if (value) headers[name] = value;
   }
-  const sealed = await seal(JSON.stringify({ headers, body } satisfies StoredResponse), c.env.ENCRYPTION_KEY);
+  const sealed = await seal(
+    JSON.stringify({ headers, body } satisfies StoredResponse),
+    config(c.env).encryptionKey,
+  );
   await db
     .update(idempotencyKeys)
     .set({ responseStatus: c.res.status, responseSealed: sealed })

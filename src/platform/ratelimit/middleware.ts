@@ -1,8 +1,8 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv, Env } from "../../env";
+import { config } from "../config";
 import { ApiError } from "../errors";
-import { windowSecondsFrom } from "./policies";
 import { type RateDecision, rateLimitHeaders } from "./window";
 
 export function clientIpOf(headers: Headers): string {
@@ -30,7 +30,7 @@ export function consumeByIp(
 ): Promise<RateDecision> {
   return limiterFor(c.env, `ip:${policy.name}:${clientIp(c)}`).consume(
     policy.limit,
-    windowSecondsFrom(c.env),
+    config(c.env).rateLimitWindowSeconds,
   );
 }
 

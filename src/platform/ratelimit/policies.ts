@@ -1,11 +1,3 @@
-import type { Env } from "../../env";
-
-/** The rolling window of every per-minute limit; configurable so tests need not wait a minute. */
-export function windowSecondsFrom(env: Pick<Env, "RATE_LIMIT_WINDOW_SECONDS">): number {
-  const seconds = Number(env.RATE_LIMIT_WINDOW_SECONDS ?? 60);
-  return Number.isInteger(seconds) && seconds > 0 ? seconds : 60;
-}
-
 /**
  * Per client IP, counted exactly by a RateLimiter object. (Public reads — the catalogue, the API
  * description — are limited by the `PUBLIC_RATE_LIMITER` binding instead; see edge-ip-limit.ts.)

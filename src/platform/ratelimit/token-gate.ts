@@ -1,10 +1,10 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
 import { loadTokenRecord, type TokenRecord } from "../auth/principal-store";
+import { config } from "../config";
 import { database } from "../db";
 import { type AdmitAnswer, type AdmitAnswerFormat, encodeAdmittedCurrent } from "./admit-answer";
 import { PersistentWindow } from "./bucket-store";
-import { windowSecondsFrom } from "./policies";
 
 /** How long a cached principal is trusted before it is re-read from D1 in the background. */
 const PRINCIPAL_REFRESH_MS = 60_000;
@@ -37,7 +37,7 @@ export class TokenGate extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.windowSeconds = windowSecondsFrom(env);
+    this.windowSeconds = config(env).rateLimitWindowSeconds;
     void ctx.blockConcurrencyWhile(async () => {
       this.rate = await PersistentWindow.load(ctx.storage);
     });

@@ -1,8 +1,8 @@
 import type { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import type { Principal } from "../../../platform/auth/principal";
+import { config } from "../../../platform/config";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
-import { windowSecondsFrom } from "../../../platform/ratelimit/policies";
 import { presentUser } from "../present";
 import { MeSchema } from "../schemas";
 
@@ -51,6 +51,11 @@ export function registerMe(app: OpenAPIHono<AppEnv>) {
   // c.body, not c.json: the JSON is serialised already (typed against MeSchema in meBody).
   app.openapi(
     meRoute,
-    (c) => c.body(meBody(c.get("principal"), windowSecondsFrom(c.env)), 200, JSON_CONTENT_TYPE) as never,
+    (c) =>
+      c.body(
+        meBody(c.get("principal"), config(c.env).rateLimitWindowSeconds),
+        200,
+        JSON_CONTENT_TYPE,
+      ) as never,
   );
 }

@@ -1,0 +1,90 @@
+import { z } from "zod";
+import type { Env } from "../env";
+
+/**
+ * The deployment's settings: wrangler.toml's [vars] and secrets, parsed once per `env` object with
+ * zod into one typed object. Code reads settings only from here, never `env.SOME_VAR` itself. A value
+ * that does not parse throws, naming the variable: a misconfigured deployment answers 500 rather
+ * than running on a guess.
+ */
+
+const MIN_R2_PART_BYTES = 5 * 1024 * 1024;
+
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+const flag = z
+  .enum(["true", "false"])
+  .default("false")
+  .transform((value) => value === "true");
+
+const secondsList = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((text) => text.split(",").map((part) => Number(part.trim())))
+    .pipe(z.array(z.number().int().nonnegative()).length(3));
+
+const schema = z.object({
+  /** Rolling window of every per-minute limit; tests shorten it. */
+  RATE_LIMIT_WINDOW_SECONDS: positiveInt(60),
+  SESSION_TTL_DAYS: positiveInt(30),
+  /** 32 random bytes, base64: the AES-GCM key that seals secrets at rest. */
+  ENCRYPTION_KEY: z.string().min(1),
+  /** Local development only: lets outbound URLs use http and private addresses. */
+  ALLOW_PRIVATE_TARGETS: flag,
+  WEBHOOK_TIMEOUT_MS: positiveInt(10_000),
+  WEBHOOK_RETRY_DELAYS_SECONDS: secondsList("60,600,6000"),
+  WEBHOOK_DISABLE_AFTER_FAILURES: positiveInt(20),
+  WEBHOOK_DISABLE_AFTER_HOURS: positiveInt(24),
+  EXPORT_PART_SIZE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(MIN_R2_PART_BYTES, `must be at least ${MIN_R2_PART_BYTES} (R2's smallest multipart part)`)
+    .default(MIN_R2_PART_BYTES),
+  EXPORT_PAGE_SIZE: positiveInt(5000),
+  EXPORT_TIME_BUDGET_MS: positiveInt(20_000),
+  EXPORT_RETENTION_DAYS: positiveInt(7),
+});
+
+function toConfig(vars: z.infer<typeof schema>) {
+  return {
+    rateLimitWindowSeconds: vars.RATE_LIMIT_WINDOW_SECONDS,
+    sessionTtlDays: vars.SESSION_TTL_DAYS,
+    encryptionKey: vars.ENCRYPTION_KEY,
+    allowPrivateTargets: vars.ALLOW_PRIVATE_TARGETS,
+    webhooks: {
+      timeoutMs: vars.WEBHOOK_TIMEOUT_MS,
+      retrySchedule: vars.WEBHOOK_RETRY_DELAYS_SECONDS,
+      disableAfterFailures: vars.WEBHOOK_DISABLE_AFTER_FAILURES,
+      disableAfterMs: vars.WEBHOOK_DISABLE_AFTER_HOURS * 3_600_000,
+    },
+    exports: {
+      /** Bytes of every multipart part but the last. R2 wants at least 5 MiB and all of them equal. */
+      partSize: vars.EXPORT_PART_SIZE_BYTES,
+      /** Rows per keyset page read from D1. */
+      pageSize: vars.EXPORT_PAGE_SIZE,
+      /** How long one queue invocation generates before it hands over to a continuation message. */
+      timeBudgetMs: vars.EXPORT_TIME_BUDGET_MS,
+      retentionDays: vars.EXPORT_RETENTION_DAYS,
+    },
+  };
+}
+
+export type Config = ReturnType<typeof toConfig>;
+
+const parsed = new WeakMap<object, Config>();
+
+/** The settings of this `env`, parsed on first use and kept for the isolate's life. */
+export function config(env: Env): Config {
+  let settings = parsed.get(env);
+  if (!settings) {
+    const result = schema.safeParse(env);
+    if (!result.success) {
+      const problems = result.error.issues.map((issue) => `${issue.path.join(".")} ${issue.message}`);
+      throw new Error(`Invalid configuration: ${problems.join("; ")}`);
+    }
+    settings = toConfig(result.data);
+    parsed.set(env, settings);
+  }
+  return settings;
+}
