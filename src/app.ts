@@ -88,6 +88,16 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
     prefixes: ["/api/integrations/exports"],
     build: documented(async () => (await import("./domains/exports")).registerExports),
   },
+  {
+    name: "lti",
+    prefixes: [
+      "/api/lti",
+      "/api/integrations/lti-consumers",
+      "/api/integrations/lti-launches",
+      "/api/integrations/lti-keys",
+    ],
+    build: documented(async () => (await import("./domains/lti")).registerLti),
+  },
 ];
 
 /** Paths no group claims: an app without routes, for the same 404 problem every group sends. */

@@ -44,6 +44,8 @@ const schema = z.object({
   EXPORT_PAGE_SIZE: positiveInt(5000),
   EXPORT_TIME_BUDGET_MS: positiveInt(20_000),
   EXPORT_RETENTION_DAYS: positiveInt(7),
+  /** Where a browser LTI launch lands; empty: the worker's own launch page (/api/lti/app). */
+  LTI_APP_URL: z.union([z.literal(""), z.url({ protocol: /^https?$/ })]).default(""),
 });
 
 function toConfig(vars: z.infer<typeof schema>) {
@@ -66,6 +68,10 @@ function toConfig(vars: z.infer<typeof schema>) {
       /** How long one queue invocation generates before it hands over to a continuation message. */
       timeBudgetMs: vars.EXPORT_TIME_BUDGET_MS,
       retentionDays: vars.EXPORT_RETENTION_DAYS,
+    },
+    lti: {
+      /** Null: the worker's own launch page. */
+      appUrl: vars.LTI_APP_URL || null,
     },
   };
 }

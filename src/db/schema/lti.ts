@@ -1,0 +1,191 @@
+import { sql } from "drizzle-orm";
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { institutions, users } from "./identity";
+
+/**
+ * The tool's RS256 signing keys. One row is current (`current_slot = 'current'`, unique, so two
+ * isolates generating the first key at once end with one); a key rotated out stays published in the
+ * JWKS until `published_until` so platforms that cached it keep verifying.
+ */
+export const ltiKeys = sqliteTable("lti_keys", {
+  /** The JWK `kid`. */
+  id: text("id").primaryKey(),
+  /** `'current'` for the signing key, null once rotated out. */
+  currentSlot: text("current_slot").unique(),
+  /** The public JWK (kty, n, e, kid, alg, use) as published. */
+  publicJwk: text("public_jwk", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+  /** AES-GCM sealed PKCS#8 JWK of the private key; never returned, never logged. */
+  privateKeySealed: text("private_key_sealed").notNull(),
+  createdAt: text("created_at").notNull(),
+  /** When it stopped being current; null while current. */
+  retiredAt: text("retired_at"),
+  /** ISO time until which a retired key stays in the JWKS. */
+  publishedUntil: text("published_until"),
+});
+
+/** A learning platform registered by an institution (issuer + client id unique platform-wide). */
+export const ltiConsumers = sqliteTable(
+  "lti_consumers",
+  {
+    id: text("id").primaryKey(),
+    institutionId: text("institution_id")
+      .notNull()
+      .references(() => institutions.id),
+    name: text("name").notNull(),
+    issuer: text("issuer").notNull(),
+    clientId: text("client_id").notNull(),
+    deploymentIds: text("deployment_ids", { mode: "json" }).$type<string[]>().notNull(),
+    authLoginUrl: text("auth_login_url").notNull(),
+    authTokenUrl: text("auth_token_url").notNull(),
+    jwksUrl: text("jwks_url").notNull(),
+    authTokenAudience: text("auth_token_audience"),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("lti_consumers_issuer_client_idx").on(t.issuer, t.clientId),
+    index("lti_consumers_institution_idx").on(t.institutionId, t.createdAt, t.id),
+  ],
+);
+
+/** OIDC login state: single use, 10 minutes; the server-side source of truth for the callback. */
+export const ltiStates = sqliteTable("lti_states", {
+  state: text("state").primaryKey(),
+  nonce: text("nonce").notNull().unique(),
+  consumerId: text("consumer_id")
+    .notNull()
+    .references(() => ltiConsumers.id, { onDelete: "cascade" }),
+  /** The value of the state cookie set with it (compared when the browser sends the cookie back). */
+  browserBinding: text("browser_binding").notNull(),
+  targetLinkUri: text("target_link_uri").notNull(),
+  /** ms */
+  expiresAt: integer("expires_at").notNull(),
+  usedAt: integer("used_at"),
+});
+
+/** Which Lingua user an LTI `sub` of a registration is. */
+export const ltiUserLinks = sqliteTable(
+  "lti_user_links",
+  {
+    consumerId: text("consumer_id")
+      .notNull()
+      .references(() => ltiConsumers.id, { onDelete: "cascade" }),
+    sub: text("sub").notNull(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.consumerId, t.sub] })],
+);
+
+export const LAUNCH_STATUSES = ["succeeded", "failed"] as const;
+export type LaunchStatus = (typeof LAUNCH_STATUSES)[number];
+
+/**
+ * The launch log: every callback, accepted or refused. A refused launch records only this row (with
+ * its reason); `institution_id` is null when the refusal came before the registration was known.
+ * `consumer_id` carries no foreign key so the log outlives a deleted registration.
+ */
+export const ltiLaunches = sqliteTable(
+  "lti_launches",
+  {
+    id: text("id").primaryKey(),
+    institutionId: text("institution_id"),
+    consumerId: text("consumer_id"),
+    status: text("status", { enum: LAUNCH_STATUSES }).notNull(),
+    failureReason: text("failure_reason"),
+    failureDetail: text("failure_detail"),
+    deploymentId: text("deployment_id"),
+    messageType: text("message_type"),
+    sub: text("sub"),
+    userId: text("user_id"),
+    roles: text("roles", { mode: "json" }).$type<string[]>(),
+    context: text("context", { mode: "json" }).$type<Record<string, unknown>>(),
+    resourceLink: text("resource_link", { mode: "json" }).$type<Record<string, unknown>>(),
+    custom: text("custom", { mode: "json" }).$type<Record<string, unknown>>(),
+    targetLinkUri: text("target_link_uri"),
+    targetType: text("target_type", { enum: ["course", "lesson"] }),
+    targetId: text("target_id"),
+    /** The AGS endpoint claim as sent (`lineitem`, `lineitems`, `scope`). */
+    ags: text("ags", { mode: "json" }).$type<Record<string, unknown>>(),
+    /** The NRPS claim as sent. */
+    nrps: text("nrps", { mode: "json" }).$type<Record<string, unknown>>(),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [
+    index("lti_launches_institution_idx").on(t.institutionId, t.createdAt, t.id),
+    index("lti_launches_target_idx")
+      .on(t.userId, t.targetType, t.targetId)
+      .where(sql`status = 'succeeded' AND ags IS NOT NULL`),
+  ],
+);
+
+/** Single-use codes a browser exchanges for the launch's session (POST /api/lti/session). */
+export const ltiSessionCodes = sqliteTable("lti_session_codes", {
+  /** SHA-256 hex of the code; the code itself travels only in the URL fragment. */
+  codeHash: text("code_hash").primaryKey(),
+  launchId: text("launch_id").notNull(),
+  /** ms */
+  expiresAt: integer("expires_at").notNull(),
+  usedAt: integer("used_at"),
+});
+
+/** OAuth 2 access tokens of a platform, per registration and scope set, kept until shortly before expiry. */
+export const ltiAccessTokens = sqliteTable(
+  "lti_access_tokens",
+  {
+    consumerId: text("consumer_id")
+      .notNull()
+      .references(() => ltiConsumers.id, { onDelete: "cascade" }),
+    scope: text("scope").notNull(),
+    tokenSealed: text("token_sealed").notNull(),
+    /** ms: when the cached token stops being used (its expiry less a margin). */
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.consumerId, t.scope] })],
+);
+
+export const PASSBACK_STATUSES = ["pending", "retrying", "succeeded", "failed"] as const;
+export type PassbackStatus = (typeof PASSBACK_STATUSES)[number];
+
+/** Scores sent (or being sent) to a platform's line item: manual ones and those of completion events. */
+export const ltiPassbacks = sqliteTable(
+  "lti_passbacks",
+  {
+    id: text("id").primaryKey(),
+    launchId: text("launch_id")
+      .notNull()
+      .references(() => ltiLaunches.id, { onDelete: "cascade" }),
+    institutionId: text("institution_id").notNull(),
+    /** The outbox event of an automatic passback; null for a manual one. */
+    eventId: text("event_id"),
+    scoreGiven: real("score_given"),
+    scoreMaximum: real("score_maximum"),
+    /** Automatic passbacks: the score as a fraction of 1, scaled to the line item's maximum when sent. */
+    scoreFraction: real("score_fraction"),
+    activityProgress: text("activity_progress").notNull(),
+    gradingProgress: text("grading_progress").notNull(),
+    comment: text("comment"),
+    /** The score's timestamp, fixed when the passback is made so that retries send the same score. */
+    scoredAt: text("scored_at").notNull(),
+    status: text("status", { enum: PASSBACK_STATUSES }).notNull(),
+    attemptCount: integer("attempt_count").notNull().default(0),
+    /** ms */
+    nextAttemptAt: integer("next_attempt_at"),
+    /** ms, while an attempt is in flight. */
+    claimedUntil: integer("claimed_until"),
+    platformStatus: integer("platform_status"),
+    lastError: text("last_error"),
+    /** The first KiB of the platform's last answer. */
+    responseBody: text("response_body"),
+    createdAt: text("created_at").notNull(),
+    sentAt: text("sent_at"),
+    completedAt: text("completed_at"),
+  },
+  (t) => [
+    // One automatic passback per (launch, event), however often the event is delivered.
+    uniqueIndex("lti_passbacks_launch_event_idx").on(t.launchId, t.eventId).where(sql`event_id IS NOT NULL`),
+    index("lti_passbacks_launch_idx").on(t.launchId, t.createdAt, t.id),
+  ],
+);

@@ -1,0 +1,168 @@
+import type { z } from "@hono/zod-openapi";
+import { and, desc, eq } from "drizzle-orm";
+import { ltiConsumers } from "../../db/schema";
+import type { Env } from "../../env";
+import { database, pageWithTotal } from "../../platform/db";
+import { ApiError, type FieldError, validationError } from "../../platform/errors";
+import { type PageRequest, pageBounds } from "../../platform/http/pagination";
+import { newId, nowIso } from "../../platform/ids";
+import { platformUrlProblem } from "./outbound";
+import type { ConsumerSchema, CreateConsumerBody, UpdateConsumerBody } from "./schemas";
+
+export type ConsumerRow = typeof ltiConsumers.$inferSelect;
+
+export const LOGIN_PATH = "/api/lti/login";
+export const CALLBACK_PATH = "/api/lti/callback";
+export const JWKS_PATH = "/api/lti/jwks";
+
+/** The URLs an LMS administrator pastes into the platform, absolute on this API's origin. */
+export function toolUrls(origin: string) {
+  const callback = origin + CALLBACK_PATH;
+  return {
+    login_url: origin + LOGIN_PATH,
+    launch_url: callback,
+    jwks_url: origin + JWKS_PATH,
+    redirect_uris: [callback],
+  };
+}
+
+export function presentConsumer(row: ConsumerRow, origin: string): z.infer<typeof ConsumerSchema> {
+  return {
+    id: row.id,
+    institution_id: row.institutionId,
+    name: row.name,
+    issuer: row.issuer,
+    client_id: row.clientId,
+    deployment_ids: row.deploymentIds,
+    auth_login_url: row.authLoginUrl,
+    auth_token_url: row.authTokenUrl,
+    jwks_url: row.jwksUrl,
+    auth_token_audience: row.authTokenAudience,
+    tool: toolUrls(origin),
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+  };
+}
+
+const URL_FIELDS = ["auth_login_url", "auth_token_url", "jwks_url"] as const;
+
+function checkUrls(env: Env, body: Partial<Record<(typeof URL_FIELDS)[number], string>>): void {
+  const errors: FieldError[] = [];
+  for (const field of URL_FIELDS) {
+    const value = body[field];
+    if (value === undefined) continue;
+    const problem = platformUrlProblem(env, value);
+    if (problem) errors.push({ path: field, message: problem });
+  }
+  if (errors.length > 0) throw validationError(errors);
+}
+
+function duplicate(): ApiError {
+  return new ApiError(
+    "conflict",
+    "A registration with this issuer and client_id exists already; a platform's client id is registered once.",
+  );
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return /UNIQUE constraint failed/i.test(String((error as { cause?: unknown })?.cause ?? error));
+}
+
+export async function createConsumer(
+  env: Env,
+  institutionId: string,
+  body: z.infer<typeof CreateConsumerBody>,
+): Promise<ConsumerRow> {
+  checkUrls(env, body);
+  const now = nowIso();
+  const row: ConsumerRow = {
+    id: newId("ltc"),
+    institutionId,
+    name: body.name,
+    issuer: body.issuer,
+    clientId: body.client_id,
+    deploymentIds: body.deployment_ids,
+    authLoginUrl: body.auth_login_url,
+    authTokenUrl: body.auth_token_url,
+    jwksUrl: body.jwks_url,
+    authTokenAudience: body.auth_token_audience ?? null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  try {
+    await database(env.DB).insert(ltiConsumers).values(row).run();
+  } catch (error) {
+    if (isUniqueViolation(error)) throw duplicate();
+    throw error;
+  }
+  return row;
+}
+
+export async function listConsumers(env: Env, institutionId: string, page: PageRequest) {
+  const db = database(env.DB);
+  const where = eq(ltiConsumers.institutionId, institutionId);
+  const { limit, offset } = pageBounds(page);
+  return pageWithTotal(
+    db,
+    db
+      .select()
+      .from(ltiConsumers)
+      .where(where)
+      .orderBy(desc(ltiConsumers.createdAt), desc(ltiConsumers.id))
+      .limit(limit)
+      .offset(offset),
+    ltiConsumers,
+    where,
+  );
+}
+
+/** The institution's registration, or 404 (also for another institution's id). */
+export async function findConsumer(env: Env, institutionId: string, id: string): Promise<ConsumerRow> {
+  const row = await database(env.DB)
+    .select()
+    .from(ltiConsumers)
+    .where(and(eq(ltiConsumers.id, id), eq(ltiConsumers.institutionId, institutionId)))
+    .get();
+  if (!row) throw new ApiError("not_found", `No LTI registration ${id}.`);
+  return row;
+}
+
+export async function updateConsumer(
+  env: Env,
+  institutionId: string,
+  id: string,
+  body: z.infer<typeof UpdateConsumerBody>,
+): Promise<ConsumerRow> {
+  await findConsumer(env, institutionId, id);
+  checkUrls(env, body);
+  const changes: Partial<ConsumerRow> = { updatedAt: nowIso() };
+  if (body.name !== undefined) changes.name = body.name;
+  if (body.issuer !== undefined) changes.issuer = body.issuer;
+  if (body.client_id !== undefined) changes.clientId = body.client_id;
+  if (body.deployment_ids !== undefined) changes.deploymentIds = body.deployment_ids;
+  if (body.auth_login_url !== undefined) changes.authLoginUrl = body.auth_login_url;
+  if (body.auth_token_url !== undefined) changes.authTokenUrl = body.auth_token_url;
+  if (body.jwks_url !== undefined) changes.jwksUrl = body.jwks_url;
+  if (body.auth_token_audience !== undefined) changes.authTokenAudience = body.auth_token_audience;
+  try {
+    const [row] = await database(env.DB)
+      .update(ltiConsumers)
+      .set(changes)
+      .where(and(eq(ltiConsumers.id, id), eq(ltiConsumers.institutionId, institutionId)))
+      .returning();
+    if (!row) throw new ApiError("not_found", `No LTI registration ${id}.`);
+    return row;
+  } catch (error) {
+    if (isUniqueViolation(error)) throw duplicate();
+    throw error;
+  }
+}
+
+/** Deletes the registration (its pending states, user links and cached tokens go with it); the launch log stays. */
+export async function deleteConsumer(env: Env, institutionId: string, id: string): Promise<void> {
+  await findConsumer(env, institutionId, id);
+  await database(env.DB)
+    .delete(ltiConsumers)
+    .where(and(eq(ltiConsumers.id, id), eq(ltiConsumers.institutionId, institutionId)))
+    .run();
+}

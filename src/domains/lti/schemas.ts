@@ -1,0 +1,295 @@
+import { z } from "@hono/zod-openapi";
+import { LAUNCH_STATUSES, PASSBACK_STATUSES } from "../../db/schema";
+import { pageQueryShape, pageSchema } from "../../platform/http/pagination";
+import { UserSchema } from "../auth/schemas";
+
+const MAX_URL = 2048;
+
+const PlatformUrl = (description: string, example: string) =>
+  z
+    .string()
+    .max(MAX_URL)
+    .openapi({
+      example,
+      description: `${description} Absolute \`https\` URL without credentials; private, loopback, link-local and metadata addresses are refused (except where the deployment sets \`ALLOW_PRIVATE_TARGETS\`, local development).`,
+    });
+
+const Name = z.string().trim().min(1, "must not be empty").max(200, "must be at most 200 characters");
+const Issuer = z.string().trim().min(1, "must not be empty").max(MAX_URL).openapi({
+  example: "https://canvas.instructure.com",
+  description: "The platform's `iss` (its issuer identifier), exactly as its id_tokens carry it.",
+});
+const ClientId = z
+  .string()
+  .trim()
+  .min(1, "must not be empty")
+  .max(255)
+  .openapi({ example: "10000000000042", description: "The client id the platform gave this tool." });
+const DeploymentIds = z
+  .array(z.string().trim().min(1, "must not be empty").max(255))
+  .min(1, "must list at least one deployment id")
+  .max(100)
+  .refine((ids) => new Set(ids).size === ids.length, { message: "must not repeat a deployment id" })
+  .openapi({
+    example: ["1:4dde05e8ca1973bcca9bffc13e1548820eee93a3"],
+    description:
+      "The deployment ids launches may carry (`https://purl.imsglobal.org/spec/lti/claim/deployment_id`).",
+  });
+const Audience = z.string().trim().min(1).max(MAX_URL).nullable().openapi({
+  description:
+    "The `aud` of the tool's client assertion at the token endpoint, where the platform wants one other than `auth_token_url` (Moodle: none; Canvas: none; Blackboard: its token URL).",
+});
+
+const consumerFields = {
+  name: Name.openapi({ example: "Canvas (production)" }),
+  issuer: Issuer,
+  client_id: ClientId,
+  deployment_ids: DeploymentIds,
+  auth_login_url: PlatformUrl(
+    "The platform's OIDC authorization endpoint.",
+    "https://sso.canvaslms.com/api/lti/authorize_redirect",
+  ),
+  auth_token_url: PlatformUrl(
+    "The platform's OAuth 2 token endpoint.",
+    "https://sso.canvaslms.com/login/oauth2/token",
+  ),
+  jwks_url: PlatformUrl("The platform's public key set.", "https://sso.canvaslms.com/api/lti/security/jwks"),
+};
+
+export const CreateConsumerBody = z
+  .strictObject({ ...consumerFields, auth_token_audience: Audience.optional() })
+  .openapi("CreateLtiConsumerRequest");
+
+export const UpdateConsumerBody = z
+  .strictObject({
+    name: consumerFields.name.optional(),
+    issuer: consumerFields.issuer.optional(),
+    client_id: consumerFields.client_id.optional(),
+    deployment_ids: consumerFields.deployment_ids.optional(),
+    auth_login_url: consumerFields.auth_login_url.optional(),
+    auth_token_url: consumerFields.auth_token_url.optional(),
+    jwks_url: consumerFields.jwks_url.optional(),
+    auth_token_audience: Audience.optional(),
+  })
+  .refine((body) => Object.keys(body).length > 0, { message: "must change at least one field" })
+  .openapi("UpdateLtiConsumerRequest");
+
+export const ToolUrlsSchema = z
+  .object({
+    login_url: z.string().openapi({
+      example: "https://api.lingua.example/api/lti/login",
+      description:
+        "OIDC login initiation URL (Canvas: “OpenID Connect Initiation Url”; Moodle: “Initiate login URL”).",
+    }),
+    launch_url: z.string().openapi({
+      example: "https://api.lingua.example/api/lti/callback",
+      description:
+        "Target link URI (Canvas: “Target Link URI”; Moodle: “Tool URL”). Append `?course={id}` or `?lesson={id}` to launch a course or lesson.",
+    }),
+    jwks_url: z.string().openapi({
+      example: "https://api.lingua.example/api/lti/jwks",
+      description: "The tool's public keys (Canvas: “Public JWK URL”; Moodle: “Public keyset”).",
+    }),
+    redirect_uris: z.array(z.string()).openapi({
+      example: ["https://api.lingua.example/api/lti/callback"],
+      description: "Where the platform posts the id_token (Canvas/Moodle: “Redirect URI(s)”).",
+    }),
+  })
+  .openapi("LtiToolUrls");
+
+export const ConsumerSchema = z
+  .object({
+    id: z.string().openapi({ example: "ltc_01JD3Q8W2X4Y5Z6A7B8C9D0E1H" }),
+    institution_id: z.string(),
+    name: z.string(),
+    issuer: z.string(),
+    client_id: z.string(),
+    deployment_ids: z.array(z.string()),
+    auth_login_url: z.string(),
+    auth_token_url: z.string(),
+    jwks_url: z.string(),
+    auth_token_audience: z.string().nullable(),
+    tool: ToolUrlsSchema,
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .openapi("LtiConsumer");
+
+export const ConsumerPageSchema = pageSchema(ConsumerSchema, "LtiConsumerPage");
+
+export const IdParam = z.object({
+  id: z
+    .string()
+    .min(1)
+    .openapi({ param: { name: "id", in: "path" }, example: "ltc_01JD3Q8W2X4Y5Z6A7B8C9D0E1H" }),
+});
+
+export const LaunchParam = z.object({
+  launch: z
+    .string()
+    .min(1)
+    .openapi({ param: { name: "launch", in: "path" }, example: "lti_01JD3Q8W2X4Y5Z6A7B8C9D0E1K" }),
+});
+
+export const JwksSchema = z
+  .object({
+    keys: z.array(
+      z.object({
+        kty: z.literal("RSA"),
+        kid: z.string(),
+        alg: z.literal("RS256"),
+        use: z.literal("sig"),
+        n: z.string(),
+        e: z.string(),
+      }),
+    ),
+  })
+  .openapi("LtiJwks");
+
+export const RotatedKeysSchema = z
+  .object({
+    current_kid: z.string(),
+    retired_kid: z.string().nullable(),
+    retired_key_published_until: z.string().nullable(),
+    keys: JwksSchema.shape.keys,
+  })
+  .openapi("LtiKeyRotation");
+
+export const ACTIVITY_PROGRESS = ["Initialized", "Started", "InProgress", "Submitted", "Completed"] as const;
+export const GRADING_PROGRESS = ["FullyGraded", "Pending", "PendingManual", "Failed", "NotReady"] as const;
+
+export const PassbackBody = z
+  .strictObject({
+    score_given: z.number().min(0, "must be >= 0").openapi({ example: 8.5 }),
+    score_maximum: z.number().positive("must be > 0").openapi({ example: 10 }),
+    activity_progress: z.enum(ACTIVITY_PROGRESS).default("Completed"),
+    grading_progress: z.enum(GRADING_PROGRESS).default("FullyGraded"),
+    comment: z.string().max(4000, "must be at most 4000 characters").nullable().optional(),
+  })
+  .openapi("LtiGradePassbackRequest");
+
+export const PassbackSchema = z
+  .object({
+    id: z.string().openapi({ example: "lpb_01JD3Q8W2X4Y5Z6A7B8C9D0E1M" }),
+    launch_id: z.string(),
+    source: z.enum(["manual", "automatic"]).openapi({
+      description: "`automatic`: sent for a `lesson.completed` / `course.completed` event (`event_id`).",
+    }),
+    event_id: z.string().nullable(),
+    status: z.enum(PASSBACK_STATUSES).openapi({
+      description:
+        "`pending` (queued), `retrying` (the platform failed or timed out; a retry is scheduled), `succeeded`, `failed` (rejected by the platform, or retries used up).",
+    }),
+    score_given: z.number().nullable(),
+    score_maximum: z.number().nullable(),
+    activity_progress: z.enum(ACTIVITY_PROGRESS),
+    grading_progress: z.enum(GRADING_PROGRESS),
+    comment: z.string().nullable(),
+    timestamp: z
+      .string()
+      .openapi({ description: "The score's `timestamp` as sent (the same on every retry)." }),
+    attempt_count: z.number().int(),
+    platform_status: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: "HTTP status of the platform's last answer; null when none came." }),
+    last_error: z.string().nullable(),
+    sent_at: z.string().nullable().openapi({ description: "When the platform accepted the score." }),
+    created_at: z.string(),
+  })
+  .openapi("LtiPassback");
+
+const Target = z
+  .object({ type: z.enum(["course", "lesson"]), id: z.string() })
+  .nullable()
+  .openapi({
+    description:
+      "What the launch opens: custom claim `lingua_course_id` / `lingua_lesson_id`, or a `target_link_uri` ending in `?course={id}` / `?lesson={id}`.",
+  });
+
+export const LaunchSchema = z
+  .object({
+    id: z.string().openapi({ example: "lti_01JD3Q8W2X4Y5Z6A7B8C9D0E1K" }),
+    status: z.enum(LAUNCH_STATUSES),
+    failure_reason: z.string().nullable().openapi({
+      description:
+        "Why a launch was refused (a stable code such as `nonce_mismatch`); null when it succeeded.",
+      example: null,
+    }),
+    failure_detail: z.string().nullable(),
+    consumer_id: z.string().nullable(),
+    deployment_id: z.string().nullable(),
+    message_type: z.string().nullable(),
+    user_id: z.string().nullable(),
+    sub: z.string().nullable(),
+    roles: z.array(z.string()),
+    context: z.record(z.string(), z.unknown()).nullable().openapi({ description: "`id`, `label`, `title`." }),
+    resource_link: z.record(z.string(), z.unknown()).nullable().openapi({ description: "`id`, `title`." }),
+    custom: z.record(z.string(), z.unknown()).nullable(),
+    target: Target,
+    target_link_uri: z.string().nullable(),
+    ags: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .openapi({ description: "The AGS endpoint claim as sent: `lineitem`, `lineitems`, `scope`." }),
+    nrps: z.record(z.string(), z.unknown()).nullable().openapi({ description: "The NRPS claim as sent." }),
+    created_at: z.string(),
+  })
+  .openapi("LtiLaunch");
+
+export const LaunchWithPassbacksSchema = LaunchSchema.extend({ passbacks: z.array(PassbackSchema) }).openapi(
+  "LtiLaunchWithPassbacks",
+);
+
+export const LaunchPageSchema = pageSchema(LaunchSchema, "LtiLaunchPage");
+
+export const ListLaunchesQuery = z.object({
+  ...pageQueryShape,
+  consumer_id: z.string().optional().openapi({ description: "Only launches of this registration." }),
+  user_id: z.string().optional().openapi({ description: "Only launches of this user." }),
+  status: z.enum(LAUNCH_STATUSES).optional(),
+});
+
+export const SessionSchema = z
+  .object({
+    token: z.string().openapi({ description: "Bearer token for the learning app (8 hours)." }),
+    token_type: z.literal("Bearer"),
+    expires_at: z.string(),
+  })
+  .openapi("LtiSession");
+
+export const LaunchResultSchema = z
+  .object({ launch: LaunchSchema, user: UserSchema, session: SessionSchema })
+  .openapi("LtiLaunchResult");
+
+export const SessionExchangeBody = z
+  .strictObject({
+    code: z.string().min(1).max(200).openapi({ description: "The `code` of the launch URL's fragment." }),
+  })
+  .openapi("LtiSessionExchangeRequest");
+
+export const LoginParams = z
+  .object({
+    iss: z.string().min(1).max(MAX_URL),
+    login_hint: z.string().min(1).max(4096),
+    target_link_uri: z.string().min(1).max(MAX_URL),
+    client_id: z.string().min(1).max(255).optional(),
+    lti_message_hint: z.string().max(4096).optional(),
+    lti_deployment_id: z.string().max(255).optional(),
+    lti_storage_target: z.string().max(255).optional(),
+  })
+  .openapi("LtiLoginInitiation");
+
+export const CallbackForm = z
+  .object({
+    id_token: z.string().optional().openapi({ description: "The signed LTI message." }),
+    state: z.string().optional(),
+    error: z
+      .string()
+      .optional()
+      .openapi({ description: "Sent by the platform instead of an id_token when it refused." }),
+    error_description: z.string().optional(),
+    lti_storage_target: z.string().optional(),
+  })
+  .openapi("LtiLaunchCallback");

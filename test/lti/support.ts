@@ -1,0 +1,165 @@
+import { inject } from "vitest";
+import { BASE, call, callJson } from "../helpers/api";
+import { freshIp, type TestUser } from "../helpers/tenants";
+import type { ScoreRequest, ScriptedAnswer, TokenRequest } from "./platform-server";
+
+export const CALLBACK_URL = `${BASE}/api/lti/callback`;
+export const LTI = "https://purl.imsglobal.org/spec/lti/claim/";
+export const AGS_CLAIM = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint";
+export const NRPS_CLAIM = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice";
+export const SCORE_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/score";
+export const LEARNER_ROLE = "http://purl.imsglobal.org/vocab/lis/v2/membership#Learner";
+export const INSTRUCTOR_ROLE = "http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor";
+
+export interface PlatformState {
+  issuer: string;
+  auth_login_url: string;
+  auth_token_url: string;
+  jwks_url: string;
+  lineitems: string;
+  kid: string;
+  token_requests: TokenRequest[];
+  score_requests: ScoreRequest[];
+  jwks_fetches: number;
+}
+
+/** One platform of the loopback simulator (test/lti/platform-server.ts), by a fresh name. */
+export function platformSimulator(name = crypto.randomUUID()) {
+  const control = `${inject("ltiPlatformUrl")}/control/${name}`;
+  const put = async (body: Record<string, unknown>) =>
+    (await (await fetch(control, { method: "PUT", body: JSON.stringify(body) })).json()) as PlatformState;
+  return {
+    name,
+    configure: put,
+    state: async () => (await (await fetch(control)).json()) as PlatformState,
+    /** An id_token signed by the platform (`mode`: rs256, none, hs256-public, unknown-key, wrong-signature). */
+    async idToken(payload: Record<string, unknown>, mode = "rs256", header: Record<string, unknown> = {}) {
+      const res = await fetch(`${control}/id-token`, {
+        method: "POST",
+        body: JSON.stringify({ payload, mode, header }),
+      });
+      return ((await res.json()) as { id_token: string }).id_token;
+    },
+    /** A new platform key becomes the one it signs with (the old stays in its JWKS). */
+    async rotate() {
+      return ((await (await fetch(`${control}/rotate`, { method: "POST" })).json()) as { kid: string }).kid;
+    },
+    /** Copies the tool's JWKS (GET /api/lti/jwks) to the platform, as an LMS fetches it. */
+    async learnToolKeys() {
+      const { body } = await callJson("/api/lti/jwks");
+      await put({ tool_jwks: body });
+    },
+    scores: async (script: ScriptedAnswer[]) => put({ score_script: script }),
+  };
+}
+
+export type Simulator = ReturnType<typeof platformSimulator>;
+
+/** A platform on the simulator and its registration in the admin's institution. */
+export async function registerPlatform(admin: TestUser, extra: Record<string, unknown> = {}) {
+  const platform = platformSimulator();
+  const clientId = `client-${crypto.randomUUID()}`;
+  const urls = await platform.configure({ client_id: clientId });
+  const deploymentId = `dep-${crypto.randomUUID()}`;
+  const { res, body } = await callJson("/api/integrations/lti-consumers", {
+    token: admin.token,
+    body: {
+      name: "Test LMS",
+      issuer: urls.issuer,
+      client_id: clientId,
+      deployment_ids: [deploymentId],
+      auth_login_url: urls.auth_login_url,
+      auth_token_url: urls.auth_token_url,
+      jwks_url: urls.jwks_url,
+      ...extra,
+    },
+  });
+  if (res.status !== 201) throw new Error(`registration failed: ${res.status} ${JSON.stringify(body)}`);
+  return { platform, consumer: body, clientId, deploymentId, urls };
+}
+
+export type Registered = Awaited<ReturnType<typeof registerPlatform>>;
+
+/** Third-party initiated login; the tool's 302 parsed. */
+export async function login(reg: Registered, params: Record<string, string> = {}, ip = freshIp()) {
+  const query = new URLSearchParams({
+    iss: reg.urls.issuer,
+    login_hint: "hint-42",
+    target_link_uri: CALLBACK_URL,
+    client_id: reg.clientId,
+    lti_message_hint: "msg-hint",
+    ...params,
+  });
+  const res = await call(`/api/lti/login?${query}`, { headers: { "CF-Connecting-IP": ip } });
+  const location = res.headers.get("Location");
+  const redirect = location ? new URL(location) : null;
+  return {
+    res,
+    redirect,
+    state: redirect?.searchParams.get("state") ?? "",
+    nonce: redirect?.searchParams.get("nonce") ?? "",
+    cookie: res.headers.get("Set-Cookie"),
+  };
+}
+
+/** The claims of a valid resource-link launch, to override per test. */
+export function launchClaims(
+  reg: Registered,
+  nonce: string,
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
+  const now = Math.floor(Date.now() / 1000);
+  return {
+    iss: reg.urls.issuer,
+    aud: reg.clientId,
+    sub: `user-${crypto.randomUUID()}`,
+    iat: now,
+    exp: now + 300,
+    nonce,
+    name: "Ada Lovelace",
+    given_name: "Ada",
+    family_name: "Lovelace",
+    email: `ada.${crypto.randomUUID()}@lms.example`,
+    [`${LTI}deployment_id`]: reg.deploymentId,
+    [`${LTI}version`]: "1.3.0",
+    [`${LTI}message_type`]: "LtiResourceLinkRequest",
+    [`${LTI}roles`]: [LEARNER_ROLE],
+    [`${LTI}resource_link`]: { id: "rl-1", title: "Week 1: greetings" },
+    [`${LTI}context`]: { id: "ctx-1", label: "SPAN101", title: "Spanish for beginners" },
+    [`${LTI}target_link_uri`]: CALLBACK_URL,
+    [`${LTI}custom`]: { section: "A" },
+    [AGS_CLAIM]: {
+      scope: [SCORE_SCOPE, "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem.readonly"],
+      lineitems: reg.urls.lineitems,
+      lineitem: `${reg.urls.lineitems}/li-1`,
+    },
+    ...overrides,
+  };
+}
+
+/** Posts the form the platform's browser page would post to the callback. */
+export function postCallback(
+  form: Record<string, string>,
+  options: { json?: boolean; cookie?: string; ip?: string } = {},
+) {
+  const headers: Record<string, string> = {
+    "Content-Type": "application/x-www-form-urlencoded",
+    "CF-Connecting-IP": options.ip ?? freshIp(),
+    Accept: options.json === false ? "text/html,application/xhtml+xml" : "application/json",
+  };
+  if (options.cookie) headers.Cookie = options.cookie;
+  return call("/api/lti/callback", {
+    method: "POST",
+    headers,
+    rawBody: new URLSearchParams(form).toString(),
+  });
+}
+
+/** Login, an id_token with these claims, callback: the launch as JSON. */
+export async function launch(reg: Registered, overrides: Record<string, unknown> = {}) {
+  const { state, nonce } = await login(reg);
+  const idToken = await reg.platform.idToken(launchClaims(reg, nonce, overrides));
+  const res = await postCallback({ id_token: idToken, state });
+  const body = (await res.json()) as any;
+  return { res, body, state, nonce, idToken };
+}
