@@ -54,6 +54,7 @@ CREATE TABLE `lti_launches` (
 	`target_link_uri` text,
 	`target_type` text,
 	`target_id` text,
+	`target_title` text,
 	`ags` text,
 	`nrps` text,
 	`created_at` text NOT NULL

@@ -9,6 +9,7 @@ export const DOCS_ERROR_BASE = "https://docs.lingua.example/errors/";
  */
 export const ERROR_CATALOGUE = {
   bad_request: { status: 400, title: "Bad request" },
+  lti_launch_refused: { status: 400, title: "LTI launch refused" },
   malformed_json: { status: 400, title: "Malformed JSON" },
   unauthenticated: { status: 401, title: "Authentication required" },
   invalid_credentials: { status: 401, title: "Invalid credentials" },
@@ -20,6 +21,7 @@ export const ERROR_CATALOGUE = {
   idempotency_in_flight: { status: 409, title: "Request in flight" },
   export_not_ready: { status: 409, title: "Export not ready" },
   export_failed: { status: 409, title: "Export failed" },
+  lti_not_gradable: { status: 409, title: "LTI launch not gradable" },
   gone: { status: 410, title: "Gone" },
   export_expired: { status: 410, title: "Export expired" },
   payload_too_large: { status: 413, title: "Payload too large" },
@@ -29,6 +31,7 @@ export const ERROR_CATALOGUE = {
   rate_limited: { status: 429, title: "Too many requests" },
   internal_error: { status: 500, title: "Internal server error" },
   bad_gateway: { status: 502, title: "Bad gateway" },
+  lti_platform_rejected: { status: 502, title: "LTI platform rejected the request" },
   service_unavailable: { status: 503, title: "Service unavailable" },
 } as const satisfies Record<string, { status: number; title: string }>;
 

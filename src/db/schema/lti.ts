@@ -107,6 +107,7 @@ export const ltiLaunches = sqliteTable(
     targetLinkUri: text("target_link_uri"),
     targetType: text("target_type", { enum: ["course", "lesson"] }),
     targetId: text("target_id"),
+    targetTitle: text("target_title"),
     /** The AGS endpoint claim as sent (`lineitem`, `lineitems`, `scope`). */
     ags: text("ags", { mode: "json" }).$type<Record<string, unknown>>(),
     /** The NRPS claim as sent. */

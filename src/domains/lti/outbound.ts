@@ -45,11 +45,64 @@ export async function postToPlatform(
   return postSigned(url, { headers, body: new TextEncoder().encode(body) }, config(env).webhooks.timeoutMs);
 }
 
+/** The largest answer read whole (a token endpoint's JSON; JWT access tokens run to a few KiB). */
+const JSON_BODY_LIMIT = 64 * 1024;
+
+/**
+ * A timed POST whose whole answer is read (up to 64 KiB), for the token endpoint. Failures are
+ * outcomes like `postToPlatform`'s; `responseBody` holds the whole answer.
+ */
+export async function postForJson(
+  env: Env,
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+): Promise<AttemptOutcome> {
+  const problem = platformUrlProblem(env, url);
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+  const failed = (error: string, status: number | null = null, text: string | null = null) => ({
+    ok: false,
+    responseStatus: status,
+    error,
+    responseBody: text,
+    durationMs: elapsed(),
+    retryAfter: null,
+  });
+  if (problem) return failed(`Refused: the URL ${problem}`);
+  const timeoutMs = config(env).webhooks.timeoutMs;
+  const signal = AbortSignal.timeout(timeoutMs);
+  try {
+    const response = await fetch(url, { method: "POST", headers, body, redirect: "manual", signal });
+    const text = (await response.text()).slice(0, JSON_BODY_LIMIT);
+    if (response.status >= 200 && response.status < 300)
+      return {
+        ok: true,
+        responseStatus: response.status,
+        error: null,
+        responseBody: text,
+        durationMs: elapsed(),
+        retryAfter: null,
+      };
+    return {
+      ...failed(`HTTP ${response.status}`, response.status, text.slice(0, RESPONSE_BODY_LIMIT)),
+      retryAfter: response.headers.get("Retry-After"),
+    };
+  } catch (thrown) {
+    return failed(signal.aborted ? `Timed out after ${timeoutMs} ms` : `Network error: ${String(thrown)}`);
+  }
+}
+
 /** A timed GET of a JSON document through the gate (a JWKS, a line item); throws on any failure. */
-export async function getJson(env: Env, url: string, accept = "application/json"): Promise<unknown> {
+export async function getJson(
+  env: Env,
+  url: string,
+  accept = "application/json",
+  headers: Record<string, string> = {},
+): Promise<unknown> {
   assertAllowed(env, url);
   const response = await fetch(url, {
-    headers: { Accept: accept },
+    headers: { ...headers, Accept: accept },
     redirect: "manual",
     signal: AbortSignal.timeout(config(env).webhooks.timeoutMs),
   });

@@ -201,7 +201,7 @@ export const PassbackSchema = z
   .openapi("LtiPassback");
 
 const Target = z
-  .object({ type: z.enum(["course", "lesson"]), id: z.string() })
+  .object({ type: z.enum(["course", "lesson"]), id: z.string(), title: z.string().nullable() })
   .nullable()
   .openapi({
     description:

@@ -5,6 +5,8 @@
 export const IP_POLICIES = {
   /** Sign-in attempts from one address per window. */
   signIn: { name: "sign-in", limit: 30 },
+  /** LTI login initiations, launch callbacks and session exchanges from one address per window. */
+  lti: { name: "lti", limit: 120 },
   /**
    * Requests from one address with a token nobody issued: against token guessing, and against the
    * hash, object and D1 read each guess costs.

@@ -1,0 +1,93 @@
+import { and, eq, gt } from "drizzle-orm";
+import { SignJWT } from "jose";
+import { ltiAccessTokens } from "../../db/schema";
+import type { Env } from "../../env";
+import { config } from "../../platform/config";
+import { seal, unseal } from "../../platform/crypto/sealing";
+import { database } from "../../platform/db";
+import type { ConsumerRow } from "./consumers";
+import { currentSigningKey } from "./keys";
+import { type AttemptOutcome, postForJson } from "./outbound";
+
+/** A cached token is dropped this long before the platform says it expires. */
+const EXPIRY_MARGIN_MS = 60_000;
+
+export type TokenResult = { token: string } | { failure: AttemptOutcome };
+
+/** The JWT client assertion of RFC 7523, signed with the tool's current key (kid in the header). */
+async function clientAssertion(env: Env, consumer: ConsumerRow): Promise<string> {
+  const key = await currentSigningKey(env);
+  return new SignJWT({})
+    .setProtectedHeader({ alg: "RS256", typ: "JWT", kid: key.kid })
+    .setIssuer(consumer.clientId)
+    .setSubject(consumer.clientId)
+    .setAudience(consumer.authTokenAudience ?? consumer.authTokenUrl)
+    .setJti(crypto.randomUUID())
+    .setIssuedAt()
+    .setExpirationTime("5m")
+    .sign(key.privateKey);
+}
+
+export async function forgetAccessToken(env: Env, consumerId: string, scope: string): Promise<void> {
+  await database(env.DB)
+    .delete(ltiAccessTokens)
+    .where(and(eq(ltiAccessTokens.consumerId, consumerId), eq(ltiAccessTokens.scope, scope)))
+    .run();
+}
+
+/**
+ * An access token of the platform for `scope`: the cached one while it has more than a minute left,
+ * else a new one by the client-credentials grant with a JWT client assertion. A platform that fails
+ * answers the attempt's outcome instead (its status tells a rejection from an outage).
+ */
+export async function accessToken(env: Env, consumer: ConsumerRow, scope: string): Promise<TokenResult> {
+  const db = database(env.DB);
+  const secret = config(env).encryptionKey;
+  const cached = await db
+    .select()
+    .from(ltiAccessTokens)
+    .where(
+      and(
+        eq(ltiAccessTokens.consumerId, consumer.id),
+        eq(ltiAccessTokens.scope, scope),
+        gt(ltiAccessTokens.expiresAt, Date.now()),
+      ),
+    )
+    .get();
+  if (cached) return { token: await unseal(cached.tokenSealed, secret) };
+
+  const form = new URLSearchParams({
+    grant_type: "client_credentials",
+    client_assertion_type: "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+    client_assertion: await clientAssertion(env, consumer),
+    scope,
+  });
+  const outcome = await postForJson(
+    env,
+    consumer.authTokenUrl,
+    { "Content-Type": "application/x-www-form-urlencoded", Accept: "application/json" },
+    form.toString(),
+  );
+  if (!outcome.ok) return { failure: { ...outcome, error: `Token endpoint: ${outcome.error}` } };
+  let body: { access_token?: unknown; expires_in?: unknown };
+  try {
+    body = JSON.parse(outcome.responseBody ?? "");
+  } catch {
+    body = {};
+  }
+  if (typeof body.access_token !== "string" || !body.access_token)
+    return { failure: { ...outcome, ok: false, error: "Token endpoint: the answer has no access_token" } };
+  const lifetimeMs =
+    (typeof body.expires_in === "number" && body.expires_in > 0 ? body.expires_in : 3600) * 1000;
+  const expiresAt = Date.now() + Math.max(lifetimeMs - EXPIRY_MARGIN_MS, lifetimeMs / 2);
+  const tokenSealed = await seal(body.access_token, secret);
+  await db
+    .insert(ltiAccessTokens)
+    .values({ consumerId: consumer.id, scope, tokenSealed, expiresAt })
+    .onConflictDoUpdate({
+      target: [ltiAccessTokens.consumerId, ltiAccessTokens.scope],
+      set: { tokenSealed, expiresAt },
+    })
+    .run();
+  return { token: body.access_token };
+}

@@ -1,0 +1,120 @@
+import { and, eq } from "drizzle-orm";
+import { ltiUserLinks, type Role, users } from "../../db/schema";
+import type { Env } from "../../env";
+import { sha256Hex } from "../../platform/crypto/encoding";
+import { database } from "../../platform/db";
+import { newId, nowIso } from "../../platform/ids";
+import type { ConsumerRow } from "./consumers";
+
+/** Users made by a launch sign in through their platform only: no password matches this. */
+const NO_PASSWORD = "!lti-launch-only";
+
+export type UserRow = typeof users.$inferSelect;
+
+interface Identity {
+  sub: string;
+  name: string;
+  email: string | null;
+  role: "instructor" | "learner";
+}
+
+/** What the id_token says about the person (`name`, else given + family name; `email` when it is one). */
+export function identityFrom(claims: Record<string, unknown>, role: Identity["role"]): Identity {
+  const text = (value: unknown) => (typeof value === "string" && value.trim() ? value.trim() : null);
+  const given = text(claims.given_name);
+  const family = text(claims.family_name);
+  const email = text(claims.email)?.toLowerCase() ?? null;
+  return {
+    sub: claims.sub as string,
+    name: (text(claims.name) ?? [given, family].filter(Boolean).join(" ")) || "LTI user",
+    email: email && /^[^@\s]+@[^@\s]+$/.test(email) && email.length <= 254 ? email : null,
+    role,
+  };
+}
+
+/** An address for a user whose platform sent none (or one another account has): unique, never deliverable. */
+async function placeholderEmail(consumerId: string, sub: string): Promise<string> {
+  return `lti-${(await sha256Hex(`${consumerId}\n${sub}`)).slice(0, 24)}@lti.invalid`;
+}
+
+async function emailIsFree(env: Env, email: string, userId: string | null): Promise<boolean> {
+  const holder = await database(env.DB)
+    .select({ id: users.id })
+    .from(users)
+    .where(eq(users.email, email))
+    .get();
+  return !holder || holder.id === userId;
+}
+
+/** A learner may become an instructor through a launch; admins and lowered roles are changed by people only. */
+function roleAfterLaunch(current: Role, launched: Identity["role"]): Role {
+  return current === "learner" && launched === "instructor" ? "instructor" : current;
+}
+
+async function linkedUser(env: Env, consumerId: string, sub: string): Promise<UserRow | undefined> {
+  const row = await database(env.DB)
+    .select({ user: users })
+    .from(ltiUserLinks)
+    .innerJoin(users, eq(users.id, ltiUserLinks.userId))
+    .where(and(eq(ltiUserLinks.consumerId, consumerId), eq(ltiUserLinks.sub, sub)))
+    .get();
+  return row?.user;
+}
+
+/**
+ * The user a launch is for: found by (registration, `sub`), or created as a member of the
+ * registration's institution. Name and e-mail follow the platform's claims; two first launches of
+ * one person at once both try to insert the link, one wins, and the other uses the winner's user.
+ */
+export async function provisionUser(env: Env, consumer: ConsumerRow, person: Identity): Promise<UserRow> {
+  const db = database(env.DB);
+  const existing = await linkedUser(env, consumer.id, person.sub);
+  if (existing) {
+    const changes: Partial<UserRow> = {};
+    if (person.name !== existing.name) changes.name = person.name;
+    if (
+      person.email &&
+      person.email !== existing.email &&
+      (await emailIsFree(env, person.email, existing.id))
+    )
+      changes.email = person.email;
+    const role = roleAfterLaunch(existing.role, person.role);
+    if (role !== existing.role) changes.role = role;
+    if (Object.keys(changes).length === 0) return existing;
+    const [updated] = await db.update(users).set(changes).where(eq(users.id, existing.id)).returning();
+    return updated ?? existing;
+  }
+
+  const email =
+    person.email && (await emailIsFree(env, person.email, null))
+      ? person.email
+      : await placeholderEmail(consumer.id, person.sub);
+  const now = nowIso();
+  const user: UserRow = {
+    id: newId("usr"),
+    email,
+    name: person.name,
+    role: person.role,
+    institutionId: consumer.institutionId,
+    passwordHash: NO_PASSWORD,
+    timeZone: "UTC",
+    leaderboardOptOut: false,
+    createdAt: now,
+  };
+  try {
+    await db.batch([
+      db.insert(users).values(user),
+      db
+        .insert(ltiUserLinks)
+        .values({ consumerId: consumer.id, sub: person.sub, userId: user.id, createdAt: now }),
+    ]);
+    return user;
+  } catch (error) {
+    // A twin launch linked the person first (or took the e-mail address in between): use its user.
+    const winner = await linkedUser(env, consumer.id, person.sub);
+    if (winner) return winner;
+    if (email !== (await placeholderEmail(consumer.id, person.sub)))
+      return provisionUser(env, consumer, { ...person, email: null });
+    throw error;
+  }
+}

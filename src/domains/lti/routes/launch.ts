@@ -1,0 +1,215 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { getCookie } from "hono/cookie";
+import type { AppEnv } from "../../../env";
+import { config } from "../../../platform/config";
+import { ApiError, fieldErrorsFromZod, toApiError, validationError } from "../../../platform/errors";
+import { errorResponses, jsonBody, jsonResponse, publicRoute } from "../../../platform/openapi";
+import { limitByIp } from "../../../platform/ratelimit/middleware";
+import { IP_POLICIES } from "../../../platform/ratelimit/policies";
+import { presentUser } from "../../auth/present";
+import { completeLaunch, exchangeCode } from "../launch";
+import { presentLaunch } from "../launches";
+import { STATE_COOKIE_PREFIX, startLogin } from "../login";
+import { appPage, errorPage, wantsJson } from "../pages";
+import { CallbackForm, LaunchResultSchema, LoginParams, SessionExchangeBody } from "../schemas";
+
+const TAGS = ["LTI"];
+const limit = limitByIp(IP_POLICIES.lti);
+const LIMIT_NOTE = `Limited to ${IP_POLICIES.lti.limit} requests per client IP per minute (with the login, the callback and the session exchange).`;
+
+const html = (description: string) => ({
+  description,
+  content: { "text/html": { schema: { type: "string" as const } } },
+});
+const form = <T>(schema: T) => ({
+  required: true,
+  content: { "application/x-www-form-urlencoded": { schema } },
+});
+
+const loginDescription = `Third-party initiated login (LTI 1.3 / OpenID Connect). The platform sends the browser here with \`iss\`, \`login_hint\`, \`target_link_uri\` and optionally \`client_id\`, \`lti_message_hint\`, \`lti_deployment_id\`, \`lti_storage_target\`. Lingua finds the registration (an issuer with several registrations needs \`client_id\`: 400), checks that \`target_link_uri\` is its launch URL, stores a single-use \`state\` and \`nonce\` for 10 minutes, and answers 302 to the platform's \`auth_login_url\` with \`scope=openid\`, \`response_type=id_token\`, \`response_mode=form_post\`, \`prompt=none\`, \`client_id\`, \`redirect_uri\`, \`login_hint\`, \`lti_message_hint\` (when sent), \`state\` and \`nonce\`. It also sets a state cookie (\`Secure; HttpOnly; SameSite=None; Partitioned\`), checked on the callback when the browser sends it back; the launch works without it. Errors are pages for browsers, problem+json for \`Accept: application/json\`. ${LIMIT_NOTE}`;
+
+const loginResponses = {
+  302: {
+    description: "To the platform's OIDC authorization endpoint.",
+    headers: {
+      Location: { schema: { type: "string" as const } },
+      "Set-Cookie": { schema: { type: "string" as const }, description: "`lti_state_<state>`, 10 minutes." },
+    },
+  },
+  400: { ...errorResponses[400], description: "Unknown registration, deployment or target_link_uri." },
+  422: errorResponses[422],
+};
+
+const loginGet = publicRoute({
+  method: "get",
+  path: "/api/lti/login",
+  tags: TAGS,
+  operationId: "ltiLogin",
+  summary: "LTI 1.3 OIDC login initiation",
+  description: loginDescription,
+  request: { query: LoginParams },
+  responses: loginResponses,
+});
+
+const loginPost = publicRoute({
+  method: "post",
+  path: "/api/lti/login",
+  tags: TAGS,
+  operationId: "ltiLoginPost",
+  summary: "LTI 1.3 OIDC login initiation (form post)",
+  description: loginDescription,
+  request: { body: form(LoginParams) },
+  responses: loginResponses,
+});
+
+const callbackRoute = publicRoute({
+  method: "post",
+  path: "/api/lti/callback",
+  tags: TAGS,
+  operationId: "ltiLaunchCallback",
+  summary: "LTI 1.3 launch (the platform's form post)",
+  description: `The platform's browser posts \`id_token\` and \`state\` here (the registration's redirect URI and launch URL). Checked in this order, the first failure refusing the launch with \`reason\`: \`state\` known, unused and unexpired (\`state_unknown\`, \`state_used\`, \`state_expired\`, \`state_cookie_mismatch\`); the header's \`alg\` is RS256 (\`alg_not_allowed\`) and its \`kid\` in the platform's JWKS, fetched again once when unknown (\`kid_unknown\`; \`jwks_unavailable\` is 502); signature (\`signature_invalid\`); \`iss\` (\`issuer_mismatch\`); \`aud\` and \`azp\` (\`audience_mismatch\`, \`azp_mismatch\`); \`exp\`/\`iat\` with 60 s of skew (\`token_expired\`, \`token_not_yet_valid\`); \`nonce\` (\`nonce_mismatch\`); deployment (\`deployment_unknown\`); version 1.3.0 (\`version_unsupported\`); message type \`LtiResourceLinkRequest\` (\`message_type_unsupported\`); \`sub\`, \`roles\`, \`resource_link.id\` (\`claim_missing\`); \`target_link_uri\` (\`target_link_uri_foreign\`); the course or lesson it names exists (\`target_unknown\`). A refused launch records only a launch-log entry (\`launch_id\` in the problem).\n\nAccepted: the person is found or created by (registration, \`sub\`) as a member of the registration's institution, the launch is recorded, and \`Accept: application/json\` answers 200 with a session token (8 hours, the abilities of the launch's role). A browser gets 303 to the learning app (\`LTI_APP_URL\`, or the worker's page \`/api/lti/app\`) with \`#code=…\` in the fragment, exchanged at \`POST /api/lti/session\`. ${LIMIT_NOTE}`,
+  request: { body: form(CallbackForm) },
+  responses: {
+    200: jsonResponse(LaunchResultSchema, "The launch, its user and a session (`Accept: application/json`)."),
+    303: {
+      description: "Browsers: to the learning app, the code in the URL fragment.",
+      headers: { Location: { schema: { type: "string" as const } } },
+    },
+    400: {
+      description:
+        "Launch refused: `code` `lti_launch_refused`, `reason` (see above) and `launch_id` (the log entry). Browsers get a page.",
+      content: { ...errorResponses[400].content, ...html("The same, as a page.").content },
+    },
+    502: {
+      ...errorResponses[400],
+      description: "The platform's key set could not be fetched (`reason` `jwks_unavailable`).",
+    },
+  },
+});
+
+const sessionRoute = publicRoute(
+  {
+    method: "post",
+    path: "/api/lti/session",
+    tags: TAGS,
+    operationId: "exchangeLtiCode",
+    summary: "Exchange a launch code for a session",
+    description: `The learning app posts the \`code\` of its URL fragment (single use, 2 minutes) and receives the launch, the user and a session token (8 hours). Unknown, used or expired codes: 401. ${LIMIT_NOTE}`,
+    middleware: [limit],
+    request: { body: jsonBody(SessionExchangeBody) },
+    responses: { 200: jsonResponse(LaunchResultSchema, "The launch's session."), 401: errorResponses[401] },
+  },
+  { countedPerIp: true },
+);
+
+const appRoute = publicRoute({
+  method: "get",
+  path: "/api/lti/app",
+  tags: TAGS,
+  operationId: "ltiLaunchPage",
+  summary: "Default launch page",
+  description:
+    "Where browsers land after a launch when the deployment sets no `LTI_APP_URL`: exchanges the fragment's code and shows the launched course or lesson.",
+  responses: { 200: html("The page.") },
+});
+
+async function readForm(c: Context): Promise<Record<string, string>> {
+  const type = c.req.header("Content-Type") ?? "";
+  if (!/^application\/x-www-form-urlencoded|^multipart\/form-data/i.test(type))
+    throw new ApiError("unsupported_media_type", "Send the form as `application/x-www-form-urlencoded`.");
+  const body = await c.req.parseBody();
+  return Object.fromEntries(
+    Object.entries(body).filter((e): e is [string, string] => typeof e[1] === "string"),
+  );
+}
+
+/** Errors as problem+json for clients asking for JSON, as pages for browsers. */
+function answeringErrors(handler: (c: Context<AppEnv>) => Promise<Response>) {
+  return async (c: Context<AppEnv>) => {
+    try {
+      return await handler(c);
+    } catch (error) {
+      if (wantsJson(c)) throw error;
+      if (!(error instanceof ApiError))
+        console.error(
+          JSON.stringify({
+            level: "error",
+            request_id: c.get("requestId"),
+            path: c.req.path,
+            error: String(error),
+          }),
+        );
+      return errorPage(c, toApiError(error));
+    }
+  };
+}
+
+async function login(c: Context<AppEnv>, raw: Record<string, string>) {
+  const parsed = LoginParams.safeParse(raw);
+  if (!parsed.success) throw validationError(fieldErrorsFromZod(parsed.error.issues));
+  const { location, cookie } = await startLogin(c.env, parsed.data, new URL(c.req.url).origin);
+  c.header("Set-Cookie", cookie);
+  c.header("Cache-Control", "no-store");
+  return c.redirect(location, 302);
+}
+
+export function registerLaunchRoutes(app: OpenAPIHono<AppEnv>) {
+  for (const route of [loginGet, loginPost, callbackRoute, appRoute]) app.openAPIRegistry.registerPath(route);
+
+  app.get(
+    "/api/lti/login",
+    limit,
+    answeringErrors((c) => login(c, c.req.query())),
+  );
+  app.post(
+    "/api/lti/login",
+    limit,
+    answeringErrors(async (c) => login(c, await readForm(c))),
+  );
+
+  app.post(
+    "/api/lti/callback",
+    limit,
+    answeringErrors(async (c) => {
+      const fields = await readForm(c);
+      const json = wantsJson(c);
+      const outcome = await completeLaunch(
+        c.env,
+        fields,
+        (state) => getCookie(c, STATE_COOKIE_PREFIX + state),
+        new URL(c.req.url).origin,
+        json ? "session" : "code",
+      );
+      if (fields.state)
+        c.header(
+          "Set-Cookie",
+          `${STATE_COOKIE_PREFIX}${fields.state}=; Path=/api/lti; Max-Age=0; Secure; HttpOnly; SameSite=None; Partitioned`,
+        );
+      c.header("Cache-Control", "no-store");
+      if (outcome.session)
+        return c.json(
+          {
+            launch: presentLaunch(outcome.launch),
+            user: presentUser(outcome.user),
+            session: outcome.session,
+          },
+          200,
+        );
+      const appUrl = config(c.env).lti.appUrl ?? `${new URL(c.req.url).origin}/api/lti/app`;
+      return c.redirect(`${appUrl.split("#")[0]}#code=${encodeURIComponent(outcome.code)}`, 303);
+    }),
+  );
+
+  app.openapi(sessionRoute, async (c) => {
+    const outcome = await exchangeCode(c.env, c.req.valid("json").code);
+    c.header("Cache-Control", "no-store");
+    return c.json(
+      { launch: presentLaunch(outcome.launch), user: presentUser(outcome.user), session: outcome.session },
+      200,
+    );
+  });
+
+  app.get("/api/lti/app", () => appPage());
+}

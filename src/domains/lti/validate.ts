@@ -1,0 +1,256 @@
+import { and, eq, gt, isNull } from "drizzle-orm";
+import {
+  createLocalJWKSet,
+  decodeProtectedHeader,
+  type JWTPayload,
+  errors as joseErrors,
+  jwtVerify,
+} from "jose";
+import { ltiConsumers, ltiStates } from "../../db/schema";
+import type { Env } from "../../env";
+import { database } from "../../platform/db";
+import { asRecord, CLAIMS, RESOURCE_LINK_REQUEST } from "./claims";
+import type { ConsumerRow } from "./consumers";
+import { isToolTarget } from "./login";
+import { JwksUnavailable, platformKeysFor } from "./platform-jwks";
+
+/** Seconds of clock difference accepted on `exp` and `iat`. */
+const CLOCK_SKEW_SECONDS = 60;
+
+/** Why a launch was refused: a stable code for the log and the error's `reason`. */
+export class LaunchRefusal extends Error {
+  constructor(
+    readonly reason: string,
+    detail: string,
+    /** Known once the state was: the log entry belongs to its institution. */
+    readonly consumer: ConsumerRow | null = null,
+    readonly upstream = false,
+  ) {
+    super(detail);
+  }
+}
+
+export interface ValidLaunch {
+  consumer: ConsumerRow;
+  claims: JWTPayload & Record<string, unknown>;
+}
+
+type StateRow = typeof ltiStates.$inferSelect;
+
+/** Takes the state for this callback (single use): the unused, unexpired row, or a refusal saying which it was not. */
+async function consumeState(
+  env: Env,
+  state: string,
+  now: number,
+): Promise<{ row: StateRow; consumer: ConsumerRow }> {
+  const db = database(env.DB);
+  const [taken] = await db
+    .update(ltiStates)
+    .set({ usedAt: now })
+    .where(and(eq(ltiStates.state, state), isNull(ltiStates.usedAt), gt(ltiStates.expiresAt, now)))
+    .returning();
+  const row = taken ?? (await db.select().from(ltiStates).where(eq(ltiStates.state, state)).get());
+  const consumer = row
+    ? ((await db.select().from(ltiConsumers).where(eq(ltiConsumers.id, row.consumerId)).get()) ?? null)
+    : null;
+  if (!row || !consumer)
+    throw new LaunchRefusal(
+      "state_unknown",
+      "The `state` is not one this tool issued; start the launch from the platform again.",
+    );
+  if (!taken && row.usedAt !== null)
+    throw new LaunchRefusal(
+      "state_used",
+      "The `state` was used already; each login allows one launch.",
+      consumer,
+    );
+  if (!taken)
+    throw new LaunchRefusal("state_expired", "The `state` expired (10 minutes after the login).", consumer);
+  return { row, consumer };
+}
+
+function claimsError(error: unknown, consumer: ConsumerRow): LaunchRefusal {
+  if (error instanceof joseErrors.JWSSignatureVerificationFailed)
+    return new LaunchRefusal(
+      "signature_invalid",
+      "The id_token's signature does not verify with the platform's key.",
+      consumer,
+    );
+  if (error instanceof joseErrors.JWTExpired)
+    return new LaunchRefusal(
+      "token_expired",
+      "The id_token has expired (`exp`, 60 seconds of clock skew allowed).",
+      consumer,
+    );
+  if (error instanceof joseErrors.JWTClaimValidationFailed) {
+    if (error.claim === "iss")
+      return new LaunchRefusal(
+        "issuer_mismatch",
+        `The id_token's \`iss\` is not the registration's issuer ${consumer.issuer}.`,
+        consumer,
+      );
+    if (error.claim === "aud")
+      return new LaunchRefusal(
+        "audience_mismatch",
+        `The id_token's \`aud\` does not contain the client id ${consumer.clientId}.`,
+        consumer,
+      );
+    return new LaunchRefusal(
+      "claim_invalid",
+      `The id_token's \`${error.claim}\` claim is invalid: ${error.message}.`,
+      consumer,
+    );
+  }
+  return new LaunchRefusal(
+    "id_token_malformed",
+    `The id_token could not be read: ${String(error)}.`,
+    consumer,
+  );
+}
+
+/** Header checks before any key is looked at: the algorithm is RS256 whatever the header claims, and a kid is named. */
+function checkHeader(idToken: string, consumer: ConsumerRow): string {
+  let header: ReturnType<typeof decodeProtectedHeader>;
+  try {
+    header = decodeProtectedHeader(idToken);
+  } catch {
+    throw new LaunchRefusal("id_token_malformed", "The id_token is not a signed JWT.", consumer);
+  }
+  if (header.alg !== "RS256")
+    throw new LaunchRefusal(
+      "alg_not_allowed",
+      `The id_token is signed with \`${String(header.alg)}\`; only RS256 is accepted.`,
+      consumer,
+    );
+  if (typeof header.kid !== "string" || !header.kid)
+    throw new LaunchRefusal("kid_unknown", "The id_token's header names no `kid`.", consumer);
+  return header.kid;
+}
+
+/** Signature, issuer, audience and times, by jose with RS256 only; then `azp` and `iat`. */
+async function verifyToken(env: Env, idToken: string, consumer: ConsumerRow, now: number) {
+  const kid = checkHeader(idToken, consumer);
+  let jwks: Awaited<ReturnType<typeof platformKeysFor>>;
+  try {
+    jwks = await platformKeysFor(env, consumer, kid);
+  } catch (error) {
+    if (error instanceof JwksUnavailable)
+      throw new LaunchRefusal("jwks_unavailable", error.message, consumer, true);
+    throw error;
+  }
+  if (!jwks)
+    throw new LaunchRefusal("kid_unknown", `The platform's key set has no key \`${kid}\`.`, consumer);
+  let payload: JWTPayload;
+  try {
+    ({ payload } = await jwtVerify(idToken, createLocalJWKSet(jwks), {
+      algorithms: ["RS256"],
+      issuer: consumer.issuer,
+      audience: consumer.clientId,
+      clockTolerance: CLOCK_SKEW_SECONDS,
+      requiredClaims: ["exp", "iat"],
+      currentDate: new Date(now),
+    }));
+  } catch (error) {
+    throw claimsError(error, consumer);
+  }
+  const audiences = Array.isArray(payload.aud) ? payload.aud : [payload.aud];
+  if ((audiences.length > 1 || payload.azp !== undefined) && payload.azp !== consumer.clientId)
+    throw new LaunchRefusal(
+      "azp_mismatch",
+      `The id_token's \`azp\` must be the client id ${consumer.clientId}.`,
+      consumer,
+    );
+  if (typeof payload.iat !== "number" || payload.iat > now / 1000 + CLOCK_SKEW_SECONDS)
+    throw new LaunchRefusal("token_not_yet_valid", "The id_token's `iat` is in the future.", consumer);
+  return payload as JWTPayload & Record<string, unknown>;
+}
+
+/** The LTI claims, in the order the specification's checks go. */
+function checkLtiClaims(
+  claims: Record<string, unknown>,
+  state: StateRow,
+  consumer: ConsumerRow,
+  origin: string,
+) {
+  if (claims.nonce !== state.nonce)
+    throw new LaunchRefusal(
+      "nonce_mismatch",
+      "The id_token's `nonce` is not the one issued with this `state` (a replayed id_token?).",
+      consumer,
+    );
+  const deployment = claims[CLAIMS.deploymentId];
+  if (typeof deployment !== "string" || !consumer.deploymentIds.includes(deployment))
+    throw new LaunchRefusal(
+      "deployment_unknown",
+      `The deployment id ${JSON.stringify(deployment ?? null)} is not registered; add it to the registration's deployment_ids.`,
+      consumer,
+    );
+  if (claims[CLAIMS.version] !== "1.3.0")
+    throw new LaunchRefusal(
+      "version_unsupported",
+      `LTI version ${JSON.stringify(claims[CLAIMS.version] ?? null)} is not supported; send 1.3.0.`,
+      consumer,
+    );
+  const messageType = claims[CLAIMS.messageType];
+  if (messageType !== RESOURCE_LINK_REQUEST)
+    throw new LaunchRefusal(
+      "message_type_unsupported",
+      `Message type ${JSON.stringify(messageType ?? null)} is not supported; this tool accepts LtiResourceLinkRequest.`,
+      consumer,
+    );
+  const missing: string[] = [];
+  if (typeof claims.sub !== "string" || !claims.sub) missing.push("sub");
+  if (!Array.isArray(claims[CLAIMS.roles])) missing.push(CLAIMS.roles);
+  const link = asRecord(claims[CLAIMS.resourceLink]);
+  if (!link || typeof link.id !== "string" || !link.id) missing.push(`${CLAIMS.resourceLink}.id`);
+  if (missing.length > 0)
+    throw new LaunchRefusal(
+      "claim_missing",
+      `The id_token lacks required claims: ${missing.join(", ")}.`,
+      consumer,
+    );
+  const target = claims[CLAIMS.targetLinkUri];
+  if (typeof target !== "string" || !isToolTarget(target, origin))
+    throw new LaunchRefusal(
+      "target_link_uri_foreign",
+      `The target_link_uri ${JSON.stringify(target ?? null)} is not this tool's launch URL.`,
+      consumer,
+    );
+}
+
+/**
+ * Every check of a launch callback, in the order of the LTI 1.3 security framework; the first that
+ * fails throws a LaunchRefusal naming it.
+ */
+export async function validateLaunch(
+  env: Env,
+  form: { id_token?: string; state?: string; error?: string; error_description?: string },
+  stateCookie: (state: string) => string | undefined,
+  origin: string,
+): Promise<ValidLaunch> {
+  const now = Date.now();
+  const platformError = (consumer: ConsumerRow | null) =>
+    new LaunchRefusal(
+      "platform_error",
+      `The platform answered \`${form.error}\`${form.error_description ? `: ${form.error_description}` : ""}.`,
+      consumer,
+    );
+  if (!form.state) {
+    if (form.error) throw platformError(null);
+    throw new LaunchRefusal("state_unknown", "The callback carries no `state`.");
+  }
+  const { row: state, consumer } = await consumeState(env, form.state, now);
+  const cookie = stateCookie(form.state);
+  if (cookie !== undefined && cookie !== state.browserBinding)
+    throw new LaunchRefusal(
+      "state_cookie_mismatch",
+      "The browser's state cookie does not match this `state`.",
+      consumer,
+    );
+  if (form.error) throw platformError(consumer);
+  if (!form.id_token)
+    throw new LaunchRefusal("id_token_missing", "The callback carries no `id_token`.", consumer);
+  const claims = await verifyToken(env, form.id_token, consumer, now);
+  checkLtiClaims(claims, state, consumer, origin);
+  return { consumer, claims };
+}

@@ -1,0 +1,231 @@
+import { env } from "cloudflare:test";
+import { expect, it } from "vitest";
+import { call, callJson } from "../helpers/api";
+import { createPublishedCourse } from "../helpers/progress-fixture";
+import { createTenant } from "../helpers/tenants";
+import {
+  AGS_CLAIM,
+  CALLBACK_URL,
+  INSTRUCTOR_ROLE,
+  LTI,
+  launch,
+  launchClaims,
+  login,
+  postCallback,
+  registerPlatform,
+} from "./support";
+
+it("login redirects to the platform with every OIDC parameter and a partitioned state cookie", async () => {
+  const tenant = await createTenant();
+  const reg = await registerPlatform(tenant.admin);
+  const { res, redirect, state, nonce, cookie } = await login(reg);
+  expect(res.status).toBe(302);
+  expect(`${redirect!.origin}${redirect!.pathname}`).toBe(reg.urls.auth_login_url);
+  expect(Object.fromEntries(redirect!.searchParams)).toEqual({
+    scope: "openid",
+    response_type: "id_token",
+    response_mode: "form_post",
+    prompt: "none",
+    client_id: reg.clientId,
+    redirect_uri: CALLBACK_URL,
+    login_hint: "hint-42",
+    lti_message_hint: "msg-hint",
+    state,
+    nonce,
+  });
+  expect(state.length).toBeGreaterThanOrEqual(43);
+  expect(nonce).not.toBe(state);
+  expect(cookie).toMatch(new RegExp(`^lti_state_${state}=[\\w-]+;`));
+  for (const attribute of [
+    "Secure",
+    "HttpOnly",
+    "SameSite=None",
+    "Partitioned",
+    "Max-Age=600",
+    "Path=/api/lti",
+  ])
+    expect(cookie).toContain(attribute);
+
+  // A form post does the same.
+  const posted = await call("/api/lti/login", {
+    method: "POST",
+    headers: { "Content-Type": "application/x-www-form-urlencoded" },
+    rawBody: new URLSearchParams({
+      iss: reg.urls.issuer,
+      login_hint: "h",
+      target_link_uri: CALLBACK_URL,
+    }).toString(),
+  });
+  expect(posted.status).toBe(302);
+  expect(new URL(posted.headers.get("Location")!).searchParams.get("lti_message_hint")).toBeNull();
+});
+
+it("login refuses an unknown platform, a foreign target, an unknown deployment and an ambiguous issuer", async () => {
+  const tenant = await createTenant();
+  const reg = await registerPlatform(tenant.admin);
+  const json = { Accept: "application/json" };
+  const ask = (params: Record<string, string>) => {
+    const q = new URLSearchParams({
+      iss: reg.urls.issuer,
+      login_hint: "h",
+      target_link_uri: CALLBACK_URL,
+      ...params,
+    });
+    return callJson(`/api/lti/login?${q}`, { headers: json });
+  };
+  const unknown = await ask({ iss: "https://nobody.example" });
+  expect(unknown.res.status).toBe(400);
+  expect(unknown.body.detail).toContain("No LTI registration");
+  expect((await ask({ target_link_uri: "https://evil.example/api/lti/callback" })).res.status).toBe(400);
+  expect((await ask({ lti_deployment_id: "nope" })).res.status).toBe(400);
+  const missing = await callJson("/api/lti/login?iss=x", { headers: json });
+  expect(missing.res.status).toBe(422);
+
+  // A second registration under the same issuer: the login must name its client id.
+  await callJson("/api/integrations/lti-consumers", {
+    token: tenant.admin.token,
+    body: {
+      ...reg.consumer,
+      id: undefined,
+      institution_id: undefined,
+      tool: undefined,
+      created_at: undefined,
+      updated_at: undefined,
+      client_id: "second",
+    },
+  });
+  const ambiguous = await ask({});
+  expect(ambiguous.res.status).toBe(400);
+  expect(ambiguous.body.detail).toContain("client_id");
+  expect((await ask({ client_id: reg.clientId })).res.status).toBe(302);
+
+  // Browsers get a page.
+  const page = await call(
+    `/api/lti/login?iss=https://nobody.example&login_hint=h&target_link_uri=${CALLBACK_URL}`,
+  );
+  expect(page.status).toBe(400);
+  expect(page.headers.get("Content-Type")).toContain("text/html");
+  expect(await page.text()).toContain("No LTI registration");
+});
+
+it("a launch creates the member, records the launch and answers a session with the role's abilities", async () => {
+  const tenant = await createTenant();
+  const reg = await registerPlatform(tenant.admin);
+  const course = await createPublishedCourse({ lessons: 1, blocksPerLesson: 1, itemsPerBlock: 1 });
+  const sub = `user-${crypto.randomUUID()}`;
+  const { res, body } = await launch(reg, {
+    sub,
+    [`${LTI}custom`]: { lingua_course_id: course.courseId, section: "A" },
+  });
+  expect(res.status).toBe(200);
+  expect(body.launch).toMatchObject({
+    id: expect.stringMatching(/^lti_/),
+    status: "succeeded",
+    failure_reason: null,
+    consumer_id: reg.consumer.id,
+    deployment_id: reg.deploymentId,
+    message_type: "LtiResourceLinkRequest",
+    sub,
+    user_id: body.user.id,
+    roles: ["http://purl.imsglobal.org/vocab/lis/v2/membership#Learner"],
+    context: { id: "ctx-1", label: "SPAN101", title: "Spanish for beginners" },
+    resource_link: { id: "rl-1", title: "Week 1: greetings" },
+    custom: { lingua_course_id: course.courseId, section: "A" },
+    target: { type: "course", id: course.courseId, title: expect.any(String) },
+    ags: { lineitem: `${reg.urls.lineitems}/li-1`, lineitems: reg.urls.lineitems, scope: expect.any(Array) },
+  });
+  expect(body.user).toMatchObject({
+    name: "Ada Lovelace",
+    role: "learner",
+    institution_id: tenant.institution.id,
+  });
+  expect(body.user.email).toMatch(/^ada\./);
+  expect(Date.parse(body.session.expires_at) - Date.now()).toBeGreaterThan(8 * 3_600_000 - 120_000);
+  expect(Date.parse(body.session.expires_at) - Date.now()).toBeLessThanOrEqual(8 * 3_600_000);
+  const me = await callJson("/api/auth/me", { token: body.session.token });
+  expect(me.body.user.id).toBe(body.user.id);
+  expect(me.body.token.abilities).toEqual([
+    "tokens:read",
+    "tokens:write",
+    "content:read",
+    "progress:read",
+    "progress:write",
+  ]);
+
+  // The same person again: the same user; an instructor launch raises the role.
+  const again = await launch(reg, { sub, name: "Ada King", [`${LTI}roles`]: [INSTRUCTOR_ROLE] });
+  expect(again.body.user).toMatchObject({ id: body.user.id, name: "Ada King", role: "instructor" });
+  const links = await env.DB.prepare("SELECT count(*) AS n FROM lti_user_links WHERE consumer_id = ?")
+    .bind(reg.consumer.id)
+    .first<any>();
+  expect(links.n).toBe(1);
+});
+
+it("a target_link_uri with ?lesson= chooses the lesson; an unknown one refuses the launch", async () => {
+  const tenant = await createTenant();
+  const reg = await registerPlatform(tenant.admin);
+  const course = await createPublishedCourse({ lessons: 1, blocksPerLesson: 1, itemsPerBlock: 1 });
+  const lessonId = course.lessons[0]!.id;
+  const ok = await launch(reg, { [`${LTI}target_link_uri`]: `${CALLBACK_URL}?lesson=${lessonId}` });
+  expect(ok.body.launch.target).toMatchObject({ type: "lesson", id: lessonId });
+  const bad = await launch(reg, { [`${LTI}target_link_uri`]: `${CALLBACK_URL}?course=crs_missing` });
+  expect(bad.res.status).toBe(400);
+  expect(bad.body.reason).toBe("target_unknown");
+});
+
+it("a browser is sent to the app with a single-use code, exchanged for the session", async () => {
+  const tenant = await createTenant();
+  const reg = await registerPlatform(tenant.admin);
+  const { state, nonce, cookie } = await login(reg);
+  const idToken = await reg.platform.idToken(launchClaims(reg, nonce));
+  const stateCookie = cookie!.split(";")[0]!;
+  const res = await postCallback({ id_token: idToken, state }, { json: false, cookie: stateCookie });
+  expect(res.status).toBe(303);
+  const location = new URL(res.headers.get("Location")!);
+  expect(`${location.origin}${location.pathname}`).toBe("https://api.lingua.test/api/lti/app");
+  expect(location.search).toBe("");
+  const code = new URLSearchParams(location.hash.slice(1)).get("code")!;
+  expect(code.length).toBeGreaterThan(40);
+  expect(res.headers.get("Set-Cookie")).toContain("Max-Age=0");
+
+  const exchanged = await callJson("/api/lti/session", { body: { code } });
+  expect(exchanged.res.status).toBe(200);
+  expect(exchanged.body.launch.status).toBe("succeeded");
+  expect(exchanged.body.user.role).toBe("learner");
+  expect((await callJson("/api/auth/me", { token: exchanged.body.session.token })).res.status).toBe(200);
+  const twice = await callJson("/api/lti/session", { body: { code } });
+  expect(twice.res.status).toBe(401);
+
+  const page = await call("/api/lti/app");
+  expect(page.status).toBe(200);
+  expect(page.headers.get("Content-Security-Policy")).toContain("frame-ancestors *");
+  expect(await page.text()).toContain("/api/lti/session");
+});
+
+it("LTI_APP_URL sends browsers to the integrator's app", async () => {
+  const tenant = await createTenant();
+  const reg = await registerPlatform(tenant.admin);
+  const { state, nonce } = await login(reg);
+  const idToken = await reg.platform.idToken(launchClaims(reg, nonce));
+  const res = await call("/api/lti/callback", {
+    method: "POST",
+    headers: { "Content-Type": "application/x-www-form-urlencoded", Accept: "text/html" },
+    rawBody: new URLSearchParams({ id_token: idToken, state }).toString(),
+    env: { LTI_APP_URL: "https://learn.acme.example/lti" as "" },
+  });
+  expect(res.status).toBe(303);
+  expect(res.headers.get("Location")).toMatch(/^https:\/\/learn\.acme\.example\/lti#code=/);
+});
+
+it("a state cookie that does not match refuses the launch; no cookie at all is fine", async () => {
+  const tenant = await createTenant();
+  const reg = await registerPlatform(tenant.admin);
+  const { state, nonce } = await login(reg);
+  const idToken = await reg.platform.idToken(launchClaims(reg, nonce));
+  const res = await postCallback({ id_token: idToken, state }, { cookie: `lti_state_${state}=forged` });
+  expect(res.status).toBe(400);
+  expect(((await res.json()) as any).reason).toBe("state_cookie_mismatch");
+  const fine = await launch(reg);
+  expect(fine.res.status).toBe(200);
+  expect(fine.body.launch[AGS_CLAIM]).toBeUndefined();
+});
