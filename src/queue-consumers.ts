@@ -1,22 +1,26 @@
 import { consumeExportDeadLetters, consumeExports } from "./domains/exports/consumer";
-import {
-  deadLetterDeliveries,
-  deadLetterEvents,
-  deliverWebhooks,
-  fanOutEvents,
-} from "./domains/webhooks/consumer";
+import { deadLetterPassbacks, deliverPassbacks } from "./domains/lti/consumer";
+import { passbackCompletions } from "./domains/lti/subscriber";
+import { deadLetterDeliveries, deadLetterEvents, deliverWebhooks, fanOut } from "./domains/webhooks/consumer";
 import type { Env } from "./env";
+import { outboxDispatcher } from "./platform/outbox-dispatch";
 
 export type QueueConsumer = (batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext) => Promise<void>;
 
 /** Which consumer handles which queue of wrangler.toml (a dead-letter queue has its own). */
 export const QUEUE_CONSUMERS: Record<string, QueueConsumer> = {
-  "lingua-events": fanOutEvents,
+  // Every outbox event goes to each subscriber, which queues its own deliveries.
+  "lingua-events": outboxDispatcher([
+    { name: "webhooks", deliver: fanOut },
+    { name: "lti-passback", deliver: passbackCompletions },
+  ]),
   "lingua-events-dlq": deadLetterEvents,
   "lingua-webhook-deliveries": deliverWebhooks,
   "lingua-webhook-deliveries-dlq": deadLetterDeliveries,
   "lingua-exports": consumeExports,
   "lingua-exports-dlq": consumeExportDeadLetters,
+  "lingua-lti-passbacks": deliverPassbacks,
+  "lingua-lti-passbacks-dlq": deadLetterPassbacks,
 };
 
 export async function consumeQueue(

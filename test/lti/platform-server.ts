@@ -32,6 +32,7 @@ export interface TokenRequest {
   assertion_error: string | null;
   assertion_header: Record<string, unknown> | null;
   assertion_claims: Record<string, unknown> | null;
+  assertion: string | null;
   status: number;
 }
 
@@ -132,6 +133,7 @@ async function handleToken(
     assertion_error: null,
     assertion_header: null,
     assertion_claims: null,
+    assertion,
     status: 0,
   };
   try {

@@ -119,7 +119,7 @@ function webhookToSign(
   };
 }
 
-async function fanOut(env: Env, eventIds: string[]): Promise<void> {
+export async function fanOut(env: Env, eventIds: string[]): Promise<void> {
   const d1 = env.DB;
   const db = database(d1);
   const events = (
