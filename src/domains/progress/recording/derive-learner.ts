@@ -1,7 +1,7 @@
 import type { SkillEvidenceRow } from "../rules";
 import { addDays, cefrReport, currentStreak, localTime, STREAK_MILESTONES, streaks } from "../rules";
-import type { Tally } from "./derive-attempt";
 import { ACTIVE_DAYS_READ, type LearnerState } from "./load";
+import type { Tally } from "./tally";
 
 /** The learner after the whole batch: the streak, the milestones to announce, the CEFR levels. */
 export interface LearnerAfter {

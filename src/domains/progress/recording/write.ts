@@ -18,10 +18,10 @@ import { chunk, rowsPerStatement, type Statement } from "../../../platform/batch
 import type { Database } from "../../../platform/db";
 import type { OutboxRow } from "../../../platform/events";
 import { type RankMove, rankMoveStatement } from "../rank";
-import type { Tally } from "./derive-attempt";
 import type { LearnerAfter } from "./derive-learner";
 import type { EmittedEvent } from "./emit";
 import type { LearnerState } from "./load";
+import type { Tally } from "./tally";
 
 /** Everything one recording changes: new rows, replaced per-learner state, and increments. */
 export interface Changes {
