@@ -1,4 +1,5 @@
 import { sweepExports } from "./domains/exports/sweep";
+import { sweepLti } from "./domains/lti/sweep";
 import { purgePastWeeks } from "./domains/progress/sweep";
 import { purgeOldEvents, requeueStalledDeliveries, requeueUnpublishedEvents } from "./domains/webhooks/sweep";
 import type { Env } from "./env";
@@ -12,6 +13,7 @@ const SWEEPS: { name: string; run: (env: Env, now: number) => Promise<unknown> }
   { name: "old-events", run: purgeOldEvents },
   { name: "exports", run: sweepExports },
   { name: "past-weeks", run: purgePastWeeks },
+  { name: "lti", run: sweepLti },
 ];
 
 export async function runSweeps(env: Env, now = Date.now()): Promise<void> {

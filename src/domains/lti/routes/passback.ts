@@ -1,7 +1,9 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { requireInstitution } from "../../../platform/auth/principal";
 import { ApiError } from "../../../platform/errors";
+import { idempotencyHeaderShape, idempotent } from "../../../platform/http/idempotency";
 import { errorResponses, jsonBody, jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { gradeLaunch, presentPassback } from "../passbacks";
 import { LaunchParam, PassbackBody, PassbackSchema } from "../schemas";
@@ -13,8 +15,9 @@ const passbackRoute = tokenRoute("lti:grade", {
   operationId: "ltiGradePassback",
   summary: "Send a grade back to the learning platform",
   description:
-    "Sends a score for the launch's learner to the platform's line item (LTI Assignment and Grade Services 2.0): an access token by the client-credentials grant with a JWT client assertion signed by the tool's key (cached until shortly before it expires), then `application/vnd.ims.lis.v1.score+json` `{ userId, scoreGiven, scoreMaximum, activityProgress, gradingProgress, timestamp, comment }` to the line item's `/scores`. `200`: the platform accepted it. `202`: the platform failed or timed out; retried through a queue with backoff (at most 3 times), visible in `GET /api/integrations/lti-launches/{launch}`. `502 lti_platform_rejected`: the platform answered 4xx (`platform_status`, `platform_body`: its first KiB). `409 lti_not_gradable`: the launch has no line item or lacks the score scope. Another institution's launch: 404.",
-  request: { params: LaunchParam, body: jsonBody(PassbackBody) },
+    "Sends a score for the launch's learner to the platform's line item (LTI Assignment and Grade Services 2.0): an access token by the client-credentials grant with a JWT client assertion signed by the tool's key (cached until shortly before it expires), then `application/vnd.ims.lis.v1.score+json` `{ userId, scoreGiven, scoreMaximum, activityProgress, gradingProgress, timestamp, comment }` to the line item's `/scores`. `200`: the platform accepted it. `202`: the platform failed or timed out; retried through a queue with backoff (at most 3 times), visible in `GET /api/integrations/lti-launches/{launch}`. `502 lti_platform_rejected`: the platform answered 4xx (`platform_status`, `platform_body`: its first KiB). `409 lti_not_gradable`: the launch has no line item or lacks the score scope. Another institution's launch: 404. With an `Idempotency-Key`, a retried request replays the first answer instead of sending the score again.",
+  middleware: [idempotent],
+  request: { params: LaunchParam, headers: z.object(idempotencyHeaderShape), body: jsonBody(PassbackBody) },
   responses: {
     200: jsonResponse(PassbackSchema, "Accepted by the platform."),
     202: jsonResponse(PassbackSchema, "The platform failed; retrying."),

@@ -1,0 +1,59 @@
+import { env } from "cloudflare:test";
+import { expect, it } from "vitest";
+import { sweepLti } from "../../src/domains/lti/sweep";
+import { callJson } from "../helpers/api";
+import { createTenant } from "../helpers/tenants";
+import { waitUntil } from "../webhooks/support";
+import { launch, login, registerPlatform } from "./support";
+
+it("the sweep deletes long-expired login states and queues passbacks whose message was lost", async () => {
+  const tenant = await createTenant();
+  const reg = await registerPlatform(tenant.admin);
+  await reg.platform.learnToolKeys();
+  const launched = await launch(reg);
+  const { state } = await login(reg);
+  await env.DB.prepare("UPDATE lti_states SET expires_at = ? WHERE state = ?")
+    .bind(Date.now() - 2 * 3_600_000, state)
+    .run();
+  // A passback made and never queued (its message lost), twenty minutes ago.
+  const old = new Date(Date.now() - 20 * 60_000).toISOString().replace(/\.\d{3}Z$/, "Z");
+  await env.DB.prepare(
+    `INSERT INTO lti_passbacks (id, launch_id, institution_id, score_given, score_maximum, activity_progress, grading_progress, scored_at, status, attempt_count, created_at)
+     VALUES ('lpb_lost', ?, ?, 1, 2, 'Completed', 'FullyGraded', ?, 'pending', 0, ?)`,
+  )
+    .bind(launched.body.launch.id, tenant.institution.id, old, old)
+    .run();
+
+  expect(await sweepLti(env, Date.now())).toBe(1);
+  expect(
+    await env.DB.prepare("SELECT count(*) AS n FROM lti_states WHERE state = ?").bind(state).first("n"),
+  ).toBe(0);
+  const sent = await waitUntil(async () => {
+    const { body } = await callJson(`/api/integrations/lti-launches/${launched.body.launch.id}`, {
+      token: tenant.admin.token,
+    });
+    return body.passbacks[0]?.status === "succeeded" ? body.passbacks[0] : null;
+  });
+  expect(sent).toMatchObject({ id: "lpb_lost", score_given: 1, score_maximum: 2, attempt_count: 1 });
+  expect(await sweepLti(env, Date.now())).toBe(0);
+});
+
+it("a grade sent again with its Idempotency-Key replays the answer and sends nothing", async () => {
+  const tenant = await createTenant();
+  const reg = await registerPlatform(tenant.admin);
+  await reg.platform.learnToolKeys();
+  const launched = await launch(reg);
+  const send = () =>
+    callJson(`/api/lti/grade-passback/${launched.body.launch.id}`, {
+      token: tenant.admin.token,
+      headers: { "Idempotency-Key": "grade-1" },
+      body: { score_given: 1, score_maximum: 1 },
+    });
+  const first = await send();
+  const again = await send();
+  expect(first.res.status).toBe(200);
+  expect(again.res.status).toBe(200);
+  expect(again.res.headers.get("Idempotent-Replayed")).toBe("true");
+  expect(again.body).toEqual(first.body);
+  expect((await reg.platform.state()).score_requests).toHaveLength(1);
+});
