@@ -16,6 +16,8 @@
 //                             floors. Not part of the default run (about 10 minutes of load plus, the first
 //                             time each day, ~6 minutes to build the large dataset; see datasets.mjs).
 //                             BENCH_ACTIVITY_ROUTES=public-hit,leaderboard measures only those routes.
+//   BENCH_ONLY=lti            the LTI launch callback end to end (scripts/bench/lti.mjs): req/s and latency
+//                             of validated launches (JWKS cached) against the sign-in route. Opt-in.
 //   BENCH_ONLY=exports        the exports scenario (scripts/bench/exports.mjs): a 1,000,000-row activity
 //                             export end to end, rows/s, workerd's peak memory and the download's MB/s,
 //                             against a plain D1 → R2 copy of the same rows. Opt-in (a few minutes; uses
@@ -65,6 +67,7 @@ import {
   systemInfo,
   workerOptions,
 } from "./lib.mjs";
+import { ltiReport, runLti } from "./lti.mjs";
 import { BENCH_RATE_LIMIT_PER_MINUTE, BENCH_TENANT, seedBenchTenant } from "./seed.mjs";
 import { runWebhooks, webhooksReport } from "./webhooks.mjs";
 
@@ -201,9 +204,9 @@ const STARTUP_GOAL = { max: 2, text: "start-up ≤ 2× bare Hono" };
 // ---------------------------------------------------------------------------------------------
 // Selection
 
-const SCENARIOS = [...TARGETS.map((t) => t.id), "startup", "activity", "webhooks", "exports"];
+const SCENARIOS = [...TARGETS.map((t) => t.id), "startup", "activity", "webhooks", "exports", "lti"];
 /** Only with BENCH_ONLY: too long for the default run. */
-const OPT_IN_SCENARIOS = new Set(["activity", "webhooks", "exports"]);
+const OPT_IN_SCENARIOS = new Set(["activity", "webhooks", "exports", "lti"]);
 
 function selectScenarios() {
   if (!settings.only)
@@ -554,11 +557,12 @@ async function main() {
   const wantActivity = selected.has("activity");
   const wantWebhooks = selected.has("webhooks");
   const wantExports = selected.has("exports");
+  const wantLti = selected.has("lti");
   if (wantActivity) workersNeeded.add("floor");
 
   console.error(`bench: bundling…`);
   await prepareBundles(
-    workersNeeded.has("lingua") || wantStartup || wantActivity || wantWebhooks || wantExports,
+    workersNeeded.has("lingua") || wantStartup || wantActivity || wantWebhooks || wantExports || wantLti,
     wantStartup,
   );
 
@@ -576,6 +580,7 @@ async function main() {
   let activity = null;
   let webhooks = null;
   let exportsResult = null;
+  let lti = null;
   const stop = async () => {
     if (loadGenerator) await loadGenerator.close().catch(() => undefined);
     for (const w of Object.values(started)) await w.dispose().catch(() => undefined);
@@ -668,6 +673,10 @@ async function main() {
       failures.push(...webhooks.failures);
     }
     if (wantExports) exportsResult = await runExports({ config, scriptPath: build.lingua.scriptPath });
+    if (wantLti) {
+      lti = await runLti({ config, scriptPath: build.lingua.scriptPath });
+      failures.push(...lti.failures);
+    }
   } finally {
     await stop();
   }
@@ -685,6 +694,7 @@ async function main() {
   if (activity) console.log(activityReport(activity, settings, formatTable));
   if (webhooks) console.log(webhooksReport(webhooks));
   if (exportsResult) console.log(exportsReport(exportsResult, formatTable));
+  if (lti) console.log(ltiReport(lti));
 
   const results = {
     system,
@@ -712,6 +722,8 @@ async function main() {
     webhooks,
     // BENCH_ONLY=exports: every run of the exports scenario and its summary.
     exports: exportsResult,
+    // BENCH_ONLY=lti: the launch callback against sign-in.
+    lti,
     failures,
   };
   const file = join(ensureDir(BENCH_OUT), "results.json");
