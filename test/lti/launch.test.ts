@@ -229,3 +229,19 @@ it("a state cookie that does not match refuses the launch; no cookie at all is f
   expect(fine.res.status).toBe(200);
   expect(fine.body.launch[AGS_CLAIM]).toBeUndefined();
 });
+
+it("login, callback and session exchange share a per-IP limit", async () => {
+  const ip = `203.0.113.${Math.floor(Math.random() * 250)}-${crypto.randomUUID()}`;
+  const headers = { "CF-Connecting-IP": ip, Accept: "application/json" };
+  const statuses: number[] = [];
+  for (let i = 0; i < 120; i++)
+    statuses.push(
+      (await call("/api/lti/login?iss=https://nobody.example&login_hint=h&target_link_uri=x", { headers }))
+        .status,
+    );
+  expect(new Set(statuses)).toEqual(new Set([400]));
+  const limited = await callJson("/api/lti/session", { headers, body: { code: "x" } });
+  expect(limited.res.status).toBe(429);
+  expect(limited.body.code).toBe("rate_limited");
+  expect(Number(limited.res.headers.get("Retry-After"))).toBeGreaterThanOrEqual(1);
+});
