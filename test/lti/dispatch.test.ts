@@ -1,0 +1,40 @@
+import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
+import { expect, it } from "vitest";
+import { outboxDispatcher } from "../../src/platform/outbox-dispatch";
+
+function batchOf(bodies: unknown[]) {
+  return createMessageBatch(
+    "lingua-events",
+    bodies.map((body, i) => ({ id: `m${i}`, timestamp: new Date(), attempts: 1, body })),
+  );
+}
+
+it("hands every event to each subscriber once per batch and acknowledges the batch", async () => {
+  const seen: Record<string, string[][]> = { a: [], b: [] };
+  const dispatch = outboxDispatcher([
+    { name: "a", deliver: async (_env, ids) => void seen.a!.push(ids) },
+    { name: "b", deliver: async (_env, ids) => void seen.b!.push(ids) },
+  ]);
+  const batch = batchOf([{ event_id: "evt_1" }, { event_id: "evt_2" }, { event_id: "evt_1" }, { nope: 1 }]);
+  const ctx = createExecutionContext();
+  await dispatch(batch, env);
+  expect(seen).toEqual({ a: [["evt_1", "evt_2"]], b: [["evt_1", "evt_2"]] });
+  const result = await getQueueResult(batch, ctx);
+  expect(result.ackAll).toBe(true);
+  expect(result.retryBatch.retry).toBe(false);
+});
+
+it("retries the whole batch when a subscriber fails, after the others have had it", async () => {
+  const delivered: string[] = [];
+  const dispatch = outboxDispatcher([
+    { name: "fails", deliver: async () => Promise.reject(new Error("D1 hiccup")) },
+    { name: "works", deliver: async (_env, ids) => void delivered.push(...ids) },
+  ]);
+  const batch = batchOf([{ event_id: "evt_9" }]);
+  const ctx = createExecutionContext();
+  await dispatch(batch, env);
+  expect(delivered).toEqual(["evt_9"]);
+  const result = await getQueueResult(batch, ctx);
+  expect(result.retryBatch.retry).toBe(true);
+  expect(result.ackAll).toBe(false);
+});
