@@ -1,7 +1,5 @@
-import { type AnyColumn, count, type SQL, sql } from "drizzle-orm";
-import type { BatchItem } from "drizzle-orm/batch";
+import { type AnyColumn, type SQL, sql } from "drizzle-orm";
 import { type DrizzleD1Database, drizzle } from "drizzle-orm/d1";
-import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import * as schema from "../db/schema";
 import { isMetering, meteredD1 } from "./d1-meter";
 
@@ -32,18 +30,4 @@ export function d1Binding(d1: D1Database): D1Database {
  */
 export function inJsonList(column: AnyColumn | SQL, values: readonly (string | number)[]): SQL {
   return sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(values)}))`;
-}
-
-/**
- * A page of rows and how many rows match the same filter, in one D1 round trip (a batch of the page
- * query and a `count(*)` of `table` under `where`).
- */
-export async function pageWithTotal<Page extends BatchItem<"sqlite">>(
-  db: Database,
-  page: Page,
-  table: SQLiteTable,
-  where: SQL | undefined,
-): Promise<{ rows: Awaited<Page>; total: number }> {
-  const [rows, totals] = await db.batch([page, db.select({ total: count() }).from(table).where(where)]);
-  return { rows: rows as Awaited<Page>, total: totals[0]?.total ?? 0 };
 }

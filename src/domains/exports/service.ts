@@ -1,4 +1,4 @@
-import { and, count, desc, eq, gt, isNull, lte, or, type SQL, sql } from "drizzle-orm";
+import { and, desc, eq, gt, isNull, lte, or, type SQL } from "drizzle-orm";
 import {
   courses,
   type ExportFilters,
@@ -12,7 +12,7 @@ import { type Principal, requireInstitution } from "../../platform/auth/principa
 import { config } from "../../platform/config";
 import { database, inJsonList } from "../../platform/db";
 import { ApiError, type FieldError, validationError } from "../../platform/errors";
-import { type PageRequest, pageBounds } from "../../platform/http/pagination";
+import { type PageRequest, pageBounds, pageWithTotal } from "../../platform/http/pagination";
 import { newId, nowIso } from "../../platform/ids";
 import { enqueueGeneration } from "./consumer";
 import type { ExportJob } from "./jobs";
@@ -176,17 +176,15 @@ export async function listExports({
     type ? eq(exportJobs.type, type) : undefined,
   );
   const { limit, offset } = pageBounds(page);
-  const rows = await db
-    .select({ job: exportJobs, total: sql<number>`count(*) over ()` })
+  const pageQuery = db
+    .select()
     .from(exportJobs)
     .where(where)
     .orderBy(desc(exportJobs.createdAt), desc(exportJobs.id))
     .limit(limit)
     .offset(offset);
-  if (rows.length > 0 || offset === 0)
-    return { total: rows[0]?.total ?? 0, rows: rows.map((r) => asSeen(r.job, now)) };
-  const [totals] = await db.select({ total: count() }).from(exportJobs).where(where);
-  return { total: totals?.total ?? 0, rows: [] };
+  const { rows, total } = await pageWithTotal(db, pageQuery, exportJobs, where);
+  return { total, rows: rows.map((job) => asSeen(job, now)) };
 }
 
 /** The caller's institution's export, or 404. */
