@@ -1,7 +1,6 @@
 import { type AnyColumn, type SQL, sql } from "drizzle-orm";
 import { type DrizzleD1Database, drizzle } from "drizzle-orm/d1";
 import * as schema from "../db/schema";
-import { isMetering, meteredD1 } from "./d1-meter";
 
 export type Database = DrizzleD1Database<typeof schema>;
 
@@ -9,19 +8,12 @@ const clients = new WeakMap<D1Database, Database>();
 
 /** One drizzle client per D1 binding, reused across requests of the same isolate. */
 export function database(d1: D1Database): Database {
-  // Benchmarks only (D1_METER = "true"): count statements and rows read per request.
-  if (isMetering()) d1 = meteredD1(d1);
   let client = clients.get(d1);
   if (!client) {
     client = drizzle(d1, { schema });
     clients.set(d1, client);
   }
   return client;
-}
-
-/** The binding itself, for plain SQL (metered like `database()` when benchmarking). */
-export function d1Binding(d1: D1Database): D1Database {
-  return isMetering() ? meteredD1(d1) : d1;
 }
 
 /**

@@ -17,7 +17,7 @@ import {
   weeklyXp,
 } from "../../../db/schema";
 import type { Env } from "../../../env";
-import { d1Binding, database } from "../../../platform/db";
+import { database } from "../../../platform/db";
 import { ApiError } from "../../../platform/errors";
 import {
   type PageRequest,
@@ -392,7 +392,7 @@ export async function readLeaderboard(
     limit: number;
   },
 ) {
-  const d1 = d1Binding(env.DB);
+  const d1 = env.DB;
   const { period, institutionId, week, subjectId, limit } = input;
   const scope = institutionId ?? PLATFORM_SCOPE;
   const topSql = TOP_SQL[period][institutionId ? "institution" : "platform"];
