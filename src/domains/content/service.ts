@@ -47,6 +47,15 @@ function likeContains(text: string): string {
 }
 
 const published = eq(courses.published, true);
+
+/**
+ * The courses a caller sees, as a condition on `courses`: all of them for platform staff
+ * (`seesDrafts`), the published ones for everybody else. Any other domain that takes a course id
+ * from a caller checks it with this, so that a draft answers exactly as an unknown id does.
+ */
+export function visibleCourses(includeDrafts: boolean): SQL | undefined {
+  return includeDrafts ? undefined : published;
+}
 /** The ids of published courses, for the tables below a course (each carries `course_id`). */
 const publishedCourseIds = (db: Database) => db.select({ id: courses.id }).from(courses).where(published);
 
@@ -126,7 +135,7 @@ async function courseWithOutline(
   notFound: string,
 ): Promise<{ course: CourseRow; outline: LessonOutlineRow[] }> {
   const db = database(env.DB);
-  const where = includeDrafts ? by : and(by, published);
+  const where = and(by, visibleCourses(includeDrafts));
   const [found, outline] = await db.batch([
     db.select().from(courses).where(where).limit(1),
     db

@@ -25,6 +25,7 @@ import {
   pageBounds,
   pageWithTotal,
 } from "../../../platform/http/pagination";
+import { visibleCourses } from "../../content/service";
 import { ALL_TIME_PERIOD, learnersAboveSql, PLATFORM_SCOPE } from "../rank";
 import { type AchievementInputs, addDays } from "../rules";
 import { MAX_RECOMMENDATIONS } from "./schemas";
@@ -68,9 +69,7 @@ export async function readLessonProgress(
   includeDrafts: boolean,
 ): Promise<PageResult<LessonProgressRow>> {
   const db = database(env.DB);
-  const course = includeDrafts
-    ? eq(courses.id, courseId)
-    : and(eq(courses.id, courseId), eq(courses.published, true));
+  const course = and(eq(courses.id, courseId), visibleCourses(includeDrafts));
   const where = and(
     eq(lessons.courseId, courseId),
     includeDrafts ? undefined : exists(db.select({ id: courses.id }).from(courses).where(course)),
