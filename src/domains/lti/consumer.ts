@@ -1,24 +1,27 @@
 import { and, eq, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
+import { z } from "zod";
 import { ltiConsumers, ltiLaunches, ltiPassbacks } from "../../db/schema";
 import type { Env } from "../../env";
 import { database, inJsonList } from "../../platform/db";
 import { nowIso } from "../../platform/ids";
-import { queueDelaySeconds } from "../../platform/queue";
+import { parseMessage, queueDelaySeconds } from "../../platform/queue";
 import { attemptPassback } from "./passback-send";
-import { CLAIM_MS, type PassbackMessage, recordResult } from "./passbacks";
+import { CLAIM_MS, recordResult } from "./passbacks";
 
 /** Queues may hand a message over a little before its delay is up. */
 const EARLY_SLACK_MS = 2_000;
 
-function idsOf(batch: MessageBatch<unknown>): Map<string, Message<unknown>[]> {
+const PassbackMessageSchema = z.object({ passback_id: z.string().min(1) });
+
+/** The batch's messages by passback; a body that does not fit goes to the dead-letter queue at once. */
+async function idsOf(batch: MessageBatch<unknown>, env: Env): Promise<Map<string, Message<unknown>[]>> {
   const byId = new Map<string, Message<unknown>[]>();
   for (const message of batch.messages) {
-    const id = (message.body as Partial<PassbackMessage> | null)?.passback_id;
-    if (typeof id !== "string") {
-      message.ack();
-      continue;
-    }
-    byId.set(id, [...(byId.get(id) ?? []), message]);
+    const body = await parseMessage(PassbackMessageSchema, message, {
+      queue: batch.queue,
+      deadLetter: env.LTI_PASSBACK_DLQ,
+    });
+    if (body) byId.set(body.passback_id, [...(byId.get(body.passback_id) ?? []), message]);
   }
   return byId;
 }
@@ -88,7 +91,7 @@ async function deliverOne(env: Env, id: string, messages: Message<unknown>[]): P
  * not send it again), records the attempt, and schedules a retry as a delayed message.
  */
 export async function deliverPassbacks(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  const byId = idsOf(batch);
+  const byId = await idsOf(batch, env);
   const entries = [...byId.entries()];
   // Six at a time: Workers keep at most six connections open per invocation.
   for (let i = 0; i < entries.length; i += 6) {
@@ -107,7 +110,10 @@ export async function deliverPassbacks(batch: MessageBatch<unknown>, env: Env): 
 
 /** Passbacks whose messages the queue gave up on: closed as failed, visibly. */
 export async function deadLetterPassbacks(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  const ids = [...idsOf(batch).keys()];
+  const ids = batch.messages.flatMap((m) => {
+    const parsed = PassbackMessageSchema.safeParse(m.body);
+    return parsed.success ? [parsed.data.passback_id] : [];
+  });
   if (ids.length > 0)
     await database(env.DB)
       .update(ltiPassbacks)
