@@ -24,7 +24,20 @@ it("the sweep deletes long-expired login states and queues passbacks whose messa
     .bind(launched.body.launch.id, tenant.institution.id, old, old)
     .run();
 
+  // A refused launch from 31 days ago leaves the log; the accepted one stays.
+  const refused = await launch(reg, { "https://purl.imsglobal.org/spec/lti/claim/version": "1.0" });
+  await env.DB.prepare("UPDATE lti_launches SET created_at = ? WHERE id = ?")
+    .bind(
+      new Date(Date.now() - 31 * 86_400_000).toISOString().replace(/\.\d{3}Z$/, "Z"),
+      refused.body.launch_id,
+    )
+    .run();
+
   expect(await sweepLti(env, Date.now())).toBe(1);
+  const left = await env.DB.prepare("SELECT id FROM lti_launches WHERE id IN (?, ?)")
+    .bind(refused.body.launch_id, launched.body.launch.id)
+    .all();
+  expect(left.results).toEqual([{ id: launched.body.launch.id }]);
   expect(
     await env.DB.prepare("SELECT count(*) AS n FROM lti_states WHERE state = ?").bind(state).first("n"),
   ).toBe(0);
