@@ -245,3 +245,25 @@ it("login, callback and session exchange share a per-IP limit", async () => {
   expect(limited.body.code).toBe("rate_limited");
   expect(Number(limited.res.headers.get("Retry-After"))).toBeGreaterThanOrEqual(1);
 });
+
+it("two first launches of one person at once end with one user", async () => {
+  const tenant = await createTenant();
+  const reg = await registerPlatform(tenant.admin);
+  const sub = `user-${crypto.randomUUID()}`;
+  const [a, b] = await Promise.all([login(reg), login(reg)]);
+  const [ta, tb] = await Promise.all([
+    reg.platform.idToken(launchClaims(reg, a.nonce, { sub })),
+    reg.platform.idToken(launchClaims(reg, b.nonce, { sub })),
+  ]);
+  const [ra, rb] = await Promise.all([
+    postCallback({ id_token: ta, state: a.state }),
+    postCallback({ id_token: tb, state: b.state }),
+  ]);
+  const [ba, bb] = (await Promise.all([ra.json(), rb.json()])) as any[];
+  expect([ra.status, rb.status]).toEqual([200, 200]);
+  expect(ba.user.id).toBe(bb.user.id);
+  const users = await env.DB.prepare("SELECT count(*) AS n FROM users WHERE institution_id = ?")
+    .bind(tenant.institution.id)
+    .first<any>();
+  expect(users.n).toBe(4); // admin, instructor, learner, and the one launched
+});
