@@ -1,3 +1,4 @@
+import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import { createRoute, OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
@@ -207,4 +208,27 @@ export function optionalJsonBody<T extends z.ZodType>(schema: T, description?: s
 
 export function jsonResponse<T extends z.ZodType>(schema: T, description: string) {
   return { description, content: { "application/json": { schema } } } as const;
+}
+
+type Definition = OpenAPIRegistry["definitions"][number];
+
+/**
+ * The registries' definitions as the document shows them. A route's `middleware` and `hide` are
+ * Hono's business: `app.openapi` drops them, but a route handed to `registerPath` alone would carry
+ * them into the document. A webhook is a request this API sends, so no security scheme of ours
+ * applies to it: `security: []` says so, as every public operation does.
+ */
+export function documentedDefinitions(registries: readonly OpenAPIRegistry[]): Definition[] {
+  return registries.flatMap((registry) =>
+    registry.definitions.map((definition): Definition => {
+      if (definition.type === "route") {
+        const { middleware: _middleware, hide: _hide, ...route } = definition.route as RouteConfig;
+        return { ...definition, route };
+      }
+      if (definition.type === "webhook") {
+        return { ...definition, webhook: { security: [], ...definition.webhook } };
+      }
+      return definition;
+    }),
+  );
 }
