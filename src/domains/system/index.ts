@@ -3,6 +3,7 @@ import { cors } from "hono/cors";
 import type { AppEnv } from "../../env";
 import { applyApiConventions } from "../../platform/http/conventions";
 import { limitByIpAtEdge } from "../../platform/ratelimit/edge-ip-limit";
+import { docsPage } from "./docs-page";
 
 /**
  * Liveness, this API's OpenAPI document and its reference page. Plain Hono: a liveness check loads
@@ -32,6 +33,6 @@ export function systemApp(groupApps: () => Promise<readonly Hono<AppEnv>[]>): Ho
       });
     });
 
-    app.get("/api/docs", limitPerIp, async (c) => (await import("./docs-page")).docsPage(c));
+    app.get("/api/docs", limitPerIp, () => docsPage());
   });
 }
