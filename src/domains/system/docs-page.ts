@@ -2,7 +2,7 @@
  * Scalar's standalone bundle, served by Workers Static Assets from this origin (wrangler.toml
  * [assets], filled by scripts/build-assets.mjs): the worker never loads it, and the page needs no CDN.
  */
-export const SCALAR_SCRIPT_PATH = "/api/docs/scalar-api-reference.js";
+const SCALAR_SCRIPT_PATH = "/api/docs/scalar-api-reference.js";
 
 /**
  * Scalar's configuration: nothing that calls Scalar's own servers — no web fonts, no telemetry, no
