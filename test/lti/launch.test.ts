@@ -97,7 +97,11 @@ it("login refuses an unknown platform, a foreign target, an unknown deployment a
   const ambiguous = await ask({});
   expect(ambiguous.res.status).toBe(400);
   expect(ambiguous.body.detail).toContain("client_id");
-  expect((await ask({ client_id: reg.clientId })).res.status).toBe(302);
+  // A JSON client gets the redirect as data.
+  const named = await ask({ client_id: reg.clientId });
+  expect(named.res.status).toBe(200);
+  expect(new URL(named.body.redirect_url).searchParams.get("client_id")).toBe(reg.clientId);
+  expect(named.res.headers.get("Set-Cookie")).toContain("Partitioned");
 
   // Browsers get a page.
   const page = await call(

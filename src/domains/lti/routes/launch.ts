@@ -1,4 +1,4 @@
-import type { OpenAPIHono } from "@hono/zod-openapi";
+import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { getCookie } from "hono/cookie";
 import type { AppEnv } from "../../../env";
@@ -30,6 +30,10 @@ const form = <T>(schema: T) => ({
 const loginDescription = `Third-party initiated login (LTI 1.3 / OpenID Connect). The platform sends the browser here with \`iss\`, \`login_hint\`, \`target_link_uri\` and optionally \`client_id\`, \`lti_message_hint\`, \`lti_deployment_id\`, \`lti_storage_target\`. Lingua finds the registration (an issuer with several registrations needs \`client_id\`: 400), checks that \`target_link_uri\` is its launch URL, stores a single-use \`state\` and \`nonce\` for 10 minutes, and answers 302 to the platform's \`auth_login_url\` with \`scope=openid\`, \`response_type=id_token\`, \`response_mode=form_post\`, \`prompt=none\`, \`client_id\`, \`redirect_uri\`, \`login_hint\`, \`lti_message_hint\` (when sent), \`state\` and \`nonce\`. It also sets a state cookie (\`Secure; HttpOnly; SameSite=None; Partitioned\`), checked on the callback when the browser sends it back; the launch works without it. Errors are pages for browsers, problem+json for \`Accept: application/json\`. ${LIMIT_NOTE}`;
 
 const loginResponses = {
+  200: jsonResponse(
+    z.object({ redirect_url: z.string() }).openapi("LtiLoginRedirect"),
+    "With `Accept: application/json`: where to send the browser (the same URL as the 302's `Location`; the state cookie is set as well).",
+  ),
   302: {
     description: "To the platform's OIDC authorization endpoint.",
     headers: {
@@ -152,6 +156,8 @@ async function login(c: Context<AppEnv>, raw: Record<string, string>) {
   const { location, cookie } = await startLogin(c.env, parsed.data, new URL(c.req.url).origin);
   c.header("Set-Cookie", cookie);
   c.header("Cache-Control", "no-store");
+  // A client that asks for JSON (one that follows the redirect itself) gets the URL as data.
+  if (wantsJson(c)) return c.json({ redirect_url: location }, 200);
   return c.redirect(location, 302);
 }
 
