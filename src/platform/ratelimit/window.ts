@@ -58,7 +58,8 @@ export class SlidingWindow {
 
   /** Counts one hit at `nowMs` when the limit allows it. */
   consume(nowMs: number, limit: number, windowSeconds: number): RateDecision & { second: number } {
-    return this.take(nowMs, limit, windowSeconds, 1);
+    const { granted, ...decision } = this.take(nowMs, limit, windowSeconds, 1);
+    return decision;
   }
 
   /**
