@@ -22,8 +22,9 @@ describe("the token gate's cached principal", () => {
     await setRole(learner.id, "instructor");
     // The token goes idle for two minutes: its gate's copy ages.
     const gate = env.TOKEN_GATE.get(env.TOKEN_GATE.idFromName(await hashToken(learner.token)));
-    await runInDurableObject(gate, (instance: any) => {
-      instance.cached.loadedAt -= 120_000;
+    await runInDurableObject(gate, (instance) => {
+      const cache = (instance as unknown as { cached: { loadedAt: number } }).cached;
+      cache.loadedAt -= 120_000;
     });
     // The first request after the idle time already answers with the new role.
     const body = await me(learner.token);
