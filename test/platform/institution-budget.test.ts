@@ -1,7 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { institutionBudgetFor, type Principal } from "../../src/platform/auth/principal";
 import { call } from "../helpers/api";
-import { createPlatformAdmin, createTenant, mintToken, type Tenant } from "../helpers/tenants";
+import {
+  createPlatformAdmin,
+  createTenant,
+  insertUser,
+  mintToken,
+  signIn,
+  type Tenant,
+} from "../helpers/tenants";
 
 // vitest.config.ts shortens the rolling window to 10 s; production keeps 60 s.
 const WINDOW = 10;
@@ -65,8 +72,9 @@ describe("the institution-wide budget", () => {
     expect(body).toMatchObject({ status: 429, code: "rate_limited" });
     expect(body.detail).toContain("institution");
 
-    // Another token of the institution, unused so far, is refused too: the budget is the institution's.
-    const other = await call("/api/auth/me", { token: tenant.admin.token });
+    // A new member's first token is refused too: the budget is the institution's.
+    const member = await insertUser("learner", tenant.institution.id);
+    const other = await call("/api/auth/me", { token: (await signIn(member.email)).token });
     expect(other.status).toBe(429);
     expect(other.headers.get("RateLimit-Policy")).toBe(`"institution";q=300;w=${WINDOW}`);
 

@@ -39,12 +39,8 @@ export class InstitutionLease {
    * (no await) whenever the lease holds a unit.
    */
   take(nowMs: number, limit: number, windowSeconds: number): null | Promise<RateDecision | null> {
-    if (this.units > 0 && nowMs < this.expiresAt) {
-      this.units -= 1;
-      if (this.units * 2 < this.chunk && !this.pending) {
-        this.chunk = Math.min(maxChunk(limit), this.chunk * 2);
-        void this.renew(nowMs, limit, windowSeconds).catch(() => undefined);
-      }
+    if (this.holdsUnit(nowMs)) {
+      this.useUnit(nowMs, limit, windowSeconds);
       return null;
     }
     return this.takeAfterRenewal(limit, windowSeconds);
@@ -63,13 +59,36 @@ export class InstitutionLease {
         .catch(() => undefined);
   }
 
+  private holdsUnit(nowMs: number): boolean {
+    return this.units > 0 && nowMs < this.expiresAt;
+  }
+
+  /** Takes a unit; once half the chunk is used, grows it and renews in the background. */
+  private useUnit(nowMs: number, limit: number, windowSeconds: number): void {
+    this.units -= 1;
+    if (this.units * 2 < this.chunk && !this.pending) {
+      this.chunk = Math.min(maxChunk(limit), this.chunk * 2);
+      void this.renew(nowMs, limit, windowSeconds).catch(() => undefined);
+    }
+  }
+
   private async takeAfterRenewal(limit: number, windowSeconds: number): Promise<RateDecision | null> {
     for (;;) {
       const refused = this.remembered(Date.now());
       if (refused) return refused;
-      const grant = await (this.pending ?? this.renew(Date.now(), limit, windowSeconds));
-      if (this.units > 0 && Date.now() < this.expiresAt) {
-        this.units -= 1;
+      let grant: LeaseGrant;
+      try {
+        grant = await (this.pending ?? this.renew(Date.now(), limit, windowSeconds));
+      } catch (error) {
+        // The per-token limit still holds; an unreachable budget must not take every token down.
+        console.error(
+          JSON.stringify({ level: "error", message: "institution budget unreachable", error: String(error) }),
+        );
+        return null;
+      }
+      const now = Date.now();
+      if (this.holdsUnit(now)) {
+        this.useUnit(now, limit, windowSeconds);
         return null;
       }
       if (grant.granted === 0) return refusalOf(grant, 0);
