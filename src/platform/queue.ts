@@ -1,3 +1,5 @@
+import { z } from "zod";
+
 /** Queues refuses a longer delay than 12 hours. */
 export const MAX_QUEUE_DELAY_SECONDS = 43_200;
 
@@ -29,4 +31,49 @@ export async function sendAll<Body>(
       }),
     );
   }
+}
+
+/** A message whose body passed its consumer's schema. */
+export interface ParsedMessage<Body> {
+  message: Message<unknown>;
+  body: Body;
+}
+
+/**
+ * The messages of a batch whose bodies parse with `schema`. A message that does not is logged with
+ * the reason and dead-lettered at once — sent as it is to `deadLetter` and acknowledged — since a body
+ * that fails today fails on every retry. A dead-letter queue's own consumer passes `null`: there the
+ * message is logged and acknowledged, the end of its road.
+ */
+export async function parseMessages<Body>(
+  batch: MessageBatch<unknown>,
+  schema: z.ZodType<Body>,
+  deadLetter: Queue<unknown> | null,
+): Promise<ParsedMessage<Body>[]> {
+  const parsed: ParsedMessage<Body>[] = [];
+  const rejected: Message<unknown>[] = [];
+  for (const message of batch.messages) {
+    const result = schema.safeParse(message.body);
+    if (result.success) {
+      parsed.push({ message, body: result.data });
+      continue;
+    }
+    console.error(
+      JSON.stringify({
+        level: "error",
+        message: "malformed queue message dead-lettered",
+        queue: batch.queue,
+        id: message.id,
+        reason: z.prettifyError(result.error),
+      }),
+    );
+    rejected.push(message);
+  }
+  if (deadLetter && rejected.length > 0)
+    await sendAll(
+      deadLetter,
+      rejected.map((m) => m.body),
+    );
+  for (const message of rejected) message.ack();
+  return parsed;
 }

@@ -7,9 +7,13 @@ import { utf8 } from "../../platform/crypto/encoding";
 import { unseal } from "../../platform/crypto/sealing";
 import { type Database, inJsonList } from "../../platform/db";
 import { nowIso } from "../../platform/ids";
+import {
+  type OutboundResult,
+  outboundFetch,
+  parseRetryAfter,
+  retryDelaySeconds,
+} from "../../platform/outbound";
 import type { DeliveryConfig } from "./config";
-import { parseRetryAfter, retryDelaySeconds } from "./retry-policy";
-import { type AttemptOutcome, postSigned } from "./send";
 import { deliveryBody, signDelivery } from "./signing";
 
 type WebhookRow = typeof webhooks.$inferSelect;
@@ -34,6 +38,11 @@ export interface ClaimedDelivery {
   isPing: boolean;
 }
 
+export type AttemptOutcome = OutboundResult;
+
+/** Why the delivery pipeline switches a webhook off by itself. */
+export type AutomaticDisable = "gone" | "target_refused";
+
 export interface AttemptResult {
   outcome: AttemptOutcome;
   status: DeliveryStatus;
@@ -41,8 +50,8 @@ export interface AttemptResult {
   /** Seconds until the retry, when `status` is `retrying`. */
   retryInSeconds: number | null;
   nextAttemptAt: number | null;
-  /** Set when this answer switches the webhook off (`gone`). */
-  disable: "gone" | null;
+  /** Set when this attempt switches the webhook off: the receiver answered 410, or the gate refused its URL. */
+  disable: AutomaticDisable | null;
 }
 
 // A webhook signs many deliveries with one secret: unseal it once per isolate, not per delivery.
@@ -84,15 +93,23 @@ export async function attemptDelivery(
   random: () => number = Math.random,
 ): Promise<AttemptResult> {
   const started = Date.now();
+  // Memoised on the event: the deliveries of one event to many webhooks share the encoded body.
+  const body = delivery.event.bytes ?? utf8(deliveryBody(delivery.event));
+  delivery.event.bytes = body;
   const signed = await signDelivery({
     secrets: await activeSecrets(delivery.webhook, settingsOf(env).encryptionKey, started),
     webhookId: delivery.webhook.id,
     deliveryId: delivery.id,
     eventType: delivery.event.type,
-    body: (delivery.event.bytes ??= utf8(deliveryBody(delivery.event))),
+    body,
     timestamp: Math.floor(started / 1000),
   });
-  const outcome = await postSigned(delivery.webhook.url, signed, config.timeoutMs);
+  const outcome = await outboundFetch(
+    env,
+    delivery.webhook.url,
+    { method: "POST", headers: signed.headers, body: signed.body },
+    { timeoutMs: config.timeoutMs, log: { webhook_id: delivery.webhook.id, delivery_id: delivery.id } },
+  );
   const base = {
     outcome,
     startedAt: nowIso(started),
@@ -101,60 +118,76 @@ export async function attemptDelivery(
     nextAttemptAt: null,
   } as const;
   if (outcome.ok) return { ...base, status: "succeeded" };
+  // The gate refused the stored URL (a rule changed, or its name now resolves inside): nothing was
+  // sent, and nothing will be until someone changes the URL.
+  if (outcome.errorCode === "target_refused") return { ...base, status: "failed", disable: "target_refused" };
   if (delivery.isPing) return { ...base, status: "failed" };
   // 410 Gone: the receiver says the endpoint no longer exists; retrying would only be noise.
-  if (outcome.responseStatus === 410) return { ...base, status: "failed", disable: "gone" };
+  if (outcome.status === 410) return { ...base, status: "failed", disable: "gone" };
   const finished = Date.now();
   const delay = retryDelaySeconds(
     delivery.attempt,
     config.retrySchedule,
-    parseRetryAfter(outcome.retryAfter, finished),
+    parseRetryAfter(outcome.headers?.get("Retry-After") ?? null, finished),
     random,
   );
   if (delay === null) return { ...base, status: "failed" };
   return { ...base, status: "retrying", retryInSeconds: delay, nextAttemptAt: finished + delay * 1000 };
 }
 
+type RecordedAttempt = { delivery: ClaimedDelivery; result: AttemptResult };
+
 /**
  * The writes that record a set of attempts: their log rows, each delivery's new state (only if the
  * claim is still ours, so a twin can never overwrite it), and the webhooks' health counters.
- * Successes, the common case, share one UPDATE per (attempt number, status code), so a batch of
- * deliveries costs a handful of statements rather than two or three each.
  */
 export function attemptStatements(
   db: Database,
   config: DeliveryConfig,
-  attempts: { delivery: ClaimedDelivery; result: AttemptResult }[],
+  attempts: RecordedAttempt[],
   now: number,
 ): Statement[] {
-  const statements: Statement[] = [];
+  if (attempts.length === 0) return [];
+  return [
+    attemptLogStatement(db, attempts),
+    ...deliveryStateStatements(db, attempts, now),
+    ...healthStatements(db, config, attempts, now),
+  ];
+}
+
+/** One statement for the whole attempt log: the rows travel as one JSON parameter. */
+function attemptLogStatement(db: Database, attempts: RecordedAttempt[]): Statement {
   const logRows = attempts.map(({ delivery, result }) => [
     delivery.id,
     delivery.attempt,
     result.startedAt,
     result.outcome.durationMs,
-    result.outcome.responseStatus,
+    result.outcome.status,
     result.outcome.error,
-    result.outcome.responseBody,
+    result.outcome.errorCode,
+    result.outcome.bodyPrefix,
   ]);
-  // One statement for the whole log: the rows travel as one JSON parameter.
-  if (logRows.length > 0) {
-    statements.push(
-      db
-        .insert(webhookDeliveryAttempts)
-        .select(
-          // In the table's column order: delivery_id, number, started_at, duration_ms, response_status, error, response_body.
-          sql`SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6 FROM json_each(${JSON.stringify(logRows)}) WHERE true`,
-        )
-        .onConflictDoNothing(),
-    );
-  }
+  return db
+    .insert(webhookDeliveryAttempts)
+    .select(
+      // In the schema's column order: delivery_id, number, started_at, duration_ms, response_status,
+      // error, error_code, response_body.
+      sql`SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7 FROM json_each(${JSON.stringify(logRows)}) WHERE true`,
+    )
+    .onConflictDoNothing();
+}
 
+/**
+ * Each delivery's new state. Successes, the common case, share one UPDATE per (attempt number, status
+ * code), so a batch of deliveries costs a handful of statements rather than one each.
+ */
+function deliveryStateStatements(db: Database, attempts: RecordedAttempt[], now: number): Statement[] {
+  const statements: Statement[] = [];
   const open = inArray(webhookDeliveries.status, ["pending", "retrying"]);
   const successGroups = new Map<string, string[]>();
   for (const { delivery, result } of attempts) {
     if (result.status === "succeeded") {
-      const key = `${delivery.attempt}:${result.outcome.responseStatus}`;
+      const key = `${delivery.attempt}:${result.outcome.status}`;
       successGroups.set(key, [...(successGroups.get(key) ?? []), delivery.id]);
       continue;
     }
@@ -166,8 +199,9 @@ export function attemptStatements(
           status: result.status,
           nextAttemptAt: result.nextAttemptAt,
           claimedUntil: null,
-          lastResponseStatus: result.outcome.responseStatus,
+          lastResponseStatus: result.outcome.status,
           lastError: result.outcome.error,
+          lastErrorCode: result.outcome.errorCode,
           completedAt: terminal ? nowIso(now) : null,
         })
         .where(
@@ -190,6 +224,7 @@ export function attemptStatements(
           claimedUntil: null,
           lastResponseStatus: Number(status),
           lastError: null,
+          lastErrorCode: null,
           completedAt: nowIso(now),
         })
         .where(
@@ -202,11 +237,38 @@ export function attemptStatements(
     );
   }
 
+  return statements;
+}
+
+/**
+ * What a set of attempts does to their webhooks: a success resets a failing one's count, a failure
+ * that ended a delivery counts, and a 410 or a refused target switches it off. A test ping touches
+ * nothing but the last.
+ */
+function healthStatements(
+  db: Database,
+  config: DeliveryConfig,
+  attempts: RecordedAttempt[],
+  now: number,
+): Statement[] {
+  const statements: Statement[] = [];
   const recovered = new Set<string>();
   for (const { delivery, result } of attempts) {
-    if (delivery.isPing) continue;
     const hook = delivery.webhook.id;
-    if (result.status === "succeeded") {
+    if (result.disable) {
+      statements.push(
+        db
+          .update(webhooks)
+          .set({
+            enabled: false,
+            disabledReason: result.disable,
+            disabledAt: nowIso(now),
+            updatedAt: nowIso(now),
+          })
+          .where(and(eq(webhooks.id, hook), eq(webhooks.enabled, true))),
+      );
+    } else if (delivery.isPing) {
+    } else if (result.status === "succeeded") {
       // Only a webhook that was failing needs its count reset.
       if (delivery.webhook.consecutiveFailures > 0 && !recovered.has(hook)) {
         recovered.add(hook);
@@ -217,13 +279,6 @@ export function attemptStatements(
             .where(and(eq(webhooks.id, hook), gt(webhooks.consecutiveFailures, 0))),
         );
       }
-    } else if (result.disable === "gone") {
-      statements.push(
-        db
-          .update(webhooks)
-          .set({ enabled: false, disabledReason: "gone", disabledAt: nowIso(now), updatedAt: nowIso(now) })
-          .where(and(eq(webhooks.id, hook), eq(webhooks.enabled, true))),
-      );
     } else if (result.status === "failed") {
       statements.push(failureCountStatement(db, config, hook, now));
     }
