@@ -53,6 +53,34 @@ describe("the stored URL is checked before every attempt", () => {
     });
   });
 
+  it("re-enabling it is refused until its URL passes again", async () => {
+    const { admin } = await createTenant();
+    const receiver = receiverEndpoint();
+    const hook = await createWebhook(admin, { url: receiver.url, events: ["*"] });
+    await ping(admin.token, hook.id, PRODUCTION);
+    const put = (body: unknown) =>
+      callJson(`/api/integrations/webhooks/${hook.id}`, {
+        token: admin.token,
+        method: "PUT",
+        body,
+        env: PRODUCTION,
+      });
+    const refused = await put({ enabled: true });
+    expect(refused.res.status).toBe(422);
+    expect(refused.body.errors[0]).toMatchObject({
+      path: "url",
+      message: "must not point at a loopback address",
+    });
+    expect(await webhook(admin.token, hook.id)).toMatchObject({
+      enabled: false,
+      disabled_reason: "target_refused",
+    });
+    // Disabled, a new public URL is accepted with it (nothing is sent to it here).
+    const fixed = await put({ enabled: false, url: "https://hooks.example.com/lingua" });
+    expect(fixed.res.status).toBe(200);
+    expect(await receiver.received()).toEqual([]);
+  });
+
   it("the delivery consumer refuses it too, without a retry", async () => {
     const { admin, institution } = await createTenant();
     const receiver = receiverEndpoint();

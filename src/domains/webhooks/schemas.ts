@@ -107,10 +107,10 @@ export const UpdateWebhookBody = z
     url: Url.optional(),
     events: EventsList.optional(),
     description: Description.optional(),
-    enabled: z
-      .boolean()
-      .optional()
-      .openapi({ description: "`true` re-enables a disabled webhook and resets its failure count." }),
+    enabled: z.boolean().optional().openapi({
+      description:
+        "`true` re-enables a disabled webhook and resets its failure count; its URL must pass the URL rules again (`422` on `url` otherwise).",
+    }),
   })
   .refine((body) => Object.keys(body).length > 0, {
     message: "must change at least one of url, events, description, enabled",

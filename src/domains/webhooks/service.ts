@@ -171,6 +171,8 @@ export async function updateWebhook(
   const now = nowIso();
   const changes: Partial<WebhookRow> = { updatedAt: now };
   if (input.url !== undefined) changes.url = await checkUrl(env, input.url);
+  // Re-enabling keeps the stored URL only if it still passes: it was saved under the rules of then.
+  else if (input.enabled === true && !current.enabled) await checkUrl(env, current.url);
   if (input.events !== undefined) changes.events = normaliseEvents(input.events);
   if (input.description !== undefined) changes.description = input.description;
   if (input.enabled === true && !current.enabled) {
