@@ -49,8 +49,7 @@ export function urlProblem(raw: string, policy: OutboundPolicy): string | null {
   }
   if (url.protocol !== "https:" && url.protocol !== "http:")
     return policy.allowLoopback ? "must be an http or https URL" : "must be an https URL";
-  if (url.username || url.password)
-    return "must not contain credentials; authenticate deliveries by their signature";
+  if (url.username || url.password) return "must not contain credentials (user:password@)";
   if (url.hash) return "must not contain a fragment";
   const host = classifyHost(url.hostname);
   const why = admitted(host, policy);
