@@ -1,8 +1,7 @@
 import type { Env } from "../../env";
 import { EventMessage } from "../../platform/events";
-import { parseMessages } from "../../platform/queue";
 import { closeDeadLettered, deliver } from "./deliver";
-import { DeliveryMessage, groupById } from "./delivery-queue";
+import { DeliveryMessage, groupById, parseBatch } from "./delivery-queue";
 import { fanOut } from "./fan-out";
 
 /**
@@ -12,7 +11,7 @@ import { fanOut } from "./fan-out";
 
 /** The events queue: each committed outbox event fanned out to its webhooks (fan-out.ts). */
 export async function fanOutEvents(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  const parsed = await parseMessages(batch, EventMessage, env.EVENTS_DLQ);
+  const parsed = await parseBatch(batch, EventMessage, env.EVENTS_DLQ);
   const byId = groupById(parsed, (body) => body.event_id);
   if (byId.size > 0) await fanOut(env, [...byId.keys()]);
   for (const { message } of parsed) message.ack();
@@ -20,7 +19,7 @@ export async function fanOutEvents(batch: MessageBatch<unknown>, env: Env): Prom
 
 /** Events that still fail after the queue's retries: logged; the sweep sends them again later. */
 export async function deadLetterEvents(batch: MessageBatch<unknown>): Promise<void> {
-  const parsed = await parseMessages(batch, EventMessage, null);
+  const parsed = await parseBatch(batch, EventMessage);
   console.error(
     JSON.stringify({
       level: "error",
@@ -34,14 +33,14 @@ export async function deadLetterEvents(batch: MessageBatch<unknown>): Promise<vo
 
 /** The delivery queue: each delivery claimed, sent once and recorded (deliver.ts). */
 export async function deliverWebhooks(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  const parsed = await parseMessages(batch, DeliveryMessage, env.WEBHOOK_DLQ);
+  const parsed = await parseBatch(batch, DeliveryMessage, env.WEBHOOK_DLQ);
   const byId = groupById(parsed, (body) => body.delivery_id);
   if (byId.size > 0) await deliver(env, byId);
 }
 
 /** Deliveries whose messages exhausted the queue's own retries: closed as failed, visibly. */
 export async function deadLetterDeliveries(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  const parsed = await parseMessages(batch, DeliveryMessage, null);
+  const parsed = await parseBatch(batch, DeliveryMessage);
   const ids = [...new Set(parsed.map((p) => p.body.delivery_id))];
   if (ids.length > 0) await closeDeadLettered(env, ids);
   for (const { message } of parsed) message.ack();
