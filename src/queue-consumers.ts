@@ -1,7 +1,8 @@
 import { consumeExportDeadLetters, consumeExports } from "./domains/exports/consumer";
 import { deadLetterPassbacks, deliverPassbacks } from "./domains/lti/consumer";
 import { passbackCompletions } from "./domains/lti/subscriber";
-import { deadLetterDeliveries, deadLetterEvents, deliverWebhooks, fanOut } from "./domains/webhooks/consumer";
+import { deadLetterDeliveries, deadLetterEvents, deliverWebhooks } from "./domains/webhooks/consumer";
+import { fanOut } from "./domains/webhooks/fan-out";
 import type { Env } from "./env";
 import { outboxDispatcher } from "./platform/outbox-dispatch";
 

@@ -3,6 +3,7 @@ import { sweepLti } from "./domains/lti/sweep";
 import { purgePastWeeks } from "./domains/progress/sweep";
 import { purgeOldEvents, requeueStalledDeliveries, requeueUnpublishedEvents } from "./domains/webhooks/sweep";
 import type { Env } from "./env";
+import { resealLegacyValues } from "./platform/crypto/sealed-values";
 import { purgeExpiredIdempotencyKeys } from "./platform/http/idempotency";
 
 /** The minute cron's sweeps; each is independent, so one failing does not stop the others. */
@@ -14,6 +15,7 @@ const SWEEPS: { name: string; run: (env: Env, now: number) => Promise<unknown> }
   { name: "exports", run: sweepExports },
   { name: "past-weeks", run: purgePastWeeks },
   { name: "lti", run: sweepLti },
+  { name: "reseal-legacy-values", run: resealLegacyValues },
 ];
 
 export async function runSweeps(env: Env, now = Date.now()): Promise<void> {

@@ -22,6 +22,7 @@ export const ERROR_CATALOGUE = {
   export_not_ready: { status: 409, title: "Export not ready" },
   export_failed: { status: 409, title: "Export failed" },
   lti_not_gradable: { status: 409, title: "LTI launch not gradable" },
+  token_limit_reached: { status: 409, title: "Token limit reached" },
   gone: { status: 410, title: "Gone" },
   export_expired: { status: 410, title: "Export expired" },
   payload_too_large: { status: 413, title: "Payload too large" },

@@ -1,5 +1,6 @@
 import type { Env } from "../env";
-import type { EventMessage } from "./events";
+import { EventMessage } from "./events";
+import { parseMessage } from "./queue";
 
 /**
  * One way for an event to leave the outbox: the events queue's consumer hands every event to each
@@ -14,40 +15,34 @@ export interface OutboxSubscriber {
 
 /**
  * A consumer of the events queue over `subscribers`. All of them get every event of the batch; when
- * any fails, the whole batch is retried (the others do nothing again) and the failure is logged.
+ * any fails, the batch's messages are retried (the others do nothing again) and the failure is logged.
  */
 export function outboxDispatcher(subscribers: readonly OutboxSubscriber[]) {
   return async function dispatchEvents(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-    const ids = new Set<string>();
+    // A body that does not fit is dead-lettered at once (and acknowledged), never retried.
+    const parsed: { message: Message<unknown>; eventId: string }[] = [];
     for (const message of batch.messages) {
-      const id = (message.body as Partial<EventMessage> | null)?.event_id;
-      if (typeof id === "string") ids.add(id);
-      else
-        console.error(
-          JSON.stringify({ level: "error", message: "malformed event message dropped", id: message.id }),
-        );
+      const body = await parseMessage(EventMessage, message, {
+        queue: batch.queue,
+        deadLetter: env.EVENTS_DLQ,
+      });
+      if (body) parsed.push({ message, eventId: body.event_id });
     }
-    if (ids.size === 0) {
-      batch.ackAll();
-      return;
-    }
-    const eventIds = [...ids];
+    if (parsed.length === 0) return;
+    const eventIds = [...new Set(parsed.map((p) => p.eventId))];
     const results = await Promise.allSettled(subscribers.map((s) => s.deliver(env, eventIds)));
     const failed = results.flatMap((r, i) =>
       r.status === "rejected" ? [{ name: subscribers[i]?.name, error: String(r.reason) }] : [],
     );
-    if (failed.length === 0) {
-      batch.ackAll();
-      return;
-    }
-    console.error(
-      JSON.stringify({
-        level: "error",
-        message: "event dispatch failed; retrying",
-        events: eventIds.length,
-        failed,
-      }),
-    );
-    batch.retryAll();
+    if (failed.length > 0)
+      console.error(
+        JSON.stringify({
+          level: "error",
+          message: "event dispatch failed; retrying",
+          events: eventIds.length,
+          failed,
+        }),
+      );
+    for (const { message } of parsed) failed.length > 0 ? message.retry() : message.ack();
   };
 }

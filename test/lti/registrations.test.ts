@@ -24,7 +24,7 @@ it("publishes an RS256 key set generated on first need, cacheable for five minut
     "SELECT count(*) AS n, min(private_key_sealed) AS sealed FROM lti_keys",
   ).first<any>();
   expect(stored.n).toBe(1);
-  expect(stored.sealed).toMatch(/^v1\./);
+  expect(stored.sealed).toMatch(/^v2\./);
   expect(stored.sealed).not.toContain(key.n);
 });
 
@@ -148,7 +148,7 @@ it("refuses URLs that are not https or point inside a network, and checks abilit
   const production = await callJson("/api/integrations/lti-consumers", {
     token: tenant.admin.token,
     body,
-    env: { ALLOW_PRIVATE_TARGETS: "false" },
+    env: { ALLOW_LOOPBACK_TARGETS: "false" },
   });
   expect(production.res.status).toBe(422);
   expect(production.body.errors.map((e: any) => e.path)).toEqual([

@@ -3,6 +3,7 @@ import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK
 import { ltiKeys } from "../../db/schema";
 import type { Env } from "../../env";
 import { config } from "../../platform/config";
+import { ltiPrivateKeyBinding } from "../../platform/crypto/sealed-values";
 import { seal, unseal } from "../../platform/crypto/sealing";
 import { database } from "../../platform/db";
 import { nowIso } from "../../platform/ids";
@@ -45,7 +46,11 @@ async function newKeyRow(env: Env, slot: string | null): Promise<KeyRow> {
     id: kid,
     currentSlot: slot,
     publicJwk: { kty: publicJwk.kty, n: publicJwk.n, e: publicJwk.e, kid, alg: "RS256", use: "sig" },
-    privateKeySealed: await seal(JSON.stringify(privateJwk), config(env).encryptionKey),
+    privateKeySealed: await seal(
+      JSON.stringify(privateJwk),
+      config(env).encryptionKey,
+      ltiPrivateKeyBinding(kid),
+    ),
     createdAt: nowIso(),
     retiredAt: null,
     publishedUntil: null,
@@ -74,7 +79,9 @@ export async function ensureCurrentKey(env: Env): Promise<KeyRow> {
 export async function currentSigningKey(env: Env): Promise<SigningKey> {
   if (cached && cached.until > Date.now()) return cached.key;
   const row = await ensureCurrentKey(env);
-  const privateJwk = JSON.parse(await unseal(row.privateKeySealed, config(env).encryptionKey)) as JWK;
+  const privateJwk = JSON.parse(
+    await unseal(row.privateKeySealed, config(env).encryptionKey, ltiPrivateKeyBinding(row.id)),
+  ) as JWK;
   const key = { kid: row.id, privateKey: (await importJWK(privateJwk, "RS256")) as CryptoKey };
   cached = { key, until: Date.now() + CURRENT_KEY_CACHE_MS };
   return key;

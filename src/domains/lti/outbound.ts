@@ -1,96 +1,71 @@
 import type { Env } from "../../env";
 import { config } from "../../platform/config";
-import { MAX_RETRIES, parseRetryAfter, retryDelaySeconds } from "../webhooks/retry-policy";
-import { type AttemptOutcome, postSigned, RESPONSE_BODY_LIMIT } from "../webhooks/send";
-import { targetUrlProblem } from "../webhooks/target-url";
+import {
+  type OutboundErrorCode,
+  outboundFetch,
+  outboundPolicy,
+  parseRetryAfter,
+  RESPONSE_PREFIX_BYTES,
+  retryDelaySeconds,
+  urlProblem,
+} from "../../platform/outbound";
 
 /**
- * Every request LTI makes to a platform (its JWKS, token endpoint, line items) goes through this one
- * module, which uses the shared outbound gate: the address rules of webhook targets (checked when a
- * URL is saved and again before every request), the timed fetch, and the webhooks' retry policy.
+ * Every request LTI makes to a platform (its JWKS, token endpoint, line items) goes through the
+ * outbound gate (platform/outbound): the address rules, checked when a URL is saved and again before
+ * every request, the timed fetch with failure categories, and the webhooks' retry schedule.
  */
 
-export type { AttemptOutcome };
-export { MAX_RETRIES, RESPONSE_BODY_LIMIT };
-
-/** Null when the URL may be used, otherwise why not (a sentence fragment). */
-export function platformUrlProblem(env: Env, url: string): string | null {
-  return targetUrlProblem(url, config(env).allowPrivateTargets);
-}
-
-export class OutboundRefused extends Error {}
-
-function assertAllowed(env: Env, url: string): void {
-  const problem = platformUrlProblem(env, url);
-  if (problem) throw new OutboundRefused(`${url} ${problem}`);
-}
-
-/** A timed POST through the gate; never throws for the platform's failures (see AttemptOutcome). */
-export async function postToPlatform(
-  env: Env,
-  url: string,
-  headers: Record<string, string>,
-  body: string,
-): Promise<AttemptOutcome> {
-  const problem = platformUrlProblem(env, url);
-  if (problem)
-    return {
-      ok: false,
-      responseStatus: null,
-      error: `Refused: the URL ${problem}`,
-      responseBody: null,
-      durationMs: 0,
-      retryAfter: null,
-    };
-  return postSigned(url, { headers, body: new TextEncoder().encode(body) }, config(env).webhooks.timeoutMs);
-}
-
-/** The largest answer read whole (a token endpoint's JSON; JWT access tokens run to a few KiB). */
+export const RESPONSE_BODY_LIMIT = RESPONSE_PREFIX_BYTES;
+/** The largest answer read whole (a token endpoint's JSON, a key set; JWT access tokens run to a few KiB). */
 const JSON_BODY_LIMIT = 64 * 1024;
 
-/**
- * A timed POST whose whole answer is read (up to 64 KiB), for the token endpoint. Failures are
- * outcomes like `postToPlatform`'s; `responseBody` holds the whole answer.
- */
-export async function postForJson(
+export interface AttemptOutcome {
+  ok: boolean;
+  responseStatus: number | null;
+  errorCode: OutboundErrorCode | null;
+  error: string | null;
+  responseBody: string | null;
+  durationMs: number;
+  /** The platform's Retry-After header, raw. */
+  retryAfter: string | null;
+}
+
+/** Null when the URL may be saved, otherwise why not (a sentence fragment for a 422). */
+export function platformUrlProblem(env: Env, url: string): string | null {
+  return urlProblem(url, outboundPolicy(env));
+}
+
+async function send(
   env: Env,
   url: string,
-  headers: Record<string, string>,
-  body: string,
+  init: { method: string; headers: Record<string, string>; body?: string },
+  bodyLimit: number,
 ): Promise<AttemptOutcome> {
-  const problem = platformUrlProblem(env, url);
-  const started = performance.now();
-  const elapsed = () => Math.round(performance.now() - started);
-  const failed = (error: string, status: number | null = null, text: string | null = null) => ({
-    ok: false,
-    responseStatus: status,
-    error,
-    responseBody: text,
-    durationMs: elapsed(),
-    retryAfter: null,
+  const result = await outboundFetch(env, url, init, {
+    timeoutMs: config(env).webhooks.timeoutMs,
+    bodyLimit,
+    log: { caller: "lti" },
   });
-  if (problem) return failed(`Refused: the URL ${problem}`);
-  const timeoutMs = config(env).webhooks.timeoutMs;
-  const signal = AbortSignal.timeout(timeoutMs);
-  try {
-    const response = await fetch(url, { method: "POST", headers, body, redirect: "manual", signal });
-    const text = (await response.text()).slice(0, JSON_BODY_LIMIT);
-    if (response.status >= 200 && response.status < 300)
-      return {
-        ok: true,
-        responseStatus: response.status,
-        error: null,
-        responseBody: text,
-        durationMs: elapsed(),
-        retryAfter: null,
-      };
-    return {
-      ...failed(`HTTP ${response.status}`, response.status, text.slice(0, RESPONSE_BODY_LIMIT)),
-      retryAfter: response.headers.get("Retry-After"),
-    };
-  } catch (thrown) {
-    return failed(signal.aborted ? `Timed out after ${timeoutMs} ms` : `Network error: ${String(thrown)}`);
-  }
+  return {
+    ok: result.ok,
+    responseStatus: result.status,
+    errorCode: result.errorCode,
+    error: result.error,
+    responseBody: result.bodyPrefix,
+    durationMs: result.durationMs,
+    retryAfter: result.headers?.get("Retry-After") ?? null,
+  };
+}
+
+/** A timed POST through the gate (a score); the first KiB of the answer is kept. Never throws for the platform. */
+export function postToPlatform(env: Env, url: string, headers: Record<string, string>, body: string) {
+  return send(env, url, { method: "POST", headers, body }, RESPONSE_BODY_LIMIT);
+}
+
+/** A timed POST whose answer is read whole (up to 64 KiB): the token endpoint. */
+export function postForJson(env: Env, url: string, headers: Record<string, string>, body: string) {
+  return send(env, url, { method: "POST", headers, body }, JSON_BODY_LIMIT);
 }
 
 /** A timed GET of a JSON document through the gate (a JWKS, a line item); throws on any failure. */
@@ -100,20 +75,17 @@ export async function getJson(
   accept = "application/json",
   headers: Record<string, string> = {},
 ): Promise<unknown> {
-  assertAllowed(env, url);
-  const response = await fetch(url, {
-    headers: { ...headers, Accept: accept },
-    redirect: "manual",
-    signal: AbortSignal.timeout(config(env).webhooks.timeoutMs),
-  });
-  if (!response.ok) {
-    response.body?.cancel().catch(() => undefined);
-    throw new Error(`HTTP ${response.status} from ${url}`);
-  }
-  return response.json();
+  const outcome = await send(
+    env,
+    url,
+    { method: "GET", headers: { ...headers, Accept: accept } },
+    JSON_BODY_LIMIT,
+  );
+  if (!outcome.ok) throw new Error(`${outcome.error ?? "failed"} (${url})`);
+  return JSON.parse(outcome.responseBody ?? "");
 }
 
-/** Seconds before retry number `attempt` (1-based) or null when retries are used up (webhooks' policy). */
+/** Seconds before the retry after attempt `attempt` (1-based), or null when retries are used up (webhooks' schedule). */
 export function retryInSeconds(env: Env, attempt: number, retryAfter: string | null): number | null {
   return retryDelaySeconds(
     attempt,

@@ -65,7 +65,7 @@ async function lineItemMaximum(env: Env, consumer: ConsumerRow, launch: LaunchRo
 
 function judged(env: Env, passback: PassbackRow, outcome: AttemptOutcome): PassbackResult {
   if (outcome.ok) return { status: "succeeded", outcome };
-  const refused = outcome.error?.startsWith("Refused") ?? false;
+  const refused = outcome.errorCode === "target_refused";
   const status = outcome.responseStatus;
   // A 4xx is the platform saying no (429 and 408 excepted); 5xx, time-outs and network errors are tried again.
   const rejected =

@@ -3,6 +3,7 @@ import { SignJWT } from "jose";
 import { ltiAccessTokens } from "../../db/schema";
 import type { Env } from "../../env";
 import { config } from "../../platform/config";
+import { ltiAccessTokenBinding } from "../../platform/crypto/sealed-values";
 import { seal, unseal } from "../../platform/crypto/sealing";
 import { database } from "../../platform/db";
 import type { ConsumerRow } from "./consumers";
@@ -54,7 +55,8 @@ export async function accessToken(env: Env, consumer: ConsumerRow, scope: string
       ),
     )
     .get();
-  if (cached) return { token: await unseal(cached.tokenSealed, secret) };
+  const binding = ltiAccessTokenBinding(consumer.id, scope);
+  if (cached) return { token: await unseal(cached.tokenSealed, secret, binding) };
 
   const form = new URLSearchParams({
     grant_type: "client_credentials",
@@ -80,7 +82,7 @@ export async function accessToken(env: Env, consumer: ConsumerRow, scope: string
   const lifetimeMs =
     (typeof body.expires_in === "number" && body.expires_in > 0 ? body.expires_in : 3600) * 1000;
   const expiresAt = Date.now() + Math.max(lifetimeMs - EXPIRY_MARGIN_MS, lifetimeMs / 2);
-  const tokenSealed = await seal(body.access_token, secret);
+  const tokenSealed = await seal(body.access_token, secret, binding);
   await db
     .insert(ltiAccessTokens)
     .values({ consumerId: consumer.id, scope, tokenSealed, expiresAt })

@@ -11,7 +11,7 @@ const PlatformUrl = (description: string, example: string) =>
     .max(MAX_URL)
     .openapi({
       example,
-      description: `${description} Absolute \`https\` URL without credentials; private, loopback, link-local and metadata addresses are refused (except where the deployment sets \`ALLOW_PRIVATE_TARGETS\`, local development).`,
+      description: `${description} Absolute \`https\` URL without credentials; private, loopback, link-local and metadata addresses are refused (local development may allow http and loopback with \`ALLOW_LOOPBACK_TARGETS\`).`,
     });
 
 const Name = z.string().trim().min(1, "must not be empty").max(200, "must be at most 200 characters");
