@@ -3,6 +3,7 @@ import { DELIVERY_STATUSES } from "../../db/schema";
 import { EVENT_TYPES, SUBSCRIBABLE_TYPES } from "../../platform/events";
 import { pageQueryShape, pageSchema } from "../../platform/http/pagination";
 import { MAX_URL_LENGTH, OUTBOUND_ERROR_CODES } from "../../platform/outbound";
+import { displayText } from "../../platform/text";
 
 export const MAX_WEBHOOKS_PER_INSTITUTION = 20;
 
@@ -36,7 +37,7 @@ const Url = z.string().max(MAX_URL_LENGTH).openapi({
     "Absolute `https` URL without credentials or fragment. Private, loopback, link-local, metadata, carrier-grade NAT and other reserved addresses are refused in every form (IPv6 forms that carry an IPv4 address are judged by that address), as are `localhost`, `*.local`, `*.internal` and single-label names; when the deployment sets `OUTBOUND_DOH_URL`, so is a name that resolves to such an address. The URL is checked again before every delivery. Only local development (`ALLOW_LOOPBACK_TARGETS`) admits `http` and loopback addresses.",
 });
 
-const Description = z.string().trim().max(500, "must be at most 500 characters").nullable();
+const Description = displayText({ max: 500, min: 0 }).nullable();
 
 export const WebhookSchema = z
   .object({
