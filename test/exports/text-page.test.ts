@@ -77,13 +77,13 @@ async function walk(scope: SourceScope, limit: number) {
   let file = "";
   for (;;) {
     const page = await activity.page(db, scope, after, limit);
-    const sqlPage = await activity.textPage!(db, scope, after, limit);
+    const sqlPage = await activity.text!.page(db, scope, after, limit);
     const expected = csvRows(page, WIDTH);
     if (sqlPage && sqlPage.count > 0) {
       expect(sqlPage.count).toBe(page.length);
       expect(decoder.decode(sqlPage.bytes)).toBe(expected);
       expect(
-        activity.lineKey!(expected.slice(expected.lastIndexOf("\n", expected.length - 3) + 1, -2)),
+        activity.text!.lineKey(expected.slice(expected.lastIndexOf("\n", expected.length - 3) + 1, -2)),
       ).toEqual(activity.key(page[page.length - 1]!));
       text++;
     } else if (page.length > 0) {

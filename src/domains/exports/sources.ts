@@ -40,9 +40,11 @@ export interface ExportSource {
    * null when any row of it needs quoting or the formula guard (then `page` is read instead). The
    * text must be byte for byte what `page` and csv.ts would write for those rows.
    */
-  textPage?(db: Database, scope: SourceScope, after: RowKey | null, limit: number): Promise<TextPage | null>;
-  /** The key of one line of a text page (without its CRLF). */
-  lineKey?(line: string): RowKey;
+  text?: {
+    page(db: Database, scope: SourceScope, after: RowKey | null, limit: number): Promise<TextPage | null>;
+    /** The key of one line of a text page (without its CRLF). */
+    lineKey(line: string): RowKey;
+  };
 }
 
 /** A page as CSV text in UTF-8: `count` lines, each ending in CRLF, no cell holding a CR or LF. */
@@ -130,8 +132,17 @@ const activity: ExportSource = {
     );
   },
   key: (row) => activityKey(row),
-  async textPage(db, scope, after, limit) {
-    const result = await db.get<{ count: number; types_ok: number | null; text: string | null }>(sql`
+  text: { page: activityTextPage, lineKey: activityLineKey },
+};
+
+/** The activity page as CSV text written by SQLite (see ACTIVITY_LINE below), or null when it is not plain. */
+async function activityTextPage(
+  db: Database,
+  scope: SourceScope,
+  after: RowKey | null,
+  limit: number,
+): Promise<TextPage | null> {
+  const result = await db.get<{ count: number; types_ok: number | null; text: string | null }>(sql`
       SELECT count(*) AS count, min(${ACTIVITY_TYPES_OK}) AS types_ok,
              group_concat(${ACTIVITY_LINE}, char(13, 10)) || char(13, 10) AS text
       FROM (${activityPage(
@@ -141,21 +152,21 @@ const activity: ExportSource = {
         after,
         limit,
       )})`);
-    const { count, types_ok: typesOk, text } = result;
-    if (count === 0) return { bytes: new Uint8Array(0), count: 0 };
-    if (typesOk !== 1 || text === null) return null;
-    // SQLite appends the last CRLF: `${text}\r\n` here would copy the whole page into a new string.
-    const bytes = utf8(text);
-    return plainLines(bytes, count, ACTIVITY_COLUMN_COUNT) && inKeyOrder(bytes) ? { bytes, count } : null;
-  },
-  lineKey(line) {
-    // The line's first two cells: attempt_id, occurred_at (plain cells: no quotes, no commas).
-    const idEnd = line.indexOf(",");
-    const atEnd = line.indexOf(",", idEnd + 1);
-    if (idEnd < 0 || atEnd < 0) throw new Error("an activity line without its key cells");
-    return [line.slice(idEnd + 1, atEnd), line.slice(0, idEnd)];
-  },
-};
+  const { count, types_ok: typesOk, text } = result;
+  if (count === 0) return { bytes: new Uint8Array(0), count: 0 };
+  if (typesOk !== 1 || text === null) return null;
+  // SQLite appends the last CRLF: `${text}\r\n` here would copy the whole page into a new string.
+  const bytes = utf8(text);
+  return plainLines(bytes, count, ACTIVITY_COLUMN_COUNT) && inKeyOrder(bytes) ? { bytes, count } : null;
+}
+
+function activityLineKey(line: string): RowKey {
+  // The line's first two cells: attempt_id, occurred_at (plain cells: no quotes, no commas).
+  const idEnd = line.indexOf(",");
+  const atEnd = line.indexOf(",", idEnd + 1);
+  if (idEnd < 0 || atEnd < 0) throw new Error("an activity line without its key cells");
+  return [line.slice(idEnd + 1, atEnd), line.slice(0, idEnd)];
+}
 
 /** The keyset page of attempts both activity paths read: `columns` of the next `limit` rows after `after`. */
 function activityPage(columns: SQL, scope: SourceScope, after: RowKey | null, limit: number): SQL {

@@ -17,7 +17,7 @@ import {
   weeklyXp,
 } from "../../../db/schema";
 import type { Env } from "../../../env";
-import { database } from "../../../platform/db";
+import { type Database, database } from "../../../platform/db";
 import { ApiError } from "../../../platform/errors";
 import {
   type PageRequest,
@@ -167,16 +167,61 @@ export interface StartingRow {
  */
 export async function readInsights(env: Env, learnerId: string, trendFrom: string, today: string) {
   const db = database(env.DB);
+  // Every selected column gets a distinct name: D1 returns rows as objects, so two columns both
+  // called `id` (a course's and a lesson's) would collapse into one in a batch.
+  const [evidence, days, grid, continuing, startingRows] = await db.batch([
+    db.select(evidenceColumns).from(skillEvidence).where(eq(skillEvidence.userId, learnerId)),
+    db
+      .select({ day: dailyActivity.day, attempts: dailyActivity.attempts, correct: dailyActivity.correct })
+      .from(dailyActivity)
+      .where(
+        and(
+          eq(dailyActivity.userId, learnerId),
+          gte(dailyActivity.day, trendFrom),
+          lte(dailyActivity.day, today),
+        ),
+      ),
+    // At most 7 × 24 rows.
+    db
+      .select({ weekday: studyTime.weekday, hour: studyTime.hour, seconds: studyTime.seconds })
+      .from(studyTime)
+      .where(eq(studyTime.userId, learnerId)),
+    continuingQuery(db, learnerId),
+    startingQuery(db, learnerId),
+  ]);
+  return { evidence, days, grid, continuing, starting: startingRows satisfies StartingRow[] };
+}
+
+/** "Continue": the published courses started and not completed, each at its first open lesson. */
+function continuingQuery(db: Database, learnerId: string) {
   const next = alias(lessons, "next_lesson");
   const previous = alias(lessons, "previous_lesson");
-
   // The first lesson (by position) of the course that the learner has not completed.
   const firstOpenPosition = sql`(
     SELECT min(l2.position) FROM ${lessons} l2
     LEFT JOIN ${lessonProgress} lp2 ON lp2.user_id = ${learnerId} AND lp2.lesson_id = l2.id
     WHERE l2.course_id = ${courseProgress.courseId} AND (lp2.status IS NULL OR lp2.status <> 'completed'))`;
   const previousPosition = sql`(SELECT max(l3.position) FROM ${lessons} l3 WHERE l3.course_id = ${next.courseId} AND l3.position < ${next.position})`;
+  return db
+    .select({
+      courseId: courses.id,
+      courseTitle: courses.title,
+      lessonId: sql<string>`${next.id}`.as("lesson_id"),
+      lessonTitle: sql<string>`${next.title}`.as("lesson_title"),
+      position: sql<number>`${next.position}`.as("lesson_position"),
+      previousTitle: sql<string | null>`${previous.title}`.as("previous_title"),
+    })
+    .from(courseProgress)
+    .innerJoin(courses, and(eq(courses.id, courseProgress.courseId), eq(courses.published, true)))
+    .innerJoin(next, and(eq(next.courseId, courseProgress.courseId), eq(next.position, firstOpenPosition)))
+    .leftJoin(previous, and(eq(previous.courseId, next.courseId), eq(previous.position, previousPosition)))
+    .where(and(eq(courseProgress.userId, learnerId), isNull(courseProgress.completedAt)))
+    .orderBy(desc(courseProgress.lastActivityAt), asc(courseProgress.courseId))
+    .limit(MAX_RECOMMENDATIONS);
+}
 
+/** "Start here": for every level, the first lessons of the best-fitting published courses not started. */
+function startingQuery(db: Database, learnerId: string) {
   // One row per (level, candidate course): the course's first lesson, ranked within each level.
   const first = alias(lessons, "first_lesson");
   const ranked = db
@@ -214,7 +259,7 @@ export async function readInsights(env: Env, learnerId: string, trendFrom: strin
       sql`NOT EXISTS (SELECT 1 FROM ${courseProgress} cp WHERE cp.user_id = ${learnerId} AND cp.course_id = ${courses.id})`,
     )
     .as("ranked");
-  const starting = db
+  return db
     .select({
       level: ranked.level,
       courseId: ranked.courseId,
@@ -227,45 +272,6 @@ export async function readInsights(env: Env, learnerId: string, trendFrom: strin
     .where(lte(ranked.rank, MAX_RECOMMENDATIONS))
     .orderBy(asc(ranked.level), asc(ranked.rank))
     .limit(MAX_RECOMMENDATIONS * CEFR_LEVELS.length);
-
-  // Every selected column gets a distinct name: D1 returns rows as objects, so two columns both
-  // called `id` (a course's and a lesson's) would collapse into one in a batch.
-  const [evidence, days, grid, continuing, startingRows] = await db.batch([
-    db.select(evidenceColumns).from(skillEvidence).where(eq(skillEvidence.userId, learnerId)),
-    db
-      .select({ day: dailyActivity.day, attempts: dailyActivity.attempts, correct: dailyActivity.correct })
-      .from(dailyActivity)
-      .where(
-        and(
-          eq(dailyActivity.userId, learnerId),
-          gte(dailyActivity.day, trendFrom),
-          lte(dailyActivity.day, today),
-        ),
-      ),
-    // At most 7 × 24 rows.
-    db
-      .select({ weekday: studyTime.weekday, hour: studyTime.hour, seconds: studyTime.seconds })
-      .from(studyTime)
-      .where(eq(studyTime.userId, learnerId)),
-    db
-      .select({
-        courseId: courses.id,
-        courseTitle: courses.title,
-        lessonId: sql<string>`${next.id}`.as("lesson_id"),
-        lessonTitle: sql<string>`${next.title}`.as("lesson_title"),
-        position: sql<number>`${next.position}`.as("lesson_position"),
-        previousTitle: sql<string | null>`${previous.title}`.as("previous_title"),
-      })
-      .from(courseProgress)
-      .innerJoin(courses, and(eq(courses.id, courseProgress.courseId), eq(courses.published, true)))
-      .innerJoin(next, and(eq(next.courseId, courseProgress.courseId), eq(next.position, firstOpenPosition)))
-      .leftJoin(previous, and(eq(previous.courseId, next.courseId), eq(previous.position, previousPosition)))
-      .where(and(eq(courseProgress.userId, learnerId), isNull(courseProgress.completedAt)))
-      .orderBy(desc(courseProgress.lastActivityAt), asc(courseProgress.courseId))
-      .limit(MAX_RECOMMENDATIONS),
-    starting,
-  ]);
-  return { evidence, days, grid, continuing, starting: startingRows satisfies StartingRow[] };
 }
 
 export type InsightsData = Awaited<ReturnType<typeof readInsights>>;
