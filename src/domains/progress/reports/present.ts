@@ -109,7 +109,10 @@ export function presentHistory(input: {
   for (let day = input.from; day <= input.to; day = addDays(day, 1)) {
     const key = input.granularity === "week" ? weekOf(day) : day;
     let bucket = buckets.get(key);
-    if (!bucket) buckets.set(key, (bucket = zero()));
+    if (!bucket) {
+      bucket = zero();
+      buckets.set(key, bucket);
+    }
     const row = byDay.get(day);
     if (!row) continue;
     add(bucket, row);
@@ -207,12 +210,12 @@ export function presentInsights(
     attempts: 0,
     correct: 0,
   }));
-  const weekIndex = new Map(weeks.map((w, i) => [w.week, i]));
+  const weekIndex = new Map(weeks.map((w) => [w.week, w]));
   for (const day of data.days) {
-    const i = weekIndex.get(weekOf(day.day));
-    if (i === undefined) continue;
-    weeks[i]!.attempts += day.attempts;
-    weeks[i]!.correct += day.correct;
+    const week = weekIndex.get(weekOf(day.day));
+    if (!week) continue;
+    week.attempts += day.attempts;
+    week.correct += day.correct;
   }
   const fitted = slope(
     weeks.flatMap((w, i) => (w.attempts > 0 ? [{ x: i, y: w.correct / w.attempts }] : [])),
@@ -233,7 +236,7 @@ export function presentInsights(
       min_attempts: INSIGHT_MIN_ATTEMPTS,
       ranked,
       strongest: ranked[0] ?? null,
-      weakest: ranked.length >= 2 ? ranked.at(-1)! : null,
+      weakest: ranked.length >= 2 ? (ranked.at(-1) ?? null) : null,
     },
     accuracy_trend: {
       weeks: weeks.map((w) => ({
@@ -247,7 +250,7 @@ export function presentInsights(
     },
     study_time: {
       total_minutes: minutes(totalSeconds),
-      by_weekday: WEEKDAYS.map((weekday, i) => ({ weekday, minutes: minutes(byWeekday[i]!) })),
+      by_weekday: WEEKDAYS.map((weekday, i) => ({ weekday, minutes: minutes(byWeekday[i] ?? 0) })),
       by_hour: byHour.map((seconds, hour) => ({ hour, minutes: minutes(seconds) })),
     },
     recommendations: recommendations(data, cefrReport(data.evidence).overall),
@@ -360,7 +363,7 @@ export function presentLeaderboard(input: {
 }) {
   let firstOfXp = 0;
   const entries = input.top.map((row, i) => {
-    if (i === 0 || row.xp !== input.top[i - 1]!.xp) firstOfXp = i;
+    if (i === 0 || row.xp !== input.top[i - 1]?.xp) firstOfXp = i;
     return entry(row, firstOfXp + 1, input.scope, input.viewer);
   });
   return {
