@@ -5,7 +5,7 @@ import { inKeyOrder, type RowKey, SOURCES, type SourceScope } from "../../src/do
 import { utf8 } from "../../src/platform/crypto/encoding";
 import { database } from "../../src/platform/db";
 
-// The activity export's pages written by SQLite (sources.ts, textPage) against the same pages read as
+// The activity export's pages written by SQLite (sources/activity.ts, text.page) against the same pages read as
 // rows and written by csv.ts: wherever the SQL path answers, its bytes must be exactly the library
 // path's; wherever a row needs quoting, the guard or a number SQLite would print otherwise, it must
 // step aside (null) so that the page is read as rows.
