@@ -133,7 +133,10 @@ describe("activity pages written by SQLite", () => {
       return bits.getFloat64(0);
     };
     let state = 11;
-    const random = () => (state = (state * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648;
+    const random = () => {
+      state = (state * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return state / 2_147_483_648;
+    };
     const scores: number[] = [
       0.0625, 0.1875, 0.3125, 0.4375, 0.5625, 0.6875, 0.8125, 0.9375, 0.0005, 0.9995, 0.4995, 0.5005,
     ];
@@ -203,7 +206,10 @@ describe("activity pages written by SQLite", () => {
 
   it("agree with the library on random rows of tricky cells, page by page", async () => {
     let state = 7;
-    const random = () => (state = (state * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648;
+    const random = () => {
+      state = (state * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return state / 2_147_483_648;
+    };
     const alphabet = [
       "a",
       "Z",
