@@ -25,7 +25,7 @@ export function canonicalLanguageTag(tag: string): string {
         singleton = true;
         return lower;
       }
-      if (part.length === 4 && /^[a-z]+$/i.test(part)) return lower[0]!.toUpperCase() + lower.slice(1);
+      if (part.length === 4 && /^[a-z]+$/i.test(part)) return lower.charAt(0).toUpperCase() + lower.slice(1);
       if (part.length === 2 && /^[a-z]+$/i.test(part)) return part.toUpperCase();
       return lower;
     })
