@@ -1,10 +1,10 @@
-import { and, desc, eq, gte, lt, ne, type SQL } from "drizzle-orm";
+import { and, desc, eq, gte, lt, ne, type SQL, sql } from "drizzle-orm";
 import { outboxEvents } from "../../db/schema";
 import type { Env } from "../../env";
-import { database, pageWithTotal } from "../../platform/db";
+import { database } from "../../platform/db";
 import { ApiError } from "../../platform/errors";
 import { EVENT_RETENTION_MS } from "../../platform/events";
-import { type PageRequest, pageBounds } from "../../platform/http/pagination";
+import { type PageRequest, pageBounds, pageWithTotal } from "../../platform/http/pagination";
 import { nowIso } from "../../platform/ids";
 
 type EventRow = typeof outboxEvents.$inferSelect;
@@ -15,11 +15,9 @@ export function presentEvent(row: Pick<EventRow, "id" | "type" | "createdAt" | "
 
 /** Test pings are deliveries to one webhook, not things that happened: they are not listed. */
 function visible(institutionId: string): SQL {
-  return and(
-    eq(outboxEvents.institutionId, institutionId),
-    ne(outboxEvents.type, "ping"),
-    gte(outboxEvents.createdAt, nowIso(Date.now() - EVENT_RETENTION_MS)),
-  )!;
+  const recent = gte(outboxEvents.createdAt, nowIso(Date.now() - EVENT_RETENTION_MS));
+  // Spelt out rather than and(): and() may return undefined (for no conditions), these are three.
+  return sql`(${eq(outboxEvents.institutionId, institutionId)} AND ${ne(outboxEvents.type, "ping")} AND ${recent})`;
 }
 
 export async function listEvents(

@@ -4,7 +4,7 @@ import type { Env } from "../../env";
 import { type Ability, abilitiesBeyondRole, effectiveAbilities } from "../../platform/auth/abilities";
 import type { Principal } from "../../platform/auth/principal";
 import { mintToken } from "../../platform/auth/tokens";
-import { d1Binding, database } from "../../platform/db";
+import { database } from "../../platform/db";
 import { ApiError, validationError } from "../../platform/errors";
 import { type PageRequest, pageBounds } from "../../platform/http/pagination";
 import { newId, nowIso } from "../../platform/ids";
@@ -66,7 +66,7 @@ export async function listTokens({
 }) {
   const { limit, offset } = pageBounds(page);
   const scope = tokenScope(principal);
-  const statement = d1Binding(env.DB).prepare(TOKEN_PAGE_SQL[scope.owner][kind ? "byKind" : "all"]);
+  const statement = env.DB.prepare(TOKEN_PAGE_SQL[scope.owner][kind ? "byKind" : "all"]);
   const row = await (kind
     ? statement.bind(scope.id, limit, offset, kind)
     : statement.bind(scope.id, limit, offset)
@@ -133,8 +133,7 @@ export async function insertToken(
   const minted = await mintToken();
   const row = newTokenRow(owner, input, minted);
   if (input.kind === "api") {
-    const inserted = await d1Binding(env.DB)
-      .prepare(INSERT_API_TOKEN_UNDER_LIMIT_SQL)
+    const inserted = await env.DB.prepare(INSERT_API_TOKEN_UNDER_LIMIT_SQL)
       .bind(
         row.id,
         row.userId,
@@ -166,8 +165,7 @@ export async function insertToken(
  * what they see beyond the limit, so together they never leave more than SESSION_LIMIT live.
  */
 async function retireSurplusSessions(env: Env, userId: string): Promise<void> {
-  const { results } = await d1Binding(env.DB)
-    .prepare(SURPLUS_SESSIONS_SQL)
+  const { results } = await env.DB.prepare(SURPLUS_SESSIONS_SQL)
     .bind(userId, nowIso(), SESSION_LIMIT)
     .all<{ id: string; token_hash: string }>();
   for (const surplus of results) await revokeRow(env, { id: surplus.id, tokenHash: surplus.token_hash });

@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import { sealingUpgrades } from "../../db/schema";
 import type { Env } from "../../env";
 import { config } from "../config";
-import { d1Binding, database } from "../db";
+import { database } from "../db";
 import { nowIso } from "../ids";
 import { isLegacySealed, type SealBinding, seal, unseal, unsealLegacy } from "./sealing";
 
@@ -117,7 +117,7 @@ export async function resealLegacyValues(env: Env, now = Date.now()): Promise<nu
 
 /** Re-seals up to BATCH `v1.` values of one column; returns how many. */
 async function resealColumn(env: Env, { table, column, ids, purpose }: (typeof SEALED_COLUMNS)[number]) {
-  const d1 = d1Binding(env.DB);
+  const d1 = env.DB;
   const key = config(env).encryptionKey;
   const idList = ids.map((id, i) => `${id} AS id${i}`).join(", ");
   const { results } = await d1
