@@ -54,6 +54,7 @@ export function uploadCsv(
   bindings?: Partial<Cloudflare.Env>,
 ) {
   return callJson(`${bulkPath(institutionId)}${query ? `?${query}` : ""}`, {
+    method: "POST",
     token,
     rawBody: csv,
     headers: { "Content-Type": "text/csv" },

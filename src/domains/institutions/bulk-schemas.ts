@@ -18,7 +18,7 @@ export const BulkUploadQuery = z.object({
     .openapi({
       param: { name: "mode", in: "query" },
       description:
-        "`upsert` (default): create and update the members in the file. `sync`: also suspend active members absent from the file — refused with `409 sync_threshold_exceeded` when that would suspend more than 10 % of the invited and active members, unless `force=true`.",
+        "`upsert` (default): create and update the members in the file. `sync`: also suspend invited and active members absent from the file (never the uploader, never the last active admin) — refused with `409 sync_threshold_exceeded` when that would suspend more than 10 % of the invited and active members, unless `force=true`.",
     }),
   force: flag("With `mode=sync`: suspend even more than 10 % of the members.", "force"),
 });

@@ -55,13 +55,13 @@ export class MemberIndex {
     this.put(after);
   }
 
-  /** Active members named by no row of the file (by e-mail or external_id), `keep` excepted. */
+  /** Invited and active members named by no row of the file (by e-mail or external_id), `keep` excepted. */
   absentActive(rows: readonly CsvRow[], keep: string): IndexedMember[] {
     const emails = new Set(rows.map((r) => r.email));
     const externalIds = new Set(rows.map((r) => r.externalId).filter(Boolean));
     const absent: IndexedMember[] = [];
     for (const member of this.byEmail.values()) {
-      if (member.status !== "active" || member.id === keep) continue;
+      if (member.status === "suspended" || member.id === keep) continue;
       if (emails.has(member.email) || (member.externalId && externalIds.has(member.externalId))) continue;
       absent.push(member);
     }

@@ -114,8 +114,8 @@ export async function runJob(env: Env, job: BulkJob, parsed: ParsedCsv, options:
 }
 
 /**
- * Who a sync run suspends: active members named by no row of the file (the uploader never), keeping
- * at least one active admin.
+ * Who a sync run suspends: invited and active members named by no row of the file (the uploader
+ * never), keeping at least one active admin.
  */
 export function membersToSuspend(index: MemberIndex, rows: readonly CsvRow[], uploaderId: string): IndexedMember[] {
   const absent = index.absentActive(rows, uploaderId);
@@ -127,7 +127,7 @@ export function membersToSuspend(index: MemberIndex, rows: readonly CsvRow[], up
 }
 
 const FINISH_GUARD = `SELECT json(CASE WHEN EXISTS (SELECT 1 FROM bulk_jobs WHERE id = ?1 AND next_row = total_rows AND status = 'processing') THEN '1' ELSE 'guard failed' END)`;
-const SUSPEND = `UPDATE users SET status = 'suspended', updated_at = ?3 WHERE institution_id = ?2 AND status = 'active' AND id IN (SELECT value FROM json_each(?1))`;
+const SUSPEND = `UPDATE users SET status = 'suspended', updated_at = ?3 WHERE institution_id = ?2 AND status IN ('invited', 'active') AND id IN (SELECT value FROM json_each(?1))`;
 const REVOKE = `UPDATE api_tokens SET revoked_at = ?2 WHERE revoked_at IS NULL AND user_id IN (SELECT value FROM json_each(?1))`;
 const EVENTS = `INSERT INTO outbox_events (id, type, institution_id, user_id, payload, created_at)
   SELECT value->>'id', value->>'type', ?2, value->>'user_id', value->>'payload', ?3 FROM json_each(?1)`;
@@ -143,7 +143,7 @@ async function finishJob(env: Env, job: BulkJob, rows: readonly CsvRow[], index:
   const suspend = job.mode === "sync" ? membersToSuspend(index, rows, job.uploadedBy) : [];
   const statements: D1PreparedStatement[] = [d1.prepare(FINISH_GUARD).bind(job.id)];
   const events = suspend.map((m) =>
-    memberUpdated(job.institutionId, m.id, { status: { from: "active", to: "suspended" } }, now),
+    memberUpdated(job.institutionId, m.id, { status: { from: m.status, to: "suspended" } }, now),
   );
   const ids = JSON.stringify(suspend.map((m) => m.id));
   if (!job.dryRun && suspend.length > 0) {
