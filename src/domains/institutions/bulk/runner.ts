@@ -60,7 +60,6 @@ export async function runJob(env: Env, job: BulkJob, parsed: ParsedCsv, options:
   let current = job;
   let retried = false;
   while (current.nextRow < current.totalRows) {
-    if (Date.now() > options.deadline) return { state: "continue", job: current, planned, invitations };
     const toRow = Math.min(current.totalRows, current.nextRow + options.chunkRows);
     const rows = parsed.rows.slice(current.nextRow, toRow);
     const taken = await emailsTakenElsewhere(env.DB, index, rows.map((r) => r.email));
@@ -107,6 +106,10 @@ export async function runJob(env: Env, job: BulkJob, parsed: ParsedCsv, options:
       unchanged: current.unchanged + result.counts.unchanged,
       rejected: current.rejected + result.counts.rejected,
     };
+    // At least one chunk per invocation, however short the budget.
+    if (current.nextRow < current.totalRows && Date.now() > options.deadline) {
+      return { state: "continue", job: current, planned, invitations };
+    }
   }
   const finished = await finishJob(env, current, parsed.rows, index);
   if (!finished) return { state: "lost", job: (await findJob(db, job.id)) ?? current, planned, invitations };

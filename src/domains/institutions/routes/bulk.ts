@@ -2,7 +2,8 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../../env";
 import { ApiError, validationError } from "../../../platform/errors";
-import { errorResponses, jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { authenticate, requireAbility } from "../../../platform/auth/middleware";
+import { errorResponses, jsonResponse, strictQueryOf, tokenRoute } from "../../../platform/openapi";
 import { CSV_CONTENT_TYPE } from "../../exports/generate";
 import { UTF8_BOM } from "../../exports/csv";
 import {
@@ -133,9 +134,16 @@ export function registerBulkRoutes(app: OpenAPIHono<AppEnv>) {
     return c.json(presentReport(result.job, origin, rows, meta), 200);
   });
 
-  app.openapi(getBulkJobRoute, async (c) => {
-    const { id, job } = c.req.valid("param");
-    const { page, per_page, outcome } = c.req.valid("query");
+  // Documented as their own operations, but routed as `/members/{member}/{job}`: a static `bulk`
+  // segment with children beside the `{member}` parameter makes Hono fall back from its RegExpRouter
+  // to the slower TrieRouter (see webhooks' event-types for the same arrangement).
+  app.openAPIRegistry.registerPath(getBulkJobRoute);
+  app.openAPIRegistry.registerPath(rejectedCsvRoute);
+  const guards = [authenticate, requireAbility("members:read")] as const;
+  app.get("/api/institutions/:id/members/:member/:job", ...guards, async (c) => {
+    const { id, member, job } = c.req.param();
+    if (member !== BULK_SEGMENT) throw noRoute(c);
+    const { page, per_page, outcome } = strictQueryOf(c, BulkReportQuery);
     const report = await readReport({
       env: c.env,
       principal: c.var.principal,
@@ -149,18 +157,25 @@ export function registerBulkRoutes(app: OpenAPIHono<AppEnv>) {
     return c.json(report, 200);
   });
 
-  app.openapi(rejectedCsvRoute, async (c) => {
-    const { id, job } = c.req.valid("param");
+  app.get("/api/institutions/:id/members/:member/:job/rejected.csv", ...guards, async (c) => {
+    const { id, member, job } = c.req.param();
+    if (member !== BULK_SEGMENT) throw noRoute(c);
+    const { bom } = strictQueryOf(c, RejectedCsvQuery);
     const { text } = await rejectedCsv(c.env, c.var.principal, id, job);
     const body = new TextEncoder().encode(text);
-    const bom = c.req.valid("query").bom === "true";
-    const bytes = bom ? new Uint8Array([...UTF8_BOM, ...body]) : body;
+    const bytes = bom === "true" ? new Uint8Array([...UTF8_BOM, ...body]) : body;
     return new Response(bytes, {
       status: 200,
       headers: {
         "Content-Type": CSV_CONTENT_TYPE,
         "Content-Disposition": `attachment; filename="bulk-${job}-rejected.csv"`,
       },
-    }) as never;
+    });
   });
+}
+
+const BULK_SEGMENT = "bulk";
+
+function noRoute(c: Context<AppEnv>): ApiError {
+  return new ApiError("not_found", `No route for ${c.req.method} ${c.req.path}.`);
 }
