@@ -1,16 +1,15 @@
 import type { Env } from "../../env";
-import { d1MeterOn } from "../../platform/d1-meter";
 import {
   ageSeconds,
   ifNoneMatchHits,
   type MemoryCopy,
   PUBLIC_CACHE_CONTROL,
-  publicCacheOff,
   recalled,
 } from "../../platform/http/edge-cache";
 import { DEFAULT_FRAMING_HEADERS, requestIdFor, SECURITY_HEADERS } from "../../platform/http/middleware";
 import { clientIpOf } from "../../platform/ratelimit/middleware";
-import { PUBLIC_CORS_HEADERS, PUBLIC_COURSES_PATH } from "./cache";
+import { PUBLIC_COURSES_PATH } from "../content/public-pages";
+import { PUBLIC_CORS_HEADERS } from "./headers";
 
 /**
  * A public catalogue page this isolate answered a moment ago, answered again before the app runs,
@@ -20,9 +19,8 @@ import { PUBLIC_CORS_HEADERS, PUBLIC_COURSES_PATH } from "./cache";
  * applies, and anything else — another method, no copy, a refused limit — goes to the app, which
  * then also answers the 429.
  */
-export function cachedPageFor(request: Request, env: Env): MemoryCopy | null {
-  // With the D1 meter on (benchmarks only), hits go through the app, whose middleware reports the count.
-  if (request.method !== "GET" || d1MeterOn(env) || publicCacheOff(env)) return null;
+export function cachedPageFor(request: Request): MemoryCopy | null {
+  if (request.method !== "GET") return null;
   const url = request.url;
   const pathStart = url.indexOf("/", url.indexOf("//") + 2);
   if (pathStart < 0 || !url.startsWith(PUBLIC_COURSES_PATH, pathStart)) return null;

@@ -1,7 +1,7 @@
 import { and, asc, count, desc, eq, type SQL, sql } from "drizzle-orm";
 import { type MemberStatus, memberGroups, users } from "../../db/schema";
 import type { Database } from "../../platform/db";
-import { type PageRequest, pageBounds } from "../../platform/http/pagination";
+import { type PageRequest, pageBounds, pageWithTotal } from "../../platform/http/pagination";
 import type { MemberRole } from "./access";
 import type { MemberSort } from "./member-schemas";
 import type { MemberRow } from "./present";
@@ -83,7 +83,8 @@ export async function listMemberRows(
 ): Promise<{ rows: MemberRow[]; total: number }> {
   const where = memberWhere(institutionId, filters);
   const { limit, offset } = pageBounds(page);
-  const [rows, totals] = await db.batch([
+  const { rows, total } = await pageWithTotal(
+    db,
     db
       .select(memberColumns)
       .from(users)
@@ -91,9 +92,10 @@ export async function listMemberRows(
       .orderBy(...memberOrder(sort))
       .limit(limit)
       .offset(offset),
-    db.select({ total: count() }).from(users).where(where),
-  ]);
-  return { rows: rows.map(toMemberRow), total: totals[0]?.total ?? 0 };
+    users,
+    where,
+  );
+  return { rows: rows.map(toMemberRow), total };
 }
 
 export async function findMember(

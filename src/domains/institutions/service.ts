@@ -1,4 +1,4 @@
-import { and, asc, count, eq, type SQL, sql } from "drizzle-orm";
+import { and, asc, eq, type SQL, sql } from "drizzle-orm";
 import { type Branding, institutions, type Plan, users } from "../../db/schema";
 import type { Env } from "../../env";
 import type { Principal } from "../../platform/auth/principal";
@@ -6,7 +6,7 @@ import type { Statement } from "../../platform/batch";
 import { database } from "../../platform/db";
 import { ApiError, validationError } from "../../platform/errors";
 import { publishEvents } from "../../platform/events";
-import { type PageRequest, pageBounds } from "../../platform/http/pagination";
+import { type PageRequest, pageBounds, pageWithTotal } from "../../platform/http/pagination";
 import { newId, nowIso } from "../../platform/ids";
 import { type InstitutionRow, institutionInScope, isPlatformStaff } from "./access";
 import { invitationUrl, mintInvitation } from "./invitations";
@@ -35,7 +35,8 @@ export async function listInstitutions(args: {
   }
   const where = and(...conditions);
   const { limit, offset } = pageBounds(args.page);
-  const [rows, totals] = await db.batch([
+  return pageWithTotal(
+    db,
     db
       .select({ institution: institutions, memberCount: memberCountOf })
       .from(institutions)
@@ -43,9 +44,9 @@ export async function listInstitutions(args: {
       .orderBy(asc(sql`lower(${institutions.name})`), asc(institutions.id))
       .limit(limit)
       .offset(offset),
-    db.select({ total: count() }).from(institutions).where(where),
-  ]);
-  return { rows, total: totals[0]?.total ?? 0 };
+    institutions,
+    where,
+  );
 }
 
 export async function getInstitution(env: Env, principal: Principal, id: string) {

@@ -2,7 +2,6 @@ import type { Env } from "../../../env";
 import { DECOY_PASSWORD_HASH } from "../../../platform/crypto/passwords";
 import { seal } from "../../../platform/crypto/sealing";
 import { config } from "../../../platform/config";
-import { d1Binding } from "../../../platform/db";
 import type { OutboxRow } from "../../../platform/events";
 import { mintInvitation } from "../invitations";
 import { memberCreated, memberUpdated } from "../member-events";
@@ -82,7 +81,7 @@ function countOutcomes(planned: readonly PlannedRow[]): ChunkCounts {
  */
 export async function applyChunk(env: Env, target: ChunkTarget, planned: readonly PlannedRow[]): Promise<ChunkResult> {
   const { jobId, institutionId, now } = target;
-  const d1 = d1Binding(env.DB);
+  const d1 = env.DB;
   const result: ChunkResult = {
     counts: countOutcomes(planned),
     eventIds: [],

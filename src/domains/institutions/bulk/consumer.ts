@@ -4,6 +4,7 @@ import { bulkJobs } from "../../../db/schema";
 import type { Env } from "../../../env";
 import { config } from "../../../platform/config";
 import { database } from "../../../platform/db";
+import { parseMessage } from "../../../platform/queue";
 import { parseMemberCsv } from "./csv";
 import { type BulkJob, type BulkMessage, enqueueBulk, findJob, markFailed } from "./jobs";
 import { runJob } from "./runner";
@@ -31,13 +32,11 @@ export async function consumeBulk(batch: MessageBatch<unknown>, env: Env): Promi
 }
 
 async function handleMessage(message: Message<unknown>, env: Env): Promise<void> {
-  const parsed = MessageSchema.safeParse(message.body);
-  if (!parsed.success) {
-    log("error", "malformed bulk message dropped", { id: message.id });
-    message.ack();
-    return;
-  }
-  const body: BulkMessage = parsed.data;
+  const body: BulkMessage | null = await parseMessage(MessageSchema, message, {
+    queue: "lingua-bulk-members",
+    deadLetter: env.BULK_DLQ,
+  });
+  if (!body) return;
   const db = database(env.DB);
   const job = await findJob(db, body.job_id);
   if (!job || job.status === "completed" || job.status === "failed") {
@@ -101,13 +100,12 @@ async function process(env: Env, job: BulkJob, settings: { chunkRows: number; ti
 export async function consumeBulkDeadLetters(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   const db = database(env.DB);
   for (const message of batch.messages) {
-    const parsed = MessageSchema.safeParse(message.body);
-    if (parsed.success) {
-      const job = await findJob(db, parsed.data.job_id);
-      if (job && job.nextRow === parsed.data.next_row && (job.status === "queued" || job.status === "processing")) {
-        await markFailed(env, job.id, GAVE_UP);
-        if (job.r2Key) await env.EXPORTS_BUCKET.delete(job.r2Key).catch(() => undefined);
-      }
+    const body = await parseMessage(MessageSchema, message, { queue: "lingua-bulk-members-dlq" });
+    if (!body) continue;
+    const job = await findJob(db, body.job_id);
+    if (job && job.nextRow === body.next_row && (job.status === "queued" || job.status === "processing")) {
+      await markFailed(env, job.id, GAVE_UP);
+      if (job.r2Key) await env.EXPORTS_BUCKET.delete(job.r2Key).catch(() => undefined);
     }
     message.ack();
   }

@@ -2,6 +2,7 @@ import { and, asc, eq, inArray, isNotNull, lt, sql } from "drizzle-orm";
 import { type BulkMode, bulkJobRows, bulkJobs } from "../../../db/schema";
 import type { Env } from "../../../env";
 import { type Database, database } from "../../../platform/db";
+import { pageWithTotal } from "../../../platform/http/pagination";
 import { nowIso } from "../../../platform/ids";
 
 export type BulkJob = typeof bulkJobs.$inferSelect;
@@ -114,11 +115,12 @@ export async function reportRows(
     eq(bulkJobRows.jobId, jobId),
     options.outcome ? eq(bulkJobRows.outcome, options.outcome as BulkReportRow["outcome"]) : undefined,
   );
-  const [rows, totals] = await db.batch([
+  return pageWithTotal(
+    db,
     db.select().from(bulkJobRows).where(where).orderBy(asc(bulkJobRows.line)).limit(options.limit).offset(options.offset),
-    db.select({ n: sql<number>`count(*)` }).from(bulkJobRows).where(where),
-  ]);
-  return { rows, total: totals[0]?.n ?? 0 };
+    bulkJobRows,
+    where,
+  );
 }
 
 /** Invitation tokens are shown once: erased from the report once a page that carried them was read. */

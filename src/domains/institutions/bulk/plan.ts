@@ -1,5 +1,4 @@
 import type { BulkOutcome, MemberStatus, Role } from "../../../db/schema";
-import { d1Binding } from "../../../platform/db";
 import { newId } from "../../../platform/ids";
 import { type MemberRole, mayGrant } from "../access";
 import { type MemberChanges, sameGroups } from "../member-events";
@@ -28,7 +27,7 @@ export class MemberIndex {
 
   static async load(d1: D1Database, institutionId: string): Promise<MemberIndex> {
     const index = new MemberIndex();
-    const result = await d1Binding(d1)
+    const result = await d1
       .prepare(
         `SELECT u.id, u.email, u.name, u.role, u.status, u.external_id AS externalId,
            (SELECT json_group_array(group_name) FROM (SELECT group_name FROM member_groups g WHERE g.user_id = u.id ORDER BY 1)) AS groups
@@ -77,7 +76,7 @@ export async function emailsTakenElsewhere(
 ): Promise<Set<string>> {
   const unknown = [...new Set(emails.filter((e): e is string => !!e && !index.byEmail.has(e)))];
   if (unknown.length === 0) return new Set();
-  const result = await d1Binding(d1)
+  const result = await d1
     .prepare("SELECT email FROM users WHERE email IN (SELECT value FROM json_each(?))")
     .bind(JSON.stringify(unknown))
     .all<{ email: string }>();

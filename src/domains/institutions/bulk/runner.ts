@@ -1,7 +1,7 @@
 import type { Role } from "../../../db/schema";
 import type { Env } from "../../../env";
 import { isBatchGuardFailure } from "../../../platform/batch";
-import { d1Binding, database } from "../../../platform/db";
+import { database } from "../../../platform/db";
 import { publishEvents } from "../../../platform/events";
 import { nowIso } from "../../../platform/ids";
 import { memberUpdated } from "../member-events";
@@ -30,7 +30,7 @@ export interface RunOutcome {
 }
 
 async function seatsOf(env: Env, institutionId: string): Promise<number | null> {
-  const row = await d1Binding(env.DB)
+  const row = await env.DB
     .prepare("SELECT seats FROM institutions WHERE id = ?")
     .bind(institutionId)
     .first<{ seats: number | null }>();
@@ -141,7 +141,7 @@ const COMPLETE = `UPDATE bulk_jobs SET status = 'completed', suspended = ?2, com
  * completed, in one batch guarded on the job being at its end. Null when somebody else finished it.
  */
 async function finishJob(env: Env, job: BulkJob, rows: readonly CsvRow[], index: MemberIndex): Promise<BulkJob | null> {
-  const d1 = d1Binding(env.DB);
+  const d1 = env.DB;
   const now = nowIso();
   const suspend = job.mode === "sync" ? membersToSuspend(index, rows, job.uploadedBy) : [];
   const statements: D1PreparedStatement[] = [d1.prepare(FINISH_GUARD).bind(job.id)];
