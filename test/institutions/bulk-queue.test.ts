@@ -11,7 +11,9 @@ let deliveries = 0;
 /** Runs the worker's queue handler on one bulk message, as the queue would. */
 async function deliver(bindings: Cloudflare.Env, body: unknown, queue = "lingua-bulk-members") {
   deliveries += 1;
-  const batch = createMessageBatch(queue, [{ id: `bulk-${deliveries}`, timestamp: new Date(), attempts: 1, body }]);
+  const batch = createMessageBatch(queue, [
+    { id: `bulk-${deliveries}`, timestamp: new Date(), attempts: 1, body },
+  ]);
   const ctx = createExecutionContext();
   await worker.queue!(batch as MessageBatch<unknown>, bindings, ctx);
   const result = await getQueueResult(batch, ctx);
@@ -74,9 +76,13 @@ describe("bulk upload through the queue", () => {
     const again = await callJson(`${location}?per_page=1000`, { token: tenant.admin.token });
     expect(again.body.rows.every((r: any) => r.invitation_url === null)).toBe(true);
 
-    const count = await env.DB.prepare("SELECT count(*) AS n FROM users WHERE institution_id = ?").bind(id).first<{ n: number }>();
+    const count = await env.DB.prepare("SELECT count(*) AS n FROM users WHERE institution_id = ?")
+      .bind(id)
+      .first<{ n: number }>();
     expect(count?.n).toBe(5003);
-    const groups = await env.DB.prepare("SELECT count(*) AS n FROM member_groups WHERE institution_id = ?").bind(id).first<{ n: number }>();
+    const groups = await env.DB.prepare("SELECT count(*) AS n FROM member_groups WHERE institution_id = ?")
+      .bind(id)
+      .first<{ n: number }>();
     expect(groups?.n).toBe(5000);
     const events = await outboxOf(id, "member.created");
     expect(events).toHaveLength(5000);
@@ -91,7 +97,13 @@ describe("bulk upload through the queue", () => {
     expect(repeat.res.status).toBe(202);
     while (queue.messages.length > 0) await deliver(bindings, queue.take());
     const repeated = await callJson(repeat.res.headers.get("Location")!, { token: tenant.admin.token });
-    expect(repeated.body.counts).toEqual({ created: 0, updated: 0, unchanged: 5000, suspended: 0, rejected: 0 });
+    expect(repeated.body.counts).toEqual({
+      created: 0,
+      updated: 0,
+      unchanged: 5000,
+      suspended: 0,
+      rejected: 0,
+    });
   });
 
   it("hides jobs from other institutions and serves rejected rows once finished", async () => {
@@ -108,10 +120,17 @@ describe("bulk upload through the queue", () => {
     const early = await callJson(`${jobPath}/rejected.csv`, { token: tenant.admin.token });
     expect(early.res.status).toBe(409);
     expect(early.body).toMatchObject({ code: "bulk_not_finished", bulk_status: "queued" });
-    for (const path of [jobPath, `${jobPath}/rejected.csv`, `${bulkPath(other.institution.id)}/${upload.body.id}`]) {
+    for (const path of [
+      jobPath,
+      `${jobPath}/rejected.csv`,
+      `${bulkPath(other.institution.id)}/${upload.body.id}`,
+    ]) {
       expect((await call(path, { token: other.admin.token })).status, path).toBe(404);
     }
-    expect((await call(`${bulkPath(other.institution.id)}/${upload.body.id}`, { token: tenant.admin.token })).status).toBe(404);
+    expect(
+      (await call(`${bulkPath(other.institution.id)}/${upload.body.id}`, { token: tenant.admin.token }))
+        .status,
+    ).toBe(404);
     expect((await call(jobPath, { token: tenant.learner.token })).status).toBe(403);
 
     while (queue.messages.length > 0) expect((await deliver(bindings, queue.take())).acked).toBe(true);
@@ -122,12 +141,21 @@ describe("bulk upload through the queue", () => {
       counts: { created: 1200, rejected: 1 },
       rows: [{ line: 1202, outcome: "rejected", invitation_url: null }],
     });
-    const count = await env.DB.prepare("SELECT count(*) AS n FROM users WHERE institution_id = ?").bind(id).first<{ n: number }>();
+    const count = await env.DB.prepare("SELECT count(*) AS n FROM users WHERE institution_id = ?")
+      .bind(id)
+      .first<{ n: number }>();
     expect(count?.n).toBe(3);
     const rejected = await call(`${jobPath}/rejected.csv`, { token: tenant.admin.token });
     expect(rejected.status).toBe(200);
     expect(parse(await rejected.text(), { columns: true })).toEqual([
-      { email: "broken", name: "Broken", external_id: "", groups: "", line: "1202", reason: 'email: "broken" is not an e-mail address' },
+      {
+        email: "broken",
+        name: "Broken",
+        external_id: "",
+        groups: "",
+        line: "1202",
+        reason: 'email: "broken" is not an e-mail address',
+      },
     ]);
   });
 
@@ -135,11 +163,20 @@ describe("bulk upload through the queue", () => {
     const tenant = await createTenant();
     const queue = new HeldQueue();
     const bindings = held(queue);
-    const upload = await uploadCsv(tenant.admin.token, tenant.institution.id, rowsCsv(1001, uniqueEmail("d").split("@")[0]!), "", bindings);
+    const upload = await uploadCsv(
+      tenant.admin.token,
+      tenant.institution.id,
+      rowsCsv(1001, uniqueEmail("d").split("@")[0]!),
+      "",
+      bindings,
+    );
     expect(upload.res.status).toBe(202);
     expect((await deliver(bindings, queue.take(), "lingua-bulk-members-dlq")).acked).toBe(true);
     const job = await callJson(upload.res.headers.get("Location")!, { token: tenant.admin.token });
-    expect(job.body).toMatchObject({ status: "failed", error: expect.stringMatching(/Upload the file again/) });
+    expect(job.body).toMatchObject({
+      status: "failed",
+      error: expect.stringMatching(/Upload the file again/),
+    });
     const next = await uploadCsv(tenant.admin.token, tenant.institution.id, "email\r\nfresh@bulk.test\r\n");
     expect(next.res.status).toBe(200);
   });

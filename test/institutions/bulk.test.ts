@@ -4,6 +4,7 @@ import { createTenant, mintToken } from "../helpers/tenants";
 import {
   acceptInvitation,
   allMembers,
+  bulkPath,
   call,
   callJson,
   invitationToken,
@@ -11,7 +12,6 @@ import {
   setSeats,
   uniqueEmail,
   uploadCsv,
-  bulkPath,
 } from "./support";
 
 const CRLF = "\r\n";
@@ -75,7 +75,10 @@ describe("bulk upload", () => {
       }),
     );
     expect(updated).toContainEqual(
-      expect.objectContaining({ user_id: tenant.learner.id, changes: { name: { from: "Test learner", to: "Learner Renamed" } } }),
+      expect.objectContaining({
+        user_id: tenant.learner.id,
+        changes: { name: { from: "Test learner", to: "Learner Renamed" } },
+      }),
     );
   });
 
@@ -116,14 +119,23 @@ describe("bulk upload", () => {
       ["5", "not-an-email", 'email: "not-an-email" is not an e-mail address'],
       ["6", c, 'role: "wizard" is not a role; use learner, instructor or institution_admin'],
       ["7", a.toUpperCase(), "email: repeats line 2"],
-      ["8", expect.any(String), 'role: "platform_admin" is not a role; use learner, instructor or institution_admin'],
+      [
+        "8",
+        expect.any(String),
+        'role: "platform_admin" is not a role; use learner, instructor or institution_admin',
+      ],
     ]);
   });
 
   it("refuses whole files that are not UTF-8, empty, without e-mail, too long or too big", async () => {
     const tenant = await createTenant();
     const id = tenant.institution.id;
-    const latin1 = new Uint8Array([...new TextEncoder().encode("email,name\r\nx@y.test,Ren"), 0xe9, 0x0d, 0x0a]);
+    const latin1 = new Uint8Array([
+      ...new TextEncoder().encode("email,name\r\nx@y.test,Ren"),
+      0xe9,
+      0x0d,
+      0x0a,
+    ]);
     for (const [body, message] of [
       [latin1, /UTF-8/],
       ["", /empty/],
@@ -168,7 +180,9 @@ describe("bulk upload", () => {
     const disable = `sourcedId,givenName,familyName,email,role,enabledUser\r\nS1,Stu,Dent,${s},student,false\r\n`;
     const off = await uploadCsv(tenant.admin.token, id, disable);
     expect(off.body.counts.updated).toBe(1);
-    expect((await allMembers(tenant.admin.token, id, "status=suspended")).map((m) => m.external_id)).toEqual(["S1"]);
+    expect((await allMembers(tenant.admin.token, id, "status=suspended")).map((m) => m.external_id)).toEqual([
+      "S1",
+    ]);
   });
 
   it("dry run answers what a real run would do and writes nothing", async () => {
@@ -209,14 +223,20 @@ describe("bulk upload", () => {
     const forced = await uploadCsv(tenant.admin.token, id, csv([tenant.admin.email]), "mode=sync&force=true");
     expect(forced.res.status).toBe(200);
     expect(forced.body.counts.suspended).toBe(17);
-    expect((await allMembers(tenant.admin.token, id, "status=active")).map((m) => m.email)).toEqual([tenant.admin.email]);
+    expect((await allMembers(tenant.admin.token, id, "status=active")).map((m) => m.email)).toEqual([
+      tenant.admin.email,
+    ]);
   });
 
   it("rejects rows beyond the seats and is refused to instructors", async () => {
     const tenant = await createTenant();
     const id = tenant.institution.id;
     await setSeats(tenant, 4);
-    const { body } = await uploadCsv(tenant.admin.token, id, `email${CRLF}${uniqueEmail()}${CRLF}${uniqueEmail()}${CRLF}`);
+    const { body } = await uploadCsv(
+      tenant.admin.token,
+      id,
+      `email${CRLF}${uniqueEmail()}${CRLF}${uniqueEmail()}${CRLF}`,
+    );
     expect(body.rows.map((r: any) => r.outcome)).toEqual(["created", "rejected"]);
     expect(body.rows[1].errors[0]).toMatch(/seat_limit_reached/);
     const asInstructor = await uploadCsv(tenant.instructor.token, id, `email${CRLF}${uniqueEmail()}${CRLF}`);

@@ -72,7 +72,9 @@ export async function outboxOf(institutionId: string, type: string): Promise<any
 }
 
 export async function setSeats(tenant: Tenant, seats: number | null): Promise<void> {
-  await env.DB.prepare("UPDATE institutions SET seats = ? WHERE id = ?").bind(seats, tenant.institution.id).run();
+  await env.DB.prepare("UPDATE institutions SET seats = ? WHERE id = ?")
+    .bind(seats, tenant.institution.id)
+    .run();
 }
 
 export { call, callJson };

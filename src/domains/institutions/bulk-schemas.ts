@@ -118,7 +118,10 @@ export const BulkReportQuery = z.object({
     .min(1, "must be >= 1")
     .max(MAX_REPORT_ROWS, `must be <= ${MAX_REPORT_ROWS}`)
     .default(MAX_REPORT_ROWS)
-    .openapi({ param: { name: "per_page", in: "query" }, description: `Rows per page, 1–${MAX_REPORT_ROWS}.` }),
+    .openapi({
+      param: { name: "per_page", in: "query" },
+      description: `Rows per page, 1–${MAX_REPORT_ROWS}.`,
+    }),
   outcome: z
     .enum(BULK_OUTCOMES)
     .optional()
@@ -129,5 +132,8 @@ export const RejectedCsvQuery = z.object({
   bom: z
     .enum(["true", "false"])
     .optional()
-    .openapi({ param: { name: "bom", in: "query" }, description: "`true` prepends a UTF-8 byte-order mark, for Excel." }),
+    .openapi({
+      param: { name: "bom", in: "query" },
+      description: "`true` prepends a UTF-8 byte-order mark, for Excel.",
+    }),
 });

@@ -7,7 +7,7 @@ import type { MemberSort } from "./member-schemas";
 import type { MemberRow } from "./present";
 
 /** A member's groups as a JSON array in alphabetical order, read in the same statement as the member. */
-const groupsJson = sql<string>`(SELECT json_group_array(group_name) FROM (SELECT ${memberGroups.groupName} AS group_name FROM ${memberGroups} WHERE ${memberGroups.userId} = ${users.id} ORDER BY 1))`;
+const groupsJson = sql<string>`(SELECT json_group_array(group_name) FROM (SELECT g.group_name FROM member_groups AS g WHERE g.user_id = "users"."id" ORDER BY 1))`;
 
 export const memberColumns = {
   id: users.id,

@@ -132,7 +132,10 @@ export async function createMember(args: {
   const invitation = await mintInvitation();
   const { statements, event } = insertMemberStatements(db, env, institution.id, member, invitation, now);
   try {
-    await db.batch([batchGuard(db, seatsAllow(institution.id, 1)), ...statements] as [Statement, ...Statement[]]);
+    await db.batch([batchGuard(db, seatsAllow(institution.id, 1)), ...statements] as [
+      Statement,
+      ...Statement[],
+    ]);
   } catch (error) {
     if (isBatchGuardFailure(error)) throw seatError();
     throw uniqueConflict(error) ?? error;
@@ -240,9 +243,7 @@ export async function updateMember(args: {
     await db.batch(statements as [Statement, ...Statement[]]);
   } catch (error) {
     if (isBatchGuardFailure(error)) {
-      throw reactivates && !takesAdminAway(current, role, status)
-        ? seatError()
-        : lastAdminError(reactivates);
+      throw reactivates && !takesAdminAway(current, role, status) ? seatError() : lastAdminError(reactivates);
     }
     throw uniqueConflict(error) ?? error;
   }
@@ -319,4 +320,3 @@ export async function removeMember(args: {
   await revokeGates(env, await tokensRevokedAt(db, [current.id], now));
   await publishEvents(env, [event.id]);
 }
-

@@ -1,7 +1,7 @@
 import type { Env } from "../../../env";
+import { config } from "../../../platform/config";
 import { DECOY_PASSWORD_HASH } from "../../../platform/crypto/passwords";
 import { seal } from "../../../platform/crypto/sealing";
-import { config } from "../../../platform/config";
 import type { OutboxRow } from "../../../platform/events";
 import { mintInvitation } from "../invitations";
 import { memberCreated, memberUpdated } from "../member-events";
@@ -79,7 +79,11 @@ function countOutcomes(planned: readonly PlannedRow[]): ChunkCounts {
  * no longer at `fromRow`, so a chunk delivered twice (or raced) is applied once. A dry run writes only
  * the report and the checkpoint.
  */
-export async function applyChunk(env: Env, target: ChunkTarget, planned: readonly PlannedRow[]): Promise<ChunkResult> {
+export async function applyChunk(
+  env: Env,
+  target: ChunkTarget,
+  planned: readonly PlannedRow[],
+): Promise<ChunkResult> {
   const { jobId, institutionId, now } = target;
   const d1 = env.DB;
   const result: ChunkResult = {
@@ -103,7 +107,14 @@ export async function applyChunk(env: Env, target: ChunkTarget, planned: readonl
     const m = p.member;
     let sealed: string | null = null;
     if (m && p.outcome === "created") {
-      created.push({ id: m.id, email: m.email, name: m.name, role: m.role, status: m.status, external_id: m.externalId });
+      created.push({
+        id: m.id,
+        email: m.email,
+        name: m.name,
+        role: m.role,
+        status: m.status,
+        external_id: m.externalId,
+      });
       for (const g of m.groups) groupPairs.push([m.id, g]);
       events.push(memberCreated(institutionId, m, now));
       if (m.status === "invited") takesSeats = true;
@@ -114,7 +125,14 @@ export async function applyChunk(env: Env, target: ChunkTarget, planned: readonl
         if (secret) sealed = await seal(invitation.token, secret);
       }
     } else if (m && p.outcome === "updated" && p.changes) {
-      updated.push({ id: m.id, email: m.email, name: m.name, role: m.role, status: m.status, external_id: m.externalId });
+      updated.push({
+        id: m.id,
+        email: m.email,
+        name: m.name,
+        role: m.role,
+        status: m.status,
+        external_id: m.externalId,
+      });
       if (p.changes.groups) {
         regrouped.push(m.id);
         for (const g of m.groups) groupPairs.push([m.id, g]);
@@ -141,13 +159,21 @@ export async function applyChunk(env: Env, target: ChunkTarget, planned: readonl
     if (created.length > 0) {
       statements.push(d1.prepare(INSERT_USERS).bind(json(created), institutionId, DECOY_PASSWORD_HASH, now));
     }
-    if (invitations.length > 0) statements.push(d1.prepare(INSERT_INVITATIONS).bind(json(invitations), institutionId, now));
+    if (invitations.length > 0)
+      statements.push(d1.prepare(INSERT_INVITATIONS).bind(json(invitations), institutionId, now));
     if (updated.length > 0) statements.push(d1.prepare(UPDATE_USERS).bind(json(updated), institutionId, now));
     if (regrouped.length > 0) statements.push(d1.prepare(DELETE_GROUPS).bind(json(regrouped)));
-    if (groupPairs.length > 0) statements.push(d1.prepare(INSERT_GROUPS).bind(json(groupPairs), institutionId));
-    if (result.suspended.length > 0) statements.push(d1.prepare(REVOKE_TOKENS).bind(json(result.suspended), now));
+    if (groupPairs.length > 0)
+      statements.push(d1.prepare(INSERT_GROUPS).bind(json(groupPairs), institutionId));
+    if (result.suspended.length > 0)
+      statements.push(d1.prepare(REVOKE_TOKENS).bind(json(result.suspended), now));
     if (events.length > 0) {
-      const rows = events.map((e) => ({ id: e.id, type: e.type, user_id: e.userId, payload: json(e.payload) }));
+      const rows = events.map((e) => ({
+        id: e.id,
+        type: e.type,
+        user_id: e.userId,
+        payload: json(e.payload),
+      }));
       statements.push(d1.prepare(INSERT_EVENTS).bind(json(rows), institutionId, now));
       result.eventIds = events.map((e) => e.id);
     }

@@ -64,9 +64,10 @@ function columnsOf(header: string[]): { columns: Columns; format: ParsedCsv["for
     const i = header.findIndex((h) => names.includes(h.trim().toLowerCase()));
     return i === -1 ? undefined : i;
   };
-  const format = index("sourcedid") !== undefined && index("givenname", "familyname") !== undefined
-    ? "oneroster"
-    : "lingua";
+  const format =
+    index("sourcedid") !== undefined && index("givenname", "familyname") !== undefined
+      ? "oneroster"
+      : "lingua";
   return {
     format,
     columns: {
@@ -110,8 +111,7 @@ function readRow(cells: string[], line: number, columns: Columns): CsvRow {
   let role: MemberRole | null = null;
   if (roleText) {
     role = ROLE_WORDS[roleText.toLowerCase()] ?? null;
-    if (!role)
-      errors.push(`role: "${roleText}" is not a role; use learner, instructor or institution_admin`);
+    if (!role) errors.push(`role: "${roleText}" is not a role; use learner, instructor or institution_admin`);
   }
 
   const externalId = cell(columns.external) || null;
@@ -119,7 +119,14 @@ function readRow(cells: string[], line: number, columns: Columns): CsvRow {
 
   let groups: string[] | null = null;
   if (columns.groups !== undefined) {
-    groups = [...new Set(cell(columns.groups).split(";").map((g) => g.trim()).filter(Boolean))].sort();
+    groups = [
+      ...new Set(
+        cell(columns.groups)
+          .split(";")
+          .map((g) => g.trim())
+          .filter(Boolean),
+      ),
+    ].sort();
     if (groups.some((g) => g.length > 100)) errors.push("groups: a group name is longer than 100 characters");
     if (groups.length > MAX_GROUPS) errors.push(`groups: more than ${MAX_GROUPS} groups`);
   }

@@ -117,7 +117,13 @@ export async function reportRows(
   );
   return pageWithTotal(
     db,
-    db.select().from(bulkJobRows).where(where).orderBy(asc(bulkJobRows.line)).limit(options.limit).offset(options.offset),
+    db
+      .select()
+      .from(bulkJobRows)
+      .where(where)
+      .orderBy(asc(bulkJobRows.line))
+      .limit(options.limit)
+      .offset(options.offset),
     bulkJobRows,
     where,
   );

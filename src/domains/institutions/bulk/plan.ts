@@ -159,7 +159,8 @@ function planExisting(
     groups: row.groups ?? current.groups,
   };
   const changes = diff(current, next);
-  if (Object.keys(changes).length === 0) return { row, outcome: "unchanged", errors: [], member: null, changes: null };
+  if (Object.keys(changes).length === 0)
+    return { row, outcome: "unchanged", errors: [], member: null, changes: null };
   const wasActiveAdmin = current.role === "institution_admin" && current.status === "active";
   const staysActiveAdmin = next.role === "institution_admin" && next.status === "active";
   if (wasActiveAdmin && !staysActiveAdmin && index.activeAdmins <= 1) {

@@ -1,5 +1,5 @@
-import { and, eq } from "drizzle-orm";
 import type { z } from "@hono/zod-openapi";
+import { and, eq } from "drizzle-orm";
 import { bulkJobRows, bulkJobs } from "../../../db/schema";
 import type { Env } from "../../../env";
 import type { Principal } from "../../../platform/auth/principal";
@@ -137,9 +137,13 @@ export async function readReport(args: {
 export async function rejectedCsv(env: Env, principal: Principal, institutionId: string, jobId: string) {
   const job = await findJobInScope(env, principal, institutionId, jobId);
   if (job.status === "queued" || job.status === "processing") {
-    throw new ApiError("bulk_not_finished", "The upload is still being processed; download its rejected rows once it is `completed`.", {
-      extensions: { bulk_status: job.status },
-    });
+    throw new ApiError(
+      "bulk_not_finished",
+      "The upload is still being processed; download its rejected rows once it is `completed`.",
+      {
+        extensions: { bulk_status: job.status },
+      },
+    );
   }
   const rows = await database(env.DB)
     .select({ line: bulkJobRows.line, cells: bulkJobRows.cells, errors: bulkJobRows.errors })

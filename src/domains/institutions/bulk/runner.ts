@@ -30,8 +30,7 @@ export interface RunOutcome {
 }
 
 async function seatsOf(env: Env, institutionId: string): Promise<number | null> {
-  const row = await env.DB
-    .prepare("SELECT seats FROM institutions WHERE id = ?")
+  const row = await env.DB.prepare("SELECT seats FROM institutions WHERE id = ?")
     .bind(institutionId)
     .first<{ seats: number | null }>();
   return row?.seats ?? null;
@@ -51,7 +50,12 @@ async function afterChunk(env: Env, result: ChunkResult, now: string): Promise<v
  * or the job moved on) the job is read again: moved on means this invocation stops, otherwise the
  * members are read again and the chunk planned afresh, once.
  */
-export async function runJob(env: Env, job: BulkJob, parsed: ParsedCsv, options: RunOptions): Promise<RunOutcome> {
+export async function runJob(
+  env: Env,
+  job: BulkJob,
+  parsed: ParsedCsv,
+  options: RunOptions,
+): Promise<RunOutcome> {
   const db = database(env.DB);
   const context = { uploaderRole: job.uploaderRole as Role, seats: await seatsOf(env, job.institutionId) };
   let index = await MemberIndex.load(env.DB, job.institutionId);
@@ -62,7 +66,11 @@ export async function runJob(env: Env, job: BulkJob, parsed: ParsedCsv, options:
   while (current.nextRow < current.totalRows) {
     const toRow = Math.min(current.totalRows, current.nextRow + options.chunkRows);
     const rows = parsed.rows.slice(current.nextRow, toRow);
-    const taken = await emailsTakenElsewhere(env.DB, index, rows.map((r) => r.email));
+    const taken = await emailsTakenElsewhere(
+      env.DB,
+      index,
+      rows.map((r) => r.email),
+    );
     const chunk = planRows(rows, index, context, taken);
     const now = nowIso();
     let result: ChunkResult;
@@ -82,7 +90,7 @@ export async function runJob(env: Env, job: BulkJob, parsed: ParsedCsv, options:
       );
     } catch (error) {
       const fresh = await findJob(db, job.id);
-      if (!fresh || fresh.status !== "processing" || fresh.nextRow !== current.nextRow) {
+      if (fresh?.status !== "processing" || fresh.nextRow !== current.nextRow) {
         return { state: "lost", job: fresh ?? current, planned, invitations };
       }
       if (retried || !isBatchGuardFailure(error)) throw error;
@@ -120,7 +128,11 @@ export async function runJob(env: Env, job: BulkJob, parsed: ParsedCsv, options:
  * Who a sync run suspends: invited and active members named by no row of the file (the uploader
  * never), keeping at least one active admin.
  */
-export function membersToSuspend(index: MemberIndex, rows: readonly CsvRow[], uploaderId: string): IndexedMember[] {
+export function membersToSuspend(
+  index: MemberIndex,
+  rows: readonly CsvRow[],
+  uploaderId: string,
+): IndexedMember[] {
   const absent = index.absentActive(rows, uploaderId);
   const admins = absent.filter((m) => m.role === "institution_admin");
   if (admins.length > 0 && index.activeAdmins - admins.length < 1) {
@@ -140,7 +152,12 @@ const COMPLETE = `UPDATE bulk_jobs SET status = 'completed', suspended = ?2, com
  * The last step, once every row is applied: a sync run suspends the absent members, and the job is
  * completed, in one batch guarded on the job being at its end. Null when somebody else finished it.
  */
-async function finishJob(env: Env, job: BulkJob, rows: readonly CsvRow[], index: MemberIndex): Promise<BulkJob | null> {
+async function finishJob(
+  env: Env,
+  job: BulkJob,
+  rows: readonly CsvRow[],
+  index: MemberIndex,
+): Promise<BulkJob | null> {
   const d1 = env.DB;
   const now = nowIso();
   const suspend = job.mode === "sync" ? membersToSuspend(index, rows, job.uploadedBy) : [];
@@ -150,7 +167,12 @@ async function finishJob(env: Env, job: BulkJob, rows: readonly CsvRow[], index:
   );
   const ids = JSON.stringify(suspend.map((m) => m.id));
   if (!job.dryRun && suspend.length > 0) {
-    const eventRows = events.map((e) => ({ id: e.id, type: e.type, user_id: e.userId, payload: JSON.stringify(e.payload) }));
+    const eventRows = events.map((e) => ({
+      id: e.id,
+      type: e.type,
+      user_id: e.userId,
+      payload: JSON.stringify(e.payload),
+    }));
     statements.push(
       d1.prepare(SUSPEND).bind(ids, job.institutionId, now),
       d1.prepare(REVOKE).bind(ids, now),
@@ -168,7 +190,10 @@ async function finishJob(env: Env, job: BulkJob, rows: readonly CsvRow[], index:
   if (!job.dryRun && suspend.length > 0) {
     const userIds = suspend.map((m) => m.id);
     await revokeGates(env, await tokensRevokedAt(database(env.DB), userIds, now));
-    await publishEvents(env, events.map((e) => e.id));
+    await publishEvents(
+      env,
+      events.map((e) => e.id),
+    );
   }
   return { ...job, status: "completed", suspended: suspend.length, completedAt: now, r2Key: null };
 }

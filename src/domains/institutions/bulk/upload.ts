@@ -5,7 +5,15 @@ import { ApiError } from "../../../platform/errors";
 import { newId } from "../../../platform/ids";
 import { institutionInScope } from "../access";
 import { parseMemberCsv } from "./csv";
-import { type BulkJob, enqueueBulk, IN_REQUEST_ROWS, markFailed, newJob, openJob, SYNC_THRESHOLD } from "./jobs";
+import {
+  type BulkJob,
+  enqueueBulk,
+  IN_REQUEST_ROWS,
+  markFailed,
+  newJob,
+  openJob,
+  SYNC_THRESHOLD,
+} from "./jobs";
 import { MemberIndex, type PlannedRow } from "./plan";
 import { membersToSuspend, runJob } from "./runner";
 
@@ -96,7 +104,11 @@ export async function uploadMembers(args: {
     if (outcome.state !== "done") throw new Error(`in-request bulk job ${job.id} ended ${outcome.state}`);
     return { kind: "finished", job: outcome.job, planned: outcome.planned, invitations: outcome.invitations };
   } catch (error) {
-    await markFailed(env, job.id, "The upload failed; upload the file again (rows already applied then show as unchanged).");
+    await markFailed(
+      env,
+      job.id,
+      "The upload failed; upload the file again (rows already applied then show as unchanged).",
+    );
     throw error;
   }
 }

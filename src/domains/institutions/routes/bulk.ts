@@ -1,11 +1,13 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../../env";
-import { ApiError, validationError } from "../../../platform/errors";
 import { authenticate, requireAbility } from "../../../platform/auth/middleware";
+import { ApiError, validationError } from "../../../platform/errors";
 import { errorResponses, jsonResponse, strictQueryOf, tokenRoute } from "../../../platform/openapi";
-import { CSV_CONTENT_TYPE } from "../../exports/generate";
 import { UTF8_BOM } from "../../exports/csv";
+import { CSV_CONTENT_TYPE } from "../../exports/generate";
+import { bulkJobPath, plannedReportRows, presentReport, readReport, rejectedCsv } from "../bulk/report";
+import { uploadMembers } from "../bulk/upload";
 import {
   BulkJobParams,
   BulkReportQuery,
@@ -14,8 +16,6 @@ import {
   CSV_FORMAT_DOC,
   RejectedCsvQuery,
 } from "../bulk-schemas";
-import { bulkJobPath, plannedReportRows, presentReport, readReport, rejectedCsv } from "../bulk/report";
-import { uploadMembers } from "../bulk/upload";
 import { InstitutionIdParam } from "../schemas";
 
 const TAGS = ["Members"];
@@ -34,7 +34,11 @@ export const bulkUploadRoute = tokenRoute("members:write", {
       required: true,
       content: {
         "text/csv": {
-          schema: { type: "string", example: "email,name,role,external_id,groups\r\nana@acme.example,Ana Lima,learner,SIS-1,class-7b;french\r\n" },
+          schema: {
+            type: "string",
+            example:
+              "email,name,role,external_id,groups\r\nana@acme.example,Ana Lima,learner,SIS-1,class-7b;french\r\n",
+          },
         },
         "multipart/form-data": {
           schema: {
@@ -61,7 +65,8 @@ export const bulkUploadRoute = tokenRoute("members:write", {
     415: { ...errorResponses[415], description: "The body is neither `text/csv` nor `multipart/form-data`." },
     422: {
       ...errorResponses[422],
-      description: "The file is not UTF-8, empty, has no `email` column or more than 50,000 data rows (`errors[0].path` is `file`).",
+      description:
+        "The file is not UTF-8, empty, has no `email` column or more than 50,000 data rows (`errors[0].path` is `file`).",
     },
   },
 });
@@ -102,8 +107,11 @@ async function uploadedBytes(c: Context<AppEnv>): Promise<Uint8Array> {
       throw new ApiError("bad_request", "The multipart body could not be read.");
     });
     const file = form.get("file") as unknown as File | string | null;
-    if (file === null) throw validationError([{ path: "file", message: "is required (a multipart part named `file`)" }]);
-    return typeof file === "string" ? new TextEncoder().encode(file) : new Uint8Array(await file.arrayBuffer());
+    if (file === null)
+      throw validationError([{ path: "file", message: "is required (a multipart part named `file`)" }]);
+    return typeof file === "string"
+      ? new TextEncoder().encode(file)
+      : new Uint8Array(await file.arrayBuffer());
   }
   throw new ApiError(
     "unsupported_media_type",

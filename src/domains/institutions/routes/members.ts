@@ -50,7 +50,8 @@ export const createMemberRoute = tokenRoute("members:write", {
     201: jsonResponse(CreatedMemberSchema, "The member, with its invitation URL."),
     409: {
       ...errorResponses[409],
-      description: "`email_taken`, `external_id_taken`, `seat_limit_reached`, or an Idempotency-Key in flight.",
+      description:
+        "`email_taken`, `external_id_taken`, `seat_limit_reached`, or an Idempotency-Key in flight.",
     },
   },
 });
