@@ -1,3 +1,4 @@
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createPlatformAdmin, createTenant, mintToken, signIn } from "../helpers/tenants";
 import {
@@ -71,6 +72,18 @@ describe("members", () => {
     expect(updated).toContainEqual(
       expect.objectContaining({ user_id: body.id, changes: { status: { from: "invited", to: "active" } } }),
     );
+  });
+
+  it("shows when a member was last active", async () => {
+    const tenant = await createTenant();
+    const path = `${membersPath(tenant.institution.id)}/${tenant.learner.id}`;
+    const ctx = createExecutionContext();
+    expect((await call("/api/auth/me", { token: tenant.learner.token, ctx })).status).toBe(200);
+    await waitOnExecutionContext(ctx);
+    const { body } = await callJson(path, { token: tenant.admin.token });
+    expect(body.last_active_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
+    const sorted = await allMembers(tenant.admin.token, tenant.institution.id, "sort=-last_active_at");
+    expect(sorted.map((m) => m.last_active_at === null)).toEqual([false, false, true]);
   });
 
   it("refuses an unknown invitation token", async () => {
