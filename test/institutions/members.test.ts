@@ -56,6 +56,12 @@ describe("members", () => {
     const me = await callJson("/api/auth/me", { token: accepted.body.token });
     expect(me.res.status).toBe(200);
 
+    const reinvite = await callJson(`/api/institutions/${tenant.institution.id}/invitations`, {
+      token: tenant.admin.token,
+      body: { member_id: body.id },
+    });
+    expect(reinvite.res.status).toBe(409);
+
     const again = await acceptInvitation(token);
     expect(again.res.status).toBe(400);
     expect(again.body.code).toBe("invalid_invitation");
@@ -84,6 +90,22 @@ describe("members", () => {
     expect(body.last_active_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
     const sorted = await allMembers(tenant.admin.token, tenant.institution.id, "sort=-last_active_at");
     expect(sorted.map((m) => m.last_active_at === null)).toEqual([false, false, true]);
+  });
+
+  it("re-invites an invited member, voiding the previous invitation", async () => {
+    const tenant = await createTenant();
+    const { body } = await addMember(tenant.admin.token, tenant.institution.id, {
+      email: uniqueEmail(),
+      name: "Re",
+    });
+    const again = await callJson(`/api/institutions/${tenant.institution.id}/invitations`, {
+      token: tenant.admin.token,
+      body: { member_id: body.id },
+    });
+    expect(again.res.status).toBe(201);
+    expect(again.body.invitation_url).not.toBe(body.invitation_url);
+    expect((await acceptInvitation(invitationToken(body.invitation_url))).res.status).toBe(400);
+    expect((await acceptInvitation(invitationToken(again.body.invitation_url))).res.status).toBe(200);
   });
 
   it("refuses an unknown invitation token", async () => {

@@ -320,3 +320,26 @@ export async function removeMember(args: {
   await revokeGates(env, await tokensRevokedAt(db, [current.id], now));
   await publishEvents(env, [event.id]);
 }
+
+/** A new invitation for an invited member; the previous one stops working. */
+export async function reinviteMember(args: {
+  env: Env;
+  principal: Principal;
+  institutionId: string;
+  memberId: string;
+  origin: string;
+}) {
+  const { env, principal, institutionId } = args;
+  const current = await getMember(env, principal, institutionId, args.memberId);
+  if (!mayGrant(principal.user.role, current.role)) throw roleCeilingError(principal.user.role, current.role);
+  if (current.status !== "invited") {
+    throw new ApiError("conflict", `The member is ${current.status}; only invited members get invitations.`);
+  }
+  const invitation = await mintInvitation();
+  await upsertInvitation(env, { userId: current.id, institutionId, invitation, now: nowIso() }).run();
+  return {
+    member: current,
+    invitationUrl: invitationUrl(args.origin, invitation.token),
+    invitationExpiresAt: invitation.expiresAt,
+  };
+}

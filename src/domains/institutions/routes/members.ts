@@ -11,9 +11,10 @@ import {
   MemberPageSchema,
   MemberParams,
   MemberSchema,
+  ReinviteBody,
   UpdateMemberBody,
 } from "../member-schemas";
-import { createMember, getMember, listMembers, removeMember, updateMember } from "../members";
+import { createMember, getMember, listMembers, reinviteMember, removeMember, updateMember } from "../members";
 import { presentMember } from "../present";
 import { InstitutionIdParam } from "../schemas";
 
@@ -96,6 +97,21 @@ export const removeMemberRoute = tokenRoute("members:write", {
   },
 });
 
+export const reinviteMemberRoute = tokenRoute("members:write", {
+  method: "post",
+  path: "/api/institutions/{id}/invitations",
+  tags: TAGS,
+  operationId: "reinviteMember",
+  summary: "Send a member a new invitation",
+  description:
+    "For an `invited` member (`member_id`) whose invitation was lost or expired: a new single-use `invitation_url`, valid 7 days, shown once; the previous one stops working. A member who is not `invited` is `409 conflict`; another institution's member 404.",
+  request: { params: InstitutionIdParam, body: jsonBody(ReinviteBody) },
+  responses: {
+    201: jsonResponse(CreatedMemberSchema, "The member, with its new invitation URL."),
+    409: { ...errorResponses[409], description: "The member is not `invited`." },
+  },
+});
+
 export function registerMemberRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(listMembersRoute, async (c) => {
     const { page, per_page, sort, ...filters } = c.req.valid("query");
@@ -153,6 +169,24 @@ export function registerMemberRoutes(app: OpenAPIHono<AppEnv>) {
       patch: c.req.valid("json"),
     });
     return c.json(presentMember(row), 200);
+  });
+
+  app.openapi(reinviteMemberRoute, async (c) => {
+    const created = await reinviteMember({
+      env: c.env,
+      principal: c.var.principal,
+      institutionId: c.req.valid("param").id,
+      memberId: c.req.valid("json").member_id,
+      origin: new URL(c.req.url).origin,
+    });
+    return c.json(
+      {
+        ...presentMember(created.member),
+        invitation_url: created.invitationUrl,
+        invitation_expires_at: created.invitationExpiresAt,
+      },
+      201,
+    );
   });
 
   app.openapi(removeMemberRoute, async (c) => {
