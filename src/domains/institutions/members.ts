@@ -1,5 +1,5 @@
-import { and, eq, inArray, isNull } from "drizzle-orm";
-import { apiTokens, invitations, memberGroups, outboxEvents, type Role, users } from "../../db/schema";
+import { and, eq } from "drizzle-orm";
+import { invitations, memberGroups, outboxEvents, type Role, users } from "../../db/schema";
 import type { Env } from "../../env";
 import type { Principal } from "../../platform/auth/principal";
 import { batchGuard, isBatchGuardFailure, type Statement } from "../../platform/batch";
@@ -27,6 +27,7 @@ import {
   seatsAllow,
 } from "./member-queries";
 import type { MemberSort } from "./member-schemas";
+import { revokeTokensOf, tokensRevokedAt } from "./member-tokens";
 import type { MemberRow } from "./present";
 import { refreshPrincipals, revokeGates } from "./principal-refresh";
 
@@ -262,25 +263,6 @@ function lastAdminError(orSeats = false): ApiError {
   );
 }
 
-/** Revokes every live token (sessions included) of these users, as part of a batch. */
-export function revokeTokensOf(db: Database, userIds: string[], now: string) {
-  return db
-    .update(apiTokens)
-    .set({ revokedAt: now })
-    .where(and(inArray(apiTokens.userId, userIds), isNull(apiTokens.revokedAt)));
-}
-
-/** The hashes of the tokens revoked at `now` by `revokeTokensOf`, to push the revocation to their gates. */
-export async function tokensRevokedAt(db: Database, userIds: string[], now: string): Promise<string[]> {
-  if (userIds.length === 0) return [];
-  const rows = await db
-    .select({ tokenHash: apiTokens.tokenHash })
-    .from(apiTokens)
-    .where(and(inArray(apiTokens.userId, userIds), eq(apiTokens.revokedAt, now)))
-    .all();
-  return rows.map((r) => r.tokenHash);
-}
-
 /**
  * Removes a member from the institution: the user keeps its learning history (the institution's
  * reports still count it) but leaves the institution, cannot sign in, and every token it holds is
@@ -319,27 +301,4 @@ export async function removeMember(args: {
   }
   await revokeGates(env, await tokensRevokedAt(db, [current.id], now));
   await publishEvents(env, [event.id]);
-}
-
-/** A new invitation for an invited member; the previous one stops working. */
-export async function reinviteMember(args: {
-  env: Env;
-  principal: Principal;
-  institutionId: string;
-  memberId: string;
-  origin: string;
-}) {
-  const { env, principal, institutionId } = args;
-  const current = await getMember(env, principal, institutionId, args.memberId);
-  if (!mayGrant(principal.user.role, current.role)) throw roleCeilingError(principal.user.role, current.role);
-  if (current.status !== "invited") {
-    throw new ApiError("conflict", `The member is ${current.status}; only invited members get invitations.`);
-  }
-  const invitation = await mintInvitation();
-  await upsertInvitation(env, { userId: current.id, institutionId, invitation, now: nowIso() }).run();
-  return {
-    member: current,
-    invitationUrl: invitationUrl(args.origin, invitation.token),
-    invitationExpiresAt: invitation.expiresAt,
-  };
 }

@@ -73,6 +73,117 @@ function countOutcomes(planned: readonly PlannedRow[]): ChunkCounts {
   return counts;
 }
 
+/** The rows of one chunk as the JSON arrays its statements bind, and what the caller needs afterwards. */
+interface ChunkPayload {
+  result: ChunkResult;
+  created: object[];
+  invitations: object[];
+  updated: object[];
+  regrouped: string[];
+  groupPairs: [string, string][];
+  events: OutboxRow[];
+  report: object[];
+  takesSeats: boolean;
+}
+
+const memberJson = (m: NonNullable<PlannedRow["member"]>) => ({
+  id: m.id,
+  email: m.email,
+  name: m.name,
+  role: m.role,
+  status: m.status,
+  external_id: m.externalId,
+});
+
+async function collectChunk(
+  env: Env,
+  target: ChunkTarget,
+  planned: readonly PlannedRow[],
+): Promise<ChunkPayload> {
+  const { institutionId, now } = target;
+  const payload: ChunkPayload = {
+    result: {
+      counts: countOutcomes(planned),
+      eventIds: [],
+      roleChanged: [],
+      suspended: [],
+      invitations: new Map(),
+    },
+    created: [],
+    invitations: [],
+    updated: [],
+    regrouped: [],
+    groupPairs: [],
+    events: [],
+    report: [],
+    takesSeats: false,
+  };
+  const { result } = payload;
+  const secret = target.keepInvitations ? config(env).encryptionKey : "";
+  for (const p of planned) {
+    const m = p.member;
+    let sealed: string | null = null;
+    if (m && p.outcome === "created") {
+      payload.created.push(memberJson(m));
+      for (const g of m.groups) payload.groupPairs.push([m.id, g]);
+      payload.events.push(memberCreated(institutionId, m, now));
+      if (m.status === "invited") payload.takesSeats = true;
+      if (m.status === "invited" && !target.dryRun) {
+        const invitation = await mintInvitation();
+        payload.invitations.push({ id: m.id, hash: invitation.tokenHash, expires_at: invitation.expiresAt });
+        result.invitations.set(p.row.line, invitation.token);
+        if (secret) sealed = await seal(invitation.token, secret);
+      }
+    } else if (m && p.outcome === "updated" && p.changes) {
+      payload.updated.push(memberJson(m));
+      if (p.changes.groups) {
+        payload.regrouped.push(m.id);
+        for (const g of m.groups) payload.groupPairs.push([m.id, g]);
+      }
+      if (p.changes.role) result.roleChanged.push(m.id);
+      if (p.changes.status?.to === "suspended") result.suspended.push(m.id);
+      if (p.changes.status?.from === "suspended") payload.takesSeats = true;
+      payload.events.push(memberUpdated(institutionId, m.id, p.changes, now));
+    }
+    payload.report.push({
+      line: p.row.line,
+      email: p.row.email,
+      external_id: p.row.externalId,
+      outcome: p.outcome,
+      errors: json(p.errors),
+      user_id: m?.id ?? null,
+      sealed,
+      cells: p.outcome === "rejected" ? json(p.row.cells) : null,
+    });
+  }
+  return payload;
+}
+
+function memberStatements(d1: D1Database, target: ChunkTarget, payload: ChunkPayload): D1PreparedStatement[] {
+  const { institutionId, now } = target;
+  const statements: D1PreparedStatement[] = [];
+  const bind = (sql: string, ...values: unknown[]) => statements.push(d1.prepare(sql).bind(...values));
+  if (payload.created.length > 0)
+    bind(INSERT_USERS, json(payload.created), institutionId, DECOY_PASSWORD_HASH, now);
+  if (payload.invitations.length > 0) bind(INSERT_INVITATIONS, json(payload.invitations), institutionId, now);
+  if (payload.updated.length > 0) bind(UPDATE_USERS, json(payload.updated), institutionId, now);
+  if (payload.regrouped.length > 0) bind(DELETE_GROUPS, json(payload.regrouped));
+  if (payload.groupPairs.length > 0) bind(INSERT_GROUPS, json(payload.groupPairs), institutionId);
+  if (payload.result.suspended.length > 0) bind(REVOKE_TOKENS, json(payload.result.suspended), now);
+  if (payload.events.length > 0) {
+    const rows = payload.events.map((e) => ({
+      id: e.id,
+      type: e.type,
+      user_id: e.userId,
+      payload: json(e.payload),
+    }));
+    bind(INSERT_EVENTS, json(rows), institutionId, now);
+    payload.result.eventIds = payload.events.map((e) => e.id);
+  }
+  if (payload.takesSeats) bind(SEAT_GUARD, institutionId);
+  return statements;
+}
+
 /**
  * Writes one planned chunk in one D1 batch: members, groups, invitations, revoked tokens, outbox
  * events, the report rows and the checkpoint. The first statement fails the batch when the job is
@@ -84,108 +195,25 @@ export async function applyChunk(
   target: ChunkTarget,
   planned: readonly PlannedRow[],
 ): Promise<ChunkResult> {
-  const { jobId, institutionId, now } = target;
   const d1 = env.DB;
-  const result: ChunkResult = {
-    counts: countOutcomes(planned),
-    eventIds: [],
-    roleChanged: [],
-    suspended: [],
-    invitations: new Map(),
-  };
-  const created: object[] = [];
-  const invitations: object[] = [];
-  const updated: object[] = [];
-  const regrouped: string[] = [];
-  const groupPairs: [string, string][] = [];
-  let takesSeats = false;
-  const events: OutboxRow[] = [];
-  const report: object[] = [];
-  const secret = target.keepInvitations ? config(env).encryptionKey : "";
-
-  for (const p of planned) {
-    const m = p.member;
-    let sealed: string | null = null;
-    if (m && p.outcome === "created") {
-      created.push({
-        id: m.id,
-        email: m.email,
-        name: m.name,
-        role: m.role,
-        status: m.status,
-        external_id: m.externalId,
-      });
-      for (const g of m.groups) groupPairs.push([m.id, g]);
-      events.push(memberCreated(institutionId, m, now));
-      if (m.status === "invited") takesSeats = true;
-      if (m.status === "invited" && !target.dryRun) {
-        const invitation = await mintInvitation();
-        invitations.push({ id: m.id, hash: invitation.tokenHash, expires_at: invitation.expiresAt });
-        result.invitations.set(p.row.line, invitation.token);
-        if (secret) sealed = await seal(invitation.token, secret);
-      }
-    } else if (m && p.outcome === "updated" && p.changes) {
-      updated.push({
-        id: m.id,
-        email: m.email,
-        name: m.name,
-        role: m.role,
-        status: m.status,
-        external_id: m.externalId,
-      });
-      if (p.changes.groups) {
-        regrouped.push(m.id);
-        for (const g of m.groups) groupPairs.push([m.id, g]);
-      }
-      if (p.changes.role) result.roleChanged.push(m.id);
-      if (p.changes.status?.to === "suspended") result.suspended.push(m.id);
-      if (p.changes.status?.from === "suspended") takesSeats = true;
-      events.push(memberUpdated(institutionId, m.id, p.changes, now));
-    }
-    report.push({
-      line: p.row.line,
-      email: p.row.email,
-      external_id: p.row.externalId,
-      outcome: p.outcome,
-      errors: json(p.errors),
-      user_id: m?.id ?? null,
-      sealed,
-      cells: p.outcome === "rejected" ? json(p.row.cells) : null,
-    });
-  }
-
-  const statements: D1PreparedStatement[] = [d1.prepare(CHECKPOINT_GUARD).bind(jobId, target.fromRow)];
-  if (!target.dryRun) {
-    if (created.length > 0) {
-      statements.push(d1.prepare(INSERT_USERS).bind(json(created), institutionId, DECOY_PASSWORD_HASH, now));
-    }
-    if (invitations.length > 0)
-      statements.push(d1.prepare(INSERT_INVITATIONS).bind(json(invitations), institutionId, now));
-    if (updated.length > 0) statements.push(d1.prepare(UPDATE_USERS).bind(json(updated), institutionId, now));
-    if (regrouped.length > 0) statements.push(d1.prepare(DELETE_GROUPS).bind(json(regrouped)));
-    if (groupPairs.length > 0)
-      statements.push(d1.prepare(INSERT_GROUPS).bind(json(groupPairs), institutionId));
-    if (result.suspended.length > 0)
-      statements.push(d1.prepare(REVOKE_TOKENS).bind(json(result.suspended), now));
-    if (events.length > 0) {
-      const rows = events.map((e) => ({
-        id: e.id,
-        type: e.type,
-        user_id: e.userId,
-        payload: json(e.payload),
-      }));
-      statements.push(d1.prepare(INSERT_EVENTS).bind(json(rows), institutionId, now));
-      result.eventIds = events.map((e) => e.id);
-    }
-    if (takesSeats) statements.push(d1.prepare(SEAT_GUARD).bind(institutionId));
-  }
-  const c = result.counts;
-  statements.push(
-    d1.prepare(INSERT_REPORT).bind(json(report), jobId),
+  const payload = await collectChunk(env, target, planned);
+  const c = payload.result.counts;
+  await d1.batch([
+    d1.prepare(CHECKPOINT_GUARD).bind(target.jobId, target.fromRow),
+    ...(target.dryRun ? [] : memberStatements(d1, target, payload)),
+    d1.prepare(INSERT_REPORT).bind(json(payload.report), target.jobId),
     d1
       .prepare(ADVANCE)
-      .bind(jobId, target.fromRow, target.toRow, c.created, c.updated, c.unchanged, c.rejected, Date.now()),
-  );
-  await d1.batch(statements);
-  return result;
+      .bind(
+        target.jobId,
+        target.fromRow,
+        target.toRow,
+        c.created,
+        c.updated,
+        c.unchanged,
+        c.rejected,
+        Date.now(),
+      ),
+  ]);
+  return payload.result;
 }

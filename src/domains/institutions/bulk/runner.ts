@@ -5,7 +5,7 @@ import { database } from "../../../platform/db";
 import { publishEvents } from "../../../platform/events";
 import { nowIso } from "../../../platform/ids";
 import { memberUpdated } from "../member-events";
-import { tokensRevokedAt } from "../members";
+import { tokensRevokedAt } from "../member-tokens";
 import { refreshPrincipals, revokeGates } from "../principal-refresh";
 import { applyChunk, type ChunkResult } from "./apply";
 import type { CsvRow, ParsedCsv } from "./csv";

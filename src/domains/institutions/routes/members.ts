@@ -14,8 +14,9 @@ import {
   ReinviteBody,
   UpdateMemberBody,
 } from "../member-schemas";
-import { createMember, getMember, listMembers, reinviteMember, removeMember, updateMember } from "../members";
+import { createMember, getMember, listMembers, removeMember, updateMember } from "../members";
 import { presentMember } from "../present";
+import { reinviteMember } from "../reinvite";
 import { InstitutionIdParam } from "../schemas";
 
 const TAGS = ["Members"];
