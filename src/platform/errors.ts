@@ -29,6 +29,7 @@ export const ERROR_CATALOGUE = {
   idempotency_in_flight: { status: 409, title: "Request in flight" },
   export_not_ready: { status: 409, title: "Export not ready" },
   export_failed: { status: 409, title: "Export failed" },
+  token_limit_reached: { status: 409, title: "Token limit reached" },
   gone: { status: 410, title: "Gone" },
   export_expired: { status: 410, title: "Export expired" },
   payload_too_large: { status: 413, title: "Payload too large" },
@@ -180,7 +181,9 @@ export function fieldErrorsFromZod(issues: ReadonlyArray<ZodIssueLike>): FieldEr
     const base = issue.path.map(String).join(".");
     if (issue.code === "invalid_union" && issue.errors && issue.errors.length > 0) {
       // Report the alternative the input came closest to, as if it were the only one.
-      const closest = [...issue.errors].sort((a, b) => a.length - b.length)[0]!;
+      const closest = issue.errors.reduce((best, alternative) =>
+        alternative.length < best.length ? alternative : best,
+      );
       out.push(
         ...fieldErrorsFromZod(closest.map((inner) => ({ ...inner, path: [...issue.path, ...inner.path] }))),
       );

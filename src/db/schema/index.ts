@@ -4,5 +4,6 @@ export * from "./exports";
 export * from "./identity";
 export * from "./institutions";
 export * from "./progress";
+export * from "./sealing";
 export * from "./tokens";
 export * from "./webhooks";

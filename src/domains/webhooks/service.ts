@@ -2,22 +2,28 @@ import { and, desc, eq, sql } from "drizzle-orm";
 import { webhookDeliveries, webhooks } from "../../db/schema";
 import type { Env } from "../../env";
 import { config } from "../../platform/config";
+import { webhookSecretBinding } from "../../platform/crypto/sealed-values";
 import { seal } from "../../platform/crypto/sealing";
 import { database } from "../../platform/db";
 import { ApiError, validationError } from "../../platform/errors";
 import { type PageRequest, pageBounds, pageWithTotal } from "../../platform/http/pagination";
 import { newId, nowIso } from "../../platform/ids";
+import { checkOutboundUrl } from "../../platform/outbound";
 import { MAX_WEBHOOKS_PER_INSTITUTION } from "./schemas";
 import { newSigningSecret } from "./signing";
-import { targetUrlProblem } from "./target-url";
 
 export type WebhookRow = typeof webhooks.$inferSelect;
 
 const HEALTH_WINDOW_HOURS = 24;
 
-function checkUrl(env: Env, url: string): string {
-  const problem = targetUrlProblem(url, config(env).allowPrivateTargets);
-  if (problem) throw validationError([{ path: "url", message: problem }]);
+/**
+ * The URL as it will be stored, or 422 when the outbound gate refuses it. A name that does not
+ * resolve yet is accepted: deliveries to it fail with `dns` until it does.
+ */
+async function checkUrl(env: Env, url: string): Promise<string> {
+  const verdict = await checkOutboundUrl(env, url);
+  if (!verdict.ok && verdict.code === "target_refused")
+    throw validationError([{ path: "url", message: verdict.problem }]);
   return new URL(url).toString();
 }
 
@@ -99,11 +105,12 @@ export async function createWebhook(
   owner: { institutionId: string; userId: string },
   input: CreateWebhookInput,
 ) {
-  const url = checkUrl(env, input.url);
+  const url = await checkUrl(env, input.url);
   const secret = newSigningSecret();
   const now = nowIso();
+  const id = newId("whk");
   const row: WebhookRow = {
-    id: newId("whk"),
+    id,
     institutionId: owner.institutionId,
     url,
     description: input.description ?? null,
@@ -111,7 +118,7 @@ export async function createWebhook(
     enabled: input.enabled,
     disabledReason: input.enabled ? null : "manual",
     disabledAt: input.enabled ? null : now,
-    secretSealed: await seal(secret, config(env).encryptionKey),
+    secretSealed: await seal(secret, config(env).encryptionKey, webhookSecretBinding(id)),
     previousSecretSealed: null,
     previousSecretExpiresAt: null,
     consecutiveFailures: 0,
@@ -165,7 +172,9 @@ export async function updateWebhook(
   const current = await findWebhook(env, institutionId, id);
   const now = nowIso();
   const changes: Partial<WebhookRow> = { updatedAt: now };
-  if (input.url !== undefined) changes.url = checkUrl(env, input.url);
+  if (input.url !== undefined) changes.url = await checkUrl(env, input.url);
+  // Re-enabling keeps the stored URL only if it still passes: it was saved under the rules of then.
+  else if (input.enabled === true && !current.enabled) await checkUrl(env, current.url);
   if (input.events !== undefined) changes.events = normaliseEvents(input.events);
   if (input.description !== undefined) changes.description = input.description;
   if (input.enabled === true && !current.enabled) {
@@ -209,7 +218,7 @@ export async function rotateSecret(env: Env, institutionId: string, id: string, 
   const [updated] = await database(env.DB)
     .update(webhooks)
     .set({
-      secretSealed: await seal(secret, config(env).encryptionKey),
+      secretSealed: await seal(secret, config(env).encryptionKey, webhookSecretBinding(id)),
       previousSecretSealed: previousTtlSeconds > 0 ? current.secretSealed : null,
       previousSecretExpiresAt: previousTtlSeconds > 0 ? nowIso(now + previousTtlSeconds * 1000) : null,
       updatedAt: nowIso(now),

@@ -39,6 +39,11 @@ export interface ChunkTarget {
 
 const json = (value: unknown) => JSON.stringify(value);
 
+/** What a sealed invitation token in the report is bound to: its job and line. */
+export function invitationBinding(jobId: string, line: number) {
+  return { purpose: "bulk-invitation", id: `${jobId}:${line}` };
+}
+
 /** Fails the batch unless the job is still at this chunk's checkpoint: a chunk is applied once. */
 const CHECKPOINT_GUARD = `SELECT json(CASE WHEN EXISTS (SELECT 1 FROM bulk_jobs WHERE id = ?1 AND next_row = ?2 AND status = 'processing') THEN '1' ELSE 'guard failed' END)`;
 const SEAT_GUARD = `SELECT json(CASE WHEN (SELECT seats FROM institutions WHERE id = ?1) IS NULL
@@ -132,7 +137,8 @@ async function collectChunk(
         const invitation = await mintInvitation();
         payload.invitations.push({ id: m.id, hash: invitation.tokenHash, expires_at: invitation.expiresAt });
         result.invitations.set(p.row.line, invitation.token);
-        if (secret) sealed = await seal(invitation.token, secret);
+        if (secret)
+          sealed = await seal(invitation.token, secret, invitationBinding(target.jobId, p.row.line));
       }
     } else if (m && p.outcome === "updated" && p.changes) {
       payload.updated.push(memberJson(m));

@@ -11,6 +11,7 @@ import { csvLine } from "../../exports/csv";
 import { institutionInScope } from "../access";
 import type { BulkReportRowSchema, BulkReportSchema } from "../bulk-schemas";
 import { invitationUrl } from "../invitations";
+import { invitationBinding } from "./apply";
 import { type BulkJob, forgetInvitations, reportRows } from "./jobs";
 import type { PlannedRow } from "./plan";
 
@@ -107,7 +108,10 @@ export async function readReport(args: {
   for (const row of rows) {
     let invitation: string | null = null;
     if (row.invitationSealed) {
-      invitation = invitationUrl(url.origin, await unseal(row.invitationSealed, secret));
+      invitation = invitationUrl(
+        url.origin,
+        await unseal(row.invitationSealed, secret, invitationBinding(job.id, row.line)),
+      );
       shown.push(row.line);
     }
     wire.push({

@@ -1,9 +1,9 @@
-import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../../env";
 import { authenticate, requireAbility } from "../../../platform/auth/middleware";
-import { ApiError, validationError } from "../../../platform/errors";
-import { errorResponses, jsonResponse, strictQueryOf, tokenRoute } from "../../../platform/openapi";
+import { ApiError, fieldErrorsFromZod, validationError } from "../../../platform/errors";
+import { errorResponses, jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { UTF8_BOM } from "../../exports/csv";
 import { CSV_CONTENT_TYPE } from "../../exports/generate";
 import { bulkJobPath, plannedReportRows, presentReport, readReport, rejectedCsv } from "../bulk/report";
@@ -183,6 +183,13 @@ export function registerBulkRoutes(app: OpenAPIHono<AppEnv>) {
 }
 
 const BULK_SEGMENT = "bulk";
+
+/** The query checked as a documented operation's is (unknown parameters refused), for the routes above. */
+function strictQueryOf<T extends z.ZodRawShape>(c: Context<AppEnv>, schema: z.ZodObject<T>) {
+  const result = schema.strict().safeParse(c.req.query());
+  if (!result.success) throw validationError(fieldErrorsFromZod(result.error.issues));
+  return result.data;
+}
 
 function noRoute(c: Context<AppEnv>): ApiError {
   return new ApiError("not_found", `No route for ${c.req.method} ${c.req.path}.`);
