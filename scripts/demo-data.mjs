@@ -84,7 +84,7 @@ export function demoSeedSql() {
       `INSERT INTO users (id, email, name, role, institution_id, password_hash) VALUES (${q(u.id)}, ${q(u.email)}, ${q(u.name)}, ${q(u.role)}, ${q(u.institutionId)}, ${q(hashPassword(DEMO_PASSWORD))}) ON CONFLICT DO NOTHING;`,
     );
   }
-  return lines.join("\n") + "\n" + demoMembersSql();
+  return `${lines.join("\n")}\n${demoMembersSql()}`;
 }
 
 // ---- Institutions and members (src/domains/institutions) --------------------------------------
