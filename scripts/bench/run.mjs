@@ -16,6 +16,9 @@
 //                             floors. Not part of the default run (about 10 minutes of load plus, the first
 //                             time each day, ~6 minutes to build the large dataset; see datasets.mjs).
 //                             BENCH_ACTIVITY_ROUTES=public-hit,leaderboard measures only those routes.
+//   BENCH_ONLY=bulk           the bulk-provisioning scenario (scripts/bench/bulk.mjs): a 10,000-row member
+//                             upload end to end (rows/s) against a plain batched D1 insert of the same rows.
+//                             Opt-in (about a minute).
 //   BENCH_ONLY=exports        the exports scenario (scripts/bench/exports.mjs): a 1,000,000-row activity
 //                             export end to end, rows/s, workerd's peak memory and the download's MB/s,
 //                             against a plain D1 → R2 copy of the same rows. Opt-in (a few minutes; uses
@@ -36,6 +39,7 @@ import { writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { activityReport, runActivity } from "./activity.mjs";
+import { bulkReport, runBulk } from "./bulk.mjs";
 import { exportsReport, runExports } from "./exports.mjs";
 import {
   API_GOALS,
@@ -218,9 +222,9 @@ const STARTUP_GOAL = { max: 2, text: "start-up ≤ 2× bare Hono" };
 // ---------------------------------------------------------------------------------------------
 // Selection
 
-const SCENARIOS = [...TARGETS.map((t) => t.id), "startup", "activity", "webhooks", "exports"];
+const SCENARIOS = [...TARGETS.map((t) => t.id), "startup", "activity", "webhooks", "exports", "bulk"];
 /** Only with BENCH_ONLY: too long for the default run. */
-const OPT_IN_SCENARIOS = new Set(["activity", "webhooks", "exports"]);
+const OPT_IN_SCENARIOS = new Set(["activity", "webhooks", "exports", "bulk"]);
 
 function selectScenarios() {
   if (!settings.only)
@@ -571,11 +575,12 @@ async function main() {
   const wantActivity = selected.has("activity");
   const wantWebhooks = selected.has("webhooks");
   const wantExports = selected.has("exports");
+  const wantBulk = selected.has("bulk");
   if (wantActivity) workersNeeded.add("floor");
 
   console.error(`bench: bundling…`);
   await prepareBundles(
-    workersNeeded.has("lingua") || wantStartup || wantActivity || wantWebhooks || wantExports,
+    workersNeeded.has("lingua") || wantStartup || wantActivity || wantWebhooks || wantExports || wantBulk,
     wantStartup,
   );
 
@@ -593,6 +598,7 @@ async function main() {
   let activity = null;
   let webhooks = null;
   let exportsResult = null;
+  let bulkResult = null;
   const stop = async () => {
     if (loadGenerator) await loadGenerator.close().catch(() => undefined);
     for (const w of Object.values(started)) await w.dispose().catch(() => undefined);
@@ -692,6 +698,7 @@ async function main() {
       failures.push(...webhooks.failures);
     }
     if (wantExports) exportsResult = await runExports({ config, scriptPath: build.lingua.scriptPath });
+    if (wantBulk) bulkResult = await runBulk({ config, scriptPath: build.lingua.scriptPath });
   } finally {
     await stop();
   }
@@ -709,6 +716,7 @@ async function main() {
   if (activity) console.log(activityReport(activity, settings, formatTable));
   if (webhooks) console.log(webhooksReport(webhooks));
   if (exportsResult) console.log(exportsReport(exportsResult, formatTable));
+  if (bulkResult) console.log(bulkReport(bulkResult, formatTable));
 
   const results = {
     system,
@@ -736,6 +744,7 @@ async function main() {
     webhooks,
     // BENCH_ONLY=exports: every run of the exports scenario and its summary.
     exports: exportsResult,
+    bulk: bulkResult,
     failures,
   };
   const file = join(ensureDir(BENCH_OUT), "results.json");
