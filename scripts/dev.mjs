@@ -9,7 +9,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { catalogSeedSql } from "./catalog-data.mjs";
-import { demoSeedSql } from "./demo-data.mjs";
+import { demoGroupsSql, demoSeedSql } from "./demo-data.mjs";
 import { seedActivity } from "./seed.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -48,7 +48,7 @@ if (!/^ALLOW_LOOPBACK_TARGETS=/m.test(existing)) additions.push(`ALLOW_LOOPBACK_
 if (additions.length > 0) {
   writeFileSync(
     devVars,
-    existing + (existing && !existing.endsWith("\n") ? "\n" : "") + additions.join("\n") + "\n",
+    `${existing + (existing && !existing.endsWith("\n") ? "\n" : "") + additions.join("\n")}\n`,
   );
   console.log(`wrote ${additions.length} value(s) to .dev.vars`);
 }
@@ -82,6 +82,11 @@ if (attemptCount === 0) {
 } else {
   console.log(`demo activity already present (${attemptCount} attempts)`);
 }
+
+// 3d. Every demo learner in a group or two (idempotent).
+const groupsFile = join(root, ".wrangler", "demo-groups.sql");
+writeFileSync(groupsFile, demoGroupsSql());
+run(["d1", "execute", "DB", "--local", `--file=${groupsFile}`, ...persist], { quiet: true });
 
 if (values["setup-only"]) process.exit(0);
 

@@ -86,6 +86,11 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
     build: documented(async () => (await import("./domains/events")).registerEvents),
   },
   {
+    name: "institutions",
+    prefixes: ["/api/institutions"],
+    build: documented(async () => (await import("./domains/institutions")).registerInstitutions),
+  },
+  {
     name: "exports",
     prefixes: ["/api/integrations/exports"],
     build: documented(async () => (await import("./domains/exports")).registerExports),

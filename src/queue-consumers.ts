@@ -1,4 +1,5 @@
 import { consumeExportDeadLetters, consumeExports } from "./domains/exports/consumer";
+import { consumeBulk, consumeBulkDeadLetters } from "./domains/institutions/bulk/consumer";
 import { deadLetterPassbacks, deliverPassbacks } from "./domains/lti/consumer";
 import { passbackCompletions } from "./domains/lti/subscriber";
 import { deadLetterDeliveries, deadLetterEvents, deliverWebhooks } from "./domains/webhooks/consumer";
@@ -20,6 +21,8 @@ export const QUEUE_CONSUMERS: Record<string, QueueConsumer> = {
   "lingua-webhook-deliveries-dlq": deadLetterDeliveries,
   "lingua-exports": consumeExports,
   "lingua-exports-dlq": consumeExportDeadLetters,
+  "lingua-bulk-members": consumeBulk,
+  "lingua-bulk-members-dlq": consumeBulkDeadLetters,
   "lingua-lti-passbacks": deliverPassbacks,
   "lingua-lti-passbacks-dlq": deadLetterPassbacks,
 };

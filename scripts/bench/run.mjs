@@ -16,6 +16,9 @@
 //                             floors. Not part of the default run (about 10 minutes of load plus, the first
 //                             time each day, ~6 minutes to build the large dataset; see datasets.mjs).
 //                             BENCH_ACTIVITY_ROUTES=public-hit,leaderboard measures only those routes.
+//   BENCH_ONLY=bulk           the bulk-provisioning scenario (scripts/bench/bulk.mjs): a 10,000-row member
+//                             upload end to end (rows/s) against a plain batched D1 insert of the same rows.
+//                             Opt-in (about a minute).
 //   BENCH_ONLY=lti            the LTI launch callback end to end (scripts/bench/lti.mjs): req/s and latency
 //                             of validated launches (JWKS cached) against the sign-in route. Opt-in.
 //   BENCH_ONLY=exports        the exports scenario (scripts/bench/exports.mjs): a 1,000,000-row activity
@@ -38,6 +41,7 @@ import { writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { activityReport, runActivity } from "./activity.mjs";
+import { bulkReport, runBulk } from "./bulk.mjs";
 import { exportsReport, runExports } from "./exports.mjs";
 import {
   API_GOALS,
@@ -221,9 +225,9 @@ const STARTUP_GOAL = { max: 2, text: "start-up ≤ 2× bare Hono" };
 // ---------------------------------------------------------------------------------------------
 // Selection
 
-const SCENARIOS = [...TARGETS.map((t) => t.id), "startup", "activity", "webhooks", "exports", "lti"];
+const SCENARIOS = [...TARGETS.map((t) => t.id), "startup", "activity", "webhooks", "exports", "bulk", "lti"];
 /** Only with BENCH_ONLY: too long for the default run. */
-const OPT_IN_SCENARIOS = new Set(["activity", "webhooks", "exports", "lti"]);
+const OPT_IN_SCENARIOS = new Set(["activity", "webhooks", "exports", "bulk", "lti"]);
 
 function selectScenarios() {
   if (!settings.only)
@@ -574,12 +578,19 @@ async function main() {
   const wantActivity = selected.has("activity");
   const wantWebhooks = selected.has("webhooks");
   const wantExports = selected.has("exports");
+  const wantBulk = selected.has("bulk");
   const wantLti = selected.has("lti");
   if (wantActivity) workersNeeded.add("floor");
 
   console.error(`bench: bundling…`);
   await prepareBundles(
-    workersNeeded.has("lingua") || wantStartup || wantActivity || wantWebhooks || wantExports || wantLti,
+    workersNeeded.has("lingua") ||
+      wantStartup ||
+      wantActivity ||
+      wantWebhooks ||
+      wantExports ||
+      wantBulk ||
+      wantLti,
     wantStartup,
   );
 
@@ -597,6 +608,7 @@ async function main() {
   let activity = null;
   let webhooks = null;
   let exportsResult = null;
+  let bulkResult = null;
   let lti = null;
   const stop = async () => {
     if (loadGenerator) await loadGenerator.close().catch(() => undefined);
@@ -697,6 +709,7 @@ async function main() {
       failures.push(...webhooks.failures);
     }
     if (wantExports) exportsResult = await runExports({ config, scriptPath: build.lingua.scriptPath });
+    if (wantBulk) bulkResult = await runBulk({ config, scriptPath: build.lingua.scriptPath });
     if (wantLti) {
       lti = await runLti({ config, scriptPath: build.lingua.scriptPath });
       failures.push(...lti.failures);
@@ -718,6 +731,7 @@ async function main() {
   if (activity) console.log(activityReport(activity, settings, formatTable));
   if (webhooks) console.log(webhooksReport(webhooks));
   if (exportsResult) console.log(exportsReport(exportsResult, formatTable));
+  if (bulkResult) console.log(bulkReport(bulkResult, formatTable));
   if (lti) console.log(ltiReport(lti));
 
   const results = {
@@ -746,6 +760,7 @@ async function main() {
     webhooks,
     // BENCH_ONLY=exports: every run of the exports scenario and its summary.
     exports: exportsResult,
+    bulk: bulkResult,
     // BENCH_ONLY=lti: the launch callback against sign-in.
     lti,
     failures,

@@ -271,3 +271,36 @@ it("two first launches of one person at once end with one user", async () => {
     .first<any>();
   expect(users.n).toBe(4); // admin, instructor, learner, and the one launched
 });
+
+it("a launch creates a member that takes a seat (member.created), and refuses suspended members and full institutions", async () => {
+  const tenant = await createTenant();
+  const reg = await registerPlatform(tenant.admin);
+  const sub = `user-${crypto.randomUUID()}`;
+  const first = await launch(reg, { sub });
+  expect(first.res.status).toBe(200);
+  const event = await env.DB.prepare(
+    "SELECT type, payload FROM outbox_events WHERE user_id = ? AND type = 'member.created'",
+  )
+    .bind(first.body.user.id)
+    .first<any>();
+  expect(JSON.parse(event.payload)).toMatchObject({
+    user_id: first.body.user.id,
+    status: "active",
+    role: "learner",
+  });
+
+  await env.DB.prepare("UPDATE users SET status = 'suspended' WHERE id = ?").bind(first.body.user.id).run();
+  const suspended = await launch(reg, { sub });
+  expect(suspended.res.status).toBe(400);
+  expect(suspended.body.reason).toBe("member_suspended");
+
+  // Every seat taken (admin, instructor, learner: three active members).
+  await env.DB.prepare("UPDATE institutions SET seats = 3 WHERE id = ?").bind(tenant.institution.id).run();
+  const full = await launch(reg);
+  expect(full.res.status).toBe(400);
+  expect(full.body.reason).toBe("seats_exhausted");
+  const members = await env.DB.prepare("SELECT count(*) AS n FROM users WHERE institution_id = ?")
+    .bind(tenant.institution.id)
+    .first<any>();
+  expect(members.n).toBe(4);
+});

@@ -75,7 +75,7 @@ export async function signIn(env: Env, email: string, password: string, clientAd
   const db = database(env.DB);
   const user = await db.select().from(users).where(eq(users.email, normalisedEmail)).get();
   const valid = await verifyPassword(password, user?.passwordHash ?? DECOY_PASSWORD_HASH);
-  if (!user || !valid)
+  if (!user || !valid || user.status === "suspended")
     throw new ApiError("invalid_credentials", "The e-mail address or the password is wrong.");
   await slots.succeeded();
   if ((parsePasswordHash(user.passwordHash)?.iterations ?? 0) < PBKDF2_ITERATIONS) {
@@ -87,6 +87,11 @@ export async function signIn(env: Env, email: string, password: string, clientAd
       .run();
   }
 
+  return { ...(await createSession(env, user)), user };
+}
+
+/** A session token for a user who has just proved who they are (sign-in, accepted invitation). */
+export async function createSession(env: Env, user: { id: string; institutionId: string | null }) {
   const ttlDays = config(env).sessionTtlDays;
   const expiresAt = nowIso(Date.now() + ttlDays * 86_400_000);
   const { row, plain } = await insertToken(
@@ -99,5 +104,5 @@ export async function signIn(env: Env, email: string, password: string, clientAd
       kind: "session",
     },
   );
-  return { token: plain, tokenId: row.id, expiresAt, user };
+  return { token: plain, tokenId: row.id, expiresAt };
 }

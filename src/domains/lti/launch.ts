@@ -71,19 +71,20 @@ export async function completeLaunch(
 ): Promise<LaunchOutcome> {
   let valid: Awaited<ReturnType<typeof validateLaunch>>;
   let target: Awaited<ReturnType<typeof resolveTarget>>;
+  let user: UserRow;
   try {
     valid = await validateLaunch(env, form, stateCookie, origin);
     target = await resolveTarget(env, valid.claims, valid.consumer);
+    const roles = (valid.claims["https://purl.imsglobal.org/spec/lti/claim/roles"] as unknown[]).filter(
+      (r): r is string => typeof r === "string",
+    );
+    user = await provisionUser(env, valid.consumer, identityFrom(valid.claims, launchRole(roles)));
   } catch (error) {
     if (!(error instanceof LaunchRefusal)) throw error;
     const logged = await recordRefusal(env, error);
     throw refusedError(error, logged.id);
   }
   const { consumer, claims } = valid;
-  const roles = (claims["https://purl.imsglobal.org/spec/lti/claim/roles"] as unknown[]).filter(
-    (r): r is string => typeof r === "string",
-  );
-  const user = await provisionUser(env, consumer, identityFrom(claims, launchRole(roles)));
   const launch = succeededLaunch(consumer, claims, user.id, target);
   const db = database(env.DB);
   if (answer === "session") {

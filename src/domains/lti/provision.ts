@@ -1,10 +1,15 @@
 import { and, eq } from "drizzle-orm";
-import { ltiUserLinks, type Role, users } from "../../db/schema";
+import { ltiUserLinks, outboxEvents, type Role, users } from "../../db/schema";
 import type { Env } from "../../env";
+import { batchGuard, isBatchGuardFailure } from "../../platform/batch";
 import { sha256Hex } from "../../platform/crypto/encoding";
 import { database } from "../../platform/db";
+import { publishEvents } from "../../platform/events";
 import { newId, nowIso } from "../../platform/ids";
+import { memberCreated } from "../institutions/member-events";
+import { seatsAllow } from "../institutions/member-queries";
 import type { ConsumerRow } from "./consumers";
+import { LaunchRefusal } from "./validate";
 
 /** Users made by a launch sign in through their platform only: no password matches this. */
 const NO_PASSWORD = "!lti-launch-only";
@@ -70,7 +75,13 @@ export async function provisionUser(env: Env, consumer: ConsumerRow, person: Ide
   const db = database(env.DB);
   const existing = await linkedUser(env, consumer.id, person.sub);
   if (existing) {
-    const changes: Partial<UserRow> = {};
+    if (existing.status === "suspended")
+      throw new LaunchRefusal(
+        "member_suspended",
+        "This member is suspended in Lingua; an institution admin can reactivate them.",
+        consumer,
+      );
+    const changes: Partial<UserRow> = { lastActiveAt: nowIso() };
     if (person.name !== existing.name) changes.name = person.name;
     if (
       person.email &&
@@ -80,7 +91,7 @@ export async function provisionUser(env: Env, consumer: ConsumerRow, person: Ide
       changes.email = person.email;
     const role = roleAfterLaunch(existing.role, person.role);
     if (role !== existing.role) changes.role = role;
-    if (Object.keys(changes).length === 0) return existing;
+    if (Object.keys(changes).length > 1) changes.updatedAt = changes.lastActiveAt;
     const [updated] = await db.update(users).set(changes).where(eq(users.id, existing.id)).returning();
     return updated ?? existing;
   }
@@ -99,17 +110,32 @@ export async function provisionUser(env: Env, consumer: ConsumerRow, person: Ide
     passwordHash: NO_PASSWORD,
     timeZone: "UTC",
     leaderboardOptOut: false,
+    status: "active",
+    externalId: null,
     createdAt: now,
+    updatedAt: now,
+    lastActiveAt: now,
   };
+  const event = memberCreated(consumer.institutionId, { ...user, groups: [] }, now);
   try {
+    // A new member takes a seat: the guard refuses the whole batch when none is left.
     await db.batch([
+      batchGuard(db, seatsAllow(consumer.institutionId, 1)),
       db.insert(users).values(user),
       db
         .insert(ltiUserLinks)
         .values({ consumerId: consumer.id, sub: person.sub, userId: user.id, createdAt: now }),
+      db.insert(outboxEvents).values(event),
     ]);
+    await publishEvents(env, [event.id]);
     return user;
   } catch (error) {
+    if (isBatchGuardFailure(error))
+      throw new LaunchRefusal(
+        "seats_exhausted",
+        "Every seat of the institution is taken; an institution admin can free or add seats.",
+        consumer,
+      );
     // A twin launch linked the person first (or took the e-mail address in between): use its user.
     const winner = await linkedUser(env, consumer.id, person.sub);
     if (winner) return winner;
