@@ -3,6 +3,7 @@ export * from "./events";
 export * from "./exports";
 export * from "./identity";
 export * from "./institution-insights";
+export * from "./institutions";
 export * from "./progress";
 export * from "./tokens";
 export * from "./webhooks";
