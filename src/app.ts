@@ -88,6 +88,11 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
     prefixes: ["/api/integrations/exports"],
     build: documented(async () => (await import("./domains/exports")).registerExports),
   },
+  {
+    name: "institutions",
+    prefixes: ["/api/institutions"],
+    build: documented(async () => (await import("./domains/institutions")).registerInstitutions),
+  },
 ];
 
 /** Paths no group claims: an app without routes, for the same 404 problem every group sends. */

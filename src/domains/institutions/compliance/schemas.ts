@@ -56,9 +56,12 @@ export const PutComplianceDocumentBody = z
       description: "Defaults to the type's default (`dpa` and `gdpr` required, the others not).",
     }),
     signed_at: isoInstant.nullable().optional().openapi({
-      description: "Required with `status: \"signed\"`; not in the future.",
+      description: 'Required with `status: "signed"`; not in the future.',
     }),
-    expires_at: isoInstant.nullable().optional().openapi({ description: "After `signed_at` when both are given." }),
+    expires_at: isoInstant
+      .nullable()
+      .optional()
+      .openapi({ description: "After `signed_at` when both are given." }),
     document_url: z
       .url({ protocol: /^https$/, message: "must be an https URL" })
       .max(2048)

@@ -1,10 +1,5 @@
 import { eq } from "drizzle-orm";
-import {
-  COMPLIANCE_TYPES,
-  type ComplianceType,
-  complianceDocuments,
-  institutions,
-} from "../../../db/schema";
+import { COMPLIANCE_TYPES, type ComplianceType, complianceDocuments, institutions } from "../../../db/schema";
 import type { Env } from "../../../env";
 import type { Principal } from "../../../platform/auth/principal";
 import { database } from "../../../platform/db";
@@ -57,9 +52,7 @@ export function presentDocument(
 }
 
 export function overallStatus(documents: ComplianceDocument[]): "complete" | "action_required" {
-  const done = documents.every(
-    (d) => !d.required || d.status === "signed" || d.status === "not_applicable",
-  );
+  const done = documents.every((d) => !d.required || d.status === "signed" || d.status === "not_applicable");
   return done ? "complete" : "action_required";
 }
 
@@ -142,6 +135,9 @@ export async function putComplianceDocument({
   await db
     .insert(complianceDocuments)
     .values(row)
-    .onConflictDoUpdate({ target: [complianceDocuments.institutionId, complianceDocuments.type], set: replaced });
+    .onConflictDoUpdate({
+      target: [complianceDocuments.institutionId, complianceDocuments.type],
+      set: replaced,
+    });
   return presentDocument(type, row, now);
 }
