@@ -34,19 +34,27 @@ export type SsoType = (typeof SSO_TYPES)[number];
 export const SSO_STATES = ["draft", "active", "inactive"] as const;
 export type SsoState = (typeof SSO_STATES)[number];
 
+/** Which SAML attribute or ID-token claim carries each member field; null: not taken from SSO. */
+export interface SsoMapping {
+  email: string;
+  name: string;
+  role: string | null;
+  groups: string | null;
+}
+
 export interface SamlSettings {
   idp_entity_id: string | null;
   sso_url: string | null;
   certificates: string[];
   metadata_url: string | null;
-  attribute_mapping: Record<string, string>;
+  attribute_mapping: SsoMapping;
 }
 
 export interface OidcSettings {
   issuer: string | null;
   client_id: string | null;
   scopes: string[];
-  claim_mapping: Record<string, string>;
+  claim_mapping: SsoMapping;
   /** From the issuer's discovery document, kept for sign-in. */
   authorization_endpoint: string | null;
   token_endpoint: string | null;
