@@ -19,6 +19,7 @@ import type { Statement } from "../../platform/batch";
 import type { Database } from "../../platform/db";
 import { domainEvent, type OutboxRow } from "../../platform/events";
 import { nowIso } from "../../platform/ids";
+import { activityRollupStatements } from "../institutions/analytics/rollup";
 import { writeStatements } from "./persist";
 import {
   ACHIEVEMENTS,
@@ -576,6 +577,17 @@ export async function recordAttempts(
     events,
   });
 
+  // The institution's analytics rollup, in the same batch as the attempts it counts.
+  statements.push(
+    ...activityRollupStatements(db, {
+      userId: learner.id,
+      institutionId: learner.institutionId,
+      attempts: attemptRows,
+      completedCourse: (id) => outcomes.get(id)?.course_completed ?? false,
+      lessonStatusAfter: (id) => outcomes.get(id)?.lesson?.status ?? null,
+      lessonsCompleted: summary.lessons,
+    }),
+  );
   if (statements.length > 0) await db.batch(statements as [Statement, ...Statement[]]);
 
   return {
