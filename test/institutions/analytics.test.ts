@@ -143,7 +143,7 @@ beforeAll(async () => {
     }),
   ]);
   const [c1, c2] = courses as [CourseFixture, CourseFixture];
-  const [l0, l1, l2, l3, l4] = learners as [TestUser, TestUser, TestUser, TestUser, TestUser];
+  const [l0, l1, l2, l3] = learners as [TestUser, TestUser, TestUser, TestUser, TestUser];
   const groupRows = [
     [l0, "Class 7a"],
     [l1, "Class 7a"],
@@ -172,7 +172,7 @@ beforeAll(async () => {
   await practise(l1, daysAgo(5), [...c2.items, ...c2.items], { correct: false });
   // l2 practises a little on several days, one of them outside a narrower range.
   for (const n of [1, 8, 9, 15]) await practise(l2, daysAgo(n), c1.items.slice(0, 2), { seconds: 45 });
-  // l3 the same day as l0; l4 never practises. A learner of another institution never counts.
+  // l3 the same day as l0; the fifth learner never practises. A learner of another institution never counts.
   await practise(l3, daysAgo(10), c1.items.slice(0, 4));
   await practise(other.learner, daysAgo(10), c1.items);
 });

@@ -67,7 +67,7 @@ describe("compliance", () => {
     const staff = await createPlatformAdmin();
     const id = tenant.institution.id;
     await put(id, "gdpr", staff.token, { status: "not_applicable" });
-    const expiresAt = new Date(Date.now() + 2_000).toISOString().slice(0, 19) + "Z";
+    const expiresAt = `${new Date(Date.now() + 2_000).toISOString().slice(0, 19)}Z`;
     const signed = await put(id, "dpa", staff.token, {
       status: "signed",
       signed_at: "2025-01-01T00:00:00Z",
