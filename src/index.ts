@@ -4,7 +4,7 @@ import type { Env } from "./env";
 import { ApiError, problemBody } from "./platform/errors";
 import { DEFAULT_FRAMING_HEADERS, requestIdFor, SECURITY_HEADERS } from "./platform/http/middleware";
 
-export { ProgressRecorder } from "./domains/progress/recorder";
+export { ProgressRecorder } from "./domains/progress/recording/recorder";
 export { RateLimiter } from "./platform/ratelimit/rate-limiter";
 export { TokenGate } from "./platform/ratelimit/token-gate";
 

@@ -10,7 +10,8 @@ import {
 } from "../../platform/http/edge-cache";
 import { DEFAULT_FRAMING_HEADERS, requestIdFor, SECURITY_HEADERS } from "../../platform/http/middleware";
 import { clientIpOf } from "../../platform/ratelimit/middleware";
-import { PUBLIC_CORS_HEADERS, PUBLIC_COURSES_PATH } from "./cache";
+import { PUBLIC_COURSES_PATH } from "../content/public-pages";
+import { PUBLIC_CORS_HEADERS } from "./headers";
 
 /**
  * A public catalogue page this isolate answered a moment ago, answered again before the app runs,

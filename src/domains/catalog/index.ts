@@ -1,7 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../../env";
-import { PUBLIC_CORS_HEADERS, PUBLIC_COURSES_PATH } from "./cache";
+import { PUBLIC_COURSES_PATH } from "../content/public-pages";
+import { PUBLIC_CORS_HEADERS } from "./headers";
 import { registerGetPublicCourse } from "./routes/get-public-course";
 import { registerListPublicCourses } from "./routes/list-public-courses";
 

@@ -4,7 +4,13 @@ import type { Env } from "../../env";
 import type { Principal } from "../../platform/auth/principal";
 import { database } from "../../platform/db";
 import { ApiError } from "../../platform/errors";
-import type { Learner } from "./record";
+
+/** The learner a request records or reads for: whose rows, which institution's boards, which local day. */
+export interface Learner {
+  id: string;
+  institutionId: string | null;
+  timeZone: string;
+}
 
 /**
  * Whose progress a request is about. Defaults to the caller; instructors and institution admins may

@@ -4,9 +4,9 @@ import { serveFromEdgeCache } from "../../../platform/http/edge-cache";
 import { jsonResponse, publicRoute } from "../../../platform/openapi";
 import { limitByIpAtEdge } from "../../../platform/ratelimit/edge-ip-limit";
 import { presentCourseDetails } from "../../content/present";
+import { publicCourseKey } from "../../content/public-pages";
 import { CourseDetailsSchema, CourseSlugParam } from "../../content/schemas";
 import { getPublishedCourseBySlug } from "../../content/service";
-import { publicCourseKey } from "../cache";
 import { cacheableResponses } from "../responses";
 
 export const getPublicCourseRoute = publicRoute({

@@ -1,8 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { jsonBody, jsonResponse, tokenRoute } from "../../../platform/openapi";
-import { purgePublicCoursePages } from "../../catalog/cache";
 import { presentCourseDetails } from "../present";
+import { purgePublicCoursePages } from "../public-pages";
 import { CourseDetailsSchema, CourseIdParam, UpdateCourseBody } from "../schemas";
 import { updateCourse } from "../service";
 

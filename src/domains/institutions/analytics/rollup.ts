@@ -3,6 +3,7 @@ import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { institutionActivityDays } from "../../../db/schema";
 import { chunk, rowsPerStatement, type Statement } from "../../../platform/batch";
 import type { Database } from "../../../platform/db";
+import type { Tally } from "../../progress/recording/tally";
 
 /** What the rollup needs of one recorded attempt. */
 export interface RecordedAttempt {
@@ -88,4 +89,16 @@ export function activityRollupStatements(db: Database, recording: RecordingForRo
         },
       }),
   );
+}
+
+/** The rollup step of the progress recording, over the recording's tally. */
+export function institutionRollupStep(db: Database, tally: Tally): Statement[] {
+  return activityRollupStatements(db, {
+    userId: tally.learner.id,
+    institutionId: tally.learner.institutionId,
+    attempts: tally.attemptRows,
+    completedCourse: (id) => tally.outcomes.get(id)?.course_completed ?? false,
+    lessonStatusAfter: (id) => tally.outcomes.get(id)?.lesson?.status ?? null,
+    lessonsCompleted: tally.happenings.flatMap((h) => (h.type === "lesson.completed" ? [h.lessonId] : [])),
+  });
 }

@@ -2,9 +2,9 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { resolveLearner } from "../learner";
-import { presentCefrReport } from "../read-present";
-import { CEFR_METHOD, CefrReportSchema, LearnerQuery } from "../read-schemas";
-import { readSkillEvidence } from "../read-service";
+import { presentCefrReport } from "../reports/present";
+import { CEFR_METHOD, CefrReportSchema, LearnerQuery } from "../reports/schemas";
+import { readSkillEvidence } from "../reports/service";
 
 export const cefrReportRoute = tokenRoute("progress:read", {
   method: "get",

@@ -2,9 +2,9 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { resolveLearner } from "../learner";
-import { presentGamification } from "../read-present";
-import { GamificationStatsSchema, LearnerQuery } from "../read-schemas";
-import { readGamification } from "../read-service";
+import { presentGamification } from "../reports/present";
+import { GamificationStatsSchema, LearnerQuery } from "../reports/schemas";
+import { readGamification } from "../reports/service";
 import { localTime, weekOf } from "../rules";
 
 export const gamificationStatsRoute = tokenRoute("progress:read", {

@@ -3,9 +3,9 @@ import type { AppEnv } from "../../../env";
 import { ApiError, validationError } from "../../../platform/errors";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { resolveLearner } from "../learner";
-import { presentLeaderboard } from "../read-present";
-import { ANONYMOUS_NAME, LeaderboardQuery, LeaderboardSchema } from "../read-schemas";
-import { readLeaderboard } from "../read-service";
+import { presentLeaderboard } from "../reports/present";
+import { ANONYMOUS_NAME, LeaderboardQuery, LeaderboardSchema } from "../reports/schemas";
+import { readLeaderboard } from "../reports/service";
 import { localTime, weekOf } from "../rules";
 
 export const leaderboardRoute = tokenRoute("progress:read", {

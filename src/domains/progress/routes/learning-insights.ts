@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { resolveLearner } from "../learner";
-import { presentInsights, trendStart } from "../read-present";
+import { presentInsights, trendStart } from "../reports/present";
 import {
   INSIGHT_MIN_ATTEMPTS,
   LearnerQuery,
@@ -10,8 +10,8 @@ import {
   MAX_RECOMMENDATIONS,
   TREND_THRESHOLD,
   TREND_WEEKS,
-} from "../read-schemas";
-import { readInsights } from "../read-service";
+} from "../reports/schemas";
+import { readInsights } from "../reports/service";
 import { localTime } from "../rules";
 
 export const learningInsightsRoute = tokenRoute("progress:read", {

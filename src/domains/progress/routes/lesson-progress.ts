@@ -4,9 +4,9 @@ import { paginate } from "../../../platform/http/pagination";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { seesDrafts } from "../../content/service";
 import { resolveLearner } from "../learner";
-import { presentLessonProgress } from "../read-present";
-import { CourseParam, LessonProgressPageSchema, LessonProgressQuery } from "../read-schemas";
-import { readLessonProgress } from "../read-service";
+import { presentLessonProgress } from "../reports/present";
+import { CourseParam, LessonProgressPageSchema, LessonProgressQuery } from "../reports/schemas";
+import { readLessonProgress } from "../reports/service";
 
 export const lessonProgressRoute = tokenRoute("progress:read", {
   method: "get",

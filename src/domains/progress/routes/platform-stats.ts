@@ -2,9 +2,9 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { nowIso } from "../../../platform/ids";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
-import { presentPlatformStats } from "../read-present";
-import { PlatformStatsSchema } from "../read-schemas";
-import { readPlatformStats } from "../read-service";
+import { presentPlatformStats } from "../reports/present";
+import { PlatformStatsSchema } from "../reports/schemas";
+import { readPlatformStats } from "../reports/service";
 
 export const platformStatsRoute = tokenRoute("stats:read", {
   method: "get",

@@ -3,9 +3,14 @@ import type { AppEnv } from "../../../env";
 import { validationError } from "../../../platform/errors";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { resolveLearner } from "../learner";
-import { presentHistory } from "../read-present";
-import { DEFAULT_HISTORY_DAYS, HistoryQuery, MAX_HISTORY_DAYS, ProgressHistorySchema } from "../read-schemas";
-import { readDailyActivity } from "../read-service";
+import { presentHistory } from "../reports/present";
+import {
+  DEFAULT_HISTORY_DAYS,
+  HistoryQuery,
+  MAX_HISTORY_DAYS,
+  ProgressHistorySchema,
+} from "../reports/schemas";
+import { readDailyActivity } from "../reports/service";
 import { addDays, localTime } from "../rules";
 
 export const progressHistoryRoute = tokenRoute("progress:read", {

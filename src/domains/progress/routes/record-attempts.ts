@@ -6,8 +6,8 @@ import { publishEvents } from "../../../platform/events";
 import { idempotencyHeaderShape, idempotent } from "../../../platform/http/idempotency";
 import { errorResponses, jsonBody, jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { resolveLearner } from "../learner";
-import type { AttemptInput } from "../record";
-import { RecordAttemptsBody, RecordAttemptsResponse } from "../schemas";
+import { RecordAttemptsBody, RecordAttemptsResponse } from "../recording/schemas";
+import type { AttemptInput } from "../recording/types";
 
 export const recordAttemptsRoute = tokenRoute("progress:write", {
   method: "post",

@@ -1,5 +1,6 @@
 import type { z } from "@hono/zod-openapi";
-import { CEFR_LEVELS, type CefrLevel, type Skill } from "../../db/schema";
+import { CEFR_LEVELS, type CefrLevel, type Skill } from "../../../db/schema";
+import { ACHIEVEMENTS, addDays, cefrReport, currentStreak, type SkillEvidenceRow, weekOf } from "../rules";
 import {
   ANONYMOUS_NAME,
   CEFR_METHOD,
@@ -17,7 +18,7 @@ import {
   TREND_THRESHOLD,
   TREND_WEEKS,
   WEEKDAYS,
-} from "./read-schemas";
+} from "./schemas";
 import type {
   DailyActivityRow,
   InsightsData,
@@ -25,8 +26,7 @@ import type {
   LessonProgressRow,
   readGamification,
   readPlatformStats,
-} from "./read-service";
-import { ACHIEVEMENTS, addDays, cefrReport, currentStreak, type SkillEvidenceRow, weekOf } from "./rules";
+} from "./service";
 
 /** Rows of the aggregates → wire shapes. Pure: no I/O, so every number here is unit-testable. */
 

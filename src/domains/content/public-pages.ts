@@ -1,12 +1,11 @@
 import { purgeEdgeCache } from "../../platform/http/edge-cache";
 
+/**
+ * Where published courses are served publicly (the catalog domain's routes), and how their cached
+ * copies are found when a course changes. It lives with the content, which changes the courses: the
+ * catalog reads content, content never reads the catalog.
+ */
 export const PUBLIC_COURSES_PATH = "/api/public/courses";
-
-/** On every public catalogue response, errors included: readable from any origin, no credentials involved. */
-export const PUBLIC_CORS_HEADERS: readonly (readonly [string, string])[] = [
-  ["Access-Control-Allow-Origin", "*"],
-  ["Access-Control-Expose-Headers", "ETag, Age, Retry-After, X-Request-Id, X-Cache"],
-];
 
 /** The cache key of a course's public page (it takes no query parameters). */
 export function publicCourseKey(origin: string, slug: string): string {

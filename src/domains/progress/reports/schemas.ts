@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { CEFR_LEVELS, LESSON_STATUSES, SKILLS } from "../../db/schema";
-import { pageQueryShape, pageSchema } from "../../platform/http/pagination";
-import { CEFR_ACCURACY_NEEDED, CEFR_EVIDENCE_NEEDED } from "./rules";
+import { CEFR_LEVELS, LESSON_STATUSES, SKILLS } from "../../../db/schema";
+import { pageQueryShape, pageSchema } from "../../../platform/http/pagination";
+import { CEFR_ACCURACY_NEEDED, CEFR_EVIDENCE_NEEDED } from "../rules";
 
 /** Wire shapes of the progress, CEFR, insights, gamification and statistics reads. */
 

@@ -13,14 +13,14 @@ import {
   platformCounters,
   skillEvidence,
   studyTime,
-} from "../../db/schema";
-import type { Env } from "../../env";
-import { d1Binding, database } from "../../platform/db";
-import { ApiError } from "../../platform/errors";
-import { type PageRequest, pageBounds } from "../../platform/http/pagination";
-import { ALL_TIME_PERIOD, learnersAboveSql, PLATFORM_SCOPE } from "./rank";
-import { MAX_RECOMMENDATIONS } from "./read-schemas";
-import { type AchievementInputs, addDays } from "./rules";
+} from "../../../db/schema";
+import type { Env } from "../../../env";
+import { d1Binding, database } from "../../../platform/db";
+import { ApiError } from "../../../platform/errors";
+import { type PageRequest, pageBounds } from "../../../platform/http/pagination";
+import { ALL_TIME_PERIOD, learnersAboveSql, PLATFORM_SCOPE } from "../rank";
+import { type AchievementInputs, addDays } from "../rules";
+import { MAX_RECOMMENDATIONS } from "./schemas";
 
 /**
  * The reads behind the progress, insights, gamification and statistics endpoints. Each function is

@@ -1,7 +1,9 @@
 import { DurableObject } from "cloudflare:workers";
-import type { Env } from "../../env";
-import { database } from "../../platform/db";
-import { type AttemptInput, type Learner, type RecordResult, recordAttempts } from "./record";
+import type { Env } from "../../../env";
+import { database } from "../../../platform/db";
+import type { Learner } from "../learner";
+import { recordAttempts } from "./service";
+import type { AttemptInput, RecordResult } from "./types";
 
 const ATTEMPTS = 3;
 

@@ -1,0 +1,138 @@
+import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
+import {
+  achievements,
+  attempts,
+  type CefrLevel,
+  courseProgress,
+  courses,
+  dailyActivity,
+  itemProgress,
+  learnerStats,
+  lessonProgress,
+  lessons,
+  type Skill,
+  skillEvidence,
+  trainingItems,
+} from "../../../db/schema";
+import type { Database } from "../../../platform/db";
+import type { SkillEvidenceRow } from "../rules";
+import type { AttemptInput } from "./types";
+
+/** The learner's latest active days read for the streaks (a little over the longest milestone). */
+export const ACTIVE_DAYS_READ = 400;
+
+export type ItemRow = {
+  id: string;
+  lessonId: string;
+  courseId: string;
+  xp: number;
+  skill: Skill;
+  cefrLevel: CefrLevel;
+  published: boolean;
+};
+
+export type ItemProgressRow = typeof itemProgress.$inferSelect;
+export type LessonProgressRow = typeof lessonProgress.$inferSelect;
+export type CourseProgressRow = typeof courseProgress.$inferSelect;
+export type LearnerStatsRow = typeof learnerStats.$inferSelect;
+
+/** Everything recording a batch reads: the items sent, and the learner's state they change. */
+export interface LearnerState {
+  itemById: Map<string, ItemRow>;
+  /** Attempts of this batch's ids that are already recorded (for this learner or another). */
+  recorded: { id: string; userId: string }[];
+  stats: LearnerStatsRow | undefined;
+  unlocked: Set<string>;
+  /** The latest active days, newest first, at most ACTIVE_DAYS_READ. */
+  recentDays: string[];
+  items: Map<string, ItemProgressRow>;
+  lessons: Map<string, LessonProgressRow>;
+  lessonItemCount: Map<string, number>;
+  courses: Map<string, CourseProgressRow>;
+  courseLessonCount: Map<string, number>;
+  evidence: SkillEvidenceRow[];
+}
+
+/** Reads the state in one D1 batch (one round trip, one consistent snapshot). */
+export async function loadLearnerState(
+  db: Database,
+  learnerId: string,
+  input: AttemptInput[],
+): Promise<LearnerState> {
+  const itemIds = JSON.stringify([...new Set(input.map((a) => a.training_item_id))]);
+  const itemsInBatch = sql`(SELECT value FROM json_each(${itemIds}))`;
+  const attemptIds = sql`(SELECT value FROM json_each(${JSON.stringify(input.map((a) => a.id))}))`;
+  const [items, recorded, stats, unlocked, days, ...progress] = await db.batch([
+    db
+      .select({
+        id: trainingItems.id,
+        lessonId: trainingItems.lessonId,
+        courseId: trainingItems.courseId,
+        xp: trainingItems.xp,
+        skill: trainingItems.skill,
+        cefrLevel: trainingItems.cefrLevel,
+        published: courses.published,
+      })
+      .from(trainingItems)
+      .innerJoin(courses, eq(courses.id, trainingItems.courseId))
+      .where(inArray(trainingItems.id, itemsInBatch)),
+    db
+      .select({ id: attempts.id, userId: attempts.userId })
+      .from(attempts)
+      .where(inArray(attempts.id, attemptIds)),
+    db.select().from(learnerStats).where(eq(learnerStats.userId, learnerId)),
+    db.select({ code: achievements.code }).from(achievements).where(eq(achievements.userId, learnerId)),
+    db
+      .select({ day: dailyActivity.day })
+      .from(dailyActivity)
+      .where(eq(dailyActivity.userId, learnerId))
+      .orderBy(sql`${dailyActivity.day} DESC`)
+      .limit(ACTIVE_DAYS_READ),
+    ...progressQueries(db, learnerId, itemsInBatch),
+  ]);
+  const [itemStates, lessonStates, lessonTotals, courseStates, courseTotals, evidence] = progress;
+  return {
+    itemById: new Map(items.map((i) => [i.id, i])),
+    recorded,
+    stats: stats[0],
+    unlocked: new Set(unlocked.map((u) => u.code)),
+    recentDays: days.map((d) => d.day),
+    items: new Map(itemStates.map((s) => [s.trainingItemId, { ...s }])),
+    lessons: new Map(lessonStates.map((s) => [s.lessonId, { ...s }])),
+    lessonItemCount: new Map(lessonTotals.map((l) => [l.id, l.itemCount])),
+    courses: new Map(courseStates.map((s) => [s.courseId, { ...s }])),
+    courseLessonCount: new Map(courseTotals.map((c) => [c.id, c.lessonCount])),
+    evidence: evidence.map((e) => ({ ...e })),
+  };
+}
+
+/** The learner's progress on the items, lessons and courses of the batch, and all their skill evidence. */
+function progressQueries(db: Database, learnerId: string, itemsInBatch: SQL) {
+  const lessonsInBatch = sql`(SELECT lesson_id FROM training_items WHERE id IN ${itemsInBatch})`;
+  const coursesInBatch = sql`(SELECT course_id FROM training_items WHERE id IN ${itemsInBatch})`;
+  return [
+    db
+      .select()
+      .from(itemProgress)
+      .where(and(eq(itemProgress.userId, learnerId), inArray(itemProgress.trainingItemId, itemsInBatch))),
+    db
+      .select()
+      .from(lessonProgress)
+      .where(and(eq(lessonProgress.userId, learnerId), inArray(lessonProgress.lessonId, lessonsInBatch))),
+    db
+      .select({ id: lessons.id, itemCount: lessons.itemCount })
+      .from(lessons)
+      .where(inArray(lessons.id, lessonsInBatch)),
+    db
+      .select()
+      .from(courseProgress)
+      .where(and(eq(courseProgress.userId, learnerId), inArray(courseProgress.courseId, coursesInBatch))),
+    db
+      .select({ id: courses.id, lessonCount: courses.lessonCount })
+      .from(courses)
+      .where(inArray(courses.id, coursesInBatch)),
+    // All of the learner's evidence (at most 6 skills × 6 levels): the CEFR levels are recomputed
+    // for every skill, not only those of this batch.
+    db.select().from(skillEvidence).where(eq(skillEvidence.userId, learnerId)),
+  ] as const;
+}
