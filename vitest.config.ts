@@ -26,6 +26,9 @@ export default defineConfig(async () => {
             // The part size stays R2's minimum (5 MiB): local R2 refuses smaller parts, like R2 does.
             EXPORT_PAGE_SIZE: "7",
             EXPORT_TIME_BUDGET_MS: "1",
+            // Bulk uploads: small chunks and a 1 ms budget, so a test upload spans several queue messages.
+            BULK_CHUNK_ROWS: "1000",
+            BULK_TIME_BUDGET_MS: "1",
           },
           // The public catalogue's per-IP limit (600 a minute in wrangler.toml), small enough to reach
           // in a test; tests that are not about it send a fresh CF-Connecting-IP.

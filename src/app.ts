@@ -84,14 +84,14 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
     build: documented(async () => (await import("./domains/events")).registerEvents),
   },
   {
-    name: "exports",
-    prefixes: ["/api/integrations/exports"],
-    build: documented(async () => (await import("./domains/exports")).registerExports),
-  },
-  {
     name: "institutions",
     prefixes: ["/api/institutions"],
     build: documented(async () => (await import("./domains/institutions")).registerInstitutions),
+  },
+  {
+    name: "exports",
+    prefixes: ["/api/integrations/exports"],
+    build: documented(async () => (await import("./domains/exports")).registerExports),
   },
 ];
 

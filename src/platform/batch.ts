@@ -1,4 +1,6 @@
+import { type SQL, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
+import type { Database } from "./db";
 
 /** D1 binds at most 100 parameters per statement: rows per multi-row INSERT for a table this wide. */
 export function rowsPerStatement(columns: number): number {
@@ -12,3 +14,22 @@ export function chunk<T>(items: T[], size: number): T[][] {
 }
 
 export type Statement = BatchItem<"sqlite">;
+
+/**
+ * A batch statement that fails, and so rolls the whole batch back, unless `condition` (an SQL
+ * boolean) holds when it runs: D1 runs a batch as one transaction, so a check placed in it cannot be
+ * overtaken by another writer the way a read before the batch can. The failure is SQLite's
+ * "malformed JSON" error; `isBatchGuardFailure` recognises it.
+ */
+export function batchGuard(db: Database, condition: SQL) {
+  // json() of a text that is not JSON raises an error. A query builder, not db.run(sql): drizzle's
+  // D1 batch cannot bind the parameters of a raw statement.
+  return db
+    .select({ ok: sql<string>`json(CASE WHEN ${condition} THEN '1' ELSE 'guard failed' END)` })
+    .from(sql`(SELECT 1)`);
+}
+
+export function isBatchGuardFailure(error: unknown): boolean {
+  const text = String(error instanceof Error ? `${error.message} ${String(error.cause ?? "")}` : error);
+  return /malformed JSON/i.test(text);
+}

@@ -44,6 +44,8 @@ const schema = z.object({
   EXPORT_PAGE_SIZE: positiveInt(5000),
   EXPORT_TIME_BUDGET_MS: positiveInt(20_000),
   EXPORT_RETENTION_DAYS: positiveInt(7),
+  BULK_CHUNK_ROWS: positiveInt(500),
+  BULK_TIME_BUDGET_MS: positiveInt(20_000),
 });
 
 function toConfig(vars: z.infer<typeof schema>) {
@@ -66,6 +68,12 @@ function toConfig(vars: z.infer<typeof schema>) {
       /** How long one queue invocation generates before it hands over to a continuation message. */
       timeBudgetMs: vars.EXPORT_TIME_BUDGET_MS,
       retentionDays: vars.EXPORT_RETENTION_DAYS,
+    },
+    bulk: {
+      /** Rows of a queued bulk upload applied per D1 batch (one checkpoint each). */
+      chunkRows: vars.BULK_CHUNK_ROWS,
+      /** How long one queue invocation applies chunks before it hands over to a continuation message. */
+      timeBudgetMs: vars.BULK_TIME_BUDGET_MS,
     },
   };
 }

@@ -9,6 +9,7 @@ export const DOCS_ERROR_BASE = "https://docs.lingua.example/errors/";
  */
 export const ERROR_CATALOGUE = {
   bad_request: { status: 400, title: "Bad request" },
+  invalid_invitation: { status: 400, title: "Invalid invitation" },
   malformed_json: { status: 400, title: "Malformed JSON" },
   unauthenticated: { status: 401, title: "Authentication required" },
   invalid_credentials: { status: 401, title: "Invalid credentials" },
@@ -17,6 +18,14 @@ export const ERROR_CATALOGUE = {
   not_found: { status: 404, title: "Not found" },
   method_not_allowed: { status: 405, title: "Method not allowed" },
   conflict: { status: 409, title: "Conflict" },
+  slug_taken: { status: 409, title: "Slug taken" },
+  email_taken: { status: 409, title: "E-mail address taken" },
+  external_id_taken: { status: 409, title: "External id taken" },
+  last_admin: { status: 409, title: "Last active admin" },
+  seat_limit_reached: { status: 409, title: "Seat limit reached" },
+  bulk_in_progress: { status: 409, title: "Bulk upload in progress" },
+  bulk_not_finished: { status: 409, title: "Bulk upload not finished" },
+  sync_threshold_exceeded: { status: 409, title: "Sync threshold exceeded" },
   idempotency_in_flight: { status: 409, title: "Request in flight" },
   export_not_ready: { status: 409, title: "Export not ready" },
   export_failed: { status: 409, title: "Export failed" },

@@ -53,6 +53,8 @@ export const bulkJobs = sqliteTable(
     dryRun: integer("dry_run", { mode: "boolean" }).notNull(),
     force: integer("force", { mode: "boolean" }).notNull().default(false),
     status: text("status", { enum: BULK_STATUSES }).notNull(),
+    /** The file's header cells as uploaded, for rejected.csv. */
+    header: text("header", { mode: "json" }).$type<string[]>().notNull().default([]),
     /** The uploaded file in R2 (queued jobs only). */
     r2Key: text("r2_key"),
     totalRows: integer("total_rows").notNull(),
@@ -94,6 +96,8 @@ export const bulkJobRows = sqliteTable(
     externalId: text("external_id"),
     outcome: text("outcome", { enum: BULK_OUTCOMES }).notNull(),
     errors: text("errors", { mode: "json" }).$type<string[]>().notNull(),
+    /** A rejected row's cells as uploaded, for rejected.csv; null for the others. */
+    cells: text("cells", { mode: "json" }).$type<string[]>(),
     userId: text("user_id"),
     /** The raw invitation token of a created member, sealed; erased once the finished report was read. */
     invitationSealed: text("invitation_sealed"),

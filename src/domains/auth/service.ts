@@ -34,7 +34,7 @@ export async function signIn(env: Env, email: string, password: string) {
   const db = database(env.DB);
   const user = await db.select().from(users).where(eq(users.email, normalisedEmail)).get();
   const valid = await verifyPassword(password, user?.passwordHash ?? DECOY_PASSWORD_HASH);
-  if (!user || !valid)
+  if (!user || !valid || user.status === "suspended")
     throw new ApiError("invalid_credentials", "The e-mail address or the password is wrong.");
   // Awaited, not deferred: the next attempt must already see the slot returned.
   await guard.refund(attempt.second);
@@ -47,6 +47,11 @@ export async function signIn(env: Env, email: string, password: string) {
       .run();
   }
 
+  return { ...(await createSession(env, user)), user };
+}
+
+/** A session token for a user who has just proved who they are (sign-in, accepted invitation). */
+export async function createSession(env: Env, user: { id: string; institutionId: string | null }) {
   const ttlDays = config(env).sessionTtlDays;
   const expiresAt = nowIso(Date.now() + ttlDays * 86_400_000);
   const { row, plain } = await insertToken(
@@ -59,5 +64,5 @@ export async function signIn(env: Env, email: string, password: string) {
       kind: "session",
     },
   );
-  return { token: plain, tokenId: row.id, expiresAt, user };
+  return { token: plain, tokenId: row.id, expiresAt };
 }

@@ -50,11 +50,25 @@ export const responseHeaders = createMiddleware<AppEnv>(async function responseH
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-export function limitBody(maxSize = MAX_BODY_BYTES) {
+/** Operations that take a larger body than the rest: the bulk member upload (a CSV file of up to 5 MiB). */
+export const LARGER_BODY_LIMITS: readonly { path: RegExp; maxSize: number }[] = [
+  { path: /^\/api\/institutions\/[^/]+\/members\/bulk$/, maxSize: 5 * 1024 * 1024 },
+];
+
+function bodyLimitOf(maxSize: number) {
   return bodyLimit({
     maxSize,
     onError: () => {
       throw new ApiError("payload_too_large", `The request body exceeds ${maxSize} bytes.`);
     },
+  });
+}
+
+export function limitBody(maxSize = MAX_BODY_BYTES) {
+  const standard = bodyLimitOf(maxSize);
+  const larger = LARGER_BODY_LIMITS.map(({ path, maxSize }) => ({ path, limit: bodyLimitOf(maxSize) }));
+  return createMiddleware<AppEnv>(function limitBody(c, next) {
+    const special = larger.find(({ path }) => path.test(c.req.path));
+    return (special?.limit ?? standard)(c, next);
   });
 }

@@ -1,0 +1,110 @@
+import { and, eq, gt, isNull, sql } from "drizzle-orm";
+import { invitations, outboxEvents, users } from "../../db/schema";
+import type { Env } from "../../env";
+import { randomBytes, sha256Hex, toBase64Url } from "../../platform/crypto/encoding";
+import { hashPassword } from "../../platform/crypto/passwords";
+import { database } from "../../platform/db";
+import { batchGuard, isBatchGuardFailure } from "../../platform/batch";
+import { ApiError } from "../../platform/errors";
+import { domainEvent, publishEvents } from "../../platform/events";
+import { nowIso } from "../../platform/ids";
+
+export const INVITATION_TTL_MS = 7 * 86_400_000;
+export const INVITATION_PATH = "/api/auth/accept-invitation";
+const TOKEN_PREFIX = "inv_";
+
+export interface MintedInvitation {
+  token: string;
+  tokenHash: string;
+  expiresAt: string;
+}
+
+/** A fresh invitation token: 256 random bits; only its SHA-256 is stored. */
+export async function mintInvitation(now = Date.now()): Promise<MintedInvitation> {
+  const token = TOKEN_PREFIX + toBase64Url(randomBytes(32));
+  return { token, tokenHash: await sha256Hex(token), expiresAt: nowIso(now + INVITATION_TTL_MS) };
+}
+
+export function invitationUrl(origin: string, token: string): string {
+  return `${origin}${INVITATION_PATH}?token=${encodeURIComponent(token)}`;
+}
+
+/** The invitation row of a member: a new one replaces the member's previous invitation. */
+export function upsertInvitation(
+  env: Env,
+  row: { userId: string; institutionId: string; invitation: MintedInvitation; now: string },
+) {
+  const db = database(env.DB);
+  const values = {
+    userId: row.userId,
+    institutionId: row.institutionId,
+    tokenHash: row.invitation.tokenHash,
+    expiresAt: row.invitation.expiresAt,
+    acceptedAt: null,
+    createdAt: row.now,
+  };
+  return db
+    .insert(invitations)
+    .values(values)
+    .onConflictDoUpdate({
+      target: invitations.userId,
+      set: { tokenHash: values.tokenHash, expiresAt: values.expiresAt, acceptedAt: null, createdAt: row.now },
+    });
+}
+
+const INVALID = "The invitation is unknown, already used or expired; ask your administrator for a new one.";
+
+/**
+ * Sets the invited member's password and activates them, once: the invitation's `accepted_at` is
+ * written in the same batch, under a guard that it was still open, so two concurrent accepts
+ * cannot both succeed. Returns the user, for the caller to open a session.
+ */
+export async function acceptInvitation(env: Env, token: string, password: string) {
+  const db = database(env.DB);
+  const tokenHash = await sha256Hex(token);
+  const now = nowIso();
+  const found = await db
+    .select({ invitation: invitations, user: users })
+    .from(invitations)
+    .innerJoin(users, eq(users.id, invitations.userId))
+    .where(eq(invitations.tokenHash, tokenHash))
+    .get();
+  if (
+    !found ||
+    found.invitation.acceptedAt !== null ||
+    found.invitation.expiresAt <= now ||
+    found.user.status !== "invited" ||
+    found.user.institutionId !== found.invitation.institutionId
+  ) {
+    throw new ApiError("invalid_invitation", INVALID);
+  }
+  const { user } = found;
+  const passwordHash = await hashPassword(password);
+  const event = domainEvent(
+    "member.updated",
+    { institutionId: user.institutionId, userId: user.id },
+    { user_id: user.id, changes: { status: { from: "invited", to: "active" } }, updated_at: now },
+    now,
+  );
+  const open = and(
+    eq(invitations.tokenHash, tokenHash),
+    isNull(invitations.acceptedAt),
+    gt(invitations.expiresAt, now),
+  );
+  try {
+    await db.batch([
+      batchGuard(db, sql`EXISTS (SELECT 1 FROM ${invitations} WHERE ${open})`),
+      db.update(invitations).set({ acceptedAt: now }).where(open),
+      db
+        .update(users)
+        .set({ passwordHash, status: "active", updatedAt: now, lastActiveAt: now })
+        .where(and(eq(users.id, user.id), eq(users.status, "invited"))),
+      db.insert(outboxEvents).values(event),
+    ]);
+  } catch (error) {
+    if (isBatchGuardFailure(error)) throw new ApiError("invalid_invitation", INVALID);
+    throw error;
+  }
+  await publishEvents(env, [event.id]);
+  return { ...user, passwordHash, status: "active" as const, updatedAt: now, lastActiveAt: now };
+}
