@@ -15,9 +15,10 @@
 //
 //   BENCH_ANALYTICS_REQUESTS=20   requests per variant per run
 //   BENCH_ANALYTICS_MEMBERS=10000 members of the institution
-import { Miniflare } from "miniflare";
+
 import { mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { Miniflare } from "miniflare";
 import { linguaWorker } from "./datasets.mjs";
 import { applyMigrations, median, requestJson, storageBase } from "./lib.mjs";
 import { BENCH_TENANT, seedBenchTenant } from "./seed.mjs";
@@ -127,7 +128,11 @@ export async function runAnalytics({ config, scriptPath }) {
     const variants = [
       { id: "day", label: `${DAYS} days by day`, query: `${range}&granularity=day` },
       { id: "week", label: `${DAYS} days by week`, query: `${range}&granularity=week` },
-      { id: "group", label: `${DAYS} days by day, one class`, query: `${range}&granularity=day&group=Class%2007` },
+      {
+        id: "group",
+        label: `${DAYS} days by day, one class`,
+        query: `${range}&granularity=day&group=Class%2007`,
+      },
     ];
     const path = `/api/institutions/${INSTITUTION}/analytics`;
     // Warm-up: the route group's first build and D1's page cache.
@@ -137,7 +142,14 @@ export async function runAnalytics({ config, scriptPath }) {
       for (const v of variants) {
         console.error(`bench: analytics run ${run + 1}/${RUNS} ${v.label}…`);
         const result = await measure(new URL(`${path}?${v.query}`, base), headers);
-        runs.push({ run, variant: v.id, label: v.label, ...result, answer: undefined, totals: result.answer.totals });
+        runs.push({
+          run,
+          variant: v.id,
+          label: v.label,
+          ...result,
+          answer: undefined,
+          totals: result.answer.totals,
+        });
       }
     }
     const summary = variants.map((v) => {

@@ -562,7 +562,12 @@ async function main() {
 
   console.error(`bench: bundling…`);
   await prepareBundles(
-    workersNeeded.has("lingua") || wantStartup || wantActivity || wantWebhooks || wantExports || wantAnalytics,
+    workersNeeded.has("lingua") ||
+      wantStartup ||
+      wantActivity ||
+      wantWebhooks ||
+      wantExports ||
+      wantAnalytics,
     wantStartup,
   );
 

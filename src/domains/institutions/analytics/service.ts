@@ -3,7 +3,8 @@ import { SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
 import { CEFR_LEVELS, SKILLS } from "../../../db/schema";
 import type { Env } from "../../../env";
 import type { Principal } from "../../../platform/auth/principal";
-import { d1Binding, database } from "../../../platform/db";
+import { d1Binding } from "../../../platform/db";
+import { institutionInScope } from "../access";
 import {
   type ActivityRow,
   activityStatement,
@@ -13,7 +14,6 @@ import {
   TOP_COURSES,
 } from "./queries";
 import { type Granularity, periodStarts, resolveRange } from "./range";
-import { fetchInstitutionOrThrow } from "./tenant";
 
 const dialect = new SQLiteSyncDialect();
 
@@ -78,8 +78,7 @@ export async function readAnalytics({
   query: { from?: string; to?: string; granularity: Granularity; group?: string };
   nowMs?: number;
 }) {
-  const db = database(env.DB);
-  const institution = await fetchInstitutionOrThrow(db, principal, institutionId);
+  const institution = await institutionInScope(env, principal, institutionId);
   const { from, to } = resolveRange(query, institution.timeZone, nowMs);
   const filter: Filter = { institutionId, from, to, group: query.group ?? null };
   const d1 = d1Binding(env.DB);

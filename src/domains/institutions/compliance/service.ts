@@ -1,11 +1,11 @@
 import { eq } from "drizzle-orm";
-import { COMPLIANCE_TYPES, type ComplianceType, complianceDocuments, institutions } from "../../../db/schema";
+import { COMPLIANCE_TYPES, type ComplianceType, complianceDocuments } from "../../../db/schema";
 import type { Env } from "../../../env";
 import type { Principal } from "../../../platform/auth/principal";
 import { database } from "../../../platform/db";
 import { ApiError, type FieldError, validationError } from "../../../platform/errors";
 import { nowIso } from "../../../platform/ids";
-import { assertInstitutionReachable, institutionNotFound, isPlatformStaff } from "../analytics/tenant";
+import { institutionInScope, isPlatformStaff } from "../access";
 import type { ComplianceStatus, PutComplianceDocumentInput } from "./schemas";
 
 /** Required unless platform staff say otherwise: every customer signs a DPA and GDPR paperwork. */
@@ -67,13 +67,12 @@ export async function readCompliance({
   institutionId: string;
   nowMs?: number;
 }) {
-  assertInstitutionReachable(principal, institutionId);
+  await institutionInScope(env, principal, institutionId);
   const db = database(env.DB);
-  const [found, rows] = await db.batch([
-    db.select({ id: institutions.id }).from(institutions).where(eq(institutions.id, institutionId)),
-    db.select().from(complianceDocuments).where(eq(complianceDocuments.institutionId, institutionId)),
-  ]);
-  if (found.length === 0) throw institutionNotFound(institutionId);
+  const rows = await db
+    .select()
+    .from(complianceDocuments)
+    .where(eq(complianceDocuments.institutionId, institutionId));
   const now = nowIso(nowMs);
   const byType = new Map(rows.map((r) => [r.type, r]));
   const documents = COMPLIANCE_TYPES.map((type) => presentDocument(type, byType.get(type), now));
@@ -108,19 +107,13 @@ export async function putComplianceDocument({
   input: PutComplianceDocumentInput;
   nowMs?: number;
 }): Promise<ComplianceDocument> {
-  assertInstitutionReachable(principal, institutionId);
+  await institutionInScope(env, principal, institutionId);
   if (!isPlatformStaff(principal))
     throw new ApiError("forbidden", "Only platform staff record compliance documents.");
   const now = nowIso(nowMs);
   const errors = checkDates(input, now);
   if (errors.length > 0) throw validationError(errors);
   const db = database(env.DB);
-  const found = await db
-    .select({ id: institutions.id })
-    .from(institutions)
-    .where(eq(institutions.id, institutionId))
-    .get();
-  if (!found) throw institutionNotFound(institutionId);
   const row: StoredDocument = {
     institutionId,
     type,

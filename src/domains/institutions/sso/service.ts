@@ -1,5 +1,5 @@
 import { and, asc, eq, ne } from "drizzle-orm";
-import { institutions, ssoConnections, ssoDomains } from "../../../db/schema";
+import { ssoConnections, ssoDomains } from "../../../db/schema";
 import type { Env } from "../../../env";
 import type { Principal } from "../../../platform/auth/principal";
 import { config } from "../../../platform/config";
@@ -7,7 +7,7 @@ import { seal } from "../../../platform/crypto/sealing";
 import { database, inJsonList } from "../../../platform/db";
 import { type FieldError, validationError } from "../../../platform/errors";
 import { nowIso } from "../../../platform/ids";
-import { assertInstitutionReachable, institutionNotFound } from "../analytics/tenant";
+import { institutionInScope } from "../access";
 import { presentSso } from "./present";
 import type { PutSsoInput } from "./schemas";
 import { completenessErrors, validOidc, validSaml } from "./validate";
@@ -22,8 +22,7 @@ interface Context {
 
 async function load(env: Env, institutionId: string) {
   const db = database(env.DB);
-  const [found, connection, domains] = await db.batch([
-    db.select({ id: institutions.id }).from(institutions).where(eq(institutions.id, institutionId)),
+  const [connection, domains] = await db.batch([
     db.select().from(ssoConnections).where(eq(ssoConnections.institutionId, institutionId)),
     db
       .select({ domain: ssoDomains.domain })
@@ -31,12 +30,11 @@ async function load(env: Env, institutionId: string) {
       .where(eq(ssoDomains.institutionId, institutionId))
       .orderBy(asc(ssoDomains.domain)),
   ]);
-  if (found.length === 0) throw institutionNotFound(institutionId);
   return { connection: connection[0] ?? null, domains: domains.map((d) => d.domain) };
 }
 
 export async function readSso({ env, principal, institutionId, origin, nowMs = Date.now() }: Context) {
-  assertInstitutionReachable(principal, institutionId);
+  await institutionInScope(env, principal, institutionId);
   const { connection, domains } = await load(env, institutionId);
   return presentSso(institutionId, connection, domains, origin, nowMs);
 }
@@ -67,7 +65,7 @@ function isDomainTaken(error: unknown): boolean {
  */
 export async function putSso(context: Context & { input: PutSsoInput }) {
   const { env, principal, institutionId, origin, input, nowMs = Date.now() } = context;
-  assertInstitutionReachable(principal, institutionId);
+  await institutionInScope(env, principal, institutionId);
   const shapeErrors = typeErrors(input);
   if (shapeErrors.length > 0) throw validationError(shapeErrors);
   const db = database(env.DB);
