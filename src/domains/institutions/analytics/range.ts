@@ -43,10 +43,10 @@ export function periodStart(day: string, granularity: Granularity): string {
 }
 
 /** The same in SQL, over a `day` column, so that D1 groups by period. */
-export function periodStartSql(granularity: Granularity): string {
-  if (granularity === "day") return "day";
-  if (granularity === "month") return "substr(day, 1, 7) || '-01'";
-  return "date(day, '-' || ((CAST(strftime('%w', day) AS INTEGER) + 6) % 7) || ' days')";
+export function periodStartSql(granularity: Granularity, column = "day"): string {
+  if (granularity === "day") return column;
+  if (granularity === "month") return `substr(${column}, 1, 7) || '-01'`;
+  return `date(${column}, '-' || ((CAST(strftime('%w', ${column}) AS INTEGER) + 6) % 7) || ' days')`;
 }
 
 /** Every period start from the one holding `from` to the one holding `to`, for a zero-filled series. */
