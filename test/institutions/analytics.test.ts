@@ -45,6 +45,7 @@ async function practise(
   }));
   const { res, body } = await callJson("/api/progress/attempts", { token: user.token, body: { attempts } });
   if (res.status !== 200) throw new Error(`${res.status} ${JSON.stringify(body)}`);
+  return attempts;
 }
 
 function analytics(query: string, token = tenant.admin.token, extra: Record<string, unknown> = {}) {
@@ -354,6 +355,22 @@ describe("analytics against a brute-force count of the recorded attempts", () =>
     for (const statement of migration!.queries) await env.DB.prepare(statement).run();
     const after = await analytics(query);
     expect(after.body).toEqual(before.body);
+  });
+});
+
+describe("analytics: the rollup under resends", () => {
+  it("a resent batch counts once, a new one at once", async () => {
+    const query = `?from=${daysAgo(3)}&to=${today}`;
+    const before = await analytics(query);
+    const [c1] = courses as [CourseFixture];
+    const user = learners[4] as TestUser;
+    const sent = await practise(user, daysAgo(2), c1.items.slice(0, 2), { seconds: 50 });
+    const after = await analytics(query);
+    expect(after.body.totals.attempts).toBe(before.body.totals.attempts + 2);
+    expect(after.body.totals.active_learners).toBe(before.body.totals.active_learners + 1);
+    const resent = await callJson("/api/progress/attempts", { token: user.token, body: { attempts: sent } });
+    expect(resent.body.summary.duplicates).toBe(2);
+    expect((await analytics(query)).body).toEqual(after.body);
   });
 });
 
