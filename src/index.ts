@@ -15,7 +15,7 @@ export { TokenGate } from "./platform/ratelimit/token-gate";
 async function fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
   try {
     // Awaits only what is pending: on the hot path the copy check and the app are synchronous.
-    const copy = cachedPageFor(request, env);
+    const copy = cachedPageFor(request);
     const early = copy ? await answerCachedPageEarly(copy, request, env) : null;
     if (early) return early;
     const app = appForRequest(request);

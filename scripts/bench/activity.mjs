@@ -7,11 +7,12 @@
 // Per dataset, one Miniflare runs three copies of the Lingua bundle on one copy of the dataset (one
 // D1 database):
 //   lingua-api          what is measured (Cache API on, as deployed)
-//   lingua-api-nocache  the same bundle with PUBLIC_CACHE=off (no copy in the isolate's memory or
-//                       the Cache API; src/platform/http/edge-cache.ts) and Miniflare's Cache API
-//                       off: every GET /api/public/courses is produced — D1 read, JSON, ETag —
-//                       and answered `X-Cache: BYPASS` (checked); served on a direct socket
-//   lingua-api-meter    D1_METER=true (src/platform/d1-meter.ts): only single probe requests, for
+//   lingua-api-nocache  the same bundle behind withEveryPageAMiss (scripts/bench/worker-wrappers.mjs:
+//                       every request under an origin of its own, so no copy in the isolate's memory
+//                       or the Cache API is found again) and Miniflare's Cache API off: every GET
+//                       /api/public/courses runs the whole miss path — D1 read, JSON, ETag, storing
+//                       the copy — and is answered `X-Cache: MISS` (checked); on a direct socket
+//   lingua-api-meter    the same bundle behind withD1Meter (scripts/bench/worker-wrappers.mjs): only single probe requests, for
 //                       the X-D1-Queries / X-D1-Rows-Read of each route; never under load (the
 //                       uncached catalogue is its first catalogue request, a miss; the hit its second)
 import { cpSync, mkdtempSync, rmSync } from "node:fs";
@@ -82,13 +83,13 @@ async function startDataset(dataset, { config, scriptPath }) {
       linguaWorker(config, scriptPath),
       linguaWorker(config, scriptPath, {
         name: "lingua-api-nocache",
-        vars: { PUBLIC_CACHE: "off" },
+        wrapper: "miss",
         cache: false,
         directSocket: true,
       }),
       linguaWorker(config, scriptPath, {
         name: "lingua-api-meter",
-        vars: { D1_METER: "true" },
+        wrapper: "meter",
         directSocket: true,
       }),
     ],
@@ -266,9 +267,9 @@ export async function runActivity({
         const again = await fetch(t.url);
         await again.text();
         for (const r of [response, again]) {
-          if (r.headers.get("X-Cache") !== "BYPASS")
+          if (r.headers.get("X-Cache") !== "MISS")
             throw new Error(
-              `${t.label}: X-Cache ${r.headers.get("X-Cache")}, expected BYPASS (PUBLIC_CACHE=off)`,
+              `${t.label}: X-Cache ${r.headers.get("X-Cache")}, expected MISS (every page a miss)`,
             );
         }
       }
@@ -505,7 +506,7 @@ export function activityReport(result, settings, formatTable) {
     "",
     result.failures.length
       ? `!!! ${result.failures.length} run(s) answered something other than 200 or had errors; those figures are NOT valid:\n    ${result.failures.join("\n    ")}`
-      : `Learning activity: medians across ${settings.rounds} round(s), a floor's across every group that measured it (every response 200). "uncached" = the same bundle with PUBLIC_CACHE=off and Miniflare's Cache API off: every request is produced from D1 (on a direct socket, without Miniflare's entry hop).`,
+      : `Learning activity: medians across ${settings.rounds} round(s), a floor's across every group that measured it (every response 200). "uncached" = the same bundle behind a wrapper that sends every request under an origin of its own, with Miniflare's Cache API off: every request is a miss, produced from D1 (on a direct socket, without Miniflare's entry hop).`,
   );
   out.push(
     formatTable(
@@ -522,7 +523,7 @@ export function activityReport(result, settings, formatTable) {
   );
   out.push(
     "",
-    "D1 per request (D1_METER copy, one probe each: queries / rows read / rows written; statements inside Durable Objects not counted)",
+    "D1 per request (metered copy, one probe each: queries / rows read / rows written; statements inside Durable Objects not counted)",
   );
   out.push(
     formatTable(

@@ -5,9 +5,9 @@
 // one of 8 clubs), their CEFR levels in learner_stats, 20 courses, and 90 days of the per-institution
 // activity rollup that every recording keeps (institution_activity_days): each member active on about
 // 35 % of the days, in one course a day. The attempts table is then renamed away, so any read of it
-// would fail the request: every measured answer is a 200 from the rollup alone. The worker runs with
-// D1_METER = "true", so each answer says how many D1 statements it ran (X-D1-Queries) and the rows
-// they read (X-D1-Rows-Read).
+// would fail the request: every measured answer is a 200 from the rollup alone. The worker runs behind
+// the bench's D1 meter (scripts/bench/worker-wrappers.mjs), so each answer says how many D1 statements
+// it ran (X-D1-Queries) and the rows they read (X-D1-Rows-Read).
 //
 // Three runs; each sends BENCH_ANALYTICS_REQUESTS requests one after another (concurrency 1) per
 // variant — the whole institution by day, by week, and one class by day — and reports the median and
@@ -122,7 +122,7 @@ async function measure(url, headers) {
 export async function runAnalytics({ config, scriptPath }) {
   const storage = mkdtempSync(join(storageBase(), "lingua-bench-analytics-"));
   const mf = new Miniflare({
-    ...linguaWorker(config, scriptPath, { vars: { D1_METER: "true" } }),
+    ...linguaWorker(config, scriptPath, { wrapper: "meter" }),
     host: "127.0.0.1",
     port: 0,
     defaultPersistRoot: storage,

@@ -88,11 +88,12 @@ function statementsOf(sql) {
 export function linguaWorker(
   config,
   scriptPath,
-  { name = "lingua-api", vars = {}, cache = true, directSocket = false } = {},
+  { name = "lingua-api", vars = {}, cache = true, directSocket = false, wrapper } = {},
 ) {
   const { host, port, ...options } = workerOptions({
     name,
     scriptPath,
+    wrapper,
     compatibilityDate: config.compatibilityDate,
     compatibilityFlags: config.compatibilityFlags,
     bindings: { ...config.vars, ENCRYPTION_KEY: randomKey(), ...vars },

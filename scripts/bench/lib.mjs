@@ -14,9 +14,10 @@ import {
   rmSync,
 } from "node:fs";
 import os from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
+import { benchEntrySource } from "./worker-wrappers.mjs";
 
 export const BENCH_SCRIPTS = dirname(fileURLToPath(import.meta.url));
 export const ROOT = resolve(BENCH_SCRIPTS, "..", "..");
@@ -128,6 +129,27 @@ export async function bundleWithEsbuild(entry, outfile) {
 // Workers
 
 /**
+ * The modules that put a bench wrapper (scripts/bench/worker-wrappers.mjs) in front of a bundle: an
+ * entry that imports the bundle by its file name, wraps its default export and re-exports its
+ * Durable Object classes; then the wrappers. The entry comes first: Miniflare runs the first module.
+ */
+function wrapperModules(wrapper, scriptPath) {
+  const root = dirname(scriptPath);
+  return [
+    {
+      type: "ESModule",
+      path: join(root, `bench-${wrapper}-entry.mjs`),
+      contents: benchEntrySource(wrapper, `./${basename(scriptPath)}`, "./worker-wrappers.mjs"),
+    },
+    {
+      type: "ESModule",
+      path: join(root, "worker-wrappers.mjs"),
+      contents: readFileSync(join(BENCH_SCRIPTS, "worker-wrappers.mjs"), "utf8"),
+    },
+  ];
+}
+
+/**
  * Where workers keep D1 and Durable Object storage during a run: BENCH_STORAGE_DIR, else tmpfs
  * (/dev/shm) when there is one, else the OS temp directory. On a VM disk every SQLite commit pays
  * the host's fsync, which says more about the disk than about the code (and production storage is
@@ -147,6 +169,7 @@ export function storageBase() {
 export function workerOptions({
   name,
   scriptPath,
+  wrapper,
   compatibilityDate,
   compatibilityFlags = [],
   bindings = {},
@@ -162,7 +185,10 @@ export function workerOptions({
     // Miniflare first parses and walks the whole script with acorn in Node to discover its imports
     // (about 300 ms for a 1 MiB bundle), a cost of the local tooling that Cloudflare does not have
     // and that would swamp the start-up comparison. Every worker here is loaded the same way.
-    modules: [{ type: "ESModule", path: scriptPath, contents: readFileSync(scriptPath, "utf8") }],
+    modules: [
+      ...(wrapper ? wrapperModules(wrapper, scriptPath) : []),
+      { type: "ESModule", path: scriptPath, contents: readFileSync(scriptPath, "utf8") },
+    ],
     modulesRoot: dirname(scriptPath),
     compatibilityDate,
     compatibilityFlags,

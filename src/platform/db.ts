@@ -1,9 +1,6 @@
-import { type AnyColumn, count, type SQL, sql } from "drizzle-orm";
-import type { BatchItem } from "drizzle-orm/batch";
+import { type AnyColumn, type SQL, sql } from "drizzle-orm";
 import { type DrizzleD1Database, drizzle } from "drizzle-orm/d1";
-import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import * as schema from "../db/schema";
-import { isMetering, meteredD1 } from "./d1-meter";
 
 export type Database = DrizzleD1Database<typeof schema>;
 
@@ -11,8 +8,6 @@ const clients = new WeakMap<D1Database, Database>();
 
 /** One drizzle client per D1 binding, reused across requests of the same isolate. */
 export function database(d1: D1Database): Database {
-  // Benchmarks only (D1_METER = "true"): count statements and rows read per request.
-  if (isMetering()) d1 = meteredD1(d1);
   let client = clients.get(d1);
   if (!client) {
     client = drizzle(d1, { schema });
@@ -21,29 +16,10 @@ export function database(d1: D1Database): Database {
   return client;
 }
 
-/** The binding itself, for plain SQL (metered like `database()` when benchmarking). */
-export function d1Binding(d1: D1Database): D1Database {
-  return isMetering() ? meteredD1(d1) : d1;
-}
-
 /**
  * `column IN (…)` for any number of values with one bound parameter (a JSON array), where
  * drizzle's `inArray` binds one each and D1 refuses more than 100 per statement.
  */
 export function inJsonList(column: AnyColumn | SQL, values: readonly (string | number)[]): SQL {
   return sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(values)}))`;
-}
-
-/**
- * A page of rows and how many rows match the same filter, in one D1 round trip (a batch of the page
- * query and a `count(*)` of `table` under `where`).
- */
-export async function pageWithTotal<Page extends BatchItem<"sqlite">>(
-  db: Database,
-  page: Page,
-  table: SQLiteTable,
-  where: SQL | undefined,
-): Promise<{ rows: Awaited<Page>; total: number }> {
-  const [rows, totals] = await db.batch([page, db.select({ total: count() }).from(table).where(where)]);
-  return { rows: rows as Awaited<Page>, total: totals[0]?.total ?? 0 };
 }

@@ -1,3 +1,5 @@
+import type { z } from "zod";
+
 /** Queues refuses a longer delay than 12 hours. */
 export const MAX_QUEUE_DELAY_SECONDS = 43_200;
 
@@ -29,4 +31,59 @@ export async function sendAll<Body>(
       }),
     );
   }
+}
+
+/** Where a message that does not fit its schema goes, and what to call its queue in the log. */
+export interface MessageOrigin {
+  /** The queue's name, for the log (e.g. `lingua-exports`). */
+  queue: string;
+  /**
+   * The producer binding of the queue's dead-letter queue. Left out by a dead-letter queue's own
+   * consumer: there a message that does not fit is at the end of the line, logged and acknowledged.
+   */
+  deadLetter?: Queue<unknown>;
+}
+
+/**
+ * A queue message's body parsed with `schema`, or null when it does not fit. Such a message can never
+ * succeed, so it is not retried: it is logged with the reason, sent on to the dead-letter queue as it
+ * came, and acknowledged — no crash, no retry loop. Should the dead-letter send fail, the message is
+ * retried instead, and once the queue's retries are spent the platform dead-letters it itself.
+ *
+ *   const body = await parseMessage(ExportMessageSchema, message, { queue: "lingua-exports", deadLetter: env.EXPORTS_DLQ });
+ *   if (!body) continue; // already logged, dead-lettered and acknowledged
+ */
+export async function parseMessage<Schema extends z.ZodType>(
+  schema: Schema,
+  message: Message<unknown>,
+  origin: MessageOrigin,
+): Promise<z.infer<Schema> | null> {
+  const parsed = schema.safeParse(message.body);
+  if (parsed.success) return parsed.data;
+  const reason = parsed.error.issues
+    .map((issue) => `${issue.path.join(".") || "(body)"}: ${issue.message}`)
+    .join("; ");
+  const fields = { queue: origin.queue, message_id: message.id, attempts: message.attempts, reason };
+  if (!origin.deadLetter) {
+    logQueue("error", "dead letter does not fit its schema; dropped", fields);
+    message.ack();
+    return null;
+  }
+  try {
+    await origin.deadLetter.send(message.body, { contentType: "v8" });
+  } catch (error) {
+    logQueue("error", "message does not fit its schema; dead-lettering failed, retrying", {
+      ...fields,
+      error: String(error),
+    });
+    message.retry();
+    return null;
+  }
+  logQueue("error", "message does not fit its schema; dead-lettered", fields);
+  message.ack();
+  return null;
+}
+
+function logQueue(level: "error", message: string, fields: Record<string, unknown>): void {
+  console.error(JSON.stringify({ level, message, ...fields }));
 }

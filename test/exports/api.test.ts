@@ -2,6 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { nowIso } from "../../src/platform/ids";
 import { call, callJson } from "../helpers/api";
+import { createCourse } from "../helpers/catalog";
 import { createPublishedCourse } from "../helpers/progress-fixture";
 import { createPlatformAdmin, createTenant, mintToken } from "../helpers/tenants";
 import { attempt, record } from "../progress/reads/support";
@@ -118,6 +119,26 @@ describe("POST /api/integrations/exports", () => {
         .bind(admin.id)
         .first<{ n: number }>())!.n,
     ).toBe(0);
+  });
+
+  it("refuses an unpublished course exactly as an unknown one: no existence oracle", async () => {
+    const { admin } = await createTenant();
+    const draft = await createCourse({ published: false });
+    const published = await createCourse();
+    const unknown = await requestExport(admin.token, { type: "activity", course_id: "crs_nope" });
+    const hidden = await requestExport(admin.token, { type: "activity", course_id: draft.id });
+    expect(hidden.res.status).toBe(422);
+    const { request_id: _unknownId, ...unknownProblem } = unknown.body;
+    const { request_id: _hiddenId, ...hiddenProblem } = hidden.body;
+    expect(hiddenProblem).toEqual(unknownProblem);
+    expect(
+      (await env.DB.prepare("SELECT count(*) AS n FROM export_jobs WHERE requested_by = ?")
+        .bind(admin.id)
+        .first<{ n: number }>())!.n,
+    ).toBe(0);
+    // A published course is accepted.
+    const visible = await requestExport(admin.token, { type: "activity", course_id: published.id });
+    expect(visible.res.status, JSON.stringify(visible.body)).toBe(202);
   });
 
   it("needs exports:write; learners and instructors lack it; platform staff without an institution are refused with 403", async () => {

@@ -1,10 +1,18 @@
+import { createExecutionContext, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { call } from "../helpers/api";
+import { withD1Meter } from "../../scripts/bench/worker-wrappers.mjs";
+import worker from "../../src/index";
+import { BASE, call } from "../helpers/api";
 import { createTenant } from "../helpers/tenants";
 
-// The benchmarks' D1 meter (D1_METER = "true", never set in wrangler.toml). In a file of its own:
-// once a request has been metered, the isolate meters every later request too.
-const METERED = { D1_METER: "true" } as Partial<Cloudflare.Env>;
+// The benchmarks' D1 meter: a wrapper around the worker that only the bench loads
+// (scripts/bench/worker-wrappers.mjs); the worker itself carries no metering code.
+const metered = withD1Meter(worker);
+
+function callMetered(path: string, token?: string) {
+  const headers = new Headers(token ? { Authorization: `Bearer ${token}` } : {});
+  return metered.fetch(new Request(new URL(path, BASE), { headers }), env, createExecutionContext());
+}
 
 describe("D1 meter (benchmarks only)", () => {
   it("counts an API request's D1 statements and rows, and nothing outside the API", async () => {
@@ -14,19 +22,24 @@ describe("D1 meter (benchmarks only)", () => {
     expect(plain.headers.get("X-D1-Queries")).toBeNull();
     await plain.arrayBuffer();
 
-    const metered = await call("/api/courses", { token: learner.token, env: METERED });
-    expect(metered.status).toBe(200);
-    expect(Number(metered.headers.get("X-D1-Queries"))).toBeGreaterThanOrEqual(1);
-    expect(metered.headers.get("X-D1-Rows-Read")).toMatch(/^\d+$/);
-    expect(metered.headers.get("X-D1-Rows-Written")).toBe("0");
-    await metered.arrayBuffer();
+    const counted = await callMetered("/api/courses", learner.token);
+    expect(counted.status).toBe(200);
+    expect(Number(counted.headers.get("X-D1-Queries"))).toBeGreaterThanOrEqual(1);
+    expect(counted.headers.get("X-D1-Rows-Read")).toMatch(/^\d+$/);
+    expect(counted.headers.get("X-D1-Rows-Written")).toBe("0");
+    await counted.arrayBuffer();
+
+    // The same request unwrapped right after: the worker itself never meters.
+    const after = await call("/api/courses", { token: learner.token });
+    expect(after.headers.get("X-D1-Queries")).toBeNull();
+    await after.arrayBuffer();
 
     // `me` is answered from the token's object: no D1 statement in the request.
-    const me = await call("/api/auth/me", { token: learner.token, env: METERED });
+    const me = await callMetered("/api/auth/me", learner.token);
     expect(me.headers.get("X-D1-Queries")).toBe("0");
     await me.arrayBuffer();
 
-    const health = await call("/healthz", { env: METERED });
+    const health = await callMetered("/healthz");
     expect(health.status).toBe(200);
     expect(health.headers.get("X-D1-Queries")).toBeNull();
     await health.arrayBuffer();

@@ -109,17 +109,16 @@ describe("errors are problem+json", () => {
   });
 
   it("answers an exception thrown before any app runs with a 500 problem that still carries the request id and headers", async () => {
-    const failing = new Proxy(env, {
+    // The worker's first look at a request (is it a GET the isolate answered a moment ago?) throws.
+    const request = new Request("https://api.lingua.test/api/public/courses");
+    const failing = new Proxy(request, {
       get(target, name) {
-        if (name === "D1_METER") throw new Error("SELECT secret FROM vault -- password=hunter2");
-        return Reflect.get(target, name);
+        if (name === "method") throw new Error("SELECT secret FROM vault -- password=hunter2");
+        const value = Reflect.get(target, name);
+        return typeof value === "function" ? value.bind(target) : value;
       },
     });
-    const res = await worker.fetch(
-      new Request("https://api.lingua.test/api/public/courses"),
-      failing,
-      createExecutionContext(),
-    );
+    const res = await worker.fetch(failing, env, createExecutionContext());
     const body = await res.json<any>();
     expectProblem(res, body, 500, "internal_error");
     expect(res.headers.get("X-Request-Id")).toMatch(/^req_[0-9a-f]{32}$/);

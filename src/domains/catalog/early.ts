@@ -1,11 +1,9 @@
 import type { Env } from "../../env";
-import { d1MeterOn } from "../../platform/d1-meter";
 import {
   ageSeconds,
   ifNoneMatchHits,
   type MemoryCopy,
   PUBLIC_CACHE_CONTROL,
-  publicCacheOff,
   recalled,
 } from "../../platform/http/edge-cache";
 import { DEFAULT_FRAMING_HEADERS, requestIdFor, SECURITY_HEADERS } from "../../platform/http/middleware";
@@ -21,9 +19,8 @@ import { PUBLIC_CORS_HEADERS } from "./headers";
  * applies, and anything else — another method, no copy, a refused limit — goes to the app, which
  * then also answers the 429.
  */
-export function cachedPageFor(request: Request, env: Env): MemoryCopy | null {
-  // With the D1 meter on (benchmarks only), hits go through the app, whose middleware reports the count.
-  if (request.method !== "GET" || d1MeterOn(env) || publicCacheOff(env)) return null;
+export function cachedPageFor(request: Request): MemoryCopy | null {
+  if (request.method !== "GET") return null;
   const url = request.url;
   const pathStart = url.indexOf("/", url.indexOf("//") + 2);
   if (pathStart < 0 || !url.startsWith(PUBLIC_COURSES_PATH, pathStart)) return null;

@@ -15,8 +15,7 @@ const cacheHeaders = {
     schema: { type: "integer" as const },
   },
   "X-Cache": {
-    description:
-      "`HIT` when answered from the edge cache, `MISS` otherwise (`BYPASS` where the deployment keeps no copies: `PUBLIC_CACHE=off`).",
+    description: "`HIT` when answered from the edge cache, `MISS` otherwise.",
     schema: { type: "string" as const },
   },
   "Access-Control-Allow-Origin": {

@@ -1,4 +1,4 @@
-import { and, asc, count, eq, inArray, type SQL, sql } from "drizzle-orm";
+import { and, asc, desc, eq, exists, gte, inArray, lte, type SQL, sql } from "drizzle-orm";
 import type { SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
 import {
   type CefrLevel,
@@ -12,9 +12,9 @@ import {
 } from "../../db/schema";
 import type { Env } from "../../env";
 import type { Principal } from "../../platform/auth/principal";
-import { type Database, d1Binding, database } from "../../platform/db";
+import { type Database, database } from "../../platform/db";
 import { ApiError } from "../../platform/errors";
-import { type PageRequest, pageBounds } from "../../platform/http/pagination";
+import { type PageRequest, type PageResult, pageBounds, pageWithTotal } from "../../platform/http/pagination";
 import { nowIso } from "../../platform/ids";
 import type { CourseRow, LessonOutlineRow, LessonRow, TrainingItemRow, TrainingRow } from "./present";
 import { type CourseSort, canonicalLanguageTag } from "./schemas";
@@ -27,13 +27,6 @@ import { type CourseSort, canonicalLanguageTag } from "./schemas";
 export function seesDrafts(principal: Principal): boolean {
   return principal.token.abilities.includes("content:write");
 }
-
-export interface PageResult<T> {
-  total: number;
-  rows: T[];
-}
-
-const EMPTY: PageResult<never> = { total: 0, rows: [] };
 
 // ---------------------------------------------------------------------------------------------
 // Courses
@@ -54,157 +47,74 @@ function likeContains(text: string): string {
 }
 
 const published = eq(courses.published, true);
+
+/**
+ * The courses a caller sees, as a condition on `courses`: all of them for platform staff
+ * (`seesDrafts`), the published ones for everybody else. Any other domain that takes a course id
+ * from a caller checks it with this, so that a draft answers exactly as an unknown id does.
+ */
+export function visibleCourses(includeDrafts: boolean): SQL | undefined {
+  return includeDrafts ? undefined : published;
+}
 /** The ids of published courses, for the tables below a course (each carries `course_id`). */
 const publishedCourseIds = (db: Database) => db.select({ id: courses.id }).from(courses).where(published);
 
-/**
- * The course lists' statement, plain SQL built once per shape (which filters are present, the sort
- * and whether drafts are visible) and kept for the isolate: the page with the total of the whole
- * result on each row (a window count), read as arrays. Cheaper per request than building it with
- * the query builder and mapping its rows, and the list is the most read route there is.
- */
-const COURSE_COLUMNS = [
-  "id",
-  "slug",
-  "title",
-  "description",
-  "target_language",
-  "source_language",
-  "cefr_from",
-  "cefr_to",
-  "published",
-  "published_at",
-  "lesson_count",
-  "item_count",
-  "estimated_minutes",
-  "tags",
-  "created_at",
-  "updated_at",
-] as const;
-
-const COURSE_ORDER: Record<CourseSort, string> = {
-  title: "title COLLATE NOCASE ASC, id ASC",
-  "-title": "title COLLATE NOCASE DESC, id DESC",
-  created_at: "created_at ASC, id ASC",
-  "-created_at": "created_at DESC, id DESC",
+const COURSE_ORDER: Record<CourseSort, SQL[]> = {
+  title: [sql`${courses.title} COLLATE NOCASE ASC`, asc(courses.id)],
+  "-title": [sql`${courses.title} COLLATE NOCASE DESC`, desc(courses.id)],
+  created_at: [asc(courses.createdAt), asc(courses.id)],
+  "-created_at": [desc(courses.createdAt), desc(courses.id)],
   // Unpublished courses (no published_at) last in both directions.
-  published_at: "published_at ASC NULLS LAST, id ASC",
-  "-published_at": "published_at DESC NULLS LAST, id DESC",
+  published_at: [sql`${courses.publishedAt} ASC NULLS LAST`, asc(courses.id)],
+  "-published_at": [sql`${courses.publishedAt} DESC NULLS LAST`, desc(courses.id)],
 };
 
-type CourseParam = "language" | "level" | "q" | "tag";
-
-interface CourseStatement {
-  page: string;
-  count: string;
-  /** The filters, bound as ?1, ?2, … in this order; the page statement then takes limit and offset. */
-  params: CourseParam[];
+/** The filter of a course list; `null` when it can match nothing (a non-staff caller asking for drafts). */
+function courseWhere(db: Database, filters: CourseFilters, includeDrafts: boolean): SQL | undefined | null {
+  if (filters.published === false && !includeDrafts) return null;
+  const visibility =
+    filters.published !== undefined
+      ? eq(courses.published, filters.published)
+      : includeDrafts
+        ? undefined
+        : published;
+  const { language, level, q, tag } = filters;
+  return and(
+    visibility,
+    language !== undefined ? eq(courses.targetLanguage, canonicalLanguageTag(language)) : undefined,
+    // A1 < A2 < … < C2 as text.
+    level !== undefined ? and(lte(courses.cefrFrom, level), gte(courses.cefrTo, level)) : undefined,
+    q !== undefined ? sql`${courses.title} LIKE ${likeContains(q)} ESCAPE '\\'` : undefined,
+    tag !== undefined
+      ? exists(
+          db
+            .select({ one: sql`1` })
+            .from(courseTags)
+            .where(and(eq(courseTags.courseId, courses.id), eq(courseTags.tag, tag))),
+        )
+      : undefined,
+  );
 }
 
-const courseStatements = new Map<string, CourseStatement>();
-
-/** `null` when the combination can match nothing (a non-staff caller asking for drafts). */
-function courseStatement(filters: CourseFilters, includeDrafts: boolean): CourseStatement | null {
-  let visibility: "published" | "drafts" | "all";
-  if (filters.published === false) {
-    if (!includeDrafts) return null;
-    visibility = "drafts";
-  } else {
-    visibility = filters.published === true || !includeDrafts ? "published" : "all";
-  }
-  const present = (["language", "level", "q", "tag"] as const).filter((name) => filters[name] !== undefined);
-  const key = `${visibility}|${present.join(",")}|${filters.sort}`;
-  let statement = courseStatements.get(key);
-  if (statement) return statement;
-
-  const where: string[] = [];
-  if (visibility !== "all") where.push(`published = ${visibility === "published" ? 1 : 0}`);
-  present.forEach((name, index) => {
-    const at = `?${index + 1}`;
-    switch (name) {
-      case "language":
-        where.push(`target_language = ${at}`);
-        break;
-      case "level":
-        where.push(`cefr_from <= ${at} AND cefr_to >= ${at}`); // A1 < A2 < … < C2 as text
-        break;
-      case "q":
-        where.push(`title LIKE ${at} ESCAPE '\\'`);
-        break;
-      case "tag":
-        where.push(`EXISTS (SELECT 1 FROM course_tags t WHERE t.course_id = courses.id AND t.tag = ${at})`);
-        break;
-    }
-  });
-  const whereSql = where.length > 0 ? ` WHERE ${where.join(" AND ")}` : "";
-  statement = {
-    page: `SELECT ${COURSE_COLUMNS.join(", ")}, count(*) OVER () AS total FROM courses${whereSql} ORDER BY ${COURSE_ORDER[filters.sort]} LIMIT ?${present.length + 1} OFFSET ?${present.length + 2}`,
-    count: `SELECT count(*) AS total FROM courses${whereSql}`,
-    params: present,
-  };
-  courseStatements.set(key, statement);
-  return statement;
-}
-
-function courseParamValue(filters: CourseFilters, name: CourseParam): string {
-  switch (name) {
-    case "language":
-      return canonicalLanguageTag(filters.language!);
-    case "q":
-      return likeContains(filters.q!);
-    default:
-      return filters[name]!;
-  }
-}
-
-function courseFromColumns(r: unknown[]): CourseRow {
-  return {
-    id: r[0] as string,
-    slug: r[1] as string,
-    title: r[2] as string,
-    description: r[3] as string,
-    targetLanguage: r[4] as string,
-    sourceLanguage: r[5] as string,
-    cefrFrom: r[6] as CefrLevel,
-    cefrTo: r[7] as CefrLevel,
-    published: r[8] === 1,
-    publishedAt: r[9] as string | null,
-    lessonCount: r[10] as number,
-    itemCount: r[11] as number,
-    estimatedMinutes: r[12] as number,
-    tags: JSON.parse(r[13] as string) as string[],
-    createdAt: r[14] as string,
-    updatedAt: r[15] as string,
-  };
-}
-
-/** One D1 statement: the page, each row carrying the total (a separate count only past the last page). */
+/** A page of courses and their total (one D1 round trip). */
 export async function listCourses(
   env: Env,
   filters: CourseFilters,
   page: PageRequest,
   includeDrafts: boolean,
 ): Promise<PageResult<CourseRow>> {
-  const statement = courseStatement(filters, includeDrafts);
-  if (!statement) return EMPTY;
-  const d1 = d1Binding(env.DB);
+  const db = database(env.DB);
+  const where = courseWhere(db, filters, includeDrafts);
+  if (where === null) return { total: 0, rows: [] };
   const { limit, offset } = pageBounds(page);
-  const params = statement.params.map((name) => courseParamValue(filters, name));
-  const rows = await d1
-    .prepare(statement.page)
-    .bind(...params, limit, offset)
-    .raw();
-  if (rows.length > 0 || offset === 0)
-    return {
-      total: (rows[0]?.[COURSE_COLUMNS.length] as number | undefined) ?? 0,
-      rows: rows.map(courseFromColumns),
-    };
-  // Past the last page there is no row to carry the total: count separately (rare).
-  const total = await d1
-    .prepare(statement.count)
-    .bind(...params)
-    .first<number>("total");
-  return { total: total ?? 0, rows: [] };
+  const pageQuery = db
+    .select()
+    .from(courses)
+    .where(where)
+    .orderBy(...COURSE_ORDER[filters.sort])
+    .limit(limit)
+    .offset(offset);
+  return pageWithTotal(db, pageQuery, courses, where);
 }
 
 const outlineColumns = {
@@ -225,7 +135,7 @@ async function courseWithOutline(
   notFound: string,
 ): Promise<{ course: CourseRow; outline: LessonOutlineRow[] }> {
   const db = database(env.DB);
-  const where = includeDrafts ? by : and(by, published);
+  const where = and(by, visibleCourses(includeDrafts));
   const [found, outline] = await db.batch([
     db.select().from(courses).where(where).limit(1),
     db
@@ -318,17 +228,14 @@ export async function listLessons(
     includeDrafts ? undefined : inArray(lessons.courseId, publishedCourseIds(db)),
   );
   const { limit, offset } = pageBounds(page);
-  const [rows, totals] = await db.batch([
-    db
-      .select()
-      .from(lessons)
-      .where(where)
-      .orderBy(asc(lessons.courseId), asc(lessons.position))
-      .limit(limit)
-      .offset(offset),
-    db.select({ total: count() }).from(lessons).where(where),
-  ]);
-  return { total: totals[0]?.total ?? 0, rows };
+  const pageQuery = db
+    .select()
+    .from(lessons)
+    .where(where)
+    .orderBy(asc(lessons.courseId), asc(lessons.position))
+    .limit(limit)
+    .offset(offset);
+  return pageWithTotal(db, pageQuery, lessons, where);
 }
 
 export async function listTrainings(
@@ -343,17 +250,14 @@ export async function listTrainings(
     includeDrafts ? undefined : inArray(trainings.courseId, publishedCourseIds(db)),
   );
   const { limit, offset } = pageBounds(page);
-  const [rows, totals] = await db.batch([
-    db
-      .select()
-      .from(trainings)
-      .where(where)
-      .orderBy(asc(trainings.lessonId), asc(trainings.position))
-      .limit(limit)
-      .offset(offset),
-    db.select({ total: count() }).from(trainings).where(where),
-  ]);
-  return { total: totals[0]?.total ?? 0, rows };
+  const pageQuery = db
+    .select()
+    .from(trainings)
+    .where(where)
+    .orderBy(asc(trainings.lessonId), asc(trainings.position))
+    .limit(limit)
+    .offset(offset);
+  return pageWithTotal(db, pageQuery, trainings, where);
 }
 
 export interface TrainingItemFilters {
@@ -378,15 +282,12 @@ export async function listTrainingItems(
     includeDrafts ? undefined : inArray(trainingItems.courseId, publishedCourseIds(db)),
   );
   const { limit, offset } = pageBounds(page);
-  const [rows, totals] = await db.batch([
-    db
-      .select()
-      .from(trainingItems)
-      .where(where)
-      .orderBy(asc(trainingItems.trainingId), asc(trainingItems.position))
-      .limit(limit)
-      .offset(offset),
-    db.select({ total: count() }).from(trainingItems).where(where),
-  ]);
-  return { total: totals[0]?.total ?? 0, rows };
+  const pageQuery = db
+    .select()
+    .from(trainingItems)
+    .where(where)
+    .orderBy(asc(trainingItems.trainingId), asc(trainingItems.position))
+    .limit(limit)
+    .offset(offset);
+  return pageWithTotal(db, pageQuery, trainingItems, where);
 }

@@ -1,10 +1,10 @@
 import { and, desc, eq, gte, lt, ne, type SQL } from "drizzle-orm";
 import { outboxEvents } from "../../db/schema";
 import type { Env } from "../../env";
-import { database, pageWithTotal } from "../../platform/db";
+import { database } from "../../platform/db";
 import { ApiError } from "../../platform/errors";
 import { EVENT_RETENTION_MS } from "../../platform/events";
-import { type PageRequest, pageBounds } from "../../platform/http/pagination";
+import { type PageRequest, pageBounds, pageWithTotal } from "../../platform/http/pagination";
 import { nowIso } from "../../platform/ids";
 
 type EventRow = typeof outboxEvents.$inferSelect;

@@ -3,13 +3,14 @@ import { config } from "../../platform/config";
 import { database } from "../../platform/db";
 import { publishEvents } from "../../platform/events";
 import { newId } from "../../platform/ids";
-import { queueDelaySeconds } from "../../platform/queue";
+import { parseMessage, queueDelaySeconds } from "../../platform/queue";
 import { generate, LEASE_MARGIN_MS } from "./generate";
 import {
   ACTIVE_STATUSES,
   claimJob,
   type ExportJob,
   type ExportMessage,
+  ExportMessageSchema,
   findJob,
   handOver,
   leaseToFail,
@@ -25,14 +26,6 @@ export const GAVE_UP =
 
 function log(level: "info" | "warn" | "error", message: string, fields: Record<string, unknown>): void {
   console.error(JSON.stringify({ level, message, ...fields }));
-}
-
-function parseMessage(body: unknown): ExportMessage | null {
-  if (typeof body !== "object" || body === null) return null;
-  const { job_id, generation } = body as Record<string, unknown>;
-  return typeof job_id === "string" && Number.isInteger(generation)
-    ? { job_id, generation: generation as number }
-    : null;
 }
 
 export async function enqueueGeneration(env: Env, message: ExportMessage): Promise<void> {
@@ -54,12 +47,11 @@ export async function consumeExports(batch: MessageBatch<unknown>, env: Env): Pr
 }
 
 async function handleMessage(message: Message<unknown>, env: Env): Promise<void> {
-  const body = parseMessage(message.body);
-  if (!body) {
-    log("error", "malformed export message dropped", { id: message.id });
-    message.ack();
-    return;
-  }
+  const body = await parseMessage(ExportMessageSchema, message, {
+    queue: "lingua-exports",
+    deadLetter: env.EXPORTS_DLQ,
+  });
+  if (!body) return; // logged, dead-lettered and acknowledged
   const db = database(env.DB);
   const settings = config(env).exports;
   const leaseId = newId("lse");
@@ -193,9 +185,10 @@ async function discardFile(env: Env, job: ExportJob): Promise<void> {
 export async function consumeExportDeadLetters(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   const db = database(env.DB);
   for (const message of batch.messages) {
-    const body = parseMessage(message.body);
-    const job = body ? await findJob(db, body.job_id) : null;
-    if (!body || !job || !ACTIVE_STATUSES.includes(job.status) || job.generation !== body.generation) {
+    const body = await parseMessage(ExportMessageSchema, message, { queue: "lingua-exports-dlq" });
+    if (!body) continue; // logged and acknowledged: nothing names a job to fail
+    const job = await findJob(db, body.job_id);
+    if (!job || !ACTIVE_STATUSES.includes(job.status) || job.generation !== body.generation) {
       message.ack();
       continue;
     }

@@ -1,4 +1,5 @@
 import { and, eq, inArray, isNull, lt, or, sql } from "drizzle-orm";
+import { z } from "zod";
 import { type ExportStatus, exportJobs, outboxEvents } from "../../db/schema";
 import type { Database } from "../../platform/db";
 import { domainEvent } from "../../platform/events";
@@ -15,10 +16,13 @@ import type { Checkpoint } from "./writer";
 export type ExportJob = typeof exportJobs.$inferSelect;
 
 /** Body of a message on the exports queue: generate `job_id` from where generation `generation` left it. */
-export interface ExportMessage {
-  job_id: string;
-  generation: number;
-}
+/** An exports queue message: generate job `job_id` from its checkpoint, as generation `generation`. */
+export const ExportMessageSchema = z.object({
+  job_id: z.string().min(1),
+  generation: z.number().int().min(0),
+});
+
+export type ExportMessage = z.infer<typeof ExportMessageSchema>;
 
 export const ACTIVE_STATUSES: ExportStatus[] = ["queued", "processing"];
 

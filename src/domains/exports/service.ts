@@ -1,4 +1,4 @@
-import { and, count, desc, eq, gt, isNull, lte, or, type SQL, sql } from "drizzle-orm";
+import { and, desc, eq, gt, isNull, lte, or, type SQL } from "drizzle-orm";
 import {
   courses,
   type ExportFilters,
@@ -10,10 +10,11 @@ import {
 import type { Env } from "../../env";
 import { type Principal, requireInstitution } from "../../platform/auth/principal";
 import { config } from "../../platform/config";
-import { database, inJsonList } from "../../platform/db";
+import { type Database, database, inJsonList } from "../../platform/db";
 import { ApiError, type FieldError, validationError } from "../../platform/errors";
-import { type PageRequest, pageBounds } from "../../platform/http/pagination";
+import { type PageRequest, pageBounds, pageWithTotal } from "../../platform/http/pagination";
 import { newId, nowIso } from "../../platform/ids";
+import { seesDrafts, visibleCourses } from "../content/service";
 import { enqueueGeneration } from "./consumer";
 import type { ExportJob } from "./jobs";
 
@@ -40,9 +41,10 @@ export interface CreateExportInput {
 }
 
 /**
- * Validates the filters against the caller's institution (the course exists, every user is a
- * member), records the job and sends its first queue message. If the send fails the job stays
- * `queued` and the minute sweep sends it (see sweep.ts); the answer is 202 either way.
+ * Validates the filters against what the caller may see (a course they can see — an unpublished one
+ * answers like an unknown one — and members of their institution), records the job and sends its
+ * first queue message. If the send fails the job stays `queued` and the minute sweep sends it (see
+ * sweep.ts); the answer is 202 either way.
  */
 export async function createExport({
   env,
@@ -55,6 +57,33 @@ export async function createExport({
 }): Promise<ExportJob> {
   const institutionId = requireInstitution(principal).id;
   const db = database(env.DB);
+  const filters = await checkedFilters(db, principal, institutionId, input);
+  // A deployment whose settings R2 would refuse takes no job it could only fail.
+  config(env);
+  const job = newJob(institutionId, principal.user.id, input.type, filters, Date.now());
+  await db.insert(exportJobs).values(job).run();
+  try {
+    await enqueueGeneration(env, { job_id: job.id, generation: 0 });
+  } catch (error) {
+    console.error(
+      JSON.stringify({
+        level: "warn",
+        message: "export enqueue failed; the sweep will send it",
+        export_id: job.id,
+        error: String(error),
+      }),
+    );
+  }
+  return job;
+}
+
+/** The job's filters, or 422 naming every course or user the caller may not export. */
+async function checkedFilters(
+  db: Database,
+  principal: Principal,
+  institutionId: string,
+  input: CreateExportInput,
+): Promise<ExportFilters> {
   const userIds = input.user_ids ? [...new Set(input.user_ids)] : undefined;
   const errors: FieldError[] = [];
   if (input.course_id || userIds) {
@@ -62,7 +91,7 @@ export async function createExport({
       db
         .select({ id: courses.id })
         .from(courses)
-        .where(eq(courses.id, input.course_id ?? ""))
+        .where(and(eq(courses.id, input.course_id ?? ""), visibleCourses(seesDrafts(principal))))
         .limit(1),
       db
         .select({ id: users.id })
@@ -71,31 +100,34 @@ export async function createExport({
     ]);
     if (input.course_id && course.length === 0)
       errors.push({ path: "course_id", message: "is not a known course" });
-    if (userIds) {
-      const known = new Set(members.map((m) => m.id));
-      input.user_ids!.forEach((id, index) => {
-        if (!known.has(id))
-          errors.push({ path: `user_ids.${index}`, message: "is not a member of your institution" });
-      });
-    }
+    const known = new Set(members.map((m) => m.id));
+    (input.user_ids ?? []).forEach((id, index) => {
+      if (!known.has(id))
+        errors.push({ path: `user_ids.${index}`, message: "is not a member of your institution" });
+    });
   }
   if (errors.length > 0) throw validationError(errors);
-
   const filters: ExportFilters = {};
   if (input.from) filters.from = toStoredInstant(input.from);
   if (input.to) filters.to = toStoredInstant(input.to);
   if (input.course_id) filters.course_id = input.course_id;
   if (userIds) filters.user_ids = userIds;
+  return filters;
+}
 
-  // A deployment whose settings R2 would refuse takes no job it could only fail.
-  config(env);
-  const now = Date.now();
+function newJob(
+  institutionId: string,
+  requestedBy: string,
+  type: ExportType,
+  filters: ExportFilters,
+  now: number,
+): ExportJob {
   const id = newId("exp");
-  const job: ExportJob = {
+  return {
     id,
     institutionId,
-    requestedBy: principal.user.id,
-    type: input.type,
+    requestedBy,
+    type,
     filters,
     status: "queued",
     rowCount: null,
@@ -117,20 +149,6 @@ export async function createExport({
     completedAt: null,
     expiresAt: null,
   };
-  await db.insert(exportJobs).values(job).run();
-  try {
-    await enqueueGeneration(env, { job_id: id, generation: 0 });
-  } catch (error) {
-    console.error(
-      JSON.stringify({
-        level: "warn",
-        message: "export enqueue failed; the sweep will send it",
-        export_id: id,
-        error: String(error),
-      }),
-    );
-  }
-  return job;
 }
 
 /**
@@ -176,17 +194,15 @@ export async function listExports({
     type ? eq(exportJobs.type, type) : undefined,
   );
   const { limit, offset } = pageBounds(page);
-  const rows = await db
-    .select({ job: exportJobs, total: sql<number>`count(*) over ()` })
+  const pageQuery = db
+    .select()
     .from(exportJobs)
     .where(where)
     .orderBy(desc(exportJobs.createdAt), desc(exportJobs.id))
     .limit(limit)
     .offset(offset);
-  if (rows.length > 0 || offset === 0)
-    return { total: rows[0]?.total ?? 0, rows: rows.map((r) => asSeen(r.job, now)) };
-  const [totals] = await db.select({ total: count() }).from(exportJobs).where(where);
-  return { total: totals?.total ?? 0, rows: [] };
+  const { rows, total } = await pageWithTotal(db, pageQuery, exportJobs, where);
+  return { total, rows: rows.map((job) => asSeen(job, now)) };
 }
 
 /** The caller's institution's export, or 404. */

@@ -68,6 +68,29 @@ function rangeFilter(column: SQL, filters: ExportFilters, keyed = false): SQL[] 
   return out;
 }
 
+/**
+ * The key of a row: its cells under `keyNames`, found among the visible columns and then the key
+ * columns the row carries after them (`hiddenKeys`). Every key cell is text or a number.
+ */
+function keyBy(
+  columns: readonly ExportColumn[],
+  keyNames: readonly string[],
+  hiddenKeys: readonly string[] = [],
+) {
+  const names = [...columns.map((c) => c.name), ...hiddenKeys];
+  const positions = keyNames.map((name) => {
+    const position = names.indexOf(name);
+    if (position < 0) throw new Error(`no column ${name} to key on`);
+    return position;
+  });
+  return (row: Row): RowKey => positions.map((position) => keyCell(row[position]));
+}
+
+function keyCell(cell: Cell | undefined): string | number {
+  if (typeof cell === "string" || typeof cell === "number") return cell;
+  throw new Error(`a key cell holds ${String(cell)}, not text or a number`);
+}
+
 function where(conditions: (SQL | undefined)[]): SQL {
   return sql.join(
     conditions.filter((c): c is SQL => c !== undefined),
@@ -106,10 +129,11 @@ const activity: ExportSource = {
       ),
     );
   },
-  key: (row) => [row[1] as string, row[0] as string],
+  key: (row) => activityKey(row),
   async textPage(db, scope, after, limit) {
-    const [result] = await db.values<[number, number | null, string | null]>(sql`
-      SELECT count(*), min(${ACTIVITY_TYPES_OK}), group_concat(${ACTIVITY_LINE}, char(13, 10)) || char(13, 10)
+    const result = await db.get<{ count: number; types_ok: number | null; text: string | null }>(sql`
+      SELECT count(*) AS count, min(${ACTIVITY_TYPES_OK}) AS types_ok,
+             group_concat(${ACTIVITY_LINE}, char(13, 10)) || char(13, 10) AS text
       FROM (${activityPage(
         sql`id, occurred_at, user_id, course_id, lesson_id, training_item_id, skill, cefr_level,
           ${ACTIVITY_THOUSANDTHS} AS k, correct, duration_seconds, xp_awarded, recorded_at`,
@@ -117,7 +141,7 @@ const activity: ExportSource = {
         after,
         limit,
       )})`);
-    const [count, typesOk, text] = result!;
+    const { count, types_ok: typesOk, text } = result;
     if (count === 0) return { bytes: new Uint8Array(0), count: 0 };
     if (typesOk !== 1 || text === null) return null;
     // SQLite appends the last CRLF: `${text}\r\n` here would copy the whole page into a new string.
@@ -125,8 +149,11 @@ const activity: ExportSource = {
     return plainLines(bytes, count, ACTIVITY_COLUMN_COUNT) && inKeyOrder(bytes) ? { bytes, count } : null;
   },
   lineKey(line) {
-    const [id, occurredAt] = line.split(",", 2);
-    return [occurredAt!, id!];
+    // The line's first two cells: attempt_id, occurred_at (plain cells: no quotes, no commas).
+    const idEnd = line.indexOf(",");
+    const atEnd = line.indexOf(",", idEnd + 1);
+    if (idEnd < 0 || atEnd < 0) throw new Error("an activity line without its key cells");
+    return [line.slice(idEnd + 1, atEnd), line.slice(0, idEnd)];
   },
 };
 
@@ -167,6 +194,7 @@ function activityWhere(scope: SourceScope, after: RowKey | null): SQL {
  * Any other page is read again as rows and written by csv.ts.
  */
 const ACTIVITY_COLUMN_COUNT = activity.columns.length;
+const activityKey = keyBy(activity.columns, ["occurred_at", "attempt_id"]);
 
 /**
  * Whether plain activity lines are in export order, (occurred_at, id) ascending, compared as SQLite
@@ -199,7 +227,7 @@ export function inKeyOrder(bytes: Uint8Array): boolean {
 
 function compareBytes(bytes: Uint8Array, a: number, aEnd: number, b: number, bEnd: number): number {
   for (; a < aEnd && b < bEnd; a++, b++) {
-    const d = bytes[a]! - bytes[b]!;
+    const d = (bytes[a] ?? 0) - (bytes[b] ?? 0);
     if (d !== 0) return d;
   }
   return aEnd - a - (bEnd - b);
@@ -285,8 +313,10 @@ const learnerProgress: ExportSource = {
       ORDER BY cp.user_id, cp.course_id
       LIMIT ${limit}`);
   },
-  key: (row) => [row[0] as string, row[3] as string],
+  key: (row) => learnerProgressKey(row),
 };
+
+const learnerProgressKey = keyBy(learnerProgress.columns, ["user_id", "course_id"]);
 
 /** Sorts after every lesson position: a course's own row follows its lessons. */
 const COURSE_ROW = 2_147_483_647;
@@ -349,8 +379,11 @@ const completions: ExportSource = {
       LEFT JOIN courses c ON c.id = page.course_id
       ORDER BY page.user_id, page.course_id, page.seq`);
   },
-  key: (row) => [row[1] as string, row[4] as string, row[12] as number],
+  key: (row) => completionsKey(row),
 };
+
+/** The position within a course (lesson position, or COURSE_ROW) follows the visible cells. */
+const completionsKey = keyBy(completions.columns, ["user_id", "course_id", "seq"], ["seq"]);
 
 export const SOURCES: Record<ExportType, ExportSource> = {
   learner_progress: learnerProgress,

@@ -1,5 +1,4 @@
 import type { Env } from "../../env";
-import { d1Binding } from "../../platform/db";
 import { nowIso } from "../../platform/ids";
 import { addDays, weekOf } from "./rules";
 
@@ -18,7 +17,7 @@ const ROWS_PER_SWEEP = 5_000;
  */
 export async function purgePastWeeks(env: Env, now: number): Promise<number> {
   const oldestKept = weekOf(addDays(nowIso(now).slice(0, 10), -WEEKS_KEPT_DAYS));
-  const db = d1Binding(env.DB);
+  const db = env.DB;
   const [rows, counts] = await db.batch([
     db
       .prepare(

@@ -4,7 +4,7 @@ import type { Env } from "../../env";
 import { type Ability, abilitiesBeyondRole, effectiveAbilities } from "../../platform/auth/abilities";
 import type { Principal } from "../../platform/auth/principal";
 import { mintToken } from "../../platform/auth/tokens";
-import { d1Binding, database } from "../../platform/db";
+import { database } from "../../platform/db";
 import { ApiError, validationError } from "../../platform/errors";
 import { type PageRequest, pageBounds } from "../../platform/http/pagination";
 import { newId, nowIso } from "../../platform/ids";
@@ -66,7 +66,7 @@ export async function listTokens({
 }) {
   const { limit, offset } = pageBounds(page);
   const scope = tokenScope(principal);
-  const statement = d1Binding(env.DB).prepare(TOKEN_PAGE_SQL[scope.owner][kind ? "byKind" : "all"]);
+  const statement = env.DB.prepare(TOKEN_PAGE_SQL[scope.owner][kind ? "byKind" : "all"]);
   const row = await (kind
     ? statement.bind(scope.id, limit, offset, kind)
     : statement.bind(scope.id, limit, offset)

@@ -8,10 +8,10 @@ import {
 import type { Env } from "../../env";
 import { chunk, rowsPerStatement, type Statement } from "../../platform/batch";
 import { config as settingsOf } from "../../platform/config";
-import { database, pageWithTotal } from "../../platform/db";
+import { database } from "../../platform/db";
 import { ApiError, validationError } from "../../platform/errors";
 import { EVENT_RETENTION_MS } from "../../platform/events";
-import { type PageRequest, pageBounds } from "../../platform/http/pagination";
+import { type PageRequest, pageBounds, pageWithTotal } from "../../platform/http/pagination";
 import { newId, nowIso } from "../../platform/ids";
 import { attemptDelivery, attemptStatements } from "./attempt";
 import { EVENT_EXAMPLES } from "./catalogue";

@@ -14,10 +14,6 @@ import type { AppEnv } from "../../env";
  *   from (so the 60 s bound holds), is dropped by `purgeEdgeCache` in the isolate that purges, and
  *   lives `MEMORY_TTL_MS` at most in every other isolate.
  *
- * With the var `PUBLIC_CACHE` = "off" (never set in wrangler.toml; benchmarks of the uncached path,
- * debugging) this worker keeps no copy at all and every request is produced (`X-Cache: BYPASS`);
- * `Cache-Control`, `ETag` and `304` stay as they are for the caches downstream.
- *
  * Nothing is built at module load.
  */
 export const PUBLIC_CACHE_CONTROL = "public, max-age=60, s-maxage=300, stale-while-revalidate=600";
@@ -122,17 +118,12 @@ function edgeCache(): Cache | null {
   return typeof caches === "undefined" ? null : caches.default;
 }
 
-/** Whether this deployment keeps no copies of public pages (see above). */
-export function publicCacheOff(env: object): boolean {
-  return (env as { PUBLIC_CACHE?: string }).PUBLIC_CACHE === "off";
-}
-
 /** A cached page's response; `304` when `If-None-Match` matches. */
 function answer(
   ifNoneMatch: string | null | undefined,
   body: string,
   etag: string,
-  state: "HIT" | "MISS" | "BYPASS",
+  state: "HIT" | "MISS",
   age: number,
 ): Response {
   const headers: [string, string][] = [
@@ -156,10 +147,6 @@ export async function serveFromEdgeCache(
   key: string,
   produce: () => Promise<unknown>,
 ): Promise<Response> {
-  if (publicCacheOff(c.env)) {
-    const body = JSON.stringify(await produce());
-    return answer(c.req.header("If-None-Match"), body, await strongEtag(body), "BYPASS", 0);
-  }
   const copy = recalled(key);
   if (copy) {
     remember(key, c.req.url, copy);

@@ -2,7 +2,6 @@ import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../../env";
 import { toHex } from "../crypto/encoding";
-import { nextWithD1Meter } from "../d1-meter";
 import { ApiError } from "../errors";
 
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
@@ -41,7 +40,7 @@ export const DEFAULT_FRAMING_HEADERS: readonly (readonly [string, string])[] = [
 export const responseHeaders = createMiddleware<AppEnv>(async function responseHeaders(c, next) {
   const id = requestIdFor(c.req.raw.headers.get("X-Request-Id"));
   c.set("requestId", id);
-  await nextWithD1Meter(c, next);
+  await next();
   const headers = c.res.headers;
   headers.set("X-Request-Id", id);
   for (const [name, value] of SECURITY_HEADERS) headers.set(name, value);

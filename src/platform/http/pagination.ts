@@ -1,5 +1,9 @@
 import { z } from "@hono/zod-openapi";
+import { count, type SQL } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
+import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Context } from "hono";
+import type { Database } from "../db";
 
 export const MAX_PER_PAGE = 100;
 export const DEFAULT_PER_PAGE = 25;
@@ -40,6 +44,27 @@ export function pageBounds({ page, per_page }: PageRequest): { limit: number; of
   return { limit: per_page, offset: (page - 1) * per_page };
 }
 
+/** A page of a list's rows and how many rows the whole list has. */
+export interface PageResult<Row> {
+  total: number;
+  rows: Row[];
+}
+
+/**
+ * The one way a list reads its page and its total: the page's query (bounded by `pageBounds`) and
+ * `count(*)` of `table` under the same `where`, in one D1 batch — one round trip, one snapshot, and
+ * a page past the end still knows the total.
+ */
+export async function pageWithTotal<Page extends BatchItem<"sqlite">>(
+  db: Database,
+  page: Page,
+  table: SQLiteTable,
+  where: SQL | undefined,
+): Promise<{ rows: Awaited<Page>; total: number }> {
+  const [rows, totals] = await db.batch([page, db.select({ total: count() }).from(table).where(where)]);
+  return { rows: rows as Awaited<Page>, total: totals[0]?.total ?? 0 };
+}
+
 const LinksSchema = z
   .object({
     first: z.url(),
@@ -69,16 +94,23 @@ export interface Page<T> {
   meta: { total: number; per_page: number; current_page: number; last_page: number };
 }
 
-/** Builds the envelope; links keep every other query parameter of the request and change `page`. */
-export function paginate<T>(c: Context, request: PageRequest, total: number, data: T[]): Page<T> {
-  return { data, ...pageLinksAndMeta(c, request, total) };
+/**
+ * Builds the envelope; links keep every other query parameter of the request (or of `url`, the
+ * request's normalised form) and change `page`.
+ */
+export function paginate<T>(at: Context | string, request: PageRequest, total: number, data: T[]): Page<T> {
+  return { data, ...pageLinksAndMeta(at, request, total) };
 }
 
-function pageLinksAndMeta(c: Context, request: PageRequest, total: number): Omit<Page<never>, "data"> {
+function pageLinksAndMeta(
+  at: Context | string,
+  request: PageRequest,
+  total: number,
+): Omit<Page<never>, "data"> {
   const lastPage = Math.max(1, Math.ceil(total / request.per_page));
   // One parse of the request URL for all four links: setting `page` again on the same URL gives the
   // same text as setting it once on a fresh copy (it stays where the first `set` put it).
-  const url = new URL(c.req.url);
+  const url = new URL(typeof at === "string" ? at : at.req.url);
   const link = (page: number) => {
     url.searchParams.set("page", String(page));
     return url.toString();

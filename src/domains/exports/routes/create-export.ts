@@ -18,8 +18,8 @@ with the job (\`queued\`) and its URL in \`Location\`. Poll \`GET /api/integrati
 \`export.completed\` / \`export.failed\` webhooks), then download it from \`download_url\` (absolute here; in the
 \`export.completed\` event a path relative to this API's base URL). Files are kept for 7 days.
 
-Filters: \`from\`/\`to\` (ISO 8601, compared at second precision; \`to\` must be after \`from\`), \`course_id\` (a known
-course), \`user_ids\` (up to 100 members of your institution; anything else is 422). The \`activity\` export holds the
+Filters: \`from\`/\`to\` (ISO 8601, compared at second precision; \`to\` must be after \`from\`), \`course_id\` (a published
+course: an unpublished one is refused exactly as an unknown one), \`user_ids\` (up to 100 members of your institution; anything else is 422). The \`activity\` export holds the
 attempts recorded up to the second of the request (whole-second timestamps); the others the state when each row is read.
 
 The file: UTF-8, RFC 4180 (comma, \`"\` quoting, CRLF line ends), a header row, empty cells for nulls; text cells that

@@ -3,7 +3,6 @@ import { SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
 import { CEFR_LEVELS, SKILLS } from "../../../db/schema";
 import type { Env } from "../../../env";
 import type { Principal } from "../../../platform/auth/principal";
-import { d1Binding } from "../../../platform/db";
 import { institutionInScope } from "../access";
 import {
   type ActivityRow,
@@ -81,7 +80,7 @@ export async function readAnalytics({
   const institution = await institutionInScope(env, principal, institutionId);
   const { from, to } = resolveRange(query, institution.timeZone, nowMs);
   const filter: Filter = { institutionId, from, to, group: query.group ?? null };
-  const d1 = d1Binding(env.DB);
+  const d1 = env.DB;
   const prepare = (query: SQL) => {
     const { sql, params } = dialect.sqlToQuery(query);
     return d1.prepare(sql).bind(...params);

@@ -1,6 +1,7 @@
-import { and, asc, count, desc, eq, gte, inArray, isNull, lte, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, exists, gte, inArray, isNull, lte, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import {
+  achievements,
   CEFR_LEVELS,
   type CefrLevel,
   courseProgress,
@@ -13,18 +14,26 @@ import {
   platformCounters,
   skillEvidence,
   studyTime,
+  weeklyXp,
 } from "../../../db/schema";
 import type { Env } from "../../../env";
-import { d1Binding, database } from "../../../platform/db";
+import { database } from "../../../platform/db";
 import { ApiError } from "../../../platform/errors";
-import { type PageRequest, pageBounds } from "../../../platform/http/pagination";
+import {
+  type PageRequest,
+  type PageResult,
+  pageBounds,
+  pageWithTotal,
+} from "../../../platform/http/pagination";
+import { visibleCourses } from "../../content/service";
 import { ALL_TIME_PERIOD, learnersAboveSql, PLATFORM_SCOPE } from "../rank";
 import { type AchievementInputs, addDays } from "../rules";
 import { MAX_RECOMMENDATIONS } from "./schemas";
 
 /**
  * The reads behind the progress, insights, gamification and statistics endpoints. Each function is
- * one D1 round trip (a batch of selects) over the aggregates the write path maintains; none reads
+ * one D1 round trip (a batch of selects; lesson progress takes a second only for a course without
+ * lessons) over the aggregates the write path maintains; none reads
  * the attempts table, and each statement is bounded by the page, the learner or the catalogue.
  */
 
@@ -48,61 +57,52 @@ export interface LessonProgressRow {
 }
 
 /**
- * One plain-SQL statement: a row per lesson of the page (or a single row of NULLs for a page past the
- * end) while the course is visible, none when it is not, each carrying the course's lesson count.
- * ?1 course, ?2 learner, ?3 limit, ?4 offset. The count names ?1 rather than c.id: correlated,
- * SQLite would count the lessons again for every row of the page.
+ * A page of the course's lessons, each with the learner's progress (null before they started it),
+ * and the course's lesson count, in one round trip; 404 when the course is unknown or invisible.
+ * Only a list with no lesson at all takes a second look, to tell an empty course from a missing one.
  */
-const lessonProgressSql = (publishedOnly: boolean) => `
-  SELECT (SELECT count(*) FROM lessons WHERE course_id = ?1) AS total,
-         p.id, p.position, p.title, p.item_count, p.status, p.items_done, p.items_total, p.score_sum, p.started_at, p.completed_at
-  FROM courses c
-  LEFT JOIN (
-    SELECT l.id, l.position, l.title, l.item_count, lp.status, lp.items_done, lp.items_total, lp.score_sum, lp.started_at, lp.completed_at
-    FROM lessons l LEFT JOIN lesson_progress lp ON lp.user_id = ?2 AND lp.lesson_id = l.id
-    WHERE l.course_id = ?1 ORDER BY l.position, l.id LIMIT ?3 OFFSET ?4
-  ) p
-  WHERE c.id = ?1${publishedOnly ? " AND c.published = 1" : ""}
-  ORDER BY p.position, p.id`;
-const LESSON_PROGRESS_SQL = { published: lessonProgressSql(true), drafts: lessonProgressSql(false) };
-
-function lessonProgressFromColumns(r: unknown[]): LessonProgressRow {
-  return {
-    id: r[1] as string,
-    position: r[2] as number,
-    title: r[3] as string,
-    itemCount: r[4] as number,
-    progress:
-      r[5] === null
-        ? null
-        : {
-            status: r[5] as LessonStatus,
-            itemsDone: r[6] as number,
-            itemsTotal: r[7] as number,
-            scoreSum: r[8] as number,
-            startedAt: r[9] as string,
-            completedAt: r[10] as string | null,
-          },
-  };
-}
-
 export async function readLessonProgress(
   env: Env,
   learnerId: string,
   courseId: string,
   page: PageRequest,
   includeDrafts: boolean,
-) {
+): Promise<PageResult<LessonProgressRow>> {
+  const db = database(env.DB);
+  const course = and(eq(courses.id, courseId), visibleCourses(includeDrafts));
+  const where = and(
+    eq(lessons.courseId, courseId),
+    includeDrafts ? undefined : exists(db.select({ id: courses.id }).from(courses).where(course)),
+  );
   const { limit, offset } = pageBounds(page);
-  const rows = await d1Binding(env.DB)
-    .prepare(includeDrafts ? LESSON_PROGRESS_SQL.drafts : LESSON_PROGRESS_SQL.published)
-    .bind(courseId, learnerId, limit, offset)
-    .raw();
-  if (rows.length === 0) throw new ApiError("not_found", `No course ${courseId}.`);
-  return {
-    total: rows[0]![0] as number,
-    rows: rows[0]![1] === null ? [] : rows.map(lessonProgressFromColumns),
-  };
+  const pageQuery = db
+    .select({
+      id: lessons.id,
+      position: lessons.position,
+      title: lessons.title,
+      itemCount: lessons.itemCount,
+      progress: {
+        status: lessonProgress.status,
+        itemsDone: lessonProgress.itemsDone,
+        itemsTotal: lessonProgress.itemsTotal,
+        scoreSum: lessonProgress.scoreSum,
+        startedAt: lessonProgress.startedAt,
+        completedAt: lessonProgress.completedAt,
+      },
+    })
+    .from(lessons)
+    .leftJoin(
+      lessonProgress,
+      and(eq(lessonProgress.userId, learnerId), eq(lessonProgress.lessonId, lessons.id)),
+    )
+    .where(where)
+    .orderBy(asc(lessons.position), asc(lessons.id))
+    .limit(limit)
+    .offset(offset);
+  const result = await pageWithTotal(db, pageQuery, lessons, where);
+  if (result.total === 0 && !(await db.select({ id: courses.id }).from(courses).where(course).get()))
+    throw new ApiError("not_found", `No course ${courseId}.`);
+  return result;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -279,46 +279,37 @@ export interface GamificationStats extends AchievementInputs {
 }
 
 /**
- * One plain-SQL statement, on the learner's user row: their counters (NULLs before their first
- * attempt), this week's XP, and the unlocked achievements as one JSON array. ?1 learner, ?2 week.
+ * The learner's counters (null before their first attempt), this week's XP and the unlocked
+ * achievements (in the order they were unlocked), in one batch.
  */
-const GAMIFICATION_SQL = `
-  SELECT s.xp_total, s.items_completed, s.lessons_completed, s.courses_completed, s.perfect_lessons,
-         s.current_streak, s.longest_streak, s.last_active_day,
-         (SELECT xp FROM weekly_xp WHERE week = ?2 AND user_id = ?1) AS week_xp,
-         (SELECT json_group_array(json_array(code, unlocked_at)) FROM achievements WHERE user_id = ?1) AS unlocked
-  FROM users u LEFT JOIN learner_stats s ON s.user_id = u.id WHERE u.id = ?1`;
-
 export async function readGamification(env: Env, learnerId: string, week: string) {
-  const [found] = await d1Binding(env.DB).prepare(GAMIFICATION_SQL).bind(learnerId, week).raw();
-  const r = found ?? [null, null, null, null, null, null, null, null, null, "[]"];
-  const stats: GamificationStats | null =
-    r[0] === null
-      ? null
-      : {
-          xpTotal: r[0] as number,
-          itemsCompleted: r[1] as number,
-          lessonsCompleted: r[2] as number,
-          coursesCompleted: r[3] as number,
-          perfectLessons: r[4] as number,
-          currentStreak: r[5] as number,
-          longestStreak: r[6] as number,
-          lastActiveDay: r[7] as string | null,
-        };
-  const unlocked = (JSON.parse(r[9] as string) as [string, string][])
-    .map(([code, unlockedAt]) => ({ code, unlockedAt }))
-    .sort((a, b) =>
-      a.unlockedAt < b.unlockedAt
-        ? -1
-        : a.unlockedAt > b.unlockedAt
-          ? 1
-          : a.code < b.code
-            ? -1
-            : a.code > b.code
-              ? 1
-              : 0,
-    );
-  return { stats, weekXp: (r[8] as number | null) ?? 0, unlocked };
+  const db = database(env.DB);
+  const [stats, weekXp, unlocked] = await db.batch([
+    db
+      .select({
+        xpTotal: learnerStats.xpTotal,
+        itemsCompleted: learnerStats.itemsCompleted,
+        lessonsCompleted: learnerStats.lessonsCompleted,
+        coursesCompleted: learnerStats.coursesCompleted,
+        perfectLessons: learnerStats.perfectLessons,
+        currentStreak: learnerStats.currentStreak,
+        longestStreak: learnerStats.longestStreak,
+        lastActiveDay: learnerStats.lastActiveDay,
+      })
+      .from(learnerStats)
+      .where(eq(learnerStats.userId, learnerId)),
+    db
+      .select({ xp: weeklyXp.xp })
+      .from(weeklyXp)
+      .where(and(eq(weeklyXp.week, week), eq(weeklyXp.userId, learnerId))),
+    db
+      .select({ code: achievements.code, unlockedAt: achievements.unlockedAt })
+      .from(achievements)
+      .where(eq(achievements.userId, learnerId))
+      .orderBy(asc(achievements.unlockedAt), asc(achievements.code)),
+  ]);
+  const gamification: GamificationStats | null = stats[0] ?? null;
+  return { stats: gamification, weekXp: weekXp[0]?.xp ?? 0, unlocked };
 }
 
 export interface LeaderboardRow {
@@ -400,7 +391,7 @@ export async function readLeaderboard(
     limit: number;
   },
 ) {
-  const d1 = d1Binding(env.DB);
+  const d1 = env.DB;
   const { period, institutionId, week, subjectId, limit } = input;
   const scope = institutionId ?? PLATFORM_SCOPE;
   const topSql = TOP_SQL[period][institutionId ? "institution" : "platform"];
@@ -416,9 +407,9 @@ export async function readLeaderboard(
           institutionId ? d1.prepare(topSql).bind(limit, institutionId) : d1.prepare(topSql).bind(limit),
           d1.prepare(LEADERBOARD_SQL.all_time.me).bind(subjectId, scope),
         ]);
-  const mine = me!.results[0];
+  const mine = me?.results[0];
   return {
-    top: top!.results.map(leaderboardRow),
+    top: (top?.results ?? []).map(leaderboardRow),
     me: mine ? leaderboardRow(mine) : null,
     above: mine?.above ?? 0,
   };
