@@ -1,8 +1,11 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
+import { buildAssets } from "./scripts/build-assets.mjs";
 
 // Tests run inside workerd with real local D1, Durable Objects (and later Queues and R2), isolated per file.
 export default defineConfig(async () => {
+  // wrangler.toml's [assets] directory, which wrangler fills by its [build] command and vitest does not.
+  buildAssets();
   const migrations = await readD1Migrations("./migrations");
   return {
     plugins: [

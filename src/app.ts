@@ -26,7 +26,9 @@ function documented(...loaders: (() => Promise<(app: ApiApp) => void>)[]): () =>
       import("./platform/openapi"),
       ...loaders.map((load) => load()),
     ]);
-    return createApiApp((app) => registers.forEach((register) => register(app)));
+    return createApiApp((app) => {
+      for (const register of registers) register(app);
+    });
   };
 }
 
@@ -36,7 +38,7 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
     // on a fresh isolate loads no schema library; the document loads every group when first asked.
     name: "system",
     prefixes: ["/healthz", "/api/openapi.json", "/api/docs"],
-    build: async () => (await import("./domains/system")).systemApp(),
+    build: async () => (await import("./domains/system")).systemApp(allGroupApps),
   },
   {
     name: "auth",

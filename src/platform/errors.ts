@@ -180,7 +180,9 @@ export function fieldErrorsFromZod(issues: ReadonlyArray<ZodIssueLike>): FieldEr
     const base = issue.path.map(String).join(".");
     if (issue.code === "invalid_union" && issue.errors && issue.errors.length > 0) {
       // Report the alternative the input came closest to, as if it were the only one.
-      const closest = [...issue.errors].sort((a, b) => a.length - b.length)[0]!;
+      const closest = issue.errors.reduce((best, alternative) =>
+        alternative.length < best.length ? alternative : best,
+      );
       out.push(
         ...fieldErrorsFromZod(closest.map((inner) => ({ ...inner, path: [...issue.path, ...inner.path] }))),
       );

@@ -1,5 +1,6 @@
+import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import { createRoute, OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi";
-import type { Context, MiddlewareHandler } from "hono";
+import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
 import type { Ability } from "./auth/abilities";
 import { authenticate, requireAbility } from "./auth/middleware";
@@ -111,20 +112,16 @@ function withHeaders(responses: Responses, replayable = false): Responses {
  * An authenticated operation: bearer token, one DO round trip for auth and rate limit, then the
  * ability check, all before validation, so a caller without access learns nothing about the input.
  */
-export function tokenRoute<const R extends RouteConfig>(
-  ability: Ability | null,
-  route: R,
-  options: { queryCheckedByHandler?: boolean } = {},
-): R {
+export function tokenRoute<const R extends RouteConfig>(ability: Ability | null, route: R): R {
   const middleware: MiddlewareHandler[] = [authenticate, ...(ability ? [requireAbility(ability)] : [])];
   const requirement = ability ? `Requires the \`${ability}\` ability.` : "Any valid token.";
   // An operation without query parameters refuses any it is sent, in the query validator's place
   // (validators run after the route's middleware) and with its error, without a schema to run.
-  const takesNoQuery = !options.queryCheckedByHandler && !route.request?.query;
+  const takesNoQuery = !route.request?.query;
   const own = route.middleware ? [route.middleware].flat() : [];
   return createRoute({
     ...route,
-    request: options.queryCheckedByHandler || takesNoQuery ? route.request : strictQuery(route.request),
+    request: takesNoQuery ? route.request : strictQuery(route.request),
     description: [route.description, requirement].filter(Boolean).join("\n\n"),
     security: [{ bearerAuth: [] }],
     middleware: [...middleware, ...own, ...(takesNoQuery ? [refuseQueryParameters] : [])],
@@ -157,16 +154,6 @@ const refuseQueryParameters: MiddlewareHandler = async (c, next) => {
   }
   await next();
 };
-
-/**
- * For a handler that answers two documented operations on one path (`queryCheckedByHandler`): the
- * query checked the way `strictQuery` checks it, against the operation it turned out to be.
- */
-export function strictQueryOf<T extends z.ZodRawShape>(c: Context, schema: z.ZodObject<T>) {
-  const result = schema.strict().safeParse(c.req.query());
-  if (!result.success) throw validationError(fieldErrorsFromZod(result.error.issues));
-  return result.data;
-}
 
 /**
  * A public operation: no token, limited per client IP. `countedPerIp`: the limit is a RateLimiter
@@ -221,4 +208,27 @@ export function optionalJsonBody<T extends z.ZodType>(schema: T, description?: s
 
 export function jsonResponse<T extends z.ZodType>(schema: T, description: string) {
   return { description, content: { "application/json": { schema } } } as const;
+}
+
+type Definition = OpenAPIRegistry["definitions"][number];
+
+/**
+ * The registries' definitions as the document shows them. A route's `middleware` and `hide` are
+ * Hono's business: `app.openapi` drops them, but a route handed to `registerPath` alone would carry
+ * them into the document. A webhook is a request this API sends, so no security scheme of ours
+ * applies to it: `security: []` says so, as every public operation does.
+ */
+export function documentedDefinitions(registries: readonly OpenAPIRegistry[]): Definition[] {
+  return registries.flatMap((registry) =>
+    registry.definitions.map((definition): Definition => {
+      if (definition.type === "route") {
+        const { middleware: _middleware, hide: _hide, ...route } = definition.route as RouteConfig;
+        return { ...definition, route };
+      }
+      if (definition.type === "webhook") {
+        return { ...definition, webhook: { security: [], ...definition.webhook } };
+      }
+      return definition;
+    }),
+  );
 }

@@ -17,6 +17,8 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { builtDocument } from "./openapi-built";
+import { visitReferencePage } from "./reference-page";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const DEV_SCRIPT = join(ROOT, "scripts", "dev.mjs");
@@ -362,6 +364,29 @@ describe("npm run dev on a fresh machine", () => {
     expect(r.body.openapi).toMatch(/^3\.1/);
     expect(r.body.info?.title).toBe("Lingua API");
     expect(r.body.paths).toHaveProperty("/api/auth/sign-in");
+  });
+
+  it("renders the API reference offline in chromium: the operations, and no request beyond this origin", async () => {
+    expect(serverReady, "the dev server did not start (see the first failure)").toBe(true);
+    // The served document is the one test/e2e/openapi-document.test.ts validates, built in Node.
+    const served = await request("/api/openapi.json");
+    expect(served.body).toEqual(JSON.parse(JSON.stringify(await builtDocument())));
+
+    // An operation's summary (POST /api/auth/sign-in), in the first screen of the reference.
+    const summary = "Sign in with e-mail and password";
+    const visit = await visitReferencePage(baseUrl, summary);
+    expect(visit.rendered, `no "${summary}" on the page; errors: ${visit.errors.join("\n")}`).toBe(true);
+    expect(visit.requests).toEqual(
+      expect.arrayContaining([
+        `${baseUrl}/api/docs`,
+        `${baseUrl}/api/docs/scalar-api-reference.js`,
+        `${baseUrl}/api/openapi.json`,
+      ]),
+    );
+    expect(visit.requests.filter((url) => new URL(url).origin !== baseUrl)).toEqual([]);
+    // The only thing the CSP refuses is zod's feature check for eval (it falls back to no JIT).
+    expect(visit.cspViolations.filter((v) => v !== "script-src eval")).toEqual([]);
+    expect(visit.errors).toEqual([]);
   });
 
   it("delivers a signed lesson.completed to a receiver on loopback when the demo learner completes a lesson", async () => {

@@ -7,10 +7,11 @@ import { pageQueryShape, pageSchema } from "../../platform/http/pagination";
 
 /**
  * A well-formed BCP 47 language tag (RFC 5646 `langtag` or a private-use tag; the irregular
- * grandfathered tags are not accepted). Matching is case-insensitive, as the RFC says.
+ * grandfathered tags are not accepted). Matching is case-insensitive, as the RFC says: spelt out in
+ * the classes rather than with the `i` flag, which the OpenAPI `pattern` cannot carry.
  */
 const BCP47 =
-  /^(?:(?:[a-z]{2,3}(?:-[a-z]{3}){0,3}|[a-z]{4}|[a-z]{5,8})(?:-[a-z]{4})?(?:-(?:[a-z]{2}|\d{3}))?(?:-(?:[a-z\d]{5,8}|\d[a-z\d]{3}))*(?:-[a-wyz\d](?:-[a-z\d]{2,8})+)*(?:-x(?:-[a-z\d]{1,8})+)?|x(?:-[a-z\d]{1,8})+)$/i;
+  /^(?:(?:[a-zA-Z]{2,3}(?:-[a-zA-Z]{3}){0,3}|[a-zA-Z]{4}|[a-zA-Z]{5,8})(?:-[a-zA-Z]{4})?(?:-(?:[a-zA-Z]{2}|\d{3}))?(?:-(?:[a-zA-Z\d]{5,8}|\d[a-zA-Z\d]{3}))*(?:-[a-wyzA-WYZ\d](?:-[a-zA-Z\d]{2,8})+)*(?:-[xX](?:-[a-zA-Z\d]{1,8})+)?|[xX](?:-[a-zA-Z\d]{1,8})+)$/;
 
 /** `es`, `pt-br`, `ZH-hant-tw` → `es`, `pt-BR`, `zh-Hant-TW`: the case in which tags are stored. */
 export function canonicalLanguageTag(tag: string): string {

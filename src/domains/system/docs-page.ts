@@ -1,44 +1,61 @@
-import { Scalar } from "@scalar/hono-api-reference";
-import type { Context } from "hono";
-import { sha256Base64 } from "../../platform/crypto/encoding";
-
-/** Pinned, so the CSP below always describes the script that runs. */
-const SCALAR_CDN = "https://cdn.jsdelivr.net/npm/@scalar/api-reference@1.72.1";
-
-const renderScalar = Scalar({ url: "/api/openapi.json", pageTitle: "Lingua API reference", cdn: SCALAR_CDN });
-
-let page: Promise<{ html: string; csp: string }> | null = null;
+/**
+ * Scalar's standalone bundle, served by Workers Static Assets from this origin (wrangler.toml
+ * [assets], filled by scripts/build-assets.mjs): the worker never loads it, and the page needs no CDN.
+ */
+const SCALAR_SCRIPT_PATH = "/api/docs/scalar-api-reference.js";
 
 /**
- * The reference page runs exactly two scripts: Scalar from the pinned CDN URL and its inline
- * initialiser, which the CSP admits by hash. Nothing else may load, frame or post.
+ * Scalar's configuration: nothing that calls Scalar's own servers — no web fonts, no telemetry, no
+ * AI agent, no MCP generator, no developer toolbar (its deploy and share menus).
  */
-async function build(c: Context): Promise<{ html: string; csp: string }> {
-  const response = await renderScalar(c, async () => {});
-  const html = await (response as Response).text();
-  const inline = [...html.matchAll(/<script(?![^>]*\bsrc=)[^>]*>([\s\S]*?)<\/script>/g)].map((m) => m[1]!);
-  const hashes = await Promise.all(inline.map(async (script) => `'sha256-${await sha256Base64(script)}'`));
-  const csp = [
-    "default-src 'none'",
-    `script-src ${SCALAR_CDN} ${hashes.join(" ")}`,
-    "style-src 'unsafe-inline' https://cdn.jsdelivr.net https://fonts.scalar.com",
-    "font-src https://cdn.jsdelivr.net https://fonts.scalar.com data:",
-    "img-src 'self' data: https:",
-    "connect-src 'self'",
-    "base-uri 'none'",
-    "form-action 'none'",
-    "frame-ancestors 'none'",
-  ].join("; ");
-  return { html, csp };
-}
+const SCALAR_CONFIGURATION = {
+  withDefaultFonts: false,
+  telemetry: false,
+  agent: { disabled: true },
+  mcp: { disabled: true },
+  showDeveloperTools: "never",
+};
 
-export async function docsPage(c: Context): Promise<Response> {
-  page ??= build(c);
-  const { html, csp } = await page;
-  return new Response(html, {
+/**
+ * Scalar reads the document URL and its configuration from the empty `#api-reference` element (an
+ * empty script runs nothing), so the page has no inline script and its CSP no hash or nonce.
+ */
+const HTML = `<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8" />
+    <meta name="viewport" content="width=device-width, initial-scale=1" />
+    <title>Lingua API reference</title>
+  </head>
+  <body>
+    <script id="api-reference" data-url="/api/openapi.json" data-configuration='${JSON.stringify(SCALAR_CONFIGURATION)}'></script>
+    <script src="${SCALAR_SCRIPT_PATH}"></script>
+  </body>
+</html>
+`;
+
+/**
+ * Everything the page loads comes from this origin: the script, the document (`connect-src`), and
+ * the styles Scalar injects (inline, hence `'unsafe-inline'` for styles only). Nothing may frame it
+ * or be posted from it.
+ */
+const CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "font-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join("; ");
+
+export function docsPage(): Response {
+  return new Response(HTML, {
     headers: {
       "Content-Type": "text/html; charset=utf-8",
-      "Content-Security-Policy": csp,
+      "Content-Security-Policy": CSP,
       "Cache-Control": "public, max-age=300",
     },
   });

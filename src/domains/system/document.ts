@@ -1,7 +1,8 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from "@asteasolutions/zod-to-openapi";
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import { allGroupApps } from "../../app";
-import { errorResponses, jsonResponse } from "../../platform/openapi";
+import type { Hono } from "hono";
+import type { AppEnv } from "../../env";
+import { documentedDefinitions, errorResponses, jsonResponse } from "../../platform/openapi";
 import { apiDescription } from "./api-description";
 
 export const API_VERSION = "0.1.0";
@@ -60,8 +61,14 @@ const openApiRoute = createRoute({
   },
 });
 
-/** The whole document: every route group's registered operations, schemas and webhooks. */
-export async function buildDocument(): Promise<Record<string, unknown>> {
+/**
+ * The document's `servers`: the API answers where this document is served, so a relative URL is true
+ * for every deployment (production, a preview, `wrangler dev`) and "Try it" calls the same origin.
+ */
+const SERVERS = [{ url: "/", description: "The origin that serves this document." }];
+
+/** The whole document: the given route groups' registered operations, schemas and webhooks, in their order. */
+export function buildDocument(groupApps: readonly Hono<AppEnv>[]): Record<string, unknown> {
   const shared = new OpenAPIRegistry();
   shared.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",
@@ -70,13 +77,11 @@ export async function buildDocument(): Promise<Record<string, unknown>> {
   });
   shared.registerPath(healthzRoute);
   shared.registerPath(openApiRoute);
-  const registries = (await allGroupApps()).flatMap((app) =>
-    app instanceof OpenAPIHono ? [app.openAPIRegistry] : [],
-  );
-  const definitions = [shared, ...registries].flatMap((registry) => registry.definitions);
-  return new OpenApiGeneratorV31(definitions).generateDocument({
+  const registries = groupApps.flatMap((app) => (app instanceof OpenAPIHono ? [app.openAPIRegistry] : []));
+  return new OpenApiGeneratorV31(documentedDefinitions([shared, ...registries])).generateDocument({
     openapi: "3.1.0",
     info: { title: "Lingua API", version: API_VERSION, description: apiDescription() },
+    servers: SERVERS,
     tags: API_TAGS,
   }) as unknown as Record<string, unknown>;
 }

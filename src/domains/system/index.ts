@@ -3,14 +3,16 @@ import { cors } from "hono/cors";
 import type { AppEnv } from "../../env";
 import { applyApiConventions } from "../../platform/http/conventions";
 import { limitByIpAtEdge } from "../../platform/ratelimit/edge-ip-limit";
+import { docsPage } from "./docs-page";
 
 /**
  * Liveness, this API's OpenAPI document and its reference page. Plain Hono: a liveness check loads
- * no schema library, and the document (which needs every route group) is built on its first request.
+ * no schema library, and the document is built on its first request from the route groups that
+ * `groupApps` hands over (the app's, so that this domain never imports the app that routes to it).
  * The document and the page share the public catalogue's per-IP limit; `/healthz` has none, so that
  * monitors and load balancers are never refused.
  */
-export function systemApp(): Hono<AppEnv> {
+export function systemApp(groupApps: () => Promise<readonly Hono<AppEnv>[]>): Hono<AppEnv> {
   return applyApiConventions(new Hono<AppEnv>(), (app) => {
     app.get("/healthz", (c) => c.json({ status: "ok" as const }, 200));
 
@@ -18,8 +20,8 @@ export function systemApp(): Hono<AppEnv> {
     let document: Promise<string> | null = null;
     const limitPerIp = limitByIpAtEdge("PUBLIC_RATE_LIMITER");
     app.get("/api/openapi.json", cors({ origin: "*", allowMethods: ["GET"] }), limitPerIp, async (c) => {
-      document ??= import("./document")
-        .then(async ({ buildDocument }) => JSON.stringify(await buildDocument()))
+      document ??= Promise.all([import("./document"), groupApps()])
+        .then(([{ buildDocument }, apps]) => JSON.stringify(buildDocument(apps)))
         .catch((error: unknown) => {
           document = null;
           throw error;
@@ -31,6 +33,6 @@ export function systemApp(): Hono<AppEnv> {
       });
     });
 
-    app.get("/api/docs", limitPerIp, async (c) => (await import("./docs-page")).docsPage(c));
+    app.get("/api/docs", limitPerIp, () => docsPage());
   });
 }

@@ -45,7 +45,3 @@ export function timingSafeEqual(a: Uint8Array, b: Uint8Array): boolean {
 export async function sha256Hex(text: string): Promise<string> {
   return toHex(await crypto.subtle.digest("SHA-256", utf8(text)));
 }
-
-export async function sha256Base64(text: string): Promise<string> {
-  return toBase64(await crypto.subtle.digest("SHA-256", utf8(text)));
-}

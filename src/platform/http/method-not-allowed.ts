@@ -1,4 +1,7 @@
-import type { Hono } from "hono";
+/** What this reads of an app: its route table (Hono's `app.routes`). */
+interface RouteTable {
+  routes: readonly { method: string; path: string }[];
+}
 
 interface RouteShape {
   pattern: RegExp;
@@ -9,7 +12,7 @@ interface RouteShape {
  * Hono answers an unknown method like an unknown path; this tells them apart so that a wrong method
  * on a real path gets 405 with `Allow`. Built once, from the app's own route table.
  */
-export function allowedMethodsResolver(app: Hono<any>): (path: string) => string[] {
+export function allowedMethodsResolver(app: RouteTable): (path: string) => string[] {
   let shapes: RouteShape[] | null = null;
   return (path) => {
     shapes ??= build(app);
@@ -19,7 +22,7 @@ export function allowedMethodsResolver(app: Hono<any>): (path: string) => string
   };
 }
 
-function build(app: Hono<any>): RouteShape[] {
+function build(app: RouteTable): RouteShape[] {
   const byPath = new Map<string, Set<string>>();
   for (const route of app.routes) {
     if (route.method === "ALL" || route.path.includes("*")) continue;

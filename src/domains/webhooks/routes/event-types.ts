@@ -1,8 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { Context } from "hono";
 import type { AppEnv } from "../../../env";
 import { PageQuery, paginate } from "../../../platform/http/pagination";
-import { jsonResponse, strictQueryOf, tokenRoute } from "../../../platform/openapi";
+import { jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { eventCatalogue } from "../catalogue";
 import { EventTypePageSchema } from "../schemas";
 
@@ -18,22 +17,19 @@ export const listEventTypesRoute = tokenRoute("webhooks:read", {
   responses: { 200: jsonResponse(EventTypePageSchema, "The catalogue.") },
 });
 
-export const EVENT_TYPES_SEGMENT = "event-types";
-
 /**
- * Documented as its own operation, but answered by `GET /api/integrations/webhooks/{id}` when `id`
- * is `event-types` (same ability): a static segment beside a parameter makes Hono fall back from its
- * RegExpRouter to the slower TrieRouter for every request of the API.
+ * Registered before `GET /api/integrations/webhooks/{id}`, which would otherwise take `event-types`
+ * for an id: the router answers the first route registered that matches. A static segment beside a
+ * parameter moves this group's Hono from its RegExpRouter to its TrieRouter (under a microsecond a
+ * request more, on this group only).
  */
 export function registerEventTypes(app: OpenAPIHono<AppEnv>) {
-  app.openAPIRegistry.registerPath(listEventTypesRoute);
-}
-
-export function eventTypesPage(c: Context<AppEnv>) {
-  const { page, per_page } = strictQueryOf(c, PageQuery);
-  const all = eventCatalogue();
-  return c.json(
-    paginate(c, { page, per_page }, all.length, all.slice((page - 1) * per_page, page * per_page)),
-    200,
-  );
+  app.openapi(listEventTypesRoute, (c) => {
+    const { page, per_page } = c.req.valid("query");
+    const all = eventCatalogue();
+    return c.json(
+      paginate(c, { page, per_page }, all.length, all.slice((page - 1) * per_page, page * per_page)),
+      200,
+    );
+  });
 }

@@ -4,7 +4,7 @@ import type { AppEnv } from "../../../env";
 import { requireInstitution } from "../../../platform/auth/principal";
 import { idempotencyHeaderShape, idempotent } from "../../../platform/http/idempotency";
 import { PageQuery, paginate } from "../../../platform/http/pagination";
-import { jsonBody, jsonResponse, strictQueryOf, tokenRoute } from "../../../platform/openapi";
+import { jsonBody, jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { presentWebhook } from "../present";
 import {
   CreateWebhookBody,
@@ -23,7 +23,6 @@ import {
   updateWebhook,
   webhookHealth,
 } from "../service";
-import { EVENT_TYPES_SEGMENT, eventTypesPage } from "./event-types";
 
 const TAGS = ["Webhooks"];
 
@@ -51,22 +50,17 @@ export const createWebhookRoute = tokenRoute("webhooks:write", {
   responses: { 201: jsonResponse(WebhookWithSecretSchema, "The webhook, with its secret.") },
 });
 
-export const getWebhookRoute = tokenRoute(
-  "webhooks:read",
-  {
-    method: "get",
-    path: "/api/integrations/webhooks/{id}",
-    tags: TAGS,
-    operationId: "getWebhook",
-    summary: "Get a webhook and its health",
-    description:
-      "The webhook and its deliveries of the last 24 hours: counts by outcome, success rate, latest success and failure.",
-    request: { params: WebhookIdParam },
-    responses: { 200: jsonResponse(WebhookWithHealthSchema, "The webhook.") },
-    // The handler also answers the event catalogue, whose paging parameters it checks (see event-types.ts).
-  },
-  { queryCheckedByHandler: true },
-);
+export const getWebhookRoute = tokenRoute("webhooks:read", {
+  method: "get",
+  path: "/api/integrations/webhooks/{id}",
+  tags: TAGS,
+  operationId: "getWebhook",
+  summary: "Get a webhook and its health",
+  description:
+    "The webhook and its deliveries of the last 24 hours: counts by outcome, success rate, latest success and failure.",
+  request: { params: WebhookIdParam },
+  responses: { 200: jsonResponse(WebhookWithHealthSchema, "The webhook.") },
+});
 
 export const updateWebhookRoute = tokenRoute("webhooks:write", {
   method: "put",
@@ -121,9 +115,6 @@ export function registerWebhookRoutes(app: OpenAPIHono<AppEnv>) {
   });
 
   app.openapi(getWebhookRoute, async (c) => {
-    // GET /webhooks/event-types lands here (see event-types.ts).
-    if (c.req.valid("param").id === EVENT_TYPES_SEGMENT) return eventTypesPage(c) as never;
-    strictQueryOf(c, z.object({}));
     const row = await findWebhook(c.env, requireInstitution(c.var.principal).id, c.req.valid("param").id);
     return c.json({ ...presentWebhook(row), health: await webhookHealth(c.env, row.id) }, 200);
   });
