@@ -5,8 +5,9 @@ import { ApiError, problemBody } from "./platform/errors";
 import { DEFAULT_FRAMING_HEADERS, requestIdFor, SECURITY_HEADERS } from "./platform/http/middleware";
 
 export { ProgressRecorder } from "./domains/progress/recording/recorder";
+export { TokenGate } from "./platform/auth/token-gate";
+export { InstitutionBudget } from "./platform/ratelimit/institution-budget";
 export { RateLimiter } from "./platform/ratelimit/rate-limiter";
-export { TokenGate } from "./platform/ratelimit/token-gate";
 
 /**
  * Hono hands only `Error` instances to onError; anything else thrown (some libraries throw plain

@@ -2,6 +2,7 @@ import { sweepExports } from "./domains/exports/sweep";
 import { purgePastWeeks } from "./domains/progress/sweep";
 import { purgeOldEvents, requeueStalledDeliveries, requeueUnpublishedEvents } from "./domains/webhooks/sweep";
 import type { Env } from "./env";
+import { resealLegacyValues } from "./platform/crypto/sealed-values";
 import { purgeExpiredIdempotencyKeys } from "./platform/http/idempotency";
 
 /** The minute cron's sweeps; each is independent, so one failing does not stop the others. */
@@ -12,6 +13,7 @@ const SWEEPS: { name: string; run: (env: Env, now: number) => Promise<unknown> }
   { name: "old-events", run: purgeOldEvents },
   { name: "exports", run: sweepExports },
   { name: "past-weeks", run: purgePastWeeks },
+  { name: "reseal-legacy-values", run: resealLegacyValues },
 ];
 
 export async function runSweeps(env: Env, now = Date.now()): Promise<void> {

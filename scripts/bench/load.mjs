@@ -22,13 +22,41 @@ function percentile(sorted, p) {
   return sorted[rank];
 }
 
-function run({ url, method, headers, body, connections }, seconds) {
+/**
+ * `rotateAuthorization`: a list of Authorization values sent in turn, one per request (several
+ * tokens of one tenant sharing the load); otherwise every request sends `headers` as they are.
+ */
+function rotation(headers, rotateAuthorization) {
+  if (!rotateAuthorization?.length) return undefined;
+  let next = 0;
+  return [
+    {
+      setupRequest(request) {
+        const Authorization = rotateAuthorization[next++ % rotateAuthorization.length];
+        return { ...request, headers: { ...headers, Authorization } };
+      },
+    },
+  ];
+}
+
+function run({ url, method, headers, body, connections, rotateAuthorization }, seconds) {
   return new Promise((resolve, reject) => {
     const samples = [];
     const statusCounts = {};
     const startedAt = process.hrtime.bigint();
+    const requests = rotation(headers, rotateAuthorization);
     const instance = autocannon(
-      { url, method, headers, body, connections, pipelining: 1, duration: seconds, timeout: 10 },
+      {
+        url,
+        method,
+        headers,
+        body,
+        connections,
+        pipelining: 1,
+        duration: seconds,
+        timeout: 10,
+        ...(requests ? { requests } : {}),
+      },
       (error, result) => {
         if (error) return reject(error);
         const elapsedS = Number(process.hrtime.bigint() - startedAt) / 1e9;
@@ -44,9 +72,18 @@ function run({ url, method, headers, body, connections }, seconds) {
 
 /** One measured run (after `warmup` unrecorded seconds, whose statuses are reported too). */
 async function measure(config) {
-  const { url, headers = {}, connections = 1, duration = 8, warmup = 1.5, method = "GET", body } = config;
+  const {
+    url,
+    headers = {},
+    connections = 1,
+    duration = 8,
+    warmup = 1.5,
+    method = "GET",
+    body,
+    rotateAuthorization,
+  } = config;
   if (!url) throw new Error("load.mjs: missing url");
-  const request = { url, method, headers, body, connections };
+  const request = { url, method, headers, body, connections, rotateAuthorization };
   let warmupStatusCounts = {};
   if (warmup > 0) warmupStatusCounts = (await run(request, warmup)).statusCounts;
   const { result, samples, statusCounts, elapsedS } = await run(request, duration);

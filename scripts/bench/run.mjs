@@ -120,7 +120,13 @@ const WORKERS = {
         return {
           ...worker,
           auth: { Authorization: `Bearer ${seeded.token}` },
-          info: { migrations, tenant: { ...BENCH_TENANT, ...seeded, token: "<redacted>" } },
+          rotateAuthorization: seeded.extraTokens
+            .slice(0, INSTITUTION_TOKENS)
+            .map((token) => `Bearer ${token}`),
+          info: {
+            migrations,
+            tenant: { ...BENCH_TENANT, ...seeded, token: "<redacted>", extraTokens: "<redacted>" },
+          },
         };
       } catch (error) {
         await worker.dispose();
@@ -162,6 +168,9 @@ function bareHonoOptions(config) {
 // starts further down the list); each route comes right after its floor, so that the two are
 // measured seconds apart in every round but the one whose rotation splits them.
 
+/** The me-institution scenario: this many API tokens of the bench institution share the load. */
+const INSTITUTION_TOKENS = 16;
+
 // /bare and /do answer with the headers of the Lingua response they stand for, the "-plain" floors
 // with a content type alone (see floor-worker.mjs), for the reference rows below.
 const TARGETS = [
@@ -169,6 +178,14 @@ const TARGETS = [
   { id: "healthz", worker: "lingua", path: "/healthz", label: "GET /healthz" },
   { id: "do", worker: "floor", path: "/do", label: "floor /do (1 DO RPC)" },
   { id: "me", worker: "lingua", path: "/api/auth/me", auth: true, label: "GET /api/auth/me" },
+  {
+    id: "me-institution",
+    worker: "lingua",
+    path: "/api/auth/me",
+    auth: true,
+    rotate: true,
+    label: `GET /api/auth/me, ${INSTITUTION_TOKENS} tokens of one institution in turn`,
+  },
   { id: "d1", worker: "floor", path: "/d1", label: "floor /d1 (1 D1 read)" },
   {
     id: "tokens",
@@ -600,12 +617,19 @@ async function main() {
     for (const target of targets) {
       const worker = started[target.worker];
       await preflight(target, worker.url, target.auth ? worker.auth : {});
+      if (target.rotate)
+        for (const Authorization of worker.rotateAuthorization)
+          await preflight(target, worker.url, { Authorization });
     }
 
     if (targets.length || wantActivity) loadGenerator = startLoadGenerator();
     const request = (target) => {
       const worker = started[target.worker];
-      return { url: new URL(target.path, worker.url).toString(), headers: target.auth ? worker.auth : {} };
+      return {
+        url: new URL(target.path, worker.url).toString(),
+        headers: target.auth ? worker.auth : {},
+        ...(target.rotate ? { rotateAuthorization: worker.rotateAuthorization } : {}),
+      };
     };
     const check = (result, what) => {
       const problem = loadProblem(result);

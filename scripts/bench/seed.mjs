@@ -24,8 +24,9 @@ export const BENCH_TENANT = {
 };
 
 /**
- * Seeds the tenant and returns { token, tokenCount }: a session bearer token of the admin and how
- * many active tokens the institution holds (the session plus `extraTokens` API tokens).
+ * Seeds the tenant and returns { token, tokenCount, extraTokens }: a session bearer token of the
+ * admin, how many active tokens the institution holds (the session plus `extraTokens` API tokens),
+ * and the plain values of those API tokens.
  */
 export async function seedBenchTenant({ d1, baseUrl, extraTokens = 30 }) {
   const { institution, admin } = BENCH_TENANT;
@@ -56,13 +57,15 @@ export async function seedBenchTenant({ d1, baseUrl, extraTokens = 30 }) {
   const token = signIn.body.token;
   const auth = { Authorization: `Bearer ${token}` };
 
+  const extraPlain = [];
   for (let i = 1; i <= extraTokens; i++) {
-    await requestJson(new URL("/api/integrations/tokens", baseUrl), {
+    const created = await requestJson(new URL("/api/integrations/tokens", baseUrl), {
       method: "POST",
       headers: auth,
       body: { name: `bench token ${String(i).padStart(2, "0")}`, abilities: ["tokens:read"] },
       expect: 201,
     });
+    extraPlain.push(created.body.token);
   }
 
   // The tenant must look as intended before anything is measured.
@@ -79,5 +82,5 @@ export async function seedBenchTenant({ d1, baseUrl, extraTokens = 30 }) {
       `token list shows ${list.body.data?.length} of ${list.body.meta?.total}, expected a page of 25 of ${tokenCount}`,
     );
   }
-  return { token, tokenCount, pageSize: list.body.data.length };
+  return { token, tokenCount, pageSize: list.body.data.length, extraTokens: extraPlain };
 }

@@ -7,7 +7,10 @@ export class BoundedMap<K, V> {
   }
   set(key: K, value: V) {
     this.entries.delete(key);
-    if (this.entries.size >= this.capacity) this.entries.delete(this.entries.keys().next().value!);
+    if (this.entries.size >= this.capacity) {
+      const oldest = this.entries.keys().next();
+      if (!oldest.done) this.entries.delete(oldest.value);
+    }
     this.entries.set(key, value);
   }
   delete(key: K) {

@@ -29,6 +29,7 @@ export const ERROR_CATALOGUE = {
   idempotency_in_flight: { status: 409, title: "Request in flight" },
   export_not_ready: { status: 409, title: "Export not ready" },
   export_failed: { status: 409, title: "Export failed" },
+  token_limit_reached: { status: 409, title: "Token limit reached" },
   gone: { status: 410, title: "Gone" },
   export_expired: { status: 410, title: "Export expired" },
   payload_too_large: { status: 413, title: "Payload too large" },

@@ -1,5 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { signInFailureKeys } from "../../src/domains/auth/service";
 import { hashPassword } from "../../src/platform/crypto/passwords";
 import { callJson } from "../helpers/api";
 import { freshIp, insertUser, PASSWORD } from "../helpers/tenants";
@@ -85,35 +86,110 @@ describe("POST /api/auth/sign-in", () => {
     );
   });
 
-  it("locks an e-mail address after 10 failures in 15 minutes, from any address, and then refuses even the right password", async () => {
+  it("blocks an (e-mail, address) pair after 10 failures in 15 minutes, whatever the password", async () => {
     const user = await insertUser("learner", null);
+    const ip = freshIp();
     for (let i = 0; i < 10; i++) {
-      const { res } = await signIn({ email: user.email, password: `guess ${i}` });
+      const { res } = await signIn({ email: user.email, password: `guess ${i}` }, ip);
       expect(res.status).toBe(401);
     }
-    const { res, body } = await signIn({ email: user.email, password: PASSWORD });
+    const { res, body } = await signIn({ email: user.email, password: PASSWORD }, ip);
     expect(res.status).toBe(429);
     expect(body.code).toBe("rate_limited");
     const retryAfter = Number(res.headers.get("Retry-After"));
     expect(retryAfter).toBeGreaterThan(800);
     expect(retryAfter).toBeLessThanOrEqual(900);
-    // The headers describe the e-mail's limit that refused it, not the address's, which still has room.
+    // The headers describe the pair's limit that refused it, not the address's, which still has room.
     expect(res.headers.get("X-RateLimit-Limit")).toBe("10");
     expect(res.headers.get("X-RateLimit-Remaining")).toBe("0");
     expect(res.headers.get("RateLimit-Policy")).toBe('"sign-in-failures";q=10;w=900');
     expect(res.headers.get("RateLimit")).toMatch(/^"sign-in-failures";r=0;t=\d+$/);
     expect(Number(res.headers.get("X-RateLimit-Reset"))).toBeGreaterThanOrEqual(retryAfter);
+    // A wrong password is refused the same way: the 429 tells nothing about the password.
+    const wrong = await signIn({ email: user.email, password: "still guessing" }, ip);
+    expect(wrong.res.status).toBe(429);
+    expect(wrong.res.headers.get("RateLimit-Policy")).toBe('"sign-in-failures";q=10;w=900');
   });
 
-  it("does not count successful sign-ins against the e-mail's failure budget", async () => {
+  it("signs the real user in from their own address while ten other addresses guess their password", async () => {
     const user = await insertUser("learner", null);
+    const guessers = Array.from({ length: 10 }, () => freshIp());
+    await Promise.all(
+      guessers.map(async (ip) => {
+        for (let i = 0; i < 10; i++) {
+          const { res } = await signIn({ email: user.email, password: `guess ${i}` }, ip);
+          expect(res.status).toBe(401);
+        }
+      }),
+    );
+    // Every guessing address is now blocked for this e-mail, even with the right password…
+    for (const ip of guessers) {
+      expect((await signIn({ email: user.email, password: PASSWORD }, ip)).res.status).toBe(429);
+    }
+    // …and the real user, from an address that has not failed for this e-mail, signs in.
+    const { res, body } = await signIn({ email: user.email, password: PASSWORD }, freshIp());
+    expect(res.status).toBe(200);
+    expect(body.user.id).toBe(user.id);
+  });
+
+  it("resets a pair's failures when it signs in successfully", async () => {
+    const user = await insertUser("learner", null);
+    const ip = freshIp();
+    for (let i = 0; i < 9; i++) await signIn({ email: user.email, password: "wrong" }, ip);
+    expect((await signIn({ email: user.email, password: PASSWORD }, ip)).res.status).toBe(200);
+    // Without the reset these would be failures 10 to 18, and the pair would be blocked.
+    for (let i = 0; i < 9; i++) {
+      expect((await signIn({ email: user.email, password: "wrong" }, ip)).res.status).toBe(401);
+    }
+    expect((await signIn({ email: user.email, password: PASSWORD }, ip)).res.status).toBe(200);
+  });
+
+  it("does not count successful sign-ins as failures", async () => {
+    const user = await insertUser("learner", null);
+    const ip = freshIp();
     for (let i = 0; i < 12; i++) {
-      const { res } = await signIn({ email: user.email, password: PASSWORD });
+      const { res } = await signIn({ email: user.email, password: PASSWORD }, ip);
       expect(res.status).toBe(200);
     }
-    for (let i = 0; i < 9; i++) await signIn({ email: user.email, password: "wrong" });
-    const { res } = await signIn({ email: user.email, password: PASSWORD });
-    expect(res.status).toBe(200);
+  });
+
+  it("blocks an address after 100 failures in an hour across every e-mail, and that address only", async () => {
+    const user = await insertUser("learner", null);
+    const ip = freshIp();
+    // 99 earlier failures of this address, for other e-mails, already counted (filling them over
+    // HTTP would take 99 password hashes and the per-minute attempt limit's windows).
+    const { address } = await signInFailureKeys("someone-else@example.test", ip);
+    const counter = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(address));
+    for (let i = 0; i < 99; i++) await counter.consume(100, 3600);
+    // The 100th failure, for yet another e-mail, is still answered as a failure…
+    const last = await signIn({ email: "nobody-here@example.test", password: "guess" }, ip);
+    expect(last.res.status).toBe(401);
+    // …after which the address is blocked for every e-mail, whatever the password.
+    const { res, body } = await signIn({ email: user.email, password: PASSWORD }, ip);
+    expect(res.status).toBe(429);
+    expect(body.code).toBe("rate_limited");
+    expect(res.headers.get("RateLimit-Policy")).toBe('"sign-in-address-failures";q=100;w=3600');
+    const retryAfter = Number(res.headers.get("Retry-After"));
+    expect(retryAfter).toBeGreaterThan(3500);
+    expect(retryAfter).toBeLessThanOrEqual(3600);
+    // The same user from another address is not affected.
+    expect((await signIn({ email: user.email, password: PASSWORD }, freshIp())).res.status).toBe(200);
+  });
+
+  it("answers a blocked pair of an unknown e-mail exactly like one of a known e-mail", async () => {
+    const user = await insertUser("learner", null);
+    const ip = freshIp();
+    for (const email of [user.email, "unknown-person@example.test"]) {
+      for (let i = 0; i < 10; i++) await signIn({ email, password: "wrong" }, ip);
+    }
+    const known = await signIn({ email: user.email, password: "wrong" }, ip);
+    const unknown = await signIn({ email: "unknown-person@example.test", password: "wrong" }, ip);
+    expect(known.res.status).toBe(429);
+    expect(unknown.res.status).toBe(429);
+    const { request_id: _a, detail: _d1, ...first } = known.body;
+    const { request_id: _b, detail: _d2, ...second } = unknown.body;
+    expect(first).toEqual(second);
+    expect(known.res.headers.get("RateLimit-Policy")).toBe(unknown.res.headers.get("RateLimit-Policy"));
   });
 
   it("limits sign-in attempts per client address", async () => {

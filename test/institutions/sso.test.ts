@@ -80,7 +80,7 @@ describe("SSO settings: OIDC", () => {
     )
       .bind(tenant.institution.id)
       .first<{ client_secret_sealed: string; oidc: string }>();
-    expect(stored?.client_secret_sealed).toMatch(/^v1\./);
+    expect(stored?.client_secret_sealed).toMatch(/^v2\./);
     expect(JSON.stringify(stored)).not.toContain("s3cr3t-value");
     const read = await callJson(`/api/institutions/${tenant.institution.id}/sso`, {
       token: tenant.admin.token,

@@ -1,11 +1,11 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { hashToken } from "../../src/platform/auth/tokens";
 import {
   type AdmitResult,
   decodeAdmitAnswer,
   encodeAdmittedCurrent,
-} from "../../src/platform/ratelimit/admit-answer";
+} from "../../src/platform/auth/admit-answer";
+import { hashToken } from "../../src/platform/auth/tokens";
 import { rateLimitHeaders, SlidingWindow } from "../../src/platform/ratelimit/window";
 import { call } from "../helpers/api";
 import { createTenant } from "../helpers/tenants";

@@ -67,7 +67,7 @@ describe("webhook resource", () => {
     const stored = JSON.stringify(row);
     expect(stored).not.toContain(hook.secret);
     expect(stored).not.toContain(hook.secret.slice(6));
-    expect(row!.secret_sealed).toMatch(/^v1\./);
+    expect(row!.secret_sealed).toMatch(/^v2\./);
   });
 
   it("disabling and re-enabling by PUT is visible in the resource", async () => {

@@ -5,5 +5,6 @@ export * from "./identity";
 export * from "./institution-insights";
 export * from "./institutions";
 export * from "./progress";
+export * from "./sealing";
 export * from "./tokens";
 export * from "./webhooks";

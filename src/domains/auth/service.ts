@@ -19,25 +19,65 @@ import { insertToken } from "../tokens/service";
 
 const SESSION_TOKEN_NAME = "Sign-in session";
 
+/** The RateLimiter keys that count failed sign-ins (exported for the tests that fill them). */
+export async function signInFailureKeys(email: string, clientAddress: string) {
+  const normalisedEmail = email.trim().toLowerCase();
+  return {
+    pair: `sign-in-failures:${await sha256Hex(`${normalisedEmail}\n${clientAddress}`)}`,
+    address: `sign-in-address-failures:${clientAddress}`,
+  };
+}
+
+/**
+ * Takes a slot of both failure budgets before the password is checked, so that concurrent guesses
+ * cannot overshoot them; a success gives the address's slot back and resets the pair. A blocked
+ * pair or address is refused whatever the password, before any hashing.
+ */
+async function claimFailureSlots(env: Env, email: string, clientAddress: string) {
+  const keys = await signInFailureKeys(email, clientAddress);
+  const pair = limiterFor(env, keys.pair);
+  const address = limiterFor(env, keys.address);
+  const { pair: pairPolicy, address: addressPolicy } = SIGN_IN_FAILURES;
+  const [pairSlot, addressSlot] = await Promise.all([
+    pair.consume(pairPolicy.limit, pairPolicy.windowSeconds),
+    address.consume(addressPolicy.limit, addressPolicy.windowSeconds),
+  ]);
+  if (!pairSlot.allowed || !addressSlot.allowed) {
+    // A slot taken by a refused attempt is no failure: give it back.
+    await Promise.all([
+      pairSlot.allowed ? pair.refund(pairSlot.second) : undefined,
+      addressSlot.allowed ? address.refund(addressSlot.second) : undefined,
+    ]);
+    throw pairSlot.allowed
+      ? rateLimitedError(addressSlot, "failed sign-ins from this address", addressPolicy.policy)
+      : rateLimitedError(
+          pairSlot,
+          "failed sign-ins for this e-mail address from this address",
+          pairPolicy.policy,
+        );
+  }
+  return {
+    /** Awaited, not deferred: the next attempt must already see the slots returned. */
+    succeeded: () => Promise.all([pair.reset(), address.refund(addressSlot.second)]),
+  };
+}
+
 /**
  * E-mail and password → a session token. An unknown e-mail verifies a decoy hash, so it costs the
- * same time as a wrong password and answers the same 401. Every attempt first takes a slot of the
- * e-mail's failure budget, so concurrent guesses cannot overshoot it; a successful one gives it back.
+ * same time as a wrong password and answers the same 401. Failures are counted per (e-mail,
+ * address) and per address (see SIGN_IN_FAILURES), never per e-mail alone: a correct password from
+ * an address that has not failed for that e-mail always signs in.
  */
-export async function signIn(env: Env, email: string, password: string) {
+export async function signIn(env: Env, email: string, password: string, clientAddress: string) {
   const normalisedEmail = email.trim().toLowerCase();
-  const guard = limiterFor(env, `sign-in-email:${await sha256Hex(normalisedEmail)}`);
-  const attempt = await guard.consume(SIGN_IN_FAILURES.limit, SIGN_IN_FAILURES.windowSeconds);
-  if (!attempt.allowed)
-    throw rateLimitedError(attempt, "failed sign-ins for this e-mail address", SIGN_IN_FAILURES.policy);
+  const slots = await claimFailureSlots(env, normalisedEmail, clientAddress);
 
   const db = database(env.DB);
   const user = await db.select().from(users).where(eq(users.email, normalisedEmail)).get();
   const valid = await verifyPassword(password, user?.passwordHash ?? DECOY_PASSWORD_HASH);
   if (!user || !valid || user.status === "suspended")
     throw new ApiError("invalid_credentials", "The e-mail address or the password is wrong.");
-  // Awaited, not deferred: the next attempt must already see the slot returned.
-  await guard.refund(attempt.second);
+  await slots.succeeded();
   if ((parsePasswordHash(user.passwordHash)?.iterations ?? 0) < PBKDF2_ITERATIONS) {
     // A hash made with weaker parameters is upgraded the one time we hold the plain password.
     await db

@@ -44,7 +44,7 @@ const PARALLEL = 20;
 async function forEachGate(
   env: Env,
   tokenHashes: readonly string[],
-  act: (gate: DurableObjectStub<import("../../platform/ratelimit/token-gate").TokenGate>) => Promise<void>,
+  act: (gate: DurableObjectStub<import("../../platform/auth/token-gate").TokenGate>) => Promise<void>,
 ): Promise<void> {
   for (let start = 0; start < tokenHashes.length; start += PARALLEL) {
     await Promise.all(

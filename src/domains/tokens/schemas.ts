@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { ABILITIES, ALL_ABILITIES, WILDCARD } from "../../platform/auth/abilities";
 import { pageQueryShape, pageSchema } from "../../platform/http/pagination";
+import { displayText } from "../../platform/text";
 
 const abilityList = ALL_ABILITIES.map((a) => `- \`${a}\`: ${ABILITIES[a]}`).join("\n");
 
@@ -49,7 +50,7 @@ export const ListTokensQuery = z.object({
 
 export const CreateTokenBody = z
   .strictObject({
-    name: z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters"),
+    name: displayText({ max: 100 }),
     abilities: z
       .array(AbilityName)
       .min(1, "must list at least one ability")

@@ -1,4 +1,4 @@
-import { and, eq, isNull, type SQL } from "drizzle-orm";
+import { and, eq, isNull, type SQL, sql } from "drizzle-orm";
 import { apiTokens, type TokenKind } from "../../db/schema";
 import type { Env } from "../../env";
 import { type Ability, abilitiesBeyondRole, effectiveAbilities } from "../../platform/auth/abilities";
@@ -25,7 +25,7 @@ function tokenScope(principal: Principal): { owner: "institution_id" | "user_id"
 function manageableBy(principal: Principal): SQL {
   const scope = tokenScope(principal);
   const ownerColumn = scope.owner === "institution_id" ? apiTokens.institutionId : apiTokens.userId;
-  return and(isNull(apiTokens.revokedAt), eq(ownerColumn, scope.id))!;
+  return sql`${apiTokens.revokedAt} IS NULL AND ${ownerColumn} = ${scope.id}`;
 }
 
 // The token list as SQLite writes it: one row with the total and the page as a JSON array whose
@@ -81,14 +81,30 @@ export interface CreateTokenInput {
   kind: TokenKind;
 }
 
-/** Inserts a token for `owner`; the plain value exists only in the return value. */
-export async function insertToken(
-  env: Env,
+/** Active API tokens a user may hold; the next one answers 409 `token_limit_reached`. */
+export const API_TOKEN_LIMIT = 100;
+/** Live sessions a user may hold; signing in again retires the oldest. */
+export const SESSION_LIMIT = 20;
+
+// The insert and the count of the owner's live API tokens are one statement, which D1 runs alone:
+// concurrent creations cannot both see room for the last token.
+const INSERT_API_TOKEN_UNDER_LIMIT_SQL = `INSERT INTO api_tokens
+  (id, user_id, institution_id, kind, name, token_hash, prefix, abilities, created_at, expires_at)
+  SELECT ?1, ?2, ?3, 'api', ?4, ?5, ?6, ?7, ?8, ?9
+  WHERE (SELECT count(*) FROM api_tokens WHERE user_id = ?2 AND kind = 'api' AND revoked_at IS NULL
+    AND (expires_at IS NULL OR expires_at > ?8)) < ?10`;
+
+/** A user's live sessions beyond the newest SESSION_LIMIT, oldest last. */
+const SURPLUS_SESSIONS_SQL = `SELECT id, token_hash FROM api_tokens
+  WHERE user_id = ?1 AND kind = 'session' AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?2)
+  ORDER BY created_at DESC, id DESC LIMIT -1 OFFSET ?3`;
+
+function newTokenRow(
   owner: { userId: string; institutionId: string | null },
   input: CreateTokenInput,
-) {
-  const minted = await mintToken();
-  const row: TokenRow = {
+  minted: { hash: string; displayPrefix: string },
+): TokenRow {
+  return {
     id: newId("tok"),
     userId: owner.userId,
     institutionId: owner.institutionId,
@@ -102,8 +118,67 @@ export async function insertToken(
     expiresAt: input.expiresAt,
     revokedAt: null,
   };
-  await database(env.DB).insert(apiTokens).values(row).run();
+}
+
+/**
+ * Inserts a token for `owner`; the plain value exists only in the return value. An API token only
+ * while the owner holds fewer than API_TOKEN_LIMIT; a session retires the owner's oldest beyond
+ * SESSION_LIMIT.
+ */
+export async function insertToken(
+  env: Env,
+  owner: { userId: string; institutionId: string | null },
+  input: CreateTokenInput,
+) {
+  const minted = await mintToken();
+  const row = newTokenRow(owner, input, minted);
+  if (input.kind === "api") {
+    const inserted = await env.DB.prepare(INSERT_API_TOKEN_UNDER_LIMIT_SQL)
+      .bind(
+        row.id,
+        row.userId,
+        row.institutionId,
+        row.name,
+        row.tokenHash,
+        row.prefix,
+        JSON.stringify(row.abilities),
+        row.createdAt,
+        row.expiresAt,
+        API_TOKEN_LIMIT,
+      )
+      .run();
+    if (inserted.meta.changes === 0) {
+      throw new ApiError(
+        "token_limit_reached",
+        `A user may hold at most ${API_TOKEN_LIMIT} active API tokens; revoke one you no longer use.`,
+      );
+    }
+  } else {
+    await database(env.DB).insert(apiTokens).values(row).run();
+    await retireSurplusSessions(env, owner.userId);
+  }
   return { row, plain: minted.plain };
+}
+
+/**
+ * Revokes the user's sessions beyond the newest SESSION_LIMIT. Concurrent sign-ins each retire
+ * what they see beyond the limit, so together they never leave more than SESSION_LIMIT live.
+ */
+async function retireSurplusSessions(env: Env, userId: string): Promise<void> {
+  const { results } = await env.DB.prepare(SURPLUS_SESSIONS_SQL)
+    .bind(userId, nowIso(), SESSION_LIMIT)
+    .all<{ id: string; token_hash: string }>();
+  for (const surplus of results) await revokeRow(env, { id: surplus.id, tokenHash: surplus.token_hash });
+}
+
+/** Pushes the revocation to the token's gate first, so the very next request is refused. */
+async function revokeRow(env: Env, row: { id: string; tokenHash: string }): Promise<void> {
+  await env.TOKEN_GATE.get(env.TOKEN_GATE.idFromName(row.tokenHash)).revoke();
+  await database(env.DB)
+    .update(apiTokens)
+    .set({ revokedAt: nowIso() })
+    .where(and(eq(apiTokens.id, row.id), isNull(apiTokens.revokedAt)))
+    .run();
 }
 
 /**
@@ -174,10 +249,5 @@ export async function revokeToken({
     .where(and(eq(apiTokens.id, tokenId), manageableBy(principal)))
     .get();
   if (!row) throw new ApiError("not_found", `No token ${tokenId}.`);
-  await env.TOKEN_GATE.get(env.TOKEN_GATE.idFromName(row.tokenHash)).revoke();
-  await db
-    .update(apiTokens)
-    .set({ revokedAt: nowIso() })
-    .where(and(eq(apiTokens.id, row.id), isNull(apiTokens.revokedAt)))
-    .run();
+  await revokeRow(env, row);
 }

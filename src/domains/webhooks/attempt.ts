@@ -2,9 +2,8 @@ import { and, eq, gt, inArray, sql } from "drizzle-orm";
 import { type DeliveryStatus, webhookDeliveries, webhookDeliveryAttempts, webhooks } from "../../db/schema";
 import type { Env } from "../../env";
 import type { Statement } from "../../platform/batch";
-import { config as settingsOf } from "../../platform/config";
 import { utf8 } from "../../platform/crypto/encoding";
-import { unseal } from "../../platform/crypto/sealing";
+import { openSealed, webhookSecretBinding } from "../../platform/crypto/sealed-values";
 import { type Database, inJsonList } from "../../platform/db";
 import { nowIso } from "../../platform/ids";
 import type { DeliveryConfig } from "./config";
@@ -46,15 +45,17 @@ export interface AttemptResult {
 }
 
 // A webhook signs many deliveries with one secret: unseal it once per isolate, not per delivery.
-// Keyed by the sealed text (a fresh IV per seal), so a rotation is a new entry, never a stale one.
+// Keyed by the webhook and the sealed text (a fresh IV per seal), so a rotation is a new entry,
+// never a stale one, and a value copied into another webhook's row is opened for that row (and fails).
 const unsealed = new Map<string, Promise<string>>();
-function unsealCached(sealed: string, encryptionKey: string): Promise<string> {
-  let plain = unsealed.get(sealed);
+function unsealCached(env: Env, webhookId: string, sealed: string): Promise<string> {
+  const cacheKey = `${webhookId} ${sealed}`;
+  let plain = unsealed.get(cacheKey);
   if (!plain) {
     if (unsealed.size > 1000) unsealed.clear();
-    plain = unseal(sealed, encryptionKey);
-    plain.catch(() => unsealed.delete(sealed));
-    unsealed.set(sealed, plain);
+    plain = openSealed(env, sealed, webhookSecretBinding(webhookId));
+    plain.catch(() => unsealed.delete(cacheKey));
+    unsealed.set(cacheKey, plain);
   }
   return plain;
 }
@@ -62,16 +63,16 @@ function unsealCached(sealed: string, encryptionKey: string): Promise<string> {
 /** The secrets that sign now: the current one, and the previous one during its rotation window. */
 export async function activeSecrets(
   webhook: ClaimedDelivery["webhook"],
-  encryptionKey: string,
+  env: Env,
   now: number,
 ): Promise<string[]> {
-  const secrets = [await unsealCached(webhook.secretSealed, encryptionKey)];
+  const secrets = [await unsealCached(env, webhook.id, webhook.secretSealed)];
   if (
     webhook.previousSecretSealed &&
     webhook.previousSecretExpiresAt &&
     Date.parse(webhook.previousSecretExpiresAt) > now
   ) {
-    secrets.push(await unsealCached(webhook.previousSecretSealed, encryptionKey));
+    secrets.push(await unsealCached(env, webhook.id, webhook.previousSecretSealed));
   }
   return secrets;
 }
@@ -85,7 +86,7 @@ export async function attemptDelivery(
 ): Promise<AttemptResult> {
   const started = Date.now();
   const signed = await signDelivery({
-    secrets: await activeSecrets(delivery.webhook, settingsOf(env).encryptionKey, started),
+    secrets: await activeSecrets(delivery.webhook, env, started),
     webhookId: delivery.webhook.id,
     deliveryId: delivery.id,
     eventType: delivery.event.type,

@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { DELIVERY_STATUSES } from "../../db/schema";
 import { EVENT_TYPES, SUBSCRIBABLE_TYPES } from "../../platform/events";
 import { pageQueryShape, pageSchema } from "../../platform/http/pagination";
+import { displayText } from "../../platform/text";
 import { MAX_URL_LENGTH } from "./target-url";
 
 export const MAX_WEBHOOKS_PER_INSTITUTION = 20;
@@ -28,7 +29,7 @@ const Url = z.string().max(MAX_URL_LENGTH).openapi({
     "Absolute `https` URL without credentials. Private, loopback, link-local and metadata addresses and `localhost` names are refused, except when the deployment sets `ALLOW_PRIVATE_TARGETS` (local development, where `http` is accepted too).",
 });
 
-const Description = z.string().trim().max(500, "must be at most 500 characters").nullable();
+const Description = displayText({ max: 500, min: 0 }).nullable();
 
 export const WebhookSchema = z
   .object({

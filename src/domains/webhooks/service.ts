@@ -2,6 +2,7 @@ import { and, desc, eq, sql } from "drizzle-orm";
 import { webhookDeliveries, webhooks } from "../../db/schema";
 import type { Env } from "../../env";
 import { config } from "../../platform/config";
+import { webhookSecretBinding } from "../../platform/crypto/sealed-values";
 import { seal } from "../../platform/crypto/sealing";
 import { database } from "../../platform/db";
 import { ApiError, validationError } from "../../platform/errors";
@@ -102,8 +103,9 @@ export async function createWebhook(
   const url = checkUrl(env, input.url);
   const secret = newSigningSecret();
   const now = nowIso();
+  const id = newId("whk");
   const row: WebhookRow = {
-    id: newId("whk"),
+    id,
     institutionId: owner.institutionId,
     url,
     description: input.description ?? null,
@@ -111,7 +113,7 @@ export async function createWebhook(
     enabled: input.enabled,
     disabledReason: input.enabled ? null : "manual",
     disabledAt: input.enabled ? null : now,
-    secretSealed: await seal(secret, config(env).encryptionKey),
+    secretSealed: await seal(secret, config(env).encryptionKey, webhookSecretBinding(id)),
     previousSecretSealed: null,
     previousSecretExpiresAt: null,
     consecutiveFailures: 0,
@@ -209,7 +211,7 @@ export async function rotateSecret(env: Env, institutionId: string, id: string, 
   const [updated] = await database(env.DB)
     .update(webhooks)
     .set({
-      secretSealed: await seal(secret, config(env).encryptionKey),
+      secretSealed: await seal(secret, config(env).encryptionKey, webhookSecretBinding(id)),
       previousSecretSealed: previousTtlSeconds > 0 ? current.secretSealed : null,
       previousSecretExpiresAt: previousTtlSeconds > 0 ? nowIso(now + previousTtlSeconds * 1000) : null,
       updatedAt: nowIso(now),

@@ -6,13 +6,13 @@ import { BoundedMap } from "../bounded-map";
 import { database } from "../db";
 import { ApiError } from "../errors";
 import { nowIso } from "../ids";
-import { decodeAdmitAnswer } from "../ratelimit/admit-answer";
-import { countAuthFailure, refuseIfOverAuthFailureLimit } from "../ratelimit/auth-failures";
 import { describeLimit } from "../ratelimit/middleware";
-import type { TokenGate } from "../ratelimit/token-gate";
 import { rateLimitHeaders } from "../ratelimit/window";
 import type { Ability } from "./abilities";
+import { decodeAdmitAnswer } from "./admit-answer";
+import { countAuthFailure, refuseIfOverAuthFailureLimit } from "./auth-failures";
 import type { Principal } from "./principal";
+import type { TokenGate } from "./token-gate";
 import { hashToken, looksLikeToken } from "./tokens";
 
 const UNAUTHENTICATED_DETAIL = {
@@ -82,14 +82,16 @@ export const authenticate = createMiddleware<AppEnv>(async function authenticate
   // Remembered once admitted, so that guessed tokens never crowd out the keys of real ones.
   if (!seen) gateKeys.set(token, gateKey);
 
-  const headers = rateLimitHeaders(result.rate);
   if (result.outcome === "rate_limited") {
+    const { rate, policy } = result;
+    const who = policy === "institution" ? "This institution's tokens together" : "This token";
     throw new ApiError(
       "rate_limited",
-      `This token may make ${result.rate.limit} requests per ${result.rate.windowSeconds} seconds; retry after ${result.rate.retryAfterSeconds} s.`,
-      { headers },
+      `${who} may make ${rate.limit} requests per ${rate.windowSeconds} seconds; retry after ${rate.retryAfterSeconds} s.`,
+      { headers: rateLimitHeaders(rate, policy) },
     );
   }
+  const headers = rateLimitHeaders(result.rate);
 
   const principal = result.principal ?? known?.principal;
   if (!principal) throw new Error("TokenGate sent no principal for an unknown version");

@@ -6,6 +6,16 @@ import type { Ability } from "./abilities";
 export const PLAN_RATE_LIMITS: Record<Plan, number> = { free: 100, pro: 1_000, enterprise: 1_000 };
 export const PLATFORM_RATE_LIMIT = 10_000;
 
+/**
+ * Requests per rolling minute for all of an institution's tokens together, so that minting tokens
+ * cannot multiply a plan; Enterprise gets five times its own per-token limit.
+ */
+export const PLAN_INSTITUTION_BUDGETS: Record<Exclude<Plan, "enterprise">, number> = {
+  free: 300,
+  pro: 5_000,
+};
+export const ENTERPRISE_BUDGET_FACTOR = 5;
+
 /** Who is calling, resolved from the bearer token; cached inside the token's Durable Object. */
 export interface Principal {
   token: { id: string; kind: TokenKind; name: string; abilities: Ability[]; expiresAt: string | null };
@@ -22,6 +32,17 @@ export function rateLimitFor(
   if (institution.plan === "enterprise" && institution.rateLimitPerMinute)
     return institution.rateLimitPerMinute;
   return PLAN_RATE_LIMITS[institution.plan];
+}
+
+/** The institution-wide budget that applies to a principal; null for platform staff (exempt). */
+export function institutionBudgetFor(principal: Principal): { institutionId: string; limit: number } | null {
+  const { institution, user } = principal;
+  if (!institution || user.role === "platform_admin") return null;
+  const limit =
+    institution.plan === "enterprise"
+      ? ENTERPRISE_BUDGET_FACTOR * principal.rateLimitPerMinute
+      : PLAN_INSTITUTION_BUDGETS[institution.plan];
+  return { institutionId: institution.id, limit };
 }
 
 /**

@@ -3,7 +3,7 @@ const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"
 export function toHex(bytes: ArrayBuffer | Uint8Array): string {
   const view = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
   let out = "";
-  for (let i = 0; i < view.length; i++) out += HEX[view[i]!];
+  for (const byte of view) out += HEX[byte];
   return out;
 }
 
@@ -38,7 +38,9 @@ export function utf8(text: string): Uint8Array {
 export function timingSafeEqual(a: Uint8Array, b: Uint8Array): boolean {
   if (a.length !== b.length) return false;
   let diff = 0;
-  for (let i = 0; i < a.length; i++) diff |= a[i]! ^ b[i]!;
+  a.forEach((byte, i) => {
+    diff |= byte ^ (b[i] ?? 0);
+  });
   return diff === 0;
 }
 

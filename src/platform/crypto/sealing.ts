@@ -3,8 +3,22 @@ import { fromBase64, randomBytes, toBase64, utf8 } from "./encoding";
 /**
  * AES-256-GCM sealing for values that must be recoverable but never stored in plain text
  * (webhook secrets, LRS credentials, replayed responses that carry a secret).
- * Format: `v1.<base64 iv>.<base64 ciphertext+tag>`; the version leaves room for key rotation.
+ *
+ * Format `v2.<base64 iv>.<base64 ciphertext+tag>`, sealed with additional data naming what the
+ * value is (`purpose`) and which row holds it (`id`): a sealed value copied into another row, or
+ * into a column of another purpose, fails to open. `v1.` values (before the binding) are opened
+ * only by `unsealLegacy`, for the re-seal of sealed-values.ts; see docs/design/sealing.md.
  */
+export interface SealBinding {
+  /** What the value is, e.g. `webhook-secret`. */
+  purpose: string;
+  /** The row that holds it. */
+  id: string;
+}
+
+const CURRENT = "v2";
+const LEGACY = "v1";
+
 const keyCache = new Map<string, Promise<CryptoKey>>();
 
 function importKey(secret: string): Promise<CryptoKey> {
@@ -18,23 +32,47 @@ function importKey(secret: string): Promise<CryptoKey> {
   return key;
 }
 
-export async function seal(plaintext: string, secret: string): Promise<string> {
+/** JSON of the pair: no purpose or id can be chosen so that two bindings encode alike. */
+function additionalData(binding: SealBinding): Uint8Array {
+  return utf8(JSON.stringify(["lingua-sealed", binding.purpose, binding.id]));
+}
+
+function parts(sealed: string, version: string): { iv: Uint8Array; cipher: Uint8Array } {
+  const [found, iv, cipher, extra] = sealed.split(".");
+  if (found !== version || !iv || !cipher || extra !== undefined) {
+    throw new Error(found === LEGACY ? "Legacy sealed value: re-seal it first" : "Unrecognised sealed value");
+  }
+  return { iv: fromBase64(iv), cipher: fromBase64(cipher) };
+}
+
+export async function seal(plaintext: string, secret: string, binding: SealBinding): Promise<string> {
   const iv = randomBytes(12);
   const cipher = await crypto.subtle.encrypt(
-    { name: "AES-GCM", iv },
+    { name: "AES-GCM", iv, additionalData: additionalData(binding) },
     await importKey(secret),
     utf8(plaintext),
   );
-  return `v1.${toBase64(iv)}.${toBase64(cipher)}`;
+  return `${CURRENT}.${toBase64(iv)}.${toBase64(cipher)}`;
 }
 
-export async function unseal(sealed: string, secret: string): Promise<string> {
-  const [version, iv, cipher] = sealed.split(".");
-  if (version !== "v1" || !iv || !cipher) throw new Error("Unrecognised sealed value");
+/** Opens a value sealed for exactly this binding; anything else throws. */
+export async function unseal(sealed: string, secret: string, binding: SealBinding): Promise<string> {
+  const { iv, cipher } = parts(sealed, CURRENT);
   const plain = await crypto.subtle.decrypt(
-    { name: "AES-GCM", iv: fromBase64(iv) },
+    { name: "AES-GCM", iv, additionalData: additionalData(binding) },
     await importKey(secret),
-    fromBase64(cipher),
+    cipher,
   );
+  return new TextDecoder().decode(plain);
+}
+
+export function isLegacySealed(sealed: string): boolean {
+  return sealed.startsWith(`${LEGACY}.`);
+}
+
+/** Opens a `v1.` value, which is bound to nothing; only for re-sealing it to its row. */
+export async function unsealLegacy(sealed: string, secret: string): Promise<string> {
+  const { iv, cipher } = parts(sealed, LEGACY);
+  const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv }, await importKey(secret), cipher);
   return new TextDecoder().decode(plain);
 }

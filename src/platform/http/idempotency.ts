@@ -5,7 +5,8 @@ import { idempotencyKeys } from "../../db/schema";
 import type { AppEnv } from "../../env";
 import { config } from "../config";
 import { sha256Hex } from "../crypto/encoding";
-import { seal, unseal } from "../crypto/sealing";
+import { idempotentResponseBinding, openSealed } from "../crypto/sealed-values";
+import { seal } from "../crypto/sealing";
 import { database } from "../db";
 import { ApiError, validationError } from "../errors";
 
@@ -111,7 +112,7 @@ export const idempotent = createMiddleware<AppEnv>(async function idempotent(c, 
     }
     if (existing.responseStatus !== null && existing.responseSealed !== null) {
       const stored = JSON.parse(
-        await unseal(existing.responseSealed, config(c.env).encryptionKey),
+        await openSealed(c.env, existing.responseSealed, idempotentResponseBinding(scope, key)),
       ) as StoredResponse;
       return replay(existing.responseStatus, stored);
     }
@@ -158,6 +159,7 @@ export const idempotent = createMiddleware<AppEnv>(async function idempotent(c, 
   const sealed = await seal(
     JSON.stringify({ headers, body } satisfies StoredResponse),
     config(c.env).encryptionKey,
+    idempotentResponseBinding(scope, key),
   );
   await db
     .update(idempotencyKeys)

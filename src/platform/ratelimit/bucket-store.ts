@@ -37,8 +37,20 @@ export class PersistentWindow {
     return decision;
   }
 
-  refund(second: number): void {
-    if (this.window.refund(second)) this.markDirty(second);
+  /** Counts up to `wanted` hits at once (see SlidingWindow.take). */
+  take(nowMs: number, limit: number, windowSeconds: number, wanted: number) {
+    this.prune(nowMs, windowSeconds);
+    const decision = this.window.take(nowMs, limit, windowSeconds, wanted);
+    if (decision.granted > 0) this.markDirty(decision.second);
+    return decision;
+  }
+
+  refund(second: number, count = 1): void {
+    if (this.window.refund(second, count) > 0) this.markDirty(second);
+  }
+
+  clear(): void {
+    for (const second of this.window.clear()) this.markDirty(second);
   }
 
   private prune(nowMs: number, windowSeconds: number): void {

@@ -42,7 +42,7 @@ export function consumeByIp(
 export function describeLimit(c: Context, headers: Record<string, string>): void {
   if (c.res.status === 429) return;
   const responseHeaders = c.res.headers;
-  for (const name in headers) responseHeaders.set(name, headers[name]!);
+  for (const [name, value] of Object.entries(headers)) responseHeaders.set(name, value);
 }
 
 /** Per-client-IP limit for endpoints that take no token. */

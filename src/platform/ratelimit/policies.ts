@@ -12,5 +12,12 @@ export const IP_POLICIES = {
   authFailures: { name: "auth-failures", limit: 60 },
 } as const;
 
-/** Failed sign-ins for one e-mail address, against password guessing from many addresses. */
-export const SIGN_IN_FAILURES = { limit: 10, windowSeconds: 15 * 60, policy: "sign-in-failures" } as const;
+/**
+ * Failed sign-ins, counted the way Auth0's brute-force protection counts them: per (e-mail, client
+ * address) pair, which blocks that pair only, so that guesses from elsewhere never lock the real
+ * user out; and per client address across every e-mail, against one address trying many accounts.
+ */
+export const SIGN_IN_FAILURES = {
+  pair: { limit: 10, windowSeconds: 15 * 60, policy: "sign-in-failures" },
+  address: { limit: 100, windowSeconds: 60 * 60, policy: "sign-in-address-failures" },
+} as const;

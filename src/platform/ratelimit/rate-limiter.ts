@@ -3,7 +3,7 @@ import type { Env } from "../../env";
 import { PersistentWindow } from "./bucket-store";
 import type { RateDecision } from "./window";
 
-/** A plain counter for keys that are not tokens: client IPs, sign-in e-mail addresses. */
+/** A plain counter for keys that are not tokens: client IPs, sign-in failures. */
 export class RateLimiter extends DurableObject<Env> {
   private rate!: PersistentWindow;
 
@@ -20,5 +20,10 @@ export class RateLimiter extends DurableObject<Env> {
 
   async refund(second: number): Promise<void> {
     this.rate.refund(second);
+  }
+
+  /** Forgets every counted hit (a successful sign-in resets the failures of its e-mail and address). */
+  async reset(): Promise<void> {
+    this.rate.clear();
   }
 }

@@ -43,7 +43,8 @@ export class SlidingWindow {
       if (second >= oldestKept) break;
       this.buckets.delete(second);
       this.used -= count;
-      (dropped ??= []).push(second);
+      dropped ??= [];
+      dropped.push(second);
     }
     if (this.buckets.size === 0) this.newest = undefined;
     return dropped ?? NOTHING_DROPPED;
@@ -57,28 +58,55 @@ export class SlidingWindow {
 
   /** Counts one hit at `nowMs` when the limit allows it. */
   consume(nowMs: number, limit: number, windowSeconds: number): RateDecision & { second: number } {
+    const { granted, ...decision } = this.take(nowMs, limit, windowSeconds, 1);
+    return decision;
+  }
+
+  /**
+   * Counts up to `wanted` hits at `nowMs`, as many as the limit still allows (a lease of several
+   * requests at once); `allowed` when at least one was granted.
+   */
+  take(
+    nowMs: number,
+    limit: number,
+    windowSeconds: number,
+    wanted: number,
+  ): RateDecision & { second: number; granted: number } {
     this.prune(nowMs, windowSeconds);
     // Buckets must stay chronological; a clock that steps back counts into the newest bucket.
     const second = Math.max(Math.floor(nowMs / 1000), this.newest ?? 0);
-    const allowed = this.used < limit;
-    if (allowed) {
-      this.buckets.set(second, (this.buckets.get(second) ?? 0) + 1);
-      this.used += 1;
+    const granted = Math.max(0, Math.min(wanted, limit - this.used));
+    if (granted > 0) {
+      this.buckets.set(second, (this.buckets.get(second) ?? 0) + granted);
+      this.used += granted;
       this.newest = second;
     }
-    return { ...this.describe(nowMs, limit, windowSeconds, allowed), second };
+    return { ...this.describe(nowMs, limit, windowSeconds, granted > 0), second, granted };
   }
 
-  /** Takes back one hit (e.g. a sign-in that turned out to be legitimate). */
-  refund(second: number): boolean {
-    const count = this.buckets.get(second);
-    if (!count) return false;
-    if (count === 1) {
+  /**
+   * Takes back up to `count` hits of `second` (a sign-in that turned out to be legitimate, the
+   * unused rest of a lease); returns how many were taken back.
+   */
+  refund(second: number, count = 1): number {
+    const held = this.buckets.get(second);
+    if (!held) return 0;
+    const returned = Math.min(held, count);
+    if (returned === held) {
       this.buckets.delete(second);
       if (second === this.newest) this.newest = lastKey(this.buckets);
-    } else this.buckets.set(second, count - 1);
-    this.used -= 1;
-    return true;
+    } else this.buckets.set(second, held - returned);
+    this.used -= returned;
+    return returned;
+  }
+
+  /** Forgets every hit (a successful sign-in resets the failures of its pair). */
+  clear(): readonly number[] {
+    const seconds = [...this.buckets.keys()];
+    this.buckets.clear();
+    this.used = 0;
+    this.newest = undefined;
+    return seconds;
   }
 
   count(second: number): number {

@@ -1,11 +1,14 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { errorResponses, jsonBody, jsonResponse, publicRoute } from "../../../platform/openapi";
-import { limitByIp } from "../../../platform/ratelimit/middleware";
+import { clientIp, limitByIp } from "../../../platform/ratelimit/middleware";
 import { IP_POLICIES, SIGN_IN_FAILURES } from "../../../platform/ratelimit/policies";
+import { SESSION_LIMIT } from "../../tokens/service";
 import { presentUser } from "../present";
 import { SignInBody, SignInResponseSchema } from "../schemas";
 import { signIn } from "../service";
+
+const { pair, address } = SIGN_IN_FAILURES;
 
 export const signInRoute = publicRoute(
   {
@@ -14,7 +17,7 @@ export const signInRoute = publicRoute(
     tags: ["Authentication"],
     operationId: "signIn",
     summary: "Sign in with e-mail and password",
-    description: `Returns a session token (kind \`session\`, every ability the role allows) valid for 30 days. A wrong e-mail and a wrong password answer the same 401. Limited to ${IP_POLICIES.signIn.limit} attempts per client IP per minute and to ${SIGN_IN_FAILURES.limit} failed attempts per e-mail address per ${SIGN_IN_FAILURES.windowSeconds / 60} minutes. Responses carry the address's rate-limit headers, except the 429 of the e-mail's limit, which carries that limit's headers (policy \`"${SIGN_IN_FAILURES.policy}"\`, \`w=${SIGN_IN_FAILURES.windowSeconds}\`).`,
+    description: `Returns a session token (kind \`session\`, every ability the role allows) valid for 30 days; a user keeps at most ${SESSION_LIMIT} live sessions, and signing in again retires the oldest. A wrong e-mail and a wrong password answer the same 401. Limited to ${IP_POLICIES.signIn.limit} attempts per client address per minute. Failures are counted per e-mail address and client address together: ${pair.limit} failures in ${pair.windowSeconds / 60} minutes block that pair (429, whatever the password, policy \`"${pair.policy}"\`), and a success resets it; ${address.limit} failures in ${address.windowSeconds / 60} minutes from one client address, across every e-mail, block that address (policy \`"${address.policy}"\`). A correct password from an address that has not failed for the e-mail always signs in. Responses carry the address's rate-limit headers, except a 429 of a failure limit, which carries that limit's headers.`,
     middleware: [limitByIp(IP_POLICIES.signIn)],
     request: { body: jsonBody(SignInBody) },
     responses: { 200: jsonResponse(SignInResponseSchema, "Signed in."), 401: errorResponses[401] },
@@ -25,7 +28,7 @@ export const signInRoute = publicRoute(
 export function registerSignIn(app: OpenAPIHono<AppEnv>) {
   app.openapi(signInRoute, async (c) => {
     const { email, password } = c.req.valid("json");
-    const session = await signIn(c.env, email, password);
+    const session = await signIn(c.env, email, password, clientIp(c));
     c.header("Cache-Control", "no-store");
     return c.json(
       {

@@ -3,6 +3,7 @@ import { ssoConnections, ssoDomains } from "../../../db/schema";
 import type { Env } from "../../../env";
 import type { Principal } from "../../../platform/auth/principal";
 import { config } from "../../../platform/config";
+import { ssoClientSecretBinding } from "../../../platform/crypto/sealed-values";
 import { seal } from "../../../platform/crypto/sealing";
 import { database, inJsonList } from "../../../platform/db";
 import { type FieldError, validationError } from "../../../platform/errors";
@@ -96,7 +97,7 @@ export async function putSso(context: Context & { input: PutSsoInput }) {
     input.type !== "oidc" || secretInput === null
       ? null
       : secretInput !== undefined
-        ? await seal(secretInput, config(env).encryptionKey)
+        ? await seal(secretInput, config(env).encryptionKey, ssoClientSecretBinding(institutionId))
         : (before?.clientSecretSealed ?? null);
   const incomplete = completenessErrors(input, saml, oidc, clientSecretSealed !== null);
   if (incomplete.length > 0) throw validationError(incomplete);

@@ -2,10 +2,10 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { idempotencyHeaderShape, idempotent } from "../../../platform/http/idempotency";
-import { jsonBody, jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { errorResponses, jsonBody, jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { presentToken } from "../present";
 import { CreatedTokenSchema, CreateTokenBody } from "../schemas";
-import { createApiToken } from "../service";
+import { API_TOKEN_LIMIT, createApiToken } from "../service";
 
 export const createTokenRoute = tokenRoute("tokens:write", {
   method: "post",
@@ -13,11 +13,13 @@ export const createTokenRoute = tokenRoute("tokens:write", {
   tags: ["Tokens"],
   operationId: "createToken",
   summary: "Create an API token",
-  description:
-    "The plain value is in this response only. A token can hold only abilities its owner's role allows (403 otherwise) and never more than the token that creates it.",
+  description: `The plain value is in this response only. A token can hold only abilities its owner's role allows (403 otherwise) and never more than the token that creates it. A user holds at most ${API_TOKEN_LIMIT} active API tokens: the next answers 409 \`token_limit_reached\`.`,
   middleware: [idempotent],
   request: { headers: z.object(idempotencyHeaderShape), body: jsonBody(CreateTokenBody) },
-  responses: { 201: jsonResponse(CreatedTokenSchema, "The token, with its plain value.") },
+  responses: {
+    201: jsonResponse(CreatedTokenSchema, "The token, with its plain value."),
+    409: errorResponses[409],
+  },
 });
 
 export function registerCreateToken(app: OpenAPIHono<AppEnv>) {

@@ -1,9 +1,9 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { BoundedMap } from "../bounded-map";
-import { clientIp, consumeByIp, rateLimitedError } from "./middleware";
-import { IP_POLICIES } from "./policies";
-import type { RateDecision } from "./window";
+import { clientIp, consumeByIp, rateLimitedError } from "../ratelimit/middleware";
+import { IP_POLICIES } from "../ratelimit/policies";
+import type { RateDecision } from "../ratelimit/window";
 
 const WHAT = "requests with an unknown token from this address";
 

@@ -1,13 +1,18 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
-import { loadTokenRecord, type TokenRecord } from "../auth/principal-store";
 import { config } from "../config";
 import { database } from "../db";
+import { PersistentWindow } from "../ratelimit/bucket-store";
+import { INSTITUTION_POLICY, InstitutionLease } from "../ratelimit/institution-lease";
+import type { RateDecision } from "../ratelimit/window";
 import { type AdmitAnswer, type AdmitAnswerFormat, encodeAdmittedCurrent } from "./admit-answer";
-import { PersistentWindow } from "./bucket-store";
+import { institutionBudgetFor, type Principal } from "./principal";
+import { loadTokenRecord, type TokenRecord } from "./principal-store";
 
-/** How long a cached principal is trusted before it is re-read from D1 in the background. */
-const PRINCIPAL_REFRESH_MS = 60_000;
+/** A cached principal older than this is re-read from D1 before the request is answered. */
+const PRINCIPAL_MAX_AGE_MS = 60_000;
+/** From this age on, a request re-reads it in the background, so that busy tokens never wait for D1. */
+const PRINCIPAL_REFRESH_MS = 45_000;
 /** last_used_at is written at most this often. */
 const TOUCH_INTERVAL_MS = 60_000;
 
@@ -26,14 +31,18 @@ function cachedRecord(record: TokenRecord, loadedAt: number): CachedRecord {
 /**
  * One object per API token (addressed by the token's hash): it caches who the token belongs to and
  * counts its requests, so the hot path is one round trip to this object and no D1 query. Revocation
- * is pushed here before D1 is written, and a revoked object never comes back to life.
+ * is pushed here before D1 is written, and a revoked object never comes back to life. Requests also
+ * count against the institution's budget, through a lease (platform/ratelimit/institution-lease.ts).
  */
 export class TokenGate extends DurableObject<Env> {
   private rate!: PersistentWindow;
   private cached: CachedRecord | null;
   private loading: Promise<CachedRecord> | null = null;
+  /** Bumped by `invalidate`, so that a D1 read begun before it is not kept. */
+  private generation = 0;
   private lastTouchAt = 0;
   private readonly windowSeconds: number;
+  private lease: InstitutionLease | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -55,20 +64,23 @@ export class TokenGate extends DurableObject<Env> {
     knownVersion?: number,
     format: AdmitAnswerFormat = "object",
   ): Promise<AdmitAnswer> {
-    const cached = this.cached ?? (await this.load(tokenHash));
+    const cached = await this.current(tokenHash);
     const now = Date.now();
     const record = cached.record;
     if (record.state !== "active") return { outcome: "unauthenticated", reason: record.state };
-    if (now - cached.loadedAt > PRINCIPAL_REFRESH_MS && !this.loading) {
-      // Serve the cached principal now; pick up role or plan changes for the next request.
-      this.ctx.waitUntil(this.load(tokenHash).catch(() => undefined));
-    }
     const { principal } = record;
     if (cached.expiresAtMs !== null && cached.expiresAtMs <= now) {
       return { outcome: "unauthenticated", reason: "expired" };
     }
     const rate = this.rate.consume(now, principal.rateLimitPerMinute, this.windowSeconds);
     if (!rate.allowed) return { outcome: "rate_limited", rate };
+    const institutionTake = this.takeInstitutionBudget(principal, now);
+    // Awaited only when the lease had to be renewed: the hot path stays free of extra ticks.
+    const refusal = institutionTake === null ? null : await institutionTake;
+    if (refusal) {
+      this.rate.refund(rate.second);
+      return { outcome: "rate_limited", rate: refusal, policy: INSTITUTION_POLICY };
+    }
     const touch = now - this.lastTouchAt >= TOUCH_INTERVAL_MS;
     if (touch) this.lastTouchAt = now;
     const version = cached.loadedAt;
@@ -80,23 +92,56 @@ export class TokenGate extends DurableObject<Env> {
 
   /** Called before the D1 row is marked revoked, so the very next request is refused. */
   async revoke(): Promise<void> {
+    this.generation += 1;
     this.store(cachedRecord({ state: "revoked" }, Date.now()));
   }
 
-  /** Forget the cached principal (role, plan or institution changed); the next request re-reads D1. */
+  /**
+   * Forgets the cached principal (role, plan, limit or status changed in D1): the next request
+   * re-reads it before it is answered. Call after the D1 change is written.
+   */
   async invalidate(): Promise<void> {
     if (this.cached?.record.state === "revoked") return;
+    this.generation += 1;
+    this.loading = null;
     if (this.hasRecordTable()) this.ctx.storage.sql.exec("DELETE FROM token_record");
     this.cached = null;
+    this.lease?.reset();
+  }
+
+  /** The cached record, re-read first when it is too old to answer with. */
+  private async current(tokenHash: string): Promise<CachedRecord> {
+    const cached = this.cached;
+    if (!cached) return this.load(tokenHash);
+    // A revocation is final; nothing in D1 can bring the token back.
+    if (cached.record.state === "revoked") return cached;
+    const age = Date.now() - cached.loadedAt;
+    if (age > PRINCIPAL_MAX_AGE_MS) return this.load(tokenHash);
+    if (age > PRINCIPAL_REFRESH_MS && !this.loading) void this.load(tokenHash).catch(() => undefined);
+    return cached;
+  }
+
+  /** Null when the institution's budget admits the request (or none applies), else its refusal. */
+  private takeInstitutionBudget(principal: Principal, now: number): null | Promise<RateDecision | null> {
+    const budget = institutionBudgetFor(principal);
+    if (!budget) return null;
+    this.lease ??= new InstitutionLease(() =>
+      this.env.INSTITUTION_BUDGET.get(this.env.INSTITUTION_BUDGET.idFromName(budget.institutionId)),
+    );
+    return this.lease.take(now, budget.limit, this.windowSeconds);
   }
 
   private load(tokenHash: string): Promise<CachedRecord> {
-    // Concurrent first requests share one D1 read.
-    this.loading ??= loadTokenRecord(database(this.env.DB), tokenHash)
+    // Concurrent requests share one D1 read.
+    if (this.loading) return this.loading;
+    const generation = this.generation;
+    const loading = loadTokenRecord(database(this.env.DB), tokenHash)
       .then((record) => {
         // A revocation that landed while D1 was being read wins over what D1 said.
         if (this.cached?.record.state === "revoked") return this.cached;
         const entry = cachedRecord(record, Date.now());
+        // Invalidated meanwhile: what D1 said may predate the change; the next request reads again.
+        if (generation !== this.generation) return entry;
         // A token D1 does not know was most likely guessed: remembered while this object lives,
         // never stored, so guesses leave nothing behind.
         if (record.state === "unknown") this.cached = entry;
@@ -104,9 +149,10 @@ export class TokenGate extends DurableObject<Env> {
         return entry;
       })
       .finally(() => {
-        this.loading = null;
+        if (this.loading === loading) this.loading = null;
       });
-    return this.loading;
+    this.loading = loading;
+    return loading;
   }
 
   private hasRecordTable(): boolean {

@@ -1,13 +1,14 @@
-import type { Principal } from "../auth/principal";
-import type { RateDecision } from "./window";
+import type { RateDecision } from "../ratelimit/window";
+import type { Principal } from "./principal";
 
 /**
  * What `TokenGate.admit` decides for one request. `version` identifies the cached principal; the
- * principal itself is sent only when the caller's copy is stale.
+ * principal itself is sent only when the caller's copy is stale. A refusal names its `policy` when
+ * it is the institution's budget, not the token's own limit.
  */
 export type AdmitResult =
   | { outcome: "admitted"; version: number; principal?: Principal; rate: RateDecision; touch: boolean }
-  | { outcome: "rate_limited"; rate: RateDecision }
+  | { outcome: "rate_limited"; rate: RateDecision; policy?: "institution" }
   | { outcome: "unauthenticated"; reason: "unknown" | "revoked" | "expired" };
 
 /**

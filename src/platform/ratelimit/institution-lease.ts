@@ -1,0 +1,147 @@
+import type { InstitutionBudget, LeaseGrant, LeaseReturn } from "./institution-budget";
+import type { RateDecision } from "./window";
+
+/** The policy name of the institution-wide budget in the RateLimit headers. */
+export const INSTITUTION_POLICY = "institution";
+/** The largest lease; also at most a fiftieth of the budget, so that idle leases strand little of it. */
+const MAX_CHUNK = 1_000;
+/** A refusal is remembered this long at most, then the institution is asked again. */
+const REFUSAL_MEMORY_MS = 1_000;
+
+/** Leases live a sixth of the window: 10 s of a 60 s window. */
+function leaseLifetimeMs(windowSeconds: number): number {
+  return (windowSeconds * 1000) / 6;
+}
+
+function maxChunk(limit: number): number {
+  return Math.max(1, Math.min(MAX_CHUNK, Math.floor(limit / 50)));
+}
+
+/**
+ * A token gate's share of its institution's budget. Requests are counted against the lease in
+ * memory; the institution's object is called only when the lease is spent or has expired, and a
+ * lease half spent is renewed in the background, so a busy token's requests wait for one Durable
+ * Object call (its own gate) and no more. Chunks grow while they are used up and shrink while they
+ * expire unused.
+ */
+export class InstitutionLease {
+  private units = 0;
+  private second = 0;
+  private expiresAt = 0;
+  private chunk = 1;
+  private refusal: { until: number; at: number; grant: LeaseGrant } | null = null;
+  private pending: Promise<LeaseGrant> | null = null;
+
+  constructor(private readonly budget: () => DurableObjectStub<InstitutionBudget>) {}
+
+  /**
+   * Takes one request of the budget. Null when admitted, else the refusal's decision. Synchronous
+   * (no await) whenever the lease holds a unit.
+   */
+  take(nowMs: number, limit: number, windowSeconds: number): null | Promise<RateDecision | null> {
+    if (this.holdsUnit(nowMs)) {
+      this.useUnit(nowMs, limit, windowSeconds);
+      return null;
+    }
+    return this.takeAfterRenewal(limit, windowSeconds);
+  }
+
+  /** Drops the lease (a plan change); its unused units go back to the institution. */
+  reset(): void {
+    const unused = this.unused();
+    this.units = 0;
+    this.expiresAt = 0;
+    this.chunk = 1;
+    this.refusal = null;
+    if (unused)
+      void this.budget()
+        .giveBack(unused)
+        .catch(() => undefined);
+  }
+
+  private holdsUnit(nowMs: number): boolean {
+    return this.units > 0 && nowMs < this.expiresAt;
+  }
+
+  /** Takes a unit; once half the chunk is used, grows it and renews in the background. */
+  private useUnit(nowMs: number, limit: number, windowSeconds: number): void {
+    this.units -= 1;
+    if (this.units * 2 < this.chunk && !this.pending) {
+      this.chunk = Math.min(maxChunk(limit), this.chunk * 2);
+      void this.renew(nowMs, limit, windowSeconds).catch(() => undefined);
+    }
+  }
+
+  private async takeAfterRenewal(limit: number, windowSeconds: number): Promise<RateDecision | null> {
+    for (;;) {
+      const refused = this.remembered(Date.now());
+      if (refused) return refused;
+      let grant: LeaseGrant;
+      try {
+        grant = await (this.pending ?? this.renew(Date.now(), limit, windowSeconds));
+      } catch (error) {
+        // The per-token limit still holds; an unreachable budget must not take every token down.
+        console.error(
+          JSON.stringify({ level: "error", message: "institution budget unreachable", error: String(error) }),
+        );
+        return null;
+      }
+      const now = Date.now();
+      if (this.holdsUnit(now)) {
+        this.useUnit(now, limit, windowSeconds);
+        return null;
+      }
+      if (grant.granted === 0) return refusalOf(grant, 0);
+      // Concurrent requests took this grant's units: ask again.
+    }
+  }
+
+  private renew(nowMs: number, limit: number, windowSeconds: number): Promise<LeaseGrant> {
+    const expired = nowMs >= this.expiresAt;
+    if (expired && this.units > 0) this.chunk = Math.max(1, Math.floor(this.chunk / 2));
+    const giveBack = expired ? this.unused() : undefined;
+    if (expired) this.units = 0;
+    const request = this.budget()
+      .lease(limit, windowSeconds, Math.min(this.chunk, maxChunk(limit)), giveBack)
+      .then((grant) => {
+        const now = Date.now();
+        if (grant.granted > 0) {
+          this.units += grant.granted;
+          this.second = grant.second;
+          this.expiresAt = now + leaseLifetimeMs(windowSeconds);
+          this.refusal = null;
+        } else {
+          const memory = Math.min(REFUSAL_MEMORY_MS, grant.retryAfterSeconds * 1000);
+          this.refusal = { until: now + memory, at: now, grant };
+        }
+        return grant;
+      })
+      .finally(() => {
+        this.pending = null;
+      });
+    this.pending = request;
+    return request;
+  }
+
+  private remembered(nowMs: number): RateDecision | null {
+    if (!this.refusal || nowMs >= this.refusal.until) return null;
+    return refusalOf(this.refusal.grant, nowMs - this.refusal.at);
+  }
+
+  private unused(): LeaseReturn | undefined {
+    return this.units > 0 ? { second: this.second, units: this.units } : undefined;
+  }
+}
+
+/** The institution's refusal as a rate decision, its waits shortened by `elapsedMs`. */
+function refusalOf(grant: LeaseGrant, elapsedMs: number): RateDecision {
+  const elapsed = Math.floor(elapsedMs / 1000);
+  return {
+    allowed: false,
+    limit: grant.limit,
+    remaining: 0,
+    retryAfterSeconds: Math.max(1, grant.retryAfterSeconds - elapsed),
+    resetSeconds: Math.max(1, grant.resetSeconds - elapsed),
+    windowSeconds: grant.windowSeconds,
+  };
+}
