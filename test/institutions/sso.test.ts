@@ -1,5 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
+import { openSealed, ssoClientSecretBinding } from "../../src/platform/crypto/sealed-values";
 import { callJson } from "../helpers/api";
 import { createPlatformAdmin, createTenant, type Tenant } from "../helpers/tenants";
 import { base64Der, expiredCertificate, sha256Colons, validCertificate } from "./sso-certificates";
@@ -81,6 +82,10 @@ describe("SSO settings: OIDC", () => {
       .bind(tenant.institution.id)
       .first<{ client_secret_sealed: string; oidc: string }>();
     expect(stored?.client_secret_sealed).toMatch(/^v2\./);
+    // Sealed for this institution's connection: it opens there, and nowhere else.
+    const sealed = stored?.client_secret_sealed as string;
+    expect(await openSealed(env, sealed, ssoClientSecretBinding(tenant.institution.id))).toBe("s3cr3t-value");
+    await expect(openSealed(env, sealed, ssoClientSecretBinding("ins_other"))).rejects.toThrow();
     expect(JSON.stringify(stored)).not.toContain("s3cr3t-value");
     const read = await callJson(`/api/institutions/${tenant.institution.id}/sso`, {
       token: tenant.admin.token,
