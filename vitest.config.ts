@@ -20,7 +20,7 @@ export default defineConfig(async () => {
             // A fixed test key (32 zero bytes would be too obviously fake to catch misuse).
             ENCRYPTION_KEY: "dGVzdC1lbmNyeXB0aW9uLWtleS0zMi1ieXRlcy0hISE=",
             // Webhooks point at the loopback receiver of test/helpers/receiver-server.ts.
-            ALLOW_PRIVATE_TARGETS: "true",
+            ALLOW_LOOPBACK_TARGETS: "true",
             // Short enough to exercise time-outs and every retry within a test.
             WEBHOOK_TIMEOUT_MS: "1000",
             WEBHOOK_RETRY_DELAYS_SECONDS: "1,1,1",

@@ -45,7 +45,7 @@ const existing = existsSync(devVars) ? readFileSync(devVars, "utf8") : "";
 const additions = [];
 if (!/^ENCRYPTION_KEY=/m.test(existing))
   additions.push(`ENCRYPTION_KEY="${randomBytes(32).toString("base64")}"`);
-if (!/^ALLOW_PRIVATE_TARGETS=/m.test(existing)) additions.push(`ALLOW_PRIVATE_TARGETS="true"`);
+if (!/^ALLOW_LOOPBACK_TARGETS=/m.test(existing)) additions.push(`ALLOW_LOOPBACK_TARGETS="true"`);
 if (additions.length > 0) {
   writeFileSync(
     devVars,

@@ -242,7 +242,7 @@ export async function runWebhooks({ config: wranglerConfig, scriptPath, log = (m
           scriptPath,
           compatibilityDate: config.compatibilityDate,
           compatibilityFlags: config.compatibilityFlags,
-          bindings: { ...config.vars, ENCRYPTION_KEY: randomKey(), ALLOW_PRIVATE_TARGETS: "true" },
+          bindings: { ...config.vars, ENCRYPTION_KEY: randomKey(), ALLOW_LOOPBACK_TARGETS: "true" },
           d1Databases: config.d1Databases,
           durableObjects: config.durableObjects,
           queueProducers: config.queueProducers,

@@ -30,8 +30,13 @@ const schema = z.object({
   SESSION_TTL_DAYS: positiveInt(30),
   /** 32 random bytes, base64: the AES-GCM key that seals secrets at rest. */
   ENCRYPTION_KEY: z.string().min(1),
-  /** Local development only: lets outbound URLs use http and private addresses. */
-  ALLOW_PRIVATE_TARGETS: flag,
+  /** Local development only: outbound URLs may use http and loopback addresses (nothing else inside). */
+  ALLOW_LOOPBACK_TARGETS: flag,
+  /** DNS-over-HTTPS resolver (JSON form) the outbound gate asks what a host name points at; empty: off. */
+  OUTBOUND_DOH_URL: z
+    .union([z.literal(""), z.url({ protocol: /^https?$/ })])
+    .default("")
+    .transform((url) => url || null),
   WEBHOOK_TIMEOUT_MS: positiveInt(10_000),
   WEBHOOK_RETRY_DELAYS_SECONDS: secondsList("60,600,6000"),
   WEBHOOK_DISABLE_AFTER_FAILURES: positiveInt(20),
@@ -53,7 +58,10 @@ function toConfig(vars: z.infer<typeof schema>) {
     rateLimitWindowSeconds: vars.RATE_LIMIT_WINDOW_SECONDS,
     sessionTtlDays: vars.SESSION_TTL_DAYS,
     encryptionKey: vars.ENCRYPTION_KEY,
-    allowPrivateTargets: vars.ALLOW_PRIVATE_TARGETS,
+    outbound: {
+      allowLoopback: vars.ALLOW_LOOPBACK_TARGETS,
+      dohUrl: vars.OUTBOUND_DOH_URL,
+    },
     webhooks: {
       timeoutMs: vars.WEBHOOK_TIMEOUT_MS,
       retrySchedule: vars.WEBHOOK_RETRY_DELAYS_SECONDS,

@@ -1,3 +1,4 @@
+import { z } from "zod";
 import type { outboxEvents } from "../db/schema";
 import type { Env } from "../env";
 import { newId } from "./ids";
@@ -33,9 +34,9 @@ export const EVENT_RETENTION_MS = 30 * 86_400_000;
 
 export type OutboxRow = typeof outboxEvents.$inferInsert;
 
-export interface EventMessage {
-  event_id: string;
-}
+/** A message of the events queue: one committed outbox event to fan out. */
+export const EventMessage = z.object({ event_id: z.string().min(1) });
+export type EventMessage = z.infer<typeof EventMessage>;
 
 export function domainEvent(
   type: EventType,

@@ -6,6 +6,7 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { TestProject } from "vitest/node";
+import { startDohStub } from "./receiver-doh-server";
 
 export interface ScriptedAnswer {
   status?: number;
@@ -68,9 +69,11 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
 export function startReceiver(): Promise<{ url: string; close: () => Promise<void> }> {
   const endpoints = new Map<string, Endpoint>();
   const endpoint = (name: string) => {
-    let e = endpoints.get(name);
-    if (!e) endpoints.set(name, (e = { secrets: [], script: [], fallback: { status: 200 }, received: [] }));
-    return e;
+    const known = endpoints.get(name);
+    if (known) return known;
+    const fresh: Endpoint = { secrets: [], script: [], fallback: { status: 200 }, received: [] };
+    endpoints.set(name, fresh);
+    return fresh;
   };
   const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? "/", "http://receiver");
@@ -127,11 +130,17 @@ export function startReceiver(): Promise<{ url: string; close: () => Promise<voi
 declare module "vitest" {
   export interface ProvidedContext {
     receiverUrl: string;
+    /** The DNS-over-HTTPS stub of receiver-doh-server.ts. */
+    dohUrl: string;
   }
 }
 
 export default async function setup(project: TestProject) {
   const receiver = await startReceiver();
+  const doh = await startDohStub();
   project.provide("receiverUrl", receiver.url);
-  return receiver.close;
+  project.provide("dohUrl", doh.url);
+  return async () => {
+    await Promise.all([receiver.close(), doh.close()]);
+  };
 }

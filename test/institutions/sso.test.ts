@@ -135,20 +135,22 @@ describe("SSO settings: OIDC", () => {
       expect(res.status, issuer).toBe(422);
       expect(body.errors).toEqual([{ path: "oidc.issuer", message: expect.stringContaining(message) }]);
     }
-    // Where private targets are not admitted (production), a private address is refused before any request.
-    const privateIssuer = await putSso(
-      tenant,
-      { type: "oidc", oidc: { issuer: "https://10.0.0.7/realms/acme", client_id: "c" } },
-      tenant.admin.token,
-      { env: { ALLOW_PRIVATE_TARGETS: "false" } },
-    );
-    expect(privateIssuer.res.status).toBe(422);
-    expect(paths(privateIssuer.body)).toEqual(["oidc.issuer"]);
+    // Private and metadata addresses are refused by the outbound gate before any request; loopback
+    // too where the deployment does not admit it (production).
+    for (const issuer of [
+      "https://10.0.0.7/realms/acme",
+      "https://169.254.169.254/latest",
+      "https://[fd00::1]/",
+    ]) {
+      const refused = await putSso(tenant, { type: "oidc", oidc: { issuer, client_id: "c" } });
+      expect(refused.res.status, issuer).toBe(422);
+      expect(paths(refused.body)).toEqual(["oidc.issuer"]);
+    }
     const loopback = await putSso(
       tenant,
       { type: "oidc", oidc: { issuer: `${idp}/idp/${name()}`, client_id: "c" } },
       tenant.admin.token,
-      { env: { ALLOW_PRIVATE_TARGETS: "false" } },
+      { env: { ALLOW_LOOPBACK_TARGETS: "false" } },
     );
     expect(loopback.res.status).toBe(422);
     // Nothing was stored by any of them.

@@ -18,7 +18,7 @@ describe("configuration", () => {
     const settings = config(withVars({}));
     expect(settings.rateLimitWindowSeconds).toBe(60);
     expect(settings.sessionTtlDays).toBe(30);
-    expect(settings.allowPrivateTargets).toBe(false);
+    expect(settings.outbound).toEqual({ allowLoopback: false, dohUrl: null });
     expect(settings.webhooks.retrySchedule).toEqual([60, 600, 6000]);
   });
 
@@ -27,7 +27,9 @@ describe("configuration", () => {
     ["WEBHOOK_RETRY_DELAYS_SECONDS", "a,b,c"],
     ["RATE_LIMIT_WINDOW_SECONDS", "0"],
     ["EXPORT_PART_SIZE_BYTES", String(5 * 1024 * 1024 - 1)],
-    ["ALLOW_PRIVATE_TARGETS", "yes"],
+    ["ALLOW_LOOPBACK_TARGETS", "yes"],
+    ["OUTBOUND_DOH_URL", "not a url"],
+    ["OUTBOUND_DOH_URL", "ftp://resolver.example/dns-query"],
   ])("refuses %s=%s, naming the variable", (name, value) => {
     expect(() => config(withVars({ [name]: value }))).toThrow(name);
   });

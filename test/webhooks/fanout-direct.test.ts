@@ -153,3 +153,19 @@ it("slow receivers: the fan-out stops starting first attempts after its budget a
     );
   for (const d of await deliveriesOf(eventId)) expect(perDelivery.get(d.id)).toBe(d.attempt_count);
 });
+
+it("the fan-out's direct attempt checks the stored URL too: refused, nothing sent, no retry, webhook disabled", async () => {
+  const { admin, institution } = await createTenant();
+  const receiver = receiverEndpoint();
+  const hook = await createWebhook(admin, { url: receiver.url, events: ["*"] });
+  const eventId = await insertEvent(institution.id, "refused");
+
+  await runQueue("lingua-events", [{ event_id: eventId }], { ALLOW_LOOPBACK_TARGETS: "false" });
+  const [delivery] = await deliveriesOf(eventId);
+  expect(delivery).toMatchObject({ status: "failed", attempt_count: 1, last_error_code: "target_refused" });
+  expect(await receiver.received()).toEqual([]);
+  const row = await env.DB.prepare("SELECT enabled, disabled_reason FROM webhooks WHERE id = ?")
+    .bind(hook.id)
+    .first();
+  expect(row).toEqual({ enabled: 0, disabled_reason: "target_refused" });
+});

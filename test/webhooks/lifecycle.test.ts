@@ -170,7 +170,7 @@ describe("webhook resource", () => {
 });
 
 describe("target URL rules", () => {
-  const production = { ALLOW_PRIVATE_TARGETS: "false" } as const;
+  const production = { ALLOW_LOOPBACK_TARGETS: "false" } as const;
   const refused = [
     "http://hooks.example.com/x",
     "https://user:pass@hooks.example.com/x",
@@ -188,6 +188,9 @@ describe("target URL rules", () => {
     "https://[fe80::1]/x",
     "https://[fd00:ec2::254]/x",
     "https://[::ffff:10.0.0.1]/x",
+    "https://[2002:a00:1::1]/x",
+    "https://[fec0::1]/x",
+    "https://localhost../x",
     "https://metadata.google.internal/x",
     "ftp://hooks.example.com/x",
     "hooks.example.com/x",
@@ -213,7 +216,8 @@ describe("target URL rules", () => {
     ]) {
       const { res } = await callJson("/api/integrations/webhooks", {
         token: admin.token,
-        body: { url, events: ["*"] },
+        // Disabled: nothing is ever sent to a non-loopback address.
+        body: { url, events: ["*"], enabled: false },
         env: production,
       });
       expect(res.status, url).toBe(201);
@@ -231,14 +235,38 @@ describe("target URL rules", () => {
     );
   });
 
-  it("accepts http and loopback when ALLOW_PRIVATE_TARGETS is true (local development)", async () => {
+  it("accepts http and loopback when ALLOW_LOOPBACK_TARGETS is true (local development)", async () => {
     const { admin } = await createTenant();
-    const { res } = await callJson("/api/integrations/webhooks", {
+    for (const url of [
+      "http://127.0.0.1:9999/hook",
+      "http://localhost:9999/hook",
+      "http://[::1]:9999/hook",
+    ]) {
+      const { res } = await callJson("/api/integrations/webhooks", {
+        token: admin.token,
+        body: { url, events: ["*"], enabled: false },
+        env: { ALLOW_LOOPBACK_TARGETS: "true" },
+      });
+      expect(res.status, url).toBe(201);
+    }
+  });
+
+  it.each([
+    "https://10.1.2.3/x",
+    "https://192.168.1.10/x",
+    "https://169.254.169.254/latest/meta-data",
+    "https://100.64.0.1/x",
+    "https://[fd00:ec2::254]/x",
+    "http://hooks.example.com/x",
+  ])("refuses %s in development too: loopback is all it reaches", async (url) => {
+    const { admin } = await createTenant();
+    const { res, body } = await callJson("/api/integrations/webhooks", {
       token: admin.token,
-      body: { url: "http://127.0.0.1:9999/hook", events: ["*"] },
-      env: { ALLOW_PRIVATE_TARGETS: "true" },
+      body: { url, events: ["*"] },
+      env: { ALLOW_LOOPBACK_TARGETS: "true" },
     });
-    expect(res.status).toBe(201);
+    expect(res.status).toBe(422);
+    expect(body.errors[0].path).toBe("url");
   });
 });
 

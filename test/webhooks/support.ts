@@ -91,7 +91,7 @@ export async function insertDelivery(
 }
 
 /** Hands messages to the worker's queue handler as the Queues runtime would, and reports what it did. */
-export async function runQueue(queue: string, bodies: unknown[]) {
+export async function runQueue(queue: string, bodies: unknown[], overrides: Partial<Cloudflare.Env> = {}) {
   const batch = createMessageBatch(
     queue,
     bodies.map((body, i) => ({
@@ -124,7 +124,7 @@ export async function runQueue(queue: string, bodies: unknown[]) {
     retryAll: (options?: QueueRetryOptions) => batch.retryAll(options),
   } as unknown as MessageBatch<unknown>;
   const ctx = createExecutionContext();
-  await worker.queue!(observed, env, ctx);
+  await worker.queue!(observed, { ...env, ...overrides }, ctx);
   const result = await getQueueResult(batch, ctx);
   return {
     ...result,

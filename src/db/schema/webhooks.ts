@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { OUTBOUND_ERROR_CODES } from "../../platform/outbound/codes";
 import { outboxEvents } from "./events";
 import { institutions, users } from "./identity";
 
@@ -18,7 +19,7 @@ export const webhooks = sqliteTable(
     /** JSON array of event types, or `["*"]`. */
     events: text("events", { mode: "json" }).$type<string[]>().notNull(),
     enabled: integer("enabled", { mode: "boolean" }).notNull(),
-    /** Why it was switched off by us (`too_many_failures`, `gone`); null when a person did it or it is on. */
+    /** Why it was switched off by us (`too_many_failures`, `gone`, `target_refused`); null when a person did it or it is on. */
     disabledReason: text("disabled_reason"),
     disabledAt: text("disabled_at"),
     /** AES-GCM sealed `whsec_…` secret (ENCRYPTION_KEY); never stored in plain text. */
@@ -55,6 +56,8 @@ export const webhookDeliveries = sqliteTable(
     claimedUntil: integer("claimed_until"),
     lastResponseStatus: integer("last_response_status"),
     lastError: text("last_error"),
+    /** The category of the last failure (platform/outbound's OUTBOUND_ERROR_CODES); null after a success. */
+    lastErrorCode: text("last_error_code", { enum: OUTBOUND_ERROR_CODES }),
     /** Set when a person asked for this delivery again (redeliver, recover): the original. */
     redeliveryOf: text("redelivery_of"),
     createdAt: text("created_at").notNull(),
@@ -82,8 +85,10 @@ export const webhookDeliveryAttempts = sqliteTable(
     startedAt: text("started_at").notNull(),
     durationMs: integer("duration_ms").notNull(),
     responseStatus: integer("response_status"),
-    /** Why the attempt failed when there was no 2xx: time-out, network error, redirect, status. */
+    /** Why the attempt failed when there was no 2xx, in a sentence the customer may read. */
     error: text("error"),
+    /** The failure's category: timeout, connection_failed, tls, dns, redirect, http_status, target_refused. */
+    errorCode: text("error_code", { enum: OUTBOUND_ERROR_CODES }),
     /** The first KiB of the receiver's answer. */
     responseBody: text("response_body"),
   },

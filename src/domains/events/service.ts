@@ -1,4 +1,4 @@
-import { and, desc, eq, gte, lt, ne, type SQL } from "drizzle-orm";
+import { and, desc, eq, gte, lt, ne, type SQL, sql } from "drizzle-orm";
 import { outboxEvents } from "../../db/schema";
 import type { Env } from "../../env";
 import { database } from "../../platform/db";
@@ -15,11 +15,9 @@ export function presentEvent(row: Pick<EventRow, "id" | "type" | "createdAt" | "
 
 /** Test pings are deliveries to one webhook, not things that happened: they are not listed. */
 function visible(institutionId: string): SQL {
-  return and(
-    eq(outboxEvents.institutionId, institutionId),
-    ne(outboxEvents.type, "ping"),
-    gte(outboxEvents.createdAt, nowIso(Date.now() - EVENT_RETENTION_MS)),
-  )!;
+  const recent = gte(outboxEvents.createdAt, nowIso(Date.now() - EVENT_RETENTION_MS));
+  // Spelt out rather than and(): and() may return undefined (for no conditions), these are three.
+  return sql`(${eq(outboxEvents.institutionId, institutionId)} AND ${ne(outboxEvents.type, "ping")} AND ${recent})`;
 }
 
 export async function listEvents(

@@ -13,9 +13,10 @@ import { ApiError, validationError } from "../../platform/errors";
 import { EVENT_RETENTION_MS } from "../../platform/events";
 import { type PageRequest, pageBounds, pageWithTotal } from "../../platform/http/pagination";
 import { newId, nowIso } from "../../platform/ids";
-import { attemptDelivery, attemptStatements } from "./attempt";
+import { attemptDelivery } from "./attempt";
+import { attemptStatements } from "./attempt-record";
 import { EVENT_EXAMPLES } from "./catalogue";
-import { enqueueDeliveries } from "./consumer";
+import { enqueueDeliveries } from "./delivery-queue";
 import { presentDelivery } from "./present";
 import type { WebhookRow } from "./service";
 
@@ -76,8 +77,12 @@ async function findDeliveryRow(env: Env, webhookId: string, deliveryId: string):
 }
 
 export async function getDelivery(env: Env, webhookId: string, deliveryId: string) {
-  const [delivery] = await withAttempts(env, [await findDeliveryRow(env, webhookId, deliveryId)]);
-  return delivery!;
+  const row = await findDeliveryRow(env, webhookId, deliveryId);
+  const attempts = await database(env.DB)
+    .select()
+    .from(webhookDeliveryAttempts)
+    .where(eq(webhookDeliveryAttempts.deliveryId, row.id));
+  return presentDelivery(row, attempts);
 }
 
 function requireEnabled(webhook: WebhookRow): void {
@@ -102,6 +107,7 @@ function pendingDelivery(
     claimedUntil: null,
     lastResponseStatus: null,
     lastError: null,
+    lastErrorCode: null,
     createdAt: nowIso(now),
     completedAt: null,
   };

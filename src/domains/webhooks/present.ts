@@ -1,7 +1,12 @@
 import type { z } from "@hono/zod-openapi";
 import type { webhookDeliveries, webhookDeliveryAttempts, webhooks } from "../../db/schema";
 import { nowIso } from "../../platform/ids";
-import type { DeliverySchema, WebhookSchema } from "./schemas";
+import { type DeliverySchema, DISABLED_REASONS, type WebhookSchema } from "./schemas";
+
+type DisabledReason = (typeof DISABLED_REASONS)[number];
+
+const disabledReason = (stored: string | null): DisabledReason =>
+  DISABLED_REASONS.find((reason) => reason === stored) ?? "manual";
 
 export function presentWebhook(
   row: typeof webhooks.$inferSelect,
@@ -14,9 +19,7 @@ export function presentWebhook(
     description: row.description,
     events: row.events,
     enabled: row.enabled,
-    disabled_reason: row.enabled
-      ? null
-      : ((row.disabledReason ?? "manual") as "manual" | "too_many_failures" | "gone"),
+    disabled_reason: row.enabled ? null : disabledReason(row.disabledReason),
     disabled_at: row.enabled ? null : row.disabledAt,
     consecutive_failures: row.consecutiveFailures,
     failing_since: row.failingSince,
@@ -41,6 +44,7 @@ export function presentDelivery(
     next_attempt_at: open && row.nextAttemptAt !== null ? nowIso(row.nextAttemptAt) : null,
     last_response_status: row.lastResponseStatus,
     last_error: row.lastError,
+    last_error_code: row.lastErrorCode,
     redelivery_of: row.redeliveryOf,
     created_at: row.createdAt,
     completed_at: row.completedAt,
@@ -52,6 +56,7 @@ export function presentDelivery(
         duration_ms: a.durationMs,
         response_status: a.responseStatus,
         error: a.error,
+        error_code: a.errorCode,
         response_body: a.responseBody,
       })),
   };

@@ -2,10 +2,18 @@ import { z } from "@hono/zod-openapi";
 import { DELIVERY_STATUSES } from "../../db/schema";
 import { EVENT_TYPES, SUBSCRIBABLE_TYPES } from "../../platform/events";
 import { pageQueryShape, pageSchema } from "../../platform/http/pagination";
+import { MAX_URL_LENGTH, OUTBOUND_ERROR_CODES } from "../../platform/outbound";
 import { displayText } from "../../platform/text";
-import { MAX_URL_LENGTH } from "./target-url";
 
 export const MAX_WEBHOOKS_PER_INSTITUTION = 20;
+
+export const DISABLED_REASONS = ["manual", "too_many_failures", "gone", "target_refused"] as const;
+
+const ErrorCode = z.enum(OUTBOUND_ERROR_CODES).nullable().openapi({
+  description:
+    "The failure's category, null on success: `timeout` (no full answer within the time-out), `connection_failed`, `tls` (handshake or certificate), `dns` (the host name did not resolve), `redirect` (a 3xx; redirects are not followed), `http_status` (any other non-2xx), `target_refused` (the URL no longer passes the outbound rules; nothing was sent and the webhook was disabled).",
+  example: "http_status",
+});
 
 const EventTypeName = z
   .string()
@@ -26,7 +34,7 @@ const EventsList = z
 const Url = z.string().max(MAX_URL_LENGTH).openapi({
   example: "https://hooks.acme.example/lingua",
   description:
-    "Absolute `https` URL without credentials. Private, loopback, link-local and metadata addresses and `localhost` names are refused, except when the deployment sets `ALLOW_PRIVATE_TARGETS` (local development, where `http` is accepted too).",
+    "Absolute `https` URL without credentials or fragment. Private, loopback, link-local, metadata, carrier-grade NAT and other reserved addresses are refused in every form (IPv6 forms that carry an IPv4 address are judged by that address), as are `localhost`, `*.local`, `*.internal` and single-label names; when the deployment sets `OUTBOUND_DOH_URL`, so is a name that resolves to such an address. The URL is checked again before every delivery. Only local development (`ALLOW_LOOPBACK_TARGETS`) admits `http` and loopback addresses.",
 });
 
 const Description = displayText({ max: 500, min: 0 }).nullable();
@@ -38,9 +46,9 @@ export const WebhookSchema = z
     description: z.string().nullable(),
     events: z.array(z.string()).openapi({ example: ["lesson.completed", "course.completed"] }),
     enabled: z.boolean(),
-    disabled_reason: z.enum(["manual", "too_many_failures", "gone"]).nullable().openapi({
+    disabled_reason: z.enum(DISABLED_REASONS).nullable().openapi({
       description:
-        "Why the webhook is off: `manual` (a PUT), `too_many_failures` (automatic), `gone` (the receiver answered 410). Null while enabled.",
+        "Why the webhook is off: `manual` (a PUT), `too_many_failures` (automatic), `gone` (the receiver answered 410), `target_refused` (its URL no longer passes the outbound rules, checked before every delivery; change the URL and re-enable it). Null while enabled.",
     }),
     disabled_at: z.string().nullable(),
     consecutive_failures: z
@@ -100,10 +108,10 @@ export const UpdateWebhookBody = z
     url: Url.optional(),
     events: EventsList.optional(),
     description: Description.optional(),
-    enabled: z
-      .boolean()
-      .optional()
-      .openapi({ description: "`true` re-enables a disabled webhook and resets its failure count." }),
+    enabled: z.boolean().optional().openapi({
+      description:
+        "`true` re-enables a disabled webhook and resets its failure count; its URL must pass the URL rules again (`422` on `url` otherwise).",
+    }),
   })
   .refine((body) => Object.keys(body).length > 0, {
     message: "must change at least one of url, events, description, enabled",
@@ -149,7 +157,8 @@ export const DeliveryAttemptSchema = z
       .int()
       .nullable()
       .openapi({ description: "Null when no answer came (time-out, network error)." }),
-    error: z.string().nullable().openapi({ example: "HTTP 500" }),
+    error: z.string().nullable().openapi({ example: "HTTP 500", description: "The failure in words." }),
+    error_code: ErrorCode,
     response_body: z.string().nullable().openapi({ description: "The first KiB of the receiver's answer." }),
   })
   .openapi("DeliveryAttempt");
@@ -174,6 +183,7 @@ export const DeliverySchema = z
       .openapi({ description: "When the next try is due, while pending or retrying." }),
     last_response_status: z.number().int().nullable(),
     last_error: z.string().nullable(),
+    last_error_code: ErrorCode,
     redelivery_of: z
       .string()
       .nullable()

@@ -8,17 +8,22 @@ import { database } from "../../platform/db";
 import { ApiError, validationError } from "../../platform/errors";
 import { type PageRequest, pageBounds, pageWithTotal } from "../../platform/http/pagination";
 import { newId, nowIso } from "../../platform/ids";
+import { checkOutboundUrl } from "../../platform/outbound";
 import { MAX_WEBHOOKS_PER_INSTITUTION } from "./schemas";
 import { newSigningSecret } from "./signing";
-import { targetUrlProblem } from "./target-url";
 
 export type WebhookRow = typeof webhooks.$inferSelect;
 
 const HEALTH_WINDOW_HOURS = 24;
 
-function checkUrl(env: Env, url: string): string {
-  const problem = targetUrlProblem(url, config(env).allowPrivateTargets);
-  if (problem) throw validationError([{ path: "url", message: problem }]);
+/**
+ * The URL as it will be stored, or 422 when the outbound gate refuses it. A name that does not
+ * resolve yet is accepted: deliveries to it fail with `dns` until it does.
+ */
+async function checkUrl(env: Env, url: string): Promise<string> {
+  const verdict = await checkOutboundUrl(env, url);
+  if (!verdict.ok && verdict.code === "target_refused")
+    throw validationError([{ path: "url", message: verdict.problem }]);
   return new URL(url).toString();
 }
 
@@ -100,7 +105,7 @@ export async function createWebhook(
   owner: { institutionId: string; userId: string },
   input: CreateWebhookInput,
 ) {
-  const url = checkUrl(env, input.url);
+  const url = await checkUrl(env, input.url);
   const secret = newSigningSecret();
   const now = nowIso();
   const id = newId("whk");
@@ -167,7 +172,9 @@ export async function updateWebhook(
   const current = await findWebhook(env, institutionId, id);
   const now = nowIso();
   const changes: Partial<WebhookRow> = { updatedAt: now };
-  if (input.url !== undefined) changes.url = checkUrl(env, input.url);
+  if (input.url !== undefined) changes.url = await checkUrl(env, input.url);
+  // Re-enabling keeps the stored URL only if it still passes: it was saved under the rules of then.
+  else if (input.enabled === true && !current.enabled) await checkUrl(env, current.url);
   if (input.events !== undefined) changes.events = normaliseEvents(input.events);
   if (input.description !== undefined) changes.description = input.description;
   if (input.enabled === true && !current.enabled) {

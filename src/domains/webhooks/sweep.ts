@@ -4,7 +4,7 @@ import type { Env } from "../../env";
 import { database, inJsonList } from "../../platform/db";
 import { EVENT_RETENTION_MS, publishEvents } from "../../platform/events";
 import { nowIso } from "../../platform/ids";
-import { enqueueDeliveries } from "./consumer";
+import { enqueueDeliveries } from "./delivery-queue";
 
 /** An event is re-sent when a minute passed without fan-out, then at most every five minutes. */
 const UNPUBLISHED_AFTER_MS = 60_000;

@@ -1,0 +1,73 @@
+import { z } from "zod";
+import type { Env } from "../../env";
+import { parseMessage, sendAll } from "../../platform/queue";
+
+/** A message of the delivery queue: one delivery to attempt. */
+export const DeliveryMessage = z.object({ delivery_id: z.string().min(1) });
+export type DeliveryMessage = z.infer<typeof DeliveryMessage>;
+
+/** Sends one message per delivery; `delaySeconds[i]`, when given, delays the i-th. */
+export async function enqueueDeliveries(
+  env: Env,
+  deliveryIds: readonly string[],
+  delaySeconds?: readonly number[],
+): Promise<void> {
+  await sendAll(
+    env.WEBHOOK_QUEUE,
+    deliveryIds.map((id): DeliveryMessage => ({ delivery_id: id })),
+    delaySeconds,
+  );
+}
+
+/** A message whose body fits its consumer's schema. */
+export interface ParsedMessage<Body> {
+  message: Message<unknown>;
+  body: Body;
+}
+
+/**
+ * The messages of a batch whose bodies fit `schema`; each one that does not is logged, sent on to
+ * `deadLetter` and acknowledged by platform/queue's parseMessage (a dead-letter queue's own consumer
+ * passes none: there it is logged and acknowledged).
+ */
+export async function parseBatch<Schema extends z.ZodType>(
+  batch: MessageBatch<unknown>,
+  schema: Schema,
+  deadLetter?: Queue<unknown>,
+): Promise<ParsedMessage<z.infer<Schema>>[]> {
+  const origin = deadLetter ? { queue: batch.queue, deadLetter } : { queue: batch.queue };
+  const parsed: ParsedMessage<z.infer<Schema>>[] = [];
+  for (const message of batch.messages) {
+    const body = await parseMessage(schema, message, origin);
+    if (body !== null) parsed.push({ message, body });
+  }
+  return parsed;
+}
+
+/** The parsed messages of a batch by the id they carry: a twin message lands beside its original. */
+export function groupById<Body>(
+  parsed: ParsedMessage<Body>[],
+  key: (body: Body) => string,
+): Map<string, Message<unknown>[]> {
+  const byId = new Map<string, Message<unknown>[]>();
+  for (const { message, body } of parsed) {
+    const id = key(body);
+    byId.set(id, [...(byId.get(id) ?? []), message]);
+  }
+  return byId;
+}
+
+/** Runs `work` over `items`, at most `width` at a time, keeping the results in order. */
+export async function inPool<T, R>(items: T[], width: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(width, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        results[i] = await work(items[i] as T);
+      }
+    }),
+  );
+  return results;
+}

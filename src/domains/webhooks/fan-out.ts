@@ -1,0 +1,265 @@
+import { and, eq, isNull } from "drizzle-orm";
+import { outboxEvents, webhookDeliveries } from "../../db/schema";
+import type { Env } from "../../env";
+import type { Statement } from "../../platform/batch";
+import { config as settingsOf } from "../../platform/config";
+import { type Database, database, inJsonList } from "../../platform/db";
+import { newId, nowIso } from "../../platform/ids";
+import { queueDelaySeconds } from "../../platform/queue";
+import { type AttemptResult, attemptDelivery, type ClaimedDelivery } from "./attempt";
+import { attemptStatements } from "./attempt-record";
+import { type DeliveryConfig, PARALLEL_SENDS } from "./config";
+import { enqueueDeliveries, inPool } from "./delivery-queue";
+import { type HookSigningRow, webhookToSign } from "./hook-row";
+
+/**
+ * Fan-out: each outbox event becomes one delivery per enabled webhook of its institution that
+ * subscribes to its type. The unique (event, webhook) index makes a repeated fan-out a no-op; the
+ * event is marked only after its delivery messages are sent, so a crash in between repeats the
+ * sends (harmless: a delivery is claimed before it is sent) rather than losing them.
+ *
+ * A healthy webhook's first attempt is made right here: its delivery row is inserted already claimed
+ * (the insert counts attempt 1, exactly as the delivery consumer's claim would), sent, and logged; only
+ * what fails goes to the delivery queue, as a delayed retry. A webhook that is failing, and whatever
+ * the time or subrequest budget of this invocation does not reach, goes through the delivery queue.
+ */
+export async function fanOut(env: Env, eventIds: string[]): Promise<void> {
+  const events = await readOpenEvents(env.DB, eventIds);
+  if (events.length === 0) return;
+  const db = database(env.DB);
+  const config = settingsOf(env).webhooks;
+  const now = Date.now();
+  const budgetMs = Math.min(DIRECT_SEND_BUDGET_MS, config.timeoutMs);
+  const lease = now + budgetMs + config.timeoutMs + 30_000;
+  const plan = planDeliveries(events, await readSubscribers(env.DB, events));
+  if (plan.rows.length > 0) {
+    const { toSend, toQueue } = await insertDeliveries(env.DB, db, plan, events, { lease, now });
+    const sent = await sendFirstAttempts(env, config, toSend, now + budgetMs);
+    await recordAndQueue(env, db, config, sent, toQueue, lease);
+  }
+  await markFannedOut(db, events, now);
+}
+
+/**
+ * The fan-out stops starting first attempts after one attempt's time-out (at most 3 s), so slow
+ * receivers hold back the others by about that much; the rest go to the delivery queue.
+ */
+const DIRECT_SEND_BUDGET_MS = 3_000;
+/** Workers allow 10,000 subrequests per invocation (Paid); D1 and Queues calls count too. */
+const DIRECT_SENDS_PER_INVOCATION = 1_000;
+
+const EVENTS_SQL = `SELECT id, type, institution_id, fanned_out_at, created_at, payload FROM outbox_events
+  WHERE id IN (SELECT value FROM json_each(?1))`;
+const HOOKS_SQL = `SELECT id, institution_id, events, url, secret_sealed, previous_secret_sealed, previous_secret_expires_at,
+    consecutive_failures
+  FROM webhooks WHERE institution_id IN (SELECT value FROM json_each(?1)) AND enabled = 1`;
+// One statement for any number of rows: the rows travel as one JSON parameter, not 7 each. A row
+// marked for a direct send is inserted claimed, its first attempt counted.
+const INSERT_SQL = `INSERT INTO webhook_deliveries (id, webhook_id, event_id, event_type, status, attempt_count, claimed_until, next_attempt_at, created_at)
+  SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, 'pending', value ->> 4, CASE WHEN value ->> 4 = 1 THEN ?2 END, ?3, ?4
+  FROM json_each(?1) WHERE true
+  ON CONFLICT DO NOTHING RETURNING id`;
+
+interface OpenEvent {
+  id: string;
+  type: string;
+  institution_id: string | null;
+  created_at: string;
+  payload: string;
+}
+
+interface HookRow extends HookSigningRow {
+  id: string;
+  institution_id: string;
+  events: string;
+}
+
+interface Subscriber {
+  row: HookRow;
+  /** null: every type (`*`). */
+  types: Set<string> | null;
+  webhook: ClaimedDelivery["webhook"];
+}
+
+interface DeliveryPlan {
+  /** (id, webhook, event, type, 1 when sent directly): the rows to insert. */
+  rows: [string, string, string, string, 0 | 1][];
+  direct: Map<string, ClaimedDelivery>;
+}
+
+/** The events of the batch that still need a fan-out (pings never do: they go to one webhook). */
+async function readOpenEvents(d1: D1Database, eventIds: string[]): Promise<OpenEvent[]> {
+  const { results } = await d1
+    .prepare(EVENTS_SQL)
+    .bind(JSON.stringify(eventIds))
+    .all<OpenEvent & { fanned_out_at: string | null }>();
+  return results.filter((e) => e.fanned_out_at === null && e.type !== "ping");
+}
+
+/** The enabled webhooks of the events' institutions, with the types each subscribes to. */
+async function readSubscribers(d1: D1Database, events: OpenEvent[]): Promise<Subscriber[]> {
+  const institutions = [
+    ...new Set(events.map((e) => e.institution_id).filter((id): id is string => id !== null)),
+  ];
+  if (institutions.length === 0) return [];
+  const { results } = await d1.prepare(HOOKS_SQL).bind(JSON.stringify(institutions)).all<HookRow>();
+  return results.map((row) => {
+    const types = JSON.parse(row.events) as string[];
+    return { row, types: types.includes("*") ? null : new Set(types), webhook: webhookToSign(row.id, row) };
+  });
+}
+
+/** One delivery per (event, subscribed webhook); a healthy webhook's is marked for a direct send. */
+function planDeliveries(events: OpenEvent[], subscribers: Subscriber[]): DeliveryPlan {
+  const plan: DeliveryPlan = { rows: [], direct: new Map() };
+  for (const event of events) {
+    let claimedEvent: ClaimedDelivery["event"] | undefined;
+    for (const hook of subscribers) {
+      if (hook.row.institution_id !== event.institution_id || (hook.types && !hook.types.has(event.type)))
+        continue;
+      const id = newId("dlv");
+      // Only a webhook that answers well is worth sending to before the fan-out finishes.
+      const sendNow = hook.row.consecutive_failures === 0 && plan.direct.size < DIRECT_SENDS_PER_INVOCATION;
+      plan.rows.push([id, hook.row.id, event.id, event.type, sendNow ? 1 : 0]);
+      if (!sendNow) continue;
+      claimedEvent ??= {
+        id: event.id,
+        type: event.type,
+        createdAt: event.created_at,
+        payload: JSON.parse(event.payload) as Record<string, unknown>,
+      };
+      plan.direct.set(id, { id, attempt: 1, webhook: hook.webhook, event: claimedEvent, isPing: false });
+    }
+  }
+  return plan;
+}
+
+/**
+ * Inserts the planned deliveries; what this run inserted claimed is sent directly, the rest queued.
+ * When an earlier run inserted some already (then stopped before marking the event), every delivery
+ * of these events that nobody has tried or claimed yet is queued, whichever run wrote it.
+ */
+async function insertDeliveries(
+  d1: D1Database,
+  db: Database,
+  plan: DeliveryPlan,
+  events: OpenEvent[],
+  at: { lease: number; now: number },
+): Promise<{ toSend: ClaimedDelivery[]; toQueue: string[] }> {
+  const { results: inserted } = await d1
+    .prepare(INSERT_SQL)
+    .bind(JSON.stringify(plan.rows), at.lease, at.now, nowIso(at.now))
+    .all<{ id: string }>();
+  const toSend: ClaimedDelivery[] = [];
+  let toQueue: string[] = [];
+  for (const { id } of inserted) {
+    const claimed = plan.direct.get(id);
+    if (claimed) toSend.push(claimed);
+    else toQueue.push(id);
+  }
+  if (inserted.length < plan.rows.length) {
+    const untried = await db
+      .select({ id: webhookDeliveries.id })
+      .from(webhookDeliveries)
+      .where(
+        and(
+          inJsonList(
+            webhookDeliveries.eventId,
+            events.map((e) => e.id),
+          ),
+          isNull(webhookDeliveries.redeliveryOf),
+          eq(webhookDeliveries.status, "pending"),
+          eq(webhookDeliveries.attemptCount, 0),
+        ),
+      );
+    // This run's unclaimed rows are among them (pending, never tried).
+    toQueue = untried.map((d) => d.id);
+  }
+  return { toSend, toQueue };
+}
+
+interface FirstAttempts {
+  attempts: { delivery: ClaimedDelivery; result: AttemptResult }[];
+  retries: { id: string; delay: number }[];
+  /** Claimed but not started before the deadline: handed back to the queue. */
+  released: string[];
+}
+
+/** First attempts, six at a time, until the deadline; what is left is released to the queue. */
+async function sendFirstAttempts(
+  env: Env,
+  config: DeliveryConfig,
+  toSend: ClaimedDelivery[],
+  deadline: number,
+): Promise<FirstAttempts> {
+  const results = await inPool(toSend, PARALLEL_SENDS, (d) =>
+    Date.now() < deadline ? attemptDelivery(env, config, d) : Promise.resolve(null),
+  );
+  const sent: FirstAttempts = { attempts: [], retries: [], released: [] };
+  toSend.forEach((delivery, i) => {
+    const result = results[i];
+    if (!result) {
+      sent.released.push(delivery.id);
+      return;
+    }
+    sent.attempts.push({ delivery, result });
+    if (result.status === "retrying")
+      sent.retries.push({ id: delivery.id, delay: queueDelaySeconds(result.retryInSeconds ?? 0) });
+  });
+  return sent;
+}
+
+/**
+ * Logs the first attempts and un-claims what was not sent, then queues the rest and the retries. The
+ * log is written before anything is queued or the event marked: if this write fails the event is
+ * fanned out again and finds its deliveries claimed, so none is sent again while the claims hold (as
+ * in the delivery consumer; after that the sweep hands them to the queue).
+ */
+async function recordAndQueue(
+  env: Env,
+  db: Database,
+  config: DeliveryConfig,
+  sent: FirstAttempts,
+  toQueue: string[],
+  lease: number,
+): Promise<void> {
+  const statements: Statement[] = attemptStatements(db, config, sent.attempts, Date.now());
+  if (sent.released.length > 0) {
+    statements.push(
+      db
+        .update(webhookDeliveries)
+        .set({ attemptCount: 0, claimedUntil: null })
+        .where(
+          and(
+            inJsonList(webhookDeliveries.id, sent.released),
+            eq(webhookDeliveries.status, "pending"),
+            eq(webhookDeliveries.attemptCount, 1),
+            eq(webhookDeliveries.claimedUntil, lease),
+          ),
+        ),
+    );
+  }
+  const [first, ...rest] = statements;
+  if (first) await db.batch([first, ...rest]);
+  const queued = [...toQueue, ...sent.released];
+  await enqueueDeliveries(
+    env,
+    [...queued, ...sent.retries.map((r) => r.id)],
+    [...queued.map(() => 0), ...sent.retries.map((r) => r.delay)],
+  );
+}
+
+async function markFannedOut(db: Database, events: OpenEvent[], now: number): Promise<void> {
+  await db
+    .update(outboxEvents)
+    .set({ fannedOutAt: nowIso(now) })
+    .where(
+      and(
+        inJsonList(
+          outboxEvents.id,
+          events.map((e) => e.id),
+        ),
+        isNull(outboxEvents.fannedOutAt),
+      ),
+    );
+}

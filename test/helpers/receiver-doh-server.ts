@@ -1,0 +1,79 @@
+// A DNS-over-HTTPS resolver stub on loopback (JSON form, as Cloudflare's and Google's resolvers answer
+// `GET /dns-query?name=…&type=A|AAAA`), run by vitest in Node for the whole test run. Tests script
+// the records of the names they use through /control and read how often each was asked for. Names it
+// does not know are NXDOMAIN: nothing the tests resolve ever reaches a real resolver.
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+export interface ScriptedName {
+  A?: string[];
+  AAAA?: string[];
+  /** Seconds, for every record of the name (default 300). */
+  ttl?: number;
+  /** A DNS status other than 0 (2 SERVFAIL, 3 NXDOMAIN); or "http-500" for a resolver that fails. */
+  status?: number | "http-500";
+}
+
+const TYPES = { A: 1, AAAA: 28 } as const;
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+function answer(res: ServerResponse, url: URL, names: Map<string, ScriptedName>): void {
+  const name = (url.searchParams.get("name") ?? "").toLowerCase();
+  const type = url.searchParams.get("type") as keyof typeof TYPES | null;
+  const scripted = names.get(name);
+  if (scripted?.status === "http-500") {
+    res.writeHead(500).end("resolver down");
+    return;
+  }
+  const status = scripted ? (scripted.status ?? 0) : 3;
+  const data = scripted && type && type in TYPES ? (scripted[type] ?? []) : [];
+  const body = {
+    Status: status,
+    Question: [{ name, type: type ? TYPES[type] : 0 }],
+    Answer:
+      status === 0 && type
+        ? data.map((address) => ({ name, type: TYPES[type], TTL: scripted?.ttl ?? 300, data: address }))
+        : undefined,
+  };
+  res.writeHead(200, { "content-type": "application/dns-json" }).end(JSON.stringify(body));
+}
+
+export function startDohStub(): Promise<{ url: string; close: () => Promise<void> }> {
+  const names = new Map<string, ScriptedName>();
+  const queries = new Map<string, number>();
+  const server = createServer(async (req, res) => {
+    const url = new URL(req.url ?? "/", "http://doh");
+    if (url.pathname === "/control/names" && req.method === "PUT") {
+      const scripted = JSON.parse(await readBody(req)) as Record<string, ScriptedName>;
+      for (const [name, records] of Object.entries(scripted)) names.set(name.toLowerCase(), records);
+      res.writeHead(204).end();
+    } else if (url.pathname === "/control/queries") {
+      const name = (url.searchParams.get("name") ?? "").toLowerCase();
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(queries.get(name) ?? 0));
+    } else if (url.pathname === "/dns-query") {
+      const name = (url.searchParams.get("name") ?? "").toLowerCase();
+      queries.set(name, (queries.get(name) ?? 0) + 1);
+      answer(res, url, names);
+    } else {
+      res.writeHead(404).end();
+    }
+  });
+  return new Promise((resolve) => {
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as AddressInfo;
+      resolve({
+        url: `http://127.0.0.1:${port}`,
+        close: () =>
+          new Promise<void>((done) => {
+            server.closeAllConnections();
+            server.close(() => done());
+          }),
+      });
+    });
+  });
+}
