@@ -84,5 +84,103 @@ export function demoSeedSql() {
       `INSERT INTO users (id, email, name, role, institution_id, password_hash) VALUES (${q(u.id)}, ${q(u.email)}, ${q(u.name)}, ${q(u.role)}, ${q(u.institutionId)}, ${q(hashPassword(DEMO_PASSWORD))}) ON CONFLICT DO NOTHING;`,
     );
   }
-  return lines.join("\n") + "\n";
+  return `${lines.join("\n")}\n${demoMembersSql()}`;
+}
+
+// ---- Institutions and members (src/domains/institutions) --------------------------------------
+// Settings of the demo institutions, a few more members (an instructor who can sign in, invited
+// members with SIS ids) and groups for every demo learner, so the member endpoints answer something
+// real on a fresh machine. Idempotent like the rest.
+
+const DEMO_INSTITUTION_SETTINGS = [
+  {
+    id: "ins_demo_acme",
+    seats: 500,
+    branding: { display_name: "Acme Academy", primary_color: "#1a73e8", accent_color: "#fbbc04" },
+    locale: "en-GB",
+    timeZone: "Europe/London",
+  },
+  { id: "ins_demo_globex", seats: 150, branding: {}, locale: "es", timeZone: "Europe/Madrid" },
+  {
+    id: "ins_demo_initech",
+    seats: null,
+    branding: { display_name: "Initech Learning", primary_color: "#4a148c" },
+    locale: "en-US",
+    timeZone: "America/Chicago",
+  },
+];
+
+export const DEMO_MEMBERS = [
+  {
+    id: "usr_demo_acme_instructor",
+    email: "instructor@acme.lingua.test",
+    name: "Ines Instructor",
+    role: "instructor",
+    institutionId: "ins_demo_acme",
+    status: "active",
+    externalId: "ACME-T-001",
+    groups: ["Year 7", "Year 8"],
+  },
+  {
+    id: "usr_demo_acme_invited",
+    email: "new.teacher@acme.lingua.test",
+    name: "Nina New",
+    role: "instructor",
+    institutionId: "ins_demo_acme",
+    status: "invited",
+    externalId: "ACME-T-002",
+    groups: ["Year 9"],
+  },
+  {
+    id: "usr_demo_acme_suspended",
+    email: "former.student@acme.lingua.test",
+    name: "Sam Suspended",
+    role: "learner",
+    institutionId: "ins_demo_acme",
+    status: "suspended",
+    externalId: "ACME-S-999",
+    groups: [],
+  },
+];
+
+/** Settings and extra members; run with the demo accounts. */
+export function demoMembersSql() {
+  const lines = [];
+  for (const s of DEMO_INSTITUTION_SETTINGS) {
+    lines.push(
+      `UPDATE institutions SET seats = ${q(s.seats)}, branding = ${q(JSON.stringify(s.branding))}, locale = ${q(s.locale)}, time_zone = ${q(s.timeZone)}, updated_at = created_at WHERE id = ${q(s.id)} AND seats IS NULL AND locale = 'en' AND time_zone = 'UTC';`,
+    );
+  }
+  lines.push(
+    `UPDATE users SET external_id = 'ACME-S-' || substr(id, -4) WHERE id = 'usr_demo_acme_learner' AND external_id IS NULL;`,
+  );
+  for (const m of DEMO_MEMBERS) {
+    // Invited members have no usable password until they accept an invitation.
+    const hash = m.status === "invited" ? "!" : hashPassword(DEMO_PASSWORD);
+    lines.push(
+      `INSERT INTO users (id, email, name, role, institution_id, password_hash, status, external_id) VALUES (${q(m.id)}, ${q(m.email)}, ${q(m.name)}, ${q(m.role)}, ${q(m.institutionId)}, ${q(hash)}, ${q(m.status)}, ${q(m.externalId)}) ON CONFLICT DO NOTHING;`,
+    );
+    for (const g of m.groups) {
+      lines.push(
+        `INSERT INTO member_groups (institution_id, user_id, group_name) VALUES (${q(m.institutionId)}, ${q(m.id)}, ${q(g)}) ON CONFLICT DO NOTHING;`,
+      );
+    }
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+/**
+ * Every demo learner joins a year group (Year 7, 8 or 9, by its id) and about half of them a
+ * language club too. Run after the demo learners exist (npm run dev does, after the activity seed).
+ */
+export function demoGroupsSql() {
+  const year = `'Year ' || (7 + unicode(substr(id, -1)) % 3)`;
+  return `INSERT INTO member_groups (institution_id, user_id, group_name)
+  SELECT institution_id, id, ${year} FROM users WHERE role = 'learner' AND institution_id IS NOT NULL AND status = 'active'
+  ON CONFLICT DO NOTHING;
+INSERT INTO member_groups (institution_id, user_id, group_name)
+  SELECT institution_id, id, 'Language club' FROM users
+  WHERE role = 'learner' AND institution_id IS NOT NULL AND status = 'active' AND unicode(substr(id, -2, 1)) % 2 = 0
+  ON CONFLICT DO NOTHING;
+`;
 }

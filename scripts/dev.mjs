@@ -9,7 +9,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { catalogSeedSql } from "./catalog-data.mjs";
-import { demoSeedSql } from "./demo-data.mjs";
+import { demoGroupsSql, demoSeedSql } from "./demo-data.mjs";
 import { insightsSeedSql } from "./demo-insights.mjs";
 import { seedActivity } from "./seed.mjs";
 
@@ -83,6 +83,11 @@ if (attemptCount === 0) {
 } else {
   console.log(`demo activity already present (${attemptCount} attempts)`);
 }
+
+// 3d. Every demo learner in a group or two (idempotent).
+const groupsFile = join(root, ".wrangler", "demo-groups.sql");
+writeFileSync(groupsFile, demoGroupsSql());
+run(["d1", "execute", "DB", "--local", `--file=${groupsFile}`, ...persist], { quiet: true });
 
 if (values["setup-only"]) process.exit(0);
 

@@ -1,4 +1,5 @@
 import { consumeExportDeadLetters, consumeExports } from "./domains/exports/consumer";
+import { consumeBulk, consumeBulkDeadLetters } from "./domains/institutions/bulk/consumer";
 import {
   deadLetterDeliveries,
   deadLetterEvents,
@@ -17,6 +18,8 @@ export const QUEUE_CONSUMERS: Record<string, QueueConsumer> = {
   "lingua-webhook-deliveries-dlq": deadLetterDeliveries,
   "lingua-exports": consumeExports,
   "lingua-exports-dlq": consumeExportDeadLetters,
+  "lingua-bulk-members": consumeBulk,
+  "lingua-bulk-members-dlq": consumeBulkDeadLetters,
 };
 
 export async function consumeQueue(

@@ -16,6 +16,9 @@
 //                             floors. Not part of the default run (about 10 minutes of load plus, the first
 //                             time each day, ~6 minutes to build the large dataset; see datasets.mjs).
 //                             BENCH_ACTIVITY_ROUTES=public-hit,leaderboard measures only those routes.
+//   BENCH_ONLY=bulk           the bulk-provisioning scenario (scripts/bench/bulk.mjs): a 10,000-row member
+//                             upload end to end (rows/s) against a plain batched D1 insert of the same rows.
+//                             Opt-in (about a minute).
 //   BENCH_ONLY=exports        the exports scenario (scripts/bench/exports.mjs): a 1,000,000-row activity
 //                             export end to end, rows/s, workerd's peak memory and the download's MB/s,
 //                             against a plain D1 → R2 copy of the same rows. Opt-in (a few minutes; uses
@@ -39,6 +42,7 @@ import os from "node:os";
 import { join } from "node:path";
 import { activityReport, runActivity } from "./activity.mjs";
 import { analyticsReport, runAnalytics } from "./analytics.mjs";
+import { bulkReport, runBulk } from "./bulk.mjs";
 import { exportsReport, runExports } from "./exports.mjs";
 import {
   API_GOALS,
@@ -221,9 +225,9 @@ const STARTUP_GOAL = { max: 2, text: "start-up ≤ 2× bare Hono" };
 // ---------------------------------------------------------------------------------------------
 // Selection
 
-const SCENARIOS = [...TARGETS.map((t) => t.id), "startup", "activity", "webhooks", "exports", "analytics"];
+const SCENARIOS = [...TARGETS.map((t) => t.id), "startup", "activity", "webhooks", "exports", "bulk", "analytics"];
 /** Only with BENCH_ONLY: too long for the default run. */
-const OPT_IN_SCENARIOS = new Set(["activity", "webhooks", "exports", "analytics"]);
+const OPT_IN_SCENARIOS = new Set(["activity", "webhooks", "exports", "bulk", "analytics"]);
 
 function selectScenarios() {
   if (!settings.only)
@@ -574,17 +578,13 @@ async function main() {
   const wantActivity = selected.has("activity");
   const wantWebhooks = selected.has("webhooks");
   const wantExports = selected.has("exports");
+  const wantBulk = selected.has("bulk");
   const wantAnalytics = selected.has("analytics");
   if (wantActivity) workersNeeded.add("floor");
 
   console.error(`bench: bundling…`);
   await prepareBundles(
-    workersNeeded.has("lingua") ||
-      wantStartup ||
-      wantActivity ||
-      wantWebhooks ||
-      wantExports ||
-      wantAnalytics,
+    workersNeeded.has("lingua") || wantStartup || wantActivity || wantWebhooks || wantExports || wantBulk || wantAnalytics,
     wantStartup,
   );
 
@@ -602,6 +602,7 @@ async function main() {
   let activity = null;
   let webhooks = null;
   let exportsResult = null;
+  let bulkResult = null;
   let analytics = null;
   const stop = async () => {
     if (loadGenerator) await loadGenerator.close().catch(() => undefined);
@@ -706,6 +707,7 @@ async function main() {
       analytics = await runAnalytics({ config, scriptPath: build.lingua.scriptPath });
       failures.push(...analytics.failures);
     }
+    if (wantBulk) bulkResult = await runBulk({ config, scriptPath: build.lingua.scriptPath });
   } finally {
     await stop();
   }
@@ -724,6 +726,7 @@ async function main() {
   if (webhooks) console.log(webhooksReport(webhooks));
   if (exportsResult) console.log(exportsReport(exportsResult, formatTable));
   if (analytics) console.log(analyticsReport(analytics, formatTable));
+  if (bulkResult) console.log(bulkReport(bulkResult, formatTable));
 
   const results = {
     system,
@@ -752,6 +755,7 @@ async function main() {
     // BENCH_ONLY=exports: every run of the exports scenario and its summary.
     exports: exportsResult,
     analytics,
+    bulk: bulkResult,
     failures,
   };
   const file = join(ensureDir(BENCH_OUT), "results.json");

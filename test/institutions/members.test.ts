@@ -1,3 +1,4 @@
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createPlatformAdmin, createTenant, mintToken, signIn } from "../helpers/tenants";
 import {
@@ -37,7 +38,9 @@ describe("members", () => {
     expect(res.headers.get("Location")).toBe(
       `https://api.lingua.test/api/institutions/${tenant.institution.id}/members/${body.id}`,
     );
-    expect(body.invitation_url).toMatch(/^https:\/\/api\.lingua\.test\/api\/auth\/accept-invitation\?token=inv_/);
+    expect(body.invitation_url).toMatch(
+      /^https:\/\/api\.lingua\.test\/api\/auth\/accept-invitation\?token=inv_/,
+    );
 
     // No usable password before the invitation is accepted.
     const before = await callJson("/api/auth/sign-in", {
@@ -52,6 +55,12 @@ describe("members", () => {
     expect(accepted.body.user).toMatchObject({ id: body.id, role: "instructor" });
     const me = await callJson("/api/auth/me", { token: accepted.body.token });
     expect(me.res.status).toBe(200);
+
+    const reinvite = await callJson(`/api/institutions/${tenant.institution.id}/invitations`, {
+      token: tenant.admin.token,
+      body: { member_id: body.id },
+    });
+    expect(reinvite.res.status).toBe(409);
 
     const again = await acceptInvitation(token);
     expect(again.res.status).toBe(400);
@@ -69,6 +78,34 @@ describe("members", () => {
     expect(updated).toContainEqual(
       expect.objectContaining({ user_id: body.id, changes: { status: { from: "invited", to: "active" } } }),
     );
+  });
+
+  it("shows when a member was last active", async () => {
+    const tenant = await createTenant();
+    const path = `${membersPath(tenant.institution.id)}/${tenant.learner.id}`;
+    const ctx = createExecutionContext();
+    expect((await call("/api/auth/me", { token: tenant.learner.token, ctx })).status).toBe(200);
+    await waitOnExecutionContext(ctx);
+    const { body } = await callJson(path, { token: tenant.admin.token });
+    expect(body.last_active_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
+    const sorted = await allMembers(tenant.admin.token, tenant.institution.id, "sort=-last_active_at");
+    expect(sorted.map((m) => m.last_active_at === null)).toEqual([false, false, true]);
+  });
+
+  it("re-invites an invited member, voiding the previous invitation", async () => {
+    const tenant = await createTenant();
+    const { body } = await addMember(tenant.admin.token, tenant.institution.id, {
+      email: uniqueEmail(),
+      name: "Re",
+    });
+    const again = await callJson(`/api/institutions/${tenant.institution.id}/invitations`, {
+      token: tenant.admin.token,
+      body: { member_id: body.id },
+    });
+    expect(again.res.status).toBe(201);
+    expect(again.body.invitation_url).not.toBe(body.invitation_url);
+    expect((await acceptInvitation(invitationToken(body.invitation_url))).res.status).toBe(400);
+    expect((await acceptInvitation(invitationToken(again.body.invitation_url))).res.status).toBe(200);
   });
 
   it("refuses an unknown invitation token", async () => {
@@ -109,8 +146,12 @@ describe("members", () => {
   it("lets instructors read, never learners; another institution is 404", async () => {
     const tenant = await createTenant();
     const other = await createTenant();
-    expect((await call(membersPath(tenant.institution.id), { token: tenant.instructor.token })).status).toBe(200);
-    expect((await call(membersPath(tenant.institution.id), { token: tenant.learner.token })).status).toBe(403);
+    expect((await call(membersPath(tenant.institution.id), { token: tenant.instructor.token })).status).toBe(
+      200,
+    );
+    expect((await call(membersPath(tenant.institution.id), { token: tenant.learner.token })).status).toBe(
+      403,
+    );
     for (const path of [
       membersPath(other.institution.id),
       `${membersPath(other.institution.id)}/${other.learner.id}`,
@@ -145,7 +186,14 @@ describe("members", () => {
     }
     const names = (list: any[]) => list.map((m) => m.name);
     const all = await allMembers(tenant.admin.token, id);
-    expect(names(all)).toEqual(["Adam Alpha", "Mia Middle", "Test institution_admin", "Test instructor", "Test learner", "Zoe Zed"]);
+    expect(names(all)).toEqual([
+      "Adam Alpha",
+      "Mia Middle",
+      "Test institution_admin",
+      "Test instructor",
+      "Test learner",
+      "Zoe Zed",
+    ]);
     expect(names(await allMembers(tenant.admin.token, id, "group=a"))).toEqual(["Adam Alpha", "Mia Middle"]);
     expect(names(await allMembers(tenant.admin.token, id, "role=instructor"))).toEqual([
       "Mia Middle",
@@ -175,7 +223,10 @@ describe("members", () => {
     expect((await call(membersPath(id), { token: tenant.instructor.token })).status).toBe(403);
     const events = await outboxOf(id, "member.updated");
     expect(events).toContainEqual(
-      expect.objectContaining({ user_id: tenant.instructor.id, changes: { role: { from: "instructor", to: "learner" } } }),
+      expect.objectContaining({
+        user_id: tenant.instructor.id,
+        changes: { role: { from: "instructor", to: "learner" } },
+      }),
     );
 
     const apiToken = await mintToken(tenant.learner, ["content:read"]);
@@ -197,7 +248,10 @@ describe("members", () => {
     });
     expect(lastAdmin.res.status).toBe(409);
     expect(lastAdmin.body.code).toBe("last_admin");
-    const removeLast = await call(`${membersPath(id)}/${tenant.admin.id}`, { method: "DELETE", token: tenant.admin.token });
+    const removeLast = await call(`${membersPath(id)}/${tenant.admin.id}`, {
+      method: "DELETE",
+      token: tenant.admin.token,
+    });
     expect(removeLast.status).toBe(409);
   });
 
@@ -206,13 +260,18 @@ describe("members", () => {
     const id = tenant.institution.id;
     const apiToken = await mintToken(tenant.learner, ["content:read"]);
     expect((await call("/api/auth/me", { token: apiToken.token })).status).toBe(200);
-    const res = await call(`${membersPath(id)}/${tenant.learner.id}`, { method: "DELETE", token: tenant.admin.token });
+    const res = await call(`${membersPath(id)}/${tenant.learner.id}`, {
+      method: "DELETE",
+      token: tenant.admin.token,
+    });
     expect(res.status).toBe(204);
     expect((await call("/api/auth/me", { token: apiToken.token })).status).toBe(401);
     expect((await call("/api/auth/me", { token: tenant.learner.token })).status).toBe(401);
     const gone = await call(`${membersPath(id)}/${tenant.learner.id}`, { token: tenant.admin.token });
     expect(gone.status).toBe(404);
-    expect(await outboxOf(id, "member.removed")).toContainEqual(expect.objectContaining({ user_id: tenant.learner.id }));
+    expect(await outboxOf(id, "member.removed")).toContainEqual(
+      expect.objectContaining({ user_id: tenant.learner.id }),
+    );
   });
 
   it("counts invited and active members against seats, not suspended ones", async () => {
@@ -247,11 +306,26 @@ describe("members", () => {
     const taken = await addMember(tenant.admin.token, id, { email: other.learner.email, name: "X" });
     expect(taken.res.status).toBe(409);
     expect(taken.body.code).toBe("email_taken");
-    expect((await addMember(tenant.admin.token, id, { email: uniqueEmail(), name: "A", external_id: "E1" })).res.status).toBe(201);
-    const dup = await addMember(tenant.admin.token, id, { email: uniqueEmail(), name: "B", external_id: "E1" });
+    expect(
+      (await addMember(tenant.admin.token, id, { email: uniqueEmail(), name: "A", external_id: "E1" })).res
+        .status,
+    ).toBe(201);
+    const dup = await addMember(tenant.admin.token, id, {
+      email: uniqueEmail(),
+      name: "B",
+      external_id: "E1",
+    });
     expect(dup.res.status).toBe(409);
     expect(dup.body.code).toBe("external_id_taken");
     // The same external_id in another institution is fine.
-    expect((await addMember(other.admin.token, other.institution.id, { email: uniqueEmail(), name: "C", external_id: "E1" })).res.status).toBe(201);
+    expect(
+      (
+        await addMember(other.admin.token, other.institution.id, {
+          email: uniqueEmail(),
+          name: "C",
+          external_id: "E1",
+        })
+      ).res.status,
+    ).toBe(201);
   });
 });

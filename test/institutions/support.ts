@@ -54,6 +54,7 @@ export function uploadCsv(
   bindings?: Partial<Cloudflare.Env>,
 ) {
   return callJson(`${bulkPath(institutionId)}${query ? `?${query}` : ""}`, {
+    method: "POST",
     token,
     rawBody: csv,
     headers: { "Content-Type": "text/csv" },
@@ -71,7 +72,9 @@ export async function outboxOf(institutionId: string, type: string): Promise<any
 }
 
 export async function setSeats(tenant: Tenant, seats: number | null): Promise<void> {
-  await env.DB.prepare("UPDATE institutions SET seats = ? WHERE id = ?").bind(seats, tenant.institution.id).run();
+  await env.DB.prepare("UPDATE institutions SET seats = ? WHERE id = ?")
+    .bind(seats, tenant.institution.id)
+    .run();
 }
 
 export { call, callJson };

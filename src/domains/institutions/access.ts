@@ -17,7 +17,11 @@ export function mayActOn(principal: Principal, id: string): boolean {
 }
 
 /** The institution at `id` if the caller may act on it; otherwise, and when it does not exist, 404. */
-export async function institutionInScope(env: Env, principal: Principal, id: string): Promise<InstitutionRow> {
+export async function institutionInScope(
+  env: Env,
+  principal: Principal,
+  id: string,
+): Promise<InstitutionRow> {
   if (!mayActOn(principal, id)) throw notFound(id);
   const row = await database(env.DB).select().from(institutions).where(eq(institutions.id, id)).get();
   if (!row) throw notFound(id);

@@ -1,10 +1,10 @@
 import { and, eq, gt, isNull, sql } from "drizzle-orm";
 import { invitations, outboxEvents, users } from "../../db/schema";
 import type { Env } from "../../env";
+import { batchGuard, isBatchGuardFailure } from "../../platform/batch";
 import { randomBytes, sha256Hex, toBase64Url } from "../../platform/crypto/encoding";
 import { hashPassword } from "../../platform/crypto/passwords";
 import { database } from "../../platform/db";
-import { batchGuard, isBatchGuardFailure } from "../../platform/batch";
 import { ApiError } from "../../platform/errors";
 import { domainEvent, publishEvents } from "../../platform/events";
 import { nowIso } from "../../platform/ids";

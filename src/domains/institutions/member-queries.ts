@@ -1,13 +1,13 @@
 import { and, asc, count, desc, eq, type SQL, sql } from "drizzle-orm";
 import { type MemberStatus, memberGroups, users } from "../../db/schema";
 import type { Database } from "../../platform/db";
-import { type PageRequest, pageBounds } from "../../platform/http/pagination";
+import { type PageRequest, pageBounds, pageWithTotal } from "../../platform/http/pagination";
 import type { MemberRole } from "./access";
 import type { MemberSort } from "./member-schemas";
 import type { MemberRow } from "./present";
 
 /** A member's groups as a JSON array in alphabetical order, read in the same statement as the member. */
-const groupsJson = sql<string>`(SELECT json_group_array(group_name) FROM (SELECT ${memberGroups.groupName} AS group_name FROM ${memberGroups} WHERE ${memberGroups.userId} = ${users.id} ORDER BY 1))`;
+const groupsJson = sql<string>`(SELECT json_group_array(group_name) FROM (SELECT g.group_name FROM member_groups AS g WHERE g.user_id = "users"."id" ORDER BY 1))`;
 
 export const memberColumns = {
   id: users.id,
@@ -83,7 +83,8 @@ export async function listMemberRows(
 ): Promise<{ rows: MemberRow[]; total: number }> {
   const where = memberWhere(institutionId, filters);
   const { limit, offset } = pageBounds(page);
-  const [rows, totals] = await db.batch([
+  const { rows, total } = await pageWithTotal(
+    db,
     db
       .select(memberColumns)
       .from(users)
@@ -91,9 +92,10 @@ export async function listMemberRows(
       .orderBy(...memberOrder(sort))
       .limit(limit)
       .offset(offset),
-    db.select({ total: count() }).from(users).where(where),
-  ]);
-  return { rows: rows.map(toMemberRow), total: totals[0]?.total ?? 0 };
+    users,
+    where,
+  );
+  return { rows: rows.map(toMemberRow), total };
 }
 
 export async function findMember(

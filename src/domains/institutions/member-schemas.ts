@@ -147,3 +147,7 @@ export const AcceptInvitationBody = z
       .openapi({ example: "a long passphrase" }),
   })
   .openapi("AcceptInvitationRequest");
+
+export const ReinviteBody = z
+  .strictObject({ member_id: z.string().min(1).openapi({ example: "usr_01JD3Q8W2X4Y5Z6A7B8C9D0E1F" }) })
+  .openapi("ReinviteRequest");

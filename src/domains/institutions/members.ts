@@ -1,5 +1,5 @@
-import { and, eq, inArray, isNull } from "drizzle-orm";
-import { apiTokens, invitations, memberGroups, outboxEvents, type Role, users } from "../../db/schema";
+import { and, eq } from "drizzle-orm";
+import { invitations, memberGroups, outboxEvents, type Role, users } from "../../db/schema";
 import type { Env } from "../../env";
 import type { Principal } from "../../platform/auth/principal";
 import { batchGuard, isBatchGuardFailure, type Statement } from "../../platform/batch";
@@ -27,6 +27,7 @@ import {
   seatsAllow,
 } from "./member-queries";
 import type { MemberSort } from "./member-schemas";
+import { revokeTokensOf, tokensRevokedAt } from "./member-tokens";
 import type { MemberRow } from "./present";
 import { refreshPrincipals, revokeGates } from "./principal-refresh";
 
@@ -132,7 +133,10 @@ export async function createMember(args: {
   const invitation = await mintInvitation();
   const { statements, event } = insertMemberStatements(db, env, institution.id, member, invitation, now);
   try {
-    await db.batch([batchGuard(db, seatsAllow(institution.id, 1)), ...statements] as [Statement, ...Statement[]]);
+    await db.batch([batchGuard(db, seatsAllow(institution.id, 1)), ...statements] as [
+      Statement,
+      ...Statement[],
+    ]);
   } catch (error) {
     if (isBatchGuardFailure(error)) throw seatError();
     throw uniqueConflict(error) ?? error;
@@ -240,9 +244,7 @@ export async function updateMember(args: {
     await db.batch(statements as [Statement, ...Statement[]]);
   } catch (error) {
     if (isBatchGuardFailure(error)) {
-      throw reactivates && !takesAdminAway(current, role, status)
-        ? seatError()
-        : lastAdminError(reactivates);
+      throw reactivates && !takesAdminAway(current, role, status) ? seatError() : lastAdminError(reactivates);
     }
     throw uniqueConflict(error) ?? error;
   }
@@ -259,25 +261,6 @@ function lastAdminError(orSeats = false): ApiError {
     "last_admin",
     `This would leave the institution without an active institution admin${orSeats ? " (or exceed its seats)" : ""}; make another member admin first.`,
   );
-}
-
-/** Revokes every live token (sessions included) of these users, as part of a batch. */
-export function revokeTokensOf(db: Database, userIds: string[], now: string) {
-  return db
-    .update(apiTokens)
-    .set({ revokedAt: now })
-    .where(and(inArray(apiTokens.userId, userIds), isNull(apiTokens.revokedAt)));
-}
-
-/** The hashes of the tokens revoked at `now` by `revokeTokensOf`, to push the revocation to their gates. */
-export async function tokensRevokedAt(db: Database, userIds: string[], now: string): Promise<string[]> {
-  if (userIds.length === 0) return [];
-  const rows = await db
-    .select({ tokenHash: apiTokens.tokenHash })
-    .from(apiTokens)
-    .where(and(inArray(apiTokens.userId, userIds), eq(apiTokens.revokedAt, now)))
-    .all();
-  return rows.map((r) => r.tokenHash);
 }
 
 /**
@@ -319,4 +302,3 @@ export async function removeMember(args: {
   await revokeGates(env, await tokensRevokedAt(db, [current.id], now));
   await publishEvents(env, [event.id]);
 }
-

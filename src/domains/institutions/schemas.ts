@@ -120,7 +120,10 @@ export const InstitutionIdParam = z.object({
 
 const slug = z
   .string()
-  .regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, "must be 1-63 lower-case letters, digits and inner hyphens")
+  .regex(
+    /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/,
+    "must be 1-63 lower-case letters, digits and inner hyphens",
+  )
   .openapi({ example: "acme" });
 
 export const CreateInstitutionBody = z
@@ -153,7 +156,9 @@ export const UpdateInstitutionBody = z
     locale: locale.optional(),
     time_zone: timeZone.optional(),
     plan: z.enum(PLANS).optional().openapi({ description: "Platform staff only." }),
-    rate_limit_per_minute: rateLimit.optional().openapi({ description: "Platform staff only; Enterprise only." }),
+    rate_limit_per_minute: rateLimit
+      .optional()
+      .openapi({ description: "Platform staff only; Enterprise only." }),
     seats: seats.optional().openapi({ description: "Platform staff only." }),
   })
   .openapi("UpdateInstitutionRequest");

@@ -1,12 +1,12 @@
-import { and, asc, count, eq, type SQL, sql } from "drizzle-orm";
-import { type Branding, institutions, type Plan, users } from "../../db/schema";
+import { and, asc, eq, type SQL, sql } from "drizzle-orm";
+import { type Branding, institutions, type Plan } from "../../db/schema";
 import type { Env } from "../../env";
 import type { Principal } from "../../platform/auth/principal";
 import type { Statement } from "../../platform/batch";
 import { database } from "../../platform/db";
 import { ApiError, validationError } from "../../platform/errors";
 import { publishEvents } from "../../platform/events";
-import { type PageRequest, pageBounds } from "../../platform/http/pagination";
+import { type PageRequest, pageBounds, pageWithTotal } from "../../platform/http/pagination";
 import { newId, nowIso } from "../../platform/ids";
 import { type InstitutionRow, institutionInScope, isPlatformStaff } from "./access";
 import { invitationUrl, mintInvitation } from "./invitations";
@@ -14,7 +14,7 @@ import { memberCount } from "./member-queries";
 import { insertMemberStatements, uniqueConflict } from "./members";
 import { refreshPrincipals } from "./principal-refresh";
 
-const memberCountOf = sql<number>`(SELECT count(*) FROM ${users} WHERE ${users.institutionId} = ${institutions.id})`;
+const memberCountOf = sql<number>`(SELECT count(*) FROM users AS member WHERE member.institution_id = "institutions"."id")`;
 
 export async function listInstitutions(args: {
   env: Env;
@@ -25,7 +25,8 @@ export async function listInstitutions(args: {
 }) {
   const db = database(args.env.DB);
   const conditions: SQL[] = [];
-  if (!isPlatformStaff(args.principal)) conditions.push(eq(institutions.id, args.principal.institution?.id ?? ""));
+  if (!isPlatformStaff(args.principal))
+    conditions.push(eq(institutions.id, args.principal.institution?.id ?? ""));
   if (args.plan) conditions.push(eq(institutions.plan, args.plan));
   if (args.q) {
     const pattern = `%${args.q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
@@ -35,7 +36,8 @@ export async function listInstitutions(args: {
   }
   const where = and(...conditions);
   const { limit, offset } = pageBounds(args.page);
-  const [rows, totals] = await db.batch([
+  return pageWithTotal(
+    db,
     db
       .select({ institution: institutions, memberCount: memberCountOf })
       .from(institutions)
@@ -43,9 +45,9 @@ export async function listInstitutions(args: {
       .orderBy(asc(sql`lower(${institutions.name})`), asc(institutions.id))
       .limit(limit)
       .offset(offset),
-    db.select({ total: count() }).from(institutions).where(where),
-  ]);
-  return { rows, total: totals[0]?.total ?? 0 };
+    institutions,
+    where,
+  );
 }
 
 export async function getInstitution(env: Env, principal: Principal, id: string) {
@@ -190,7 +192,8 @@ export async function updateInstitution(args: {
   const current = await institutionInScope(env, principal, args.id);
   const staffFields = STAFF_ONLY.filter((field) => input[field] !== undefined);
   // No ability of its own: the institution's settings go with administering it.
-  const needed = isPlatformStaff(principal) && staffFields.length > 0 ? "institutions:write" : "members:write";
+  const needed =
+    isPlatformStaff(principal) && staffFields.length > 0 ? "institutions:write" : "members:write";
   if (!principal.token.abilities.includes(needed))
     throw new ApiError("missing_ability", `This token lacks the \`${needed}\` ability.`);
   if (!isPlatformStaff(principal)) {
@@ -237,7 +240,11 @@ export async function updateInstitution(args: {
     .where(eq(institutions.id, current.id))
     .run();
   // The cached principal carries the institution's name, plan and limit.
-  if (next.plan !== current.plan || next.rateLimitPerMinute !== current.rateLimitPerMinute || next.name !== current.name)
+  if (
+    next.plan !== current.plan ||
+    next.rateLimitPerMinute !== current.rateLimitPerMinute ||
+    next.name !== current.name
+  )
     await refreshPrincipals(env, { institutionId: current.id });
   return { institution: next, memberCount: await memberCount(db, current.id) };
 }

@@ -31,6 +31,9 @@ export const EVENT_EXAMPLES: Record<EventType, Record<string, unknown>> = {
     email: "ana@acme.example",
     name: "Ana Lima",
     role: "learner",
+    status: "invited",
+    external_id: "SIS-10023",
+    groups: ["class-7b"],
     created_at: "2026-11-21T09:30:00Z",
   },
   "member.updated": {

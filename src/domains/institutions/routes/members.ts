@@ -11,10 +11,12 @@ import {
   MemberPageSchema,
   MemberParams,
   MemberSchema,
+  ReinviteBody,
   UpdateMemberBody,
 } from "../member-schemas";
 import { createMember, getMember, listMembers, removeMember, updateMember } from "../members";
 import { presentMember } from "../present";
+import { reinviteMember } from "../reinvite";
 import { InstitutionIdParam } from "../schemas";
 
 const TAGS = ["Members"];
@@ -50,7 +52,8 @@ export const createMemberRoute = tokenRoute("members:write", {
     201: jsonResponse(CreatedMemberSchema, "The member, with its invitation URL."),
     409: {
       ...errorResponses[409],
-      description: "`email_taken`, `external_id_taken`, `seat_limit_reached`, or an Idempotency-Key in flight.",
+      description:
+        "`email_taken`, `external_id_taken`, `seat_limit_reached`, or an Idempotency-Key in flight.",
     },
   },
 });
@@ -92,6 +95,21 @@ export const removeMemberRoute = tokenRoute("members:write", {
   responses: {
     204: { description: "Removed." },
     409: { ...errorResponses[409], description: "`last_admin`." },
+  },
+});
+
+export const reinviteMemberRoute = tokenRoute("members:write", {
+  method: "post",
+  path: "/api/institutions/{id}/invitations",
+  tags: TAGS,
+  operationId: "reinviteMember",
+  summary: "Send a member a new invitation",
+  description:
+    "For an `invited` member (`member_id`) whose invitation was lost or expired: a new single-use `invitation_url`, valid 7 days, shown once; the previous one stops working. A member who is not `invited` is `409 conflict`; another institution's member 404.",
+  request: { params: InstitutionIdParam, body: jsonBody(ReinviteBody) },
+  responses: {
+    201: jsonResponse(CreatedMemberSchema, "The member, with its new invitation URL."),
+    409: { ...errorResponses[409], description: "The member is not `invited`." },
   },
 });
 
@@ -152,6 +170,24 @@ export function registerMemberRoutes(app: OpenAPIHono<AppEnv>) {
       patch: c.req.valid("json"),
     });
     return c.json(presentMember(row), 200);
+  });
+
+  app.openapi(reinviteMemberRoute, async (c) => {
+    const created = await reinviteMember({
+      env: c.env,
+      principal: c.var.principal,
+      institutionId: c.req.valid("param").id,
+      memberId: c.req.valid("json").member_id,
+      origin: new URL(c.req.url).origin,
+    });
+    return c.json(
+      {
+        ...presentMember(created.member),
+        invitation_url: created.invitationUrl,
+        invitation_expires_at: created.invitationExpiresAt,
+      },
+      201,
+    );
   });
 
   app.openapi(removeMemberRoute, async (c) => {

@@ -1,0 +1,225 @@
+import type { Env } from "../../../env";
+import { config } from "../../../platform/config";
+import { DECOY_PASSWORD_HASH } from "../../../platform/crypto/passwords";
+import { seal } from "../../../platform/crypto/sealing";
+import type { OutboxRow } from "../../../platform/events";
+import { mintInvitation } from "../invitations";
+import { memberCreated, memberUpdated } from "../member-events";
+import type { PlannedRow } from "./plan";
+
+/** What one applied chunk adds to the job's counts. */
+export interface ChunkCounts {
+  created: number;
+  updated: number;
+  unchanged: number;
+  rejected: number;
+}
+
+export interface ChunkResult {
+  counts: ChunkCounts;
+  eventIds: string[];
+  /** Users whose cached principals must be re-read (role changed) or whose tokens were revoked (suspended). */
+  roleChanged: string[];
+  suspended: string[];
+  /** Invitation tokens of created members, by line, to show in the answer. */
+  invitations: Map<number, string>;
+}
+
+export interface ChunkTarget {
+  jobId: string;
+  institutionId: string;
+  /** Checkpoint before and after this chunk. */
+  fromRow: number;
+  toRow: number;
+  dryRun: boolean;
+  /** Seal invitation tokens into the report (queued jobs, read later) rather than only answer them. */
+  keepInvitations: boolean;
+  now: string;
+}
+
+const json = (value: unknown) => JSON.stringify(value);
+
+/** What a sealed invitation token in the report is bound to: its job and line. */
+export function invitationBinding(jobId: string, line: number) {
+  return { purpose: "bulk-invitation", id: `${jobId}:${line}` };
+}
+
+/** Fails the batch unless the job is still at this chunk's checkpoint: a chunk is applied once. */
+const CHECKPOINT_GUARD = `SELECT json(CASE WHEN EXISTS (SELECT 1 FROM bulk_jobs WHERE id = ?1 AND next_row = ?2 AND status = 'processing') THEN '1' ELSE 'guard failed' END)`;
+const SEAT_GUARD = `SELECT json(CASE WHEN (SELECT seats FROM institutions WHERE id = ?1) IS NULL
+  OR (SELECT count(*) FROM users WHERE institution_id = ?1 AND status IN ('invited', 'active')) <= (SELECT seats FROM institutions WHERE id = ?1)
+  THEN '1' ELSE 'guard failed' END)`;
+
+// Many rows per statement, each statement binding a handful of parameters: the rows travel as one
+// JSON array (D1 binds at most 100 parameters per statement).
+const INSERT_USERS = `INSERT INTO users (id, email, name, role, institution_id, password_hash, status, external_id, created_at, updated_at)
+  SELECT value->>'id', value->>'email', value->>'name', value->>'role', ?2, ?3, value->>'status', value->>'external_id', ?4, ?4 FROM json_each(?1)`;
+const INSERT_INVITATIONS = `INSERT INTO invitations (user_id, institution_id, token_hash, expires_at, accepted_at, created_at)
+  SELECT value->>'id', ?2, value->>'hash', value->>'expires_at', NULL, ?3 FROM json_each(?1)`;
+const UPDATE_USERS = `UPDATE users SET email = j.email, name = j.name, role = j.role, status = j.status, external_id = j.external_id, updated_at = ?3
+  FROM (SELECT value->>'id' AS id, value->>'email' AS email, value->>'name' AS name, value->>'role' AS role,
+    value->>'status' AS status, value->>'external_id' AS external_id FROM json_each(?1)) AS j
+  WHERE users.id = j.id AND users.institution_id = ?2`;
+const DELETE_GROUPS = `DELETE FROM member_groups WHERE user_id IN (SELECT value FROM json_each(?1))`;
+const INSERT_GROUPS = `INSERT INTO member_groups (institution_id, user_id, group_name)
+  SELECT ?2, value->>'$[0]', value->>'$[1]' FROM json_each(?1)`;
+const REVOKE_TOKENS = `UPDATE api_tokens SET revoked_at = ?2 WHERE revoked_at IS NULL AND user_id IN (SELECT value FROM json_each(?1))`;
+const INSERT_EVENTS = `INSERT INTO outbox_events (id, type, institution_id, user_id, payload, created_at)
+  SELECT value->>'id', value->>'type', ?2, value->>'user_id', value->>'payload', ?3 FROM json_each(?1)`;
+const INSERT_REPORT = `INSERT INTO bulk_job_rows (job_id, line, email, external_id, outcome, errors, user_id, invitation_sealed, cells)
+  SELECT ?2, value->>'line', value->>'email', value->>'external_id', value->>'outcome', value->>'errors', value->>'user_id', value->>'sealed', value->>'cells'
+  FROM json_each(?1) WHERE true ON CONFLICT DO NOTHING`;
+const ADVANCE = `UPDATE bulk_jobs SET next_row = ?3, created = created + ?4, updated = updated + ?5, unchanged = unchanged + ?6,
+  rejected = rejected + ?7, heartbeat_at = ?8 WHERE id = ?1 AND next_row = ?2`;
+
+function countOutcomes(planned: readonly PlannedRow[]): ChunkCounts {
+  const counts: ChunkCounts = { created: 0, updated: 0, unchanged: 0, rejected: 0 };
+  for (const p of planned) counts[p.outcome] += 1;
+  return counts;
+}
+
+/** The rows of one chunk as the JSON arrays its statements bind, and what the caller needs afterwards. */
+interface ChunkPayload {
+  result: ChunkResult;
+  created: object[];
+  invitations: object[];
+  updated: object[];
+  regrouped: string[];
+  groupPairs: [string, string][];
+  events: OutboxRow[];
+  report: object[];
+  takesSeats: boolean;
+}
+
+const memberJson = (m: NonNullable<PlannedRow["member"]>) => ({
+  id: m.id,
+  email: m.email,
+  name: m.name,
+  role: m.role,
+  status: m.status,
+  external_id: m.externalId,
+});
+
+async function collectChunk(
+  env: Env,
+  target: ChunkTarget,
+  planned: readonly PlannedRow[],
+): Promise<ChunkPayload> {
+  const { institutionId, now } = target;
+  const payload: ChunkPayload = {
+    result: {
+      counts: countOutcomes(planned),
+      eventIds: [],
+      roleChanged: [],
+      suspended: [],
+      invitations: new Map(),
+    },
+    created: [],
+    invitations: [],
+    updated: [],
+    regrouped: [],
+    groupPairs: [],
+    events: [],
+    report: [],
+    takesSeats: false,
+  };
+  const { result } = payload;
+  const secret = target.keepInvitations ? config(env).encryptionKey : "";
+  for (const p of planned) {
+    const m = p.member;
+    let sealed: string | null = null;
+    if (m && p.outcome === "created") {
+      payload.created.push(memberJson(m));
+      for (const g of m.groups) payload.groupPairs.push([m.id, g]);
+      payload.events.push(memberCreated(institutionId, m, now));
+      if (m.status === "invited") payload.takesSeats = true;
+      if (m.status === "invited" && !target.dryRun) {
+        const invitation = await mintInvitation();
+        payload.invitations.push({ id: m.id, hash: invitation.tokenHash, expires_at: invitation.expiresAt });
+        result.invitations.set(p.row.line, invitation.token);
+        if (secret)
+          sealed = await seal(invitation.token, secret, invitationBinding(target.jobId, p.row.line));
+      }
+    } else if (m && p.outcome === "updated" && p.changes) {
+      payload.updated.push(memberJson(m));
+      if (p.changes.groups) {
+        payload.regrouped.push(m.id);
+        for (const g of m.groups) payload.groupPairs.push([m.id, g]);
+      }
+      if (p.changes.role) result.roleChanged.push(m.id);
+      if (p.changes.status?.to === "suspended") result.suspended.push(m.id);
+      if (p.changes.status?.from === "suspended") payload.takesSeats = true;
+      payload.events.push(memberUpdated(institutionId, m.id, p.changes, now));
+    }
+    payload.report.push({
+      line: p.row.line,
+      email: p.row.email,
+      external_id: p.row.externalId,
+      outcome: p.outcome,
+      errors: json(p.errors),
+      user_id: m?.id ?? null,
+      sealed,
+      cells: p.outcome === "rejected" ? json(p.row.cells) : null,
+    });
+  }
+  return payload;
+}
+
+function memberStatements(d1: D1Database, target: ChunkTarget, payload: ChunkPayload): D1PreparedStatement[] {
+  const { institutionId, now } = target;
+  const statements: D1PreparedStatement[] = [];
+  const bind = (sql: string, ...values: unknown[]) => statements.push(d1.prepare(sql).bind(...values));
+  if (payload.created.length > 0)
+    bind(INSERT_USERS, json(payload.created), institutionId, DECOY_PASSWORD_HASH, now);
+  if (payload.invitations.length > 0) bind(INSERT_INVITATIONS, json(payload.invitations), institutionId, now);
+  if (payload.updated.length > 0) bind(UPDATE_USERS, json(payload.updated), institutionId, now);
+  if (payload.regrouped.length > 0) bind(DELETE_GROUPS, json(payload.regrouped));
+  if (payload.groupPairs.length > 0) bind(INSERT_GROUPS, json(payload.groupPairs), institutionId);
+  if (payload.result.suspended.length > 0) bind(REVOKE_TOKENS, json(payload.result.suspended), now);
+  if (payload.events.length > 0) {
+    const rows = payload.events.map((e) => ({
+      id: e.id,
+      type: e.type,
+      user_id: e.userId,
+      payload: json(e.payload),
+    }));
+    bind(INSERT_EVENTS, json(rows), institutionId, now);
+    payload.result.eventIds = payload.events.map((e) => e.id);
+  }
+  if (payload.takesSeats) bind(SEAT_GUARD, institutionId);
+  return statements;
+}
+
+/**
+ * Writes one planned chunk in one D1 batch: members, groups, invitations, revoked tokens, outbox
+ * events, the report rows and the checkpoint. The first statement fails the batch when the job is
+ * no longer at `fromRow`, so a chunk delivered twice (or raced) is applied once. A dry run writes only
+ * the report and the checkpoint.
+ */
+export async function applyChunk(
+  env: Env,
+  target: ChunkTarget,
+  planned: readonly PlannedRow[],
+): Promise<ChunkResult> {
+  const d1 = env.DB;
+  const payload = await collectChunk(env, target, planned);
+  const c = payload.result.counts;
+  await d1.batch([
+    d1.prepare(CHECKPOINT_GUARD).bind(target.jobId, target.fromRow),
+    ...(target.dryRun ? [] : memberStatements(d1, target, payload)),
+    d1.prepare(INSERT_REPORT).bind(json(payload.report), target.jobId),
+    d1
+      .prepare(ADVANCE)
+      .bind(
+        target.jobId,
+        target.fromRow,
+        target.toRow,
+        c.created,
+        c.updated,
+        c.unchanged,
+        c.rejected,
+        Date.now(),
+      ),
+  ]);
+  return payload.result;
+}

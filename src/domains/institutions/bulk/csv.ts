@@ -1,0 +1,197 @@
+import { CsvError, parse } from "csv-parse/sync";
+import { validationError } from "../../../platform/errors";
+import type { MemberRole } from "../access";
+import { MAX_GROUPS } from "../member-schemas";
+
+export const MAX_DATA_ROWS = 50_000;
+
+/** One data row of an upload, read and checked on its own (nothing here looks at the database). */
+export interface CsvRow {
+  /** 1-based line of the file where the row starts. */
+  line: number;
+  cells: string[];
+  email: string | null;
+  /** Null: the file gives no name for this row (a new member is then named after its e-mail). */
+  name: string | null;
+  /** Null: no role given (new members are learners, existing ones keep theirs). */
+  role: MemberRole | null;
+  externalId: string | null;
+  /** Null: the file has no groups column (groups stay as they are); [] clears them. */
+  groups: string[] | null;
+  /** OneRoster's enabledUser: false suspends, true re-activates; null leaves the status alone. */
+  enabled: boolean | null;
+  errors: string[];
+}
+
+export interface ParsedCsv {
+  header: string[];
+  format: "lingua" | "oneroster";
+  rows: CsvRow[];
+}
+
+const ROLE_WORDS: Record<string, MemberRole> = {
+  learner: "learner",
+  student: "learner",
+  instructor: "instructor",
+  teacher: "instructor",
+  institution_admin: "institution_admin",
+  administrator: "institution_admin",
+  admin: "institution_admin",
+};
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+function fileError(message: string) {
+  return validationError([{ path: "file", message }]);
+}
+
+/** The bytes as UTF-8 text (a byte-order mark dropped), or 422. */
+export function decodeUtf8(bytes: Uint8Array): string {
+  try {
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+  } catch {
+    throw fileError("is not UTF-8 text; save the file as CSV UTF-8");
+  }
+}
+
+type Columns = Record<
+  "email" | "name" | "first" | "last" | "role" | "external" | "groups" | "enabled",
+  number | undefined
+>;
+
+function columnsOf(header: string[]): { columns: Columns; format: ParsedCsv["format"] } {
+  const index = (...names: string[]) => {
+    const i = header.findIndex((h) => names.includes(h.trim().toLowerCase()));
+    return i === -1 ? undefined : i;
+  };
+  const format =
+    index("sourcedid") !== undefined && index("givenname", "familyname") !== undefined
+      ? "oneroster"
+      : "lingua";
+  return {
+    format,
+    columns: {
+      email: index("email"),
+      name: index("name"),
+      first: index("first_name", "givenname"),
+      last: index("last_name", "familyname"),
+      role: index("role"),
+      external: index("external_id", "sourcedid"),
+      groups: index("groups"),
+      enabled: index("enableduser"),
+    },
+  };
+}
+
+/** Line breaks inside a record's cells: the record started that many lines before the one it ended on. */
+function breaksIn(cells: string[]): number {
+  let breaks = 0;
+  for (const cell of cells) {
+    const matches = cell.match(/\r\n|\r|\n/g);
+    if (matches) breaks += matches.length;
+  }
+  return breaks;
+}
+
+function readRow(cells: string[], line: number, columns: Columns): CsvRow {
+  const cell = (i: number | undefined) => (i === undefined ? "" : (cells[i] ?? "").trim());
+  const errors: string[] = [];
+  const rawEmail = cell(columns.email).toLowerCase();
+  const email: string | null = rawEmail || null;
+  if (!email) errors.push("email: is missing");
+  else if (email.length > 254 || !EMAIL.test(email)) {
+    errors.push(`email: "${rawEmail}" is not an e-mail address`);
+  }
+
+  const joined = [cell(columns.first), cell(columns.last)].filter(Boolean).join(" ");
+  const name = cell(columns.name) || joined || null;
+  if (name && name.length > 200) errors.push("name: is longer than 200 characters");
+
+  const roleText = cell(columns.role);
+  let role: MemberRole | null = null;
+  if (roleText) {
+    role = ROLE_WORDS[roleText.toLowerCase()] ?? null;
+    if (!role) errors.push(`role: "${roleText}" is not a role; use learner, instructor or institution_admin`);
+  }
+
+  const externalId = cell(columns.external) || null;
+  if (externalId && externalId.length > 200) errors.push("external_id: is longer than 200 characters");
+
+  let groups: string[] | null = null;
+  if (columns.groups !== undefined) {
+    groups = [
+      ...new Set(
+        cell(columns.groups)
+          .split(";")
+          .map((g) => g.trim())
+          .filter(Boolean),
+      ),
+    ].sort();
+    if (groups.some((g) => g.length > 100)) errors.push("groups: a group name is longer than 100 characters");
+    if (groups.length > MAX_GROUPS) errors.push(`groups: more than ${MAX_GROUPS} groups`);
+  }
+
+  const enabledText = cell(columns.enabled).toLowerCase();
+  let enabled: boolean | null = null;
+  if (enabledText) {
+    if (["true", "yes", "1"].includes(enabledText)) enabled = true;
+    else if (["false", "no", "0"].includes(enabledText)) enabled = false;
+    else errors.push(`enabledUser: "${enabledText}" is neither true nor false`);
+  }
+  return { line, cells, email, name, role, externalId, groups, enabled, errors };
+}
+
+/** A later row with an e-mail or external_id an earlier row has is rejected, naming the earlier line. */
+function rejectRepeats(rows: CsvRow[]): void {
+  const emails = new Map<string, number>();
+  const externalIds = new Map<string, number>();
+  for (const row of rows) {
+    if (row.email) {
+      const first = emails.get(row.email);
+      if (first !== undefined) row.errors.push(`email: repeats line ${first}`);
+      else emails.set(row.email, row.line);
+    }
+    if (row.externalId) {
+      const first = externalIds.get(row.externalId);
+      if (first !== undefined) row.errors.push(`external_id: repeats line ${first}`);
+      else externalIds.set(row.externalId, row.line);
+    }
+  }
+}
+
+/**
+ * Parses an upload: columns by header name in any order and any case, or a OneRoster 1.1 users.csv.
+ * Whole-file problems (not UTF-8, empty, no `email` column, too many rows, broken quoting) are 422;
+ * a bad row only rejects that row.
+ */
+export function parseMemberCsv(bytes: Uint8Array): ParsedCsv {
+  const text = decodeUtf8(bytes);
+  if (text.trim() === "") throw fileError("is empty");
+  let records: { record: string[]; info: { lines: number } }[];
+  try {
+    records = parse(text, {
+      bom: true,
+      info: true,
+      relax_column_count: true,
+      skip_empty_lines: true,
+      skip_records_with_empty_values: true,
+    }) as unknown as { record: string[]; info: { lines: number } }[];
+  } catch (error) {
+    if (error instanceof CsvError) throw fileError(`is not valid CSV: ${error.message}`);
+    throw error;
+  }
+  const [first, ...data] = records;
+  if (!first) throw fileError("is empty");
+  const header = first.record.map((h) => h.trim());
+  const { columns, format } = columnsOf(header);
+  if (columns.email === undefined) {
+    throw fileError(`has no \`email\` column (the header row reads: ${header.join(", ")})`);
+  }
+  if (data.length === 0) throw fileError("has a header row but no data rows");
+  if (data.length > MAX_DATA_ROWS) {
+    throw fileError(`has ${data.length} data rows; at most ${MAX_DATA_ROWS} are accepted per upload`);
+  }
+  const rows = data.map(({ record, info }) => readRow(record, info.lines - breaksIn(record), columns));
+  rejectRepeats(rows);
+  return { header, format, rows };
+}

@@ -1,0 +1,150 @@
+import { and, asc, eq, inArray, isNotNull, lt, sql } from "drizzle-orm";
+import { type BulkMode, bulkJobRows, bulkJobs } from "../../../db/schema";
+import type { Env } from "../../../env";
+import { type Database, database } from "../../../platform/db";
+import { pageWithTotal } from "../../../platform/http/pagination";
+import { nowIso } from "../../../platform/ids";
+
+export type BulkJob = typeof bulkJobs.$inferSelect;
+export type BulkReportRow = typeof bulkJobRows.$inferSelect;
+
+/** Uploads of at most this many data rows are applied within the request and answered 200. */
+export const IN_REQUEST_ROWS = 1_000;
+/** A job nobody has moved for this long (a crashed request or consumer) no longer blocks new uploads. */
+export const STALE_MS = 15 * 60_000;
+/** `mode=sync` refuses to suspend more than this share of the institution's members, unless forced. */
+export const SYNC_THRESHOLD = 0.1;
+
+export interface BulkMessage {
+  job_id: string;
+  next_row: number;
+}
+
+export function fileKey(job: Pick<BulkJob, "institutionId" | "id">): string {
+  return `bulk/${job.institutionId}/${job.id}.csv`;
+}
+
+export function newJob(fields: {
+  id: string;
+  institutionId: string;
+  uploadedBy: string;
+  uploaderRole: string;
+  mode: BulkMode;
+  dryRun: boolean;
+  force: boolean;
+  queued: boolean;
+  header: string[];
+  totalRows: number;
+}): BulkJob {
+  const now = Date.now();
+  return {
+    id: fields.id,
+    institutionId: fields.institutionId,
+    uploadedBy: fields.uploadedBy,
+    uploaderRole: fields.uploaderRole,
+    mode: fields.mode,
+    dryRun: fields.dryRun,
+    force: fields.force,
+    status: fields.queued ? "queued" : "processing",
+    header: fields.header,
+    r2Key: fields.queued ? fileKey(fields) : null,
+    totalRows: fields.totalRows,
+    nextRow: 0,
+    created: 0,
+    updated: 0,
+    unchanged: 0,
+    suspended: 0,
+    rejected: 0,
+    error: null,
+    leaseId: null,
+    leaseUntil: null,
+    attempts: 0,
+    heartbeatAt: now,
+    createdAt: nowIso(now),
+    completedAt: null,
+  };
+}
+
+const ACTIVE = ["queued", "processing"] as const;
+
+/**
+ * Records the job unless another upload of the institution is still active: the partial unique index
+ * on active jobs makes the insert itself the check. A job left behind by a crash stops counting as
+ * active after STALE_MS. False: another upload is in progress.
+ */
+export async function openJob(env: Env, job: BulkJob): Promise<boolean> {
+  const db = database(env.DB);
+  const now = Date.now();
+  const [, inserted] = await db.batch([
+    db
+      .update(bulkJobs)
+      .set({ status: "failed", error: "Abandoned: no progress for 15 minutes.", completedAt: nowIso(now) })
+      .where(
+        and(
+          eq(bulkJobs.institutionId, job.institutionId),
+          inArray(bulkJobs.status, [...ACTIVE]),
+          lt(bulkJobs.heartbeatAt, now - STALE_MS),
+        ),
+      ),
+    db.insert(bulkJobs).values(job).onConflictDoNothing().returning({ id: bulkJobs.id }),
+  ]);
+  return inserted.length === 1;
+}
+
+export async function findJob(db: Database, jobId: string): Promise<BulkJob | null> {
+  return (await db.select().from(bulkJobs).where(eq(bulkJobs.id, jobId)).get()) ?? null;
+}
+
+/** Marks an active job failed (its file, if any, is deleted by the caller). */
+export async function markFailed(env: Env, jobId: string, reason: string): Promise<void> {
+  const db = database(env.DB);
+  await db
+    .update(bulkJobs)
+    .set({ status: "failed", error: reason, completedAt: nowIso(), heartbeatAt: Date.now() })
+    .where(and(eq(bulkJobs.id, jobId), inArray(bulkJobs.status, [...ACTIVE])))
+    .run();
+}
+
+/** A page of the job's report rows, in line order, optionally of one outcome. */
+export async function reportRows(
+  db: Database,
+  jobId: string,
+  options: { outcome?: string; limit: number; offset: number },
+) {
+  const where = and(
+    eq(bulkJobRows.jobId, jobId),
+    options.outcome ? eq(bulkJobRows.outcome, options.outcome as BulkReportRow["outcome"]) : undefined,
+  );
+  return pageWithTotal(
+    db,
+    db
+      .select()
+      .from(bulkJobRows)
+      .where(where)
+      .orderBy(asc(bulkJobRows.line))
+      .limit(options.limit)
+      .offset(options.offset),
+    bulkJobRows,
+    where,
+  );
+}
+
+/** Invitation tokens are shown once: erased from the report once a page that carried them was read. */
+export async function forgetInvitations(db: Database, jobId: string, lines: number[]): Promise<void> {
+  if (lines.length === 0) return;
+  await db
+    .update(bulkJobRows)
+    .set({ invitationSealed: null })
+    .where(
+      and(
+        eq(bulkJobRows.jobId, jobId),
+        isNotNull(bulkJobRows.invitationSealed),
+        sql`${bulkJobRows.line} IN (SELECT value FROM json_each(${JSON.stringify(lines)}))`,
+      ),
+    )
+    .run();
+}
+
+export async function enqueueBulk(env: Env, message: BulkMessage): Promise<void> {
+  await env.BULK_QUEUE.send(message, { contentType: "json" });
+}

@@ -1,0 +1,199 @@
+import type { BulkOutcome, MemberStatus, Role } from "../../../db/schema";
+import { newId } from "../../../platform/ids";
+import { type MemberRole, mayGrant } from "../access";
+import { type MemberChanges, sameGroups } from "../member-events";
+import type { CsvRow } from "./csv";
+
+/** A member as the planner sees it: what a row is compared with and what it changes. */
+export interface IndexedMember {
+  id: string;
+  email: string;
+  name: string;
+  role: Role;
+  status: MemberStatus;
+  externalId: string | null;
+  groups: string[];
+}
+
+/**
+ * The institution's members in memory, by e-mail and external_id, with the counts the rules need.
+ * Planning a row updates it, so the rows after it see its effect (as a real run would).
+ */
+export class MemberIndex {
+  readonly byEmail = new Map<string, IndexedMember>();
+  readonly byExternalId = new Map<string, IndexedMember>();
+  seatTakers = 0;
+  activeAdmins = 0;
+
+  static async load(d1: D1Database, institutionId: string): Promise<MemberIndex> {
+    const index = new MemberIndex();
+    const result = await d1
+      .prepare(
+        `SELECT u.id, u.email, u.name, u.role, u.status, u.external_id AS externalId,
+           (SELECT json_group_array(group_name) FROM (SELECT group_name FROM member_groups g WHERE g.user_id = u.id ORDER BY 1)) AS groups
+         FROM users u WHERE u.institution_id = ?`,
+      )
+      .bind(institutionId)
+      .all<Omit<IndexedMember, "groups"> & { groups: string }>();
+    for (const row of result.results) index.put({ ...row, groups: JSON.parse(row.groups) as string[] });
+    return index;
+  }
+
+  put(member: IndexedMember): void {
+    this.byEmail.set(member.email, member);
+    if (member.externalId) this.byExternalId.set(member.externalId, member);
+    if (member.status !== "suspended") this.seatTakers += 1;
+    if (member.role === "institution_admin" && member.status === "active") this.activeAdmins += 1;
+  }
+
+  replace(before: IndexedMember, after: IndexedMember): void {
+    this.byEmail.delete(before.email);
+    if (before.externalId) this.byExternalId.delete(before.externalId);
+    if (before.status !== "suspended") this.seatTakers -= 1;
+    if (before.role === "institution_admin" && before.status === "active") this.activeAdmins -= 1;
+    this.put(after);
+  }
+
+  /** Invited and active members named by no row of the file (by e-mail or external_id), `keep` excepted. */
+  absentActive(rows: readonly CsvRow[], keep: string): IndexedMember[] {
+    const emails = new Set(rows.map((r) => r.email));
+    const externalIds = new Set(rows.map((r) => r.externalId).filter(Boolean));
+    const absent: IndexedMember[] = [];
+    for (const member of this.byEmail.values()) {
+      if (member.status === "suspended" || member.id === keep) continue;
+      if (emails.has(member.email) || (member.externalId && externalIds.has(member.externalId))) continue;
+      absent.push(member);
+    }
+    return absent;
+  }
+}
+
+/** E-mail addresses among `emails` that belong to accounts outside the institution (or to nobody here). */
+export async function emailsTakenElsewhere(
+  d1: D1Database,
+  index: MemberIndex,
+  emails: readonly (string | null)[],
+): Promise<Set<string>> {
+  const unknown = [...new Set(emails.filter((e): e is string => !!e && !index.byEmail.has(e)))];
+  if (unknown.length === 0) return new Set();
+  const result = await d1
+    .prepare("SELECT email FROM users WHERE email IN (SELECT value FROM json_each(?))")
+    .bind(JSON.stringify(unknown))
+    .all<{ email: string }>();
+  return new Set(result.results.map((r) => r.email));
+}
+
+export interface PlannedRow {
+  row: CsvRow;
+  outcome: BulkOutcome;
+  errors: string[];
+  /** The member after this row (created or updated); null when rejected or unchanged. */
+  member: IndexedMember | null;
+  changes: MemberChanges | null;
+}
+
+export interface PlanContext {
+  uploaderRole: Role;
+  seats: number | null;
+}
+
+function rejected(row: CsvRow, errors: string[]): PlannedRow {
+  return { row, outcome: "rejected", errors, member: null, changes: null };
+}
+
+function diff(before: IndexedMember, after: IndexedMember): MemberChanges {
+  const changes: MemberChanges = {};
+  for (const field of ["email", "name", "role", "status", "externalId"] as const) {
+    if (before[field] !== after[field]) {
+      changes[field === "externalId" ? "external_id" : field] = { from: before[field], to: after[field] };
+    }
+  }
+  if (!sameGroups(before.groups, after.groups)) changes.groups = { from: before.groups, to: after.groups };
+  return changes;
+}
+
+function planNew(row: CsvRow & { email: string }, index: MemberIndex, context: PlanContext): PlannedRow {
+  const status: MemberStatus = row.enabled === false ? "suspended" : "invited";
+  if (status === "invited" && context.seats !== null && index.seatTakers >= context.seats) {
+    return rejected(row, ["seat_limit_reached: every seat of the institution is taken"]);
+  }
+  const member: IndexedMember = {
+    id: newId("usr"),
+    email: row.email,
+    name: row.name ?? row.email.split("@")[0] ?? row.email,
+    role: row.role ?? "learner",
+    status,
+    externalId: row.externalId,
+    groups: row.groups ?? [],
+  };
+  index.put(member);
+  return { row, outcome: "created", errors: [], member, changes: null };
+}
+
+function planExisting(
+  row: CsvRow & { email: string },
+  current: IndexedMember,
+  index: MemberIndex,
+  context: PlanContext,
+  takenElsewhere: Set<string>,
+): PlannedRow {
+  if (!mayGrant(context.uploaderRole, current.role)) {
+    return rejected(row, [`role: a ${context.uploaderRole} cannot change a ${current.role}`]);
+  }
+  if (row.email !== current.email) {
+    const other = index.byEmail.get(row.email);
+    if (other && other.id !== current.id)
+      return rejected(row, [`email: belongs to another member (${other.id})`]);
+    if (takenElsewhere.has(row.email)) return rejected(row, ["email: already belongs to another account"]);
+  }
+  let status = current.status;
+  if (row.enabled === false) status = "suspended";
+  else if (row.enabled === true && status === "suspended") status = "active";
+  const next: IndexedMember = {
+    ...current,
+    email: row.email,
+    name: row.name ?? current.name,
+    role: (row.role as MemberRole | null) ?? current.role,
+    status,
+    externalId: row.externalId ?? current.externalId,
+    groups: row.groups ?? current.groups,
+  };
+  const changes = diff(current, next);
+  if (Object.keys(changes).length === 0)
+    return { row, outcome: "unchanged", errors: [], member: null, changes: null };
+  const wasActiveAdmin = current.role === "institution_admin" && current.status === "active";
+  const staysActiveAdmin = next.role === "institution_admin" && next.status === "active";
+  if (wasActiveAdmin && !staysActiveAdmin && index.activeAdmins <= 1) {
+    return rejected(row, ["last_admin: this would leave the institution without an active admin"]);
+  }
+  if (current.status === "suspended" && status !== "suspended" && context.seats !== null) {
+    if (index.seatTakers >= context.seats)
+      return rejected(row, ["seat_limit_reached: every seat of the institution is taken"]);
+  }
+  index.replace(current, next);
+  return { row, outcome: "updated", errors: [], member: next, changes };
+}
+
+/**
+ * What each row does: match by external_id, else by e-mail; create, update, leave unchanged, or
+ * reject with the reasons. Nothing is written here.
+ */
+export function planRows(
+  rows: readonly CsvRow[],
+  index: MemberIndex,
+  context: PlanContext,
+  takenElsewhere: Set<string>,
+): PlannedRow[] {
+  return rows.map((row) => {
+    if (row.errors.length > 0 || !row.email) return rejected(row, row.errors);
+    if (row.role && !mayGrant(context.uploaderRole, row.role)) {
+      return rejected(row, [`role: a ${context.uploaderRole} cannot grant the ${row.role} role`]);
+    }
+    const withEmail = row as CsvRow & { email: string };
+    const current =
+      (row.externalId ? index.byExternalId.get(row.externalId) : undefined) ?? index.byEmail.get(row.email);
+    if (current) return planExisting(withEmail, current, index, context, takenElsewhere);
+    if (takenElsewhere.has(row.email)) return rejected(row, ["email: already belongs to another account"]);
+    return planNew(withEmail, index, context);
+  });
+}

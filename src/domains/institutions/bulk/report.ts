@@ -1,0 +1,165 @@
+import type { z } from "@hono/zod-openapi";
+import { and, eq } from "drizzle-orm";
+import { bulkJobRows, bulkJobs } from "../../../db/schema";
+import type { Env } from "../../../env";
+import type { Principal } from "../../../platform/auth/principal";
+import { config } from "../../../platform/config";
+import { unseal } from "../../../platform/crypto/sealing";
+import { database } from "../../../platform/db";
+import { ApiError } from "../../../platform/errors";
+import { csvLine } from "../../exports/csv";
+import { institutionInScope } from "../access";
+import type { BulkReportRowSchema, BulkReportSchema } from "../bulk-schemas";
+import { invitationUrl } from "../invitations";
+import { invitationBinding } from "./apply";
+import { type BulkJob, forgetInvitations, reportRows } from "./jobs";
+import type { PlannedRow } from "./plan";
+
+type ReportRow = z.infer<typeof BulkReportRowSchema>;
+type Report = z.infer<typeof BulkReportSchema>;
+
+export function bulkJobPath(job: Pick<BulkJob, "institutionId" | "id">): string {
+  return `/api/institutions/${job.institutionId}/members/bulk/${job.id}`;
+}
+
+export function presentReport(
+  job: BulkJob,
+  origin: string,
+  rows: ReportRow[],
+  meta: Report["rows_meta"],
+): Report {
+  return {
+    id: job.id,
+    status: job.status,
+    dry_run: job.dryRun,
+    mode: job.mode,
+    total_rows: job.totalRows,
+    processed_rows: job.nextRow,
+    counts: {
+      created: job.created,
+      updated: job.updated,
+      unchanged: job.unchanged,
+      suspended: job.suspended,
+      rejected: job.rejected,
+    },
+    error: job.status === "failed" ? job.error : null,
+    created_at: job.createdAt,
+    completed_at: job.completedAt,
+    rejected_csv_url: `${origin}${bulkJobPath(job)}/rejected.csv`,
+    rows,
+    rows_meta: meta,
+  };
+}
+
+/** The rows of an upload answered within the request, each with its invitation URL if it created one. */
+export function plannedReportRows(planned: PlannedRow[], invitations: Map<number, string>, origin: string) {
+  return planned.map(
+    (p): ReportRow => ({
+      line: p.row.line,
+      email: p.row.email,
+      external_id: p.row.externalId,
+      outcome: p.outcome,
+      errors: p.errors,
+      member_id: p.member?.id ?? null,
+      invitation_url: invitations.has(p.row.line)
+        ? invitationUrl(origin, invitations.get(p.row.line) ?? "")
+        : null,
+    }),
+  );
+}
+
+export async function findJobInScope(env: Env, principal: Principal, institutionId: string, jobId: string) {
+  const institution = await institutionInScope(env, principal, institutionId);
+  const job = await database(env.DB)
+    .select()
+    .from(bulkJobs)
+    .where(and(eq(bulkJobs.id, jobId), eq(bulkJobs.institutionId, institution.id)))
+    .get();
+  if (!job) throw new ApiError("not_found", `No bulk upload ${jobId}.`);
+  return job;
+}
+
+/**
+ * A job and a page of its report. Invitation URLs of queued uploads are sealed in the report until
+ * first read, then erased: each is shown once.
+ */
+export async function readReport(args: {
+  env: Env;
+  principal: Principal;
+  institutionId: string;
+  jobId: string;
+  page: number;
+  perPage: number;
+  outcome?: string;
+  requestUrl: string;
+}) {
+  const { env } = args;
+  const job = await findJobInScope(env, args.principal, args.institutionId, args.jobId);
+  const db = database(env.DB);
+  const { rows, total } = await reportRows(db, job.id, {
+    outcome: args.outcome,
+    limit: args.perPage,
+    offset: (args.page - 1) * args.perPage,
+  });
+  const url = new URL(args.requestUrl);
+  const secret = config(env).encryptionKey;
+  const shown: number[] = [];
+  const wire: ReportRow[] = [];
+  for (const row of rows) {
+    let invitation: string | null = null;
+    if (row.invitationSealed) {
+      invitation = invitationUrl(
+        url.origin,
+        await unseal(row.invitationSealed, secret, invitationBinding(job.id, row.line)),
+      );
+      shown.push(row.line);
+    }
+    wire.push({
+      line: row.line,
+      email: row.email,
+      external_id: row.externalId,
+      outcome: row.outcome,
+      errors: row.errors,
+      member_id: row.userId,
+      invitation_url: invitation,
+    });
+  }
+  await forgetInvitations(db, job.id, shown);
+  const lastPage = Math.max(1, Math.ceil(total / args.perPage));
+  url.searchParams.set("page", String(args.page + 1));
+  const meta = {
+    total,
+    per_page: args.perPage,
+    current_page: args.page,
+    last_page: lastPage,
+    next: args.page < lastPage ? url.toString() : null,
+  };
+  return presentReport(job, url.origin, wire, meta);
+}
+
+/** rejected.csv: the rejected rows as uploaded, in line order, with `line` and `reason` columns after them. */
+export async function rejectedCsv(env: Env, principal: Principal, institutionId: string, jobId: string) {
+  const job = await findJobInScope(env, principal, institutionId, jobId);
+  if (job.status === "queued" || job.status === "processing") {
+    throw new ApiError(
+      "bulk_not_finished",
+      "The upload is still being processed; download its rejected rows once it is `completed`.",
+      {
+        extensions: { bulk_status: job.status },
+      },
+    );
+  }
+  const rows = await database(env.DB)
+    .select({ line: bulkJobRows.line, cells: bulkJobRows.cells, errors: bulkJobRows.errors })
+    .from(bulkJobRows)
+    .where(and(eq(bulkJobRows.jobId, job.id), eq(bulkJobRows.outcome, "rejected")))
+    .orderBy(bulkJobRows.line)
+    .all();
+  const width = job.header.length;
+  const lines = [csvLine([...job.header, "line", "reason"], width + 2)];
+  for (const row of rows) {
+    const cells = Array.from({ length: width }, (_, i) => row.cells?.[i] ?? "");
+    lines.push(csvLine([...cells, row.line, row.errors.join("; ")], width + 2));
+  }
+  return { job, text: lines.join("") };
+}

@@ -1,0 +1,183 @@
+import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
+import { parse } from "csv-parse/sync";
+import { describe, expect, it } from "vitest";
+import worker from "../../src/index";
+import { HeldQueue } from "../exports/support";
+import { createTenant } from "../helpers/tenants";
+import { bulkPath, call, callJson, outboxOf, uniqueEmail, uploadCsv } from "./support";
+
+let deliveries = 0;
+
+/** Runs the worker's queue handler on one bulk message, as the queue would. */
+async function deliver(bindings: Cloudflare.Env, body: unknown, queue = "lingua-bulk-members") {
+  deliveries += 1;
+  const batch = createMessageBatch(queue, [
+    { id: `bulk-${deliveries}`, timestamp: new Date(), attempts: 1, body },
+  ]);
+  const ctx = createExecutionContext();
+  await worker.queue!(batch as MessageBatch<unknown>, bindings, ctx);
+  const result = await getQueueResult(batch, ctx);
+  return { acked: result.explicitAcks.length === 1, retried: result.retryMessages.length === 1 };
+}
+
+function held(queue: HeldQueue): Cloudflare.Env {
+  return { ...env, BULK_QUEUE: queue as unknown as Queue } as Cloudflare.Env;
+}
+
+function rowsCsv(count: number, tag: string): string {
+  const lines = ["email,name,external_id,groups"];
+  for (let i = 0; i < count; i++) lines.push(`${tag}-${i}@bulk.test,Member ${i},${tag}-${i},year-${i % 5}`);
+  return `${lines.join("\r\n")}\r\n`;
+}
+
+describe("bulk upload through the queue", () => {
+  it("applies 5,000 rows in chunks, once, even when a message is delivered twice", async () => {
+    const tenant = await createTenant();
+    const id = tenant.institution.id;
+    const queue = new HeldQueue();
+    const bindings = held(queue);
+    const tag = uniqueEmail("q").split("@")[0]!;
+    const upload = await uploadCsv(tenant.admin.token, id, rowsCsv(5000, tag), "", bindings);
+    expect(upload.res.status, JSON.stringify(upload.body)).toBe(202);
+    expect(upload.body).toMatchObject({ status: "queued", total_rows: 5000, processed_rows: 0 });
+    const location = upload.res.headers.get("Location")!;
+    expect(location).toBe(`https://api.lingua.test${bulkPath(id)}/${upload.body.id}`);
+
+    // A second upload while the first is queued.
+    const second = await uploadCsv(tenant.admin.token, id, "email\r\nx@y.test\r\n", "", bindings);
+    expect(second.res.status).toBe(409);
+    expect(second.body.code).toBe("bulk_in_progress");
+
+    const first = queue.take();
+    expect(first).toEqual({ job_id: upload.body.id, next_row: 0 });
+    expect((await deliver(bindings, first)).acked).toBe(true);
+    // The same message again: the job has moved past it and is alive, so it is put back, not re-applied.
+    const twin = await deliver(bindings, first);
+    expect(twin).toEqual({ acked: false, retried: true });
+    let messages = 1;
+    while (queue.messages.length > 0) {
+      const outcome = await deliver(bindings, queue.take());
+      expect(outcome.acked).toBe(true);
+      messages += 1;
+    }
+    expect(messages).toBe(5);
+
+    const { res, body } = await callJson(`${location}?per_page=1000`, { token: tenant.admin.token });
+    expect(res.status, JSON.stringify(body).slice(0, 300)).toBe(200);
+    expect(body).toMatchObject({
+      status: "completed",
+      processed_rows: 5000,
+      counts: { created: 5000, updated: 0, unchanged: 0, suspended: 0, rejected: 0 },
+      rows_meta: { total: 5000, per_page: 1000, current_page: 1, last_page: 5 },
+    });
+    expect(body.rows[0]).toMatchObject({ line: 2, outcome: "created", email: `${tag}-0@bulk.test` });
+    expect(body.rows.every((r: any) => typeof r.invitation_url === "string")).toBe(true);
+    // Shown once.
+    const again = await callJson(`${location}?per_page=1000`, { token: tenant.admin.token });
+    expect(again.body.rows.every((r: any) => r.invitation_url === null)).toBe(true);
+
+    const count = await env.DB.prepare("SELECT count(*) AS n FROM users WHERE institution_id = ?")
+      .bind(id)
+      .first<{ n: number }>();
+    expect(count?.n).toBe(5003);
+    const groups = await env.DB.prepare("SELECT count(*) AS n FROM member_groups WHERE institution_id = ?")
+      .bind(id)
+      .first<{ n: number }>();
+    expect(groups?.n).toBe(5000);
+    const events = await outboxOf(id, "member.created");
+    expect(events).toHaveLength(5000);
+    expect(new Set(events.map((e) => e.user_id)).size).toBe(5000);
+
+    // The stale twin, delivered once the job is completed, is acknowledged and does nothing.
+    expect(await deliver(bindings, first)).toEqual({ acked: true, retried: false });
+    expect((await outboxOf(id, "member.created")).length).toBe(5000);
+
+    // Now a new upload is accepted; the same file changes nothing.
+    const repeat = await uploadCsv(tenant.admin.token, id, rowsCsv(5000, tag), "", bindings);
+    expect(repeat.res.status).toBe(202);
+    while (queue.messages.length > 0) await deliver(bindings, queue.take());
+    const repeated = await callJson(repeat.res.headers.get("Location")!, { token: tenant.admin.token });
+    expect(repeated.body.counts).toEqual({
+      created: 0,
+      updated: 0,
+      unchanged: 5000,
+      suspended: 0,
+      rejected: 0,
+    });
+  });
+
+  it("hides jobs from other institutions and serves rejected rows once finished", async () => {
+    const tenant = await createTenant();
+    const other = await createTenant();
+    const id = tenant.institution.id;
+    const queue = new HeldQueue();
+    const bindings = held(queue);
+    const tag = uniqueEmail("r").split("@")[0]!;
+    const csv = `${rowsCsv(1200, tag)}broken,Broken,,\r\n`;
+    const upload = await uploadCsv(tenant.admin.token, id, csv, "dry_run=true", bindings);
+    expect(upload.res.status).toBe(202);
+    const jobPath = `${bulkPath(id)}/${upload.body.id}`;
+    const early = await callJson(`${jobPath}/rejected.csv`, { token: tenant.admin.token });
+    expect(early.res.status).toBe(409);
+    expect(early.body).toMatchObject({ code: "bulk_not_finished", bulk_status: "queued" });
+    for (const path of [
+      jobPath,
+      `${jobPath}/rejected.csv`,
+      `${bulkPath(other.institution.id)}/${upload.body.id}`,
+    ]) {
+      expect((await call(path, { token: other.admin.token })).status, path).toBe(404);
+    }
+    expect(
+      (await call(`${bulkPath(other.institution.id)}/${upload.body.id}`, { token: tenant.admin.token }))
+        .status,
+    ).toBe(404);
+    expect((await call(jobPath, { token: tenant.learner.token })).status).toBe(403);
+
+    while (queue.messages.length > 0) expect((await deliver(bindings, queue.take())).acked).toBe(true);
+    const done = await callJson(`${jobPath}?outcome=rejected`, { token: tenant.admin.token });
+    expect(done.body).toMatchObject({
+      status: "completed",
+      dry_run: true,
+      counts: { created: 1200, rejected: 1 },
+      rows: [{ line: 1202, outcome: "rejected", invitation_url: null }],
+    });
+    const count = await env.DB.prepare("SELECT count(*) AS n FROM users WHERE institution_id = ?")
+      .bind(id)
+      .first<{ n: number }>();
+    expect(count?.n).toBe(3);
+    const rejected = await call(`${jobPath}/rejected.csv`, { token: tenant.admin.token });
+    expect(rejected.status).toBe(200);
+    expect(parse(await rejected.text(), { columns: true })).toEqual([
+      {
+        email: "broken",
+        name: "Broken",
+        external_id: "",
+        groups: "",
+        line: "1202",
+        reason: 'email: "broken" is not an e-mail address',
+      },
+    ]);
+  });
+
+  it("fails a job the queue gave up on", async () => {
+    const tenant = await createTenant();
+    const queue = new HeldQueue();
+    const bindings = held(queue);
+    const upload = await uploadCsv(
+      tenant.admin.token,
+      tenant.institution.id,
+      rowsCsv(1001, uniqueEmail("d").split("@")[0]!),
+      "",
+      bindings,
+    );
+    expect(upload.res.status).toBe(202);
+    expect((await deliver(bindings, queue.take(), "lingua-bulk-members-dlq")).acked).toBe(true);
+    const job = await callJson(upload.res.headers.get("Location")!, { token: tenant.admin.token });
+    expect(job.body).toMatchObject({
+      status: "failed",
+      error: expect.stringMatching(/Upload the file again/),
+    });
+    const next = await uploadCsv(tenant.admin.token, tenant.institution.id, "email\r\nfresh@bulk.test\r\n");
+    expect(next.res.status).toBe(200);
+  });
+});
