@@ -225,7 +225,15 @@ const STARTUP_GOAL = { max: 2, text: "start-up ≤ 2× bare Hono" };
 // ---------------------------------------------------------------------------------------------
 // Selection
 
-const SCENARIOS = [...TARGETS.map((t) => t.id), "startup", "activity", "webhooks", "exports", "bulk", "analytics"];
+const SCENARIOS = [
+  ...TARGETS.map((t) => t.id),
+  "startup",
+  "activity",
+  "webhooks",
+  "exports",
+  "bulk",
+  "analytics",
+];
 /** Only with BENCH_ONLY: too long for the default run. */
 const OPT_IN_SCENARIOS = new Set(["activity", "webhooks", "exports", "bulk", "analytics"]);
 
@@ -584,7 +592,13 @@ async function main() {
 
   console.error(`bench: bundling…`);
   await prepareBundles(
-    workersNeeded.has("lingua") || wantStartup || wantActivity || wantWebhooks || wantExports || wantBulk || wantAnalytics,
+    workersNeeded.has("lingua") ||
+      wantStartup ||
+      wantActivity ||
+      wantWebhooks ||
+      wantExports ||
+      wantBulk ||
+      wantAnalytics,
     wantStartup,
   );
 
