@@ -242,8 +242,9 @@ describe("npm run dev on a fresh machine", () => {
       );
       counts.push(row!);
     }
-    // 6 demo accounts + 240 generated learners, 3 institutions, 12 courses, weeks of activity.
-    expect(counts[0]).toMatchObject({ users: 246, institutions: 3, courses: 12 });
+    // 6 demo accounts + 3 demo members (scripts/demo-data.mjs) + 240 generated learners, 3 institutions,
+    // 12 courses, weeks of activity.
+    expect(counts[0]).toMatchObject({ users: 249, institutions: 3, courses: 12 });
     expect(counts[0]!.items).toBeGreaterThan(15_000);
     expect(counts[0]!.attempts).toBeGreaterThan(50_000);
     expect(counts[0]!.events).toBeGreaterThan(1_000);

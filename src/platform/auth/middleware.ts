@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { createMiddleware } from "hono/factory";
-import { apiTokens, users } from "../../db/schema";
+import { apiTokens } from "../../db/schema";
 import type { AppEnv } from "../../env";
 import { BoundedMap } from "../bounded-map";
 import { database } from "../db";
@@ -99,14 +99,12 @@ export const authenticate = createMiddleware<AppEnv>(async function authenticate
   c.set("principal", principal);
   if (result.touch) {
     const db = database(c.env.DB);
-    const now = nowIso();
-    // The token's last use and its owner's last activity (members lists show and sort by it).
     c.executionCtx.waitUntil(
       db
-        .batch([
-          db.update(apiTokens).set({ lastUsedAt: now }).where(eq(apiTokens.id, principal.token.id)),
-          db.update(users).set({ lastActiveAt: now }).where(eq(users.id, principal.user.id)),
-        ])
+        .update(apiTokens)
+        .set({ lastUsedAt: nowIso() })
+        .where(eq(apiTokens.id, principal.token.id))
+        .run()
         .catch(() => undefined),
     );
   }
