@@ -149,14 +149,12 @@ const q = (v) =>
 /** Idempotent SQL for the learners (one shared password hash: computing 100,000 PBKDF2 rounds each would take minutes). */
 export function learnersSql(learners, password) {
   const hash = hashPassword(password);
-  return (
-    learners
-      .map(
-        (l) =>
-          `INSERT INTO users (id, email, name, role, institution_id, password_hash, time_zone, leaderboard_opt_out) VALUES (${q(l.id)}, ${q(l.email)}, ${q(l.name)}, 'learner', ${q(l.institutionId)}, ${q(hash)}, ${q(l.timeZone)}, ${q(l.leaderboardOptOut)}) ON CONFLICT DO NOTHING;`,
-      )
-      .join("\n") + "\n"
-  );
+  return `${learners
+    .map(
+      (l) =>
+        `INSERT INTO users (id, email, name, role, institution_id, password_hash, time_zone, leaderboard_opt_out) VALUES (${q(l.id)}, ${q(l.email)}, ${q(l.name)}, 'learner', ${q(l.institutionId)}, ${q(hash)}, ${q(l.timeZone)}, ${q(l.leaderboardOptOut)}) ON CONFLICT DO NOTHING;`,
+    )
+    .join("\n")}\n`;
 }
 
 /**

@@ -717,7 +717,8 @@ export function buildCourse(spec) {
   for (let l = 1; l <= lessonCount; l++) {
     // CEFR level rises through the course's range; topics and grammar start afresh at each level.
     const level = levels[Math.min(levels.length - 1, Math.floor(((l - 1) * levels.length) / lessonCount))];
-    const n = (lessonsAtLevel[level] = (lessonsAtLevel[level] ?? 0) + 1) - 1;
+    const n = lessonsAtLevel[level] ?? 0;
+    lessonsAtLevel[level] = n + 1;
     const topics = TOPICS[level];
     const grammar = bank.grammar?.[level] ?? GENERIC_GRAMMAR[level];
     const isReview = lessonCount >= 8 && l % 8 === 0;
@@ -1020,5 +1021,5 @@ export function catalogSeedSql() {
       ),
     );
   }
-  return statements.join("\n") + "\n";
+  return `${statements.join("\n")}\n`;
 }

@@ -49,7 +49,7 @@ if (!/^ALLOW_LOOPBACK_TARGETS=/m.test(existing)) additions.push(`ALLOW_LOOPBACK_
 if (additions.length > 0) {
   writeFileSync(
     devVars,
-    existing + (existing && !existing.endsWith("\n") ? "\n" : "") + additions.join("\n") + "\n",
+    `${existing + (existing && !existing.endsWith("\n") ? "\n" : "") + additions.join("\n")}\n`,
   );
   console.log(`wrote ${additions.length} value(s) to .dev.vars`);
 }

@@ -18,13 +18,14 @@ const SWEEPS: { name: string; run: (env: Env, now: number) => Promise<unknown> }
 
 export async function runSweeps(env: Env, now = Date.now()): Promise<void> {
   const results = await Promise.allSettled(SWEEPS.map((sweep) => sweep.run(env, now)));
-  results.forEach((result, i) => {
-    if (result.status === "rejected") {
+  SWEEPS.forEach((sweep, i) => {
+    const result = results[i];
+    if (result?.status === "rejected") {
       console.error(
         JSON.stringify({
           level: "error",
           message: "sweep failed",
-          sweep: SWEEPS[i]!.name,
+          sweep: sweep.name,
           error: String(result.reason),
         }),
       );

@@ -212,7 +212,7 @@ export async function ensureDataset(spec, { config, scriptPath, log = (m) => con
       builtAt: new Date().toISOString(),
     };
     await mf.dispose();
-    writeFileSync(join(storage, "dataset.json"), JSON.stringify(meta, null, 2) + "\n");
+    writeFileSync(join(storage, "dataset.json"), `${JSON.stringify(meta, null, 2)}\n`);
     ensureDir(join(BENCH_OUT, "datasets"));
     rmSync(dir, { recursive: true, force: true });
     try {

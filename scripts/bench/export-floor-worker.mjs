@@ -51,7 +51,7 @@ export default {
         : env.DB.prepare(FIRST).bind(institution, asOf, pageSize);
       const page = await statement.raw();
       if (page.length > 0) {
-        const text = page.map((row) => row.join(",")).join("\r\n") + "\r\n";
+        const text = `${page.map((row) => row.join(",")).join("\r\n")}\r\n`;
         const encoded = encoder.encode(text);
         chunks.push(encoded);
         buffered += encoded.length;

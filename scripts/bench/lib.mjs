@@ -389,8 +389,7 @@ export function startLoadGenerator() {
   child.stdout.setEncoding("utf8");
   child.stdout.on("data", (chunk) => {
     buffer += chunk;
-    let newline;
-    while ((newline = buffer.indexOf("\n")) >= 0) {
+    for (let newline = buffer.indexOf("\n"); newline >= 0; newline = buffer.indexOf("\n")) {
       const line = buffer.slice(0, newline).trim();
       buffer = buffer.slice(newline + 1);
       if (!line) continue;
@@ -423,7 +422,7 @@ export function startLoadGenerator() {
       const promise = new Promise((resolveRun, reject) =>
         pending.set(id, { resolve: resolveRun, reject, url: options.url }),
       );
-      child.stdin.write(JSON.stringify({ ...options, id }) + "\n");
+      child.stdin.write(`${JSON.stringify({ ...options, id })}\n`);
       return promise;
     },
     async close() {

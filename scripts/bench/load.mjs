@@ -137,9 +137,9 @@ if (process.argv[2] === "--serve") {
       const request = JSON.parse(line);
       id = request.id ?? null;
       const result = await measure(request);
-      process.stdout.write(JSON.stringify({ id, result }) + "\n");
+      process.stdout.write(`${JSON.stringify({ id, result })}\n`);
     } catch (error) {
-      process.stdout.write(JSON.stringify({ id, error: String(error?.stack ?? error) }) + "\n");
+      process.stdout.write(`${JSON.stringify({ id, error: String(error?.stack ?? error) })}\n`);
     }
   }
 } else {
@@ -154,5 +154,5 @@ if (process.argv[2] === "--serve") {
     console.error("load.mjs: missing url");
     process.exit(2);
   }
-  process.stdout.write(JSON.stringify(await measure(config)) + "\n");
+  process.stdout.write(`${JSON.stringify(await measure(config))}\n`);
 }

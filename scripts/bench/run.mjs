@@ -773,7 +773,7 @@ async function main() {
     failures,
   };
   const file = join(ensureDir(BENCH_OUT), "results.json");
-  writeFileSync(file, JSON.stringify(results, null, 2) + "\n");
+  writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
   console.log(`\nRaw numbers: ${file}`);
 
   if (failures.length) {

@@ -526,7 +526,7 @@ export function webhooksReport(r) {
         : []),
     ]),
     `  goal (consumer's time per delivery ≤ 1.5× the floor's, nothing lost or sent twice): ${r.goals.met && !r.failures.length ? "met" : "NOT MET"}`,
-    ...(r.failures.length ? ["  FAILED: " + r.failures.join("; ")] : []),
+    ...(r.failures.length ? [`  FAILED: ${r.failures.join("; ")}`] : []),
   ].join("\n");
 }
 

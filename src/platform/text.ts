@@ -5,7 +5,8 @@ import { z } from "@hono/zod-openapi";
  * embedding, override and isolate characters (U+202A–U+202E, U+2066–U+2069), which can make a
  * name display as something else in a dashboard, a log line or a terminal.
  */
-function unsafeForDisplay(code: number): boolean {
+function unsafeForDisplay(code: number, multiline: boolean): boolean {
+  if (multiline && (code === 0x0a || code === 0x0d || code === 0x09)) return false;
   return (
     code <= 0x1f ||
     (code >= 0x7f && code <= 0x9f) ||
@@ -14,8 +15,8 @@ function unsafeForDisplay(code: number): boolean {
   );
 }
 
-export function isSafeForDisplay(value: string): boolean {
-  for (let i = 0; i < value.length; i++) if (unsafeForDisplay(value.charCodeAt(i))) return false;
+export function isSafeForDisplay(value: string, multiline = false): boolean {
+  for (let i = 0; i < value.length; i++) if (unsafeForDisplay(value.charCodeAt(i), multiline)) return false;
   return true;
 }
 
@@ -23,18 +24,29 @@ export const UNSAFE_TEXT_MESSAGE =
   "must not contain control characters or bidirectional formatting characters";
 
 /**
- * A display string (a token's name, a webhook's description, every later one): trimmed, between
+ * A display string (a token's name, a webhook's description, every later one; `multiline` admits line
+ * breaks and tabs, for long descriptions): trimmed, between
  * `min` and `max` characters, and free of characters that change how text around it is shown.
  * A refusal is a 422 naming the field, like every validation error.
  */
-export function displayText({ max, min = 1 }: { max: number; min?: number }) {
+export function displayText({
+  max,
+  min = 1,
+  multiline = false,
+}: {
+  max: number;
+  min?: number;
+  multiline?: boolean;
+}) {
   let schema = z.string().trim();
   if (min > 0)
     schema = schema.min(min, min === 1 ? "must not be empty" : `must be at least ${min} characters`);
   return schema
     .max(max, `must be at most ${max} characters`)
-    .refine(isSafeForDisplay, { message: UNSAFE_TEXT_MESSAGE })
+    .refine((value) => isSafeForDisplay(value, multiline), { message: UNSAFE_TEXT_MESSAGE })
     .openapi({
-      description: `At most ${max} characters; no control or bidirectional formatting characters.`,
+      description: multiline
+        ? `At most ${max} characters; line breaks and tabs allowed, no other control or bidirectional formatting characters.`
+        : `At most ${max} characters; no control or bidirectional formatting characters.`,
     });
 }

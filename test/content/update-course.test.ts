@@ -105,6 +105,24 @@ describe("PATCH /api/courses/{id}", () => {
     );
   });
 
+  it("refuses control and bidirectional formatting characters in the title and description (422, unchanged)", async () => {
+    const course = await createCourse({ title: "Plain" });
+    for (const [field, value] of [
+      ["title", "Invoice\u202Efdp.exe"],
+      ["title", "two\nlines"],
+      ["description", "nul\u0000byte"],
+      ["description", "isolate\u2066here"],
+    ] as const) {
+      const { res, body } = await patch(course.id, { [field]: value });
+      expect(res.status, `${field}=${JSON.stringify(value)}`).toBe(422);
+      expect(body.errors.map((e: { path: string }) => e.path)).toContain(field);
+    }
+    const multiline = await patch(course.id, { description: "First line.\nSecond line.\tTabbed." });
+    expect(multiline.res.status).toBe(200);
+    expect(multiline.body.description).toBe("First line.\nSecond line.\tTabbed.");
+    expect(multiline.body.title).toBe("Plain");
+  });
+
   it("answers 404 for an unknown course and creates nothing", async () => {
     const { res, body } = await patch("crs_missing", { title: "x", tags: ["a"] });
     expect(res.status).toBe(404);

@@ -62,7 +62,10 @@ describe("CSV formatting", () => {
 
   it("writes exactly what csv-stringify writes, on random rows of tricky cells (plain rows are joined without it)", () => {
     let seed = 42;
-    const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648;
+    const random = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return seed / 2_147_483_648;
+    };
     const alphabet = [
       "a",
       "Z",
@@ -112,7 +115,10 @@ describe("CSV formatting", () => {
 
   it("accepts cells joined by commas (as SQLite joins them) only where that is exactly what csv-stringify writes", () => {
     let seed = 1234;
-    const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648;
+    const random = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return seed / 2_147_483_648;
+    };
     const alphabet = [
       "a",
       "Z",
@@ -151,7 +157,7 @@ describe("CSV formatting", () => {
       const rows = Array.from({ length: 1 + Math.floor(random() * 4) }, () =>
         Array.from({ length: 4 }, cell),
       );
-      const joined = rows.map((row) => row.join(",")).join("\r\n") + "\r\n";
+      const joined = `${rows.map((row) => row.join(",")).join("\r\n")}\r\n`;
       const library = stringify(rows, { ...CSV_OPTIONS, columns: ["0", "1", "2", "3"] });
       if (plainLines(utf8(joined), rows.length, 4)) {
         accepted++;
@@ -163,7 +169,7 @@ describe("CSV formatting", () => {
       const plain = rows.map((row) =>
         row.map((c) => (typeof c === "number" ? Math.abs(c) : `p_${c.replace(/[^a-zA-Z0-9é€𝄞 ]/gu, "")}`)),
       );
-      expect(plainLines(utf8(plain.map((row) => row.join(",")).join("\r\n") + "\r\n"), plain.length, 4)).toBe(
+      expect(plainLines(utf8(`${plain.map((row) => row.join(",")).join("\r\n")}\r\n`), plain.length, 4)).toBe(
         true,
       );
     }

@@ -5,7 +5,7 @@ import { inKeyOrder, type RowKey, SOURCES, type SourceScope } from "../../src/do
 import { utf8 } from "../../src/platform/crypto/encoding";
 import { database } from "../../src/platform/db";
 
-// The activity export's pages written by SQLite (sources.ts, textPage) against the same pages read as
+// The activity export's pages written by SQLite (sources/activity.ts, text.page) against the same pages read as
 // rows and written by csv.ts: wherever the SQL path answers, its bytes must be exactly the library
 // path's; wherever a row needs quoting, the guard or a number SQLite would print otherwise, it must
 // step aside (null) so that the page is read as rows.
@@ -77,13 +77,13 @@ async function walk(scope: SourceScope, limit: number) {
   let file = "";
   for (;;) {
     const page = await activity.page(db, scope, after, limit);
-    const sqlPage = await activity.textPage!(db, scope, after, limit);
+    const sqlPage = await activity.text!.page(db, scope, after, limit);
     const expected = csvRows(page, WIDTH);
     if (sqlPage && sqlPage.count > 0) {
       expect(sqlPage.count).toBe(page.length);
       expect(decoder.decode(sqlPage.bytes)).toBe(expected);
       expect(
-        activity.lineKey!(expected.slice(expected.lastIndexOf("\n", expected.length - 3) + 1, -2)),
+        activity.text!.lineKey(expected.slice(expected.lastIndexOf("\n", expected.length - 3) + 1, -2)),
       ).toEqual(activity.key(page[page.length - 1]!));
       text++;
     } else if (page.length > 0) {
@@ -133,7 +133,10 @@ describe("activity pages written by SQLite", () => {
       return bits.getFloat64(0);
     };
     let state = 11;
-    const random = () => (state = (state * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648;
+    const random = () => {
+      state = (state * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return state / 2_147_483_648;
+    };
     const scores: number[] = [
       0.0625, 0.1875, 0.3125, 0.4375, 0.5625, 0.6875, 0.8125, 0.9375, 0.0005, 0.9995, 0.4995, 0.5005,
     ];
@@ -203,7 +206,10 @@ describe("activity pages written by SQLite", () => {
 
   it("agree with the library on random rows of tricky cells, page by page", async () => {
     let state = 7;
-    const random = () => (state = (state * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648;
+    const random = () => {
+      state = (state * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return state / 2_147_483_648;
+    };
     const alphabet = [
       "a",
       "Z",

@@ -214,7 +214,7 @@ describe("response headers", () => {
     });
     expect(authed.headers.get("Cache-Control")).toBe("no-store");
     // Refusals too, although the route never ran.
-    for (const token of [undefined, "lng_" + "A".repeat(43)]) {
+    for (const token of [undefined, `lng_${"A".repeat(43)}`]) {
       const refused = await call("/api/integrations/tokens", { token });
       expect(refused.status).toBe(401);
       expect(refused.headers.get("Cache-Control")).toBe("no-store");

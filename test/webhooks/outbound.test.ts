@@ -1,5 +1,5 @@
 import { env } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { resolveHost } from "../../src/platform/outbound/dns";
 import { callJson } from "../helpers/api";
 import { receiverEndpoint } from "../helpers/receiver";
@@ -135,20 +135,40 @@ describe("failures as categories", () => {
     expect(await receiver.received()).toHaveLength(4);
   });
 
-  it("a receiver that is down is connection_failed, without the runtime's own words", async () => {
+  it("a receiver that is down is connection_failed; the runtime's own words go to the log only", async () => {
     const { admin } = await createTenant();
     const down = await createWebhook(admin, {
       url: "http://127.0.0.1:9/hook",
       events: ["*"],
       enabled: false,
     });
-    const { body } = await ping(admin.token, down.id);
+    const spy = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    let body: any;
+    let logged: unknown[][];
+    try {
+      body = (await ping(admin.token, down.id)).body;
+    } finally {
+      logged = [...spy.mock.calls];
+      spy.mockRestore();
+    }
     expect(body).toMatchObject({
       status: "failed",
       last_response_status: null,
       last_error_code: "connection_failed",
       last_error: "Could not connect to the receiver",
     });
+    const lines = logged.map(([line]) => JSON.parse(String(line)));
+    const entry = lines.find((line) => line.message === "outbound request failed");
+    expect(entry).toEqual({
+      level: "error",
+      message: "outbound request failed",
+      code: "connection_failed",
+      error: expect.any(String),
+      webhook_id: down.id,
+      delivery_id: body.id,
+    });
+    // The runtime's text is in the log, and nowhere in what the customer reads.
+    expect(JSON.stringify(body)).not.toContain(entry.error);
   });
 });
 

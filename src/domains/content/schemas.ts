@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { CEFR_LEVELS, ITEM_TYPES, SKILLS, TRAINING_KINDS } from "../../db/schema";
 import { pageQueryShape, pageSchema } from "../../platform/http/pagination";
+import { displayText } from "../../platform/text";
 
 // ---------------------------------------------------------------------------------------------
 // Filters
@@ -25,7 +26,7 @@ export function canonicalLanguageTag(tag: string): string {
         singleton = true;
         return lower;
       }
-      if (part.length === 4 && /^[a-z]+$/i.test(part)) return lower[0]!.toUpperCase() + lower.slice(1);
+      if (part.length === 4 && /^[a-z]+$/i.test(part)) return lower.charAt(0).toUpperCase() + lower.slice(1);
       if (part.length === 2 && /^[a-z]+$/i.test(part)) return part.toUpperCase();
       return lower;
     })
@@ -243,13 +244,8 @@ export const TrainingItemPageSchema = pageSchema(TrainingItemSchema, "TrainingIt
 
 export const UpdateCourseBody = z
   .strictObject({
-    title: z
-      .string()
-      .trim()
-      .min(1, "must not be empty")
-      .max(200, "must be at most 200 characters")
-      .optional(),
-    description: z.string().trim().max(5000, "must be at most 5000 characters").optional(),
+    title: displayText({ max: 200 }).optional(),
+    description: displayText({ max: 5000, min: 0, multiline: true }).optional(),
     tags: z
       .array(TagName)
       .max(20, "must list at most 20 tags")

@@ -51,7 +51,7 @@ export function csvLine(row: readonly Cell[], width: number): string {
       return stringify([row as Cell[]], { ...CSV_OPTIONS, columns: columnIndexes(width) });
     }
   }
-  return (row.length === width ? row : row.slice(0, width)).join(",") + "\r\n";
+  return `${(row.length === width ? row : row.slice(0, width)).join(",")}\r\n`;
 }
 
 /**
@@ -70,7 +70,8 @@ export function plainLines(bytes: Uint8Array, count: number, columns: number): b
   let lineEnds = 0;
   // Nearly every byte is none of the five that matter: one table look-up each, in one pass.
   for (let i = 0; i < length; i++) {
-    const b = bytes[i]!;
+    // Always a byte here (i < length); a missing one would read as NUL, which is never plain.
+    const b = bytes[i] ?? 0;
     if (NOTABLE[b] === 0) continue;
     if (b === 0x2c) {
       commas++;
@@ -105,9 +106,7 @@ function plainLead(bytes: Uint8Array, i: number): boolean {
 
 /** Rows → their lines (see csvLine). */
 export function csvLines(rows: readonly (readonly Cell[])[], width: number): string[] {
-  const lines = new Array<string>(rows.length);
-  for (let i = 0; i < rows.length; i++) lines[i] = csvLine(rows[i]!, width);
-  return lines;
+  return rows.map((row) => csvLine(row, width));
 }
 
 /** Rows → CSV text, each row ending in CRLF. */

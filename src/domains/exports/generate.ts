@@ -33,54 +33,31 @@ export interface Invocation {
  * as CSV into R2 parts (checkpointing after each), and either finish the file or stop at a part
  * boundary once the time budget is spent. Returns "continue" when the job needs another invocation.
  */
-export async function generate(
-  env: Env,
-  { job, leaseId, settings, deadline }: Invocation,
-): Promise<"continue" | "completed"> {
+export async function generate(env: Env, invocation: Invocation): Promise<"continue" | "completed"> {
+  const { job, leaseId, settings } = invocation;
   const db = database(env.DB);
   const source = SOURCES[job.type];
   if (!source) throw new ExportFailure(`Unknown export type ${job.type}.`);
-  const leaseUntil = () => Date.now() + settings.timeBudgetMs + LEASE_MARGIN_MS;
-  // Checkpoints guard D1, but not R2: an invocation that stalled past its lease could upload a part
-  // over the one its successor wrote, or the whole file after the job failed. So every write to R2
-  // first renews the lease, and a stale invocation stops there. (A stall between the renewal and
-  // the write is left; the renewal gives it a full lease to run out in.)
-  const holdLease = async () => {
-    if (!(await renewLease(db, job, leaseId, leaseUntil()))) throw new LeaseLost();
-  };
+  const lease = new JobLease(db, job, leaseId, settings);
 
   // Every part was uploaded by an earlier invocation, which did not live to complete the upload.
   if (job.rowCount !== null && job.byteSize !== null && job.uploadId) {
-    await holdLease();
+    await lease.hold();
     await completeUpload(env.EXPORTS_BUCKET, job.r2Key, job.uploadId, job.parts, job.byteSize);
     await finish(env, job, leaseId, settings, { rowCount: job.rowCount, byteSize: job.byteSize });
     return "completed";
   }
 
   const partSize = job.partSize ?? settings.partSize;
-  let upload: R2MultipartUpload | null = job.uploadId
-    ? env.EXPORTS_BUCKET.resumeMultipartUpload(job.r2Key, job.uploadId)
-    : null;
+  const upload = new JobUpload(env.EXPORTS_BUCKET, job.r2Key, job.uploadId);
   const sink: PartSink = {
     async uploadPart(partNumber, bytes) {
-      await holdLease();
-      // The multipart upload is created with the first full part: a file that fits one part is a plain PUT.
-      upload ??= await env.EXPORTS_BUCKET.createMultipartUpload(job.r2Key, {
-        httpMetadata: { contentType: CSV_CONTENT_TYPE },
-      });
-      const part = await upload.uploadPart(partNumber, bytes);
-      return { partNumber: part.partNumber, etag: part.etag };
+      await lease.hold();
+      return upload.uploadPart(partNumber, bytes);
     },
     checkpoint(state, previousParts) {
-      return saveCheckpoint(
-        db,
-        { id: job.id, uploadId: upload!.uploadId, partSize },
-        leaseId,
-        state,
-        previousParts,
-        Date.now(),
-        leaseUntil(),
-      );
+      const target = { id: job.id, uploadId: upload.id, partSize };
+      return saveCheckpoint(db, target, leaseId, state, previousParts, Date.now(), lease.until());
     },
   };
   const writer = new PartWriter(
@@ -92,6 +69,76 @@ export async function generate(
   if (job.cursor === null) await writer.appendHeader(csvHeader(source.columns.map((c) => c.name)));
   else if (job.cursor.carry) await writer.appendCarry(fromBase64(job.cursor.carry));
 
+  if ((await writePages(db, source, writer, invocation)) === "continue") return "continue";
+  await lease.hold();
+  const totals = await storeFile(env.EXPORTS_BUCKET, job.r2Key, writer, upload);
+  await finish(env, job, leaseId, settings, totals);
+  return "completed";
+}
+
+/**
+ * The job's lease, renewed at every checkpoint and before every write to R2. Checkpoints guard D1,
+ * but not R2: an invocation that stalled past its lease could upload a part over the one its
+ * successor wrote, or the whole file after the job failed. So every write to R2 first renews the
+ * lease, and a stale invocation stops there. (A stall between the renewal and the write is left;
+ * the renewal gives it a full lease to run out in.)
+ */
+class JobLease {
+  constructor(
+    private readonly db: Database,
+    private readonly job: ExportJob,
+    private readonly leaseId: string,
+    private readonly settings: ExportSettings,
+  ) {}
+
+  until(): number {
+    return Date.now() + this.settings.timeBudgetMs + LEASE_MARGIN_MS;
+  }
+
+  async hold(): Promise<void> {
+    if (!(await renewLease(this.db, this.job, this.leaseId, this.until()))) throw new LeaseLost();
+  }
+}
+
+/** The job's multipart upload, created with the first full part: a file that fits one part is a plain PUT. */
+class JobUpload {
+  private upload: R2MultipartUpload | null;
+
+  constructor(
+    private readonly bucket: R2Bucket,
+    private readonly key: string,
+    uploadId: string | null,
+  ) {
+    this.upload = uploadId ? bucket.resumeMultipartUpload(key, uploadId) : null;
+  }
+
+  async uploadPart(partNumber: number, bytes: Uint8Array): Promise<{ partNumber: number; etag: string }> {
+    this.upload ??= await this.bucket.createMultipartUpload(this.key, {
+      httpMetadata: { contentType: CSV_CONTENT_TYPE },
+    });
+    const part = await this.upload.uploadPart(partNumber, bytes);
+    return { partNumber: part.partNumber, etag: part.etag };
+  }
+
+  /** The upload's id; a checkpoint always follows an uploaded part, so it exists by then. */
+  get id(): string {
+    if (!this.upload) throw new Error("no multipart upload before its first part");
+    return this.upload.uploadId;
+  }
+}
+
+/**
+ * Reads the pages after the job's cursor and writes them, the next page read while this one is
+ * written and uploaded. "continue" when out of time: stopped at the last part boundary (the rows
+ * after it are read again next time), but only once this invocation has cut a part, so that every
+ * invocation moves the job on.
+ */
+async function writePages(
+  db: Database,
+  source: ExportSource,
+  writer: PartWriter,
+  { job, settings, deadline }: Invocation,
+): Promise<"continue" | "done"> {
   const scope = { institutionId: job.institutionId, filters: job.filters, asOf: job.createdAt };
   const width = source.columns.length;
   const read = (after: RowKey | null) => readPage(db, source, scope, after, settings.pageSize);
@@ -100,12 +147,9 @@ export async function generate(
     while (next) {
       const page: Page = await next;
       next = null;
-      // Read the next page while this one is written and uploaded.
       if (page.count === settings.pageSize) next = read(lastKey(source, page));
       if ("rows" in page) await writer.appendPage(page.rows, width, source.key);
-      else await writer.appendText(page.bytes, page.count, source.lineKey!);
-      // Out of time: stop at the last part boundary (the rows after it are read again next time),
-      // but only once this invocation has cut a part, so that every invocation moves the job on.
+      else await writer.appendText(page.bytes, page.count, page.lineKey);
       if (next && Date.now() >= deadline && writer.partsCut > 0) {
         await writer.settle();
         return "continue";
@@ -115,28 +159,28 @@ export async function generate(
     // A page read ahead and not used must not reject unobserved.
     (next as Promise<Page> | null)?.catch(() => undefined);
   }
-
-  const end = await writer.finish();
-  let totals: { rowCount: number; byteSize: number };
-  await holdLease();
-  if ("single" in end) {
-    await env.EXPORTS_BUCKET.put(job.r2Key, end.single, { httpMetadata: { contentType: CSV_CONTENT_TYPE } });
-    totals = { rowCount: writer.rowCount, byteSize: end.single.length };
-  } else {
-    totals = end.checkpoint.totals!;
-    await completeUpload(
-      env.EXPORTS_BUCKET,
-      job.r2Key,
-      upload!.uploadId,
-      end.checkpoint.parts,
-      totals.byteSize,
-    );
-  }
-  await finish(env, job, leaseId, settings, totals);
-  return "completed";
+  return "done";
 }
 
-type Page = { rows: Row[]; count: number } | TextPage;
+/** Puts the whole file (one part or fewer) or completes the multipart upload; returns the file's totals. */
+async function storeFile(
+  bucket: R2Bucket,
+  key: string,
+  writer: PartWriter,
+  upload: JobUpload,
+): Promise<{ rowCount: number; byteSize: number }> {
+  const end = await writer.finish();
+  if ("single" in end) {
+    await bucket.put(key, end.single, { httpMetadata: { contentType: CSV_CONTENT_TYPE } });
+    return { rowCount: writer.rowCount, byteSize: end.single.length };
+  }
+  const { totals } = end.checkpoint;
+  if (!totals) throw new Error("the last checkpoint carries the file's totals");
+  await completeUpload(bucket, key, upload.id, end.checkpoint.parts, totals.byteSize);
+  return totals;
+}
+
+type Page = { rows: Row[]; count: number } | (TextPage & { lineKey: (line: string) => RowKey });
 
 /** A page as SQLite's CSV text where the source writes it and every row of it is plain, else as rows. */
 async function readPage(
@@ -146,17 +190,20 @@ async function readPage(
   after: RowKey | null,
   limit: number,
 ): Promise<Page> {
-  if (source.textPage) {
-    const page = await source.textPage(db, scope, after, limit);
-    if (page) return page;
+  if (source.text) {
+    const page = await source.text.page(db, scope, after, limit);
+    if (page) return { ...page, lineKey: source.text.lineKey };
   }
   const rows = await source.page(db, scope, after, limit);
   return { rows, count: rows.length };
 }
 
+/** The key of a full page's last row. */
 function lastKey(source: ExportSource, page: Page): RowKey {
-  if ("rows" in page) return source.key(page.rows[page.rows.length - 1]!);
-  return source.lineKey!(lastLine(page.bytes));
+  if (!("rows" in page)) return page.lineKey(lastLine(page.bytes));
+  const last = page.rows.at(-1);
+  if (!last) throw new Error("an empty page has no last key");
+  return source.key(last);
 }
 
 /**

@@ -142,23 +142,26 @@ export class PartWriter {
 
   /** A page of rows in export order, `width` visible cells each. */
   appendPage(rows: Row[], width: number, keyOf: (row: Row) => RowKey): Promise<void> {
-    if (rows.length === 0) return Promise.resolve();
+    const last = rows.at(-1);
+    if (last === undefined) return Promise.resolve();
     const lines = csvLines(rows, width);
     const rowsBefore = this.rows;
     this.rows += rows.length;
-    this.lastKey = keyOf(rows[rows.length - 1]!);
+    this.lastKey = keyOf(last);
     // Which row a part boundary falls in is only looked up when one does (about once per part):
     // walk the page's lines, resuming where the previous boundary in the same page was found.
     let index = 0;
     let position = 0;
     const locate: Locator = (offset) => {
       for (; index < lines.length; index++) {
-        const length = utf8Length(lines[index]!);
-        if (position + length >= offset) {
+        const line = lines[index] ?? "";
+        const length = utf8Length(line);
+        const row = rows[index];
+        if (row !== undefined && position + length >= offset) {
           return {
-            key: keyOf(rows[index]!),
+            key: keyOf(row),
             rowsThrough: rowsBefore + index + 1,
-            carry: utf8(lines[index]!).subarray(offset - position),
+            carry: utf8(line).subarray(offset - position),
           };
         }
         position += length;
@@ -169,7 +172,7 @@ export class PartWriter {
   }
 
   /**
-   * A page as UTF-8 CSV text (see ExportSource.textPage): `count` lines, each ending in CRLF, no
+   * A page as UTF-8 CSV text (see ExportSource.text): `count` lines, each ending in CRLF, no
    * cell holding a CR or LF, so that every LF ends a row; `lineKey` gives a line's key.
    */
   appendText(bytes: Uint8Array, count: number, lineKey: (line: string) => RowKey): Promise<void> {
@@ -200,7 +203,8 @@ export class PartWriter {
     this.written += bytes.length;
     // Before this segment less than a part was buffered, so each boundary falls inside it.
     for (let from = 0; from < bytes.length; ) {
-      const filling = (this.filling ??= this.spare ?? new Uint8Array(this.partSize));
+      this.filling ??= this.spare ?? new Uint8Array(this.partSize);
+      const filling = this.filling;
       this.spare = null;
       const count = Math.min(bytes.length - from, this.partSize - this.filled);
       filling.set(bytes.subarray(from, from + count), this.filled);

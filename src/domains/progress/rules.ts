@@ -42,7 +42,7 @@ export function localTime(
     dayFormatters.set(timeZone, fmt);
   }
   const parts = Object.fromEntries(fmt.formatToParts(new Date(instant)).map((p) => [p.type, p.value]));
-  const weekday = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"].indexOf(parts.weekday!);
+  const weekday = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"].indexOf(parts.weekday ?? "");
   return { day: `${parts.year}-${parts.month}-${parts.day}`, weekday, hour: Number(parts.hour) };
 }
 
@@ -142,14 +142,17 @@ export function skillLevel(skill: Skill, rows: SkillEvidenceRow[]): SkillLevel {
       row && row.attempts > 0 ? Math.min(1, row.scoreSum / row.attempts / CEFR_ACCURACY_NEEDED) : 0;
     progressToNext = Math.round(Math.min(volume, accuracy) * 100) / 100;
   }
-  const evidence = CEFR_LEVELS.filter((l) => byLevel.has(l)).map((l) => {
-    const row = byLevel.get(l)!;
-    return {
-      level: l,
-      attempts: row.attempts,
-      correct: row.correct,
-      accuracy: Math.round((row.scoreSum / row.attempts) * 1000) / 1000,
-    };
+  const evidence = CEFR_LEVELS.flatMap((l) => {
+    const row = byLevel.get(l);
+    if (!row) return [];
+    return [
+      {
+        level: l,
+        attempts: row.attempts,
+        correct: row.correct,
+        accuracy: Math.round((row.scoreSum / row.attempts) * 1000) / 1000,
+      },
+    ];
   });
   return { skill, level, next, progressToNext, evidence };
 }
@@ -160,9 +163,8 @@ export function overallLevel(levels: SkillLevel[]): CefrLevel | null {
     .filter((l) => l.evidence.length > 0)
     .map((l) => (l.level === null ? -1 : CEFR_LEVELS.indexOf(l.level)))
     .sort((a, b) => a - b);
-  if (ranked.length === 0) return null;
-  const median = ranked[Math.floor((ranked.length - 1) / 2)]!;
-  return median < 0 ? null : CEFR_LEVELS[median]!;
+  const median = ranked[Math.floor((ranked.length - 1) / 2)];
+  return median === undefined || median < 0 ? null : (CEFR_LEVELS[median] ?? null);
 }
 
 export function cefrReport(rows: SkillEvidenceRow[]) {

@@ -31,5 +31,5 @@ export async function purgePastWeeks(env: Env, now: number): Promise<number> {
       )
       .bind(oldestKept),
   ]);
-  return rows!.meta.changes + counts!.meta.changes;
+  return (rows?.meta.changes ?? 0) + (counts?.meta.changes ?? 0);
 }

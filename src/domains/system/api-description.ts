@@ -33,7 +33,9 @@ Per token per rolling minute: Free ${PLAN_RATE_LIMITS.free}, Pro ${PLAN_RATE_LIM
 platform staff ${PLATFORM_RATE_LIMIT}. Every authenticated response carries \`X-RateLimit-Limit\`,
 \`X-RateLimit-Remaining\`, \`X-RateLimit-Reset\`, \`RateLimit-Policy\` and \`RateLimit\`. Over the limit: 429 with
 \`Retry-After\` (whole seconds after which the next request succeeds). Endpoints without a token are
-limited per client IP; sign-in also to 10 failures per e-mail address per 15 minutes.
+limited per client IP; failed sign-ins block an (e-mail, address) pair after 10 in 15 minutes and an address after 100 in an hour.
+All tokens of one institution together also share a budget per rolling minute (Free 300, Pro 5,000, Enterprise five
+times its per-token limit); over it, 429 naming the \`"institution"\` policy.
 
 ## Lists
 \`page\` (from 1) and \`per_page\` (1–100, default 25); the envelope is \`{ data, links: { first, last, prev, next }, meta: { total, per_page, current_page, last_page } }\`.

@@ -5,7 +5,7 @@ import { allowedMethodsResolver } from "./method-not-allowed";
 import { limitBody, responseHeaders } from "./middleware";
 
 /**
- * What every app of this worker does around its routes: response headers (and the D1 meter), the body
+ * What every app of this worker does around its routes: response headers, the body
  * limit, 404 and 405 (with `Allow`) as problems, and every thrown error as a problem.
  */
 export function applyApiConventions<A extends Hono<AppEnv>>(app: A, register: (app: A) => void): A {

@@ -59,7 +59,8 @@ function remember(key: string, requestUrl: string, copy: MemoryCopy): void {
   for (const name of key === requestUrl ? [key] : [key, requestUrl]) {
     // Insertion order is age order: the first name is the oldest copy.
     memory.delete(name);
-    if (memory.size >= MEMORY_MAX_ENTRIES) memory.delete(memory.keys().next().value!);
+    const oldest = memory.keys().next();
+    if (memory.size >= MEMORY_MAX_ENTRIES && !oldest.done) memory.delete(oldest.value);
     memory.set(name, copy);
   }
 }

@@ -1,13 +1,14 @@
 import { z } from "@hono/zod-openapi";
 import { and, eq, lt } from "drizzle-orm";
+import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { idempotencyKeys } from "../../db/schema";
-import type { AppEnv } from "../../env";
+import type { AppEnv, Env } from "../../env";
 import { config } from "../config";
 import { sha256Hex } from "../crypto/encoding";
 import { idempotentResponseBinding, openSealed } from "../crypto/sealed-values";
 import { seal } from "../crypto/sealing";
-import { database } from "../db";
+import { type Database, database } from "../db";
 import { ApiError, validationError } from "../errors";
 
 const RETENTION_MS = 24 * 60 * 60 * 1000;
@@ -58,96 +59,100 @@ export const idempotent = createMiddleware<AppEnv>(async function idempotent(c, 
     ]);
   }
   const db = database(c.env.DB);
-  const scope = `token:${c.var.principal.token.id}`;
   const method = c.req.method;
   const path = new URL(c.req.url).pathname;
-  const requestHash = await sha256Hex(`${method} ${path}\n${await c.req.text()}`);
-  const now = Date.now();
+  const slot: KeySlot = {
+    scope: `token:${c.var.principal.token.id}`,
+    key,
+    method,
+    path,
+    requestHash: await sha256Hex(`${method} ${path}\n${await c.req.text()}`),
+  };
 
+  const replayed = await claimKey(c.env, db, slot, Date.now());
+  if (replayed) return replayed;
+  await next();
+  await storeOutcome(c, db, slot);
+});
+
+interface KeySlot {
+  scope: string;
+  key: string;
+  method: string;
+  path: string;
+  requestHash: string;
+}
+
+function slotWhere({ scope, key }: KeySlot) {
+  return and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key));
+}
+
+function stillInFlight(): ApiError {
+  return new ApiError(
+    "idempotency_in_flight",
+    "A request with this Idempotency-Key is still in flight; retry shortly.",
+  );
+}
+
+/**
+ * Claims the key for this request (an insert, or the take-over of an expired row), or answers why
+ * it cannot: the stored response to replay, or a conflict thrown as a problem. Null means claimed.
+ */
+async function claimKey(env: Env, db: Database, slot: KeySlot, now: number): Promise<Response | null> {
+  const fresh = {
+    method: slot.method,
+    path: slot.path,
+    requestHash: slot.requestHash,
+    lockedUntil: now + LOCK_MS,
+    createdAt: now,
+    expiresAt: now + RETENTION_MS,
+  };
   const claimed = await db
     .insert(idempotencyKeys)
-    .values({
-      scope,
-      key,
-      method,
-      path,
-      requestHash,
-      lockedUntil: now + LOCK_MS,
-      createdAt: now,
-      expiresAt: now + RETENTION_MS,
-    })
+    .values({ scope: slot.scope, key: slot.key, ...fresh })
     .onConflictDoUpdate({
       // An expired key is free again; a live one is left alone and inspected below.
       target: [idempotencyKeys.scope, idempotencyKeys.key],
-      set: {
-        method,
-        path,
-        requestHash,
-        responseStatus: null,
-        responseSealed: null,
-        lockedUntil: now + LOCK_MS,
-        createdAt: now,
-        expiresAt: now + RETENTION_MS,
-      },
+      set: { ...fresh, responseStatus: null, responseSealed: null },
       setWhere: lt(idempotencyKeys.expiresAt, now),
     })
     .run();
+  if (claimed.meta.changes > 0) return null;
 
-  if (claimed.meta.changes === 0) {
-    const existing = await db
-      .select()
-      .from(idempotencyKeys)
-      .where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key)))
-      .get();
-    if (!existing)
-      throw new ApiError(
-        "idempotency_in_flight",
-        "The request with this Idempotency-Key is being replaced; retry.",
-      );
-    if (existing.requestHash !== requestHash) {
-      throw new ApiError(
-        "idempotency_key_reused",
-        "This Idempotency-Key was used with a different request within the last 24 hours.",
-      );
-    }
-    if (existing.responseStatus !== null && existing.responseSealed !== null) {
-      const stored = JSON.parse(
-        await openSealed(c.env, existing.responseSealed, idempotentResponseBinding(scope, key)),
-      ) as StoredResponse;
-      return replay(existing.responseStatus, stored);
-    }
-    if (existing.lockedUntil > now) {
-      throw new ApiError(
-        "idempotency_in_flight",
-        "A request with this Idempotency-Key is still in flight; retry shortly.",
-      );
-    }
-    // The first request died without an answer: take over its lock, unless a twin just did.
-    const takeover = await db
-      .update(idempotencyKeys)
-      .set({ lockedUntil: now + LOCK_MS })
-      .where(
-        and(
-          eq(idempotencyKeys.scope, scope),
-          eq(idempotencyKeys.key, key),
-          eq(idempotencyKeys.lockedUntil, existing.lockedUntil),
-        ),
-      )
-      .run();
-    if (takeover.meta.changes === 0) {
-      throw new ApiError(
-        "idempotency_in_flight",
-        "A request with this Idempotency-Key is still in flight; retry shortly.",
-      );
-    }
+  const existing = await db.select().from(idempotencyKeys).where(slotWhere(slot)).get();
+  if (!existing)
+    throw new ApiError(
+      "idempotency_in_flight",
+      "The request with this Idempotency-Key is being replaced; retry.",
+    );
+  if (existing.requestHash !== slot.requestHash) {
+    throw new ApiError(
+      "idempotency_key_reused",
+      "This Idempotency-Key was used with a different request within the last 24 hours.",
+    );
   }
+  if (existing.responseStatus !== null && existing.responseSealed !== null) {
+    const stored = JSON.parse(
+      await openSealed(env, existing.responseSealed, idempotentResponseBinding(slot.scope, slot.key)),
+    ) as StoredResponse;
+    return replay(existing.responseStatus, stored);
+  }
+  if (existing.lockedUntil > now) throw stillInFlight();
+  // The first request died without an answer: take over its lock, unless a twin just did.
+  const takeover = await db
+    .update(idempotencyKeys)
+    .set({ lockedUntil: now + LOCK_MS })
+    .where(and(slotWhere(slot), eq(idempotencyKeys.lockedUntil, existing.lockedUntil)))
+    .run();
+  if (takeover.meta.changes === 0) throw stillInFlight();
+  return null;
+}
 
-  await next();
-
-  const where = and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key));
+/** Keeps the handler's answer, sealed, for replays; or frees the key when nothing may have been done. */
+async function storeOutcome(c: Context<AppEnv>, db: Database, slot: KeySlot): Promise<void> {
   if (c.res.status >= 500 || c.res.status === 429) {
     // Nothing was done, or we cannot know: let the client retry with the same key.
-    await db.delete(idempotencyKeys).where(where).run();
+    await db.delete(idempotencyKeys).where(slotWhere(slot)).run();
     return;
   }
   const body = await c.res.clone().text();
@@ -159,14 +164,14 @@ export const idempotent = createMiddleware<AppEnv>(async function idempotent(c, 
   const sealed = await seal(
     JSON.stringify({ headers, body } satisfies StoredResponse),
     config(c.env).encryptionKey,
-    idempotentResponseBinding(scope, key),
+    idempotentResponseBinding(slot.scope, slot.key),
   );
   await db
     .update(idempotencyKeys)
     .set({ responseStatus: c.res.status, responseSealed: sealed })
-    .where(where)
+    .where(slotWhere(slot))
     .run();
-});
+}
 
 function replay(status: number, stored: StoredResponse): Response {
   const headers = new Headers(stored.headers);

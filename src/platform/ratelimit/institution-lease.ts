@@ -28,7 +28,8 @@ export class InstitutionLease {
   private units = 0;
   private second = 0;
   private expiresAt = 0;
-  private chunk = 1;
+  /** Set from the first lease on: an eighth of the largest chunk. */
+  private chunk = 0;
   private refusal: { until: number; at: number; grant: LeaseGrant } | null = null;
   private pending: Promise<LeaseGrant> | null = null;
 
@@ -51,7 +52,7 @@ export class InstitutionLease {
     const unused = this.unused();
     this.units = 0;
     this.expiresAt = 0;
-    this.chunk = 1;
+    this.chunk = 0;
     this.refusal = null;
     if (unused)
       void this.budget()
@@ -63,13 +64,19 @@ export class InstitutionLease {
     return this.units > 0 && nowMs < this.expiresAt;
   }
 
-  /** Takes a unit; once half the chunk is used, grows it and renews in the background. */
+  /**
+   * Takes a unit. Once half the chunk is used, grows it and renews in the background; a lease in
+   * use is also renewed in the background in the last quarter of its life, so that a busy token's
+   * requests never wait for an expired one.
+   */
   private useUnit(nowMs: number, limit: number, windowSeconds: number): void {
     this.units -= 1;
-    if (this.units * 2 < this.chunk && !this.pending) {
-      this.chunk = Math.min(maxChunk(limit), this.chunk * 2);
-      void this.renew(nowMs, limit, windowSeconds).catch(() => undefined);
-    }
+    if (this.pending) return;
+    const halfUsed = this.units * 2 < this.chunk;
+    const ageing = this.expiresAt - nowMs < leaseLifetimeMs(windowSeconds) / 4;
+    if (!halfUsed && !ageing) return;
+    if (halfUsed) this.chunk = Math.min(maxChunk(limit), this.chunk * 2);
+    void this.renew(nowMs, limit, windowSeconds, !halfUsed).catch(() => undefined);
   }
 
   private async takeAfterRenewal(limit: number, windowSeconds: number): Promise<RateDecision | null> {
@@ -96,17 +103,28 @@ export class InstitutionLease {
     }
   }
 
-  private renew(nowMs: number, limit: number, windowSeconds: number): Promise<LeaseGrant> {
+  /**
+   * Asks the institution for a chunk. An expired lease's rest is given back in the same call; so is
+   * an ageing lease's (`swap`), which is replaced by a fresh one rather than extended, so that no
+   * unit is used longer than a lease lifetime after it was counted.
+   */
+  private renew(nowMs: number, limit: number, windowSeconds: number, swap = false): Promise<LeaseGrant> {
+    if (this.chunk === 0) this.chunk = Math.max(1, Math.floor(maxChunk(limit) / 8));
     const expired = nowMs >= this.expiresAt;
     if (expired && this.units > 0) this.chunk = Math.max(1, Math.floor(this.chunk / 2));
-    const giveBack = expired ? this.unused() : undefined;
+    const giveBack = expired || swap ? this.unused() : undefined;
     if (expired) this.units = 0;
+    const heldWhenAsked = this.units;
     const request = this.budget()
       .lease(limit, windowSeconds, Math.min(this.chunk, maxChunk(limit)), giveBack)
       .then((grant) => {
         const now = Date.now();
+        if (swap) {
+          // The units given back are gone; those used while the call was out count against the new.
+          this.units = Math.max(0, grant.granted - (heldWhenAsked - this.units));
+        }
         if (grant.granted > 0) {
-          this.units += grant.granted;
+          if (!swap) this.units += grant.granted;
           this.second = grant.second;
           this.expiresAt = now + leaseLifetimeMs(windowSeconds);
           this.refusal = null;

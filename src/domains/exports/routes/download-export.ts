@@ -1,6 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
+import { requireInstitution } from "../../../platform/auth/principal";
 import { ProblemSchema, tokenRoute } from "../../../platform/openapi";
 import { UTF8_BOM } from "../csv";
 import { CSV_CONTENT_TYPE } from "../generate";
@@ -78,7 +79,7 @@ export function registerDownloadExport(app: OpenAPIHono<AppEnv>) {
     headers.set("Content-Type", CSV_CONTENT_TYPE);
     headers.set(
       "Content-Disposition",
-      `attachment; filename="${downloadFileName(job, principal.institution!.slug)}"`,
+      `attachment; filename="${downloadFileName(job, requireInstitution(principal).slug)}"`,
     );
     headers.set("Content-Length", String(object.size + (bom ? UTF8_BOM.length : 0)));
     if (!bom) return new Response(object.body, { status: 200, headers });

@@ -1,32 +1,14 @@
 import type { z } from "@hono/zod-openapi";
-import { CEFR_LEVELS, type CefrLevel, type Skill } from "../../../db/schema";
-import { ACHIEVEMENTS, addDays, cefrReport, currentStreak, type SkillEvidenceRow, weekOf } from "../rules";
+import { addDays, cefrReport, type SkillEvidenceRow, weekOf } from "../rules";
 import {
-  ANONYMOUS_NAME,
   CEFR_METHOD,
   type CefrReportSchema,
-  type GamificationStatsSchema,
   type HistoryPointSchema,
-  INSIGHT_MIN_ATTEMPTS,
-  type LeaderboardEntrySchema,
-  type LearningInsightsSchema,
   type LessonProgressSchema,
   type PlatformStatsSchema,
   type ProgressHistorySchema,
-  type RecommendationSchema,
-  type SkillAccuracySchema,
-  TREND_THRESHOLD,
-  TREND_WEEKS,
-  WEEKDAYS,
 } from "./schemas";
-import type {
-  DailyActivityRow,
-  InsightsData,
-  LeaderboardRow,
-  LessonProgressRow,
-  readGamification,
-  readPlatformStats,
-} from "./service";
+import type { DailyActivityRow, LessonProgressRow, readPlatformStats } from "./service";
 
 /** Rows of the aggregates → wire shapes. Pure: no I/O, so every number here is unit-testable. */
 
@@ -38,7 +20,7 @@ export function minutes(seconds: number): number {
   return Math.round(seconds / 6) / 10;
 }
 
-function accuracy(correct: number, attempts: number): number | null {
+export function accuracy(correct: number, attempts: number): number | null {
   return attempts > 0 ? round3(correct / attempts) : null;
 }
 
@@ -109,7 +91,10 @@ export function presentHistory(input: {
   for (let day = input.from; day <= input.to; day = addDays(day, 1)) {
     const key = input.granularity === "week" ? weekOf(day) : day;
     let bucket = buckets.get(key);
-    if (!bucket) buckets.set(key, (bucket = zero()));
+    if (!bucket) {
+      bucket = zero();
+      buckets.set(key, bucket);
+    }
     const row = byDay.get(day);
     if (!row) continue;
     add(bucket, row);
@@ -149,226 +134,6 @@ export function presentCefrReport(
       evidence: s.evidence,
     })),
     method: CEFR_METHOD,
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
-
-type SkillAccuracy = z.infer<typeof SkillAccuracySchema>;
-
-/** Skills with enough attempts, ranked by mean score (ties: more attempts, then name). */
-export function rankSkills(rows: SkillEvidenceRow[]): SkillAccuracy[] {
-  const bySkill = new Map<Skill, { attempts: number; scoreSum: number }>();
-  for (const row of rows) {
-    const entry = bySkill.get(row.skill) ?? { attempts: 0, scoreSum: 0 };
-    entry.attempts += row.attempts;
-    entry.scoreSum += row.scoreSum;
-    bySkill.set(row.skill, entry);
-  }
-  return [...bySkill]
-    .filter(([, e]) => e.attempts >= INSIGHT_MIN_ATTEMPTS)
-    .map(([skill, e]) => ({ skill, attempts: e.attempts, exact: e.scoreSum / e.attempts }))
-    .sort((a, b) => b.exact - a.exact || b.attempts - a.attempts || a.skill.localeCompare(b.skill))
-    .map(({ skill, attempts, exact }) => ({ skill, attempts, accuracy: round3(exact) }));
-}
-
-/** Least-squares slope of y over x; null with fewer than two points. */
-export function slope(points: { x: number; y: number }[]): number | null {
-  if (points.length < 2) return null;
-  const mx = points.reduce((s, p) => s + p.x, 0) / points.length;
-  const my = points.reduce((s, p) => s + p.y, 0) / points.length;
-  const sxx = points.reduce((s, p) => s + (p.x - mx) ** 2, 0);
-  const sxy = points.reduce((s, p) => s + (p.x - mx) * (p.y - my), 0);
-  return sxx === 0 ? null : sxy / sxx;
-}
-
-export function trendLabel(value: number | null): "improving" | "steady" | "declining" {
-  if (value === null) return "steady";
-  if (value >= TREND_THRESHOLD) return "improving";
-  if (value <= -TREND_THRESHOLD) return "declining";
-  return "steady";
-}
-
-/** The first week of the trend window: Monday, TREND_WEEKS − 1 weeks before the current week. */
-export function trendStart(today: string): string {
-  return addDays(weekOf(today), -7 * (TREND_WEEKS - 1));
-}
-
-export function presentInsights(
-  userId: string,
-  today: string,
-  data: InsightsData,
-): z.infer<typeof LearningInsightsSchema> {
-  const ranked = rankSkills(data.evidence);
-
-  const start = trendStart(today);
-  const weeks = Array.from({ length: TREND_WEEKS }, (_, i) => ({
-    week: addDays(start, 7 * i),
-    attempts: 0,
-    correct: 0,
-  }));
-  const weekIndex = new Map(weeks.map((w, i) => [w.week, i]));
-  for (const day of data.days) {
-    const i = weekIndex.get(weekOf(day.day));
-    if (i === undefined) continue;
-    weeks[i]!.attempts += day.attempts;
-    weeks[i]!.correct += day.correct;
-  }
-  const fitted = slope(
-    weeks.flatMap((w, i) => (w.attempts > 0 ? [{ x: i, y: w.correct / w.attempts }] : [])),
-  );
-  const rounded = fitted === null ? null : Math.round(fitted * 10_000) / 10_000;
-
-  const byWeekday = new Array<number>(7).fill(0);
-  const byHour = new Array<number>(24).fill(0);
-  for (const cell of data.grid) {
-    byWeekday[cell.weekday] = (byWeekday[cell.weekday] ?? 0) + cell.seconds;
-    byHour[cell.hour] = (byHour[cell.hour] ?? 0) + cell.seconds;
-  }
-  const totalSeconds = data.grid.reduce((s, c) => s + c.seconds, 0);
-
-  return {
-    user_id: userId,
-    skills: {
-      min_attempts: INSIGHT_MIN_ATTEMPTS,
-      ranked,
-      strongest: ranked[0] ?? null,
-      weakest: ranked.length >= 2 ? ranked.at(-1)! : null,
-    },
-    accuracy_trend: {
-      weeks: weeks.map((w) => ({
-        week: w.week,
-        attempts: w.attempts,
-        correct: w.correct,
-        accuracy: accuracy(w.correct, w.attempts),
-      })),
-      slope: rounded,
-      label: trendLabel(rounded),
-    },
-    study_time: {
-      total_minutes: minutes(totalSeconds),
-      by_weekday: WEEKDAYS.map((weekday, i) => ({ weekday, minutes: minutes(byWeekday[i]!) })),
-      by_hour: byHour.map((seconds, hour) => ({ hour, minutes: minutes(seconds) })),
-    },
-    recommendations: recommendations(data, cefrReport(data.evidence).overall),
-  };
-}
-
-function recommendations(
-  data: InsightsData,
-  level: CefrLevel | null,
-): z.infer<typeof RecommendationSchema>[] {
-  if (data.continuing.length > 0) {
-    return data.continuing.map((r) => ({
-      course_id: r.courseId,
-      course_title: r.courseTitle,
-      lesson_id: r.lessonId,
-      lesson_title: r.lessonTitle,
-      position: r.position,
-      reason_code: "continue_course" as const,
-      reason: r.previousTitle
-        ? `continue ${r.courseTitle}: next lesson after ${r.previousTitle}`
-        : `continue ${r.courseTitle}: first lesson`,
-    }));
-  }
-  // Before any level is assessed, courses covering A1.
-  const target = level ?? CEFR_LEVELS[0];
-  return data.starting
-    .filter((r) => r.level === target)
-    .map((r) => ({
-      course_id: r.courseId,
-      course_title: r.courseTitle,
-      lesson_id: r.lessonId,
-      lesson_title: r.lessonTitle,
-      position: r.position,
-      reason_code: level ? ("matches_level" as const) : ("first_steps" as const),
-      reason: level ? `matches your level ${level}` : "a course for beginners: no CEFR level assessed yet",
-    }));
-}
-
-// ---------------------------------------------------------------------------------------------
-
-export function presentGamification(
-  userId: string,
-  today: string,
-  week: string,
-  data: Awaited<ReturnType<typeof readGamification>>,
-): z.infer<typeof GamificationStatsSchema> {
-  const stats = data.stats;
-  const definitions = new Map<string, (typeof ACHIEVEMENTS)[number]>(ACHIEVEMENTS.map((a) => [a.code, a]));
-  const unlocked = data.unlocked.flatMap((u) => {
-    const a = definitions.get(u.code);
-    return a ? [{ code: a.code, name: a.name, description: a.description, unlocked_at: u.unlockedAt }] : [];
-  });
-  const have = new Set(unlocked.map((u) => u.code));
-  const locked = ACHIEVEMENTS.filter((a) => !have.has(a.code)).map((a) => ({
-    code: a.code,
-    name: a.name,
-    description: a.description,
-    progress: { current: Math.min(stats?.[a.metric] ?? 0, a.target), target: a.target },
-  }));
-  return {
-    user_id: userId,
-    xp_total: stats?.xpTotal ?? 0,
-    xp_this_week: data.weekXp,
-    week,
-    current_streak: currentStreak(stats?.currentStreak ?? 0, stats?.lastActiveDay ?? null, today),
-    longest_streak: stats?.longestStreak ?? 0,
-    last_active_day: stats?.lastActiveDay ?? null,
-    achievements: { unlocked, locked },
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
-
-export interface Viewer {
-  /** The learner the request is about: never anonymised to the caller. */
-  subjectId: string;
-  /** The caller's institution; learners of other institutions are anonymised on the platform scope. */
-  institutionId: string | null;
-  /** Platform staff see every institution's names (opted-out learners stay anonymous). */
-  staff: boolean;
-}
-
-function entry(
-  row: LeaderboardRow,
-  rank: number,
-  scope: "institution" | "platform",
-  viewer: Viewer,
-): z.infer<typeof LeaderboardEntrySchema> {
-  const isMe = row.userId === viewer.subjectId;
-  const foreign = scope === "platform" && !viewer.staff && row.institutionId !== viewer.institutionId;
-  const anonymous = !isMe && (row.optOut || foreign);
-  return {
-    rank,
-    user_id: anonymous ? null : row.userId,
-    display_name: anonymous ? ANONYMOUS_NAME : row.name,
-    xp: row.xp,
-    is_me: isMe,
-  };
-}
-
-/** Ranks are 1 + the number with more XP: in a list sorted by XP that is the index of the first equal. */
-export function presentLeaderboard(input: {
-  period: "week" | "all_time";
-  scope: "institution" | "platform";
-  week: string;
-  viewer: Viewer;
-  top: LeaderboardRow[];
-  me: LeaderboardRow;
-  above: number;
-}) {
-  let firstOfXp = 0;
-  const entries = input.top.map((row, i) => {
-    if (i === 0 || row.xp !== input.top[i - 1]!.xp) firstOfXp = i;
-    return entry(row, firstOfXp + 1, input.scope, input.viewer);
-  });
-  return {
-    period: input.period,
-    scope: input.scope,
-    week: input.period === "week" ? input.week : null,
-    entries,
-    me: entry(input.me, input.above + 1, input.scope, input.viewer),
   };
 }
 

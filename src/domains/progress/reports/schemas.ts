@@ -3,19 +3,20 @@ import { CEFR_LEVELS, LESSON_STATUSES, SKILLS } from "../../../db/schema";
 import { pageQueryShape, pageSchema } from "../../../platform/http/pagination";
 import { CEFR_ACCURACY_NEEDED, CEFR_EVIDENCE_NEEDED } from "../rules";
 
-/** Wire shapes of the progress, CEFR, insights, gamification and statistics reads. */
+/**
+ * Wire shapes of the progress reports, and the query parameters and pieces they share (insights/ and
+ * gamification/ hold their own shapes).
+ */
 
 export const MAX_HISTORY_DAYS = 366;
 export const DEFAULT_HISTORY_DAYS = 30;
-export const MAX_LEADERBOARD_LIMIT = 100;
-export const DEFAULT_LEADERBOARD_LIMIT = 10;
 
 // ---------------------------------------------------------------------------------------------
 // Query parameters
 
 const ID = /^[A-Za-z0-9_-]{1,100}$/;
 
-const userIdField = z
+export const userIdField = z
   .string()
   .regex(ID, "must be a user id")
   .optional()
@@ -82,51 +83,17 @@ export const HistoryQuery = z.object({
   user_id: userIdField,
 });
 
-export const LEADERBOARD_PERIODS = ["week", "all_time"] as const;
-export const LEADERBOARD_SCOPES = ["institution", "platform"] as const;
-
-export const LeaderboardQuery = z.object({
-  period: z
-    .enum(LEADERBOARD_PERIODS, { message: "must be week or all_time" })
-    .default("week")
-    .openapi({
-      param: { name: "period", in: "query" },
-      example: "week",
-      description:
-        "`week`: XP earned in the current ISO week (Monday to Sunday in each learner's time zone). `all_time`: total XP.",
-    }),
-  scope: z
-    .enum(LEADERBOARD_SCOPES, { message: "must be institution or platform" })
-    .optional()
-    .openapi({
-      param: { name: "scope", in: "query" },
-      example: "institution",
-      description:
-        "`institution`: the learner's institution (default). `platform`: every learner (default for platform staff).",
-    }),
-  limit: z.coerce
-    .number()
-    .int("must be a whole number")
-    .min(1, "must be >= 1")
-    .max(MAX_LEADERBOARD_LIMIT, `must be <= ${MAX_LEADERBOARD_LIMIT}`)
-    .default(DEFAULT_LEADERBOARD_LIMIT)
-    .openapi({
-      param: { name: "limit", in: "query" },
-      example: DEFAULT_LEADERBOARD_LIMIT,
-      description: `How many top entries, 1–${MAX_LEADERBOARD_LIMIT}.`,
-    }),
-  user_id: userIdField,
-});
-
 // ---------------------------------------------------------------------------------------------
 // Shared pieces
 
-const Day = z.string().openapi({ example: "2026-11-21", description: "A calendar day, `YYYY-MM-DD`." });
-const Timestamp = z.string().openapi({ example: "2026-11-21T09:30:00Z" });
-const Level = z.enum(CEFR_LEVELS);
-const Skill = z.enum(SKILLS);
-const Minutes = z.number().openapi({ example: 12.5, description: "Minutes, to one decimal." });
-const Accuracy = z.number().nullable().openapi({
+export const Day = z
+  .string()
+  .openapi({ example: "2026-11-21", description: "A calendar day, `YYYY-MM-DD`." });
+export const Timestamp = z.string().openapi({ example: "2026-11-21T09:30:00Z" });
+export const Level = z.enum(CEFR_LEVELS);
+export const Skill = z.enum(SKILLS);
+export const Minutes = z.number().openapi({ example: 12.5, description: "Minutes, to one decimal." });
+export const Accuracy = z.number().nullable().openapi({
   example: 0.75,
   description: "Share of attempts marked correct, 0–1 to three decimals; null without attempts.",
 });
@@ -264,186 +231,6 @@ export const CEFR_METHOD = {
   levels: [...CEFR_LEVELS],
   description: METHOD_DESCRIPTION,
 };
-
-// ---------------------------------------------------------------------------------------------
-// GET /api/learning-insights
-
-export const INSIGHT_MIN_ATTEMPTS = 5;
-export const TREND_WEEKS = 8;
-export const TREND_THRESHOLD = 0.01;
-export const MAX_RECOMMENDATIONS = 3;
-export const WEEKDAYS = [
-  "monday",
-  "tuesday",
-  "wednesday",
-  "thursday",
-  "friday",
-  "saturday",
-  "sunday",
-] as const;
-export const TREND_LABELS = ["improving", "steady", "declining"] as const;
-export const RECOMMENDATION_REASONS = ["continue_course", "matches_level", "first_steps"] as const;
-
-export const SkillAccuracySchema = z
-  .object({
-    skill: Skill,
-    attempts: z.number().int(),
-    accuracy: z.number().openapi({
-      example: 0.81,
-      description:
-        "Mean score over every attempt of the skill, 0–1 to three decimals (as in the CEFR report).",
-    }),
-  })
-  .openapi("SkillAccuracy");
-
-export const RecommendationSchema = z
-  .object({
-    course_id: z.string(),
-    course_title: z.string(),
-    lesson_id: z.string(),
-    lesson_title: z.string(),
-    position: z.number().int().openapi({ description: "The lesson's position in the course." }),
-    reason_code: z.enum(RECOMMENDATION_REASONS).openapi({
-      description:
-        "`continue_course`: the first lesson not yet completed of a course you started; `matches_level`: the first lesson of a course whose CEFR range covers your overall level; `first_steps`: no level yet, a course covering A1.",
-    }),
-    reason: z.string().openapi({ example: "continue Spanish for travellers: next lesson after Greetings" }),
-  })
-  .openapi("LessonRecommendation");
-
-export const LearningInsightsSchema = z
-  .object({
-    user_id: z.string(),
-    skills: z
-      .object({
-        min_attempts: z.number().int().openapi({
-          example: INSIGHT_MIN_ATTEMPTS,
-          description: "Skills with fewer attempts are left out.",
-        }),
-        ranked: z.array(SkillAccuracySchema).openapi({
-          description: "Skills with enough attempts, best first (ties: more attempts, then name).",
-        }),
-        strongest: SkillAccuracySchema.nullable(),
-        weakest: SkillAccuracySchema.nullable().openapi({
-          description: "Null unless at least two skills qualify.",
-        }),
-      })
-      .openapi("SkillInsights"),
-    accuracy_trend: z
-      .object({
-        weeks: z
-          .array(
-            z.object({
-              week: Day.openapi({ description: "Monday of the week." }),
-              attempts: z.number().int(),
-              correct: z.number().int(),
-              accuracy: Accuracy,
-            }),
-          )
-          .openapi({
-            description: `The last ${TREND_WEEKS} weeks, oldest first, ending with the current one.`,
-          }),
-        slope: z.number().nullable().openapi({
-          example: 0.021,
-          description:
-            "Least-squares change of weekly accuracy per week over the weeks with attempts; null with fewer than two.",
-        }),
-        label: z.enum(TREND_LABELS).openapi({
-          description: `\`improving\` when slope ≥ ${TREND_THRESHOLD}, \`declining\` when ≤ −${TREND_THRESHOLD}, otherwise (or without a slope) \`steady\`.`,
-        }),
-      })
-      .openapi("AccuracyTrend"),
-    study_time: z
-      .object({
-        total_minutes: Minutes,
-        by_weekday: z
-          .array(z.object({ weekday: z.enum(WEEKDAYS), minutes: Minutes }))
-          .openapi({ description: "Seven entries, Monday first, in the learner's time zone." }),
-        by_hour: z
-          .array(z.object({ hour: z.number().int(), minutes: Minutes }))
-          .openapi({ description: "24 entries, hour 0–23 of the learner's local day." }),
-      })
-      .openapi("StudyTime"),
-    recommendations: z
-      .array(RecommendationSchema)
-      .openapi({ description: `Up to ${MAX_RECOMMENDATIONS} lessons to do next.` }),
-  })
-  .openapi("LearningInsights");
-
-// ---------------------------------------------------------------------------------------------
-// GET /api/gamification/stats
-
-const AchievementBase = {
-  code: z.string().openapi({ example: "first_lesson" }),
-  name: z.string().openapi({ example: "Lesson learned" }),
-  description: z.string().openapi({ example: "Complete a lesson." }),
-};
-
-export const GamificationStatsSchema = z
-  .object({
-    user_id: z.string(),
-    xp_total: z.number().int(),
-    xp_this_week: z
-      .number()
-      .int()
-      .openapi({ description: "XP earned since Monday of the learner's current week." }),
-    week: Day.openapi({ description: "Monday of the learner's current week." }),
-    current_streak: z.number().int().openapi({
-      description: "Consecutive active days ending today or yesterday (learner's time zone); 0 otherwise.",
-    }),
-    longest_streak: z.number().int(),
-    last_active_day: Day.nullable(),
-    achievements: z
-      .object({
-        unlocked: z
-          .array(z.object({ ...AchievementBase, unlocked_at: Timestamp }))
-          .openapi({ description: "In the order they were unlocked." }),
-        locked: z
-          .array(
-            z.object({
-              ...AchievementBase,
-              progress: z.object({ current: z.number().int(), target: z.number().int() }),
-            }),
-          )
-          .openapi({ description: "In catalogue order, with progress towards the target." }),
-      })
-      .openapi("Achievements"),
-  })
-  .openapi("GamificationStats");
-
-// ---------------------------------------------------------------------------------------------
-// GET /api/gamification/leaderboard
-
-export const ANONYMOUS_NAME = "Anonymous learner";
-
-export const LeaderboardEntrySchema = z
-  .object({
-    rank: z
-      .number()
-      .int()
-      .openapi({ description: "1 + the number of learners in the scope with more XP (ties share a rank)." }),
-    user_id: z.string().nullable().openapi({ description: "Null for an anonymised entry." }),
-    display_name: z.string().openapi({ example: "Ana García" }),
-    xp: z.number().int(),
-    is_me: z.boolean().openapi({ description: "The learner this request is about." }),
-  })
-  .openapi("LeaderboardEntry");
-
-export const LeaderboardSchema = z
-  .object({
-    period: z.enum(LEADERBOARD_PERIODS),
-    scope: z.enum(LEADERBOARD_SCOPES),
-    week: Day.nullable().openapi({
-      description: "Monday of the week ranked (period=week); null for all_time.",
-    }),
-    entries: z
-      .array(LeaderboardEntrySchema)
-      .openapi({ description: "Learners with XP in the period, most XP first, ties by user id." }),
-    me: LeaderboardEntrySchema.openapi({
-      description: "Your own entry (or user_id's), with your rank, whether or not you are in `entries`.",
-    }),
-  })
-  .openapi("Leaderboard");
 
 // ---------------------------------------------------------------------------------------------
 // GET /api/stats

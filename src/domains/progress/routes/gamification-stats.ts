@@ -2,9 +2,10 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { resolveLearner } from "../learner";
-import { presentGamification } from "../reports/present";
-import { GamificationStatsSchema, LearnerQuery } from "../reports/schemas";
-import { readGamification } from "../reports/service";
+import { presentGamification } from "../reports/gamification/present";
+import { GamificationStatsSchema } from "../reports/gamification/schemas";
+import { readGamification } from "../reports/gamification/service";
+import { LearnerQuery } from "../reports/schemas";
 import { localTime, weekOf } from "../rules";
 
 export const gamificationStatsRoute = tokenRoute("progress:read", {

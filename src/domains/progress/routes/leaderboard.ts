@@ -3,9 +3,9 @@ import type { AppEnv } from "../../../env";
 import { ApiError, validationError } from "../../../platform/errors";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { resolveLearner } from "../learner";
-import { presentLeaderboard } from "../reports/present";
-import { ANONYMOUS_NAME, LeaderboardQuery, LeaderboardSchema } from "../reports/schemas";
-import { readLeaderboard } from "../reports/service";
+import { presentLeaderboard } from "../reports/gamification/present";
+import { ANONYMOUS_NAME, LeaderboardQuery, LeaderboardSchema } from "../reports/gamification/schemas";
+import { readLeaderboard } from "../reports/gamification/service";
 import { localTime, weekOf } from "../rules";
 
 export const leaderboardRoute = tokenRoute("progress:read", {

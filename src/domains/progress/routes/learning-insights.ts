@@ -2,16 +2,16 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { resolveLearner } from "../learner";
-import { presentInsights, trendStart } from "../reports/present";
+import { presentInsights, trendStart } from "../reports/insights/present";
 import {
   INSIGHT_MIN_ATTEMPTS,
-  LearnerQuery,
   LearningInsightsSchema,
   MAX_RECOMMENDATIONS,
   TREND_THRESHOLD,
   TREND_WEEKS,
-} from "../reports/schemas";
-import { readInsights } from "../reports/service";
+} from "../reports/insights/schemas";
+import { readInsights } from "../reports/insights/service";
+import { LearnerQuery } from "../reports/schemas";
 import { localTime } from "../rules";
 
 export const learningInsightsRoute = tokenRoute("progress:read", {
