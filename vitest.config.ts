@@ -43,7 +43,7 @@ export default defineConfig(async () => {
       include: ["test/**/*.test.ts"],
       exclude: ["test/e2e/**"],
       setupFiles: ["./test/helpers/apply-migrations.ts"],
-      globalSetup: ["./test/helpers/receiver-server.ts"],
+      globalSetup: ["./test/helpers/receiver-server.ts", "./test/helpers/idp-server.ts"],
       testTimeout: 30_000,
     },
   };

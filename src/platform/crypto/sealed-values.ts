@@ -10,6 +10,7 @@ import { isLegacySealed, type SealBinding, seal, unseal, unsealLegacy } from "./
 export const SEAL_PURPOSES = {
   webhookSecret: "webhook-secret",
   idempotentResponse: "idempotent-response",
+  ssoClientSecret: "sso-client-secret",
 } as const;
 
 /**
@@ -26,11 +27,22 @@ const SEALED_COLUMNS = [
     ids: ["scope", "key"],
     purpose: SEAL_PURPOSES.idempotentResponse,
   },
+  {
+    table: "sso_connections",
+    column: "client_secret_sealed",
+    ids: ["institution_id"],
+    purpose: SEAL_PURPOSES.ssoClientSecret,
+  },
 ] as const;
 
 /** The binding of an idempotent response: its key's scope and the key (visible ASCII, no spaces). */
 export function idempotentResponseBinding(scope: string, key: string): SealBinding {
   return { purpose: SEAL_PURPOSES.idempotentResponse, id: `${scope} ${key}` };
+}
+
+/** An institution's OIDC client secret, bound to the institution's SSO connection row. */
+export function ssoClientSecretBinding(institutionId: string): SealBinding {
+  return { purpose: SEAL_PURPOSES.ssoClientSecret, id: institutionId };
 }
 
 export function webhookSecretBinding(webhookId: string): SealBinding {
