@@ -43,7 +43,11 @@ export default defineConfig(async () => {
       include: ["test/**/*.test.ts"],
       exclude: ["test/e2e/**"],
       setupFiles: ["./test/helpers/apply-migrations.ts"],
-      globalSetup: ["./test/helpers/receiver-server.ts", "./test/lti/platform-server.ts"],
+      globalSetup: [
+        "./test/helpers/receiver-server.ts",
+        "./test/helpers/idp-server.ts",
+        "./test/lti/platform-server.ts",
+      ],
       testTimeout: 30_000,
     },
   };

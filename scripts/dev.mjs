@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { catalogSeedSql } from "./catalog-data.mjs";
 import { demoGroupsSql, demoSeedSql } from "./demo-data.mjs";
+import { insightsSeedSql } from "./demo-insights.mjs";
 import { seedActivity } from "./seed.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -57,7 +58,7 @@ if (additions.length > 0) {
 run(["d1", "migrations", "apply", "DB", "--local", ...persist]);
 const seedFile = join(root, ".wrangler", "demo-seed.sql");
 mkdirSync(dirname(seedFile), { recursive: true });
-writeFileSync(seedFile, demoSeedSql());
+writeFileSync(seedFile, demoSeedSql() + insightsSeedSql());
 run(["d1", "execute", "DB", "--local", `--file=${seedFile}`, ...persist]);
 // 3b. The demo course catalogue (deterministic; fixed ids, so a second run inserts nothing).
 const catalogFile = join(root, ".wrangler", "catalog-seed.sql");

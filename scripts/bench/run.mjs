@@ -25,6 +25,8 @@
 //                             export end to end, rows/s, workerd's peak memory and the download's MB/s,
 //                             against a plain D1 → R2 copy of the same rows. Opt-in (a few minutes; uses
 //                             the large dataset of the activity scenario).
+//   BENCH_ONLY=analytics      institution analytics over 90 days for 10,000 members (scripts/bench/analytics.mjs):
+//                             latency, req/s, D1 statements per request (at most 3), the attempts table renamed away.
 //
 // Workers run under the Miniflare API (workerd), not `wrangler dev`; the load comes from a second,
 // long-lived Node process (load.mjs --serve, autocannon). At each concurrency level every target is
@@ -41,6 +43,7 @@ import { writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { activityReport, runActivity } from "./activity.mjs";
+import { analyticsReport, runAnalytics } from "./analytics.mjs";
 import { bulkReport, runBulk } from "./bulk.mjs";
 import { exportsReport, runExports } from "./exports.mjs";
 import {
@@ -225,9 +228,18 @@ const STARTUP_GOAL = { max: 2, text: "start-up ≤ 2× bare Hono" };
 // ---------------------------------------------------------------------------------------------
 // Selection
 
-const SCENARIOS = [...TARGETS.map((t) => t.id), "startup", "activity", "webhooks", "exports", "bulk", "lti"];
+const SCENARIOS = [
+  ...TARGETS.map((t) => t.id),
+  "startup",
+  "activity",
+  "webhooks",
+  "exports",
+  "bulk",
+  "analytics",
+  "lti",
+];
 /** Only with BENCH_ONLY: too long for the default run. */
-const OPT_IN_SCENARIOS = new Set(["activity", "webhooks", "exports", "bulk", "lti"]);
+const OPT_IN_SCENARIOS = new Set(["activity", "webhooks", "exports", "bulk", "analytics", "lti"]);
 
 function selectScenarios() {
   if (!settings.only)
@@ -579,6 +591,7 @@ async function main() {
   const wantWebhooks = selected.has("webhooks");
   const wantExports = selected.has("exports");
   const wantBulk = selected.has("bulk");
+  const wantAnalytics = selected.has("analytics");
   const wantLti = selected.has("lti");
   if (wantActivity) workersNeeded.add("floor");
 
@@ -590,7 +603,8 @@ async function main() {
       wantWebhooks ||
       wantExports ||
       wantBulk ||
-      wantLti,
+      wantAnalytics,
+    wantLti,
     wantStartup,
   );
 
@@ -609,6 +623,7 @@ async function main() {
   let webhooks = null;
   let exportsResult = null;
   let bulkResult = null;
+  let analytics = null;
   let lti = null;
   const stop = async () => {
     if (loadGenerator) await loadGenerator.close().catch(() => undefined);
@@ -709,6 +724,10 @@ async function main() {
       failures.push(...webhooks.failures);
     }
     if (wantExports) exportsResult = await runExports({ config, scriptPath: build.lingua.scriptPath });
+    if (wantAnalytics) {
+      analytics = await runAnalytics({ config, scriptPath: build.lingua.scriptPath });
+      failures.push(...analytics.failures);
+    }
     if (wantBulk) bulkResult = await runBulk({ config, scriptPath: build.lingua.scriptPath });
     if (wantLti) {
       lti = await runLti({ config, scriptPath: build.lingua.scriptPath });
@@ -731,6 +750,7 @@ async function main() {
   if (activity) console.log(activityReport(activity, settings, formatTable));
   if (webhooks) console.log(webhooksReport(webhooks));
   if (exportsResult) console.log(exportsReport(exportsResult, formatTable));
+  if (analytics) console.log(analyticsReport(analytics, formatTable));
   if (bulkResult) console.log(bulkReport(bulkResult, formatTable));
   if (lti) console.log(ltiReport(lti));
 
@@ -760,6 +780,7 @@ async function main() {
     webhooks,
     // BENCH_ONLY=exports: every run of the exports scenario and its summary.
     exports: exportsResult,
+    analytics,
     bulk: bulkResult,
     // BENCH_ONLY=lti: the launch callback against sign-in.
     lti,

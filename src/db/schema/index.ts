@@ -2,6 +2,7 @@ export * from "./content";
 export * from "./events";
 export * from "./exports";
 export * from "./identity";
+export * from "./institution-insights";
 export * from "./institutions";
 export * from "./lti";
 export * from "./progress";

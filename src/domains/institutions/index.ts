@@ -1,8 +1,11 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
+import { registerAnalytics } from "./analytics";
+import { registerCompliance } from "./compliance";
 import { registerBulkRoutes } from "./routes/bulk";
 import { registerInstitutionRoutes } from "./routes/institutions";
 import { registerMemberRoutes } from "./routes/members";
+import { registerSso } from "./sso";
 
 /**
  * Institutions, members and bulk provisioning; analytics, SSO and compliance register themselves from
@@ -12,4 +15,7 @@ export function registerInstitutions(app: OpenAPIHono<AppEnv>) {
   registerInstitutionRoutes(app);
   registerBulkRoutes(app);
   registerMemberRoutes(app);
+  registerAnalytics(app);
+  registerSso(app);
+  registerCompliance(app);
 }

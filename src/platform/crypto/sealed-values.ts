@@ -10,6 +10,7 @@ import { isLegacySealed, type SealBinding, seal, unseal, unsealLegacy } from "./
 export const SEAL_PURPOSES = {
   webhookSecret: "webhook-secret",
   idempotentResponse: "idempotent-response",
+  ssoClientSecret: "sso-client-secret",
   ltiPrivateKey: "lti-private-key",
   ltiAccessToken: "lti-access-token",
 } as const;
@@ -28,6 +29,12 @@ const SEALED_COLUMNS = [
     ids: ["scope", "key"],
     purpose: SEAL_PURPOSES.idempotentResponse,
   },
+  {
+    table: "sso_connections",
+    column: "client_secret_sealed",
+    ids: ["institution_id"],
+    purpose: SEAL_PURPOSES.ssoClientSecret,
+  },
   { table: "lti_keys", column: "private_key_sealed", ids: ["id"], purpose: SEAL_PURPOSES.ltiPrivateKey },
   // Bound to `${consumer_id} ${scope}` (see ltiAccessTokenBinding).
   {
@@ -41,6 +48,11 @@ const SEALED_COLUMNS = [
 /** The binding of an idempotent response: its key's scope and the key (visible ASCII, no spaces). */
 export function idempotentResponseBinding(scope: string, key: string): SealBinding {
   return { purpose: SEAL_PURPOSES.idempotentResponse, id: `${scope} ${key}` };
+}
+
+/** An institution's OIDC client secret, bound to the institution's SSO connection row. */
+export function ssoClientSecretBinding(institutionId: string): SealBinding {
+  return { purpose: SEAL_PURPOSES.ssoClientSecret, id: institutionId };
 }
 
 export function ltiPrivateKeyBinding(kid: string): SealBinding {

@@ -1,6 +1,7 @@
 import type { Statement } from "../../../platform/batch";
 import type { Database } from "../../../platform/db";
 import { nowIso } from "../../../platform/ids";
+import { institutionRollupStep } from "../../institutions/analytics/rollup";
 import type { Learner } from "../learner";
 import { dedupeAttempts } from "./dedupe";
 import { deriveAttempt } from "./derive-attempt";
@@ -39,7 +40,11 @@ export async function recordAttempts(
   const after = deriveLearner(tally, state, nowMs);
   const events = emitEvents(tally.happenings, learner, now);
 
-  const [first, ...rest] = writeStatements(db, collectChanges(tally, after, state, events));
+  const [first, ...rest] = [
+    ...writeStatements(db, collectChanges(tally, after, state, events)),
+    // The institution's analytics rollup (per day, learner and course), counted with the attempts.
+    ...institutionRollupStep(db, tally),
+  ];
   if (first) await db.batch([first, ...rest] satisfies [Statement, ...Statement[]]); // D1 batch 2: write
 
   return {

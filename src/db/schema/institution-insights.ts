@@ -1,0 +1,106 @@
+import { sql } from "drizzle-orm";
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+
+/**
+ * Per-institution learning activity, one row per institution, local day, learner and course with any
+ * recorded attempt: the analytics read sums and counts distinct learners over these rows and never
+ * touches `attempts`. Maintained by increments in the same D1 batch as each recording (the learner's
+ * institution at recording time), back-filled from `attempts` by a data migration. `day` is the
+ * learner's local day of the attempt, as in `daily_activity`.
+ */
+export const institutionActivityDays = sqliteTable(
+  "institution_activity_days",
+  {
+    institutionId: text("institution_id").notNull(),
+    day: text("day").notNull(),
+    userId: text("user_id").notNull(),
+    courseId: text("course_id").notNull(),
+    attempts: integer("attempts").notNull(),
+    seconds: integer("seconds").notNull(),
+    xp: integer("xp").notNull(),
+    /** Lessons and courses completed by an attempt of that day. */
+    lessonsCompleted: integer("lessons_completed").notNull(),
+    coursesCompleted: integer("courses_completed").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.institutionId, t.day, t.userId, t.courseId] }),
+    /** A group's rows: the range of each of its members. */
+    index("institution_activity_days_user_idx").on(t.institutionId, t.userId, t.day),
+  ],
+);
+
+export const SSO_TYPES = ["saml", "oidc"] as const;
+export type SsoType = (typeof SSO_TYPES)[number];
+export const SSO_STATES = ["draft", "active", "inactive"] as const;
+export type SsoState = (typeof SSO_STATES)[number];
+
+/** Which SAML attribute or ID-token claim carries each member field; null: not taken from SSO. */
+export interface SsoMapping {
+  email: string;
+  name: string;
+  role: string | null;
+  groups: string | null;
+}
+
+export interface SamlSettings {
+  idp_entity_id: string | null;
+  sso_url: string | null;
+  certificates: string[];
+  metadata_url: string | null;
+  attribute_mapping: SsoMapping;
+}
+
+export interface OidcSettings {
+  issuer: string | null;
+  client_id: string | null;
+  scopes: string[];
+  claim_mapping: SsoMapping;
+  /** From the issuer's discovery document, kept for sign-in. */
+  authorization_endpoint: string | null;
+  token_endpoint: string | null;
+  jwks_uri: string | null;
+}
+
+/** One SSO connection per institution. The OIDC client secret is stored sealed, never in `oidc`. */
+export const ssoConnections = sqliteTable("sso_connections", {
+  institutionId: text("institution_id").primaryKey(),
+  type: text("type", { enum: SSO_TYPES }).notNull(),
+  state: text("state", { enum: SSO_STATES }).notNull(),
+  enforced: integer("enforced", { mode: "boolean" }).notNull().default(false),
+  saml: text("saml", { mode: "json" }).$type<SamlSettings>(),
+  oidc: text("oidc", { mode: "json" }).$type<OidcSettings>(),
+  clientSecretSealed: text("client_secret_sealed"),
+  createdAt: text("created_at").notNull().default(sql`(strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))`),
+  updatedAt: text("updated_at").notNull(),
+});
+
+/** E-mail domains claimed for SSO: the primary key makes a domain belong to one institution only. */
+export const ssoDomains = sqliteTable(
+  "sso_domains",
+  {
+    domain: text("domain").primaryKey(),
+    institutionId: text("institution_id").notNull(),
+  },
+  (t) => [index("sso_domains_institution_idx").on(t.institutionId, t.domain)],
+);
+
+export const COMPLIANCE_TYPES = ["dpa", "gdpr", "ferpa", "coppa", "soc2_report", "vpat"] as const;
+export type ComplianceType = (typeof COMPLIANCE_TYPES)[number];
+/** What is stored; `expired` is never stored, it is read from `expires_at`. */
+export const STORED_COMPLIANCE_STATUSES = ["not_started", "in_review", "signed", "not_applicable"] as const;
+export type StoredComplianceStatus = (typeof STORED_COMPLIANCE_STATUSES)[number];
+
+export const complianceDocuments = sqliteTable(
+  "compliance_documents",
+  {
+    institutionId: text("institution_id").notNull(),
+    type: text("type", { enum: COMPLIANCE_TYPES }).notNull(),
+    required: integer("required", { mode: "boolean" }).notNull(),
+    status: text("status", { enum: STORED_COMPLIANCE_STATUSES }).notNull(),
+    signedAt: text("signed_at"),
+    expiresAt: text("expires_at"),
+    documentUrl: text("document_url"),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.institutionId, t.type] })],
+);

@@ -1,0 +1,104 @@
+import { sql } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import { institutionActivityDays } from "../../../db/schema";
+import { chunk, rowsPerStatement, type Statement } from "../../../platform/batch";
+import type { Database } from "../../../platform/db";
+import type { Tally } from "../../progress/recording/tally";
+
+/** What the rollup needs of one recorded attempt. */
+export interface RecordedAttempt {
+  id: string;
+  localDay: string;
+  lessonId: string;
+  courseId: string;
+  durationSeconds: number;
+  xpAwarded: number;
+}
+
+export interface RecordingForRollup {
+  userId: string;
+  institutionId: string | null;
+  /** The attempts recorded (not the duplicates), in the order the recording derived them. */
+  attempts: readonly RecordedAttempt[];
+  /** Per attempt id, whether it completed its course. */
+  completedCourse: (attemptId: string) => boolean;
+  /** Per attempt id, the status of its lesson right after it. */
+  lessonStatusAfter: (attemptId: string) => string | null;
+  /** The lessons this recording completed. */
+  lessonsCompleted: readonly string[];
+}
+
+type Row = typeof institutionActivityDays.$inferInsert;
+
+/** The recording's increments of the institution's activity rollup, one row per day and course. */
+export function activityIncrements(recording: RecordingForRollup): Row[] {
+  const { institutionId, userId } = recording;
+  if (!institutionId) return [];
+  const pending = new Set(recording.lessonsCompleted);
+  const rows = new Map<string, Row>();
+  for (const attempt of recording.attempts) {
+    const key = `${attempt.localDay}|${attempt.courseId}`;
+    let row = rows.get(key);
+    if (!row) {
+      row = {
+        institutionId,
+        day: attempt.localDay,
+        userId,
+        courseId: attempt.courseId,
+        attempts: 0,
+        seconds: 0,
+        xp: 0,
+        lessonsCompleted: 0,
+        coursesCompleted: 0,
+      };
+      rows.set(key, row);
+    }
+    row.attempts += 1;
+    row.seconds += attempt.durationSeconds;
+    row.xp += attempt.xpAwarded;
+    // The first attempt after which a lesson completed in this recording reads completed is the one that completed it.
+    if (pending.has(attempt.lessonId) && recording.lessonStatusAfter(attempt.id) === "completed") {
+      pending.delete(attempt.lessonId);
+      row.lessonsCompleted += 1;
+    }
+    if (recording.completedCourse(attempt.id)) row.coursesCompleted += 1;
+  }
+  return [...rows.values()];
+}
+
+/**
+ * The rollup step of a recording: increments added to what is stored, so that they commute with any
+ * other recording of the same institution and day. Runs in the recording's own D1 batch.
+ */
+export function activityRollupStatements(db: Database, recording: RecordingForRollup): Statement[] {
+  const rows = activityIncrements(recording);
+  const t = institutionActivityDays;
+  const add = (column: SQLiteColumn) => sql`${column} + ${sql.raw(`excluded.${column.name}`)}`;
+  return chunk(rows, rowsPerStatement(9)).map((part) =>
+    db
+      .insert(t)
+      .values(part)
+      .onConflictDoUpdate({
+        target: [t.institutionId, t.day, t.userId, t.courseId],
+        set: {
+          attempts: add(t.attempts),
+          seconds: add(t.seconds),
+          xp: add(t.xp),
+          lessonsCompleted: add(t.lessonsCompleted),
+          coursesCompleted: add(t.coursesCompleted),
+        },
+      }),
+  );
+}
+
+/** The rollup step of the progress recording, over the recording's tally. */
+export function institutionRollupStep(db: Database, tally: Tally): Statement[] {
+  return activityRollupStatements(db, {
+    userId: tally.learner.id,
+    institutionId: tally.learner.institutionId,
+    attempts: tally.attemptRows,
+    completedCourse: (id) => tally.outcomes.get(id)?.course_completed ?? false,
+    lessonStatusAfter: (id) => tally.outcomes.get(id)?.lesson?.status ?? null,
+    lessonsCompleted: tally.happenings.flatMap((h) => (h.type === "lesson.completed" ? [h.lessonId] : [])),
+  });
+}

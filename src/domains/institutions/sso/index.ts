@@ -1,0 +1,9 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../../env";
+import { registerGetSso } from "./routes/get-sso";
+import { registerPutSso } from "./routes/put-sso";
+
+export function registerSso(app: OpenAPIHono<AppEnv>) {
+  registerGetSso(app);
+  registerPutSso(app);
+}

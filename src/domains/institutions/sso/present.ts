@@ -1,0 +1,69 @@
+import type { ssoConnections } from "../../../db/schema";
+import { certificateInfo } from "./certificates";
+
+type Connection = typeof ssoConnections.$inferSelect;
+
+/** Our side of the connection, for the IdP's administrator; the sign-in endpoints come with SSO sign-in. */
+export function serviceProvider(origin: string, institutionId: string) {
+  const id = encodeURIComponent(institutionId);
+  return {
+    entity_id: `${origin}/api/institutions/${id}/sso/saml/metadata`,
+    acs_url: `${origin}/api/auth/sso/saml/${id}/acs`,
+    metadata_url: `${origin}/api/institutions/${id}/sso/saml/metadata`,
+  };
+}
+
+export function redirectUri(origin: string, institutionId: string): string {
+  return `${origin}/api/auth/sso/oidc/${encodeURIComponent(institutionId)}/callback`;
+}
+
+export async function presentSso(
+  institutionId: string,
+  connection: Connection | null,
+  domains: string[],
+  origin: string,
+  nowMs: number,
+) {
+  if (!connection)
+    return {
+      institution_id: institutionId,
+      type: null,
+      state: "inactive" as const,
+      enforced: false,
+      domains: [],
+      saml: null,
+      oidc: null,
+      updated_at: null,
+    };
+  const { saml, oidc } = connection;
+  return {
+    institution_id: institutionId,
+    type: connection.type,
+    state: connection.state,
+    enforced: connection.enforced,
+    domains,
+    saml:
+      connection.type === "saml" && saml
+        ? {
+            idp_entity_id: saml.idp_entity_id,
+            sso_url: saml.sso_url,
+            certificates: await Promise.all(saml.certificates.map((pem) => certificateInfo(pem, nowMs))),
+            metadata_url: saml.metadata_url,
+            attribute_mapping: saml.attribute_mapping,
+            sp: serviceProvider(origin, institutionId),
+          }
+        : null,
+    oidc:
+      connection.type === "oidc" && oidc
+        ? {
+            issuer: oidc.issuer,
+            client_id: oidc.client_id,
+            client_secret_set: connection.clientSecretSealed !== null,
+            scopes: oidc.scopes,
+            claim_mapping: oidc.claim_mapping,
+            redirect_uri: redirectUri(origin, institutionId),
+          }
+        : null,
+    updated_at: connection.updatedAt,
+  };
+}

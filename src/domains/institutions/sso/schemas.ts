@@ -1,0 +1,148 @@
+import { z } from "@hono/zod-openapi";
+import { SSO_STATES, SSO_TYPES } from "../../../db/schema";
+
+export const MAX_DOMAINS = 50;
+export const MAX_CERTIFICATES = 5;
+export const MAX_METADATA_XML = 256 * 1024;
+const MAX_URL = 2048;
+
+export const SsoParams = z.object({
+  id: z.string().openapi({ param: { name: "id", in: "path" }, example: "ins_acme" }),
+});
+
+const mappingShape = {
+  email: z.string().min(1).max(256),
+  name: z.string().min(1).max(256),
+  role: z.string().min(1).max(256).nullable(),
+  groups: z.string().min(1).max(256).nullable(),
+};
+export const DEFAULT_ATTRIBUTE_MAPPING = { email: "email", name: "name", role: null, groups: null };
+export const DEFAULT_CLAIM_MAPPING = { email: "email", name: "name", role: null, groups: "groups" };
+export const DEFAULT_SCOPES = ["openid", "email", "profile"];
+
+const Mapping = (name: string, what: string) =>
+  z.strictObject(mappingShape).openapi(name, {
+    description: `Which ${what} carries the member's e-mail, name, role (\`institution_admin\`, \`instructor\` or \`learner\`) and groups; null: not taken from the ${what}s.`,
+  });
+const AttributeMapping = Mapping("SamlAttributeMapping", "SAML attribute");
+const ClaimMapping = Mapping("OidcClaimMapping", "ID-token claim");
+
+const Domain = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .regex(
+    /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/,
+    "must be a domain name like acme.edu",
+  )
+  .openapi({ example: "acme.edu" });
+
+const Url = z.string().max(MAX_URL, `must be at most ${MAX_URL} characters`);
+
+export const SamlInput = z
+  .strictObject({
+    idp_entity_id: z.string().min(1).max(1024).nullable().optional(),
+    sso_url: Url.nullable().optional().openapi({ description: "The IdP's single sign-on URL; https." }),
+    certificates: z.array(z.string().max(16_384)).max(MAX_CERTIFICATES).optional().openapi({
+      description:
+        "PEM X.509 signing certificates of the IdP (up to 5, e.g. during a rotation); none may be expired.",
+    }),
+    metadata_url: Url.nullable().optional().openapi({
+      description: "The IdP's metadata URL (https): fetched now to fill the fields left out, and kept.",
+    }),
+    metadata_xml: z.string().max(MAX_METADATA_XML).optional().openapi({
+      description: "The IdP's metadata document itself, parsed to fill the fields left out; not kept.",
+    }),
+    attribute_mapping: AttributeMapping.optional(),
+  })
+  .openapi("SamlSettingsInput");
+
+export const OidcInput = z
+  .strictObject({
+    issuer: Url.nullable().optional().openapi({
+      description:
+        "The OpenID Provider's issuer URL (https); its `/.well-known/openid-configuration` must name the same issuer.",
+    }),
+    client_id: z.string().min(1).max(512).nullable().optional(),
+    client_secret: z.string().min(1).max(2048).nullable().optional().openapi({
+      description:
+        "Write-only: stored encrypted, never returned (answered as `client_secret_set`). Leave out to keep the stored one; `null` removes it.",
+    }),
+    scopes: z
+      .array(z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, "must be a scope token"))
+      .max(20)
+      .optional(),
+    claim_mapping: ClaimMapping.optional(),
+  })
+  .openapi("OidcSettingsInput");
+
+export const PutSsoBody = z
+  .strictObject({
+    type: z.enum(SSO_TYPES),
+    state: z.enum(SSO_STATES).default("draft").openapi({
+      description:
+        "`draft` (being set up), `active` (members of the domains sign in through it) or `inactive`.",
+    }),
+    enforced: z.boolean().default(false).openapi({
+      description: 'Members of the domains may only sign in through SSO; needs `state: "active"`.',
+    }),
+    domains: z.array(Domain).max(MAX_DOMAINS).default([]).openapi({
+      description:
+        "E-mail domains whose members sign in through this connection; a domain belongs to one institution.",
+    }),
+    saml: SamlInput.nullable().optional(),
+    oidc: OidcInput.nullable().optional(),
+  })
+  .openapi("PutSsoSettings");
+export type PutSsoInput = z.infer<typeof PutSsoBody>;
+
+const instant = z.string().openapi({ example: "2026-11-21T09:30:00Z" });
+
+const CertificateSchema = z
+  .object({
+    pem: z.string(),
+    subject: z.string().openapi({ example: "CN=idp.acme.edu" }),
+    issuer: z.string(),
+    not_before: instant,
+    not_after: instant,
+    fingerprint_sha256: z.string().openapi({ example: "3a:9f:…" }),
+    expired: z.boolean().openapi({ description: "As of this answer." }),
+  })
+  .openapi("SamlCertificate");
+
+const SamlSchema = z
+  .object({
+    idp_entity_id: z.string().nullable(),
+    sso_url: z.string().nullable(),
+    certificates: z.array(CertificateSchema),
+    metadata_url: z.string().nullable(),
+    attribute_mapping: AttributeMapping,
+    sp: z
+      .object({ entity_id: z.string(), acs_url: z.string(), metadata_url: z.string() })
+      .openapi({ description: "Our side, to enter at the IdP." }),
+  })
+  .openapi("SamlSettings");
+
+const OidcSchema = z
+  .object({
+    issuer: z.string().nullable(),
+    client_id: z.string().nullable(),
+    client_secret_set: z.boolean(),
+    scopes: z.array(z.string()),
+    claim_mapping: ClaimMapping,
+    redirect_uri: z.string().openapi({ description: "Our side: register it at the OpenID Provider." }),
+  })
+  .openapi("OidcSettings");
+
+export const SsoSchema = z
+  .object({
+    institution_id: z.string(),
+    type: z.enum(SSO_TYPES).nullable().openapi({ description: "Null until SSO is configured." }),
+    state: z.enum(SSO_STATES),
+    enforced: z.boolean(),
+    domains: z.array(z.string()),
+    saml: SamlSchema.nullable(),
+    oidc: OidcSchema.nullable(),
+    updated_at: instant.nullable(),
+  })
+  .openapi("SsoSettings");
