@@ -2,22 +2,16 @@ import type { Env } from "../../env";
 import { EventMessage } from "../../platform/events";
 import { closeDeadLettered, deliver } from "./deliver";
 import { DeliveryMessage, groupById, parseBatch } from "./delivery-queue";
-import { fanOut } from "./fan-out";
 
 /**
  * The webhook pipeline's queue consumers. Each parses its messages first: a body that does not match
  * its schema is logged and dead-lettered, never retried into a crash loop.
  */
 
-/** The events queue: each committed outbox event fanned out to its webhooks (fan-out.ts). */
-export async function fanOutEvents(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  const parsed = await parseBatch(batch, EventMessage, env.EVENTS_DLQ);
-  const byId = groupById(parsed, (body) => body.event_id);
-  if (byId.size > 0) await fanOut(env, [...byId.keys()]);
-  for (const { message } of parsed) message.ack();
-}
-
-/** Events that still fail after the queue's retries: logged; the sweep sends them again later. */
+/**
+ * Events that still fail after the queue's retries (the outbox dispatcher, platform/outbox-dispatch.ts,
+ * consumes the events queue itself): logged; the sweep sends them again later.
+ */
 export async function deadLetterEvents(batch: MessageBatch<unknown>): Promise<void> {
   const parsed = await parseBatch(batch, EventMessage);
   console.error(
