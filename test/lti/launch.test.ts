@@ -203,6 +203,7 @@ it("a browser is sent to the app with a single-use code, exchanged for the sessi
   const page = await call("/api/lti/app");
   expect(page.status).toBe(200);
   expect(page.headers.get("Content-Security-Policy")).toContain("frame-ancestors *");
+  expect(page.headers.get("X-Frame-Options")).toBeNull();
   expect(await page.text()).toContain("/api/lti/session");
 });
 

@@ -136,6 +136,7 @@ it("a browser sees a readable page for a refused launch", async () => {
   expect(res.status).toBe(400);
   expect(res.headers.get("Content-Type")).toContain("text/html");
   expect(res.headers.get("Content-Security-Policy")).toContain("frame-ancestors *");
+  expect(res.headers.get("X-Frame-Options")).toBeNull();
   const page = await res.text();
   expect(page).toContain("deployment_unknown");
   expect(page).toContain("&quot;dep-x&quot;");

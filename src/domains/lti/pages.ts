@@ -20,7 +20,7 @@ function frameable(csp: string): Record<string, string> {
   return {
     "Content-Type": "text/html; charset=utf-8",
     "Cache-Control": "no-store",
-    // frame-ancestors lets the platform embed the page; browsers ignore X-Frame-Options when it is set.
+    // frame-ancestors lets the platform embed the page (and keeps the default X-Frame-Options: DENY off it).
     "Content-Security-Policy": `${csp}; frame-ancestors *`,
   };
 }

@@ -21,7 +21,11 @@ export function requestIdFor(incoming: string | null | undefined): string {
   return incoming && CLIENT_REQUEST_ID.test(incoming) ? incoming : newRequestId();
 }
 
-/** Security headers of every response; a route may set its own CSP or X-Frame-Options (the docs page does). */
+/**
+ * Security headers of every response. The framing pair below is the default: a route that sets its
+ * own Content-Security-Policy decides framing with its `frame-ancestors` (the docs page: none; the LTI
+ * pages, which a learning platform embeds: any) and gets no X-Frame-Options beside it.
+ */
 export const SECURITY_HEADERS: readonly (readonly [string, string])[] = [
   ["X-Content-Type-Options", "nosniff"],
   ["Referrer-Policy", "no-referrer"],
@@ -44,7 +48,8 @@ export const responseHeaders = createMiddleware<AppEnv>(async function responseH
   const headers = c.res.headers;
   headers.set("X-Request-Id", id);
   for (const [name, value] of SECURITY_HEADERS) headers.set(name, value);
-  for (const [name, value] of DEFAULT_FRAMING_HEADERS) if (!headers.has(name)) headers.set(name, value);
+  if (!headers.has("Content-Security-Policy"))
+    for (const [name, value] of DEFAULT_FRAMING_HEADERS) headers.set(name, value);
 });
 
 export const MAX_BODY_BYTES = 1024 * 1024;
