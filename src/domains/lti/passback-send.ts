@@ -1,10 +1,12 @@
+import type { ltiPassbacks } from "../../db/schema";
 import type { Env } from "../../env";
 import { LINE_ITEM_READ_SCOPES, SCORE_SCOPE } from "./claims";
 import type { ConsumerRow } from "./consumers";
 import type { LaunchRow } from "./launches";
 import { type AttemptOutcome, getJson, postToPlatform, retryInSeconds } from "./outbound";
-import type { PassbackRow } from "./passbacks";
 import { accessToken, forgetAccessToken } from "./platform-token";
+
+export type PassbackRow = typeof ltiPassbacks.$inferSelect;
 
 export type PassbackResult =
   | { status: "succeeded"; outcome: AttemptOutcome }

@@ -10,10 +10,11 @@ import { SCORE_SCOPE } from "./claims";
 import type { ConsumerRow } from "./consumers";
 import { findLaunch, type LaunchRow } from "./launches";
 import { RESPONSE_BODY_LIMIT } from "./outbound";
-import { agsScopes, attemptPassback, type PassbackResult } from "./passback-send";
-import type { PassbackBody, PassbackSchema } from "./schemas";
+import { agsScopes, attemptPassback, type PassbackResult, type PassbackRow } from "./passback-send";
 
-export type PassbackRow = typeof ltiPassbacks.$inferSelect;
+export type { PassbackRow };
+
+import type { PassbackBody, PassbackSchema } from "./schemas";
 
 export interface PassbackMessage {
   passback_id: string;

@@ -113,6 +113,19 @@ export const reinviteMemberRoute = tokenRoute("members:write", {
   },
 });
 
+/** A member as created or re-invited: with its invitation URL, shown this once. */
+function withInvitation(created: {
+  member: Parameters<typeof presentMember>[0];
+  invitationUrl: string;
+  invitationExpiresAt: string;
+}) {
+  return {
+    ...presentMember(created.member),
+    invitation_url: created.invitationUrl,
+    invitation_expires_at: created.invitationExpiresAt,
+  };
+}
+
 export function registerMemberRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(listMembersRoute, async (c) => {
     const { page, per_page, sort, ...filters } = c.req.valid("query");
@@ -145,14 +158,7 @@ export function registerMemberRoutes(app: OpenAPIHono<AppEnv>) {
       origin,
     });
     c.header("Location", `${origin}/api/institutions/${institutionId}/members/${created.member.id}`);
-    return c.json(
-      {
-        ...presentMember(created.member),
-        invitation_url: created.invitationUrl,
-        invitation_expires_at: created.invitationExpiresAt,
-      },
-      201,
-    );
+    return c.json(withInvitation(created), 201);
   });
 
   app.openapi(getMemberRoute, async (c) => {
@@ -180,14 +186,7 @@ export function registerMemberRoutes(app: OpenAPIHono<AppEnv>) {
       memberId: c.req.valid("json").member_id,
       origin: new URL(c.req.url).origin,
     });
-    return c.json(
-      {
-        ...presentMember(created.member),
-        invitation_url: created.invitationUrl,
-        invitation_expires_at: created.invitationExpiresAt,
-      },
-      201,
-    );
+    return c.json(withInvitation(created), 201);
   });
 
   app.openapi(removeMemberRoute, async (c) => {
