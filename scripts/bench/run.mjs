@@ -603,8 +603,8 @@ async function main() {
       wantWebhooks ||
       wantExports ||
       wantBulk ||
-      wantAnalytics,
-    wantLti,
+      wantAnalytics ||
+      wantLti,
     wantStartup,
   );
 
