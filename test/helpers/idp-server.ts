@@ -3,8 +3,8 @@
 // `<base>/idp/<name>`; a test may script any path's answer first with `PUT /control` and
 // `{ path, status, content_type, body }` (e.g. a document naming another issuer, SAML metadata, a 500).
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import type { TestProject } from "vitest/node";
+import { listenOnLoopback } from "./loopback";
 
 interface Scripted {
   status: number;
@@ -18,7 +18,7 @@ async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-export function startIdp(): Promise<{ url: string; close: () => Promise<void> }> {
+export async function startIdp(): Promise<{ url: string; close: () => Promise<void> }> {
   const scripted = new Map<string, Scripted>();
   const requests = new Map<string, number>();
   let base = "";
@@ -65,20 +65,9 @@ export function startIdp(): Promise<{ url: string; close: () => Promise<void> }>
     }
     res.writeHead(404).end();
   });
-  return new Promise((resolve) => {
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as AddressInfo;
-      base = `http://127.0.0.1:${port}`;
-      resolve({
-        url: base,
-        close: () =>
-          new Promise<void>((done) => {
-            server.closeAllConnections();
-            server.close(() => done());
-          }),
-      });
-    });
-  });
+  const listening = await listenOnLoopback(server);
+  base = listening.url;
+  return listening;
 }
 
 declare module "vitest" {

@@ -3,7 +3,7 @@
 // the records of the names they use through /control and read how often each was asked for. Names it
 // does not know are NXDOMAIN: nothing the tests resolve ever reaches a real resolver.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { listenOnLoopback } from "./loopback";
 
 export interface ScriptedName {
   A?: string[];
@@ -63,17 +63,5 @@ export function startDohStub(): Promise<{ url: string; close: () => Promise<void
       res.writeHead(404).end();
     }
   });
-  return new Promise((resolve) => {
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as AddressInfo;
-      resolve({
-        url: `http://127.0.0.1:${port}`,
-        close: () =>
-          new Promise<void>((done) => {
-            server.closeAllConnections();
-            server.close(() => done());
-          }),
-      });
-    });
-  });
+  return listenOnLoopback(server);
 }

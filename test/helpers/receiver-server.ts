@@ -4,8 +4,8 @@
 // the raw bytes received, comparing in constant time.
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import type { TestProject } from "vitest/node";
+import { listenOnLoopback } from "./loopback";
 import { startDohStub } from "./receiver-doh-server";
 
 export interface ScriptedAnswer {
@@ -112,19 +112,7 @@ export function startReceiver(): Promise<{ url: string; close: () => Promise<voi
     }
     res.writeHead(404).end();
   });
-  return new Promise((resolve) => {
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as AddressInfo;
-      resolve({
-        url: `http://127.0.0.1:${port}`,
-        close: () =>
-          new Promise<void>((done) => {
-            server.closeAllConnections();
-            server.close(() => done());
-          }),
-      });
-    });
-  });
+  return listenOnLoopback(server);
 }
 
 declare module "vitest" {

@@ -5,7 +5,6 @@
 // test copies from GET /api/lti/jwks), and line items whose score endpoints record what they get.
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import {
   createLocalJWKSet,
   exportJWK,
@@ -16,6 +15,7 @@ import {
   SignJWT,
 } from "jose";
 import type { TestProject } from "vitest/node";
+import { listenOnLoopback } from "../helpers/loopback";
 
 export interface ScriptedAnswer {
   status?: number;
@@ -173,7 +173,7 @@ async function handleToken(
   return answer;
 }
 
-export function startPlatformServer(): Promise<{ url: string; close: () => Promise<void> }> {
+export async function startPlatformServer(): Promise<{ url: string; close: () => Promise<void> }> {
   const platforms = new Map<string, Platform>();
   let origin = "";
   const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
@@ -279,20 +279,9 @@ export function startPlatformServer(): Promise<{ url: string; close: () => Promi
       json(500, { error: String(error) });
     }
   });
-  return new Promise((resolve) => {
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as AddressInfo;
-      origin = `http://127.0.0.1:${port}`;
-      resolve({
-        url: origin,
-        close: () =>
-          new Promise<void>((done) => {
-            server.closeAllConnections();
-            server.close(() => done());
-          }),
-      });
-    });
-  });
+  const listening = await listenOnLoopback(server);
+  origin = listening.url;
+  return listening;
 }
 
 declare module "vitest" {
