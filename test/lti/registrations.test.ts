@@ -1,8 +1,11 @@
 import { env } from "cloudflare:test";
 import { expect, it } from "vitest";
 import { callJson } from "../helpers/api";
+import { dohStub, uniqueName } from "../helpers/receiver-doh";
 import { createPlatformAdmin, createTenant, mintToken } from "../helpers/tenants";
 import { platformSimulator, registerPlatform } from "./support";
+
+const doh = dohStub();
 
 it("publishes an RS256 key set generated on first need, cacheable for five minutes", async () => {
   const [a, b, c] = await Promise.all([
@@ -171,4 +174,35 @@ it("refuses URLs that are not https or point inside a network, and checks abilit
   expect(write.body.detail).toContain("lti:write");
   const learner = await callJson("/api/integrations/lti-consumers", { token: tenant.learner.token });
   expect(learner.res.status).toBe(403);
+});
+
+it("refuses platform URLs whose names resolve inside a network when OUTBOUND_DOH_URL is set", async () => {
+  const tenant = await createTenant();
+  const sim = platformSimulator();
+  const urls = await sim.configure({});
+  const inside = uniqueName();
+  const outside = uniqueName();
+  await doh.script({ [inside]: { A: ["10.0.0.7"] }, [outside]: { A: ["93.184.215.14"] } });
+  const register = (jwksHost: string) =>
+    callJson("/api/integrations/lti-consumers", {
+      token: tenant.admin.token,
+      body: {
+        name: "LMS",
+        issuer: `${urls.issuer}/${jwksHost}`,
+        client_id: "c",
+        deployment_ids: ["d"],
+        auth_login_url: `https://${outside}/authorize`,
+        auth_token_url: `https://${outside}/token`,
+        jwks_url: `https://${jwksHost}/jwks`,
+      },
+      // Nothing is fetched at registration; the check resolves names only.
+      env: { ALLOW_LOOPBACK_TARGETS: "false", OUTBOUND_DOH_URL: doh.resolverUrl },
+    });
+  const refused = await register(inside);
+  expect(refused.res.status).toBe(422);
+  expect(refused.body.errors).toEqual([
+    { path: "jwks_url", message: expect.stringMatching(/private address \(10\.0\.0\.7\)/) },
+  ]);
+  expect((await register(outside)).res.status).toBe(201);
+  expect(await doh.queries(inside)).toBe(2); // A and AAAA, once
 });

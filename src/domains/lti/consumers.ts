@@ -46,12 +46,15 @@ export function presentConsumer(row: ConsumerRow, origin: string): z.infer<typeo
 
 const URL_FIELDS = ["auth_login_url", "auth_token_url", "jwks_url"] as const;
 
-function checkUrls(env: Env, body: Partial<Record<(typeof URL_FIELDS)[number], string>>): void {
+async function checkUrls(
+  env: Env,
+  body: Partial<Record<(typeof URL_FIELDS)[number], string>>,
+): Promise<void> {
   const errors: FieldError[] = [];
   for (const field of URL_FIELDS) {
     const value = body[field];
     if (value === undefined) continue;
-    const problem = platformUrlProblem(env, value);
+    const problem = await platformUrlProblem(env, value);
     if (problem) errors.push({ path: field, message: problem });
   }
   if (errors.length > 0) throw validationError(errors);
@@ -73,7 +76,7 @@ export async function createConsumer(
   institutionId: string,
   body: z.infer<typeof CreateConsumerBody>,
 ): Promise<ConsumerRow> {
-  checkUrls(env, body);
+  await checkUrls(env, body);
   const now = nowIso();
   const row: ConsumerRow = {
     id: newId("ltc"),
@@ -134,7 +137,7 @@ export async function updateConsumer(
   body: z.infer<typeof UpdateConsumerBody>,
 ): Promise<ConsumerRow> {
   await findConsumer(env, institutionId, id);
-  checkUrls(env, body);
+  await checkUrls(env, body);
   const changes: Partial<ConsumerRow> = { updatedAt: nowIso() };
   if (body.name !== undefined) changes.name = body.name;
   if (body.issuer !== undefined) changes.issuer = body.issuer;

@@ -1,13 +1,12 @@
 import type { Env } from "../../env";
 import { config } from "../../platform/config";
 import {
+  checkOutboundUrl,
   type OutboundErrorCode,
   outboundFetch,
-  outboundPolicy,
   parseRetryAfter,
   RESPONSE_PREFIX_BYTES,
   retryDelaySeconds,
-  urlProblem,
 } from "../../platform/outbound";
 
 /**
@@ -31,9 +30,14 @@ export interface AttemptOutcome {
   retryAfter: string | null;
 }
 
-/** Null when the URL may be saved, otherwise why not (a sentence fragment for a 422). */
-export function platformUrlProblem(env: Env, url: string): string | null {
-  return urlProblem(url, outboundPolicy(env));
+/**
+ * Null when the URL may be saved, otherwise why not (a sentence fragment for a 422): the gate's
+ * address rules, and with OUTBOUND_DOH_URL set its resolved addresses too, as for webhook targets. A
+ * name that does not resolve yet is accepted, as webhooks accept it; every send checks again.
+ */
+export async function platformUrlProblem(env: Env, url: string): Promise<string | null> {
+  const verdict = await checkOutboundUrl(env, url);
+  return verdict.ok || verdict.code === "dns" ? null : verdict.problem;
 }
 
 async function send(
