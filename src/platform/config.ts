@@ -49,7 +49,7 @@ const schema = z.object({
   EXPORT_PAGE_SIZE: positiveInt(5000),
   EXPORT_TIME_BUDGET_MS: positiveInt(20_000),
   EXPORT_RETENTION_DAYS: positiveInt(7),
-  BULK_CHUNK_ROWS: positiveInt(500),
+  BULK_CHUNK_ROWS: positiveInt(1000),
   BULK_TIME_BUDGET_MS: positiveInt(20_000),
   /** Where a browser LTI launch lands; empty: the worker's own launch page (/api/lti/app). */
   LTI_APP_URL: z.union([z.literal(""), z.url({ protocol: /^https?$/ })]).default(""),

@@ -2,9 +2,20 @@ import { createExecutionContext, createMessageBatch, env, getQueueResult } from 
 import { parse } from "csv-parse/sync";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index";
+import { seal } from "../../src/platform/crypto/sealing";
 import { HeldQueue } from "../exports/support";
 import { createTenant } from "../helpers/tenants";
-import { bulkPath, call, callJson, outboxOf, uniqueEmail, uploadCsv } from "./support";
+import {
+  acceptInvitation,
+  bulkPath,
+  call,
+  callJson,
+  invitationToken,
+  membersPath,
+  outboxOf,
+  uniqueEmail,
+  uploadCsv,
+} from "./support";
 
 let deliveries = 0;
 
@@ -157,6 +168,86 @@ describe("bulk upload through the queue", () => {
         reason: 'email: "broken" is not an e-mail address',
       },
     ]);
+  });
+
+  it("mints each invitation when its row is first read: shown once, usable, and never over a re-invite", async () => {
+    const tenant = await createTenant();
+    const id = tenant.institution.id;
+    const queue = new HeldQueue();
+    const bindings = held(queue);
+    const tag = uniqueEmail("i").split("@")[0]!;
+    const upload = await uploadCsv(tenant.admin.token, id, rowsCsv(1001, tag), "", bindings);
+    expect(upload.res.status).toBe(202);
+    while (queue.messages.length > 0) expect((await deliver(bindings, queue.take())).acked).toBe(true);
+    const jobPath = upload.res.headers.get("Location")!;
+
+    // The member of line 3 is re-invited before anybody read the report: that invitation stands.
+    const first = await callJson(`${jobPath}?per_page=1`, { token: tenant.admin.token });
+    expect(first.body.rows[0]).toMatchObject({ line: 2, outcome: "created" });
+    const lineThree = await callJson(`${membersPath(id)}?external_id=${tag}-1`, {
+      token: tenant.admin.token,
+    });
+    expect(lineThree.body.data).toHaveLength(1);
+    const reinvited = await callJson(`/api/institutions/${id}/invitations`, {
+      token: tenant.admin.token,
+      body: { member_id: lineThree.body.data[0].id },
+    });
+    expect(reinvited.res.status).toBe(201);
+
+    // Two readers of the same page at once: every invitation reaches exactly one of them.
+    const [a, b] = await Promise.all([
+      callJson(`${jobPath}?per_page=20&page=1`, { token: tenant.admin.token }),
+      callJson(`${jobPath}?per_page=20&page=1`, { token: tenant.admin.token }),
+    ]);
+    const urls = [...a.body.rows, ...b.body.rows].filter((r: any) => r.invitation_url);
+    // Line 2 was shown by the first read and line 3's member had been re-invited: 18 left on the page.
+    expect(urls).toHaveLength(18);
+    expect(new Set(urls.map((r: any) => r.line)).size).toBe(18);
+    expect(urls.some((r: any) => r.line === 3)).toBe(false);
+
+    // The minted invitations work, once; the re-invite was not replaced.
+    const accepted = await acceptInvitation(invitationToken(first.body.rows[0].invitation_url));
+    expect(accepted.res.status, JSON.stringify(accepted.body)).toBe(200);
+    expect(accepted.body.user).toMatchObject({ id: first.body.rows[0].member_id });
+    expect((await acceptInvitation(invitationToken(urls[0].invitation_url))).res.status).toBe(200);
+    expect((await acceptInvitation(invitationToken(urls[0].invitation_url))).res.status).toBe(400);
+    const viaReinvite = await acceptInvitation(invitationToken(reinvited.body.invitation_url));
+    expect(viaReinvite.res.status, JSON.stringify(viaReinvite.body)).toBe(200);
+  });
+
+  it("still shows, once, an invitation sealed into a report row before invitations were minted on read", async () => {
+    const tenant = await createTenant();
+    const id = tenant.institution.id;
+    const upload = await uploadCsv(tenant.admin.token, id, `email\r\n${uniqueEmail("legacy")}\r\n`);
+    expect(upload.res.status).toBe(200);
+    const jobId = upload.body.id;
+    const token = "inv_legacy-token-for-the-report";
+    const sealed = await seal(token, env.ENCRYPTION_KEY, { purpose: "bulk-invitation", id: `${jobId}:2` });
+    await env.DB.prepare("UPDATE bulk_job_rows SET invitation_sealed = ? WHERE job_id = ? AND line = 2")
+      .bind(sealed, jobId)
+      .run();
+    const path = `${bulkPath(id)}/${jobId}`;
+    const first = await callJson(path, { token: tenant.admin.token });
+    expect(invitationToken(first.body.rows[0].invitation_url)).toBe(token);
+    const again = await callJson(path, { token: tenant.admin.token });
+    expect(again.body.rows[0].invitation_url).toBeNull();
+  });
+
+  it("processes a job queued with its raw CSV file, as stored before files were stored parsed", async () => {
+    const tenant = await createTenant();
+    const id = tenant.institution.id;
+    const queue = new HeldQueue();
+    const bindings = held(queue);
+    const csv = rowsCsv(1001, uniqueEmail("raw").split("@")[0]!);
+    const upload = await uploadCsv(tenant.admin.token, id, csv, "", bindings);
+    expect(upload.res.status).toBe(202);
+    const rawKey = `bulk/${id}/${upload.body.id}.csv`;
+    await env.EXPORTS_BUCKET.put(rawKey, csv);
+    await env.DB.prepare("UPDATE bulk_jobs SET r2_key = ? WHERE id = ?").bind(rawKey, upload.body.id).run();
+    while (queue.messages.length > 0) expect((await deliver(bindings, queue.take())).acked).toBe(true);
+    const job = await callJson(upload.res.headers.get("Location")!, { token: tenant.admin.token });
+    expect(job.body).toMatchObject({ status: "completed", counts: { created: 1001, rejected: 0 } });
+    expect(await env.EXPORTS_BUCKET.get(rawKey)).toBeNull();
   });
 
   it("fails a job the queue gave up on", async () => {

@@ -99,7 +99,15 @@ export const bulkJobRows = sqliteTable(
     /** A rejected row's cells as uploaded, for rejected.csv; null for the others. */
     cells: text("cells", { mode: "json" }).$type<string[]>(),
     userId: text("user_id"),
-    /** The raw invitation token of a created member, sealed; erased once the finished report was read. */
+    /**
+     * A member this queued upload created, still to get its invitation: minted the first time the row
+     * is read (shown once, valid 7 days from then), not while the upload runs.
+     */
+    invitationDue: integer("invitation_due", { mode: "boolean" }).notNull().default(false),
+    /**
+     * Before invitation_due: the raw invitation token of a created member, sealed, erased once read.
+     * Only rows of uploads queued before that change have one; nothing writes it any more.
+     */
     invitationSealed: text("invitation_sealed"),
   },
   (t) => [primaryKey({ columns: [t.jobId, t.line] })],

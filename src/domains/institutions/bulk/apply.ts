@@ -1,7 +1,5 @@
 import type { Env } from "../../../env";
-import { config } from "../../../platform/config";
 import { DECOY_PASSWORD_HASH } from "../../../platform/crypto/passwords";
-import { seal } from "../../../platform/crypto/sealing";
 import type { OutboxRow } from "../../../platform/events";
 import { mintInvitation } from "../invitations";
 import { memberCreated, memberUpdated } from "../member-events";
@@ -32,17 +30,16 @@ export interface ChunkTarget {
   fromRow: number;
   toRow: number;
   dryRun: boolean;
-  /** Seal invitation tokens into the report (queued jobs, read later) rather than only answer them. */
-  keepInvitations: boolean;
+  /**
+   * `mint`: invitations are minted with the chunk and answered by the caller (uploads applied within
+   * the request). `defer`: the report row is marked and the invitation minted when it is first read
+   * (queued uploads, whose report is read later) — see report-invitations.ts.
+   */
+  invitations: "mint" | "defer";
   now: string;
 }
 
 const json = (value: unknown) => JSON.stringify(value);
-
-/** What a sealed invitation token in the report is bound to: its job and line. */
-export function invitationBinding(jobId: string, line: number) {
-  return { purpose: "bulk-invitation", id: `${jobId}:${line}` };
-}
 
 /** Fails the batch unless the job is still at this chunk's checkpoint: a chunk is applied once. */
 const CHECKPOINT_GUARD = `SELECT json(CASE WHEN EXISTS (SELECT 1 FROM bulk_jobs WHERE id = ?1 AND next_row = ?2 AND status = 'processing') THEN '1' ELSE 'guard failed' END)`;
@@ -66,8 +63,8 @@ const INSERT_GROUPS = `INSERT INTO member_groups (institution_id, user_id, group
 const REVOKE_TOKENS = `UPDATE api_tokens SET revoked_at = ?2 WHERE revoked_at IS NULL AND user_id IN (SELECT value FROM json_each(?1))`;
 const INSERT_EVENTS = `INSERT INTO outbox_events (id, type, institution_id, user_id, payload, created_at)
   SELECT value->>'id', value->>'type', ?2, value->>'user_id', value->>'payload', ?3 FROM json_each(?1)`;
-const INSERT_REPORT = `INSERT INTO bulk_job_rows (job_id, line, email, external_id, outcome, errors, user_id, invitation_sealed, cells)
-  SELECT ?2, value->>'line', value->>'email', value->>'external_id', value->>'outcome', value->>'errors', value->>'user_id', value->>'sealed', value->>'cells'
+const INSERT_REPORT = `INSERT INTO bulk_job_rows (job_id, line, email, external_id, outcome, errors, user_id, invitation_due, cells)
+  SELECT ?2, value->>'line', value->>'email', value->>'external_id', value->>'outcome', value->>'errors', value->>'user_id', value->>'due', value->>'cells'
   FROM json_each(?1) WHERE true ON CONFLICT DO NOTHING`;
 const ADVANCE = `UPDATE bulk_jobs SET next_row = ?3, created = created + ?4, updated = updated + ?5, unchanged = unchanged + ?6,
   rejected = rejected + ?7, heartbeat_at = ?8 WHERE id = ?1 AND next_row = ?2`;
@@ -100,11 +97,7 @@ const memberJson = (m: NonNullable<PlannedRow["member"]>) => ({
   external_id: m.externalId,
 });
 
-async function collectChunk(
-  env: Env,
-  target: ChunkTarget,
-  planned: readonly PlannedRow[],
-): Promise<ChunkPayload> {
+async function collectChunk(target: ChunkTarget, planned: readonly PlannedRow[]): Promise<ChunkPayload> {
   const { institutionId, now } = target;
   const payload: ChunkPayload = {
     result: {
@@ -124,21 +117,18 @@ async function collectChunk(
     takesSeats: false,
   };
   const { result } = payload;
-  const secret = target.keepInvitations ? config(env).encryptionKey : "";
+  const minting: Promise<void>[] = [];
   for (const p of planned) {
     const m = p.member;
-    let sealed: string | null = null;
+    let due = false;
     if (m && p.outcome === "created") {
       payload.created.push(memberJson(m));
       for (const g of m.groups) payload.groupPairs.push([m.id, g]);
       payload.events.push(memberCreated(institutionId, m, now));
       if (m.status === "invited") payload.takesSeats = true;
       if (m.status === "invited" && !target.dryRun) {
-        const invitation = await mintInvitation();
-        payload.invitations.push({ id: m.id, hash: invitation.tokenHash, expires_at: invitation.expiresAt });
-        result.invitations.set(p.row.line, invitation.token);
-        if (secret)
-          sealed = await seal(invitation.token, secret, invitationBinding(target.jobId, p.row.line));
+        if (target.invitations === "defer") due = true;
+        else minting.push(mintFor(payload, m.id, p.row.line));
       }
     } else if (m && p.outcome === "updated" && p.changes) {
       payload.updated.push(memberJson(m));
@@ -158,11 +148,19 @@ async function collectChunk(
       outcome: p.outcome,
       errors: json(p.errors),
       user_id: m?.id ?? null,
-      sealed,
+      due: due ? 1 : 0,
       cells: p.outcome === "rejected" ? json(p.row.cells) : null,
     });
   }
+  // Hashing is asynchronous in WebCrypto: the chunk's tokens are minted side by side.
+  await Promise.all(minting);
   return payload;
+}
+
+async function mintFor(payload: ChunkPayload, userId: string, line: number): Promise<void> {
+  const invitation = await mintInvitation();
+  payload.invitations.push({ id: userId, hash: invitation.tokenHash, expires_at: invitation.expiresAt });
+  payload.result.invitations.set(line, invitation.token);
 }
 
 function memberStatements(d1: D1Database, target: ChunkTarget, payload: ChunkPayload): D1PreparedStatement[] {
@@ -202,7 +200,7 @@ export async function applyChunk(
   planned: readonly PlannedRow[],
 ): Promise<ChunkResult> {
   const d1 = env.DB;
-  const payload = await collectChunk(env, target, planned);
+  const payload = await collectChunk(target, planned);
   const c = payload.result.counts;
   await d1.batch([
     d1.prepare(CHECKPOINT_GUARD).bind(target.jobId, target.fromRow),

@@ -5,8 +5,7 @@ import type { Env } from "../../../env";
 import { config } from "../../../platform/config";
 import { database } from "../../../platform/db";
 import { parseMessage } from "../../../platform/queue";
-import { parseMemberCsv } from "./csv";
-import { type BulkJob, type BulkMessage, enqueueBulk, findJob, markFailed } from "./jobs";
+import { type BulkJob, type BulkMessage, enqueueBulk, findJob, markFailed, readStoredFile } from "./jobs";
 import { runJob } from "./runner";
 
 const MessageSchema = z.object({ job_id: z.string().min(1), next_row: z.number().int().nonnegative() });
@@ -72,7 +71,7 @@ async function process(env: Env, job: BulkJob, settings: { chunkRows: number; ti
     await markFailed(env, job.id, "The uploaded file is gone; upload it again.");
     return;
   }
-  const parsedFile = parseMemberCsv(new Uint8Array(await object.arrayBuffer()));
+  const parsedFile = readStoredFile(job.r2Key ?? "", new Uint8Array(await object.arrayBuffer()));
   const db = database(env.DB);
   if (job.status === "queued") {
     await db
@@ -85,7 +84,7 @@ async function process(env: Env, job: BulkJob, settings: { chunkRows: number; ti
   const outcome = await runJob(env, current, parsedFile, {
     chunkRows: settings.chunkRows,
     deadline: started + settings.timeBudgetMs,
-    keepInvitations: true,
+    invitations: "defer",
     collect: false,
   });
   if (outcome.state === "continue") {

@@ -4,6 +4,7 @@ import type { Env } from "../../../env";
 import { type Database, database } from "../../../platform/db";
 import { pageWithTotal } from "../../../platform/http/pagination";
 import { nowIso } from "../../../platform/ids";
+import { type ParsedCsv, parseMemberCsv } from "./csv";
 
 export type BulkJob = typeof bulkJobs.$inferSelect;
 export type BulkReportRow = typeof bulkJobRows.$inferSelect;
@@ -20,8 +21,22 @@ export interface BulkMessage {
   next_row: number;
 }
 
+/**
+ * Where a queued upload waits in R2: the file as parsed and checked by the request (JSON), so the
+ * consumer does not parse the CSV a second time.
+ */
 export function fileKey(job: Pick<BulkJob, "institutionId" | "id">): string {
-  return `bulk/${job.institutionId}/${job.id}.csv`;
+  return `bulk/${job.institutionId}/${job.id}.json`;
+}
+
+export function storedFile(parsed: ParsedCsv): string {
+  return JSON.stringify(parsed);
+}
+
+/** The stored upload; a `.csv` key is a raw file stored before uploads were stored parsed. */
+export function readStoredFile(key: string, bytes: Uint8Array): ParsedCsv {
+  if (key.endsWith(".csv")) return parseMemberCsv(bytes);
+  return JSON.parse(new TextDecoder().decode(bytes)) as ParsedCsv;
 }
 
 export function newJob(fields: {

@@ -3,17 +3,15 @@ import { and, eq } from "drizzle-orm";
 import { bulkJobRows, bulkJobs } from "../../../db/schema";
 import type { Env } from "../../../env";
 import type { Principal } from "../../../platform/auth/principal";
-import { config } from "../../../platform/config";
-import { unseal } from "../../../platform/crypto/sealing";
 import { database } from "../../../platform/db";
 import { ApiError } from "../../../platform/errors";
 import { csvLine } from "../../exports/csv";
 import { institutionInScope } from "../access";
 import type { BulkReportRowSchema, BulkReportSchema } from "../bulk-schemas";
 import { invitationUrl } from "../invitations";
-import { invitationBinding } from "./apply";
-import { type BulkJob, forgetInvitations, reportRows } from "./jobs";
+import { type BulkJob, reportRows } from "./jobs";
 import type { PlannedRow } from "./plan";
+import { invitationsOnFirstRead } from "./report-invitations";
 
 type ReportRow = z.infer<typeof BulkReportRowSchema>;
 type Report = z.infer<typeof BulkReportSchema>;
@@ -79,10 +77,7 @@ export async function findJobInScope(env: Env, principal: Principal, institution
   return job;
 }
 
-/**
- * A job and a page of its report. Invitation URLs of queued uploads are sealed in the report until
- * first read, then erased: each is shown once.
- */
+/** A job and a page of its report; a queued upload's invitation URLs are minted when first read, shown once. */
 export async function readReport(args: {
   env: Env;
   principal: Principal;
@@ -102,29 +97,18 @@ export async function readReport(args: {
     offset: (args.page - 1) * args.perPage,
   });
   const url = new URL(args.requestUrl);
-  const secret = config(env).encryptionKey;
-  const shown: number[] = [];
-  const wire: ReportRow[] = [];
-  for (const row of rows) {
-    let invitation: string | null = null;
-    if (row.invitationSealed) {
-      invitation = invitationUrl(
-        url.origin,
-        await unseal(row.invitationSealed, secret, invitationBinding(job.id, row.line)),
-      );
-      shown.push(row.line);
-    }
-    wire.push({
+  const invitations = await invitationsOnFirstRead(env, job, rows, url.origin);
+  const wire = rows.map(
+    (row): ReportRow => ({
       line: row.line,
       email: row.email,
       external_id: row.externalId,
       outcome: row.outcome,
       errors: row.errors,
       member_id: row.userId,
-      invitation_url: invitation,
-    });
-  }
-  await forgetInvitations(db, job.id, shown);
+      invitation_url: invitations.get(row.line) ?? null,
+    }),
+  );
   const lastPage = Math.max(1, Math.ceil(total / args.perPage));
   url.searchParams.set("page", String(args.page + 1));
   const meta = {

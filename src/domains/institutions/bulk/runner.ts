@@ -16,7 +16,8 @@ export interface RunOptions {
   chunkRows: number;
   /** Stop starting new chunks after this instant (ms); the caller hands over. */
   deadline: number;
-  keepInvitations: boolean;
+  /** How created members get their invitations: minted with each chunk, or on the report's first read. */
+  invitations: "mint" | "defer";
   /** Keep every planned row and invitation (in-request uploads answer with them). */
   collect: boolean;
 }
@@ -83,7 +84,7 @@ export async function runJob(
           fromRow: current.nextRow,
           toRow,
           dryRun: job.dryRun,
-          keepInvitations: options.keepInvitations,
+          invitations: options.invitations,
           now,
         },
         chunk,

@@ -13,6 +13,7 @@ import {
   newJob,
   openJob,
   SYNC_THRESHOLD,
+  storedFile,
 } from "./jobs";
 import { MemberIndex, type PlannedRow } from "./plan";
 import { membersToSuspend, runJob } from "./runner";
@@ -78,7 +79,9 @@ export async function uploadMembers(args: {
 
   if (queued) {
     // The file first: a queued job must find it. An upload refused below leaves it to be deleted.
-    await env.EXPORTS_BUCKET.put(job.r2Key ?? "", input.bytes);
+    await env.EXPORTS_BUCKET.put(job.r2Key ?? "", storedFile(parsed), {
+      httpMetadata: { contentType: "application/json" },
+    });
     if (!(await openJob(env, job))) {
       await env.EXPORTS_BUCKET.delete(job.r2Key ?? "").catch(() => undefined);
       throw inProgress();
@@ -98,7 +101,7 @@ export async function uploadMembers(args: {
     const outcome = await runJob(env, job, parsed, {
       chunkRows: IN_REQUEST_ROWS,
       deadline: Number.POSITIVE_INFINITY,
-      keepInvitations: false,
+      invitations: "mint",
       collect: true,
     });
     if (outcome.state !== "done") throw new Error(`in-request bulk job ${job.id} ended ${outcome.state}`);

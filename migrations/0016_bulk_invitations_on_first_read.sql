@@ -1,0 +1,1 @@
+ALTER TABLE `bulk_job_rows` ADD `invitation_due` integer DEFAULT false NOT NULL;
