@@ -14,22 +14,25 @@ export interface OutboxSubscriber {
 }
 
 /**
- * A consumer of the events queue over `subscribers`. All of them get every event of the batch; when
- * any fails, the batch's messages are retried (the others do nothing again) and the failure is logged.
+ * A consumer of the events queue over `subscribers`. All of them get every event of the batch (every
+ * id of every message, in one call each); when any fails, the batch's messages are retried (the others
+ * do nothing again) and the failure is logged.
  */
 export function outboxDispatcher(subscribers: readonly OutboxSubscriber[]) {
   return async function dispatchEvents(batch: MessageBatch<unknown>, env: Env): Promise<void> {
     // A body that does not fit is dead-lettered at once (and acknowledged), never retried.
-    const parsed: { message: Message<unknown>; eventId: string }[] = [];
+    const parsed: { message: Message<unknown>; eventIds: string[] }[] = [];
     for (const message of batch.messages) {
       const body = await parseMessage(EventMessage, message, {
         queue: batch.queue,
         deadLetter: env.EVENTS_DLQ,
       });
-      if (body) parsed.push({ message, eventId: body.event_id });
+      if (body) parsed.push({ message, eventIds: body.event_ids });
     }
     if (parsed.length === 0) return;
-    const eventIds = [...new Set(parsed.map((p) => p.eventId))];
+    // A message carries up to MAX_EVENTS_PER_MESSAGE ids; the same id in two messages (a re-publish by
+    // the sweep, a redelivery) is handed over once.
+    const eventIds = [...new Set(parsed.flatMap((p) => p.eventIds))];
     const results = await Promise.allSettled(subscribers.map((s) => s.deliver(env, eventIds)));
     const failed = results.flatMap((r, i) =>
       r.status === "rejected" ? [{ name: subscribers[i]?.name, error: String(r.reason) }] : [],

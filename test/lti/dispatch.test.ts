@@ -39,3 +39,30 @@ it("retries the whole batch when a subscriber fails, after the others have had i
   expect(result.retryMessages.map((m: { msgId: string }) => m.msgId)).toEqual(["m0"]);
   expect(result.explicitAcks).toEqual([]);
 });
+
+it("flattens the ids of packed and single-event messages into one de-duplicated set, in order", async () => {
+  const seen: string[][] = [];
+  const dispatch = outboxDispatcher([{ name: "a", deliver: async (_env, ids) => void seen.push(ids) }]);
+  const batch = batchOf([
+    { event_ids: ["evt_1", "evt_2", "evt_3"] },
+    { event_id: "evt_2" },
+    { event_ids: ["evt_3", "evt_4"] },
+  ]);
+  const ctx = createExecutionContext();
+  await dispatch(batch, env);
+  expect(seen).toEqual([["evt_1", "evt_2", "evt_3", "evt_4"]]);
+  const result = await getQueueResult(batch, ctx);
+  expect(result.explicitAcks.sort()).toEqual(["m0", "m1", "m2"]);
+});
+
+it("retries every message of a batch of packed messages when a subscriber fails", async () => {
+  const dispatch = outboxDispatcher([
+    { name: "fails", deliver: async () => Promise.reject(new Error("D1 hiccup")) },
+  ]);
+  const batch = batchOf([{ event_ids: ["evt_1", "evt_2"] }, { event_ids: ["evt_3"] }, { event_id: "evt_4" }]);
+  const ctx = createExecutionContext();
+  await dispatch(batch, env);
+  const result = await getQueueResult(batch, ctx);
+  expect(result.retryMessages.map((m: { msgId: string }) => m.msgId).sort()).toEqual(["m0", "m1", "m2"]);
+  expect(result.explicitAcks).toEqual([]);
+});

@@ -19,7 +19,8 @@ export async function deadLetterEvents(batch: MessageBatch<unknown>): Promise<vo
       level: "error",
       message: "event fan-out dead-lettered",
       count: parsed.length,
-      sample: parsed.slice(0, 5).map((p) => p.body.event_id),
+      events: parsed.reduce((n, p) => n + p.body.event_ids.length, 0),
+      sample: parsed.flatMap((p) => p.body.event_ids).slice(0, 5),
     }),
   );
   for (const { message } of parsed) message.ack();

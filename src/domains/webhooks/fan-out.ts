@@ -1,7 +1,7 @@
 import { and, eq, isNull } from "drizzle-orm";
 import { outboxEvents, webhookDeliveries } from "../../db/schema";
 import type { Env } from "../../env";
-import type { Statement } from "../../platform/batch";
+import { chunk, type Statement } from "../../platform/batch";
 import { config as settingsOf } from "../../platform/config";
 import { type Database, database, inJsonList } from "../../platform/db";
 import { newId, nowIso } from "../../platform/ids";
@@ -53,12 +53,18 @@ const EVENTS_SQL = `SELECT id, type, institution_id, fanned_out_at, created_at, 
 const HOOKS_SQL = `SELECT id, institution_id, events, url, secret_sealed, previous_secret_sealed, previous_secret_expires_at,
     consecutive_failures
   FROM webhooks WHERE institution_id IN (SELECT value FROM json_each(?1)) AND enabled = 1`;
-// One statement for any number of rows: the rows travel as one JSON parameter, not 7 each. A row
-// marked for a direct send is inserted claimed, its first attempt counted.
+// The rows travel as one JSON parameter, not 7 each. A row marked for a direct send is inserted
+// claimed, its first attempt counted.
 const INSERT_SQL = `INSERT INTO webhook_deliveries (id, webhook_id, event_id, event_type, status, attempt_count, claimed_until, next_attempt_at, created_at)
   SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, 'pending', value ->> 4, CASE WHEN value ->> 4 = 1 THEN ?2 END, ?3, ?4
   FROM json_each(?1) WHERE true
   ON CONFLICT DO NOTHING RETURNING id`;
+
+/**
+ * Rows per INSERT: a row is ~120 bytes of JSON, so ~240 KB per statement, far below D1's 2 MB per
+ * value even when a batch of packed event messages (up to 5,000 events) meets several webhooks.
+ */
+const ROWS_PER_INSERT = 2_000;
 
 interface OpenEvent {
   id: string;
@@ -146,10 +152,13 @@ async function insertDeliveries(
   events: OpenEvent[],
   at: { lease: number; now: number },
 ): Promise<{ toSend: ClaimedDelivery[]; toQueue: string[] }> {
-  const { results: inserted } = await d1
-    .prepare(INSERT_SQL)
-    .bind(JSON.stringify(plan.rows), at.lease, at.now, nowIso(at.now))
-    .all<{ id: string }>();
+  const statement = d1.prepare(INSERT_SQL);
+  const results = await d1.batch<{ id: string }>(
+    chunk(plan.rows, ROWS_PER_INSERT).map((rows) =>
+      statement.bind(JSON.stringify(rows), at.lease, at.now, nowIso(at.now)),
+    ),
+  );
+  const inserted = results.flatMap((r) => r.results);
   const toSend: ClaimedDelivery[] = [];
   let toQueue: string[] = [];
   for (const { id } of inserted) {

@@ -1,0 +1,218 @@
+import {
+  createExecutionContext,
+  createScheduledController,
+  env,
+  waitOnExecutionContext,
+} from "cloudflare:test";
+import { expect, it, vi } from "vitest";
+import worker from "../../src/index";
+import { MAX_EVENTS_PER_MESSAGE, publishEvents } from "../../src/platform/events";
+import { receiverEndpoint } from "../helpers/receiver";
+import { createTenant } from "../helpers/tenants";
+import { createWebhook, runQueue } from "./support";
+
+/** A producer that records each `sendBatch` call (and can be told to fail), instead of queueing. */
+class RecordingQueue {
+  calls: unknown[][] = [];
+  constructor(private readonly failWith?: Error) {}
+  async send(body: unknown) {
+    await this.sendBatch([{ body }]);
+  }
+  async sendBatch(messages: Iterable<{ body: unknown }>) {
+    if (this.failWith) throw this.failWith;
+    this.calls.push([...messages].map((m) => m.body));
+  }
+  get messages() {
+    return this.calls.flat() as { event_ids: string[] }[];
+  }
+}
+
+let sequence = 0;
+
+/** `count` committed outbox events of the institution that nothing has fanned out yet. */
+async function insertEvents(institutionId: string, count: number, ageMs = 0): Promise<string[]> {
+  sequence += 1;
+  const tag = `${Date.now().toString(36)}${sequence}`;
+  // Zero-padded, so the ids sort in creation order as real (ULID) ids do.
+  const ids = Array.from({ length: count }, (_, i) => `evt_pack_${tag}_${String(i).padStart(5, "0")}`);
+  const created = new Date(Date.now() - ageMs).toISOString().replace(/\.\d{3}Z$/, "Z");
+  await env.DB.prepare(
+    `INSERT INTO outbox_events (id, type, institution_id, payload, created_at)
+      SELECT value, 'member.created', ?2, '{}', ?3 FROM json_each(?1)`,
+  )
+    .bind(JSON.stringify(ids), institutionId, created)
+    .run();
+  return ids;
+}
+
+async function setup() {
+  const tenant = await createTenant();
+  const receiver = receiverEndpoint();
+  const hook = await createWebhook(tenant.admin, { url: receiver.url, events: ["*"] });
+  await receiver.configure({ secrets: [hook.secret] });
+  return { ...tenant, receiver, hook };
+}
+
+async function deliveryCount(eventIds: string[]): Promise<number> {
+  const row = await env.DB.prepare(
+    "SELECT count(*) AS n FROM webhook_deliveries WHERE event_id IN (SELECT value FROM json_each(?))",
+  )
+    .bind(JSON.stringify(eventIds))
+    .first<{ n: number }>();
+  return row?.n ?? 0;
+}
+
+it("publishing 250 events sends ceil(250 / 50) = 5 messages, ids in order, in one sendBatch call", async () => {
+  const queue = new RecordingQueue();
+  const ids = Array.from({ length: 250 }, (_, i) => `evt_${i}`);
+  await publishEvents({ ...env, EVENTS_QUEUE: queue as unknown as Queue }, ids);
+  expect(MAX_EVENTS_PER_MESSAGE).toBe(50);
+  expect(queue.calls).toHaveLength(1);
+  expect(queue.messages.map((m) => m.event_ids.length)).toEqual([50, 50, 50, 50, 50]);
+  expect(queue.messages.flatMap((m) => m.event_ids)).toEqual(ids);
+});
+
+it("publishing 10,000 events sends 200 messages in 2 sendBatch calls; 1 event is one message", async () => {
+  const queue = new RecordingQueue();
+  const bindings = { ...env, EVENTS_QUEUE: queue as unknown as Queue };
+  const ids = Array.from({ length: 10_000 }, (_, i) => `evt_${i}`);
+  await publishEvents(bindings, ids);
+  expect(queue.calls.map((c) => c.length)).toEqual([100, 100]);
+  expect(queue.messages.flatMap((m) => m.event_ids)).toEqual(ids);
+
+  queue.calls = [];
+  await publishEvents(bindings, ["evt_one"]);
+  expect(queue.calls).toEqual([[{ event_ids: ["evt_one"] }]]);
+  queue.calls = [];
+  await publishEvents(bindings, []);
+  expect(queue.calls).toEqual([]);
+});
+
+it("a failed publish does not throw: it is logged for the sweep to retry", async () => {
+  const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+  try {
+    const queue = new RecordingQueue(new Error("queue unavailable"));
+    await expect(
+      publishEvents({ ...env, EVENTS_QUEUE: queue as unknown as Queue }, ["evt_a", "evt_b"]),
+    ).resolves.toBeUndefined();
+    const logged = errors.mock.calls.map((c) => JSON.parse(String(c[0])));
+    expect(logged).toContainEqual(
+      expect.objectContaining({ message: "event publish failed; the sweep will retry", events: 2 }),
+    );
+  } finally {
+    errors.mockRestore();
+  }
+});
+
+it("the scheduled sweep re-publishes unpublished events packed the same way, oldest first", async () => {
+  const { institution } = await setup();
+  const ids = await insertEvents(institution.id, 120, 120_000);
+  const queue = new RecordingQueue();
+  const ctx = createExecutionContext();
+  await worker.scheduled!(
+    createScheduledController({ scheduledTime: Date.now(), cron: "* * * * *" }),
+    { ...env, EVENTS_QUEUE: queue as unknown as Queue },
+    ctx,
+  );
+  await waitOnExecutionContext(ctx);
+  expect(queue.calls).toHaveLength(1);
+  expect(queue.messages.map((m) => m.event_ids.length)).toEqual([50, 50, 20]);
+  expect(queue.messages.flatMap((m) => m.event_ids)).toEqual(ids);
+});
+
+it("a message carrying several events fans out each to the webhook exactly once, also when redelivered", async () => {
+  const { institution, receiver, hook } = await setup();
+  const ids = await insertEvents(institution.id, 7);
+  // Two messages whose ids overlap (as after a re-publish by the sweep): one delivery per event.
+  const first = await runQueue("lingua-events", [
+    { event_ids: ids.slice(0, 5) },
+    { event_ids: ids.slice(3) },
+  ]);
+  expect(first.explicitAcks).toHaveLength(2);
+  expect(first.retryMessages).toEqual([]);
+  const got = await receiver.waitFor(7);
+  expect(got.map((r) => JSON.parse(r.body).id).sort()).toEqual(ids);
+  expect(got.every((r) => r.headers["x-webhook-id"] === hook.id)).toBe(true);
+
+  // The same packed message again, twice in one batch and once more on its own: nothing is sent twice.
+  const again = await runQueue("lingua-events", [{ event_ids: ids }, { event_ids: ids }]);
+  expect(again.explicitAcks).toHaveLength(2);
+  const once = await runQueue("lingua-events", [{ event_ids: ids }]);
+  expect(once.explicitAcks).toHaveLength(1);
+  await new Promise((r) => setTimeout(r, 1500));
+  expect(await receiver.received()).toHaveLength(7);
+  expect(await deliveryCount(ids)).toBe(7);
+});
+
+it("an old-shape {event_id} message, queued before packing, is still consumed beside packed ones", async () => {
+  const { institution, receiver } = await setup();
+  const [old, packedA, packedB] = await insertEvents(institution.id, 3);
+  const run = await runQueue("lingua-events", [{ event_id: old }, { event_ids: [packedA, packedB] }]);
+  expect(run.explicitAcks).toHaveLength(2);
+  expect(run.retryMessages).toEqual([]);
+  const got = await receiver.waitFor(3);
+  expect(got.map((r) => JSON.parse(r.body).id).sort()).toEqual([old, packedA, packedB]);
+});
+
+it("a body that fits neither shape is dead-lettered at once; the batch's good messages are fanned out", async () => {
+  const { institution, receiver } = await setup();
+  const [good] = await insertEvents(institution.id, 1);
+  const deadLettered: unknown[] = [];
+  const dlq = { send: async (body: unknown) => void deadLettered.push(body) } as unknown as Queue;
+  const bad = [
+    { event_ids: [] },
+    { event_ids: Array.from({ length: MAX_EVENTS_PER_MESSAGE + 1 }, (_, i) => `evt_${i}`) },
+    { event_ids: ["evt_ok", 42] },
+    { event_ids: "evt_x" },
+    { event_id: "" },
+    { events: ["evt_y"] },
+  ];
+  const run = await runQueue("lingua-events", [...bad, { event_ids: [good] }], { EVENTS_DLQ: dlq });
+  expect(run.retryMessages).toEqual([]);
+  expect(run.explicitAcks).toHaveLength(bad.length + 1);
+  expect(deadLettered).toEqual(bad);
+  const [got] = await receiver.waitFor(1);
+  expect(JSON.parse(got!.body).id).toBe(good);
+
+  // The dead-letter queue's own consumer reads both shapes and acknowledges them.
+  const end = await runQueue("lingua-events-dlq", [{ event_ids: [good] }, { event_id: good }, { nope: 1 }]);
+  expect(end.explicitAcks).toHaveLength(3);
+  expect(end.retryMessages).toEqual([]);
+});
+
+it("a full batch of packed messages (100 × 50 events, 3 webhooks) is fanned out in one invocation", async () => {
+  const { admin, institution } = await createTenant();
+  const receiver = receiverEndpoint();
+  const hooks = [];
+  for (let h = 0; h < 3; h++)
+    hooks.push(await createWebhook(admin, { url: `${receiver.url}?h=${h}`, events: ["member.created"] }));
+  // Failing webhooks: every delivery goes to the (recorded) delivery queue, none is sent from here.
+  await env.DB.prepare("UPDATE webhooks SET consecutive_failures = 1 WHERE institution_id = ?")
+    .bind(institution.id)
+    .run();
+  const ids = await insertEvents(institution.id, 100 * MAX_EVENTS_PER_MESSAGE);
+  const deliveries = new RecordingQueue();
+  const messages = Array.from({ length: 100 }, (_, m) => ({
+    event_ids: ids.slice(m * MAX_EVENTS_PER_MESSAGE, (m + 1) * MAX_EVENTS_PER_MESSAGE),
+  }));
+  const overrides = { WEBHOOK_QUEUE: deliveries as unknown as Queue };
+  const run = await runQueue("lingua-events", messages, overrides);
+  expect(run.retryMessages).toEqual([]);
+  expect(run.explicitAcks).toHaveLength(100);
+  expect(await deliveryCount(ids)).toBe(15_000);
+  expect(deliveries.calls.flat()).toHaveLength(15_000);
+  const open = await env.DB.prepare(
+    "SELECT count(*) AS n FROM outbox_events WHERE id IN (SELECT value FROM json_each(?)) AND fanned_out_at IS NULL",
+  )
+    .bind(JSON.stringify(ids))
+    .first<{ n: number }>();
+  expect(open?.n).toBe(0);
+
+  // Delivered again (a retried batch): nothing new is written or queued.
+  deliveries.calls = [];
+  const again = await runQueue("lingua-events", messages, overrides);
+  expect(again.explicitAcks).toHaveLength(100);
+  expect(await deliveryCount(ids)).toBe(15_000);
+  expect(deliveries.calls).toEqual([]);
+  expect(await receiver.received()).toEqual([]);
+});
