@@ -49,6 +49,17 @@ describe("bulk upload", () => {
     expect(again.body.rows.every((r: any) => r.invitation_url === null)).toBe(true);
     const created = await outboxOf(id, "member.created");
     expect(created.filter((e) => [a, b].includes(e.email))).toHaveLength(2);
+    // The payload as a single create writes it: the catalogue's fields, external_id and groups.
+    expect(created.find((e) => e.email === a)).toEqual({
+      user_id: first.body.rows[0].member_id,
+      email: a,
+      name: "Ana Lima",
+      role: "instructor",
+      status: "invited",
+      external_id: "S-1",
+      groups: ["class-7b", "french"],
+      created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
+    });
   });
 
   it("updates by external_id, else by e-mail, and reports the changes as events", async () => {

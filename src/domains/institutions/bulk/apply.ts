@@ -61,10 +61,13 @@ const DELETE_GROUPS = `DELETE FROM member_groups WHERE user_id IN (SELECT value 
 const INSERT_GROUPS = `INSERT INTO member_groups (institution_id, user_id, group_name)
   SELECT ?2, value->>'$[0]', value->>'$[1]' FROM json_each(?1)`;
 const REVOKE_TOKENS = `UPDATE api_tokens SET revoked_at = ?2 WHERE revoked_at IS NULL AND user_id IN (SELECT value FROM json_each(?1))`;
-const INSERT_EVENTS = `INSERT INTO outbox_events (id, type, institution_id, user_id, payload, created_at)
-  SELECT value->>'id', value->>'type', ?2, value->>'user_id', value->>'payload', ?3 FROM json_each(?1)`;
+// JSON columns travel as nested JSON and are stored as the text of that part (`->`), not as strings
+// encoded twice: one JSON.stringify per chunk instead of one per row.
+export const INSERT_EVENTS = `INSERT INTO outbox_events (id, type, institution_id, user_id, payload, created_at)
+  SELECT value->>'id', value->>'type', ?2, value->>'user_id', value->'payload', ?3 FROM json_each(?1)`;
 const INSERT_REPORT = `INSERT INTO bulk_job_rows (job_id, line, email, external_id, outcome, errors, user_id, invitation_due, cells)
-  SELECT ?2, value->>'line', value->>'email', value->>'external_id', value->>'outcome', value->>'errors', value->>'user_id', value->>'due', value->>'cells'
+  SELECT ?2, value->>'line', value->>'email', value->>'external_id', value->>'outcome', value->'errors', value->>'user_id', value->>'due',
+    CASE WHEN value->>'cells' IS NULL THEN NULL ELSE value->'cells' END
   FROM json_each(?1) WHERE true ON CONFLICT DO NOTHING`;
 const ADVANCE = `UPDATE bulk_jobs SET next_row = ?3, created = created + ?4, updated = updated + ?5, unchanged = unchanged + ?6,
   rejected = rejected + ?7, heartbeat_at = ?8 WHERE id = ?1 AND next_row = ?2`;
@@ -146,10 +149,10 @@ async function collectChunk(target: ChunkTarget, planned: readonly PlannedRow[])
       email: p.row.email,
       external_id: p.row.externalId,
       outcome: p.outcome,
-      errors: json(p.errors),
+      errors: p.errors,
       user_id: m?.id ?? null,
       due: due ? 1 : 0,
-      cells: p.outcome === "rejected" ? json(p.row.cells) : null,
+      cells: p.outcome === "rejected" ? p.row.cells : null,
     });
   }
   // Hashing is asynchronous in WebCrypto: the chunk's tokens are minted side by side.
@@ -179,7 +182,7 @@ function memberStatements(d1: D1Database, target: ChunkTarget, payload: ChunkPay
       id: e.id,
       type: e.type,
       user_id: e.userId,
-      payload: json(e.payload),
+      payload: e.payload,
     }));
     bind(INSERT_EVENTS, json(rows), institutionId, now);
     payload.result.eventIds = payload.events.map((e) => e.id);

@@ -7,7 +7,7 @@ import { nowIso } from "../../../platform/ids";
 import { memberUpdated } from "../member-events";
 import { tokensRevokedAt } from "../member-tokens";
 import { refreshPrincipals, revokeGates } from "../principal-refresh";
-import { applyChunk, type ChunkResult } from "./apply";
+import { applyChunk, type ChunkResult, INSERT_EVENTS } from "./apply";
 import type { CsvRow, ParsedCsv } from "./csv";
 import { type BulkJob, findJob } from "./jobs";
 import { emailsTakenElsewhere, type IndexedMember, MemberIndex, type PlannedRow, planRows } from "./plan";
@@ -145,8 +145,6 @@ export function membersToSuspend(
 const FINISH_GUARD = `SELECT json(CASE WHEN EXISTS (SELECT 1 FROM bulk_jobs WHERE id = ?1 AND next_row = total_rows AND status = 'processing') THEN '1' ELSE 'guard failed' END)`;
 const SUSPEND = `UPDATE users SET status = 'suspended', updated_at = ?3 WHERE institution_id = ?2 AND status IN ('invited', 'active') AND id IN (SELECT value FROM json_each(?1))`;
 const REVOKE = `UPDATE api_tokens SET revoked_at = ?2 WHERE revoked_at IS NULL AND user_id IN (SELECT value FROM json_each(?1))`;
-const EVENTS = `INSERT INTO outbox_events (id, type, institution_id, user_id, payload, created_at)
-  SELECT value->>'id', value->>'type', ?2, value->>'user_id', value->>'payload', ?3 FROM json_each(?1)`;
 const COMPLETE = `UPDATE bulk_jobs SET status = 'completed', suspended = ?2, completed_at = ?3, heartbeat_at = ?4, r2_key = NULL WHERE id = ?1 AND status = 'processing'`;
 
 /**
@@ -172,12 +170,12 @@ async function finishJob(
       id: e.id,
       type: e.type,
       user_id: e.userId,
-      payload: JSON.stringify(e.payload),
+      payload: e.payload,
     }));
     statements.push(
       d1.prepare(SUSPEND).bind(ids, job.institutionId, now),
       d1.prepare(REVOKE).bind(ids, now),
-      d1.prepare(EVENTS).bind(JSON.stringify(eventRows), job.institutionId, now),
+      d1.prepare(INSERT_EVENTS).bind(JSON.stringify(eventRows), job.institutionId, now),
     );
   }
   statements.push(d1.prepare(COMPLETE).bind(job.id, suspend.length, now, Date.now()));
