@@ -1,15 +1,16 @@
 import { sweepExports } from "./domains/exports/sweep";
 import { sweepLti } from "./domains/lti/sweep";
 import { purgePastWeeks } from "./domains/progress/sweep";
-import { purgeOldEvents, requeueStalledDeliveries, requeueUnpublishedEvents } from "./domains/webhooks/sweep";
+import { purgeOldEvents, requeueStalledDeliveries } from "./domains/webhooks/sweep";
 import type { Env } from "./env";
 import { resealLegacyValues } from "./platform/crypto/sealed-values";
 import { purgeExpiredIdempotencyKeys } from "./platform/http/idempotency";
+import { requeueUndispatchedEvents } from "./platform/outbox-sweep";
 
 /** The minute cron's sweeps; each is independent, so one failing does not stop the others. */
 const SWEEPS: { name: string; run: (env: Env, now: number) => Promise<unknown> }[] = [
   { name: "idempotency-keys", run: (env) => purgeExpiredIdempotencyKeys(env.DB) },
-  { name: "unpublished-events", run: requeueUnpublishedEvents },
+  { name: "undispatched-events", run: requeueUndispatchedEvents },
   { name: "stalled-deliveries", run: requeueStalledDeliveries },
   { name: "old-events", run: purgeOldEvents },
   { name: "exports", run: sweepExports },

@@ -1,5 +1,9 @@
+import { and, isNull } from "drizzle-orm";
+import { outboxEvents } from "../db/schema";
 import type { Env } from "../env";
+import { database, inJsonList } from "./db";
 import { EventMessage } from "./events";
+import { nowIso } from "./ids";
 import { parseMessage } from "./queue";
 
 /**
@@ -15,8 +19,11 @@ export interface OutboxSubscriber {
 
 /**
  * A consumer of the events queue over `subscribers`. All of them get every event of the batch (every
- * id of every message, in one call each); when any fails, the batch's messages are retried (the others
- * do nothing again) and the failure is logged.
+ * id of every message, in one call each). When all succeed, the events are marked dispatched and the
+ * messages acknowledged; when any fails, nothing is marked, the batch's messages are retried (the
+ * others do nothing again) and the failure is logged. An event left unmarked — also one whose
+ * messages ran out of retries — is sent again by the sweep (outbox-sweep.ts), so each subscriber
+ * gets every event at least once.
  */
 export function outboxDispatcher(subscribers: readonly OutboxSubscriber[]) {
   return async function dispatchEvents(batch: MessageBatch<unknown>, env: Env): Promise<void> {
@@ -37,6 +44,14 @@ export function outboxDispatcher(subscribers: readonly OutboxSubscriber[]) {
     const failed = results.flatMap((r, i) =>
       r.status === "rejected" ? [{ name: subscribers[i]?.name, error: String(r.reason) }] : [],
     );
+    if (failed.length === 0) {
+      try {
+        await markDispatched(env.DB, eventIds, Date.now());
+      } catch (error) {
+        // Retrying repeats only idempotent work; acknowledging would leave the sweep to send it again.
+        failed.push({ name: "dispatched-marker", error: String(error) });
+      }
+    }
     if (failed.length > 0)
       console.error(
         JSON.stringify({
@@ -48,4 +63,15 @@ export function outboxDispatcher(subscribers: readonly OutboxSubscriber[]) {
       );
     for (const { message } of parsed) failed.length > 0 ? message.retry() : message.ack();
   };
+}
+
+/**
+ * Every subscriber has these events: one statement for the whole batch (up to 5,000 ids as one JSON
+ * parameter). An id marked before (a redelivery) keeps its first time.
+ */
+async function markDispatched(d1: D1Database, eventIds: string[], now: number): Promise<void> {
+  await database(d1)
+    .update(outboxEvents)
+    .set({ dispatchedAt: nowIso(now) })
+    .where(and(inJsonList(outboxEvents.id, eventIds), isNull(outboxEvents.dispatchedAt)));
 }

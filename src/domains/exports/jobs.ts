@@ -267,6 +267,7 @@ async function writeWithEvent(
         createdAt: sql<string>`${event.createdAt}`.as("created_at"),
         fannedOutAt: sql<string | null>`NULL`.as("fanned_out_at"),
         requeuedAt: sql<number | null>`NULL`.as("requeued_at"),
+        dispatchedAt: sql<string | null>`NULL`.as("dispatched_at"),
       })
       .from(exportJobs)
       .where(and(eq(exportJobs.id, jobId), sql`changes() = 1`)),

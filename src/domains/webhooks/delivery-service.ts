@@ -211,8 +211,9 @@ export async function sendTestPing(env: Env, webhook: WebhookRow) {
     userId: null,
     payload: { webhook_id: webhook.id, message: EVENT_EXAMPLES.ping.message },
     createdAt: nowIso(now),
-    // Never fanned out: a ping goes to this webhook only.
+    // Never fanned out nor dispatched (so never swept): a ping goes to this webhook only.
     fannedOutAt: nowIso(now),
+    dispatchedAt: nowIso(now),
   };
   // Inserted already claimed for its one attempt: no queue message exists for it.
   const delivery: DeliveryRow = {
