@@ -1,6 +1,19 @@
-import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
+import {
+  createExecutionContext,
+  createMessageBatch,
+  createScheduledController,
+  env,
+  getQueueResult,
+  waitOnExecutionContext,
+} from "cloudflare:test";
 import { expect, it } from "vitest";
+import worker from "../../src/index";
 import { outboxDispatcher } from "../../src/platform/outbox-dispatch";
+import { createPublishedCourse } from "../helpers/progress-fixture";
+import { receiverEndpoint } from "../helpers/receiver";
+import { createTenant } from "../helpers/tenants";
+import { createWebhook, runQueue, waitUntil } from "../webhooks/support";
+import { LTI, launch, registerPlatform } from "./support";
 
 function batchOf(bodies: unknown[]) {
   return createMessageBatch(
@@ -65,4 +78,176 @@ it("retries every message of a batch of packed messages when a subscriber fails"
   const result = await getQueueResult(batch, ctx);
   expect(result.retryMessages.map((m: { msgId: string }) => m.msgId).sort()).toEqual(["m0", "m1", "m2"]);
   expect(result.explicitAcks).toEqual([]);
+});
+
+/** A producer that records what is sent to it instead of queueing (the events queue, for the sweep). */
+function recordingQueue() {
+  const sent: { event_ids: string[] }[] = [];
+  const queue = {
+    send: async (body: { event_ids: string[] }) => void sent.push(body),
+    sendBatch: async (messages: Iterable<{ body: { event_ids: string[] } }>) => {
+      for (const m of messages) sent.push(m.body);
+    },
+  };
+  return { queue: queue as unknown as Queue, sent, ids: () => sent.flatMap((m) => m.event_ids) };
+}
+
+/** The minute cron as the runtime runs it, its events queue recorded: the ids it re-published. */
+async function sweep(): Promise<string[][]> {
+  const recorded = recordingQueue();
+  const ctx = createExecutionContext();
+  await worker.scheduled(
+    createScheduledController({ scheduledTime: Date.now(), cron: "* * * * *" }),
+    { ...env, EVENTS_QUEUE: recorded.queue },
+    ctx,
+  );
+  await waitOnExecutionContext(ctx);
+  return recorded.sent.map((m) => m.event_ids);
+}
+
+let sequence = 0;
+
+/** Committed outbox events, two minutes old, never dispatched (as if their messages had been lost). */
+async function insertEvents(count: number): Promise<string[]> {
+  sequence += 1;
+  const ids = Array.from({ length: count }, (_, i) => `evt_dsp_${Date.now().toString(36)}${sequence}_${i}`);
+  const created = new Date(Date.now() - 120_000).toISOString().replace(/\.\d{3}Z$/, "Z");
+  await env.DB.prepare(
+    `INSERT INTO outbox_events (id, type, institution_id, payload, created_at)
+      SELECT value, 'member.created', NULL, '{}', ?2 FROM json_each(?1)`,
+  )
+    .bind(JSON.stringify(ids), created)
+    .run();
+  return ids;
+}
+
+async function dispatchedAt(ids: string[]): Promise<(string | null)[]> {
+  const { results } = await env.DB.prepare(
+    "SELECT dispatched_at FROM outbox_events WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id",
+  )
+    .bind(JSON.stringify(ids))
+    .all<{ dispatched_at: string | null }>();
+  expect(results).toHaveLength(ids.length);
+  return results.map((r) => r.dispatched_at);
+}
+
+it("a batch that every subscriber took marks its events dispatched, and the sweep leaves them alone", async () => {
+  const ids = await insertEvents(3);
+  const dispatch = outboxDispatcher([
+    { name: "a", deliver: async () => {} },
+    { name: "b", deliver: async () => {} },
+  ]);
+  const batch = batchOf([{ event_ids: ids.slice(0, 2) }, { event_ids: ids.slice(2) }]);
+  const ctx = createExecutionContext();
+  await dispatch(batch, env);
+  expect((await getQueueResult(batch, ctx)).explicitAcks.sort()).toEqual(["m0", "m1"]);
+  const marked = await dispatchedAt(ids);
+  expect(marked.every((at) => typeof at === "string" && !Number.isNaN(Date.parse(at)))).toBe(true);
+  expect((await sweep()).flat().filter((id) => ids.includes(id))).toEqual([]);
+
+  // Redelivered: still acknowledged, and the first time stays.
+  const again = batchOf([{ event_ids: ids }]);
+  await new Promise((r) => setTimeout(r, 1100));
+  await dispatch(again, env);
+  expect(await dispatchedAt(ids)).toEqual(marked);
+});
+
+it("an event one subscriber failed on stays undispatched; the sweep hands it to every subscriber again", async () => {
+  const ids = await insertEvents(2);
+  let lmsUp = false;
+  const got: Record<string, string[]> = { webhooks: [], lms: [] };
+  const dispatch = outboxDispatcher([
+    { name: "webhooks", deliver: async (_env, eventIds) => void got.webhooks!.push(...eventIds) },
+    {
+      name: "lms",
+      deliver: async (_env, eventIds) => {
+        if (!lmsUp) throw new Error("LMS queue unavailable");
+        got.lms!.push(...eventIds);
+      },
+    },
+  ]);
+  // Every retry fails, until the message is dead-lettered: nothing is marked.
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const batch = batchOf([{ event_ids: ids }]);
+    const ctx = createExecutionContext();
+    await dispatch(batch, env);
+    expect((await getQueueResult(batch, ctx)).retryMessages).toHaveLength(1);
+  }
+  expect(await dispatchedAt(ids)).toEqual([null, null]);
+
+  // The sweep re-publishes them (and only once within its five minutes).
+  const republished = await sweep();
+  expect(republished.flat()).toEqual(expect.arrayContaining(ids));
+  expect((await sweep()).flat().filter((id) => ids.includes(id))).toEqual([]);
+
+  lmsUp = true;
+  const batch = batchOf(republished.map((eventIds) => ({ event_ids: eventIds })));
+  const ctx = createExecutionContext();
+  await dispatch(batch, env);
+  expect((await getQueueResult(batch, ctx)).retryMessages).toEqual([]);
+  expect(got.lms).toEqual(expect.arrayContaining(ids));
+  expect((await dispatchedAt(ids)).every((at) => at !== null)).toBe(true);
+});
+
+it("a completion whose webhook went out but whose passback failed until dead-lettered still reaches the LMS, the webhook once", async () => {
+  const tenant = await createTenant();
+  const reg = await registerPlatform(tenant.admin);
+  await reg.platform.learnToolKeys();
+  await reg.platform.configure({ line_item_maximum: 40 });
+  const course = await createPublishedCourse({ lessons: 1, blocksPerLesson: 1, itemsPerBlock: 2 });
+  const lessonId = course.lessons[0]!.id;
+  const launched = await launch(reg, { [`${LTI}custom`]: { lingua_lesson_id: lessonId } });
+  expect(launched.res.status).toBe(200);
+  // Created after the launch and for completions only, so this test's event is all it receives.
+  const receiver = receiverEndpoint();
+  const hook = await createWebhook(tenant.admin, { url: receiver.url, events: ["lesson.completed"] });
+  await receiver.configure({ secrets: [hook.secret] });
+
+  // The learner's completion, committed two minutes ago; its queue message is handed over below.
+  const eventId = `evt_lti_${Date.now().toString(36)}`;
+  const created = new Date(Date.now() - 120_000).toISOString().replace(/\.\d{3}Z$/, "Z");
+  await env.DB.prepare(
+    "INSERT INTO outbox_events (id, type, institution_id, user_id, payload, created_at) VALUES (?, 'lesson.completed', ?, ?, ?, ?)",
+  )
+    .bind(
+      eventId,
+      tenant.institution.id,
+      launched.body.launch.user_id,
+      JSON.stringify({ user_id: launched.body.launch.user_id, lesson_id: lessonId, score: 0.75 }),
+      created,
+    )
+    .run();
+
+  // The passback queue refuses every send: the webhook goes out, the LTI subscriber fails, the
+  // message is retried (as it would be until it is dead-lettered).
+  const down = { sendBatch: async () => Promise.reject(new Error("queue unavailable")) } as unknown as Queue;
+  const failed = await runQueue("lingua-events", [{ event_ids: [eventId] }], { LTI_PASSBACK_QUEUE: down });
+  expect(failed.retryMessages).toHaveLength(1);
+  const [delivered] = await receiver.waitFor(1);
+  expect(JSON.parse(delivered!.body).id).toBe(eventId);
+  const row = await env.DB.prepare("SELECT fanned_out_at, dispatched_at FROM outbox_events WHERE id = ?")
+    .bind(eventId)
+    .first<{ fanned_out_at: string | null; dispatched_at: string | null }>();
+  expect(row?.fanned_out_at).not.toBeNull();
+  expect(row?.dispatched_at).toBeNull();
+
+  // The sweep re-publishes it; the events consumer then gets the score to the LMS.
+  const republished = await sweep();
+  expect(republished.flat()).toContain(eventId);
+  const run = await runQueue(
+    "lingua-events",
+    republished.map((ids) => ({ event_ids: ids })),
+  );
+  expect(run.retryMessages).toEqual([]);
+  const [score] = await waitUntil(async () => {
+    const got = (await reg.platform.state()).score_requests;
+    return got.length > 0 ? got : null;
+  });
+  expect(score!.body).toMatchObject({ userId: launched.body.launch.sub, scoreGiven: 30, scoreMaximum: 40 });
+  expect(await dispatchedAt([eventId])).not.toEqual([null]);
+
+  // The webhook was not sent a second time.
+  await new Promise((r) => setTimeout(r, 1500));
+  expect(await receiver.received()).toHaveLength(1);
+  expect((await reg.platform.state()).score_requests).toHaveLength(1);
 });

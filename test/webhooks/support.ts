@@ -55,8 +55,8 @@ import worker from "../../src/index";
 let sequence = 0;
 
 /**
- * An event and its delivery to `webhookId`, written straight to D1 with no queue message, so a test
- * can hand the delivery to the consumer itself (and nothing else races it).
+ * An event (already dispatched) and its delivery to `webhookId`, written straight to D1 with no queue
+ * message, so a test can hand the delivery to the consumer itself (and nothing else races it).
  */
 export async function insertDelivery(
   webhookId: string,
@@ -71,8 +71,16 @@ export async function insertDelivery(
   const type = options.type ?? "lesson.completed";
   await env.DB.batch([
     env.DB.prepare(
-      "INSERT INTO outbox_events (id, type, institution_id, user_id, payload, created_at, fanned_out_at) VALUES (?, ?, ?, NULL, ?, ?, ?)",
-    ).bind(eventId, type, institutionId, JSON.stringify({ lesson_id: "les_x", tag }), created, created),
+      "INSERT INTO outbox_events (id, type, institution_id, user_id, payload, created_at, fanned_out_at, dispatched_at) VALUES (?, ?, ?, NULL, ?, ?, ?, ?)",
+    ).bind(
+      eventId,
+      type,
+      institutionId,
+      JSON.stringify({ lesson_id: "les_x", tag }),
+      created,
+      created,
+      created,
+    ),
     env.DB.prepare(
       "INSERT INTO webhook_deliveries (id, webhook_id, event_id, event_type, status, attempt_count, next_attempt_at, created_at, completed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
     ).bind(
