@@ -1,0 +1,66 @@
+import { env } from "cloudflare:test";
+import { expect, it } from "vitest";
+import { database } from "../../src/platform/db";
+import { undispatchedEvents } from "../../src/platform/outbox-sweep";
+import { callJson } from "../helpers/api";
+import { receiverEndpoint } from "../helpers/receiver";
+import { createTenant } from "../helpers/tenants";
+import { createWebhook } from "../webhooks/support";
+
+const BACKFILL = "outbox_dispatched_backfill";
+
+it("the back-fill marks events fanned out before the marker existed as dispatched, and only those", async () => {
+  const fannedOut = "2026-11-01T10:00:00Z";
+  const insert = env.DB.prepare(
+    "INSERT INTO outbox_events (id, type, payload, created_at, fanned_out_at, dispatched_at) VALUES (?, 'member.created', '{}', ?, ?, ?)",
+  );
+  await env.DB.batch([
+    insert.bind("evt_bf_fanned", "2026-11-01T09:59:00Z", fannedOut, null),
+    insert.bind("evt_bf_open", "2026-11-01T09:59:00Z", null, null),
+    insert.bind("evt_bf_marked", "2026-11-01T09:59:00Z", fannedOut, "2026-11-01T10:05:00Z"),
+  ]);
+  const migration = env.TEST_MIGRATIONS.find((m) => m.name.includes(BACKFILL));
+  if (!migration) throw new Error(`no ${BACKFILL} migration`);
+  await env.DB.batch(migration.queries.map((q) => env.DB.prepare(q)));
+  const { results } = await env.DB.prepare(
+    "SELECT id, dispatched_at FROM outbox_events WHERE id LIKE 'evt_bf_%' ORDER BY id",
+  ).all();
+  expect(results).toEqual([
+    { id: "evt_bf_fanned", dispatched_at: fannedOut },
+    { id: "evt_bf_marked", dispatched_at: "2026-11-01T10:05:00Z" },
+    { id: "evt_bf_open", dispatched_at: null },
+  ]);
+});
+
+it("outbox_events has one partial index for the sweep, which the sweep's scan reads", async () => {
+  const { results: indexes } = await env.DB.prepare(
+    "SELECT name FROM pragma_index_list('outbox_events') WHERE origin = 'c' ORDER BY name",
+  ).all<{ name: string }>();
+  expect(indexes.map((i) => i.name)).toEqual([
+    "outbox_events_created_idx",
+    "outbox_events_institution_idx",
+    "outbox_events_type_idx",
+    "outbox_events_undispatched_idx",
+  ]);
+  const scan = undispatchedEvents(database(env.DB), Date.now()).toSQL();
+  const { results: plan } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${scan.sql}`)
+    .bind(...scan.params)
+    .all<{ detail: string }>();
+  expect(plan.map((p) => p.detail).join("\n")).toContain("outbox_events_undispatched_idx");
+});
+
+it("a test ping's event is written dispatched: the sweep never re-sends it", async () => {
+  const { admin } = await createTenant();
+  const receiver = receiverEndpoint();
+  const hook = await createWebhook(admin, { url: receiver.url, events: ["lesson.completed"] });
+  const ping = await callJson(`/api/integrations/webhooks/${hook.id}/test`, {
+    token: admin.token,
+    method: "POST",
+  });
+  expect(ping.res.status).toBe(200);
+  const row = await env.DB.prepare("SELECT type, dispatched_at FROM outbox_events WHERE id = ?")
+    .bind(ping.body.event_id)
+    .first<{ type: string; dispatched_at: string | null }>();
+  expect(row?.type).toBe("ping");
+  expect(row?.dispatched_at).not.toBeNull();
+});
