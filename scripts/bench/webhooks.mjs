@@ -36,6 +36,8 @@ import {
 } from "./lib.mjs";
 import { seedBenchTenant } from "./seed.mjs";
 
+/** As MAX_EVENTS_PER_MESSAGE in src/platform/events.ts. */
+const EVENTS_PER_MESSAGE = 50;
 const LATENCY_SAMPLES = Number(process.env.BENCH_WEBHOOK_SAMPLES || 50);
 const BURST_EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS || 10_000);
 const BURST_WEBHOOKS = 10;
@@ -361,10 +363,11 @@ export async function runWebhooks({ config: wranglerConfig, scriptPath, log = (m
       );
       const cpuBefore = workerdCpuSeconds();
       const started = performance.now();
-      for (let i = 0; i < ids.length; i += 100)
-        await producer.sendBatch(
-          ids.slice(i, i + 100).map((id) => ({ body: { event_id: id }, contentType: "json" })),
-        );
+      // Published as publishEvents does: up to 50 event ids per message, 100 messages per sendBatch.
+      const messages = [];
+      for (let i = 0; i < ids.length; i += EVENTS_PER_MESSAGE)
+        messages.push({ body: { event_ids: ids.slice(i, i + EVENTS_PER_MESSAGE) }, contentType: "json" });
+      for (let i = 0; i < messages.length; i += 100) await producer.sendBatch(messages.slice(i, i + 100));
       const alongside = whileDraining?.(() => receiver.state.byDelivery.size < expected);
       await waitFor(
         () => receiver.state.byDelivery.size >= expected,
