@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import worker from "../../src/index";
 import { seal } from "../../src/platform/crypto/sealing";
 import { HeldQueue } from "../exports/support";
-import { createTenant } from "../helpers/tenants";
+import { createTenant, mintToken } from "../helpers/tenants";
 import {
   acceptInvitation,
   bulkPath,
@@ -194,16 +194,31 @@ describe("bulk upload through the queue", () => {
     });
     expect(reinvited.res.status).toBe(201);
 
+    // The member of line 4 is removed and the one of line 5 suspended before anybody read their rows.
+    for (const [ext, change] of [
+      [`${tag}-2`, "DELETE"],
+      [`${tag}-3`, "PATCH"],
+    ] as const) {
+      const found = await callJson(`${membersPath(id)}?external_id=${ext}`, { token: tenant.admin.token });
+      const res = await call(`${membersPath(id)}/${found.body.data[0].id}`, {
+        method: change,
+        token: tenant.admin.token,
+        ...(change === "PATCH" ? { body: { status: "suspended" } } : {}),
+      });
+      expect(res.status, ext).toBe(change === "DELETE" ? 204 : 200);
+    }
+
     // Two readers of the same page at once: every invitation reaches exactly one of them.
     const [a, b] = await Promise.all([
       callJson(`${jobPath}?per_page=20&page=1`, { token: tenant.admin.token }),
       callJson(`${jobPath}?per_page=20&page=1`, { token: tenant.admin.token }),
     ]);
     const urls = [...a.body.rows, ...b.body.rows].filter((r: any) => r.invitation_url);
-    // Line 2 was shown by the first read and line 3's member had been re-invited: 18 left on the page.
-    expect(urls).toHaveLength(18);
-    expect(new Set(urls.map((r: any) => r.line)).size).toBe(18);
-    expect(urls.some((r: any) => r.line === 3)).toBe(false);
+    // Line 2 was shown by the first read, line 3's member had been re-invited, line 4's removed and
+    // line 5's suspended: 16 left on the page.
+    expect(urls).toHaveLength(16);
+    expect(new Set(urls.map((r: any) => r.line)).size).toBe(16);
+    expect(urls.some((r: any) => [3, 4, 5].includes(r.line))).toBe(false);
 
     // The minted invitations work, once; the re-invite was not replaced.
     const accepted = await acceptInvitation(invitationToken(first.body.rows[0].invitation_url));
@@ -213,6 +228,39 @@ describe("bulk upload through the queue", () => {
     expect((await acceptInvitation(invitationToken(urls[0].invitation_url))).res.status).toBe(400);
     const viaReinvite = await acceptInvitation(invitationToken(reinvited.body.invitation_url));
     expect(viaReinvite.res.status, JSON.stringify(viaReinvite.body)).toBe(200);
+  });
+
+  it("shows invitation URLs only to readers who may issue them; the others use none up", async () => {
+    const tenant = await createTenant();
+    const id = tenant.institution.id;
+    const queue = new HeldQueue();
+    const bindings = held(queue);
+    const tag = uniqueEmail("p").split("@")[0]!;
+    // Line 2 an institution admin, the rest learners.
+    const csv = rowsCsv(1001, tag).replace(`${tag}-0,year-0`, `${tag}-0,year-0,institution_admin`);
+    const withRole = csv.replace("email,name,external_id,groups", "email,name,external_id,groups,role");
+    const upload = await uploadCsv(tenant.admin.token, id, withRole, "", bindings);
+    expect(upload.res.status, JSON.stringify(upload.body)).toBe(202);
+    while (queue.messages.length > 0) expect((await deliver(bindings, queue.take())).acked).toBe(true);
+    const jobPath = upload.res.headers.get("Location")!;
+    const page = `${jobPath}?per_page=3`;
+
+    const readOnly = await mintToken(tenant.admin, ["members:read"]);
+    for (const token of [tenant.instructor.token, readOnly.token]) {
+      const read = await callJson(page, { token });
+      expect(read.res.status).toBe(200);
+      expect(read.body.rows.map((r: any) => r.invitation_url)).toEqual([null, null, null]);
+    }
+    // Somebody who may issue them then gets every one, the admin's too, once.
+    const byAdmin = await callJson(page, { token: tenant.admin.token });
+    expect(byAdmin.body.rows.every((r: any) => typeof r.invitation_url === "string")).toBe(true);
+    const again = await callJson(page, { token: tenant.admin.token });
+    expect(again.body.rows.map((r: any) => r.invitation_url)).toEqual([null, null, null]);
+    expect(
+      (await acceptInvitation(invitationToken(byAdmin.body.rows[0].invitation_url))).body.user,
+    ).toMatchObject({
+      role: "institution_admin",
+    });
   });
 
   it("still shows, once, an invitation sealed into a report row before invitations were minted on read", async () => {

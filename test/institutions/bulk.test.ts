@@ -1,3 +1,4 @@
+import { env } from "cloudflare:test";
 import { parse } from "csv-parse/sync";
 import { describe, expect, it } from "vitest";
 import { createTenant, mintToken } from "../helpers/tenants";
@@ -153,6 +154,7 @@ describe("bulk upload", () => {
       ["  \r\n", /empty/],
       ["name,role\r\nAna,learner\r\n", /no `email` column/],
       ["email,name\r\n", /no data rows/],
+      [`email,name\r\nx@y.test,${"n".repeat(70_000)}\r\n`, /not valid CSV: .*65536/],
     ] as const) {
       const res = await uploadCsv(tenant.admin.token, id, body);
       expect(res.res.status, String(message)).toBe(422);
@@ -168,6 +170,28 @@ describe("bulk upload", () => {
     const json = await callJson(bulkPath(id), { token: tenant.admin.token, body: { email: "x@y.test" } });
     expect(json.res.status).toBe(415);
     expect(await allMembers(tenant.admin.token, id)).toHaveLength(3);
+  });
+
+  it("writes rows that outgrow one bound value in several statements, each row once", async () => {
+    const tenant = await createTenant();
+    const id = tenant.institution.id;
+    const tag = uniqueEmail("wide").split("@")[0]!;
+    // 1,000 members with 40 groups of 100 characters: each table's rows come to about 4 MB of JSON,
+    // above D1's 2 MB per bound value, so every insert is split.
+    const groups = Array.from({ length: 40 }, (_, g) => `${String(g).padStart(2, "0")}${"g".repeat(98)}`);
+    const lines = ["email,external_id,groups"];
+    for (let i = 0; i < 1000; i++) lines.push(`${tag}-${i}@bulk.test,${tag}-${i},${groups.join(";")}`);
+    const upload = await uploadCsv(tenant.admin.token, id, `${lines.join(CRLF)}${CRLF}`);
+    expect(upload.res.status, JSON.stringify(upload.body).slice(0, 300)).toBe(200);
+    expect(upload.body.counts).toMatchObject({ created: 1000, rejected: 0 });
+    const count = async (sql: string) => (await env.DB.prepare(sql).bind(id).first<{ n: number }>())?.n;
+    expect(await count("SELECT count(*) AS n FROM users WHERE institution_id = ?")).toBe(1003);
+    expect(await count("SELECT count(*) AS n FROM member_groups WHERE institution_id = ?")).toBe(40_000);
+    expect(await count("SELECT count(*) AS n FROM invitations WHERE institution_id = ?")).toBe(1000);
+    const created = await outboxOf(id, "member.created");
+    expect(created).toHaveLength(1000);
+    expect(created.every((e) => e.groups.length === 40)).toBe(true);
+    expect(upload.body.rows_meta?.total ?? upload.body.rows.length).toBe(1000);
   });
 
   it("accepts multipart with a file part and a OneRoster users.csv", async () => {

@@ -1,5 +1,6 @@
 import type { Env } from "../../../env";
 import { DECOY_PASSWORD_HASH } from "../../../platform/crypto/passwords";
+import { jsonArrays } from "../../../platform/db";
 import type { OutboxRow } from "../../../platform/events";
 import { mintInvitation } from "../invitations";
 import { memberCreated, memberUpdated } from "../member-events";
@@ -39,8 +40,6 @@ export interface ChunkTarget {
   now: string;
 }
 
-const json = (value: unknown) => JSON.stringify(value);
-
 /** Fails the batch unless the job is still at this chunk's checkpoint: a chunk is applied once. */
 const CHECKPOINT_GUARD = `SELECT json(CASE WHEN EXISTS (SELECT 1 FROM bulk_jobs WHERE id = ?1 AND next_row = ?2 AND status = 'processing') THEN '1' ELSE 'guard failed' END)`;
 const SEAT_GUARD = `SELECT json(CASE WHEN (SELECT seats FROM institutions WHERE id = ?1) IS NULL
@@ -62,7 +61,7 @@ const INSERT_GROUPS = `INSERT INTO member_groups (institution_id, user_id, group
   SELECT ?2, value->>'$[0]', value->>'$[1]' FROM json_each(?1)`;
 const REVOKE_TOKENS = `UPDATE api_tokens SET revoked_at = ?2 WHERE revoked_at IS NULL AND user_id IN (SELECT value FROM json_each(?1))`;
 // JSON columns travel as nested JSON and are stored as the text of that part (`->`), not as strings
-// encoded twice: one JSON.stringify per chunk instead of one per row.
+// encoded twice.
 export const INSERT_EVENTS = `INSERT INTO outbox_events (id, type, institution_id, user_id, payload, created_at)
   SELECT value->>'id', value->>'type', ?2, value->>'user_id', value->'payload', ?3 FROM json_each(?1)`;
 const INSERT_REPORT = `INSERT INTO bulk_job_rows (job_id, line, email, external_id, outcome, errors, user_id, invitation_due, cells)
@@ -169,25 +168,25 @@ async function mintFor(payload: ChunkPayload, userId: string, line: number): Pro
 function memberStatements(d1: D1Database, target: ChunkTarget, payload: ChunkPayload): D1PreparedStatement[] {
   const { institutionId, now } = target;
   const statements: D1PreparedStatement[] = [];
-  const bind = (sql: string, ...values: unknown[]) => statements.push(d1.prepare(sql).bind(...values));
-  if (payload.created.length > 0)
-    bind(INSERT_USERS, json(payload.created), institutionId, DECOY_PASSWORD_HASH, now);
-  if (payload.invitations.length > 0) bind(INSERT_INVITATIONS, json(payload.invitations), institutionId, now);
-  if (payload.updated.length > 0) bind(UPDATE_USERS, json(payload.updated), institutionId, now);
-  if (payload.regrouped.length > 0) bind(DELETE_GROUPS, json(payload.regrouped));
-  if (payload.groupPairs.length > 0) bind(INSERT_GROUPS, json(payload.groupPairs), institutionId);
-  if (payload.result.suspended.length > 0) bind(REVOKE_TOKENS, json(payload.result.suspended), now);
-  if (payload.events.length > 0) {
-    const rows = payload.events.map((e) => ({
-      id: e.id,
-      type: e.type,
-      user_id: e.userId,
-      payload: e.payload,
-    }));
-    bind(INSERT_EVENTS, json(rows), institutionId, now);
-    payload.result.eventIds = payload.events.map((e) => e.id);
-  }
-  if (payload.takesSeats) bind(SEAT_GUARD, institutionId);
+  // One statement per JSON array of rows; more than one when the rows outgrow D1's 2 MB per value.
+  const each = (sql: string, rows: readonly unknown[], ...values: unknown[]) => {
+    for (const array of jsonArrays(rows)) statements.push(d1.prepare(sql).bind(array, ...values));
+  };
+  each(INSERT_USERS, payload.created, institutionId, DECOY_PASSWORD_HASH, now);
+  each(INSERT_INVITATIONS, payload.invitations, institutionId, now);
+  each(UPDATE_USERS, payload.updated, institutionId, now);
+  each(DELETE_GROUPS, payload.regrouped);
+  each(INSERT_GROUPS, payload.groupPairs, institutionId);
+  each(REVOKE_TOKENS, payload.result.suspended, now);
+  const events = payload.events.map((e) => ({
+    id: e.id,
+    type: e.type,
+    user_id: e.userId,
+    payload: e.payload,
+  }));
+  each(INSERT_EVENTS, events, institutionId, now);
+  payload.result.eventIds = payload.events.map((e) => e.id);
+  if (payload.takesSeats) statements.push(d1.prepare(SEAT_GUARD).bind(institutionId));
   return statements;
 }
 
@@ -208,7 +207,7 @@ export async function applyChunk(
   await d1.batch([
     d1.prepare(CHECKPOINT_GUARD).bind(target.jobId, target.fromRow),
     ...(target.dryRun ? [] : memberStatements(d1, target, payload)),
-    d1.prepare(INSERT_REPORT).bind(json(payload.report), target.jobId),
+    ...jsonArrays(payload.report).map((array) => d1.prepare(INSERT_REPORT).bind(array, target.jobId)),
     d1
       .prepare(ADVANCE)
       .bind(

@@ -4,6 +4,7 @@ import type { MemberRole } from "../access";
 import { MAX_GROUPS } from "../member-schemas";
 
 export const MAX_DATA_ROWS = 50_000;
+export const MAX_RECORD_CHARS = 65_536;
 
 /** One data row of an upload, read and checked on its own (nothing here looks at the database). */
 export interface CsvRow {
@@ -175,6 +176,9 @@ export function parseMemberCsv(bytes: Uint8Array): ParsedCsv {
       relax_column_count: true,
       skip_empty_lines: true,
       skip_records_with_empty_values: true,
+      // A member's row is a few hundred characters; one this long is not a member (and a report row
+      // must stay far below D1's 2 MB per value).
+      max_record_size: MAX_RECORD_CHARS,
     }) as unknown as { record: string[]; info: { lines: number } }[];
   } catch (error) {
     if (error instanceof CsvError) throw fileError(`is not valid CSV: ${error.message}`);

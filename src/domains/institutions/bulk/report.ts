@@ -97,7 +97,7 @@ export async function readReport(args: {
     offset: (args.page - 1) * args.perPage,
   });
   const url = new URL(args.requestUrl);
-  const invitations = await invitationsOnFirstRead(env, job, rows, url.origin);
+  const invitations = await invitationsOnFirstRead(env, args.principal, job, rows, url.origin);
   const wire = rows.map(
     (row): ReportRow => ({
       line: row.line,

@@ -1,7 +1,7 @@
 import type { Role } from "../../../db/schema";
 import type { Env } from "../../../env";
 import { isBatchGuardFailure } from "../../../platform/batch";
-import { database } from "../../../platform/db";
+import { database, jsonArrays } from "../../../platform/db";
 import { publishEvents } from "../../../platform/events";
 import { nowIso } from "../../../platform/ids";
 import { memberUpdated } from "../member-events";
@@ -164,19 +164,13 @@ async function finishJob(
   const events = suspend.map((m) =>
     memberUpdated(job.institutionId, m.id, { status: { from: m.status, to: "suspended" } }, now),
   );
-  const ids = JSON.stringify(suspend.map((m) => m.id));
   if (!job.dryRun && suspend.length > 0) {
-    const eventRows = events.map((e) => ({
-      id: e.id,
-      type: e.type,
-      user_id: e.userId,
-      payload: e.payload,
-    }));
-    statements.push(
-      d1.prepare(SUSPEND).bind(ids, job.institutionId, now),
-      d1.prepare(REVOKE).bind(ids, now),
-      d1.prepare(INSERT_EVENTS).bind(JSON.stringify(eventRows), job.institutionId, now),
-    );
+    const ids = jsonArrays(suspend.map((m) => m.id));
+    const eventRows = events.map((e) => ({ id: e.id, type: e.type, user_id: e.userId, payload: e.payload }));
+    for (const array of ids) statements.push(d1.prepare(SUSPEND).bind(array, job.institutionId, now));
+    for (const array of ids) statements.push(d1.prepare(REVOKE).bind(array, now));
+    for (const array of jsonArrays(eventRows))
+      statements.push(d1.prepare(INSERT_EVENTS).bind(array, job.institutionId, now));
   }
   statements.push(d1.prepare(COMPLETE).bind(job.id, suspend.length, now, Date.now()));
   try {
