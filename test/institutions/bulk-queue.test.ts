@@ -2,6 +2,7 @@ import { createExecutionContext, createMessageBatch, env, getQueueResult } from 
 import { parse } from "csv-parse/sync";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index";
+import { sha256Hex } from "../../src/platform/crypto/encoding";
 import { seal } from "../../src/platform/crypto/sealing";
 import { HeldQueue } from "../exports/support";
 import { createTenant, mintToken } from "../helpers/tenants";
@@ -266,19 +267,48 @@ describe("bulk upload through the queue", () => {
   it("still shows, once, an invitation sealed into a report row before invitations were minted on read", async () => {
     const tenant = await createTenant();
     const id = tenant.institution.id;
-    const upload = await uploadCsv(tenant.admin.token, id, `email\r\n${uniqueEmail("legacy")}\r\n`);
+    const upload = await uploadCsv(
+      tenant.admin.token,
+      id,
+      `email\r\n${uniqueEmail("legacy")}\r\n${uniqueEmail("stale")}\r\n`,
+    );
     expect(upload.res.status).toBe(200);
     const jobId = upload.body.id;
-    const token = "inv_legacy-token-for-the-report";
-    const sealed = await seal(token, env.ENCRYPTION_KEY, { purpose: "bulk-invitation", id: `${jobId}:2` });
-    await env.DB.prepare("UPDATE bulk_job_rows SET invitation_sealed = ? WHERE job_id = ? AND line = 2")
-      .bind(sealed, jobId)
-      .run();
+    // As such a job left them: line 2's sealed token is its member's open invitation; line 3's was
+    // replaced by a re-invite since.
+    for (const [line, token, current] of [
+      [2, "inv_legacy-token-for-the-report", true],
+      [3, "inv_legacy-token-replaced-since", false],
+    ] as const) {
+      const sealed = await seal(token, env.ENCRYPTION_KEY, {
+        purpose: "bulk-invitation",
+        id: `${jobId}:${line}`,
+      });
+      await env.DB.prepare("UPDATE bulk_job_rows SET invitation_sealed = ? WHERE job_id = ? AND line = ?")
+        .bind(sealed, jobId, line)
+        .run();
+      if (current)
+        await env.DB.prepare(
+          "UPDATE invitations SET token_hash = ? WHERE user_id = (SELECT user_id FROM bulk_job_rows WHERE job_id = ? AND line = ?)",
+        )
+          .bind(await sha256Hex(token), jobId, line)
+          .run();
+    }
     const path = `${bulkPath(id)}/${jobId}`;
+    const instructor = await callJson(path, { token: tenant.instructor.token });
+    expect(instructor.body.rows.map((r: any) => r.invitation_url)).toEqual([null, null]);
     const first = await callJson(path, { token: tenant.admin.token });
-    expect(invitationToken(first.body.rows[0].invitation_url)).toBe(token);
+    expect(invitationToken(first.body.rows[0].invitation_url)).toBe("inv_legacy-token-for-the-report");
+    expect(first.body.rows[1].invitation_url).toBeNull();
     const again = await callJson(path, { token: tenant.admin.token });
-    expect(again.body.rows[0].invitation_url).toBeNull();
+    expect(again.body.rows.map((r: any) => r.invitation_url)).toEqual([null, null]);
+    const left = await env.DB.prepare(
+      "SELECT count(*) AS n FROM bulk_job_rows WHERE job_id = ? AND invitation_sealed IS NOT NULL",
+    )
+      .bind(jobId)
+      .first<{ n: number }>();
+    expect(left?.n).toBe(0);
+    expect((await acceptInvitation("inv_legacy-token-for-the-report")).res.status).toBe(200);
   });
 
   it("processes a job queued with its raw CSV file, as stored before files were stored parsed", async () => {

@@ -187,15 +187,26 @@ export function parseMemberCsv(bytes: Uint8Array): ParsedCsv {
   const [first, ...data] = records;
   if (!first) throw fileError("is empty");
   const header = first.record.map((h) => h.trim());
-  const { columns, format } = columnsOf(header);
-  if (columns.email === undefined) {
+  if (columnsOf(header).columns.email === undefined) {
     throw fileError(`has no \`email\` column (the header row reads: ${header.join(", ")})`);
   }
   if (data.length === 0) throw fileError("has a header row but no data rows");
   if (data.length > MAX_DATA_ROWS) {
     throw fileError(`has ${data.length} data rows; at most ${MAX_DATA_ROWS} are accepted per upload`);
   }
-  const rows = data.map(({ record, info }) => readRow(record, info.lines - breaksIn(record), columns));
+  return checkRows(
+    header,
+    data.map(({ record, info }): StoredRecord => [info.lines - breaksIn(record), record]),
+  );
+}
+
+/** A data row as read from the file: the line it starts on, and its cells. */
+export type StoredRecord = [line: number, cells: string[]];
+
+/** Each row read and checked on its own, then repeats rejected: the same for a file and a stored upload. */
+export function checkRows(header: string[], records: readonly StoredRecord[]): ParsedCsv {
+  const { columns, format } = columnsOf(header);
+  const rows = records.map(([line, cells]) => readRow(cells, line, columns));
   rejectRepeats(rows);
   return { header, format, rows };
 }

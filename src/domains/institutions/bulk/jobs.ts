@@ -4,7 +4,7 @@ import type { Env } from "../../../env";
 import { type Database, database } from "../../../platform/db";
 import { pageWithTotal } from "../../../platform/http/pagination";
 import { nowIso } from "../../../platform/ids";
-import { type ParsedCsv, parseMemberCsv } from "./csv";
+import { checkRows, type ParsedCsv, parseMemberCsv, type StoredRecord } from "./csv";
 
 export type BulkJob = typeof bulkJobs.$inferSelect;
 export type BulkReportRow = typeof bulkJobRows.$inferSelect;
@@ -22,21 +22,22 @@ export interface BulkMessage {
 }
 
 /**
- * Where a queued upload waits in R2: the file as parsed and checked by the request (JSON), so the
- * consumer does not parse the CSV a second time.
+ * Where a queued upload waits in R2: its records as the request read them (JSON of line and cells),
+ * so the consumer does not parse the CSV a second time; it checks the rows again, which is cheap.
  */
 export function fileKey(job: Pick<BulkJob, "institutionId" | "id">): string {
   return `bulk/${job.institutionId}/${job.id}.json`;
 }
 
 export function storedFile(parsed: ParsedCsv): string {
-  return JSON.stringify(parsed);
+  return JSON.stringify({ header: parsed.header, records: parsed.rows.map((r) => [r.line, r.cells]) });
 }
 
-/** The stored upload; a `.csv` key is a raw file stored before uploads were stored parsed. */
+/** The stored upload; a `.csv` key is a raw file stored before uploads were stored as records. */
 export function readStoredFile(key: string, bytes: Uint8Array): ParsedCsv {
   if (key.endsWith(".csv")) return parseMemberCsv(bytes);
-  return JSON.parse(new TextDecoder().decode(bytes)) as ParsedCsv;
+  const stored = JSON.parse(new TextDecoder().decode(bytes)) as { header: string[]; records: StoredRecord[] };
+  return checkRows(stored.header, stored.records);
 }
 
 export function newJob(fields: {

@@ -1,6 +1,7 @@
 import type { Env } from "../../../env";
 import type { Principal } from "../../../platform/auth/principal";
 import { config } from "../../../platform/config";
+import { sha256Hex } from "../../../platform/crypto/encoding";
 import { unseal } from "../../../platform/crypto/sealing";
 import { database } from "../../../platform/db";
 import { nowIso } from "../../../platform/ids";
@@ -60,26 +61,34 @@ async function mintDue(env: Env, job: BulkJob, due: BulkReportRow[], roles: stri
 }
 
 /**
- * Rows of uploads queued before invitations were minted on first read carry a sealed token; it is
- * opened (before anything is written, so a value that fails to open loses nothing) and erased once
- * shown — only to a reader who may grant the member's role.
+ * Rows of uploads queued before invitations were minted on first read carry a sealed token. It is
+ * opened before anything is written (a value that fails to open loses nothing) and shown only to a
+ * reader who may grant the member's role, and only while it is still the member's open invitation
+ * (not after a re-invite, an accept or a suspension). Shown or dead, it is erased; `settled` lists
+ * those lines.
  */
 async function openSealed(env: Env, job: BulkJob, sealed: BulkReportRow[], roles: string[], origin: string) {
-  const opened = new Map<number, string>();
-  if (sealed.length === 0) return opened;
+  const shown = new Map<number, string>();
+  const settled: number[] = [];
+  if (sealed.length === 0) return { shown, settled };
   const { results } = await env.DB.prepare(
-    "SELECT id, role FROM users WHERE id IN (SELECT value FROM json_each(?1))",
+    `SELECT u.id, u.role, u.status = 'invited' AND i.accepted_at IS NULL AS open, i.token_hash
+     FROM users u LEFT JOIN invitations i ON i.user_id = u.id WHERE u.id IN (SELECT value FROM json_each(?1))`,
   )
     .bind(JSON.stringify(sealed.map((r) => r.userId)))
-    .all<{ id: string; role: string }>();
-  const roleOf = new Map(results.map((u) => [u.id, u.role]));
+    .all<{ id: string; role: string; open: number; token_hash: string | null }>();
+  const members = new Map(results.map((m) => [m.id, m]));
   const secret = config(env).encryptionKey;
   for (const row of sealed) {
-    if (!roles.includes(roleOf.get(row.userId ?? "") ?? "")) continue;
+    const member = members.get(row.userId ?? "");
+    if (member && !roles.includes(member.role)) continue;
     const binding = { purpose: "bulk-invitation", id: `${job.id}:${row.line}` };
-    opened.set(row.line, invitationUrl(origin, await unseal(row.invitationSealed ?? "", secret, binding)));
+    const token = await unseal(row.invitationSealed ?? "", secret, binding);
+    if (member?.open && member.token_hash === (await sha256Hex(token)))
+      shown.set(row.line, invitationUrl(origin, token));
+    settled.push(row.line);
   }
-  return opened;
+  return { shown, settled };
 }
 
 /**
@@ -110,7 +119,7 @@ export async function invitationsOnFirstRead(
     roles,
     origin,
   );
-  await forgetInvitations(database(env.DB), job.id, [...sealed.keys()]);
-  for (const [line, url] of sealed) shown.set(line, url);
+  await forgetInvitations(database(env.DB), job.id, sealed.settled);
+  for (const [line, url] of sealed.shown) shown.set(line, url);
   return shown;
 }
