@@ -49,7 +49,7 @@ export const BulkReportRowSchema = z
     member_id: z.string().nullable().openapi({ description: "The member created or updated." }),
     invitation_url: z.url().nullable().openapi({
       description:
-        "Created (invited) members only, shown once: in the upload's answer, or for a queued upload the first time the row is read. Null otherwise, and in dry runs.",
+        "Created (invited) members only, single-use, shown once: in the upload's answer (valid 7 days), or for a queued upload the first time the row is read by somebody with `members:write` (issued then, valid 7 days from that read). Null otherwise: in dry runs, for readers with `members:read` only (they use none up), on later reads, and when the member is no longer invited or was re-invited before the row was read.",
     }),
   })
   .openapi("BulkReportRow");
