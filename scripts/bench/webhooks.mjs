@@ -37,7 +37,7 @@ import {
 import { seedBenchTenant } from "./seed.mjs";
 
 /** As MAX_EVENTS_PER_MESSAGE in src/platform/events.ts. */
-const EVENTS_PER_MESSAGE = 50;
+const EVENTS_PER_MESSAGE = 10;
 const LATENCY_SAMPLES = Number(process.env.BENCH_WEBHOOK_SAMPLES || 50);
 const BURST_EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS || 10_000);
 const BURST_WEBHOOKS = 10;

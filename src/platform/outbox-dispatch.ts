@@ -66,7 +66,7 @@ export function outboxDispatcher(subscribers: readonly OutboxSubscriber[]) {
 }
 
 /**
- * Every subscriber has these events: one statement for the whole batch (up to 5,000 ids as one JSON
+ * Every subscriber has these events: one statement for the whole batch (up to 100 ids as one JSON
  * parameter). An id marked before (a redelivery) keeps its first time.
  */
 async function markDispatched(d1: D1Database, eventIds: string[], now: number): Promise<void> {

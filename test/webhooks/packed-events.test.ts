@@ -62,22 +62,22 @@ async function deliveryCount(eventIds: string[]): Promise<number> {
   return row?.n ?? 0;
 }
 
-it("publishing 250 events sends ceil(250 / 50) = 5 messages, ids in order, in one sendBatch call", async () => {
+it("publishing 250 events sends ceil(250 / 10) = 25 messages, ids in order, in one sendBatch call", async () => {
   const queue = new RecordingQueue();
   const ids = Array.from({ length: 250 }, (_, i) => `evt_${i}`);
   await publishEvents({ ...env, EVENTS_QUEUE: queue as unknown as Queue }, ids);
-  expect(MAX_EVENTS_PER_MESSAGE).toBe(50);
+  expect(MAX_EVENTS_PER_MESSAGE).toBe(10);
   expect(queue.calls).toHaveLength(1);
-  expect(queue.messages.map((m) => m.event_ids.length)).toEqual([50, 50, 50, 50, 50]);
+  expect(queue.messages.map((m) => m.event_ids.length)).toEqual(Array(25).fill(10));
   expect(queue.messages.flatMap((m) => m.event_ids)).toEqual(ids);
 });
 
-it("publishing 10,000 events sends 200 messages in 2 sendBatch calls; 1 event is one message", async () => {
+it("publishing 10,000 events sends 1,000 messages in 10 sendBatch calls; 1 event is one message", async () => {
   const queue = new RecordingQueue();
   const bindings = { ...env, EVENTS_QUEUE: queue as unknown as Queue };
   const ids = Array.from({ length: 10_000 }, (_, i) => `evt_${i}`);
   await publishEvents(bindings, ids);
-  expect(queue.calls.map((c) => c.length)).toEqual([100, 100]);
+  expect(queue.calls.map((c) => c.length)).toEqual(Array(10).fill(100));
   expect(queue.messages.flatMap((m) => m.event_ids)).toEqual(ids);
 
   queue.calls = [];
@@ -116,7 +116,7 @@ it("the scheduled sweep re-publishes unpublished events packed the same way, old
   );
   await waitOnExecutionContext(ctx);
   expect(queue.calls).toHaveLength(1);
-  expect(queue.messages.map((m) => m.event_ids.length)).toEqual([50, 50, 20]);
+  expect(queue.messages.map((m) => m.event_ids.length)).toEqual(Array(12).fill(10));
   expect(queue.messages.flatMap((m) => m.event_ids)).toEqual(ids);
 });
 
@@ -180,7 +180,7 @@ it("a body that fits neither shape is dead-lettered at once; the batch's good me
   expect(end.retryMessages).toEqual([]);
 });
 
-it("a full batch of packed messages (100 × 50 events, 3 webhooks) is fanned out in one invocation", async () => {
+it("a full batch of packed messages (10 × 10 events, 3 webhooks) is fanned out in one invocation", async () => {
   const { admin, institution } = await createTenant();
   const receiver = receiverEndpoint();
   const hooks = [];
@@ -190,19 +190,21 @@ it("a full batch of packed messages (100 × 50 events, 3 webhooks) is fanned out
   await env.DB.prepare("UPDATE webhooks SET consecutive_failures = 1 WHERE institution_id = ?")
     .bind(institution.id)
     .run();
-  const ids = await insertEvents(institution.id, 100 * MAX_EVENTS_PER_MESSAGE);
+  // max_batch_size of lingua-events in wrangler.toml.
+  const fullBatch = 10;
+  const ids = await insertEvents(institution.id, fullBatch * MAX_EVENTS_PER_MESSAGE);
   const deliveries = new RecordingQueue();
-  const messages = Array.from({ length: 100 }, (_, m) => ({
+  const messages = Array.from({ length: fullBatch }, (_, m) => ({
     event_ids: ids.slice(m * MAX_EVENTS_PER_MESSAGE, (m + 1) * MAX_EVENTS_PER_MESSAGE),
   }));
   const overrides = { WEBHOOK_QUEUE: deliveries as unknown as Queue };
   const run = await runQueue("lingua-events", messages, overrides);
   expect(run.retryMessages).toEqual([]);
-  expect(run.explicitAcks).toHaveLength(100);
-  expect(await deliveryCount(ids)).toBe(15_000);
-  expect(deliveries.calls.flat()).toHaveLength(15_000);
+  expect(run.explicitAcks).toHaveLength(fullBatch);
+  expect(await deliveryCount(ids)).toBe(300);
+  expect(deliveries.calls.flat()).toHaveLength(300);
   const open = await env.DB.prepare(
-    // All 5,000 fanned out and, every subscriber having taken them, marked dispatched in one statement.
+    // All 100 fanned out and, every subscriber having taken them, marked dispatched in one statement.
     "SELECT count(*) AS n FROM outbox_events WHERE id IN (SELECT value FROM json_each(?)) AND (fanned_out_at IS NULL OR dispatched_at IS NULL)",
   )
     .bind(JSON.stringify(ids))
@@ -212,8 +214,8 @@ it("a full batch of packed messages (100 × 50 events, 3 webhooks) is fanned out
   // Delivered again (a retried batch): nothing new is written or queued.
   deliveries.calls = [];
   const again = await runQueue("lingua-events", messages, overrides);
-  expect(again.explicitAcks).toHaveLength(100);
-  expect(await deliveryCount(ids)).toBe(15_000);
+  expect(again.explicitAcks).toHaveLength(fullBatch);
+  expect(await deliveryCount(ids)).toBe(300);
   expect(deliveries.calls).toEqual([]);
   expect(await receiver.received()).toEqual([]);
 });

@@ -30,7 +30,7 @@ const INSERT_SQL = `INSERT INTO lti_passbacks (id, launch_id, institution_id, ev
 
 /**
  * Rows per INSERT: ~150 bytes of JSON a row, so ~300 KB per statement, far below D1's 2 MB per value
- * when a batch of packed event messages (up to 5,000 events) holds many completions.
+ * however many completions a batch of events holds.
  */
 const ROWS_PER_INSERT = 2_000;
 

@@ -62,7 +62,7 @@ const INSERT_SQL = `INSERT INTO webhook_deliveries (id, webhook_id, event_id, ev
 
 /**
  * Rows per INSERT: a row is ~120 bytes of JSON, so ~240 KB per statement, far below D1's 2 MB per
- * value even when a batch of packed event messages (up to 5,000 events) meets several webhooks.
+ * value, however many deliveries a batch of events makes.
  */
 const ROWS_PER_INSERT = 2_000;
 
