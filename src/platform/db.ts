@@ -23,26 +23,3 @@ export function database(d1: D1Database): Database {
 export function inJsonList(column: AnyColumn | SQL, values: readonly (string | number)[]): SQL {
   return sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(values)}))`;
 }
-
-/**
- * D1 accepts at most 2 MB in one bound value. Rows that travel as one JSON array (`json_each(?1)`)
- * are split into arrays of at most `maxChars` characters — 600,000 by default, at most 1.8 MB of
- * UTF-8 — to be bound to one statement each, in order.
- */
-export function jsonArrays(items: readonly unknown[], maxChars = 600_000): string[] {
-  const arrays: string[] = [];
-  let current: string[] = [];
-  let size = 2;
-  for (const item of items) {
-    const text = JSON.stringify(item);
-    if (current.length > 0 && size + text.length + 1 > maxChars) {
-      arrays.push(`[${current.join(",")}]`);
-      current = [];
-      size = 2;
-    }
-    current.push(text);
-    size += text.length + 1;
-  }
-  if (current.length > 0) arrays.push(`[${current.join(",")}]`);
-  return arrays;
-}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { jsonArrays } from "../../src/platform/db";
+import { jsonArrays } from "../../src/platform/batch";
 
 describe("jsonArrays", () => {
   it("keeps rows that fit in one array as one", () => {

@@ -1,5 +1,5 @@
 import type { Env } from "../../env";
-import { chunk } from "../../platform/batch";
+import { jsonArrays } from "../../platform/batch";
 import { newId, nowIso } from "../../platform/ids";
 import { SCORE_SCOPE } from "./claims";
 import { enqueuePassbacks } from "./passbacks";
@@ -27,12 +27,6 @@ const INSERT_SQL = `INSERT INTO lti_passbacks (id, launch_id, institution_id, ev
   SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, 'Completed', 'FullyGraded', value ->> 5, 'pending', 0, ?2
   FROM json_each(?1) WHERE true
   ON CONFLICT DO NOTHING`;
-
-/**
- * Rows per INSERT: ~150 bytes of JSON a row, so ~300 KB per statement, far below D1's 2 MB per value
- * however many completions a batch of events holds.
- */
-const ROWS_PER_INSERT = 2_000;
 
 // This batch's events' passbacks not yet tried: the ones just inserted, and any an earlier run
 // inserted but stopped before queuing (the consumer's claim keeps a twin message from sending twice).
@@ -77,7 +71,7 @@ export async function passbackCompletions(env: Env, eventIds: readonly string[])
   const matchedEvents = JSON.stringify([...new Set(matches.map((m) => m.event_id))]);
   const insert = env.DB.prepare(INSERT_SQL);
   const results = await env.DB.batch<{ id: string }>([
-    ...chunk(rows, ROWS_PER_INSERT).map((part) => insert.bind(JSON.stringify(part), nowIso(now.getTime()))),
+    ...jsonArrays(rows).map((part) => insert.bind(part, nowIso(now.getTime()))),
     env.DB.prepare(UNSENT_SQL).bind(matchedEvents),
   ]);
   const ids = (results.at(-1)?.results ?? []).map((r) => r.id);

@@ -1,7 +1,7 @@
 import { and, eq, isNull } from "drizzle-orm";
 import { outboxEvents, webhookDeliveries } from "../../db/schema";
 import type { Env } from "../../env";
-import { chunk, type Statement } from "../../platform/batch";
+import { jsonArrays, type Statement } from "../../platform/batch";
 import { config as settingsOf } from "../../platform/config";
 import { type Database, database, inJsonList } from "../../platform/db";
 import { newId, nowIso } from "../../platform/ids";
@@ -59,12 +59,6 @@ const INSERT_SQL = `INSERT INTO webhook_deliveries (id, webhook_id, event_id, ev
   SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, 'pending', value ->> 4, CASE WHEN value ->> 4 = 1 THEN ?2 END, ?3, ?4
   FROM json_each(?1) WHERE true
   ON CONFLICT DO NOTHING RETURNING id`;
-
-/**
- * Rows per INSERT: a row is ~120 bytes of JSON, so ~240 KB per statement, far below D1's 2 MB per
- * value, however many deliveries a batch of events makes.
- */
-const ROWS_PER_INSERT = 2_000;
 
 interface OpenEvent {
   id: string;
@@ -154,9 +148,7 @@ async function insertDeliveries(
 ): Promise<{ toSend: ClaimedDelivery[]; toQueue: string[] }> {
   const statement = d1.prepare(INSERT_SQL);
   const results = await d1.batch<{ id: string }>(
-    chunk(plan.rows, ROWS_PER_INSERT).map((rows) =>
-      statement.bind(JSON.stringify(rows), at.lease, at.now, nowIso(at.now)),
-    ),
+    jsonArrays(plan.rows).map((rows) => statement.bind(rows, at.lease, at.now, nowIso(at.now))),
   );
   const inserted = results.flatMap((r) => r.results);
   const toSend: ClaimedDelivery[] = [];

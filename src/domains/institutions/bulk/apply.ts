@@ -1,6 +1,6 @@
 import type { Env } from "../../../env";
+import { jsonArrays } from "../../../platform/batch";
 import { DECOY_PASSWORD_HASH } from "../../../platform/crypto/passwords";
-import { jsonArrays } from "../../../platform/db";
 import type { OutboxRow } from "../../../platform/events";
 import { mintInvitation } from "../invitations";
 import { memberCreated, memberUpdated } from "../member-events";

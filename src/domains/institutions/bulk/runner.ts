@@ -1,7 +1,7 @@
 import type { Role } from "../../../db/schema";
 import type { Env } from "../../../env";
-import { isBatchGuardFailure } from "../../../platform/batch";
-import { database, jsonArrays } from "../../../platform/db";
+import { isBatchGuardFailure, jsonArrays } from "../../../platform/batch";
+import { database } from "../../../platform/db";
 import { publishEvents } from "../../../platform/events";
 import { nowIso } from "../../../platform/ids";
 import { memberUpdated } from "../member-events";
