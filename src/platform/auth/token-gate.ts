@@ -3,8 +3,7 @@ import type { Env } from "../../env";
 import { config } from "../config";
 import { database } from "../db";
 import { PersistentWindow } from "../ratelimit/bucket-store";
-import { INSTITUTION_POLICY, InstitutionLease } from "../ratelimit/institution-lease";
-import type { RateDecision } from "../ratelimit/window";
+import { InstitutionLease, type LeaseRefusal } from "../ratelimit/institution-lease";
 import { type AdmitAnswer, type AdmitAnswerFormat, encodeAdmittedCurrent } from "./admit-answer";
 import { institutionBudgetFor, type Principal } from "./principal";
 import { loadTokenRecord, type TokenRecord } from "./principal-store";
@@ -79,7 +78,7 @@ export class TokenGate extends DurableObject<Env> {
     const refusal = institutionTake === null ? null : await institutionTake;
     if (refusal) {
       this.rate.refund(rate.second);
-      return { outcome: "rate_limited", rate: refusal, policy: INSTITUTION_POLICY };
+      return { outcome: "rate_limited", rate: refusal.rate, policy: refusal.policy };
     }
     const touch = now - this.lastTouchAt >= TOUCH_INTERVAL_MS;
     if (touch) this.lastTouchAt = now;
@@ -121,14 +120,21 @@ export class TokenGate extends DurableObject<Env> {
     return cached;
   }
 
-  /** Null when the institution's budget admits the request (or none applies), else its refusal. */
-  private takeInstitutionBudget(principal: Principal, now: number): null | Promise<RateDecision | null> {
+  /**
+   * Null when the institution's budget and the user's share of it admit the request (or none
+   * applies), else the refusal of the one that ran out.
+   */
+  private takeInstitutionBudget(principal: Principal, now: number): null | Promise<LeaseRefusal | null> {
     const budget = institutionBudgetFor(principal);
     if (!budget) return null;
     this.lease ??= new InstitutionLease(() =>
       this.env.INSTITUTION_BUDGET.get(this.env.INSTITUTION_BUDGET.idFromName(budget.institutionId)),
     );
-    return this.lease.take(now, budget.limit, this.windowSeconds);
+    return this.lease.take(
+      now,
+      { limit: budget.limit, user: { id: budget.userId, limit: budget.userLimit } },
+      this.windowSeconds,
+    );
   }
 
   private load(tokenHash: string): Promise<CachedRecord> {
