@@ -164,6 +164,26 @@ describe("the institution-wide budget", () => {
     expect(others.filter((r) => r.status === 200)).toHaveLength(100);
   });
 
+  it("announces the user's share on admitted responses once it is the limit closer to running out", async () => {
+    const tenant = await createTenant({ plan: "free" });
+    const second = (await signIn(tenant.learner.email)).token;
+    // One token alone: its own 100 is closer to running out than the user's 150.
+    const alone = await call("/api/auth/me", { token: tenant.learner.token });
+    expect(alone.headers.get("RateLimit-Policy")).toBe(`"minute";q=100;w=${WINDOW}`);
+    await burst([tenant.learner.token], 89);
+    // The second token has 99 of its own left, but the user only about 60 of the share.
+    const res = await call("/api/auth/me", { token: second });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("RateLimit-Policy")).toBe(`"user";q=150;w=${WINDOW}`);
+    expect(res.headers.get("X-RateLimit-Limit")).toBe("150");
+    const remaining = Number(res.headers.get("X-RateLimit-Remaining"));
+    expect(remaining).toBeLessThanOrEqual(150 - 90);
+    expect(remaining).toBeGreaterThanOrEqual(150 - 91 - 2 * 6);
+    expect(res.headers.get("RateLimit")).toBe(
+      `"user";r=${remaining};t=${res.headers.get("X-RateLimit-Reset")}`,
+    );
+  });
+
   it("does not apply to platform staff", async () => {
     const staff = await createPlatformAdmin();
     const responses = await burst([staff.token], 350);

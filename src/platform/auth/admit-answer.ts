@@ -8,7 +8,15 @@ import type { Principal } from "./principal";
  * it is the institution's budget or the user's share of it, not the token's own limit.
  */
 export type AdmitResult =
-  | { outcome: "admitted"; version: number; principal?: Principal; rate: RateDecision; touch: boolean }
+  | {
+      outcome: "admitted";
+      version: number;
+      principal?: Principal;
+      rate: RateDecision;
+      touch: boolean;
+      /** Set when `rate` is the user's share of the institution's budget rather than the token's limit. */
+      policy?: LeasePolicy;
+    }
   | { outcome: "rate_limited"; rate: RateDecision; policy?: LeasePolicy }
   | { outcome: "unauthenticated"; reason: "unknown" | "revoked" | "expired" };
 

@@ -94,7 +94,7 @@ export const authenticate = createMiddleware<AppEnv>(async function authenticate
       headers: rateLimitHeaders(rate, policy),
     });
   }
-  const headers = rateLimitHeaders(result.rate);
+  const headers = rateLimitHeaders(result.rate, result.policy);
 
   const principal = result.principal ?? known?.principal;
   if (!principal) throw new Error("TokenGate sent no principal for an unknown version");

@@ -39,6 +39,11 @@ export interface LeaseGrant {
   windowSeconds: number;
   /** Absent in answers of objects deployed before the user's share: the institution's. */
   policy?: LeasePolicy;
+  /**
+   * With a grant counted against a user's share: that window's figures after the grant, from which
+   * the gate tells the client when the share is the limit closer to running out.
+   */
+  share?: { limit: number; remaining: number; resetSeconds: number };
 }
 
 /** Storage key prefix of a user's window; the id's length keeps one user's keys apart from another's. */
@@ -89,9 +94,10 @@ export class InstitutionBudget extends DurableObject<Env> {
       asked = Math.min(wanted, share.remaining);
     }
     const decision = this.rate.take(now, limit, windowSeconds, asked);
-    if (user && userWindow && decision.granted > 0) {
-      userWindow.take(now, user.limit, windowSeconds, decision.granted);
-    }
+    const share =
+      userWindow && user && decision.granted > 0
+        ? userWindow.take(now, user.limit, windowSeconds, decision.granted)
+        : null;
     return {
       granted: decision.granted,
       second: decision.second,
@@ -101,6 +107,9 @@ export class InstitutionBudget extends DurableObject<Env> {
       retryAfterSeconds: decision.retryAfterSeconds,
       windowSeconds: decision.windowSeconds,
       policy: INSTITUTION_POLICY,
+      ...(share
+        ? { share: { limit: share.limit, remaining: share.remaining, resetSeconds: share.resetSeconds } }
+        : {}),
     };
   }
 

@@ -53,6 +53,8 @@ export class InstitutionLease {
   private pending: Promise<LeaseGrant> | null = null;
   /** The user the units held were also counted against, so that their rest goes back to the share too. */
   private userId: string | undefined;
+  /** The user's share as the last grant left it (`remaining` counts this lease's units as used). */
+  private share: { limit: number; remaining: number; resetSeconds: number; at: number } | null = null;
 
   constructor(private readonly budget: () => DurableObjectStub<InstitutionBudget>) {}
 
@@ -68,9 +70,31 @@ export class InstitutionLease {
     return this.takeAfterRenewal(limits, windowSeconds);
   }
 
+  /**
+   * What the user's share has left for this token, as far as the gate knows: what the last grant
+   * left of it plus the units this lease still holds. Other tokens of the same user may have spent
+   * some since (at most a lease lifetime ago), so it is an estimate, for the headers only; null
+   * before any grant that counted against a share.
+   */
+  shareDecision(nowMs: number, windowSeconds: number): RateDecision | null {
+    if (!this.share) return null;
+    const remaining = Math.min(this.share.limit, this.share.remaining + Math.max(0, this.units));
+    const elapsed = Math.floor((nowMs - this.share.at) / 1000);
+    const resetSeconds = remaining < this.share.limit ? Math.max(1, this.share.resetSeconds - elapsed) : 0;
+    return {
+      allowed: true,
+      limit: this.share.limit,
+      remaining,
+      resetSeconds,
+      retryAfterSeconds: 0,
+      windowSeconds,
+    };
+  }
+
   /** Drops the lease (a plan change); its unused units go back to the institution. */
   reset(): void {
     const unused = this.unused();
+    this.share = null;
     this.units = 0;
     this.expiresAt = 0;
     this.chunk = 0;
@@ -156,6 +180,7 @@ export class InstitutionLease {
           this.second = grant.second;
           this.expiresAt = now + leaseLifetimeMs(windowSeconds);
           this.refusal = null;
+          this.share = grant.share ? { ...grant.share, at: now } : null;
         } else {
           const memory = Math.min(REFUSAL_MEMORY_MS, grant.retryAfterSeconds * 1000);
           this.refusal = { until: now + memory, at: now, grant };
