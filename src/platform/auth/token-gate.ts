@@ -86,8 +86,8 @@ export class TokenGate extends DurableObject<Env> {
     const version = cached.loadedAt;
     // The headers describe the limit closer to running out: the user's share, once the user's other
     // tokens have spent more of it than this token has of its own. That rarer answer is an object.
-    const share = budget ? this.lease?.shareDecision(now, this.windowSeconds) : null;
-    if (share && share.remaining < rate.remaining) {
+    const share = budget ? this.lease?.shareIfTighter(now, this.windowSeconds, rate.remaining) : null;
+    if (share) {
       const answer = { outcome: "admitted", version, rate: share, touch, policy: USER_SHARE_POLICY } as const;
       return knownVersion === version ? answer : { ...answer, principal };
     }

@@ -73,12 +73,14 @@ export class InstitutionLease {
   /**
    * What the user's share has left for this token, as far as the gate knows: what the last grant
    * left of it plus the units this lease still holds. Other tokens of the same user may have spent
-   * some since (at most a lease lifetime ago), so it is an estimate, for the headers only; null
+   * some since (at most a lease lifetime ago), so it is an estimate, for the headers only. Null
+   * unless it is below `tokenRemaining` (the token's own limit is then the one to announce), and
    * before any grant that counted against a share.
    */
-  shareDecision(nowMs: number, windowSeconds: number): RateDecision | null {
+  shareIfTighter(nowMs: number, windowSeconds: number, tokenRemaining: number): RateDecision | null {
     if (!this.share) return null;
     const remaining = Math.min(this.share.limit, this.share.remaining + Math.max(0, this.units));
+    if (remaining >= tokenRemaining) return null;
     const elapsed = Math.floor((nowMs - this.share.at) / 1000);
     const resetSeconds = remaining < this.share.limit ? Math.max(1, this.share.resetSeconds - elapsed) : 0;
     return {
