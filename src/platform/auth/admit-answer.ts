@@ -1,14 +1,23 @@
+import type { LeasePolicy } from "../ratelimit/institution-budget";
 import type { RateDecision } from "../ratelimit/window";
 import type { Principal } from "./principal";
 
 /**
  * What `TokenGate.admit` decides for one request. `version` identifies the cached principal; the
  * principal itself is sent only when the caller's copy is stale. A refusal names its `policy` when
- * it is the institution's budget, not the token's own limit.
+ * it is the institution's budget or the user's share of it, not the token's own limit.
  */
 export type AdmitResult =
-  | { outcome: "admitted"; version: number; principal?: Principal; rate: RateDecision; touch: boolean }
-  | { outcome: "rate_limited"; rate: RateDecision; policy?: "institution" }
+  | {
+      outcome: "admitted";
+      version: number;
+      principal?: Principal;
+      rate: RateDecision;
+      touch: boolean;
+      /** Set when `rate` is the user's share of the institution's budget rather than the token's limit. */
+      policy?: LeasePolicy;
+    }
+  | { outcome: "rate_limited"; rate: RateDecision; policy?: LeasePolicy }
   | { outcome: "unauthenticated"; reason: "unknown" | "revoked" | "expired" };
 
 /**

@@ -6,6 +6,7 @@ import { BoundedMap } from "../bounded-map";
 import { database } from "../db";
 import { ApiError } from "../errors";
 import { nowIso } from "../ids";
+import { INSTITUTION_POLICY, USER_SHARE_POLICY } from "../ratelimit/institution-budget";
 import { describeLimit } from "../ratelimit/middleware";
 import { rateLimitHeaders } from "../ratelimit/window";
 import type { Ability } from "./abilities";
@@ -84,14 +85,16 @@ export const authenticate = createMiddleware<AppEnv>(async function authenticate
 
   if (result.outcome === "rate_limited") {
     const { rate, policy } = result;
-    const who = policy === "institution" ? "This institution's tokens together" : "This token";
-    throw new ApiError(
-      "rate_limited",
-      `${who} may make ${rate.limit} requests per ${rate.windowSeconds} seconds; retry after ${rate.retryAfterSeconds} s.`,
-      { headers: rateLimitHeaders(rate, policy) },
-    );
+    const limit = `${rate.limit} requests per ${rate.windowSeconds} seconds`;
+    const what =
+      policy === USER_SHARE_POLICY
+        ? `All your tokens and sessions together may make ${limit}, your share of the institution's budget`
+        : `${policy === INSTITUTION_POLICY ? "This institution's tokens together" : "This token"} may make ${limit}`;
+    throw new ApiError("rate_limited", `${what}; retry after ${rate.retryAfterSeconds} s.`, {
+      headers: rateLimitHeaders(rate, policy),
+    });
   }
-  const headers = rateLimitHeaders(result.rate);
+  const headers = rateLimitHeaders(result.rate, result.policy);
 
   const principal = result.principal ?? known?.principal;
   if (!principal) throw new Error("TokenGate sent no principal for an unknown version");

@@ -15,6 +15,12 @@ export const PLAN_INSTITUTION_BUDGETS: Record<Exclude<Plan, "enterprise">, numbe
   pro: 5_000,
 };
 export const ENTERPRISE_BUDGET_FACTOR = 5;
+/**
+ * No user, all their tokens and sessions together, takes more than this share of the institution's
+ * budget in a window, so that one member cannot starve the others and the admins' integrations. Half
+ * is still more than one token's own limit on every plan (150 of Free's 300 against 100 per token).
+ */
+export const USER_SHARE_OF_BUDGET = 0.5;
 
 /** Who is calling, resolved from the bearer token; cached inside the token's Durable Object. */
 export interface Principal {
@@ -34,15 +40,26 @@ export function rateLimitFor(
   return PLAN_RATE_LIMITS[institution.plan];
 }
 
+/** The institution-wide budget that applies to a principal, and its user's share of it. */
+export interface InstitutionBudgetRule {
+  institutionId: string;
+  /** All the institution's tokens together, per window. */
+  limit: number;
+  userId: string;
+  /** All of this user's tokens together, per window: USER_SHARE_OF_BUDGET of `limit`. */
+  userLimit: number;
+}
+
 /** The institution-wide budget that applies to a principal; null for platform staff (exempt). */
-export function institutionBudgetFor(principal: Principal): { institutionId: string; limit: number } | null {
+export function institutionBudgetFor(principal: Principal): InstitutionBudgetRule | null {
   const { institution, user } = principal;
   if (!institution || user.role === "platform_admin") return null;
   const limit =
     institution.plan === "enterprise"
       ? ENTERPRISE_BUDGET_FACTOR * principal.rateLimitPerMinute
       : PLAN_INSTITUTION_BUDGETS[institution.plan];
-  return { institutionId: institution.id, limit };
+  const userLimit = Math.max(1, Math.floor(limit * USER_SHARE_OF_BUDGET));
+  return { institutionId: institution.id, limit, userId: user.id, userLimit };
 }
 
 /**

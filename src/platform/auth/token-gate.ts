@@ -3,10 +3,9 @@ import type { Env } from "../../env";
 import { config } from "../config";
 import { database } from "../db";
 import { PersistentWindow } from "../ratelimit/bucket-store";
-import { INSTITUTION_POLICY, InstitutionLease } from "../ratelimit/institution-lease";
-import type { RateDecision } from "../ratelimit/window";
+import { InstitutionLease, type LeaseRefusal, USER_SHARE_POLICY } from "../ratelimit/institution-lease";
 import { type AdmitAnswer, type AdmitAnswerFormat, encodeAdmittedCurrent } from "./admit-answer";
-import { institutionBudgetFor, type Principal } from "./principal";
+import { type InstitutionBudgetRule, institutionBudgetFor } from "./principal";
 import { loadTokenRecord, type TokenRecord } from "./principal-store";
 
 /** A cached principal older than this is re-read from D1 before the request is answered. */
@@ -74,16 +73,24 @@ export class TokenGate extends DurableObject<Env> {
     }
     const rate = this.rate.consume(now, principal.rateLimitPerMinute, this.windowSeconds);
     if (!rate.allowed) return { outcome: "rate_limited", rate };
-    const institutionTake = this.takeInstitutionBudget(principal, now);
+    const budget = institutionBudgetFor(principal);
+    const institutionTake = budget ? this.takeInstitutionBudget(budget, now) : null;
     // Awaited only when the lease had to be renewed: the hot path stays free of extra ticks.
     const refusal = institutionTake === null ? null : await institutionTake;
     if (refusal) {
       this.rate.refund(rate.second);
-      return { outcome: "rate_limited", rate: refusal, policy: INSTITUTION_POLICY };
+      return { outcome: "rate_limited", rate: refusal.rate, policy: refusal.policy };
     }
     const touch = now - this.lastTouchAt >= TOUCH_INTERVAL_MS;
     if (touch) this.lastTouchAt = now;
     const version = cached.loadedAt;
+    // The headers describe the limit closer to running out: the user's share, once the user's other
+    // tokens have spent more of it than this token has of its own. That rarer answer is an object.
+    const share = budget ? this.lease?.shareIfTighter(now, this.windowSeconds, rate.remaining) : null;
+    if (share) {
+      const answer = { outcome: "admitted", version, rate: share, touch, policy: USER_SHARE_POLICY } as const;
+      return knownVersion === version ? answer : { ...answer, principal };
+    }
     if (knownVersion !== version) return { outcome: "admitted", version, principal, rate, touch };
     return format === "compact"
       ? encodeAdmittedCurrent(rate, touch)
@@ -121,14 +128,22 @@ export class TokenGate extends DurableObject<Env> {
     return cached;
   }
 
-  /** Null when the institution's budget admits the request (or none applies), else its refusal. */
-  private takeInstitutionBudget(principal: Principal, now: number): null | Promise<RateDecision | null> {
-    const budget = institutionBudgetFor(principal);
-    if (!budget) return null;
+  /**
+   * Null when the institution's budget and the user's share of it admit the request (or none
+   * applies), else the refusal of the one that ran out.
+   */
+  private takeInstitutionBudget(
+    budget: InstitutionBudgetRule,
+    now: number,
+  ): null | Promise<LeaseRefusal | null> {
     this.lease ??= new InstitutionLease(() =>
       this.env.INSTITUTION_BUDGET.get(this.env.INSTITUTION_BUDGET.idFromName(budget.institutionId)),
     );
-    return this.lease.take(now, budget.limit, this.windowSeconds);
+    return this.lease.take(
+      now,
+      { limit: budget.limit, user: { id: budget.userId, limit: budget.userLimit } },
+      this.windowSeconds,
+    );
   }
 
   private load(tokenHash: string): Promise<CachedRecord> {

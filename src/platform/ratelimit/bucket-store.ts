@@ -21,13 +21,28 @@ export class PersistentWindow {
   private constructor(
     private readonly storage: DurableObjectStorage,
     private readonly window: SlidingWindow,
+    private readonly prefix: string,
   ) {}
 
-  /** Call inside `blockConcurrencyWhile` from the object's constructor. */
-  static async load(storage: DurableObjectStorage): Promise<PersistentWindow> {
-    const stored = await storage.list<number>({ prefix: KEY_PREFIX });
-    const entries = [...stored].map(([key, hits]) => [Number(key.slice(KEY_PREFIX.length)), hits] as const);
-    return new PersistentWindow(storage, new SlidingWindow(entries));
+  /**
+   * Call inside `blockConcurrencyWhile` from the object's constructor. An object that keeps several
+   * windows gives each its own key `prefix` (the institution's per-user windows).
+   */
+  static async load(storage: DurableObjectStorage, prefix = KEY_PREFIX): Promise<PersistentWindow> {
+    const stored = await storage.list<number>({ prefix });
+    const entries = [...stored].map(([key, hits]) => [Number(key.slice(prefix.length)), hits] as const);
+    return new PersistentWindow(storage, new SlidingWindow(entries), prefix);
+  }
+
+  /** Decides without counting (see SlidingWindow.peek). */
+  peek(nowMs: number, limit: number, windowSeconds: number) {
+    this.prune(nowMs, windowSeconds);
+    return this.window.peek(nowMs, limit, windowSeconds);
+  }
+
+  /** Nothing counted and nothing waiting to be written: the object may forget this window. */
+  get idle(): boolean {
+    return this.window.total === 0 && this.flushTimer === null;
   }
 
   consume(nowMs: number, limit: number, windowSeconds: number) {
@@ -68,8 +83,8 @@ export class PersistentWindow {
     const deletes: string[] = [];
     for (const second of this.dirty) {
       const hits = this.window.count(second);
-      if (hits > 0) puts[KEY_PREFIX + second] = hits;
-      else deletes.push(KEY_PREFIX + second);
+      if (hits > 0) puts[this.prefix + second] = hits;
+      else deletes.push(this.prefix + second);
     }
     this.dirty.clear();
     if (Object.keys(puts).length > 0) void this.storage.put(puts, { allowUnconfirmed: true });

@@ -1,8 +1,27 @@
-import type { InstitutionBudget, LeaseGrant, LeaseReturn } from "./institution-budget";
+import {
+  INSTITUTION_POLICY,
+  type InstitutionBudget,
+  type LeaseGrant,
+  type LeasePolicy,
+  type LeaseReturn,
+  type LeaseUser,
+} from "./institution-budget";
 import type { RateDecision } from "./window";
 
-/** The policy name of the institution-wide budget in the RateLimit headers. */
-export const INSTITUTION_POLICY = "institution";
+export { INSTITUTION_POLICY, USER_SHARE_POLICY } from "./institution-budget";
+
+/** What a lease is counted against: the institution's budget and, for a member, the user's share of it. */
+export interface LeaseLimits {
+  /** The institution's budget per window. */
+  limit: number;
+  user?: LeaseUser;
+}
+
+/** A refusal of the institution's object: the decision of the limit that ran out, and its name. */
+export interface LeaseRefusal {
+  rate: RateDecision;
+  policy: LeasePolicy;
+}
 /** The largest lease; also at most a fiftieth of the budget, so that idle leases strand little of it. */
 const MAX_CHUNK = 1_000;
 /** A refusal is remembered this long at most, then the institution is asked again. */
@@ -18,8 +37,8 @@ function maxChunk(limit: number): number {
 }
 
 /**
- * A token gate's share of its institution's budget. Requests are counted against the lease in
- * memory; the institution's object is called only when the lease is spent or has expired, and a
+ * A token gate's share of its institution's budget (and of its user's share of it: one gate is one
+ * token, of one user). Requests are counted against the lease in memory; the institution's object is called only when the lease is spent or has expired, and a
  * lease half spent is renewed in the background, so a busy token's requests wait for one Durable
  * Object call (its own gate) and no more. Chunks grow while they are used up and shrink while they
  * expire unused.
@@ -32,6 +51,10 @@ export class InstitutionLease {
   private chunk = 0;
   private refusal: { until: number; at: number; grant: LeaseGrant } | null = null;
   private pending: Promise<LeaseGrant> | null = null;
+  /** The user the units held were also counted against, so that their rest goes back to the share too. */
+  private userId: string | undefined;
+  /** The user's share as the last grant left it (`remaining` counts this lease's units as used). */
+  private share: { limit: number; remaining: number; resetSeconds: number; at: number } | null = null;
 
   constructor(private readonly budget: () => DurableObjectStub<InstitutionBudget>) {}
 
@@ -39,17 +62,41 @@ export class InstitutionLease {
    * Takes one request of the budget. Null when admitted, else the refusal's decision. Synchronous
    * (no await) whenever the lease holds a unit.
    */
-  take(nowMs: number, limit: number, windowSeconds: number): null | Promise<RateDecision | null> {
+  take(nowMs: number, limits: LeaseLimits, windowSeconds: number): null | Promise<LeaseRefusal | null> {
     if (this.holdsUnit(nowMs)) {
-      this.useUnit(nowMs, limit, windowSeconds);
+      this.useUnit(nowMs, limits, windowSeconds);
       return null;
     }
-    return this.takeAfterRenewal(limit, windowSeconds);
+    return this.takeAfterRenewal(limits, windowSeconds);
+  }
+
+  /**
+   * What the user's share has left for this token, as far as the gate knows: what the last grant
+   * left of it plus the units this lease still holds. Other tokens of the same user may have spent
+   * some since (at most a lease lifetime ago), so it is an estimate, for the headers only. Null
+   * unless it is below `tokenRemaining` (the token's own limit is then the one to announce), and
+   * before any grant that counted against a share.
+   */
+  shareIfTighter(nowMs: number, windowSeconds: number, tokenRemaining: number): RateDecision | null {
+    if (!this.share) return null;
+    const remaining = Math.min(this.share.limit, this.share.remaining + Math.max(0, this.units));
+    if (remaining >= tokenRemaining) return null;
+    const elapsed = Math.floor((nowMs - this.share.at) / 1000);
+    const resetSeconds = remaining < this.share.limit ? Math.max(1, this.share.resetSeconds - elapsed) : 0;
+    return {
+      allowed: true,
+      limit: this.share.limit,
+      remaining,
+      resetSeconds,
+      retryAfterSeconds: 0,
+      windowSeconds,
+    };
   }
 
   /** Drops the lease (a plan change); its unused units go back to the institution. */
   reset(): void {
     const unused = this.unused();
+    this.share = null;
     this.units = 0;
     this.expiresAt = 0;
     this.chunk = 0;
@@ -69,23 +116,23 @@ export class InstitutionLease {
    * use is also renewed in the background in the last quarter of its life, so that a busy token's
    * requests never wait for an expired one.
    */
-  private useUnit(nowMs: number, limit: number, windowSeconds: number): void {
+  private useUnit(nowMs: number, limits: LeaseLimits, windowSeconds: number): void {
     this.units -= 1;
     if (this.pending) return;
     const halfUsed = this.units * 2 < this.chunk;
     const ageing = this.expiresAt - nowMs < leaseLifetimeMs(windowSeconds) / 4;
     if (!halfUsed && !ageing) return;
-    if (halfUsed) this.chunk = Math.min(maxChunk(limit), this.chunk * 2);
-    void this.renew(nowMs, limit, windowSeconds, !halfUsed).catch(() => undefined);
+    if (halfUsed) this.chunk = Math.min(maxChunk(limits.limit), this.chunk * 2);
+    void this.renew(nowMs, limits, windowSeconds, !halfUsed).catch(() => undefined);
   }
 
-  private async takeAfterRenewal(limit: number, windowSeconds: number): Promise<RateDecision | null> {
+  private async takeAfterRenewal(limits: LeaseLimits, windowSeconds: number): Promise<LeaseRefusal | null> {
     for (;;) {
       const refused = this.remembered(Date.now());
       if (refused) return refused;
       let grant: LeaseGrant;
       try {
-        grant = await (this.pending ?? this.renew(Date.now(), limit, windowSeconds));
+        grant = await (this.pending ?? this.renew(Date.now(), limits, windowSeconds));
       } catch (error) {
         // The per-token limit still holds; an unreachable budget must not take every token down.
         console.error(
@@ -95,7 +142,7 @@ export class InstitutionLease {
       }
       const now = Date.now();
       if (this.holdsUnit(now)) {
-        this.useUnit(now, limit, windowSeconds);
+        this.useUnit(now, limits, windowSeconds);
         return null;
       }
       if (grant.granted === 0) return refusalOf(grant, 0);
@@ -108,7 +155,14 @@ export class InstitutionLease {
    * an ageing lease's (`swap`), which is replaced by a fresh one rather than extended, so that no
    * unit is used longer than a lease lifetime after it was counted.
    */
-  private renew(nowMs: number, limit: number, windowSeconds: number, swap = false): Promise<LeaseGrant> {
+  private renew(
+    nowMs: number,
+    limits: LeaseLimits,
+    windowSeconds: number,
+    swap = false,
+  ): Promise<LeaseGrant> {
+    const { limit, user } = limits;
+    this.userId = user?.id;
     if (this.chunk === 0) this.chunk = Math.max(1, Math.floor(maxChunk(limit) / 8));
     const expired = nowMs >= this.expiresAt;
     if (expired && this.units > 0) this.chunk = Math.max(1, Math.floor(this.chunk / 2));
@@ -116,7 +170,7 @@ export class InstitutionLease {
     if (expired) this.units = 0;
     const heldWhenAsked = this.units;
     const request = this.budget()
-      .lease(limit, windowSeconds, Math.min(this.chunk, maxChunk(limit)), giveBack)
+      .lease(limit, windowSeconds, Math.min(this.chunk, maxChunk(limit)), giveBack, user)
       .then((grant) => {
         const now = Date.now();
         if (swap) {
@@ -128,6 +182,7 @@ export class InstitutionLease {
           this.second = grant.second;
           this.expiresAt = now + leaseLifetimeMs(windowSeconds);
           this.refusal = null;
+          this.share = grant.share ? { ...grant.share, at: now } : null;
         } else {
           const memory = Math.min(REFUSAL_MEMORY_MS, grant.retryAfterSeconds * 1000);
           this.refusal = { until: now + memory, at: now, grant };
@@ -141,25 +196,31 @@ export class InstitutionLease {
     return request;
   }
 
-  private remembered(nowMs: number): RateDecision | null {
+  private remembered(nowMs: number): LeaseRefusal | null {
     if (!this.refusal || nowMs >= this.refusal.until) return null;
     return refusalOf(this.refusal.grant, nowMs - this.refusal.at);
   }
 
   private unused(): LeaseReturn | undefined {
-    return this.units > 0 ? { second: this.second, units: this.units } : undefined;
+    if (this.units <= 0) return undefined;
+    return this.userId === undefined
+      ? { second: this.second, units: this.units }
+      : { second: this.second, units: this.units, userId: this.userId };
   }
 }
 
 /** The institution's refusal as a rate decision, its waits shortened by `elapsedMs`. */
-function refusalOf(grant: LeaseGrant, elapsedMs: number): RateDecision {
+function refusalOf(grant: LeaseGrant, elapsedMs: number): LeaseRefusal {
   const elapsed = Math.floor(elapsedMs / 1000);
   return {
-    allowed: false,
-    limit: grant.limit,
-    remaining: 0,
-    retryAfterSeconds: Math.max(1, grant.retryAfterSeconds - elapsed),
-    resetSeconds: Math.max(1, grant.resetSeconds - elapsed),
-    windowSeconds: grant.windowSeconds,
+    rate: {
+      allowed: false,
+      limit: grant.limit,
+      remaining: 0,
+      retryAfterSeconds: Math.max(1, grant.retryAfterSeconds - elapsed),
+      resetSeconds: Math.max(1, grant.resetSeconds - elapsed),
+      windowSeconds: grant.windowSeconds,
+    },
+    policy: grant.policy ?? INSTITUTION_POLICY,
   };
 }
