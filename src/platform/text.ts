@@ -87,8 +87,8 @@ const LINE_BREAKS_AND_TABS = /[\t\n\v\f\r\u0085]/;
 /**
  * The same rule applied to text Lingua must accept rather than refuse (an identity provider's
  * claims: an LTI launch, later SSO and SCIM): the characters the rule refuses are dropped (line
- * breaks, tabs and reserved characters become spaces), runs of white space become one space, the
- * ends are trimmed and the rest is cut to `max` characters (never inside a surrogate pair). Null
+ * breaks, tabs and reserved characters become spaces), runs of white space become one space
+ * (single-line rules), the ends are trimmed and the rest is cut to `max` characters (code points, as the schema counts them). Null
  * when the value is not a string or nothing is left; what it answers always passes `displayText`
  * of the same rule unchanged.
  */
@@ -102,10 +102,9 @@ export function sanitizeDisplayText(value: unknown, rule: DisplayTextRule): stri
     else if (!unsafeForDisplay(code, multiline)) kept += ch;
     else if (LINE_BREAKS_AND_TABS.test(ch)) kept += " ";
   }
-  let text = (multiline ? kept.replace(/[^\S\r\n]+/g, " ") : kept.replace(/\s+/g, " ")).trim();
-  if (text.length > max) {
-    const end = /[\uD800-\uDBFF]/.test(text.charAt(max - 1)) ? max - 1 : max;
-    text = text.slice(0, end).trim();
-  }
-  return text.length >= Math.max(min, 1) ? text : null;
+  let text = (multiline ? kept : kept.replace(/\s+/g, " ")).trim();
+  // Characters are code points, as the schema's length counts them: a cut never splits a surrogate pair.
+  const characters = [...text];
+  if (characters.length > max) text = characters.slice(0, max).join("").trim();
+  return text !== "" && [...text].length >= min ? text : null;
 }
