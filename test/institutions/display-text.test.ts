@@ -91,6 +91,25 @@ describe("people's and groups' names", () => {
     expect(list.body.data.map((i: any) => i.slug)).not.toContain(slug);
   });
 
+  it("an institution's name and branding display name with one are 422 naming the field and change nothing", async () => {
+    const tenant = await createTenant();
+    const path = `/api/institutions/${tenant.institution.id}`;
+    const before = (await callJson(path, { token: tenant.admin.token })).body;
+    for (const [body, errorPath] of [
+      [{ name: BAD.rlo }, "name"],
+      [{ branding: { display_name: BAD.bel } }, "branding.display_name"],
+    ] as const) {
+      const { res, body: problem } = await callJson(path, {
+        method: "PATCH",
+        token: tenant.admin.token,
+        body,
+      });
+      expect(res.status).toBe(422);
+      expect(problem.errors).toEqual([{ path: errorPath, message: UNSAFE }]);
+    }
+    expect((await callJson(path, { token: tenant.admin.token })).body).toEqual(before);
+  });
+
   it("a bulk row with one in name, groups or external_id is rejected in the report and the dry run; the other rows are applied", async () => {
     const tenant = await createTenant();
     const id = tenant.institution.id;
