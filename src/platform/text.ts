@@ -88,9 +88,9 @@ const LINE_BREAKS_AND_TABS = /[\t\n\v\f\r\u0085]/;
  * The same rule applied to text Lingua must accept rather than refuse (an identity provider's
  * claims: an LTI launch, later SSO and SCIM): the characters the rule refuses are dropped (line
  * breaks, tabs and reserved characters become spaces), runs of white space become one space
- * (single-line rules), the ends are trimmed and the rest is cut to `max` characters (code points, as the schema counts them). Null
- * when the value is not a string or nothing is left; what it answers always passes `displayText`
- * of the same rule unchanged.
+ * (single-line rules), the ends are trimmed and the rest is cut to `max` characters (code points,
+ * as the schema counts them). Null when the value is not a string or nothing is left; what it
+ * answers always passes `displayText` of the same rule unchanged.
  */
 export function sanitizeDisplayText(value: unknown, rule: DisplayTextRule): string | null {
   if (typeof value !== "string") return null;
