@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { MEMBER_STATUSES } from "../../db/schema";
 import { pageQueryShape, pageSchema } from "../../platform/http/pagination";
+import { externalId, groupName, personName } from "../../platform/text";
 import { MEMBER_ROLES } from "./access";
 
 const timestamp = z.string().openapi({ example: "2026-11-21T09:30:00Z" });
@@ -14,23 +15,11 @@ export const MemberStatusSchema = z.enum(MEMBER_STATUSES).openapi({
 });
 
 export const MAX_GROUPS = 50;
-const groupName = z
-  .string()
-  .trim()
-  .min(1, "must not be empty")
-  .max(100)
-  .refine((g) => !g.includes(";"), "must not contain ;");
 const groups = z
-  .array(groupName)
+  .array(groupName())
   .max(MAX_GROUPS, `must list at most ${MAX_GROUPS} groups`)
   .openapi({ example: ["class-7b", "french"], description: "Classes, departments: free-form names." });
-const externalId = z
-  .string()
-  .trim()
-  .min(1, "must not be empty")
-  .max(200)
-  .nullable()
-  .openapi({ example: "SIS-10023", description: "Your SIS/HR id, unique within the institution." });
+const externalIdInput = externalId("Your SIS/HR id, unique within the institution.").nullable();
 
 export const MemberSchema = z
   .object({
@@ -118,22 +107,22 @@ export const MemberParams = z.object({
 export const CreateMemberBody = z
   .strictObject({
     email: z.email("must be an e-mail address").max(254),
-    name: z.string().trim().min(1, "must not be empty").max(200),
+    name: personName(),
     role: MemberRoleSchema.default("learner"),
-    external_id: externalId.optional(),
+    external_id: externalIdInput.optional(),
     groups: groups.optional(),
   })
   .openapi("CreateMemberRequest");
 
 export const UpdateMemberBody = z
   .strictObject({
-    name: z.string().trim().min(1, "must not be empty").max(200).optional(),
+    name: personName().optional(),
     role: MemberRoleSchema.optional(),
     status: z
       .enum(["active", "suspended"])
       .optional()
       .openapi({ description: "`suspended` revokes every session and token of the member at once." }),
-    external_id: externalId.optional(),
+    external_id: externalIdInput.optional(),
     groups: groups.optional().openapi({ description: "Replaces the member's groups." }),
   })
   .openapi("UpdateMemberRequest");

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { PLANS } from "../../db/schema";
 import { pageQueryShape, pageSchema } from "../../platform/http/pagination";
+import { displayText, personName } from "../../platform/text";
 
 const timestamp = z.string().openapi({ example: "2026-11-21T09:30:00Z" });
 
@@ -37,7 +38,7 @@ export const BrandingSchema = z
 
 export const BrandingInput = z
   .strictObject({
-    display_name: z.string().trim().min(1).max(100).nullable().optional(),
+    display_name: displayText({ max: 100 }).nullable().optional(),
     logo_url: z
       .url({ protocol: /^https$/, message: "must be an https URL" })
       .max(2048)
@@ -126,9 +127,12 @@ const slug = z
   )
   .openapi({ example: "acme" });
 
+/** An institution's name: a display string like every other. */
+const INSTITUTION_NAME = displayText({ max: 200 });
+
 export const CreateInstitutionBody = z
   .strictObject({
-    name: z.string().trim().min(1, "must not be empty").max(200),
+    name: INSTITUTION_NAME,
     slug: slug.optional().openapi({ description: "Derived from the name when left out." }),
     plan: z.enum(PLANS).default("free"),
     rate_limit_per_minute: rateLimit.optional(),
@@ -139,7 +143,7 @@ export const CreateInstitutionBody = z
     admin: z
       .strictObject({
         email: z.email("must be an e-mail address").max(254),
-        name: z.string().trim().min(1, "must not be empty").max(200),
+        name: personName(),
       })
       .optional()
       .openapi({
@@ -151,7 +155,7 @@ export const CreateInstitutionBody = z
 
 export const UpdateInstitutionBody = z
   .strictObject({
-    name: z.string().trim().min(1, "must not be empty").max(200).optional(),
+    name: INSTITUTION_NAME.optional(),
     branding: BrandingInput.optional(),
     locale: locale.optional(),
     time_zone: timeZone.optional(),

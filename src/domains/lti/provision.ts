@@ -6,6 +6,7 @@ import { sha256Hex } from "../../platform/crypto/encoding";
 import { database } from "../../platform/db";
 import { publishEvents } from "../../platform/events";
 import { newId, nowIso } from "../../platform/ids";
+import { isSafeForDisplay, PERSON_NAME, sanitizeDisplayText } from "../../platform/text";
 import { memberCreated } from "../institutions/member-events";
 import { seatsAllow } from "../institutions/member-queries";
 import type { ConsumerRow } from "./consumers";
@@ -23,16 +24,29 @@ interface Identity {
   role: "instructor" | "learner";
 }
 
-/** What the id_token says about the person (`name`, else given + family name; `email` when it is one). */
+/** A launch's user when the platform's name claims leave nothing to show. */
+const NAMELESS = "LTI user";
+
+/**
+ * What the id_token says about the person: `name`, else given + family name, cleaned by the
+ * display-text rule of a person's name (control and bidirectional formatting characters dropped,
+ * white space collapsed, cut to 200 characters) rather than refusing the launch; `email` when it is
+ * one, and a safe one.
+ */
 export function identityFrom(claims: Record<string, unknown>, role: Identity["role"]): Identity {
-  const text = (value: unknown) => (typeof value === "string" && value.trim() ? value.trim() : null);
-  const given = text(claims.given_name);
-  const family = text(claims.family_name);
-  const email = text(claims.email)?.toLowerCase() ?? null;
+  const given = sanitizeDisplayText(claims.given_name, PERSON_NAME);
+  const family = sanitizeDisplayText(claims.family_name, PERSON_NAME);
+  const email = typeof claims.email === "string" ? claims.email.trim().toLowerCase() : null;
   return {
     sub: claims.sub as string,
-    name: (text(claims.name) ?? [given, family].filter(Boolean).join(" ")) || "LTI user",
-    email: email && /^[^@\s]+@[^@\s]+$/.test(email) && email.length <= 254 ? email : null,
+    name:
+      sanitizeDisplayText(claims.name, PERSON_NAME) ??
+      sanitizeDisplayText([given, family].filter(Boolean).join(" "), PERSON_NAME) ??
+      NAMELESS,
+    email:
+      email && /^[^@\s]+@[^@\s]+$/.test(email) && email.length <= 254 && isSafeForDisplay(email)
+        ? email
+        : null,
     role,
   };
 }

@@ -1,5 +1,13 @@
+import type { z } from "@hono/zod-openapi";
 import { CsvError, parse } from "csv-parse/sync";
 import { validationError } from "../../../platform/errors";
+import {
+  externalId,
+  groupName,
+  isSafeForDisplay,
+  personName,
+  UNSAFE_TEXT_MESSAGE,
+} from "../../../platform/text";
 import type { MemberRole } from "../access";
 import { MAX_GROUPS } from "../member-schemas";
 
@@ -41,6 +49,17 @@ const ROLE_WORDS: Record<string, MemberRole> = {
 };
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+// The members API's own rules for these cells, so that a file accepts exactly what a request does.
+const NAME = personName();
+const GROUP = groupName();
+const EXTERNAL_ID = externalId();
+
+/** Why `schema` refuses the cell (its first reason), or null. */
+function refusal(schema: z.ZodType, value: string): string | null {
+  const result = schema.safeParse(value);
+  return result.success ? null : (result.error.issues[0]?.message ?? "is not valid");
+}
 
 function fileError(message: string) {
   return validationError([{ path: "file", message }]);
@@ -100,13 +119,15 @@ function readRow(cells: string[], line: number, columns: Columns): CsvRow {
   const rawEmail = cell(columns.email).toLowerCase();
   const email: string | null = rawEmail || null;
   if (!email) errors.push("email: is missing");
+  else if (!isSafeForDisplay(email)) errors.push(`email: ${UNSAFE_TEXT_MESSAGE}`);
   else if (email.length > 254 || !EMAIL.test(email)) {
     errors.push(`email: "${rawEmail}" is not an e-mail address`);
   }
 
   const joined = [cell(columns.first), cell(columns.last)].filter(Boolean).join(" ");
   const name = cell(columns.name) || joined || null;
-  if (name && name.length > 200) errors.push("name: is longer than 200 characters");
+  const nameRefused = name && refusal(NAME, name);
+  if (nameRefused) errors.push(`name: ${nameRefused}`);
 
   const roleText = cell(columns.role);
   let role: MemberRole | null = null;
@@ -116,7 +137,8 @@ function readRow(cells: string[], line: number, columns: Columns): CsvRow {
   }
 
   const externalId = cell(columns.external) || null;
-  if (externalId && externalId.length > 200) errors.push("external_id: is longer than 200 characters");
+  const externalIdRefused = externalId && refusal(EXTERNAL_ID, externalId);
+  if (externalIdRefused) errors.push(`external_id: ${externalIdRefused}`);
 
   let groups: string[] | null = null;
   if (columns.groups !== undefined) {
@@ -128,7 +150,8 @@ function readRow(cells: string[], line: number, columns: Columns): CsvRow {
           .filter(Boolean),
       ),
     ].sort();
-    if (groups.some((g) => g.length > 100)) errors.push("groups: a group name is longer than 100 characters");
+    const groupRefused = groups.map((g) => refusal(GROUP, g)).find(Boolean);
+    if (groupRefused) errors.push(`groups: a group name ${groupRefused}`);
     if (groups.length > MAX_GROUPS) errors.push(`groups: more than ${MAX_GROUPS} groups`);
   }
 
