@@ -88,6 +88,27 @@ describe("the deployed configuration resolves host names before saving them", ()
   });
 });
 
+describe("development's loopback switch does not turn the look-up off", () => {
+  it("with ALLOW_LOOPBACK_TARGETS and a resolver, names answering private or metadata addresses stay refused", async () => {
+    await scriptInside();
+    const tenant = await createTenant();
+    const register = (name: string) =>
+      callJson("/api/integrations/webhooks", {
+        token: tenant.admin.token,
+        body: { url: `https://${name}/hook`, events: ["*"], enabled: false },
+        env: { ALLOW_LOOPBACK_TARGETS: "true", OUTBOUND_DOH_URL: doh.resolverUrl },
+      });
+    for (const [name, , what] of INSIDE.filter(([, , what]) => what !== "a loopback address")) {
+      const { res, body } = await register(name);
+      expect(res.status, name).toBe(422);
+      expect(body.errors).toEqual([{ path: "url", message: `must not resolve to ${what}` }]);
+    }
+    // Loopback answers are what development admits (registered disabled: nothing is sent).
+    expect((await register("localtest.me")).res.status).toBe(201);
+    expect(await webhookCount(tenant)).toBe(1);
+  });
+});
+
 /** Everything `fn` wrote to console.error and console.warn, as parsed JSON lines. */
 async function logged<T>(fn: () => Promise<T>): Promise<{ result: T; lines: any[] }> {
   const error = vi.spyOn(console, "error").mockImplementation(() => undefined);
