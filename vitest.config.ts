@@ -1,12 +1,18 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
+import { unstable_readConfig } from "wrangler";
 import { buildAssets } from "./scripts/build-assets.mjs";
+import { devVarsAdditions, parseDevVars } from "./scripts/dev-vars.mjs";
 
 // Tests run inside workerd with real local D1, Durable Objects (and later Queues and R2), isolated per file.
 export default defineConfig(async () => {
   // wrangler.toml's [assets] directory, which wrangler fills by its [build] command and vitest does not.
   buildAssets();
   const migrations = await readD1Migrations("./migrations");
+  // What a deployment and `npm run dev` get, read as wrangler and scripts/dev.mjs read them, for
+  // test/platform/config.test.ts (the tests' own bindings below override some of them).
+  const shippedVars = unstable_readConfig({ config: "./wrangler.toml" }).vars as Record<string, string>;
+  const devVars = parseDevVars(devVarsAdditions("").join("\n")) as Record<string, string>;
   return {
     plugins: [
       cloudflareTest({
@@ -21,6 +27,9 @@ export default defineConfig(async () => {
             ENCRYPTION_KEY: "dGVzdC1lbmNyeXB0aW9uLWtleS0zMi1ieXRlcy0hISE=",
             // Webhooks point at the loopback receiver of test/helpers/receiver-server.ts.
             ALLOW_LOOPBACK_TARGETS: "true",
+            // Never wrangler.toml's public resolver: names are judged by their text, and the tests of the
+            // resolver check point OUTBOUND_DOH_URL at the loopback stub (test/helpers/receiver-doh.ts).
+            OUTBOUND_DOH_URL: "off",
             // Short enough to exercise time-outs and every retry within a test.
             WEBHOOK_TIMEOUT_MS: "1000",
             WEBHOOK_RETRY_DELAYS_SECONDS: "1,1,1",
@@ -40,6 +49,7 @@ export default defineConfig(async () => {
       }),
     ],
     test: {
+      provide: { shippedVars, devVars },
       include: ["test/**/*.test.ts"],
       exclude: ["test/e2e/**"],
       setupFiles: ["./test/helpers/apply-migrations.ts"],

@@ -3,7 +3,6 @@
 // Safe to run again: nothing is duplicated and existing data is kept.
 //   node scripts/dev.mjs [--port 8787] [--persist-to DIR] [--setup-only]
 import { spawn, spawnSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -11,6 +10,7 @@ import { parseArgs } from "node:util";
 import { catalogSeedSql } from "./catalog-data.mjs";
 import { demoGroupsSql, demoSeedSql } from "./demo-data.mjs";
 import { insightsSeedSql } from "./demo-insights.mjs";
+import { devVarsAdditions } from "./dev-vars.mjs";
 import { seedActivity } from "./seed.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -39,13 +39,11 @@ function run(args, { quiet = false } = {}) {
   }
 }
 
-// 1. Local secrets, generated once and never committed (.dev.vars is git-ignored).
+// 1. Local secrets and settings, generated once and never committed (.dev.vars is git-ignored).
 const devVars = join(root, ".dev.vars");
 const existing = existsSync(devVars) ? readFileSync(devVars, "utf8") : "";
-const additions = [];
-if (!/^ENCRYPTION_KEY=/m.test(existing))
-  additions.push(`ENCRYPTION_KEY="${randomBytes(32).toString("base64")}"`);
-if (!/^ALLOW_LOOPBACK_TARGETS=/m.test(existing)) additions.push(`ALLOW_LOOPBACK_TARGETS="true"`);
+// Its values override wrangler.toml's [vars]: a key, loopback targets, and no public DNS resolver.
+const additions = devVarsAdditions(existing);
 if (additions.length > 0) {
   writeFileSync(
     devVars,

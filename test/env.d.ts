@@ -7,3 +7,12 @@ declare global {
     }
   }
 }
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    /** wrangler.toml's [vars], as `wrangler deploy` reads them (vitest.config.ts). */
+    shippedVars: Record<string, string>;
+    /** What `npm run dev` writes to a fresh .dev.vars (scripts/dev-vars.mjs). */
+    devVars: Record<string, string>;
+  }
+}

@@ -68,7 +68,9 @@ export async function readWranglerConfig(configPath = join(ROOT, "wrangler.toml"
     name: config.name,
     compatibilityDate: config.compatibility_date,
     compatibilityFlags: config.compatibility_flags ?? [],
-    vars: { ...(config.vars ?? {}) },
+    // A local run never asks wrangler.toml's public DNS resolver (its receivers are on loopback or
+    // routed by name inside Miniflare): outbound host names are judged by their text, as in `npm run dev`.
+    vars: { ...(config.vars ?? {}), OUTBOUND_DOH_URL: "off" },
     d1Databases,
     migrationDirs,
     durableObjects,

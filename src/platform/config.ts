@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { Env } from "../env";
+import { classifyHost } from "./outbound/address";
 
 /**
  * The deployment's settings: wrangler.toml's [vars] and secrets, parsed once per `env` object with
@@ -17,6 +18,24 @@ const flag = z
   .default("false")
   .transform((value) => value === "true");
 
+/** wrangler.toml's resolver, and the default where the variable is absent: the check is on unless "off". */
+export const DEFAULT_DOH_URL = "https://cloudflare-dns.com/dns-query";
+
+/** Why a value of OUTBOUND_DOH_URL is unusable, or null: "off", an https URL, or http to a loopback stub. */
+function dohUrlProblem(text: string): string | null {
+  if (text === "off") return null;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return 'must be a DNS-over-HTTPS resolver URL (JSON form), or "off"';
+  }
+  if (url.protocol === "https:") return null;
+  // Plain http cannot be trusted on a network; a resolver stub on this machine (tests) is fine.
+  if (url.protocol === "http:" && classifyHost(url.hostname).kind === "loopback") return null;
+  return 'must be an https URL (http only for a resolver on loopback), or "off"';
+}
+
 const secondsList = (fallback: string) =>
   z
     .string()
@@ -32,11 +51,18 @@ const schema = z.object({
   ENCRYPTION_KEY: z.string().min(1),
   /** Local development only: outbound URLs may use http and loopback addresses (nothing else inside). */
   ALLOW_LOOPBACK_TARGETS: flag,
-  /** DNS-over-HTTPS resolver (JSON form) the outbound gate asks what a host name points at; empty: off. */
+  /**
+   * DNS-over-HTTPS resolver (JSON form) the outbound gate asks what a host name points at; "off" only
+   * explicitly (development, tests). Empty is refused: it used to mean off, and off must be said.
+   */
   OUTBOUND_DOH_URL: z
-    .union([z.literal(""), z.url({ protocol: /^https?$/ })])
-    .default("")
-    .transform((url) => url || null),
+    .string()
+    .default(DEFAULT_DOH_URL)
+    .superRefine((text, ctx) => {
+      const problem = dohUrlProblem(text);
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+    })
+    .transform((text) => (text === "off" ? null : text)),
   WEBHOOK_TIMEOUT_MS: positiveInt(10_000),
   WEBHOOK_RETRY_DELAYS_SECONDS: secondsList("60,600,6000"),
   WEBHOOK_DISABLE_AFTER_FAILURES: positiveInt(20),
@@ -107,6 +133,15 @@ export function config(env: Env): Config {
     }
     settings = toConfig(result.data);
     parsed.set(env, settings);
+    if (settings.outbound.dohUrl === null && !settings.outbound.allowLoopback)
+      console.warn(
+        JSON.stringify({
+          level: "warn",
+          message:
+            'OUTBOUND_DOH_URL is "off" outside development: host names are judged by their text alone, so a customer URL whose name resolves to a private, loopback or metadata address is accepted and called wherever the runtime can reach such addresses',
+          variable: "OUTBOUND_DOH_URL",
+        }),
+      );
   }
   return settings;
 }

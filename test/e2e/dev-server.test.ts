@@ -10,13 +10,14 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { createServer as createHttpServer, type IncomingMessage } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { parseDevVars } from "../../scripts/dev-vars.mjs";
 import { builtDocument } from "./openapi-built";
 import { visitReferencePage } from "./reference-page";
 
@@ -250,6 +251,9 @@ describe("npm run dev on a fresh machine", () => {
     expect(counts[0]!.events).toBeGreaterThan(1_000);
     expect(counts[0]!.demo_learner_xp).toBeGreaterThan(0);
     expect(counts[1]).toEqual(counts[0]);
+    // wrangler.toml's resolver is a public one: development sets its own, off or a loopback stub.
+    const devVars = parseDevVars(await readFile(join(ROOT, ".dev.vars"), "utf8"));
+    expect(devVars.OUTBOUND_DOH_URL).toMatch(/^(off|http:\/\/(127\.\d+\.\d+\.\d+|localhost|\[::1\])[:/].*)$/);
   });
 
   it("starts wrangler dev and answers GET /healthz", async () => {

@@ -10,8 +10,11 @@ export interface ScriptedName {
   AAAA?: string[];
   /** Seconds, for every record of the name (default 300). */
   ttl?: number;
-  /** A DNS status other than 0 (2 SERVFAIL, 3 NXDOMAIN); or "http-500" for a resolver that fails. */
-  status?: number | "http-500";
+  /**
+   * A DNS status other than 0 (2 SERVFAIL, 3 NXDOMAIN); or a resolver that fails: "http-500" answers
+   * HTTP 500, "not-json" a 200 whose body is not JSON, "bad-shape" a 200 with JSON of another shape.
+   */
+  status?: number | "http-500" | "not-json" | "bad-shape";
 }
 
 const TYPES = { A: 1, AAAA: 28 } as const;
@@ -30,7 +33,13 @@ function answer(res: ServerResponse, url: URL, names: Map<string, ScriptedName>)
     res.writeHead(500).end("resolver down");
     return;
   }
-  const status = scripted ? (scripted.status ?? 0) : 3;
+  if (scripted?.status === "not-json" || scripted?.status === "bad-shape") {
+    const body =
+      scripted.status === "not-json" ? '{"Status": 0, "Answer": [' : '{"Status":"NOERROR","Answer":{}}';
+    res.writeHead(200, { "content-type": "application/dns-json" }).end(body);
+    return;
+  }
+  const status = scripted && typeof scripted.status === "number" ? scripted.status : scripted ? 0 : 3;
   const data = scripted && type && type in TYPES ? (scripted[type] ?? []) : [];
   const body = {
     Status: status,

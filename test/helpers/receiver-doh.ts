@@ -9,8 +9,8 @@ import type { ScriptedName } from "./receiver-doh-server";
 export function dohStub() {
   const base = inject("dohUrl");
   return {
-    /** Typed as wrangler.toml's empty default, for a per-request `env` override. */
-    resolverUrl: `${base}/dns-query` as "",
+    /** For a per-request `env` override: the tests' own OUTBOUND_DOH_URL is "off" (vitest.config.ts). */
+    resolverUrl: `${base}/dns-query`,
     async script(names: Record<string, ScriptedName>): Promise<void> {
       await fetch(`${base}/control/names`, { method: "PUT", body: JSON.stringify(names) });
     },

@@ -190,7 +190,7 @@ describe("test pings are limited per webhook", () => {
   });
 });
 
-describe("names are resolved when OUTBOUND_DOH_URL is set", () => {
+describe("names are resolved when OUTBOUND_DOH_URL names a resolver", () => {
   const doh = dohStub();
   const withDoh = { ...PRODUCTION, OUTBOUND_DOH_URL: doh.resolverUrl };
 
@@ -204,11 +204,7 @@ describe("names are resolved when OUTBOUND_DOH_URL is set", () => {
   }
 
   it.each([
-    [
-      "an A record in a private range",
-      { A: ["10.0.0.7"] },
-      /must not resolve to a private address \(10\.0\.0\.7\)/,
-    ],
+    ["an A record in a private range", { A: ["10.0.0.7"] }, /^must not resolve to a private address$/],
     ["an AAAA record in a unique-local range", { A: ["93.184.215.14"], AAAA: ["fd00::7"] }, /unique-local/],
     ["an IPv4-mapped metadata address", { AAAA: ["::ffff:169.254.169.254"] }, /metadata/],
     ["loopback, in production", { A: ["127.0.0.1"] }, /loopback/],
@@ -244,7 +240,8 @@ describe("names are resolved when OUTBOUND_DOH_URL is set", () => {
       last_error_code: "target_refused",
       last_response_status: null,
     });
-    expect(body.last_error).toMatch(/192\.168\.0\.10/);
+    // The category alone: the address the name answered is in the log, not in the delivery log.
+    expect(body.last_error).toBe("Target refused: the URL must not resolve to a private address");
     expect(await doh.queries(name)).toBe(4);
   });
 
@@ -284,7 +281,7 @@ describe("names are resolved when OUTBOUND_DOH_URL is set", () => {
     expect(await doh.queries(cached)).toBe(4);
   });
 
-  it("without a resolver, names are judged by their text alone", async () => {
+  it('with OUTBOUND_DOH_URL "off", names are judged by their text alone', async () => {
     const { admin } = await createTenant();
     const name = uniqueName();
     await doh.script({ [name]: { A: ["10.0.0.7"] } });

@@ -34,7 +34,7 @@ const EventsList = z
 const Url = z.string().max(MAX_URL_LENGTH).openapi({
   example: "https://hooks.acme.example/lingua",
   description:
-    "Absolute `https` URL without credentials or fragment. Private, loopback, link-local, metadata, carrier-grade NAT and other reserved addresses are refused in every form (IPv6 forms that carry an IPv4 address are judged by that address), as are `localhost`, `*.local`, `*.internal` and single-label names; when the deployment sets `OUTBOUND_DOH_URL`, so is a name that resolves to such an address. The URL is checked again before every delivery. Only local development (`ALLOW_LOOPBACK_TARGETS`) admits `http` and loopback addresses.",
+    "Absolute `https` URL without credentials or fragment. Private, loopback, link-local, metadata, carrier-grade NAT and other reserved addresses are refused in every form (IPv6 forms that carry an IPv4 address are judged by that address), as are `localhost`, `*.local`, `*.internal` and single-label names, and a host name that resolves to such an address (the deployment's DNS-over-HTTPS resolver is asked at save time and before every delivery). The URL is checked again before every delivery. Only local development (`ALLOW_LOOPBACK_TARGETS`) admits `http` and loopback addresses.",
 });
 
 const Description = displayText({ max: 500, min: 0 }).nullable();

@@ -1,5 +1,7 @@
 import { z } from "zod";
 import { BoundedMap } from "../bounded-map";
+import { parseIPv4, parseIPv6 } from "./address";
+import type { DnsFailure } from "./codes";
 
 /**
  * Host names resolved over DNS-over-HTTPS (the JSON form of Cloudflare's and Google's resolvers:
@@ -10,11 +12,16 @@ import { BoundedMap } from "../bounded-map";
 
 export type Resolution =
   | { ok: true; addresses: string[] }
-  | { ok: false; reason: "no_address" | "resolver_failed"; detail: string };
+  /** `detail` is for the log only: it may carry the resolver's words. */
+  | { ok: false; reason: DnsFailure; detail: string };
 
 const MAX_CACHE_SECONDS = 300;
 const RESOLVER_TIMEOUT_MS = 3_000;
 const RECORD_TYPES = { A: 1, AAAA: 28 } as const;
+const IS_ADDRESS = {
+  A: (data: string) => parseIPv4(data) !== null,
+  AAAA: (data: string) => parseIPv6(data) !== null,
+} as const;
 
 const DohAnswer = z.object({
   Status: z.number().int(),
@@ -38,10 +45,27 @@ async function query(
     signal: AbortSignal.timeout(RESOLVER_TIMEOUT_MS),
   });
   if (!response.ok) throw new Error(`resolver answered HTTP ${response.status}`);
-  const answer = DohAnswer.parse(await response.json());
+  let body: unknown;
+  try {
+    body = await response.json();
+  } catch {
+    throw new Error("resolver answered a body that is not JSON");
+  }
+  const parsed = DohAnswer.safeParse(body);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`);
+    throw new Error(`resolver answered an unexpected body (${issues.join("; ").slice(0, 300)})`);
+  }
+  const answer = parsed.data;
   // 3 is NXDOMAIN: a definite "no such name"; any other non-zero status is the resolver's failure.
   if (answer.Status !== 0 && answer.Status !== 3) throw new Error(`resolver status ${answer.Status}`);
   const records = (answer.Answer ?? []).filter((r) => r.type === RECORD_TYPES[type]);
+  // An A or AAAA record whose data is not an address of its kind: the resolver is not to be trusted.
+  const unreadable = records.find((r) => !IS_ADDRESS[type](r.data));
+  if (unreadable)
+    throw new Error(
+      `resolver answered ${type} data that is not an address: ${unreadable.data.slice(0, 100)}`,
+    );
   return {
     addresses: records.map((r) => r.data),
     ttl: Math.min(MAX_CACHE_SECONDS, ...records.map((r) => r.TTL)),

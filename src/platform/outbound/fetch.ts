@@ -1,5 +1,5 @@
 import type { Env } from "../../env";
-import type { OutboundErrorCode } from "./codes";
+import { DNS_FAILURES, type OutboundErrorCode } from "./codes";
 import { checkOutboundUrl } from "./gate";
 
 /**
@@ -92,6 +92,8 @@ function statusError(response: Response): Pick<OutboundResult, "errorCode" | "er
   return { errorCode: "http_status", error: `HTTP ${response.status}` };
 }
 
+const sentence = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+
 function failure(errorCode: OutboundErrorCode, error: string, durationMs: number): OutboundResult {
   return { ok: false, status: null, headers: null, bodyPrefix: null, durationMs, errorCode, error };
 }
@@ -109,10 +111,11 @@ export async function outboundFetch(
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   const signal = AbortSignal.timeout(options.timeoutMs);
-  const verdict = await checkOutboundUrl(env, url);
+  const verdict = await checkOutboundUrl(env, url, options.log);
   if (!verdict.ok) {
-    const code = verdict.code;
-    return failure(code, `${READABLE[code]}: the URL ${verdict.problem}`, elapsed());
+    // The gate's categories only: what the resolver said is in the log, beside `options.log`.
+    if (verdict.code === "dns") return failure("dns", sentence(DNS_FAILURES[verdict.reason]), elapsed());
+    return failure(verdict.code, `${READABLE[verdict.code]}: the URL ${verdict.problem}`, elapsed());
   }
   try {
     const response = await fetch(verdict.url, { ...init, redirect: "manual", signal });

@@ -1,6 +1,7 @@
 import type { Env } from "../../env";
 import { config } from "../config";
 import { canonicalHost, classifyAddress, classifyHost, type HostClass, ipLiteral } from "./address";
+import { DNS_FAILURES, type DnsFailure } from "./codes";
 import { resolveHost } from "./dns";
 
 /**
@@ -14,7 +15,7 @@ export const MAX_URL_LENGTH = 2048;
 export interface OutboundPolicy {
   /** Development only: `http` and the loopback addresses (127.0.0.0/8, ::1, `localhost`). */
   allowLoopback: boolean;
-  /** DNS-over-HTTPS resolver (JSON form) to judge what a host name resolves to; null: text only. */
+  /** DNS-over-HTTPS resolver (JSON form) to judge what a host name resolves to; null ("off"): text only. */
   dohUrl: string | null;
 }
 
@@ -22,10 +23,16 @@ export function outboundPolicy(env: Env): OutboundPolicy {
   return config(env).outbound;
 }
 
+/**
+ * `problem` completes a 422 message ("must …") and is fit for a customer: a category, never the
+ * resolver's words or the addresses it answered (those go to the log).
+ */
 export type UrlVerdict =
   | { ok: true; url: URL }
-  /** `target_refused`: never to be called. `dns`: the name did not resolve (it may later). */
-  | { ok: false; code: "target_refused" | "dns"; problem: string };
+  /** Never to be called. */
+  | { ok: false; code: "target_refused"; problem: string }
+  /** The name did not resolve or the resolver failed (`reason`): it may pass later. */
+  | { ok: false; code: "dns"; reason: DnsFailure; problem: string };
 
 const refuse = (problem: string): UrlVerdict => ({ ok: false, code: "target_refused", problem });
 
@@ -59,26 +66,50 @@ export function urlProblem(raw: string, policy: OutboundPolicy): string | null {
   return null;
 }
 
-/** What the resolver says about a host name: null when every address it has is acceptable. */
-async function resolvedProblem(host: string, policy: OutboundPolicy & { dohUrl: string }) {
+function log(level: "warn" | "error", message: string, fields: Record<string, unknown>): void {
+  console[level](JSON.stringify({ level, message, ...fields }));
+}
+
+/**
+ * What the resolver says about a host name: null when every address it has is acceptable. What the
+ * customer reads is a category; the resolver's detail and the addresses are logged with `ids`.
+ */
+async function resolvedProblem(
+  host: string,
+  policy: OutboundPolicy & { dohUrl: string },
+  ids: Record<string, unknown>,
+): Promise<Exclude<UrlVerdict, { ok: true }> | null> {
   const resolution = await resolveHost(policy.dohUrl, host);
   if (!resolution.ok) {
-    const problem = `must have a host name that resolves (${resolution.detail})`;
-    return { code: "dns" as const, problem };
+    const { reason, detail } = resolution;
+    if (reason === "resolver_failed")
+      log("error", "outbound resolver failed", { code: "dns", reason, host, detail, ...ids });
+    else log("warn", "outbound host name did not resolve", { code: "dns", reason, host, detail, ...ids });
+    const problem = `must have a host name that resolves (${DNS_FAILURES[reason]})`;
+    return { ok: false, code: "dns", reason, problem };
   }
   for (const address of resolution.addresses) {
     const why = admitted(classifyAddress(address), policy);
-    if (why) return { code: "target_refused" as const, problem: `must not resolve to ${why} (${address})` };
+    if (why) {
+      const addresses = resolution.addresses;
+      log("warn", "outbound host name refused", { code: "target_refused", host, addresses, why, ...ids });
+      return { ok: false, code: "target_refused", problem: `must not resolve to ${why}` };
+    }
   }
   return null;
 }
 
 /**
- * The whole check: the text, then (when OUTBOUND_DOH_URL is set) every address the host name resolves
- * to. At save time refuse `target_refused`; whether to accept a `dns` verdict (a name not published
- * yet) is the caller's choice. Before a request, anything but `ok` means: do not connect.
+ * The whole check: the text, then (unless OUTBOUND_DOH_URL is "off") every address the host name
+ * resolves to. At save time refuse `target_refused`; whether to accept a `dns` verdict (a name not
+ * published yet) is the caller's choice. Before a request, anything but `ok` means: do not connect.
+ * `ids` identify the call in the log lines of a refusal (e.g. `{ webhook_id, delivery_id }`).
  */
-export async function checkOutboundUrl(env: Env, raw: string): Promise<UrlVerdict> {
+export async function checkOutboundUrl(
+  env: Env,
+  raw: string,
+  ids: Record<string, unknown> = {},
+): Promise<UrlVerdict> {
   const policy = outboundPolicy(env);
   const problem = urlProblem(raw, policy);
   if (problem) return refuse(problem);
@@ -87,8 +118,8 @@ export async function checkOutboundUrl(env: Env, raw: string): Promise<UrlVerdic
   const dohUrl = policy.dohUrl;
   // Literal addresses were judged above; `localhost` means loopback whatever a resolver says.
   if (dohUrl && ipLiteral(host) === null && classifyHost(host).kind === "public") {
-    const resolved = await resolvedProblem(host, { ...policy, dohUrl });
-    if (resolved) return { ok: false, ...resolved };
+    const resolved = await resolvedProblem(host, { ...policy, dohUrl }, ids);
+    if (resolved) return resolved;
   }
   return { ok: true, url };
 }
