@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
 import { institutionForSsoEmail } from "../../src/domains/institutions/sso/service";
+import { txtText } from "../../src/platform/outbound/txt";
 import { callJson } from "../helpers/api";
 import { dohStub, uniqueName } from "../helpers/receiver-doh";
 import { createPlatformAdmin, createTenant, type Tenant } from "../helpers/tenants";
@@ -248,6 +249,33 @@ describe("SSO domains: verification", () => {
     expect(unconfigured.body.code).toBe("service_unavailable");
     expect(unconfigured.body.detail).toMatch(/resolver/);
     expect(verificationOf(await readSso(tenant), domain).status).toBe("pending");
+  });
+});
+
+describe("SSO domains: the TXT lookup", () => {
+  it("a resolver that fails is 503 with a sentence for the customer (no HTTP status, no parser output); nothing changes", async () => {
+    const tenant = await createTenant();
+    const domain = uniqueName("resolverdown");
+    await putSso(tenant, [domain]);
+    await doh.script({ [domain]: { status: "http-500" } });
+    const { res, body } = await verify(tenant, domain);
+    expect(res.status).toBe(503);
+    expect(body.code).toBe("service_unavailable");
+    expect(body.detail).toMatch(/resolver did not answer/);
+    expect(body.detail).not.toMatch(/500|HTTP|zod|Expected/);
+    expect(verificationOf(await readSso(tenant), domain).status).toBe("pending");
+  });
+
+  it("reads a long record split into quoted strings, with escapes, as one text", async () => {
+    const tenant = await createTenant();
+    const domain = uniqueName("long");
+    const { txt_value } = verificationOf((await putSso(tenant, [domain])).body, domain);
+    // 300 characters: the stub splits it into two quoted strings, as Cloudflare's resolver does.
+    await doh.script({ [domain]: { TXT: [`padding "quoted" ${"x".repeat(280)}`, txt_value] } });
+    expect((await verify(tenant, domain)).body.status).toBe("verified");
+    expect(txtText('"lingua-domain-" "verification=ab"')).toBe("lingua-domain-verification=ab");
+    expect(txtText('"say \\"hi\\" \\\\ \\065"')).toBe('say "hi" \\ A');
+    expect(txtText("lingua-domain-verification=ab")).toBe("lingua-domain-verification=ab");
   });
 });
 
