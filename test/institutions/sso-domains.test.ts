@@ -208,6 +208,23 @@ describe("SSO domains: verification", () => {
     expect(await institutionForSsoEmail(env, `ada@${domain}`)).toBe(globex.institution.id);
   });
 
+  it("two verifications at once leave exactly one institution holding the domain", async () => {
+    const [acme, globex] = await Promise.all([createTenant(), createTenant()]);
+    const staff = await createPlatformAdmin();
+    const domain = uniqueName("race");
+    await Promise.all([putSso(acme, [domain]), putSso(globex, [domain])]);
+    const manual = { token: staff.token, body: { method: "manual" } };
+    const answers = await Promise.all([verify(acme, domain, manual), verify(globex, domain, manual)]);
+    expect(answers.map((a) => a.res.status)).toEqual([200, 200]);
+    const rows = await env.DB.prepare(
+      "SELECT institution_id FROM sso_domains WHERE domain = ? AND status = 'verified'",
+    )
+      .bind(domain)
+      .all<{ institution_id: string }>();
+    expect(rows.results).toHaveLength(1);
+    expect(await institutionForSsoEmail(env, `ada@${domain}`)).toBe(rows.results[0]?.institution_id);
+  });
+
   it("platform staff may confirm a domain without DNS; an institution admin may not", async () => {
     const tenant = await createTenant();
     const staff = await createPlatformAdmin();
