@@ -355,4 +355,31 @@ describe("OIDC discovery: the endpoints pass the outbound gate", () => {
     expect(body.errors[0].message).toMatch(message);
     expect((await readSso(tenant)).type).toBeNull();
   });
+
+  it("judges what an endpoint's host name resolves to, as for the issuer", async () => {
+    const tenant = await createTenant();
+    const [inside, unpublished] = [uniqueName("idp-inside"), uniqueName("idp-unpublished")];
+    await doh.script({ [inside]: { A: ["10.1.2.3"] } });
+    const issuer = await issuerServing({
+      token_endpoint: `https://${inside}/token`,
+      jwks_uri: `https://${unpublished}/jwks`,
+    });
+    const { res, body } = await callJson(`/api/institutions/${tenant.institution.id}/sso`, {
+      method: "PUT",
+      token: tenant.admin.token,
+      body: { type: "oidc", oidc: { issuer, client_id: "c" } },
+      env: withDoh,
+    });
+    expect(res.status).toBe(422);
+    expect(body.errors).toEqual([
+      {
+        path: "oidc.issuer",
+        message: expect.stringMatching(
+          /token_endpoint must not resolve to a private address \(10\.1\.2\.3\)/,
+        ),
+      },
+      { path: "oidc.issuer", message: expect.stringMatching(/jwks_uri must have a host name that resolves/) },
+    ]);
+    expect((await readSso(tenant)).type).toBeNull();
+  });
 });
