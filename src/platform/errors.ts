@@ -38,6 +38,7 @@ export const ERROR_CATALOGUE = {
   unsupported_media_type: { status: 415, title: "Unsupported media type" },
   validation_failed: { status: 422, title: "Validation failed" },
   idempotency_key_reused: { status: 422, title: "Idempotency key reused" },
+  domain_not_verified: { status: 422, title: "Domain not verified" },
   rate_limited: { status: 429, title: "Too many requests" },
   internal_error: { status: 500, title: "Internal server error" },
   bad_gateway: { status: 502, title: "Bad gateway" },

@@ -1,5 +1,5 @@
 // A DNS-over-HTTPS resolver stub on loopback (JSON form, as Cloudflare's and Google's resolvers answer
-// `GET /dns-query?name=…&type=A|AAAA`), run by vitest in Node for the whole test run. Tests script
+// `GET /dns-query?name=…&type=A|AAAA|TXT`), run by vitest in Node for the whole test run. Tests script
 // the records of the names they use through /control and read how often each was asked for. Names it
 // does not know are NXDOMAIN: nothing the tests resolve ever reaches a real resolver.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -8,6 +8,11 @@ import { listenOnLoopback } from "./loopback";
 export interface ScriptedName {
   A?: string[];
   AAAA?: string[];
+  /**
+   * Each TXT record's text, answered as Cloudflare's resolver does: quoted, split into quoted
+   * strings of at most 255 characters (`"\"v=spf1 …\""`).
+   */
+  TXT?: string[];
   /** Seconds, for every record of the name (default 300). */
   ttl?: number;
   /**
@@ -17,7 +22,13 @@ export interface ScriptedName {
   status?: number | "http-500" | "not-json" | "bad-shape";
 }
 
-const TYPES = { A: 1, AAAA: 28 } as const;
+const TYPES = { A: 1, AAAA: 28, TXT: 16 } as const;
+
+/** A TXT record's text in the JSON form's `data`: quoted character-strings of up to 255 characters. */
+function txtData(text: string): string {
+  const parts = text.match(/[\s\S]{1,255}/g) ?? [""];
+  return parts.map((part) => `"${part.replace(/["\\]/g, "\\$&")}"`).join(" ");
+}
 
 async function readBody(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
@@ -46,7 +57,12 @@ function answer(res: ServerResponse, url: URL, names: Map<string, ScriptedName>)
     Question: [{ name, type: type ? TYPES[type] : 0 }],
     Answer:
       status === 0 && type
-        ? data.map((address) => ({ name, type: TYPES[type], TTL: scripted?.ttl ?? 300, data: address }))
+        ? data.map((value) => ({
+            name,
+            type: TYPES[type],
+            TTL: scripted?.ttl ?? 300,
+            data: type === "TXT" ? txtData(value) : value,
+          }))
         : undefined,
   };
   res.writeHead(200, { "content-type": "application/dns-json" }).end(JSON.stringify(body));

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /**
  * Per-institution learning activity, one row per institution, local day, learner and course with any
@@ -74,14 +74,37 @@ export const ssoConnections = sqliteTable("sso_connections", {
   updatedAt: text("updated_at").notNull(),
 });
 
-/** E-mail domains claimed for SSO: the primary key makes a domain belong to one institution only. */
+export const SSO_DOMAIN_STATUSES = ["pending", "verified"] as const;
+export type SsoDomainStatus = (typeof SSO_DOMAIN_STATUSES)[number];
+export const SSO_DOMAIN_METHODS = ["dns", "manual"] as const;
+export type SsoDomainMethod = (typeof SSO_DOMAIN_METHODS)[number];
+
+/**
+ * E-mail domains an institution claims for SSO, each with its verification. A claim routes nobody
+ * until it is verified (a DNS TXT record carrying `token`, or platform staff); several institutions
+ * may claim one domain, at most one holds it verified (the partial unique index). The token is random
+ * per institution and domain; a domain removed from the configuration loses its row, and with it its
+ * token and status. See docs/design/sso-domains.md.
+ */
 export const ssoDomains = sqliteTable(
   "sso_domains",
   {
-    domain: text("domain").primaryKey(),
     institutionId: text("institution_id").notNull(),
+    domain: text("domain").notNull(),
+    /** 32 lower-case hex digits; claims that predate verification get theirs from the migration. */
+    token: text("token").notNull().default(sql`(lower(hex(randomblob(16))))`),
+    status: text("status", { enum: SSO_DOMAIN_STATUSES }).notNull().default("pending"),
+    /** How it was verified; null while pending. */
+    method: text("method", { enum: SSO_DOMAIN_METHODS }),
+    verifiedAt: text("verified_at"),
+    createdAt: text("created_at").notNull().default(sql`(strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))`),
+    updatedAt: text("updated_at").notNull().default(sql`(strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))`),
   },
-  (t) => [index("sso_domains_institution_idx").on(t.institutionId, t.domain)],
+  (t) => [
+    primaryKey({ columns: [t.institutionId, t.domain] }),
+    /** Routing: the one institution holding a domain verified. */
+    uniqueIndex("sso_domains_verified_idx").on(t.domain).where(sql`status = 'verified'`),
+  ],
 );
 
 export const COMPLIANCE_TYPES = ["dpa", "gdpr", "ferpa", "coppa", "soc2_report", "vpat"] as const;

@@ -1,5 +1,6 @@
 import type { Env } from "../../../env";
-import { validationError } from "../../../platform/errors";
+import { type FieldError, validationError } from "../../../platform/errors";
+import { checkOutboundUrl } from "../../../platform/outbound";
 import { fetchDocument } from "./fetch-metadata";
 
 export interface Discovery {
@@ -12,9 +13,35 @@ function stringOrNull(value: unknown): string | null {
   return typeof value === "string" && value ? value : null;
 }
 
+/** The endpoints kept from the discovery document: called at sign-in or sent to browsers. */
+const ENDPOINTS = ["authorization_endpoint", "token_endpoint", "jwks_uri"] as const;
+
 /**
- * Fetches the issuer's OpenID Provider configuration (OpenID Connect Discovery 1.0, section 4) and
- * checks that it names exactly this issuer, as section 4.3 requires of a client.
+ * Each endpoint the document names must pass the outbound gate, as the issuer did: the text (https,
+ * no credentials or fragment, no internal address) and what its host name resolves to. A name that
+ * does not resolve is refused too: the provider is live (we just read its document).
+ */
+async function endpointErrors(env: Env, discovery: Discovery): Promise<FieldError[]> {
+  const verdicts = await Promise.all(
+    ENDPOINTS.map(async (field) => {
+      const value = discovery[field];
+      if (value === null) return null;
+      const verdict = await checkOutboundUrl(env, value);
+      if (verdict.ok) return null;
+      const shown = value.length > 200 ? `${value.slice(0, 200)}…` : value;
+      return {
+        path: "oidc.issuer",
+        message: `the discovery document's ${field} ${verdict.problem} (${JSON.stringify(shown)})`,
+      };
+    }),
+  );
+  return verdicts.filter((error) => error !== null);
+}
+
+/**
+ * Fetches the issuer's OpenID Provider configuration (OpenID Connect Discovery 1.0, section 4),
+ * checks that it names exactly this issuer, as section 4.3 requires of a client, and that every
+ * endpoint kept from it passes the outbound gate (422 on `oidc.issuer`, naming the document's field).
  */
 export async function discover(env: Env, issuer: string): Promise<Discovery> {
   const url = `${issuer.replace(/\/+$/, "")}/.well-known/openid-configuration`;
@@ -32,9 +59,12 @@ export async function discover(env: Env, issuer: string): Promise<Discovery> {
     throw fail(
       `the discovery document at ${url} names the issuer ${JSON.stringify(document.issuer ?? null)}, not ${JSON.stringify(issuer)}`,
     );
-  return {
+  const discovery = {
     authorization_endpoint: stringOrNull(document.authorization_endpoint),
     token_endpoint: stringOrNull(document.token_endpoint),
     jwks_uri: stringOrNull(document.jwks_uri),
   };
+  const errors = await endpointErrors(env, discovery);
+  if (errors.length > 0) throw validationError(errors);
+  return discovery;
 }

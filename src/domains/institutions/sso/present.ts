@@ -1,7 +1,22 @@
-import type { ssoConnections } from "../../../db/schema";
+import type { ssoConnections, ssoDomains } from "../../../db/schema";
 import { certificateInfo } from "./certificates";
 
 type Connection = typeof ssoConnections.$inferSelect;
+type DomainRow = typeof ssoDomains.$inferSelect;
+
+/** The TXT record's text that proves an institution controls a domain; published at the domain itself. */
+export const TXT_PREFIX = "lingua-domain-verification=";
+
+export function presentDomainVerification(row: DomainRow) {
+  return {
+    domain: row.domain,
+    status: row.status,
+    method: row.method,
+    txt_name: row.domain,
+    txt_value: `${TXT_PREFIX}${row.token}`,
+    verified_at: row.verifiedAt,
+  };
+}
 
 /** Our side of the connection, for the IdP's administrator; the sign-in endpoints come with SSO sign-in. */
 export function serviceProvider(origin: string, institutionId: string) {
@@ -20,7 +35,7 @@ export function redirectUri(origin: string, institutionId: string): string {
 export async function presentSso(
   institutionId: string,
   connection: Connection | null,
-  domains: string[],
+  domains: DomainRow[],
   origin: string,
   nowMs: number,
 ) {
@@ -31,6 +46,7 @@ export async function presentSso(
       state: "inactive" as const,
       enforced: false,
       domains: [],
+      domain_verifications: [],
       saml: null,
       oidc: null,
       updated_at: null,
@@ -41,7 +57,8 @@ export async function presentSso(
     type: connection.type,
     state: connection.state,
     enforced: connection.enforced,
-    domains,
+    domains: domains.map((row) => row.domain),
+    domain_verifications: domains.map(presentDomainVerification),
     saml:
       connection.type === "saml" && saml
         ? {

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { SSO_STATES, SSO_TYPES } from "../../../db/schema";
+import { SSO_DOMAIN_METHODS, SSO_DOMAIN_STATUSES, SSO_STATES, SSO_TYPES } from "../../../db/schema";
+import { isPublicMailDomain } from "./public-mail-domains";
 
 export const MAX_DOMAINS = 50;
 export const MAX_CERTIFICATES = 5;
@@ -27,15 +28,36 @@ const Mapping = (name: string, what: string) =>
 const AttributeMapping = Mapping("SamlAttributeMapping", "SAML attribute");
 const ClaimMapping = Mapping("OidcClaimMapping", "ID-token claim");
 
+const DOMAIN_NAME = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
+
 const Domain = z
   .string()
   .trim()
   .toLowerCase()
-  .regex(
-    /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/,
-    "must be a domain name like acme.edu",
+  .regex(DOMAIN_NAME, "must be a domain name like acme.edu")
+  .refine(
+    (domain) => !isPublicMailDomain(domain),
+    "is a public e-mail provider's domain, whose addresses belong to anybody: use your institution's own domain",
   )
   .openapi({ example: "acme.edu" });
+
+export const SsoDomainParams = z.object({
+  id: z.string().openapi({ param: { name: "id", in: "path" }, example: "ins_acme" }),
+  domain: z
+    .string()
+    .trim()
+    .toLowerCase()
+    .openapi({ param: { name: "domain", in: "path" }, example: "acme.edu" }),
+});
+
+export const VerifyDomainBody = z
+  .strictObject({
+    method: z.enum(SSO_DOMAIN_METHODS).default("dns").openapi({
+      description:
+        "`dns` (default): look the TXT record up now. `manual`: platform staff only, confirm the domain without DNS (403 for anybody else).",
+    }),
+  })
+  .openapi("VerifySsoDomain");
 
 const Url = z.string().max(MAX_URL, `must be at most ${MAX_URL} characters`);
 
@@ -88,7 +110,7 @@ export const PutSsoBody = z
     }),
     domains: z.array(Domain).max(MAX_DOMAINS).default([]).openapi({
       description:
-        "E-mail domains whose members sign in through this connection; a domain belongs to one institution.",
+        "E-mail domains whose members sign in through this connection, once verified (see `domain_verifications`). Public mail domains (gmail.com, outlook.com, …) are refused.",
     }),
     saml: SamlInput.nullable().optional(),
     oidc: OidcInput.nullable().optional(),
@@ -134,6 +156,28 @@ const OidcSchema = z
   })
   .openapi("OidcSettings");
 
+export const DomainVerificationSchema = z
+  .object({
+    domain: z.string().openapi({ example: "acme.edu" }),
+    status: z.enum(SSO_DOMAIN_STATUSES).openapi({
+      description:
+        "`pending`: routes nobody yet. `verified`: members with addresses at this domain sign in through this connection.",
+    }),
+    method: z.enum(SSO_DOMAIN_METHODS).nullable().openapi({
+      description:
+        "How it was verified: `dns` (the TXT record) or `manual` (platform staff); null while pending.",
+    }),
+    txt_name: z
+      .string()
+      .openapi({ description: "Where to publish the TXT record: the domain itself.", example: "acme.edu" }),
+    txt_value: z.string().openapi({
+      description: "The TXT record's text; its token is this institution's, for this domain.",
+      example: "lingua-domain-verification=3f9c1e0a7b2d4c6e8f1a3b5c7d9e0f12",
+    }),
+    verified_at: instant.nullable(),
+  })
+  .openapi("SsoDomainVerification");
+
 export const SsoSchema = z
   .object({
     institution_id: z.string(),
@@ -141,6 +185,9 @@ export const SsoSchema = z
     state: z.enum(SSO_STATES),
     enforced: z.boolean(),
     domains: z.array(z.string()),
+    domain_verifications: z.array(DomainVerificationSchema).openapi({
+      description: "Each of `domains` with its verification, in the same order.",
+    }),
     saml: SamlSchema.nullable(),
     oidc: OidcSchema.nullable(),
     updated_at: instant.nullable(),

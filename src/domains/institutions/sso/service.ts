@@ -1,17 +1,20 @@
-import { and, asc, eq, ne } from "drizzle-orm";
-import { ssoConnections, ssoDomains } from "../../../db/schema";
+import { and, asc, eq, ne, not, sql } from "drizzle-orm";
+import { type SsoDomainMethod, ssoConnections, ssoDomains } from "../../../db/schema";
 import type { Env } from "../../../env";
 import type { Principal } from "../../../platform/auth/principal";
 import { config } from "../../../platform/config";
 import { ssoClientSecretBinding } from "../../../platform/crypto/sealed-values";
 import { seal } from "../../../platform/crypto/sealing";
 import { database, inJsonList } from "../../../platform/db";
-import { type FieldError, validationError } from "../../../platform/errors";
+import { ApiError, type FieldError, validationError } from "../../../platform/errors";
 import { nowIso } from "../../../platform/ids";
-import { institutionInScope } from "../access";
-import { presentSso } from "./present";
+import { lookupTxt } from "../../../platform/outbound/txt";
+import { institutionInScope, isPlatformStaff } from "../access";
+import { presentDomainVerification, presentSso, TXT_PREFIX } from "./present";
 import type { PutSsoInput } from "./schemas";
 import { completenessErrors, validOidc, validSaml } from "./validate";
+
+type DomainRow = typeof ssoDomains.$inferSelect;
 
 interface Context {
   env: Env;
@@ -26,12 +29,12 @@ async function load(env: Env, institutionId: string) {
   const [connection, domains] = await db.batch([
     db.select().from(ssoConnections).where(eq(ssoConnections.institutionId, institutionId)),
     db
-      .select({ domain: ssoDomains.domain })
+      .select()
       .from(ssoDomains)
       .where(eq(ssoDomains.institutionId, institutionId))
       .orderBy(asc(ssoDomains.domain)),
   ]);
-  return { connection: connection[0] ?? null, domains: domains.map((d) => d.domain) };
+  return { connection: connection[0] ?? null, domains };
 }
 
 export async function readSso({ env, principal, institutionId, origin, nowMs = Date.now() }: Context) {
@@ -53,16 +56,17 @@ function typeErrors(input: PutSsoInput): FieldError[] {
   return errors;
 }
 
-function isDomainTaken(error: unknown): boolean {
-  const message = String((error as { cause?: unknown })?.cause ?? error);
-  return /UNIQUE constraint failed: sso_domains\.domain/.test(message);
+/** A domain's verification token: 128 random bits as 32 lower-case hex digits. */
+function newVerificationToken(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 /**
  * Replaces the institution's SSO settings (PUT). Everything given is checked, the IdP's documents
  * fetched, before anything is written; the connection and its domains are written in one batch. A
- * domain claimed by another institution is refused by the read below, and by the primary key of
- * `sso_domains` when two institutions claim it at once.
+ * domain is only claimed here: it routes nobody until verified (`verifySsoDomain`), so another
+ * institution's claim on the same domain is neither refused nor mentioned.
  */
 export async function putSso(context: Context & { input: PutSsoInput }) {
   const { env, principal, institutionId, origin, input, nowMs = Date.now() } = context;
@@ -70,24 +74,7 @@ export async function putSso(context: Context & { input: PutSsoInput }) {
   const shapeErrors = typeErrors(input);
   if (shapeErrors.length > 0) throw validationError(shapeErrors);
   const db = database(env.DB);
-  const [{ connection: before }, taken] = await Promise.all([
-    load(env, institutionId),
-    input.domains.length > 0
-      ? db
-          .select({ domain: ssoDomains.domain })
-          .from(ssoDomains)
-          .where(
-            and(inJsonList(ssoDomains.domain, input.domains), ne(ssoDomains.institutionId, institutionId)),
-          )
-      : Promise.resolve([]),
-  ]);
-  const takenDomains = new Set(taken.map((t) => t.domain));
-  const domainErrors = input.domains.flatMap((domain, index) =>
-    takenDomains.has(domain)
-      ? [{ path: `domains.${index}`, message: `${domain} is already claimed by another institution` }]
-      : [],
-  );
-  if (domainErrors.length > 0) throw validationError(domainErrors);
+  const { connection: before } = await load(env, institutionId);
 
   const saml = input.type === "saml" && input.saml ? await validSaml(env, input.saml, nowMs) : null;
   const oidc = input.type === "oidc" && input.oidc ? await validOidc(env, input.oidc) : null;
@@ -114,22 +101,168 @@ export async function putSso(context: Context & { input: PutSsoInput }) {
     updatedAt: now,
   };
   const { institutionId: _key, ...replaced } = row;
-  try {
-    await db.batch([
+  // A domain kept keeps its token and status; one left out loses its row (token and verification
+  // with it); one added starts pending with a new token. Nothing here looks at other institutions.
+  await db.batch([
+    db
+      .insert(ssoConnections)
+      .values(row)
+      .onConflictDoUpdate({ target: ssoConnections.institutionId, set: replaced }),
+    db
+      .delete(ssoDomains)
+      .where(
+        and(eq(ssoDomains.institutionId, institutionId), not(inJsonList(ssoDomains.domain, input.domains))),
+      ),
+    ...input.domains.map((domain) =>
       db
-        .insert(ssoConnections)
-        .values(row)
-        .onConflictDoUpdate({ target: ssoConnections.institutionId, set: replaced }),
-      db.delete(ssoDomains).where(eq(ssoDomains.institutionId, institutionId)),
-      ...input.domains.map((domain) => db.insert(ssoDomains).values({ domain, institutionId })),
-    ]);
-  } catch (error) {
-    if (isDomainTaken(error))
-      throw validationError([
-        { path: "domains", message: "a domain was claimed by another institution meanwhile" },
-      ]);
-    throw error;
-  }
+        .insert(ssoDomains)
+        .values({
+          institutionId,
+          domain,
+          token: newVerificationToken(),
+          status: "pending",
+          createdAt: now,
+          updatedAt: now,
+        })
+        .onConflictDoNothing({ target: [ssoDomains.institutionId, ssoDomains.domain] }),
+    ),
+  ]);
   const { connection, domains } = await load(env, institutionId);
   return presentSso(institutionId, connection, domains, origin, nowMs);
+}
+
+function domainNotFound(domain: string): ApiError {
+  return new ApiError(
+    "not_found",
+    `No SSO domain ${domain.slice(0, 253)} in this institution's configuration; add it to \`domains\` with PUT first.`,
+  );
+}
+
+/** Why a DNS verification failed, as the 422's `reason`. */
+type NotVerifiedReason = "no_such_name" | "dns_error" | "no_txt_record" | "no_matching_record";
+
+function notVerified(row: DomainRow, reason: NotVerifiedReason, detail: string): ApiError {
+  return new ApiError("domain_not_verified", detail, {
+    extensions: { domain: row.domain, domain_status: row.status, reason },
+  });
+}
+
+/** What the resolver answered for the domain, judged against this institution's TXT value. */
+async function dnsProof(env: Env, row: DomainRow): Promise<void> {
+  const dohUrl = config(env).outbound.dohUrl;
+  if (!dohUrl)
+    throw new ApiError(
+      "service_unavailable",
+      "DNS verification is not available: this deployment has no DNS resolver configured. Ask platform staff to confirm the domain.",
+    );
+  const expected = presentDomainVerification(row).txt_value;
+  const lookup = await lookupTxt(dohUrl, row.domain);
+  if (!lookup.ok) {
+    if (lookup.reason === "resolver_unavailable")
+      throw new ApiError(
+        "service_unavailable",
+        "The DNS resolver did not answer; nothing was changed. Try again in a minute.",
+        { headers: { "Retry-After": "60" } },
+      );
+    throw notVerified(
+      row,
+      lookup.reason,
+      `Not verified: ${lookup.detail}. Publish a TXT record ${expected} at ${row.domain}.`,
+    );
+  }
+  if (lookup.records.some((text) => text.trim() === expected)) return;
+  if (lookup.records.length === 0)
+    throw notVerified(
+      row,
+      "no_txt_record",
+      `Not verified: found no TXT record at ${row.domain}. Publish a TXT record ${expected} there; DNS changes may take a while to be visible.`,
+    );
+  const ours = lookup.records.filter((text) => text.trim().startsWith(TXT_PREFIX)).length;
+  const records = lookup.records.length === 1 ? "1 TXT record" : `${lookup.records.length} TXT records`;
+  const hint =
+    ours > 0
+      ? ` (${ours === 1 ? "1 of them starts" : `${ours} of them start`} with ${TXT_PREFIX} but carries another token: copy the value exactly as shown in domain_verifications)`
+      : "";
+  throw notVerified(
+    row,
+    "no_matching_record",
+    `Not verified: found ${records} at ${row.domain}, none is ${expected}${hint}.`,
+  );
+}
+
+/**
+ * Verifies one of the institution's SSO domains: by its TXT record (`dns`), or, for platform staff
+ * only, without DNS (`manual`). A failure changes nothing. On success the domain is verified for
+ * this institution, and any other institution that held it verified is set back to pending in the
+ * same batch: the latest proof of control wins, and at most one institution routes a domain (the
+ * partial unique index). Neither answer names the other institution.
+ */
+export async function verifySsoDomain(context: {
+  env: Env;
+  principal: Principal;
+  institutionId: string;
+  domain: string;
+  method: SsoDomainMethod;
+  nowMs?: number;
+}) {
+  const { env, principal, institutionId, domain, method, nowMs = Date.now() } = context;
+  await institutionInScope(env, principal, institutionId);
+  if (method === "manual" && !isPlatformStaff(principal))
+    throw new ApiError(
+      "forbidden",
+      'Only platform staff may confirm a domain without DNS: publish the TXT record and verify with method "dns".',
+    );
+  const db = database(env.DB);
+  const mine = and(eq(ssoDomains.institutionId, institutionId), eq(ssoDomains.domain, domain));
+  const row = await db.select().from(ssoDomains).where(mine).get();
+  if (!row) throw domainNotFound(domain);
+  if (method === "dns") await dnsProof(env, row);
+
+  const now = nowIso(nowMs);
+  // Only the claim that was proven: if a PUT removed (or removed and re-added) the domain meanwhile,
+  // its token changed and neither statement does anything.
+  const proven = and(mine, eq(ssoDomains.token, row.token));
+  const [, promoted] = await db.batch([
+    db
+      .update(ssoDomains)
+      .set({ status: "pending", method: null, verifiedAt: null, updatedAt: now })
+      .where(
+        and(
+          eq(ssoDomains.domain, domain),
+          eq(ssoDomains.status, "verified"),
+          ne(ssoDomains.institutionId, institutionId),
+          sql`EXISTS (SELECT 1 FROM ${ssoDomains} WHERE ${proven})`,
+        ),
+      ),
+    db
+      .update(ssoDomains)
+      .set({ status: "verified", method, verifiedAt: now, updatedAt: now })
+      .where(proven)
+      .returning(),
+  ]);
+  const updated = promoted[0];
+  if (!updated) throw domainNotFound(domain);
+  return presentDomainVerification(updated);
+}
+
+/**
+ * Which institution's SSO an e-mail address belongs to: the one holding its domain (exactly, not a
+ * parent domain) verified; null when nobody does, however many institutions claim it unverified.
+ * For SSO sign-in and discovery, which check the connection's state themselves.
+ */
+export async function institutionForSsoEmail(env: Env, email: string): Promise<string | null> {
+  const at = email.lastIndexOf("@");
+  if (at < 1) return null;
+  const domain = email
+    .slice(at + 1)
+    .trim()
+    .toLowerCase()
+    .replace(/\.$/, "");
+  if (!domain) return null;
+  const row = await database(env.DB)
+    .select({ institutionId: ssoDomains.institutionId })
+    .from(ssoDomains)
+    .where(and(eq(ssoDomains.domain, domain), eq(ssoDomains.status, "verified")))
+    .get();
+  return row?.institutionId ?? null;
 }
