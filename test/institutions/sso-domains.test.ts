@@ -261,7 +261,7 @@ describe("SSO domains: verification", () => {
     const { learner } = tenant;
     expect((await verify(tenant, domain, { token: learner.token })).res.status).toBe(403);
 
-    const unconfigured = await verify(tenant, domain, { env: { OUTBOUND_DOH_URL: "" } });
+    const unconfigured = await verify(tenant, domain, { env: { OUTBOUND_DOH_URL: "off" } });
     expect(unconfigured.res.status).toBe(503);
     expect(unconfigured.body.code).toBe("service_unavailable");
     expect(unconfigured.body.detail).toMatch(/resolver/);
@@ -374,9 +374,8 @@ describe("OIDC discovery: the endpoints pass the outbound gate", () => {
     expect(body.errors).toEqual([
       {
         path: "oidc.issuer",
-        message: expect.stringMatching(
-          /token_endpoint must not resolve to a private address \(10\.1\.2\.3\)/,
-        ),
+        // The category only: the address a name resolves to is for the log, not the customer.
+        message: expect.stringMatching(/token_endpoint must not resolve to a private address \("https:/),
       },
       { path: "oidc.issuer", message: expect.stringMatching(/jwks_uri must have a host name that resolves/) },
     ]);
