@@ -46,3 +46,35 @@ describe("analytics periods", () => {
     expect(() => resolveRange({ from: "2023-12-31", to: "2024-12-31" }, "UTC", Date.now())).toThrow(/366/);
   });
 });
+
+describe("analytics periods are bounded", () => {
+  it("never produces more periods than its cap: a range of a century throws instead of looping", () => {
+    expect(() => periodStarts("2000-01-01", "2100-12-31", "day")).toThrow(/iterations/);
+    expect(() => periodStarts("2000-01-01", "2100-12-31", "month")).toThrow(/iterations/);
+    expect(periodStarts("2024-01-01", "2024-12-31", "day")).toHaveLength(366);
+  });
+
+  it("walks days as numbers: the end of year 9999 is the end of the series, not a string that sorts first", () => {
+    expect(periodStarts("9999-12-29", "9999-12-31", "day")).toEqual([
+      "9999-12-29",
+      "9999-12-30",
+      "9999-12-31",
+    ]);
+    expect(periodStarts("9999-12-01", "9999-12-31", "month")).toEqual(["9999-12-01"]);
+  });
+
+  it("refuses impossible and out-of-range days with 422 naming the parameter, without throwing anything else", () => {
+    for (const value of ["2026-00-10", "2026-13-45", "2026-02-30", "9999-12-31", "1999-12-31"]) {
+      for (const key of ["from", "to"] as const) {
+        let thrown: unknown;
+        try {
+          resolveRange({ [key]: value }, "UTC", Date.parse("2026-11-25T12:00:00Z"));
+        } catch (error) {
+          thrown = error;
+        }
+        expect(thrown, `${key}=${value}`).toMatchObject({ status: 422 });
+        expect((thrown as any).errors[0].path, `${key}=${value}`).toBe(key);
+      }
+    }
+  });
+});

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { DATE_TIME_BOUNDS_NOTE, dateTime as dateTimeParam } from "../../platform/dates";
 import { SUBSCRIBABLE_TYPES } from "../../platform/events";
 import { pageQueryShape, pageSchema } from "../../platform/http/pagination";
 
@@ -16,10 +17,9 @@ export const EventSchema = z
 export const EventPageSchema = pageSchema(EventSchema, "EventPage");
 
 const dateTime = (description: string) =>
-  z.iso
-    .datetime({ offset: true, message: "must be an ISO 8601 date-time" })
+  dateTimeParam()
     .optional()
-    .openapi({ description });
+    .openapi({ description: `${description} ${DATE_TIME_BOUNDS_NOTE}` });
 
 export const ListEventsQuery = z
   .object({

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { EXPORT_STATUSES, EXPORT_TYPES } from "../../db/schema";
+import { DATE_TIME_BOUNDS_NOTE, dateTime } from "../../platform/dates";
 import { pageQueryShape, pageSchema } from "../../platform/http/pagination";
 import { ProblemSchema } from "../../platform/openapi";
 import { SOURCES } from "./sources";
@@ -79,17 +80,21 @@ export const ListExportsQuery = z.object({
   type: ExportTypeSchema.optional().openapi({ param: { name: "type", in: "query" } }),
 });
 
-const dateTime = z.iso.datetime({ offset: true, message: "must be an ISO 8601 date-time" });
-
 export const MAX_USER_IDS = 100;
 
 export const CreateExportBody = z
   .strictObject({
     type: ExportTypeSchema,
-    from: dateTime
+    from: dateTime()
       .optional()
-      .openapi({ description: "Only rows at or after this instant (see each type for the column)." }),
-    to: dateTime.optional().openapi({ description: "Only rows before this instant; must be after `from`." }),
+      .openapi({
+        description: `Only rows at or after this instant (see each type for the column). ${DATE_TIME_BOUNDS_NOTE}`,
+      }),
+    to: dateTime()
+      .optional()
+      .openapi({
+        description: `Only rows before this instant; must be after \`from\`. ${DATE_TIME_BOUNDS_NOTE}`,
+      }),
     course_id: z.string().min(1).max(200).optional().openapi({ description: "Only this course." }),
     user_ids: z
       .array(z.string().min(1).max(200))

@@ -1,4 +1,5 @@
 import { CEFR_LEVELS, type CefrLevel, SKILLS, type Skill } from "../../db/schema";
+import { addDays, dayMs } from "../../platform/dates";
 
 /** Pure learning rules: no I/O, shared by the write path, the reads and the demo-data generator. */
 
@@ -55,15 +56,12 @@ export function isValidTimeZone(timeZone: string): boolean {
   }
 }
 
-export function addDays(day: string, days: number): string {
-  const date = new Date(`${day}T00:00:00Z`);
-  date.setUTCDate(date.getUTCDate() + days);
-  return date.toISOString().slice(0, 10);
-}
+/** Calendar-day arithmetic is the platform's (`src/platform/dates.ts`): days as numbers, never a six-digit year. */
+export { addDays };
 
 /** Monday of the ISO week of a calendar day. */
 export function weekOf(day: string): string {
-  const weekday = (new Date(`${day}T00:00:00Z`).getUTCDay() + 6) % 7;
+  const weekday = (new Date(dayMs(day)).getUTCDay() + 6) % 7;
   return addDays(day, -weekday);
 }
 

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { ABILITIES, ALL_ABILITIES, WILDCARD } from "../../platform/auth/abilities";
+import { DATE_TIME_BOUNDS_NOTE, dateTime } from "../../platform/dates";
 import { pageQueryShape, pageSchema } from "../../platform/http/pagination";
 import { displayText } from "../../platform/text";
 
@@ -55,12 +56,11 @@ export const CreateTokenBody = z
       .array(AbilityName)
       .min(1, "must list at least one ability")
       .max(ALL_ABILITIES.length + 1),
-    expires_at: z.iso
-      .datetime({ offset: true, message: "must be an ISO 8601 date-time" })
+    expires_at: dateTime()
       .nullable()
       .optional()
       .openapi({
-        description: "When the token stops working; omit or null for no expiry. Must be in the future.",
+        description: `When the token stops working; omit or null for no expiry. Must be in the future. ${DATE_TIME_BOUNDS_NOTE}`,
       }),
   })
   .openapi("CreateTokenRequest");

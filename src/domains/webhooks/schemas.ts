@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { DELIVERY_STATUSES } from "../../db/schema";
+import { DATE_TIME_BOUNDS_NOTE, dateTime } from "../../platform/dates";
 import { EVENT_TYPES, SUBSCRIBABLE_TYPES } from "../../platform/events";
 import { pageQueryShape, pageSchema } from "../../platform/http/pagination";
 import { MAX_URL_LENGTH, OUTBOUND_ERROR_CODES } from "../../platform/outbound";
@@ -207,8 +208,8 @@ export const ListDeliveriesQuery = z.object({
 
 export const RecoverBody = z
   .strictObject({
-    since: z.iso.datetime({ offset: true, message: "must be an ISO 8601 date-time" }).openapi({
-      description: "Redeliver every delivery that ended `failed` since this time (at most 30 days ago).",
+    since: dateTime().openapi({
+      description: `Redeliver every delivery that ended \`failed\` since this time (at most 30 days ago). ${DATE_TIME_BOUNDS_NOTE}`,
     }),
   })
   .openapi("RecoverRequest");

@@ -1,24 +1,12 @@
+import { addDays, DAY_MS, dayMs, dayProblem, daysBetween, formatDay, loopCap } from "../../../platform/dates";
 import { type FieldError, validationError } from "../../../platform/errors";
 
 export const GRANULARITIES = ["day", "week", "month"] as const;
 export type Granularity = (typeof GRANULARITIES)[number];
 export const DEFAULT_DAYS = 30;
 export const MAX_DAYS = 366;
-
-const DAY_MS = 86_400_000;
-
-function toMs(day: string): number {
-  return Date.parse(`${day}T00:00:00Z`);
-}
-
-export function addDays(day: string, days: number): string {
-  return new Date(toMs(day) + days * DAY_MS).toISOString().slice(0, 10);
-}
-
-/** A real calendar day in `YYYY-MM-DD` (not 2026-02-30). */
-export function isCalendarDay(value: string): boolean {
-  return /^\d{4}-\d{2}-\d{2}$/.test(value) && new Date(toMs(value)).toISOString().slice(0, 10) === value;
-}
+/** No series is longer than a range's days (a week or month granularity has fewer points); the margin is the partial period at each end. */
+export const MAX_PERIODS = MAX_DAYS + 7;
 
 /** Today in an IANA time zone. */
 export function todayIn(timeZone: string, nowMs: number): string {
@@ -38,7 +26,7 @@ export function todayIn(timeZone: string, nowMs: number): string {
 export function periodStart(day: string, granularity: Granularity): string {
   if (granularity === "day") return day;
   if (granularity === "month") return `${day.slice(0, 7)}-01`;
-  const weekday = (new Date(toMs(day)).getUTCDay() + 6) % 7; // Monday = 0
+  const weekday = (new Date(dayMs(day)).getUTCDay() + 6) % 7; // Monday = 0
   return addDays(day, -weekday);
 }
 
@@ -49,17 +37,24 @@ export function periodStartSql(granularity: Granularity, column = "day"): string
   return `date(${column}, '-' || ((CAST(strftime('%w', ${column}) AS INTEGER) + 6) % 7) || ' days')`;
 }
 
-/** Every period start from the one holding `from` to the one holding `to`, for a zero-filled series. */
+/**
+ * Every period start from the one holding `from` to the one holding `to`, for a zero-filled series.
+ * Days are compared as numbers; more than MAX_PERIODS points is an internal error, never a long loop.
+ */
 export function periodStarts(from: string, to: string, granularity: Granularity): string[] {
   const out: string[] = [];
-  let current = periodStart(from, granularity);
-  while (current <= to) {
-    out.push(current);
-    if (granularity === "day") current = addDays(current, 1);
-    else if (granularity === "week") current = addDays(current, 7);
+  const end = dayMs(to);
+  const tick = loopCap(MAX_PERIODS, "analytics periods");
+  let current = dayMs(periodStart(from, granularity));
+  while (current <= end) {
+    tick();
+    out.push(formatDay(current));
+    if (granularity === "day") current += DAY_MS;
+    else if (granularity === "week") current += 7 * DAY_MS;
     else {
-      const [year, month] = current.split("-").map(Number) as [number, number];
-      current = month === 12 ? `${year + 1}-01-01` : `${year}-${String(month + 1).padStart(2, "0")}-01`;
+      const date = new Date(current);
+      date.setUTCMonth(date.getUTCMonth() + 1, 1);
+      current = date.getTime();
     }
   }
   return out;
@@ -74,14 +69,14 @@ export function resolveRange(
   const errors: FieldError[] = [];
   for (const key of ["from", "to"] as const) {
     const value = query[key];
-    if (value !== undefined && !isCalendarDay(value))
-      errors.push({ path: key, message: "must be a calendar day as YYYY-MM-DD" });
+    const problem = value === undefined ? null : dayProblem(value);
+    if (problem) errors.push({ path: key, message: problem });
   }
   if (errors.length > 0) throw validationError(errors);
   const to = query.to ?? todayIn(timeZone, nowMs);
   const from = query.from ?? addDays(to, 1 - DEFAULT_DAYS);
-  if (from > to) throw validationError([{ path: "from", message: "must not be after to" }]);
-  const days = Math.round((toMs(to) - toMs(from)) / DAY_MS) + 1;
+  if (dayMs(from) > dayMs(to)) throw validationError([{ path: "from", message: "must not be after to" }]);
+  const days = daysBetween(from, to);
   if (days > MAX_DAYS)
     throw validationError([
       { path: "from", message: `the range may span at most ${MAX_DAYS} days (it spans ${days})` },

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { CEFR_LEVELS, SKILLS } from "../../../db/schema";
+import { calendarDay, DAY_BOUNDS_NOTE } from "../../../platform/dates";
 import { DEFAULT_DAYS, GRANULARITIES, MAX_DAYS } from "./range";
 
 export const AnalyticsParams = z.object({
@@ -7,18 +8,16 @@ export const AnalyticsParams = z.object({
 });
 
 export const AnalyticsQuery = z.object({
-  from: z
-    .string()
+  from: calendarDay()
     .optional()
     .openapi({
-      description: `First day (YYYY-MM-DD), inclusive; default ${DEFAULT_DAYS - 1} days before \`to\`.`,
+      description: `First day, inclusive; default ${DEFAULT_DAYS - 1} days before \`to\`. ${DAY_BOUNDS_NOTE}`,
       example: "2026-10-27",
     }),
-  to: z
-    .string()
+  to: calendarDay()
     .optional()
     .openapi({
-      description: `Last day (YYYY-MM-DD), inclusive; default today in the institution's time zone. At most ${MAX_DAYS} days from \`from\`.`,
+      description: `Last day, inclusive; default today in the institution's time zone. At most ${MAX_DAYS} days from \`from\`. ${DAY_BOUNDS_NOTE}`,
       example: "2026-11-25",
     }),
   granularity: z.enum(GRANULARITIES).default("day").openapi({

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { COMPLIANCE_TYPES, STORED_COMPLIANCE_STATUSES } from "../../../db/schema";
+import { DATE_TIME_BOUNDS_NOTE, dateTime } from "../../../platform/dates";
 
 export const COMPLIANCE_STATUSES = [...STORED_COMPLIANCE_STATUSES, "expired"] as const;
 export type ComplianceStatus = (typeof COMPLIANCE_STATUSES)[number];
@@ -45,8 +46,6 @@ export const ComplianceDocumentParams = ComplianceParams.extend({
   type: ComplianceTypeSchema.openapi({ param: { name: "type", in: "path" } }),
 });
 
-const isoInstant = z.iso.datetime({ offset: true, message: "must be an ISO 8601 date-time" });
-
 export const PutComplianceDocumentBody = z
   .strictObject({
     status: z.enum(STORED_COMPLIANCE_STATUSES).openapi({
@@ -55,13 +54,16 @@ export const PutComplianceDocumentBody = z
     required: z.boolean().optional().openapi({
       description: "Defaults to the type's default (`dpa` and `gdpr` required, the others not).",
     }),
-    signed_at: isoInstant.nullable().optional().openapi({
-      description: 'Required with `status: "signed"`; not in the future.',
-    }),
-    expires_at: isoInstant
+    signed_at: dateTime()
       .nullable()
       .optional()
-      .openapi({ description: "After `signed_at` when both are given." }),
+      .openapi({
+        description: `Required with \`status: "signed"\`; not in the future. ${DATE_TIME_BOUNDS_NOTE}`,
+      }),
+    expires_at: dateTime()
+      .nullable()
+      .optional()
+      .openapi({ description: `After \`signed_at\` when both are given. ${DATE_TIME_BOUNDS_NOTE}` }),
     document_url: z
       .url({ protocol: /^https$/, message: "must be an https URL" })
       .max(2048)

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { dateTime } from "../../../platform/dates";
 
 const MAX_CLOCK_SKEW_MS = 5 * 60 * 1000;
 const OLDEST_ACCEPTED_MS = 5 * 365 * 86_400_000;
@@ -18,8 +19,7 @@ export const AttemptSchema = z
       .openapi({ example: 0.9 }),
     correct: z.boolean(),
     duration_seconds: z.number().int("must be a whole number").min(0).max(86_400).openapi({ example: 35 }),
-    occurred_at: z.iso
-      .datetime({ offset: true, message: "must be an ISO 8601 date-time" })
+    occurred_at: dateTime()
       .refine((value) => Date.parse(value) <= Date.now() + MAX_CLOCK_SKEW_MS, {
         message: "must not be in the future",
       })

@@ -1,10 +1,12 @@
 import type { z } from "@hono/zod-openapi";
-import { addDays, cefrReport, type SkillEvidenceRow, weekOf } from "../rules";
+import { DAY_MS, dayMs, formatDay, loopCap } from "../../../platform/dates";
+import { cefrReport, type SkillEvidenceRow, weekOf } from "../rules";
 import {
   CEFR_METHOD,
   type CefrReportSchema,
   type HistoryPointSchema,
   type LessonProgressSchema,
+  MAX_HISTORY_DAYS,
   type PlatformStatsSchema,
   type ProgressHistorySchema,
 } from "./schemas";
@@ -88,7 +90,13 @@ export function presentHistory(input: {
   const buckets = new Map<string, Totals>();
   const totals = zero();
   let activeDays = 0;
-  for (let day = input.from; day <= input.to; day = addDays(day, 1)) {
+  // Days as numbers, at most MAX_HISTORY_DAYS of them (the route validated the range; a range that
+  // escaped it fails as an internal error instead of looping).
+  const tick = loopCap(MAX_HISTORY_DAYS, "progress history days");
+  const end = dayMs(input.to);
+  for (let ms = dayMs(input.from); ms <= end; ms += DAY_MS) {
+    tick();
+    const day = formatDay(ms);
     const key = input.granularity === "week" ? weekOf(day) : day;
     let bucket = buckets.get(key);
     if (!bucket) {

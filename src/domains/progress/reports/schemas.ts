@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { CEFR_LEVELS, LESSON_STATUSES, SKILLS } from "../../../db/schema";
+import { calendarDay, DAY_BOUNDS_NOTE } from "../../../platform/dates";
 import { pageQueryShape, pageSchema } from "../../../platform/http/pagination";
 import { CEFR_ACCURACY_NEEDED, CEFR_EVIDENCE_NEEDED } from "../rules";
 
@@ -29,22 +30,13 @@ export const userIdField = z
 
 export const LearnerQuery = z.object({ user_id: userIdField });
 
-/** A real calendar day as `YYYY-MM-DD` (2026-02-30 is refused). */
-export function isCalendarDay(value: string): boolean {
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;
-  const date = new Date(`${value}T00:00:00Z`);
-  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === value;
-}
-
 const dayParam = (name: string, description: string) =>
-  z
-    .string()
-    .refine(isCalendarDay, { message: "must be a date as YYYY-MM-DD" })
+  calendarDay()
     .optional()
     .openapi({
       param: { name, in: "query" },
       example: name === "from" ? "2026-10-01" : "2026-10-30",
-      description,
+      description: `${description} ${DAY_BOUNDS_NOTE}`,
     });
 
 export const CourseParam = z.object({

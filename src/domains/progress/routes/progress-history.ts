@@ -1,5 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
+import { addDays, daysBetween } from "../../../platform/dates";
 import { validationError } from "../../../platform/errors";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { resolveLearner } from "../learner";
@@ -11,7 +12,7 @@ import {
   ProgressHistorySchema,
 } from "../reports/schemas";
 import { readDailyActivity } from "../reports/service";
-import { addDays, localTime } from "../rules";
+import { localTime } from "../rules";
 
 export const progressHistoryRoute = tokenRoute("progress:read", {
   method: "get",
@@ -24,12 +25,10 @@ export const progressHistoryRoute = tokenRoute("progress:read", {
   responses: { 200: jsonResponse(ProgressHistorySchema, "The series and its totals.") },
 });
 
-const DAY_MS = 86_400_000;
-
-/** 422 unless from ≤ to and the range spans at most MAX_HISTORY_DAYS days. */
+/** 422 unless from ≤ to and the range spans at most MAX_HISTORY_DAYS days (days compared as numbers). */
 function checkRange(from: string, to: string): void {
-  if (from > to) throw validationError([{ path: "from", message: `must not be after to (${to})` }]);
-  const days = (Date.parse(to) - Date.parse(from)) / DAY_MS + 1;
+  const days = daysBetween(from, to);
+  if (days < 1) throw validationError([{ path: "from", message: `must not be after to (${to})` }]);
   if (days > MAX_HISTORY_DAYS)
     throw validationError([
       { path: "from", message: `the range may span at most ${MAX_HISTORY_DAYS} days (asked for ${days})` },
