@@ -85,7 +85,7 @@ export async function completeLaunch(
     throw refusedError(error, logged.id);
   }
   const { consumer, claims } = valid;
-  const launch = succeededLaunch(consumer, claims, user.id, target);
+  const launch = succeededLaunch(env, consumer, claims, user.id, target);
   const db = database(env.DB);
   if (answer === "session") {
     await db.insert(ltiLaunches).values(launch).run();

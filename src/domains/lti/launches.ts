@@ -8,6 +8,7 @@ import { type PageRequest, pageBounds, pageWithTotal } from "../../platform/http
 import { newId, nowIso } from "../../platform/ids";
 import { asRecord, CLAIMS, pick } from "./claims";
 import type { ConsumerRow } from "./consumers";
+import { usableLineItem } from "./passback-send";
 import type { LaunchSchema } from "./schemas";
 import { LaunchRefusal } from "./validate";
 
@@ -67,8 +68,22 @@ export async function resolveTarget(
   return null;
 }
 
-/** The launch row of an accepted launch: every claim the log and grade passback need, as sent. */
+/**
+ * The AGS endpoint claim as kept: its scopes, and `lineitem` / `lineitems` only when scores may be
+ * sent there (an http(s) URL the outbound gate admits). A launch without a usable line item is
+ * accepted but not gradable.
+ */
+function agsOf(env: Env, claim: unknown): Record<string, unknown> | null {
+  const ags = pick(claim, ["lineitem", "lineitems", "scope"]);
+  if (!ags) return null;
+  for (const field of ["lineitem", "lineitems"])
+    if (ags[field] !== undefined && !usableLineItem(env, ags[field])) delete ags[field];
+  return ags;
+}
+
+/** The launch row of an accepted launch: every claim the log and grade passback need, as sent (line items as kept). */
 export function succeededLaunch(
+  env: Env,
   consumer: ConsumerRow,
   claims: Record<string, unknown>,
   userId: string,
@@ -93,7 +108,7 @@ export function succeededLaunch(
     targetType: target?.type ?? null,
     targetId: target?.id ?? null,
     targetTitle: target?.title ?? null,
-    ags: pick(claims[CLAIMS.ags], ["lineitem", "lineitems", "scope"]),
+    ags: agsOf(env, claims[CLAIMS.ags]),
     nrps: asRecord(claims[CLAIMS.nrps]),
     createdAt: nowIso(),
   };
