@@ -148,13 +148,7 @@ it("a launch creates the member, records the launch and answers a session with t
   expect(Date.parse(body.session.expires_at) - Date.now()).toBeLessThanOrEqual(8 * 3_600_000);
   const me = await callJson("/api/auth/me", { token: body.session.token });
   expect(me.body.user.id).toBe(body.user.id);
-  expect(me.body.token.abilities).toEqual([
-    "tokens:read",
-    "tokens:write",
-    "content:read",
-    "progress:read",
-    "progress:write",
-  ]);
+  expect(me.body.token.abilities).toEqual(["tokens:read", "content:read", "progress:read", "progress:write"]);
 
   // The same person again: the same user; an instructor launch raises the role.
   const again = await launch(reg, { sub, name: "Ada King", [`${LTI}roles`]: [INSTRUCTOR_ROLE] });
@@ -304,4 +298,28 @@ it("a launch creates a member that takes a seat (member.created), and refuses su
     .bind(tenant.institution.id)
     .first<any>();
   expect(members.n).toBe(4);
+});
+
+it("a launch session cannot mint API tokens (403 naming tokens:write), as learner or instructor", async () => {
+  const tenant = await createTenant();
+  const reg = await registerPlatform(tenant.admin);
+  for (const roles of [["http://purl.imsglobal.org/vocab/lis/v2/membership#Learner"], [INSTRUCTOR_ROLE]]) {
+    const { res, body } = await launch(reg, { [`${LTI}roles`]: roles });
+    expect(res.status).toBe(200);
+    const me = await callJson("/api/auth/me", { token: body.session.token });
+    expect(me.body.token.abilities).not.toContain("tokens:write");
+    const minted = await callJson("/api/integrations/tokens", {
+      token: body.session.token,
+      body: { name: "forever", abilities: ["content:read"] },
+    });
+    expect(minted.res.status).toBe(403);
+    expect(minted.body.code).toBe("missing_ability");
+    expect(minted.body.detail).toContain("tokens:write");
+    const count = await env.DB.prepare(
+      "SELECT count(*) AS n FROM api_tokens WHERE user_id = ? AND kind = 'api'",
+    )
+      .bind(body.user.id)
+      .first<number>("n");
+    expect(count).toBe(0);
+  }
 });
