@@ -323,3 +323,53 @@ it("a launch session cannot mint API tokens (403 naming tokens:write), as learne
     expect(count).toBe(0);
   }
 });
+
+it("an unpublished course or lesson is refused exactly like an unknown one: no title, nothing provisioned", async () => {
+  const tenant = await createTenant();
+  const reg = await registerPlatform(tenant.admin);
+  const draft = await createPublishedCourse({
+    lessons: 1,
+    blocksPerLesson: 1,
+    itemsPerBlock: 1,
+    published: false,
+  });
+  const lessonId = draft.lessons[0]!.id;
+  const titles = await env.DB.prepare(
+    "SELECT c.title AS course, l.title AS lesson FROM courses c JOIN lessons l ON l.course_id = c.id WHERE l.id = ?",
+  )
+    .bind(lessonId)
+    .first<{ course: string; lesson: string }>();
+  const unknown = await launch(reg, { [`${LTI}custom`]: { lingua_course_id: "crs_missing" } });
+  const detail = (kind: string, id: string) =>
+    `No Lingua ${kind} ${id}; check the link's custom parameters or URL.`;
+  expect(unknown.body.detail).toBe(detail("course", "crs_missing"));
+  const cases: [Record<string, unknown>, string][] = [
+    [{ [`${LTI}custom`]: { lingua_course_id: draft.courseId } }, detail("course", draft.courseId)],
+    [{ [`${LTI}custom`]: { lingua_lesson_id: lessonId } }, detail("lesson", lessonId)],
+    [
+      { [`${LTI}target_link_uri`]: `${CALLBACK_URL}?course=${draft.courseId}` },
+      detail("course", draft.courseId),
+    ],
+    [{ [`${LTI}target_link_uri`]: `${CALLBACK_URL}?lesson=${lessonId}` }, detail("lesson", lessonId)],
+  ];
+  for (const [overrides, expected] of cases) {
+    const sub = `user-${crypto.randomUUID()}`;
+    const { res, body } = await launch(reg, { sub, ...overrides });
+    expect(res.status).toBe(400);
+    expect(Object.keys(body).sort()).toEqual(Object.keys(unknown.body).sort());
+    expect(body).toMatchObject({ code: "lti_launch_refused", reason: "target_unknown", detail: expected });
+    expect(JSON.stringify(body)).not.toContain(titles!.course);
+    expect(JSON.stringify(body)).not.toContain(titles!.lesson);
+    const logged = await callJson(`/api/integrations/lti-launches/${body.launch_id}`, {
+      token: tenant.admin.token,
+    });
+    expect(logged.body).toMatchObject({ status: "failed", failure_reason: "target_unknown", target: null });
+    expect(JSON.stringify(logged.body)).not.toContain(titles!.course);
+    const linked = await env.DB.prepare(
+      "SELECT count(*) AS n FROM lti_user_links WHERE consumer_id = ? AND sub = ?",
+    )
+      .bind(reg.consumer.id, sub)
+      .first<number>("n");
+    expect(linked).toBe(0);
+  }
+});

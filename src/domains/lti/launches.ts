@@ -6,6 +6,7 @@ import { database } from "../../platform/db";
 import { ApiError } from "../../platform/errors";
 import { type PageRequest, pageBounds, pageWithTotal } from "../../platform/http/pagination";
 import { newId, nowIso } from "../../platform/ids";
+import { visibleCourses } from "../content/service";
 import { asRecord, CLAIMS, pick } from "./claims";
 import type { ConsumerRow } from "./consumers";
 import { usableLineItem } from "./passback-send";
@@ -23,7 +24,9 @@ interface Target {
 /**
  * What the launch opens: the custom claims `lingua_course_id` / `lingua_lesson_id` first, else a
  * target_link_uri of the form `{launch_url}?course={id}` / `?lesson={id}`; none is the app's home.
- * A named course or lesson that does not exist refuses the launch (the log tells the administrator).
+ * A named course or lesson that does not exist refuses the launch (the log tells the administrator);
+ * an unpublished course, or a lesson of one, is refused the same way, word for word: a launch is
+ * never an author, so a draft does not exist for it (content/service.ts `visibleCourses`).
  */
 export async function resolveTarget(
   env: Env,
@@ -41,7 +44,8 @@ export async function resolveTarget(
     const lesson = await db
       .select({ id: lessons.id, title: lessons.title })
       .from(lessons)
-      .where(eq(lessons.id, lessonId))
+      .innerJoin(courses, eq(courses.id, lessons.courseId))
+      .where(and(eq(lessons.id, lessonId), visibleCourses(false)))
       .get();
     if (!lesson)
       throw new LaunchRefusal(
@@ -55,7 +59,7 @@ export async function resolveTarget(
     const course = await db
       .select({ id: courses.id, title: courses.title })
       .from(courses)
-      .where(eq(courses.id, courseId))
+      .where(and(eq(courses.id, courseId), visibleCourses(false)))
       .get();
     if (!course)
       throw new LaunchRefusal(
