@@ -1,8 +1,8 @@
 import { env } from "cloudflare:test";
-import { expect, it } from "vitest";
+import { expect, it, vi } from "vitest";
 import { call, callJson } from "../helpers/api";
 import { createPublishedCourse } from "../helpers/progress-fixture";
-import { createTenant } from "../helpers/tenants";
+import { createTenant, type TestUser } from "../helpers/tenants";
 import {
   AGS_CLAIM,
   CALLBACK_URL,
@@ -12,6 +12,7 @@ import {
   launchClaims,
   login,
   postCallback,
+  type Registered,
   registerPlatform,
 } from "./support";
 
@@ -372,4 +373,94 @@ it("an unpublished course or lesson is refused exactly like an unknown one: no t
       .first<number>("n");
     expect(linked).toBe(0);
   }
+});
+
+/** The same platform (issuer and client id) registered by a second institution, with these deployments. */
+async function registerAgain(reg: Registered, admin: TestUser, deploymentIds: string[]) {
+  const { res, body } = await callJson("/api/integrations/lti-consumers", {
+    token: admin.token,
+    body: {
+      name: "Same LMS",
+      issuer: reg.urls.issuer,
+      client_id: reg.clientId,
+      deployment_ids: deploymentIds,
+      auth_login_url: reg.urls.auth_login_url,
+      auth_token_url: reg.urls.auth_token_url,
+      jwks_url: reg.urls.jwks_url,
+    },
+  });
+  expect(res.status).toBe(201);
+  return body;
+}
+
+it("a pair two institutions registered for the same deployment: the launch is refused, logged, and provisions nothing", async () => {
+  const [a, b] = await Promise.all([createTenant(), createTenant()]);
+  const reg = await registerPlatform(a.admin);
+  await registerAgain(reg, b.admin, [reg.deploymentId, "dep-b"]);
+  const states = async () =>
+    env.DB.prepare(
+      "SELECT count(*) AS n FROM lti_states WHERE consumer_id IN (SELECT id FROM lti_consumers WHERE issuer = ?)",
+    )
+      .bind(reg.urls.issuer)
+      .first<number>("n");
+  const warn = vi.spyOn(console, "warn");
+  for (const params of [{}, { lti_deployment_id: reg.deploymentId }] as Record<string, string>[]) {
+    const refused = await login(reg, params);
+    expect(refused.res.status).toBe(400);
+    expect(refused.res.headers.get("Content-Type")).toContain("text/html");
+    const page = await refused.res.text();
+    expect(page).toContain("registration_ambiguous");
+    expect(refused.res.headers.get("Location")).toBeNull();
+    expect(refused.cookie).toBeNull();
+    const asJson = await callJson(
+      `/api/lti/login?${new URLSearchParams({ iss: reg.urls.issuer, client_id: reg.clientId, login_hint: "h", target_link_uri: CALLBACK_URL, ...params })}`,
+      { headers: { Accept: "application/json" } },
+    );
+    expect(asJson.res.status).toBe(400);
+    expect(asJson.body).toMatchObject({ code: "bad_request", reason: "registration_ambiguous" });
+    expect(JSON.stringify(asJson.body)).not.toContain(b.institution.id);
+    expect(JSON.stringify(asJson.body)).not.toContain(a.institution.id);
+  }
+  expect(await states()).toBe(0);
+  const logged = warn.mock.calls.map((c) => String(c[0])).filter((l) => l.includes("registration_ambiguous"));
+  expect(logged.length).toBeGreaterThanOrEqual(2);
+  expect(JSON.parse(logged[0]!)).toMatchObject({
+    level: "warn",
+    reason: "registration_ambiguous",
+    issuer: reg.urls.issuer,
+  });
+  warn.mockRestore();
+  const provisioned = await env.DB.prepare(
+    `SELECT (SELECT count(*) FROM lti_user_links WHERE consumer_id IN (SELECT id FROM lti_consumers WHERE issuer = ?1))
+       + (SELECT count(*) FROM lti_launches WHERE institution_id IN (?2, ?3)) AS n`,
+  )
+    .bind(reg.urls.issuer, a.institution.id, b.institution.id)
+    .first<number>("n");
+  expect(provisioned).toBe(0);
+});
+
+it("a pair two institutions registered for different deployments: the login's deployment id chooses, each launch goes to its own institution", async () => {
+  const [a, b] = await Promise.all([createTenant(), createTenant()]);
+  const reg = await registerPlatform(a.admin);
+  const second = await registerAgain(reg, b.admin, ["dep-b"]);
+  for (const [tenant, consumerId, deployment] of [
+    [a, reg.consumer.id, reg.deploymentId],
+    [b, second.id, "dep-b"],
+  ] as const) {
+    const { state, nonce, res } = await login(reg, { lti_deployment_id: deployment });
+    expect(res.status).toBe(302);
+    const idToken = await reg.platform.idToken(
+      launchClaims(reg, nonce, { [`${LTI}deployment_id`]: deployment }),
+    );
+    const launched = await postCallback({ id_token: idToken, state });
+    expect(launched.status).toBe(200);
+    const body = (await launched.json()) as any;
+    expect(body.launch).toMatchObject({ consumer_id: consumerId, deployment_id: deployment });
+    expect(body.user.institution_id).toBe(tenant.institution.id);
+  }
+  // Without a deployment id the login cannot tell them apart: refused, as above.
+  const blind = await login(reg);
+  expect(blind.res.status).toBe(400);
+  // A deployment id neither lists: unknown, as before.
+  expect((await login(reg, { lti_deployment_id: "dep-none" })).res.status).toBe(400);
 });

@@ -27,7 +27,7 @@ const form = <T>(schema: T) => ({
   content: { "application/x-www-form-urlencoded": { schema } },
 });
 
-const loginDescription = `Third-party initiated login (LTI 1.3 / OpenID Connect). The platform sends the browser here with \`iss\`, \`login_hint\`, \`target_link_uri\` and optionally \`client_id\`, \`lti_message_hint\`, \`lti_deployment_id\`, \`lti_storage_target\`. Lingua finds the registration (an issuer with several registrations needs \`client_id\`: 400), checks that \`target_link_uri\` is its launch URL, stores a single-use \`state\` and \`nonce\` for 10 minutes, and answers 302 to the platform's \`auth_login_url\` with \`scope=openid\`, \`response_type=id_token\`, \`response_mode=form_post\`, \`prompt=none\`, \`client_id\`, \`redirect_uri\`, \`login_hint\`, \`lti_message_hint\` (when sent), \`state\` and \`nonce\`. It also sets a state cookie (\`Secure; HttpOnly; SameSite=None; Partitioned\`), checked on the callback when the browser sends it back; the launch works without it. Errors are pages for browsers, problem+json for \`Accept: application/json\`. ${LIMIT_NOTE}`;
+const loginDescription = `Third-party initiated login (LTI 1.3 / OpenID Connect). The platform sends the browser here with \`iss\`, \`login_hint\`, \`target_link_uri\` and optionally \`client_id\`, \`lti_message_hint\`, \`lti_deployment_id\`, \`lti_storage_target\`. Lingua finds the registration by \`iss\`, \`client_id\` and \`lti_deployment_id\` (an issuer with several registrations needs \`client_id\`: 400; when registrations of several institutions share the issuer and client id, \`lti_deployment_id\` must name a deployment only one of them lists, else 400 with \`reason\` \`registration_ambiguous\`, logged), checks that \`target_link_uri\` is its launch URL, stores a single-use \`state\` and \`nonce\` for 10 minutes, and answers 302 to the platform's \`auth_login_url\` with \`scope=openid\`, \`response_type=id_token\`, \`response_mode=form_post\`, \`prompt=none\`, \`client_id\`, \`redirect_uri\`, \`login_hint\`, \`lti_message_hint\` (when sent), \`state\` and \`nonce\`. It also sets a state cookie (\`Secure; HttpOnly; SameSite=None; Partitioned\`), checked on the callback when the browser sends it back; the launch works without it. Errors are pages for browsers, problem+json for \`Accept: application/json\`. ${LIMIT_NOTE}`;
 
 const loginResponses = {
   200: jsonResponse(
@@ -41,7 +41,11 @@ const loginResponses = {
       "Set-Cookie": { schema: { type: "string" as const }, description: "`lti_state_<state>`, 10 minutes." },
     },
   },
-  400: { ...errorResponses[400], description: "Unknown registration, deployment or target_link_uri." },
+  400: {
+    ...errorResponses[400],
+    description:
+      "Unknown registration, deployment or target_link_uri; or a login several registrations match (`reason` `registration_ambiguous`).",
+  },
   422: errorResponses[422],
 };
 
@@ -153,7 +157,12 @@ function answeringErrors(handler: (c: Context<AppEnv>) => Promise<Response>) {
 async function login(c: Context<AppEnv>, raw: Record<string, string>) {
   const parsed = LoginParams.safeParse(raw);
   if (!parsed.success) throw validationError(fieldErrorsFromZod(parsed.error.issues));
-  const { location, cookie } = await startLogin(c.env, parsed.data, new URL(c.req.url).origin);
+  const { location, cookie } = await startLogin(
+    c.env,
+    parsed.data,
+    new URL(c.req.url).origin,
+    c.get("requestId"),
+  );
   c.header("Set-Cookie", cookie);
   c.header("Cache-Control", "no-store");
   // A client that asks for JSON (one that follows the redirect itself) gets the URL as data.
