@@ -464,3 +464,29 @@ it("a pair two institutions registered for different deployments: the login's de
   // A deployment id neither lists: unknown, as before.
   expect((await login(reg, { lti_deployment_id: "dep-none" })).res.status).toBe(400);
 });
+
+it("a login steered to one registration by its deployment id cannot carry a launch of a deployment another institution's registration also lists", async () => {
+  const [a, b] = await Promise.all([createTenant(), createTenant()]);
+  const reg = await registerPlatform(a.admin);
+  // b lists a deployment of its own and a's.
+  const second = await registerAgain(reg, b.admin, ["dep-b-only", reg.deploymentId]);
+  const { state, nonce, res } = await login(reg, { lti_deployment_id: "dep-b-only" });
+  expect(res.status).toBe(302);
+  const sub = `user-${crypto.randomUUID()}`;
+  const idToken = await reg.platform.idToken(launchClaims(reg, nonce, { sub }));
+  const refused = await postCallback({ id_token: idToken, state });
+  expect(refused.status).toBe(400);
+  const body = (await refused.json()) as any;
+  expect(body).toMatchObject({ code: "lti_launch_refused", reason: "registration_ambiguous" });
+  expect(JSON.stringify(body)).not.toContain(a.institution.id);
+  const links = await env.DB.prepare("SELECT count(*) AS n FROM lti_user_links WHERE sub = ?")
+    .bind(sub)
+    .first<number>("n");
+  expect(links).toBe(0);
+  const launches = await env.DB.prepare(
+    "SELECT count(*) AS n FROM lti_launches WHERE institution_id IN (?, ?) OR consumer_id = ?",
+  )
+    .bind(a.institution.id, b.institution.id, second.id)
+    .first<number>("n");
+  expect(launches).toBe(0);
+});

@@ -28,6 +28,31 @@ function refuse(detail: string): ApiError {
   return new ApiError("bad_request", detail);
 }
 
+/** The log line of a login or launch refused because registrations of several institutions match it (no secrets). */
+export function warnAmbiguous(
+  stage: "login" | "launch",
+  fields: {
+    requestId?: string;
+    issuer: string;
+    clientId?: string;
+    deploymentId?: string;
+    registrations: readonly { id: string; institutionId: string }[];
+  },
+): void {
+  console.warn(
+    JSON.stringify({
+      level: "warn",
+      message: `LTI ${stage} refused: more than one registration matches`,
+      reason: "registration_ambiguous",
+      request_id: fields.requestId ?? null,
+      issuer: fields.issuer,
+      client_id: fields.clientId ?? null,
+      deployment_id: fields.deploymentId ?? null,
+      registrations: fields.registrations.map((r) => ({ id: r.id, institution_id: r.institutionId })),
+    }),
+  );
+}
+
 /**
  * The registration a login is for: those of the issuer (and client id, when sent), narrowed to the
  * ones listing the login's deployment id (when sent). Two institutions may register the same
@@ -65,18 +90,7 @@ async function registrationFor(
     throw refuse(
       `Several registrations share the issuer ${issuer}; the platform must send \`client_id\` with the login.`,
     );
-  console.warn(
-    JSON.stringify({
-      level: "warn",
-      message: "LTI login refused: more than one registration matches",
-      reason: "registration_ambiguous",
-      request_id: requestId ?? null,
-      issuer,
-      client_id: clientId ?? null,
-      deployment_id: deploymentId ?? null,
-      registrations: candidates.map((c) => ({ id: c.id, institution_id: c.institutionId })),
-    }),
-  );
+  warnAmbiguous("login", { requestId, issuer, clientId, deploymentId, registrations: candidates });
   throw new ApiError(
     "bad_request",
     `This login matches more than one registration of the platform${deploymentId === undefined ? " and names no `lti_deployment_id`" : ` for deployment ${deploymentId}`}; each registration must list only the deployment ids it serves, and the platform must send \`lti_deployment_id\` with the login.`,
