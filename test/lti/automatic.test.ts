@@ -4,10 +4,10 @@ import { callJson } from "../helpers/api";
 import { createPublishedCourse } from "../helpers/progress-fixture";
 import { createTenant } from "../helpers/tenants";
 import { runQueue, waitUntil } from "../webhooks/support";
-import { LTI, launch, registerPlatform } from "./support";
+import { AGS_CLAIM, LTI, launch, registerPlatform, SCORE_SCOPE } from "./support";
 
 /** A learner launched into a lesson (or its course), then completing it with the launch's session. */
-async function completeLaunchedLesson(target: "lesson" | "course") {
+async function completeLaunchedLesson(target: "lesson" | "course", claims: Record<string, unknown> = {}) {
   const tenant = await createTenant();
   const reg = await registerPlatform(tenant.admin);
   await reg.platform.learnToolKeys();
@@ -15,7 +15,7 @@ async function completeLaunchedLesson(target: "lesson" | "course") {
   const course = await createPublishedCourse({ lessons: 1, blocksPerLesson: 1, itemsPerBlock: 2 });
   const custom =
     target === "lesson" ? { lingua_lesson_id: course.lessons[0]!.id } : { lingua_course_id: course.courseId };
-  const launched = await launch(reg, { [`${LTI}custom`]: custom });
+  const launched = await launch(reg, { [`${LTI}custom`]: custom, ...claims });
   expect(launched.res.status).toBe(200);
   const occurredAt = new Date(Date.now() - 60_000).toISOString();
   const attempts = course.items.map((id, i) => ({
@@ -75,4 +75,23 @@ it("a completed course sends full marks for the launch that targets the course",
     return got.length > 0 ? got : null;
   });
   expect(score!.body).toMatchObject({ userId: l.sub, scoreGiven: 40, scoreMaximum: 40 });
+});
+
+it("a completion for a launch whose line item was not a URL makes no passback (not gradable) and sends nothing", async () => {
+  const {
+    reg,
+    launch: l,
+    event,
+  } = await completeLaunchedLesson("lesson", {
+    [AGS_CLAIM]: { scope: [SCORE_SCOPE], lineitem: "not a url" },
+  });
+  expect(l.ags).toEqual({ scope: [SCORE_SCOPE] });
+  // The event handed to the subscribers again, synchronously: still nothing to send.
+  await runQueue("lingua-events", [{ event_id: event.id }]);
+  await new Promise((r) => setTimeout(r, 1000));
+  const rows = await env.DB.prepare("SELECT count(*) AS n FROM lti_passbacks WHERE launch_id = ?")
+    .bind(l.id)
+    .first<number>("n");
+  expect(rows).toBe(0);
+  expect((await reg.platform.state()).score_requests).toHaveLength(0);
 });

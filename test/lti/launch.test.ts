@@ -1,8 +1,8 @@
 import { env } from "cloudflare:test";
-import { expect, it } from "vitest";
+import { expect, it, vi } from "vitest";
 import { call, callJson } from "../helpers/api";
 import { createPublishedCourse } from "../helpers/progress-fixture";
-import { createTenant } from "../helpers/tenants";
+import { createTenant, type TestUser } from "../helpers/tenants";
 import {
   AGS_CLAIM,
   CALLBACK_URL,
@@ -12,6 +12,7 @@ import {
   launchClaims,
   login,
   postCallback,
+  type Registered,
   registerPlatform,
 } from "./support";
 
@@ -148,13 +149,7 @@ it("a launch creates the member, records the launch and answers a session with t
   expect(Date.parse(body.session.expires_at) - Date.now()).toBeLessThanOrEqual(8 * 3_600_000);
   const me = await callJson("/api/auth/me", { token: body.session.token });
   expect(me.body.user.id).toBe(body.user.id);
-  expect(me.body.token.abilities).toEqual([
-    "tokens:read",
-    "tokens:write",
-    "content:read",
-    "progress:read",
-    "progress:write",
-  ]);
+  expect(me.body.token.abilities).toEqual(["tokens:read", "content:read", "progress:read", "progress:write"]);
 
   // The same person again: the same user; an instructor launch raises the role.
   const again = await launch(reg, { sub, name: "Ada King", [`${LTI}roles`]: [INSTRUCTOR_ROLE] });
@@ -304,4 +299,194 @@ it("a launch creates a member that takes a seat (member.created), and refuses su
     .bind(tenant.institution.id)
     .first<any>();
   expect(members.n).toBe(4);
+});
+
+it("a launch session cannot mint API tokens (403 naming tokens:write), as learner or instructor", async () => {
+  const tenant = await createTenant();
+  const reg = await registerPlatform(tenant.admin);
+  for (const roles of [["http://purl.imsglobal.org/vocab/lis/v2/membership#Learner"], [INSTRUCTOR_ROLE]]) {
+    const { res, body } = await launch(reg, { [`${LTI}roles`]: roles });
+    expect(res.status).toBe(200);
+    const me = await callJson("/api/auth/me", { token: body.session.token });
+    expect(me.body.token.abilities).not.toContain("tokens:write");
+    const minted = await callJson("/api/integrations/tokens", {
+      token: body.session.token,
+      body: { name: "forever", abilities: ["content:read"] },
+    });
+    expect(minted.res.status).toBe(403);
+    expect(minted.body.code).toBe("missing_ability");
+    expect(minted.body.detail).toContain("tokens:write");
+    const count = await env.DB.prepare(
+      "SELECT count(*) AS n FROM api_tokens WHERE user_id = ? AND kind = 'api'",
+    )
+      .bind(body.user.id)
+      .first<number>("n");
+    expect(count).toBe(0);
+  }
+});
+
+it("an unpublished course or lesson is refused exactly like an unknown one: no title, nothing provisioned", async () => {
+  const tenant = await createTenant();
+  const reg = await registerPlatform(tenant.admin);
+  const draft = await createPublishedCourse({
+    lessons: 1,
+    blocksPerLesson: 1,
+    itemsPerBlock: 1,
+    published: false,
+  });
+  const lessonId = draft.lessons[0]!.id;
+  const titles = await env.DB.prepare(
+    "SELECT c.title AS course, l.title AS lesson FROM courses c JOIN lessons l ON l.course_id = c.id WHERE l.id = ?",
+  )
+    .bind(lessonId)
+    .first<{ course: string; lesson: string }>();
+  const unknown = await launch(reg, { [`${LTI}custom`]: { lingua_course_id: "crs_missing" } });
+  const detail = (kind: string, id: string) =>
+    `No Lingua ${kind} ${id}; check the link's custom parameters or URL.`;
+  expect(unknown.body.detail).toBe(detail("course", "crs_missing"));
+  const cases: [Record<string, unknown>, string][] = [
+    [{ [`${LTI}custom`]: { lingua_course_id: draft.courseId } }, detail("course", draft.courseId)],
+    [{ [`${LTI}custom`]: { lingua_lesson_id: lessonId } }, detail("lesson", lessonId)],
+    [
+      { [`${LTI}target_link_uri`]: `${CALLBACK_URL}?course=${draft.courseId}` },
+      detail("course", draft.courseId),
+    ],
+    [{ [`${LTI}target_link_uri`]: `${CALLBACK_URL}?lesson=${lessonId}` }, detail("lesson", lessonId)],
+  ];
+  for (const [overrides, expected] of cases) {
+    const sub = `user-${crypto.randomUUID()}`;
+    const { res, body } = await launch(reg, { sub, ...overrides });
+    expect(res.status).toBe(400);
+    expect(Object.keys(body).sort()).toEqual(Object.keys(unknown.body).sort());
+    expect(body).toMatchObject({ code: "lti_launch_refused", reason: "target_unknown", detail: expected });
+    expect(JSON.stringify(body)).not.toContain(titles!.course);
+    expect(JSON.stringify(body)).not.toContain(titles!.lesson);
+    const logged = await callJson(`/api/integrations/lti-launches/${body.launch_id}`, {
+      token: tenant.admin.token,
+    });
+    expect(logged.body).toMatchObject({ status: "failed", failure_reason: "target_unknown", target: null });
+    expect(JSON.stringify(logged.body)).not.toContain(titles!.course);
+    const linked = await env.DB.prepare(
+      "SELECT count(*) AS n FROM lti_user_links WHERE consumer_id = ? AND sub = ?",
+    )
+      .bind(reg.consumer.id, sub)
+      .first<number>("n");
+    expect(linked).toBe(0);
+  }
+});
+
+/** The same platform (issuer and client id) registered by a second institution, with these deployments. */
+async function registerAgain(reg: Registered, admin: TestUser, deploymentIds: string[]) {
+  const { res, body } = await callJson("/api/integrations/lti-consumers", {
+    token: admin.token,
+    body: {
+      name: "Same LMS",
+      issuer: reg.urls.issuer,
+      client_id: reg.clientId,
+      deployment_ids: deploymentIds,
+      auth_login_url: reg.urls.auth_login_url,
+      auth_token_url: reg.urls.auth_token_url,
+      jwks_url: reg.urls.jwks_url,
+    },
+  });
+  expect(res.status).toBe(201);
+  return body;
+}
+
+it("a pair two institutions registered for the same deployment: the launch is refused, logged, and provisions nothing", async () => {
+  const [a, b] = await Promise.all([createTenant(), createTenant()]);
+  const reg = await registerPlatform(a.admin);
+  await registerAgain(reg, b.admin, [reg.deploymentId, "dep-b"]);
+  const states = async () =>
+    env.DB.prepare(
+      "SELECT count(*) AS n FROM lti_states WHERE consumer_id IN (SELECT id FROM lti_consumers WHERE issuer = ?)",
+    )
+      .bind(reg.urls.issuer)
+      .first<number>("n");
+  const warn = vi.spyOn(console, "warn");
+  for (const params of [{}, { lti_deployment_id: reg.deploymentId }] as Record<string, string>[]) {
+    const refused = await login(reg, params);
+    expect(refused.res.status).toBe(400);
+    expect(refused.res.headers.get("Content-Type")).toContain("text/html");
+    const page = await refused.res.text();
+    expect(page).toContain("registration_ambiguous");
+    expect(refused.res.headers.get("Location")).toBeNull();
+    expect(refused.cookie).toBeNull();
+    const asJson = await callJson(
+      `/api/lti/login?${new URLSearchParams({ iss: reg.urls.issuer, client_id: reg.clientId, login_hint: "h", target_link_uri: CALLBACK_URL, ...params })}`,
+      { headers: { Accept: "application/json" } },
+    );
+    expect(asJson.res.status).toBe(400);
+    expect(asJson.body).toMatchObject({ code: "bad_request", reason: "registration_ambiguous" });
+    expect(JSON.stringify(asJson.body)).not.toContain(b.institution.id);
+    expect(JSON.stringify(asJson.body)).not.toContain(a.institution.id);
+  }
+  expect(await states()).toBe(0);
+  const logged = warn.mock.calls.map((c) => String(c[0])).filter((l) => l.includes("registration_ambiguous"));
+  expect(logged.length).toBeGreaterThanOrEqual(2);
+  expect(JSON.parse(logged[0]!)).toMatchObject({
+    level: "warn",
+    reason: "registration_ambiguous",
+    issuer: reg.urls.issuer,
+  });
+  warn.mockRestore();
+  const provisioned = await env.DB.prepare(
+    `SELECT (SELECT count(*) FROM lti_user_links WHERE consumer_id IN (SELECT id FROM lti_consumers WHERE issuer = ?1))
+       + (SELECT count(*) FROM lti_launches WHERE institution_id IN (?2, ?3)) AS n`,
+  )
+    .bind(reg.urls.issuer, a.institution.id, b.institution.id)
+    .first<number>("n");
+  expect(provisioned).toBe(0);
+});
+
+it("a pair two institutions registered for different deployments: the login's deployment id chooses, each launch goes to its own institution", async () => {
+  const [a, b] = await Promise.all([createTenant(), createTenant()]);
+  const reg = await registerPlatform(a.admin);
+  const second = await registerAgain(reg, b.admin, ["dep-b"]);
+  for (const [tenant, consumerId, deployment] of [
+    [a, reg.consumer.id, reg.deploymentId],
+    [b, second.id, "dep-b"],
+  ] as const) {
+    const { state, nonce, res } = await login(reg, { lti_deployment_id: deployment });
+    expect(res.status).toBe(302);
+    const idToken = await reg.platform.idToken(
+      launchClaims(reg, nonce, { [`${LTI}deployment_id`]: deployment }),
+    );
+    const launched = await postCallback({ id_token: idToken, state });
+    expect(launched.status).toBe(200);
+    const body = (await launched.json()) as any;
+    expect(body.launch).toMatchObject({ consumer_id: consumerId, deployment_id: deployment });
+    expect(body.user.institution_id).toBe(tenant.institution.id);
+  }
+  // Without a deployment id the login cannot tell them apart: refused, as above.
+  const blind = await login(reg);
+  expect(blind.res.status).toBe(400);
+  // A deployment id neither lists: unknown, as before.
+  expect((await login(reg, { lti_deployment_id: "dep-none" })).res.status).toBe(400);
+});
+
+it("a login steered to one registration by its deployment id cannot carry a launch of a deployment another institution's registration also lists", async () => {
+  const [a, b] = await Promise.all([createTenant(), createTenant()]);
+  const reg = await registerPlatform(a.admin);
+  // b lists a deployment of its own and a's.
+  const second = await registerAgain(reg, b.admin, ["dep-b-only", reg.deploymentId]);
+  const { state, nonce, res } = await login(reg, { lti_deployment_id: "dep-b-only" });
+  expect(res.status).toBe(302);
+  const sub = `user-${crypto.randomUUID()}`;
+  const idToken = await reg.platform.idToken(launchClaims(reg, nonce, { sub }));
+  const refused = await postCallback({ id_token: idToken, state });
+  expect(refused.status).toBe(400);
+  const body = (await refused.json()) as any;
+  expect(body).toMatchObject({ code: "lti_launch_refused", reason: "registration_ambiguous" });
+  expect(JSON.stringify(body)).not.toContain(a.institution.id);
+  const links = await env.DB.prepare("SELECT count(*) AS n FROM lti_user_links WHERE sub = ?")
+    .bind(sub)
+    .first<number>("n");
+  expect(links).toBe(0);
+  const launches = await env.DB.prepare(
+    "SELECT count(*) AS n FROM lti_launches WHERE institution_id IN (?, ?) OR consumer_id = ?",
+  )
+    .bind(a.institution.id, b.institution.id, second.id)
+    .first<number>("n");
+  expect(launches).toBe(0);
 });

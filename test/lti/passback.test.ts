@@ -208,3 +208,75 @@ it("after a key rotation the new key signs and the old one still verifies", asyn
   const old = await jwtVerify(before!.assertion!, jwks, { algorithms: ["RS256"] });
   expect(old.protectedHeader.kid).toBe(rotated.body.retired_kid);
 });
+
+it("a launch whose line item is not an http(s) URL is accepted but not gradable (409), and nothing is sent", async () => {
+  const { tenant, reg } = await gradableLaunch();
+  for (const lineitem of ["not a url", "javascript:alert(1)", "ftp://lms.example/li-1", 42]) {
+    const launched = await launch(reg, {
+      [AGS_CLAIM]: { scope: [SCORE_SCOPE], lineitems: "also not a url", lineitem },
+    });
+    expect(launched.res.status).toBe(200);
+    expect(launched.body.launch.ags).toEqual({ scope: [SCORE_SCOPE] });
+    const { res, body } = await grade(tenant.admin.token, launched.body.launch.id, {
+      score_given: 1,
+      score_maximum: 1,
+    });
+    expect(res.status).toBe(409);
+    expect(body.code).toBe("lti_not_gradable");
+    const rows = await env.DB.prepare("SELECT count(*) AS n FROM lti_passbacks WHERE launch_id = ?")
+      .bind(launched.body.launch.id)
+      .first<number>("n");
+    expect(rows).toBe(0);
+  }
+  expect((await reg.platform.state()).score_requests).toHaveLength(0);
+});
+
+it("a stored launch whose line item does not parse: the manual grade is 409, a queued passback records a failed attempt", async () => {
+  const { tenant, reg, launch: l } = await gradableLaunch();
+  // A row stored before line items were checked at launch.
+  await env.DB.prepare("UPDATE lti_launches SET ags = json_set(ags, '$.lineitem', 'not a url') WHERE id = ?")
+    .bind(l.id)
+    .run();
+  const manual = await grade(tenant.admin.token, l.id, { score_given: 1, score_maximum: 1 });
+  expect(manual.res.status).toBe(409);
+  expect(manual.body.code).toBe("lti_not_gradable");
+
+  const now = new Date().toISOString();
+  await env.DB.prepare(
+    `INSERT INTO lti_passbacks (id, launch_id, institution_id, event_id, score_fraction, activity_progress, grading_progress, scored_at, status, attempt_count, created_at)
+     VALUES (?, ?, ?, 'evt_stored', 1, 'Completed', 'FullyGraded', ?, 'pending', 0, ?)`,
+  )
+    .bind(`lpb_bad_${l.id}`, l.id, tenant.institution.id, now, now)
+    .run();
+  const run = await runQueue("lingua-lti-passbacks", [{ passback_id: `lpb_bad_${l.id}` }]);
+  expect(run.explicitAcks).toHaveLength(1);
+  const { body } = await callJson(`/api/integrations/lti-launches/${l.id}`, { token: tenant.admin.token });
+  expect(body.passbacks).toHaveLength(1);
+  expect(body.passbacks[0]).toMatchObject({ status: "failed", attempt_count: 1, platform_status: null });
+  expect(body.passbacks[0].last_error).toMatch(/line item/);
+  expect(body.passbacks[0].last_error).not.toMatch(/TypeError|at /);
+  expect((await reg.platform.state()).score_requests).toHaveLength(0);
+});
+
+it("an error while sending is a failed attempt, retried on the usual schedule, never a 500 or a stuck pending", async () => {
+  const { tenant, reg, launch: l } = await gradableLaunch();
+  // A cached access token that no longer unseals (a rotated encryption key, a damaged row).
+  await env.DB.prepare(
+    "INSERT OR REPLACE INTO lti_access_tokens (consumer_id, scope, token_sealed, expires_at) VALUES (?, ?, 'damaged', ?)",
+  )
+    .bind(reg.consumer.id, SCORE_SCOPE, Date.now() + 3_600_000)
+    .run();
+  const { res, body } = await grade(tenant.admin.token, l.id, { score_given: 1, score_maximum: 2 });
+  expect(res.status).toBe(202);
+  expect(body).toMatchObject({ status: "retrying", attempt_count: 1, platform_status: null });
+  expect(body.last_error).toBe("Internal error while sending the score; it will be retried");
+  await env.DB.prepare("DELETE FROM lti_access_tokens WHERE consumer_id = ?").bind(reg.consumer.id).run();
+  const done = await waitUntil(async () => {
+    const { body: launch } = await callJson(`/api/integrations/lti-launches/${l.id}`, {
+      token: tenant.admin.token,
+    });
+    return launch.passbacks[0].status === "succeeded" ? launch.passbacks[0] : null;
+  });
+  expect(done).toMatchObject({ attempt_count: 2, platform_status: 200 });
+  expect((await reg.platform.state()).score_requests).toHaveLength(1);
+});

@@ -107,32 +107,66 @@ it("registers a platform and answers the tool URLs to paste into it", async () =
   expect(gone.res.status).toBe(404);
 });
 
-it("issuer and client id are unique across institutions (409), and each is only its own (404)", async () => {
+it("two institutions may register the same issuer and client id (both 201, nothing revealed); a duplicate within one is 409; each sees only its own (404)", async () => {
   const [a, b] = await Promise.all([createTenant(), createTenant()]);
   const { consumer } = await registerPlatform(a.admin);
-  const same = await callJson("/api/integrations/lti-consumers", {
-    token: b.admin.token,
-    body: {
-      name: "Copy",
-      issuer: consumer.issuer,
-      client_id: consumer.client_id,
-      deployment_ids: ["x"],
-      auth_login_url: consumer.auth_login_url,
-      auth_token_url: consumer.auth_token_url,
-      jwks_url: consumer.jwks_url,
-    },
+  const copy = {
+    name: "Copy",
+    issuer: consumer.issuer,
+    client_id: consumer.client_id,
+    deployment_ids: ["x"],
+    auth_login_url: consumer.auth_login_url,
+    auth_token_url: consumer.auth_token_url,
+    jwks_url: consumer.jwks_url,
+  };
+  const same = await callJson("/api/integrations/lti-consumers", { token: b.admin.token, body: copy });
+  expect(same.res.status).toBe(201);
+  expect(same.body).toMatchObject({
+    institution_id: b.institution.id,
+    issuer: consumer.issuer,
+    deployment_ids: ["x"],
   });
-  expect(same.res.status).toBe(409);
-  expect(same.body.code).toBe("conflict");
+  expect(same.body.id).not.toBe(consumer.id);
+  // A second one in the same institution is the only conflict, and says nothing of anybody else's.
+  const twice = await callJson("/api/integrations/lti-consumers", {
+    token: b.admin.token,
+    body: { ...copy, name: "Twice" },
+  });
+  expect(twice.res.status).toBe(409);
+  expect(twice.body.code).toBe("conflict");
+  expect(twice.body.detail).toContain("This institution");
+  // Renaming another registration of b onto the pair: 409 too; in a's institution the pair is its own.
+  const other = await callJson("/api/integrations/lti-consumers", {
+    token: b.admin.token,
+    body: { ...copy, client_id: "another" },
+  });
+  expect(other.res.status).toBe(201);
+  const renamed = await callJson(`/api/integrations/lti-consumers/${other.body.id}`, {
+    token: b.admin.token,
+    method: "PUT",
+    body: { client_id: consumer.client_id },
+  });
+  expect(renamed.res.status).toBe(409);
+  const rows = await env.DB.prepare(
+    "SELECT institution_id FROM lti_consumers WHERE issuer = ? AND client_id = ?",
+  )
+    .bind(consumer.issuer, consumer.client_id)
+    .all<{ institution_id: string }>();
+  expect(rows.results.map((r) => r.institution_id).sort()).toEqual(
+    [a.institution.id, b.institution.id].sort(),
+  );
   for (const method of ["GET", "PUT", "DELETE"]) {
-    const other = await callJson(`/api/integrations/lti-consumers/${consumer.id}`, {
+    const foreign = await callJson(`/api/integrations/lti-consumers/${consumer.id}`, {
       token: b.admin.token,
       method,
       ...(method === "PUT" ? { body: { name: "mine" } } : {}),
     });
-    expect(other.res.status).toBe(404);
+    expect(foreign.res.status).toBe(404);
   }
-  expect((await callJson("/api/integrations/lti-consumers", { token: b.admin.token })).body.data).toEqual([]);
+  const listed = (await callJson("/api/integrations/lti-consumers", { token: b.admin.token })).body.data;
+  expect(listed.map((c: any) => c.id).sort()).toEqual([same.body.id, other.body.id].sort());
+  const own = await callJson(`/api/integrations/lti-consumers/${consumer.id}`, { token: a.admin.token });
+  expect(own.body).toMatchObject({ name: "Test LMS", institution_id: a.institution.id });
 });
 
 it("refuses URLs that are not https or point inside a network, and checks abilities", async () => {

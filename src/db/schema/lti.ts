@@ -23,7 +23,11 @@ export const ltiKeys = sqliteTable("lti_keys", {
   publishedUntil: text("published_until"),
 });
 
-/** A learning platform registered by an institution (issuer + client id unique platform-wide). */
+/**
+ * A learning platform registered by an institution. Issuer + client id are unique per institution
+ * only: two institutions may register the same pair (neither can tell), and a login is matched to
+ * one of them by its deployment id (lti/login.ts); one that cannot be told apart is refused.
+ */
 export const ltiConsumers = sqliteTable(
   "lti_consumers",
   {
@@ -43,7 +47,8 @@ export const ltiConsumers = sqliteTable(
     updatedAt: text("updated_at").notNull(),
   },
   (t) => [
-    uniqueIndex("lti_consumers_issuer_client_idx").on(t.issuer, t.clientId),
+    uniqueIndex("lti_consumers_institution_issuer_client_idx").on(t.institutionId, t.issuer, t.clientId),
+    index("lti_consumers_issuer_client_idx").on(t.issuer, t.clientId),
     index("lti_consumers_institution_idx").on(t.institutionId, t.createdAt, t.id),
   ],
 );

@@ -63,7 +63,7 @@ async function checkUrls(
 function duplicate(): ApiError {
   return new ApiError(
     "conflict",
-    "A registration with this issuer and client_id exists already; a platform's client id is registered once.",
+    "This institution has a registration with this issuer and client_id already; change that one instead.",
   );
 }
 

@@ -1,7 +1,7 @@
 import { and, eq, gt, isNull } from "drizzle-orm";
 import { ltiLaunches, ltiSessionCodes, users } from "../../db/schema";
 import type { Env } from "../../env";
-import { ROLE_CEILINGS } from "../../platform/auth/abilities";
+import { type Ability, ROLE_CEILINGS } from "../../platform/auth/abilities";
 import { randomBytes, sha256Hex, toBase64Url } from "../../platform/crypto/encoding";
 import { database } from "../../platform/db";
 import { ApiError } from "../../platform/errors";
@@ -23,7 +23,21 @@ export interface Session {
   expires_at: string;
 }
 
-/** A session token with the abilities of the role the person launched in, never beyond the user's own role. */
+/**
+ * What a launch session may never do, whatever the role: mint API tokens (a token minted by an
+ * 8-hour session could outlive it, or never expire).
+ */
+const NOT_IN_LAUNCH_SESSIONS: readonly Ability[] = ["tokens:write"];
+
+/** The abilities of a launch session for a launch role (cut to the user's own role when used). */
+export function launchSessionAbilities(role: "instructor" | "learner"): Ability[] {
+  return ROLE_CEILINGS[role].filter((a) => !NOT_IN_LAUNCH_SESSIONS.includes(a));
+}
+
+/**
+ * A session token with the abilities of the role the person launched in (less tokens:write), never
+ * beyond the user's own role.
+ */
 async function issueSession(env: Env, user: UserRow, launch: LaunchRow): Promise<Session> {
   const expiresAt = nowIso(Date.now() + SESSION_TTL_MS);
   const { plain } = await insertToken(
@@ -31,7 +45,7 @@ async function issueSession(env: Env, user: UserRow, launch: LaunchRow): Promise
     { userId: user.id, institutionId: user.institutionId },
     {
       name: `LTI launch ${launch.id}`,
-      abilities: [...ROLE_CEILINGS[launchRole(launch.roles ?? [])]],
+      abilities: launchSessionAbilities(launchRole(launch.roles ?? [])),
       expiresAt,
       kind: "session",
     },
@@ -85,7 +99,7 @@ export async function completeLaunch(
     throw refusedError(error, logged.id);
   }
   const { consumer, claims } = valid;
-  const launch = succeededLaunch(consumer, claims, user.id, target);
+  const launch = succeededLaunch(env, consumer, claims, user.id, target);
   const db = database(env.DB);
   if (answer === "session") {
     await db.insert(ltiLaunches).values(launch).run();

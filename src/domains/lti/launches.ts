@@ -6,8 +6,10 @@ import { database } from "../../platform/db";
 import { ApiError } from "../../platform/errors";
 import { type PageRequest, pageBounds, pageWithTotal } from "../../platform/http/pagination";
 import { newId, nowIso } from "../../platform/ids";
+import { visibleCourses } from "../content/service";
 import { asRecord, CLAIMS, pick } from "./claims";
 import type { ConsumerRow } from "./consumers";
+import { usableLineItem } from "./passback-send";
 import type { LaunchSchema } from "./schemas";
 import { LaunchRefusal } from "./validate";
 
@@ -22,7 +24,9 @@ interface Target {
 /**
  * What the launch opens: the custom claims `lingua_course_id` / `lingua_lesson_id` first, else a
  * target_link_uri of the form `{launch_url}?course={id}` / `?lesson={id}`; none is the app's home.
- * A named course or lesson that does not exist refuses the launch (the log tells the administrator).
+ * A named course or lesson that does not exist refuses the launch (the log tells the administrator);
+ * an unpublished course, or a lesson of one, is refused the same way, word for word: a launch is
+ * never an author, so a draft does not exist for it (content/service.ts `visibleCourses`).
  */
 export async function resolveTarget(
   env: Env,
@@ -40,7 +44,8 @@ export async function resolveTarget(
     const lesson = await db
       .select({ id: lessons.id, title: lessons.title })
       .from(lessons)
-      .where(eq(lessons.id, lessonId))
+      .innerJoin(courses, eq(courses.id, lessons.courseId))
+      .where(and(eq(lessons.id, lessonId), visibleCourses(false)))
       .get();
     if (!lesson)
       throw new LaunchRefusal(
@@ -54,7 +59,7 @@ export async function resolveTarget(
     const course = await db
       .select({ id: courses.id, title: courses.title })
       .from(courses)
-      .where(eq(courses.id, courseId))
+      .where(and(eq(courses.id, courseId), visibleCourses(false)))
       .get();
     if (!course)
       throw new LaunchRefusal(
@@ -67,8 +72,22 @@ export async function resolveTarget(
   return null;
 }
 
-/** The launch row of an accepted launch: every claim the log and grade passback need, as sent. */
+/**
+ * The AGS endpoint claim as kept: its scopes, and `lineitem` / `lineitems` only when scores may be
+ * sent there (an http(s) URL the outbound gate admits). A launch without a usable line item is
+ * accepted but not gradable.
+ */
+function agsOf(env: Env, claim: unknown): Record<string, unknown> | null {
+  const ags = pick(claim, ["lineitem", "lineitems", "scope"]);
+  if (!ags) return null;
+  for (const field of ["lineitem", "lineitems"])
+    if (ags[field] !== undefined && !usableLineItem(env, ags[field])) delete ags[field];
+  return ags;
+}
+
+/** The launch row of an accepted launch: every claim the log and grade passback need, as sent (line items as kept). */
 export function succeededLaunch(
+  env: Env,
   consumer: ConsumerRow,
   claims: Record<string, unknown>,
   userId: string,
@@ -93,7 +112,7 @@ export function succeededLaunch(
     targetType: target?.type ?? null,
     targetId: target?.id ?? null,
     targetTitle: target?.title ?? null,
-    ags: pick(claims[CLAIMS.ags], ["lineitem", "lineitems", "scope"]),
+    ags: agsOf(env, claims[CLAIMS.ags]),
     nrps: asRecord(claims[CLAIMS.nrps]),
     createdAt: nowIso(),
   };

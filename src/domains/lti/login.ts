@@ -11,6 +11,8 @@ import type { LoginParams } from "./schemas";
 /** How long a login's state and nonce wait for the callback. */
 export const STATE_TTL_MS = 10 * 60_000;
 export const STATE_COOKIE_PREFIX = "lti_state_";
+/** Registrations of one issuer read at a login: enough to choose by deployment id. */
+const MATCH_LIMIT = 100;
 
 /** Whether a target_link_uri is this tool's launch URL (any query: `?course=` / `?lesson=` choose the target). */
 export function isToolTarget(target: string, origin: string): boolean {
@@ -26,7 +28,44 @@ function refuse(detail: string): ApiError {
   return new ApiError("bad_request", detail);
 }
 
-async function registrationFor(env: Env, issuer: string, clientId: string | undefined) {
+/** The log line of a login or launch refused because registrations of several institutions match it (no secrets). */
+export function warnAmbiguous(
+  stage: "login" | "launch",
+  fields: {
+    requestId?: string;
+    issuer: string;
+    clientId?: string;
+    deploymentId?: string;
+    registrations: readonly { id: string; institutionId: string }[];
+  },
+): void {
+  console.warn(
+    JSON.stringify({
+      level: "warn",
+      message: `LTI ${stage} refused: more than one registration matches`,
+      reason: "registration_ambiguous",
+      request_id: fields.requestId ?? null,
+      issuer: fields.issuer,
+      client_id: fields.clientId ?? null,
+      deployment_id: fields.deploymentId ?? null,
+      registrations: fields.registrations.map((r) => ({ id: r.id, institution_id: r.institutionId })),
+    }),
+  );
+}
+
+/**
+ * The registration a login is for: those of the issuer (and client id, when sent), narrowed to the
+ * ones listing the login's deployment id (when sent). Two institutions may register the same
+ * issuer and client id; when more than one is left the login is refused (`registration_ambiguous`)
+ * and logged, so that no institution receives another's launches. The answer does not say whose.
+ */
+async function registrationFor(
+  env: Env,
+  issuer: string,
+  clientId: string | undefined,
+  deploymentId: string | undefined,
+  requestId: string | undefined,
+) {
   const db = database(env.DB);
   const rows = await db
     .select()
@@ -36,17 +75,27 @@ async function registrationFor(env: Env, issuer: string, clientId: string | unde
         ? and(eq(ltiConsumers.issuer, issuer), eq(ltiConsumers.clientId, clientId))
         : eq(ltiConsumers.issuer, issuer),
     )
-    .limit(2);
-  const [row] = rows;
-  if (!row)
+    .limit(MATCH_LIMIT);
+  if (rows.length === 0)
     throw refuse(
       `No LTI registration for issuer ${issuer}${clientId ? ` and client id ${clientId}` : ""}; register the platform first.`,
     );
-  if (rows.length > 1)
+  const candidates =
+    deploymentId === undefined ? rows : rows.filter((row) => row.deploymentIds.includes(deploymentId));
+  if (candidates.length === 0)
+    throw refuse(`The deployment id ${deploymentId} is not registered for this platform.`);
+  const [row] = candidates;
+  if (candidates.length === 1 && row) return row;
+  if (!clientId && new Set(candidates.map((c) => c.clientId)).size > 1)
     throw refuse(
       `Several registrations share the issuer ${issuer}; the platform must send \`client_id\` with the login.`,
     );
-  return row;
+  warnAmbiguous("login", { requestId, issuer, clientId, deploymentId, registrations: candidates });
+  throw new ApiError(
+    "bad_request",
+    `This login matches more than one registration of the platform${deploymentId === undefined ? " and names no `lti_deployment_id`" : ` for deployment ${deploymentId}`}; each registration must list only the deployment ids it serves, and the platform must send \`lti_deployment_id\` with the login.`,
+    { extensions: { reason: "registration_ambiguous" } },
+  );
 }
 
 /**
@@ -54,10 +103,19 @@ async function registrationFor(env: Env, issuer: string, clientId: string | unde
  * minutes, and answers where to send the browser (the platform's OIDC authorization endpoint with
  * every parameter of an LTI authentication request) and the state cookie's value.
  */
-export async function startLogin(env: Env, params: z.infer<typeof LoginParams>, origin: string) {
-  const consumer = await registrationFor(env, params.iss, params.client_id);
-  if (params.lti_deployment_id !== undefined && !consumer.deploymentIds.includes(params.lti_deployment_id))
-    throw refuse(`The deployment id ${params.lti_deployment_id} is not registered for this platform.`);
+export async function startLogin(
+  env: Env,
+  params: z.infer<typeof LoginParams>,
+  origin: string,
+  requestId?: string,
+) {
+  const consumer = await registrationFor(
+    env,
+    params.iss,
+    params.client_id,
+    params.lti_deployment_id,
+    requestId,
+  );
   if (!isToolTarget(params.target_link_uri, origin))
     throw refuse(
       `The target_link_uri ${params.target_link_uri} is not this tool's launch URL (${origin}${CALLBACK_PATH}).`,

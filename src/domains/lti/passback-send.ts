@@ -1,5 +1,6 @@
 import type { ltiPassbacks } from "../../db/schema";
 import type { Env } from "../../env";
+import { outboundPolicy, urlProblem } from "../../platform/outbound";
 import { LINE_ITEM_READ_SCOPES, SCORE_SCOPE } from "./claims";
 import type { ConsumerRow } from "./consumers";
 import type { LaunchRow } from "./launches";
@@ -20,11 +21,17 @@ export function scoresUrl(lineItem: string): string {
   return url.toString();
 }
 
-/** The launch's line item URL (a gradable launch always has one). */
-export function lineItemOf(launch: LaunchRow): string {
-  const lineItem = launch.ags?.lineitem;
-  if (typeof lineItem !== "string") throw new Error(`launch ${launch.id} has no line item`);
-  return lineItem;
+/**
+ * A line item URL scores may go to: an absolute http(s) URL that the outbound gate's text rules admit
+ * (the same as a registration's URLs; the gate checks it again before each request). Else null.
+ */
+export function usableLineItem(env: Env, value: unknown): string | null {
+  return typeof value === "string" && urlProblem(value, outboundPolicy(env)) === null ? value : null;
+}
+
+/** The launch's line item URL, or null when it has none scores may go to (the launch is not gradable). */
+export function lineItemOf(env: Env, launch: LaunchRow): string | null {
+  return usableLineItem(env, launch.ags?.lineitem);
 }
 
 export function agsScopes(launch: LaunchRow): string[] {
@@ -55,8 +62,10 @@ async function lineItemMaximum(env: Env, consumer: ConsumerRow, launch: LaunchRo
   if (!readScope) return null;
   const token = await accessToken(env, consumer, readScope);
   if (!("token" in token)) return null;
+  const lineItem = lineItemOf(env, launch);
+  if (!lineItem) return null;
   try {
-    const item = (await getJson(env, lineItemOf(launch), "application/vnd.ims.lis.v2.lineitem+json", {
+    const item = (await getJson(env, lineItem, "application/vnd.ims.lis.v2.lineitem+json", {
       Authorization: `Bearer ${token.token}`,
     })) as { scoreMaximum?: unknown };
     return typeof item.scoreMaximum === "number" && item.scoreMaximum > 0 ? item.scoreMaximum : null;
@@ -79,10 +88,25 @@ function judged(env: Env, passback: PassbackRow, outcome: AttemptOutcome): Passb
     : { status: "retrying", outcome, retryInSeconds: delay };
 }
 
+/** An attempt that ended before any request: the category and a sentence the log may show. */
+function unsent(errorCode: AttemptOutcome["errorCode"], error: string): AttemptOutcome {
+  return {
+    ok: false,
+    responseStatus: null,
+    errorCode,
+    error,
+    responseBody: null,
+    durationMs: 0,
+    retryAfter: null,
+  };
+}
+
 /**
  * One attempt at a passback (its attempt already counted by the claim): an access token (cached),
  * then the score POSTed to the line item's scores endpoint. A 401 of the scores endpoint drops the
- * cached token and tries once more with a fresh one (the platform revoked it early).
+ * cached token and tries once more with a fresh one (the platform revoked it early). Never throws:
+ * a line item scores cannot go to fails the attempt for good (`target_refused`); anything else that
+ * throws is a failed attempt retried on the usual schedule, logged but not shown to the customer.
  */
 export async function attemptPassback(
   env: Env,
@@ -90,9 +114,41 @@ export async function attemptPassback(
   launch: LaunchRow,
   consumer: ConsumerRow,
 ): Promise<PassbackResult> {
+  const lineItem = lineItemOf(env, launch);
+  if (!lineItem)
+    return judged(
+      env,
+      passback,
+      unsent(
+        "target_refused",
+        "The launch's line item is not an http(s) URL scores can be sent to; not sent",
+      ),
+    );
+  try {
+    return await sendScore(env, passback, launch, consumer, lineItem);
+  } catch (error) {
+    console.error(
+      JSON.stringify({
+        level: "error",
+        message: "passback attempt failed",
+        passback_id: passback.id,
+        error: String(error),
+      }),
+    );
+    return judged(env, passback, unsent(null, "Internal error while sending the score; it will be retried"));
+  }
+}
+
+async function sendScore(
+  env: Env,
+  passback: PassbackRow,
+  launch: LaunchRow,
+  consumer: ConsumerRow,
+  lineItem: string,
+): Promise<PassbackResult> {
   const maximum = passback.scoreFraction !== null ? await lineItemMaximum(env, consumer, launch) : null;
   const body = JSON.stringify(scoreBody(passback, launch.sub as string, maximum));
-  const target = scoresUrl(lineItemOf(launch));
+  const target = scoresUrl(lineItem);
   for (let round = 0; round < 2; round++) {
     const token = await accessToken(env, consumer, SCORE_SCOPE);
     if (!("token" in token)) return judged(env, passback, token.failure);

@@ -10,7 +10,13 @@ import { SCORE_SCOPE } from "./claims";
 import type { ConsumerRow } from "./consumers";
 import { findLaunch, type LaunchRow } from "./launches";
 import { RESPONSE_BODY_LIMIT } from "./outbound";
-import { agsScopes, attemptPassback, type PassbackResult, type PassbackRow } from "./passback-send";
+import {
+  agsScopes,
+  attemptPassback,
+  lineItemOf,
+  type PassbackResult,
+  type PassbackRow,
+} from "./passback-send";
 
 export type { PassbackRow };
 
@@ -52,11 +58,11 @@ export async function passbacksOf(env: Env, launchId: string): Promise<PassbackR
     .orderBy(desc(ltiPassbacks.createdAt), desc(ltiPassbacks.id));
 }
 
-/** Whether grades can go back for a launch: it carries an AGS line item and the score scope. */
-export function isGradable(launch: LaunchRow): boolean {
+/** Whether grades can go back for a launch: it carries a usable AGS line item URL and the score scope. */
+export function isGradable(env: Env, launch: LaunchRow): boolean {
   return (
     launch.status === "succeeded" &&
-    typeof launch.ags?.lineitem === "string" &&
+    lineItemOf(env, launch) !== null &&
     agsScopes(launch).includes(SCORE_SCOPE)
   );
 }
@@ -116,10 +122,10 @@ export async function gradeLaunch(
   input: z.infer<typeof PassbackBody>,
 ): Promise<{ row: PassbackRow; result: PassbackResult }> {
   const launch = await findLaunch(env, institutionId, launchId);
-  if (!isGradable(launch))
+  if (!isGradable(env, launch))
     throw new ApiError(
       "lti_not_gradable",
-      "This launch carries no AGS line item with the score scope; the platform must send the assignment-and-grade claim (a graded assignment) for grades to go back.",
+      "This launch carries no usable AGS line item (an http(s) URL) with the score scope; the platform must send the assignment-and-grade claim (a graded assignment) for grades to go back.",
     );
   const consumer = await consumerOf(env, launch);
   const now = Date.now();

@@ -2,6 +2,7 @@ import type { Env } from "../../env";
 import { jsonArrays } from "../../platform/batch";
 import { newId, nowIso } from "../../platform/ids";
 import { SCORE_SCOPE } from "./claims";
+import { usableLineItem } from "./passback-send";
 import { enqueuePassbacks } from "./passbacks";
 
 /**
@@ -53,9 +54,11 @@ export async function passbackCompletions(env: Env, eventIds: readonly string[])
   if (eventIds.length === 0) return;
   const list = JSON.stringify(eventIds);
   const matches = (await env.DB.prepare(MATCH_SQL).bind(list).all<Match>()).results.filter((m) => {
-    const scope = (JSON.parse(m.ags) as { scope?: unknown; lineitem?: unknown }) ?? {};
+    const ags = (JSON.parse(m.ags) as { scope?: unknown; lineitem?: unknown }) ?? {};
     return (
-      typeof scope.lineitem === "string" && Array.isArray(scope.scope) && scope.scope.includes(SCORE_SCOPE)
+      usableLineItem(env, ags.lineitem) !== null &&
+      Array.isArray(ags.scope) &&
+      ags.scope.includes(SCORE_SCOPE)
     );
   });
   if (matches.length === 0) return;

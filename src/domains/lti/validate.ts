@@ -1,4 +1,4 @@
-import { and, eq, gt, isNull } from "drizzle-orm";
+import { and, eq, gt, isNull, ne } from "drizzle-orm";
 import {
   createLocalJWKSet,
   decodeProtectedHeader,
@@ -11,7 +11,7 @@ import type { Env } from "../../env";
 import { database } from "../../platform/db";
 import { asRecord, CLAIMS, RESOURCE_LINK_REQUEST } from "./claims";
 import type { ConsumerRow } from "./consumers";
-import { isToolTarget } from "./login";
+import { isToolTarget, warnAmbiguous } from "./login";
 import { JwksUnavailable, platformKeysFor } from "./platform-jwks";
 
 /** Seconds of clock difference accepted on `exp` and `iat`. */
@@ -219,6 +219,38 @@ function checkLtiClaims(
 }
 
 /**
+ * The launch's deployment belongs to the state's registration alone: when another registration of
+ * the same issuer and client id (another institution's) lists it too, the login was steered (its
+ * `lti_deployment_id` is the browser's to change) and the launch is refused, logged, without saying
+ * whose — so that no institution receives a launch of a deployment another one also claims.
+ */
+async function checkUnambiguous(env: Env, consumer: ConsumerRow, deployment: string): Promise<void> {
+  const others = (
+    await database(env.DB)
+      .select()
+      .from(ltiConsumers)
+      .where(
+        and(
+          eq(ltiConsumers.issuer, consumer.issuer),
+          eq(ltiConsumers.clientId, consumer.clientId),
+          ne(ltiConsumers.id, consumer.id),
+        ),
+      )
+  ).filter((row) => row.deploymentIds.includes(deployment));
+  if (others.length === 0) return;
+  warnAmbiguous("launch", {
+    issuer: consumer.issuer,
+    clientId: consumer.clientId,
+    deploymentId: deployment,
+    registrations: [consumer, ...others],
+  });
+  throw new LaunchRefusal(
+    "registration_ambiguous",
+    `The deployment ${deployment} of this platform is listed by more than one registration; each registration must list only the deployment ids it serves.`,
+  );
+}
+
+/**
  * Every check of a launch callback, in the order of the LTI 1.3 security framework; the first that
  * fails throws a LaunchRefusal naming it.
  */
@@ -252,5 +284,6 @@ export async function validateLaunch(
     throw new LaunchRefusal("id_token_missing", "The callback carries no `id_token`.", consumer);
   const claims = await verifyToken(env, form.id_token, consumer, now);
   checkLtiClaims(claims, state, consumer, origin);
+  await checkUnambiguous(env, consumer, claims[CLAIMS.deploymentId] as string);
   return { consumer, claims };
 }

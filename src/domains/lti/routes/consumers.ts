@@ -42,7 +42,7 @@ const createRouteDef = tokenRoute("lti:write", {
   operationId: "createLtiConsumer",
   summary: "Register an LTI 1.3 platform",
   description:
-    "Registers a learning platform (Canvas, Moodle, Blackboard, D2L, Schoology) by the values its LTI 1.3 tool configuration shows. The answer's `tool` holds the URLs to paste into the platform. `issuer` + `client_id` is unique across Lingua (409): every hosted Canvas shares one issuer, and the client id tells them apart.",
+    "Registers a learning platform (Canvas, Moodle, Blackboard, D2L, Schoology) by the values its LTI 1.3 tool configuration shows. The answer's `tool` holds the URLs to paste into the platform. `issuer` + `client_id` is unique within the institution (a second one is 409); another institution may register the same pair, and a login then goes to the registration whose `deployment_ids` hold the login's `lti_deployment_id` (every hosted Canvas shares one issuer: the client id and deployment id tell them apart). A login that more than one registration matches is refused (`registration_ambiguous`).",
   middleware: [idempotent],
   request: { headers: z.object(idempotencyHeaderShape), body: jsonBody(CreateConsumerBody) },
   responses: { 201: jsonResponse(ConsumerSchema, "The registration.") },

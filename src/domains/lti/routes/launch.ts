@@ -27,7 +27,7 @@ const form = <T>(schema: T) => ({
   content: { "application/x-www-form-urlencoded": { schema } },
 });
 
-const loginDescription = `Third-party initiated login (LTI 1.3 / OpenID Connect). The platform sends the browser here with \`iss\`, \`login_hint\`, \`target_link_uri\` and optionally \`client_id\`, \`lti_message_hint\`, \`lti_deployment_id\`, \`lti_storage_target\`. Lingua finds the registration (an issuer with several registrations needs \`client_id\`: 400), checks that \`target_link_uri\` is its launch URL, stores a single-use \`state\` and \`nonce\` for 10 minutes, and answers 302 to the platform's \`auth_login_url\` with \`scope=openid\`, \`response_type=id_token\`, \`response_mode=form_post\`, \`prompt=none\`, \`client_id\`, \`redirect_uri\`, \`login_hint\`, \`lti_message_hint\` (when sent), \`state\` and \`nonce\`. It also sets a state cookie (\`Secure; HttpOnly; SameSite=None; Partitioned\`), checked on the callback when the browser sends it back; the launch works without it. Errors are pages for browsers, problem+json for \`Accept: application/json\`. ${LIMIT_NOTE}`;
+const loginDescription = `Third-party initiated login (LTI 1.3 / OpenID Connect). The platform sends the browser here with \`iss\`, \`login_hint\`, \`target_link_uri\` and optionally \`client_id\`, \`lti_message_hint\`, \`lti_deployment_id\`, \`lti_storage_target\`. Lingua finds the registration by \`iss\`, \`client_id\` and \`lti_deployment_id\` (an issuer with several registrations needs \`client_id\`: 400; when registrations of several institutions share the issuer and client id, \`lti_deployment_id\` must name a deployment only one of them lists, else 400 with \`reason\` \`registration_ambiguous\`, logged), checks that \`target_link_uri\` is its launch URL, stores a single-use \`state\` and \`nonce\` for 10 minutes, and answers 302 to the platform's \`auth_login_url\` with \`scope=openid\`, \`response_type=id_token\`, \`response_mode=form_post\`, \`prompt=none\`, \`client_id\`, \`redirect_uri\`, \`login_hint\`, \`lti_message_hint\` (when sent), \`state\` and \`nonce\`. It also sets a state cookie (\`Secure; HttpOnly; SameSite=None; Partitioned\`), checked on the callback when the browser sends it back; the launch works without it. Errors are pages for browsers, problem+json for \`Accept: application/json\`. ${LIMIT_NOTE}`;
 
 const loginResponses = {
   200: jsonResponse(
@@ -41,7 +41,11 @@ const loginResponses = {
       "Set-Cookie": { schema: { type: "string" as const }, description: "`lti_state_<state>`, 10 minutes." },
     },
   },
-  400: { ...errorResponses[400], description: "Unknown registration, deployment or target_link_uri." },
+  400: {
+    ...errorResponses[400],
+    description:
+      "Unknown registration, deployment or target_link_uri; or a login several registrations match (`reason` `registration_ambiguous`).",
+  },
   422: errorResponses[422],
 };
 
@@ -73,7 +77,7 @@ const callbackRoute = publicRoute({
   tags: TAGS,
   operationId: "ltiLaunchCallback",
   summary: "LTI 1.3 launch (the platform's form post)",
-  description: `The platform's browser posts \`id_token\` and \`state\` here (the registration's redirect URI and launch URL). Checked in this order, the first failure refusing the launch with \`reason\`: \`state\` known, unused and unexpired (\`state_unknown\`, \`state_used\`, \`state_expired\`, \`state_cookie_mismatch\`); the header's \`alg\` is RS256 (\`alg_not_allowed\`) and its \`kid\` in the platform's JWKS, fetched again once when unknown (\`kid_unknown\`; \`jwks_unavailable\` is 502); signature (\`signature_invalid\`); \`iss\` (\`issuer_mismatch\`); \`aud\` and \`azp\` (\`audience_mismatch\`, \`azp_mismatch\`); \`exp\`/\`iat\` with 60 s of skew (\`token_expired\`, \`token_not_yet_valid\`); \`nonce\` (\`nonce_mismatch\`); deployment (\`deployment_unknown\`); version 1.3.0 (\`version_unsupported\`); message type \`LtiResourceLinkRequest\` (\`message_type_unsupported\`); \`sub\`, \`roles\`, \`resource_link.id\` (\`claim_missing\`); \`target_link_uri\` (\`target_link_uri_foreign\`); the course or lesson it names exists (\`target_unknown\`); the person is not a suspended member (\`member_suspended\`) and, when new, finds a free seat (\`seats_exhausted\`). A refused launch records only a launch-log entry (\`launch_id\` in the problem).\n\nAccepted: the person is found or created by (registration, \`sub\`) as a member of the registration's institution, the launch is recorded, and \`Accept: application/json\` answers 200 with a session token (8 hours, the abilities of the launch's role). A browser gets 303 to the learning app (\`LTI_APP_URL\`, or the worker's page \`/api/lti/app\`) with \`#code=…\` in the fragment, exchanged at \`POST /api/lti/session\`. ${LIMIT_NOTE}`,
+  description: `The platform's browser posts \`id_token\` and \`state\` here (the registration's redirect URI and launch URL). Checked in this order, the first failure refusing the launch with \`reason\`: \`state\` known, unused and unexpired (\`state_unknown\`, \`state_used\`, \`state_expired\`, \`state_cookie_mismatch\`); the header's \`alg\` is RS256 (\`alg_not_allowed\`) and its \`kid\` in the platform's JWKS, fetched again once when unknown (\`kid_unknown\`; \`jwks_unavailable\` is 502); signature (\`signature_invalid\`); \`iss\` (\`issuer_mismatch\`); \`aud\` and \`azp\` (\`audience_mismatch\`, \`azp_mismatch\`); \`exp\`/\`iat\` with 60 s of skew (\`token_expired\`, \`token_not_yet_valid\`); \`nonce\` (\`nonce_mismatch\`); deployment (\`deployment_unknown\`), listed by no other registration of the issuer and client id (\`registration_ambiguous\`, logged); version 1.3.0 (\`version_unsupported\`); message type \`LtiResourceLinkRequest\` (\`message_type_unsupported\`); \`sub\`, \`roles\`, \`resource_link.id\` (\`claim_missing\`); \`target_link_uri\` (\`target_link_uri_foreign\`); the course or lesson it names exists (\`target_unknown\`); the person is not a suspended member (\`member_suspended\`) and, when new, finds a free seat (\`seats_exhausted\`). A refused launch records only a launch-log entry (\`launch_id\` in the problem).\n\nAccepted: the person is found or created by (registration, \`sub\`) as a member of the registration's institution, the launch is recorded, and \`Accept: application/json\` answers 200 with a session token (8 hours, the abilities of the launch's role except \`tokens:write\`: a launch session cannot mint API tokens). A browser gets 303 to the learning app (\`LTI_APP_URL\`, or the worker's page \`/api/lti/app\`) with \`#code=…\` in the fragment, exchanged at \`POST /api/lti/session\`. ${LIMIT_NOTE}`,
   request: { body: form(CallbackForm) },
   responses: {
     200: jsonResponse(LaunchResultSchema, "The launch, its user and a session (`Accept: application/json`)."),
@@ -153,7 +157,12 @@ function answeringErrors(handler: (c: Context<AppEnv>) => Promise<Response>) {
 async function login(c: Context<AppEnv>, raw: Record<string, string>) {
   const parsed = LoginParams.safeParse(raw);
   if (!parsed.success) throw validationError(fieldErrorsFromZod(parsed.error.issues));
-  const { location, cookie } = await startLogin(c.env, parsed.data, new URL(c.req.url).origin);
+  const { location, cookie } = await startLogin(
+    c.env,
+    parsed.data,
+    new URL(c.req.url).origin,
+    c.get("requestId"),
+  );
   c.header("Set-Cookie", cookie);
   c.header("Cache-Control", "no-store");
   // A client that asks for JSON (one that follows the redirect itself) gets the URL as data.
