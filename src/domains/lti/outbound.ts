@@ -32,7 +32,7 @@ export interface AttemptOutcome {
 
 /**
  * Null when the URL may be saved, otherwise why not (a sentence fragment for a 422): the gate's
- * address rules, and with OUTBOUND_DOH_URL set its resolved addresses too, as for webhook targets. A
+ * address rules, and unless OUTBOUND_DOH_URL is "off" its resolved addresses too, as for webhook targets. A
  * name that does not resolve yet is accepted, as webhooks accept it; every send checks again.
  */
 export async function platformUrlProblem(env: Env, url: string): Promise<string | null> {
