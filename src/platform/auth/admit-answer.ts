@@ -1,4 +1,4 @@
-import type { LeasePolicy } from "../ratelimit/institution-budget";
+import type { LeasePolicy } from "../ratelimit/lease-terms";
 import type { RateDecision } from "../ratelimit/window";
 import type { Principal } from "./principal";
 

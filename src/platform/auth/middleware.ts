@@ -6,7 +6,7 @@ import { BoundedMap } from "../bounded-map";
 import { database } from "../db";
 import { ApiError } from "../errors";
 import { nowIso } from "../ids";
-import { INSTITUTION_POLICY, USER_SHARE_POLICY } from "../ratelimit/institution-budget";
+import { INSTITUTION_POLICY, USER_SHARE_POLICY } from "../ratelimit/lease-terms";
 import { describeLimit } from "../ratelimit/middleware";
 import { rateLimitHeaders } from "../ratelimit/window";
 import type { Ability } from "./abilities";

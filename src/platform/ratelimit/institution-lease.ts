@@ -1,14 +1,14 @@
+import type { InstitutionBudget } from "./institution-budget";
 import {
   INSTITUTION_POLICY,
-  type InstitutionBudget,
   type LeaseGrant,
   type LeasePolicy,
   type LeaseReturn,
   type LeaseUser,
-} from "./institution-budget";
+} from "./lease-terms";
 import type { RateDecision } from "./window";
 
-export { INSTITUTION_POLICY, USER_SHARE_POLICY } from "./institution-budget";
+export { INSTITUTION_POLICY, USER_SHARE_POLICY } from "./lease-terms";
 
 /** What a lease is counted against: the institution's budget and, for a member, the user's share of it. */
 export interface LeaseLimits {
