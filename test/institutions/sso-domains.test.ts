@@ -242,6 +242,27 @@ describe("SSO domains: verification", () => {
     expect(await doh.queries(domain)).toBe(0);
   });
 
+  it("a public mail domain claimed before PUT refused them is never verified, by DNS or by staff", async () => {
+    const tenant = await createTenant();
+    const staff = await createPlatformAdmin();
+    await putSso(tenant, [uniqueName("own")]);
+    // As a claim stored by an earlier version, which accepted gmail.com at PUT.
+    await env.DB.prepare(
+      "INSERT INTO sso_domains (institution_id, domain, token, status, created_at, updated_at) VALUES (?, 'gmail.com', 'legacytoken', 'pending', ?, ?)",
+    )
+      .bind(tenant.institution.id, new Date().toISOString(), new Date().toISOString())
+      .run();
+    await doh.script({ "gmail.com": { TXT: ["lingua-domain-verification=legacytoken"] } });
+
+    for (const options of [{}, { token: staff.token, body: { method: "manual" } }]) {
+      const { res, body } = await verify(tenant, "gmail.com", options);
+      expect(res.status).toBe(422);
+      expect(body).toMatchObject({ code: "domain_not_verified", reason: "public_mail_domain" });
+    }
+    expect(verificationOf(await readSso(tenant), "gmail.com").status).toBe("pending");
+    expect(await institutionForSsoEmail(env, "ada@gmail.com")).toBeNull();
+  });
+
   it("404 for a domain not in the configuration or another institution's; 422 for a malformed body; 503 without a resolver", async () => {
     const [tenant, other] = await Promise.all([createTenant(), createTenant()]);
     const domain = uniqueName("configured");

@@ -10,7 +10,8 @@ import { ApiError, type FieldError, validationError } from "../../../platform/er
 import { nowIso } from "../../../platform/ids";
 import { lookupTxt } from "../../../platform/outbound/txt";
 import { institutionInScope, isPlatformStaff } from "../access";
-import { presentDomainVerification, presentSso, TXT_PREFIX } from "./present";
+import { presentDomainVerification, presentSso } from "./present";
+import { isPublicMailDomain } from "./public-mail-domains";
 import type { PutSsoInput } from "./schemas";
 import { completenessErrors, validOidc, validSaml } from "./validate";
 
@@ -139,7 +140,12 @@ function domainNotFound(domain: string): ApiError {
 }
 
 /** Why a DNS verification failed, as the 422's `reason`. */
-type NotVerifiedReason = "no_such_name" | "dns_error" | "no_txt_record" | "no_matching_record";
+type NotVerifiedReason =
+  | "no_such_name"
+  | "dns_error"
+  | "no_txt_record"
+  | "no_matching_record"
+  | "public_mail_domain";
 
 function notVerified(row: DomainRow, reason: NotVerifiedReason, detail: string): ApiError {
   return new ApiError("domain_not_verified", detail, {
@@ -177,16 +183,11 @@ async function dnsProof(env: Env, row: DomainRow): Promise<void> {
       "no_txt_record",
       `Not verified: found no TXT record at ${row.domain}. Publish a TXT record ${expected} there; DNS changes may take a while to be visible.`,
     );
-  const ours = lookup.records.filter((text) => text.trim().startsWith(TXT_PREFIX)).length;
   const records = lookup.records.length === 1 ? "1 TXT record" : `${lookup.records.length} TXT records`;
-  const hint =
-    ours > 0
-      ? ` (${ours === 1 ? "1 of them starts" : `${ours} of them start`} with ${TXT_PREFIX} but carries another token: copy the value exactly as shown in domain_verifications)`
-      : "";
   throw notVerified(
     row,
     "no_matching_record",
-    `Not verified: found ${records} at ${row.domain}, none is ${expected}${hint}.`,
+    `Not verified: found ${records} at ${row.domain}, none is ${expected}: copy the value exactly as shown in domain_verifications.`,
   );
 }
 
@@ -216,6 +217,14 @@ export async function verifySsoDomain(context: {
   const mine = and(eq(ssoDomains.institutionId, institutionId), eq(ssoDomains.domain, domain));
   const row = await db.select().from(ssoDomains).where(mine).get();
   if (!row) throw domainNotFound(domain);
+  // A claim stored before public mail domains were refused at PUT: no proof, DNS or staff, makes
+  // gmail.com anybody's.
+  if (isPublicMailDomain(row.domain))
+    throw notVerified(
+      row,
+      "public_mail_domain",
+      `${row.domain} is a public e-mail provider's domain: it cannot route sign-ins to one institution. Remove it from domains.`,
+    );
   if (method === "dns") await dnsProof(env, row);
 
   const now = nowIso(nowMs);

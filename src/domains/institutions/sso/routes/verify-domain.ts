@@ -27,7 +27,7 @@ Another institution may claim the same domain; at most one holds it verified, an
 
 Body (optional): \`{ "method": "manual" }\` lets platform staff confirm a domain without DNS; anybody else gets 403.
 
-\`422 domain_not_verified\` says what the resolver found in \`detail\` and carries the extension members \`domain\`, \`domain_status\` (unchanged) and \`reason\`: \`no_such_name\` (the domain does not exist in DNS), \`dns_error\` (its name servers answered with an error), \`no_txt_record\` or \`no_matching_record\`. A domain not in the institution's configuration: 404. No resolver configured, or it did not answer: 503, nothing changed.`,
+\`422 domain_not_verified\` says what the resolver found in \`detail\` and carries the extension members \`domain\`, \`domain_status\` (unchanged) and \`reason\`: \`no_such_name\` (the domain does not exist in DNS), \`dns_error\` (its name servers answered with an error), \`no_txt_record\`, \`no_matching_record\`, or \`public_mail_domain\` (a claim on a public e-mail provider's domain stored before such claims were refused at PUT: never verified, by DNS or by staff). A domain not in the institution's configuration: 404. No resolver configured, or it did not answer: 503, nothing changed.`,
   request: { params: SsoDomainParams, body: optionalJsonBody(VerifyDomainBody) },
   responses: {
     200: jsonResponse(DomainVerificationSchema, "The domain's verification, now verified."),
