@@ -144,6 +144,18 @@ describe("people's and groups' names", () => {
     ]);
   });
 
+  it("a bulk row without a name takes its address's local part, held to a name's 200 characters", async () => {
+    const tenant = await createTenant();
+    const id = tenant.institution.id;
+    const local = `l${"x".repeat(229)}`;
+    const email = `${local}@${uniqueEmail("long").split("@")[1]}`;
+    const upload = await uploadCsv(tenant.admin.token, id, `email,role${CRLF}${email},learner${CRLF}`);
+    expect(upload.res.status, JSON.stringify(upload.body)).toBe(200);
+    expect(upload.body.counts).toMatchObject({ created: 1 });
+    const member = (await allMembers(tenant.admin.token, id)).find((m) => m.email === email);
+    expect(member.name).toBe(local.slice(0, 200));
+  });
+
   it("a bulk row names an existing member's unsafe change as a row error and leaves the member alone", async () => {
     const tenant = await createTenant();
     const id = tenant.institution.id;

@@ -1,5 +1,6 @@
 import type { BulkOutcome, MemberStatus, Role } from "../../../db/schema";
 import { newId } from "../../../platform/ids";
+import { PERSON_NAME, sanitizeDisplayText } from "../../../platform/text";
 import { type MemberRole, mayGrant } from "../access";
 import { type MemberChanges, sameGroups } from "../member-events";
 import type { CsvRow } from "./csv";
@@ -120,7 +121,9 @@ function planNew(row: CsvRow & { email: string }, index: MemberIndex, context: P
   const member: IndexedMember = {
     id: newId("usr"),
     email: row.email,
-    name: row.name ?? row.email.split("@")[0] ?? row.email,
+    // Without a name cell, the address's local part, held to the same rule as a name cell (an e-mail
+    // may be longer than a name may).
+    name: row.name ?? sanitizeDisplayText(row.email.split("@")[0], PERSON_NAME) ?? "Member",
     role: row.role ?? "learner",
     status,
     externalId: row.externalId,
