@@ -1,9 +1,11 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ltiLaunches } from "../../src/db/schema";
+import type { createExportRoute } from "../../src/domains/exports/routes/create-export";
+import type { getExportRoute } from "../../src/domains/exports/routes/get-export";
 import { ROLE_CEILINGS } from "../../src/platform/auth/abilities";
 import { database } from "../../src/platform/db";
-import { type CallOptions, call, callJson } from "../helpers/api";
+import { type CallOptions, call, callJson, type RequestBody, type ResponseBody } from "../helpers/api";
 import {
   documentedOperations,
   fillPath,
@@ -238,12 +240,13 @@ function ownerFor(ability: string, tenant: Tenant): TestUser {
 const tokens = new Map<string, { without: string; only: string }>();
 
 async function makeResources(t: Tenant, course: CourseFixture): Promise<Resources> {
-  const as = (path: string, options: CallOptions = {}) =>
-    callJson(path, { token: t.admin.token, ...options });
-  const created = ({ res, body }: { res: Response; body: any }) => {
+  const as = <T = any>(path: string, options: CallOptions = {}) =>
+    callJson<T>(path, { token: t.admin.token, ...options });
+  const created = <T>({ res, body }: { res: Response; body: T }) => {
     if (res.status >= 300) throw new Error(`fixture: ${res.status} ${JSON.stringify(body)}`);
     return body;
   };
+  const exportRequest: RequestBody<typeof createExportRoute> = { type: "activity" };
   const ssoDomain = `authz-${crypto.randomUUID()}.example`;
   const receiver = receiverEndpoint();
   const [token, webhook, exportJob, bulk, registered] = await Promise.all([
@@ -251,7 +254,9 @@ async function makeResources(t: Tenant, course: CourseFixture): Promise<Resource
     as("/api/integrations/webhooks", {
       body: { url: receiver.url, events: ["lesson.completed"] },
     }).then(created),
-    as("/api/integrations/exports", { body: { type: "activity" } }).then(created),
+    as<ResponseBody<typeof createExportRoute, 202>>("/api/integrations/exports", {
+      body: exportRequest,
+    }).then(created),
     as(`/api/institutions/${t.institution.id}/members/bulk`, {
       method: "POST",
       rawBody: `email,name\r\nauthz.${crypto.randomUUID()}@school.test,Bulk Member\r\nnot-an-address,Rejected\r\n`,
@@ -282,7 +287,9 @@ async function makeResources(t: Tenant, course: CourseFixture): Promise<Resource
     });
   // The export runs on the queue: let it settle, so that snapshots compare like with like.
   for (const until = Date.now() + 20_000; ; ) {
-    const { body } = await as(`/api/integrations/exports/${exportJob.id}`);
+    const { body } = await as<ResponseBody<typeof getExportRoute, 200>>(
+      `/api/integrations/exports/${exportJob.id}`,
+    );
     if (body.status === "completed" || body.status === "failed") break;
     if (Date.now() > until) throw new Error(`export still ${body.status}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
