@@ -1,4 +1,5 @@
 import { createExecutionContext, env } from "cloudflare:test";
+import type { RouteConfig, z } from "@hono/zod-openapi";
 import worker from "../../src/index";
 
 export const BASE = "https://api.lingua.test";
@@ -40,7 +41,32 @@ export async function call(path: string, options: CallOptions = {}): Promise<Res
   );
 }
 
-/** The request and the parsed JSON body together; fails loudly on a non-JSON body. */
+/**
+ * The JSON body an exported route (`tokenRoute`/`publicRoute`) answers with `status`, from its zod
+ * schema: `callJson<ResponseBody<typeof getExportRoute, 200>>(…)` breaks at compile time when the
+ * schema changes under a test. A status without a JSON body is `unknown`.
+ */
+export type ResponseBody<R extends RouteConfig, S extends keyof R["responses"]> = R["responses"][S] extends {
+  content: { "application/json": { schema: infer Schema } };
+}
+  ? Schema extends z.ZodType
+    ? z.output<Schema>
+    : unknown
+  : unknown;
+
+/** The JSON body an exported route accepts (its input type: fields with defaults may be left out). */
+export type RequestBody<R extends RouteConfig> = R["request"] extends {
+  body?: { content: { "application/json": { schema: infer Schema } } };
+}
+  ? Schema extends z.ZodType
+    ? z.input<Schema>
+    : unknown
+  : unknown;
+
+/**
+ * The request and the parsed JSON body together; fails loudly on a non-JSON body. `T` is the body's
+ * type, `any` unless the caller names one (`ResponseBody<typeof route, status>`).
+ */
 export async function callJson<T = any>(
   path: string,
   options: CallOptions = {},
