@@ -4,6 +4,13 @@ import type { AppEnv } from "../../env";
 import { toHex } from "../crypto/encoding";
 import { ApiError } from "../errors";
 
+declare module "hono" {
+  interface ContextVariableMap {
+    /** This request's id (`X-Request-Id`): set by `responseHeaders` (below) on every request. */
+    requestId: string;
+  }
+}
+
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
 // Request ids: 20 random hex digits per isolate, then a 12-digit counter — unique without a
