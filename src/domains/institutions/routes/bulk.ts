@@ -16,6 +16,7 @@ import {
   CSV_FORMAT_DOC,
   RejectedCsvQuery,
 } from "../bulk-schemas";
+import { INSTITUTIONS } from "../prefixes";
 import { InstitutionIdParam } from "../schemas";
 
 const TAGS = ["Members"];
@@ -25,7 +26,7 @@ const MAX_UPLOAD_BYTES = 5 * 1024 * 1024;
 
 export const bulkUploadRoute = tokenRoute("members:write", {
   method: "post",
-  path: "/api/institutions/{id}/members/bulk",
+  path: `${INSTITUTIONS}/{id}/members/bulk`,
   tags: TAGS,
   operationId: "bulkUploadMembers",
   middleware: [acceptsBodyUpTo(MAX_UPLOAD_BYTES)],
@@ -77,7 +78,7 @@ export const bulkUploadRoute = tokenRoute("members:write", {
 
 export const getBulkJobRoute = tokenRoute("members:read", {
   method: "get",
-  path: "/api/institutions/{id}/members/bulk/{job}",
+  path: `${INSTITUTIONS}/{id}/members/bulk/{job}`,
   tags: TAGS,
   operationId: "getBulkUpload",
   summary: "Status and report of a bulk upload",
@@ -89,7 +90,7 @@ export const getBulkJobRoute = tokenRoute("members:read", {
 
 export const rejectedCsvRoute = tokenRoute("members:read", {
   method: "get",
-  path: "/api/institutions/{id}/members/bulk/{job}/rejected.csv",
+  path: `${INSTITUTIONS}/{id}/members/bulk/{job}/rejected.csv`,
   tags: TAGS,
   operationId: "downloadRejectedRows",
   summary: "Download the rejected rows",
