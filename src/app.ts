@@ -1,5 +1,16 @@
 import { Hono } from "hono";
 import { getPath } from "hono/utils/url";
+import * as auth from "./domains/auth/prefixes";
+import * as catalog from "./domains/catalog/prefixes";
+import * as content from "./domains/content/prefixes";
+import * as events from "./domains/events/prefixes";
+import * as dataExports from "./domains/exports/prefixes";
+import * as institutions from "./domains/institutions/prefixes";
+import * as lti from "./domains/lti/prefixes";
+import * as progress from "./domains/progress/prefixes";
+import * as system from "./domains/system/prefixes";
+import * as tokens from "./domains/tokens/prefixes";
+import * as webhooks from "./domains/webhooks/prefixes";
 import type { AppEnv } from "./env";
 import { applyApiConventions } from "./platform/http/conventions";
 import type { ApiApp } from "./platform/openapi";
@@ -11,7 +22,9 @@ export type GroupApp = Hono<AppEnv>;
  * one of its paths: a fresh isolate evaluates only the schemas and handlers of the groups it is
  * asked for, and the module's top level builds nothing. A group answers its prefixes — the path
  * itself and everything below it — and groups never share a path, so each group's app sees every
- * method of its paths (405 with `Allow` stays exact). A test holds every route to its group.
+ * method of its paths (405 with `Allow` stays exact). The prefixes come from each domain's
+ * `prefixes.ts`, a module without imports that its route modules build their paths from, so this
+ * file knows them without loading any route; a test holds every route to its group.
  */
 export interface RouteGroup {
   name: string;
@@ -37,34 +50,23 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
     // Liveness, the reference page and the OpenAPI document: plain Hono, so that a liveness check
     // on a fresh isolate loads no schema library; the document loads every group when first asked.
     name: "system",
-    prefixes: ["/healthz", "/api/openapi.json", "/api/docs"],
+    prefixes: system.PREFIXES,
     build: async () => (await import("./domains/system")).systemApp(allGroupApps),
   },
   {
     name: "auth",
-    prefixes: ["/api/auth"],
+    prefixes: auth.PREFIXES,
     build: documented(async () => (await import("./domains/auth")).registerAuth),
   },
   {
     name: "tokens",
-    prefixes: ["/api/integrations/tokens"],
+    prefixes: tokens.PREFIXES,
     build: documented(async () => (await import("./domains/tokens")).registerTokens),
   },
   {
     // Content and progress share `/api/courses/…` (a course and its lesson progress), so they load together.
     name: "learning",
-    prefixes: [
-      "/api/courses",
-      "/api/lessons",
-      "/api/trainings",
-      "/api/trainingItems",
-      "/api/progress",
-      "/api/progress-history",
-      "/api/cefr",
-      "/api/learning-insights",
-      "/api/gamification",
-      "/api/stats",
-    ],
+    prefixes: [...content.PREFIXES, ...progress.PREFIXES],
     build: documented(
       async () => (await import("./domains/content")).registerContent,
       async () => (await import("./domains/progress")).registerProgress,
@@ -72,37 +74,32 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
   },
   {
     name: "catalog",
-    prefixes: ["/api/public"],
+    prefixes: catalog.PREFIXES,
     build: documented(async () => (await import("./domains/catalog")).registerCatalog),
   },
   {
     name: "webhooks",
-    prefixes: ["/api/integrations/webhooks"],
+    prefixes: webhooks.PREFIXES,
     build: documented(async () => (await import("./domains/webhooks")).registerWebhooks),
   },
   {
     name: "events",
-    prefixes: ["/api/integrations/events"],
+    prefixes: events.PREFIXES,
     build: documented(async () => (await import("./domains/events")).registerEvents),
   },
   {
     name: "institutions",
-    prefixes: ["/api/institutions"],
+    prefixes: institutions.PREFIXES,
     build: documented(async () => (await import("./domains/institutions")).registerInstitutions),
   },
   {
     name: "exports",
-    prefixes: ["/api/integrations/exports"],
+    prefixes: dataExports.PREFIXES,
     build: documented(async () => (await import("./domains/exports")).registerExports),
   },
   {
     name: "lti",
-    prefixes: [
-      "/api/lti",
-      "/api/integrations/lti-consumers",
-      "/api/integrations/lti-launches",
-      "/api/integrations/lti-keys",
-    ],
+    prefixes: lti.PREFIXES,
     build: documented(async () => (await import("./domains/lti")).registerLti),
   },
 ];

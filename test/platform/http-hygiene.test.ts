@@ -77,6 +77,27 @@ describe("errors are problem+json", () => {
     expect(count!.n).toBe(0);
   });
 
+  it("lets a route declare a larger body (the bulk upload's 5 MiB), still checked before authentication", async () => {
+    const bulk = "/api/institutions/inst_unknown/members/bulk";
+    const csv = (bytes: number) => ({ rawBody: "x".repeat(bytes), headers: { "Content-Type": "text/csv" } });
+    // Over 1 MiB but within the route's own 5 MiB: past the limit, so authentication answers.
+    const within = await callJson(bulk, { method: "POST", ...csv(2 * 1024 * 1024) });
+    expectProblem(within.res, within.body, 401, "unauthenticated");
+    // Over 5 MiB: refused before authentication, as every body limit is.
+    const over = await callJson(bulk, { method: "POST", ...csv(5 * 1024 * 1024 + 1) });
+    expectProblem(over.res, over.body, 413, "payload_too_large");
+    // The path's limit, whatever the method: a wrong method with such a body is still a 405.
+    const wrongMethod = await callJson(bulk, { method: "PUT", ...csv(2 * 1024 * 1024) });
+    expectProblem(wrongMethod.res, wrongMethod.body, 405, "method_not_allowed");
+    // Every other path keeps 1 MiB, before authentication too.
+    const other = await callJson("/api/integrations/tokens", {
+      method: "POST",
+      rawBody: "x".repeat(2 * 1024 * 1024),
+      headers: { "Content-Type": "application/json" },
+    });
+    expectProblem(other.res, other.body, 413, "payload_too_large");
+  });
+
   it("answers a chunked body over 1 MiB, sent without Content-Length, with 413 and creates nothing", async () => {
     const { admin } = await createTenant();
     const chunk = new TextEncoder().encode("x".repeat(64 * 1024));

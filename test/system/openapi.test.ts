@@ -152,6 +152,25 @@ describe("routing", () => {
     expect(groupForPath("/api/coursesx").name).toBe("unrouted");
   });
 
+  it("takes each group's prefixes from its domains' prefixes.ts, modules without imports", async () => {
+    const sources = import.meta.glob<string>("/src/domains/*/prefixes.ts", {
+      query: "?raw",
+      import: "default",
+      eager: true,
+    });
+    // Loading a group's prefixes must load nothing else: app.ts reads them all at start.
+    expect(Object.keys(sources).length).toBeGreaterThanOrEqual(11);
+    for (const [file, source] of Object.entries(sources)) {
+      expect([file, /^\s*import\b/m.test(source)]).toEqual([file, false]);
+    }
+    const { ROUTE_GROUPS } = await import("../../src/app");
+    const modules = import.meta.glob<{ PREFIXES: readonly string[] }>("/src/domains/*/prefixes.ts", {
+      eager: true,
+    });
+    const declared = Object.values(modules).flatMap((m) => [...m.PREFIXES]);
+    expect(ROUTE_GROUPS.flatMap((g) => g.prefixes).sort()).toEqual(declared.sort());
+  });
+
   it("builds a group's app once, for concurrent first requests too, and retries a failed import", async () => {
     const { appForGroup } = await import("../../src/app");
     const { createApiApp } = await import("../../src/platform/openapi");

@@ -1,8 +1,8 @@
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import { OUTBOUND_ERROR_CODES } from "../../platform/outbound/codes";
 import { outboxEvents } from "./events";
 import { institutions, users } from "./identity";
+import { OUTBOUND_ERROR_CODES } from "./outbound-codes";
 
 export const DELIVERY_STATUSES = ["pending", "retrying", "succeeded", "failed"] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
@@ -56,7 +56,7 @@ export const webhookDeliveries = sqliteTable(
     claimedUntil: integer("claimed_until"),
     lastResponseStatus: integer("last_response_status"),
     lastError: text("last_error"),
-    /** The category of the last failure (platform/outbound's OUTBOUND_ERROR_CODES); null after a success. */
+    /** The category of the last failure (OUTBOUND_ERROR_CODES, ./outbound-codes.ts); null after a success. */
     lastErrorCode: text("last_error_code", { enum: OUTBOUND_ERROR_CODES }),
     /** Set when a person asked for this delivery again (redeliver, recover): the original. */
     redeliveryOf: text("redelivery_of"),

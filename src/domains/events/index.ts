@@ -3,12 +3,13 @@ import type { AppEnv } from "../../env";
 import { requireInstitution } from "../../platform/auth/principal";
 import { paginate } from "../../platform/http/pagination";
 import { jsonResponse, tokenRoute } from "../../platform/openapi";
+import { EVENTS } from "./prefixes";
 import { EventIdParam, EventPageSchema, EventSchema, ListEventsQuery } from "./schemas";
 import { getEvent, listEvents } from "./service";
 
 export const listEventsRoute = tokenRoute("events:read", {
   method: "get",
-  path: "/api/integrations/events",
+  path: EVENTS,
   tags: ["Events"],
   operationId: "listEvents",
   summary: "List events",
@@ -20,7 +21,7 @@ export const listEventsRoute = tokenRoute("events:read", {
 
 export const getEventRoute = tokenRoute("events:read", {
   method: "get",
-  path: "/api/integrations/events/{id}",
+  path: `${EVENTS}/{id}`,
   tags: ["Events"],
   operationId: "getEvent",
   summary: "Get an event",

@@ -7,13 +7,14 @@ import { ApiError, type FieldError, validationError } from "../../platform/error
 import { type PageRequest, pageBounds, pageWithTotal } from "../../platform/http/pagination";
 import { newId, nowIso } from "../../platform/ids";
 import { platformUrlProblem } from "./outbound";
+import { LTI } from "./prefixes";
 import type { ConsumerSchema, CreateConsumerBody, UpdateConsumerBody } from "./schemas";
 
 export type ConsumerRow = typeof ltiConsumers.$inferSelect;
 
-export const LOGIN_PATH = "/api/lti/login";
-export const CALLBACK_PATH = "/api/lti/callback";
-export const JWKS_PATH = "/api/lti/jwks";
+export const LOGIN_PATH = `${LTI}/login` as const;
+export const CALLBACK_PATH = `${LTI}/callback` as const;
+export const JWKS_PATH = `${LTI}/jwks` as const;
 
 /** The URLs an LMS administrator pastes into the platform, absolute on this API's origin. */
 export function toolUrls(origin: string) {

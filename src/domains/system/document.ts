@@ -4,6 +4,7 @@ import type { Hono } from "hono";
 import type { AppEnv } from "../../env";
 import { documentedDefinitions, errorResponses, jsonResponse } from "../../platform/openapi";
 import { apiDescription } from "./api-description";
+import { HEALTHZ, OPENAPI_DOCUMENT } from "./prefixes";
 
 export const API_VERSION = "0.1.0";
 
@@ -36,7 +37,7 @@ const API_TAGS = [
 // The system group's own operations, served by plain Hono routes (see ./index.ts) and described here.
 const healthzRoute = createRoute({
   method: "get",
-  path: "/healthz",
+  path: HEALTHZ,
   tags: ["System"],
   operationId: "healthz",
   summary: "Liveness",
@@ -49,7 +50,7 @@ const healthzRoute = createRoute({
 
 const openApiRoute = createRoute({
   method: "get",
-  path: "/api/openapi.json",
+  path: OPENAPI_DOCUMENT,
   tags: ["System"],
   operationId: "getOpenApiDocument",
   summary: "This OpenAPI 3.1 document",

@@ -4,6 +4,7 @@ import type { AppEnv } from "../../env";
 import { applyApiConventions } from "../../platform/http/conventions";
 import { limitByIpAtEdge } from "../../platform/ratelimit/edge-ip-limit";
 import { docsPage } from "./docs-page";
+import { DOCS, HEALTHZ, OPENAPI_DOCUMENT } from "./prefixes";
 
 /**
  * Liveness, this API's OpenAPI document and its reference page. Plain Hono: a liveness check loads
@@ -14,12 +15,12 @@ import { docsPage } from "./docs-page";
  */
 export function systemApp(groupApps: () => Promise<readonly Hono<AppEnv>[]>): Hono<AppEnv> {
   return applyApiConventions(new Hono<AppEnv>(), (app) => {
-    app.get("/healthz", (c) => c.json({ status: "ok" as const }, 200));
+    app.get(HEALTHZ, (c) => c.json({ status: "ok" as const }, 200));
 
     // Kept serialised: the document is large and never changes within an isolate.
     let document: Promise<string> | null = null;
     const limitPerIp = limitByIpAtEdge("PUBLIC_RATE_LIMITER");
-    app.get("/api/openapi.json", cors({ origin: "*", allowMethods: ["GET"] }), limitPerIp, async (c) => {
+    app.get(OPENAPI_DOCUMENT, cors({ origin: "*", allowMethods: ["GET"] }), limitPerIp, async (c) => {
       document ??= Promise.all([import("./document"), groupApps()])
         .then(([{ buildDocument }, apps]) => JSON.stringify(buildDocument(apps)))
         .catch((error: unknown) => {
@@ -33,6 +34,6 @@ export function systemApp(groupApps: () => Promise<readonly Hono<AppEnv>[]>): Ho
       });
     });
 
-    app.get("/api/docs", limitPerIp, () => docsPage());
+    app.get(DOCS, limitPerIp, () => docsPage());
   });
 }

@@ -16,6 +16,13 @@ import type { Principal } from "./principal";
 import type { TokenGate } from "./token-gate";
 import { hashToken, looksLikeToken } from "./tokens";
 
+declare module "hono" {
+  interface ContextVariableMap {
+    /** Who is calling: set by `authenticate` (below) on every token route, before its handler. */
+    principal: Principal;
+  }
+}
+
 const UNAUTHENTICATED_DETAIL = {
   missing: "Send an API token as `Authorization: Bearer <token>`.",
   malformed: "The bearer token is not a Lingua API token.",

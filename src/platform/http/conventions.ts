@@ -10,8 +10,9 @@ import { limitBody, responseHeaders } from "./middleware";
  */
 export function applyApiConventions<A extends Hono<AppEnv>>(app: A, register: (app: A) => void): A {
   app.use("*", responseHeaders);
-  // Only methods whose routes read a body; a GET's body is never read, so it needs no limit.
-  app.on(["POST", "PUT", "PATCH", "DELETE"], "/api/*", limitBody());
+  // Only methods whose routes read a body; a GET's body is never read, so it needs no limit. A route
+  // that takes more declares it (`acceptsBodyUpTo`); this reads the declarations from the app's routes.
+  app.on(["POST", "PUT", "PATCH", "DELETE"], "/api/*", limitBody(app));
 
   register(app);
 

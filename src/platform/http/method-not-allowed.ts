@@ -31,10 +31,12 @@ function build(app: RouteTable): RouteShape[] {
     if (route.method === "GET") methods.add("HEAD");
     byPath.set(route.path, methods);
   }
-  return [...byPath].map(([path, methods]) => ({
-    pattern: new RegExp(
-      `^${path.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\\?:[A-Za-z_][A-Za-z0-9_]*/g, "[^/]+")}$`,
-    ),
-    methods,
-  }));
+  return [...byPath].map(([path, methods]) => ({ pattern: routePathPattern(path), methods }));
+}
+
+/** The paths a Hono route path (`/api/institutions/:id/members/bulk`) matches: each parameter one segment. */
+export function routePathPattern(path: string): RegExp {
+  return new RegExp(
+    `^${path.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\\?:[A-Za-z_][A-Za-z0-9_]*/g, "[^/]+")}$`,
+  );
 }

@@ -1,8 +1,17 @@
+import type { MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../../env";
 import { toHex } from "../crypto/encoding";
 import { ApiError } from "../errors";
+import { routePathPattern } from "./method-not-allowed";
+
+declare module "hono" {
+  interface ContextVariableMap {
+    /** This request's id (`X-Request-Id`): set by `responseHeaders` (below) on every request. */
+    requestId: string;
+  }
+}
 
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
@@ -54,10 +63,21 @@ export const responseHeaders = createMiddleware<AppEnv>(async function responseH
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-/** Operations that take a larger body than the rest: the bulk member upload (a CSV file of up to 5 MiB). */
-export const LARGER_BODY_LIMITS: readonly { path: RegExp; maxSize: number }[] = [
-  { path: /^\/api\/institutions\/[^/]+\/members\/bulk$/, maxSize: 5 * 1024 * 1024 },
-];
+/** The body limits routes declare with `acceptsBodyUpTo`, by the declaring middleware. */
+const DECLARED_BODY_LIMITS = new WeakMap<MiddlewareHandler, number>();
+
+/**
+ * A route that takes a larger body than `MAX_BODY_BYTES` says so in its own `middleware` (the bulk
+ * member upload: `acceptsBodyUpTo(5 * 1024 * 1024)`), so the platform keeps no list of domain paths.
+ * The limit is enforced where every body limit is, by `limitBody` ahead of all routes (before
+ * authentication), which finds the declaration in its app's route table; in the route's own chain
+ * the declaration does nothing.
+ */
+export function acceptsBodyUpTo(maxSize: number): MiddlewareHandler {
+  const declaration: MiddlewareHandler = (_c, next) => next();
+  DECLARED_BODY_LIMITS.set(declaration, maxSize);
+  return declaration;
+}
 
 function bodyLimitOf(maxSize: number) {
   return bodyLimit({
@@ -68,11 +88,32 @@ function bodyLimitOf(maxSize: number) {
   });
 }
 
-export function limitBody(maxSize = MAX_BODY_BYTES) {
+/** What this reads of an app: its route table (Hono's `app.routes`), once registered. */
+interface RouteTable {
+  routes: readonly { path: string; handler: unknown }[];
+}
+
+/**
+ * The body limit of every request that may carry one: `maxSize`, or the larger one a route of the app
+ * declares for its path (whatever the method, so that a 405 on that path reads the same limit). The
+ * declarations are read from the app's route table at the first request, after registration.
+ */
+export function limitBody(app: RouteTable, maxSize = MAX_BODY_BYTES) {
   const standard = bodyLimitOf(maxSize);
-  const larger = LARGER_BODY_LIMITS.map(({ path, maxSize }) => ({ path, limit: bodyLimitOf(maxSize) }));
+  let larger: { pattern: RegExp; limit: MiddlewareHandler }[] | null = null;
   return createMiddleware<AppEnv>(function limitBody(c, next) {
-    const special = larger.find(({ path }) => path.test(c.req.path));
+    larger ??= declaredLimits(app);
+    const special = larger.length > 0 ? larger.find(({ pattern }) => pattern.test(c.req.path)) : undefined;
     return (special?.limit ?? standard)(c, next);
   });
+}
+
+function declaredLimits(app: RouteTable): { pattern: RegExp; limit: MiddlewareHandler }[] {
+  const declared: { pattern: RegExp; limit: MiddlewareHandler }[] = [];
+  for (const route of app.routes) {
+    const maxSize = DECLARED_BODY_LIMITS.get(route.handler as MiddlewareHandler);
+    if (maxSize !== undefined)
+      declared.push({ pattern: routePathPattern(route.path), limit: bodyLimitOf(maxSize) });
+  }
+  return declared;
 }

@@ -1,14 +1,5 @@
-/** The categories of a failed outbound call (no imports: the database schema uses them too). */
-export const OUTBOUND_ERROR_CODES = [
-  "timeout",
-  "connection_failed",
-  "tls",
-  "dns",
-  "redirect",
-  "http_status",
-  "target_refused",
-] as const;
-export type OutboundErrorCode = (typeof OUTBOUND_ERROR_CODES)[number];
+/** The categories of a failed outbound call: the list lives with the tables that store them. */
+export { OUTBOUND_ERROR_CODES, type OutboundErrorCode } from "../../db/schema/outbound-codes";
 
 /**
  * Why a host name could not be checked by the resolver (category `dns`), as a customer reads it. The

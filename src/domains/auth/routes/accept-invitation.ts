@@ -5,6 +5,7 @@ import { limitByIp } from "../../../platform/ratelimit/middleware";
 import { IP_POLICIES } from "../../../platform/ratelimit/policies";
 import { acceptInvitation } from "../../institutions/invitations";
 import { AcceptInvitationBody } from "../../institutions/member-schemas";
+import { AUTH } from "../prefixes";
 import { presentUser } from "../present";
 import { SignInResponseSchema } from "../schemas";
 import { createSession } from "../service";
@@ -12,7 +13,7 @@ import { createSession } from "../service";
 export const acceptInvitationRoute = publicRoute(
   {
     method: "post",
-    path: "/api/auth/accept-invitation",
+    path: `${AUTH}/accept-invitation`,
     tags: ["Authentication"],
     operationId: "acceptInvitation",
     summary: "Accept an invitation and set a password",

@@ -3,6 +3,7 @@ import type { AppEnv } from "../../../env";
 import type { Principal } from "../../../platform/auth/principal";
 import { config } from "../../../platform/config";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { AUTH } from "../prefixes";
 import { presentUser } from "../present";
 import { MeSchema } from "../schemas";
 
@@ -10,7 +11,7 @@ const JSON_CONTENT_TYPE = { "Content-Type": "application/json" };
 
 export const meRoute = tokenRoute(null, {
   method: "get",
-  path: "/api/auth/me",
+  path: `${AUTH}/me`,
   tags: ["Authentication"],
   operationId: "getMe",
   summary: "Who am I",

@@ -4,6 +4,7 @@ import { errorResponses, jsonBody, jsonResponse, publicRoute } from "../../../pl
 import { clientIp, limitByIp } from "../../../platform/ratelimit/middleware";
 import { IP_POLICIES, SIGN_IN_FAILURES } from "../../../platform/ratelimit/policies";
 import { SESSION_LIMIT } from "../../tokens/service";
+import { AUTH } from "../prefixes";
 import { presentUser } from "../present";
 import { SignInBody, SignInResponseSchema } from "../schemas";
 import { signIn } from "../service";
@@ -13,7 +14,7 @@ const { pair, address } = SIGN_IN_FAILURES;
 export const signInRoute = publicRoute(
   {
     method: "post",
-    path: "/api/auth/sign-in",
+    path: `${AUTH}/sign-in`,
     tags: ["Authentication"],
     operationId: "signIn",
     summary: "Sign in with e-mail and password",

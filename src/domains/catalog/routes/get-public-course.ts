@@ -7,11 +7,12 @@ import { presentCourseDetails } from "../../content/present";
 import { publicCourseKey } from "../../content/public-pages";
 import { CourseDetailsSchema, CourseSlugParam } from "../../content/schemas";
 import { getPublishedCourseBySlug } from "../../content/service";
+import { PUBLIC } from "../prefixes";
 import { cacheableResponses } from "../responses";
 
 export const getPublicCourseRoute = publicRoute({
   method: "get",
-  path: "/api/public/courses/{slug}",
+  path: `${PUBLIC}/courses/{slug}`,
   tags: ["Catalog"],
   operationId: "getPublicCourse",
   summary: "A published course by slug (no token)",

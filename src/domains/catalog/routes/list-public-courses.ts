@@ -8,11 +8,12 @@ import { limitByIpAtEdge } from "../../../platform/ratelimit/edge-ip-limit";
 import { presentCourse } from "../../content/present";
 import { CoursePageSchema, ListPublicCoursesQuery, PUBLIC_COURSE_QUERY_PARAMS } from "../../content/schemas";
 import { listCourses } from "../../content/service";
+import { PUBLIC } from "../prefixes";
 import { cacheableResponses } from "../responses";
 
 export const listPublicCoursesRoute = publicRoute({
   method: "get",
-  path: "/api/public/courses",
+  path: `${PUBLIC}/courses`,
   tags: ["Catalog"],
   operationId: "listPublicCourses",
   summary: "List published courses (no token)",

@@ -1,13 +1,14 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { COURSES } from "../prefixes";
 import { presentCourseDetails } from "../present";
 import { CourseDetailsSchema, CourseIdParam } from "../schemas";
 import { getCourse, seesDrafts } from "../service";
 
 export const getCourseRoute = tokenRoute("content:read", {
   method: "get",
-  path: "/api/courses/{id}",
+  path: `${COURSES}/{id}`,
   tags: ["Content"],
   operationId: "getCourse",
   summary: "Course details with the lesson outline",

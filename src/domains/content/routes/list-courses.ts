@@ -2,13 +2,14 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { paginate } from "../../../platform/http/pagination";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { COURSES } from "../prefixes";
 import { presentCourse } from "../present";
 import { CoursePageSchema, ListCoursesQuery } from "../schemas";
 import { listCourses, seesDrafts } from "../service";
 
 export const listCoursesRoute = tokenRoute("content:read", {
   method: "get",
-  path: "/api/courses",
+  path: COURSES,
   tags: ["Content"],
   operationId: "listCourses",
   summary: "List courses",

@@ -2,13 +2,14 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { paginate } from "../../../platform/http/pagination";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { LESSONS } from "../prefixes";
 import { presentLesson } from "../present";
 import { LessonPageSchema, ListLessonsQuery } from "../schemas";
 import { listLessons, seesDrafts } from "../service";
 
 export const listLessonsRoute = tokenRoute("content:read", {
   method: "get",
-  path: "/api/lessons",
+  path: LESSONS,
   tags: ["Content"],
   operationId: "listLessons",
   summary: "List lessons",

@@ -2,13 +2,14 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { paginate } from "../../../platform/http/pagination";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { TRAINING_ITEMS } from "../prefixes";
 import { presentTrainingItem } from "../present";
 import { ListTrainingItemsQuery, TrainingItemPageSchema } from "../schemas";
 import { listTrainingItems, seesDrafts } from "../service";
 
 export const listTrainingItemsRoute = tokenRoute("content:read", {
   method: "get",
-  path: "/api/trainingItems",
+  path: TRAINING_ITEMS,
   tags: ["Content"],
   operationId: "listTrainingItems",
   summary: "List training items",

@@ -2,13 +2,14 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { paginate } from "../../../platform/http/pagination";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { TRAININGS } from "../prefixes";
 import { presentTraining } from "../present";
 import { ListTrainingsQuery, TrainingPageSchema } from "../schemas";
 import { listTrainings, seesDrafts } from "../service";
 
 export const listTrainingsRoute = tokenRoute("content:read", {
   method: "get",
-  path: "/api/trainings",
+  path: TRAININGS,
   tags: ["Content"],
   operationId: "listTrainings",
   summary: "List training blocks",

@@ -1,6 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { jsonBody, jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { COURSES } from "../prefixes";
 import { presentCourseDetails } from "../present";
 import { purgePublicCoursePages } from "../public-pages";
 import { CourseDetailsSchema, CourseIdParam, UpdateCourseBody } from "../schemas";
@@ -8,7 +9,7 @@ import { updateCourse } from "../service";
 
 export const updateCourseRoute = tokenRoute("content:write", {
   method: "patch",
-  path: "/api/courses/{id}",
+  path: `${COURSES}/{id}`,
   tags: ["Content"],
   operationId: "updateCourse",
   summary: "Edit, publish or unpublish a course",

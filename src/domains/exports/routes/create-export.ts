@@ -3,13 +3,14 @@ import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { idempotencyHeaderShape, idempotent } from "../../../platform/http/idempotency";
 import { errorResponses, jsonBody, jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { EXPORTS } from "../prefixes";
 import { presentExport } from "../present";
 import { CreateExportBody, columnsDocumentation, ExportSchema } from "../schemas";
 import { createExport } from "../service";
 
 export const createExportRoute = tokenRoute("exports:write", {
   method: "post",
-  path: "/api/integrations/exports",
+  path: EXPORTS,
   tags: ["Exports"],
   operationId: "createExport",
   summary: "Request a CSV export",

@@ -5,12 +5,13 @@ import { requireInstitution } from "../../../platform/auth/principal";
 import { ProblemSchema, tokenRoute } from "../../../platform/openapi";
 import { UTF8_BOM } from "../csv";
 import { CSV_CONTENT_TYPE } from "../generate";
+import { EXPORTS } from "../prefixes";
 import { columnsDocumentation, DownloadQuery, ExportConflictProblemSchema, ExportIdParam } from "../schemas";
 import { downloadFileName, openDownload } from "../service";
 
 export const downloadExportRoute = tokenRoute("exports:read", {
   method: "get",
-  path: "/api/integrations/exports/{id}/download",
+  path: `${EXPORTS}/{id}/download`,
   tags: ["Exports"],
   operationId: "downloadExport",
   summary: "Download a completed export",

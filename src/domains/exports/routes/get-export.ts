@@ -1,13 +1,14 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { EXPORTS } from "../prefixes";
 import { presentExport } from "../present";
 import { ExportIdParam, ExportSchema } from "../schemas";
 import { getExport } from "../service";
 
 export const getExportRoute = tokenRoute("exports:read", {
   method: "get",
-  path: "/api/integrations/exports/{id}",
+  path: `${EXPORTS}/{id}`,
   tags: ["Exports"],
   operationId: "getExport",
   summary: "Status of an export",

@@ -2,13 +2,14 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { paginate } from "../../../platform/http/pagination";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { EXPORTS } from "../prefixes";
 import { presentExport } from "../present";
 import { ExportPageSchema, ListExportsQuery } from "../schemas";
 import { listExports } from "../service";
 
 export const listExportsRoute = tokenRoute("exports:read", {
   method: "get",
-  path: "/api/integrations/exports",
+  path: EXPORTS,
   tags: ["Exports"],
   operationId: "listExports",
   summary: "List export jobs",

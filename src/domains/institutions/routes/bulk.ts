@@ -2,6 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../../env";
 import { ApiError, validationError } from "../../../platform/errors";
+import { acceptsBodyUpTo } from "../../../platform/http/middleware";
 import { errorResponses, jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { UTF8_BOM } from "../../exports/csv";
 import { CSV_CONTENT_TYPE } from "../../exports/generate";
@@ -15,15 +16,20 @@ import {
   CSV_FORMAT_DOC,
   RejectedCsvQuery,
 } from "../bulk-schemas";
+import { INSTITUTIONS } from "../prefixes";
 import { InstitutionIdParam } from "../schemas";
 
 const TAGS = ["Members"];
 
+/** The CSV file of a bulk upload may be up to 5 MiB, more than the 1 MiB of every other body. */
+const MAX_UPLOAD_BYTES = 5 * 1024 * 1024;
+
 export const bulkUploadRoute = tokenRoute("members:write", {
   method: "post",
-  path: "/api/institutions/{id}/members/bulk",
+  path: `${INSTITUTIONS}/{id}/members/bulk`,
   tags: TAGS,
   operationId: "bulkUploadMembers",
+  middleware: [acceptsBodyUpTo(MAX_UPLOAD_BYTES)],
   summary: "Provision members from a CSV file",
   description: `Send the CSV itself (\`Content-Type: text/csv\`) or \`multipart/form-data\` with a \`file\` part. A second upload to the same institution while one is processed is \`409 bulk_in_progress\`. A sample file: https://docs.lingua.example/samples/members.csv.\n\n${CSV_FORMAT_DOC}`,
   request: {
@@ -72,7 +78,7 @@ export const bulkUploadRoute = tokenRoute("members:write", {
 
 export const getBulkJobRoute = tokenRoute("members:read", {
   method: "get",
-  path: "/api/institutions/{id}/members/bulk/{job}",
+  path: `${INSTITUTIONS}/{id}/members/bulk/{job}`,
   tags: TAGS,
   operationId: "getBulkUpload",
   summary: "Status and report of a bulk upload",
@@ -84,7 +90,7 @@ export const getBulkJobRoute = tokenRoute("members:read", {
 
 export const rejectedCsvRoute = tokenRoute("members:read", {
   method: "get",
-  path: "/api/institutions/{id}/members/bulk/{job}/rejected.csv",
+  path: `${INSTITUTIONS}/{id}/members/bulk/{job}/rejected.csv`,
   tags: TAGS,
   operationId: "downloadRejectedRows",
   summary: "Download the rejected rows",

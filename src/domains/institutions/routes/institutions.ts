@@ -4,6 +4,7 @@ import type { AppEnv } from "../../../env";
 import { idempotencyHeaderShape, idempotent } from "../../../platform/http/idempotency";
 import { paginate } from "../../../platform/http/pagination";
 import { errorResponses, jsonBody, jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { INSTITUTIONS } from "../prefixes";
 import { presentInstitution } from "../present";
 import {
   CreateInstitutionBody,
@@ -19,7 +20,7 @@ const TAGS = ["Institutions"];
 
 export const listInstitutionsRoute = tokenRoute("institutions:read", {
   method: "get",
-  path: "/api/institutions",
+  path: INSTITUTIONS,
   tags: TAGS,
   operationId: "listInstitutions",
   summary: "List institutions",
@@ -42,7 +43,7 @@ const CreatedInstitutionSchema = InstitutionSchema.extend({
 
 export const createInstitutionRoute = tokenRoute("institutions:write", {
   method: "post",
-  path: "/api/institutions",
+  path: INSTITUTIONS,
   tags: TAGS,
   operationId: "createInstitution",
   summary: "Create an institution",
@@ -58,7 +59,7 @@ export const createInstitutionRoute = tokenRoute("institutions:write", {
 
 export const getInstitutionRoute = tokenRoute("institutions:read", {
   method: "get",
-  path: "/api/institutions/{id}",
+  path: `${INSTITUTIONS}/{id}`,
   tags: TAGS,
   operationId: "getInstitution",
   summary: "Get an institution",
@@ -69,7 +70,7 @@ export const getInstitutionRoute = tokenRoute("institutions:read", {
 
 export const updateInstitutionRoute = tokenRoute("institutions:read", {
   method: "patch",
-  path: "/api/institutions/{id}",
+  path: `${INSTITUTIONS}/{id}`,
   tags: TAGS,
   operationId: "updateInstitution",
   summary: "Change an institution",

@@ -15,12 +15,13 @@ import {
   UpdateMemberBody,
 } from "../member-schemas";
 import { createMember, getMember, listMembers, removeMember, updateMember } from "../members";
+import { INSTITUTIONS } from "../prefixes";
 import { presentMember } from "../present";
 import { reinviteMember } from "../reinvite";
 import { InstitutionIdParam } from "../schemas";
 
 const TAGS = ["Members"];
-const MEMBERS = "/api/institutions/{id}/members";
+const MEMBERS = `${INSTITUTIONS}/{id}/members` as const;
 
 export const listMembersRoute = tokenRoute("members:read", {
   method: "get",
@@ -100,7 +101,7 @@ export const removeMemberRoute = tokenRoute("members:write", {
 
 export const reinviteMemberRoute = tokenRoute("members:write", {
   method: "post",
-  path: "/api/institutions/{id}/invitations",
+  path: `${INSTITUTIONS}/{id}/invitations`,
   tags: TAGS,
   operationId: "reinviteMember",
   summary: "Send a member a new invitation",

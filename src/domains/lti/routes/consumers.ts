@@ -13,6 +13,7 @@ import {
   presentConsumer,
   updateConsumer,
 } from "../consumers";
+import { LTI_CONSUMERS } from "../prefixes";
 import {
   ConsumerPageSchema,
   ConsumerSchema,
@@ -22,7 +23,7 @@ import {
 } from "../schemas";
 
 const TAGS = ["LTI"];
-const PATH = "/api/integrations/lti-consumers";
+const PATH = LTI_CONSUMERS;
 
 const listRoute = tokenRoute("lti:read", {
   method: "get",

@@ -3,13 +3,14 @@ import type { AppEnv } from "../../../env";
 import { ApiError } from "../../../platform/errors";
 import { jsonResponse, publicRoute, tokenRoute } from "../../../platform/openapi";
 import { publishedKeys, rotateKeys } from "../keys";
+import { LTI, LTI_KEYS } from "../prefixes";
 import { JwksSchema, RotatedKeysSchema } from "../schemas";
 
 const TAGS = ["LTI"];
 
 const jwksRoute = publicRoute({
   method: "get",
-  path: "/api/lti/jwks",
+  path: `${LTI}/jwks`,
   tags: TAGS,
   operationId: "getLtiJwks",
   summary: "The tool's public keys (JWKS)",
@@ -20,7 +21,7 @@ const jwksRoute = publicRoute({
 
 const rotateRoute = tokenRoute("lti:write", {
   method: "post",
-  path: "/api/integrations/lti-keys/rotate",
+  path: `${LTI_KEYS}/rotate`,
   tags: TAGS,
   operationId: "rotateLtiKeys",
   summary: "Rotate the tool's signing key (platform staff)",

@@ -12,6 +12,7 @@ import { completeLaunch, exchangeCode } from "../launch";
 import { presentLaunch } from "../launches";
 import { STATE_COOKIE_PREFIX, startLogin } from "../login";
 import { appPage, errorPage, wantsJson } from "../pages";
+import { LTI } from "../prefixes";
 import { CallbackForm, LaunchResultSchema, LoginParams, SessionExchangeBody } from "../schemas";
 
 const TAGS = ["LTI"];
@@ -51,7 +52,7 @@ const loginResponses = {
 
 const loginGet = publicRoute({
   method: "get",
-  path: "/api/lti/login",
+  path: `${LTI}/login`,
   tags: TAGS,
   operationId: "ltiLogin",
   summary: "LTI 1.3 OIDC login initiation",
@@ -62,7 +63,7 @@ const loginGet = publicRoute({
 
 const loginPost = publicRoute({
   method: "post",
-  path: "/api/lti/login",
+  path: `${LTI}/login`,
   tags: TAGS,
   operationId: "ltiLoginPost",
   summary: "LTI 1.3 OIDC login initiation (form post)",
@@ -73,7 +74,7 @@ const loginPost = publicRoute({
 
 const callbackRoute = publicRoute({
   method: "post",
-  path: "/api/lti/callback",
+  path: `${LTI}/callback`,
   tags: TAGS,
   operationId: "ltiLaunchCallback",
   summary: "LTI 1.3 launch (the platform's form post)",
@@ -100,7 +101,7 @@ const callbackRoute = publicRoute({
 const sessionRoute = publicRoute(
   {
     method: "post",
-    path: "/api/lti/session",
+    path: `${LTI}/session`,
     tags: TAGS,
     operationId: "exchangeLtiCode",
     summary: "Exchange a launch code for a session",
@@ -114,7 +115,7 @@ const sessionRoute = publicRoute(
 
 const appRoute = publicRoute({
   method: "get",
-  path: "/api/lti/app",
+  path: `${LTI}/app`,
   tags: TAGS,
   operationId: "ltiLaunchPage",
   summary: "Default launch page",
@@ -174,18 +175,18 @@ export function registerLaunchRoutes(app: OpenAPIHono<AppEnv>) {
   for (const route of [loginGet, loginPost, callbackRoute, appRoute]) app.openAPIRegistry.registerPath(route);
 
   app.get(
-    "/api/lti/login",
+    `${LTI}/login`,
     limit,
     answeringErrors((c) => login(c, c.req.query())),
   );
   app.post(
-    "/api/lti/login",
+    `${LTI}/login`,
     limit,
     answeringErrors(async (c) => login(c, await readForm(c))),
   );
 
   app.post(
-    "/api/lti/callback",
+    `${LTI}/callback`,
     limit,
     answeringErrors(async (c) => {
       const fields = await readForm(c);
@@ -226,5 +227,5 @@ export function registerLaunchRoutes(app: OpenAPIHono<AppEnv>) {
     );
   });
 
-  app.get("/api/lti/app", () => appPage());
+  app.get(`${LTI}/app`, () => appPage());
 }

@@ -5,13 +5,14 @@ import { paginate } from "../../../platform/http/pagination";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { findLaunch, listLaunches, presentLaunch } from "../launches";
 import { passbacksOf, presentPassback } from "../passbacks";
+import { LTI_LAUNCHES } from "../prefixes";
 import { LaunchPageSchema, LaunchParam, LaunchWithPassbacksSchema, ListLaunchesQuery } from "../schemas";
 
 const TAGS = ["LTI"];
 
 const listRoute = tokenRoute("lti:read", {
   method: "get",
-  path: "/api/integrations/lti-launches",
+  path: LTI_LAUNCHES,
   tags: TAGS,
   operationId: "listLtiLaunches",
   summary: "List LTI launches (the launch log)",
@@ -23,7 +24,7 @@ const listRoute = tokenRoute("lti:read", {
 
 const getRoute = tokenRoute("lti:read", {
   method: "get",
-  path: "/api/integrations/lti-launches/{launch}",
+  path: `${LTI_LAUNCHES}/{launch}`,
   tags: TAGS,
   operationId: "getLtiLaunch",
   summary: "Get an LTI launch and its grade passbacks",

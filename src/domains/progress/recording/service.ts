@@ -1,12 +1,12 @@
 import type { Statement } from "../../../platform/batch";
 import type { Database } from "../../../platform/db";
 import { nowIso } from "../../../platform/ids";
-import { institutionRollupStep } from "../../institutions/analytics/rollup";
 import type { Learner } from "../learner";
 import { dedupeAttempts } from "./dedupe";
 import { deriveAttempt } from "./derive-attempt";
 import { deriveLearner, type LearnerAfter } from "./derive-learner";
 import { type EmittedEvent, emitEvents } from "./emit";
+import { institutionRollupStep } from "./institution-rollup";
 import { loadLearnerState } from "./load";
 import { startTally, type Tally } from "./tally";
 import type { AttemptInput, AttemptOutcome, RecordResult } from "./types";

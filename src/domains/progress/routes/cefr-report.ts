@@ -2,13 +2,14 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { resolveLearner } from "../learner";
+import { CEFR } from "../prefixes";
 import { presentCefrReport } from "../reports/present";
 import { CEFR_METHOD, CefrReportSchema, LearnerQuery } from "../reports/schemas";
 import { readSkillEvidence } from "../reports/service";
 
 export const cefrReportRoute = tokenRoute("progress:read", {
   method: "get",
-  path: "/api/cefr/report",
+  path: `${CEFR}/report`,
   tags: ["Progress"],
   operationId: "getCefrReport",
   summary: "CEFR level per skill",

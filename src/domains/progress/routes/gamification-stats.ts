@@ -2,6 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { resolveLearner } from "../learner";
+import { GAMIFICATION } from "../prefixes";
 import { presentGamification } from "../reports/gamification/present";
 import { GamificationStatsSchema } from "../reports/gamification/schemas";
 import { readGamification } from "../reports/gamification/service";
@@ -10,7 +11,7 @@ import { localTime, weekOf } from "../rules";
 
 export const gamificationStatsRoute = tokenRoute("progress:read", {
   method: "get",
-  path: "/api/gamification/stats",
+  path: `${GAMIFICATION}/stats`,
   tags: ["Gamification"],
   operationId: "getGamificationStats",
   summary: "XP, streaks and achievements",

@@ -3,6 +3,7 @@ import type { AppEnv } from "../../../env";
 import { ApiError, validationError } from "../../../platform/errors";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { resolveLearner } from "../learner";
+import { GAMIFICATION } from "../prefixes";
 import { presentLeaderboard } from "../reports/gamification/present";
 import { ANONYMOUS_NAME, LeaderboardQuery, LeaderboardSchema } from "../reports/gamification/schemas";
 import { readLeaderboard } from "../reports/gamification/service";
@@ -10,7 +11,7 @@ import { localTime, weekOf } from "../rules";
 
 export const leaderboardRoute = tokenRoute("progress:read", {
   method: "get",
-  path: "/api/gamification/leaderboard",
+  path: `${GAMIFICATION}/leaderboard`,
   tags: ["Gamification"],
   operationId: "getLeaderboard",
   summary: "XP leaderboard",

@@ -2,6 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { resolveLearner } from "../learner";
+import { LEARNING_INSIGHTS } from "../prefixes";
 import { presentInsights, trendStart } from "../reports/insights/present";
 import {
   INSIGHT_MIN_ATTEMPTS,
@@ -16,7 +17,7 @@ import { localTime } from "../rules";
 
 export const learningInsightsRoute = tokenRoute("progress:read", {
   method: "get",
-  path: "/api/learning-insights",
+  path: LEARNING_INSIGHTS,
   tags: ["Progress"],
   operationId: "getLearningInsights",
   summary: "Strengths, trend, study habits and what to do next",

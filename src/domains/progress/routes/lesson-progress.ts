@@ -2,6 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { paginate } from "../../../platform/http/pagination";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { COURSES } from "../../content/prefixes";
 import { seesDrafts } from "../../content/service";
 import { resolveLearner } from "../learner";
 import { presentLessonProgress } from "../reports/present";
@@ -10,7 +11,7 @@ import { readLessonProgress } from "../reports/service";
 
 export const lessonProgressRoute = tokenRoute("progress:read", {
   method: "get",
-  path: "/api/courses/{course}/lesson-progress",
+  path: `${COURSES}/{course}/lesson-progress`,
   tags: ["Progress"],
   operationId: "listLessonProgress",
   summary: "Progress in each lesson of a course",

@@ -2,13 +2,14 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { nowIso } from "../../../platform/ids";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { STATS } from "../prefixes";
 import { presentPlatformStats } from "../reports/present";
 import { PlatformStatsSchema } from "../reports/schemas";
 import { readPlatformStats } from "../reports/service";
 
 export const platformStatsRoute = tokenRoute("stats:read", {
   method: "get",
-  path: "/api/stats",
+  path: STATS,
   tags: ["Statistics"],
   operationId: "getPlatformStats",
   summary: "Platform-wide statistics",

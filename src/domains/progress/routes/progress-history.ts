@@ -4,6 +4,7 @@ import { addDays, daysBetween } from "../../../platform/dates";
 import { validationError } from "../../../platform/errors";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { resolveLearner } from "../learner";
+import { PROGRESS_HISTORY } from "../prefixes";
 import { presentHistory } from "../reports/present";
 import {
   DEFAULT_HISTORY_DAYS,
@@ -16,7 +17,7 @@ import { localTime } from "../rules";
 
 export const progressHistoryRoute = tokenRoute("progress:read", {
   method: "get",
-  path: "/api/progress-history",
+  path: PROGRESS_HISTORY,
   tags: ["Progress"],
   operationId: "getProgressHistory",
   summary: "Activity over time",

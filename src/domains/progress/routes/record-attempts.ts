@@ -6,12 +6,13 @@ import { publishEvents } from "../../../platform/events";
 import { idempotencyHeaderShape, idempotent } from "../../../platform/http/idempotency";
 import { errorResponses, jsonBody, jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { resolveLearner } from "../learner";
+import { PROGRESS } from "../prefixes";
 import { RecordAttemptsBody, RecordAttemptsResponse } from "../recording/schemas";
 import type { AttemptInput } from "../recording/types";
 
 export const recordAttemptsRoute = tokenRoute("progress:write", {
   method: "post",
-  path: "/api/progress/attempts",
+  path: `${PROGRESS}/attempts`,
   tags: ["Progress"],
   operationId: "recordAttempts",
   summary: "Record training-item attempts",

@@ -3,13 +3,14 @@ import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { idempotencyHeaderShape, idempotent } from "../../../platform/http/idempotency";
 import { errorResponses, jsonBody, jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { TOKENS } from "../prefixes";
 import { presentToken } from "../present";
 import { CreatedTokenSchema, CreateTokenBody } from "../schemas";
 import { API_TOKEN_LIMIT, createApiToken } from "../service";
 
 export const createTokenRoute = tokenRoute("tokens:write", {
   method: "post",
-  path: "/api/integrations/tokens",
+  path: TOKENS,
   tags: ["Tokens"],
   operationId: "createToken",
   summary: "Create an API token",

@@ -3,12 +3,13 @@ import type { TypedResponse } from "hono";
 import type { AppEnv } from "../../../env";
 import { paginateJson } from "../../../platform/http/pagination";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { TOKENS } from "../prefixes";
 import { ListTokensQuery, TokenPageSchema } from "../schemas";
 import { listTokens } from "../service";
 
 export const listTokensRoute = tokenRoute("tokens:read", {
   method: "get",
-  path: "/api/integrations/tokens",
+  path: TOKENS,
   tags: ["Tokens"],
   operationId: "listTokens",
   summary: "List API tokens",

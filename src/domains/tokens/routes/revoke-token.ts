@@ -1,12 +1,13 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { tokenRoute } from "../../../platform/openapi";
+import { TOKENS } from "../prefixes";
 import { TokenIdParam } from "../schemas";
 import { revokeToken } from "../service";
 
 export const revokeTokenRoute = tokenRoute("tokens:write", {
   method: "delete",
-  path: "/api/integrations/tokens/{token}",
+  path: `${TOKENS}/{token}`,
   tags: ["Tokens"],
   operationId: "revokeToken",
   summary: "Revoke an API token",

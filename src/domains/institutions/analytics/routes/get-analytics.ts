@@ -1,12 +1,13 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../../env";
 import { jsonResponse, tokenRoute } from "../../../../platform/openapi";
+import { INSTITUTIONS } from "../../prefixes";
 import { AnalyticsParams, AnalyticsQuery, AnalyticsSchema } from "../schemas";
 import { readAnalytics } from "../service";
 
 export const getAnalyticsRoute = tokenRoute("analytics:read", {
   method: "get",
-  path: "/api/institutions/{id}/analytics",
+  path: `${INSTITUTIONS}/{id}/analytics`,
   tags: ["Institutions"],
   operationId: "getInstitutionAnalytics",
   summary: "White-label analytics dashboard data",

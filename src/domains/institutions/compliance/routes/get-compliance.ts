@@ -1,12 +1,13 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../../env";
 import { jsonResponse, tokenRoute } from "../../../../platform/openapi";
+import { INSTITUTIONS } from "../../prefixes";
 import { ComplianceParams, ComplianceSchema } from "../schemas";
 import { readCompliance } from "../service";
 
 export const getComplianceRoute = tokenRoute("compliance:read", {
   method: "get",
-  path: "/api/institutions/{id}/compliance",
+  path: `${INSTITUTIONS}/{id}/compliance`,
   tags: ["Institutions"],
   operationId: "getCompliance",
   summary: "Compliance documentation status",

@@ -1,12 +1,13 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../../env";
 import { jsonBody, jsonResponse, tokenRoute } from "../../../../platform/openapi";
+import { INSTITUTIONS } from "../../prefixes";
 import { ComplianceDocumentParams, ComplianceDocumentSchema, PutComplianceDocumentBody } from "../schemas";
 import { putComplianceDocument } from "../service";
 
 export const putComplianceDocumentRoute = tokenRoute("institutions:write", {
   method: "put",
-  path: "/api/institutions/{id}/compliance/{type}",
+  path: `${INSTITUTIONS}/{id}/compliance/{type}`,
   tags: ["Institutions"],
   operationId: "putComplianceDocument",
   summary: "Record a compliance document (platform staff)",

@@ -1,12 +1,13 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../../env";
 import { jsonResponse, tokenRoute } from "../../../../platform/openapi";
+import { INSTITUTIONS } from "../../prefixes";
 import { SsoParams, SsoSchema } from "../schemas";
 import { readSso } from "../service";
 
 export const getSsoRoute = tokenRoute("sso:read", {
   method: "get",
-  path: "/api/institutions/{id}/sso",
+  path: `${INSTITUTIONS}/{id}/sso`,
   tags: ["Institutions"],
   operationId: "getSsoSettings",
   summary: "SSO configuration (SAML or OIDC)",

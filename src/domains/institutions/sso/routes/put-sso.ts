@@ -1,12 +1,13 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../../env";
 import { jsonBody, jsonResponse, tokenRoute } from "../../../../platform/openapi";
+import { INSTITUTIONS } from "../../prefixes";
 import { PutSsoBody, SsoParams, SsoSchema } from "../schemas";
 import { putSso } from "../service";
 
 export const putSsoRoute = tokenRoute("sso:write", {
   method: "put",
-  path: "/api/institutions/{id}/sso",
+  path: `${INSTITUTIONS}/{id}/sso`,
   tags: ["Institutions"],
   operationId: "putSsoSettings",
   summary: "Update SSO settings",

@@ -7,6 +7,7 @@ import {
   ProblemSchema,
   tokenRoute,
 } from "../../../../platform/openapi";
+import { INSTITUTIONS } from "../../prefixes";
 import { DomainVerificationSchema, SsoDomainParams, VerifyDomainBody } from "../schemas";
 import { verifySsoDomain } from "../service";
 
@@ -17,7 +18,7 @@ const problem = (description: string) => ({
 
 export const verifySsoDomainRoute = tokenRoute("sso:write", {
   method: "post",
-  path: "/api/institutions/{id}/sso/domains/{domain}/verify",
+  path: `${INSTITUTIONS}/{id}/sso/domains/{domain}/verify`,
   tags: ["Institutions"],
   operationId: "verifySsoDomain",
   summary: "Verify an SSO e-mail domain",

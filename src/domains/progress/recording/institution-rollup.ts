@@ -3,7 +3,14 @@ import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { institutionActivityDays } from "../../../db/schema";
 import { chunk, rowsPerStatement, type Statement } from "../../../platform/batch";
 import type { Database } from "../../../platform/db";
-import type { Tally } from "../../progress/recording/tally";
+import type { Tally } from "./tally";
+
+/*
+ * The recording's step that keeps `institution_activity_days`, the rollup that institutions'
+ * analytics reads. Progress owns the writing: it is part of recording attempts and runs in the
+ * recording's own D1 batch. institutions/analytics only reads the table, so no import runs from
+ * progress up into institutions.
+ */
 
 /** What the rollup needs of one recorded attempt. */
 export interface RecordedAttempt {

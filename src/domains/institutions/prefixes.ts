@@ -1,0 +1,7 @@
+/**
+ * The paths this domain answers, as route-group prefixes (each path and everything below it): app.ts
+ * routes a request to the group from these without loading the routes, and the route modules build
+ * their paths from them, so the two cannot drift. No imports: a fresh isolate reads this file at start.
+ */
+export const INSTITUTIONS = "/api/institutions";
+export const PREFIXES = [INSTITUTIONS] as const;
