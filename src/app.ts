@@ -97,12 +97,7 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
   },
   {
     name: "lti",
-    prefixes: [
-      "/api/lti",
-      "/api/integrations/lti-consumers",
-      "/api/integrations/lti-launches",
-      "/api/integrations/lti-keys",
-    ],
+    prefixes: ["/api/lti", "/api/integrations/lti-consumers", "/api/integrations/lti-launches"],
     build: documented(async () => (await import("./domains/lti")).registerLti),
   },
 ];

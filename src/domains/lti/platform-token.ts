@@ -15,9 +15,13 @@ const EXPIRY_MARGIN_MS = 60_000;
 
 export type TokenResult = { token: string } | { failure: AttemptOutcome };
 
-/** The JWT client assertion of RFC 7523, signed with the tool's current key (kid in the header). */
+/**
+ * The JWT client assertion of RFC 7523, signed with the registration's own current key (kid in the
+ * header), which only that registration's JWKS URL publishes: a platform configured with another
+ * registration's JWKS URL refuses it.
+ */
 async function clientAssertion(env: Env, consumer: ConsumerRow): Promise<string> {
-  const key = await currentSigningKey(env);
+  const key = await currentSigningKey(env, consumer.id);
   return new SignJWT({})
     .setProtectedHeader({ alg: "RS256", typ: "JWT", kid: key.kid })
     .setIssuer(consumer.clientId)

@@ -77,9 +77,9 @@ export const UpdateConsumerBody = z
 export const ToolUrlsSchema = z
   .object({
     login_url: z.string().openapi({
-      example: "https://api.lingua.example/api/lti/login",
+      example: "https://api.lingua.example/api/lti/login/ltc_01JD3Q8W2X4Y5Z6A7B8C9D0E1H",
       description:
-        "OIDC login initiation URL (Canvas: “OpenID Connect Initiation Url”; Moodle: “Initiate login URL”).",
+        "OIDC login initiation URL, this registration's own (Canvas: “OpenID Connect Initiation Url”; Moodle: “Initiate login URL”). A platform that cannot take a URL per registration may use the shared `/api/lti/login` instead, which chooses the registration by issuer, client id and deployment id.",
     }),
     launch_url: z.string().openapi({
       example: "https://api.lingua.example/api/lti/callback",
@@ -87,8 +87,9 @@ export const ToolUrlsSchema = z
         "Target link URI (Canvas: “Target Link URI”; Moodle: “Tool URL”). Append `?course={id}` or `?lesson={id}` to launch a course or lesson.",
     }),
     jwks_url: z.string().openapi({
-      example: "https://api.lingua.example/api/lti/jwks",
-      description: "The tool's public keys (Canvas: “Public JWK URL”; Moodle: “Public keyset”).",
+      example: "https://api.lingua.example/api/lti/jwks/ltc_01JD3Q8W2X4Y5Z6A7B8C9D0E1H",
+      description:
+        "This registration's public keys, which sign its client assertions and no other registration's (Canvas: “Public JWK URL”; Moodle: “Public keyset”).",
     }),
     redirect_uris: z.array(z.string()).openapi({
       example: ["https://api.lingua.example/api/lti/callback"],
