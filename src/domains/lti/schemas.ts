@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { LAUNCH_STATUSES, PASSBACK_STATUSES } from "../../db/schema";
 import { pageQueryShape, pageSchema } from "../../platform/http/pagination";
+import { displayText } from "../../platform/text";
 import { UserSchema } from "../auth/schemas";
 
 const MAX_URL = 2048;
@@ -14,7 +15,7 @@ const PlatformUrl = (description: string, example: string) =>
       description: `${description} Absolute \`https\` URL without credentials; private, loopback, link-local and metadata addresses are refused (local development may allow http and loopback with \`ALLOW_LOOPBACK_TARGETS\`).`,
     });
 
-const Name = z.string().trim().min(1, "must not be empty").max(200, "must be at most 200 characters");
+const Name = displayText({ max: 200 }, { example: "Canvas (production)" });
 const Issuer = z.string().trim().min(1, "must not be empty").max(MAX_URL).openapi({
   example: "https://canvas.instructure.com",
   description: "The platform's `iss` (its issuer identifier), exactly as its id_tokens carry it.",
@@ -41,7 +42,7 @@ const Audience = z.string().trim().min(1).max(MAX_URL).nullable().openapi({
 });
 
 const consumerFields = {
-  name: Name.openapi({ example: "Canvas (production)" }),
+  name: Name,
   issuer: Issuer,
   client_id: ClientId,
   deployment_ids: DeploymentIds,
