@@ -2,6 +2,7 @@ import { and, eq, gt, isNotNull, or } from "drizzle-orm";
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK } from "jose";
 import { ltiKeys } from "../../db/schema";
 import type { Env } from "../../env";
+import { BoundedMap } from "../../platform/bounded-map";
 import { config } from "../../platform/config";
 import { ltiPrivateKeyBinding } from "../../platform/crypto/sealed-values";
 import { seal, unseal } from "../../platform/crypto/sealing";
@@ -35,8 +36,10 @@ export interface SigningKey {
   privateKey: CryptoKey;
 }
 
+/** Registrations whose signing key an isolate keeps imported (the least recently read go first). */
+const CACHED_KEYS = 1_000;
 /** Per registration: the signing key this isolate read and until when it uses it without looking again. */
-const cached = new Map<string, { key: SigningKey; until: number }>();
+const cached = new BoundedMap<string, { key: SigningKey; until: number }>(CACHED_KEYS);
 
 type KeyRow = typeof ltiKeys.$inferSelect;
 
