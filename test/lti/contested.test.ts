@@ -157,8 +157,41 @@ it("changing a registration's token URL, key set, issuer or client id forgets it
   const refused = await put({ auth_token_url: "http://10.0.0.1/token" });
   expect(refused.res.status).toBe(422);
   expect(await cached()).toBe(1);
+  // The same value again changes nothing; another one forgets the token.
   expect((await put({ auth_token_url: reg.urls.auth_token_url })).res.status).toBe(200);
+  expect(await cached()).toBe(1);
+  expect((await put({ auth_token_url: `${reg.urls.auth_token_url}?v=2` })).res.status).toBe(200);
   expect(await cached()).toBe(0);
+});
+
+it("a token the platform answers after the registration changed is not kept", async () => {
+  const tenant = await createTenant();
+  const reg = await registerPlatform(tenant.admin);
+  await reg.platform.learnToolKeys(reg.consumer);
+  const launched = await launchVia(reg, reg.consumer.tool.login_url, reg.platform);
+  await reg.platform.configure({ token_script: [{ delay_ms: 700 }] });
+  const graded = grade(tenant.admin.token, launched.body.launch.id);
+  // While the platform takes its time (the passback is claimed, so its registration was read), the
+  // registration's token URL is changed.
+  for (let i = 0; i < 50; i++) {
+    const claimed = await env.DB.prepare("SELECT count(*) AS n FROM lti_passbacks WHERE launch_id = ?")
+      .bind(launched.body.launch.id)
+      .first<number>("n");
+    if (claimed) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const changed = await callJson(`/api/integrations/lti-consumers/${reg.consumer.id}`, {
+    token: tenant.admin.token,
+    method: "PUT",
+    body: { auth_token_url: `${reg.urls.auth_token_url}?v=2` },
+  });
+  expect(changed.res.status).toBe(200);
+  expect((await graded).res.status).toBe(200);
+
+  const cached = await env.DB.prepare("SELECT count(*) AS n FROM lti_access_tokens WHERE consumer_id = ?")
+    .bind(reg.consumer.id)
+    .first<number>("n");
+  expect(cached).toBe(0);
 });
 
 it("with another institution holding the same pair and deployment, launches through the registration's own login URL still succeed and go to it; the shared URL refuses them as before", async () => {

@@ -163,8 +163,11 @@ async function handleToken(
     record.assertion_error = String(error);
   }
   const scripted = platform.tokenScript.shift();
+  // A scripted delay alone slows the real answer down; a status or body replaces it.
+  if (scripted?.delay_ms) await new Promise((r) => setTimeout(r, scripted.delay_ms));
   let answer: [number, string];
-  if (scripted) answer = [scripted.status ?? 200, scripted.body ?? "{}"];
+  if (scripted && (scripted.status !== undefined || scripted.body !== undefined))
+    answer = [scripted.status ?? 200, scripted.body ?? "{}"];
   else if (!record.assertion_valid || record.grant_type !== "client_credentials")
     answer = [401, JSON.stringify({ error: "invalid_client", error_description: record.assertion_error })];
   else {

@@ -53,7 +53,13 @@ export function presentConsumer(row: ConsumerRow, origin: string): z.infer<typeo
 
 const URL_FIELDS = ["auth_login_url", "auth_token_url", "jwks_url"] as const;
 /** The fields whose change forgets the registration's cached access tokens. */
-const TOKEN_FIELDS = ["issuer", "client_id", "auth_token_url", "auth_token_audience", "jwks_url"] as const;
+const TOKEN_FIELDS = [
+  ["issuer", "issuer"],
+  ["client_id", "clientId"],
+  ["auth_token_url", "authTokenUrl"],
+  ["auth_token_audience", "authTokenAudience"],
+  ["jwks_url", "jwksUrl"],
+] as const;
 
 async function checkUrls(
   env: Env,
@@ -159,7 +165,7 @@ export async function updateConsumer(
   id: string,
   body: z.infer<typeof UpdateConsumerBody>,
 ): Promise<ConsumerRow> {
-  await findConsumer(env, institutionId, id);
+  const before = await findConsumer(env, institutionId, id);
   await checkUrls(env, body);
   const changes: Partial<ConsumerRow> = { updatedAt: nowIso() };
   if (body.name !== undefined) changes.name = body.name;
@@ -173,7 +179,9 @@ export async function updateConsumer(
   const db = database(env.DB);
   // A token of the platform was obtained for what the registration said then: another issuer, client
   // id, token URL, audience or key set makes it someone else's, so it is forgotten with the change.
-  const forgetsTokens = TOKEN_FIELDS.some((field) => body[field] !== undefined);
+  const forgetsTokens = TOKEN_FIELDS.some(
+    ([field, column]) => body[field] !== undefined && body[field] !== before[column],
+  );
   try {
     const update = db
       .update(ltiConsumers)
