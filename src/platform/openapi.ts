@@ -1,6 +1,6 @@
 import type { OpenAPIRegistry } from "@asteasolutions/zod-to-openapi";
 import { createRoute, OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi";
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
 import type { Ability } from "./auth/abilities";
 import { authenticate, requireAbility } from "./auth/middleware";
@@ -112,9 +112,19 @@ function withHeaders(responses: Responses, replayable = false): Responses {
  * An authenticated operation: bearer token, one DO round trip for auth and rate limit, then the
  * ability check, all before validation, so a caller without access learns nothing about the input.
  */
-export function tokenRoute<const R extends RouteConfig>(ability: Ability | null, route: R): R {
-  const middleware: MiddlewareHandler[] = [authenticate, ...(ability ? [requireAbility(ability)] : [])];
-  const requirement = ability ? `Requires the \`${ability}\` ability.` : "Any valid token.";
+export function tokenRoute<const R extends RouteConfig>(
+  ability: Ability | null,
+  route: R,
+  /** A request that needs no `ability` after all (`exemption` says which, in the description). */
+  options: { exempt?: (c: Context<AppEnv>) => boolean; exemption?: string } = {},
+): R {
+  const middleware: MiddlewareHandler[] = [
+    authenticate,
+    ...(ability ? [requireAbility(ability, options.exempt)] : []),
+  ];
+  const requirement = ability
+    ? `Requires the \`${ability}\` ability${options.exemption ? `, ${options.exemption}` : ""}.`
+    : "Any valid token.";
   // An operation without query parameters refuses any it is sent, in the query validator's place
   // (validators run after the route's middleware) and with its error, without a schema to run.
   const takesNoQuery = !route.request?.query;

@@ -41,6 +41,8 @@ export interface DisplayTextRule {
 export const PERSON_NAME = { max: 200 } as const satisfies DisplayTextRule;
 /** A group (class, department) of members. */
 export const GROUP_NAME = { max: 100, reserved: ";" } as const satisfies DisplayTextRule;
+/** A title another system gives (an LMS course's or link's title, as an LTI launch carries it). */
+export const TITLE = { max: 500 } as const satisfies DisplayTextRule;
 /** A member's id in the institution's own systems (SIS/HR, OneRoster `sourcedId`, SCIM `externalId`). */
 export const EXTERNAL_ID = { max: 200 } as const satisfies DisplayTextRule;
 

@@ -325,6 +325,32 @@ it("a launch session cannot mint API tokens (403 naming tokens:write), as learne
   }
 });
 
+it("a launch session signs out by revoking itself (204, then 401) without tokens:write, but cannot revoke another token of its user (403 naming tokens:write)", async () => {
+  const tenant = await createTenant();
+  const reg = await registerPlatform(tenant.admin);
+  const first = await launch(reg);
+  expect(first.res.status).toBe(200);
+  const second = await launch(reg, { sub: first.body.launch.sub });
+  expect(second.body.user.id).toBe(first.body.user.id);
+  const idOf = async (token: string) => (await callJson("/api/auth/me", { token })).body.token.id as string;
+  const [firstId, secondId] = [await idOf(first.body.session.token), await idOf(second.body.session.token)];
+  const revoke = (token: string, id: string) =>
+    callJson(`/api/integrations/tokens/${id}`, { token, method: "DELETE" });
+
+  const other = await revoke(first.body.session.token, secondId);
+  expect(other.res.status).toBe(403);
+  expect(other.body.code).toBe("missing_ability");
+  expect(other.body.detail).toContain("tokens:write");
+  expect((await callJson("/api/auth/me", { token: second.body.session.token })).res.status).toBe(200);
+
+  const self = await revoke(first.body.session.token, firstId);
+  expect(self.res.status).toBe(204);
+  const after = await callJson("/api/auth/me", { token: first.body.session.token });
+  expect(after.res.status).toBe(401);
+  // The other session is untouched.
+  expect((await callJson("/api/auth/me", { token: second.body.session.token })).res.status).toBe(200);
+});
+
 it("an unpublished course or lesson is refused exactly like an unknown one: no title, nothing provisioned", async () => {
   const tenant = await createTenant();
   const reg = await registerPlatform(tenant.admin);

@@ -1,8 +1,9 @@
 import { env } from "cloudflare:test";
 import { expect, it } from "vitest";
 import { isSafeForDisplay } from "../../src/platform/text";
+import { callJson } from "../helpers/api";
 import { createTenant } from "../helpers/tenants";
-import { launch, registerPlatform } from "./support";
+import { LTI, launch, registerPlatform } from "./support";
 
 async function storedName(userId: string): Promise<string | undefined> {
   const row = await env.DB.prepare("SELECT name FROM users WHERE id = ?")
@@ -52,4 +53,73 @@ it("a launch whose name has nothing left after cleaning is named 'LTI user'; an 
   expect(res.status, JSON.stringify(body)).toBe(200);
   expect(body.user.name).toBe("LTI user");
   expect(body.user.email).toMatch(/^lti-[0-9a-f]{24}@lti\.invalid$/);
+});
+
+it("a launch's course and link titles, label and description are cleaned and cut, not refused", async () => {
+  const tenant = await createTenant();
+  const reg = await registerPlatform(tenant.admin);
+  const title = `Spanish\u202E 101\u0000\n${"x".repeat(1_000)}`;
+  const { res, body } = await launch(reg, {
+    [`${LTI}context`]: { id: "ctx-1", label: "\u2066SPAN\u0007101", title, type: ["CourseOffering"] },
+    [`${LTI}resource_link`]: {
+      id: "rl-1",
+      title: "\u202EWeek 1",
+      description: "Line one\nLine\u0000 two\u202E",
+    },
+  });
+  expect(res.status, JSON.stringify(body)).toBe(200);
+  const { context, resource_link } = body.launch;
+  expect(context.label).toBe("SPAN101");
+  expect(context.title.startsWith("Spanish 101 xxx")).toBe(true);
+  expect([...context.title].length).toBe(500);
+  expect(isSafeForDisplay(context.title)).toBe(true);
+  expect(context).toMatchObject({ id: "ctx-1", type: ["CourseOffering"] });
+  expect(resource_link).toEqual({ id: "rl-1", title: "Week 1", description: "Line one\nLine two" });
+  // Stored as answered.
+  const row = await env.DB.prepare("SELECT context, resource_link FROM lti_launches WHERE id = ?")
+    .bind(body.launch.id)
+    .first<{ context: string; resource_link: string }>();
+  expect(JSON.parse(row!.context)).toEqual(context);
+  expect(JSON.parse(row!.resource_link)).toEqual(resource_link);
+  // Nothing left after cleaning: the field is left out.
+  const blank = await launch(reg, { [`${LTI}resource_link`]: { id: "rl-2", title: "\u202E\u0000 " } });
+  expect(blank.res.status).toBe(200);
+  expect(blank.body.launch.resource_link).toEqual({ id: "rl-2" });
+});
+
+it("a registration's name follows the display-text rule: control or bidi characters, or more than 200 characters, are a 422 naming it, and nothing is stored", async () => {
+  const tenant = await createTenant();
+  const reg = await registerPlatform(tenant.admin);
+  const count = () =>
+    env.DB.prepare("SELECT count(*) AS n FROM lti_consumers WHERE institution_id = ?")
+      .bind(tenant.institution.id)
+      .first<number>("n");
+  for (const name of ["Canvas\u202E", "Can\u0000vas", "x".repeat(201), "  "]) {
+    const created = await callJson("/api/integrations/lti-consumers", {
+      token: tenant.admin.token,
+      body: {
+        name,
+        issuer: reg.urls.issuer,
+        client_id: `other-${crypto.randomUUID()}`,
+        deployment_ids: ["d"],
+        auth_login_url: reg.urls.auth_login_url,
+        auth_token_url: reg.urls.auth_token_url,
+        jwks_url: reg.urls.jwks_url,
+      },
+    });
+    expect(created.res.status).toBe(422);
+    expect(created.body.errors).toEqual([expect.objectContaining({ path: "name" })]);
+    const updated = await callJson(`/api/integrations/lti-consumers/${reg.consumer.id}`, {
+      token: tenant.admin.token,
+      method: "PUT",
+      body: { name },
+    });
+    expect(updated.res.status).toBe(422);
+    expect(updated.body.errors).toEqual([expect.objectContaining({ path: "name" })]);
+  }
+  expect(await count()).toBe(1);
+  const stored = await callJson(`/api/integrations/lti-consumers/${reg.consumer.id}`, {
+    token: tenant.admin.token,
+  });
+  expect(stored.body.name).toBe("Test LMS");
 });

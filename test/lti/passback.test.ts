@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from "jose";
 import { expect, it } from "vitest";
 import { callJson } from "../helpers/api";
-import { createPlatformAdmin, createTenant, mintToken } from "../helpers/tenants";
+import { createTenant, mintToken } from "../helpers/tenants";
 import { runQueue, waitUntil } from "../webhooks/support";
 import { AGS_CLAIM, launch, registerPlatform, SCORE_SCOPE } from "./support";
 
@@ -45,7 +45,7 @@ it("sends the score with a verifiable client assertion and the exact AGS body", 
   const state = await reg.platform.state();
   expect(state.token_requests).toHaveLength(1);
   const [token] = state.token_requests;
-  const { keys } = (await callJson("/api/lti/jwks")).body;
+  const { keys } = (await callJson(reg.consumer.tool.jwks_url)).body;
   expect(token).toMatchObject({
     grant_type: "client_credentials",
     client_assertion_type: "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
@@ -194,8 +194,10 @@ it("refuses launches without a line item or the score scope (409), other institu
 it("after a key rotation the new key signs and the old one still verifies", async () => {
   const { tenant, reg, launch: l } = await gradableLaunch();
   expect((await grade(tenant.admin.token, l.id, { score_given: 1, score_maximum: 1 })).res.status).toBe(200);
-  const staff = await createPlatformAdmin();
-  const rotated = await callJson("/api/integrations/lti-keys/rotate", { token: staff.token, method: "POST" });
+  const rotated = await callJson(`/api/integrations/lti-consumers/${reg.consumer.id}/keys/rotate`, {
+    token: tenant.admin.token,
+    method: "POST",
+  });
   expect(rotated.res.status).toBe(200);
   await env.DB.prepare("DELETE FROM lti_access_tokens").run();
   await reg.platform.learnToolKeys();
@@ -204,7 +206,7 @@ it("after a key rotation the new key signs and the old one still verifies", asyn
   expect(after!.assertion_valid).toBe(true);
   expect(decodeProtectedHeader(after!.assertion!).kid).toBe(rotated.body.current_kid);
   // The assertion signed before the rotation verifies against today's key set.
-  const jwks = createLocalJWKSet((await callJson("/api/lti/jwks")).body);
+  const jwks = createLocalJWKSet((await callJson(reg.consumer.tool.jwks_url)).body);
   const old = await jwtVerify(before!.assertion!, jwks, { algorithms: ["RS256"] });
   expect(old.protectedHeader.kid).toBe(rotated.body.retired_kid);
 });

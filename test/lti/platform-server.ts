@@ -1,8 +1,10 @@
 // An LTI 1.3 platform (an LMS) on loopback, run by vitest in Node (globalSetup) for the whole test run,
 // written with jose independently of the worker's code. Each test makes its own platform by name:
 // its RSA keys and JWKS, id_tokens it signs on request (correctly or in the ways attackers try), an
-// OAuth 2 token endpoint that verifies the tool's client assertion against the tool's JWKS (which the
-// test copies from GET /api/lti/jwks), and line items whose score endpoints record what they get.
+// OAuth 2 token endpoint that verifies the tool's client assertion against the key set of the tool
+// JWKS URL configured for its client id, as an LMS does (this server cannot reach the worker under
+// test, so the test reads that URL from the worker and hands the key set over with the URL: see
+// `learnToolKeys` in support.ts), and line items whose score endpoints record what they get.
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import {
@@ -33,6 +35,8 @@ export interface TokenRequest {
   assertion_header: Record<string, unknown> | null;
   assertion_claims: Record<string, unknown> | null;
   assertion: string | null;
+  /** The tool JWKS URL the assertion was verified against (the one configured for the client). */
+  verified_with: string | null;
   status: number;
 }
 
@@ -57,6 +61,8 @@ interface Platform {
   keys: SigningKey[];
   clientId: string;
   toolJwks: JSONWebKeySet | null;
+  /** The tool JWKS URL configured for the client (where `toolJwks` was read). */
+  toolJwksUrl: string | null;
   tokenAudience: string | null;
   tokenScript: ScriptedAnswer[];
   scoreScript: ScriptedAnswer[];
@@ -134,6 +140,7 @@ async function handleToken(
     assertion_header: null,
     assertion_claims: null,
     assertion,
+    verified_with: platform.toolJwksUrl,
     status: 0,
   };
   try {
@@ -156,8 +163,11 @@ async function handleToken(
     record.assertion_error = String(error);
   }
   const scripted = platform.tokenScript.shift();
+  // A scripted delay alone slows the real answer down; a status or body replaces it.
+  if (scripted?.delay_ms) await new Promise((r) => setTimeout(r, scripted.delay_ms));
   let answer: [number, string];
-  if (scripted) answer = [scripted.status ?? 200, scripted.body ?? "{}"];
+  if (scripted && (scripted.status !== undefined || scripted.body !== undefined))
+    answer = [scripted.status ?? 200, scripted.body ?? "{}"];
   else if (!record.assertion_valid || record.grant_type !== "client_credentials")
     answer = [401, JSON.stringify({ error: "invalid_client", error_description: record.assertion_error })];
   else {
@@ -191,6 +201,7 @@ export async function startPlatformServer(): Promise<{ url: string; close: () =>
             keys: [await newKey()],
             clientId: "client",
             toolJwks: null,
+            toolJwksUrl: null,
             tokenAudience: null,
             tokenScript: [],
             scoreScript: [],
@@ -215,6 +226,7 @@ export async function startPlatformServer(): Promise<{ url: string; close: () =>
         if (req.method === "PUT") {
           if (body.client_id) platform.clientId = body.client_id;
           if (body.tool_jwks) platform.toolJwks = body.tool_jwks;
+          if (body.tool_jwks_url) platform.toolJwksUrl = body.tool_jwks_url;
           if ("token_audience" in body) platform.tokenAudience = body.token_audience;
           if (body.token_script) platform.tokenScript = body.token_script;
           if (body.score_script) platform.scoreScript = body.score_script;
@@ -229,6 +241,7 @@ export async function startPlatformServer(): Promise<{ url: string; close: () =>
           kid: platform.keys[platform.keys.length - 1]!.kid,
           token_requests: platform.tokenRequests,
           score_requests: platform.scoreRequests,
+          issued_tokens: [...platform.tokens],
           jwks_fetches: platform.jwksFetches,
         });
       }

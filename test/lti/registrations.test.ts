@@ -7,11 +7,15 @@ import { platformSimulator, registerPlatform } from "./support";
 
 const doh = dohStub();
 
-it("publishes an RS256 key set generated on first need, cacheable for five minutes", async () => {
+it("each registration publishes its own RS256 key set at its tool.jwks_url, generated on first need, cacheable for five minutes", async () => {
+  const tenant = await createTenant();
+  const { consumer } = await registerPlatform(tenant.admin);
+  const { consumer: other } = await registerPlatform(tenant.admin);
+  expect(consumer.tool.jwks_url).toBe(`https://api.lingua.test/api/lti/jwks/${consumer.id}`);
   const [a, b, c] = await Promise.all([
-    callJson("/api/lti/jwks"),
-    callJson("/api/lti/jwks"),
-    callJson("/api/lti/jwks"),
+    callJson(consumer.tool.jwks_url),
+    callJson(consumer.tool.jwks_url),
+    callJson(consumer.tool.jwks_url),
   ]);
   expect(a.res.status).toBe(200);
   expect(a.res.headers.get("Cache-Control")).toBe("public, max-age=300");
@@ -24,35 +28,85 @@ it("publishes an RS256 key set generated on first need, cacheable for five minut
   expect(b.body.keys).toEqual(a.body.keys);
   expect(c.body.keys).toEqual(a.body.keys);
   const stored = await env.DB.prepare(
-    "SELECT count(*) AS n, min(private_key_sealed) AS sealed FROM lti_keys",
-  ).first<any>();
+    "SELECT count(*) AS n, min(private_key_sealed) AS sealed FROM lti_keys WHERE consumer_id = ?",
+  )
+    .bind(consumer.id)
+    .first<any>();
   expect(stored.n).toBe(1);
   expect(stored.sealed).toMatch(/^v2\./);
   expect(stored.sealed).not.toContain(key.n);
+  // Another registration, even of the same institution, has keys of its own.
+  const theirs = await callJson(other.tool.jwks_url);
+  expect(theirs.res.status).toBe(200);
+  expect(theirs.body.keys).toHaveLength(1);
+  expect(theirs.body.keys[0].kid).not.toBe(key.kid);
+  expect(theirs.body.keys[0].n).not.toBe(key.n);
+  // No registration, no keys; the platform-wide key set is gone.
+  const unknown = await callJson("/api/lti/jwks/ltc_nope");
+  expect(unknown.res.status).toBe(404);
+  expect(unknown.body.code).toBe("not_found");
+  expect((await callJson("/api/lti/jwks")).res.status).toBe(404);
+  expect(
+    await env.DB.prepare("SELECT count(*) AS n FROM lti_keys WHERE consumer_id = 'ltc_nope'").first<number>(
+      "n",
+    ),
+  ).toBe(0);
+  // Deleting the registration deletes its keys.
+  await callJson(`/api/integrations/lti-consumers/${other.id}`, {
+    token: tenant.admin.token,
+    method: "DELETE",
+  });
+  expect(
+    await env.DB.prepare("SELECT count(*) AS n FROM lti_keys WHERE consumer_id = ?")
+      .bind(other.id)
+      .first<number>("n"),
+  ).toBe(0);
+  expect((await callJson(other.tool.jwks_url)).res.status).toBe(404);
 });
 
-it("rotation by platform staff makes a new key current and keeps the old one published", async () => {
-  const before = (await callJson("/api/lti/jwks")).body.keys;
-  const staff = await createPlatformAdmin();
-  const { res, body } = await callJson("/api/integrations/lti-keys/rotate", {
-    token: staff.token,
-    method: "POST",
-  });
+it("a registration's key rotates on its own (its admins, platform staff); the old key stays published; another institution's id is 404", async () => {
+  const [tenant, stranger] = await Promise.all([createTenant(), createTenant()]);
+  const { consumer } = await registerPlatform(tenant.admin);
+  const { consumer: other } = await registerPlatform(tenant.admin);
+  const rotate = (id: string, token: string) =>
+    callJson(`/api/integrations/lti-consumers/${id}/keys/rotate`, { token, method: "POST" });
+  const before = (await callJson(consumer.tool.jwks_url)).body.keys;
+  const otherBefore = (await callJson(other.tool.jwks_url)).body.keys;
+  const { res, body } = await rotate(consumer.id, tenant.admin.token);
   expect(res.status).toBe(200);
   expect(body.retired_kid).toBe(before[0].kid);
   expect(body.current_kid).not.toBe(before[0].kid);
   const published = Date.parse(body.retired_key_published_until) - Date.now();
   expect(published).toBeGreaterThan(7 * 86_400_000 - 60_000);
   expect(published).toBeLessThanOrEqual(7 * 86_400_000);
-  const after = (await callJson("/api/lti/jwks")).body.keys;
+  const after = (await callJson(consumer.tool.jwks_url)).body.keys;
   expect(after.map((k: any) => k.kid)).toEqual([body.current_kid, before[0].kid]);
+  expect(body.keys).toEqual(after);
+  // The other registration's keys did not move.
+  expect((await callJson(other.tool.jwks_url)).body.keys).toEqual(otherBefore);
 
-  const tenant = await createTenant();
-  const denied = await callJson("/api/integrations/lti-keys/rotate", {
-    token: tenant.admin.token,
-    method: "POST",
-  });
+  // Platform staff may rotate any registration's key.
+  const staff = await createPlatformAdmin();
+  const byStaff = await rotate(consumer.id, staff.token);
+  expect(byStaff.res.status).toBe(200);
+  expect(byStaff.body.retired_kid).toBe(body.current_kid);
+
+  // Another institution's admin: 404, as for an unknown id, and nothing rotated.
+  const current = (await callJson(consumer.tool.jwks_url)).body.keys;
+  const foreign = await rotate(consumer.id, stranger.admin.token);
+  expect(foreign.res.status).toBe(404);
+  expect(foreign.body.code).toBe("not_found");
+  expect((await rotate("ltc_nope", tenant.admin.token)).res.status).toBe(404);
+  // Without lti:write: 403 naming it.
+  const reader = await mintToken(tenant.admin, ["lti:read"]);
+  const denied = await rotate(consumer.id, reader.token);
   expect(denied.res.status).toBe(403);
+  expect(JSON.stringify(denied.body)).toContain("lti:write");
+  expect((await callJson(consumer.tool.jwks_url)).body.keys).toEqual(current);
+  // The platform-wide rotation is gone.
+  expect(
+    (await callJson("/api/integrations/lti-keys/rotate", { token: staff.token, method: "POST" })).res.status,
+  ).toBe(404);
 });
 
 it("registers a platform and answers the tool URLs to paste into it", async () => {
@@ -72,12 +126,14 @@ it("registers a platform and answers the tool URLs to paste into it", async () =
     jwks_url: urls.jwks_url,
     auth_token_audience: "https://lms.example/token-audience",
     tool: {
-      login_url: "https://api.lingua.test/api/lti/login",
+      login_url: expect.stringMatching(/^https:\/\/api\.lingua\.test\/api\/lti\/login\/ltc_/),
       launch_url: "https://api.lingua.test/api/lti/callback",
-      jwks_url: "https://api.lingua.test/api/lti/jwks",
+      jwks_url: expect.stringMatching(/^https:\/\/api\.lingua\.test\/api\/lti\/jwks\/ltc_/),
       redirect_uris: ["https://api.lingua.test/api/lti/callback"],
     },
   });
+  expect(consumer.tool.login_url).toBe(`https://api.lingua.test/api/lti/login/${consumer.id}`);
+  expect(consumer.tool.jwks_url).toBe(`https://api.lingua.test/api/lti/jwks/${consumer.id}`);
   const got = await callJson(`/api/integrations/lti-consumers/${consumer.id}`, { token: tenant.admin.token });
   expect(got.body).toEqual(consumer);
   const list = await callJson("/api/integrations/lti-consumers", { token: tenant.admin.token });

@@ -20,6 +20,8 @@ export interface PlatformState {
   kid: string;
   token_requests: TokenRequest[];
   score_requests: ScoreRequest[];
+  /** Every access token the platform's token endpoint issued. */
+  issued_tokens: string[];
   jwks_fetches: number;
 }
 
@@ -28,9 +30,14 @@ export function platformSimulator(name = crypto.randomUUID()) {
   const control = `${inject("ltiPlatformUrl")}/control/${name}`;
   const put = async (body: Record<string, unknown>) =>
     (await (await fetch(control, { method: "PUT", body: JSON.stringify(body) })).json()) as PlatformState;
+  /** The tool JWKS URL `learnToolKeys` reads by default: that of the registration registerPlatform made. */
+  let toolJwksUrl: string | null = null;
   return {
     name,
     configure: put,
+    useToolJwksUrl(url: string) {
+      toolJwksUrl = url;
+    },
     state: async () => (await (await fetch(control)).json()) as PlatformState,
     /** An id_token signed by the platform (`mode`: rs256, none, hs256-public, unknown-key, wrong-signature). */
     async idToken(payload: Record<string, unknown>, mode = "rs256", header: Record<string, unknown> = {}) {
@@ -44,10 +51,17 @@ export function platformSimulator(name = crypto.randomUUID()) {
     async rotate() {
       return ((await (await fetch(`${control}/rotate`, { method: "POST" })).json()) as { kid: string }).kid;
     },
-    /** Copies the tool's JWKS (GET /api/lti/jwks) to the platform, as an LMS fetches it. */
-    async learnToolKeys() {
-      const { body } = await callJson("/api/lti/jwks");
-      await put({ tool_jwks: body });
+    /**
+     * Configures the platform with a tool JWKS URL (a registration's `tool.jwks_url`) and the key set
+     * found there now, as an LMS reads it: its token endpoint verifies client assertions with it.
+     * Without a registration, that of the registration registerPlatform made for this platform.
+     */
+    async learnToolKeys(consumer?: { tool: { jwks_url: string } }) {
+      const url = consumer?.tool.jwks_url ?? toolJwksUrl;
+      if (!url) throw new Error("no tool JWKS URL for this platform");
+      const { res, body } = await callJson(url);
+      if (res.status !== 200) throw new Error(`tool JWKS ${url}: ${res.status}`);
+      await put({ tool_jwks: body, tool_jwks_url: url });
     },
     scores: async (script: ScriptedAnswer[]) => put({ score_script: script }),
   };
@@ -75,13 +89,22 @@ export async function registerPlatform(admin: TestUser, extra: Record<string, un
     },
   });
   if (res.status !== 201) throw new Error(`registration failed: ${res.status} ${JSON.stringify(body)}`);
+  platform.useToolJwksUrl(body.tool.jwks_url);
   return { platform, consumer: body, clientId, deploymentId, urls };
 }
 
 export type Registered = Awaited<ReturnType<typeof registerPlatform>>;
 
-/** Third-party initiated login; the tool's 302 parsed. */
-export async function login(reg: Registered, params: Record<string, string> = {}, ip = freshIp()) {
+/**
+ * Third-party initiated login; the tool's 302 parsed. Through the shared login URL unless `loginUrl`
+ * is given (a registration's `tool.login_url`).
+ */
+export async function login(
+  reg: Registered,
+  params: Record<string, string> = {},
+  ip = freshIp(),
+  loginUrl = "/api/lti/login",
+) {
   const query = new URLSearchParams({
     iss: reg.urls.issuer,
     login_hint: "hint-42",
@@ -90,7 +113,7 @@ export async function login(reg: Registered, params: Record<string, string> = {}
     lti_message_hint: "msg-hint",
     ...params,
   });
-  const res = await call(`/api/lti/login?${query}`, { headers: { "CF-Connecting-IP": ip } });
+  const res = await call(`${loginUrl}?${query}`, { headers: { "CF-Connecting-IP": ip } });
   const location = res.headers.get("Location");
   const redirect = location ? new URL(location) : null;
   return {

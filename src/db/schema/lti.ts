@@ -3,27 +3,6 @@ import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from
 import { institutions, users } from "./identity";
 
 /**
- * The tool's RS256 signing keys. One row is current (`current_slot = 'current'`, unique, so two
- * isolates generating the first key at once end with one); a key rotated out stays published in the
- * JWKS until `published_until` so platforms that cached it keep verifying.
- */
-export const ltiKeys = sqliteTable("lti_keys", {
-  /** The JWK `kid`. */
-  id: text("id").primaryKey(),
-  /** `'current'` for the signing key, null once rotated out. */
-  currentSlot: text("current_slot").unique(),
-  /** The public JWK (kty, n, e, kid, alg, use) as published. */
-  publicJwk: text("public_jwk", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
-  /** AES-GCM sealed PKCS#8 JWK of the private key; never returned, never logged. */
-  privateKeySealed: text("private_key_sealed").notNull(),
-  createdAt: text("created_at").notNull(),
-  /** When it stopped being current; null while current. */
-  retiredAt: text("retired_at"),
-  /** ISO time until which a retired key stays in the JWKS. */
-  publishedUntil: text("published_until"),
-});
-
-/**
  * A learning platform registered by an institution. Issuer + client id are unique per institution
  * only: two institutions may register the same pair (neither can tell), and a login is matched to
  * one of them by its deployment id (lti/login.ts); one that cannot be told apart is refused.
@@ -53,6 +32,40 @@ export const ltiConsumers = sqliteTable(
   ],
 );
 
+/**
+ * The tool's RS256 signing keys, per registration: each registration signs its client assertions with
+ * its own key, published at its own JWKS URL (`/api/lti/jwks/{consumer_id}`), so a platform that trusts
+ * one registration's keys trusts no other's. One row per registration is current
+ * (`current_slot = 'current'`, unique with the registration, so two isolates generating its first key
+ * at once end with one); a key rotated out stays published until `published_until` so platforms that
+ * cached it keep verifying. The keys go with their registration.
+ */
+export const ltiKeys = sqliteTable(
+  "lti_keys",
+  {
+    /** The JWK `kid`. */
+    id: text("id").primaryKey(),
+    consumerId: text("consumer_id")
+      .notNull()
+      .references(() => ltiConsumers.id, { onDelete: "cascade" }),
+    /** `'current'` for the signing key, null once rotated out. */
+    currentSlot: text("current_slot"),
+    /** The public JWK (kty, n, e, kid, alg, use) as published. */
+    publicJwk: text("public_jwk", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    /** AES-GCM sealed PKCS#8 JWK of the private key; never returned, never logged. */
+    privateKeySealed: text("private_key_sealed").notNull(),
+    createdAt: text("created_at").notNull(),
+    /** When it stopped being current; null while current. */
+    retiredAt: text("retired_at"),
+    /** ISO time until which a retired key stays in the JWKS. */
+    publishedUntil: text("published_until"),
+  },
+  (t) => [
+    uniqueIndex("lti_keys_consumer_current_idx").on(t.consumerId, t.currentSlot),
+    index("lti_keys_consumer_idx").on(t.consumerId, t.createdAt),
+  ],
+);
+
 /** OIDC login state: single use, 10 minutes; the server-side source of truth for the callback. */
 export const ltiStates = sqliteTable("lti_states", {
   state: text("state").primaryKey(),
@@ -63,6 +76,11 @@ export const ltiStates = sqliteTable("lti_states", {
   /** The value of the state cookie set with it (compared when the browser sends the cookie back). */
   browserBinding: text("browser_binding").notNull(),
   targetLinkUri: text("target_link_uri").notNull(),
+  /**
+   * Whether the login came through the registration's own login URL (`/api/lti/login/{id}`) rather
+   * than the shared one, where the registration was chosen by issuer, client id and deployment id.
+   */
+  registrationBound: integer("registration_bound", { mode: "boolean" }).notNull().default(false),
   /** ms */
   expiresAt: integer("expires_at").notNull(),
   usedAt: integer("used_at"),

@@ -1,7 +1,9 @@
 import type { z } from "@hono/zod-openapi";
 import { and, desc, eq } from "drizzle-orm";
-import { ltiConsumers } from "../../db/schema";
+import { ltiAccessTokens, ltiConsumers } from "../../db/schema";
 import type { Env } from "../../env";
+import type { Principal } from "../../platform/auth/principal";
+import { requireInstitution } from "../../platform/auth/principal";
 import { database } from "../../platform/db";
 import { ApiError, type FieldError, validationError } from "../../platform/errors";
 import { type PageRequest, pageBounds, pageWithTotal } from "../../platform/http/pagination";
@@ -12,17 +14,22 @@ import type { ConsumerSchema, CreateConsumerBody, UpdateConsumerBody } from "./s
 
 export type ConsumerRow = typeof ltiConsumers.$inferSelect;
 
+/** The shared login URL (the fallback for platforms that cannot have one per registration). */
 export const LOGIN_PATH = `${LTI}/login` as const;
 export const CALLBACK_PATH = `${LTI}/callback` as const;
 export const JWKS_PATH = `${LTI}/jwks` as const;
 
-/** The URLs an LMS administrator pastes into the platform, absolute on this API's origin. */
-export function toolUrls(origin: string) {
+/**
+ * The URLs an LMS administrator pastes into the platform, absolute on this API's origin. The login and
+ * JWKS URLs name the registration: a login through it goes to that registration only, and the key set
+ * holds that registration's keys only.
+ */
+export function toolUrls(origin: string, consumerId: string) {
   const callback = origin + CALLBACK_PATH;
   return {
-    login_url: origin + LOGIN_PATH,
+    login_url: `${origin}${LOGIN_PATH}/${consumerId}`,
     launch_url: callback,
-    jwks_url: origin + JWKS_PATH,
+    jwks_url: `${origin}${JWKS_PATH}/${consumerId}`,
     redirect_uris: [callback],
   };
 }
@@ -39,13 +46,21 @@ export function presentConsumer(row: ConsumerRow, origin: string): z.infer<typeo
     auth_token_url: row.authTokenUrl,
     jwks_url: row.jwksUrl,
     auth_token_audience: row.authTokenAudience,
-    tool: toolUrls(origin),
+    tool: toolUrls(origin, row.id),
     created_at: row.createdAt,
     updated_at: row.updatedAt,
   };
 }
 
 const URL_FIELDS = ["auth_login_url", "auth_token_url", "jwks_url"] as const;
+/** The fields whose change forgets the registration's cached access tokens. */
+const TOKEN_FIELDS = [
+  ["issuer", "issuer"],
+  ["client_id", "clientId"],
+  ["auth_token_url", "authTokenUrl"],
+  ["auth_token_audience", "authTokenAudience"],
+  ["jwks_url", "jwksUrl"],
+] as const;
 
 async function checkUrls(
   env: Env,
@@ -120,6 +135,20 @@ export async function listConsumers(env: Env, institutionId: string, page: PageR
   );
 }
 
+/** A registration by id alone, or undefined. */
+export async function consumerById(env: Env, id: string): Promise<ConsumerRow | undefined> {
+  return database(env.DB).select().from(ltiConsumers).where(eq(ltiConsumers.id, id)).get();
+}
+
+/** The registration a caller may manage: platform staff any, others their institution's only (else 404). */
+export async function findManagedConsumer(env: Env, principal: Principal, id: string): Promise<ConsumerRow> {
+  if (principal.user.role !== "platform_admin")
+    return findConsumer(env, requireInstitution(principal).id, id);
+  const row = await consumerById(env, id);
+  if (!row) throw new ApiError("not_found", `No LTI registration ${id}.`);
+  return row;
+}
+
 /** The institution's registration, or 404 (also for another institution's id). */
 export async function findConsumer(env: Env, institutionId: string, id: string): Promise<ConsumerRow> {
   const row = await database(env.DB)
@@ -137,7 +166,7 @@ export async function updateConsumer(
   id: string,
   body: z.infer<typeof UpdateConsumerBody>,
 ): Promise<ConsumerRow> {
-  await findConsumer(env, institutionId, id);
+  const before = await findConsumer(env, institutionId, id);
   await checkUrls(env, body);
   const changes: Partial<ConsumerRow> = { updatedAt: nowIso() };
   if (body.name !== undefined) changes.name = body.name;
@@ -148,12 +177,22 @@ export async function updateConsumer(
   if (body.auth_token_url !== undefined) changes.authTokenUrl = body.auth_token_url;
   if (body.jwks_url !== undefined) changes.jwksUrl = body.jwks_url;
   if (body.auth_token_audience !== undefined) changes.authTokenAudience = body.auth_token_audience;
+  const db = database(env.DB);
+  // A token of the platform was obtained for what the registration said then: another issuer, client
+  // id, token URL, audience or key set makes it someone else's, so it is forgotten with the change.
+  const forgetsTokens = TOKEN_FIELDS.some(
+    ([field, column]) => body[field] !== undefined && body[field] !== before[column],
+  );
   try {
-    const [row] = await database(env.DB)
+    const update = db
       .update(ltiConsumers)
       .set(changes)
       .where(and(eq(ltiConsumers.id, id), eq(ltiConsumers.institutionId, institutionId)))
       .returning();
+    const [updated] = forgetsTokens
+      ? await db.batch([update, db.delete(ltiAccessTokens).where(eq(ltiAccessTokens.consumerId, id))])
+      : [await update];
+    const [row] = updated;
     if (!row) throw new ApiError("not_found", `No LTI registration ${id}.`);
     return row;
   } catch (error) {

@@ -6,6 +6,7 @@ import { database } from "../../platform/db";
 import { ApiError } from "../../platform/errors";
 import { type PageRequest, pageBounds, pageWithTotal } from "../../platform/http/pagination";
 import { newId, nowIso } from "../../platform/ids";
+import { type DisplayTextRule, sanitizeDisplayText, TITLE } from "../../platform/text";
 import { visibleCourses } from "../content/service";
 import { asRecord, CLAIMS, pick } from "./claims";
 import type { ConsumerRow } from "./consumers";
@@ -85,6 +86,30 @@ function agsOf(env: Env, claim: unknown): Record<string, unknown> | null {
   return ags;
 }
 
+/** A link's description: long text, line breaks kept. */
+const LINK_DESCRIPTION = { max: 5000, multiline: true } as const satisfies DisplayTextRule;
+
+/**
+ * The claim's fields the log keeps, the display ones (titles, label, description) cleaned as a name
+ * is (control and bidirectional characters dropped, cut to the rule's length), not refused; one
+ * that nothing is left of is left out.
+ */
+function cleaned(
+  claim: unknown,
+  fields: string[],
+  display: Record<string, DisplayTextRule>,
+): Record<string, unknown> | null {
+  const picked = pick(claim, fields);
+  if (!picked) return null;
+  for (const [field, rule] of Object.entries(display)) {
+    if (picked[field] === undefined) continue;
+    const text = sanitizeDisplayText(picked[field], rule);
+    if (text === null) delete picked[field];
+    else picked[field] = text;
+  }
+  return picked;
+}
+
 /** The launch row of an accepted launch: every claim the log and grade passback need, as sent (line items as kept). */
 export function succeededLaunch(
   env: Env,
@@ -105,8 +130,14 @@ export function succeededLaunch(
     sub: claims.sub as string,
     userId,
     roles: (claims[CLAIMS.roles] as unknown[]).filter((r): r is string => typeof r === "string"),
-    context: pick(claims[CLAIMS.context], ["id", "label", "title", "type"]),
-    resourceLink: pick(claims[CLAIMS.resourceLink], ["id", "title", "description"]),
+    context: cleaned(claims[CLAIMS.context], ["id", "label", "title", "type"], {
+      label: TITLE,
+      title: TITLE,
+    }),
+    resourceLink: cleaned(claims[CLAIMS.resourceLink], ["id", "title", "description"], {
+      title: TITLE,
+      description: LINK_DESCRIPTION,
+    }),
     custom: asRecord(claims[CLAIMS.custom]),
     targetLinkUri: claims[CLAIMS.targetLinkUri] as string,
     targetType: target?.type ?? null,

@@ -5,13 +5,17 @@ import type { Env } from "../../env";
 import { randomBytes, toBase64Url } from "../../platform/crypto/encoding";
 import { database } from "../../platform/db";
 import { ApiError } from "../../platform/errors";
-import { CALLBACK_PATH } from "./consumers";
+import { CALLBACK_PATH, type ConsumerRow, consumerById } from "./consumers";
 import type { LoginParams } from "./schemas";
 
 /** How long a login's state and nonce wait for the callback. */
 export const STATE_TTL_MS = 10 * 60_000;
 export const STATE_COOKIE_PREFIX = "lti_state_";
-/** Registrations of one issuer read at a login: enough to choose by deployment id. */
+/**
+ * Registrations of one issuer read at a login through the shared URL: enough to choose by deployment
+ * id. When the login names no client id and the issuer has more registrations than this, they cannot
+ * all be looked at, so the login is refused asking for `client_id` (not "deployment not registered").
+ */
 const MATCH_LIMIT = 100;
 
 /** Whether a target_link_uri is this tool's launch URL (any query: `?course=` / `?lesson=` choose the target). */
@@ -75,7 +79,16 @@ async function registrationFor(
         ? and(eq(ltiConsumers.issuer, issuer), eq(ltiConsumers.clientId, clientId))
         : eq(ltiConsumers.issuer, issuer),
     )
-    .limit(MATCH_LIMIT);
+    .limit(MATCH_LIMIT + 1);
+  // More rows than MATCH_LIMIT cannot all be looked at: without client_id the platform must send one;
+  // with it (as many institutions registering one platform's pair) the login cannot be told apart.
+  if (rows.length > MATCH_LIMIT) {
+    if (!clientId)
+      throw refuse(
+        `Several registrations share the issuer ${issuer}; the platform must send \`client_id\` with the login.`,
+      );
+    throw ambiguous(requestId, issuer, clientId, deploymentId, rows);
+  }
   if (rows.length === 0)
     throw refuse(
       `No LTI registration for issuer ${issuer}${clientId ? ` and client id ${clientId}` : ""}; register the platform first.`,
@@ -90,16 +103,53 @@ async function registrationFor(
     throw refuse(
       `Several registrations share the issuer ${issuer}; the platform must send \`client_id\` with the login.`,
     );
-  warnAmbiguous("login", { requestId, issuer, clientId, deploymentId, registrations: candidates });
-  throw new ApiError(
+  throw ambiguous(requestId, issuer, clientId, deploymentId, candidates);
+}
+
+function ambiguous(
+  requestId: string | undefined,
+  issuer: string,
+  clientId: string | undefined,
+  deploymentId: string | undefined,
+  registrations: readonly ConsumerRow[],
+): ApiError {
+  warnAmbiguous("login", { requestId, issuer, clientId, deploymentId, registrations });
+  return new ApiError(
     "bad_request",
-    `This login matches more than one registration of the platform${deploymentId === undefined ? " and names no `lti_deployment_id`" : ` for deployment ${deploymentId}`}; each registration must list only the deployment ids it serves, and the platform must send \`lti_deployment_id\` with the login.`,
+    `This login matches more than one registration of the platform${deploymentId === undefined ? " and names no `lti_deployment_id`" : ` for deployment ${deploymentId}`}; each registration must list only the deployment ids it serves, and the platform must send \`lti_deployment_id\` with the login (or use the registration's own \`tool.login_url\`).`,
     { extensions: { reason: "registration_ambiguous" } },
   );
 }
 
 /**
- * Third-party initiated login: finds the registration, stores a single-use state and nonce for ten
+ * The registration a login through its own URL (`/api/lti/login/{id}`) is for: that one, whose issuer,
+ * client id and (when sent) deployment id the login must carry. No other registration is looked at,
+ * so another institution's registration of the same platform neither receives nor blocks it.
+ */
+async function namedRegistration(
+  env: Env,
+  registrationId: string,
+  params: z.infer<typeof LoginParams>,
+): Promise<ConsumerRow> {
+  const row = await consumerById(env, registrationId);
+  if (!row)
+    throw refuse(
+      `No LTI registration ${registrationId}; the login URL must be a registration's \`tool.login_url\`.`,
+    );
+  if (row.issuer !== params.iss)
+    throw refuse(`The issuer ${params.iss} is not this registration's; check the login URL in the platform.`);
+  if (params.client_id !== undefined && row.clientId !== params.client_id)
+    throw refuse(
+      `The client id ${params.client_id} is not this registration's; check the login URL in the platform.`,
+    );
+  if (params.lti_deployment_id !== undefined && !row.deploymentIds.includes(params.lti_deployment_id))
+    throw refuse(`The deployment id ${params.lti_deployment_id} is not registered for this platform.`);
+  return row;
+}
+
+/**
+ * Third-party initiated login: finds the registration (the one the login URL names, else by issuer,
+ * client id and deployment id), stores a single-use state and nonce for ten
  * minutes, and answers where to send the browser (the platform's OIDC authorization endpoint with
  * every parameter of an LTI authentication request) and the state cookie's value.
  */
@@ -107,15 +157,13 @@ export async function startLogin(
   env: Env,
   params: z.infer<typeof LoginParams>,
   origin: string,
-  requestId?: string,
+  options: { requestId?: string; registrationId?: string } = {},
 ) {
-  const consumer = await registrationFor(
-    env,
-    params.iss,
-    params.client_id,
-    params.lti_deployment_id,
-    requestId,
-  );
+  const { requestId, registrationId } = options;
+  const consumer =
+    registrationId !== undefined
+      ? await namedRegistration(env, registrationId, params)
+      : await registrationFor(env, params.iss, params.client_id, params.lti_deployment_id, requestId);
   if (!isToolTarget(params.target_link_uri, origin))
     throw refuse(
       `The target_link_uri ${params.target_link_uri} is not this tool's launch URL (${origin}${CALLBACK_PATH}).`,
@@ -132,6 +180,7 @@ export async function startLogin(
       consumerId: consumer.id,
       browserBinding,
       targetLinkUri: params.target_link_uri,
+      registrationBound: registrationId !== undefined,
       expiresAt: Date.now() + STATE_TTL_MS,
       usedAt: null,
     })

@@ -1,6 +1,6 @@
-import { and, eq, gt } from "drizzle-orm";
+import { and, eq, gt, notExists, sql } from "drizzle-orm";
 import { SignJWT } from "jose";
-import { ltiAccessTokens } from "../../db/schema";
+import { ltiAccessTokens, ltiConsumers } from "../../db/schema";
 import type { Env } from "../../env";
 import { config } from "../../platform/config";
 import { ltiAccessTokenBinding } from "../../platform/crypto/sealed-values";
@@ -15,9 +15,13 @@ const EXPIRY_MARGIN_MS = 60_000;
 
 export type TokenResult = { token: string } | { failure: AttemptOutcome };
 
-/** The JWT client assertion of RFC 7523, signed with the tool's current key (kid in the header). */
+/**
+ * The JWT client assertion of RFC 7523, signed with the registration's own current key (kid in the
+ * header), which only that registration's JWKS URL publishes: a platform configured with another
+ * registration's JWKS URL refuses it.
+ */
 async function clientAssertion(env: Env, consumer: ConsumerRow): Promise<string> {
-  const key = await currentSigningKey(env);
+  const key = await currentSigningKey(env, consumer.id);
   return new SignJWT({})
     .setProtectedHeader({ alg: "RS256", typ: "JWT", kid: key.kid })
     .setIssuer(consumer.clientId)
@@ -83,13 +87,36 @@ export async function accessToken(env: Env, consumer: ConsumerRow, scope: string
     (typeof body.expires_in === "number" && body.expires_in > 0 ? body.expires_in : 3600) * 1000;
   const expiresAt = Date.now() + Math.max(lifetimeMs - EXPIRY_MARGIN_MS, lifetimeMs / 2);
   const tokenSealed = await seal(body.access_token, secret, binding);
-  await db
-    .insert(ltiAccessTokens)
-    .values({ consumerId: consumer.id, scope, tokenSealed, expiresAt })
-    .onConflictDoUpdate({
-      target: [ltiAccessTokens.consumerId, ltiAccessTokens.scope],
-      set: { tokenSealed, expiresAt },
-    })
-    .run();
+  // Kept only while the registration still names the platform the token was asked from: a change
+  // made meanwhile (updateConsumer forgets the cached tokens) must not be undone by this late insert.
+  await db.batch([
+    db
+      .insert(ltiAccessTokens)
+      .values({ consumerId: consumer.id, scope, tokenSealed, expiresAt })
+      .onConflictDoUpdate({
+        target: [ltiAccessTokens.consumerId, ltiAccessTokens.scope],
+        set: { tokenSealed, expiresAt },
+      }),
+    db.delete(ltiAccessTokens).where(
+      and(
+        eq(ltiAccessTokens.consumerId, consumer.id),
+        notExists(
+          db
+            .select({ id: ltiConsumers.id })
+            .from(ltiConsumers)
+            .where(
+              and(
+                eq(ltiConsumers.id, consumer.id),
+                eq(ltiConsumers.issuer, consumer.issuer),
+                eq(ltiConsumers.clientId, consumer.clientId),
+                eq(ltiConsumers.authTokenUrl, consumer.authTokenUrl),
+                eq(ltiConsumers.jwksUrl, consumer.jwksUrl),
+                sql`${ltiConsumers.authTokenAudience} IS ${consumer.authTokenAudience}`,
+              ),
+            ),
+        ),
+      ),
+    ),
+  ]);
   return { token: body.access_token };
 }

@@ -6,5 +6,4 @@
 export const LTI = "/api/lti";
 export const LTI_CONSUMERS = "/api/integrations/lti-consumers";
 export const LTI_LAUNCHES = "/api/integrations/lti-launches";
-export const LTI_KEYS = "/api/integrations/lti-keys";
-export const PREFIXES = [LTI, LTI_CONSUMERS, LTI_LAUNCHES, LTI_KEYS] as const;
+export const PREFIXES = [LTI, LTI_CONSUMERS, LTI_LAUNCHES] as const;

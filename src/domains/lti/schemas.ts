@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { LAUNCH_STATUSES, PASSBACK_STATUSES } from "../../db/schema";
 import { pageQueryShape, pageSchema } from "../../platform/http/pagination";
+import { displayText } from "../../platform/text";
 import { UserSchema } from "../auth/schemas";
 
 const MAX_URL = 2048;
@@ -14,7 +15,7 @@ const PlatformUrl = (description: string, example: string) =>
       description: `${description} Absolute \`https\` URL without credentials; private, loopback, link-local and metadata addresses are refused (local development may allow http and loopback with \`ALLOW_LOOPBACK_TARGETS\`).`,
     });
 
-const Name = z.string().trim().min(1, "must not be empty").max(200, "must be at most 200 characters");
+const Name = displayText({ max: 200 }, { example: "Canvas (production)" });
 const Issuer = z.string().trim().min(1, "must not be empty").max(MAX_URL).openapi({
   example: "https://canvas.instructure.com",
   description: "The platform's `iss` (its issuer identifier), exactly as its id_tokens carry it.",
@@ -41,7 +42,7 @@ const Audience = z.string().trim().min(1).max(MAX_URL).nullable().openapi({
 });
 
 const consumerFields = {
-  name: Name.openapi({ example: "Canvas (production)" }),
+  name: Name,
   issuer: Issuer,
   client_id: ClientId,
   deployment_ids: DeploymentIds,
@@ -77,9 +78,9 @@ export const UpdateConsumerBody = z
 export const ToolUrlsSchema = z
   .object({
     login_url: z.string().openapi({
-      example: "https://api.lingua.example/api/lti/login",
+      example: "https://api.lingua.example/api/lti/login/ltc_01JD3Q8W2X4Y5Z6A7B8C9D0E1H",
       description:
-        "OIDC login initiation URL (Canvas: “OpenID Connect Initiation Url”; Moodle: “Initiate login URL”).",
+        "OIDC login initiation URL, this registration's own (Canvas: “OpenID Connect Initiation Url”; Moodle: “Initiate login URL”). A platform that cannot take a URL per registration may use the shared `/api/lti/login` instead, which chooses the registration by issuer, client id and deployment id.",
     }),
     launch_url: z.string().openapi({
       example: "https://api.lingua.example/api/lti/callback",
@@ -87,8 +88,9 @@ export const ToolUrlsSchema = z
         "Target link URI (Canvas: “Target Link URI”; Moodle: “Tool URL”). Append `?course={id}` or `?lesson={id}` to launch a course or lesson.",
     }),
     jwks_url: z.string().openapi({
-      example: "https://api.lingua.example/api/lti/jwks",
-      description: "The tool's public keys (Canvas: “Public JWK URL”; Moodle: “Public keyset”).",
+      example: "https://api.lingua.example/api/lti/jwks/ltc_01JD3Q8W2X4Y5Z6A7B8C9D0E1H",
+      description:
+        "This registration's public keys, which sign its client assertions and no other registration's (Canvas: “Public JWK URL”; Moodle: “Public keyset”).",
     }),
     redirect_uris: z.array(z.string()).openapi({
       example: ["https://api.lingua.example/api/lti/callback"],

@@ -220,11 +220,22 @@ function checkLtiClaims(
 
 /**
  * The launch's deployment belongs to the state's registration alone: when another registration of
- * the same issuer and client id (another institution's) lists it too, the login was steered (its
- * `lti_deployment_id` is the browser's to change) and the launch is refused, logged, without saying
- * whose — so that no institution receives a launch of a deployment another one also claims.
+ * the same issuer and client id (another institution's) lists it too, the login may have been steered
+ * (its `lti_deployment_id`, and which login URL it used, are the browser's to choose) and the launch
+ * is refused, logged, without saying whose — so that no institution receives a launch of a deployment
+ * another one also claims.
+ *
+ * A login through the registration's own URL (`registration_bound`) is what the platform configured
+ * with that URL sends, so a registration made later cannot switch it off: only an older registration
+ * listing the deployment refuses it (the one a platform was configured with first keeps its launches,
+ * and one registered afterwards to claim them cannot receive them through its own URL either).
  */
-async function checkUnambiguous(env: Env, consumer: ConsumerRow, deployment: string): Promise<void> {
+async function checkUnambiguous(
+  env: Env,
+  consumer: ConsumerRow,
+  deployment: string,
+  registrationBound: boolean,
+): Promise<void> {
   const others = (
     await database(env.DB)
       .select()
@@ -236,7 +247,9 @@ async function checkUnambiguous(env: Env, consumer: ConsumerRow, deployment: str
           ne(ltiConsumers.id, consumer.id),
         ),
       )
-  ).filter((row) => row.deploymentIds.includes(deployment));
+  ).filter(
+    (row) => row.deploymentIds.includes(deployment) && (!registrationBound || olderThan(row, consumer)),
+  );
   if (others.length === 0) return;
   warnAmbiguous("launch", {
     issuer: consumer.issuer,
@@ -248,6 +261,11 @@ async function checkUnambiguous(env: Env, consumer: ConsumerRow, deployment: str
     "registration_ambiguous",
     `The deployment ${deployment} of this platform is listed by more than one registration; each registration must list only the deployment ids it serves.`,
   );
+}
+
+/** Registered before `than` (ties by id, so of two registrations exactly one is the older). */
+function olderThan(row: ConsumerRow, than: ConsumerRow): boolean {
+  return row.createdAt < than.createdAt || (row.createdAt === than.createdAt && row.id < than.id);
 }
 
 /**
@@ -284,6 +302,6 @@ export async function validateLaunch(
     throw new LaunchRefusal("id_token_missing", "The callback carries no `id_token`.", consumer);
   const claims = await verifyToken(env, form.id_token, consumer, now);
   checkLtiClaims(claims, state, consumer, origin);
-  await checkUnambiguous(env, consumer, claims[CLAIMS.deploymentId] as string);
+  await checkUnambiguous(env, consumer, claims[CLAIMS.deploymentId] as string, state.registrationBound);
   return { consumer, claims };
 }

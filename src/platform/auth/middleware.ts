@@ -1,4 +1,5 @@
 import { eq } from "drizzle-orm";
+import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { apiTokens } from "../../db/schema";
 import type { AppEnv } from "../../env";
@@ -123,9 +124,13 @@ export const authenticate = createMiddleware<AppEnv>(async function authenticate
   c.res.headers.set("Cache-Control", "no-store");
 });
 
-export function requireAbility(ability: Ability) {
+/**
+ * Refuses a token without `ability` (403 `missing_ability` naming it), unless `exempt` says this
+ * request needs none (a token revoking itself: signing out needs no ability).
+ */
+export function requireAbility(ability: Ability, exempt?: (c: Context<AppEnv>) => boolean) {
   return createMiddleware<AppEnv>(async function requireAbility(c, next) {
-    if (!c.var.principal.token.abilities.includes(ability)) {
+    if (!c.var.principal.token.abilities.includes(ability) && !exempt?.(c)) {
       throw new ApiError("missing_ability", `This token lacks the \`${ability}\` ability.`);
     }
     await next();

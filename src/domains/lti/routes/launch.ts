@@ -13,7 +13,7 @@ import { presentLaunch } from "../launches";
 import { STATE_COOKIE_PREFIX, startLogin } from "../login";
 import { appPage, errorPage, wantsJson } from "../pages";
 import { LTI } from "../prefixes";
-import { CallbackForm, LaunchResultSchema, LoginParams, SessionExchangeBody } from "../schemas";
+import { CallbackForm, IdParam, LaunchResultSchema, LoginParams, SessionExchangeBody } from "../schemas";
 
 const TAGS = ["LTI"];
 const limit = limitByIp(IP_POLICIES.lti);
@@ -28,7 +28,10 @@ const form = <T>(schema: T) => ({
   content: { "application/x-www-form-urlencoded": { schema } },
 });
 
-const loginDescription = `Third-party initiated login (LTI 1.3 / OpenID Connect). The platform sends the browser here with \`iss\`, \`login_hint\`, \`target_link_uri\` and optionally \`client_id\`, \`lti_message_hint\`, \`lti_deployment_id\`, \`lti_storage_target\`. Lingua finds the registration by \`iss\`, \`client_id\` and \`lti_deployment_id\` (an issuer with several registrations needs \`client_id\`: 400; when registrations of several institutions share the issuer and client id, \`lti_deployment_id\` must name a deployment only one of them lists, else 400 with \`reason\` \`registration_ambiguous\`, logged), checks that \`target_link_uri\` is its launch URL, stores a single-use \`state\` and \`nonce\` for 10 minutes, and answers 302 to the platform's \`auth_login_url\` with \`scope=openid\`, \`response_type=id_token\`, \`response_mode=form_post\`, \`prompt=none\`, \`client_id\`, \`redirect_uri\`, \`login_hint\`, \`lti_message_hint\` (when sent), \`state\` and \`nonce\`. It also sets a state cookie (\`Secure; HttpOnly; SameSite=None; Partitioned\`), checked on the callback when the browser sends it back; the launch works without it. Errors are pages for browsers, problem+json for \`Accept: application/json\`. ${LIMIT_NOTE}`;
+const sharedLoginNote = `This is the shared login URL, the fallback for platforms that cannot be given a registration's own \`tool.login_url\` (\`/api/lti/login/{id}\`): Lingua finds the registration by \`iss\`, \`client_id\` and \`lti_deployment_id\` (an issuer with several registrations needs \`client_id\`: 400; when registrations of several institutions share the issuer and client id, \`lti_deployment_id\` must name a deployment only one of them lists, else 400 with \`reason\` \`registration_ambiguous\`, logged).`;
+const boundLoginNote = `This is a registration's own login URL (its \`tool.login_url\`): the login goes to that registration only, whose issuer it must carry as \`iss\` and, when sent, client id as \`client_id\` and one of its deployment ids as \`lti_deployment_id\` (else 400; unknown registration: 400). Another institution's registration of the same platform is not looked at, and the launch that follows is validated against this registration alone.`;
+const loginDescription = (note: string) =>
+  `Third-party initiated login (LTI 1.3 / OpenID Connect). The platform sends the browser here with \`iss\`, \`login_hint\`, \`target_link_uri\` and optionally \`client_id\`, \`lti_message_hint\`, \`lti_deployment_id\`, \`lti_storage_target\`. ${note} Lingua checks that \`target_link_uri\` is its launch URL, stores a single-use \`state\` and \`nonce\` for 10 minutes, and answers 302 to the platform's \`auth_login_url\` with \`scope=openid\`, \`response_type=id_token\`, \`response_mode=form_post\`, \`prompt=none\`, \`client_id\`, \`redirect_uri\`, \`login_hint\`, \`lti_message_hint\` (when sent), \`state\` and \`nonce\`. It also sets a state cookie (\`Secure; HttpOnly; SameSite=None; Partitioned\`), checked on the callback when the browser sends it back; the launch works without it. Errors are pages for browsers, problem+json for \`Accept: application/json\`. ${LIMIT_NOTE}`;
 
 const loginResponses = {
   200: jsonResponse(
@@ -55,8 +58,8 @@ const loginGet = publicRoute({
   path: `${LTI}/login`,
   tags: TAGS,
   operationId: "ltiLogin",
-  summary: "LTI 1.3 OIDC login initiation",
-  description: loginDescription,
+  summary: "LTI 1.3 OIDC login initiation (shared URL, fallback)",
+  description: loginDescription(sharedLoginNote),
   request: { query: LoginParams },
   responses: loginResponses,
 });
@@ -66,9 +69,31 @@ const loginPost = publicRoute({
   path: `${LTI}/login`,
   tags: TAGS,
   operationId: "ltiLoginPost",
-  summary: "LTI 1.3 OIDC login initiation (form post)",
-  description: loginDescription,
+  summary: "LTI 1.3 OIDC login initiation (shared URL, fallback; form post)",
+  description: loginDescription(sharedLoginNote),
   request: { body: form(LoginParams) },
+  responses: loginResponses,
+});
+
+const registrationLoginGet = publicRoute({
+  method: "get",
+  path: `${LTI}/login/{id}`,
+  tags: TAGS,
+  operationId: "ltiRegistrationLogin",
+  summary: "LTI 1.3 OIDC login initiation (a registration's own URL)",
+  description: loginDescription(boundLoginNote),
+  request: { params: IdParam, query: LoginParams },
+  responses: loginResponses,
+});
+
+const registrationLoginPost = publicRoute({
+  method: "post",
+  path: `${LTI}/login/{id}`,
+  tags: TAGS,
+  operationId: "ltiRegistrationLoginPost",
+  summary: "LTI 1.3 OIDC login initiation (a registration's own URL; form post)",
+  description: loginDescription(boundLoginNote),
+  request: { params: IdParam, body: form(LoginParams) },
   responses: loginResponses,
 });
 
@@ -78,7 +103,7 @@ const callbackRoute = publicRoute({
   tags: TAGS,
   operationId: "ltiLaunchCallback",
   summary: "LTI 1.3 launch (the platform's form post)",
-  description: `The platform's browser posts \`id_token\` and \`state\` here (the registration's redirect URI and launch URL). Checked in this order, the first failure refusing the launch with \`reason\`: \`state\` known, unused and unexpired (\`state_unknown\`, \`state_used\`, \`state_expired\`, \`state_cookie_mismatch\`); the header's \`alg\` is RS256 (\`alg_not_allowed\`) and its \`kid\` in the platform's JWKS, fetched again once when unknown (\`kid_unknown\`; \`jwks_unavailable\` is 502); signature (\`signature_invalid\`); \`iss\` (\`issuer_mismatch\`); \`aud\` and \`azp\` (\`audience_mismatch\`, \`azp_mismatch\`); \`exp\`/\`iat\` with 60 s of skew (\`token_expired\`, \`token_not_yet_valid\`); \`nonce\` (\`nonce_mismatch\`); deployment (\`deployment_unknown\`), listed by no other registration of the issuer and client id (\`registration_ambiguous\`, logged); version 1.3.0 (\`version_unsupported\`); message type \`LtiResourceLinkRequest\` (\`message_type_unsupported\`); \`sub\`, \`roles\`, \`resource_link.id\` (\`claim_missing\`); \`target_link_uri\` (\`target_link_uri_foreign\`); the course or lesson it names exists (\`target_unknown\`); the person is not a suspended member (\`member_suspended\`) and, when new, finds a free seat (\`seats_exhausted\`). A refused launch records only a launch-log entry (\`launch_id\` in the problem).\n\nAccepted: the person is found or created by (registration, \`sub\`) as a member of the registration's institution, the launch is recorded, and \`Accept: application/json\` answers 200 with a session token (8 hours, the abilities of the launch's role except \`tokens:write\`: a launch session cannot mint API tokens). A browser gets 303 to the learning app (\`LTI_APP_URL\`, or the worker's page \`/api/lti/app\`) with \`#code=…\` in the fragment, exchanged at \`POST /api/lti/session\`. ${LIMIT_NOTE}`,
+  description: `The platform's browser posts \`id_token\` and \`state\` here (the registration's redirect URI and launch URL). Checked in this order, the first failure refusing the launch with \`reason\`: \`state\` known, unused and unexpired (\`state_unknown\`, \`state_used\`, \`state_expired\`, \`state_cookie_mismatch\`); the header's \`alg\` is RS256 (\`alg_not_allowed\`) and its \`kid\` in the platform's JWKS, fetched again once when unknown (\`kid_unknown\`; \`jwks_unavailable\` is 502); signature (\`signature_invalid\`); \`iss\` (\`issuer_mismatch\`); \`aud\` and \`azp\` (\`audience_mismatch\`, \`azp_mismatch\`); \`exp\`/\`iat\` with 60 s of skew (\`token_expired\`, \`token_not_yet_valid\`); \`nonce\` (\`nonce_mismatch\`); deployment (\`deployment_unknown\`), listed by no other registration of the issuer and client id (\`registration_ambiguous\`, logged; after a login through a registration's own URL, by no older one); version 1.3.0 (\`version_unsupported\`); message type \`LtiResourceLinkRequest\` (\`message_type_unsupported\`); \`sub\`, \`roles\`, \`resource_link.id\` (\`claim_missing\`); \`target_link_uri\` (\`target_link_uri_foreign\`); the course or lesson it names exists (\`target_unknown\`); the person is not a suspended member (\`member_suspended\`) and, when new, finds a free seat (\`seats_exhausted\`). A refused launch records only a launch-log entry (\`launch_id\` in the problem).\n\nAccepted: the person is found or created by (registration, \`sub\`) as a member of the registration's institution, the launch is recorded, and \`Accept: application/json\` answers 200 with a session token (8 hours, the abilities of the launch's role except \`tokens:write\`: a launch session cannot mint API tokens). A browser gets 303 to the learning app (\`LTI_APP_URL\`, or the worker's page \`/api/lti/app\`) with \`#code=…\` in the fragment, exchanged at \`POST /api/lti/session\`. ${LIMIT_NOTE}`,
   request: { body: form(CallbackForm) },
   responses: {
     200: jsonResponse(LaunchResultSchema, "The launch, its user and a session (`Accept: application/json`)."),
@@ -155,15 +180,13 @@ function answeringErrors(handler: (c: Context<AppEnv>) => Promise<Response>) {
   };
 }
 
-async function login(c: Context<AppEnv>, raw: Record<string, string>) {
+async function login(c: Context<AppEnv>, raw: Record<string, string>, registrationId?: string) {
   const parsed = LoginParams.safeParse(raw);
   if (!parsed.success) throw validationError(fieldErrorsFromZod(parsed.error.issues));
-  const { location, cookie } = await startLogin(
-    c.env,
-    parsed.data,
-    new URL(c.req.url).origin,
-    c.get("requestId"),
-  );
+  const { location, cookie } = await startLogin(c.env, parsed.data, new URL(c.req.url).origin, {
+    requestId: c.get("requestId"),
+    registrationId,
+  });
   c.header("Set-Cookie", cookie);
   c.header("Cache-Control", "no-store");
   // A client that asks for JSON (one that follows the redirect itself) gets the URL as data.
@@ -172,7 +195,15 @@ async function login(c: Context<AppEnv>, raw: Record<string, string>) {
 }
 
 export function registerLaunchRoutes(app: OpenAPIHono<AppEnv>) {
-  for (const route of [loginGet, loginPost, callbackRoute, appRoute]) app.openAPIRegistry.registerPath(route);
+  for (const route of [
+    loginGet,
+    loginPost,
+    registrationLoginGet,
+    registrationLoginPost,
+    callbackRoute,
+    appRoute,
+  ])
+    app.openAPIRegistry.registerPath(route);
 
   app.get(
     `${LTI}/login`,
@@ -183,6 +214,16 @@ export function registerLaunchRoutes(app: OpenAPIHono<AppEnv>) {
     `${LTI}/login`,
     limit,
     answeringErrors(async (c) => login(c, await readForm(c))),
+  );
+  app.get(
+    `${LTI}/login/:id`,
+    limit,
+    answeringErrors((c) => login(c, c.req.query(), c.req.param("id"))),
+  );
+  app.post(
+    `${LTI}/login/:id`,
+    limit,
+    answeringErrors(async (c) => login(c, await readForm(c), c.req.param("id"))),
   );
 
   app.post(

@@ -1,0 +1,381 @@
+// Two institutions holding registrations of the same platform (issuer and client id): neither may
+// obtain the platform's tokens with the other's trust, switch off the other's launches, or receive them.
+import { env } from "cloudflare:test";
+import { expect, it, vi } from "vitest";
+import { callJson } from "../helpers/api";
+import { createTenant, type TestUser } from "../helpers/tenants";
+import {
+  AGS_CLAIM,
+  CALLBACK_URL,
+  LTI,
+  launchClaims,
+  login,
+  platformSimulator,
+  postCallback,
+  type Registered,
+  registerPlatform,
+  SCORE_SCOPE,
+  type Simulator,
+} from "./support";
+
+/** Registers `reg`'s issuer and client id in another institution, pointing at another platform's URLs. */
+async function registerCopy(
+  reg: Registered,
+  admin: TestUser,
+  deploymentIds: string[],
+  urls: { auth_login_url: string; auth_token_url: string; jwks_url: string },
+) {
+  const { res, body } = await callJson("/api/integrations/lti-consumers", {
+    token: admin.token,
+    body: {
+      name: "Copy",
+      issuer: reg.urls.issuer,
+      client_id: reg.clientId,
+      deployment_ids: deploymentIds,
+      ...urls,
+    },
+  });
+  expect(res.status).toBe(201);
+  return body;
+}
+
+/** A launch through `loginUrl`, its id_token signed by `signer` (the genuine platform or an attacker's). */
+async function launchVia(
+  reg: Registered,
+  loginUrl: string,
+  signer: Simulator,
+  claims: Record<string, unknown> = {},
+  params: Record<string, string> = {},
+) {
+  const started = await login(reg, params, undefined, loginUrl);
+  if (started.res.status !== 302) return { started, res: null, body: null };
+  const idToken = await signer.idToken(launchClaims(reg, started.nonce, claims));
+  const res = await postCallback({ id_token: idToken, state: started.state });
+  return { started, res, body: (await res.json()) as any };
+}
+
+function grade(token: string, launchId: string) {
+  return callJson(`/api/lti/grade-passback/${launchId}`, {
+    token,
+    body: { score_given: 1, score_maximum: 1 },
+  });
+}
+
+it("another institution registering the same issuer and client id cannot obtain the platform's access tokens (its assertions are signed with its own key) nor send a score with one; the owner's passback still works", async () => {
+  const [a, b] = await Promise.all([createTenant(), createTenant()]);
+  // A registers the LMS, and the LMS is configured with A's registration's tool JWKS URL.
+  const reg = await registerPlatform(a.admin);
+  await reg.platform.learnToolKeys(reg.consumer);
+  const own = await launchVia(reg, reg.consumer.tool.login_url, reg.platform);
+  expect(own.res?.status).toBe(200);
+  expect((await grade(a.admin.token, own.body.launch.id)).res.status).toBe(200);
+  const before = await reg.platform.state();
+  expect(before.token_requests.at(-1)).toMatchObject({
+    assertion_valid: true,
+    verified_with: reg.consumer.tool.jwks_url,
+  });
+
+  // B registers the same pair with its own deployment and key set (an attacker's platform), the
+  // LMS's real token endpoint, and forges a gradable launch whose line item is the attacker's.
+  const attacker = platformSimulator();
+  const lair = await attacker.configure({ client_id: reg.clientId });
+  const copy = await registerCopy(reg, b.admin, ["dep-b"], {
+    auth_login_url: lair.auth_login_url,
+    auth_token_url: reg.urls.auth_token_url,
+    jwks_url: lair.jwks_url,
+  });
+  const forged = await launchVia(
+    reg,
+    copy.tool.login_url,
+    attacker,
+    {
+      [`${LTI}deployment_id`]: "dep-b",
+      [AGS_CLAIM]: { scope: [SCORE_SCOPE], lineitem: `${lair.lineitems}/li-x` },
+    },
+    { lti_deployment_id: "dep-b" },
+  );
+  expect(forged.res?.status).toBe(200);
+  expect(forged.body.launch.consumer_id).toBe(copy.id);
+
+  // B's grade passback: the LMS's token endpoint refuses B's assertion (not signed by a key of A's JWKS URL).
+  const stolen = await grade(b.admin.token, forged.body.launch.id);
+  expect(stolen.res.status).toBe(502);
+  expect(stolen.body).toMatchObject({ code: "lti_platform_rejected", platform_status: 401 });
+  const after = await reg.platform.state();
+  const attempts = after.token_requests.slice(before.token_requests.length);
+  expect(attempts.length).toBeGreaterThan(0);
+  for (const attempt of attempts)
+    expect(attempt).toMatchObject({
+      assertion_valid: false,
+      status: 401,
+      verified_with: reg.consumer.tool.jwks_url,
+      assertion_claims: null,
+    });
+  expect(after.issued_tokens).toEqual(before.issued_tokens);
+  // Nothing reached the attacker's line item, least of all with a token of A's LMS.
+  const lairState = await attacker.state();
+  expect(lairState.score_requests).toHaveLength(0);
+  const cached = await env.DB.prepare("SELECT count(*) AS n FROM lti_access_tokens WHERE consumer_id = ?")
+    .bind(copy.id)
+    .first<number>("n");
+  expect(cached).toBe(0);
+
+  // The two registrations publish different keys.
+  const keysA = (await callJson(reg.consumer.tool.jwks_url)).body.keys.map((k: any) => k.kid);
+  const keysB = (await callJson(copy.tool.jwks_url)).body.keys.map((k: any) => k.kid);
+  expect(keysA.some((kid: string) => keysB.includes(kid))).toBe(false);
+
+  // A's own passback still works, with a fresh token too.
+  await env.DB.prepare("DELETE FROM lti_access_tokens WHERE consumer_id = ?").bind(reg.consumer.id).run();
+  expect((await grade(a.admin.token, own.body.launch.id)).res.status).toBe(200);
+  const last = (await reg.platform.state()).token_requests.at(-1);
+  expect(last).toMatchObject({ assertion_valid: true, status: 200 });
+  expect(keysA).toContain(last!.assertion_header!.kid);
+});
+
+it("changing a registration's token URL, key set, issuer or client id forgets its cached access tokens", async () => {
+  const tenant = await createTenant();
+  const reg = await registerPlatform(tenant.admin);
+  await reg.platform.learnToolKeys(reg.consumer);
+  const launched = await launchVia(reg, reg.consumer.tool.login_url, reg.platform);
+  expect((await grade(tenant.admin.token, launched.body.launch.id)).res.status).toBe(200);
+  const cached = () =>
+    env.DB.prepare("SELECT count(*) AS n FROM lti_access_tokens WHERE consumer_id = ?")
+      .bind(reg.consumer.id)
+      .first<number>("n");
+  expect(await cached()).toBe(1);
+  const put = (body: Record<string, unknown>) =>
+    callJson(`/api/integrations/lti-consumers/${reg.consumer.id}`, {
+      token: tenant.admin.token,
+      method: "PUT",
+      body,
+    });
+  // A name or deployment change keeps it.
+  expect((await put({ name: "Renamed", deployment_ids: [reg.deploymentId, "dep-2"] })).res.status).toBe(200);
+  expect(await cached()).toBe(1);
+  // A refused change changes nothing.
+  const refused = await put({ auth_token_url: "http://10.0.0.1/token" });
+  expect(refused.res.status).toBe(422);
+  expect(await cached()).toBe(1);
+  // The same value again changes nothing; another one forgets the token.
+  expect((await put({ auth_token_url: reg.urls.auth_token_url })).res.status).toBe(200);
+  expect(await cached()).toBe(1);
+  expect((await put({ auth_token_url: `${reg.urls.auth_token_url}?v=2` })).res.status).toBe(200);
+  expect(await cached()).toBe(0);
+});
+
+it("a token the platform answers after the registration changed is not kept", async () => {
+  const tenant = await createTenant();
+  const reg = await registerPlatform(tenant.admin);
+  await reg.platform.learnToolKeys(reg.consumer);
+  const launched = await launchVia(reg, reg.consumer.tool.login_url, reg.platform);
+  await reg.platform.configure({ token_script: [{ delay_ms: 700 }] });
+  const graded = grade(tenant.admin.token, launched.body.launch.id);
+  // While the platform takes its time (the passback is claimed, so its registration was read), the
+  // registration's token URL is changed.
+  for (let i = 0; i < 50; i++) {
+    const claimed = await env.DB.prepare("SELECT count(*) AS n FROM lti_passbacks WHERE launch_id = ?")
+      .bind(launched.body.launch.id)
+      .first<number>("n");
+    if (claimed) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const changed = await callJson(`/api/integrations/lti-consumers/${reg.consumer.id}`, {
+    token: tenant.admin.token,
+    method: "PUT",
+    body: { auth_token_url: `${reg.urls.auth_token_url}?v=2` },
+  });
+  expect(changed.res.status).toBe(200);
+  expect((await graded).res.status).toBe(200);
+
+  const cached = await env.DB.prepare("SELECT count(*) AS n FROM lti_access_tokens WHERE consumer_id = ?")
+    .bind(reg.consumer.id)
+    .first<number>("n");
+  expect(cached).toBe(0);
+});
+
+it("with another institution holding the same pair and deployment, launches through the registration's own login URL still succeed and go to it; the shared URL refuses them as before", async () => {
+  const [a, b] = await Promise.all([createTenant(), createTenant()]);
+  const reg = await registerPlatform(a.admin);
+  const attacker = platformSimulator();
+  const lair = await attacker.configure({ client_id: reg.clientId });
+  // B lists A's deployment (seen in a browser), with an attacker's key set and login endpoint.
+  const copy = await registerCopy(reg, b.admin, [reg.deploymentId], {
+    auth_login_url: lair.auth_login_url,
+    auth_token_url: lair.auth_token_url,
+    jwks_url: lair.jwks_url,
+  });
+  const warn = vi.spyOn(console, "warn");
+
+  // A's LMS uses A's own login URL: the launch goes to A, with or without the deployment id.
+  for (const params of [{}, { lti_deployment_id: reg.deploymentId }] as Record<string, string>[]) {
+    const own = await launchVia(reg, reg.consumer.tool.login_url, reg.platform, {}, params);
+    expect(own.started.res.status).toBe(302);
+    expect(own.started.redirect!.origin + own.started.redirect!.pathname).toBe(reg.urls.auth_login_url);
+    expect(own.res?.status).toBe(200);
+    expect(own.body.launch.consumer_id).toBe(reg.consumer.id);
+    expect(own.body.user.institution_id).toBe(a.institution.id);
+  }
+
+  // The shared login URL (the fallback) cannot tell them apart: refused as before, saying nobody's name.
+  const shared = await callJson(
+    `/api/lti/login?${new URLSearchParams({ iss: reg.urls.issuer, client_id: reg.clientId, login_hint: "h", target_link_uri: CALLBACK_URL, lti_deployment_id: reg.deploymentId })}`,
+    { headers: { Accept: "application/json" } },
+  );
+  expect(shared.res.status).toBe(400);
+  expect(shared.body).toMatchObject({ code: "bad_request", reason: "registration_ambiguous" });
+  expect(JSON.stringify(shared.body)).not.toContain(a.institution.id);
+
+  // B's forged launch through A's login URL is checked against A's key set: refused, nothing provisioned.
+  const sub = `user-${crypto.randomUUID()}`;
+  const intoA = await launchVia(reg, reg.consumer.tool.login_url, attacker, { sub });
+  expect(intoA.res?.status).toBe(400);
+  expect(intoA.body).toMatchObject({ code: "lti_launch_refused", reason: "kid_unknown" });
+  // Through B's own URL: B registered after A, so it cannot claim A's deployment (not even with the
+  // LMS's genuine id_token, as a login steered there would carry).
+  const viaB = await launchVia(reg, copy.tool.login_url, attacker, { sub });
+  expect(viaB.started.res.status).toBe(302);
+  expect(viaB.res?.status).toBe(400);
+  expect(viaB.body).toMatchObject({ code: "lti_launch_refused", reason: "registration_ambiguous" });
+  expect(JSON.stringify(viaB.body)).not.toContain(a.institution.id);
+  const c = await createTenant();
+  const steering = await registerCopy(reg, c.admin, [reg.deploymentId], {
+    auth_login_url: reg.urls.auth_login_url,
+    auth_token_url: reg.urls.auth_token_url,
+    jwks_url: reg.urls.jwks_url,
+  });
+  const steered = await launchVia(reg, steering.tool.login_url, reg.platform, { sub });
+  expect(steered.res?.status).toBe(400);
+  expect(steered.body).toMatchObject({ code: "lti_launch_refused", reason: "registration_ambiguous" });
+  const links = await env.DB.prepare("SELECT count(*) AS n FROM lti_user_links WHERE sub = ?")
+    .bind(sub)
+    .first<number>("n");
+  expect(links).toBe(0);
+  const succeeded = await env.DB.prepare(
+    "SELECT count(*) AS n FROM lti_launches WHERE status = 'succeeded' AND institution_id IN (?, ?)",
+  )
+    .bind(b.institution.id, c.institution.id)
+    .first<number>("n");
+  expect(succeeded).toBe(0);
+  const logged = warn.mock.calls
+    .map((call) => String(call[0]))
+    .filter((l) => l.includes("registration_ambiguous"));
+  expect(logged.length).toBeGreaterThanOrEqual(3);
+  warn.mockRestore();
+});
+
+it("a registration's own login URL takes only its issuer, client id and deployments; an unknown one is refused; nothing is stored", async () => {
+  const tenant = await createTenant();
+  const reg = await registerPlatform(tenant.admin);
+  const other = await registerPlatform(tenant.admin);
+  const states = () =>
+    env.DB.prepare("SELECT count(*) AS n FROM lti_states WHERE consumer_id IN (?, ?)")
+      .bind(reg.consumer.id, other.consumer.id)
+      .first<number>("n");
+  const cases: [string, Record<string, string>, RegExp][] = [
+    [reg.consumer.tool.login_url, { iss: other.urls.issuer }, /issuer/],
+    [reg.consumer.tool.login_url, { client_id: other.clientId }, /client id/],
+    [reg.consumer.tool.login_url, { lti_deployment_id: other.deploymentId }, /deployment id/],
+    ["/api/lti/login/ltc_nope", {}, /No LTI registration/],
+  ];
+  for (const [url, params, detail] of cases) {
+    const query = new URLSearchParams({
+      iss: reg.urls.issuer,
+      client_id: reg.clientId,
+      login_hint: "h",
+      target_link_uri: CALLBACK_URL,
+      ...params,
+    });
+    const { res, body } = await callJson(`${url}?${query}`, { headers: { Accept: "application/json" } });
+    expect(res.status).toBe(400);
+    expect(body.code).toBe("bad_request");
+    expect(body.detail).toMatch(detail);
+  }
+  // A missing parameter is a 422 naming it.
+  const missing = await callJson(
+    `${reg.consumer.tool.login_url}?iss=${encodeURIComponent(reg.urls.issuer)}`,
+    {
+      headers: { Accept: "application/json" },
+    },
+  );
+  expect(missing.res.status).toBe(422);
+  expect(JSON.stringify(missing.body)).toContain("login_hint");
+  expect(await states()).toBe(0);
+  // Without client_id (optional in LTI), the registration the URL names is used; by form post too.
+  const posted = await callJson(reg.consumer.tool.login_url, {
+    method: "POST",
+    headers: { Accept: "application/json", "Content-Type": "application/x-www-form-urlencoded" },
+    rawBody: new URLSearchParams({
+      iss: reg.urls.issuer,
+      login_hint: "h",
+      target_link_uri: CALLBACK_URL,
+    }).toString(),
+  });
+  expect(posted.res.status).toBe(200);
+  expect(new URL(posted.body.redirect_url).searchParams.get("client_id")).toBe(reg.clientId);
+  expect(await states()).toBe(1);
+});
+
+it("a login through the shared URL without client_id, for an issuer with more than 100 registrations, asks for client_id instead of calling the deployment unknown", async () => {
+  const tenant = await createTenant();
+  const platform = platformSimulator();
+  const urls = await platform.configure({ client_id: "bulk" });
+  const now = new Date().toISOString();
+  const insert = env.DB.prepare(
+    `INSERT INTO lti_consumers (id, institution_id, name, issuer, client_id, deployment_ids, auth_login_url, auth_token_url, jwks_url, created_at, updated_at)
+     VALUES (?, ?, 'Bulk', ?, ?, '["dep-bulk"]', ?, ?, ?, ?, ?)`,
+  );
+  // 101 registrations of the issuer first, the one the login is for after them.
+  await env.DB.batch(
+    Array.from({ length: 101 }, (_, i) =>
+      insert.bind(
+        `ltc_bulk_${i}_${crypto.randomUUID()}`,
+        tenant.institution.id,
+        urls.issuer,
+        `bulk-${i}-${crypto.randomUUID()}`,
+        urls.auth_login_url,
+        urls.auth_token_url,
+        urls.jwks_url,
+        now,
+        now,
+      ),
+    ),
+  );
+  const { res: created, body: consumer } = await callJson("/api/integrations/lti-consumers", {
+    token: tenant.admin.token,
+    body: {
+      name: "Last",
+      issuer: urls.issuer,
+      client_id: "the-one",
+      deployment_ids: ["dep-last"],
+      auth_login_url: urls.auth_login_url,
+      auth_token_url: urls.auth_token_url,
+      jwks_url: urls.jwks_url,
+    },
+  });
+  expect(created.status).toBe(201);
+  const query = {
+    iss: urls.issuer,
+    login_hint: "h",
+    target_link_uri: CALLBACK_URL,
+    lti_deployment_id: "dep-last",
+  };
+  const { res, body } = await callJson(`/api/lti/login?${new URLSearchParams(query)}`, {
+    headers: { Accept: "application/json" },
+  });
+  expect(res.status).toBe(400);
+  expect(body.detail).toContain("client_id");
+  expect(body.detail).not.toContain("not registered");
+  // With client_id the login is found, and through the registration's own URL it needs none.
+  const withClient = await callJson(
+    `/api/lti/login?${new URLSearchParams({ ...query, client_id: "the-one" })}`,
+    {
+      headers: { Accept: "application/json" },
+    },
+  );
+  expect(withClient.res.status).toBe(200);
+  const own = await callJson(`${consumer.tool.login_url}?${new URLSearchParams(query)}`, {
+    headers: { Accept: "application/json" },
+  });
+  expect(own.res.status).toBe(200);
+});
