@@ -16,7 +16,7 @@ import { newId, nowIso } from "../../platform/ids";
 import { attemptDelivery } from "./attempt";
 import { attemptStatements } from "./attempt-record";
 import { EVENT_EXAMPLES } from "./catalogue";
-import { enqueueDeliveries } from "./delivery-queue";
+import { enqueueDeliveries } from "./delivery-target";
 import { presentDelivery } from "./present";
 import type { WebhookRow } from "./service";
 
