@@ -1,4 +1,5 @@
 import { and, eq } from "drizzle-orm";
+import { z } from "zod";
 import { webhookDeliveries } from "../../db/schema";
 import type { Env } from "../../env";
 import { config as settingsOf } from "../../platform/config";
@@ -13,7 +14,6 @@ import {
 import { nowIso } from "../../platform/ids";
 import { type AttemptResult, attemptDelivery, type ClaimedDelivery } from "./attempt";
 import { attemptStatements } from "./attempt-record";
-import { DeliveryMessage } from "./delivery-queue";
 import { type HookSigningRow, webhookToSign } from "./hook-row";
 
 /**
@@ -21,6 +21,10 @@ import { type HookSigningRow, webhookToSign } from "./hook-row";
  * (event, webhook), read with its webhook and event in the claim's round trip, signed and POSTed
  * (attempt.ts), recorded in the attempt log with the webhook's health (attempt-record.ts).
  */
+
+/** A message of the delivery queue: one delivery to attempt. */
+export const DeliveryMessage = z.object({ delivery_id: z.string().min(1) });
+export type DeliveryMessage = z.infer<typeof DeliveryMessage>;
 
 interface DeliveryDetails extends HookSigningRow, WorkState {
   webhook_id: string;

@@ -196,8 +196,8 @@ function recorder<Item, Result>(
         if ("closed" in entry) statements.push(...entry.closed.statements);
         else attempts.push(entry.attempt);
       }
-      statements.push(...statementsOf(attempts, Date.now()));
       try {
+        statements.push(...statementsOf(attempts, Date.now()));
         const [first, ...rest] = statements;
         if (first) await db.batch([first, ...rest]);
       } catch (error) {
@@ -206,13 +206,20 @@ function recorder<Item, Result>(
       }
       for (const entry of entries) entry.written();
     }
-    running = null;
+  };
+  // `running` is cleared only once the flush has settled (never inside it: a flush that ends at once
+  // would clear it before it is set), and what arrived meanwhile starts the next one.
+  const start = () => {
+    running = flush().finally(() => {
+      running = null;
+      if (pending.length > 0 && !failure) start();
+    });
   };
   return {
     add(entry: Entry) {
       if (failure) return;
       pending.push(entry);
-      running ??= flush();
+      if (!running) start();
     },
     get failed() {
       return failure !== null;
