@@ -18,6 +18,8 @@ import { inPool, PARALLEL_SENDS } from "./pool";
 
 /** Queues may hand a message over a little before its delay is up. */
 const EARLY_SLACK_MS = 2_000;
+/** The longest an answered attempt waits for the write that records it (beside one in flight). */
+const RECORD_WINDOW_MS = 20;
 /** A send that threw (a bug, not an answer) is handed back to the queue after this long. */
 const AFTER_ERROR_SECONDS = 30;
 
@@ -172,9 +174,11 @@ function waitFor(row: WorkState, now: number): Settlement {
 }
 
 /**
- * Writes answered attempts as they come: each write takes every attempt answered since the last one
- * began, so at most one write is in flight and an attempt waits for no more than the write before it.
- * A failed write stops the recording (and, through `failed`, the sends): what it held stays unsettled.
+ * Writes answered attempts as they come: an answer waits at most `RECORD_WINDOW_MS` (plus the write
+ * before it, when one is in flight) for the write that records it, and each write takes every answer
+ * that arrived meanwhile — so a batch of fast answers costs a few writes, not one each, and a crash
+ * loses the records of at most the last window's answers. A failed write stops the recording (and,
+ * through `failed`, the sends): what it held stays unsettled.
  */
 function recorder<Item, Result>(
   db: Database,
@@ -185,47 +189,63 @@ function recorder<Item, Result>(
     | { attempt: Attempt<Item, Result>; written: () => void };
   let pending: Entry[] = [];
   let running: Promise<void> | null = null;
+  let timer: ReturnType<typeof setTimeout> | null = null;
   let failure: { error: unknown } | null = null;
-  const flush = async () => {
-    while (pending.length > 0 && !failure) {
-      const entries = pending;
-      pending = [];
-      const statements: Statement[] = [];
-      const attempts: Attempt<Item, Result>[] = [];
-      for (const entry of entries) {
-        if ("closed" in entry) statements.push(...entry.closed.statements);
-        else attempts.push(entry.attempt);
-      }
-      try {
-        statements.push(...statementsOf(attempts, Date.now()));
-        const [first, ...rest] = statements;
-        if (first) await db.batch([first, ...rest]);
-      } catch (error) {
-        failure = { error };
-        break;
-      }
-      for (const entry of entries) entry.written();
+  const write = async (entries: Entry[]) => {
+    const statements: Statement[] = [];
+    const attempts: Attempt<Item, Result>[] = [];
+    for (const entry of entries) {
+      if ("closed" in entry) statements.push(...entry.closed.statements);
+      else attempts.push(entry.attempt);
     }
+    try {
+      statements.push(...statementsOf(attempts, Date.now()));
+      const [first, ...rest] = statements;
+      if (first) await db.batch([first, ...rest]);
+    } catch (error) {
+      failure = { error };
+      return;
+    }
+    for (const entry of entries) entry.written();
   };
-  // `running` is cleared only once the flush has settled (never inside it: a flush that ends at once
-  // would clear it before it is set), and what arrived meanwhile starts the next one.
+  const stopTimer = () => {
+    if (timer) clearTimeout(timer);
+    timer = null;
+  };
+  // `running` is cleared once the write has settled (a write that ends at once must not clear it
+  // before it is set); what arrived meanwhile waits for the next window.
   const start = () => {
-    running = flush().finally(() => {
+    stopTimer();
+    const entries = pending;
+    pending = [];
+    running = write(entries).finally(() => {
       running = null;
-      if (pending.length > 0 && !failure) start();
+      schedule();
     });
+  };
+  const schedule = () => {
+    if (failure || running || timer || pending.length === 0) return;
+    timer = setTimeout(() => {
+      timer = null;
+      if (!running && !failure && pending.length > 0) start();
+    }, RECORD_WINDOW_MS);
   };
   return {
     add(entry: Entry) {
       if (failure) return;
       pending.push(entry);
-      if (!running) start();
+      schedule();
     },
     get failed() {
       return failure !== null;
     },
+    /** Writes what is left at once, and throws if any write failed. */
     async done() {
-      while (running) await running;
+      while (running || (pending.length > 0 && !failure)) {
+        if (!running) start();
+        await running;
+      }
+      stopTimer();
       if (failure) throw failure.error;
     },
   };
@@ -245,9 +265,9 @@ export interface SendOptions<Item, Result> {
 
 /**
  * Sends claimed items through the target, at most six at a time, recording each attempt as soon as it
- * is answered (never at the end of the batch: a crash re-sends at most what was in flight). When a
- * record cannot be written, no further send starts, and the error is thrown once the sends in flight
- * are answered.
+ * is answered (never at the end of the batch: a crash re-sends at most what was in flight or answered
+ * in the last `RECORD_WINDOW_MS`). When a record cannot be written, no further send starts, and the
+ * error is thrown once the sends in flight are answered.
  */
 export async function sendAndRecord<Item extends { id: string }, Result extends Verdict>(
   target: Pick<DeliveryTarget<unknown, WorkState, Item, Result>, "name" | "send" | "record">,
