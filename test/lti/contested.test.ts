@@ -261,6 +261,12 @@ it("a registration of the same pair and deployment made earlier by another insti
   }
   expect(warn.mock.calls.some((call) => String(call[0]).includes("registration_ambiguous"))).toBe(false);
   warn.mockRestore();
+  // A link to another registration's launch URL is not this registration's target.
+  const foreign = await launchThroughPlatform(reg, {
+    claims: { [`${LTI}target_link_uri`]: squatter.tool.launch_url },
+  });
+  expect(foreign.res?.status).toBe(400);
+  expect(foreign.body).toMatchObject({ code: "lti_launch_refused", reason: "target_link_uri_foreign" });
 
   // (2) A link to B's login URL, followed by a browser signed in to the LMS: the LMS refuses B's
   // redirect URI, so no id_token is issued and nothing reaches B.
