@@ -9,6 +9,7 @@ import {
   CALLBACK_URL,
   LTI,
   launchClaims,
+  launchThroughPlatform,
   login,
   platformSimulator,
   postCallback,
@@ -50,7 +51,9 @@ async function launchVia(
   const started = await login(reg, params, undefined, loginUrl);
   if (started.res.status !== 302) return { started, res: null, body: null };
   const idToken = await signer.idToken(launchClaims(reg, started.nonce, claims));
-  const res = await postCallback({ id_token: idToken, state: started.state });
+  // Posted where the login asked the platform to post it (an attacker's platform checks nothing).
+  const url = started.redirect?.searchParams.get("redirect_uri") ?? undefined;
+  const res = await postCallback({ id_token: idToken, state: started.state }, { url });
   return { started, res, body: (await res.json()) as any };
 }
 
@@ -194,22 +197,158 @@ it("a token the platform answers after the registration changed is not kept", as
   expect(cached).toBe(0);
 });
 
-it("with another institution holding the same pair and deployment, launches through the registration's own login URL still succeed and go to it; the shared URL refuses them as before", async () => {
+/** Launches, user links and states of these registrations and institutions (what a launch writes). */
+async function written(consumerIds: string[], institutionIds: string[]) {
+  const n = async (sql: string, values: string[]) =>
+    (await env.DB.prepare(sql.replace("$", values.map(() => "?").join(", ")))
+      .bind(...values)
+      .first<number>("n")) ?? 0;
+  return {
+    launches: await n(
+      "SELECT count(*) AS n FROM lti_launches WHERE status = 'succeeded' AND institution_id IN ($)",
+      institutionIds,
+    ),
+    links: await n("SELECT count(*) AS n FROM lti_user_links WHERE consumer_id IN ($)", consumerIds),
+  };
+}
+
+it("a registration of the same pair and deployment made earlier by another institution neither blocks the launches through the rightful registration's own URLs nor receives them: the LMS answers only the redirect URI configured for it", async () => {
+  const [a, b] = await Promise.all([createTenant(), createTenant()]);
+  // The LMS exists first; B registers its pair and deployment before A does, pointing at the LMS's real
+  // login endpoint and key set (a genuine id_token of the LMS would verify against B's registration).
+  const platform = platformSimulator();
+  const clientId = `client-${crypto.randomUUID()}`;
+  const urls = await platform.configure({ client_id: clientId });
+  const deploymentId = `dep-${crypto.randomUUID()}`;
+  const registration = (admin: TestUser, name: string) =>
+    callJson("/api/integrations/lti-consumers", {
+      token: admin.token,
+      body: {
+        name,
+        issuer: urls.issuer,
+        client_id: clientId,
+        deployment_ids: [deploymentId],
+        auth_login_url: urls.auth_login_url,
+        auth_token_url: urls.auth_token_url,
+        jwks_url: urls.jwks_url,
+      },
+    });
+  const early = await registration(b.admin, "Squatter");
+  expect(early.res.status).toBe(201);
+  const squatter = early.body;
+  const rightful = await registration(a.admin, "Our LMS");
+  expect(rightful.res.status).toBe(201);
+  const consumer = rightful.body;
+  expect(consumer.tool.redirect_uris).toEqual([`https://api.lingua.test/api/lti/callback/${consumer.id}`]);
+  expect(consumer.tool.launch_url).toBe(consumer.tool.redirect_uris[0]);
+  // The LMS's administrator configures A's tool URLs: its redirect URIs are the only ones it answers.
+  await platform.configure({ redirect_uris: consumer.tool.redirect_uris });
+  const reg: Registered = { platform, consumer, clientId, deploymentId, urls };
+  const warn = vi.spyOn(console, "warn");
+
+  // (1) A's launches through A's own login URL succeed and go to A, with or without the deployment id.
+  for (const params of [{}, { lti_deployment_id: deploymentId }] as Record<string, string>[]) {
+    const own = await launchThroughPlatform(reg, {
+      params,
+      claims: { [`${LTI}target_link_uri`]: consumer.tool.launch_url },
+    });
+    expect(own.started.res.status).toBe(302);
+    expect(own.started.redirect!.searchParams.get("redirect_uri")).toBe(consumer.tool.redirect_uris[0]);
+    expect(own.authorized?.status).toBe(200);
+    expect(own.res?.status).toBe(200);
+    expect(own.body.launch.consumer_id).toBe(consumer.id);
+    expect(own.body.user.institution_id).toBe(a.institution.id);
+  }
+  expect(warn.mock.calls.some((call) => String(call[0]).includes("registration_ambiguous"))).toBe(false);
+  warn.mockRestore();
+  // A link to another registration's launch URL is not this registration's target.
+  const foreign = await launchThroughPlatform(reg, {
+    claims: { [`${LTI}target_link_uri`]: squatter.tool.launch_url },
+  });
+  expect(foreign.res?.status).toBe(400);
+  expect(foreign.body).toMatchObject({ code: "lti_launch_refused", reason: "target_link_uri_foreign" });
+
+  // (2) A link to B's login URL, followed by a browser signed in to the LMS: the LMS refuses B's
+  // redirect URI, so no id_token is issued and nothing reaches B.
+  const before = await written([squatter.id], [b.institution.id]);
+  const sub = `user-${crypto.randomUUID()}`;
+  const steered = await launchThroughPlatform(reg, { loginUrl: squatter.tool.login_url, claims: { sub } });
+  expect(steered.started.res.status).toBe(302);
+  expect(steered.started.redirect!.searchParams.get("redirect_uri")).toBe(squatter.tool.redirect_uris[0]);
+  expect(steered.authorized).toMatchObject({ status: 400, body: { error: "invalid_request" } });
+  expect(steered.res).toBeNull();
+  expect(await written([squatter.id], [b.institution.id])).toEqual(before);
+  expect(before).toEqual({ launches: 0, links: 0 });
+  const links = await env.DB.prepare("SELECT count(*) AS n FROM lti_user_links WHERE sub = ?")
+    .bind(sub)
+    .first<number>("n");
+  expect(links).toBe(0);
+});
+
+it("a state is redeemed only at the callback of the login that issued it: one bound to a registration not at another's or the shared one, one of the shared login not at a registration's", async () => {
+  const [a, b] = await Promise.all([createTenant(), createTenant()]);
+  const reg = await registerPlatform(a.admin);
+  // B's registration of the same pair and deployment, pointing at the LMS's real key set.
+  const copy = await registerCopy(reg, b.admin, [reg.deploymentId], {
+    auth_login_url: reg.urls.auth_login_url,
+    auth_token_url: reg.urls.auth_token_url,
+    jwks_url: reg.urls.jwks_url,
+  });
+  const other = await registerPlatform(a.admin);
+  const sub = `user-${crypto.randomUUID()}`;
+  const stateCount = (state: string) =>
+    env.DB.prepare("SELECT count(*) AS n FROM lti_states WHERE state = ? AND used_at IS NULL")
+      .bind(state)
+      .first<number>("n");
+  const cases: [Registered, string, string][] = [
+    // A state bound to B, posted (with the LMS's genuine id_token) to A's callback, and the reverse.
+    [reg, copy.tool.login_url, reg.consumer.tool.redirect_uris[0]],
+    [reg, reg.consumer.tool.login_url, copy.tool.redirect_uris[0]],
+    // A bound state at the shared callback; a state of the shared login at a registration's callback.
+    [reg, reg.consumer.tool.login_url, "/api/lti/callback"],
+    [other, "/api/lti/login", other.consumer.tool.redirect_uris[0]],
+  ];
+  for (const [r, loginUrl, callback] of cases) {
+    const started = await login(r, {}, undefined, loginUrl);
+    expect(started.res.status).toBe(302);
+    const idToken = await r.platform.idToken(launchClaims(r, started.nonce, { sub }));
+    const res = await postCallback({ id_token: idToken, state: started.state }, { url: callback });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as any;
+    expect(body).toMatchObject({ code: "lti_launch_refused", reason: "state_wrong_callback" });
+    expect(JSON.stringify(body)).not.toContain(a.institution.id);
+    expect(JSON.stringify(body)).not.toContain(b.institution.id);
+    // The state is not spent by a post to the wrong URL.
+    expect(await stateCount(started.state)).toBe(1);
+  }
+  const links = await env.DB.prepare("SELECT count(*) AS n FROM lti_user_links WHERE sub = ?")
+    .bind(sub)
+    .first<number>("n");
+  expect(links).toBe(0);
+  expect(
+    await written([reg.consumer.id, copy.id, other.consumer.id], [a.institution.id, b.institution.id]),
+  ).toEqual({
+    launches: 0,
+    links: 0,
+  });
+});
+
+it("with another institution holding the same pair and deployment, launches through the registration's own URLs still succeed and go to it; the shared URL refuses them as before", async () => {
   const [a, b] = await Promise.all([createTenant(), createTenant()]);
   const reg = await registerPlatform(a.admin);
   const attacker = platformSimulator();
   const lair = await attacker.configure({ client_id: reg.clientId });
   // B lists A's deployment (seen in a browser), with an attacker's key set and login endpoint.
-  const copy = await registerCopy(reg, b.admin, [reg.deploymentId], {
+  await registerCopy(reg, b.admin, [reg.deploymentId], {
     auth_login_url: lair.auth_login_url,
     auth_token_url: lair.auth_token_url,
     jwks_url: lair.jwks_url,
   });
   const warn = vi.spyOn(console, "warn");
 
-  // A's LMS uses A's own login URL: the launch goes to A, with or without the deployment id.
+  // A's LMS uses A's own URLs: the launch goes to A, with or without the deployment id.
   for (const params of [{}, { lti_deployment_id: reg.deploymentId }] as Record<string, string>[]) {
-    const own = await launchVia(reg, reg.consumer.tool.login_url, reg.platform, {}, params);
+    const own = await launchThroughPlatform(reg, { params });
     expect(own.started.res.status).toBe(302);
     expect(own.started.redirect!.origin + own.started.redirect!.pathname).toBe(reg.urls.auth_login_url);
     expect(own.res?.status).toBe(200);
@@ -231,22 +370,17 @@ it("with another institution holding the same pair and deployment, launches thro
   const intoA = await launchVia(reg, reg.consumer.tool.login_url, attacker, { sub });
   expect(intoA.res?.status).toBe(400);
   expect(intoA.body).toMatchObject({ code: "lti_launch_refused", reason: "kid_unknown" });
-  // Through B's own URL: B registered after A, so it cannot claim A's deployment (not even with the
-  // LMS's genuine id_token, as a login steered there would carry).
-  const viaB = await launchVia(reg, copy.tool.login_url, attacker, { sub });
-  expect(viaB.started.res.status).toBe(302);
-  expect(viaB.res?.status).toBe(400);
-  expect(viaB.body).toMatchObject({ code: "lti_launch_refused", reason: "registration_ambiguous" });
-  expect(JSON.stringify(viaB.body)).not.toContain(a.institution.id);
+  // C registers the pair and deployment with the LMS's real URLs and steers a login of the LMS to its
+  // own login URL: the LMS refuses C's redirect URI, so no id_token reaches C.
   const c = await createTenant();
   const steering = await registerCopy(reg, c.admin, [reg.deploymentId], {
     auth_login_url: reg.urls.auth_login_url,
     auth_token_url: reg.urls.auth_token_url,
     jwks_url: reg.urls.jwks_url,
   });
-  const steered = await launchVia(reg, steering.tool.login_url, reg.platform, { sub });
-  expect(steered.res?.status).toBe(400);
-  expect(steered.body).toMatchObject({ code: "lti_launch_refused", reason: "registration_ambiguous" });
+  const steered = await launchThroughPlatform(reg, { loginUrl: steering.tool.login_url, claims: { sub } });
+  expect(steered.authorized).toMatchObject({ status: 400, body: { error: "invalid_request" } });
+  expect(steered.res).toBeNull();
   const links = await env.DB.prepare("SELECT count(*) AS n FROM lti_user_links WHERE sub = ?")
     .bind(sub)
     .first<number>("n");
@@ -260,7 +394,7 @@ it("with another institution holding the same pair and deployment, launches thro
   const logged = warn.mock.calls
     .map((call) => String(call[0]))
     .filter((l) => l.includes("registration_ambiguous"));
-  expect(logged.length).toBeGreaterThanOrEqual(3);
+  expect(logged.length).toBeGreaterThanOrEqual(1);
   warn.mockRestore();
 });
 

@@ -4,7 +4,9 @@
 // OAuth 2 token endpoint that verifies the tool's client assertion against the key set of the tool
 // JWKS URL configured for its client id, as an LMS does (this server cannot reach the worker under
 // test, so the test reads that URL from the worker and hands the key set over with the URL: see
-// `learnToolKeys` in support.ts), and line items whose score endpoints record what they get.
+// `learnToolKeys` in support.ts), an OIDC authorization endpoint that, like an LMS, answers only a
+// redirect_uri configured for the client (the test configures the registration's `tool.redirect_uris`)
+// with an id_token for the signed-in user, and line items whose score endpoints record what they get.
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import {
@@ -57,9 +59,20 @@ interface SigningKey {
   publicJwk: JWK;
 }
 
+export interface AuthorizeRequest {
+  client_id: string | null;
+  redirect_uri: string | null;
+  status: number;
+}
+
 interface Platform {
   keys: SigningKey[];
   clientId: string;
+  /** The tool's redirect URIs configured for the client: the authorization endpoint answers no other. */
+  redirectUris: string[];
+  /** The claims of the launch the signed-in user makes (its nonce, times and audience are the request's). */
+  launchClaims: Record<string, unknown> | null;
+  authorizeRequests: AuthorizeRequest[];
   toolJwks: JSONWebKeySet | null;
   /** The tool JWKS URL configured for the client (where `toolJwks` was read). */
   toolJwksUrl: string | null;
@@ -183,6 +196,33 @@ async function handleToken(
   return answer;
 }
 
+/**
+ * The OIDC authentication request of an LTI launch, as an LMS checks it: its client, and a redirect_uri
+ * that is one of the redirect URIs configured for that client (else an error, and no id_token goes
+ * anywhere). Accepted: the form_post the user's browser would send, as data (`action` and `fields`).
+ */
+async function handleAuthorize(platform: Platform, query: URLSearchParams): Promise<[number, unknown]> {
+  if (query.get("client_id") !== platform.clientId)
+    return [400, { error: "unauthorized_client", error_description: "unknown client_id" }];
+  const redirectUri = query.get("redirect_uri");
+  if (!redirectUri || !platform.redirectUris.includes(redirectUri))
+    return [
+      400,
+      { error: "invalid_request", error_description: "redirect_uri is not registered for this tool" },
+    ];
+  if (query.get("response_type") !== "id_token" || query.get("scope") !== "openid")
+    return [400, { error: "invalid_request", error_description: "not an LTI authentication request" }];
+  if (!platform.launchClaims) return [400, { error: "login_required" }];
+  const now = Math.floor(Date.now() / 1000);
+  const idToken = await signIdToken(
+    platform,
+    { ...platform.launchClaims, aud: platform.clientId, iat: now, exp: now + 300, nonce: query.get("nonce") },
+    "rs256",
+    {},
+  );
+  return [200, { action: redirectUri, fields: { id_token: idToken, state: query.get("state") ?? "" } }];
+}
+
 export async function startPlatformServer(): Promise<{ url: string; close: () => Promise<void> }> {
   const platforms = new Map<string, Platform>();
   let origin = "";
@@ -200,6 +240,9 @@ export async function startPlatformServer(): Promise<{ url: string; close: () =>
           platform = {
             keys: [await newKey()],
             clientId: "client",
+            redirectUris: [],
+            launchClaims: null,
+            authorizeRequests: [],
             toolJwks: null,
             toolJwksUrl: null,
             tokenAudience: null,
@@ -225,6 +268,8 @@ export async function startPlatformServer(): Promise<{ url: string; close: () =>
         }
         if (req.method === "PUT") {
           if (body.client_id) platform.clientId = body.client_id;
+          if (body.redirect_uris) platform.redirectUris = body.redirect_uris;
+          if (body.launch_claims) platform.launchClaims = body.launch_claims;
           if (body.tool_jwks) platform.toolJwks = body.tool_jwks;
           if (body.tool_jwks_url) platform.toolJwksUrl = body.tool_jwks_url;
           if ("token_audience" in body) platform.tokenAudience = body.token_audience;
@@ -243,6 +288,7 @@ export async function startPlatformServer(): Promise<{ url: string; close: () =>
           score_requests: platform.scoreRequests,
           issued_tokens: [...platform.tokens],
           jwks_fetches: platform.jwksFetches,
+          authorize_requests: platform.authorizeRequests,
         });
       }
       if (parts[0] === "p" && parts[1]) {
@@ -252,6 +298,15 @@ export async function startPlatformServer(): Promise<{ url: string; close: () =>
         if (parts[2] === "jwks") {
           platform.jwksFetches += 1;
           return json(200, { keys: platform.keys.map((k) => k.publicJwk) });
+        }
+        if (parts[2] === "authorize") {
+          const [status, body] = await handleAuthorize(platform, url.searchParams);
+          platform.authorizeRequests.push({
+            client_id: url.searchParams.get("client_id"),
+            redirect_uri: url.searchParams.get("redirect_uri"),
+            status,
+          });
+          return json(status, body);
         }
         if (parts[2] === "token" && req.method === "POST") {
           const [status, text] = await handleToken(platform, req, base);

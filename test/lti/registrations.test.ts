@@ -12,6 +12,8 @@ it("each registration publishes its own RS256 key set at its tool.jwks_url, gene
   const { consumer } = await registerPlatform(tenant.admin);
   const { consumer: other } = await registerPlatform(tenant.admin);
   expect(consumer.tool.jwks_url).toBe(`https://api.lingua.test/api/lti/jwks/${consumer.id}`);
+  expect(consumer.tool.launch_url).toBe(`https://api.lingua.test/api/lti/callback/${consumer.id}`);
+  expect(consumer.tool.redirect_uris).toEqual([consumer.tool.launch_url]);
   const [a, b, c] = await Promise.all([
     callJson(consumer.tool.jwks_url),
     callJson(consumer.tool.jwks_url),
@@ -127,9 +129,9 @@ it("registers a platform and answers the tool URLs to paste into it", async () =
     auth_token_audience: "https://lms.example/token-audience",
     tool: {
       login_url: expect.stringMatching(/^https:\/\/api\.lingua\.test\/api\/lti\/login\/ltc_/),
-      launch_url: "https://api.lingua.test/api/lti/callback",
+      launch_url: expect.stringMatching(/^https:\/\/api\.lingua\.test\/api\/lti\/callback\/ltc_/),
       jwks_url: expect.stringMatching(/^https:\/\/api\.lingua\.test\/api\/lti\/jwks\/ltc_/),
-      redirect_uris: ["https://api.lingua.test/api/lti/callback"],
+      redirect_uris: [expect.stringMatching(/^https:\/\/api\.lingua\.test\/api\/lti\/callback\/ltc_/)],
     },
   });
   expect(consumer.tool.login_url).toBe(`https://api.lingua.test/api/lti/login/${consumer.id}`);

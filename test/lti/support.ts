@@ -1,7 +1,7 @@
 import { inject } from "vitest";
 import { BASE, call, callJson } from "../helpers/api";
 import { freshIp, type TestUser } from "../helpers/tenants";
-import type { ScoreRequest, ScriptedAnswer, TokenRequest } from "./platform-server";
+import type { AuthorizeRequest, ScoreRequest, ScriptedAnswer, TokenRequest } from "./platform-server";
 
 export const CALLBACK_URL = `${BASE}/api/lti/callback`;
 export const LTI = "https://purl.imsglobal.org/spec/lti/claim/";
@@ -23,6 +23,8 @@ export interface PlatformState {
   /** Every access token the platform's token endpoint issued. */
   issued_tokens: string[];
   jwks_fetches: number;
+  /** The OIDC authentication requests the platform's authorization endpoint answered. */
+  authorize_requests: AuthorizeRequest[];
 }
 
 /** One platform of the loopback simulator (test/lti/platform-server.ts), by a fresh name. */
@@ -90,6 +92,8 @@ export async function registerPlatform(admin: TestUser, extra: Record<string, un
   });
   if (res.status !== 201) throw new Error(`registration failed: ${res.status} ${JSON.stringify(body)}`);
   platform.useToolJwksUrl(body.tool.jwks_url);
+  // As an LMS administrator does: the registration's redirect URIs are the only ones the platform answers.
+  await platform.configure({ redirect_uris: body.tool.redirect_uris });
   return { platform, consumer: body, clientId, deploymentId, urls };
 }
 
@@ -160,10 +164,13 @@ export function launchClaims(
   };
 }
 
-/** Posts the form the platform's browser page would post to the callback. */
+/**
+ * Posts the form the platform's browser page would post to the callback: the shared one unless `url`
+ * is given (a registration's `tool.redirect_uris[0]`, or the login's `redirect_uri`).
+ */
 export function postCallback(
   form: Record<string, string>,
-  options: { json?: boolean; cookie?: string; ip?: string } = {},
+  options: { json?: boolean; cookie?: string; ip?: string; url?: string } = {},
 ) {
   const headers: Record<string, string> = {
     "Content-Type": "application/x-www-form-urlencoded",
@@ -171,7 +178,7 @@ export function postCallback(
     Accept: options.json === false ? "text/html,application/xhtml+xml" : "application/json",
   };
   if (options.cookie) headers.Cookie = options.cookie;
-  return call("/api/lti/callback", {
+  return call(options.url ?? "/api/lti/callback", {
     method: "POST",
     headers,
     rawBody: new URLSearchParams(form).toString(),
@@ -185,4 +192,50 @@ export async function launch(reg: Registered, overrides: Record<string, unknown>
   const res = await postCallback({ id_token: idToken, state });
   const body = (await res.json()) as any;
   return { res, body, state, nonce, idToken };
+}
+
+/**
+ * What the platform's authorization endpoint answers to a login's redirect, as the signed-in user's
+ * browser follows it: 200 with the form_post (`action`, `fields`) of an id_token carrying `claims`,
+ * or the platform's refusal (a redirect_uri not configured for the client).
+ */
+export async function authorize(platform: Simulator, redirect: URL, claims: Record<string, unknown>) {
+  await platform.configure({ launch_claims: claims });
+  const res = await fetch(redirect);
+  return {
+    status: res.status,
+    body: (await res.json()) as {
+      action?: string;
+      fields?: Record<string, string>;
+      error?: string;
+      error_description?: string;
+    },
+  };
+}
+
+/**
+ * A launch as a browser makes it: the login at `loginUrl` (a registration's `tool.login_url` by
+ * default), the platform's authorization endpoint (which checks the redirect_uri), and the form post
+ * to where it sends it. `callback` is null when the login or the platform refused.
+ */
+export async function launchThroughPlatform(
+  reg: Registered,
+  options: { loginUrl?: string; claims?: Record<string, unknown>; params?: Record<string, string> } = {},
+) {
+  const started = await login(
+    reg,
+    options.params,
+    undefined,
+    options.loginUrl ?? reg.consumer.tool.login_url,
+  );
+  if (started.res.status !== 302 || !started.redirect)
+    return { started, authorized: null, res: null, body: null };
+  const authorized = await authorize(reg.platform, started.redirect, {
+    ...launchClaims(reg, ""),
+    ...options.claims,
+  });
+  if (authorized.status !== 200 || !authorized.body.action || !authorized.body.fields)
+    return { started, authorized, res: null, body: null };
+  const res = await postCallback(authorized.body.fields, { url: authorized.body.action });
+  return { started, authorized, res, body: (await res.json()) as any };
 }

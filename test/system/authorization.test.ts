@@ -50,6 +50,7 @@ const PUBLIC = [
   "GET /api/lti/login/{id}",
   "POST /api/lti/login/{id}",
   "POST /api/lti/callback",
+  "POST /api/lti/callback/{id}",
   "GET /api/lti/app",
   "POST /api/lti/session",
 ];

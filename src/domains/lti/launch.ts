@@ -72,7 +72,7 @@ function refusedError(refusal: LaunchRefusal, launchId: string): ApiError {
 }
 
 /**
- * The launch callback: validates the platform's form post, then finds or creates the user, records
+ * The launch callback (the shared one, or a registration's own: `registrationId`): validates the platform's form post, then finds or creates the user, records
  * the launch, and answers a session (JSON clients) or a single-use code for the app (browsers). A
  * refused launch is recorded in the launch log and nothing else, and throws a problem naming why.
  */
@@ -82,12 +82,13 @@ export async function completeLaunch(
   stateCookie: (state: string) => string | undefined,
   origin: string,
   answer: "session" | "code",
+  registrationId?: string,
 ): Promise<LaunchOutcome> {
   let valid: Awaited<ReturnType<typeof validateLaunch>>;
   let target: Awaited<ReturnType<typeof resolveTarget>>;
   let user: UserRow;
   try {
-    valid = await validateLaunch(env, form, stateCookie, origin);
+    valid = await validateLaunch(env, form, stateCookie, origin, registrationId);
     target = await resolveTarget(env, valid.claims, valid.consumer);
     const roles = (valid.claims["https://purl.imsglobal.org/spec/lti/claim/roles"] as unknown[]).filter(
       (r): r is string => typeof r === "string",

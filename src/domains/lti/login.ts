@@ -5,7 +5,7 @@ import type { Env } from "../../env";
 import { randomBytes, toBase64Url } from "../../platform/crypto/encoding";
 import { database } from "../../platform/db";
 import { ApiError } from "../../platform/errors";
-import { CALLBACK_PATH, type ConsumerRow, consumerById } from "./consumers";
+import { CALLBACK_PATH, type ConsumerRow, consumerById, registrationCallbackPath } from "./consumers";
 import type { LoginParams } from "./schemas";
 
 /** How long a login's state and nonce wait for the callback. */
@@ -18,11 +18,17 @@ export const STATE_COOKIE_PREFIX = "lti_state_";
  */
 const MATCH_LIMIT = 100;
 
-/** Whether a target_link_uri is this tool's launch URL (any query: `?course=` / `?lesson=` choose the target). */
-export function isToolTarget(target: string, origin: string): boolean {
+/**
+ * Whether a target_link_uri is this tool's launch URL for the registration: its own
+ * (`tool.launch_url`) or the shared one (any query: `?course=` / `?lesson=` choose the target).
+ */
+export function isToolTarget(target: string, origin: string, consumerId: string): boolean {
   try {
     const url = new URL(target);
-    return url.origin === origin && url.pathname === CALLBACK_PATH;
+    return (
+      url.origin === origin &&
+      (url.pathname === CALLBACK_PATH || url.pathname === registrationCallbackPath(consumerId))
+    );
   } catch {
     return false;
   }
@@ -149,8 +155,8 @@ async function namedRegistration(
 
 /**
  * Third-party initiated login: finds the registration (the one the login URL names, else by issuer,
- * client id and deployment id), stores a single-use state and nonce for ten
- * minutes, and answers where to send the browser (the platform's OIDC authorization endpoint with
+ * client id and deployment id), stores a single-use state and nonce for ten minutes (bound to the
+ * registration's own callback after a login through its own URL, else to the shared one), and answers where to send the browser (the platform's OIDC authorization endpoint with
  * every parameter of an LTI authentication request) and the state cookie's value.
  */
 export async function startLogin(
@@ -164,9 +170,9 @@ export async function startLogin(
     registrationId !== undefined
       ? await namedRegistration(env, registrationId, params)
       : await registrationFor(env, params.iss, params.client_id, params.lti_deployment_id, requestId);
-  if (!isToolTarget(params.target_link_uri, origin))
+  if (!isToolTarget(params.target_link_uri, origin, consumer.id))
     throw refuse(
-      `The target_link_uri ${params.target_link_uri} is not this tool's launch URL (${origin}${CALLBACK_PATH}).`,
+      `The target_link_uri ${params.target_link_uri} is not this tool's launch URL (the registration's \`tool.launch_url\`).`,
     );
 
   const state = toBase64Url(randomBytes(32));
@@ -193,7 +199,10 @@ export async function startLogin(
     response_mode: "form_post",
     prompt: "none",
     client_id: consumer.clientId,
-    redirect_uri: origin + CALLBACK_PATH,
+    // A login through a registration's own URL names its own redirect URI, which the platform accepts
+    // only if it was configured with it; only that registration's callback redeems the state.
+    redirect_uri:
+      origin + (registrationId !== undefined ? registrationCallbackPath(consumer.id) : CALLBACK_PATH),
     login_hint: params.login_hint,
     state,
     nonce,

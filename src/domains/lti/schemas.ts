@@ -83,9 +83,9 @@ export const ToolUrlsSchema = z
         "OIDC login initiation URL, this registration's own (Canvas: “OpenID Connect Initiation Url”; Moodle: “Initiate login URL”). A platform that cannot take a URL per registration may use the shared `/api/lti/login` instead, which chooses the registration by issuer, client id and deployment id.",
     }),
     launch_url: z.string().openapi({
-      example: "https://api.lingua.example/api/lti/callback",
+      example: "https://api.lingua.example/api/lti/callback/ltc_01JD3Q8W2X4Y5Z6A7B8C9D0E1H",
       description:
-        "Target link URI (Canvas: “Target Link URI”; Moodle: “Tool URL”). Append `?course={id}` or `?lesson={id}` to launch a course or lesson.",
+        "Target link URI, this registration's own (Canvas: “Target Link URI”; Moodle: “Tool URL”). Append `?course={id}` or `?lesson={id}` to launch a course or lesson. A link to the shared `/api/lti/callback` is accepted as well.",
     }),
     jwks_url: z.string().openapi({
       example: "https://api.lingua.example/api/lti/jwks/ltc_01JD3Q8W2X4Y5Z6A7B8C9D0E1H",
@@ -93,8 +93,9 @@ export const ToolUrlsSchema = z
         "This registration's public keys, which sign its client assertions and no other registration's (Canvas: “Public JWK URL”; Moodle: “Public keyset”).",
     }),
     redirect_uris: z.array(z.string()).openapi({
-      example: ["https://api.lingua.example/api/lti/callback"],
-      description: "Where the platform posts the id_token (Canvas/Moodle: “Redirect URI(s)”).",
+      example: ["https://api.lingua.example/api/lti/callback/ltc_01JD3Q8W2X4Y5Z6A7B8C9D0E1H"],
+      description:
+        "Where the platform posts the id_token (Canvas/Moodle: “Redirect URI(s)”): this registration's own callback, which a login through its `login_url` names as `redirect_uri` and which redeems only such logins of this registration. Paste it (and only Lingua URLs) into the platform: the platform refuses a login naming a redirect URI it was not configured with, which is what keeps another registration's login URL from receiving this platform's launches. A platform using the shared `/api/lti/login` posts to the shared `/api/lti/callback` instead.",
     }),
   })
   .openapi("LtiToolUrls");

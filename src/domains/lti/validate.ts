@@ -37,17 +37,46 @@ export interface ValidLaunch {
 
 type StateRow = typeof ltiStates.$inferSelect;
 
-/** Takes the state for this callback (single use): the unused, unexpired row, or a refusal saying which it was not. */
+/**
+ * Which states a callback redeems: a registration's own callback (`/api/lti/callback/{id}`) only the
+ * states of logins through that registration's own login URL; the shared callback only those of the
+ * shared login. The platform posts to the redirect URI the login named, so a state posted elsewhere
+ * was carried there by someone else.
+ */
+function bindingOf(registrationId: string | undefined) {
+  return registrationId === undefined
+    ? eq(ltiStates.registrationBound, false)
+    : and(eq(ltiStates.consumerId, registrationId), eq(ltiStates.registrationBound, true));
+}
+
+function boundHere(row: StateRow, registrationId: string | undefined): boolean {
+  return registrationId === undefined
+    ? !row.registrationBound
+    : row.registrationBound && row.consumerId === registrationId;
+}
+
+/**
+ * Takes the state for this callback (single use): the unused, unexpired row issued for this callback,
+ * or a refusal saying which it was not. A state posted to another callback is not spent.
+ */
 async function consumeState(
   env: Env,
   state: string,
   now: number,
+  registrationId: string | undefined,
 ): Promise<{ row: StateRow; consumer: ConsumerRow }> {
   const db = database(env.DB);
   const [taken] = await db
     .update(ltiStates)
     .set({ usedAt: now })
-    .where(and(eq(ltiStates.state, state), isNull(ltiStates.usedAt), gt(ltiStates.expiresAt, now)))
+    .where(
+      and(
+        eq(ltiStates.state, state),
+        bindingOf(registrationId),
+        isNull(ltiStates.usedAt),
+        gt(ltiStates.expiresAt, now),
+      ),
+    )
     .returning();
   const row = taken ?? (await db.select().from(ltiStates).where(eq(ltiStates.state, state)).get());
   const consumer = row
@@ -57,6 +86,12 @@ async function consumeState(
     throw new LaunchRefusal(
       "state_unknown",
       "The `state` is not one this tool issued; start the launch from the platform again.",
+    );
+  // Logged without a registration: the log entry would tell this callback's institution of another's login.
+  if (!boundHere(row, registrationId))
+    throw new LaunchRefusal(
+      "state_wrong_callback",
+      "The `state` was issued for another callback URL: the platform posts the launch to the redirect URI the login named; check the registration's `tool.redirect_uris` in the platform.",
     );
   if (!taken && row.usedAt !== null)
     throw new LaunchRefusal(
@@ -210,7 +245,7 @@ function checkLtiClaims(
       consumer,
     );
   const target = claims[CLAIMS.targetLinkUri];
-  if (typeof target !== "string" || !isToolTarget(target, origin))
+  if (typeof target !== "string" || !isToolTarget(target, origin, consumer.id))
     throw new LaunchRefusal(
       "target_link_uri_foreign",
       `The target_link_uri ${JSON.stringify(target ?? null)} is not this tool's launch URL.`,
@@ -219,23 +254,19 @@ function checkLtiClaims(
 }
 
 /**
- * The launch's deployment belongs to the state's registration alone: when another registration of
- * the same issuer and client id (another institution's) lists it too, the login may have been steered
- * (its `lti_deployment_id`, and which login URL it used, are the browser's to choose) and the launch
- * is refused, logged, without saying whose — so that no institution receives a launch of a deployment
- * another one also claims.
+ * After a login through the shared URL (which chose the registration by issuer, client id and the
+ * deployment id the browser carried), the launch's deployment must belong to the state's registration
+ * alone: when another registration of the same issuer and client id (another institution's) lists it
+ * too, the login may have been steered and the launch is refused, logged, without saying whose — so
+ * that no institution receives a launch of a deployment another one also claims.
  *
- * A login through the registration's own URL (`registration_bound`) is what the platform configured
- * with that URL sends, so a registration made later cannot switch it off: only an older registration
- * listing the deployment refuses it (the one a platform was configured with first keeps its launches,
- * and one registered afterwards to claim them cannot receive them through its own URL either).
+ * Not run after a login through a registration's own URL: that login named the registration's own
+ * redirect URI, which the platform answers only when it was configured with it, and only that
+ * registration's callback redeems its state; so the platform's configuration, not the order of
+ * registration, binds the launch, and another registration listing the deployment neither blocks nor
+ * receives it.
  */
-async function checkUnambiguous(
-  env: Env,
-  consumer: ConsumerRow,
-  deployment: string,
-  registrationBound: boolean,
-): Promise<void> {
+async function checkUnambiguous(env: Env, consumer: ConsumerRow, deployment: string): Promise<void> {
   const others = (
     await database(env.DB)
       .select()
@@ -247,9 +278,7 @@ async function checkUnambiguous(
           ne(ltiConsumers.id, consumer.id),
         ),
       )
-  ).filter(
-    (row) => row.deploymentIds.includes(deployment) && (!registrationBound || olderThan(row, consumer)),
-  );
+  ).filter((row) => row.deploymentIds.includes(deployment));
   if (others.length === 0) return;
   warnAmbiguous("launch", {
     issuer: consumer.issuer,
@@ -259,24 +288,21 @@ async function checkUnambiguous(
   });
   throw new LaunchRefusal(
     "registration_ambiguous",
-    `The deployment ${deployment} of this platform is listed by more than one registration; each registration must list only the deployment ids it serves.`,
+    `The deployment ${deployment} of this platform is listed by more than one registration; each registration must list only the deployment ids it serves, or the platform must use the registration's own \`tool.login_url\` and \`tool.redirect_uris\`.`,
   );
-}
-
-/** Registered before `than` (ties by id, so of two registrations exactly one is the older). */
-function olderThan(row: ConsumerRow, than: ConsumerRow): boolean {
-  return row.createdAt < than.createdAt || (row.createdAt === than.createdAt && row.id < than.id);
 }
 
 /**
  * Every check of a launch callback, in the order of the LTI 1.3 security framework; the first that
- * fails throws a LaunchRefusal naming it.
+ * fails throws a LaunchRefusal naming it. `registrationId`: the registration whose own callback was
+ * posted to (none: the shared callback).
  */
 export async function validateLaunch(
   env: Env,
   form: { id_token?: string; state?: string; error?: string; error_description?: string },
   stateCookie: (state: string) => string | undefined,
   origin: string,
+  registrationId?: string,
 ): Promise<ValidLaunch> {
   const now = Date.now();
   const platformError = (consumer: ConsumerRow | null) =>
@@ -289,7 +315,7 @@ export async function validateLaunch(
     if (form.error) throw platformError(null);
     throw new LaunchRefusal("state_unknown", "The callback carries no `state`.");
   }
-  const { row: state, consumer } = await consumeState(env, form.state, now);
+  const { row: state, consumer } = await consumeState(env, form.state, now, registrationId);
   const cookie = stateCookie(form.state);
   if (cookie !== undefined && cookie !== state.browserBinding)
     throw new LaunchRefusal(
@@ -302,6 +328,6 @@ export async function validateLaunch(
     throw new LaunchRefusal("id_token_missing", "The callback carries no `id_token`.", consumer);
   const claims = await verifyToken(env, form.id_token, consumer, now);
   checkLtiClaims(claims, state, consumer, origin);
-  await checkUnambiguous(env, consumer, claims[CLAIMS.deploymentId] as string, state.registrationBound);
+  if (!state.registrationBound) await checkUnambiguous(env, consumer, claims[CLAIMS.deploymentId] as string);
   return { consumer, claims };
 }
