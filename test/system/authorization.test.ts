@@ -1,5 +1,5 @@
 import { env } from "cloudflare:test";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ltiLaunches } from "../../src/db/schema";
 import type { createExportRoute } from "../../src/domains/exports/routes/create-export";
 import type { getExportRoute } from "../../src/domains/exports/routes/get-export";
@@ -491,6 +491,25 @@ describe("every authenticated operation", () => {
     }
   });
 });
+
+/**
+ * The operations above start queued work in C (an export among them). Wait for it before the file
+ * ends: a consumer still running once the file's storage is gone fails outside any test, and the
+ * pool can then hang instead of moving to the next file.
+ */
+afterAll(async () => {
+  for (const until = Date.now() + 30_000; ; ) {
+    const { res, body } = await callJson("/api/integrations/exports?per_page=100", {
+      token: own.tenant.admin.token,
+    });
+    const busy = (body?.data ?? []).filter((job: { status: string }) =>
+      ["queued", "processing"].includes(job.status),
+    );
+    if (res.status === 200 && busy.length === 0) return;
+    if (Date.now() > until) throw new Error(`${busy.length} export(s) of C still running`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}, 40_000);
 
 describe("another institution's resources", () => {
   it("has a fixture for every path parameter of an authenticated operation", () => {
