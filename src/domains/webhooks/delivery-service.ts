@@ -7,14 +7,16 @@ import {
 } from "../../db/schema";
 import type { Env } from "../../env";
 import { chunk, rowsPerStatement, type Statement } from "../../platform/batch";
+import { config as settingsOf } from "../../platform/config";
 import { database } from "../../platform/db";
-import { sendAndRecord } from "../../platform/delivery";
 import { ApiError, validationError } from "../../platform/errors";
 import { EVENT_RETENTION_MS } from "../../platform/events";
 import { type PageRequest, pageBounds, pageWithTotal } from "../../platform/http/pagination";
 import { newId, nowIso } from "../../platform/ids";
+import { attemptDelivery } from "./attempt";
+import { attemptStatements } from "./attempt-record";
 import { EVENT_EXAMPLES } from "./catalogue";
-import { enqueueDeliveries, webhookDeliveryTarget } from "./delivery-target";
+import { enqueueDeliveries } from "./delivery-queue";
 import { presentDelivery } from "./present";
 import type { WebhookRow } from "./service";
 
@@ -223,7 +225,11 @@ export async function sendTestPing(env: Env, webhook: WebhookRow) {
     claimedUntil: now + 60_000,
   };
   await db.batch([db.insert(outboxEvents).values(event), db.insert(webhookDeliveries).values(delivery)]);
+  const config = settingsOf(env).webhooks;
   const claimed = { id: delivery.id, attempt: 1, webhook, event, isPing: true };
-  await sendAndRecord(webhookDeliveryTarget, env, [claimed], { onRecorded: () => {} });
+  const result = await attemptDelivery(env, config, claimed);
+  await db.batch(
+    attemptStatements(db, config, [{ delivery: claimed, result }], Date.now()) as [Statement, ...Statement[]],
+  );
   return getDelivery(env, webhook.id, delivery.id);
 }
