@@ -53,7 +53,9 @@ async function fetch(request: Request, env: Env, ctx: ExecutionContext): Promise
 export default {
   fetch,
   async scheduled(controller, env, ctx) {
-    ctx.waitUntil(import("./scheduled").then(({ runSweeps }) => runSweeps(env, controller.scheduledTime)));
+    ctx.waitUntil(
+      import("./scheduled").then(({ runSweeps }) => runSweeps(env, ctx, controller.scheduledTime)),
+    );
   },
   async queue(batch, env, ctx) {
     const { consumeQueue } = await import("./queue-consumers");

@@ -6,21 +6,35 @@ import type { Env } from "./env";
 import { resealLegacyValues } from "./platform/crypto/sealed-values";
 import { purgeExpiredIdempotencyKeys } from "./platform/http/idempotency";
 import { requeueUndispatchedEvents } from "./platform/outbox-sweep";
+import { backgroundContext, type ServiceContext } from "./platform/service/context";
+
+type Sweep = (ctx: ServiceContext) => Promise<unknown>;
+/** Migration shim: a sweep not yet on the service context. Goes when the last one has moved. */
+const legacy =
+  (run: (env: Env, now: number) => Promise<unknown>): Sweep =>
+  (ctx) =>
+    run(ctx.env, ctx.now());
 
 /** The minute cron's sweeps; each is independent, so one failing does not stop the others. */
-const SWEEPS: { name: string; run: (env: Env, now: number) => Promise<unknown> }[] = [
-  { name: "idempotency-keys", run: (env) => purgeExpiredIdempotencyKeys(env.DB) },
+const SWEEPS: { name: string; run: Sweep }[] = [
+  { name: "idempotency-keys", run: (ctx) => purgeExpiredIdempotencyKeys(ctx.env.DB) },
   { name: "undispatched-events", run: requeueUndispatchedEvents },
-  { name: "stalled-deliveries", run: requeueStalledDeliveries },
-  { name: "old-events", run: purgeOldEvents },
-  { name: "exports", run: sweepExports },
-  { name: "past-weeks", run: purgePastWeeks },
-  { name: "lti", run: sweepLti },
-  { name: "reseal-legacy-values", run: resealLegacyValues },
+  { name: "stalled-deliveries", run: legacy(requeueStalledDeliveries) },
+  { name: "old-events", run: legacy(purgeOldEvents) },
+  { name: "exports", run: legacy(sweepExports) },
+  { name: "past-weeks", run: legacy(purgePastWeeks) },
+  { name: "lti", run: legacy(sweepLti) },
+  { name: "reseal-legacy-values", run: legacy(resealLegacyValues) },
 ];
 
-export async function runSweeps(env: Env, now = Date.now()): Promise<void> {
-  const results = await Promise.allSettled(SWEEPS.map((sweep) => sweep.run(env, now)));
+/** One cron run: every sweep, on a context whose clock reads the run's scheduled time. */
+export async function runSweeps(
+  env: Env,
+  execution: Pick<ExecutionContext, "waitUntil">,
+  scheduledTime = Date.now(),
+): Promise<void> {
+  const ctx = backgroundContext(env, execution, "cron", () => scheduledTime);
+  const results = await Promise.allSettled(SWEEPS.map((sweep) => sweep.run(ctx)));
   SWEEPS.forEach((sweep, i) => {
     const result = results[i];
     if (result?.status === "rejected") {

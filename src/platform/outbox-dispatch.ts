@@ -1,10 +1,10 @@
 import { and, isNull } from "drizzle-orm";
 import { outboxEvents } from "../db/schema";
-import type { Env } from "../env";
-import { database, inJsonList } from "./db";
+import { type Database, inJsonList } from "./db";
 import { EventMessage } from "./events";
 import { nowIso } from "./ids";
 import { parseMessage } from "./queue";
+import type { ServiceContext } from "./service/context";
 
 /**
  * One way for an event to leave the outbox: the events queue's consumer hands every event to each
@@ -14,7 +14,7 @@ import { parseMessage } from "./queue";
  */
 export interface OutboxSubscriber {
   name: string;
-  deliver(env: Env, eventIds: string[]): Promise<void>;
+  deliver(ctx: ServiceContext, eventIds: string[]): Promise<void>;
 }
 
 /**
@@ -26,13 +26,13 @@ export interface OutboxSubscriber {
  * gets every event at least once.
  */
 export function outboxDispatcher(subscribers: readonly OutboxSubscriber[]) {
-  return async function dispatchEvents(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  return async function dispatchEvents(batch: MessageBatch<unknown>, ctx: ServiceContext): Promise<void> {
     // A body that does not fit is dead-lettered at once (and acknowledged), never retried.
     const parsed: { message: Message<unknown>; eventIds: string[] }[] = [];
     for (const message of batch.messages) {
       const body = await parseMessage(EventMessage, message, {
         queue: batch.queue,
-        deadLetter: env.EVENTS_DLQ,
+        deadLetter: ctx.env.EVENTS_DLQ,
       });
       if (body) parsed.push({ message, eventIds: body.event_ids });
     }
@@ -40,13 +40,13 @@ export function outboxDispatcher(subscribers: readonly OutboxSubscriber[]) {
     // A message carries up to MAX_EVENTS_PER_MESSAGE ids; the same id in two messages (a re-publish by
     // the sweep, a redelivery) is handed over once.
     const eventIds = [...new Set(parsed.flatMap((p) => p.eventIds))];
-    const results = await Promise.allSettled(subscribers.map((s) => s.deliver(env, eventIds)));
+    const results = await Promise.allSettled(subscribers.map((s) => s.deliver(ctx, eventIds)));
     const failed = results.flatMap((r, i) =>
       r.status === "rejected" ? [{ name: subscribers[i]?.name, error: String(r.reason) }] : [],
     );
     if (failed.length === 0) {
       try {
-        await markDispatched(env.DB, eventIds, Date.now());
+        await markDispatched(ctx.db, eventIds, ctx.now());
       } catch (error) {
         // Retrying repeats only idempotent work; acknowledging would leave the sweep to send it again.
         failed.push({ name: "dispatched-marker", error: String(error) });
@@ -69,8 +69,8 @@ export function outboxDispatcher(subscribers: readonly OutboxSubscriber[]) {
  * Every subscriber has these events: one statement for the whole batch (up to 100 ids as one JSON
  * parameter). An id marked before (a redelivery) keeps its first time.
  */
-async function markDispatched(d1: D1Database, eventIds: string[], now: number): Promise<void> {
-  await database(d1)
+async function markDispatched(db: Database, eventIds: string[], now: number): Promise<void> {
+  await db
     .update(outboxEvents)
     .set({ dispatchedAt: nowIso(now) })
     .where(and(inJsonList(outboxEvents.id, eventIds), isNull(outboxEvents.dispatchedAt)));

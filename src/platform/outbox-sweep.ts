@@ -1,9 +1,9 @@
 import { and, isNull, lt, or } from "drizzle-orm";
 import { outboxEvents } from "../db/schema";
-import type { Env } from "../env";
-import { type Database, database, inJsonList } from "./db";
+import { type Database, inJsonList } from "./db";
 import { publishEvents } from "./events";
 import { nowIso } from "./ids";
+import type { ServiceContext } from "./service/context";
 
 /** An event is re-sent when a minute passed without a dispatch, then at most every five minutes. */
 const UNDISPATCHED_AFTER_MS = 60_000;
@@ -16,13 +16,14 @@ const SWEEP_LIMIT = 1_000;
  * events queue again, oldest first. Subscribers are idempotent, so the ones that already have it do
  * nothing again. The scan reads the partial index of undispatched events only.
  */
-export async function requeueUndispatchedEvents(env: Env, now: number): Promise<number> {
-  const db = database(env.DB);
+export async function requeueUndispatchedEvents(ctx: ServiceContext): Promise<number> {
+  const { db } = ctx;
+  const now = ctx.now();
   const due = await undispatchedEvents(db, now);
   if (due.length === 0) return 0;
   const ids = due.map((e) => e.id);
   await db.update(outboxEvents).set({ requeuedAt: now }).where(inJsonList(outboxEvents.id, ids));
-  await publishEvents(env, ids);
+  await publishEvents(ctx.env, ids);
   return ids.length;
 }
 

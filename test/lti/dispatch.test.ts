@@ -9,6 +9,7 @@ import {
 import { expect, it } from "vitest";
 import worker from "../../src/index";
 import { outboxDispatcher } from "../../src/platform/outbox-dispatch";
+import { testContext } from "../helpers/context";
 import { createPublishedCourse } from "../helpers/progress-fixture";
 import { receiverEndpoint } from "../helpers/receiver";
 import { createTenant } from "../helpers/tenants";
@@ -30,7 +31,7 @@ it("hands every event to each subscriber once per batch and acknowledges the bat
   ]);
   const batch = batchOf([{ event_id: "evt_1" }, { event_id: "evt_2" }, { event_id: "evt_1" }, { nope: 1 }]);
   const ctx = createExecutionContext();
-  await dispatch(batch, env);
+  await dispatch(batch, testContext({ execution: ctx }));
   expect(seen).toEqual({ a: [["evt_1", "evt_2"]], b: [["evt_1", "evt_2"]] });
   const result = await getQueueResult(batch, ctx);
   // The three that fit are acknowledged; the one that does not was dead-lettered (and acknowledged).
@@ -46,7 +47,7 @@ it("retries the whole batch when a subscriber fails, after the others have had i
   ]);
   const batch = batchOf([{ event_id: "evt_9" }]);
   const ctx = createExecutionContext();
-  await dispatch(batch, env);
+  await dispatch(batch, testContext({ execution: ctx }));
   expect(delivered).toEqual(["evt_9"]);
   const result = await getQueueResult(batch, ctx);
   expect(result.retryMessages.map((m: { msgId: string }) => m.msgId)).toEqual(["m0"]);
@@ -62,7 +63,7 @@ it("flattens the ids of packed and single-event messages into one de-duplicated 
     { event_ids: ["evt_3", "evt_4"] },
   ]);
   const ctx = createExecutionContext();
-  await dispatch(batch, env);
+  await dispatch(batch, testContext({ execution: ctx }));
   expect(seen).toEqual([["evt_1", "evt_2", "evt_3", "evt_4"]]);
   const result = await getQueueResult(batch, ctx);
   expect(result.explicitAcks.sort()).toEqual(["m0", "m1", "m2"]);
@@ -74,7 +75,7 @@ it("retries every message of a batch of packed messages when a subscriber fails"
   ]);
   const batch = batchOf([{ event_ids: ["evt_1", "evt_2"] }, { event_ids: ["evt_3"] }, { event_id: "evt_4" }]);
   const ctx = createExecutionContext();
-  await dispatch(batch, env);
+  await dispatch(batch, testContext({ execution: ctx }));
   const result = await getQueueResult(batch, ctx);
   expect(result.retryMessages.map((m: { msgId: string }) => m.msgId).sort()).toEqual(["m0", "m1", "m2"]);
   expect(result.explicitAcks).toEqual([]);
@@ -139,7 +140,7 @@ it("a batch that every subscriber took marks its events dispatched, and the swee
   ]);
   const batch = batchOf([{ event_ids: ids.slice(0, 2) }, { event_ids: ids.slice(2) }]);
   const ctx = createExecutionContext();
-  await dispatch(batch, env);
+  await dispatch(batch, testContext({ execution: ctx }));
   expect((await getQueueResult(batch, ctx)).explicitAcks.sort()).toEqual(["m0", "m1"]);
   const marked = await dispatchedAt(ids);
   expect(marked.every((at) => typeof at === "string" && !Number.isNaN(Date.parse(at)))).toBe(true);
@@ -148,7 +149,7 @@ it("a batch that every subscriber took marks its events dispatched, and the swee
   // Redelivered: still acknowledged, and the first time stays.
   const again = batchOf([{ event_ids: ids }]);
   await new Promise((r) => setTimeout(r, 1100));
-  await dispatch(again, env);
+  await dispatch(again, testContext());
   expect(await dispatchedAt(ids)).toEqual(marked);
 });
 
@@ -170,7 +171,7 @@ it("an event one subscriber failed on stays undispatched; the sweep hands it to 
   for (let attempt = 0; attempt < 3; attempt++) {
     const batch = batchOf([{ event_ids: ids }]);
     const ctx = createExecutionContext();
-    await dispatch(batch, env);
+    await dispatch(batch, testContext({ execution: ctx }));
     expect((await getQueueResult(batch, ctx)).retryMessages).toHaveLength(1);
   }
   expect(await dispatchedAt(ids)).toEqual([null, null]);
@@ -183,7 +184,7 @@ it("an event one subscriber failed on stays undispatched; the sweep hands it to 
   lmsUp = true;
   const batch = batchOf(republished.map((eventIds) => ({ event_ids: eventIds })));
   const ctx = createExecutionContext();
-  await dispatch(batch, env);
+  await dispatch(batch, testContext({ execution: ctx }));
   expect((await getQueueResult(batch, ctx)).retryMessages).toEqual([]);
   expect(got.lms).toEqual(expect.arrayContaining(ids));
   expect((await dispatchedAt(ids)).every((at) => at !== null)).toBe(true);

@@ -10,6 +10,7 @@ import { nowIso } from "../ids";
 import { INSTITUTION_POLICY, USER_SHARE_POLICY } from "../ratelimit/lease-terms";
 import { describeLimit } from "../ratelimit/middleware";
 import { rateLimitHeaders } from "../ratelimit/window";
+import { withPrincipal } from "../service/context";
 import type { Ability } from "./abilities";
 import { decodeAdmitAnswer } from "./admit-answer";
 import { countAuthFailure, refuseIfOverAuthFailureLimit } from "./auth-failures";
@@ -108,6 +109,7 @@ export const authenticate = createMiddleware<AppEnv>(async function authenticate
   if (!principal) throw new Error("TokenGate sent no principal for an unknown version");
   if (result.principal) principals.set(tokenHash, { version: result.version, principal: result.principal });
   c.set("principal", principal);
+  c.set("ctx", withPrincipal(c.var.ctx, principal));
   if (result.touch) {
     const db = database(c.env.DB);
     c.executionCtx.waitUntil(

@@ -1,0 +1,70 @@
+import { jsonArrays } from "../batch";
+import { type OutboxRow, publishEvents } from "../events";
+import type { ServiceContext } from "./context";
+
+/** A drizzle query builder (insert, update, delete, select) or a D1 statement already bound. */
+export type Writable = D1PreparedStatement | { toSQL(): { sql: string; params: unknown[] } };
+
+export interface Change {
+  /** The writes, in order; a `batchGuard` among them fails (and so rolls back) the whole change. */
+  statements: readonly Writable[];
+  /** The domain events this change reports, written in the same batch (after the statements). */
+  events?: readonly OutboxRow[];
+  /**
+   * Write the events only if the last statement changed a row (SQLite's `changes()`), for a
+   * conditional write whose event must not outlive a lost race. Default: always.
+   */
+  eventsIfLastChanged?: boolean;
+}
+
+export interface Committed {
+  /** D1's result of each of the change's statements, in order. */
+  results: D1Result[];
+  /** The ids of the events written (none when `eventsIfLastChanged` found nothing changed). */
+  eventIds: string[];
+}
+
+// The events travel as one JSON array per statement: any number of them, a handful of parameters.
+// JSON columns travel as nested JSON and are stored as the text of that part (`->`).
+const INSERT_EVENTS = `INSERT INTO outbox_events (id, type, institution_id, user_id, payload, created_at)
+  SELECT value->>'id', value->>'type', value->>'institution_id', value->>'user_id', value->'payload', value->>'created_at'
+  FROM json_each(?1)`;
+
+function bound(ctx: ServiceContext, statement: Writable): D1PreparedStatement {
+  if (!("toSQL" in statement)) return statement;
+  const { sql, params } = statement.toSQL();
+  return ctx.env.DB.prepare(sql).bind(...params);
+}
+
+/**
+ * The one way to change state: the statements and their outbox events in one D1 batch (one
+ * transaction: all or nothing), then the events handed to the events queue without holding up the
+ * caller. Publishing never fails the change: an event whose send failed is picked up by the
+ * scheduled sweep (platform/outbox-sweep.ts). No domain writes `outbox_events` or sends to the
+ * events queue any other way.
+ */
+export async function commit(ctx: ServiceContext, change: Change): Promise<Committed> {
+  const events = change.events ?? [];
+  const statements = change.statements.map((statement) => bound(ctx, statement));
+  const eventRows = events.map((event) => ({
+    id: event.id,
+    type: event.type,
+    institution_id: event.institutionId ?? null,
+    user_id: event.userId ?? null,
+    payload: event.payload,
+    created_at: event.createdAt,
+  }));
+  const condition = change.eventsIfLastChanged ? " WHERE changes() > 0" : "";
+  // Only one statement may test `changes()`: it reads the statement just before it.
+  const eventStatements = (condition ? [JSON.stringify(eventRows)] : jsonArrays(eventRows)).map((json) =>
+    ctx.env.DB.prepare(INSERT_EVENTS + condition).bind(json),
+  );
+  const all = [...statements, ...(events.length > 0 ? eventStatements : [])];
+  if (all.length === 0) return { results: [], eventIds: [] };
+  const results = await ctx.env.DB.batch(all);
+  const eventResults = results.slice(statements.length);
+  const written = eventResults.some((result) => (result.meta.changes ?? 0) > 0);
+  const eventIds = written ? events.map((event) => event.id) : [];
+  if (eventIds.length > 0) ctx.waitUntil(publishEvents(ctx.env, eventIds));
+  return { results: results.slice(0, statements.length), eventIds };
+}

@@ -1,0 +1,84 @@
+import type { Env } from "../../env";
+import type { Principal } from "../auth/principal";
+import { type Config, config } from "../config";
+import { type Database, database } from "../db";
+import { clockNow } from "./clock";
+
+/**
+ * Everything a service needs from the invocation it runs in, built once per request (by
+ * `provideContext`, platform/http/context-middleware.ts) or once per queue or cron invocation (by
+ * `invocationContext`). Every service has the shape `verb(ctx, input)`; none reaches for `env`, a
+ * database client or `Date.now()` on its own. The context is where a request's database is chosen.
+ */
+export interface ServiceContext {
+  readonly env: Env;
+  readonly db: Database;
+  readonly config: Config;
+  /** The request's `X-Request-Id`, or the invocation's id for queue and cron work. */
+  readonly requestId: string;
+  /** Milliseconds since the epoch; injectable (platform/service/clock.ts). */
+  now(): number;
+  /** Work that may finish after the response (or the queue batch) without holding it up. */
+  waitUntil(promise: Promise<unknown>): void;
+}
+
+/** The context of a request a token authenticated: who is calling. */
+export interface PrincipalContext extends ServiceContext {
+  readonly principal: Principal;
+}
+
+export interface InvocationParts {
+  env: Env;
+  requestId: string;
+  waitUntil: (promise: Promise<unknown>) => void;
+  /** The invocation's clock; the injectable clock by default (a cron run passes its scheduled time). */
+  now?: () => number;
+}
+
+/** The context of one invocation: a request, a queue batch or a cron run. */
+export function invocationContext({
+  env,
+  requestId,
+  waitUntil,
+  now = clockNow,
+}: InvocationParts): ServiceContext {
+  return {
+    env,
+    db: database(env.DB),
+    // Parsed on first use, so that a route that reads no setting (liveness) does not fail with them.
+    get config() {
+      return config(env);
+    },
+    requestId,
+    now,
+    waitUntil,
+  };
+}
+
+/** The same invocation, with the principal a token resolved to. */
+export function withPrincipal(ctx: ServiceContext, principal: Principal): PrincipalContext {
+  // Not a spread: it would read (and so parse) the lazy `config` once per request.
+  return Object.assign(Object.create(ctx) as ServiceContext, { principal });
+}
+
+let invocationCounter = 0;
+/** An id for queue and cron invocations, which carry no `X-Request-Id`. */
+export function newInvocationId(kind: "queue" | "cron"): string {
+  invocationCounter += 1;
+  return `${kind}_${Date.now().toString(36)}${invocationCounter.toString(36).padStart(6, "0")}`;
+}
+
+/** The context of a queue or cron invocation of the worker's `ExecutionContext`. */
+export function backgroundContext(
+  env: Env,
+  execution: Pick<ExecutionContext, "waitUntil">,
+  kind: "queue" | "cron",
+  now?: () => number,
+): ServiceContext {
+  return invocationContext({
+    env,
+    requestId: newInvocationId(kind),
+    waitUntil: (promise) => execution.waitUntil(promise),
+    ...(now ? { now } : {}),
+  });
+}
