@@ -1,6 +1,10 @@
 import { env } from "cloudflare:test";
+import { and, eq, isNull } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { apiTokens } from "../../src/db/schema";
 import { mintToken as mintPlainToken } from "../../src/platform/auth/tokens";
+import { chunk, rowsPerStatement } from "../../src/platform/batch";
+import { database } from "../../src/platform/db";
 import { call, callJson } from "../helpers/api";
 import { createTenant, freshIp, PASSWORD } from "../helpers/tenants";
 
@@ -15,29 +19,26 @@ async function insertTokens(
   options: { expiresAt?: string | null; createdAt?: (i: number) => string } = {},
 ): Promise<string[]> {
   const plains: string[] = [];
-  const statements = [];
+  const rows: (typeof apiTokens.$inferInsert)[] = [];
+  sequence += 1;
   for (let i = 0; i < count; i++) {
     const minted = await mintPlainToken();
     plains.push(minted.plain);
-    sequence += 1;
-    statements.push(
-      env.DB.prepare(
-        "INSERT INTO api_tokens (id, user_id, institution_id, kind, name, token_hash, prefix, abilities, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-      ).bind(
-        `tok_limit_${sequence}_${i}`,
-        user.id,
-        institutionId,
-        kind,
-        `earlier ${i}`,
-        minted.hash,
-        minted.displayPrefix,
-        '["*"]',
-        options.createdAt?.(i) ?? "2026-01-01T00:00:00Z",
-        options.expiresAt ?? null,
-      ),
-    );
+    rows.push({
+      id: `tok_limit_${sequence}_${i}`,
+      userId: user.id,
+      institutionId,
+      kind,
+      name: `earlier ${i}`,
+      tokenHash: minted.hash,
+      prefix: minted.displayPrefix,
+      abilities: ["*"],
+      createdAt: options.createdAt?.(i) ?? "2026-01-01T00:00:00Z",
+      expiresAt: options.expiresAt ?? null,
+    });
   }
-  await env.DB.batch(statements);
+  const db = database(env.DB);
+  await db.batch(chunk(rows, rowsPerStatement(12)).map((part) => db.insert(apiTokens).values(part)) as never);
   return plains;
 }
 
@@ -45,14 +46,13 @@ function createToken(token: string, name = "integration") {
   return callJson("/api/integrations/tokens", { token, body: { name, abilities: ["content:read"] } });
 }
 
-async function liveSessions(userId: string): Promise<number> {
-  const row = await env.DB.prepare(
-    "SELECT count(*) AS n FROM api_tokens WHERE user_id = ? AND kind = 'session' AND revoked_at IS NULL",
-  )
-    .bind(userId)
-    .first<{ n: number }>();
-  return row?.n ?? 0;
+async function liveTokens(userId: string, kind: "api" | "session"): Promise<number> {
+  return database(env.DB).$count(
+    apiTokens,
+    and(eq(apiTokens.userId, userId), eq(apiTokens.kind, kind), isNull(apiTokens.revokedAt)),
+  );
 }
+const liveSessions = (userId: string) => liveTokens(userId, "session");
 
 describe("at most 100 active API tokens per user", () => {
   it("answers the 101st with 409 token_limit_reached and creates again once one is revoked", async () => {
@@ -83,12 +83,7 @@ describe("at most 100 active API tokens per user", () => {
     );
     expect(results.filter((r) => r.res.status === 201)).toHaveLength(5);
     expect(results.filter((r) => r.res.status === 409)).toHaveLength(5);
-    const active = await env.DB.prepare(
-      "SELECT count(*) AS n FROM api_tokens WHERE user_id = ? AND kind = 'api' AND revoked_at IS NULL",
-    )
-      .bind(learner.id)
-      .first<{ n: number }>();
-    expect(active?.n).toBe(100);
+    expect(await liveTokens(learner.id, "api")).toBe(100);
   });
 
   it("counts neither expired tokens, nor sessions, nor other users' tokens", async () => {

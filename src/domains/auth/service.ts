@@ -1,7 +1,5 @@
 import { eq } from "drizzle-orm";
 import { users } from "../../db/schema";
-import type { Env } from "../../env";
-import { config } from "../../platform/config";
 import { sha256Hex } from "../../platform/crypto/encoding";
 import {
   DECOY_PASSWORD_HASH,
@@ -10,11 +8,11 @@ import {
   parsePasswordHash,
   verifyPassword,
 } from "../../platform/crypto/passwords";
-import { database } from "../../platform/db";
 import { ApiError } from "../../platform/errors";
 import { nowIso } from "../../platform/ids";
 import { limiterFor, rateLimitedError } from "../../platform/ratelimit/middleware";
 import { SIGN_IN_FAILURES } from "../../platform/ratelimit/policies";
+import type { ServiceContext } from "../../platform/service/context";
 import { insertToken } from "../tokens/service";
 
 const SESSION_TOKEN_NAME = "Sign-in session";
@@ -33,10 +31,10 @@ export async function signInFailureKeys(email: string, clientAddress: string) {
  * cannot overshoot them; a success gives the address's slot back and resets the pair. A blocked
  * pair or address is refused whatever the password, before any hashing.
  */
-async function claimFailureSlots(env: Env, email: string, clientAddress: string) {
+async function claimFailureSlots(ctx: ServiceContext, email: string, clientAddress: string) {
   const keys = await signInFailureKeys(email, clientAddress);
-  const pair = limiterFor(env, keys.pair);
-  const address = limiterFor(env, keys.address);
+  const pair = limiterFor(ctx.env, keys.pair);
+  const address = limiterFor(ctx.env, keys.address);
   const { pair: pairPolicy, address: addressPolicy } = SIGN_IN_FAILURES;
   const [pairSlot, addressSlot] = await Promise.all([
     pair.consume(pairPolicy.limit, pairPolicy.windowSeconds),
@@ -68,11 +66,14 @@ async function claimFailureSlots(env: Env, email: string, clientAddress: string)
  * address) and per address (see SIGN_IN_FAILURES), never per e-mail alone: a correct password from
  * an address that has not failed for that e-mail always signs in.
  */
-export async function signIn(env: Env, email: string, password: string, clientAddress: string) {
+export async function signIn(
+  ctx: ServiceContext,
+  { email, password, clientAddress }: { email: string; password: string; clientAddress: string },
+) {
   const normalisedEmail = email.trim().toLowerCase();
-  const slots = await claimFailureSlots(env, normalisedEmail, clientAddress);
+  const slots = await claimFailureSlots(ctx, normalisedEmail, clientAddress);
 
-  const db = database(env.DB);
+  const { db } = ctx;
   const user = await db.select().from(users).where(eq(users.email, normalisedEmail)).get();
   const valid = await verifyPassword(password, user?.passwordHash ?? DECOY_PASSWORD_HASH);
   if (!user || !valid || user.status === "suspended")
@@ -87,22 +88,18 @@ export async function signIn(env: Env, email: string, password: string, clientAd
       .run();
   }
 
-  return { ...(await createSession(env, user)), user };
+  return { ...(await createSession(ctx, user)), user };
 }
 
 /** A session token for a user who has just proved who they are (sign-in, accepted invitation). */
-export async function createSession(env: Env, user: { id: string; institutionId: string | null }) {
-  const ttlDays = config(env).sessionTtlDays;
-  const expiresAt = nowIso(Date.now() + ttlDays * 86_400_000);
-  const { row, plain } = await insertToken(
-    env,
-    { userId: user.id, institutionId: user.institutionId },
-    {
-      name: SESSION_TOKEN_NAME,
-      abilities: ["*"],
-      expiresAt,
-      kind: "session",
-    },
-  );
+export async function createSession(ctx: ServiceContext, user: { id: string; institutionId: string | null }) {
+  const expiresAt = nowIso(ctx.now() + ctx.config.sessionTtlDays * 86_400_000);
+  const { row, plain } = await insertToken(ctx, {
+    owner: { userId: user.id, institutionId: user.institutionId },
+    name: SESSION_TOKEN_NAME,
+    abilities: ["*"],
+    expiresAt,
+    kind: "session",
+  });
   return { token: plain, tokenId: row.id, expiresAt };
 }

@@ -6,6 +6,7 @@ import { randomBytes, sha256Hex, toBase64Url } from "../../platform/crypto/encod
 import { database } from "../../platform/db";
 import { ApiError } from "../../platform/errors";
 import { nowIso } from "../../platform/ids";
+import { invocationContext } from "../../platform/service/context";
 import { insertToken } from "../tokens/service";
 import { launchRole } from "./claims";
 import { type LaunchRow, recordRefusal, resolveTarget, succeededLaunch } from "./launches";
@@ -40,16 +41,19 @@ export function launchSessionAbilities(role: "instructor" | "learner"): Ability[
  */
 async function issueSession(env: Env, user: UserRow, launch: LaunchRow): Promise<Session> {
   const expiresAt = nowIso(Date.now() + SESSION_TTL_MS);
-  const { plain } = await insertToken(
+  // Migration shim until the launch path takes the service context: a context of this invocation.
+  const ctx = invocationContext({
     env,
-    { userId: user.id, institutionId: user.institutionId },
-    {
-      name: `LTI launch ${launch.id}`,
-      abilities: launchSessionAbilities(launchRole(launch.roles ?? [])),
-      expiresAt,
-      kind: "session",
-    },
-  );
+    requestId: `lti_${launch.id}`,
+    waitUntil: (p) => void p.catch(() => 0),
+  });
+  const { plain } = await insertToken(ctx, {
+    owner: { userId: user.id, institutionId: user.institutionId },
+    name: `LTI launch ${launch.id}`,
+    abilities: launchSessionAbilities(launchRole(launch.roles ?? [])),
+    expiresAt,
+    kind: "session",
+  });
   return { token: plain, token_type: "Bearer", expires_at: expiresAt };
 }
 

@@ -32,7 +32,7 @@ export function registerAcceptInvitation(app: OpenAPIHono<AppEnv>) {
   app.openapi(acceptInvitationRoute, async (c) => {
     const { token, password } = c.req.valid("json");
     const user = await acceptInvitation(c.env, token, password);
-    const session = await createSession(c.env, user);
+    const session = await createSession(c.var.ctx, user);
     c.header("Cache-Control", "no-store");
     return c.json(
       {

@@ -1,6 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
+import { principalContext } from "../../../platform/http/context-middleware";
 import { idempotencyHeaderShape, idempotent } from "../../../platform/http/idempotency";
 import { errorResponses, jsonBody, jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { TOKENS } from "../prefixes";
@@ -25,11 +26,7 @@ export const createTokenRoute = tokenRoute("tokens:write", {
 
 export function registerCreateToken(app: OpenAPIHono<AppEnv>) {
   app.openapi(createTokenRoute, async (c) => {
-    const { row, plain } = await createApiToken({
-      env: c.env,
-      principal: c.var.principal,
-      input: c.req.valid("json"),
-    });
+    const { row, plain } = await createApiToken(principalContext(c), c.req.valid("json"));
     c.header("Location", new URL(`/api/integrations/tokens/${row.id}`, c.req.url).toString());
     return c.json({ ...presentToken(row), token: plain }, 201);
   });

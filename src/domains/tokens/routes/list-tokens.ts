@@ -1,6 +1,7 @@
 import type { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { TypedResponse } from "hono";
 import type { AppEnv } from "../../../env";
+import { principalContext } from "../../../platform/http/context-middleware";
 import { paginateJson } from "../../../platform/http/pagination";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { TOKENS } from "../prefixes";
@@ -22,12 +23,7 @@ export const listTokensRoute = tokenRoute("tokens:read", {
 export function registerListTokens(app: OpenAPIHono<AppEnv>) {
   app.openapi(listTokensRoute, async (c) => {
     const { page, per_page, kind } = c.req.valid("query");
-    const { total, dataJson } = await listTokens({
-      env: c.env,
-      principal: c.var.principal,
-      page: { page, per_page },
-      kind,
-    });
+    const { total, dataJson } = await listTokens(principalContext(c), { page: { page, per_page }, kind });
     // The items arrive from SQLite as JSON text in TokenSchema's shape; the envelope is spliced around them.
     const body = paginateJson(c, { page, per_page }, total, dataJson);
     return c.body(body, 200, { "Content-Type": "application/json" }) as unknown as TypedResponse<

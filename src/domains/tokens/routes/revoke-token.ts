@@ -1,5 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
+import { principalContext } from "../../../platform/http/context-middleware";
 import { tokenRoute } from "../../../platform/openapi";
 import { TOKENS } from "../prefixes";
 import { TokenIdParam } from "../schemas";
@@ -26,7 +27,7 @@ export const revokeTokenRoute = tokenRoute(
 
 export function registerRevokeToken(app: OpenAPIHono<AppEnv>) {
   app.openapi(revokeTokenRoute, async (c) => {
-    await revokeToken({ env: c.env, principal: c.var.principal, tokenId: c.req.valid("param").token });
+    await revokeToken(principalContext(c), c.req.valid("param").token);
     return c.body(null, 204);
   });
 }
