@@ -44,8 +44,10 @@ export function invocationContext({
 }: InvocationParts): ServiceContext {
   return {
     env,
-    db: database(env.DB),
-    // Parsed on first use, so that a route that reads no setting (liveness) does not fail with them.
+    // Both on first use: a route that reads neither (liveness) needs neither the binding nor valid settings.
+    get db() {
+      return database(env.DB);
+    },
     get config() {
       return config(env);
     },
