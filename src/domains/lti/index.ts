@@ -1,9 +1,9 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
-import { registerConsumerRoutes } from "./routes/consumers";
-import { registerKeyRoutes } from "./routes/keys";
-import { registerLaunchRoutes } from "./routes/launch";
-import { registerLaunchLogRoutes } from "./routes/launches";
+import { registerLaunchRoutes } from "./launch/routes/launch";
+import { registerLaunchLogRoutes } from "./launch/routes/launch-log";
+import { registerKeyRoutes } from "./registrations/routes/keys";
+import { registerConsumerRoutes } from "./registrations/routes/registrations";
 import { registerPassbackRoutes } from "./routes/passback";
 
 export function registerLti(app: OpenAPIHono<AppEnv>) {

@@ -1,13 +1,13 @@
 import { and, eq, gt, isNotNull, or } from "drizzle-orm";
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK } from "jose";
-import { ltiKeys } from "../../db/schema";
-import type { Env } from "../../env";
-import { BoundedMap } from "../../platform/bounded-map";
-import { config } from "../../platform/config";
-import { ltiPrivateKeyBinding } from "../../platform/crypto/sealed-values";
-import { seal, unseal } from "../../platform/crypto/sealing";
-import { database } from "../../platform/db";
-import { nowIso } from "../../platform/ids";
+import { ltiKeys } from "../../../db/schema";
+import type { Env } from "../../../env";
+import { BoundedMap } from "../../../platform/bounded-map";
+import { config } from "../../../platform/config";
+import { ltiPrivateKeyBinding } from "../../../platform/crypto/sealed-values";
+import { seal, unseal } from "../../../platform/crypto/sealing";
+import { database } from "../../../platform/db";
+import { nowIso } from "../../../platform/ids";
 
 /**
  * Each registration signs with its own keys, published at its own JWKS URL: a platform configured with

@@ -1,16 +1,16 @@
 import { and, eq } from "drizzle-orm";
-import { ltiUserLinks, outboxEvents, type Role, users } from "../../db/schema";
-import type { Env } from "../../env";
-import { batchGuard, isBatchGuardFailure } from "../../platform/batch";
-import { sha256Hex } from "../../platform/crypto/encoding";
-import { database } from "../../platform/db";
-import { publishEvents } from "../../platform/events";
-import { newId, nowIso } from "../../platform/ids";
-import { isSafeForDisplay, PERSON_NAME, sanitizeDisplayText } from "../../platform/text";
-import { memberCreated } from "../institutions/member-events";
-import { seatsAllow } from "../institutions/member-queries";
-import type { ConsumerRow } from "./consumers";
-import { LaunchRefusal } from "./validate";
+import { ltiUserLinks, outboxEvents, type Role, users } from "../../../db/schema";
+import type { Env } from "../../../env";
+import { batchGuard, isBatchGuardFailure } from "../../../platform/batch";
+import { sha256Hex } from "../../../platform/crypto/encoding";
+import { database } from "../../../platform/db";
+import { publishEvents } from "../../../platform/events";
+import { newId, nowIso } from "../../../platform/ids";
+import { isSafeForDisplay, PERSON_NAME, sanitizeDisplayText } from "../../../platform/text";
+import { memberCreated } from "../../institutions/member-events";
+import { seatsAllow } from "../../institutions/member-queries";
+import type { ConsumerRow } from "../registrations/service";
+import { LaunchRefusal } from "./verify-id-token";
 
 /** Users made by a launch sign in through their platform only: no password matches this. */
 const NO_PASSWORD = "!lti-launch-only";

@@ -1,11 +1,11 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../../env";
-import { ApiError } from "../../../platform/errors";
-import { errorResponses, jsonResponse, publicRoute, tokenRoute } from "../../../platform/openapi";
-import { consumerById, findManagedConsumer } from "../consumers";
-import { publishedKeys, rotateKeys } from "../keys";
-import { LTI, LTI_CONSUMERS } from "../prefixes";
-import { IdParam, JwksSchema, RotatedKeysSchema } from "../schemas";
+import type { AppEnv } from "../../../../env";
+import { ApiError } from "../../../../platform/errors";
+import { errorResponses, jsonResponse, publicRoute, tokenRoute } from "../../../../platform/openapi";
+import { LTI, LTI_CONSUMERS } from "../../prefixes";
+import { IdParam, JwksSchema, RotatedKeysSchema } from "../../schemas";
+import { consumerById, findManagedConsumer } from "../service";
+import { publishedKeys, rotateKeys } from "../signing-keys";
 
 const TAGS = ["LTI"];
 

@@ -1,12 +1,17 @@
 import type { z } from "@hono/zod-openapi";
 import { and, eq } from "drizzle-orm";
-import { ltiConsumers, ltiStates } from "../../db/schema";
-import type { Env } from "../../env";
-import { randomBytes, toBase64Url } from "../../platform/crypto/encoding";
-import { database } from "../../platform/db";
-import { ApiError } from "../../platform/errors";
-import { CALLBACK_PATH, type ConsumerRow, consumerById, registrationCallbackPath } from "./consumers";
-import type { LoginParams } from "./schemas";
+import { ltiConsumers, ltiStates } from "../../../db/schema";
+import type { Env } from "../../../env";
+import { randomBytes, toBase64Url } from "../../../platform/crypto/encoding";
+import { database } from "../../../platform/db";
+import { ApiError } from "../../../platform/errors";
+import {
+  CALLBACK_PATH,
+  type ConsumerRow,
+  consumerById,
+  registrationCallbackPath,
+} from "../registrations/service";
+import type { LoginParams } from "../schemas";
 
 /** How long a login's state and nonce wait for the callback. */
 export const STATE_TTL_MS = 10 * 60_000;

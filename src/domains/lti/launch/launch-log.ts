@@ -1,18 +1,18 @@
 import type { z } from "@hono/zod-openapi";
 import { and, desc, eq, type SQL } from "drizzle-orm";
-import { courses, type LaunchStatus, lessons, ltiLaunches } from "../../db/schema";
-import type { Env } from "../../env";
-import { database } from "../../platform/db";
-import { ApiError } from "../../platform/errors";
-import { type PageRequest, pageBounds, pageWithTotal } from "../../platform/http/pagination";
-import { newId, nowIso } from "../../platform/ids";
-import { type DisplayTextRule, sanitizeDisplayText, TITLE } from "../../platform/text";
-import { visibleCourses } from "../content/service";
-import { asRecord, CLAIMS, pick } from "./claims";
-import type { ConsumerRow } from "./consumers";
-import { usableLineItem } from "./passback-send";
-import type { LaunchSchema } from "./schemas";
-import { LaunchRefusal } from "./validate";
+import { courses, type LaunchStatus, lessons, ltiLaunches } from "../../../db/schema";
+import type { Env } from "../../../env";
+import { database } from "../../../platform/db";
+import { ApiError } from "../../../platform/errors";
+import { type PageRequest, pageBounds, pageWithTotal } from "../../../platform/http/pagination";
+import { newId, nowIso } from "../../../platform/ids";
+import { type DisplayTextRule, sanitizeDisplayText, TITLE } from "../../../platform/text";
+import { visibleCourses } from "../../content/service";
+import { asRecord, CLAIMS, pick } from "../claims";
+import { usableLineItem } from "../passback-send";
+import type { ConsumerRow } from "../registrations/service";
+import type { LaunchSchema } from "../schemas";
+import { LaunchRefusal } from "./verify-id-token";
 
 export type LaunchRow = typeof ltiLaunches.$inferSelect;
 

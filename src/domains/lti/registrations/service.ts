@@ -1,16 +1,16 @@
 import type { z } from "@hono/zod-openapi";
 import { and, desc, eq } from "drizzle-orm";
-import { ltiAccessTokens, ltiConsumers } from "../../db/schema";
-import type { Env } from "../../env";
-import type { Principal } from "../../platform/auth/principal";
-import { requireInstitution } from "../../platform/auth/principal";
-import { database } from "../../platform/db";
-import { ApiError, type FieldError, validationError } from "../../platform/errors";
-import { type PageRequest, pageBounds, pageWithTotal } from "../../platform/http/pagination";
-import { newId, nowIso } from "../../platform/ids";
-import { platformUrlProblem } from "./outbound";
-import { LTI } from "./prefixes";
-import type { ConsumerSchema, CreateConsumerBody, UpdateConsumerBody } from "./schemas";
+import { ltiAccessTokens, ltiConsumers } from "../../../db/schema";
+import type { Env } from "../../../env";
+import type { Principal } from "../../../platform/auth/principal";
+import { requireInstitution } from "../../../platform/auth/principal";
+import { database } from "../../../platform/db";
+import { ApiError, type FieldError, validationError } from "../../../platform/errors";
+import { type PageRequest, pageBounds, pageWithTotal } from "../../../platform/http/pagination";
+import { newId, nowIso } from "../../../platform/ids";
+import { platformUrlProblem } from "../outbound";
+import { LTI } from "../prefixes";
+import type { ConsumerSchema, CreateConsumerBody, UpdateConsumerBody } from "../schemas";
 
 export type ConsumerRow = typeof ltiConsumers.$inferSelect;
 

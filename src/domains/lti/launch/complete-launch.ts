@@ -1,17 +1,17 @@
 import { and, eq, gt, isNull } from "drizzle-orm";
-import { ltiLaunches, ltiSessionCodes, users } from "../../db/schema";
-import type { Env } from "../../env";
-import { type Ability, ROLE_CEILINGS } from "../../platform/auth/abilities";
-import { randomBytes, sha256Hex, toBase64Url } from "../../platform/crypto/encoding";
-import { database } from "../../platform/db";
-import { ApiError } from "../../platform/errors";
-import { nowIso } from "../../platform/ids";
-import { invocationContext } from "../../platform/service/context";
-import { insertToken } from "../tokens/service";
-import { launchRole } from "./claims";
-import { type LaunchRow, recordRefusal, resolveTarget, succeededLaunch } from "./launches";
-import { identityFrom, provisionUser, type UserRow } from "./provision";
-import { LaunchRefusal, validateLaunch } from "./validate";
+import { ltiLaunches, ltiSessionCodes, users } from "../../../db/schema";
+import type { Env } from "../../../env";
+import { type Ability, ROLE_CEILINGS } from "../../../platform/auth/abilities";
+import { randomBytes, sha256Hex, toBase64Url } from "../../../platform/crypto/encoding";
+import { database } from "../../../platform/db";
+import { ApiError } from "../../../platform/errors";
+import { nowIso } from "../../../platform/ids";
+import { invocationContext } from "../../../platform/service/context";
+import { insertToken } from "../../tokens/service";
+import { launchRole } from "../claims";
+import { type LaunchRow, recordRefusal, resolveTarget, succeededLaunch } from "./launch-log";
+import { identityFrom, provisionUser, type UserRow } from "./provision-user";
+import { LaunchRefusal, validateLaunch } from "./verify-id-token";
 
 /** A launch's session for the learning app. */
 export const SESSION_TTL_MS = 8 * 3_600_000;

@@ -1,10 +1,18 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import type { AppEnv } from "../../../env";
-import { requireInstitution } from "../../../platform/auth/principal";
-import { idempotencyHeaderShape, idempotent } from "../../../platform/http/idempotency";
-import { PageQuery, paginate } from "../../../platform/http/pagination";
-import { jsonBody, jsonResponse, tokenRoute } from "../../../platform/openapi";
+import type { AppEnv } from "../../../../env";
+import { requireInstitution } from "../../../../platform/auth/principal";
+import { idempotencyHeaderShape, idempotent } from "../../../../platform/http/idempotency";
+import { PageQuery, paginate } from "../../../../platform/http/pagination";
+import { jsonBody, jsonResponse, tokenRoute } from "../../../../platform/openapi";
+import { LTI_CONSUMERS } from "../../prefixes";
+import {
+  ConsumerPageSchema,
+  ConsumerSchema,
+  CreateConsumerBody,
+  IdParam,
+  UpdateConsumerBody,
+} from "../../schemas";
 import {
   createConsumer,
   deleteConsumer,
@@ -12,15 +20,7 @@ import {
   listConsumers,
   presentConsumer,
   updateConsumer,
-} from "../consumers";
-import { LTI_CONSUMERS } from "../prefixes";
-import {
-  ConsumerPageSchema,
-  ConsumerSchema,
-  CreateConsumerBody,
-  IdParam,
-  UpdateConsumerBody,
-} from "../schemas";
+} from "../service";
 
 const TAGS = ["LTI"];
 const PATH = LTI_CONSUMERS;

@@ -1,7 +1,7 @@
 import type { JSONWebKeySet } from "jose";
-import type { Env } from "../../env";
-import { BoundedMap } from "../../platform/bounded-map";
-import { getJson } from "./outbound";
+import type { Env } from "../../../env";
+import { BoundedMap } from "../../../platform/bounded-map";
+import { getJson } from "../outbound";
 
 /** How long an isolate trusts a platform's key set before fetching it again. */
 const JWKS_TTL_MS = 10 * 60_000;

@@ -6,13 +6,13 @@ import {
   errors as joseErrors,
   jwtVerify,
 } from "jose";
-import { ltiConsumers, ltiStates } from "../../db/schema";
-import type { Env } from "../../env";
-import { database } from "../../platform/db";
-import { asRecord, CLAIMS, RESOURCE_LINK_REQUEST } from "./claims";
-import type { ConsumerRow } from "./consumers";
+import { ltiConsumers, ltiStates } from "../../../db/schema";
+import type { Env } from "../../../env";
+import { database } from "../../../platform/db";
+import { asRecord, CLAIMS, RESOURCE_LINK_REQUEST } from "../claims";
+import type { ConsumerRow } from "../registrations/service";
 import { isToolTarget, warnAmbiguous } from "./login";
-import { JwksUnavailable, platformKeysFor } from "./platform-jwks";
+import { JwksUnavailable, platformKeysFor } from "./platform-key-set";
 
 /** Seconds of clock difference accepted on `exp` and `iat`. */
 const CLOCK_SKEW_SECONDS = 60;

@@ -1,12 +1,12 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../../env";
-import { requireInstitution } from "../../../platform/auth/principal";
-import { paginate } from "../../../platform/http/pagination";
-import { jsonResponse, tokenRoute } from "../../../platform/openapi";
-import { findLaunch, listLaunches, presentLaunch } from "../launches";
-import { passbacksOf, presentPassback } from "../passbacks";
-import { LTI_LAUNCHES } from "../prefixes";
-import { LaunchPageSchema, LaunchParam, LaunchWithPassbacksSchema, ListLaunchesQuery } from "../schemas";
+import type { AppEnv } from "../../../../env";
+import { requireInstitution } from "../../../../platform/auth/principal";
+import { paginate } from "../../../../platform/http/pagination";
+import { jsonResponse, tokenRoute } from "../../../../platform/openapi";
+import { passbacksOf, presentPassback } from "../../passbacks";
+import { LTI_LAUNCHES } from "../../prefixes";
+import { LaunchPageSchema, LaunchParam, LaunchWithPassbacksSchema, ListLaunchesQuery } from "../../schemas";
+import { findLaunch, listLaunches, presentLaunch } from "../launch-log";
 
 const TAGS = ["LTI"];
 
