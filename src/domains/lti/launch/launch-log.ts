@@ -1,156 +1,24 @@
 import type { z } from "@hono/zod-openapi";
 import { and, desc, eq, type SQL } from "drizzle-orm";
-import { courses, type LaunchStatus, lessons, ltiLaunches } from "../../../db/schema";
+import { type LaunchStatus, ltiLaunches } from "../../../db/schema";
 import type { Env } from "../../../env";
-import { database } from "../../../platform/db";
 import { ApiError } from "../../../platform/errors";
 import { type PageRequest, pageBounds, pageWithTotal } from "../../../platform/http/pagination";
 import { newId, nowIso } from "../../../platform/ids";
-import { type DisplayTextRule, sanitizeDisplayText, TITLE } from "../../../platform/text";
-import { visibleCourses } from "../../content/service";
-import { asRecord, CLAIMS, pick } from "../claims";
-import { usableLineItem } from "../passback-send";
-import type { ConsumerRow } from "../registrations/service";
+import type { PrincipalContext, ServiceContext } from "../../../platform/service/context";
+import { asContext } from "../context-bridge";
+import { ltiInstitution } from "../policy";
 import type { LaunchSchema } from "../schemas";
-import { LaunchRefusal } from "./verify-id-token";
+import type { LaunchRefusal } from "./refusal";
 
+/**
+ * The launch log: every launch, accepted or refused, as the institution reads it. Grade passback
+ * reads a launch's row (`LaunchRow`, `findLaunch`) for its line item and user.
+ */
 export type LaunchRow = typeof ltiLaunches.$inferSelect;
 
-interface Target {
-  type: "course" | "lesson";
-  id: string;
-  title: string;
-}
-
-/**
- * What the launch opens: the custom claims `lingua_course_id` / `lingua_lesson_id` first, else a
- * target_link_uri of the form `{launch_url}?course={id}` / `?lesson={id}`; none is the app's home.
- * A named course or lesson that does not exist refuses the launch (the log tells the administrator);
- * an unpublished course, or a lesson of one, is refused the same way, word for word: a launch is
- * never an author, so a draft does not exist for it (content/service.ts `visibleCourses`).
- */
-export async function resolveTarget(
-  env: Env,
-  claims: Record<string, unknown>,
-  consumer: ConsumerRow,
-): Promise<Target | null> {
-  const custom = asRecord(claims[CLAIMS.custom]) ?? {};
-  const uri = new URL(claims[CLAIMS.targetLinkUri] as string);
-  const text = (v: unknown) => (typeof v === "string" && v.trim() ? v.trim() : null);
-  const lessonId =
-    text(custom.lingua_lesson_id) ?? (text(custom.lingua_course_id) ? null : uri.searchParams.get("lesson"));
-  const courseId = text(custom.lingua_course_id) ?? (lessonId ? null : uri.searchParams.get("course"));
-  const db = database(env.DB);
-  if (lessonId) {
-    const lesson = await db
-      .select({ id: lessons.id, title: lessons.title })
-      .from(lessons)
-      .innerJoin(courses, eq(courses.id, lessons.courseId))
-      .where(and(eq(lessons.id, lessonId), visibleCourses(false)))
-      .get();
-    if (!lesson)
-      throw new LaunchRefusal(
-        "target_unknown",
-        `No Lingua lesson ${lessonId}; check the link's custom parameters or URL.`,
-        consumer,
-      );
-    return { type: "lesson", ...lesson };
-  }
-  if (courseId) {
-    const course = await db
-      .select({ id: courses.id, title: courses.title })
-      .from(courses)
-      .where(and(eq(courses.id, courseId), visibleCourses(false)))
-      .get();
-    if (!course)
-      throw new LaunchRefusal(
-        "target_unknown",
-        `No Lingua course ${courseId}; check the link's custom parameters or URL.`,
-        consumer,
-      );
-    return { type: "course", ...course };
-  }
-  return null;
-}
-
-/**
- * The AGS endpoint claim as kept: its scopes, and `lineitem` / `lineitems` only when scores may be
- * sent there (an http(s) URL the outbound gate admits). A launch without a usable line item is
- * accepted but not gradable.
- */
-function agsOf(env: Env, claim: unknown): Record<string, unknown> | null {
-  const ags = pick(claim, ["lineitem", "lineitems", "scope"]);
-  if (!ags) return null;
-  for (const field of ["lineitem", "lineitems"])
-    if (ags[field] !== undefined && !usableLineItem(env, ags[field])) delete ags[field];
-  return ags;
-}
-
-/** A link's description: long text, line breaks kept. */
-const LINK_DESCRIPTION = { max: 5000, multiline: true } as const satisfies DisplayTextRule;
-
-/**
- * The claim's fields the log keeps, the display ones (titles, label, description) cleaned as a name
- * is (control and bidirectional characters dropped, cut to the rule's length), not refused; one
- * that nothing is left of is left out.
- */
-function cleaned(
-  claim: unknown,
-  fields: string[],
-  display: Record<string, DisplayTextRule>,
-): Record<string, unknown> | null {
-  const picked = pick(claim, fields);
-  if (!picked) return null;
-  for (const [field, rule] of Object.entries(display)) {
-    if (picked[field] === undefined) continue;
-    const text = sanitizeDisplayText(picked[field], rule);
-    if (text === null) delete picked[field];
-    else picked[field] = text;
-  }
-  return picked;
-}
-
-/** The launch row of an accepted launch: every claim the log and grade passback need, as sent (line items as kept). */
-export function succeededLaunch(
-  env: Env,
-  consumer: ConsumerRow,
-  claims: Record<string, unknown>,
-  userId: string,
-  target: Target | null,
-): LaunchRow {
-  return {
-    id: newId("lti"),
-    institutionId: consumer.institutionId,
-    consumerId: consumer.id,
-    status: "succeeded",
-    failureReason: null,
-    failureDetail: null,
-    deploymentId: claims[CLAIMS.deploymentId] as string,
-    messageType: claims[CLAIMS.messageType] as string,
-    sub: claims.sub as string,
-    userId,
-    roles: (claims[CLAIMS.roles] as unknown[]).filter((r): r is string => typeof r === "string"),
-    context: cleaned(claims[CLAIMS.context], ["id", "label", "title", "type"], {
-      label: TITLE,
-      title: TITLE,
-    }),
-    resourceLink: cleaned(claims[CLAIMS.resourceLink], ["id", "title", "description"], {
-      title: TITLE,
-      description: LINK_DESCRIPTION,
-    }),
-    custom: asRecord(claims[CLAIMS.custom]),
-    targetLinkUri: claims[CLAIMS.targetLinkUri] as string,
-    targetType: target?.type ?? null,
-    targetId: target?.id ?? null,
-    targetTitle: target?.title ?? null,
-    ags: agsOf(env, claims[CLAIMS.ags]),
-    nrps: asRecord(claims[CLAIMS.nrps]),
-    createdAt: nowIso(),
-  };
-}
-
 /** A refused launch: this row is all it records. */
-export async function recordRefusal(env: Env, refusal: LaunchRefusal): Promise<LaunchRow> {
+export async function recordRefusal(ctx: ServiceContext, refusal: LaunchRefusal): Promise<LaunchRow> {
   const row: LaunchRow = {
     id: newId("lti"),
     institutionId: refusal.consumer?.institutionId ?? null,
@@ -172,9 +40,9 @@ export async function recordRefusal(env: Env, refusal: LaunchRefusal): Promise<L
     targetTitle: null,
     ags: null,
     nrps: null,
-    createdAt: nowIso(),
+    createdAt: nowIso(ctx.now()),
   };
-  await database(env.DB).insert(ltiLaunches).values(row).run();
+  await ctx.db.insert(ltiLaunches).values(row).run();
   return row;
 }
 
@@ -204,14 +72,14 @@ export function presentLaunch(row: LaunchRow): z.infer<typeof LaunchSchema> {
   };
 }
 
+/** A page of the caller's institution's launches, newest first (ties by id), with the total. */
 export async function listLaunches(
-  env: Env,
-  institutionId: string,
-  filters: { consumer_id?: string; user_id?: string; status?: LaunchStatus },
-  page: PageRequest,
+  ctx: PrincipalContext,
+  input: { filters: { consumer_id?: string; user_id?: string; status?: LaunchStatus }; page: PageRequest },
 ) {
-  const db = database(env.DB);
-  const conditions: SQL[] = [eq(ltiLaunches.institutionId, institutionId)];
+  const { filters, page } = input;
+  const { db } = ctx;
+  const conditions: SQL[] = [eq(ltiLaunches.institutionId, ltiInstitution(ctx.principal))];
   if (filters.consumer_id) conditions.push(eq(ltiLaunches.consumerId, filters.consumer_id));
   if (filters.user_id) conditions.push(eq(ltiLaunches.userId, filters.user_id));
   if (filters.status) conditions.push(eq(ltiLaunches.status, filters.status));
@@ -231,10 +99,22 @@ export async function listLaunches(
   );
 }
 
-/** The institution's launch, or 404 (also for another institution's). */
-export async function findLaunch(env: Env, institutionId: string, id: string): Promise<LaunchRow> {
-  const row = await database(env.DB)
-    .select()
+/** The caller's institution's launch, or 404 (also for another institution's). */
+export function getLaunch(ctx: PrincipalContext, id: string): Promise<LaunchRow> {
+  return findLaunch(ctx, ltiInstitution(ctx.principal), id);
+}
+
+/**
+ * The institution's launch, or 404 (also for another institution's). Grade passback's lookup; it
+ * takes `env` too until that path passes its context (context-bridge.ts).
+ */
+export async function findLaunch(
+  context: ServiceContext | Env,
+  institutionId: string,
+  id: string,
+): Promise<LaunchRow> {
+  const row = await asContext(context)
+    .db.select()
     .from(ltiLaunches)
     .where(and(eq(ltiLaunches.id, id), eq(ltiLaunches.institutionId, institutionId)))
     .get();
