@@ -51,11 +51,13 @@ export async function createConsumer(
   ctx: PrincipalContext,
   body: z.infer<typeof CreateConsumerBody>,
 ): Promise<ConsumerRow> {
+  // The caller's institution first: an account of none is refused before its URLs are looked up.
+  const institutionId = ltiInstitution(ctx.principal);
   await checkUrls(ctx, body);
   const now = nowIso(ctx.now());
   const row: ConsumerRow = {
     id: newId("ltc"),
-    institutionId: ltiInstitution(ctx.principal),
+    institutionId,
     name: body.name,
     issuer: body.issuer,
     clientId: body.client_id,
