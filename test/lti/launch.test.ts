@@ -1,5 +1,19 @@
 import { env } from "cloudflare:test";
+import { and, eq, inArray, or } from "drizzle-orm";
 import { expect, it, vi } from "vitest";
+import {
+  apiTokens,
+  courses,
+  institutions,
+  lessons,
+  ltiConsumers,
+  ltiLaunches,
+  ltiStates,
+  ltiUserLinks,
+  outboxEvents,
+  users,
+} from "../../src/db/schema";
+import { database } from "../../src/platform/db";
 import { call, callJson } from "../helpers/api";
 import { createPublishedCourse } from "../helpers/progress-fixture";
 import { createTenant, type TestUser } from "../helpers/tenants";
@@ -15,6 +29,8 @@ import {
   type Registered,
   registerPlatform,
 } from "./support";
+
+const db = () => database(env.DB);
 
 it("login redirects to the platform with every OIDC parameter and a partitioned state cookie", async () => {
   const tenant = await createTenant();
@@ -154,10 +170,7 @@ it("a launch creates the member, records the launch and answers a session with t
   // The same person again: the same user; an instructor launch raises the role.
   const again = await launch(reg, { sub, name: "Ada King", [`${LTI}roles`]: [INSTRUCTOR_ROLE] });
   expect(again.body.user).toMatchObject({ id: body.user.id, name: "Ada King", role: "instructor" });
-  const links = await env.DB.prepare("SELECT count(*) AS n FROM lti_user_links WHERE consumer_id = ?")
-    .bind(reg.consumer.id)
-    .first<any>();
-  expect(links.n).toBe(1);
+  expect(await db().$count(ltiUserLinks, eq(ltiUserLinks.consumerId, reg.consumer.id))).toBe(1);
 });
 
 it("a target_link_uri with ?lesson= chooses the lesson; an unknown one refuses the launch", async () => {
@@ -262,10 +275,8 @@ it("two first launches of one person at once end with one user", async () => {
   const [ba, bb] = (await Promise.all([ra.json(), rb.json()])) as any[];
   expect([ra.status, rb.status]).toEqual([200, 200]);
   expect(ba.user.id).toBe(bb.user.id);
-  const users = await env.DB.prepare("SELECT count(*) AS n FROM users WHERE institution_id = ?")
-    .bind(tenant.institution.id)
-    .first<any>();
-  expect(users.n).toBe(4); // admin, instructor, learner, and the one launched
+  // admin, instructor, learner, and the one launched
+  expect(await db().$count(users, eq(users.institutionId, tenant.institution.id))).toBe(4);
 });
 
 it("a launch creates a member that takes a seat (member.created), and refuses suspended members and full institutions", async () => {
@@ -274,31 +285,28 @@ it("a launch creates a member that takes a seat (member.created), and refuses su
   const sub = `user-${crypto.randomUUID()}`;
   const first = await launch(reg, { sub });
   expect(first.res.status).toBe(200);
-  const event = await env.DB.prepare(
-    "SELECT type, payload FROM outbox_events WHERE user_id = ? AND type = 'member.created'",
-  )
-    .bind(first.body.user.id)
-    .first<any>();
-  expect(JSON.parse(event.payload)).toMatchObject({
+  const event = await db()
+    .select({ payload: outboxEvents.payload })
+    .from(outboxEvents)
+    .where(and(eq(outboxEvents.userId, first.body.user.id), eq(outboxEvents.type, "member.created")))
+    .get();
+  expect(event?.payload).toMatchObject({
     user_id: first.body.user.id,
     status: "active",
     role: "learner",
   });
 
-  await env.DB.prepare("UPDATE users SET status = 'suspended' WHERE id = ?").bind(first.body.user.id).run();
+  await db().update(users).set({ status: "suspended" }).where(eq(users.id, first.body.user.id));
   const suspended = await launch(reg, { sub });
   expect(suspended.res.status).toBe(400);
   expect(suspended.body.reason).toBe("member_suspended");
 
   // Every seat taken (admin, instructor, learner: three active members).
-  await env.DB.prepare("UPDATE institutions SET seats = 3 WHERE id = ?").bind(tenant.institution.id).run();
+  await db().update(institutions).set({ seats: 3 }).where(eq(institutions.id, tenant.institution.id));
   const full = await launch(reg);
   expect(full.res.status).toBe(400);
   expect(full.body.reason).toBe("seats_exhausted");
-  const members = await env.DB.prepare("SELECT count(*) AS n FROM users WHERE institution_id = ?")
-    .bind(tenant.institution.id)
-    .first<any>();
-  expect(members.n).toBe(4);
+  expect(await db().$count(users, eq(users.institutionId, tenant.institution.id))).toBe(4);
 });
 
 it("a launch session cannot mint API tokens (403 naming tokens:write), as learner or instructor", async () => {
@@ -316,11 +324,10 @@ it("a launch session cannot mint API tokens (403 naming tokens:write), as learne
     expect(minted.res.status).toBe(403);
     expect(minted.body.code).toBe("missing_ability");
     expect(minted.body.detail).toContain("tokens:write");
-    const count = await env.DB.prepare(
-      "SELECT count(*) AS n FROM api_tokens WHERE user_id = ? AND kind = 'api'",
-    )
-      .bind(body.user.id)
-      .first<number>("n");
+    const count = await db().$count(
+      apiTokens,
+      and(eq(apiTokens.userId, body.user.id), eq(apiTokens.kind, "api")),
+    );
     expect(count).toBe(0);
   }
 });
@@ -361,11 +368,12 @@ it("an unpublished course or lesson is refused exactly like an unknown one: no t
     published: false,
   });
   const lessonId = draft.lessons[0]!.id;
-  const titles = await env.DB.prepare(
-    "SELECT c.title AS course, l.title AS lesson FROM courses c JOIN lessons l ON l.course_id = c.id WHERE l.id = ?",
-  )
-    .bind(lessonId)
-    .first<{ course: string; lesson: string }>();
+  const titles = await db()
+    .select({ course: courses.title, lesson: lessons.title })
+    .from(courses)
+    .innerJoin(lessons, eq(lessons.courseId, courses.id))
+    .where(eq(lessons.id, lessonId))
+    .get();
   const unknown = await launch(reg, { [`${LTI}custom`]: { lingua_course_id: "crs_missing" } });
   const detail = (kind: string, id: string) =>
     `No Lingua ${kind} ${id}; check the link's custom parameters or URL.`;
@@ -392,11 +400,10 @@ it("an unpublished course or lesson is refused exactly like an unknown one: no t
     });
     expect(logged.body).toMatchObject({ status: "failed", failure_reason: "target_unknown", target: null });
     expect(JSON.stringify(logged.body)).not.toContain(titles!.course);
-    const linked = await env.DB.prepare(
-      "SELECT count(*) AS n FROM lti_user_links WHERE consumer_id = ? AND sub = ?",
-    )
-      .bind(reg.consumer.id, sub)
-      .first<number>("n");
+    const linked = await db().$count(
+      ltiUserLinks,
+      and(eq(ltiUserLinks.consumerId, reg.consumer.id), eq(ltiUserLinks.sub, sub)),
+    );
     expect(linked).toBe(0);
   }
 });
@@ -423,12 +430,11 @@ it("a pair two institutions registered for the same deployment: the launch is re
   const [a, b] = await Promise.all([createTenant(), createTenant()]);
   const reg = await registerPlatform(a.admin);
   await registerAgain(reg, b.admin, [reg.deploymentId, "dep-b"]);
-  const states = async () =>
-    env.DB.prepare(
-      "SELECT count(*) AS n FROM lti_states WHERE consumer_id IN (SELECT id FROM lti_consumers WHERE issuer = ?)",
-    )
-      .bind(reg.urls.issuer)
-      .first<number>("n");
+  const ofIssuer = db()
+    .select({ id: ltiConsumers.id })
+    .from(ltiConsumers)
+    .where(eq(ltiConsumers.issuer, reg.urls.issuer));
+  const states = async () => db().$count(ltiStates, inArray(ltiStates.consumerId, ofIssuer));
   const warn = vi.spyOn(console, "warn");
   for (const params of [{}, { lti_deployment_id: reg.deploymentId }] as Record<string, string>[]) {
     const refused = await login(reg, params);
@@ -456,12 +462,12 @@ it("a pair two institutions registered for the same deployment: the launch is re
     issuer: reg.urls.issuer,
   });
   warn.mockRestore();
-  const provisioned = await env.DB.prepare(
-    `SELECT (SELECT count(*) FROM lti_user_links WHERE consumer_id IN (SELECT id FROM lti_consumers WHERE issuer = ?1))
-       + (SELECT count(*) FROM lti_launches WHERE institution_id IN (?2, ?3)) AS n`,
-  )
-    .bind(reg.urls.issuer, a.institution.id, b.institution.id)
-    .first<number>("n");
+  const provisioned =
+    (await db().$count(ltiUserLinks, inArray(ltiUserLinks.consumerId, ofIssuer))) +
+    (await db().$count(
+      ltiLaunches,
+      inArray(ltiLaunches.institutionId, [a.institution.id, b.institution.id]),
+    ));
   expect(provisioned).toBe(0);
 });
 
@@ -505,14 +511,13 @@ it("a login steered to one registration by its deployment id cannot carry a laun
   const body = (await refused.json()) as any;
   expect(body).toMatchObject({ code: "lti_launch_refused", reason: "registration_ambiguous" });
   expect(JSON.stringify(body)).not.toContain(a.institution.id);
-  const links = await env.DB.prepare("SELECT count(*) AS n FROM lti_user_links WHERE sub = ?")
-    .bind(sub)
-    .first<number>("n");
-  expect(links).toBe(0);
-  const launches = await env.DB.prepare(
-    "SELECT count(*) AS n FROM lti_launches WHERE institution_id IN (?, ?) OR consumer_id = ?",
-  )
-    .bind(a.institution.id, b.institution.id, second.id)
-    .first<number>("n");
+  expect(await db().$count(ltiUserLinks, eq(ltiUserLinks.sub, sub))).toBe(0);
+  const launches = await db().$count(
+    ltiLaunches,
+    or(
+      inArray(ltiLaunches.institutionId, [a.institution.id, b.institution.id]),
+      eq(ltiLaunches.consumerId, second.id),
+    ),
+  );
   expect(launches).toBe(0);
 });

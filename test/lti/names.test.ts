@@ -1,14 +1,19 @@
 import { env } from "cloudflare:test";
+import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
+import { ltiConsumers, ltiLaunches, users } from "../../src/db/schema";
+import { database } from "../../src/platform/db";
 import { isSafeForDisplay } from "../../src/platform/text";
 import { callJson } from "../helpers/api";
 import { createTenant } from "../helpers/tenants";
 import { LTI, launch, registerPlatform } from "./support";
 
 async function storedName(userId: string): Promise<string | undefined> {
-  const row = await env.DB.prepare("SELECT name FROM users WHERE id = ?")
-    .bind(userId)
-    .first<{ name: string }>();
+  const row = await database(env.DB)
+    .select({ name: users.name })
+    .from(users)
+    .where(eq(users.id, userId))
+    .get();
   return row?.name;
 }
 
@@ -76,11 +81,13 @@ it("a launch's course and link titles, label and description are cleaned and cut
   expect(context).toMatchObject({ id: "ctx-1", type: ["CourseOffering"] });
   expect(resource_link).toEqual({ id: "rl-1", title: "Week 1", description: "Line one\nLine two" });
   // Stored as answered.
-  const row = await env.DB.prepare("SELECT context, resource_link FROM lti_launches WHERE id = ?")
-    .bind(body.launch.id)
-    .first<{ context: string; resource_link: string }>();
-  expect(JSON.parse(row!.context)).toEqual(context);
-  expect(JSON.parse(row!.resource_link)).toEqual(resource_link);
+  const row = await database(env.DB)
+    .select({ context: ltiLaunches.context, resourceLink: ltiLaunches.resourceLink })
+    .from(ltiLaunches)
+    .where(eq(ltiLaunches.id, body.launch.id))
+    .get();
+  expect(row?.context).toEqual(context);
+  expect(row?.resourceLink).toEqual(resource_link);
   // Nothing left after cleaning: the field is left out.
   const blank = await launch(reg, { [`${LTI}resource_link`]: { id: "rl-2", title: "\u202E\u0000 " } });
   expect(blank.res.status).toBe(200);
@@ -91,9 +98,7 @@ it("a registration's name follows the display-text rule: control or bidi charact
   const tenant = await createTenant();
   const reg = await registerPlatform(tenant.admin);
   const count = () =>
-    env.DB.prepare("SELECT count(*) AS n FROM lti_consumers WHERE institution_id = ?")
-      .bind(tenant.institution.id)
-      .first<number>("n");
+    database(env.DB).$count(ltiConsumers, eq(ltiConsumers.institutionId, tenant.institution.id));
   for (const name of ["Canvas\u202E", "Can\u0000vas", "x".repeat(201), "  "]) {
     const created = await callJson("/api/integrations/lti-consumers", {
       token: tenant.admin.token,

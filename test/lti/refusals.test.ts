@@ -1,17 +1,23 @@
 import { env } from "cloudflare:test";
+import { eq, inArray } from "drizzle-orm";
 import { expect, it } from "vitest";
+import { apiTokens, ltiConsumers, ltiLaunches, ltiStates, ltiUserLinks, users } from "../../src/db/schema";
+import { database } from "../../src/platform/db";
 import { callJson } from "../helpers/api";
 import { createTenant, type Tenant } from "../helpers/tenants";
 import { LTI, launch, launchClaims, login, postCallback, type Registered, registerPlatform } from "./support";
 
 async function counts(institutionId: string) {
-  return env.DB.prepare(
-    `SELECT (SELECT count(*) FROM users WHERE institution_id = ?1) AS users,
-      (SELECT count(*) FROM lti_user_links l JOIN lti_consumers c ON c.id = l.consumer_id WHERE c.institution_id = ?1) AS links,
-      (SELECT count(*) FROM api_tokens WHERE institution_id = ?1) AS tokens`,
-  )
-    .bind(institutionId)
-    .first<Record<string, number>>();
+  const db = database(env.DB);
+  const registrations = db
+    .select({ id: ltiConsumers.id })
+    .from(ltiConsumers)
+    .where(eq(ltiConsumers.institutionId, institutionId));
+  return {
+    users: await db.$count(users, eq(users.institutionId, institutionId)),
+    links: await db.$count(ltiUserLinks, inArray(ltiUserLinks.consumerId, registrations)),
+    tokens: await db.$count(apiTokens, eq(apiTokens.institutionId, institutionId)),
+  };
 }
 
 /** Posts a launch built by `build`, expects a refusal with `reason`, and that only the log recorded it. */
@@ -108,9 +114,11 @@ it("an unknown state is refused and logged without an institution", async () => 
   const body = (await res.json()) as any;
   expect(res.status).toBe(400);
   expect(body.reason).toBe("state_unknown");
-  const row = await env.DB.prepare("SELECT institution_id, status FROM lti_launches WHERE id = ?")
-    .bind(body.launch_id)
-    .first();
+  const row = await database(env.DB)
+    .select({ institution_id: ltiLaunches.institutionId, status: ltiLaunches.status })
+    .from(ltiLaunches)
+    .where(eq(ltiLaunches.id, body.launch_id))
+    .get();
   expect(row).toEqual({ institution_id: null, status: "failed" });
   const list = await callJson("/api/integrations/lti-launches", { token: tenant.admin.token });
   expect(list.body.data.map((l: any) => l.id)).not.toContain(body.launch_id);
@@ -120,9 +128,10 @@ it("an expired state is refused", async () => {
   const tenant = await createTenant();
   const reg = await registerPlatform(tenant.admin);
   await expectRefused(tenant, reg, "state_expired", async (nonce) => {
-    await env.DB.prepare("UPDATE lti_states SET expires_at = ? WHERE nonce = ?")
-      .bind(Date.now() - 1, nonce)
-      .run();
+    await database(env.DB)
+      .update(ltiStates)
+      .set({ expiresAt: Date.now() - 1 })
+      .where(eq(ltiStates.nonce, nonce));
     return { id_token: await reg.platform.idToken(launchClaims(reg, nonce)) };
   });
 });

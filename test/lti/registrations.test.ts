@@ -1,5 +1,8 @@
 import { env } from "cloudflare:test";
+import { and, eq } from "drizzle-orm";
 import { expect, it } from "vitest";
+import { ltiConsumers, ltiKeys } from "../../src/db/schema";
+import { database } from "../../src/platform/db";
 import { callJson } from "../helpers/api";
 import { dohStub, uniqueName } from "../helpers/receiver-doh";
 import { createPlatformAdmin, createTenant, mintToken } from "../helpers/tenants";
@@ -29,14 +32,13 @@ it("each registration publishes its own RS256 key set at its tool.jwks_url, gene
   // Three isolates' worth of first requests at once still end with one current key.
   expect(b.body.keys).toEqual(a.body.keys);
   expect(c.body.keys).toEqual(a.body.keys);
-  const stored = await env.DB.prepare(
-    "SELECT count(*) AS n, min(private_key_sealed) AS sealed FROM lti_keys WHERE consumer_id = ?",
-  )
-    .bind(consumer.id)
-    .first<any>();
-  expect(stored.n).toBe(1);
-  expect(stored.sealed).toMatch(/^v2\./);
-  expect(stored.sealed).not.toContain(key.n);
+  const stored = await database(env.DB)
+    .select({ sealed: ltiKeys.privateKeySealed })
+    .from(ltiKeys)
+    .where(eq(ltiKeys.consumerId, consumer.id));
+  expect(stored).toHaveLength(1);
+  expect(stored[0]?.sealed).toMatch(/^v2\./);
+  expect(stored[0]?.sealed).not.toContain(key.n);
   // Another registration, even of the same institution, has keys of its own.
   const theirs = await callJson(other.tool.jwks_url);
   expect(theirs.res.status).toBe(200);
@@ -48,21 +50,13 @@ it("each registration publishes its own RS256 key set at its tool.jwks_url, gene
   expect(unknown.res.status).toBe(404);
   expect(unknown.body.code).toBe("not_found");
   expect((await callJson("/api/lti/jwks")).res.status).toBe(404);
-  expect(
-    await env.DB.prepare("SELECT count(*) AS n FROM lti_keys WHERE consumer_id = 'ltc_nope'").first<number>(
-      "n",
-    ),
-  ).toBe(0);
+  expect(await database(env.DB).$count(ltiKeys, eq(ltiKeys.consumerId, "ltc_nope"))).toBe(0);
   // Deleting the registration deletes its keys.
   await callJson(`/api/integrations/lti-consumers/${other.id}`, {
     token: tenant.admin.token,
     method: "DELETE",
   });
-  expect(
-    await env.DB.prepare("SELECT count(*) AS n FROM lti_keys WHERE consumer_id = ?")
-      .bind(other.id)
-      .first<number>("n"),
-  ).toBe(0);
+  expect(await database(env.DB).$count(ltiKeys, eq(ltiKeys.consumerId, other.id))).toBe(0);
   expect((await callJson(other.tool.jwks_url)).res.status).toBe(404);
 });
 
@@ -205,14 +199,11 @@ it("two institutions may register the same issuer and client id (both 201, nothi
     body: { client_id: consumer.client_id },
   });
   expect(renamed.res.status).toBe(409);
-  const rows = await env.DB.prepare(
-    "SELECT institution_id FROM lti_consumers WHERE issuer = ? AND client_id = ?",
-  )
-    .bind(consumer.issuer, consumer.client_id)
-    .all<{ institution_id: string }>();
-  expect(rows.results.map((r) => r.institution_id).sort()).toEqual(
-    [a.institution.id, b.institution.id].sort(),
-  );
+  const rows = await database(env.DB)
+    .select({ institution_id: ltiConsumers.institutionId })
+    .from(ltiConsumers)
+    .where(and(eq(ltiConsumers.issuer, consumer.issuer), eq(ltiConsumers.clientId, consumer.client_id)));
+  expect(rows.map((r) => r.institution_id).sort()).toEqual([a.institution.id, b.institution.id].sort());
   for (const method of ["GET", "PUT", "DELETE"]) {
     const foreign = await callJson(`/api/integrations/lti-consumers/${consumer.id}`, {
       token: b.admin.token,

@@ -1,15 +1,46 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
-import { registerConsumerRoutes } from "./routes/consumers";
-import { registerKeyRoutes } from "./routes/keys";
-import { registerLaunchRoutes } from "./routes/launch";
-import { registerLaunchLogRoutes } from "./routes/launches";
+import { registerExchangeLtiCode } from "./launch/routes/exchange-lti-code";
+import { registerGetLtiLaunch } from "./launch/routes/get-lti-launch";
+import { registerListLtiLaunches } from "./launch/routes/list-lti-launches";
+import { registerLtiLaunchCallback } from "./launch/routes/lti-launch-callback";
+import { registerLtiLaunchPage } from "./launch/routes/lti-launch-page";
+import { registerLtiLogin } from "./launch/routes/lti-login";
+import { registerLtiRegistrationLaunchCallback } from "./launch/routes/lti-registration-launch-callback";
+import { registerLtiRegistrationLogin } from "./launch/routes/lti-registration-login";
+import { registerCreateLtiConsumer } from "./registrations/routes/create-lti-consumer";
+import { registerDeleteLtiConsumer } from "./registrations/routes/delete-lti-consumer";
+import { registerGetLtiConsumer } from "./registrations/routes/get-lti-consumer";
+import { registerGetLtiJwks } from "./registrations/routes/get-lti-jwks";
+import { registerListLtiConsumers } from "./registrations/routes/list-lti-consumers";
+import { registerRotateLtiKeys } from "./registrations/routes/rotate-lti-keys";
+import { registerUpdateLtiConsumer } from "./registrations/routes/update-lti-consumer";
 import { registerPassbackRoutes } from "./routes/passback";
 
+/**
+ * The LTI 1.3 tool, in three parts: registrations/ (the platforms an institution registers, and the
+ * tool's own signing keys per registration), launch/ (OIDC login, the id_token's verification, the
+ * user and session a launch makes, the launch log) and grade passback. The order is the OpenAPI
+ * document's.
+ */
 export function registerLti(app: OpenAPIHono<AppEnv>) {
-  registerKeyRoutes(app);
-  registerConsumerRoutes(app);
-  registerLaunchRoutes(app);
-  registerLaunchLogRoutes(app);
+  // Registrations and keys.
+  registerGetLtiJwks(app);
+  registerRotateLtiKeys(app);
+  registerListLtiConsumers(app);
+  registerCreateLtiConsumer(app);
+  registerGetLtiConsumer(app);
+  registerUpdateLtiConsumer(app);
+  registerDeleteLtiConsumer(app);
+  // Launch.
+  registerLtiLogin(app);
+  registerLtiRegistrationLogin(app);
+  registerLtiLaunchCallback(app);
+  registerLtiRegistrationLaunchCallback(app);
+  registerLtiLaunchPage(app);
+  registerExchangeLtiCode(app);
+  registerListLtiLaunches(app);
+  registerGetLtiLaunch(app);
+  // Grades.
   registerPassbackRoutes(app);
 }

@@ -2,10 +2,10 @@ import type { ltiPassbacks } from "../../db/schema";
 import type { Env } from "../../env";
 import { outboundPolicy, urlProblem } from "../../platform/outbound";
 import { LINE_ITEM_READ_SCOPES, SCORE_SCOPE } from "./claims";
-import type { ConsumerRow } from "./consumers";
-import type { LaunchRow } from "./launches";
+import type { LaunchRow } from "./launch/launch-log";
 import { type AttemptOutcome, getJson, postToPlatform, retryInSeconds } from "./outbound";
 import { accessToken, forgetAccessToken } from "./platform-token";
+import type { ConsumerRow } from "./registrations/service";
 
 export type PassbackRow = typeof ltiPassbacks.$inferSelect;
 

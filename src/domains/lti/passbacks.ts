@@ -7,8 +7,7 @@ import { ApiError } from "../../platform/errors";
 import { newId, nowIso } from "../../platform/ids";
 import { queueDelaySeconds, sendAll } from "../../platform/queue";
 import { SCORE_SCOPE } from "./claims";
-import type { ConsumerRow } from "./consumers";
-import { findLaunch, type LaunchRow } from "./launches";
+import { findLaunch, type LaunchRow } from "./launch/launch-log";
 import { RESPONSE_BODY_LIMIT } from "./outbound";
 import {
   agsScopes,
@@ -17,6 +16,7 @@ import {
   type PassbackResult,
   type PassbackRow,
 } from "./passback-send";
+import type { ConsumerRow } from "./registrations/service";
 
 export type { PassbackRow };
 

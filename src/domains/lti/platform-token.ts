@@ -6,9 +6,9 @@ import { config } from "../../platform/config";
 import { ltiAccessTokenBinding } from "../../platform/crypto/sealed-values";
 import { seal, unseal } from "../../platform/crypto/sealing";
 import { database } from "../../platform/db";
-import type { ConsumerRow } from "./consumers";
-import { currentSigningKey } from "./keys";
 import { type AttemptOutcome, postForJson } from "./outbound";
+import type { ConsumerRow } from "./registrations/service";
+import { currentSigningKey } from "./registrations/signing-keys";
 
 /** A cached token is dropped this long before the platform says it expires. */
 const EXPIRY_MARGIN_MS = 60_000;

@@ -1,23 +1,22 @@
 import { and, eq } from "drizzle-orm";
-import { ltiUserLinks, outboxEvents, type Role, users } from "../../db/schema";
-import type { Env } from "../../env";
-import { batchGuard, isBatchGuardFailure } from "../../platform/batch";
-import { sha256Hex } from "../../platform/crypto/encoding";
-import { database } from "../../platform/db";
-import { publishEvents } from "../../platform/events";
-import { newId, nowIso } from "../../platform/ids";
-import { isSafeForDisplay, PERSON_NAME, sanitizeDisplayText } from "../../platform/text";
-import { memberCreated } from "../institutions/member-events";
-import { seatsAllow } from "../institutions/member-queries";
-import type { ConsumerRow } from "./consumers";
-import { LaunchRefusal } from "./validate";
+import { ltiUserLinks, type Role, users } from "../../../db/schema";
+import { batchGuard, isBatchGuardFailure } from "../../../platform/batch";
+import { sha256Hex } from "../../../platform/crypto/encoding";
+import { newId, nowIso } from "../../../platform/ids";
+import { commit } from "../../../platform/service/commit";
+import type { ServiceContext } from "../../../platform/service/context";
+import { isSafeForDisplay, PERSON_NAME, sanitizeDisplayText } from "../../../platform/text";
+import { memberCreated } from "../../institutions/member-events";
+import { seatsAllow } from "../../institutions/member-queries";
+import type { ConsumerRow } from "../registrations/service";
+import { LaunchRefusal } from "./refusal";
 
 /** Users made by a launch sign in through their platform only: no password matches this. */
 const NO_PASSWORD = "!lti-launch-only";
 
 export type UserRow = typeof users.$inferSelect;
 
-interface Identity {
+export interface Identity {
   sub: string;
   name: string;
   email: string | null;
@@ -56,12 +55,8 @@ async function placeholderEmail(consumerId: string, sub: string): Promise<string
   return `lti-${(await sha256Hex(`${consumerId}\n${sub}`)).slice(0, 24)}@lti.invalid`;
 }
 
-async function emailIsFree(env: Env, email: string, userId: string | null): Promise<boolean> {
-  const holder = await database(env.DB)
-    .select({ id: users.id })
-    .from(users)
-    .where(eq(users.email, email))
-    .get();
+async function emailIsFree(ctx: ServiceContext, email: string, userId: string | null): Promise<boolean> {
+  const holder = await ctx.db.select({ id: users.id }).from(users).where(eq(users.email, email)).get();
   return !holder || holder.id === userId;
 }
 
@@ -70,8 +65,12 @@ function roleAfterLaunch(current: Role, launched: Identity["role"]): Role {
   return current === "learner" && launched === "instructor" ? "instructor" : current;
 }
 
-async function linkedUser(env: Env, consumerId: string, sub: string): Promise<UserRow | undefined> {
-  const row = await database(env.DB)
+async function linkedUser(
+  ctx: ServiceContext,
+  consumerId: string,
+  sub: string,
+): Promise<UserRow | undefined> {
+  const row = await ctx.db
     .select({ user: users })
     .from(ltiUserLinks)
     .innerJoin(users, eq(users.id, ltiUserLinks.userId))
@@ -85,9 +84,13 @@ async function linkedUser(env: Env, consumerId: string, sub: string): Promise<Us
  * registration's institution. Name and e-mail follow the platform's claims; two first launches of
  * one person at once both try to insert the link, one wins, and the other uses the winner's user.
  */
-export async function provisionUser(env: Env, consumer: ConsumerRow, person: Identity): Promise<UserRow> {
-  const db = database(env.DB);
-  const existing = await linkedUser(env, consumer.id, person.sub);
+export async function provisionUser(
+  ctx: ServiceContext,
+  input: { consumer: ConsumerRow; person: Identity },
+): Promise<UserRow> {
+  const { consumer, person } = input;
+  const { db } = ctx;
+  const existing = await linkedUser(ctx, consumer.id, person.sub);
   if (existing) {
     if (existing.status === "suspended")
       throw new LaunchRefusal(
@@ -95,12 +98,12 @@ export async function provisionUser(env: Env, consumer: ConsumerRow, person: Ide
         "This member is suspended in Lingua; an institution admin can reactivate them.",
         consumer,
       );
-    const changes: Partial<UserRow> = { lastActiveAt: nowIso() };
+    const changes: Partial<UserRow> = { lastActiveAt: nowIso(ctx.now()) };
     if (person.name !== existing.name) changes.name = person.name;
     if (
       person.email &&
       person.email !== existing.email &&
-      (await emailIsFree(env, person.email, existing.id))
+      (await emailIsFree(ctx, person.email, existing.id))
     )
       changes.email = person.email;
     const role = roleAfterLaunch(existing.role, person.role);
@@ -111,10 +114,10 @@ export async function provisionUser(env: Env, consumer: ConsumerRow, person: Ide
   }
 
   const email =
-    person.email && (await emailIsFree(env, person.email, null))
+    person.email && (await emailIsFree(ctx, person.email, null))
       ? person.email
       : await placeholderEmail(consumer.id, person.sub);
-  const now = nowIso();
+  const now = nowIso(ctx.now());
   const user: UserRow = {
     id: newId("usr"),
     email,
@@ -133,15 +136,16 @@ export async function provisionUser(env: Env, consumer: ConsumerRow, person: Ide
   const event = memberCreated(consumer.institutionId, { ...user, groups: [] }, now);
   try {
     // A new member takes a seat: the guard refuses the whole batch when none is left.
-    await db.batch([
-      batchGuard(db, seatsAllow(consumer.institutionId, 1)),
-      db.insert(users).values(user),
-      db
-        .insert(ltiUserLinks)
-        .values({ consumerId: consumer.id, sub: person.sub, userId: user.id, createdAt: now }),
-      db.insert(outboxEvents).values(event),
-    ]);
-    await publishEvents(env, [event.id]);
+    await commit(ctx, {
+      statements: [
+        batchGuard(db, seatsAllow(consumer.institutionId, 1)),
+        db.insert(users).values(user),
+        db
+          .insert(ltiUserLinks)
+          .values({ consumerId: consumer.id, sub: person.sub, userId: user.id, createdAt: now }),
+      ],
+      events: [event],
+    });
     return user;
   } catch (error) {
     if (isBatchGuardFailure(error))
@@ -151,10 +155,10 @@ export async function provisionUser(env: Env, consumer: ConsumerRow, person: Ide
         consumer,
       );
     // A twin launch linked the person first (or took the e-mail address in between): use its user.
-    const winner = await linkedUser(env, consumer.id, person.sub);
+    const winner = await linkedUser(ctx, consumer.id, person.sub);
     if (winner) return winner;
     if (email !== (await placeholderEmail(consumer.id, person.sub)))
-      return provisionUser(env, consumer, { ...person, email: null });
+      return provisionUser(ctx, { consumer, person: { ...person, email: null } });
     throw error;
   }
 }

@@ -6,28 +6,26 @@ import {
   errors as joseErrors,
   jwtVerify,
 } from "jose";
-import { ltiConsumers, ltiStates } from "../../db/schema";
-import type { Env } from "../../env";
-import { database } from "../../platform/db";
-import { asRecord, CLAIMS, RESOURCE_LINK_REQUEST } from "./claims";
-import type { ConsumerRow } from "./consumers";
+import { ltiConsumers, ltiStates } from "../../../db/schema";
+import type { ServiceContext } from "../../../platform/service/context";
+import { asRecord, CLAIMS, RESOURCE_LINK_REQUEST } from "../claims";
+import type { ConsumerRow } from "../registrations/service";
 import { isToolTarget, warnAmbiguous } from "./login";
-import { JwksUnavailable, platformKeysFor } from "./platform-jwks";
+import { JwksUnavailable, platformKeysFor } from "./platform-key-set";
+import { LaunchRefusal } from "./refusal";
 
 /** Seconds of clock difference accepted on `exp` and `iat`. */
 const CLOCK_SKEW_SECONDS = 60;
 
-/** Why a launch was refused: a stable code for the log and the error's `reason`. */
-export class LaunchRefusal extends Error {
-  constructor(
-    readonly reason: string,
-    detail: string,
-    /** Known once the state was: the log entry belongs to its institution. */
-    readonly consumer: ConsumerRow | null = null,
-    readonly upstream = false,
-  ) {
-    super(detail);
-  }
+/** A launch callback as it arrived: the platform's form post and where it was posted. */
+export interface LaunchCallback {
+  form: { id_token?: string; state?: string; error?: string; error_description?: string };
+  /** The browser's state cookie of a `state`, if it sent one. */
+  stateCookie: (state: string) => string | undefined;
+  /** This API's origin: the launch URL the id_token must name is on it. */
+  origin: string;
+  /** The registration whose own callback was posted to; none: the shared callback. */
+  registrationId?: string;
 }
 
 export interface ValidLaunch {
@@ -60,12 +58,12 @@ function boundHere(row: StateRow, registrationId: string | undefined): boolean {
  * or a refusal saying which it was not. A state posted to another callback is not spent.
  */
 async function consumeState(
-  env: Env,
+  ctx: ServiceContext,
   state: string,
   now: number,
   registrationId: string | undefined,
 ): Promise<{ row: StateRow; consumer: ConsumerRow }> {
-  const db = database(env.DB);
+  const { db } = ctx;
   const [taken] = await db
     .update(ltiStates)
     .set({ usedAt: now })
@@ -163,11 +161,11 @@ function checkHeader(idToken: string, consumer: ConsumerRow): string {
 }
 
 /** Signature, issuer, audience and times, by jose with RS256 only; then `azp` and `iat`. */
-async function verifyToken(env: Env, idToken: string, consumer: ConsumerRow, now: number) {
+async function verifyToken(ctx: ServiceContext, idToken: string, consumer: ConsumerRow, now: number) {
   const kid = checkHeader(idToken, consumer);
   let jwks: Awaited<ReturnType<typeof platformKeysFor>>;
   try {
-    jwks = await platformKeysFor(env, consumer, kid);
+    jwks = await platformKeysFor(ctx, { consumer, kid });
   } catch (error) {
     if (error instanceof JwksUnavailable)
       throw new LaunchRefusal("jwks_unavailable", error.message, consumer, true);
@@ -266,9 +264,13 @@ function checkLtiClaims(
  * registration, binds the launch, and another registration listing the deployment neither blocks nor
  * receives it.
  */
-async function checkUnambiguous(env: Env, consumer: ConsumerRow, deployment: string): Promise<void> {
+async function checkUnambiguous(
+  ctx: ServiceContext,
+  consumer: ConsumerRow,
+  deployment: string,
+): Promise<void> {
   const others = (
-    await database(env.DB)
+    await ctx.db
       .select()
       .from(ltiConsumers)
       .where(
@@ -297,14 +299,9 @@ async function checkUnambiguous(env: Env, consumer: ConsumerRow, deployment: str
  * fails throws a LaunchRefusal naming it. `registrationId`: the registration whose own callback was
  * posted to (none: the shared callback).
  */
-export async function validateLaunch(
-  env: Env,
-  form: { id_token?: string; state?: string; error?: string; error_description?: string },
-  stateCookie: (state: string) => string | undefined,
-  origin: string,
-  registrationId?: string,
-): Promise<ValidLaunch> {
-  const now = Date.now();
+export async function validateLaunch(ctx: ServiceContext, input: LaunchCallback): Promise<ValidLaunch> {
+  const { form, stateCookie, origin, registrationId } = input;
+  const now = ctx.now();
   const platformError = (consumer: ConsumerRow | null) =>
     new LaunchRefusal(
       "platform_error",
@@ -315,7 +312,7 @@ export async function validateLaunch(
     if (form.error) throw platformError(null);
     throw new LaunchRefusal("state_unknown", "The callback carries no `state`.");
   }
-  const { row: state, consumer } = await consumeState(env, form.state, now, registrationId);
+  const { row: state, consumer } = await consumeState(ctx, form.state, now, registrationId);
   const cookie = stateCookie(form.state);
   if (cookie !== undefined && cookie !== state.browserBinding)
     throw new LaunchRefusal(
@@ -326,8 +323,8 @@ export async function validateLaunch(
   if (form.error) throw platformError(consumer);
   if (!form.id_token)
     throw new LaunchRefusal("id_token_missing", "The callback carries no `id_token`.", consumer);
-  const claims = await verifyToken(env, form.id_token, consumer, now);
+  const claims = await verifyToken(ctx, form.id_token, consumer, now);
   checkLtiClaims(claims, state, consumer, origin);
-  if (!state.registrationBound) await checkUnambiguous(env, consumer, claims[CLAIMS.deploymentId] as string);
+  if (!state.registrationBound) await checkUnambiguous(ctx, consumer, claims[CLAIMS.deploymentId] as string);
   return { consumer, claims };
 }

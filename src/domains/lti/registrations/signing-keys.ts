@@ -1,13 +1,17 @@
 import { and, eq, gt, isNotNull, or } from "drizzle-orm";
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK } from "jose";
-import { ltiKeys } from "../../db/schema";
-import type { Env } from "../../env";
-import { BoundedMap } from "../../platform/bounded-map";
-import { config } from "../../platform/config";
-import { ltiPrivateKeyBinding } from "../../platform/crypto/sealed-values";
-import { seal, unseal } from "../../platform/crypto/sealing";
-import { database } from "../../platform/db";
-import { nowIso } from "../../platform/ids";
+import { ltiKeys } from "../../../db/schema";
+import type { Env } from "../../../env";
+import { enforce } from "../../../platform/auth/policy";
+import { BoundedMap } from "../../../platform/bounded-map";
+import { ltiPrivateKeyBinding } from "../../../platform/crypto/sealed-values";
+import { seal, unseal } from "../../../platform/crypto/sealing";
+import { ApiError } from "../../../platform/errors";
+import { nowIso } from "../../../platform/ids";
+import type { PrincipalContext, ServiceContext } from "../../../platform/service/context";
+import { asContext } from "../context-bridge";
+import { mayRotateKeys } from "../policy";
+import { consumerById } from "./service";
 
 /**
  * Each registration signs with its own keys, published at its own JWKS URL: a platform configured with
@@ -44,7 +48,7 @@ const cached = new BoundedMap<string, { key: SigningKey; until: number }>(CACHED
 type KeyRow = typeof ltiKeys.$inferSelect;
 
 /** A fresh RS256 key pair as a row: public JWK published, private JWK sealed. */
-async function newKeyRow(env: Env, consumerId: string): Promise<KeyRow> {
+async function newKeyRow(ctx: ServiceContext, consumerId: string): Promise<KeyRow> {
   const { publicKey, privateKey } = await generateKeyPair("RS256", {
     modulusLength: 2048,
     extractable: true,
@@ -59,17 +63,17 @@ async function newKeyRow(env: Env, consumerId: string): Promise<KeyRow> {
     publicJwk: { kty: publicJwk.kty, n: publicJwk.n, e: publicJwk.e, kid, alg: "RS256", use: "sig" },
     privateKeySealed: await seal(
       JSON.stringify(privateJwk),
-      config(env).encryptionKey,
+      ctx.config.encryptionKey,
       ltiPrivateKeyBinding(kid),
     ),
-    createdAt: nowIso(),
+    createdAt: nowIso(ctx.now()),
     retiredAt: null,
     publishedUntil: null,
   };
 }
 
-async function currentRow(env: Env, consumerId: string): Promise<KeyRow | undefined> {
-  return database(env.DB)
+async function currentRow(ctx: ServiceContext, consumerId: string): Promise<KeyRow | undefined> {
+  return ctx.db
     .select()
     .from(ltiKeys)
     .where(and(eq(ltiKeys.consumerId, consumerId), eq(ltiKeys.currentSlot, CURRENT)))
@@ -81,26 +85,33 @@ async function currentRow(env: Env, consumerId: string): Promise<KeyRow | undefi
  * Two isolates generating at once both insert under the unique (consumer_id, current_slot); one insert
  * wins, the other is ignored, and both read the winner. The registration must exist (foreign key).
  */
-export async function ensureCurrentKey(env: Env, consumerId: string): Promise<KeyRow> {
-  const existing = await currentRow(env, consumerId);
+export async function ensureCurrentKey(ctx: ServiceContext, consumerId: string): Promise<KeyRow> {
+  const existing = await currentRow(ctx, consumerId);
   if (existing) return existing;
-  const fresh = await newKeyRow(env, consumerId);
-  await database(env.DB).insert(ltiKeys).values(fresh).onConflictDoNothing().run();
-  const winner = await currentRow(env, consumerId);
+  const fresh = await newKeyRow(ctx, consumerId);
+  await ctx.db.insert(ltiKeys).values(fresh).onConflictDoNothing().run();
+  const winner = await currentRow(ctx, consumerId);
   if (!winner) throw new Error("no current LTI key after generating one");
   return winner;
 }
 
-/** The key a registration signs with now (its client assertions). */
-export async function currentSigningKey(env: Env, consumerId: string): Promise<SigningKey> {
+/**
+ * The key a registration signs with now (its client assertions). Also takes `env` from the grades
+ * path until it passes its context (context-bridge.ts).
+ */
+export async function currentSigningKey(
+  context: ServiceContext | Env,
+  consumerId: string,
+): Promise<SigningKey> {
+  const ctx = asContext(context);
   const hit = cached.get(consumerId);
-  if (hit && hit.until > Date.now()) return hit.key;
-  const row = await ensureCurrentKey(env, consumerId);
+  if (hit && hit.until > ctx.now()) return hit.key;
+  const row = await ensureCurrentKey(ctx, consumerId);
   const privateJwk = JSON.parse(
-    await unseal(row.privateKeySealed, config(env).encryptionKey, ltiPrivateKeyBinding(row.id)),
+    await unseal(row.privateKeySealed, ctx.config.encryptionKey, ltiPrivateKeyBinding(row.id)),
   ) as JWK;
   const key = { kid: row.id, privateKey: (await importJWK(privateJwk, "RS256")) as CryptoKey };
-  cached.set(consumerId, { key, until: Date.now() + CURRENT_KEY_CACHE_MS });
+  cached.set(consumerId, { key, until: ctx.now() + CURRENT_KEY_CACHE_MS });
   return key;
 }
 
@@ -108,9 +119,9 @@ export async function currentSigningKey(env: Env, consumerId: string): Promise<S
  * The public keys a platform may verify the registration's assertions with: its current one and those
  * retired less than 7 days ago.
  */
-export async function publishedKeys(env: Env, consumerId: string): Promise<PublishedJwk[]> {
-  await ensureCurrentKey(env, consumerId);
-  const rows = await database(env.DB)
+export async function publishedKeys(ctx: ServiceContext, consumerId: string): Promise<PublishedJwk[]> {
+  await ensureCurrentKey(ctx, consumerId);
+  const rows = await ctx.db
     .select({ jwk: ltiKeys.publicJwk, slot: ltiKeys.currentSlot, createdAt: ltiKeys.createdAt })
     .from(ltiKeys)
     .where(
@@ -118,7 +129,7 @@ export async function publishedKeys(env: Env, consumerId: string): Promise<Publi
         eq(ltiKeys.consumerId, consumerId),
         or(
           eq(ltiKeys.currentSlot, CURRENT),
-          and(isNotNull(ltiKeys.publishedUntil), gt(ltiKeys.publishedUntil, nowIso())),
+          and(isNotNull(ltiKeys.publishedUntil), gt(ltiKeys.publishedUntil, nowIso(ctx.now()))),
         ),
       ),
     );
@@ -134,14 +145,14 @@ export async function publishedKeys(env: Env, consumerId: string): Promise<Publi
  * batch: the old key leaves the slot and the new one takes it, so there is never a moment without a
  * current key (two rotations at once: the second retires the first's new key).
  */
-export async function rotateKeys(
-  env: Env,
+async function rotateKeys(
+  ctx: ServiceContext,
   consumerId: string,
 ): Promise<{ current: KeyRow; retired: KeyRow | null }> {
-  await ensureCurrentKey(env, consumerId);
-  const db = database(env.DB);
-  const fresh = await newKeyRow(env, consumerId);
-  const now = Date.now();
+  await ensureCurrentKey(ctx, consumerId);
+  const { db } = ctx;
+  const fresh = await newKeyRow(ctx, consumerId);
+  const now = ctx.now();
   const [retired] = await db.batch([
     db
       .update(ltiKeys)
@@ -156,4 +167,18 @@ export async function rotateKeys(
   ]);
   cached.delete(consumerId);
   return { current: fresh, retired: retired[0] ?? null };
+}
+
+/** The keys of a registration (any, for a public JWKS read): unknown registration, 404. */
+export async function registrationKeys(ctx: ServiceContext, id: string): Promise<PublishedJwk[]> {
+  const consumer = await consumerById(ctx, id);
+  if (!consumer) throw new ApiError("not_found", `No LTI registration ${id}.`);
+  return publishedKeys(ctx, consumer.id);
+}
+
+/** Rotates a registration's key where `mayRotateKeys` allows it; answers the keys after the rotation. */
+export async function rotateRegistrationKeys(ctx: PrincipalContext, id: string) {
+  enforce(mayRotateKeys(ctx.principal, await consumerById(ctx, id), id));
+  const { current, retired } = await rotateKeys(ctx, id);
+  return { current, retired, keys: await publishedKeys(ctx, id) };
 }

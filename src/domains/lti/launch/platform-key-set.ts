@@ -1,7 +1,7 @@
 import type { JSONWebKeySet } from "jose";
-import type { Env } from "../../env";
-import { BoundedMap } from "../../platform/bounded-map";
-import { getJson } from "./outbound";
+import { BoundedMap } from "../../../platform/bounded-map";
+import type { ServiceContext } from "../../../platform/service/context";
+import { getJson } from "../outbound";
 
 /** How long an isolate trusts a platform's key set before fetching it again. */
 const JWKS_TTL_MS = 10 * 60_000;
@@ -20,16 +20,21 @@ const cache = new BoundedMap<string, Cached>(500);
 
 export class JwksUnavailable extends Error {}
 
-async function fetchJwks(env: Env, consumerId: string, jwksUrl: string, missRefetchAt = 0): Promise<Cached> {
+async function fetchJwks(
+  ctx: ServiceContext,
+  consumerId: string,
+  jwksUrl: string,
+  missRefetchAt = 0,
+): Promise<Cached> {
   let body: unknown;
   try {
-    body = await getJson(env, jwksUrl, "application/jwk-set+json, application/json");
+    body = await getJson(ctx.env, jwksUrl, "application/jwk-set+json, application/json");
   } catch (error) {
     throw new JwksUnavailable(`The platform's key set could not be fetched (${String(error)}).`);
   }
   const keys = (body as { keys?: unknown } | null)?.keys;
   if (!Array.isArray(keys)) throw new JwksUnavailable("The platform's key set has no `keys` array.");
-  const fresh = { jwksUrl, jwks: { keys } as JSONWebKeySet, fetchedAt: Date.now(), missRefetchAt };
+  const fresh = { jwksUrl, jwks: { keys } as JSONWebKeySet, fetchedAt: ctx.now(), missRefetchAt };
   cache.set(consumerId, fresh);
   return fresh;
 }
@@ -44,17 +49,17 @@ function hasKid(jwks: JSONWebKeySet, kid: string): boolean {
  * rotated). Null when even a fresh set does not have it.
  */
 export async function platformKeysFor(
-  env: Env,
-  consumer: { id: string; jwksUrl: string },
-  kid: string,
+  ctx: ServiceContext,
+  input: { consumer: { id: string; jwksUrl: string }; kid: string },
 ): Promise<JSONWebKeySet | null> {
-  const now = Date.now();
+  const { consumer, kid } = input;
+  const now = ctx.now();
   let entry = cache.get(consumer.id);
   if (!entry || entry.jwksUrl !== consumer.jwksUrl || now - entry.fetchedAt > JWKS_TTL_MS) {
-    entry = await fetchJwks(env, consumer.id, consumer.jwksUrl);
+    entry = await fetchJwks(ctx, consumer.id, consumer.jwksUrl);
   } else if (!hasKid(entry.jwks, kid)) {
     if (now - entry.missRefetchAt < REFETCH_MIN_INTERVAL_MS) return null;
-    entry = await fetchJwks(env, consumer.id, consumer.jwksUrl, now);
+    entry = await fetchJwks(ctx, consumer.id, consumer.jwksUrl, now);
   }
   return hasKid(entry.jwks, kid) ? entry.jwks : null;
 }

@@ -1,12 +1,12 @@
 import type { z } from "@hono/zod-openapi";
 import { and, eq } from "drizzle-orm";
-import { ltiConsumers, ltiStates } from "../../db/schema";
-import type { Env } from "../../env";
-import { randomBytes, toBase64Url } from "../../platform/crypto/encoding";
-import { database } from "../../platform/db";
-import { ApiError } from "../../platform/errors";
-import { CALLBACK_PATH, type ConsumerRow, consumerById, registrationCallbackPath } from "./consumers";
-import type { LoginParams } from "./schemas";
+import { ltiConsumers, ltiStates } from "../../../db/schema";
+import { randomBytes, toBase64Url } from "../../../platform/crypto/encoding";
+import { ApiError } from "../../../platform/errors";
+import type { ServiceContext } from "../../../platform/service/context";
+import { type ConsumerRow, consumerById } from "../registrations/service";
+import { CALLBACK_PATH, registrationCallbackPath } from "../registrations/tool-urls";
+import type { LoginParams } from "../schemas";
 
 /** How long a login's state and nonce wait for the callback. */
 export const STATE_TTL_MS = 10 * 60_000;
@@ -70,14 +70,13 @@ export function warnAmbiguous(
  * and logged, so that no institution receives another's launches. The answer does not say whose.
  */
 async function registrationFor(
-  env: Env,
+  ctx: ServiceContext,
   issuer: string,
   clientId: string | undefined,
   deploymentId: string | undefined,
-  requestId: string | undefined,
 ) {
-  const db = database(env.DB);
-  const rows = await db
+  const { requestId } = ctx;
+  const rows = await ctx.db
     .select()
     .from(ltiConsumers)
     .where(
@@ -133,11 +132,11 @@ function ambiguous(
  * so another institution's registration of the same platform neither receives nor blocks it.
  */
 async function namedRegistration(
-  env: Env,
+  ctx: ServiceContext,
   registrationId: string,
   params: z.infer<typeof LoginParams>,
 ): Promise<ConsumerRow> {
-  const row = await consumerById(env, registrationId);
+  const row = await consumerById(ctx, registrationId);
   if (!row)
     throw refuse(
       `No LTI registration ${registrationId}; the login URL must be a registration's \`tool.login_url\`.`,
@@ -160,16 +159,14 @@ async function namedRegistration(
  * every parameter of an LTI authentication request) and the state cookie's value.
  */
 export async function startLogin(
-  env: Env,
-  params: z.infer<typeof LoginParams>,
-  origin: string,
-  options: { requestId?: string; registrationId?: string } = {},
+  ctx: ServiceContext,
+  input: { params: z.infer<typeof LoginParams>; origin: string; registrationId?: string },
 ) {
-  const { requestId, registrationId } = options;
+  const { params, origin, registrationId } = input;
   const consumer =
     registrationId !== undefined
-      ? await namedRegistration(env, registrationId, params)
-      : await registrationFor(env, params.iss, params.client_id, params.lti_deployment_id, requestId);
+      ? await namedRegistration(ctx, registrationId, params)
+      : await registrationFor(ctx, params.iss, params.client_id, params.lti_deployment_id);
   if (!isToolTarget(params.target_link_uri, origin, consumer.id))
     throw refuse(
       `The target_link_uri ${params.target_link_uri} is not this tool's launch URL (the registration's \`tool.launch_url\`).`,
@@ -178,7 +175,7 @@ export async function startLogin(
   const state = toBase64Url(randomBytes(32));
   const nonce = toBase64Url(randomBytes(32));
   const browserBinding = toBase64Url(randomBytes(16));
-  await database(env.DB)
+  await ctx.db
     .insert(ltiStates)
     .values({
       state,
@@ -187,7 +184,7 @@ export async function startLogin(
       browserBinding,
       targetLinkUri: params.target_link_uri,
       registrationBound: registrationId !== undefined,
-      expiresAt: Date.now() + STATE_TTL_MS,
+      expiresAt: ctx.now() + STATE_TTL_MS,
       usedAt: null,
     })
     .run();

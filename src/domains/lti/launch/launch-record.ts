@@ -1,22 +1,19 @@
-import type { z } from "@hono/zod-openapi";
-import { and, desc, eq, type SQL } from "drizzle-orm";
-import { courses, type LaunchStatus, lessons, ltiLaunches } from "../../db/schema";
-import type { Env } from "../../env";
-import { database } from "../../platform/db";
-import { ApiError } from "../../platform/errors";
-import { type PageRequest, pageBounds, pageWithTotal } from "../../platform/http/pagination";
-import { newId, nowIso } from "../../platform/ids";
-import { type DisplayTextRule, sanitizeDisplayText, TITLE } from "../../platform/text";
-import { visibleCourses } from "../content/service";
-import { asRecord, CLAIMS, pick } from "./claims";
-import type { ConsumerRow } from "./consumers";
-import { usableLineItem } from "./passback-send";
-import type { LaunchSchema } from "./schemas";
-import { LaunchRefusal } from "./validate";
+import { and, eq } from "drizzle-orm";
+import { courses, lessons } from "../../../db/schema";
+import type { Env } from "../../../env";
+import { newId, nowIso } from "../../../platform/ids";
+import type { ServiceContext } from "../../../platform/service/context";
+import { type DisplayTextRule, sanitizeDisplayText, TITLE } from "../../../platform/text";
+import { visibleCourses } from "../../content/service";
+import { asRecord, CLAIMS, pick } from "../claims";
+import { usableLineItem } from "../passback-send";
+import type { ConsumerRow } from "../registrations/service";
+import type { LaunchRow } from "./launch-log";
+import { LaunchRefusal } from "./refusal";
 
-export type LaunchRow = typeof ltiLaunches.$inferSelect;
+/** An accepted launch: what it opens, and the row the launch log keeps of it. */
 
-interface Target {
+export interface Target {
   type: "course" | "lesson";
   id: string;
   title: string;
@@ -30,17 +27,17 @@ interface Target {
  * never an author, so a draft does not exist for it (content/service.ts `visibleCourses`).
  */
 export async function resolveTarget(
-  env: Env,
-  claims: Record<string, unknown>,
-  consumer: ConsumerRow,
+  ctx: ServiceContext,
+  input: { claims: Record<string, unknown>; consumer: ConsumerRow },
 ): Promise<Target | null> {
+  const { claims, consumer } = input;
   const custom = asRecord(claims[CLAIMS.custom]) ?? {};
   const uri = new URL(claims[CLAIMS.targetLinkUri] as string);
   const text = (v: unknown) => (typeof v === "string" && v.trim() ? v.trim() : null);
   const lessonId =
     text(custom.lingua_lesson_id) ?? (text(custom.lingua_course_id) ? null : uri.searchParams.get("lesson"));
   const courseId = text(custom.lingua_course_id) ?? (lessonId ? null : uri.searchParams.get("course"));
-  const db = database(env.DB);
+  const { db } = ctx;
   if (lessonId) {
     const lesson = await db
       .select({ id: lessons.id, title: lessons.title })
@@ -112,12 +109,15 @@ function cleaned(
 
 /** The launch row of an accepted launch: every claim the log and grade passback need, as sent (line items as kept). */
 export function succeededLaunch(
-  env: Env,
-  consumer: ConsumerRow,
-  claims: Record<string, unknown>,
-  userId: string,
-  target: Target | null,
+  ctx: ServiceContext,
+  input: {
+    consumer: ConsumerRow;
+    claims: Record<string, unknown>;
+    userId: string;
+    target: Target | null;
+  },
 ): LaunchRow {
+  const { consumer, claims, userId, target } = input;
   return {
     id: newId("lti"),
     institutionId: consumer.institutionId,
@@ -143,101 +143,8 @@ export function succeededLaunch(
     targetType: target?.type ?? null,
     targetId: target?.id ?? null,
     targetTitle: target?.title ?? null,
-    ags: agsOf(env, claims[CLAIMS.ags]),
+    ags: agsOf(ctx.env, claims[CLAIMS.ags]),
     nrps: asRecord(claims[CLAIMS.nrps]),
-    createdAt: nowIso(),
+    createdAt: nowIso(ctx.now()),
   };
-}
-
-/** A refused launch: this row is all it records. */
-export async function recordRefusal(env: Env, refusal: LaunchRefusal): Promise<LaunchRow> {
-  const row: LaunchRow = {
-    id: newId("lti"),
-    institutionId: refusal.consumer?.institutionId ?? null,
-    consumerId: refusal.consumer?.id ?? null,
-    status: "failed",
-    failureReason: refusal.reason,
-    failureDetail: refusal.message,
-    deploymentId: null,
-    messageType: null,
-    sub: null,
-    userId: null,
-    roles: null,
-    context: null,
-    resourceLink: null,
-    custom: null,
-    targetLinkUri: null,
-    targetType: null,
-    targetId: null,
-    targetTitle: null,
-    ags: null,
-    nrps: null,
-    createdAt: nowIso(),
-  };
-  await database(env.DB).insert(ltiLaunches).values(row).run();
-  return row;
-}
-
-export function presentLaunch(row: LaunchRow): z.infer<typeof LaunchSchema> {
-  return {
-    id: row.id,
-    status: row.status,
-    failure_reason: row.failureReason,
-    failure_detail: row.failureDetail,
-    consumer_id: row.consumerId,
-    deployment_id: row.deploymentId,
-    message_type: row.messageType,
-    user_id: row.userId,
-    sub: row.sub,
-    roles: row.roles ?? [],
-    context: row.context,
-    resource_link: row.resourceLink,
-    custom: row.custom,
-    target:
-      row.targetType && row.targetId
-        ? { type: row.targetType, id: row.targetId, title: row.targetTitle }
-        : null,
-    target_link_uri: row.targetLinkUri,
-    ags: row.ags,
-    nrps: row.nrps,
-    created_at: row.createdAt,
-  };
-}
-
-export async function listLaunches(
-  env: Env,
-  institutionId: string,
-  filters: { consumer_id?: string; user_id?: string; status?: LaunchStatus },
-  page: PageRequest,
-) {
-  const db = database(env.DB);
-  const conditions: SQL[] = [eq(ltiLaunches.institutionId, institutionId)];
-  if (filters.consumer_id) conditions.push(eq(ltiLaunches.consumerId, filters.consumer_id));
-  if (filters.user_id) conditions.push(eq(ltiLaunches.userId, filters.user_id));
-  if (filters.status) conditions.push(eq(ltiLaunches.status, filters.status));
-  const where = and(...conditions);
-  const { limit, offset } = pageBounds(page);
-  return pageWithTotal(
-    db,
-    db
-      .select()
-      .from(ltiLaunches)
-      .where(where)
-      .orderBy(desc(ltiLaunches.createdAt), desc(ltiLaunches.id))
-      .limit(limit)
-      .offset(offset),
-    ltiLaunches,
-    where,
-  );
-}
-
-/** The institution's launch, or 404 (also for another institution's). */
-export async function findLaunch(env: Env, institutionId: string, id: string): Promise<LaunchRow> {
-  const row = await database(env.DB)
-    .select()
-    .from(ltiLaunches)
-    .where(and(eq(ltiLaunches.id, id), eq(ltiLaunches.institutionId, institutionId)))
-    .get();
-  if (!row) throw new ApiError("not_found", `No LTI launch ${id}.`);
-  return row;
 }

@@ -1,0 +1,27 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../../../env";
+import { principalContext } from "../../../../platform/http/context-middleware";
+import { jsonResponse, tokenRoute } from "../../../../platform/openapi";
+import { passbacksOf, presentPassback } from "../../passbacks";
+import { LTI_LAUNCHES } from "../../prefixes";
+import { LaunchParam, LaunchWithPassbacksSchema } from "../../schemas";
+import { getLaunch, presentLaunch } from "../launch-log";
+
+export const getLtiLaunchRoute = tokenRoute("lti:read", {
+  method: "get",
+  path: `${LTI_LAUNCHES}/{launch}`,
+  tags: ["LTI"],
+  operationId: "getLtiLaunch",
+  summary: "Get an LTI launch and its grade passbacks",
+  request: { params: LaunchParam },
+  responses: { 200: jsonResponse(LaunchWithPassbacksSchema, "The launch, its passbacks newest first.") },
+});
+
+export function registerGetLtiLaunch(app: OpenAPIHono<AppEnv>) {
+  app.openapi(getLtiLaunchRoute, async (c) => {
+    const ctx = principalContext(c);
+    const launch = await getLaunch(ctx, c.req.valid("param").launch);
+    const passbacks = await passbacksOf(ctx.env, launch.id);
+    return c.json({ ...presentLaunch(launch), passbacks: passbacks.map(presentPassback) }, 200);
+  });
+}

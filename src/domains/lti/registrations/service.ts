@@ -1,0 +1,165 @@
+import type { z } from "@hono/zod-openapi";
+import { and, desc, eq } from "drizzle-orm";
+import { ltiAccessTokens, ltiConsumers } from "../../../db/schema";
+import { ApiError, type FieldError, validationError } from "../../../platform/errors";
+import { type PageRequest, pageBounds, pageWithTotal } from "../../../platform/http/pagination";
+import { newId, nowIso } from "../../../platform/ids";
+import type { PrincipalContext, ServiceContext } from "../../../platform/service/context";
+import { platformUrlProblem } from "../outbound";
+import { ltiInstitution } from "../policy";
+import type { CreateConsumerBody, UpdateConsumerBody } from "../schemas";
+
+export type ConsumerRow = typeof ltiConsumers.$inferSelect;
+
+const URL_FIELDS = ["auth_login_url", "auth_token_url", "jwks_url"] as const;
+/** The fields whose change forgets the registration's cached access tokens. */
+const TOKEN_FIELDS = [
+  ["issuer", "issuer"],
+  ["client_id", "clientId"],
+  ["auth_token_url", "authTokenUrl"],
+  ["auth_token_audience", "authTokenAudience"],
+  ["jwks_url", "jwksUrl"],
+] as const;
+
+async function checkUrls(
+  ctx: ServiceContext,
+  body: Partial<Record<(typeof URL_FIELDS)[number], string>>,
+): Promise<void> {
+  const errors: FieldError[] = [];
+  for (const field of URL_FIELDS) {
+    const value = body[field];
+    if (value === undefined) continue;
+    const problem = await platformUrlProblem(ctx.env, value);
+    if (problem) errors.push({ path: field, message: problem });
+  }
+  if (errors.length > 0) throw validationError(errors);
+}
+
+function duplicate(): ApiError {
+  return new ApiError(
+    "conflict",
+    "This institution has a registration with this issuer and client_id already; change that one instead.",
+  );
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return /UNIQUE constraint failed/i.test(String((error as { cause?: unknown })?.cause ?? error));
+}
+
+/** Registers a platform for the caller's institution (`ltiInstitution`); a second (issuer, client id) there is 409. */
+export async function createConsumer(
+  ctx: PrincipalContext,
+  body: z.infer<typeof CreateConsumerBody>,
+): Promise<ConsumerRow> {
+  // The caller's institution first: an account of none is refused before its URLs are looked up.
+  const institutionId = ltiInstitution(ctx.principal);
+  await checkUrls(ctx, body);
+  const now = nowIso(ctx.now());
+  const row: ConsumerRow = {
+    id: newId("ltc"),
+    institutionId,
+    name: body.name,
+    issuer: body.issuer,
+    clientId: body.client_id,
+    deploymentIds: body.deployment_ids,
+    authLoginUrl: body.auth_login_url,
+    authTokenUrl: body.auth_token_url,
+    jwksUrl: body.jwks_url,
+    authTokenAudience: body.auth_token_audience ?? null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  try {
+    await ctx.db.insert(ltiConsumers).values(row).run();
+  } catch (error) {
+    if (isUniqueViolation(error)) throw duplicate();
+    throw error;
+  }
+  return row;
+}
+
+/** A page of the caller's institution's registrations, newest first (ties by id), with the total. */
+export async function listConsumers(ctx: PrincipalContext, page: PageRequest) {
+  const { db } = ctx;
+  const where = eq(ltiConsumers.institutionId, ltiInstitution(ctx.principal));
+  const { limit, offset } = pageBounds(page);
+  return pageWithTotal(
+    db,
+    db
+      .select()
+      .from(ltiConsumers)
+      .where(where)
+      .orderBy(desc(ltiConsumers.createdAt), desc(ltiConsumers.id))
+      .limit(limit)
+      .offset(offset),
+    ltiConsumers,
+    where,
+  );
+}
+
+/** A registration by id alone, or undefined. */
+export async function consumerById(ctx: ServiceContext, id: string): Promise<ConsumerRow | undefined> {
+  return ctx.db.select().from(ltiConsumers).where(eq(ltiConsumers.id, id)).get();
+}
+
+/** The caller's institution's registration, or 404 (also for another institution's id). */
+export async function findConsumer(ctx: PrincipalContext, id: string): Promise<ConsumerRow> {
+  const row = await ctx.db
+    .select()
+    .from(ltiConsumers)
+    .where(and(eq(ltiConsumers.id, id), eq(ltiConsumers.institutionId, ltiInstitution(ctx.principal))))
+    .get();
+  if (!row) throw new ApiError("not_found", `No LTI registration ${id}.`);
+  return row;
+}
+
+/** Changes the fields sent of the caller's institution's registration (404 otherwise). */
+export async function updateConsumer(
+  ctx: PrincipalContext,
+  input: { id: string; body: z.infer<typeof UpdateConsumerBody> },
+): Promise<ConsumerRow> {
+  const { id, body } = input;
+  const institutionId = ltiInstitution(ctx.principal);
+  const before = await findConsumer(ctx, id);
+  await checkUrls(ctx, body);
+  const changes: Partial<ConsumerRow> = { updatedAt: nowIso(ctx.now()) };
+  if (body.name !== undefined) changes.name = body.name;
+  if (body.issuer !== undefined) changes.issuer = body.issuer;
+  if (body.client_id !== undefined) changes.clientId = body.client_id;
+  if (body.deployment_ids !== undefined) changes.deploymentIds = body.deployment_ids;
+  if (body.auth_login_url !== undefined) changes.authLoginUrl = body.auth_login_url;
+  if (body.auth_token_url !== undefined) changes.authTokenUrl = body.auth_token_url;
+  if (body.jwks_url !== undefined) changes.jwksUrl = body.jwks_url;
+  if (body.auth_token_audience !== undefined) changes.authTokenAudience = body.auth_token_audience;
+  const { db } = ctx;
+  // A token of the platform was obtained for what the registration said then: another issuer, client
+  // id, token URL, audience or key set makes it someone else's, so it is forgotten with the change.
+  const forgetsTokens = TOKEN_FIELDS.some(
+    ([field, column]) => body[field] !== undefined && body[field] !== before[column],
+  );
+  try {
+    const update = db
+      .update(ltiConsumers)
+      .set(changes)
+      .where(and(eq(ltiConsumers.id, id), eq(ltiConsumers.institutionId, institutionId)))
+      .returning();
+    const [updated] = forgetsTokens
+      ? await db.batch([update, db.delete(ltiAccessTokens).where(eq(ltiAccessTokens.consumerId, id))])
+      : [await update];
+    const [row] = updated;
+    if (!row) throw new ApiError("not_found", `No LTI registration ${id}.`);
+    return row;
+  } catch (error) {
+    if (isUniqueViolation(error)) throw duplicate();
+    throw error;
+  }
+}
+
+/** Deletes the registration (its pending states, user links and cached tokens go with it); the launch log stays. */
+export async function deleteConsumer(ctx: PrincipalContext, id: string): Promise<void> {
+  await findConsumer(ctx, id);
+  await ctx.db
+    .delete(ltiConsumers)
+    .where(and(eq(ltiConsumers.id, id), eq(ltiConsumers.institutionId, ltiInstitution(ctx.principal))))
+    .run();
+}
