@@ -9,7 +9,6 @@ import type {
   users,
 } from "../../db/schema";
 import { inJsonList } from "../../platform/db";
-import type { RowKey, SourceScope } from "./sources/source";
 
 /**
  * The exports domain's raw SQL: the keyset page of each export type (sources/), read a page at a
@@ -20,6 +19,17 @@ import type { RowKey, SourceScope } from "./sources/source";
  * The rows come back as arrays (`db.values`) of the export's visible cells in column order, then
  * any key column that is not visible.
  */
+
+/** Which rows a page statement reads: the job's institution, its filters and its creation time. */
+export interface SourceScope {
+  institutionId: string;
+  filters: ExportFilters;
+  /** The job's creation time: the activity export leaves out attempts recorded after it. */
+  asOf: string;
+}
+
+/** Position of a row in its export's order (the key of the last row written); compared as a tuple. */
+export type RowKey = (string | number)[];
 
 type Attempt = typeof attempts.$inferSelect;
 type CourseProgress = typeof courseProgress.$inferSelect;

@@ -1,17 +1,10 @@
-import type { ExportFilters, ExportType } from "../../../db/schema";
+import type { ExportType } from "../../../db/schema";
 import type { Database } from "../../../platform/db";
 import type { Cell } from "../csv";
+import type { RowKey, SourceScope } from "../sql";
 
-/** Position of a row in its export's order; compared as a tuple. */
-export type RowKey = (string | number)[];
+export type { RowKey, SourceScope };
 export type Row = Cell[];
-
-export interface SourceScope {
-  institutionId: string;
-  filters: ExportFilters;
-  /** The job's creation time: the activity export leaves out attempts recorded after it. */
-  asOf: string;
-}
 
 export interface ExportColumn {
   name: string;
