@@ -21,7 +21,7 @@ const SWEEPS: { name: string; run: Sweep }[] = [
   { name: "undispatched-events", run: requeueUndispatchedEvents },
   { name: "stalled-deliveries", run: legacy(requeueStalledDeliveries) },
   { name: "old-events", run: legacy(purgeOldEvents) },
-  { name: "exports", run: legacy(sweepExports) },
+  { name: "exports", run: sweepExports },
   { name: "past-weeks", run: legacy(purgePastWeeks) },
   { name: "lti", run: legacy(sweepLti) },
   { name: "reseal-legacy-values", run: legacy(resealLegacyValues) },

@@ -1,7 +1,10 @@
 import { env, runInDurableObject } from "cloudflare:test";
+import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { institutions, type Role, users } from "../../src/db/schema";
 import { invalidatePrincipals } from "../../src/platform/auth/invalidate";
 import { hashToken } from "../../src/platform/auth/tokens";
+import { database } from "../../src/platform/db";
 import { callJson } from "../helpers/api";
 import { createTenant, mintToken } from "../helpers/tenants";
 
@@ -11,8 +14,8 @@ async function me(token: string) {
   return body;
 }
 
-async function setRole(userId: string, role: string) {
-  await env.DB.prepare("UPDATE users SET role = ? WHERE id = ?").bind(role, userId).run();
+async function setRole(userId: string, role: Role) {
+  await database(env.DB).update(users).set({ role }).where(eq(users.id, userId));
 }
 
 describe("the token gate's cached principal", () => {
@@ -53,7 +56,10 @@ describe("the token gate's cached principal", () => {
   it("is dropped for every member's tokens by invalidatePrincipals({ institutionId }) after a plan change", async () => {
     const { institution, admin, learner } = await createTenant({ plan: "free" });
     expect((await me(learner.token)).rate_limit.limit).toBe(100);
-    await env.DB.prepare("UPDATE institutions SET plan = 'pro' WHERE id = ?").bind(institution.id).run();
+    await database(env.DB)
+      .update(institutions)
+      .set({ plan: "pro" })
+      .where(eq(institutions.id, institution.id));
     expect((await me(learner.token)).plan).toBe("free");
     expect(await invalidatePrincipals(env, { institutionId: institution.id })).toBe(3);
     for (const token of [learner.token, admin.token]) {

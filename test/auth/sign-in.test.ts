@@ -1,7 +1,10 @@
 import { env } from "cloudflare:test";
+import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { apiTokens, users } from "../../src/db/schema";
 import { signInFailureKeys } from "../../src/domains/auth/service";
 import { hashPassword } from "../../src/platform/crypto/passwords";
+import { database } from "../../src/platform/db";
 import { callJson } from "../helpers/api";
 import { freshIp, insertUser, PASSWORD } from "../helpers/tenants";
 
@@ -51,25 +54,26 @@ describe("POST /api/auth/sign-in", () => {
   it("never stores the session token in plain text", async () => {
     const user = await insertUser("learner", null);
     const { body } = await signIn({ email: user.email, password: PASSWORD });
-    const row = await env.DB.prepare("SELECT * FROM api_tokens WHERE id = ?")
-      .bind(body.token_id)
-      .first<Record<string, unknown>>();
-    expect(row).not.toBeNull();
+    const row = await database(env.DB).select().from(apiTokens).where(eq(apiTokens.id, body.token_id)).get();
+    expect(row).toBeDefined();
     expect(Object.values(row!)).not.toContain(body.token);
-    expect(row!.token_hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(row!.tokenHash).toMatch(/^[0-9a-f]{64}$/);
   });
 
   it("upgrades a hash made with weaker parameters on the next successful sign-in", async () => {
     const user = await insertUser("learner", null);
-    await env.DB.prepare("UPDATE users SET password_hash = ? WHERE id = ?")
-      .bind(await hashPassword(PASSWORD, 1_000), user.id)
-      .run();
+    await database(env.DB)
+      .update(users)
+      .set({ passwordHash: await hashPassword(PASSWORD, 1_000) })
+      .where(eq(users.id, user.id));
     const { res } = await signIn({ email: user.email, password: PASSWORD });
     expect(res.status).toBe(200);
-    const row = await env.DB.prepare("SELECT password_hash FROM users WHERE id = ?")
-      .bind(user.id)
-      .first<{ password_hash: string }>();
-    expect(row!.password_hash).toMatch(/^pbkdf2-sha256\$100000\$/);
+    const row = await database(env.DB)
+      .select({ passwordHash: users.passwordHash })
+      .from(users)
+      .where(eq(users.id, user.id))
+      .get();
+    expect(row!.passwordHash).toMatch(/^pbkdf2-sha256\$100000\$/);
     expect((await signIn({ email: user.email, password: PASSWORD })).res.status).toBe(200);
   });
 

@@ -1,5 +1,8 @@
 import { env } from "cloudflare:test";
+import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { exportJobs } from "../../src/db/schema";
+import { database } from "../../src/platform/db";
 import { nowIso } from "../../src/platform/ids";
 import { call, callJson } from "../helpers/api";
 import { createCourse } from "../helpers/catalog";
@@ -15,8 +18,10 @@ import {
   HeldQueue,
   heldBindings,
   jobRow,
+  jobsRequestedBy,
   outboxFor,
   requestExport,
+  updateJob,
 } from "./support";
 
 describe("POST /api/integrations/exports", () => {
@@ -49,9 +54,9 @@ describe("POST /api/integrations/exports", () => {
     expect(queue.messages).toEqual([{ job_id: body.id, generation: 0 }]);
     const row = await jobRow(body.id);
     expect(row).toMatchObject({
-      institution_id: institution.id,
+      institutionId: institution.id,
       status: "queued",
-      r2_key: `exports/${institution.id}/${body.id}.csv`,
+      r2Key: `exports/${institution.id}/${body.id}.csv`,
     });
     const again = await callJson(`${EXPORTS}/${body.id}`, { token: admin.token });
     expect(again.body).toEqual(body);
@@ -69,10 +74,7 @@ describe("POST /api/integrations/exports", () => {
     expect(res.headers.get("Content-Type")).toBe("application/problem+json");
     expect(body.code).toBe("internal_error");
     expect(queue.messages).toEqual([]);
-    const stored = await env.DB.prepare("SELECT count(*) AS n FROM export_jobs WHERE institution_id = ?")
-      .bind(institution.id)
-      .first<{ n: number }>();
-    expect(stored!.n).toBe(0);
+    expect(await database(env.DB).$count(exportJobs, eq(exportJobs.institutionId, institution.id))).toBe(0);
   });
 
   it.each([
@@ -114,11 +116,7 @@ describe("POST /api/integrations/exports", () => {
       { path: "user_ids.1", message: "is not a member of your institution" },
       { path: "user_ids.2", message: "is not a member of your institution" },
     ]);
-    expect(
-      (await env.DB.prepare("SELECT count(*) AS n FROM export_jobs WHERE requested_by = ?")
-        .bind(admin.id)
-        .first<{ n: number }>())!.n,
-    ).toBe(0);
+    expect(await jobsRequestedBy(admin.id)).toBe(0);
   });
 
   it("refuses an unpublished course exactly as an unknown one: no existence oracle", async () => {
@@ -131,11 +129,7 @@ describe("POST /api/integrations/exports", () => {
     const { request_id: _unknownId, ...unknownProblem } = unknown.body;
     const { request_id: _hiddenId, ...hiddenProblem } = hidden.body;
     expect(hiddenProblem).toEqual(unknownProblem);
-    expect(
-      (await env.DB.prepare("SELECT count(*) AS n FROM export_jobs WHERE requested_by = ?")
-        .bind(admin.id)
-        .first<{ n: number }>())!.n,
-    ).toBe(0);
+    expect(await jobsRequestedBy(admin.id)).toBe(0);
     // A published course is accepted.
     const visible = await requestExport(admin.token, { type: "activity", course_id: published.id });
     expect(visible.res.status, JSON.stringify(visible.body)).toBe(202);
@@ -176,10 +170,7 @@ describe("POST /api/integrations/exports", () => {
     expect(second.body).toEqual(first.body);
     expect(second.res.headers.get("Location")).toBe(first.res.headers.get("Location"));
     expect(queue.messages).toHaveLength(1);
-    const count = await env.DB.prepare("SELECT count(*) AS n FROM export_jobs WHERE requested_by = ?")
-      .bind(admin.id)
-      .first<{ n: number }>();
-    expect(count!.n).toBe(1);
+    expect(await jobsRequestedBy(admin.id)).toBe(1);
     const reused = await requestExport(admin.token, { type: "activity" }, { headers, bindings });
     expect(reused.res.status).toBe(422);
     expect(reused.body.code).toBe("idempotency_key_reused");
@@ -202,10 +193,7 @@ describe("POST /api/integrations/exports with an Idempotency-Key still in flight
     };
     const bindings = heldBindings(queue, { EXPORTS_QUEUE: stalling });
     const headers = { "Idempotency-Key": `exp-${crypto.randomUUID()}` };
-    const jobs = async () =>
-      (await env.DB.prepare("SELECT count(*) AS n FROM export_jobs WHERE requested_by = ?")
-        .bind(admin.id)
-        .first<{ n: number }>())!.n;
+    const jobs = () => jobsRequestedBy(admin.id);
 
     const first = requestExport(admin.token, { type: "activity" }, { headers, bindings });
     await sendStarted.opened;
@@ -266,7 +254,7 @@ describe("GET /api/integrations/exports", () => {
     const due = await exportAndWait(admin.token, { type: "activity" });
     const kept = await exportAndWait(admin.token, { type: "activity" });
     const expiresAt = nowIso(Date.now() - 1000);
-    await env.DB.prepare("UPDATE export_jobs SET expires_at = ? WHERE id = ?").bind(expiresAt, due.id).run();
+    await updateJob(due.id, { expiresAt });
     expect((await jobRow(due.id))!.status).toBe("completed");
 
     const one = await callJson(`${EXPORTS}/${due.id}`, { token: admin.token });
@@ -325,16 +313,12 @@ describe("GET /api/integrations/exports/{id}/download", () => {
       request_id: expect.any(String),
     });
 
-    await env.DB.prepare("UPDATE export_jobs SET status = 'processing', progress = 1234 WHERE id = ?")
-      .bind(job.id)
-      .run();
+    await updateJob(job.id, { status: "processing", progress: 1234 });
     const busy = await callJson(`${EXPORTS}/${job.id}/download`, { token: admin.token });
     expect(busy.res.status).toBe(409);
     expect(busy.body.detail).toContain("is processing (1,234 rows written so far)");
     expect(busy.body).toMatchObject({ status: 409, export_status: "processing", progress: 1234 });
-    await env.DB.prepare("UPDATE export_jobs SET status = 'queued', progress = 0 WHERE id = ?")
-      .bind(job.id)
-      .run();
+    await updateJob(job.id, { status: "queued", progress: 0 });
 
     await drain(bindings, queue);
     const res = await call(`${EXPORTS}/${job.id}/download`, { token: admin.token });
@@ -394,11 +378,7 @@ describe("GET /api/integrations/exports/{id}/download", () => {
   it("is 409 with the reason for a failed export and 410 for an expired one", async () => {
     const { admin } = await createTenant();
     const failed = await exportAndWait(admin.token, { type: "activity" });
-    await env.DB.prepare(
-      "UPDATE export_jobs SET status = 'failed', error = 'The disk was full.' WHERE id = ?",
-    )
-      .bind(failed.id)
-      .run();
+    await updateJob(failed.id, { status: "failed", error: "The disk was full." });
     const f = await callJson(`${EXPORTS}/${failed.id}/download`, { token: admin.token });
     expect(f.res.status).toBe(409);
     expect(f.body).toMatchObject({
@@ -414,7 +394,7 @@ describe("GET /api/integrations/exports/{id}/download", () => {
     });
 
     const expired = await exportAndWait(admin.token, { type: "activity" });
-    await env.DB.prepare("UPDATE export_jobs SET status = 'expired' WHERE id = ?").bind(expired.id).run();
+    await updateJob(expired.id, { status: "expired" });
     const e = await callJson(`${EXPORTS}/${expired.id}/download`, { token: admin.token });
     expect(e.res.status).toBe(410);
     expect(e.body).toMatchObject({ code: "export_expired", status: 410 });
@@ -422,9 +402,7 @@ describe("GET /api/integrations/exports/{id}/download", () => {
 
     // Past its retention but not yet swept: already 410.
     const due = await exportAndWait(admin.token, { type: "activity" });
-    await env.DB.prepare("UPDATE export_jobs SET expires_at = '2020-01-01T00:00:00Z' WHERE id = ?")
-      .bind(due.id)
-      .run();
+    await updateJob(due.id, { expiresAt: "2020-01-01T00:00:00Z" });
     expect((await call(`${EXPORTS}/${due.id}/download`, { token: admin.token })).status).toBe(410);
   });
 

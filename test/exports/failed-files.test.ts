@@ -14,6 +14,7 @@ import {
   jobRow,
   outboxFor,
   requestExport,
+  updateJob,
 } from "./support";
 
 // A failed export never keeps a file in R2, even one that was written whole before the job failed.
@@ -30,7 +31,7 @@ async function queuedExport() {
   return {
     token: admin.token,
     id: body.id as string,
-    key: row!.r2_key as string,
+    key: row!.r2Key as string,
     message: queue.take(),
     bindings,
   };
@@ -41,12 +42,12 @@ async function writtenButNotCompleted(job: Awaited<ReturnType<typeof queuedExpor
   const outcome = await deliver({ ...job.bindings, DB: d1WithFailingBatches() }, job.message, { attempts });
   expect(outcome.acked).toBe(false);
   expect(outcome.retried).not.toBeNull();
-  expect(await jobRow(job.id)).toMatchObject({ status: "processing", lease_id: null });
+  expect(await jobRow(job.id)).toMatchObject({ status: "processing", leaseId: null });
   expect(await env.EXPORTS_BUCKET.head(job.key)).not.toBeNull();
 }
 
 async function expectFailedWithoutFile(job: Awaited<ReturnType<typeof queuedExport>>) {
-  expect(await jobRow(job.id)).toMatchObject({ status: "failed", error: GAVE_UP, lease_id: null });
+  expect(await jobRow(job.id)).toMatchObject({ status: "failed", error: GAVE_UP, leaseId: null });
   expect(await env.EXPORTS_BUCKET.head(job.key)).toBeNull();
   expect((await outboxFor(job.id)).map((e) => e.type)).toEqual(["export.failed"]);
   const { body } = await callJson(`${EXPORTS}/${job.id}`, { token: job.token });
@@ -80,7 +81,7 @@ describe("a job that fails after its file was written", () => {
     const refused = await deliver({ ...job.bindings, EXPORTS_BUCKET: refusing }, job.message, DLQ);
     expect(refused.acked).toBe(false);
     expect(refused.retried).not.toBeNull();
-    expect(await jobRow(job.id)).toMatchObject({ status: "processing", lease_id: null, error: null });
+    expect(await jobRow(job.id)).toMatchObject({ status: "processing", leaseId: null, error: null });
     expect(await env.EXPORTS_BUCKET.head(job.key)).not.toBeNull();
     expect(await outboxFor(job.id)).toEqual([]);
 
@@ -102,9 +103,7 @@ describe("a job that fails after its file was written", () => {
     const stalled = deliver({ ...job.bindings, EXPORTS_BUCKET: stalling }, job.message);
     await putStarted.opened;
     // Its lease runs out while it stalls, and the queue's dead letter fails the job.
-    await env.DB.prepare("UPDATE export_jobs SET lease_until = ? WHERE id = ?")
-      .bind(Date.now() - 1, job.id)
-      .run();
+    await updateJob(job.id, { leaseUntil: Date.now() - 1 });
     expect((await deliver(job.bindings, job.message, DLQ)).acked).toBe(true);
     expect((await jobRow(job.id))!.status).toBe("failed");
 

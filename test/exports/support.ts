@@ -1,7 +1,10 @@
 import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
 import { parse } from "csv-parse/sync";
+import { eq, like } from "drizzle-orm";
 import { expect } from "vitest";
+import { exportJobs, outboxEvents } from "../../src/db/schema";
 import worker from "../../src/index";
+import { database } from "../../src/platform/db";
 import { call, callJson } from "../helpers/api";
 
 export const EXPORTS = "/api/integrations/exports";
@@ -119,17 +122,36 @@ export async function drain(bindings: Cloudflare.Env, queue: HeldQueue, limit = 
   return delivered;
 }
 
+const db = () => database(env.DB);
+
+/** The export job as stored (drizzle's row: camelCase, JSON columns parsed). */
 export async function jobRow(id: string) {
-  return env.DB.prepare("SELECT * FROM export_jobs WHERE id = ?").bind(id).first<Record<string, any>>();
+  return db().select().from(exportJobs).where(eq(exportJobs.id, id)).get();
 }
 
+/** Sets columns of an export job directly, for a state the API cannot reach on demand. */
+export async function updateJob(id: string, set: Partial<typeof exportJobs.$inferInsert>) {
+  await db().update(exportJobs).set(set).where(eq(exportJobs.id, id));
+}
+
+/** Export jobs `userId` requested. */
+export async function jobsRequestedBy(userId: string): Promise<number> {
+  return db().$count(exportJobs, eq(exportJobs.requestedBy, userId));
+}
+
+/** The `export.*` outbox events of one export, oldest first, as the outbox stores them. */
 export async function outboxFor(exportId: string) {
-  const { results } = await env.DB.prepare(
-    "SELECT type, institution_id, user_id, payload FROM outbox_events WHERE type LIKE 'export.%' AND json_extract(payload, '$.export_id') = ?",
-  )
-    .bind(exportId)
-    .all<{ type: string; institution_id: string; user_id: string; payload: string }>();
-  return results.map((r) => ({ ...r, payload: JSON.parse(r.payload) }));
+  const rows = await db()
+    .select({
+      type: outboxEvents.type,
+      institution_id: outboxEvents.institutionId,
+      user_id: outboxEvents.userId,
+      payload: outboxEvents.payload,
+    })
+    .from(outboxEvents)
+    .where(like(outboxEvents.type, "export.%"))
+    .orderBy(outboxEvents.createdAt, outboxEvents.id);
+  return rows.filter((row) => (row.payload as { export_id?: string }).export_id === exportId);
 }
 
 /** `real` with some members replaced; every other method still runs on `real` itself. */

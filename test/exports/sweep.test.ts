@@ -21,6 +21,7 @@ import {
   jobRow,
   outboxFor,
   requestExport,
+  updateJob,
 } from "./support";
 
 /** The minute cron, as the runtime runs it (every sweep of src/scheduled.ts). */
@@ -40,13 +41,11 @@ describe("the exports sweep", () => {
     const due = await exportAndWait(admin.token, { type: "activity" });
     const kept = await exportAndWait(admin.token, { type: "completions" });
     const row = await jobRow(due.id);
-    expect(await env.EXPORTS_BUCKET.head(row!.r2_key)).not.toBeNull();
-    await env.DB.prepare("UPDATE export_jobs SET expires_at = ? WHERE id = ?")
-      .bind(new Date(Date.now() - 1000).toISOString(), due.id)
-      .run();
+    expect(await env.EXPORTS_BUCKET.head(row!.r2Key)).not.toBeNull();
+    await updateJob(due.id, { expiresAt: new Date(Date.now() - 1000).toISOString() });
 
     await cron();
-    expect(await env.EXPORTS_BUCKET.head(row!.r2_key)).toBeNull();
+    expect(await env.EXPORTS_BUCKET.head(row!.r2Key)).toBeNull();
     const { body } = await callJson(`${EXPORTS}/${due.id}`, { token: admin.token });
     expect(body).toMatchObject({ status: "expired", row_count: 0, download_url: null });
     const download = await callJson(`${EXPORTS}/${due.id}/download`, { token: admin.token });
@@ -54,7 +53,7 @@ describe("the exports sweep", () => {
     expect(download.body.code).toBe("export_expired");
     // Another export, still within its 7 days, is untouched.
     expect((await jobRow(kept.id))!.status).toBe("completed");
-    expect(await env.EXPORTS_BUCKET.head((await jobRow(kept.id))!.r2_key)).not.toBeNull();
+    expect(await env.EXPORTS_BUCKET.head((await jobRow(kept.id))!.r2Key)).not.toBeNull();
   });
 
   it("sends a new message for a job whose message was lost, once, and the job then completes", async () => {
@@ -66,9 +65,7 @@ describe("the exports sweep", () => {
       { bindings: heldBindings(lost) },
     );
     lost.messages.length = 0; // the message never arrives
-    await env.DB.prepare("UPDATE export_jobs SET heartbeat_at = ? WHERE id = ?")
-      .bind(Date.now() - 16 * 60_000, job.id)
-      .run();
+    await updateJob(job.id, { heartbeatAt: Date.now() - 16 * 60_000 });
 
     const queue = new HeldQueue();
     await cron(heldBindings(queue));
@@ -91,11 +88,11 @@ describe("the exports sweep", () => {
       { type: "activity" },
       { bindings: heldBindings(held) },
     );
-    await env.DB.prepare(
-      "UPDATE export_jobs SET heartbeat_at = ?, lease_id = 'lse_x', lease_until = ? WHERE id = ?",
-    )
-      .bind(Date.now() - 16 * 60_000, Date.now() + 60_000, leased.id)
-      .run();
+    await updateJob(leased.id, {
+      heartbeatAt: Date.now() - 16 * 60_000,
+      leaseId: "lse_x",
+      leaseUntil: Date.now() + 60_000,
+    });
     const queue = new HeldQueue();
     await cron(heldBindings(queue));
     expect(queue.messages).toEqual([]);
@@ -111,17 +108,17 @@ describe("the exports sweep", () => {
       { bindings: heldBindings(held) },
     );
     const row = await jobRow(job.id);
-    const upload = await env.EXPORTS_BUCKET.createMultipartUpload(row!.r2_key);
-    await env.DB.prepare(
-      "UPDATE export_jobs SET status = 'processing', upload_id = ?, created_at = ? WHERE id = ?",
-    )
-      .bind(upload.uploadId, nowIso(Date.now() - 25 * 3_600_000), job.id)
-      .run();
+    const upload = await env.EXPORTS_BUCKET.createMultipartUpload(row!.r2Key);
+    await updateJob(job.id, {
+      status: "processing",
+      uploadId: upload.uploadId,
+      createdAt: nowIso(Date.now() - 25 * 3_600_000),
+    });
 
     await cron(heldBindings(new HeldQueue()));
-    expect(await jobRow(job.id)).toMatchObject({ status: "failed", error: TOO_SLOW, lease_id: null });
+    expect(await jobRow(job.id)).toMatchObject({ status: "failed", error: TOO_SLOW, leaseId: null });
     await expect(
-      env.EXPORTS_BUCKET.resumeMultipartUpload(row!.r2_key, upload.uploadId).uploadPart(1, new Uint8Array(8)),
+      env.EXPORTS_BUCKET.resumeMultipartUpload(row!.r2Key, upload.uploadId).uploadPart(1, new Uint8Array(8)),
     ).rejects.toThrow();
     expect(await outboxFor(job.id)).toEqual([
       {
@@ -145,11 +142,9 @@ describe("the exports sweep", () => {
     const broken = heldBindings(queue, { DB: d1WithFailingBatches() });
     expect((await deliver(broken, queue.take())).acked).toBe(false);
     const row = await jobRow(job.id);
-    expect(row).toMatchObject({ status: "processing", lease_id: null });
-    expect(await env.EXPORTS_BUCKET.head(row!.r2_key)).not.toBeNull();
-    await env.DB.prepare("UPDATE export_jobs SET created_at = ? WHERE id = ?")
-      .bind(nowIso(Date.now() - 25 * 3_600_000), job.id)
-      .run();
+    expect(row).toMatchObject({ status: "processing", leaseId: null });
+    expect(await env.EXPORTS_BUCKET.head(row!.r2Key)).not.toBeNull();
+    await updateJob(job.id, { createdAt: nowIso(Date.now() - 25 * 3_600_000) });
 
     // R2 refusing the delete leaves the job active for the next minute's sweep.
     const refusing = bucketWith({
@@ -158,12 +153,12 @@ describe("the exports sweep", () => {
       },
     });
     await cron(heldBindings(new HeldQueue(), { EXPORTS_BUCKET: refusing }));
-    expect(await jobRow(job.id)).toMatchObject({ status: "processing", lease_id: null });
+    expect(await jobRow(job.id)).toMatchObject({ status: "processing", leaseId: null });
     expect(await outboxFor(job.id)).toEqual([]);
 
     await cron(heldBindings(new HeldQueue()));
     expect(await jobRow(job.id)).toMatchObject({ status: "failed", error: TOO_SLOW });
-    expect(await env.EXPORTS_BUCKET.head(row!.r2_key)).toBeNull();
+    expect(await env.EXPORTS_BUCKET.head(row!.r2Key)).toBeNull();
     expect((await outboxFor(job.id)).map((e) => e.type)).toEqual(["export.failed"]);
     expect((await callJson(`${EXPORTS}/${job.id}/download`, { token: admin.token })).body.code).toBe(
       "export_failed",

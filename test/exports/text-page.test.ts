@@ -35,7 +35,11 @@ type Attempt = Partial<
   xp_awarded?: unknown;
 };
 
-/** Inserts attempts into a fresh institution; returns its scope. Columns not given are plain. */
+/**
+ * Inserts attempts into a fresh institution; returns its scope. Columns not given are plain. Raw
+ * SQL on purpose: the cells may be of any SQLite type (a blob, an integer where text belongs), which
+ * drizzle's column modes would convert or refuse, and the text page must notice them.
+ */
 async function institutionWith(attempts: Attempt[]): Promise<SourceScope> {
   const institutionId = `ins_text_${++seq}_${crypto.randomUUID()}`;
   const base = Date.parse("2026-11-01T00:00:00Z");

@@ -1,5 +1,8 @@
 import { env } from "cloudflare:test";
+import { eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
+import { courses, lessons } from "../../src/db/schema";
+import { database } from "../../src/platform/db";
 import { nowIso as iso } from "../../src/platform/ids";
 import { type CourseFixture, createPublishedCourse } from "../helpers/progress-fixture";
 import { createTenant, type Tenant, type TestUser } from "../helpers/tenants";
@@ -83,13 +86,16 @@ beforeAll(async () => {
     levels: ["A1"],
     xp: 5,
   });
-  await env.DB.batch([
-    env.DB.prepare("UPDATE courses SET title = ? WHERE id = ?").bind(C2_TITLE, c2.courseId),
-    env.DB.prepare("UPDATE lessons SET title = ? WHERE id = ?").bind(LESSON_TWO_TITLE, c1.lessons[1]!.id),
+  const db = database(env.DB);
+  await db.batch([
+    db.update(courses).set({ title: C2_TITLE }).where(eq(courses.id, c2.courseId)),
+    db.update(lessons).set({ title: LESSON_TWO_TITLE }).where(eq(lessons.id, c1.lessons[1]!.id)),
   ]);
-  c1Title = (await env.DB.prepare("SELECT title FROM courses WHERE id = ?")
-    .bind(c1.courseId)
-    .first<{ title: string }>())!.title;
+  c1Title = (await db
+    .select({ title: courses.title })
+    .from(courses)
+    .where(eq(courses.id, c1.courseId))
+    .get())!.title;
 
   // L1 completes all of course 1 on day 0 (12 vocabulary items: CEFR A1 overall).
   for (let i = 0; i < 12; i++) await send(l1, c1, Math.floor(i / 6), i % 6, at(i, 0));

@@ -1,3 +1,4 @@
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ABILITIES } from "../../src/platform/auth/abilities";
 import { ERROR_CATALOGUE } from "../../src/platform/errors";
@@ -191,7 +192,8 @@ describe("routing", () => {
     expect(loads).toBe(2);
     expect(new Set(apps).size).toBe(1);
     expect(appForGroup(group)).toBe(apps[0]); // later requests get the built app without waiting
-    const res = await apps[0]!.request("/test-only");
+    // With this file's bindings: every request's conventions build its service context from them.
+    const res = await apps[0]!.request("/test-only", {}, env);
     expect(await res.text()).toBe("here");
     expect(res.headers.get("X-Content-Type-Options")).toBe("nosniff");
   });

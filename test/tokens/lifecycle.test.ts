@@ -1,7 +1,22 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { apiTokens, idempotencyKeys } from "../../src/db/schema";
+import { database } from "../../src/platform/db";
 import { call, callJson } from "../helpers/api";
 import { createTenant, mintToken } from "../helpers/tenants";
+
+const db = () => database(env.DB);
+
+/** The token's `last_used_at` as stored. */
+async function lastUsedAt(id: string): Promise<string | null | undefined> {
+  const row = await db()
+    .select({ lastUsedAt: apiTokens.lastUsedAt })
+    .from(apiTokens)
+    .where(eq(apiTokens.id, id))
+    .get();
+  return row?.lastUsedAt;
+}
 
 describe("API token life cycle", () => {
   it("shows the plain value once, lists the token without it, and revokes it at once", async () => {
@@ -26,9 +41,8 @@ describe("API token life cycle", () => {
     expect(plain.startsWith(created.body.prefix)).toBe(true);
     expect(created.body.prefix.length).toBeLessThan(12);
 
-    const stored = await env.DB.prepare("SELECT * FROM api_tokens WHERE id = ?")
-      .bind(created.body.id)
-      .first<Record<string, unknown>>();
+    const stored = await db().select().from(apiTokens).where(eq(apiTokens.id, created.body.id)).get();
+    expect(stored).toBeDefined();
     expect(JSON.stringify(stored)).not.toContain(plain);
 
     const list = await callJson("/api/integrations/tokens", { token: admin.token });
@@ -83,9 +97,7 @@ describe("API token life cycle", () => {
     let lastUsed: string | null = null;
     for (let i = 0; i < 20 && !lastUsed; i++) {
       await new Promise((r) => setTimeout(r, 50));
-      lastUsed = (await env.DB.prepare("SELECT last_used_at FROM api_tokens WHERE id = ?")
-        .bind(id)
-        .first<{ last_used_at: string | null }>())!.last_used_at;
+      lastUsed = (await lastUsedAt(id)) ?? null;
     }
     expect(lastUsed).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     const list = await callJson("/api/integrations/tokens", { token: admin.token });
@@ -93,17 +105,14 @@ describe("API token life cycle", () => {
 
     // Within the minute, further use writes nothing: a marker put in its place stays.
     const marker = "2000-01-01T00:00:00Z";
-    await env.DB.prepare("UPDATE api_tokens SET last_used_at = ? WHERE id = ?").bind(marker, id).run();
+    await db().update(apiTokens).set({ lastUsedAt: marker }).where(eq(apiTokens.id, id));
     for (let i = 0; i < 3; i++) {
       const ctx = createExecutionContext();
       expect((await call("/api/integrations/tokens", { token, ctx })).status).toBe(200);
       // Everything the request deferred (a last-use write would be) has run.
       await waitOnExecutionContext(ctx);
     }
-    const after = await env.DB.prepare("SELECT last_used_at FROM api_tokens WHERE id = ?")
-      .bind(id)
-      .first<{ last_used_at: string }>();
-    expect(after!.last_used_at).toBe(marker);
+    expect(await lastUsedAt(id)).toBe(marker);
   });
 
   it("stops accepting a token after its expiry", async () => {
@@ -128,16 +137,16 @@ describe("API token life cycle", () => {
     expect(second.res.status).toBe(201);
     expect(second.res.headers.get("Idempotent-Replayed")).toBe("true");
     expect(second.body).toEqual(first.body);
-    const count = await env.DB.prepare(
-      "SELECT COUNT(*) AS n FROM api_tokens WHERE name = 'Once' AND user_id = ?",
-    )
-      .bind(admin.id)
-      .first<{ n: number }>();
-    expect(count!.n).toBe(1);
-    const stored = await env.DB.prepare("SELECT response_sealed FROM idempotency_keys WHERE key = ?")
-      .bind("create-token-0001")
-      .first<{ response_sealed: string }>();
-    expect(stored!.response_sealed).not.toContain(first.body.token);
+    expect(
+      await db().$count(apiTokens, and(eq(apiTokens.name, "Once"), eq(apiTokens.userId, admin.id))),
+    ).toBe(1);
+    const stored = await db()
+      .select({ responseSealed: idempotencyKeys.responseSealed })
+      .from(idempotencyKeys)
+      .where(eq(idempotencyKeys.key, "create-token-0001"))
+      .get();
+    expect(stored!.responseSealed).toBeTruthy();
+    expect(stored!.responseSealed).not.toContain(first.body.token);
 
     const different = await callJson("/api/integrations/tokens", {
       token: admin.token,
@@ -161,10 +170,7 @@ describe("API token life cycle", () => {
     expect(statuses.every((s) => s === 201 || s === 409)).toBe(true);
     const tokens = new Set(results.filter((r) => r.res.status === 201).map((r) => r.body.token));
     expect(tokens.size).toBe(1);
-    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM api_tokens WHERE name = 'Raced'").first<{
-      n: number;
-    }>();
-    expect(count!.n).toBe(1);
+    expect(await db().$count(apiTokens, eq(apiTokens.name, "Raced"))).toBe(1);
   });
 
   it("never replays one token's response to another token of the same user", async () => {

@@ -1,9 +1,6 @@
-import type { Env } from "../../env";
-import { config } from "../../platform/config";
-import { database } from "../../platform/db";
-import { publishEvents } from "../../platform/events";
 import { newId } from "../../platform/ids";
 import { parseMessage, queueDelaySeconds } from "../../platform/queue";
+import type { ServiceContext } from "../../platform/service/context";
 import { generate, LEASE_MARGIN_MS } from "./generate";
 import {
   ACTIVE_STATUSES,
@@ -28,8 +25,9 @@ function log(level: "info" | "warn" | "error", message: string, fields: Record<s
   console.error(JSON.stringify({ level, message, ...fields }));
 }
 
-export async function enqueueGeneration(env: Env, message: ExportMessage): Promise<void> {
-  await env.EXPORTS_QUEUE.send(message, { contentType: "json" });
+/** Sends the message that generates (or continues) a job. */
+export async function enqueueGeneration(ctx: ServiceContext, message: ExportMessage): Promise<void> {
+  await ctx.env.EXPORTS_QUEUE.send(message, { contentType: "json" });
 }
 
 function secondsUntil(at: number | null, now: number): number {
@@ -42,23 +40,23 @@ function secondsUntil(at: number | null, now: number): number {
  * continuation message, or not its business any more (another generation, a terminal status).
  * Errors are retried with backoff; after the queue's retries the dead-letter consumer fails the job.
  */
-export async function consumeExports(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  for (const message of batch.messages) await handleMessage(message, env);
+export async function consumeExports(batch: MessageBatch<unknown>, ctx: ServiceContext): Promise<void> {
+  for (const message of batch.messages) await handleMessage(ctx, message);
 }
 
-async function handleMessage(message: Message<unknown>, env: Env): Promise<void> {
+async function handleMessage(ctx: ServiceContext, message: Message<unknown>): Promise<void> {
   const body = await parseMessage(ExportMessageSchema, message, {
     queue: "lingua-exports",
-    deadLetter: env.EXPORTS_DLQ,
+    deadLetter: ctx.env.EXPORTS_DLQ,
   });
   if (!body) return; // logged, dead-lettered and acknowledged
-  const db = database(env.DB);
-  const settings = config(env).exports;
+  const settings = ctx.config.exports;
   const leaseId = newId("lse");
-  const now = Date.now();
-  const job = await claimJob(db, body, leaseId, now, now + settings.timeBudgetMs + LEASE_MARGIN_MS);
+  const now = ctx.now();
+  const leaseUntil = now + settings.timeBudgetMs + LEASE_MARGIN_MS;
+  const job = await claimJob(ctx, { message: body, leaseId, leaseUntil });
   if (!job) {
-    const current = await findJob(db, body.job_id);
+    const current = await findJob(ctx, body.job_id);
     if (current && ACTIVE_STATUSES.includes(current.status) && current.generation === body.generation) {
       // A twin of this message is being handled: come back when its lease would have run out.
       message.retry({ delaySeconds: secondsUntil(current.leaseUntil, now) });
@@ -69,8 +67,8 @@ async function handleMessage(message: Message<unknown>, env: Env): Promise<void>
   }
 
   try {
-    const outcome = await generate(env, { job, leaseId, settings, deadline: now + settings.timeBudgetMs });
-    if (outcome === "continue") await continueLater(env, job, leaseId);
+    const outcome = await generate(ctx, { job, leaseId, settings, deadline: now + settings.timeBudgetMs });
+    if (outcome === "continue") await continueLater(ctx, job, leaseId);
     message.ack();
   } catch (error) {
     if (error instanceof LeaseLost) {
@@ -80,7 +78,7 @@ async function handleMessage(message: Message<unknown>, env: Env): Promise<void>
     let cause: unknown = error;
     if (error instanceof ExportFailure) {
       try {
-        await failJob(env, job, error.message, leaseId);
+        await failJob(ctx, { job, reason: error.message, leaseId });
         message.ack();
         return;
       } catch (cleanup) {
@@ -94,21 +92,20 @@ async function handleMessage(message: Message<unknown>, env: Env): Promise<void>
       attempt: message.attempts,
       error: cause instanceof Error ? cause.stack : String(cause),
     });
-    await releaseLease(db, job.id, leaseId).catch(() => undefined);
+    await releaseLease(ctx, { jobId: job.id, leaseId }).catch(() => undefined);
     message.retry({ delaySeconds: Math.min(300, 5 * 2 ** (message.attempts - 1)) });
   }
 }
 
 /** Hands the job to a new message of the next generation; the current one is then done. */
-async function continueLater(env: Env, job: ExportJob, leaseId: string): Promise<void> {
-  const db = database(env.DB);
-  if (!(await handOver(db, job, leaseId, Date.now()))) throw new LeaseLost();
+async function continueLater(ctx: ServiceContext, job: ExportJob, leaseId: string): Promise<void> {
+  if (!(await handOver(ctx, { job, leaseId }))) throw new LeaseLost();
   try {
-    await enqueueGeneration(env, { job_id: job.id, generation: job.generation + 1 });
+    await enqueueGeneration(ctx, { job_id: job.id, generation: job.generation + 1 });
   } catch (error) {
     // No message of the new generation exists, so nobody can have claimed the job: step back, and
     // let this message's retry carry on from the checkpoint.
-    await revertHandOver(db, job);
+    await revertHandOver(ctx, job);
     throw error;
   }
 }
@@ -120,7 +117,7 @@ const FAIL_LEASE_MS = LEASE_MARGIN_MS;
  * A job fails for good, and its file with it. Whatever was written to R2 goes: the multipart
  * upload is aborted and the key deleted, because the whole file may already be there (a plain PUT,
  * or a completed upload whose `completed` status never got written). Then the status and the
- * `export.failed` event are written in one batch. The caller holds the job's lease, so no
+ * `export.failed` event are committed in one batch. The caller holds the job's lease, so no
  * invocation can complete it while its file is deleted.
  *
  * The file goes before the status: if R2 fails, the job is still active and whoever retries (the
@@ -129,19 +126,20 @@ const FAIL_LEASE_MS = LEASE_MARGIN_MS;
  * outlived its lease and wrote in between; one that writes later finds the job failed and deletes
  * its own file (generate.ts). Returns false when the lease was lost before the status changed.
  */
-export async function failJob(env: Env, job: ExportJob, reason: string, leaseId: string): Promise<boolean> {
-  const db = database(env.DB);
-  if (!(await renewLease(db, job, leaseId, Date.now() + FAIL_LEASE_MS))) return false;
+export async function failJob(
+  ctx: ServiceContext,
+  input: { job: ExportJob; reason: string; leaseId: string },
+): Promise<boolean> {
+  const { job, reason, leaseId } = input;
+  if (!(await renewLease(ctx, { job, leaseId, leaseUntil: ctx.now() + FAIL_LEASE_MS }))) return false;
   // Read again under the lease: this invocation may have created the upload since it claimed the job.
-  const current = (await findJob(db, job.id)) ?? job;
-  await discardFile(env, current);
-  const eventId = await markFailed(db, current, reason, Date.now(), leaseId);
-  if (!eventId) return false;
-  await discardFile(env, current).catch((error) =>
+  const current = (await findJob(ctx, job.id)) ?? job;
+  await discardFile(ctx, current);
+  if (!(await markFailed(ctx, { job: current, reason, leaseId }))) return false;
+  await discardFile(ctx, current).catch((error) =>
     log("warn", "could not delete a failed export's file again", { export_id: job.id, error: String(error) }),
   );
   log("info", "export failed", { export_id: job.id, reason });
-  await publishEvents(env, [eventId]);
   return true;
 }
 
@@ -150,23 +148,25 @@ export async function failJob(env: Env, job: ExportJob, reason: string, leaseId:
  * first, at the generation the caller saw. False when somebody else holds or moved it meanwhile.
  * Throws, with the lease given back, when its file could not be deleted; the job stays active.
  */
-export async function failUnheldJob(env: Env, job: ExportJob, reason: string): Promise<boolean> {
-  const db = database(env.DB);
+export async function failUnheldJob(
+  ctx: ServiceContext,
+  input: { job: ExportJob; reason: string },
+): Promise<boolean> {
+  const { job, reason } = input;
   const leaseId = newId("lse");
-  const now = Date.now();
-  if (!(await leaseToFail(db, job, leaseId, now, now + FAIL_LEASE_MS))) return false;
+  if (!(await leaseToFail(ctx, { job, leaseId, leaseUntil: ctx.now() + FAIL_LEASE_MS }))) return false;
   try {
-    return await failJob(env, job, reason, leaseId);
+    return await failJob(ctx, { job, reason, leaseId });
   } catch (error) {
-    await releaseLease(db, job.id, leaseId).catch(() => undefined);
+    await releaseLease(ctx, { jobId: job.id, leaseId }).catch(() => undefined);
     throw error;
   }
 }
 
-async function discardFile(env: Env, job: ExportJob): Promise<void> {
+async function discardFile(ctx: ServiceContext, job: ExportJob): Promise<void> {
   if (job.uploadId) {
     try {
-      await env.EXPORTS_BUCKET.resumeMultipartUpload(job.r2Key, job.uploadId).abort();
+      await ctx.env.EXPORTS_BUCKET.resumeMultipartUpload(job.r2Key, job.uploadId).abort();
     } catch (error) {
       // Already completed or aborted; an upload left open is aborted by R2 after 7 days anyway.
       log("warn", "could not abort an export's multipart upload", {
@@ -175,30 +175,32 @@ async function discardFile(env: Env, job: ExportJob): Promise<void> {
       });
     }
   }
-  await env.EXPORTS_BUCKET.delete(job.r2Key);
+  await ctx.env.EXPORTS_BUCKET.delete(job.r2Key);
 }
 
 /**
  * The exports dead-letter queue: a message the queue gave up on. If it still is the job's current
  * generation (no later message took over) and nobody holds the job, the job has failed.
  */
-export async function consumeExportDeadLetters(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  const db = database(env.DB);
+export async function consumeExportDeadLetters(
+  batch: MessageBatch<unknown>,
+  ctx: ServiceContext,
+): Promise<void> {
   for (const message of batch.messages) {
     const body = await parseMessage(ExportMessageSchema, message, { queue: "lingua-exports-dlq" });
     if (!body) continue; // logged and acknowledged: nothing names a job to fail
-    const job = await findJob(db, body.job_id);
+    const job = await findJob(ctx, body.job_id);
     if (!job || !ACTIVE_STATUSES.includes(job.status) || job.generation !== body.generation) {
       message.ack();
       continue;
     }
-    const now = Date.now();
+    const now = ctx.now();
     if (job.leaseUntil !== null && job.leaseUntil >= now) {
       message.retry({ delaySeconds: secondsUntil(job.leaseUntil, now) });
       continue;
     }
     try {
-      await failUnheldJob(env, job, GAVE_UP);
+      await failUnheldJob(ctx, { job, reason: GAVE_UP });
       message.ack();
     } catch (error) {
       log("warn", "could not fail a dead-lettered export; retrying", {

@@ -1,7 +1,5 @@
-import type { Env } from "../../env";
 import { fromBase64 } from "../../platform/crypto/encoding";
-import { type Database, database } from "../../platform/db";
-import { publishEvents } from "../../platform/events";
+import type { ServiceContext } from "../../platform/service/context";
 import { type ExportSettings, MAX_PARTS } from "./config";
 import { csvHeader } from "./csv";
 import { type ExportJob, findJob, markCompleted, renewLease, saveCheckpoint } from "./jobs";
@@ -33,23 +31,26 @@ export interface Invocation {
  * as CSV into R2 parts (checkpointing after each), and either finish the file or stop at a part
  * boundary once the time budget is spent. Returns "continue" when the job needs another invocation.
  */
-export async function generate(env: Env, invocation: Invocation): Promise<"continue" | "completed"> {
+export async function generate(
+  ctx: ServiceContext,
+  invocation: Invocation,
+): Promise<"continue" | "completed"> {
   const { job, leaseId, settings } = invocation;
-  const db = database(env.DB);
+  const bucket = ctx.env.EXPORTS_BUCKET;
   const source = SOURCES[job.type];
   if (!source) throw new ExportFailure(`Unknown export type ${job.type}.`);
-  const lease = new JobLease(db, job, leaseId, settings);
+  const lease = new JobLease(ctx, job, leaseId, settings);
 
   // Every part was uploaded by an earlier invocation, which did not live to complete the upload.
   if (job.rowCount !== null && job.byteSize !== null && job.uploadId) {
     await lease.hold();
-    await completeUpload(env.EXPORTS_BUCKET, job.r2Key, job.uploadId, job.parts, job.byteSize);
-    await finish(env, job, leaseId, settings, { rowCount: job.rowCount, byteSize: job.byteSize });
+    await completeUpload(bucket, job.r2Key, job.uploadId, job.parts, job.byteSize);
+    await finish(ctx, { job, leaseId, settings, totals: { rowCount: job.rowCount, byteSize: job.byteSize } });
     return "completed";
   }
 
   const partSize = job.partSize ?? settings.partSize;
-  const upload = new JobUpload(env.EXPORTS_BUCKET, job.r2Key, job.uploadId);
+  const upload = new JobUpload(bucket, job.r2Key, job.uploadId);
   const sink: PartSink = {
     async uploadPart(partNumber, bytes) {
       await lease.hold();
@@ -57,7 +58,13 @@ export async function generate(env: Env, invocation: Invocation): Promise<"conti
     },
     checkpoint(state, previousParts) {
       const target = { id: job.id, uploadId: upload.id, partSize };
-      return saveCheckpoint(db, target, leaseId, state, previousParts, Date.now(), lease.until());
+      return saveCheckpoint(ctx, {
+        job: target,
+        leaseId,
+        state,
+        expectedParts: previousParts,
+        leaseUntil: lease.until(),
+      });
     },
   };
   const writer = new PartWriter(
@@ -69,10 +76,10 @@ export async function generate(env: Env, invocation: Invocation): Promise<"conti
   if (job.cursor === null) await writer.appendHeader(csvHeader(source.columns.map((c) => c.name)));
   else if (job.cursor.carry) await writer.appendCarry(fromBase64(job.cursor.carry));
 
-  if ((await writePages(db, source, writer, invocation)) === "continue") return "continue";
+  if ((await writePages(ctx, source, writer, invocation)) === "continue") return "continue";
   await lease.hold();
-  const totals = await storeFile(env.EXPORTS_BUCKET, job.r2Key, writer, upload);
-  await finish(env, job, leaseId, settings, totals);
+  const totals = await storeFile(bucket, job.r2Key, writer, upload);
+  await finish(ctx, { job, leaseId, settings, totals });
   return "completed";
 }
 
@@ -85,18 +92,19 @@ export async function generate(env: Env, invocation: Invocation): Promise<"conti
  */
 class JobLease {
   constructor(
-    private readonly db: Database,
+    private readonly ctx: ServiceContext,
     private readonly job: ExportJob,
     private readonly leaseId: string,
     private readonly settings: ExportSettings,
   ) {}
 
   until(): number {
-    return Date.now() + this.settings.timeBudgetMs + LEASE_MARGIN_MS;
+    return this.ctx.now() + this.settings.timeBudgetMs + LEASE_MARGIN_MS;
   }
 
   async hold(): Promise<void> {
-    if (!(await renewLease(this.db, this.job, this.leaseId, this.until()))) throw new LeaseLost();
+    const renewal = { job: this.job, leaseId: this.leaseId, leaseUntil: this.until() };
+    if (!(await renewLease(this.ctx, renewal))) throw new LeaseLost();
   }
 }
 
@@ -134,14 +142,14 @@ class JobUpload {
  * invocation moves the job on.
  */
 async function writePages(
-  db: Database,
+  ctx: ServiceContext,
   source: ExportSource,
   writer: PartWriter,
   { job, settings, deadline }: Invocation,
 ): Promise<"continue" | "done"> {
   const scope = { institutionId: job.institutionId, filters: job.filters, asOf: job.createdAt };
   const width = source.columns.length;
-  const read = (after: RowKey | null) => readPage(db, source, scope, after, settings.pageSize);
+  const read = (after: RowKey | null) => readPage(ctx, source, scope, after, settings.pageSize);
   let next: Promise<Page> | null = read(job.cursor?.key ?? null);
   try {
     while (next) {
@@ -150,7 +158,7 @@ async function writePages(
       if (page.count === settings.pageSize) next = read(lastKey(source, page));
       if ("rows" in page) await writer.appendPage(page.rows, width, source.key);
       else await writer.appendText(page.bytes, page.count, page.lineKey);
-      if (next && Date.now() >= deadline && writer.partsCut > 0) {
+      if (next && ctx.now() >= deadline && writer.partsCut > 0) {
         await writer.settle();
         return "continue";
       }
@@ -184,17 +192,17 @@ type Page = { rows: Row[]; count: number } | (TextPage & { lineKey: (line: strin
 
 /** A page as SQLite's CSV text where the source writes it and every row of it is plain, else as rows. */
 async function readPage(
-  db: Database,
+  ctx: ServiceContext,
   source: ExportSource,
   scope: SourceScope,
   after: RowKey | null,
   limit: number,
 ): Promise<Page> {
   if (source.text) {
-    const page = await source.text.page(db, scope, after, limit);
+    const page = await source.text.page(ctx.db, scope, after, limit);
     if (page) return { ...page, lineKey: source.text.lineKey };
   }
-  const rows = await source.page(db, scope, after, limit);
+  const rows = await source.page(ctx.db, scope, after, limit);
   return { rows, count: rows.length };
 }
 
@@ -226,20 +234,22 @@ async function completeUpload(
   }
 }
 
+/**
+ * Records the job `completed` (its event committed with it). If the lease was lost meanwhile, the
+ * job was failed or completed by another invocation: a failed job's file, just written here, must
+ * not outlive it; a job completed elsewhere keeps its (same) file.
+ */
 async function finish(
-  env: Env,
-  job: ExportJob,
-  leaseId: string,
-  settings: ExportSettings,
-  totals: { rowCount: number; byteSize: number },
+  ctx: ServiceContext,
+  input: {
+    job: ExportJob;
+    leaseId: string;
+    settings: ExportSettings;
+    totals: { rowCount: number; byteSize: number };
+  },
 ): Promise<void> {
-  const db = database(env.DB);
-  const eventId = await markCompleted(db, job, leaseId, totals, Date.now(), settings.retentionDays);
-  if (!eventId) {
-    // The job was failed after this invocation's lease ran out, and the file it has just written
-    // must not outlive it. A job completed by another invocation keeps its (same) file.
-    if ((await findJob(db, job.id))?.status === "failed") await env.EXPORTS_BUCKET.delete(job.r2Key);
-    throw new LeaseLost();
-  }
-  await publishEvents(env, [eventId]);
+  const { job, leaseId, settings, totals } = input;
+  if (await markCompleted(ctx, { job, leaseId, totals, retentionDays: settings.retentionDays })) return;
+  if ((await findJob(ctx, job.id))?.status === "failed") await ctx.env.EXPORTS_BUCKET.delete(job.r2Key);
+  throw new LeaseLost();
 }

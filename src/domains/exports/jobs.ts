@@ -1,9 +1,10 @@
 import { and, eq, inArray, isNull, lt, or, sql } from "drizzle-orm";
 import { z } from "zod";
-import { type ExportStatus, exportJobs, outboxEvents } from "../../db/schema";
-import type { Database } from "../../platform/db";
+import { type ExportStatus, exportJobs } from "../../db/schema";
 import { domainEvent } from "../../platform/events";
 import { nowIso } from "../../platform/ids";
+import { commit } from "../../platform/service/commit";
+import type { ServiceContext } from "../../platform/service/context";
 import type { Checkpoint } from "./writer";
 
 /**
@@ -15,7 +16,6 @@ import type { Checkpoint } from "./writer";
 
 export type ExportJob = typeof exportJobs.$inferSelect;
 
-/** Body of a message on the exports queue: generate `job_id` from where generation `generation` left it. */
 /** An exports queue message: generate job `job_id` from its checkpoint, as generation `generation`. */
 export const ExportMessageSchema = z.object({
   job_id: z.string().min(1),
@@ -41,13 +41,12 @@ export function downloadPath(jobId: string): string {
  * generation and not leased to a live invocation. Returns the job, or null.
  */
 export async function claimJob(
-  db: Database,
-  message: ExportMessage,
-  leaseId: string,
-  now: number,
-  leaseUntil: number,
+  ctx: ServiceContext,
+  input: { message: ExportMessage; leaseId: string; leaseUntil: number },
 ): Promise<ExportJob | null> {
-  const [job] = await db
+  const { message, leaseId, leaseUntil } = input;
+  const now = ctx.now();
+  const [job] = await ctx.db
     .update(exportJobs)
     .set({
       status: "processing",
@@ -69,8 +68,8 @@ export async function claimJob(
   return job ?? null;
 }
 
-export async function findJob(db: Database, jobId: string): Promise<ExportJob | null> {
-  return (await db.select().from(exportJobs).where(eq(exportJobs.id, jobId)).get()) ?? null;
+export async function findJob(ctx: ServiceContext, jobId: string): Promise<ExportJob | null> {
+  return (await ctx.db.select().from(exportJobs).where(eq(exportJobs.id, jobId)).get()) ?? null;
 }
 
 function mine(jobId: string, leaseId: string) {
@@ -79,18 +78,20 @@ function mine(jobId: string, leaseId: string) {
 
 /**
  * Persists a checkpoint after its part's upload, and renews the lease. Applies only if the job still
- * has this lease and exactly the parts before this one.
+ * has this lease and exactly the parts before this one (`expectedParts`).
  */
 export async function saveCheckpoint(
-  db: Database,
-  job: Pick<ExportJob, "id" | "uploadId" | "partSize">,
-  leaseId: string,
-  state: Checkpoint,
-  expectedParts: number,
-  now: number,
-  leaseUntil: number,
+  ctx: ServiceContext,
+  input: {
+    job: Pick<ExportJob, "id" | "uploadId" | "partSize">;
+    leaseId: string;
+    state: Checkpoint;
+    expectedParts: number;
+    leaseUntil: number;
+  },
 ): Promise<boolean> {
-  const result = await db
+  const { job, leaseId, state, expectedParts, leaseUntil } = input;
+  const result = await ctx.db
     .update(exportJobs)
     .set({
       parts: state.parts,
@@ -98,7 +99,7 @@ export async function saveCheckpoint(
       progress: state.progress,
       uploadId: job.uploadId,
       partSize: job.partSize,
-      heartbeatAt: now,
+      heartbeatAt: ctx.now(),
       leaseUntil,
       ...(state.totals ? { rowCount: state.totals.rowCount, byteSize: state.totals.byteSize } : {}),
     })
@@ -108,10 +109,14 @@ export async function saveCheckpoint(
 }
 
 /** Passes the job on to the next message: generation + 1, lease released. */
-export async function handOver(db: Database, job: ExportJob, leaseId: string, now: number): Promise<boolean> {
-  const result = await db
+export async function handOver(
+  ctx: ServiceContext,
+  input: { job: ExportJob; leaseId: string },
+): Promise<boolean> {
+  const { job, leaseId } = input;
+  const result = await ctx.db
     .update(exportJobs)
-    .set({ generation: job.generation + 1, leaseId: null, leaseUntil: null, heartbeatAt: now })
+    .set({ generation: job.generation + 1, leaseId: null, leaseUntil: null, heartbeatAt: ctx.now() })
     .where(and(mine(job.id, leaseId), eq(exportJobs.generation, job.generation)))
     .run();
   return result.meta.changes === 1;
@@ -121,8 +126,8 @@ export async function handOver(db: Database, job: ExportJob, leaseId: string, no
  * Undoes a hand-over whose message could not be sent, so that the current message, retried, can
  * claim the job again. Nobody else can have claimed it meanwhile: no message of the new generation exists.
  */
-export async function revertHandOver(db: Database, job: ExportJob): Promise<void> {
-  await db
+export async function revertHandOver(ctx: ServiceContext, job: ExportJob): Promise<void> {
+  await ctx.db
     .update(exportJobs)
     .set({ generation: job.generation })
     .where(
@@ -141,12 +146,11 @@ export async function revertHandOver(db: Database, job: ExportJob): Promise<void
  * this invocation was about to write would land in a file that is no longer its own.
  */
 export async function renewLease(
-  db: Database,
-  job: Pick<ExportJob, "id" | "generation">,
-  leaseId: string,
-  leaseUntil: number,
+  ctx: ServiceContext,
+  input: { job: Pick<ExportJob, "id" | "generation">; leaseId: string; leaseUntil: number },
 ): Promise<boolean> {
-  const result = await db
+  const { job, leaseId, leaseUntil } = input;
+  const result = await ctx.db
     .update(exportJobs)
     .set({ leaseUntil })
     .where(and(mine(job.id, leaseId), eq(exportJobs.generation, job.generation), isActive()))
@@ -160,39 +164,52 @@ export async function renewLease(
  * hold it this way while they delete its file and fail it, so no invocation can complete it meanwhile.
  */
 export async function leaseToFail(
-  db: Database,
-  job: Pick<ExportJob, "id" | "generation">,
-  leaseId: string,
-  now: number,
-  leaseUntil: number,
+  ctx: ServiceContext,
+  input: { job: Pick<ExportJob, "id" | "generation">; leaseId: string; leaseUntil: number },
 ): Promise<boolean> {
-  const result = await db
+  const { job, leaseId, leaseUntil } = input;
+  const result = await ctx.db
     .update(exportJobs)
     .set({ leaseId, leaseUntil })
     .where(
-      and(eq(exportJobs.id, job.id), isActive(), eq(exportJobs.generation, job.generation), leaseFree(now)),
+      and(
+        eq(exportJobs.id, job.id),
+        isActive(),
+        eq(exportJobs.generation, job.generation),
+        leaseFree(ctx.now()),
+      ),
     )
     .run();
   return result.meta.changes === 1;
 }
 
 /** Gives the job back after an error, so that the retried message need not wait for the lease to run out. */
-export async function releaseLease(db: Database, jobId: string, leaseId: string): Promise<void> {
-  await db.update(exportJobs).set({ leaseId: null, leaseUntil: null }).where(mine(jobId, leaseId)).run();
+export async function releaseLease(
+  ctx: ServiceContext,
+  input: { jobId: string; leaseId: string },
+): Promise<void> {
+  await ctx.db
+    .update(exportJobs)
+    .set({ leaseId: null, leaseUntil: null })
+    .where(mine(input.jobId, input.leaseId))
+    .run();
 }
 
 /**
- * `completed`, with the `export.completed` event in the same batch (written only if the update
- * applied). Returns the event's id, or null when the job was not this lease's any more.
+ * `completed`, with the `export.completed` event committed in the same batch only if the update
+ * applied (and then published). False when the job was not this lease's any more.
  */
 export async function markCompleted(
-  db: Database,
-  job: ExportJob,
-  leaseId: string,
-  totals: { rowCount: number; byteSize: number },
-  now: number,
-  retentionDays: number,
-): Promise<string | null> {
+  ctx: ServiceContext,
+  input: {
+    job: ExportJob;
+    leaseId: string;
+    totals: { rowCount: number; byteSize: number };
+    retentionDays: number;
+  },
+): Promise<boolean> {
+  const { job, leaseId, totals, retentionDays } = input;
+  const now = ctx.now();
   const completedAt = nowIso(now);
   const expiresAt = nowIso(now + retentionDays * 86_400_000);
   const event = domainEvent(
@@ -208,7 +225,7 @@ export async function markCompleted(
     },
     completedAt,
   );
-  const update = db
+  const update = ctx.db
     .update(exportJobs)
     .set({
       status: "completed",
@@ -222,56 +239,33 @@ export async function markCompleted(
       heartbeatAt: now,
     })
     .where(and(mine(job.id, leaseId), eq(exportJobs.status, "processing")));
-  return (await writeWithEvent(db, job.id, update, event)) ? event.id : null;
+  return changedOne(await commit(ctx, { statements: [update], events: [event], eventsIfLastChanged: true }));
 }
 
-/** `failed` with `reason`, and the `export.failed` event, if the job is still active under this lease. */
+/**
+ * `failed` with `reason`, and the `export.failed` event committed with it, if the job is still
+ * active under this lease. False when it was not.
+ */
 export async function markFailed(
-  db: Database,
-  job: ExportJob,
-  reason: string,
-  now: number,
-  leaseId: string,
-): Promise<string | null> {
+  ctx: ServiceContext,
+  input: { job: ExportJob; reason: string; leaseId: string },
+): Promise<boolean> {
+  const { job, reason, leaseId } = input;
+  const now = ctx.now();
   const event = domainEvent(
     "export.failed",
     { institutionId: job.institutionId, userId: job.requestedBy },
     { export_id: job.id, type: job.type, error: reason },
     nowIso(now),
   );
-  const update = db
+  const update = ctx.db
     .update(exportJobs)
     .set({ status: "failed", error: reason, leaseId: null, leaseUntil: null, heartbeatAt: now })
     .where(and(mine(job.id, leaseId), isActive()));
-  return (await writeWithEvent(db, job.id, update, event)) ? event.id : null;
+  return changedOne(await commit(ctx, { statements: [update], events: [event], eventsIfLastChanged: true }));
 }
 
-/**
- * One atomic batch: a conditional status change and its outbox event, the event inserted only if
- * the change applied (SQLite's changes(): rows changed by the statement before, in the same batch).
- */
-async function writeWithEvent(
-  db: Database,
-  jobId: string,
-  update: { run(): unknown },
-  event: ReturnType<typeof domainEvent>,
-): Promise<boolean> {
-  const insert = db.insert(outboxEvents).select(
-    db
-      .select({
-        id: sql<string>`${event.id}`.as("id"),
-        type: sql<string>`${event.type}`.as("type"),
-        institutionId: sql<string | null>`${event.institutionId}`.as("institution_id"),
-        userId: sql<string | null>`${event.userId}`.as("user_id"),
-        payload: sql<string>`${JSON.stringify(event.payload)}`.as("payload"),
-        createdAt: sql<string>`${event.createdAt}`.as("created_at"),
-        fannedOutAt: sql<string | null>`NULL`.as("fanned_out_at"),
-        requeuedAt: sql<number | null>`NULL`.as("requeued_at"),
-        dispatchedAt: sql<string | null>`NULL`.as("dispatched_at"),
-      })
-      .from(exportJobs)
-      .where(and(eq(exportJobs.id, jobId), sql`changes() = 1`)),
-  );
-  const [updated] = await db.batch([update as never, insert]);
-  return (updated as unknown as D1Result).meta.changes === 1;
+/** The status change (the change's one statement) applied to the job. */
+function changedOne(committed: { results: D1Result[] }): boolean {
+  return committed.results[0]?.meta.changes === 1;
 }

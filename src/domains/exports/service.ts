@@ -7,25 +7,17 @@ import {
   exportJobs,
   users,
 } from "../../db/schema";
-import type { Env } from "../../env";
-import { type Principal, requireInstitution } from "../../platform/auth/principal";
-import { config } from "../../platform/config";
-import { type Database, database, inJsonList } from "../../platform/db";
+import { enforce } from "../../platform/auth/policy";
+import type { Principal } from "../../platform/auth/principal";
+import { inJsonList } from "../../platform/db";
 import { ApiError, type FieldError, validationError } from "../../platform/errors";
 import { type PageRequest, pageBounds, pageWithTotal } from "../../platform/http/pagination";
 import { newId, nowIso } from "../../platform/ids";
+import type { PrincipalContext } from "../../platform/service/context";
 import { seesDrafts, visibleCourses } from "../content/service";
 import { enqueueGeneration } from "./consumer";
 import type { ExportJob } from "./jobs";
-
-/**
- * Exports belong to an institution: its admins request and read them (the `exports:*` abilities),
- * and anybody else's institution answers 404. Platform staff without an institution have no data to
- * export here and are refused with 403.
- */
-function visibleTo(principal: Principal): SQL {
-  return eq(exportJobs.institutionId, requireInstitution(principal).id);
-}
+import { mayReadExport, mayRequestExport, mayUseExports, visibleExports } from "./policy";
 
 /** ISO instants rounded up to the second, the precision of stored timestamps, so that string comparison is exact. */
 function toStoredInstant(value: string): string {
@@ -46,24 +38,17 @@ export interface CreateExportInput {
  * first queue message. If the send fails the job stays `queued` and the minute sweep sends it (see
  * sweep.ts); the answer is 202 either way.
  */
-export async function createExport({
-  env,
-  principal,
-  input,
-}: {
-  env: Env;
-  principal: Principal;
-  input: CreateExportInput;
-}): Promise<ExportJob> {
-  const institutionId = requireInstitution(principal).id;
-  const db = database(env.DB);
-  const filters = await checkedFilters(db, principal, institutionId, input);
+export async function createExport(ctx: PrincipalContext, input: CreateExportInput): Promise<ExportJob> {
+  const { principal } = ctx;
+  enforce(mayRequestExport(principal, input.type));
+  const { institutionId } = visibleExports(principal);
+  const filters = await checkedFilters(ctx, { institutionId, input });
   // A deployment whose settings R2 would refuse takes no job it could only fail.
-  config(env);
-  const job = newJob(institutionId, principal.user.id, input.type, filters, Date.now());
-  await db.insert(exportJobs).values(job).run();
+  void ctx.config.exports;
+  const job = newJob(institutionId, principal.user.id, input.type, filters, ctx.now());
+  await ctx.db.insert(exportJobs).values(job).run();
   try {
-    await enqueueGeneration(env, { job_id: job.id, generation: 0 });
+    await enqueueGeneration(ctx, { job_id: job.id, generation: 0 });
   } catch (error) {
     console.error(
       JSON.stringify({
@@ -79,11 +64,10 @@ export async function createExport({
 
 /** The job's filters, or 422 naming every course or user the caller may not export. */
 async function checkedFilters(
-  db: Database,
-  principal: Principal,
-  institutionId: string,
-  input: CreateExportInput,
+  ctx: PrincipalContext,
+  { institutionId, input }: { institutionId: string; input: CreateExportInput },
 ): Promise<ExportFilters> {
+  const { db, principal } = ctx;
   const userIds = input.user_ids ? [...new Set(input.user_ids)] : undefined;
   const errors: FieldError[] = [];
   if (input.course_id || userIds) {
@@ -173,23 +157,17 @@ function statusIs(status: ExportStatus, now: string): SQL | undefined {
   return eq(exportJobs.status, status);
 }
 
-export async function listExports({
-  env,
-  principal,
-  page,
-  status,
-  type,
-}: {
-  env: Env;
-  principal: Principal;
-  page: PageRequest;
-  status?: ExportStatus;
-  type?: ExportType;
-}) {
-  const db = database(env.DB);
-  const now = nowIso();
+/** A page of the caller's institution's exports, newest first (ties by id). */
+export async function listExports(
+  ctx: PrincipalContext,
+  input: { page: PageRequest; status?: ExportStatus; type?: ExportType },
+) {
+  const { principal, db } = ctx;
+  const { page, status, type } = input;
+  enforce(mayUseExports(principal));
+  const now = nowIso(ctx.now());
   const where = and(
-    visibleTo(principal),
+    eq(exportJobs.institutionId, visibleExports(principal).institutionId),
     status ? statusIs(status, now) : undefined,
     type ? eq(exportJobs.type, type) : undefined,
   );
@@ -206,22 +184,11 @@ export async function listExports({
 }
 
 /** The caller's institution's export, or 404. */
-export async function getExport({
-  env,
-  principal,
-  id,
-}: {
-  env: Env;
-  principal: Principal;
-  id: string;
-}): Promise<ExportJob> {
-  const job = await database(env.DB)
-    .select()
-    .from(exportJobs)
-    .where(and(eq(exportJobs.id, id), visibleTo(principal)))
-    .get();
-  if (!job) throw new ApiError("not_found", `No export ${id}.`);
-  return asSeen(job, nowIso());
+export async function getExport(ctx: PrincipalContext, id: string): Promise<ExportJob> {
+  const job = (await ctx.db.select().from(exportJobs).where(eq(exportJobs.id, id)).get()) ?? null;
+  enforce(mayReadExport(ctx.principal, id, job));
+  // Allowed: the job exists.
+  return asSeen(job as ExportJob, nowIso(ctx.now()));
 }
 
 /**
@@ -230,20 +197,15 @@ export async function getExport({
  * `isCurrent` (a conditional request), the object's metadata is looked at first and its body only
  * opened if needed.
  */
-export async function openDownload({
-  env,
-  principal,
-  id,
-  isCurrent,
-}: {
-  env: Env;
-  principal: Principal;
-  id: string;
-  isCurrent?: (object: R2Object) => boolean;
-}): Promise<
-  { job: ExportJob; object: R2ObjectBody } | { job: ExportJob; object: R2Object; notModified: true }
+export async function openDownload(
+  ctx: PrincipalContext,
+  input: { id: string; isCurrent?: (object: R2Object) => boolean },
+): Promise<
+  | { job: ExportJob; fileName: string; object: R2ObjectBody }
+  | { job: ExportJob; object: R2Object; notModified: true }
 > {
-  const job = await getExport({ env, principal, id });
+  const { id, isCurrent } = input;
+  const job = await getExport(ctx, id);
   switch (job.status) {
     case "queued":
     case "processing":
@@ -263,13 +225,18 @@ export async function openDownload({
       throw expired(job);
   }
   if (isCurrent) {
-    const head = await env.EXPORTS_BUCKET.head(job.r2Key);
+    const head = await ctx.env.EXPORTS_BUCKET.head(job.r2Key);
     if (!head) throw expired(job);
     if (isCurrent(head)) return { job, object: head, notModified: true };
   }
-  const object = await env.EXPORTS_BUCKET.get(job.r2Key);
+  const object = await ctx.env.EXPORTS_BUCKET.get(job.r2Key);
   if (!object) throw expired(job);
-  return { job, object };
+  return { job, fileName: downloadFileName(job, ownSlug(ctx.principal)), object };
+}
+
+/** The slug of the caller's institution, which `getExport` has found to own the export. */
+function ownSlug(principal: Principal): string {
+  return principal.institution?.slug ?? "";
 }
 
 function expired(job: ExportJob): ApiError {

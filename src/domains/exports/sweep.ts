@@ -1,8 +1,7 @@
 import { and, eq, lt } from "drizzle-orm";
 import { exportJobs } from "../../db/schema";
-import type { Env } from "../../env";
-import { database } from "../../platform/db";
 import { nowIso } from "../../platform/ids";
+import type { ServiceContext } from "../../platform/service/context";
 import { enqueueGeneration, failUnheldJob } from "./consumer";
 import { isActive, leaseFree } from "./jobs";
 
@@ -21,12 +20,13 @@ export const TOO_SLOW =
  * - active jobs older than a day: failed, their upload aborted and their file deleted;
  * - active jobs without a lease and without a sign of life for 15 minutes (their message was lost:
  *   a failed send, a dead-letter drop): a new message of their current generation.
+ * `ctx.now()` is the cron's scheduled time.
  */
 export async function sweepExports(
-  env: Env,
-  now: number,
+  ctx: ServiceContext,
 ): Promise<{ expired: number; givenUp: number; requeued: number }> {
-  const db = database(env.DB);
+  const { db } = ctx;
+  const now = ctx.now();
   let expired = 0;
   const due = await db
     .select({ id: exportJobs.id, r2Key: exportJobs.r2Key })
@@ -34,7 +34,7 @@ export async function sweepExports(
     .where(and(eq(exportJobs.status, "completed"), lt(exportJobs.expiresAt, nowIso(now))))
     .limit(BATCH);
   if (due.length > 0) {
-    await env.EXPORTS_BUCKET.delete(due.map((job) => job.r2Key));
+    await ctx.env.EXPORTS_BUCKET.delete(due.map((job) => job.r2Key));
     for (const job of due) {
       const result = await db
         .update(exportJobs)
@@ -53,7 +53,7 @@ export async function sweepExports(
     .limit(BATCH);
   for (const job of old) {
     try {
-      if (await failUnheldJob(env, job, TOO_SLOW)) givenUp += 1;
+      if (await failUnheldJob(ctx, { job, reason: TOO_SLOW })) givenUp += 1;
     } catch (error) {
       // Still active: the next minute's sweep tries again.
       console.error(
@@ -87,7 +87,7 @@ export async function sweepExports(
       )
       .run();
     if (claimed.meta.changes === 0) continue;
-    await enqueueGeneration(env, { job_id: job.id, generation: job.generation });
+    await enqueueGeneration(ctx, { job_id: job.id, generation: job.generation });
     requeued += 1;
   }
   return { expired, givenUp, requeued };

@@ -1,6 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
+import { principalContext } from "../../../platform/http/context-middleware";
 import { idempotencyHeaderShape, idempotent } from "../../../platform/http/idempotency";
 import { errorResponses, jsonBody, jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { EXPORTS } from "../prefixes";
@@ -40,7 +41,7 @@ ${columnsDocumentation()}`,
 
 export function registerCreateExport(app: OpenAPIHono<AppEnv>) {
   app.openapi(createExportRoute, async (c) => {
-    const job = await createExport({ env: c.env, principal: c.var.principal, input: c.req.valid("json") });
+    const job = await createExport(principalContext(c), c.req.valid("json"));
     const url = new URL(`/api/integrations/exports/${job.id}`, c.req.url);
     c.header("Location", url.toString());
     return c.json(presentExport(job, url.origin), 202);

@@ -1,13 +1,13 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
-import { requireInstitution } from "../../../platform/auth/principal";
+import { principalContext } from "../../../platform/http/context-middleware";
 import { ProblemSchema, tokenRoute } from "../../../platform/openapi";
 import { UTF8_BOM } from "../csv";
 import { CSV_CONTENT_TYPE } from "../generate";
 import { EXPORTS } from "../prefixes";
 import { columnsDocumentation, DownloadQuery, ExportConflictProblemSchema, ExportIdParam } from "../schemas";
-import { downloadFileName, openDownload } from "../service";
+import { openDownload } from "../service";
 
 export const downloadExportRoute = tokenRoute("exports:read", {
   method: "get",
@@ -64,24 +64,18 @@ function matches(ifNoneMatch: string | undefined, etag: string): boolean {
 
 export function registerDownloadExport(app: OpenAPIHono<AppEnv>) {
   app.openapi(downloadExportRoute, async (c) => {
-    const principal = c.var.principal;
     const bom = c.req.valid("query").bom === "true";
     const etagOf = (object: R2Object) => (bom ? `"${object.etag}-bom"` : object.httpEtag);
     const ifNoneMatch = c.req.header("If-None-Match");
-    const opened = await openDownload({
-      env: c.env,
-      principal,
+    const opened = await openDownload(principalContext(c), {
       id: c.req.valid("param").id,
       isCurrent: ifNoneMatch ? (object) => matches(ifNoneMatch, etagOf(object)) : undefined,
     });
     const headers = new Headers({ ETag: etagOf(opened.object) });
     if ("notModified" in opened) return new Response(null, { status: 304, headers });
-    const { job, object } = opened;
+    const { fileName, object } = opened;
     headers.set("Content-Type", CSV_CONTENT_TYPE);
-    headers.set(
-      "Content-Disposition",
-      `attachment; filename="${downloadFileName(job, requireInstitution(principal).slug)}"`,
-    );
+    headers.set("Content-Disposition", `attachment; filename="${fileName}"`);
     headers.set("Content-Length", String(object.size + (bom ? UTF8_BOM.length : 0)));
     if (!bom) return new Response(object.body, { status: 200, headers });
     // Straight from R2 to the client, never whole in memory; the BOM goes in front of the stream.

@@ -1,5 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
+import { principalContext } from "../../../platform/http/context-middleware";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { EXPORTS } from "../prefixes";
 import { presentExport } from "../present";
@@ -20,7 +21,7 @@ export const getExportRoute = tokenRoute("exports:read", {
 
 export function registerGetExport(app: OpenAPIHono<AppEnv>) {
   app.openapi(getExportRoute, async (c) => {
-    const job = await getExport({ env: c.env, principal: c.var.principal, id: c.req.valid("param").id });
+    const job = await getExport(principalContext(c), c.req.valid("param").id);
     return c.json(presentExport(job, new URL(c.req.url).origin), 200);
   });
 }

@@ -1,5 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
+import { principalContext } from "../../../platform/http/context-middleware";
 import { paginate } from "../../../platform/http/pagination";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { EXPORTS } from "../prefixes";
@@ -22,9 +23,7 @@ export const listExportsRoute = tokenRoute("exports:read", {
 export function registerListExports(app: OpenAPIHono<AppEnv>) {
   app.openapi(listExportsRoute, async (c) => {
     const { page, per_page, status, type } = c.req.valid("query");
-    const { total, rows } = await listExports({
-      env: c.env,
-      principal: c.var.principal,
+    const { total, rows } = await listExports(principalContext(c), {
       page: { page, per_page },
       status,
       type,

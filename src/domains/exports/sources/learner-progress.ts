@@ -1,6 +1,5 @@
-import { sql } from "drizzle-orm";
-import type { Cell } from "../csv";
-import { type ExportSource, keyBy, membersFilter, rangeFilter, where } from "./source";
+import { type LearnerProgressRow, learnerProgressPageSql } from "../sql";
+import { type ExportSource, keyBy } from "./source";
 
 export const learnerProgress: ExportSource = {
   type: "learner_progress",
@@ -25,25 +24,7 @@ export const learnerProgress: ExportSource = {
     { name: "last_activity_at", description: "Latest attempt in the course." },
   ],
   page(db, scope, after, limit) {
-    const { filters } = scope;
-    return db.values<Cell[]>(sql`
-      SELECT cp.user_id, u.email, u.name, cp.course_id, c.title,
-             CASE WHEN c.item_count > 0 THEN CAST(round(min(cp.items_done, c.item_count) * 100.0 / c.item_count) AS INTEGER) ELSE 0 END,
-             cp.lessons_completed, cp.lessons_total, cp.items_done, c.item_count, cp.xp,
-             json_extract(ls.cefr_levels, '$.overall'), cp.started_at, cp.completed_at, cp.last_activity_at
-      FROM course_progress cp
-      LEFT JOIN users u ON u.id = cp.user_id
-      LEFT JOIN courses c ON c.id = cp.course_id
-      LEFT JOIN learner_stats ls ON ls.user_id = cp.user_id
-      WHERE ${where([
-        sql`cp.institution_id = ${scope.institutionId}`,
-        ...rangeFilter(sql`cp.last_activity_at`, filters),
-        filters.course_id ? sql`cp.course_id = ${filters.course_id}` : undefined,
-        membersFilter(sql`cp.user_id`, filters),
-        after ? sql`(cp.user_id, cp.course_id) > (${after[0]}, ${after[1]})` : undefined,
-      ])}
-      ORDER BY cp.user_id, cp.course_id
-      LIMIT ${limit}`);
+    return db.values<LearnerProgressRow>(learnerProgressPageSql(scope, after, limit));
   },
   key: (row) => learnerProgressKey(row),
 };

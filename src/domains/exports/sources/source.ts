@@ -1,18 +1,10 @@
-import { type SQL, sql } from "drizzle-orm";
-import type { ExportFilters, ExportType } from "../../../db/schema";
-import { type Database, inJsonList } from "../../../platform/db";
+import type { ExportType } from "../../../db/schema";
+import type { Database } from "../../../platform/db";
 import type { Cell } from "../csv";
+import type { RowKey, SourceScope } from "../sql";
 
-/** Position of a row in its export's order; compared as a tuple. */
-export type RowKey = (string | number)[];
+export type { RowKey, SourceScope };
 export type Row = Cell[];
-
-export interface SourceScope {
-  institutionId: string;
-  filters: ExportFilters;
-  /** The job's creation time: the activity export leaves out attempts recorded after it. */
-  asOf: string;
-}
 
 export interface ExportColumn {
   name: string;
@@ -52,23 +44,6 @@ export interface TextPage {
   count: number;
 }
 
-export function membersFilter(column: SQL, filters: ExportFilters): SQL | undefined {
-  // json_each: one bound parameter for up to 100 ids (D1 binds at most 100 per statement).
-  return filters.user_ids?.length ? inJsonList(column, filters.user_ids) : undefined;
-}
-
-/**
- * `from` (inclusive) and `to` (exclusive). Where the range column leads the keyset, pass
- * `keyed` once a page has a key: rows after it are past `from` already, and leaving the bound out
- * lets SQLite start the index range at the key instead of at `from` on every page.
- */
-export function rangeFilter(column: SQL, filters: ExportFilters, keyed = false): SQL[] {
-  const out: SQL[] = [];
-  if (filters.from && !keyed) out.push(sql`${column} >= ${filters.from}`);
-  if (filters.to) out.push(sql`${column} < ${filters.to}`);
-  return out;
-}
-
 /**
  * The key of a row: its cells under `keyNames`, found among the visible columns and then the key
  * columns the row carries after them (`hiddenKeys`). Every key cell is text or a number.
@@ -90,11 +65,4 @@ export function keyBy(
 function keyCell(cell: Cell | undefined): string | number {
   if (typeof cell === "string" || typeof cell === "number") return cell;
   throw new Error(`a key cell holds ${String(cell)}, not text or a number`);
-}
-
-export function where(conditions: (SQL | undefined)[]): SQL {
-  return sql.join(
-    conditions.filter((c): c is SQL => c !== undefined),
-    sql` AND `,
-  );
 }
