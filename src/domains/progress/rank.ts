@@ -1,7 +1,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import { learnerStats, weeklyXp, xpRankCounts } from "../../db/schema";
-import type { Statement } from "../../platform/batch";
 import type { Database } from "../../platform/db";
+import type { Writable } from "../../platform/service/commit";
 
 /**
  * Exact leaderboard ranks from a counted "digit tree" of XP (the xp_rank_counts table).
@@ -45,7 +45,7 @@ export interface RankMove {
  * weekly_xp as they are before this batch's upserts) count −1, new ones +1, on the platform board
  * and on the institution's; what cancels out (same bucket) is not written.
  */
-export function rankMoveStatement(db: Database, move: RankMove): Statement | null {
+export function rankMoveStatement(db: Database, move: RankMove): Writable | null {
   const positions: SQL[] = [];
   if (move.xpTotal !== null) {
     positions.push(
@@ -82,7 +82,7 @@ export function rankMoveStatement(db: Database, move: RankMove): Statement | nul
     .onConflictDoUpdate({
       target: [xpRankCounts.period, xpRankCounts.scope, xpRankCounts.level, xpRankCounts.bucket],
       set: { learners: sql`${xpRankCounts.learners} + excluded.learners` },
-    }) as unknown as Statement;
+    }) as unknown as Writable;
 }
 
 /**
