@@ -1,11 +1,13 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
+import { enforce } from "../../../platform/auth/policy";
 import { ApiError } from "../../../platform/errors";
 import { principalContext } from "../../../platform/http/context-middleware";
 import { idempotencyHeaderShape, idempotent } from "../../../platform/http/idempotency";
 import { errorResponses, jsonBody, jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { resolveLearner } from "../learner";
+import { mayActFor } from "../policy";
 import { PROGRESS } from "../prefixes";
 import { RecordAttemptsBody, RecordAttemptsResponse } from "../recording/schemas";
 import type { AttemptInput } from "../recording/types";
@@ -37,7 +39,8 @@ export function registerRecordAttempts(app: OpenAPIHono<AppEnv>) {
     const attempts: AttemptInput[] =
       "attempts" in rest ? (rest.attempts as AttemptInput[]) : [rest as AttemptInput];
     const ctx = principalContext(c);
-    const learner = await resolveLearner(c.env, ctx.principal, userId, "write");
+    enforce(mayActFor(ctx.principal, { userId, purpose: "write" }));
+    const learner = await resolveLearner(ctx, userId);
     const recorders = ctx.env.PROGRESS_RECORDER;
     // The recorder commits the batch and its events, and publishes them (recording/service.ts).
     const result = await recorders
