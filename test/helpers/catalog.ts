@@ -1,5 +1,5 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
-import { getTableColumns } from "drizzle-orm";
+import { asc, eq, getTableColumns } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { buildCourse, type Cefr, type CourseRowSet } from "../../scripts/catalog-data.mjs";
 import { courses, courseTags, lessons, trainingItems, trainings } from "../../src/db/schema";
@@ -112,6 +112,24 @@ export async function createCourse(options: CourseOptions = {}): Promise<Created
     itemIds: rows.items.map((i) => i.id),
     rows,
   };
+}
+
+/** Changes a course row behind the API's back (a title, the publication), through drizzle. */
+export async function updateCourseRow(
+  id: string,
+  fields: Partial<Pick<typeof courses.$inferInsert, "title" | "published" | "publishedAt">>,
+): Promise<void> {
+  await database(env.DB).update(courses).set(fields).where(eq(courses.id, id));
+}
+
+/** The tags stored for a course in course_tags, in order. */
+export async function courseTagsOf(courseId: string): Promise<string[]> {
+  const rows = await database(env.DB)
+    .select({ tag: courseTags.tag })
+    .from(courseTags)
+    .where(eq(courseTags.courseId, courseId))
+    .orderBy(asc(courseTags.tag));
+  return rows.map((r) => r.tag);
 }
 
 /**
