@@ -22,7 +22,7 @@ const SWEEPS: { name: string; run: Sweep }[] = [
   { name: "stalled-deliveries", run: legacy(requeueStalledDeliveries) },
   { name: "old-events", run: legacy(purgeOldEvents) },
   { name: "exports", run: sweepExports },
-  { name: "past-weeks", run: legacy(purgePastWeeks) },
+  { name: "past-weeks", run: purgePastWeeks },
   { name: "lti", run: legacy(sweepLti) },
   { name: "reseal-legacy-values", run: legacy(resealLegacyValues) },
 ];

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { withEveryPageAMiss } from "../../scripts/bench/worker-wrappers.mjs";
 import worker from "../../src/index";
 import { BASE, callJson } from "../helpers/api";
-import { callPublic, createCourse, untouchableDatabase } from "../helpers/catalog";
+import { callPublic, createCourse, untouchableDatabase, updateCourseRow } from "../helpers/catalog";
 import { createPlatformAdmin, freshIp, type TestUser } from "../helpers/tenants";
 
 let staff: TestUser;
@@ -33,7 +33,7 @@ describe("the edge cache (Workers Cache API)", () => {
     expect((await read(path)).res.headers.get("X-Cache")).toBe("MISS");
     expect((await read(path)).res.headers.get("X-Cache")).toBe("HIT"); // this isolate and the colo now hold a copy
 
-    await env.DB.prepare("UPDATE courses SET title = 'After' WHERE id = ?").bind(course.id).run();
+    await updateCourseRow(course.id, { title: "After" });
     const missing = withEveryPageAMiss(worker);
     const readMissing = async (headers: Record<string, string> = {}) => {
       const ctx = createExecutionContext();
@@ -57,7 +57,7 @@ describe("the edge cache (Workers Cache API)", () => {
     expect(second.headers.get("ETag")).toBe(first.headers.get("ETag"));
     const conditional = await readMissing({ "If-None-Match": first.headers.get("ETag")! });
     expect(conditional.status).toBe(304);
-    await env.DB.prepare("UPDATE courses SET title = 'Later' WHERE id = ?").bind(course.id).run();
+    await updateCourseRow(course.id, { title: "Later" });
     expect((await (await readMissing()).json<{ title: string }>()).title).toBe("Later");
   });
 
@@ -69,7 +69,7 @@ describe("the edge cache (Workers Cache API)", () => {
     expect(first.body.title).toBe("Cached title");
 
     // Change the row behind the API's back: the cached copy is still what is served…
-    await env.DB.prepare("UPDATE courses SET title = 'Renamed in D1' WHERE id = ?").bind(course.id).run();
+    await updateCourseRow(course.id, { title: "Renamed in D1" });
     const second = await read(path);
     expect(second.res.status).toBe(200);
     expect(second.res.headers.get("X-Cache")).toBe("HIT");
@@ -95,7 +95,7 @@ describe("the edge cache (Workers Cache API)", () => {
 
     // The same holds for list pages.
     const list = `/api/public/courses?q=${encodeURIComponent("Cached title")}`;
-    await env.DB.prepare("UPDATE courses SET title = 'Cached title' WHERE id = ?").bind(course.id).run();
+    await updateCourseRow(course.id, { title: "Cached title" });
     const missed = await read(list);
     expect(missed.body.data.map((c: any) => c.id)).toEqual([course.id]);
     const hit = await read(list, { DB: spy.db });
@@ -194,11 +194,7 @@ describe("the edge cache (Workers Cache API)", () => {
     const draft = await createCourse({ published: false });
     const path = `/api/public/courses/${draft.slug}`;
     expect((await read(path)).res.status).toBe(404);
-    await env.DB.prepare(
-      "UPDATE courses SET published = 1, published_at = '2026-05-01T00:00:00Z' WHERE id = ?",
-    )
-      .bind(draft.id)
-      .run();
+    await updateCourseRow(draft.id, { published: true, publishedAt: "2026-05-01T00:00:00Z" });
     const now = await read(path);
     expect(now.res.status).toBe(200);
     expect(now.res.headers.get("X-Cache")).toBe("MISS");

@@ -1,7 +1,6 @@
-import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { callJson } from "../helpers/api";
-import { createCourse } from "../helpers/catalog";
+import { courseTagsOf, createCourse, updateCourseRow } from "../helpers/catalog";
 import { createPlatformAdmin, createTenant, mintToken, type Tenant, type TestUser } from "../helpers/tenants";
 
 let tenant: Tenant;
@@ -38,20 +37,14 @@ describe("PATCH /api/courses/{id}", () => {
     // Tags live in course_tags too, so `?tag=` follows the edit.
     const byNew = await callJson("/api/courses?tag=travel&q=travellers", { token: tenant.learner.token });
     expect(byNew.body.data.map((c: any) => c.id)).toEqual([course.id]);
-    const rows = await env.DB.prepare("SELECT tag FROM course_tags WHERE course_id = ? ORDER BY tag")
-      .bind(course.id)
-      .all<{ tag: string }>();
-    expect(rows.results.map((r) => r.tag)).toEqual(["beginner", "travel"]);
+    expect(await courseTagsOf(course.id)).toEqual(["beginner", "travel"]);
     const detail = await callJson(`/api/courses/${course.id}`, { token: tenant.learner.token });
     expect(detail.body.title).toBe("Spanish for Travellers");
 
     // An empty list removes every tag; other fields stay as they are.
     const cleared = await patch(course.id, { tags: [] });
     expect(cleared.body).toMatchObject({ tags: [], title: "Spanish for Travellers" });
-    const none = await env.DB.prepare("SELECT COUNT(*) AS n FROM course_tags WHERE course_id = ?")
-      .bind(course.id)
-      .first<{ n: number }>();
-    expect(none!.n).toBe(0);
+    expect(await courseTagsOf(course.id)).toEqual([]);
   });
 
   it("publishes a draft (setting published_at) and unpublishes it (clearing it)", async () => {
@@ -70,9 +63,7 @@ describe("PATCH /api/courses/{id}", () => {
     );
 
     // Publishing again keeps the original date.
-    await env.DB.prepare("UPDATE courses SET published_at = '2026-01-01T00:00:00Z' WHERE id = ?")
-      .bind(course.id)
-      .run();
+    await updateCourseRow(course.id, { publishedAt: "2026-01-01T00:00:00Z" });
     const again = await patch(course.id, { published: true, title: "Still live" });
     expect(again.body).toMatchObject({
       published: true,
@@ -127,10 +118,7 @@ describe("PATCH /api/courses/{id}", () => {
     const { res, body } = await patch("crs_missing", { title: "x", tags: ["a"] });
     expect(res.status).toBe(404);
     expect(body.code).toBe("not_found");
-    const tags = await env.DB.prepare(
-      "SELECT COUNT(*) AS n FROM course_tags WHERE course_id = 'crs_missing'",
-    ).first<{ n: number }>();
-    expect(tags!.n).toBe(0);
+    expect(await courseTagsOf("crs_missing")).toEqual([]);
   });
 
   it.each([

@@ -1,6 +1,11 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { asc, eq, getTableColumns } from "drizzle-orm";
+import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { buildCourse, type Cefr, type CourseRowSet } from "../../scripts/catalog-data.mjs";
+import { courses, courseTags, lessons, trainingItems, trainings } from "../../src/db/schema";
 import worker from "../../src/index";
+import { chunk, rowsPerStatement } from "../../src/platform/batch";
+import { database } from "../../src/platform/db";
 import { BASE } from "./api";
 
 let sequence = 0;
@@ -38,26 +43,33 @@ export interface CreatedCourse {
   rows: CourseRowSet;
 }
 
-/** D1 binds at most 100 parameters per statement. */
-function insertStatements(table: string, rows: Record<string, unknown>[]): D1PreparedStatement[] {
-  if (rows.length === 0) return [];
-  const columns = Object.keys(rows[0]!);
-  const perStatement = Math.max(1, Math.floor(100 / columns.length));
-  const out: D1PreparedStatement[] = [];
-  for (let i = 0; i < rows.length; i += perStatement) {
-    const chunk = rows.slice(i, i + perStatement);
-    const tuple = `(${columns.map(() => "?").join(", ")})`;
-    out.push(
-      env.DB.prepare(
-        `INSERT INTO ${table} (${columns.join(", ")}) VALUES ${chunk.map(() => tuple).join(", ")}`,
-      ).bind(...chunk.flatMap((row) => columns.map((c) => row[c] ?? null))),
-    );
-  }
-  return out;
+/**
+ * The generator's rows (snake_case columns, JSON columns as text) as drizzle inserts of `table`, at
+ * most 100 bound parameters per statement.
+ */
+function inserts(table: SQLiteTable, rows: Record<string, unknown>[]) {
+  const columns = Object.entries(getTableColumns(table)).map(([key, column]) => ({ key, column }));
+  const byName = new Map(columns.map((c) => [c.column.name, c]));
+  const values = rows.map((row) =>
+    Object.fromEntries(
+      Object.entries(row).map(([name, value]) => {
+        const target = byName.get(name);
+        if (!target) throw new Error(`no column ${name} in the table`);
+        const json = target.column.dataType === "json" && typeof value === "string";
+        return [target.key, json ? JSON.parse(value) : value];
+      }),
+    ),
+  );
+  const width = Math.max(1, ...values.map((v) => Object.keys(v).length));
+  return chunk(values, rowsPerStatement(width)).map((part) =>
+    database(env.DB)
+      .insert(table)
+      .values(part as never),
+  );
 }
 
 /**
- * A course with its lessons, training blocks and items, inserted straight into this test file's D1
+ * A course with its lessons, training blocks and items, inserted through drizzle into this test file's D1
  * (built by the same generator as the demo catalogue, so content and counts are realistic and
  * consistent). Ids and slug are unique per call; tests never depend on the demo data.
  */
@@ -83,13 +95,14 @@ export async function createCourse(options: CourseOptions = {}): Promise<Created
     itemsPerBlock: options.itemsPerBlock ?? 3,
     seed: sequence,
   });
-  await env.DB.batch([
-    ...insertStatements("courses", [rows.course]),
-    ...insertStatements("course_tags", rows.courseTags),
-    ...insertStatements("lessons", rows.lessons),
-    ...insertStatements("trainings", rows.trainings),
-    ...insertStatements("training_items", rows.items),
-  ]);
+  const [first, ...rest] = [
+    ...inserts(courses, [rows.course]),
+    ...inserts(courseTags, rows.courseTags),
+    ...inserts(lessons, rows.lessons),
+    ...inserts(trainings, rows.trainings),
+    ...inserts(trainingItems, rows.items),
+  ];
+  if (first) await database(env.DB).batch([first, ...rest]);
   return {
     id: rows.course.id,
     slug: rows.course.slug,
@@ -99,6 +112,24 @@ export async function createCourse(options: CourseOptions = {}): Promise<Created
     itemIds: rows.items.map((i) => i.id),
     rows,
   };
+}
+
+/** Changes a course row behind the API's back (a title, the publication), through drizzle. */
+export async function updateCourseRow(
+  id: string,
+  fields: Partial<Pick<typeof courses.$inferInsert, "title" | "published" | "publishedAt">>,
+): Promise<void> {
+  await database(env.DB).update(courses).set(fields).where(eq(courses.id, id));
+}
+
+/** The tags stored for a course in course_tags, in order. */
+export async function courseTagsOf(courseId: string): Promise<string[]> {
+  const rows = await database(env.DB)
+    .select({ tag: courseTags.tag })
+    .from(courseTags)
+    .where(eq(courseTags.courseId, courseId))
+    .orderBy(asc(courseTags.tag));
+  return rows.map((r) => r.tag);
 }
 
 /**

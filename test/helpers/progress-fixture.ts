@@ -1,4 +1,7 @@
 import { env } from "cloudflare:test";
+import { type CefrLevel, courses, lessons, type Skill, trainingItems, trainings } from "../../src/db/schema";
+import { chunk, rowsPerStatement } from "../../src/platform/batch";
+import { database } from "../../src/platform/db";
 
 let sequence = 0;
 
@@ -11,7 +14,7 @@ export interface CourseFixture {
 }
 
 /**
- * A small course inserted straight into D1, with consistent counts at every level. Items cycle
+ * A small course inserted through drizzle, with consistent counts at every level. Items cycle
  * through `skills` and `levels`; every item is worth `xp`.
  */
 export async function createPublishedCourse(
@@ -27,7 +30,7 @@ export async function createPublishedCourse(
   } = {},
 ): Promise<CourseFixture> {
   const {
-    lessons = 2,
+    lessons: lessonCount = 2,
     blocksPerLesson = 2,
     itemsPerBlock = 3,
     skills = ["vocabulary", "grammar", "reading"],
@@ -40,77 +43,83 @@ export async function createPublishedCourse(
   const tag = `${Date.now().toString(36)}${sequence}${Math.random().toString(36).slice(2, 6)}`;
   const courseId = `crs_fx_${tag}`;
   const slug = `fixture-${tag}`;
-  const statements: D1PreparedStatement[] = [];
-  const lessonStatements: D1PreparedStatement[] = [];
   const fixture: CourseFixture = { courseId, slug, lessons: [], items: [] };
+  const lessonRows: (typeof lessons.$inferInsert)[] = [];
+  const trainingRows: (typeof trainings.$inferInsert)[] = [];
+  const itemRows: (typeof trainingItems.$inferInsert)[] = [];
   let itemCounter = 0;
-  for (let l = 0; l < lessons; l++) {
+  for (let l = 0; l < lessonCount; l++) {
     const lessonId = `les_fx_${tag}_${l}`;
     const lessonItems: CourseFixture["lessons"][number]["items"] = [];
     for (let b = 0; b < blocksPerLesson; b++) {
       const trainingId = `trn_fx_${tag}_${l}_${b}`;
-      statements.push(
-        env.DB.prepare(
-          "INSERT INTO trainings (id, lesson_id, course_id, position, kind, title, item_count) VALUES (?, ?, ?, ?, 'practice', ?, ?)",
-        ).bind(trainingId, lessonId, courseId, b + 1, `Block ${b + 1}`, itemsPerBlock),
-      );
+      trainingRows.push({
+        id: trainingId,
+        lessonId,
+        courseId,
+        position: b + 1,
+        kind: "practice",
+        title: `Block ${b + 1}`,
+        itemCount: itemsPerBlock,
+      });
       for (let i = 0; i < itemsPerBlock; i++) {
         const skill = skills[itemCounter % skills.length]!;
         const cefrLevel = levels[itemCounter % levels.length]!;
         const id = `itm_fx_${tag}_${l}_${b}_${i}`;
         itemCounter += 1;
-        statements.push(
-          env.DB.prepare(
-            "INSERT INTO training_items (id, training_id, lesson_id, course_id, position, type, skill, cefr_level, xp, content) VALUES (?, ?, ?, ?, ?, 'multiple_choice', ?, ?, ?, ?)",
-          ).bind(
-            id,
-            trainingId,
-            lessonId,
-            courseId,
-            i + 1,
-            skill,
-            cefrLevel,
-            xp,
-            JSON.stringify({ prompt: `Question ${id}`, options: ["a", "b"], answer: "a" }),
-          ),
-        );
+        itemRows.push({
+          id,
+          trainingId,
+          lessonId,
+          courseId,
+          position: i + 1,
+          type: "multiple_choice",
+          skill: skill as Skill,
+          cefrLevel: cefrLevel as CefrLevel,
+          xp,
+          content: { prompt: `Question ${id}`, options: ["a", "b"], answer: "a" },
+        });
         lessonItems.push({ id, skill, cefrLevel, xp });
         fixture.items.push(id);
       }
     }
-    lessonStatements.push(
-      env.DB.prepare(
-        "INSERT INTO lessons (id, course_id, position, title, cefr_level, objectives, item_count, estimated_minutes) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-      ).bind(
-        lessonId,
-        courseId,
-        l + 1,
-        `Lesson ${l + 1}`,
-        levels[0]!,
-        JSON.stringify([`Objective of lesson ${l + 1}`]),
-        lessonItems.length,
-        lessonItems.length * 2,
-      ),
-    );
+    lessonRows.push({
+      id: lessonId,
+      courseId,
+      position: l + 1,
+      title: `Lesson ${l + 1}`,
+      cefrLevel: levels[0]! as CefrLevel,
+      objectives: [`Objective of lesson ${l + 1}`],
+      itemCount: lessonItems.length,
+      estimatedMinutes: lessonItems.length * 2,
+    });
     fixture.lessons.push({ id: lessonId, items: lessonItems });
   }
-  // Parents first: the course, then lessons, trainings and items (foreign keys).
-  const course = env.DB.prepare(
-    "INSERT INTO courses (id, slug, title, description, target_language, source_language, cefr_from, cefr_to, published, published_at, lesson_count, item_count, estimated_minutes, tags) VALUES (?, ?, ?, ?, ?, 'en', ?, ?, ?, ?, ?, ?, ?, '[]')",
-  ).bind(
-    courseId,
+  const db = database(env.DB);
+  // Parents first: the course, then lessons, trainings and items (foreign keys); one batch.
+  const course = db.insert(courses).values({
+    id: courseId,
     slug,
-    `Fixture course ${tag}`,
-    "A course for tests.",
-    language,
-    levels[0]!,
-    levels[levels.length - 1]!,
-    published ? 1 : 0,
-    published ? new Date().toISOString() : null,
-    lessons,
-    itemCounter,
-    itemCounter * 2,
-  );
-  await env.DB.batch([course, ...lessonStatements, ...statements]);
+    title: `Fixture course ${tag}`,
+    description: "A course for tests.",
+    targetLanguage: language,
+    sourceLanguage: "en",
+    cefrFrom: levels[0]! as CefrLevel,
+    cefrTo: levels[levels.length - 1]! as CefrLevel,
+    published,
+    publishedAt: published ? new Date().toISOString() : null,
+    lessonCount,
+    itemCount: itemCounter,
+    estimatedMinutes: itemCounter * 2,
+    tags: [],
+  });
+  const rows = <T>(table: Parameters<typeof db.insert>[0], values: T[], columns: number) =>
+    chunk(values, rowsPerStatement(columns)).map((part) => db.insert(table).values(part as never));
+  await db.batch([
+    course,
+    ...rows(lessons, lessonRows, 8),
+    ...rows(trainings, trainingRows, 7),
+    ...rows(trainingItems, itemRows, 10),
+  ]);
   return fixture;
 }

@@ -5,8 +5,10 @@ import {
   waitOnExecutionContext,
 } from "cloudflare:test";
 import { expect, it } from "vitest";
+import { weeklyXp, xpRankCounts } from "../../src/db/schema";
 import { addDays, weekOf } from "../../src/domains/progress/rules";
 import worker from "../../src/index";
+import { database } from "../../src/platform/db";
 import { callJson } from "../helpers/api";
 import { createPublishedCourse } from "../helpers/progress-fixture";
 import { createTenant } from "../helpers/tenants";
@@ -19,13 +21,19 @@ async function sweep(now: number) {
 }
 
 async function weeksStored() {
-  const rows = await env.DB.prepare("SELECT DISTINCT week FROM weekly_xp ORDER BY week").all<{
-    week: string;
-  }>();
-  const counts = await env.DB.prepare(
-    "SELECT period, scope, level, bucket, learners FROM xp_rank_counts ORDER BY 1, 2, 3, 4",
-  ).all<Record<string, unknown>>();
-  return { weeks: rows.results.map((r) => r.week), counts: counts.results };
+  const db = database(env.DB);
+  const rows = await db.selectDistinct({ week: weeklyXp.week }).from(weeklyXp).orderBy(weeklyXp.week);
+  const counts = await db
+    .select({
+      period: xpRankCounts.period,
+      scope: xpRankCounts.scope,
+      level: xpRankCounts.level,
+      bucket: xpRankCounts.bucket,
+      learners: xpRankCounts.learners,
+    })
+    .from(xpRankCounts)
+    .orderBy(xpRankCounts.period, xpRankCounts.scope, xpRankCounts.level, xpRankCounts.bucket);
+  return { weeks: rows.map((r) => r.week), counts };
 }
 
 it("the minute sweep deletes weekly XP and rank counts of weeks no reader can ask for, and nothing else", async () => {

@@ -1,8 +1,19 @@
 import { env } from "cloudflare:test";
+import { and, count, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { attempts, dailyActivity, itemProgress, learnerStats, outboxEvents } from "../../src/db/schema";
+import { database } from "../../src/platform/db";
 import { call, callJson } from "../helpers/api";
 import { createPublishedCourse } from "../helpers/progress-fixture";
 import { createTenant, mintToken } from "../helpers/tenants";
+import { outboxOf, updateUser } from "./reads/support";
+
+const db = () => database(env.DB);
+
+async function attemptCount(userId: string): Promise<number> {
+  const row = await db().select({ n: count() }).from(attempts).where(eq(attempts.userId, userId)).get();
+  return row?.n ?? 0;
+}
 
 function attempt(itemId: string, overrides: Record<string, unknown> = {}) {
   return {
@@ -21,12 +32,7 @@ function record(token: string, body: unknown) {
 }
 
 async function outbox(userId: string) {
-  const { results } = await env.DB.prepare(
-    "SELECT id, type, payload FROM outbox_events WHERE user_id = ? ORDER BY created_at, id",
-  )
-    .bind(userId)
-    .all<{ id: string; type: string; payload: string }>();
-  return results.map((r) => ({ ...r, payload: JSON.parse(r.payload) }));
+  return (await outboxOf(userId)) as { id: string; type: string; payload: any }[];
 }
 
 describe("POST /api/progress/attempts", () => {
@@ -115,10 +121,12 @@ describe("POST /api/progress/attempts", () => {
       items: 6,
     });
     expect(completed.id).toMatch(/^evt_/);
-    const row = await env.DB.prepare("SELECT institution_id FROM outbox_events WHERE id = ?")
-      .bind(completed.id)
-      .first<{ institution_id: string }>();
-    expect(row!.institution_id).toBe(institution.id);
+    const row = await db()
+      .select({ institutionId: outboxEvents.institutionId })
+      .from(outboxEvents)
+      .where(eq(outboxEvents.id, completed.id))
+      .get();
+    expect(row!.institutionId).toBe(institution.id);
     expect(rest.body.summary.events.map((e: any) => e.id)).toEqual(events.slice(1).map((e) => e.id));
   });
 
@@ -149,16 +157,17 @@ describe("POST /api/progress/attempts", () => {
     );
     expect(results.map((r) => r.res.status)).toEqual([200, 200, 200, 200]);
     expect(results.filter((r) => r.body.data[0].status === "recorded")).toHaveLength(1);
-    const stats = await env.DB.prepare(
-      "SELECT xp_total, attempts, items_completed FROM learner_stats WHERE user_id = ?",
-    )
-      .bind(learner.id)
-      .first();
-    expect(stats).toEqual({ xp_total: 30, attempts: 3, items_completed: 3 });
-    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM attempts WHERE user_id = ?")
-      .bind(learner.id)
-      .first<{ n: number }>();
-    expect(count!.n).toBe(3);
+    const stats = await db()
+      .select({
+        xpTotal: learnerStats.xpTotal,
+        attempts: learnerStats.attempts,
+        itemsCompleted: learnerStats.itemsCompleted,
+      })
+      .from(learnerStats)
+      .where(eq(learnerStats.userId, learner.id))
+      .get();
+    expect(stats).toEqual({ xpTotal: 30, attempts: 3, itemsCompleted: 3 });
+    expect(await attemptCount(learner.id)).toBe(3);
     expect((await outbox(learner.id)).filter((e) => e.payload.code === "first_steps")).toHaveLength(1);
   });
 
@@ -190,12 +199,17 @@ describe("POST /api/progress/attempts", () => {
       achievements_unlocked: [],
     });
     expect(resent.body.summary).toMatchObject({ recorded: 0, duplicates: 1, xp_total: 0, events: [] });
-    const row = await env.DB.prepare(
-      "SELECT training_item_id, score, correct, duration_seconds FROM attempts WHERE id = ?",
-    )
-      .bind(first.id)
-      .first();
-    expect(row).toEqual({ training_item_id: course.items[0], score: 0.2, correct: 0, duration_seconds: 40 });
+    const row = await db()
+      .select({
+        trainingItemId: attempts.trainingItemId,
+        score: attempts.score,
+        correct: attempts.correct,
+        durationSeconds: attempts.durationSeconds,
+      })
+      .from(attempts)
+      .where(eq(attempts.id, first.id))
+      .get();
+    expect(row).toEqual({ trainingItemId: course.items[0], score: 0.2, correct: false, durationSeconds: 40 });
     const progress = await callJson(`/api/courses/${course.courseId}/lesson-progress`, {
       token: learner.token,
     });
@@ -235,14 +249,13 @@ describe("POST /api/progress/attempts", () => {
     const other = await send(attempt(course.items[0]!));
     expect(other.status).toBe(422);
 
-    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM attempts WHERE user_id = ?")
-      .bind(learner.id)
-      .first<{ n: number }>();
-    expect(count!.n).toBe(3);
-    const stats = await env.DB.prepare("SELECT xp_total, attempts FROM learner_stats WHERE user_id = ?")
-      .bind(learner.id)
-      .first();
-    expect(stats).toEqual({ xp_total: 30, attempts: 3 });
+    expect(await attemptCount(learner.id)).toBe(3);
+    const stats = await db()
+      .select({ xpTotal: learnerStats.xpTotal, attempts: learnerStats.attempts })
+      .from(learnerStats)
+      .where(eq(learnerStats.userId, learner.id))
+      .get();
+    expect(stats).toEqual({ xpTotal: 30, attempts: 3 });
     expect(await outbox(learner.id)).toHaveLength(eventsAfterFirst);
 
     // Without the key, the same retry is answered afresh: every attempt a duplicate.
@@ -268,10 +281,7 @@ describe("POST /api/progress/attempts", () => {
     expect(answered[0]!.body.summary).toMatchObject({ recorded: 2, duplicates: 0 });
     for (const r of results.filter((r) => r.res.status === 409))
       expect(r.body.code).toBe("idempotency_in_flight");
-    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM attempts WHERE user_id = ?")
-      .bind(learner.id)
-      .first<{ n: number }>();
-    expect(count!.n).toBe(2);
+    expect(await attemptCount(learner.id)).toBe(2);
   });
 
   it("rejects a malformed Idempotency-Key with 422 and records nothing", async () => {
@@ -284,10 +294,7 @@ describe("POST /api/progress/attempts", () => {
     });
     expect(res.status).toBe(422);
     expect(body.errors).toEqual([{ path: "Idempotency-Key", message: expect.any(String) }]);
-    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM attempts WHERE user_id = ?")
-      .bind(learner.id)
-      .first<{ n: number }>();
-    expect(count!.n).toBe(0);
+    expect(await attemptCount(learner.id)).toBe(0);
   });
 
   it("is documented with its Idempotency-Key, its 409 and the first-recording-wins rule", async () => {
@@ -316,12 +323,12 @@ describe("POST /api/progress/attempts", () => {
     await record(learner.token, attempt(course.items[0]!, { score: 0.7, correct: false }));
     const repeat = await record(learner.token, attempt(course.items[0]!, { score: 1 }));
     expect(repeat.body.data[0]).toMatchObject({ xp_gained: 1, item_completed: false });
-    const row = await env.DB.prepare(
-      "SELECT best_score, attempts FROM item_progress WHERE user_id = ? AND training_item_id = ?",
-    )
-      .bind(learner.id, course.items[0])
-      .first();
-    expect(row).toEqual({ best_score: 1, attempts: 2 });
+    const row = await db()
+      .select({ bestScore: itemProgress.bestScore, attempts: itemProgress.attempts })
+      .from(itemProgress)
+      .where(and(eq(itemProgress.userId, learner.id), eq(itemProgress.trainingItemId, course.items[0]!)))
+      .get();
+    expect(row).toEqual({ bestScore: 1, attempts: 2 });
   });
 
   it.each([
@@ -341,10 +348,7 @@ describe("POST /api/progress/attempts", () => {
     const { res, body } = await record(learner.token, { attempts: [attempt(course.items[0]!, overrides)] });
     expect(res.status).toBe(422);
     expect(body.errors.map((e: any) => e.path)).toContain(path);
-    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM attempts WHERE user_id = ?")
-      .bind(learner.id)
-      .first<{ n: number }>();
-    expect(count!.n).toBe(0);
+    expect(await attemptCount(learner.id)).toBe(0);
   });
 
   it("rejects unknown items and items of unpublished courses, reporting each, and records nothing of the batch", async () => {
@@ -359,10 +363,7 @@ describe("POST /api/progress/attempts", () => {
       { path: "attempts.1.training_item_id", message: "is not a training item of a published course" },
       { path: "attempts.2.training_item_id", message: "is not a training item of a published course" },
     ]);
-    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM attempts WHERE user_id = ?")
-      .bind(learner.id)
-      .first<{ n: number }>();
-    expect(count!.n).toBe(0);
+    expect(await attemptCount(learner.id)).toBe(0);
   });
 
   it("rejects a batch over 100, an empty batch and a repeated id", async () => {
@@ -404,10 +405,12 @@ describe("POST /api/progress/attempts", () => {
       attempts: [attempt(course.items[0]!)],
     });
     expect(forMember.res.status).toBe(200);
-    const stats = await env.DB.prepare("SELECT xp_total FROM learner_stats WHERE user_id = ?")
-      .bind(acme.learner.id)
-      .first<{ xp_total: number }>();
-    expect(stats!.xp_total).toBe(10);
+    const stats = await db()
+      .select({ xpTotal: learnerStats.xpTotal })
+      .from(learnerStats)
+      .where(eq(learnerStats.userId, acme.learner.id))
+      .get();
+    expect(stats!.xpTotal).toBe(10);
     const forStranger = await record(acme.admin.token, {
       user_id: globex.learner.id,
       attempts: [attempt(course.items[0]!)],
@@ -463,17 +466,17 @@ describe("POST /api/progress/attempts", () => {
     expect(all.slice(2).map((e) => e.payload)).toEqual([
       { user_id: learner.id, skill: "overall", from: "A1", to: null },
     ]);
-    const stats = await env.DB.prepare("SELECT cefr_levels FROM learner_stats WHERE user_id = ?")
-      .bind(learner.id)
-      .first<{ cefr_levels: string }>();
-    expect(JSON.parse(stats!.cefr_levels)).toEqual({ reading: "A1" });
+    const stats = await db()
+      .select({ cefrLevels: learnerStats.cefrLevels })
+      .from(learnerStats)
+      .where(eq(learnerStats.userId, learner.id))
+      .get();
+    expect(stats!.cefrLevels).toEqual({ reading: "A1" });
   });
 
   it("counts days in the learner's time zone and emits a streak milestone at 3 days", async () => {
     const { learner } = await createTenant();
-    await env.DB.prepare("UPDATE users SET time_zone = 'Pacific/Auckland' WHERE id = ?")
-      .bind(learner.id)
-      .run();
+    await updateUser(learner.id, { timeZone: "Pacific/Auckland" });
     const course = await createPublishedCourse({ lessons: 1, blocksPerLesson: 1, itemsPerBlock: 3 });
     const day = 86_400_000;
     const now = Date.now();
@@ -483,10 +486,11 @@ describe("POST /api/progress/attempts", () => {
     );
     const result = await record(learner.token, { attempts });
     expect(result.res.status).toBe(200);
-    const { results } = await env.DB.prepare("SELECT day FROM daily_activity WHERE user_id = ? ORDER BY day")
-      .bind(learner.id)
-      .all<{ day: string }>();
-    expect(results).toHaveLength(3);
+    const days = await db()
+      .select({ day: dailyActivity.day })
+      .from(dailyActivity)
+      .where(eq(dailyActivity.userId, learner.id));
+    expect(days).toHaveLength(3);
     expect(result.body.summary.current_streak).toBe(3);
     const milestones = (await outbox(learner.id)).filter((e) => e.type === "streak.milestone");
     expect(milestones.map((m) => m.payload.days)).toEqual([3]);

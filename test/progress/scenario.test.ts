@@ -1,9 +1,8 @@
-import { env } from "cloudflare:test";
 import { expect, it } from "vitest";
 import { callJson } from "../helpers/api";
 import { createPublishedCourse } from "../helpers/progress-fixture";
 import { createTenant } from "../helpers/tenants";
-import { recentToday } from "./reads/support";
+import { outboxOf, recentToday } from "./reads/support";
 
 /**
  * The issue's scenario, end to end over HTTP: a learner completes every item of a lesson, and the
@@ -108,17 +107,8 @@ it("a learner completing a lesson moves every report and emits exactly the expec
   expect(adminView.body.entries[0]).toMatchObject({ user_id: learner.id, rank: 1 });
 
   // Exactly these events, in this order, each once.
-  const { results } = await env.DB.prepare(
-    "SELECT type, payload FROM outbox_events WHERE user_id = ? ORDER BY created_at, id",
-  )
-    .bind(learner.id)
-    .all<{ type: string; payload: string }>();
-  expect(
-    results.map((r) => [
-      r.type,
-      JSON.parse(r.payload).code ?? JSON.parse(r.payload).skill ?? JSON.parse(r.payload).lesson_id,
-    ]),
-  ).toEqual([
+  const results = await outboxOf(learner.id);
+  expect(results.map((r) => [r.type, r.payload.code ?? r.payload.skill ?? r.payload.lesson_id])).toEqual([
     ["achievement.unlocked", "first_steps"],
     ["lesson.completed", lesson!.id],
     ["achievement.unlocked", "first_lesson"],
@@ -131,8 +121,5 @@ it("a learner completing a lesson moves every report and emits exactly the expec
   const again = await callJson("/api/progress/attempts", { token: learner.token, body: { attempts } });
   expect(again.body.summary).toMatchObject({ recorded: 0, duplicates: 10, xp_total: 100, events: [] });
   expect((await read("/api/gamification/stats")).xp_total).toBe(100);
-  const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM outbox_events WHERE user_id = ?")
-    .bind(learner.id)
-    .first<{ n: number }>();
-  expect(count!.n).toBe(6);
+  expect(await outboxOf(learner.id)).toHaveLength(6);
 });

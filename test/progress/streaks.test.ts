@@ -1,20 +1,18 @@
 import { env } from "cloudflare:test";
+import { eq } from "drizzle-orm";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { dailyActivity } from "../../src/db/schema";
 import { addDays } from "../../src/domains/progress/rules";
+import { database } from "../../src/platform/db";
 import { callJson } from "../helpers/api";
 import { createPublishedCourse } from "../helpers/progress-fixture";
 import { createTenant } from "../helpers/tenants";
-import { attempt, learnerIn, record, today } from "./reads/support";
+import { attempt, learnerIn, outboxOf, record, today } from "./reads/support";
 
 async function milestones(userId: string) {
-  const { results } = await env.DB.prepare(
-    "SELECT id, payload FROM outbox_events WHERE user_id = ? AND type = 'streak.milestone' ORDER BY created_at, id",
-  )
-    .bind(userId)
-    .all<{ id: string; payload: string }>();
-  return results.map((r) => ({
+  return (await outboxOf(userId, "streak.milestone")).map((r) => ({
     id: r.id,
-    ...(JSON.parse(r.payload) as { user_id: string; days: number; day: string }),
+    ...(r.payload as { user_id: string; days: number; day: string }),
   }));
 }
 
@@ -174,10 +172,12 @@ describe("streak milestones", () => {
       token: learner.token,
     });
     expect(lesson.body.data[0]).toMatchObject({ status: "completed", completed_at: `${day}T23:58:00Z` });
-    const days = await env.DB.prepare("SELECT day FROM daily_activity WHERE user_id = ? ORDER BY day")
-      .bind(learner.id)
-      .all<{ day: string }>();
-    expect(days.results.map((r) => r.day)).toEqual([addDays(day, -2), addDays(day, -1), day]);
+    const days = await database(env.DB)
+      .select({ day: dailyActivity.day })
+      .from(dailyActivity)
+      .where(eq(dailyActivity.userId, learner.id))
+      .orderBy(dailyActivity.day);
+    expect(days.map((r) => r.day)).toEqual([addDays(day, -2), addDays(day, -1), day]);
 
     // Three minutes later it is the next day, and the streak that ended yesterday is still current.
     vi.setSystemTime(new Date(`${addDays(day, 1)}T00:03:00Z`));

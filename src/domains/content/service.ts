@@ -10,23 +10,22 @@ import {
   trainingItems,
   trainings,
 } from "../../db/schema";
-import type { Env } from "../../env";
-import type { Principal } from "../../platform/auth/principal";
-import { type Database, database } from "../../platform/db";
+import type { Database } from "../../platform/db";
 import { ApiError } from "../../platform/errors";
 import { type PageRequest, type PageResult, pageBounds, pageWithTotal } from "../../platform/http/pagination";
 import { nowIso } from "../../platform/ids";
+import type { ServiceContext } from "../../platform/service/context";
+import { visibleCourses } from "./policy";
 import type { CourseRow, LessonOutlineRow, LessonRow, TrainingItemRow, TrainingRow } from "./present";
 import { type CourseSort, canonicalLanguageTag } from "./schemas";
 
 /**
- * Who sees unpublished courses (and their lessons, blocks and items): platform staff, i.e. a token
- * holding `content:write` (an ability only the platform_admin role can hold). For everybody else a
- * draft does not exist: it is missing from every list and its id answers 404.
+ * The content services. Who sees drafts is content/policy.ts's answer (`seesDrafts`), passed in by the
+ * route as `includeDrafts`; the public catalogue passes false.
  */
-export function seesDrafts(principal: Principal): boolean {
-  return principal.token.abilities.includes("content:write");
-}
+
+// Exports and LTI still import these from here; policy.ts is where they live.
+export { seesDrafts, visibleCourses } from "./policy";
 
 // ---------------------------------------------------------------------------------------------
 // Courses
@@ -48,14 +47,6 @@ function likeContains(text: string): string {
 
 const published = eq(courses.published, true);
 
-/**
- * The courses a caller sees, as a condition on `courses`: all of them for platform staff
- * (`seesDrafts`), the published ones for everybody else. Any other domain that takes a course id
- * from a caller checks it with this, so that a draft answers exactly as an unknown id does.
- */
-export function visibleCourses(includeDrafts: boolean): SQL | undefined {
-  return includeDrafts ? undefined : published;
-}
 /** The ids of published courses, for the tables below a course (each carries `course_id`). */
 const publishedCourseIds = (db: Database) => db.select({ id: courses.id }).from(courses).where(published);
 
@@ -98,12 +89,11 @@ function courseWhere(db: Database, filters: CourseFilters, includeDrafts: boolea
 
 /** A page of courses and their total (one D1 round trip). */
 export async function listCourses(
-  env: Env,
-  filters: CourseFilters,
-  page: PageRequest,
-  includeDrafts: boolean,
+  ctx: ServiceContext,
+  input: { filters: CourseFilters; page: PageRequest; includeDrafts: boolean },
 ): Promise<PageResult<CourseRow>> {
-  const db = database(env.DB);
+  const { db } = ctx;
+  const { filters, page, includeDrafts } = input;
   const where = courseWhere(db, filters, includeDrafts);
   if (where === null) return { total: 0, rows: [] };
   const { limit, offset } = pageBounds(page);
@@ -129,12 +119,11 @@ const outlineColumns = {
 
 /** A course and its lesson outline in one batch; 404 when it is missing or a draft the caller may not see. */
 async function courseWithOutline(
-  env: Env,
+  db: Database,
   by: SQL,
   includeDrafts: boolean,
   notFound: string,
 ): Promise<{ course: CourseRow; outline: LessonOutlineRow[] }> {
-  const db = database(env.DB);
   const where = and(by, visibleCourses(includeDrafts));
   const [found, outline] = await db.batch([
     db.select().from(courses).where(where).limit(1),
@@ -149,12 +138,12 @@ async function courseWithOutline(
   return { course, outline };
 }
 
-export function getCourse(env: Env, id: string, includeDrafts: boolean) {
-  return courseWithOutline(env, eq(courses.id, id), includeDrafts, `No course ${id}.`);
+export function getCourse(ctx: ServiceContext, input: { id: string; includeDrafts: boolean }) {
+  return courseWithOutline(ctx.db, eq(courses.id, input.id), input.includeDrafts, `No course ${input.id}.`);
 }
 
-export function getPublishedCourseBySlug(env: Env, slug: string) {
-  return courseWithOutline(env, eq(courses.slug, slug), false, `No published course ${slug}.`);
+export function getPublishedCourseBySlug(ctx: ServiceContext, slug: string) {
+  return courseWithOutline(ctx.db, eq(courses.slug, slug), false, `No published course ${slug}.`);
 }
 
 export interface CourseChanges {
@@ -169,9 +158,10 @@ export interface CourseChanges {
  * already published course keeps its `published_at`. Tags are replaced in `course_tags` in the same
  * batch (inserted from the course row itself, so an unknown id inserts nothing).
  */
-export async function updateCourse(env: Env, id: string, changes: CourseChanges) {
-  const db = database(env.DB);
-  const now = nowIso();
+export async function updateCourse(ctx: ServiceContext, input: { id: string; changes: CourseChanges }) {
+  const { db } = ctx;
+  const { id, changes } = input;
+  const now = nowIso(ctx.now());
   const set: SQLiteUpdateSetSource<typeof courses> = { updatedAt: now };
   if (changes.title !== undefined) set.title = changes.title;
   if (changes.description !== undefined) set.description = changes.description;
@@ -217,12 +207,11 @@ export async function updateCourse(env: Env, id: string, changes: CourseChanges)
 // Lessons, training blocks, training items
 
 export async function listLessons(
-  env: Env,
-  filters: { course?: string },
-  page: PageRequest,
-  includeDrafts: boolean,
+  ctx: ServiceContext,
+  input: { filters: { course?: string }; page: PageRequest; includeDrafts: boolean },
 ): Promise<PageResult<LessonRow>> {
-  const db = database(env.DB);
+  const { db } = ctx;
+  const { filters, page, includeDrafts } = input;
   const where = and(
     filters.course ? eq(lessons.courseId, filters.course) : undefined,
     includeDrafts ? undefined : inArray(lessons.courseId, publishedCourseIds(db)),
@@ -239,12 +228,11 @@ export async function listLessons(
 }
 
 export async function listTrainings(
-  env: Env,
-  filters: { lesson?: string },
-  page: PageRequest,
-  includeDrafts: boolean,
+  ctx: ServiceContext,
+  input: { filters: { lesson?: string }; page: PageRequest; includeDrafts: boolean },
 ): Promise<PageResult<TrainingRow>> {
-  const db = database(env.DB);
+  const { db } = ctx;
+  const { filters, page, includeDrafts } = input;
   const where = and(
     filters.lesson ? eq(trainings.lessonId, filters.lesson) : undefined,
     includeDrafts ? undefined : inArray(trainings.courseId, publishedCourseIds(db)),
@@ -268,12 +256,11 @@ export interface TrainingItemFilters {
 }
 
 export async function listTrainingItems(
-  env: Env,
-  filters: TrainingItemFilters,
-  page: PageRequest,
-  includeDrafts: boolean,
+  ctx: ServiceContext,
+  input: { filters: TrainingItemFilters; page: PageRequest; includeDrafts: boolean },
 ): Promise<PageResult<TrainingItemRow>> {
-  const db = database(env.DB);
+  const { db } = ctx;
+  const { filters, page, includeDrafts } = input;
   const where = and(
     filters.training ? eq(trainingItems.trainingId, filters.training) : undefined,
     filters.type ? eq(trainingItems.type, filters.type) : undefined,

@@ -1,9 +1,8 @@
 import { and, eq } from "drizzle-orm";
 import { users } from "../../db/schema";
-import type { Env } from "../../env";
-import type { Principal } from "../../platform/auth/principal";
-import { database } from "../../platform/db";
 import { ApiError } from "../../platform/errors";
+import type { PrincipalContext } from "../../platform/service/context";
+import { learnerScope } from "./policy";
 
 /** The learner a request records or reads for: whose rows, which institution's boards, which local day. */
 export interface Learner {
@@ -13,39 +12,25 @@ export interface Learner {
 }
 
 /**
- * Whose progress a request is about. Defaults to the caller; instructors and institution admins may
- * name a member of their own institution, platform staff anyone. Another institution's user is 404,
- * a learner naming somebody else 403.
+ * Whose progress a request is about: the caller when `userId` is absent or their own, otherwise the
+ * named user within the caller's `learnerScope` (404 outside it). The route has already asked
+ * `mayActFor` whether the caller may name somebody else at all.
  */
-export async function resolveLearner(
-  env: Env,
-  principal: Principal,
-  userId: string | undefined,
-  purpose: "read" | "write",
-): Promise<Learner> {
-  const self: Learner = {
-    id: principal.user.id,
-    institutionId: principal.institution?.id ?? null,
-    timeZone: principal.user.timeZone,
-  };
-  if (!userId || userId === principal.user.id) return self;
-  const role = principal.user.role;
-  const mayActForOthers =
-    role === "platform_admin" ||
-    role === "institution_admin" ||
-    (role === "instructor" && purpose === "read");
-  if (!mayActForOthers) {
-    throw new ApiError(
-      "forbidden",
-      `A ${role} may only ${purpose === "read" ? "read" : "record"} their own progress.`,
-    );
+export async function resolveLearner(ctx: PrincipalContext, userId: string | undefined): Promise<Learner> {
+  const { principal } = ctx;
+  if (!userId || userId === principal.user.id) {
+    return {
+      id: principal.user.id,
+      institutionId: principal.institution?.id ?? null,
+      timeZone: principal.user.timeZone,
+    };
   }
-  const db = database(env.DB);
+  const scope = learnerScope(principal);
   const where =
-    role === "platform_admin"
+    "everyone" in scope
       ? eq(users.id, userId)
-      : and(eq(users.id, userId), eq(users.institutionId, principal.institution?.id ?? "\u0000"));
-  const member = await db
+      : and(eq(users.id, userId), eq(users.institutionId, scope.institutionId ?? "\u0000"));
+  const member = await ctx.db
     .select({ id: users.id, institutionId: users.institutionId, timeZone: users.timeZone })
     .from(users)
     .where(where)

@@ -1,7 +1,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import { learnerStats, weeklyXp, xpRankCounts } from "../../db/schema";
-import type { Statement } from "../../platform/batch";
 import type { Database } from "../../platform/db";
+import type { Writable } from "../../platform/service/commit";
 
 /**
  * Exact leaderboard ranks from a counted "digit tree" of XP (the xp_rank_counts table).
@@ -18,7 +18,7 @@ import type { Database } from "../../platform/db";
  * INSERT … ON CONFLICT of relative increments, in the same D1 batch as (and before) the learner_stats
  * and weekly_xp upserts, reading the values they are about to change. Increments commute, so
  * concurrent batches of different learners never lose counts; one learner's batches are serialised
- * by the ProgressRecorder.
+ * by the ProgressRecorder. Reading a rank: `learnersAboveSql` (sql.ts).
  */
 export const RANK_BASE = 16;
 export const RANK_LEVELS = 8;
@@ -26,9 +26,9 @@ export const PLATFORM_SCOPE = "platform";
 export const ALL_TIME_PERIOD = "all";
 
 /** `[1, 16, 256, …]`: the bucket width of each level, as a JSON literal for json_each (key = level). */
-const UNITS = JSON.stringify(Array.from({ length: RANK_LEVELS }, (_, level) => RANK_BASE ** level));
-const TOP_LEVEL = RANK_LEVELS - 1;
-const MAX_INTEGER = "9223372036854775807";
+export const RANK_UNITS = JSON.stringify(
+  Array.from({ length: RANK_LEVELS }, (_, level) => RANK_BASE ** level),
+);
 
 export interface RankMove {
   userId: string;
@@ -45,7 +45,7 @@ export interface RankMove {
  * weekly_xp as they are before this batch's upserts) count −1, new ones +1, on the platform board
  * and on the institution's; what cancels out (same bucket) is not written.
  */
-export function rankMoveStatement(db: Database, move: RankMove): Statement | null {
+export function rankMoveStatement(db: Database, move: RankMove): Writable | null {
   const positions: SQL[] = [];
   if (move.xpTotal !== null) {
     positions.push(
@@ -74,7 +74,7 @@ export function rankMoveStatement(db: Database, move: RankMove): Statement | nul
       sql`SELECT p.period, CASE s.k WHEN 0 THEN ${PLATFORM_SCOPE} ELSE p.inst END, l.key, p.xp / l.value, sum(p.delta)
         FROM (${union}) p
         JOIN (SELECT 0 AS k UNION ALL SELECT 1) s
-        JOIN json_each(${sql.raw(`'${UNITS}'`)}) l ON p.xp >= l.value
+        JOIN json_each(${sql.raw(`'${RANK_UNITS}'`)}) l ON p.xp >= l.value
         WHERE s.k = 0 OR p.inst IS NOT NULL
         GROUP BY 1, 2, 3, 4
         HAVING sum(p.delta) <> 0`,
@@ -82,19 +82,5 @@ export function rankMoveStatement(db: Database, move: RankMove): Statement | nul
     .onConflictDoUpdate({
       target: [xpRankCounts.period, xpRankCounts.scope, xpRankCounts.level, xpRankCounts.bucket],
       set: { learners: sql`${xpRankCounts.learners} + excluded.learners` },
-    }) as unknown as Statement;
-}
-
-/**
- * A scalar subquery (plain SQL) counting the learners of a board with more XP than `xp`, a SQL
- * expression of the enclosing statement; `period` and `scope` are SQL expressions too (e.g. `?1`).
- * One primary-key range of xp_rank_counts per level, at most RANK_BASE − 1 rows each.
- */
-export function learnersAboveSql(xp: string, period: string, scope: string): string {
-  // CROSS JOIN keeps the levels as the outer loop (SQLite does not reorder it): one range per level.
-  return `(SELECT coalesce(sum(c.learners), 0) FROM json_each('${UNITS}') l
-    CROSS JOIN xp_rank_counts c
-    WHERE c.period = ${period} AND c.scope = ${scope} AND c.level = l.key
-      AND c.bucket > ${xp} / l.value
-      AND c.bucket < CASE WHEN l.key = ${TOP_LEVEL} THEN ${MAX_INTEGER} ELSE (${xp} / (l.value * ${RANK_BASE}) + 1) * ${RANK_BASE} END)`;
+    }) as unknown as Writable;
 }

@@ -1,15 +1,21 @@
 import { env } from "cloudflare:test";
+import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { courses } from "../../../src/db/schema";
 import { addDays, localTime, weekOf } from "../../../src/domains/progress/rules";
+import { database } from "../../../src/platform/db";
 import { callJson } from "../../helpers/api";
 import { createPublishedCourse } from "../../helpers/progress-fixture";
 import { createTenant } from "../../helpers/tenants";
 import { attempt, record, today } from "./support";
 
 async function titleOf(courseId: string): Promise<string> {
-  return (await env.DB.prepare("SELECT title FROM courses WHERE id = ?")
-    .bind(courseId)
-    .first<{ title: string }>())!.title;
+  const course = await database(env.DB)
+    .select({ title: courses.title })
+    .from(courses)
+    .where(eq(courses.id, courseId))
+    .get();
+  return course!.title;
 }
 
 const WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];

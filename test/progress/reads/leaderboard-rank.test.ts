@@ -1,7 +1,10 @@
 import { env } from "cloudflare:test";
+import { and, count, eq, gt } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
+import { learnerStats, weeklyXp } from "../../../src/db/schema";
 import { RANK_BASE, RANK_LEVELS } from "../../../src/domains/progress/rank";
 import { addDays, weekOf } from "../../../src/domains/progress/rules";
+import { database } from "../../../src/platform/db";
 import { callJson } from "../../helpers/api";
 import { type CourseFixture, createPublishedCourse } from "../../helpers/progress-fixture";
 import { createPlatformAdmin, createTenant, insertUser, type Tenant } from "../../helpers/tenants";
@@ -9,7 +12,7 @@ import { attempt, callInstrumented, learnerIn, queryPlans, record, today } from 
 
 /**
  * Exact ranks from the rank counts (xp_rank_counts), checked against a brute-force count in D1 for
- * every learner, on the four boards (week / all time × institution / platform): at the top, in the
+ * every learner (drizzle counts), on the four boards (week / all time × institution / platform): at the top, in the
  * middle, at the bottom, in ties, at 0 XP, across bucket boundaries of base 16 and base 10, after
  * concurrent batches; and the rows a rank reads do not grow with the learners above.
  *
@@ -102,33 +105,55 @@ async function learnerWith(tenant: Tenant, allTime: number, lastWeekXp = 0) {
   return learner;
 }
 
+/** The learners of a board with more XP than `xp`, counted row by row through drizzle. */
+async function learnersAbove(period: Period, scope: Scope, institutionId: string, xp: number) {
+  const db = database(env.DB);
+  const row =
+    period === "all_time"
+      ? await db
+          .select({ n: count() })
+          .from(learnerStats)
+          .where(
+            and(
+              gt(learnerStats.xpTotal, xp),
+              scope === "institution" ? eq(learnerStats.institutionId, institutionId) : undefined,
+            ),
+          )
+          .get()
+      : await db
+          .select({ n: count() })
+          .from(weeklyXp)
+          .where(
+            and(
+              eq(weeklyXp.week, thisWeek),
+              gt(weeklyXp.xp, xp),
+              scope === "institution" ? eq(weeklyXp.institutionId, institutionId) : undefined,
+            ),
+          )
+          .get();
+  return row?.n ?? 0;
+}
+
 async function bruteForce(userId: string, institutionId: string, period: Period, scope: Scope) {
-  const inScope = scope === "institution" ? " AND institution_id = ?" : "";
-  const scoped = (...values: unknown[]) => (scope === "institution" ? [...values, institutionId] : values);
-  if (period === "all_time") {
-    const mine = (await env.DB.prepare(
-      "SELECT coalesce((SELECT xp_total FROM learner_stats WHERE user_id = ?), 0) AS xp",
-    )
-      .bind(userId)
-      .first<{ xp: number }>())!.xp;
-    const above = (await env.DB.prepare(
-      `SELECT count(*) AS n FROM learner_stats WHERE xp_total > ?${inScope}`,
-    )
-      .bind(...scoped(mine))
-      .first<{ n: number }>())!.n;
-    return { xp: mine, rank: above + 1 };
-  }
-  const mine = (await env.DB.prepare(
-    "SELECT coalesce((SELECT xp FROM weekly_xp WHERE week = ? AND user_id = ?), 0) AS xp",
-  )
-    .bind(thisWeek, userId)
-    .first<{ xp: number }>())!.xp;
-  const above = (await env.DB.prepare(
-    `SELECT count(*) AS n FROM weekly_xp WHERE week = ? AND xp > ?${inScope}`,
-  )
-    .bind(...scoped(thisWeek, mine))
-    .first<{ n: number }>())!.n;
-  return { xp: mine, rank: above + 1 };
+  const db = database(env.DB);
+  const mine =
+    period === "all_time"
+      ? (
+          await db
+            .select({ xp: learnerStats.xpTotal })
+            .from(learnerStats)
+            .where(eq(learnerStats.userId, userId))
+            .get()
+        )?.xp
+      : (
+          await db
+            .select({ xp: weeklyXp.xp })
+            .from(weeklyXp)
+            .where(and(eq(weeklyXp.week, thisWeek), eq(weeklyXp.userId, userId)))
+            .get()
+        )?.xp;
+  const xp = mine ?? 0;
+  return { xp, rank: (await learnersAbove(period, scope, institutionId, xp)) + 1 };
 }
 
 async function apiBoard(learner: (typeof learners)[number], period: Period, scope: Scope, limit = 100) {
@@ -154,14 +179,7 @@ async function expectExactRanks(subjects = learners) {
       });
       if (learner === subjects[0]) {
         for (const entry of body.entries) {
-          const { n } = (await env.DB.prepare(
-            period === "all_time"
-              ? `SELECT count(*) AS n FROM learner_stats WHERE xp_total > ?${scope === "institution" ? " AND institution_id = ?" : ""}`
-              : `SELECT count(*) AS n FROM weekly_xp WHERE week = '${thisWeek}' AND xp > ?${scope === "institution" ? " AND institution_id = ?" : ""}`,
-          )
-            .bind(...(scope === "institution" ? [entry.xp, learner.institutionId] : [entry.xp]))
-            .first<{ n: number }>())!;
-          expect(entry.rank).toBe(n + 1);
+          expect(entry.rank).toBe((await learnersAbove(period, scope, learner.institutionId, entry.xp)) + 1);
         }
       }
     }
@@ -178,6 +196,7 @@ async function expectCountsMatchBackfill() {
   )!;
   const backfill = migration.queries.find((q) => q.includes("INSERT INTO `xp_rank_counts`"))!;
   const select = backfill.replace(/^[\s\S]*?INSERT INTO `xp_rank_counts` \([^)]*\)\s*/, "");
+  // Raw SQL on purpose: the oracle is the migration's own backfill statement, run as it is.
   const order = " ORDER BY 1, 2, 3, 4";
   const expected = await env.DB.prepare(`SELECT * FROM (${select.replace(/;\s*$/, "")})${order}`).raw();
   const maintained = await env.DB.prepare(
@@ -208,12 +227,11 @@ describe("leaderboard ranks from the rank counts", () => {
 
   it("stay exact when learners cross a bucket boundary (base 16 and base 10)", async () => {
     for (const before of [15, 99, 255, 999, 4095]) {
-      const { results } = await env.DB.prepare(
-        "SELECT user_id FROM learner_stats WHERE xp_total = ? AND institution_id = ?",
-      )
-        .bind(before, acme.institution.id)
-        .all<{ user_id: string }>();
-      const learner = learners.find((l) => l.id === results[0]!.user_id)!;
+      const [first] = await database(env.DB)
+        .select({ userId: learnerStats.userId })
+        .from(learnerStats)
+        .where(and(eq(learnerStats.xpTotal, before), eq(learnerStats.institutionId, acme.institution.id)));
+      const learner = learners.find((l) => l.id === first!.userId)!;
       await recordFor(learner, practice(learner, 1));
       expect((await bruteForce(learner.id, learner.institutionId, "all_time", "platform")).xp).toBe(
         before + 1,

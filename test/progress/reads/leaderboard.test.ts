@@ -1,10 +1,9 @@
-import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { addDays, weekOf } from "../../../src/domains/progress/rules";
 import { callJson } from "../../helpers/api";
 import { createPublishedCourse } from "../../helpers/progress-fixture";
 import { createPlatformAdmin, createTenant, type Tenant, type TestUser } from "../../helpers/tenants";
-import { attempt, expect422, learnerIn, record, today } from "./support";
+import { attempt, expect422, learnerIn, record, today, updateUser } from "./support";
 
 const ANONYMOUS = "Anonymous learner";
 
@@ -30,7 +29,7 @@ beforeAll(async () => {
   bea = await learnerIn(acme.institution.id, { name: "Bea" });
   carl = await learnerIn(acme.institution.id, { name: "Carl" });
   xavier = globex.learner;
-  await env.DB.prepare("UPDATE users SET name = 'Xavier' WHERE id = ?").bind(xavier.id).run();
+  await updateUser(xavier.id, { name: "Xavier" });
   const course = await createPublishedCourse({ lessons: 1, blocksPerLesson: 1, itemsPerBlock: 5, xp: 10 });
   const items = (n: number, at?: string) =>
     course.items.slice(0, n).map((id) => attempt(id, { at: at ?? Date.now() }));

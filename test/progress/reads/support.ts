@@ -1,6 +1,9 @@
 import { createExecutionContext, env } from "cloudflare:test";
+import { and, asc, eq } from "drizzle-orm";
 import { expect } from "vitest";
+import { outboxEvents, users } from "../../../src/db/schema";
 import worker from "../../../src/index";
+import { database } from "../../../src/platform/db";
 import { BASE, callJson } from "../../helpers/api";
 import { insertUser, signIn, type TestUser } from "../../helpers/tenants";
 
@@ -46,12 +49,29 @@ export async function learnerIn(
   options: { timeZone?: string; optOut?: boolean; name?: string } = {},
 ): Promise<TestUser> {
   const { id, email } = await insertUser("learner", institutionId);
-  await env.DB.prepare(
-    "UPDATE users SET time_zone = ?, leaderboard_opt_out = ?, name = coalesce(?, name) WHERE id = ?",
-  )
-    .bind(options.timeZone ?? "UTC", options.optOut ? 1 : 0, options.name ?? null, id)
-    .run();
+  await updateUser(id, {
+    timeZone: options.timeZone ?? "UTC",
+    leaderboardOptOut: options.optOut ?? false,
+    ...(options.name !== undefined ? { name: options.name } : {}),
+  });
   return { id, email, role: "learner", ...(await signIn(email)) };
+}
+
+/** Changes a user's fields (time zone, name, leaderboard opt-out) through drizzle. */
+export async function updateUser(
+  id: string,
+  fields: Partial<Pick<typeof users.$inferInsert, "timeZone" | "name" | "leaderboardOptOut">>,
+): Promise<void> {
+  await database(env.DB).update(users).set(fields).where(eq(users.id, id));
+}
+
+/** A user's outbox events (of `type`, if given) in the order they were written, payloads parsed. */
+export async function outboxOf(userId: string, type?: string) {
+  return database(env.DB)
+    .select({ id: outboxEvents.id, type: outboxEvents.type, payload: outboxEvents.payload })
+    .from(outboxEvents)
+    .where(and(eq(outboxEvents.userId, userId), type ? eq(outboxEvents.type, type) : undefined))
+    .orderBy(asc(outboxEvents.createdAt), asc(outboxEvents.id));
 }
 
 export function today(timeZone = "UTC", at = Date.now()): string {

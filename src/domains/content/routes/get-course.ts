@@ -1,10 +1,12 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
+import { principalContext } from "../../../platform/http/context-middleware";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { seesDrafts } from "../policy";
 import { COURSES } from "../prefixes";
 import { presentCourseDetails } from "../present";
 import { CourseDetailsSchema, CourseIdParam } from "../schemas";
-import { getCourse, seesDrafts } from "../service";
+import { getCourse } from "../service";
 
 export const getCourseRoute = tokenRoute("content:read", {
   method: "get",
@@ -20,7 +22,11 @@ export const getCourseRoute = tokenRoute("content:read", {
 
 export function registerGetCourse(app: OpenAPIHono<AppEnv>) {
   app.openapi(getCourseRoute, async (c) => {
-    const { course, outline } = await getCourse(c.env, c.req.valid("param").id, seesDrafts(c.var.principal));
+    const ctx = principalContext(c);
+    const { course, outline } = await getCourse(ctx, {
+      id: c.req.valid("param").id,
+      includeDrafts: seesDrafts(ctx.principal),
+    });
     return c.json(presentCourseDetails(course, outline), 200);
   });
 }

@@ -1,11 +1,13 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
+import { principalContext } from "../../../platform/http/context-middleware";
 import { paginate } from "../../../platform/http/pagination";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { seesDrafts } from "../policy";
 import { COURSES } from "../prefixes";
 import { presentCourse } from "../present";
 import { CoursePageSchema, ListCoursesQuery } from "../schemas";
-import { listCourses, seesDrafts } from "../service";
+import { listCourses } from "../service";
 
 export const listCoursesRoute = tokenRoute("content:read", {
   method: "get",
@@ -22,12 +24,12 @@ export const listCoursesRoute = tokenRoute("content:read", {
 export function registerListCourses(app: OpenAPIHono<AppEnv>) {
   app.openapi(listCoursesRoute, async (c) => {
     const { page, per_page, published, ...filters } = c.req.valid("query");
-    const { total, rows } = await listCourses(
-      c.env,
-      { ...filters, published: published === undefined ? undefined : published === "true" },
-      { page, per_page },
-      seesDrafts(c.var.principal),
-    );
+    const ctx = principalContext(c);
+    const { total, rows } = await listCourses(ctx, {
+      filters: { ...filters, published: published === undefined ? undefined : published === "true" },
+      page: { page, per_page },
+      includeDrafts: seesDrafts(ctx.principal),
+    });
     return c.json(paginate(c, { page, per_page }, total, rows.map(presentCourse)), 200);
   });
 }

@@ -1,11 +1,13 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
+import { principalContext } from "../../../platform/http/context-middleware";
 import { paginate } from "../../../platform/http/pagination";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { seesDrafts } from "../policy";
 import { TRAINING_ITEMS } from "../prefixes";
 import { presentTrainingItem } from "../present";
 import { ListTrainingItemsQuery, TrainingItemPageSchema } from "../schemas";
-import { listTrainingItems, seesDrafts } from "../service";
+import { listTrainingItems } from "../service";
 
 export const listTrainingItemsRoute = tokenRoute("content:read", {
   method: "get",
@@ -22,12 +24,12 @@ export const listTrainingItemsRoute = tokenRoute("content:read", {
 export function registerListTrainingItems(app: OpenAPIHono<AppEnv>) {
   app.openapi(listTrainingItemsRoute, async (c) => {
     const { page, per_page, ...filters } = c.req.valid("query");
-    const { total, rows } = await listTrainingItems(
-      c.env,
+    const ctx = principalContext(c);
+    const { total, rows } = await listTrainingItems(ctx, {
       filters,
-      { page, per_page },
-      seesDrafts(c.var.principal),
-    );
+      page: { page, per_page },
+      includeDrafts: seesDrafts(ctx.principal),
+    });
     return c.json(paginate(c, { page, per_page }, total, rows.map(presentTrainingItem)), 200);
   });
 }

@@ -1,5 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
+import { principalContext } from "../../../platform/http/context-middleware";
 import { jsonBody, jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { COURSES } from "../prefixes";
 import { presentCourseDetails } from "../present";
@@ -21,7 +22,10 @@ export const updateCourseRoute = tokenRoute("content:write", {
 
 export function registerUpdateCourse(app: OpenAPIHono<AppEnv>) {
   app.openapi(updateCourseRoute, async (c) => {
-    const { course, outline } = await updateCourse(c.env, c.req.valid("param").id, c.req.valid("json"));
+    const { course, outline } = await updateCourse(principalContext(c), {
+      id: c.req.valid("param").id,
+      changes: c.req.valid("json"),
+    });
     await purgePublicCoursePages(c.req.url, course.slug);
     return c.json(presentCourseDetails(course, outline), 200);
   });

@@ -12,8 +12,8 @@ export type Happening =
 export type EmittedEvent = OutboxRow & { id: string };
 
 /**
- * The outbox rows of the batch's happenings, with the payloads webhooks deliver. They are written in
- * the same D1 batch as the attempts (recording/write.ts) and published once that batch committed.
+ * The events of the batch's happenings, with the payloads webhooks deliver. `commit` writes them in
+ * the same D1 batch as the attempts (recording/service.ts) and publishes them once it committed.
  */
 export function emitEvents(happenings: Happening[], learner: Learner, now: string): EmittedEvent[] {
   const scope = { institutionId: learner.institutionId, userId: learner.id };

@@ -1,8 +1,9 @@
 import { sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { institutionActivityDays } from "../../../db/schema";
-import { chunk, rowsPerStatement, type Statement } from "../../../platform/batch";
+import { chunk, rowsPerStatement } from "../../../platform/batch";
 import type { Database } from "../../../platform/db";
+import type { Writable } from "../../../platform/service/commit";
 import type { Tally } from "./tally";
 
 /*
@@ -77,7 +78,7 @@ export function activityIncrements(recording: RecordingForRollup): Row[] {
  * The rollup step of a recording: increments added to what is stored, so that they commute with any
  * other recording of the same institution and day. Runs in the recording's own D1 batch.
  */
-export function activityRollupStatements(db: Database, recording: RecordingForRollup): Statement[] {
+export function activityRollupStatements(db: Database, recording: RecordingForRollup): Writable[] {
   const rows = activityIncrements(recording);
   const t = institutionActivityDays;
   const add = (column: SQLiteColumn) => sql`${column} + ${sql.raw(`excluded.${column.name}`)}`;
@@ -99,7 +100,7 @@ export function activityRollupStatements(db: Database, recording: RecordingForRo
 }
 
 /** The rollup step of the progress recording, over the recording's tally. */
-export function institutionRollupStep(db: Database, tally: Tally): Statement[] {
+export function institutionRollupStep(db: Database, tally: Tally): Writable[] {
   return activityRollupStatements(db, {
     userId: tally.learner.id,
     institutionId: tally.learner.institutionId,

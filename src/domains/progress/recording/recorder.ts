@@ -1,29 +1,45 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../../env";
-import { database } from "../../../platform/db";
+import { invocationContext, type ServiceContext } from "../../../platform/service/context";
 import type { Learner } from "../learner";
 import { recordAttempts } from "./service";
 import type { AttemptInput, RecordResult } from "./types";
 
 const ATTEMPTS = 3;
 
+/** What a request hands the recorder: whose attempts, and the request id its work is logged under. */
+export interface RecordRequest {
+  learner: Learner;
+  attempts: AttemptInput[];
+  requestId: string;
+}
+
 /**
  * One object per learner: it runs that learner's attempt batches one at a time, so each batch reads
  * the state the previous one wrote. D1 stays the store; this object holds no data of its own.
+ *
+ * Each call is its own invocation, so it builds its own service context (the request's context cannot
+ * cross the RPC boundary): this object's `env`, the calling request's id, the injectable clock, and
+ * this object's `waitUntil`, on which `commit` publishes the recorded events after the batch.
  */
 export class ProgressRecorder extends DurableObject<Env> {
   private tail: Promise<unknown> = Promise.resolve();
 
-  async record(learner: Learner, attempts: AttemptInput[]): Promise<RecordResult> {
-    const run = this.tail.then(() => this.recordWithRetry(learner, attempts));
+  async record(request: RecordRequest): Promise<RecordResult> {
+    const ctx = invocationContext({
+      env: this.env,
+      requestId: request.requestId,
+      waitUntil: (promise) => this.ctx.waitUntil(promise),
+    });
+    const run = this.tail.then(() => this.recordWithRetry(ctx, request));
     this.tail = run.catch(() => undefined);
     return run;
   }
 
-  private async recordWithRetry(learner: Learner, attempts: AttemptInput[]): Promise<RecordResult> {
+  private async recordWithRetry(ctx: ServiceContext, { learner, attempts }: RecordRequest) {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await recordAttempts(database(this.env.DB), learner, attempts);
+        return await recordAttempts(ctx, { learner, attempts });
       } catch (error) {
         // The batch is atomic: a failed one wrote nothing, so it is safe to read again and retry
         // (a concurrent twin that took an attempt id shows up as a duplicate the second time).

@@ -1,8 +1,10 @@
 import { z } from "@hono/zod-openapi";
 import { dateTime } from "../../../platform/dates";
+import { clockNow } from "../../../platform/service/clock";
 
 const MAX_CLOCK_SKEW_MS = 5 * 60 * 1000;
 const OLDEST_ACCEPTED_MS = 5 * 365 * 86_400_000;
+// Validation runs before any service, so it reads the clock the request's `ctx.now()` reads.
 
 export const AttemptSchema = z
   .strictObject({
@@ -20,10 +22,10 @@ export const AttemptSchema = z
     correct: z.boolean(),
     duration_seconds: z.number().int("must be a whole number").min(0).max(86_400).openapi({ example: 35 }),
     occurred_at: dateTime()
-      .refine((value) => Date.parse(value) <= Date.now() + MAX_CLOCK_SKEW_MS, {
+      .refine((value) => Date.parse(value) <= clockNow() + MAX_CLOCK_SKEW_MS, {
         message: "must not be in the future",
       })
-      .refine((value) => Date.parse(value) >= Date.now() - OLDEST_ACCEPTED_MS, {
+      .refine((value) => Date.parse(value) >= clockNow() - OLDEST_ACCEPTED_MS, {
         message: "must be within the last 5 years",
       })
       .openapi({

@@ -1,6 +1,6 @@
-import type { Statement } from "../../../platform/batch";
-import type { Database } from "../../../platform/db";
 import { nowIso } from "../../../platform/ids";
+import { commit } from "../../../platform/service/commit";
+import type { ServiceContext } from "../../../platform/service/context";
 import type { Learner } from "../learner";
 import { dedupeAttempts } from "./dedupe";
 import { deriveAttempt } from "./derive-attempt";
@@ -17,18 +17,19 @@ import { collectChanges, writeStatements } from "./write";
  * Records a batch of attempts for one learner and maintains every aggregate and the outbox.
  *
  * Transaction boundary: one D1 batch reads the learner's state (`loadLearnerState`), one D1 batch
- * writes everything the recording changes — attempts, progress, aggregates, ranks, outbox events —
- * atomically (`writeStatements`); everything in between is pure. The caller serialises calls per
- * learner (ProgressRecorder), so the state read is the state the write goes over; the plain INSERT
- * of the attempts makes a concurrent resend of the same ids (from a second recorder instance during
- * a failover) abort the whole write instead of counting twice.
+ * writes everything the recording changes — attempts, progress, aggregates, ranks, and the outbox
+ * rows of its events — atomically (`writeStatements` and the events, through `commit`, which then
+ * publishes the events on `ctx.waitUntil`); everything in between is pure. The caller serialises
+ * calls per learner (ProgressRecorder), so the state read is the state the write goes over; the
+ * plain INSERT of the attempts makes a concurrent resend of the same ids (from a second recorder
+ * instance during a failover) abort the whole write instead of counting twice.
  */
 export async function recordAttempts(
-  db: Database,
-  learner: Learner,
-  input: AttemptInput[],
-  nowMs = Date.now(),
+  ctx: ServiceContext,
+  { learner, attempts: input }: { learner: Learner; attempts: AttemptInput[] },
 ): Promise<RecordResult> {
+  const { db } = ctx;
+  const nowMs = ctx.now();
   const state = await loadLearnerState(db, learner.id, input); // D1 batch 1: read
   const valid = validateAttempts(input, state, learner.id);
   if (!valid.ok) return valid;
@@ -40,12 +41,12 @@ export async function recordAttempts(
   const after = deriveLearner(tally, state, nowMs);
   const events = emitEvents(tally.happenings, learner, now);
 
-  const [first, ...rest] = [
-    ...writeStatements(db, collectChanges(tally, after, state, events)),
+  const statements = [
+    ...writeStatements(db, collectChanges(tally, after, state)),
     // The institution's analytics rollup (per day, learner and course), counted with the attempts.
     ...institutionRollupStep(db, tally),
   ];
-  if (first) await db.batch([first, ...rest] satisfies [Statement, ...Statement[]]); // D1 batch 2: write
+  await commit(ctx, { statements, events }); // D1 batch 2: write (nothing when all were duplicates)
 
   return {
     ok: true,

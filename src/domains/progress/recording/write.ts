@@ -8,18 +8,16 @@ import {
   itemProgress,
   learnerStats,
   lessonProgress,
-  outboxEvents,
   platformCounters,
   skillEvidence,
   studyTime,
   weeklyXp,
 } from "../../../db/schema";
-import { chunk, rowsPerStatement, type Statement } from "../../../platform/batch";
+import { chunk, rowsPerStatement } from "../../../platform/batch";
 import type { Database } from "../../../platform/db";
-import type { OutboxRow } from "../../../platform/events";
+import type { Writable } from "../../../platform/service/commit";
 import { type RankMove, rankMoveStatement } from "../rank";
 import type { LearnerAfter } from "./derive-learner";
-import type { EmittedEvent } from "./emit";
 import type { LearnerState } from "./load";
 import type { Tally } from "./tally";
 
@@ -40,16 +38,10 @@ export interface Changes {
   rank: RankMove | null;
   counters: Record<string, number>;
   achievements: (typeof achievements.$inferInsert)[];
-  events: OutboxRow[];
 }
 
-/** The changes of a derived batch: the state it touched, its deltas, counters, achievements and events. */
-export function collectChanges(
-  tally: Tally,
-  after: LearnerAfter,
-  state: LearnerState,
-  events: EmittedEvent[],
-): Changes {
+/** The changes of a derived batch: the state it touched, its deltas, counters and achievements. */
+export function collectChanges(tally: Tally, after: LearnerAfter, state: LearnerState): Changes {
   const { learner, attemptRows } = tally;
   const touchedItems = new Set(attemptRows.map((a) => a.trainingItemId));
   const touchedLessons = new Set(attemptRows.map((a) => a.lessonId));
@@ -91,7 +83,6 @@ export function collectChanges(
     achievements: tally.happenings.flatMap((h) =>
       h.type === "achievement.unlocked" ? [{ userId: learner.id, code: h.code, unlockedAt: h.at }] : [],
     ),
-    events,
   };
 }
 
@@ -118,7 +109,7 @@ function upserts(
   target: SQLiteColumn[],
   mode: "replace" | "add",
   columns: Record<string, SQLiteColumn>,
-): Statement[] {
+): Writable[] {
   const [first] = rows;
   if (!first) return [];
   const set = Object.fromEntries(
@@ -132,15 +123,16 @@ function upserts(
       db
         .insert(table)
         .values(part as never)
-        .onConflictDoUpdate({ target, set }) as unknown as Statement,
+        .onConflictDoUpdate({ target, set }) as unknown as Writable,
   );
 }
 
 /**
- * The statements of one recording, for a single atomic `db.batch`. The order matters once: the rank
- * move reads weekly_xp and learner_stats as they are before their upserts.
+ * The statements of one recording, handed with its events to `commit` (platform/service/commit.ts),
+ * which runs them and the outbox rows as one atomic D1 batch. The order matters once: the rank move
+ * reads weekly_xp and learner_stats as they are before their upserts.
  */
-export function writeStatements(db: Database, changes: Changes): Statement[] {
+export function writeStatements(db: Database, changes: Changes): Writable[] {
   const rank = changes.rank && rankMoveStatement(db, changes.rank);
   return [
     ...chunk(changes.attempts, rowsPerStatement(15)).map((rows) => db.insert(attempts).values(rows)),
@@ -151,12 +143,11 @@ export function writeStatements(db: Database, changes: Changes): Statement[] {
     ...statsUpserts(db, changes.stats),
     ...counterUpserts(db, changes.counters),
     ...changes.achievements.map((row) => db.insert(achievements).values(row).onConflictDoNothing()),
-    ...chunk(changes.events, rowsPerStatement(6)).map((rows) => db.insert(outboxEvents).values(rows)),
   ];
 }
 
 /** The learner's item, lesson and course progress: replaced by the values derived under serialisation. */
-function progressUpserts(db: Database, changes: Changes): Statement[] {
+function progressUpserts(db: Database, changes: Changes): Writable[] {
   return [
     ...upserts(
       db,
@@ -205,7 +196,7 @@ function progressUpserts(db: Database, changes: Changes): Statement[] {
 }
 
 /** Daily activity, study time and skill evidence: deltas added to what is stored. */
-function activityUpserts(db: Database, changes: Changes): Statement[] {
+function activityUpserts(db: Database, changes: Changes): Writable[] {
   return [
     ...upserts(db, dailyActivity, changes.daily, [dailyActivity.userId, dailyActivity.day], "add", {
       attempts: dailyActivity.attempts,
@@ -236,13 +227,13 @@ function activityUpserts(db: Database, changes: Changes): Statement[] {
   ];
 }
 
-function statsUpserts(db: Database, stats: Changes["stats"]): Statement[] {
+function statsUpserts(db: Database, stats: Changes["stats"]): Writable[] {
   if (!stats) return [];
   const { userId: _key, ...replaced } = getTableColumns(learnerStats);
   return upserts(db, learnerStats, [stats], [learnerStats.userId], "replace", replaced);
 }
 
-function counterUpserts(db: Database, counters: Changes["counters"]): Statement[] {
+function counterUpserts(db: Database, counters: Changes["counters"]): Writable[] {
   const rows = Object.entries(counters)
     .filter(([, value]) => value > 0)
     .map(([name, value]) => ({ name, value }));

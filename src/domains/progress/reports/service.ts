@@ -9,8 +9,6 @@ import {
   platformCounters,
   skillEvidence,
 } from "../../../db/schema";
-import type { Env } from "../../../env";
-import { database } from "../../../platform/db";
 import { ApiError } from "../../../platform/errors";
 import {
   type PageRequest,
@@ -18,7 +16,8 @@ import {
   pageBounds,
   pageWithTotal,
 } from "../../../platform/http/pagination";
-import { visibleCourses } from "../../content/service";
+import type { ServiceContext } from "../../../platform/service/context";
+import { visibleCourses } from "../../content/policy";
 import { addDays } from "../rules";
 
 /**
@@ -54,13 +53,11 @@ export interface LessonProgressRow {
  * Only a list with no lesson at all takes a second look, to tell an empty course from a missing one.
  */
 export async function readLessonProgress(
-  env: Env,
-  learnerId: string,
-  courseId: string,
-  page: PageRequest,
-  includeDrafts: boolean,
+  ctx: ServiceContext,
+  input: { learnerId: string; courseId: string; page: PageRequest; includeDrafts: boolean },
 ): Promise<PageResult<LessonProgressRow>> {
-  const db = database(env.DB);
+  const { db } = ctx;
+  const { learnerId, courseId, page, includeDrafts } = input;
   const course = and(eq(courses.id, courseId), visibleCourses(includeDrafts));
   const where = and(
     eq(lessons.courseId, courseId),
@@ -100,10 +97,13 @@ export async function readLessonProgress(
 // ---------------------------------------------------------------------------------------------
 // History
 
-export async function readDailyActivity(env: Env, learnerId: string, from: string, to: string) {
-  const db = database(env.DB);
+export async function readDailyActivity(
+  ctx: ServiceContext,
+  input: { learnerId: string; from: string; to: string },
+) {
+  const { learnerId, from, to } = input;
   // At most 366 rows: one per day of the range (primary key user_id, day).
-  return db
+  return ctx.db
     .select({
       day: dailyActivity.day,
       attempts: dailyActivity.attempts,
@@ -131,9 +131,8 @@ export const evidenceColumns = {
 };
 
 /** At most skills × levels (36) rows. */
-export async function readSkillEvidence(env: Env, learnerId: string) {
-  const db = database(env.DB);
-  return db.select(evidenceColumns).from(skillEvidence).where(eq(skillEvidence.userId, learnerId));
+export async function readSkillEvidence(ctx: ServiceContext, learnerId: string) {
+  return ctx.db.select(evidenceColumns).from(skillEvidence).where(eq(skillEvidence.userId, learnerId));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -150,8 +149,8 @@ export const COUNTER_NAMES = [
  * Content totals from the published course rows (their lesson and item counts are kept by the
  * catalogue), active learners through learner_stats_active_idx, activity from platform_counters.
  */
-export async function readPlatformStats(env: Env, today: string) {
-  const db = database(env.DB);
+export async function readPlatformStats(ctx: ServiceContext, today: string) {
+  const { db } = ctx;
   const activeSince = (day: string) =>
     db.select({ n: count() }).from(learnerStats).where(gte(learnerStats.lastActiveDay, day));
   const [content, activeToday, active7, active30, counters] = await db.batch([

@@ -1,7 +1,10 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
+import { enforce } from "../../../platform/auth/policy";
+import { principalContext } from "../../../platform/http/context-middleware";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { resolveLearner } from "../learner";
+import { mayActFor } from "../policy";
 import { CEFR } from "../prefixes";
 import { presentCefrReport } from "../reports/present";
 import { CEFR_METHOD, CefrReportSchema, LearnerQuery } from "../reports/schemas";
@@ -20,8 +23,11 @@ export const cefrReportRoute = tokenRoute("progress:read", {
 
 export function registerCefrReport(app: OpenAPIHono<AppEnv>) {
   app.openapi(cefrReportRoute, async (c) => {
-    const learner = await resolveLearner(c.env, c.var.principal, c.req.valid("query").user_id, "read");
-    const rows = await readSkillEvidence(c.env, learner.id);
+    const ctx = principalContext(c);
+    const { user_id: userId } = c.req.valid("query");
+    enforce(mayActFor(ctx.principal, { userId, purpose: "read" }));
+    const learner = await resolveLearner(ctx, userId);
+    const rows = await readSkillEvidence(ctx, learner.id);
     return c.json(presentCefrReport(learner.id, rows), 200);
   });
 }

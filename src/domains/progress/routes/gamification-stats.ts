@@ -1,7 +1,10 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
+import { enforce } from "../../../platform/auth/policy";
+import { principalContext } from "../../../platform/http/context-middleware";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { resolveLearner } from "../learner";
+import { mayActFor } from "../policy";
 import { GAMIFICATION } from "../prefixes";
 import { presentGamification } from "../reports/gamification/present";
 import { GamificationStatsSchema } from "../reports/gamification/schemas";
@@ -23,10 +26,13 @@ export const gamificationStatsRoute = tokenRoute("progress:read", {
 
 export function registerGamificationStats(app: OpenAPIHono<AppEnv>) {
   app.openapi(gamificationStatsRoute, async (c) => {
-    const learner = await resolveLearner(c.env, c.var.principal, c.req.valid("query").user_id, "read");
-    const today = localTime(Date.now(), learner.timeZone).day;
+    const ctx = principalContext(c);
+    const { user_id: userId } = c.req.valid("query");
+    enforce(mayActFor(ctx.principal, { userId, purpose: "read" }));
+    const learner = await resolveLearner(ctx, userId);
+    const today = localTime(ctx.now(), learner.timeZone).day;
     const week = weekOf(today);
-    const data = await readGamification(c.env, learner.id, week);
+    const data = await readGamification(ctx, { learnerId: learner.id, week });
     return c.json(presentGamification(learner.id, today, week, data), 200);
   });
 }

@@ -1,8 +1,11 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
+import { enforce } from "../../../platform/auth/policy";
 import { ApiError, validationError } from "../../../platform/errors";
+import { principalContext } from "../../../platform/http/context-middleware";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { resolveLearner } from "../learner";
+import { defaultLeaderboardScope, mayActFor, seesEveryLeaderboardName } from "../policy";
 import { GAMIFICATION } from "../prefixes";
 import { presentLeaderboard } from "../reports/gamification/present";
 import { ANONYMOUS_NAME, LeaderboardQuery, LeaderboardSchema } from "../reports/gamification/schemas";
@@ -23,17 +26,18 @@ export const leaderboardRoute = tokenRoute("progress:read", {
 export function registerLeaderboard(app: OpenAPIHono<AppEnv>) {
   app.openapi(leaderboardRoute, async (c) => {
     const { period, scope: asked, limit, user_id } = c.req.valid("query");
-    const principal = c.var.principal;
-    const learner = await resolveLearner(c.env, principal, user_id, "read");
-    const staff = principal.user.role === "platform_admin";
-    const scope = asked ?? (staff || !learner.institutionId ? "platform" : "institution");
+    const ctx = principalContext(c);
+    const { principal } = ctx;
+    enforce(mayActFor(principal, { userId: user_id, purpose: "read" }));
+    const learner = await resolveLearner(ctx, user_id);
+    const scope = asked ?? defaultLeaderboardScope(principal, learner);
     if (scope === "institution" && !learner.institutionId) {
       throw validationError([
         { path: "scope", message: "must be platform for a user without an institution" },
       ]);
     }
-    const week = weekOf(localTime(Date.now(), learner.timeZone).day);
-    const data = await readLeaderboard(c.env, {
+    const week = weekOf(localTime(ctx.now(), learner.timeZone).day);
+    const data = await readLeaderboard(ctx, {
       period,
       institutionId: scope === "institution" ? learner.institutionId : null,
       week,
@@ -41,7 +45,11 @@ export function registerLeaderboard(app: OpenAPIHono<AppEnv>) {
       limit,
     });
     if (!data.me) throw new ApiError("not_found", `No learner ${learner.id}.`);
-    const viewer = { subjectId: learner.id, institutionId: principal.institution?.id ?? null, staff };
+    const viewer = {
+      subjectId: learner.id,
+      institutionId: principal.institution?.id ?? null,
+      staff: seesEveryLeaderboardName(principal),
+    };
     return c.json(
       presentLeaderboard({ period, scope, week, viewer, top: data.top, me: data.me, above: data.above }),
       200,

@@ -1,7 +1,10 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
+import { enforce } from "../../../platform/auth/policy";
+import { principalContext } from "../../../platform/http/context-middleware";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { resolveLearner } from "../learner";
+import { mayActFor } from "../policy";
 import { LEARNING_INSIGHTS } from "../prefixes";
 import { presentInsights, trendStart } from "../reports/insights/present";
 import {
@@ -33,9 +36,12 @@ export const learningInsightsRoute = tokenRoute("progress:read", {
 
 export function registerLearningInsights(app: OpenAPIHono<AppEnv>) {
   app.openapi(learningInsightsRoute, async (c) => {
-    const learner = await resolveLearner(c.env, c.var.principal, c.req.valid("query").user_id, "read");
-    const today = localTime(Date.now(), learner.timeZone).day;
-    const data = await readInsights(c.env, learner.id, trendStart(today), today);
+    const ctx = principalContext(c);
+    const { user_id: userId } = c.req.valid("query");
+    enforce(mayActFor(ctx.principal, { userId, purpose: "read" }));
+    const learner = await resolveLearner(ctx, userId);
+    const today = localTime(ctx.now(), learner.timeZone).day;
+    const data = await readInsights(ctx, { learnerId: learner.id, trendFrom: trendStart(today), today });
     return c.json(presentInsights(learner.id, today, data), 200);
   });
 }

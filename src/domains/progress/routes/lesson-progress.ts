@@ -1,10 +1,13 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
+import { enforce } from "../../../platform/auth/policy";
+import { principalContext } from "../../../platform/http/context-middleware";
 import { paginate } from "../../../platform/http/pagination";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { seesDrafts } from "../../content/policy";
 import { COURSES } from "../../content/prefixes";
-import { seesDrafts } from "../../content/service";
 import { resolveLearner } from "../learner";
+import { mayActFor } from "../policy";
 import { presentLessonProgress } from "../reports/present";
 import { CourseParam, LessonProgressPageSchema, LessonProgressQuery } from "../reports/schemas";
 import { readLessonProgress } from "../reports/service";
@@ -26,14 +29,15 @@ export const lessonProgressRoute = tokenRoute("progress:read", {
 export function registerLessonProgress(app: OpenAPIHono<AppEnv>) {
   app.openapi(lessonProgressRoute, async (c) => {
     const { page, per_page, user_id } = c.req.valid("query");
-    const learner = await resolveLearner(c.env, c.var.principal, user_id, "read");
-    const { total, rows } = await readLessonProgress(
-      c.env,
-      learner.id,
-      c.req.valid("param").course,
-      { page, per_page },
-      seesDrafts(c.var.principal),
-    );
+    const ctx = principalContext(c);
+    enforce(mayActFor(ctx.principal, { userId: user_id, purpose: "read" }));
+    const learner = await resolveLearner(ctx, user_id);
+    const { total, rows } = await readLessonProgress(ctx, {
+      learnerId: learner.id,
+      courseId: c.req.valid("param").course,
+      page: { page, per_page },
+      includeDrafts: seesDrafts(ctx.principal),
+    });
     return c.json(paginate(c, { page, per_page }, total, rows.map(presentLessonProgress)), 200);
   });
 }

@@ -1,5 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
+import { principalContext } from "../../../platform/http/context-middleware";
 import { nowIso } from "../../../platform/ids";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { STATS } from "../prefixes";
@@ -20,9 +21,10 @@ export const platformStatsRoute = tokenRoute("stats:read", {
 
 export function registerPlatformStats(app: OpenAPIHono<AppEnv>) {
   app.openapi(platformStatsRoute, async (c) => {
-    const now = Date.now();
+    const ctx = principalContext(c);
+    const now = ctx.now();
     const today = nowIso(now).slice(0, 10);
-    const data = await readPlatformStats(c.env, today);
+    const data = await readPlatformStats(ctx, today);
     return c.json(presentPlatformStats(today, nowIso(now), data), 200);
   });
 }

@@ -1,9 +1,12 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
+import { enforce } from "../../../platform/auth/policy";
 import { addDays, daysBetween } from "../../../platform/dates";
 import { validationError } from "../../../platform/errors";
+import { principalContext } from "../../../platform/http/context-middleware";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { resolveLearner } from "../learner";
+import { mayActFor } from "../policy";
 import { PROGRESS_HISTORY } from "../prefixes";
 import { presentHistory } from "../reports/present";
 import {
@@ -41,11 +44,13 @@ export function registerProgressHistory(app: OpenAPIHono<AppEnv>) {
     const query = c.req.valid("query");
     // What can be checked without the learner's time zone is checked before looking the learner up.
     if (query.from && query.to) checkRange(query.from, query.to);
-    const learner = await resolveLearner(c.env, c.var.principal, query.user_id, "read");
-    const to = query.to ?? localTime(Date.now(), learner.timeZone).day;
+    const ctx = principalContext(c);
+    enforce(mayActFor(ctx.principal, { userId: query.user_id, purpose: "read" }));
+    const learner = await resolveLearner(ctx, query.user_id);
+    const to = query.to ?? localTime(ctx.now(), learner.timeZone).day;
     const from = query.from ?? addDays(to, -(DEFAULT_HISTORY_DAYS - 1));
     checkRange(from, to);
-    const rows = await readDailyActivity(c.env, learner.id, from, to);
+    const rows = await readDailyActivity(ctx, { learnerId: learner.id, from, to });
     return c.json(
       presentHistory({
         userId: learner.id,

@@ -1,11 +1,13 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
+import { enforce } from "../../../platform/auth/policy";
 import { ApiError } from "../../../platform/errors";
-import { publishEvents } from "../../../platform/events";
+import { principalContext } from "../../../platform/http/context-middleware";
 import { idempotencyHeaderShape, idempotent } from "../../../platform/http/idempotency";
 import { errorResponses, jsonBody, jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { resolveLearner } from "../learner";
+import { mayActFor } from "../policy";
 import { PROGRESS } from "../prefixes";
 import { RecordAttemptsBody, RecordAttemptsResponse } from "../recording/schemas";
 import type { AttemptInput } from "../recording/types";
@@ -36,9 +38,14 @@ export function registerRecordAttempts(app: OpenAPIHono<AppEnv>) {
     const { user_id: userId, ...rest } = body as typeof body & { user_id?: string };
     const attempts: AttemptInput[] =
       "attempts" in rest ? (rest.attempts as AttemptInput[]) : [rest as AttemptInput];
-    const learner = await resolveLearner(c.env, c.var.principal, userId, "write");
-    const recorder = c.env.PROGRESS_RECORDER.get(c.env.PROGRESS_RECORDER.idFromName(learner.id));
-    const result = await recorder.record(learner, attempts);
+    const ctx = principalContext(c);
+    enforce(mayActFor(ctx.principal, { userId, purpose: "write" }));
+    const learner = await resolveLearner(ctx, userId);
+    const recorders = ctx.env.PROGRESS_RECORDER;
+    // The recorder commits the batch and its events, and publishes them (recording/service.ts).
+    const result = await recorders
+      .get(recorders.idFromName(learner.id))
+      .record({ learner, attempts, requestId: ctx.requestId });
     if (!result.ok) {
       // A single attempt's fields are reported at the top level, as it was sent.
       const errors =
@@ -47,14 +54,6 @@ export function registerRecordAttempts(app: OpenAPIHono<AppEnv>) {
           : result.errors?.map((e) => ({ ...e, path: e.path.replace(/^attempts\.0\./, "") }));
       throw new ApiError(result.code, result.detail, { errors });
     }
-    // The events are committed with the attempts; the queue only has to learn of them.
-    if (result.summary.events.length > 0)
-      c.executionCtx.waitUntil(
-        publishEvents(
-          c.env,
-          result.summary.events.map((e) => e.id),
-        ),
-      );
     return c.json({ data: result.outcomes, summary: result.summary }, 200);
   });
 }

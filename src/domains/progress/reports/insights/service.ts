@@ -11,8 +11,8 @@ import {
   skillEvidence,
   studyTime,
 } from "../../../../db/schema";
-import type { Env } from "../../../../env";
-import { type Database, database } from "../../../../platform/db";
+import type { Database } from "../../../../platform/db";
+import type { ServiceContext } from "../../../../platform/service/context";
 import { evidenceColumns } from "../service";
 import { MAX_RECOMMENDATIONS } from "./schemas";
 
@@ -36,8 +36,12 @@ export interface StartingRow {
  * level, over the published catalogue) and the caller keeps those of the learner's level, and only
  * when there is nothing to continue.
  */
-export async function readInsights(env: Env, learnerId: string, trendFrom: string, today: string) {
-  const db = database(env.DB);
+export async function readInsights(
+  ctx: ServiceContext,
+  input: { learnerId: string; trendFrom: string; today: string },
+) {
+  const { db } = ctx;
+  const { learnerId, trendFrom, today } = input;
   // Every selected column gets a distinct name: D1 returns rows as objects, so two columns both
   // called `id` (a course's and a lesson's) would collapse into one in a batch.
   const [evidence, days, grid, continuing, startingRows] = await db.batch([

@@ -1,0 +1,75 @@
+import { describe, expect, it } from "vitest";
+
+/**
+ * The domain layer does each cross-cutting thing one way (docs/design/service-context.md): a rule
+ * broken in a new file fails here, naming the file and the line, so the next domain copies the
+ * mechanism rather than whatever it happened to find first.
+ */
+const SOURCES = import.meta.glob<string>("/src/domains/**/*.ts", {
+  query: "?raw",
+  import: "default",
+  eager: true,
+});
+
+interface Rule {
+  name: string;
+  pattern: RegExp;
+  /** Files where the pattern is the rule, not a breach of it. */
+  allowedIn?: (path: string) => boolean;
+}
+
+const isSqlFile = (path: string) => /\/sql\.ts$/.test(path);
+const isPolicyFile = (path: string) => /\/policy\.ts$/.test(path);
+
+const RULES: Rule[] = [
+  { name: "a database client of its own (use ctx.db)", pattern: /\bdatabase\(/ },
+  {
+    name: "a binding outside the service context (use ctx.env)",
+    pattern: /(?<!ctx\.)\benv\.DB\b|\bc\.env\b/,
+  },
+  { name: "settings parsed in a domain (use ctx.config)", pattern: /\bconfig\((?:c\.)?env\)/ },
+  { name: "the system clock (use ctx.now())", pattern: /\bDate\.now\(\)|\bnowIso\(\)/ },
+  {
+    name: "an outbox row written by hand (use commit)",
+    pattern: /insert\(outboxEvents\)|INSERT INTO outbox_events/,
+  },
+  { name: "events published by hand (commit publishes)", pattern: /\bpublishEvents\(|\bEVENTS_QUEUE\b/ },
+  {
+    name: "raw SQL outside the domain's sql.ts",
+    pattern: /(?:=|\()\s*[`"]\s*(?:SELECT|INSERT|UPDATE|DELETE|WITH)\s/,
+    allowedIn: isSqlFile,
+  },
+  {
+    name: "a role checked outside the domain's policy.ts",
+    pattern: /\.role\s*[!=]==|[!=]==\s*[\w.]*\.role\b/,
+    allowedIn: isPolicyFile,
+  },
+];
+
+function breaches(rule: Rule): string[] {
+  const found: string[] = [];
+  for (const [path, text] of Object.entries(SOURCES)) {
+    if (rule.allowedIn?.(path)) continue;
+    text.split("\n").forEach((line, i) => {
+      if (/^\s*(\/\/|\*)/.test(line)) return;
+      if (rule.pattern.test(line)) found.push(`${path}:${i + 1}: ${line.trim()}`);
+    });
+  }
+  return found;
+}
+
+describe("one way to do each thing in src/domains", () => {
+  for (const rule of RULES) {
+    it(`no ${rule.name}`, () => {
+      expect(breaches(rule)).toEqual([]);
+    });
+  }
+
+  it("one operation per route file", () => {
+    const crowded = Object.entries(SOURCES)
+      .filter(([path]) => /\/routes\/[^/]+\.ts$/.test(path))
+      .filter(([, text]) => (text.match(/\.openapi\(/g) ?? []).length > 1)
+      .map(([path]) => path);
+    expect(crowded).toEqual([]);
+  });
+});
