@@ -17,14 +17,14 @@ const legacy =
 
 /** The minute cron's sweeps; each is independent, so one failing does not stop the others. */
 const SWEEPS: { name: string; run: Sweep }[] = [
-  { name: "idempotency-keys", run: (ctx) => purgeExpiredIdempotencyKeys(ctx.env.DB) },
+  { name: "idempotency-keys", run: purgeExpiredIdempotencyKeys },
   { name: "undispatched-events", run: requeueUndispatchedEvents },
   { name: "stalled-deliveries", run: legacy(requeueStalledDeliveries) },
   { name: "old-events", run: legacy(purgeOldEvents) },
   { name: "exports", run: sweepExports },
   { name: "past-weeks", run: purgePastWeeks },
   { name: "lti", run: legacy(sweepLti) },
-  { name: "reseal-legacy-values", run: legacy(resealLegacyValues) },
+  { name: "reseal-legacy-values", run: resealLegacyValues },
 ];
 
 /** One cron run: every sweep, on a context whose clock reads the run's scheduled time. */

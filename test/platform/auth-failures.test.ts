@@ -1,6 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { hashToken } from "../../src/platform/auth/tokens";
+import { advanceClock, resetClock } from "../../src/platform/service/clock";
 import { call } from "../helpers/api";
 import { createTenant, freshIp, mintToken } from "../helpers/tenants";
 
@@ -17,6 +18,8 @@ function guessedToken(): string {
       .replace(/=+$/, "")
   );
 }
+
+afterEach(() => resetClock());
 
 describe("per-address limit of refused tokens", () => {
   it("answers 429 once an address has sent too many unknown tokens, while its known tokens and other addresses go on", async () => {
@@ -104,7 +107,8 @@ describe("per-address limit of refused tokens", () => {
     // The 60 guesses take well under a second, so most of the 10-second window is still ahead.
     const announced = Number(first!.headers.get("Retry-After"));
     expect(announced).toBeGreaterThanOrEqual(5);
-    await new Promise((resolve) => setTimeout(resolve, 2_100));
+    // Two seconds later (the clock moved on, not slept out).
+    advanceClock(2_100);
     const later = await call("/api/auth/me", { token: guessedToken(), headers: { "CF-Connecting-IP": ip } });
     await later.arrayBuffer();
     expect(later.status).toBe(429);

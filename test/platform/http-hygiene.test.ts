@@ -1,9 +1,21 @@
 import { createExecutionContext, env } from "cloudflare:test";
+import { and, count, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { apiTokens } from "../../src/db/schema";
 import worker from "../../src/index";
+import { database } from "../../src/platform/db";
 import { createApiApp } from "../../src/platform/openapi";
 import { call, callJson } from "../helpers/api";
 import { createTenant, freshIp } from "../helpers/tenants";
+
+/** How many API tokens (not sessions) the user has. */
+async function apiTokensOf(userId: string): Promise<number> {
+  const [row] = await database(env.DB)
+    .select({ n: count() })
+    .from(apiTokens)
+    .where(and(eq(apiTokens.kind, "api"), eq(apiTokens.userId, userId)));
+  return row?.n ?? 0;
+}
 
 function expectProblem(res: Response, body: any, status: number, code: string) {
   expect(res.status).toBe(status);
@@ -69,12 +81,7 @@ describe("errors are problem+json", () => {
       headers: { "Content-Type": "application/json" },
     });
     expectProblem(res, body, 413, "payload_too_large");
-    const count = await env.DB.prepare(
-      "SELECT COUNT(*) AS n FROM api_tokens WHERE kind = 'api' AND user_id = ?",
-    )
-      .bind(admin.id)
-      .first<{ n: number }>();
-    expect(count!.n).toBe(0);
+    expect(await apiTokensOf(admin.id)).toBe(0);
   });
 
   it("lets a route declare a larger body (the bulk upload's 5 MiB), still checked before authentication", async () => {
@@ -121,12 +128,7 @@ describe("errors are problem+json", () => {
       headers: { "Content-Type": "application/json" },
     });
     expectProblem(res, body, 413, "payload_too_large");
-    const count = await env.DB.prepare(
-      "SELECT COUNT(*) AS n FROM api_tokens WHERE kind = 'api' AND user_id = ?",
-    )
-      .bind(admin.id)
-      .first<{ n: number }>();
-    expect(count!.n).toBe(0);
+    expect(await apiTokensOf(admin.id)).toBe(0);
   });
 
   it("answers an exception thrown before any app runs with a 500 problem that still carries the request id and headers", async () => {

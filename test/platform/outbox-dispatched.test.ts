@@ -1,5 +1,7 @@
 import { env } from "cloudflare:test";
+import { eq, like } from "drizzle-orm";
 import { expect, it } from "vitest";
+import { outboxEvents } from "../../src/db/schema";
 import { database } from "../../src/platform/db";
 import { undispatchedEvents } from "../../src/platform/outbox-sweep";
 import { callJson } from "../helpers/api";
@@ -8,27 +10,30 @@ import { createTenant } from "../helpers/tenants";
 import { createWebhook } from "../webhooks/support";
 
 const BACKFILL = "outbox_dispatched_backfill";
+const db = () => database(env.DB);
 
 it("the back-fill marks events fanned out before the marker existed as dispatched, and only those", async () => {
   const fannedOut = "2026-11-01T10:00:00Z";
-  const insert = env.DB.prepare(
-    "INSERT INTO outbox_events (id, type, payload, created_at, fanned_out_at, dispatched_at) VALUES (?, 'member.created', '{}', ?, ?, ?)",
-  );
-  await env.DB.batch([
-    insert.bind("evt_bf_fanned", "2026-11-01T09:59:00Z", fannedOut, null),
-    insert.bind("evt_bf_open", "2026-11-01T09:59:00Z", null, null),
-    insert.bind("evt_bf_marked", "2026-11-01T09:59:00Z", fannedOut, "2026-11-01T10:05:00Z"),
-  ]);
+  const event = { type: "member.created", payload: {}, createdAt: "2026-11-01T09:59:00Z" };
+  await db()
+    .insert(outboxEvents)
+    .values([
+      { ...event, id: "evt_bf_fanned", fannedOutAt: fannedOut, dispatchedAt: null },
+      { ...event, id: "evt_bf_open", fannedOutAt: null, dispatchedAt: null },
+      { ...event, id: "evt_bf_marked", fannedOutAt: fannedOut, dispatchedAt: "2026-11-01T10:05:00Z" },
+    ]);
   const migration = env.TEST_MIGRATIONS.find((m) => m.name.includes(BACKFILL));
   if (!migration) throw new Error(`no ${BACKFILL} migration`);
   await env.DB.batch(migration.queries.map((q) => env.DB.prepare(q)));
-  const { results } = await env.DB.prepare(
-    "SELECT id, dispatched_at FROM outbox_events WHERE id LIKE 'evt_bf_%' ORDER BY id",
-  ).all();
+  const results = await db()
+    .select({ id: outboxEvents.id, dispatchedAt: outboxEvents.dispatchedAt })
+    .from(outboxEvents)
+    .where(like(outboxEvents.id, "evt_bf_%"))
+    .orderBy(outboxEvents.id);
   expect(results).toEqual([
-    { id: "evt_bf_fanned", dispatched_at: fannedOut },
-    { id: "evt_bf_marked", dispatched_at: "2026-11-01T10:05:00Z" },
-    { id: "evt_bf_open", dispatched_at: null },
+    { id: "evt_bf_fanned", dispatchedAt: fannedOut },
+    { id: "evt_bf_marked", dispatchedAt: "2026-11-01T10:05:00Z" },
+    { id: "evt_bf_open", dispatchedAt: null },
   ]);
 });
 
@@ -42,7 +47,7 @@ it("outbox_events has one partial index for the sweep, which the sweep's scan re
     "outbox_events_type_idx",
     "outbox_events_undispatched_idx",
   ]);
-  const scan = undispatchedEvents(database(env.DB), Date.now()).toSQL();
+  const scan = undispatchedEvents(db(), Date.now()).toSQL();
   const { results: plan } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${scan.sql}`)
     .bind(...scan.params)
     .all<{ detail: string }>();
@@ -58,9 +63,11 @@ it("a test ping's event is written dispatched: the sweep never re-sends it", asy
     method: "POST",
   });
   expect(ping.res.status).toBe(200);
-  const row = await env.DB.prepare("SELECT type, dispatched_at FROM outbox_events WHERE id = ?")
-    .bind(ping.body.event_id)
-    .first<{ type: string; dispatched_at: string | null }>();
+  const row = await db()
+    .select({ type: outboxEvents.type, dispatchedAt: outboxEvents.dispatchedAt })
+    .from(outboxEvents)
+    .where(eq(outboxEvents.id, ping.body.event_id))
+    .get();
   expect(row?.type).toBe("ping");
-  expect(row?.dispatched_at).not.toBeNull();
+  expect(row?.dispatchedAt).not.toBeNull();
 });

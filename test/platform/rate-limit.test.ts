@@ -1,5 +1,6 @@
 import { abortAllDurableObjects } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
+import { advanceClock, resetClock } from "../../src/platform/service/clock";
 import { call } from "../helpers/api";
 import { createTenant } from "../helpers/tenants";
 
@@ -40,11 +41,14 @@ async function expectExactLimit(plan: "free" | "pro", limit: number, extra: numb
   const latestRetryAfter = Math.max(...limited.map((r) => Number(r.headers.get("Retry-After"))));
   const deniedAt = Date.now();
   expect((await call("/api/auth/me", { token: admin.token })).status).toBe(429);
-  // …and served once it has passed.
-  await new Promise((r) => setTimeout(r, latestRetryAfter * 1000 - (Date.now() - deniedAt) + 50));
+  // …and served once it has passed: the clock moves on instead of the test sleeping (the token's
+  // Durable Object reads the same injectable clock).
+  advanceClock(latestRetryAfter * 1000 - (Date.now() - deniedAt) + 50);
   const next = await call("/api/auth/me", { token: admin.token });
   expect(next.status).toBe(200);
 }
+
+afterEach(() => resetClock());
 
 describe("per-token rate limits", () => {
   it("gives a Free token exactly 100 of 150 concurrent requests, then serves again after Retry-After", async () => {

@@ -4,23 +4,27 @@ import {
   env,
   waitOnExecutionContext,
 } from "cloudflare:test";
+import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
+import { idempotencyKeys } from "../../src/db/schema";
 import worker from "../../src/index";
+import { database } from "../../src/platform/db";
 
 it("the scheduled sweep deletes idempotency keys past their 24 hours and keeps live ones", async () => {
   const now = Date.now();
-  const insert = env.DB.prepare(
-    "INSERT INTO idempotency_keys (scope, key, method, path, request_hash, locked_until, created_at, expires_at) VALUES ('user:x', ?, 'POST', '/p', 'h', 0, ?, ?)",
-  );
-  await env.DB.batch([
-    insert.bind("old", now - 2 * 86_400_000, now - 86_400_000),
-    insert.bind("live", now, now + 86_400_000),
-  ]);
+  const key = { scope: "user:x", method: "POST", path: "/p", requestHash: "h", lockedUntil: 0 };
+  await database(env.DB)
+    .insert(idempotencyKeys)
+    .values([
+      { ...key, key: "old", createdAt: now - 2 * 86_400_000, expiresAt: now - 86_400_000 },
+      { ...key, key: "live", createdAt: now, expiresAt: now + 86_400_000 },
+    ]);
   const ctx = createExecutionContext();
   await worker.scheduled(createScheduledController({ scheduledTime: now, cron: "* * * * *" }), env, ctx);
   await waitOnExecutionContext(ctx);
-  const { results } = await env.DB.prepare("SELECT key FROM idempotency_keys WHERE scope = 'user:x'").all<{
-    key: string;
-  }>();
+  const results = await database(env.DB)
+    .select({ key: idempotencyKeys.key })
+    .from(idempotencyKeys)
+    .where(eq(idempotencyKeys.scope, "user:x"));
   expect(results.map((r) => r.key)).toEqual(["live"]);
 });

@@ -1,5 +1,7 @@
 import { env } from "cloudflare:test";
+import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { webhooks } from "../../src/db/schema";
 import { fromBase64, randomBytes, toBase64, utf8 } from "../../src/platform/crypto/encoding";
 import {
   openSealed,
@@ -7,7 +9,9 @@ import {
   webhookSecretBinding,
 } from "../../src/platform/crypto/sealed-values";
 import { isLegacySealed, seal, unseal, unsealLegacy } from "../../src/platform/crypto/sealing";
+import { database } from "../../src/platform/db";
 import { callJson } from "../helpers/api";
+import { testContext } from "../helpers/context";
 import { createTenant } from "../helpers/tenants";
 
 const KEY = env.ENCRYPTION_KEY;
@@ -32,14 +36,16 @@ async function webhook(token: string): Promise<string> {
 }
 
 async function secretOf(id: string): Promise<string> {
-  const row = await env.DB.prepare("SELECT secret_sealed FROM webhooks WHERE id = ?")
-    .bind(id)
-    .first<{ secret_sealed: string }>();
-  return row?.secret_sealed ?? "";
+  const row = await database(env.DB)
+    .select({ secretSealed: webhooks.secretSealed })
+    .from(webhooks)
+    .where(eq(webhooks.id, id))
+    .get();
+  return row?.secretSealed ?? "";
 }
 
 async function setSecret(id: string, sealed: string): Promise<void> {
-  await env.DB.prepare("UPDATE webhooks SET secret_sealed = ? WHERE id = ?").bind(sealed, id).run();
+  await database(env.DB).update(webhooks).set({ secretSealed: sealed }).where(eq(webhooks.id, id));
 }
 
 describe("sealing", () => {
@@ -83,7 +89,7 @@ describe("sealing", () => {
     expect(await openSealed(env, legacy, webhookSecretBinding(first))).toBe("whsec_legacy");
 
     const now = Date.now();
-    expect(await resealLegacyValues(env, now)).toBeGreaterThanOrEqual(1);
+    expect(await resealLegacyValues(testContext({ now: () => now }))).toBeGreaterThanOrEqual(1);
     const resealed = await secretOf(first);
     expect(resealed.startsWith("v2.")).toBe(true);
     expect(await openSealed(env, resealed, webhookSecretBinding(first))).toBe("whsec_legacy");
@@ -92,9 +98,9 @@ describe("sealing", () => {
 
     // Passes that find no legacy value for an hour retire the format: a copy of the old v1 value
     // (from a backup, say) then opens in no row at all.
-    expect(await resealLegacyValues(env, now)).toBe(0);
+    expect(await resealLegacyValues(testContext({ now: () => now }))).toBe(0);
     expect(await openSealed(env, legacy, webhookSecretBinding(second))).toBe("whsec_legacy");
-    expect(await resealLegacyValues(env, now + HOUR)).toBe(0);
+    expect(await resealLegacyValues(testContext({ now: () => now + HOUR }))).toBe(0);
     await setSecret(second, legacy);
     await expect(openSealed(env, legacy, webhookSecretBinding(second))).rejects.toThrow(/legacy/);
     await expect(openSealed(env, legacy, webhookSecretBinding(first))).rejects.toThrow(/legacy/);

@@ -4,6 +4,7 @@ import { BoundedMap } from "../bounded-map";
 import { clientIp, consumeByIp, rateLimitedError } from "../ratelimit/middleware";
 import { IP_POLICIES } from "../ratelimit/policies";
 import type { RateDecision } from "../ratelimit/window";
+import { clockNow } from "../service/clock";
 
 const WHAT = "requests with an unknown token from this address";
 
@@ -20,7 +21,7 @@ export function refuseIfOverAuthFailureLimit(c: Context<AppEnv>): void {
   const ip = clientIp(c);
   const refusal = refused.get(ip);
   if (!refusal) return;
-  const elapsed = Math.floor((Date.now() - refusal.at) / 1000);
+  const elapsed = Math.floor((clockNow() - refusal.at) / 1000);
   const retryAfterSeconds = refusal.decision.retryAfterSeconds - elapsed;
   if (retryAfterSeconds <= 0) {
     refused.delete(ip);
@@ -39,6 +40,6 @@ export function refuseIfOverAuthFailureLimit(c: Context<AppEnv>): void {
 export async function countAuthFailure(c: Context<AppEnv>): Promise<void> {
   const decision = await consumeByIp(c, IP_POLICIES.authFailures);
   if (decision.allowed) return;
-  refused.set(clientIp(c), { at: Date.now(), decision });
+  refused.set(clientIp(c), { at: clockNow(), decision });
   throw rateLimitedError(decision, WHAT);
 }

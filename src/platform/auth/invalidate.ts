@@ -1,5 +1,6 @@
 import type { Env } from "../../env";
 import { nowIso } from "../ids";
+import { clockNow } from "../service/clock";
 
 /** Whose cached principals to drop: one token, every token of a user, or of an institution's members. */
 export type PrincipalScope = { tokenId: string } | { userId: string } | { institutionId: string };
@@ -27,7 +28,9 @@ const TOKENS_OF = {
  */
 export async function invalidatePrincipals(env: Env, scope: PrincipalScope): Promise<number> {
   const [key, id] = Object.entries(scope)[0] as [keyof typeof TOKENS_OF, string];
-  const { results } = await env.DB.prepare(TOKENS_OF[key]).bind(id, nowIso()).all<{ token_hash: string }>();
+  const { results } = await env.DB.prepare(TOKENS_OF[key])
+    .bind(id, nowIso(clockNow()))
+    .all<{ token_hash: string }>();
   const hashes = results.map((r) => r.token_hash);
   for (let start = 0; start < hashes.length; start += PARALLEL_GATES) {
     await Promise.all(

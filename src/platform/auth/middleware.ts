@@ -4,7 +4,6 @@ import { createMiddleware } from "hono/factory";
 import { apiTokens } from "../../db/schema";
 import type { AppEnv } from "../../env";
 import { BoundedMap } from "../bounded-map";
-import { database } from "../db";
 import { ApiError } from "../errors";
 import { nowIso } from "../ids";
 import { INSTITUTION_POLICY, USER_SHARE_POLICY } from "../ratelimit/lease-terms";
@@ -14,6 +13,7 @@ import { withPrincipal } from "../service/context";
 import type { Ability } from "./abilities";
 import { decodeAdmitAnswer } from "./admit-answer";
 import { countAuthFailure, refuseIfOverAuthFailureLimit } from "./auth-failures";
+import { enforce, holdsAbility } from "./policy";
 import type { Principal } from "./principal";
 import type { TokenGate } from "./token-gate";
 import { hashToken, looksLikeToken } from "./tokens";
@@ -109,13 +109,13 @@ export const authenticate = createMiddleware<AppEnv>(async function authenticate
   if (!principal) throw new Error("TokenGate sent no principal for an unknown version");
   if (result.principal) principals.set(tokenHash, { version: result.version, principal: result.principal });
   c.set("principal", principal);
-  c.set("ctx", withPrincipal(c.var.ctx, principal));
+  const ctx = withPrincipal(c.var.ctx, principal);
+  c.set("ctx", ctx);
   if (result.touch) {
-    const db = database(c.env.DB);
-    c.executionCtx.waitUntil(
-      db
+    ctx.waitUntil(
+      ctx.db
         .update(apiTokens)
-        .set({ lastUsedAt: nowIso() })
+        .set({ lastUsedAt: nowIso(ctx.now()) })
         .where(eq(apiTokens.id, principal.token.id))
         .run()
         .catch(() => undefined),
@@ -132,9 +132,9 @@ export const authenticate = createMiddleware<AppEnv>(async function authenticate
  */
 export function requireAbility(ability: Ability, exempt?: (c: Context<AppEnv>) => boolean) {
   return createMiddleware<AppEnv>(async function requireAbility(c, next) {
-    if (!c.var.principal.token.abilities.includes(ability) && !exempt?.(c)) {
-      throw new ApiError("missing_ability", `This token lacks the \`${ability}\` ability.`);
-    }
+    // The same refusal a domain's policy answers for a second ability (platform/auth/policy.ts).
+    const decision = holdsAbility(c.var.principal, ability);
+    if (!decision.allowed && !exempt?.(c)) enforce(decision);
     await next();
   });
 }

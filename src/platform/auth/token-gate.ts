@@ -4,6 +4,7 @@ import { config } from "../config";
 import { database } from "../db";
 import { PersistentWindow } from "../ratelimit/bucket-store";
 import { InstitutionLease, type LeaseRefusal, USER_SHARE_POLICY } from "../ratelimit/institution-lease";
+import { clockNow } from "../service/clock";
 import { type AdmitAnswer, type AdmitAnswerFormat, encodeAdmittedCurrent } from "./admit-answer";
 import { type InstitutionBudgetRule, institutionBudgetFor } from "./principal";
 import { loadTokenRecord, type TokenRecord } from "./principal-store";
@@ -64,7 +65,7 @@ export class TokenGate extends DurableObject<Env> {
     format: AdmitAnswerFormat = "object",
   ): Promise<AdmitAnswer> {
     const cached = await this.current(tokenHash);
-    const now = Date.now();
+    const now = clockNow();
     const record = cached.record;
     if (record.state !== "active") return { outcome: "unauthenticated", reason: record.state };
     const { principal } = record;
@@ -100,7 +101,7 @@ export class TokenGate extends DurableObject<Env> {
   /** Called before the D1 row is marked revoked, so the very next request is refused. */
   async revoke(): Promise<void> {
     this.generation += 1;
-    this.store(cachedRecord({ state: "revoked" }, Date.now()));
+    this.store(cachedRecord({ state: "revoked" }, clockNow()));
   }
 
   /**
@@ -122,7 +123,7 @@ export class TokenGate extends DurableObject<Env> {
     if (!cached) return this.load(tokenHash);
     // A revocation is final; nothing in D1 can bring the token back.
     if (cached.record.state === "revoked") return cached;
-    const age = Date.now() - cached.loadedAt;
+    const age = clockNow() - cached.loadedAt;
     if (age > PRINCIPAL_MAX_AGE_MS) return this.load(tokenHash);
     if (age > PRINCIPAL_REFRESH_MS && !this.loading) void this.load(tokenHash).catch(() => undefined);
     return cached;
@@ -154,7 +155,7 @@ export class TokenGate extends DurableObject<Env> {
       .then((record) => {
         // A revocation that landed while D1 was being read wins over what D1 said.
         if (this.cached?.record.state === "revoked") return this.cached;
-        const entry = cachedRecord(record, Date.now());
+        const entry = cachedRecord(record, clockNow());
         // Invalidated meanwhile: what D1 said may predate the change; the next request reads again.
         if (generation !== this.generation) return entry;
         // A token D1 does not know was most likely guessed: remembered while this object lives,

@@ -2,8 +2,9 @@ import { eq } from "drizzle-orm";
 import { sealingUpgrades } from "../../db/schema";
 import type { Env } from "../../env";
 import { config } from "../config";
-import { database } from "../db";
+import { type Database, database } from "../db";
 import { nowIso } from "../ids";
+import type { ServiceContext } from "../service/context";
 import { isLegacySealed, type SealBinding, seal, unseal, unsealLegacy } from "./sealing";
 
 /** The purposes of sealed values, named in their additional data. */
@@ -80,9 +81,9 @@ const BATCH = 100;
 /** Once retired, always retired: remembered by the isolate. */
 let legacyRetired = false;
 
-async function isLegacyRetired(env: Env): Promise<boolean> {
+async function isLegacyRetired(db: Database): Promise<boolean> {
   if (legacyRetired) return true;
-  const row = await database(env.DB)
+  const row = await db
     .select({ name: sealingUpgrades.name })
     .from(sealingUpgrades)
     .where(eq(sealingUpgrades.name, LEGACY_RETIRED))
@@ -98,7 +99,7 @@ async function isLegacyRetired(env: Env): Promise<boolean> {
 export async function openSealed(env: Env, sealed: string, binding: SealBinding): Promise<string> {
   const key = config(env).encryptionKey;
   if (!isLegacySealed(sealed)) return unseal(sealed, key, binding);
-  if (await isLegacyRetired(env))
+  if (await isLegacyRetired(database(env.DB)))
     throw new Error(`A legacy sealed value in a ${binding.purpose} after the re-seal`);
   return unsealLegacy(sealed, key);
 }
@@ -108,18 +109,19 @@ export async function openSealed(env: Env, sealed: string, binding: SealBinding)
  * (a D1 SQL migration cannot run WebCrypto). Each value is replaced only if it is still the one
  * read, so a concurrent rotation wins. Once passes have found none for RETIRE_AFTER_CLEAR_MS, `v1.`
  * is retired for good: from then on no legacy value opens, whichever row it is put in. Returns how
- * many were re-sealed.
+ * many were re-sealed. The minute cron's sweep: `ctx.now()` is the run's scheduled time.
  */
-export async function resealLegacyValues(env: Env, now = Date.now()): Promise<number> {
-  if (await isLegacyRetired(env)) return 0;
+export async function resealLegacyValues(ctx: ServiceContext): Promise<number> {
+  const { db } = ctx;
+  const now = ctx.now();
+  if (await isLegacyRetired(db)) return 0;
   let resealed = 0;
   let left = false;
   for (const column of SEALED_COLUMNS) {
-    const pass = await resealColumn(env, column);
+    const pass = await resealColumn(ctx, column);
     resealed += pass;
     if (pass === BATCH) left = true;
   }
-  const db = database(env.DB);
   if (resealed > 0 || left) {
     await db.delete(sealingUpgrades).where(eq(sealingUpgrades.name, LEGACY_CLEAR)).run();
     return resealed;
@@ -146,9 +148,12 @@ export async function resealLegacyValues(env: Env, now = Date.now()): Promise<nu
 }
 
 /** Re-seals up to BATCH `v1.` values of one column; returns how many. */
-async function resealColumn(env: Env, { table, column, ids, purpose }: (typeof SEALED_COLUMNS)[number]) {
-  const d1 = env.DB;
-  const key = config(env).encryptionKey;
+async function resealColumn(
+  ctx: ServiceContext,
+  { table, column, ids, purpose }: (typeof SEALED_COLUMNS)[number],
+) {
+  const d1 = ctx.env.DB;
+  const key = ctx.config.encryptionKey;
   const idList = ids.map((id, i) => `${id} AS id${i}`).join(", ");
   const { results } = await d1
     .prepare(`SELECT ${idList}, ${column} AS sealed FROM ${table} WHERE ${column} LIKE 'v1.%' LIMIT ?`)

@@ -1,15 +1,14 @@
 import { z } from "@hono/zod-openapi";
 import { and, eq, lt } from "drizzle-orm";
-import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { idempotencyKeys } from "../../db/schema";
-import type { AppEnv, Env } from "../../env";
-import { config } from "../config";
+import type { AppEnv } from "../../env";
 import { sha256Hex } from "../crypto/encoding";
 import { idempotentResponseBinding, openSealed } from "../crypto/sealed-values";
 import { seal } from "../crypto/sealing";
-import { type Database, database } from "../db";
 import { ApiError, validationError } from "../errors";
+import type { ServiceContext } from "../service/context";
+import { principalContext } from "./context-middleware";
 
 const RETENTION_MS = 24 * 60 * 60 * 1000;
 /** A first request that died without answering releases its key after this long. */
@@ -58,21 +57,21 @@ export const idempotent = createMiddleware<AppEnv>(async function idempotent(c, 
       { path: "Idempotency-Key", message: "must be 1 to 255 visible ASCII characters" },
     ]);
   }
-  const db = database(c.env.DB);
+  const ctx = principalContext(c);
   const method = c.req.method;
   const path = new URL(c.req.url).pathname;
   const slot: KeySlot = {
-    scope: `token:${c.var.principal.token.id}`,
+    scope: `token:${ctx.principal.token.id}`,
     key,
     method,
     path,
     requestHash: await sha256Hex(`${method} ${path}\n${await c.req.text()}`),
   };
 
-  const replayed = await claimKey(c.env, db, slot, Date.now());
+  const replayed = await claimKey(ctx, slot);
   if (replayed) return replayed;
   await next();
-  await storeOutcome(c, db, slot);
+  await storeOutcome(ctx, c.res, slot);
 });
 
 interface KeySlot {
@@ -98,7 +97,9 @@ function stillInFlight(): ApiError {
  * Claims the key for this request (an insert, or the take-over of an expired row), or answers why
  * it cannot: the stored response to replay, or a conflict thrown as a problem. Null means claimed.
  */
-async function claimKey(env: Env, db: Database, slot: KeySlot, now: number): Promise<Response | null> {
+async function claimKey(ctx: ServiceContext, slot: KeySlot): Promise<Response | null> {
+  const { db } = ctx;
+  const now = ctx.now();
   const fresh = {
     method: slot.method,
     path: slot.path,
@@ -133,7 +134,7 @@ async function claimKey(env: Env, db: Database, slot: KeySlot, now: number): Pro
   }
   if (existing.responseStatus !== null && existing.responseSealed !== null) {
     const stored = JSON.parse(
-      await openSealed(env, existing.responseSealed, idempotentResponseBinding(slot.scope, slot.key)),
+      await openSealed(ctx.env, existing.responseSealed, idempotentResponseBinding(slot.scope, slot.key)),
     ) as StoredResponse;
     return replay(existing.responseStatus, stored);
   }
@@ -149,26 +150,27 @@ async function claimKey(env: Env, db: Database, slot: KeySlot, now: number): Pro
 }
 
 /** Keeps the handler's answer, sealed, for replays; or frees the key when nothing may have been done. */
-async function storeOutcome(c: Context<AppEnv>, db: Database, slot: KeySlot): Promise<void> {
-  if (c.res.status >= 500 || c.res.status === 429) {
+async function storeOutcome(ctx: ServiceContext, res: Response, slot: KeySlot): Promise<void> {
+  const { db } = ctx;
+  if (res.status >= 500 || res.status === 429) {
     // Nothing was done, or we cannot know: let the client retry with the same key.
     await db.delete(idempotencyKeys).where(slotWhere(slot)).run();
     return;
   }
-  const body = await c.res.clone().text();
+  const body = await res.clone().text();
   const headers: Record<string, string> = {};
   for (const name of REPLAYED_HEADERS) {
-    const value = c.res.headers.get(name);
+    const value = res.headers.get(name);
     if (value) headers[name] = value;
   }
   const sealed = await seal(
     JSON.stringify({ headers, body } satisfies StoredResponse),
-    config(c.env).encryptionKey,
+    ctx.config.encryptionKey,
     idempotentResponseBinding(slot.scope, slot.key),
   );
   await db
     .update(idempotencyKeys)
-    .set({ responseStatus: c.res.status, responseSealed: sealed })
+    .set({ responseStatus: res.status, responseSealed: sealed })
     .where(slotWhere(slot))
     .run();
 }
@@ -179,8 +181,8 @@ function replay(status: number, stored: StoredResponse): Response {
   return new Response(stored.body, { status, headers });
 }
 
-/** Sweeps keys past their 24 hours; called by the scheduled handler. */
-export async function purgeExpiredIdempotencyKeys(d1: D1Database, now = Date.now()): Promise<number> {
-  const result = await database(d1).delete(idempotencyKeys).where(lt(idempotencyKeys.expiresAt, now)).run();
+/** Sweeps keys past their 24 hours (the minute cron: `ctx.now()` is the run's scheduled time). */
+export async function purgeExpiredIdempotencyKeys(ctx: ServiceContext): Promise<number> {
+  const result = await ctx.db.delete(idempotencyKeys).where(lt(idempotencyKeys.expiresAt, ctx.now())).run();
   return result.meta.changes;
 }

@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
+import { clockNow } from "../service/clock";
 import { PersistentWindow } from "./bucket-store";
 import {
   INSTITUTION_POLICY,
@@ -45,7 +46,7 @@ export class InstitutionBudget extends DurableObject<Env> {
     user?: LeaseUser,
   ): Promise<LeaseGrant> {
     if (giveBack) await this.refund(giveBack);
-    const now = Date.now();
+    const now = clockNow();
     this.forgetIdleUsers(now, windowSeconds);
     const userWindow = user ? await this.userWindow(user.id) : null;
     let asked = wanted;

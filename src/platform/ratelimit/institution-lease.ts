@@ -1,3 +1,4 @@
+import { clockNow } from "../service/clock";
 import type { InstitutionBudget } from "./institution-budget";
 import {
   INSTITUTION_POLICY,
@@ -128,11 +129,11 @@ export class InstitutionLease {
 
   private async takeAfterRenewal(limits: LeaseLimits, windowSeconds: number): Promise<LeaseRefusal | null> {
     for (;;) {
-      const refused = this.remembered(Date.now());
+      const refused = this.remembered(clockNow());
       if (refused) return refused;
       let grant: LeaseGrant;
       try {
-        grant = await (this.pending ?? this.renew(Date.now(), limits, windowSeconds));
+        grant = await (this.pending ?? this.renew(clockNow(), limits, windowSeconds));
       } catch (error) {
         // The per-token limit still holds; an unreachable budget must not take every token down.
         console.error(
@@ -140,7 +141,7 @@ export class InstitutionLease {
         );
         return null;
       }
-      const now = Date.now();
+      const now = clockNow();
       if (this.holdsUnit(now)) {
         this.useUnit(now, limits, windowSeconds);
         return null;
@@ -172,7 +173,7 @@ export class InstitutionLease {
     const request = this.budget()
       .lease(limit, windowSeconds, Math.min(this.chunk, maxChunk(limit)), giveBack, user)
       .then((grant) => {
-        const now = Date.now();
+        const now = clockNow();
         if (swap) {
           // The units given back are gone; those used while the call was out count against the new.
           this.units = Math.max(0, grant.granted - (heldWhenAsked - this.units));

@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
+import { clockNow } from "../service/clock";
 import { PersistentWindow } from "./bucket-store";
 import type { RateDecision } from "./window";
 
@@ -15,7 +16,7 @@ export class RateLimiter extends DurableObject<Env> {
   }
 
   async consume(limit: number, windowSeconds: number): Promise<RateDecision & { second: number }> {
-    return this.rate.consume(Date.now(), limit, windowSeconds);
+    return this.rate.consume(clockNow(), limit, windowSeconds);
   }
 
   async refund(second: number): Promise<void> {
