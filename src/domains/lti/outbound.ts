@@ -2,11 +2,10 @@ import type { Env } from "../../env";
 import { config } from "../../platform/config";
 import {
   checkOutboundUrl,
+  nextRetrySeconds,
   type OutboundErrorCode,
   outboundFetch,
-  parseRetryAfter,
   RESPONSE_PREFIX_BYTES,
-  retryDelaySeconds,
 } from "../../platform/outbound";
 
 /**
@@ -91,9 +90,5 @@ export async function getJson(
 
 /** Seconds before the retry after attempt `attempt` (1-based), or null when retries are used up (webhooks' schedule). */
 export function retryInSeconds(env: Env, attempt: number, retryAfter: string | null): number | null {
-  return retryDelaySeconds(
-    attempt,
-    config(env).webhooks.retrySchedule,
-    parseRetryAfter(retryAfter, Date.now()),
-  );
+  return nextRetrySeconds(attempt, config(env).webhooks.retrySchedule, retryAfter, Date.now());
 }

@@ -1,15 +1,14 @@
 import type { z } from "@hono/zod-openapi";
-import { and, desc, eq } from "drizzle-orm";
+import { desc, eq } from "drizzle-orm";
 import { ltiConsumers, ltiPassbacks } from "../../db/schema";
 import type { Env } from "../../env";
 import { database } from "../../platform/db";
+import { retryDelay } from "../../platform/delivery";
 import { ApiError } from "../../platform/errors";
 import { newId, nowIso } from "../../platform/ids";
-import { queueDelaySeconds, sendAll } from "../../platform/queue";
 import { SCORE_SCOPE } from "./claims";
 import type { ConsumerRow } from "./consumers";
 import { findLaunch, type LaunchRow } from "./launches";
-import { RESPONSE_BODY_LIMIT } from "./outbound";
 import {
   agsScopes,
   attemptPassback,
@@ -17,17 +16,11 @@ import {
   type PassbackResult,
   type PassbackRow,
 } from "./passback-send";
+import { CLAIM_MS, enqueuePassbacks, resultStatement } from "./passback-target";
 
 export type { PassbackRow };
 
 import type { PassbackBody, PassbackSchema } from "./schemas";
-
-export interface PassbackMessage {
-  passback_id: string;
-}
-
-/** How long one attempt may hold a passback before a twin message may try it. */
-export const CLAIM_MS = 60_000;
 
 export function presentPassback(row: PassbackRow): z.infer<typeof PassbackSchema> {
   return {
@@ -67,38 +60,14 @@ export function isGradable(env: Env, launch: LaunchRow): boolean {
   );
 }
 
-export async function enqueuePassbacks(env: Env, ids: readonly string[], delaySeconds?: readonly number[]) {
-  await sendAll(
-    env.LTI_PASSBACK_QUEUE,
-    ids.map((id): PassbackMessage => ({ passback_id: id })),
-    delaySeconds,
-  );
-}
-
-/** The row's state after an attempt: what the log shows and what the queue does next. */
-export function resultChanges(result: PassbackResult, now: number): Partial<PassbackRow> {
-  const { outcome } = result;
-  return {
-    status: result.status,
-    claimedUntil: null,
-    platformStatus: outcome.responseStatus,
-    lastError: outcome.error,
-    responseBody: outcome.responseBody?.slice(0, RESPONSE_BODY_LIMIT) ?? null,
-    nextAttemptAt: result.status === "retrying" ? now + result.retryInSeconds * 1000 : null,
-    sentAt: result.status === "succeeded" ? nowIso(now) : null,
-    completedAt: result.status === "retrying" ? null : nowIso(now),
-  };
-}
-
-/** Records an attempt's result, only while this attempt still holds the passback. */
+/**
+ * Records the manual grade's inline attempt, only while it still holds the passback; a retry goes to
+ * the passback queue as a delayed message, where the delivery engine takes it over.
+ */
 export async function recordResult(env: Env, row: PassbackRow, result: PassbackResult): Promise<PassbackRow> {
-  const [updated] = await database(env.DB)
-    .update(ltiPassbacks)
-    .set(resultChanges(result, Date.now()))
-    .where(and(eq(ltiPassbacks.id, row.id), eq(ltiPassbacks.attemptCount, row.attemptCount)))
-    .returning();
+  const [updated] = await resultStatement(database(env.DB), row, result, Date.now()).returning();
   if (result.status === "retrying")
-    await enqueuePassbacks(env, [row.id], [queueDelaySeconds(result.retryInSeconds, 1)]);
+    await enqueuePassbacks(env, [row.id], [retryDelay(result.retryInSeconds)]);
   return updated ?? row;
 }
 

@@ -3,7 +3,7 @@ import { jsonArrays } from "../../platform/batch";
 import { newId, nowIso } from "../../platform/ids";
 import { SCORE_SCOPE } from "./claims";
 import { usableLineItem } from "./passback-send";
-import { enqueuePassbacks } from "./passbacks";
+import { enqueuePassbacks } from "./passback-target";
 
 /**
  * LTI's subscription to the outbox: a learner's `lesson.completed` / `course.completed` becomes a

@@ -3,7 +3,7 @@ import { ltiLaunches, ltiPassbacks, ltiSessionCodes, ltiStates } from "../../db/
 import type { Env } from "../../env";
 import { database } from "../../platform/db";
 import { nowIso } from "../../platform/ids";
-import { enqueuePassbacks } from "./passbacks";
+import { enqueuePassbacks } from "./passback-target";
 
 /** A login state or launch code is kept an hour past its expiry (the log says why a late one failed), then deleted. */
 const KEEP_EXPIRED_MS = 3_600_000;

@@ -3,12 +3,7 @@ import type { Env } from "../../env";
 import { utf8 } from "../../platform/crypto/encoding";
 import { openSealed, webhookSecretBinding } from "../../platform/crypto/sealed-values";
 import { nowIso } from "../../platform/ids";
-import {
-  type OutboundResult,
-  outboundFetch,
-  parseRetryAfter,
-  retryDelaySeconds,
-} from "../../platform/outbound";
+import { nextRetrySeconds, type OutboundResult, outboundFetch } from "../../platform/outbound";
 import type { DeliveryConfig } from "./config";
 import { deliveryBody, signDelivery } from "./signing";
 
@@ -41,7 +36,7 @@ export type AutomaticDisable = "gone" | "target_refused";
 
 export interface AttemptResult {
   outcome: AttemptOutcome;
-  status: DeliveryStatus;
+  status: Exclude<DeliveryStatus, "pending">;
   startedAt: string;
   /** Seconds until the retry, when `status` is `retrying`. */
   retryInSeconds: number | null;
@@ -123,10 +118,11 @@ export async function attemptDelivery(
   // 410 Gone: the receiver says the endpoint no longer exists; retrying would only be noise.
   if (outcome.status === 410) return { ...base, status: "failed", disable: "gone" };
   const finished = Date.now();
-  const delay = retryDelaySeconds(
+  const delay = nextRetrySeconds(
     delivery.attempt,
     config.retrySchedule,
-    parseRetryAfter(outcome.headers?.get("Retry-After") ?? null, finished),
+    outcome.headers?.get("Retry-After") ?? null,
+    finished,
     random,
   );
   if (delay === null) return { ...base, status: "failed" };

@@ -1,7 +1,7 @@
 import type { Env } from "../../env";
+import { deadLetterBatch, deliverBatch, parseBatch } from "../../platform/delivery";
 import { EventMessage } from "../../platform/events";
-import { closeDeadLettered, deliver } from "./deliver";
-import { DeliveryMessage, groupById, parseBatch } from "./delivery-queue";
+import { webhookDeliveryTarget } from "./delivery-target";
 
 /**
  * The webhook pipeline's queue consumers. Each parses its messages first: a body that does not match
@@ -26,17 +26,12 @@ export async function deadLetterEvents(batch: MessageBatch<unknown>): Promise<vo
   for (const { message } of parsed) message.ack();
 }
 
-/** The delivery queue: each delivery claimed, sent once and recorded (deliver.ts). */
-export async function deliverWebhooks(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  const parsed = await parseBatch(batch, DeliveryMessage, env.WEBHOOK_DLQ);
-  const byId = groupById(parsed, (body) => body.delivery_id);
-  if (byId.size > 0) await deliver(env, byId);
+/** The delivery queue: each delivery claimed, sent once and recorded by the delivery engine. */
+export function deliverWebhooks(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  return deliverBatch(webhookDeliveryTarget, batch, env);
 }
 
 /** Deliveries whose messages exhausted the queue's own retries: closed as failed, visibly. */
-export async function deadLetterDeliveries(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  const parsed = await parseBatch(batch, DeliveryMessage);
-  const ids = [...new Set(parsed.map((p) => p.body.delivery_id))];
-  if (ids.length > 0) await closeDeadLettered(env, ids);
-  for (const { message } of parsed) message.ack();
+export function deadLetterDeliveries(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  return deadLetterBatch(webhookDeliveryTarget, batch, env);
 }

@@ -7,16 +7,14 @@ import {
 } from "../../db/schema";
 import type { Env } from "../../env";
 import { chunk, rowsPerStatement, type Statement } from "../../platform/batch";
-import { config as settingsOf } from "../../platform/config";
 import { database } from "../../platform/db";
+import { sendAndRecord } from "../../platform/delivery";
 import { ApiError, validationError } from "../../platform/errors";
 import { EVENT_RETENTION_MS } from "../../platform/events";
 import { type PageRequest, pageBounds, pageWithTotal } from "../../platform/http/pagination";
 import { newId, nowIso } from "../../platform/ids";
-import { attemptDelivery } from "./attempt";
-import { attemptStatements } from "./attempt-record";
 import { EVENT_EXAMPLES } from "./catalogue";
-import { enqueueDeliveries } from "./delivery-queue";
+import { enqueueDeliveries, webhookDeliveryTarget } from "./delivery-target";
 import { presentDelivery } from "./present";
 import type { WebhookRow } from "./service";
 
@@ -225,11 +223,7 @@ export async function sendTestPing(env: Env, webhook: WebhookRow) {
     claimedUntil: now + 60_000,
   };
   await db.batch([db.insert(outboxEvents).values(event), db.insert(webhookDeliveries).values(delivery)]);
-  const config = settingsOf(env).webhooks;
   const claimed = { id: delivery.id, attempt: 1, webhook, event, isPing: true };
-  const result = await attemptDelivery(env, config, claimed);
-  await db.batch(
-    attemptStatements(db, config, [{ delivery: claimed, result }], Date.now()) as [Statement, ...Statement[]],
-  );
+  await sendAndRecord(webhookDeliveryTarget, env, [claimed], { onRecorded: () => {} });
   return getDelivery(env, webhook.id, delivery.id);
 }

@@ -1,15 +1,13 @@
 import { and, eq, isNull } from "drizzle-orm";
 import { outboxEvents, webhookDeliveries } from "../../db/schema";
 import type { Env } from "../../env";
-import { jsonArrays, type Statement } from "../../platform/batch";
+import { jsonArrays } from "../../platform/batch";
 import { config as settingsOf } from "../../platform/config";
 import { type Database, database, inJsonList } from "../../platform/db";
+import { retryDelay, sendAndRecord } from "../../platform/delivery";
 import { newId, nowIso } from "../../platform/ids";
-import { queueDelaySeconds } from "../../platform/queue";
-import { type AttemptResult, attemptDelivery, type ClaimedDelivery } from "./attempt";
-import { attemptStatements } from "./attempt-record";
-import { type DeliveryConfig, PARALLEL_SENDS } from "./config";
-import { enqueueDeliveries, inPool } from "./delivery-queue";
+import type { ClaimedDelivery } from "./attempt";
+import { enqueueDeliveries, webhookDeliveryTarget } from "./delivery-target";
 import { type HookSigningRow, webhookToSign } from "./hook-row";
 
 /**
@@ -34,8 +32,7 @@ export async function fanOut(env: Env, eventIds: string[]): Promise<void> {
   const plan = planDeliveries(events, await readSubscribers(env.DB, events));
   if (plan.rows.length > 0) {
     const { toSend, toQueue } = await insertDeliveries(env.DB, db, plan, events, { lease, now });
-    const sent = await sendFirstAttempts(env, config, toSend, now + budgetMs);
-    await recordAndQueue(env, db, config, sent, toQueue, lease);
+    await sendFirstAttempts(env, db, toSend, toQueue, { deadline: now + budgetMs, lease });
   }
   await markFannedOut(db, events, now);
 }
@@ -179,74 +176,44 @@ async function insertDeliveries(
   return { toSend, toQueue };
 }
 
-interface FirstAttempts {
-  attempts: { delivery: ClaimedDelivery; result: AttemptResult }[];
-  retries: { id: string; delay: number }[];
-  /** Claimed but not started before the deadline: handed back to the queue. */
-  released: string[];
-}
-
-/** First attempts, six at a time, until the deadline; what is left is released to the queue. */
+/**
+ * First attempts, six at a time, until the deadline, each recorded as soon as it is answered (by the
+ * delivery engine, as in the delivery consumer); the claims not reached are un-claimed, then they and
+ * the retries are queued. If a record cannot be written the fan-out fails and the event is fanned out
+ * again: it finds its deliveries claimed, so none is sent again while the claims hold (after that the
+ * sweep hands them to the queue).
+ */
 async function sendFirstAttempts(
   env: Env,
-  config: DeliveryConfig,
-  toSend: ClaimedDelivery[],
-  deadline: number,
-): Promise<FirstAttempts> {
-  const results = await inPool(toSend, PARALLEL_SENDS, (d) =>
-    Date.now() < deadline ? attemptDelivery(env, config, d) : Promise.resolve(null),
-  );
-  const sent: FirstAttempts = { attempts: [], retries: [], released: [] };
-  toSend.forEach((delivery, i) => {
-    const result = results[i];
-    if (!result) {
-      sent.released.push(delivery.id);
-      return;
-    }
-    sent.attempts.push({ delivery, result });
-    if (result.status === "retrying")
-      sent.retries.push({ id: delivery.id, delay: queueDelaySeconds(result.retryInSeconds ?? 0) });
-  });
-  return sent;
-}
-
-/**
- * Logs the first attempts and un-claims what was not sent, then queues the rest and the retries. The
- * log is written before anything is queued or the event marked: if this write fails the event is
- * fanned out again and finds its deliveries claimed, so none is sent again while the claims hold (as
- * in the delivery consumer; after that the sweep hands them to the queue).
- */
-async function recordAndQueue(
-  env: Env,
   db: Database,
-  config: DeliveryConfig,
-  sent: FirstAttempts,
+  toSend: ClaimedDelivery[],
   toQueue: string[],
-  lease: number,
+  at: { deadline: number; lease: number },
 ): Promise<void> {
-  const statements: Statement[] = attemptStatements(db, config, sent.attempts, Date.now());
-  if (sent.released.length > 0) {
-    statements.push(
-      db
-        .update(webhookDeliveries)
-        .set({ attemptCount: 0, claimedUntil: null })
-        .where(
-          and(
-            inJsonList(webhookDeliveries.id, sent.released),
-            eq(webhookDeliveries.status, "pending"),
-            eq(webhookDeliveries.attemptCount, 1),
-            eq(webhookDeliveries.claimedUntil, lease),
-          ),
+  const sent = await sendAndRecord(webhookDeliveryTarget, env, toSend, {
+    deadline: at.deadline,
+    onRecorded: () => {},
+  });
+  const released = sent.released.map((d) => d.id);
+  if (released.length > 0) {
+    await db
+      .update(webhookDeliveries)
+      .set({ attemptCount: 0, claimedUntil: null })
+      .where(
+        and(
+          inJsonList(webhookDeliveries.id, released),
+          eq(webhookDeliveries.status, "pending"),
+          eq(webhookDeliveries.attemptCount, 1),
+          eq(webhookDeliveries.claimedUntil, at.lease),
         ),
-    );
+      );
   }
-  const [first, ...rest] = statements;
-  if (first) await db.batch([first, ...rest]);
-  const queued = [...toQueue, ...sent.released];
+  const retries = sent.attempts.filter((a) => a.result.status === "retrying");
+  const queued = [...toQueue, ...released];
   await enqueueDeliveries(
     env,
-    [...queued, ...sent.retries.map((r) => r.id)],
-    [...queued.map(() => 0), ...sent.retries.map((r) => r.delay)],
+    [...queued, ...retries.map((r) => r.item.id)],
+    [...queued.map(() => 0), ...retries.map((r) => retryDelay(r.result.retryInSeconds ?? 0))],
   );
 }
 

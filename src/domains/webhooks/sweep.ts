@@ -4,7 +4,7 @@ import type { Env } from "../../env";
 import { database } from "../../platform/db";
 import { EVENT_RETENTION_MS } from "../../platform/events";
 import { nowIso } from "../../platform/ids";
-import { enqueueDeliveries } from "./delivery-queue";
+import { enqueueDeliveries } from "./delivery-target";
 
 /** A delivery this late past its due time has lost its queue message. */
 const STALLED_AFTER_MS = 600_000;
