@@ -1,10 +1,10 @@
-import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
+import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { and, eq } from "drizzle-orm";
 import { expect, it } from "vitest";
 import { z } from "zod";
 import { webhookDeliveries } from "../../src/db/schema";
-import { database } from "../../src/platform/db";
 import { type DeliveryTarget, deliverBatch, type Verdict, type WorkState } from "../../src/platform/delivery";
+import { testContext } from "../helpers/context";
 import { receiverEndpoint } from "../helpers/receiver";
 import { createTenant } from "../helpers/tenants";
 import { createWebhook, deliveryRow, insertDelivery } from "../webhooks/support";
@@ -33,14 +33,14 @@ function fakeTarget(
     deadLetter: (e) => e.WEBHOOK_DLQ,
     deadLetteredError: "dead",
     leaseMs: () => 60_000,
-    prepare: (_env, claimed) => ({
+    prepare: (_ctx, claimed) => ({
       send: claimed.map(({ row, attempt }) => ({ id: row.id, attempt })),
       close: [],
     }),
-    send: (_env, item) => send(item),
-    record: (e, attempts) => {
+    send: (_ctx, item) => send(item),
+    record: (ctx, attempts) => {
       record?.();
-      const db = database(e.DB);
+      const db = ctx.db;
       return attempts.map(({ item, result }) =>
         db
           .update(webhookDeliveries)
@@ -86,7 +86,7 @@ async function run(target: ReturnType<typeof fakeTarget>, ids: string[], onSettl
   );
   const observed = { queue: batch.queue, messages } as unknown as MessageBatch<unknown>;
   const ctx = createExecutionContext();
-  const outcome = await deliverBatch(target, observed, env).then(
+  const outcome = await deliverBatch(testContext(), target, observed).then(
     () => null,
     (error: unknown) => error,
   );

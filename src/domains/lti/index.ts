@@ -1,10 +1,10 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
+import { registerGradePassback as registerPassbackRoutes } from "./grades/routes/grade-passback";
 import { registerConsumerRoutes } from "./routes/consumers";
 import { registerKeyRoutes } from "./routes/keys";
 import { registerLaunchRoutes } from "./routes/launch";
 import { registerLaunchLogRoutes } from "./routes/launches";
-import { registerPassbackRoutes } from "./routes/passback";
 
 export function registerLti(app: OpenAPIHono<AppEnv>) {
   registerKeyRoutes(app);

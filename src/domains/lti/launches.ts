@@ -10,7 +10,7 @@ import { type DisplayTextRule, sanitizeDisplayText, TITLE } from "../../platform
 import { visibleCourses } from "../content/service";
 import { asRecord, CLAIMS, pick } from "./claims";
 import type { ConsumerRow } from "./consumers";
-import { usableLineItem } from "./passback-send";
+import { usableLineItem } from "./grades/line-item";
 import type { LaunchSchema } from "./schemas";
 import { LaunchRefusal } from "./validate";
 

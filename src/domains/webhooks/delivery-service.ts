@@ -13,6 +13,7 @@ import { ApiError, validationError } from "../../platform/errors";
 import { EVENT_RETENTION_MS } from "../../platform/events";
 import { type PageRequest, pageBounds, pageWithTotal } from "../../platform/http/pagination";
 import { newId, nowIso } from "../../platform/ids";
+import type { ServiceContext } from "../../platform/service/context";
 import { EVENT_EXAMPLES } from "./catalogue";
 import { enqueueDeliveries, webhookDeliveryTarget } from "./delivery-target";
 import { presentDelivery } from "./present";
@@ -130,18 +131,21 @@ function redeliveryRow(
  * A new delivery of the same event (same body and event id, new delivery id), sent through the queue
  * with the usual retries. Only a finished delivery can be redelivered.
  */
-export async function redeliver(env: Env, webhook: WebhookRow, deliveryId: string) {
+export async function redeliver(
+  ctx: ServiceContext,
+  { webhook, deliveryId }: { webhook: WebhookRow; deliveryId: string },
+) {
   requireEnabled(webhook);
-  const original = await findDeliveryRow(env, webhook.id, deliveryId);
+  const original = await findDeliveryRow(ctx.env, webhook.id, deliveryId);
   if (original.status === "pending" || original.status === "retrying") {
     throw new ApiError(
       "conflict",
       `Delivery ${deliveryId} is still ${original.status}; wait for it to finish.`,
     );
   }
-  const row = redeliveryRow(original, Date.now());
-  await database(env.DB).insert(webhookDeliveries).values(row).run();
-  await enqueueDeliveries(env, [row.id]);
+  const row = redeliveryRow(original, ctx.now());
+  await ctx.db.insert(webhookDeliveries).values(row).run();
+  await enqueueDeliveries(ctx, [row.id]);
   return presentDelivery(row, []);
 }
 
@@ -149,16 +153,19 @@ export async function redeliver(env: Env, webhook: WebhookRow, deliveryId: strin
  * Redelivers each event whose latest delivery to this webhook failed since `since` (like Svix's
  * recover): one new delivery per event, however many times it failed before.
  */
-export async function recover(env: Env, webhook: WebhookRow, sinceText: string) {
+export async function recover(
+  ctx: ServiceContext,
+  { webhook, since: sinceText }: { webhook: WebhookRow; since: string },
+) {
   requireEnabled(webhook);
-  const now = Date.now();
+  const now = ctx.now();
   const since = Date.parse(sinceText);
   if (since > now) throw validationError([{ path: "since", message: "must not be in the future" }]);
   if (since < now - EVENT_RETENTION_MS)
     throw validationError([
       { path: "since", message: "must be within the last 30 days, the retention of events and deliveries" },
     ]);
-  const db = database(env.DB);
+  const db = ctx.db;
   const failed = await db
     .select({
       id: webhookDeliveries.id,
@@ -185,7 +192,7 @@ export async function recover(env: Env, webhook: WebhookRow, sinceText: string) 
     inserts.push(db.insert(webhookDeliveries).values(part));
   if (inserts.length > 0) await db.batch(inserts as [Statement, ...Statement[]]);
   await enqueueDeliveries(
-    env,
+    ctx,
     rows.map((r) => r.id),
   );
   return {
@@ -199,9 +206,9 @@ export async function recover(env: Env, webhook: WebhookRow, sinceText: string) 
  * The test ping: a `ping` event and its delivery, sent now, once, and answered with the result.
  * It never retries and never changes the webhook's health, whatever the receiver answers.
  */
-export async function sendTestPing(env: Env, webhook: WebhookRow) {
-  const db = database(env.DB);
-  const now = Date.now();
+export async function sendTestPing(ctx: ServiceContext, webhook: WebhookRow) {
+  const db = ctx.db;
+  const now = ctx.now();
   const event = {
     id: newId("evt"),
     type: "ping",
@@ -224,6 +231,6 @@ export async function sendTestPing(env: Env, webhook: WebhookRow) {
   };
   await db.batch([db.insert(outboxEvents).values(event), db.insert(webhookDeliveries).values(delivery)]);
   const claimed = { id: delivery.id, attempt: 1, webhook, event, isPing: true };
-  await sendAndRecord(webhookDeliveryTarget, env, [claimed], { onRecorded: () => {} });
-  return getDelivery(env, webhook.id, delivery.id);
+  await sendAndRecord(ctx, webhookDeliveryTarget, [claimed], { onRecorded: () => {} });
+  return getDelivery(ctx.env, webhook.id, delivery.id);
 }

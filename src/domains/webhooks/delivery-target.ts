@@ -1,9 +1,6 @@
 import { and, eq } from "drizzle-orm";
 import { z } from "zod";
 import { webhookDeliveries } from "../../db/schema";
-import type { Env } from "../../env";
-import { config as settingsOf } from "../../platform/config";
-import { database } from "../../platform/db";
 import {
   type Closed,
   type DeliveryTarget,
@@ -12,6 +9,7 @@ import {
   type WorkState,
 } from "../../platform/delivery";
 import { nowIso } from "../../platform/ids";
+import type { ServiceContext } from "../../platform/service/context";
 import { type AttemptResult, attemptDelivery, type ClaimedDelivery } from "./attempt";
 import { attemptStatements } from "./attempt-record";
 import { type HookSigningRow, webhookToSign } from "./hook-row";
@@ -74,11 +72,9 @@ export const webhookDeliveryTarget: DeliveryTarget<
   queue: (env) => env.WEBHOOK_QUEUE,
   deadLetter: (env) => env.WEBHOOK_DLQ,
   deadLetteredError: "Dead-lettered: the delivery queue gave up on this message",
-  leaseMs: (env, count) =>
-    (Math.ceil(count / PARALLEL_SENDS) + 1) * settingsOf(env).webhooks.timeoutMs + 30_000,
+  leaseMs: (ctx, count) => (Math.ceil(count / PARALLEL_SENDS) + 1) * ctx.config.webhooks.timeoutMs + 30_000,
   load: (d1, idsJson) => d1.prepare(DETAILS_SQL).bind(idsJson),
-  prepare(env, claimed, now) {
-    const db = database(env.DB);
+  prepare(ctx, claimed, now) {
     const send: ClaimedDelivery[] = [];
     const close: Closed[] = [];
     for (const { row, attempt } of claimed) {
@@ -90,7 +86,7 @@ export const webhookDeliveryTarget: DeliveryTarget<
       close.push({
         id: row.id,
         statements: [
-          db
+          ctx.db
             .update(webhookDeliveries)
             .set({
               status: "failed",
@@ -105,11 +101,11 @@ export const webhookDeliveryTarget: DeliveryTarget<
     }
     return { send, close };
   },
-  send: (env, delivery) => attemptDelivery(env, settingsOf(env).webhooks, delivery),
-  record: (env, attempts, now) =>
+  send: (ctx, delivery) => attemptDelivery(ctx, delivery),
+  record: (ctx, attempts, now) =>
     attemptStatements(
-      database(env.DB),
-      settingsOf(env).webhooks,
+      ctx.db,
+      ctx.config.webhooks,
       attempts.map(({ item, result }) => ({ delivery: item, result })),
       now,
     ),
@@ -117,9 +113,9 @@ export const webhookDeliveryTarget: DeliveryTarget<
 
 /** Sends one message per delivery; `delaySeconds[i]`, when given, delays the i-th. */
 export function enqueueDeliveries(
-  env: Env,
+  ctx: ServiceContext,
   deliveryIds: readonly string[],
   delaySeconds?: readonly number[],
 ): Promise<void> {
-  return enqueue(webhookDeliveryTarget, env, deliveryIds, delaySeconds);
+  return enqueue(ctx, webhookDeliveryTarget, deliveryIds, delaySeconds);
 }

@@ -1,11 +1,10 @@
 import { and, eq, isNull } from "drizzle-orm";
 import { outboxEvents, webhookDeliveries } from "../../db/schema";
-import type { Env } from "../../env";
 import { jsonArrays } from "../../platform/batch";
-import { config as settingsOf } from "../../platform/config";
-import { type Database, database, inJsonList } from "../../platform/db";
+import { type Database, inJsonList } from "../../platform/db";
 import { retryDelay, sendAndRecord } from "../../platform/delivery";
 import { newId, nowIso } from "../../platform/ids";
+import type { ServiceContext } from "../../platform/service/context";
 import type { ClaimedDelivery } from "./attempt";
 import { enqueueDeliveries, webhookDeliveryTarget } from "./delivery-target";
 import { type HookSigningRow, webhookToSign } from "./hook-row";
@@ -21,20 +20,20 @@ import { type HookSigningRow, webhookToSign } from "./hook-row";
  * what fails goes to the delivery queue, as a delayed retry. A webhook that is failing, and whatever
  * the time or subrequest budget of this invocation does not reach, goes through the delivery queue.
  */
-export async function fanOut(env: Env, eventIds: string[]): Promise<void> {
-  const events = await readOpenEvents(env.DB, eventIds);
+export async function fanOut(ctx: ServiceContext, eventIds: string[]): Promise<void> {
+  const d1 = ctx.env.DB;
+  const events = await readOpenEvents(d1, eventIds);
   if (events.length === 0) return;
-  const db = database(env.DB);
-  const config = settingsOf(env).webhooks;
-  const now = Date.now();
+  const config = ctx.config.webhooks;
+  const now = ctx.now();
   const budgetMs = Math.min(DIRECT_SEND_BUDGET_MS, config.timeoutMs);
   const lease = now + budgetMs + config.timeoutMs + 30_000;
-  const plan = planDeliveries(events, await readSubscribers(env.DB, events));
+  const plan = planDeliveries(events, await readSubscribers(d1, events));
   if (plan.rows.length > 0) {
-    const { toSend, toQueue } = await insertDeliveries(env.DB, db, plan, events, { lease, now });
-    await sendFirstAttempts(env, db, toSend, toQueue, { deadline: now + budgetMs, lease });
+    const { toSend, toQueue } = await insertDeliveries(d1, ctx.db, plan, events, { lease, now });
+    await sendFirstAttempts(ctx, toSend, toQueue, { deadline: now + budgetMs, lease });
   }
-  await markFannedOut(db, events, now);
+  await markFannedOut(ctx.db, events, now);
 }
 
 /**
@@ -184,19 +183,18 @@ async function insertDeliveries(
  * sweep hands them to the queue).
  */
 async function sendFirstAttempts(
-  env: Env,
-  db: Database,
+  ctx: ServiceContext,
   toSend: ClaimedDelivery[],
   toQueue: string[],
   at: { deadline: number; lease: number },
 ): Promise<void> {
-  const sent = await sendAndRecord(webhookDeliveryTarget, env, toSend, {
+  const sent = await sendAndRecord(ctx, webhookDeliveryTarget, toSend, {
     deadline: at.deadline,
     onRecorded: () => {},
   });
   const released = sent.released.map((d) => d.id);
   if (released.length > 0) {
-    await db
+    await ctx.db
       .update(webhookDeliveries)
       .set({ attemptCount: 0, claimedUntil: null })
       .where(
@@ -211,7 +209,7 @@ async function sendFirstAttempts(
   const retries = sent.attempts.filter((a) => a.result.status === "retrying");
   const queued = [...toQueue, ...released];
   await enqueueDeliveries(
-    env,
+    ctx,
     [...queued, ...retries.map((r) => r.item.id)],
     [...queued.map(() => 0), ...retries.map((r) => retryDelay(r.result.retryInSeconds ?? 0))],
   );

@@ -1,9 +1,10 @@
 import type { z } from "zod";
 import type { Env } from "../../env";
 import type { Statement } from "../batch";
-import { type Database, database } from "../db";
+import type { Database } from "../db";
 import { nowIso } from "../ids";
 import { queueDelaySeconds, sendAll } from "../queue";
+import type { ServiceContext } from "../service/context";
 import { groupById, parseBatch } from "./messages";
 import { inPool, PARALLEL_SENDS } from "./pool";
 
@@ -73,12 +74,13 @@ export interface DeliveryTarget<
   table: string;
   /** The queue message: one id of `table`. */
   message: { schema: z.ZodType<Body>; idOf(body: Body): string; of(id: string): Body };
+  /** The target's queue and dead-letter queue, from the invocation's bindings. */
   queue(env: Env): Queue<unknown>;
   deadLetter(env: Env): Queue<unknown>;
   /** `last_error` of work whose message the queue dead-lettered. */
   deadLetteredError: string;
   /** How long the claim of `count` items holds: longer than sending them all can take. */
-  leaseMs(env: Env, count: number): number;
+  leaseMs(ctx: ServiceContext, count: number): number;
   /**
    * What sending the work needs, read in the claim's own D1 batch (one round trip): a statement over
    * the ids (a JSON array bound as ?1) whose rows carry the `WorkState` columns. Without it the engine
@@ -87,7 +89,7 @@ export interface DeliveryTarget<
   load?(d1: D1Database, idsJson: string): D1PreparedStatement;
   /** The claimed rows as items to send, and the statements closing those that will not be sent. */
   prepare(
-    env: Env,
+    ctx: ServiceContext,
     claimed: ClaimedRow<Row>[],
     now: number,
   ): Promise<{ send: Item[]; close: Closed[] }> | { send: Item[]; close: Closed[] };
@@ -95,12 +97,12 @@ export interface DeliveryTarget<
    * One attempt: the request built (signed, authorised), sent through the outbound gate and judged
    * (the retry delay from platform/outbound/retry.ts's policy). Writes nothing; should never throw.
    */
-  send(env: Env, item: Item): Promise<Result>;
+  send(ctx: ServiceContext, item: Item): Promise<Result>;
   /**
    * The writes that record answered attempts: the log, each item's new state (only while the claim
    * is still this attempt's: `attempt_count` unchanged), and anything the target keeps (health).
    */
-  record(env: Env, attempts: Attempt<Item, Result>[], now: number): Statement[];
+  record(ctx: ServiceContext, attempts: Attempt<Item, Result>[], now: number): Statement[];
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: a registry of targets of any shape
@@ -113,13 +115,13 @@ export function retryDelay(seconds: number): number {
 
 /** Sends one message per id to the target's queue; `delaySeconds[i]`, when given, delays the i-th. */
 export async function enqueue<Body>(
+  ctx: ServiceContext,
   target: Pick<DeliveryTarget<Body, WorkState, { id: string }, Verdict>, "queue" | "message">,
-  env: Env,
   ids: readonly string[],
   delaySeconds?: readonly number[],
 ): Promise<void> {
   await sendAll(
-    target.queue(env),
+    target.queue(ctx.env),
     ids.map((id) => target.message.of(id)),
     delaySeconds,
   );
@@ -179,9 +181,14 @@ function waitFor(row: WorkState, now: number): Settlement {
  * that arrived meanwhile — so a batch of fast answers costs a few writes, not one each, and a crash
  * loses the records of at most the last window's answers. A failed write stops the recording (and,
  * through `failed`, the sends): what it held stays unsettled.
+ *
+ * One recorder per `sendAndRecord` call, never shared: its timer, its write in flight and the
+ * messages its writes settle all belong to the invocation that made it, and `done()` drains it
+ * before that call returns (Workers forbid awaiting one invocation's I/O from another).
  */
 function recorder<Item, Result>(
   db: Database,
+  now: () => number,
   statementsOf: (attempts: Attempt<Item, Result>[], now: number) => Statement[],
 ) {
   type Entry =
@@ -199,7 +206,7 @@ function recorder<Item, Result>(
       else attempts.push(entry.attempt);
     }
     try {
-      statements.push(...statementsOf(attempts, Date.now()));
+      statements.push(...statementsOf(attempts, now()));
       const [first, ...rest] = statements;
       if (first) await db.batch([first, ...rest]);
     } catch (error) {
@@ -270,13 +277,15 @@ export interface SendOptions<Item, Result> {
  * error is thrown once the sends in flight are answered.
  */
 export async function sendAndRecord<Item extends { id: string }, Result extends Verdict>(
+  ctx: ServiceContext,
   target: Pick<DeliveryTarget<unknown, WorkState, Item, Result>, "name" | "send" | "record">,
-  env: Env,
   items: Item[],
   options: SendOptions<Item, Result>,
 ): Promise<{ attempts: Attempt<Item, Result>[]; released: Item[] }> {
-  const log = recorder<Item, Result>(database(env.DB), (attempts, now) =>
-    attempts.length > 0 ? target.record(env, attempts, now) : [],
+  const log = recorder<Item, Result>(
+    ctx.db,
+    () => ctx.now(),
+    (attempts, now) => (attempts.length > 0 ? target.record(ctx, attempts, now) : []),
   );
   for (const closed of options.closed ?? [])
     log.add({ closed, written: () => options.onClosed?.(closed.id) });
@@ -284,13 +293,13 @@ export async function sendAndRecord<Item extends { id: string }, Result extends 
   const released: Item[] = [];
   let thrown: { error: unknown } | null = null;
   await inPool(items, PARALLEL_SENDS, async (item) => {
-    if (log.failed || (options.deadline !== undefined && Date.now() >= options.deadline)) {
+    if (log.failed || (options.deadline !== undefined && ctx.now() >= options.deadline)) {
       released.push(item);
       return;
     }
     let result: Result;
     try {
-      result = await target.send(env, item);
+      result = await target.send(ctx, item);
     } catch (error) {
       console.error(
         JSON.stringify({
@@ -325,8 +334,12 @@ export async function deliverBatch<
   Row extends WorkState,
   Item extends { id: string },
   Result extends Verdict,
->(target: DeliveryTarget<Body, Row, Item, Result>, batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  const parsed = await parseBatch(batch, target.message.schema, target.deadLetter(env));
+>(
+  ctx: ServiceContext,
+  target: DeliveryTarget<Body, Row, Item, Result>,
+  batch: MessageBatch<unknown>,
+): Promise<void> {
+  const parsed = await parseBatch(batch, target.message.schema, target.deadLetter(ctx.env));
   const byId = groupById(parsed, (body) => target.message.idOf(body));
   if (byId.size === 0) return;
   const settle = (id: string, how: Settlement) => {
@@ -335,9 +348,9 @@ export async function deliverBatch<
       else message.retry({ delaySeconds: retryDelay(how.retryInSeconds) });
     }
   };
-  const now = Date.now();
+  const now = ctx.now();
   const ids = [...byId.keys()];
-  const found = await claim<Row>(env.DB, target as AnyTarget, ids, now, target.leaseMs(env, ids.length));
+  const found = await claim<Row>(ctx.env.DB, target as AnyTarget, ids, now, target.leaseMs(ctx, ids.length));
   const claimed: ClaimedRow<Row>[] = [];
   for (const id of ids) {
     const row = found.rows.get(id);
@@ -348,10 +361,10 @@ export async function deliverBatch<
     else claimed.push({ row, attempt });
   }
   if (claimed.length === 0) return;
-  const prepared = await target.prepare(env, claimed, now);
+  const prepared = await target.prepare(ctx, claimed, now);
   // Left unsettled when a record cannot be written: the error fails the invocation, and the queue
   // hands those messages over again (their claims keep a twin from sending before they lapse).
-  await sendAndRecord(target, env, prepared.send, {
+  await sendAndRecord(ctx, target, prepared.send, {
     closed: prepared.close,
     onClosed: (id) => settle(id, {}),
     onRecorded: (item, result) =>
@@ -365,18 +378,18 @@ export async function deliverBatch<
  * is closed as failed, visibly, and every message acknowledged (one that does not fit is logged).
  */
 export async function deadLetterBatch<Body>(
+  ctx: ServiceContext,
   target: Pick<
     DeliveryTarget<Body, WorkState, { id: string }, Verdict>,
     "table" | "message" | "deadLetteredError"
   >,
   batch: MessageBatch<unknown>,
-  env: Env,
 ): Promise<void> {
   const parsed = await parseBatch(batch, target.message.schema);
   const ids = [...new Set(parsed.map((p) => target.message.idOf(p.body)))];
   if (ids.length > 0)
-    await env.DB.prepare(deadLetterSql(target.table))
-      .bind(target.deadLetteredError, nowIso(), JSON.stringify(ids))
+    await ctx.env.DB.prepare(deadLetterSql(target.table))
+      .bind(target.deadLetteredError, nowIso(ctx.now()), JSON.stringify(ids))
       .run();
   for (const { message } of parsed) message.ack();
 }

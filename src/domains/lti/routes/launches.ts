@@ -3,8 +3,8 @@ import type { AppEnv } from "../../../env";
 import { requireInstitution } from "../../../platform/auth/principal";
 import { paginate } from "../../../platform/http/pagination";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { passbacksOf, presentPassback } from "../grades/passbacks";
 import { findLaunch, listLaunches, presentLaunch } from "../launches";
-import { passbacksOf, presentPassback } from "../passbacks";
 import { LTI_LAUNCHES } from "../prefixes";
 import { LaunchPageSchema, LaunchParam, LaunchWithPassbacksSchema, ListLaunchesQuery } from "../schemas";
 

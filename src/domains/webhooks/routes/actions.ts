@@ -2,6 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv, Env } from "../../../env";
 import { requireInstitution } from "../../../platform/auth/principal";
 import { config } from "../../../platform/config";
+import { principalContext } from "../../../platform/http/context-middleware";
 import { jsonResponse, optionalJsonBody, tokenRoute } from "../../../platform/openapi";
 import { limiterFor, rateLimitedError } from "../../../platform/ratelimit/middleware";
 import { sendTestPing } from "../delivery-service";
@@ -52,7 +53,7 @@ export function registerWebhookActions(app: OpenAPIHono<AppEnv>) {
   app.openapi(testWebhookRoute, async (c) => {
     const webhook = await findWebhook(c.env, requireInstitution(c.var.principal).id, c.req.valid("param").id);
     await limitTestPings(c.env, webhook.id);
-    return c.json(await sendTestPing(c.env, webhook), 200);
+    return c.json(await sendTestPing(principalContext(c), webhook), 200);
   });
 
   app.openapi(rotateSecretRoute, async (c) => {

@@ -2,6 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { requireInstitution } from "../../../platform/auth/principal";
+import { principalContext } from "../../../platform/http/context-middleware";
 import { idempotencyHeaderShape, idempotent } from "../../../platform/http/idempotency";
 import { paginate } from "../../../platform/http/pagination";
 import { jsonBody, jsonResponse, tokenRoute } from "../../../platform/openapi";
@@ -84,7 +85,7 @@ export function registerDeliveryRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(redeliverRoute, async (c) => {
     const { id, delivery } = c.req.valid("param");
     const webhook = await findWebhook(c.env, requireInstitution(c.var.principal).id, id);
-    const created = await redeliver(c.env, webhook, delivery);
+    const created = await redeliver(principalContext(c), { webhook, deliveryId: delivery });
     c.header(
       "Location",
       new URL(`/api/integrations/webhooks/${webhook.id}/deliveries/${created.id}`, c.req.url).toString(),
@@ -94,6 +95,6 @@ export function registerDeliveryRoutes(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(recoverRoute, async (c) => {
     const webhook = await findWebhook(c.env, requireInstitution(c.var.principal).id, c.req.valid("param").id);
-    return c.json(await recover(c.env, webhook, c.req.valid("json").since), 202);
+    return c.json(await recover(principalContext(c), { webhook, since: c.req.valid("json").since }), 202);
   });
 }

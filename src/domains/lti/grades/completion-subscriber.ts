@@ -1,8 +1,8 @@
-import type { Env } from "../../env";
-import { jsonArrays } from "../../platform/batch";
-import { newId, nowIso } from "../../platform/ids";
-import { SCORE_SCOPE } from "./claims";
-import { usableLineItem } from "./passback-send";
+import { jsonArrays } from "../../../platform/batch";
+import { newId, nowIso } from "../../../platform/ids";
+import type { ServiceContext } from "../../../platform/service/context";
+import { SCORE_SCOPE } from "../claims";
+import { usableLineItem } from "./line-item";
 import { enqueuePassbacks } from "./passback-target";
 
 /**
@@ -50,19 +50,21 @@ function fractionOf(match: Match): number {
   return typeof score === "number" && Number.isFinite(score) ? Math.min(1, Math.max(0, score)) : 1;
 }
 
-export async function passbackCompletions(env: Env, eventIds: readonly string[]): Promise<void> {
+/** The outbox subscriber `(ctx, eventIds)`: the completions' scores, inserted and queued. */
+export async function passbackCompletions(ctx: ServiceContext, eventIds: readonly string[]): Promise<void> {
   if (eventIds.length === 0) return;
+  const d1 = ctx.env.DB;
   const list = JSON.stringify(eventIds);
-  const matches = (await env.DB.prepare(MATCH_SQL).bind(list).all<Match>()).results.filter((m) => {
+  const matches = (await d1.prepare(MATCH_SQL).bind(list).all<Match>()).results.filter((m) => {
     const ags = (JSON.parse(m.ags) as { scope?: unknown; lineitem?: unknown }) ?? {};
     return (
-      usableLineItem(env, ags.lineitem) !== null &&
+      usableLineItem(ctx.env, ags.lineitem) !== null &&
       Array.isArray(ags.scope) &&
       ags.scope.includes(SCORE_SCOPE)
     );
   });
   if (matches.length === 0) return;
-  const now = new Date();
+  const now = new Date(ctx.now());
   const rows = matches.map((m) => [
     newId("lpb"),
     m.launch_id,
@@ -72,11 +74,11 @@ export async function passbackCompletions(env: Env, eventIds: readonly string[])
     now.toISOString(),
   ]);
   const matchedEvents = JSON.stringify([...new Set(matches.map((m) => m.event_id))]);
-  const insert = env.DB.prepare(INSERT_SQL);
-  const results = await env.DB.batch<{ id: string }>([
+  const insert = d1.prepare(INSERT_SQL);
+  const results = await d1.batch<{ id: string }>([
     ...jsonArrays(rows).map((part) => insert.bind(part, nowIso(now.getTime()))),
-    env.DB.prepare(UNSENT_SQL).bind(matchedEvents),
+    d1.prepare(UNSENT_SQL).bind(matchedEvents),
   ]);
   const ids = (results.at(-1)?.results ?? []).map((r) => r.id);
-  if (ids.length > 0) await enqueuePassbacks(env, ids);
+  if (ids.length > 0) await enqueuePassbacks(ctx, ids);
 }

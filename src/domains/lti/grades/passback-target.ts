@@ -1,27 +1,24 @@
 import { and, eq } from "drizzle-orm";
 import { z } from "zod";
-import { ltiConsumers, ltiLaunches, ltiPassbacks } from "../../db/schema";
-import type { Env } from "../../env";
-import type { Statement } from "../../platform/batch";
-import { config } from "../../platform/config";
-import { type Database, database, inJsonList } from "../../platform/db";
+import { ltiConsumers, ltiLaunches, ltiPassbacks } from "../../../db/schema";
+import type { Statement } from "../../../platform/batch";
+import { type Database, inJsonList } from "../../../platform/db";
 import {
   type Closed,
   type DeliveryTarget,
   enqueue,
   PARALLEL_SENDS,
   type WorkState,
-} from "../../platform/delivery";
-import { nowIso } from "../../platform/ids";
-import type { ConsumerRow } from "./consumers";
-import type { LaunchRow } from "./launches";
-import { RESPONSE_BODY_LIMIT } from "./outbound";
-import { attemptPassback, type PassbackResult, type PassbackRow } from "./passback-send";
+} from "../../../platform/delivery";
+import { nowIso } from "../../../platform/ids";
+import type { ServiceContext } from "../../../platform/service/context";
+import { RESPONSE_BODY_LIMIT } from "../outbound";
+import { type PassbackResult, type PassbackRow, type ScoreToSend, sendScore } from "./send-score";
 
 /**
  * LTI grade passback as a target of the delivery engine (platform/delivery): a passback row, read
  * with its launch and platform registration once per batch, sent as an AGS score with an access
- * token (passback-send.ts), recorded on its row.
+ * token (send-score.ts), recorded on its row.
  */
 
 /** A message of the passback queue: one passback to attempt. */
@@ -33,11 +30,8 @@ export const CLAIM_MS = 60_000;
 /** An attempt may take an access token, a line item and a score POST retried once: four requests. */
 const REQUESTS_PER_ATTEMPT = 4;
 
-export interface PassbackItem {
+export interface PassbackItem extends ScoreToSend {
   id: string;
-  passback: PassbackRow;
-  launch: LaunchRow;
-  consumer: ConsumerRow;
 }
 
 /** The row's state after an attempt: what the log shows and what the queue does next. */
@@ -64,14 +58,14 @@ export function resultStatement(db: Database, row: PassbackRow, result: Passback
 }
 
 /** A claimed passback whose platform registration was deleted: closed unsent. */
-function closeUnsent(db: Database, id: string): Statement {
+function closeUnsent(db: Database, id: string, now: number): Statement {
   return db
     .update(ltiPassbacks)
     .set({
       status: "failed",
       claimedUntil: null,
       lastError: "The platform registration was deleted; not sent",
-      completedAt: nowIso(),
+      completedAt: nowIso(now),
     })
     .where(eq(ltiPassbacks.id, id));
 }
@@ -87,17 +81,15 @@ export const passbackTarget: DeliveryTarget<PassbackMessage, WorkState, Passback
   queue: (env) => env.LTI_PASSBACK_QUEUE,
   deadLetter: (env) => env.LTI_PASSBACK_DLQ,
   deadLetteredError: "Dead-lettered: the passback queue gave up on this message",
-  leaseMs: (env, count) =>
+  leaseMs: (ctx, count) =>
     Math.max(
       CLAIM_MS,
-      (Math.ceil(count / PARALLEL_SENDS) + 1) * REQUESTS_PER_ATTEMPT * config(env).webhooks.timeoutMs +
-        30_000,
+      (Math.ceil(count / PARALLEL_SENDS) + 1) * REQUESTS_PER_ATTEMPT * ctx.config.webhooks.timeoutMs + 30_000,
     ),
   // The rows of the batch's claimed passbacks, read after the claim (so counting this attempt), with
   // their launches and registrations: one query for the batch.
-  async prepare(env, claimed) {
-    const db = database(env.DB);
-    const found = await db
+  async prepare(ctx, claimed, now) {
+    const found = await ctx.db
       .select({ passback: ltiPassbacks, launch: ltiLaunches, consumer: ltiConsumers })
       .from(ltiPassbacks)
       .leftJoin(ltiLaunches, eq(ltiLaunches.id, ltiPassbacks.launchId))
@@ -120,15 +112,20 @@ export const passbackTarget: DeliveryTarget<PassbackMessage, WorkState, Passback
           launch: f.launch,
           consumer: f.consumer,
         });
-      else close.push({ id: row.id, statements: [closeUnsent(db, row.id)] });
+      else close.push({ id: row.id, statements: [closeUnsent(ctx.db, row.id, now)] });
     }
     return { send, close };
   },
-  send: (env, item) => attemptPassback(env, item.passback, item.launch, item.consumer),
-  record: (env, attempts, now) =>
-    attempts.map(({ item, result }) => resultStatement(database(env.DB), item.passback, result, now)),
+  send: (ctx, item) => sendScore(ctx, item),
+  record: (ctx, attempts, now) =>
+    attempts.map(({ item, result }) => resultStatement(ctx.db, item.passback, result, now)),
 };
 
-export function enqueuePassbacks(env: Env, ids: readonly string[], delaySeconds?: readonly number[]) {
-  return enqueue(passbackTarget, env, ids, delaySeconds);
+/** One passback-queue message per id; `delaySeconds[i]`, when given, delays the i-th. */
+export function enqueuePassbacks(
+  ctx: ServiceContext,
+  ids: readonly string[],
+  delaySeconds?: readonly number[],
+) {
+  return enqueue(ctx, passbackTarget, ids, delaySeconds);
 }

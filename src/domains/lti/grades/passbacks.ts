@@ -1,27 +1,22 @@
 import type { z } from "@hono/zod-openapi";
 import { desc, eq } from "drizzle-orm";
-import { ltiConsumers, ltiPassbacks } from "../../db/schema";
-import type { Env } from "../../env";
-import { database } from "../../platform/db";
-import { retryDelay } from "../../platform/delivery";
-import { ApiError } from "../../platform/errors";
-import { newId, nowIso } from "../../platform/ids";
-import { SCORE_SCOPE } from "./claims";
-import type { ConsumerRow } from "./consumers";
-import { findLaunch, type LaunchRow } from "./launches";
-import {
-  agsScopes,
-  attemptPassback,
-  lineItemOf,
-  type PassbackResult,
-  type PassbackRow,
-} from "./passback-send";
+import { ltiConsumers, ltiPassbacks } from "../../../db/schema";
+import type { Env } from "../../../env";
+import { database } from "../../../platform/db";
+import { retryDelay } from "../../../platform/delivery";
+import { ApiError } from "../../../platform/errors";
+import { newId, nowIso } from "../../../platform/ids";
+import type { ServiceContext } from "../../../platform/service/context";
+import type { ConsumerRow } from "../consumers";
+import { findLaunch, type LaunchRow } from "../launches";
+import type { PassbackBody, PassbackSchema } from "../schemas";
+import { isGradable } from "./line-item";
 import { CLAIM_MS, enqueuePassbacks, resultStatement } from "./passback-target";
+import { type PassbackResult, type PassbackRow, sendScore } from "./send-score";
 
 export type { PassbackRow };
 
-import type { PassbackBody, PassbackSchema } from "./schemas";
-
+/** A passback as the API shows it. */
 export function presentPassback(row: PassbackRow): z.infer<typeof PassbackSchema> {
   return {
     id: row.id,
@@ -43,6 +38,7 @@ export function presentPassback(row: PassbackRow): z.infer<typeof PassbackSchema
   };
 }
 
+/** The passbacks of a launch, newest first (the launch log shows them). */
 export async function passbacksOf(env: Env, launchId: string): Promise<PassbackRow[]> {
   return database(env.DB)
     .select()
@@ -51,29 +47,24 @@ export async function passbacksOf(env: Env, launchId: string): Promise<PassbackR
     .orderBy(desc(ltiPassbacks.createdAt), desc(ltiPassbacks.id));
 }
 
-/** Whether grades can go back for a launch: it carries a usable AGS line item URL and the score scope. */
-export function isGradable(env: Env, launch: LaunchRow): boolean {
-  return (
-    launch.status === "succeeded" &&
-    lineItemOf(env, launch) !== null &&
-    agsScopes(launch).includes(SCORE_SCOPE)
-  );
-}
-
 /**
  * Records the manual grade's inline attempt, only while it still holds the passback; a retry goes to
  * the passback queue as a delayed message, where the delivery engine takes it over.
  */
-export async function recordResult(env: Env, row: PassbackRow, result: PassbackResult): Promise<PassbackRow> {
-  const [updated] = await resultStatement(database(env.DB), row, result, Date.now()).returning();
+async function recordResult(
+  ctx: ServiceContext,
+  row: PassbackRow,
+  result: PassbackResult,
+): Promise<PassbackRow> {
+  const [updated] = await resultStatement(ctx.db, row, result, ctx.now()).returning();
   if (result.status === "retrying")
-    await enqueuePassbacks(env, [row.id], [retryDelay(result.retryInSeconds)]);
+    await enqueuePassbacks(ctx, [row.id], [retryDelay(result.retryInSeconds)]);
   return updated ?? row;
 }
 
-async function consumerOf(env: Env, launch: LaunchRow): Promise<ConsumerRow> {
+async function consumerOf(ctx: ServiceContext, launch: LaunchRow): Promise<ConsumerRow> {
   const consumer = launch.consumerId
-    ? await database(env.DB).select().from(ltiConsumers).where(eq(ltiConsumers.id, launch.consumerId)).get()
+    ? await ctx.db.select().from(ltiConsumers).where(eq(ltiConsumers.id, launch.consumerId)).get()
     : undefined;
   if (!consumer)
     throw new ApiError("lti_not_gradable", "The platform registration of this launch was deleted.");
@@ -85,30 +76,32 @@ async function consumerOf(env: Env, launch: LaunchRow): Promise<ConsumerRow> {
  * queue, 502 (with the platform's status and answer) when it refused.
  */
 export async function gradeLaunch(
-  env: Env,
-  institutionId: string,
-  launchId: string,
-  input: z.infer<typeof PassbackBody>,
+  ctx: ServiceContext,
+  {
+    institutionId,
+    launchId,
+    score,
+  }: { institutionId: string; launchId: string; score: z.infer<typeof PassbackBody> },
 ): Promise<{ row: PassbackRow; result: PassbackResult }> {
-  const launch = await findLaunch(env, institutionId, launchId);
-  if (!isGradable(env, launch))
+  const launch = await findLaunch(ctx.env, institutionId, launchId);
+  if (!isGradable(ctx.env, launch))
     throw new ApiError(
       "lti_not_gradable",
       "This launch carries no usable AGS line item (an http(s) URL) with the score scope; the platform must send the assignment-and-grade claim (a graded assignment) for grades to go back.",
     );
-  const consumer = await consumerOf(env, launch);
-  const now = Date.now();
+  const consumer = await consumerOf(ctx, launch);
+  const now = ctx.now();
   const row: PassbackRow = {
     id: newId("lpb"),
     launchId: launch.id,
     institutionId,
     eventId: null,
-    scoreGiven: input.score_given,
-    scoreMaximum: input.score_maximum,
+    scoreGiven: score.score_given,
+    scoreMaximum: score.score_maximum,
     scoreFraction: null,
-    activityProgress: input.activity_progress,
-    gradingProgress: input.grading_progress,
-    comment: input.comment ?? null,
+    activityProgress: score.activity_progress,
+    gradingProgress: score.grading_progress,
+    comment: score.comment ?? null,
     scoredAt: new Date(now).toISOString(),
     status: "pending",
     // Inserted already claimed, its first attempt counted, as the queue consumer's claim would.
@@ -122,7 +115,7 @@ export async function gradeLaunch(
     sentAt: null,
     completedAt: null,
   };
-  await database(env.DB).insert(ltiPassbacks).values(row).run();
-  const result = await attemptPassback(env, row, launch, consumer);
-  return { row: await recordResult(env, row, result), result };
+  await ctx.db.insert(ltiPassbacks).values(row).run();
+  const result = await sendScore(ctx, { passback: row, launch, consumer });
+  return { row: await recordResult(ctx, row, result), result };
 }
