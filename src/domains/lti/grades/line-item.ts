@@ -1,7 +1,10 @@
+import type { ltiLaunches } from "../../../db/schema";
 import type { Env } from "../../../env";
 import { outboundPolicy, urlProblem } from "../../../platform/outbound";
 import { SCORE_SCOPE } from "../claims";
-import type { LaunchRow } from "../launches";
+
+/** What the grade rules read of a launch (its row, typed from the table: launches.ts imports this file). */
+type LaunchRow = Pick<typeof ltiLaunches.$inferSelect, "ags" | "status">;
 
 /**
  * The grade rules of a launch's AGS claim: which line item scores may go to, and whether a launch is
