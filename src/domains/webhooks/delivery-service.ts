@@ -5,9 +5,7 @@ import {
   webhookDeliveries,
   webhookDeliveryAttempts,
 } from "../../db/schema";
-import type { Env } from "../../env";
 import { chunk, rowsPerStatement, type Statement } from "../../platform/batch";
-import { database } from "../../platform/db";
 import { sendAndRecord } from "../../platform/delivery";
 import { ApiError, validationError } from "../../platform/errors";
 import { EVENT_RETENTION_MS } from "../../platform/events";
@@ -23,9 +21,9 @@ type DeliveryRow = typeof webhookDeliveries.$inferSelect;
 
 const RECOVER_LIMIT = 1_000;
 
-async function withAttempts(env: Env, rows: DeliveryRow[]) {
+async function withAttempts(ctx: ServiceContext, rows: DeliveryRow[]) {
   if (rows.length === 0) return [];
-  const attempts = await database(env.DB)
+  const attempts = await ctx.db
     .select()
     .from(webhookDeliveryAttempts)
     .where(
@@ -42,13 +40,16 @@ async function withAttempts(env: Env, rows: DeliveryRow[]) {
   );
 }
 
+/** A page of the webhook's deliveries with their attempts, newest first (ties by id). */
 export async function listDeliveries(
-  env: Env,
-  webhookId: string,
-  page: PageRequest,
-  filters: { status?: DeliveryStatus; event?: string },
+  ctx: ServiceContext,
+  {
+    webhookId,
+    page,
+    filters,
+  }: { webhookId: string; page: PageRequest; filters: { status?: DeliveryStatus; event?: string } },
 ) {
-  const db = database(env.DB);
+  const db = ctx.db;
   const conditions: SQL[] = [eq(webhookDeliveries.webhookId, webhookId)];
   if (filters.status) conditions.push(eq(webhookDeliveries.status, filters.status));
   if (filters.event) conditions.push(eq(webhookDeliveries.eventType, filters.event));
@@ -62,11 +63,15 @@ export async function listDeliveries(
     .limit(limit)
     .offset(offset);
   const { rows, total } = await pageWithTotal(db, pageQuery, webhookDeliveries, where);
-  return { total, data: await withAttempts(env, rows) };
+  return { total, data: await withAttempts(ctx, rows) };
 }
 
-async function findDeliveryRow(env: Env, webhookId: string, deliveryId: string): Promise<DeliveryRow> {
-  const row = await database(env.DB)
+async function findDeliveryRow(
+  ctx: ServiceContext,
+  webhookId: string,
+  deliveryId: string,
+): Promise<DeliveryRow> {
+  const row = await ctx.db
     .select()
     .from(webhookDeliveries)
     .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.webhookId, webhookId)))
@@ -75,9 +80,13 @@ async function findDeliveryRow(env: Env, webhookId: string, deliveryId: string):
   return row;
 }
 
-export async function getDelivery(env: Env, webhookId: string, deliveryId: string) {
-  const row = await findDeliveryRow(env, webhookId, deliveryId);
-  const attempts = await database(env.DB)
+/** One delivery of the webhook with its attempts; 404 when it is not this webhook's. */
+export async function getDelivery(
+  ctx: ServiceContext,
+  { webhookId, deliveryId }: { webhookId: string; deliveryId: string },
+) {
+  const row = await findDeliveryRow(ctx, webhookId, deliveryId);
+  const attempts = await ctx.db
     .select()
     .from(webhookDeliveryAttempts)
     .where(eq(webhookDeliveryAttempts.deliveryId, row.id));
@@ -136,7 +145,7 @@ export async function redeliver(
   { webhook, deliveryId }: { webhook: WebhookRow; deliveryId: string },
 ) {
   requireEnabled(webhook);
-  const original = await findDeliveryRow(ctx.env, webhook.id, deliveryId);
+  const original = await findDeliveryRow(ctx, webhook.id, deliveryId);
   if (original.status === "pending" || original.status === "retrying") {
     throw new ApiError(
       "conflict",
@@ -232,5 +241,5 @@ export async function sendTestPing(ctx: ServiceContext, webhook: WebhookRow) {
   await db.batch([db.insert(outboxEvents).values(event), db.insert(webhookDeliveries).values(delivery)]);
   const claimed = { id: delivery.id, attempt: 1, webhook, event, isPing: true };
   await sendAndRecord(ctx, webhookDeliveryTarget, [claimed], { onRecorded: () => {} });
-  return getDelivery(ctx.env, webhook.id, delivery.id);
+  return getDelivery(ctx, { webhookId: webhook.id, deliveryId: delivery.id });
 }

@@ -12,7 +12,8 @@ import { nowIso } from "../../platform/ids";
 import type { ServiceContext } from "../../platform/service/context";
 import { type AttemptResult, attemptDelivery, type ClaimedDelivery } from "./attempt";
 import { attemptStatements } from "./attempt-record";
-import { type HookSigningRow, webhookToSign } from "./hook-row";
+import { webhookToSign } from "./hook-row";
+import { DELIVERY_DETAILS_SQL, type DeliveryDetailsRow } from "./sql";
 
 /**
  * Webhook delivery as a target of the delivery engine (platform/delivery): a delivery row per
@@ -24,22 +25,7 @@ import { type HookSigningRow, webhookToSign } from "./hook-row";
 export const DeliveryMessage = z.object({ delivery_id: z.string().min(1) });
 export type DeliveryMessage = z.infer<typeof DeliveryMessage>;
 
-interface DeliveryDetails extends HookSigningRow, WorkState {
-  webhook_id: string;
-  enabled: number;
-  event_id: string;
-  event_type: string;
-  event_created_at: string;
-  payload: string;
-}
-
-// The hot path of every delivery, in plain SQL on the D1 binding: the ORM's row mapping was a tenth of
-// the consumer's CPU time. Ids travel as one JSON parameter (D1 binds at most 100 per statement).
-const DETAILS_SQL = `SELECT d.id, d.status, d.claimed_until, d.next_attempt_at, w.id AS webhook_id, w.url, w.enabled, w.secret_sealed,
-    w.previous_secret_sealed, w.previous_secret_expires_at, w.consecutive_failures, e.id AS event_id, e.type AS event_type,
-    e.created_at AS event_created_at, e.payload
-  FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN outbox_events e ON e.id = d.event_id
-  WHERE d.id IN (SELECT value FROM json_each(?1))`;
+type DeliveryDetails = DeliveryDetailsRow & WorkState;
 
 function claimedDelivery(row: DeliveryDetails, attempt: number): ClaimedDelivery {
   return {
@@ -73,7 +59,7 @@ export const webhookDeliveryTarget: DeliveryTarget<
   deadLetter: (env) => env.WEBHOOK_DLQ,
   deadLetteredError: "Dead-lettered: the delivery queue gave up on this message",
   leaseMs: (ctx, count) => (Math.ceil(count / PARALLEL_SENDS) + 1) * ctx.config.webhooks.timeoutMs + 30_000,
-  load: (d1, idsJson) => d1.prepare(DETAILS_SQL).bind(idsJson),
+  load: (d1, idsJson) => d1.prepare(DELIVERY_DETAILS_SQL).bind(idsJson),
   prepare(ctx, claimed, now) {
     const send: ClaimedDelivery[] = [];
     const close: Closed[] = [];

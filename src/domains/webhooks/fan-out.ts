@@ -7,7 +7,14 @@ import { newId, nowIso } from "../../platform/ids";
 import type { ServiceContext } from "../../platform/service/context";
 import type { ClaimedDelivery } from "./attempt";
 import { enqueueDeliveries, webhookDeliveryTarget } from "./delivery-target";
-import { type HookSigningRow, webhookToSign } from "./hook-row";
+import { webhookToSign } from "./hook-row";
+import {
+  FAN_OUT_EVENTS_SQL,
+  type FanOutEventRow,
+  INSERT_DELIVERIES_SQL,
+  SUBSCRIBED_HOOKS_SQL,
+  type SubscribedHookRow,
+} from "./sql";
 
 /**
  * Fan-out: each outbox event becomes one delivery per enabled webhook of its institution that
@@ -44,31 +51,8 @@ const DIRECT_SEND_BUDGET_MS = 3_000;
 /** Workers allow 10,000 subrequests per invocation (Paid); D1 and Queues calls count too. */
 const DIRECT_SENDS_PER_INVOCATION = 1_000;
 
-const EVENTS_SQL = `SELECT id, type, institution_id, fanned_out_at, created_at, payload FROM outbox_events
-  WHERE id IN (SELECT value FROM json_each(?1))`;
-const HOOKS_SQL = `SELECT id, institution_id, events, url, secret_sealed, previous_secret_sealed, previous_secret_expires_at,
-    consecutive_failures
-  FROM webhooks WHERE institution_id IN (SELECT value FROM json_each(?1)) AND enabled = 1`;
-// The rows travel as one JSON parameter, not 7 each. A row marked for a direct send is inserted
-// claimed, its first attempt counted.
-const INSERT_SQL = `INSERT INTO webhook_deliveries (id, webhook_id, event_id, event_type, status, attempt_count, claimed_until, next_attempt_at, created_at)
-  SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, 'pending', value ->> 4, CASE WHEN value ->> 4 = 1 THEN ?2 END, ?3, ?4
-  FROM json_each(?1) WHERE true
-  ON CONFLICT DO NOTHING RETURNING id`;
-
-interface OpenEvent {
-  id: string;
-  type: string;
-  institution_id: string | null;
-  created_at: string;
-  payload: string;
-}
-
-interface HookRow extends HookSigningRow {
-  id: string;
-  institution_id: string;
-  events: string;
-}
+type OpenEvent = Omit<FanOutEventRow, "fanned_out_at">;
+type HookRow = SubscribedHookRow;
 
 interface Subscriber {
   row: HookRow;
@@ -86,9 +70,9 @@ interface DeliveryPlan {
 /** The events of the batch that still need a fan-out (pings never do: they go to one webhook). */
 async function readOpenEvents(d1: D1Database, eventIds: string[]): Promise<OpenEvent[]> {
   const { results } = await d1
-    .prepare(EVENTS_SQL)
+    .prepare(FAN_OUT_EVENTS_SQL)
     .bind(JSON.stringify(eventIds))
-    .all<OpenEvent & { fanned_out_at: string | null }>();
+    .all<FanOutEventRow>();
   return results.filter((e) => e.fanned_out_at === null && e.type !== "ping");
 }
 
@@ -98,7 +82,10 @@ async function readSubscribers(d1: D1Database, events: OpenEvent[]): Promise<Sub
     ...new Set(events.map((e) => e.institution_id).filter((id): id is string => id !== null)),
   ];
   if (institutions.length === 0) return [];
-  const { results } = await d1.prepare(HOOKS_SQL).bind(JSON.stringify(institutions)).all<HookRow>();
+  const { results } = await d1
+    .prepare(SUBSCRIBED_HOOKS_SQL)
+    .bind(JSON.stringify(institutions))
+    .all<SubscribedHookRow>();
   return results.map((row) => {
     const types = JSON.parse(row.events) as string[];
     return { row, types: types.includes("*") ? null : new Set(types), webhook: webhookToSign(row.id, row) };
@@ -142,7 +129,7 @@ async function insertDeliveries(
   events: OpenEvent[],
   at: { lease: number; now: number },
 ): Promise<{ toSend: ClaimedDelivery[]; toQueue: string[] }> {
-  const statement = d1.prepare(INSERT_SQL);
+  const statement = d1.prepare(INSERT_DELIVERIES_SQL);
   const results = await d1.batch<{ id: string }>(
     jsonArrays(plan.rows).map((rows) => statement.bind(rows, at.lease, at.now, nowIso(at.now))),
   );
