@@ -1,5 +1,8 @@
 import { env } from "cloudflare:test";
+import { inArray } from "drizzle-orm";
 import { expect, it } from "vitest";
+import { webhookDeliveries } from "../../src/db/schema";
+import { database } from "../../src/platform/db";
 import { receiverEndpoint } from "../helpers/receiver";
 import { createTenant } from "../helpers/tenants";
 import { createWebhook, deliveryRow, insertDelivery, runQueue } from "./support";
@@ -55,11 +58,10 @@ it("a crash mid-batch re-sends only what was in flight: a delivery the receiver 
   expect(answeredBeforeCrash).toHaveLength(6);
 
   // The queue hands every message over again once the claims have lapsed.
-  await env.DB.prepare(
-    "UPDATE webhook_deliveries SET claimed_until = 1 WHERE id IN (SELECT value FROM json_each(?))",
-  )
-    .bind(JSON.stringify(ids))
-    .run();
+  await database(env.DB)
+    .update(webhookDeliveries)
+    .set({ claimedUntil: 1 })
+    .where(inArray(webhookDeliveries.id, ids));
   await runQueue(DELIVERIES, bodies);
 
   const received = (await receiver.received()).map((r) => r.headers["x-webhook-delivery"]);

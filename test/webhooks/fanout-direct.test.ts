@@ -1,5 +1,8 @@
 import { env } from "cloudflare:test";
+import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
+import { outboxEvents, webhooks } from "../../src/db/schema";
+import { database } from "../../src/platform/db";
 import { receiverEndpoint } from "../helpers/receiver";
 import { createTenant } from "../helpers/tenants";
 import { createWebhook, deliveryRow, runQueue, waitUntil } from "./support";
@@ -7,11 +10,15 @@ import { createWebhook, deliveryRow, runQueue, waitUntil } from "./support";
 async function insertEvent(institutionId: string, tag: string) {
   const id = `evt_direct_${tag}_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
   const now = new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
-  await env.DB.prepare(
-    "INSERT INTO outbox_events (id, type, institution_id, payload, created_at) VALUES (?, 'lesson.completed', ?, ?, ?)",
-  )
-    .bind(id, institutionId, JSON.stringify({ lesson_id: "les_direct" }), now)
-    .run();
+  await database(env.DB)
+    .insert(outboxEvents)
+    .values({
+      id,
+      type: "lesson.completed",
+      institutionId,
+      payload: { lesson_id: "les_direct" },
+      createdAt: now,
+    });
   return id;
 }
 
@@ -59,7 +66,7 @@ it("a fan-out repeated after a crash (event not yet marked) sends nothing a seco
 
   await runQueue("lingua-events", [{ event_id: eventId }]);
   // As if the first run had stopped after sending, before marking the event.
-  await env.DB.prepare("UPDATE outbox_events SET fanned_out_at = NULL WHERE id = ?").bind(eventId).run();
+  await database(env.DB).update(outboxEvents).set({ fannedOutAt: null }).where(eq(outboxEvents.id, eventId));
   await Promise.all([
     runQueue("lingua-events", [{ event_id: eventId }]),
     runQueue("lingua-events", [{ event_id: eventId }]),
@@ -99,9 +106,10 @@ it("a webhook that is failing is not tried in the fan-out: its delivery goes thr
   const receiver = receiverEndpoint();
   await receiver.configure({});
   const hook = await createWebhook(admin, { url: receiver.url, events: ["*"] });
-  await env.DB.prepare("UPDATE webhooks SET consecutive_failures = 1, failing_since = ? WHERE id = ?")
-    .bind(new Date().toISOString().replace(/\.\d{3}Z$/, "Z"), hook.id)
-    .run();
+  await database(env.DB)
+    .update(webhooks)
+    .set({ consecutiveFailures: 1, failingSince: new Date().toISOString().replace(/\.\d{3}Z$/, "Z") })
+    .where(eq(webhooks.id, hook.id));
   const eventId = await insertEvent(institution.id, "failing");
 
   await runQueue("lingua-events", [{ event_id: eventId }]);

@@ -1,5 +1,7 @@
 import { env } from "cloudflare:test";
 import { expect, it } from "vitest";
+import { outboxEvents } from "../../src/db/schema";
+import { database } from "../../src/platform/db";
 import { receiverEndpoint } from "../helpers/receiver";
 import { createTenant } from "../helpers/tenants";
 import { createWebhook, runQueue } from "./support";
@@ -13,13 +15,17 @@ it("handles full batches: 100 events fanned out to 10 webhooks, then 100 deliver
     hooks.push(await createWebhook(admin, { url: `${receiver.url}?h=${h}`, events: ["*"] }));
   const now = new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
   const ids = Array.from({ length: 100 }, (_, i) => `evt_scale_${i}`);
-  await env.DB.batch(
-    ids.map((id) =>
-      env.DB.prepare(
-        "INSERT INTO outbox_events (id, type, institution_id, payload, created_at) VALUES (?, 'lesson.completed', ?, '{}', ?)",
-      ).bind(id, institution.id, now),
-    ),
-  );
+  const db = database(env.DB);
+  const rows = ids.map((id) => ({
+    id,
+    type: "lesson.completed",
+    institutionId: institution.id,
+    payload: {},
+    createdAt: now,
+  }));
+  // Five columns a row: 20 rows a statement stay within D1's 100 bound parameters.
+  for (let i = 0; i < rows.length; i += 20) await db.insert(outboxEvents).values(rows.slice(i, i + 20));
+
   const fanned = await runQueue(
     "lingua-events",
     ids.map((id) => ({ event_id: id })),
