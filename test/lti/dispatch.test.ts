@@ -7,7 +7,9 @@ import {
   waitOnExecutionContext,
 } from "cloudflare:test";
 import { expect, it } from "vitest";
+import { outboxEvents } from "../../src/db/schema";
 import worker from "../../src/index";
+import { database } from "../../src/platform/db";
 import { outboxDispatcher } from "../../src/platform/outbox-dispatch";
 import { testContext } from "../helpers/context";
 import { createPublishedCourse } from "../helpers/progress-fixture";
@@ -113,12 +115,11 @@ async function insertEvents(count: number): Promise<string[]> {
   sequence += 1;
   const ids = Array.from({ length: count }, (_, i) => `evt_dsp_${Date.now().toString(36)}${sequence}_${i}`);
   const created = new Date(Date.now() - 120_000).toISOString().replace(/\.\d{3}Z$/, "Z");
-  await env.DB.prepare(
-    `INSERT INTO outbox_events (id, type, institution_id, payload, created_at)
-      SELECT value, 'member.created', NULL, '{}', ?2 FROM json_each(?1)`,
-  )
-    .bind(JSON.stringify(ids), created)
-    .run();
+  await database(env.DB)
+    .insert(outboxEvents)
+    .values(
+      ids.map((id) => ({ id, type: "member.created", institutionId: null, payload: {}, createdAt: created })),
+    );
   return ids;
 }
 
@@ -207,17 +208,16 @@ it("a completion whose webhook went out but whose passback failed until dead-let
   // The learner's completion, committed two minutes ago; its queue message is handed over below.
   const eventId = `evt_lti_${Date.now().toString(36)}`;
   const created = new Date(Date.now() - 120_000).toISOString().replace(/\.\d{3}Z$/, "Z");
-  await env.DB.prepare(
-    "INSERT INTO outbox_events (id, type, institution_id, user_id, payload, created_at) VALUES (?, 'lesson.completed', ?, ?, ?, ?)",
-  )
-    .bind(
-      eventId,
-      tenant.institution.id,
-      launched.body.launch.user_id,
-      JSON.stringify({ user_id: launched.body.launch.user_id, lesson_id: lessonId, score: 0.75 }),
-      created,
-    )
-    .run();
+  await database(env.DB)
+    .insert(outboxEvents)
+    .values({
+      id: eventId,
+      type: "lesson.completed",
+      institutionId: tenant.institution.id,
+      userId: launched.body.launch.user_id,
+      payload: { user_id: launched.body.launch.user_id, lesson_id: lessonId, score: 0.75 },
+      createdAt: created,
+    });
 
   // The passback queue refuses every send: the webhook goes out, the LTI subscriber fails, the
   // message is retried (as it would be until it is dead-lettered).

@@ -1,7 +1,10 @@
 import { env } from "cloudflare:test";
+import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
+import { ltiLaunches, ltiPassbacks, ltiStates } from "../../src/db/schema";
 import { requeueStalledPassbacks } from "../../src/domains/lti/grades/sweep";
 import { sweepLti } from "../../src/domains/lti/sweep";
+import { database } from "../../src/platform/db";
 import { callJson } from "../helpers/api";
 import { testContext } from "../helpers/context";
 import { createTenant } from "../helpers/tenants";
@@ -14,26 +17,33 @@ it("the sweep deletes long-expired login states and queues passbacks whose messa
   await reg.platform.learnToolKeys();
   const launched = await launch(reg);
   const { state } = await login(reg);
-  await env.DB.prepare("UPDATE lti_states SET expires_at = ? WHERE state = ?")
-    .bind(Date.now() - 2 * 3_600_000, state)
-    .run();
+  const db = database(env.DB);
+  await db
+    .update(ltiStates)
+    .set({ expiresAt: Date.now() - 2 * 3_600_000 })
+    .where(eq(ltiStates.state, state));
   // A passback made and never queued (its message lost), twenty minutes ago.
   const old = new Date(Date.now() - 20 * 60_000).toISOString().replace(/\.\d{3}Z$/, "Z");
-  await env.DB.prepare(
-    `INSERT INTO lti_passbacks (id, launch_id, institution_id, score_given, score_maximum, activity_progress, grading_progress, scored_at, status, attempt_count, created_at)
-     VALUES ('lpb_lost', ?, ?, 1, 2, 'Completed', 'FullyGraded', ?, 'pending', 0, ?)`,
-  )
-    .bind(launched.body.launch.id, tenant.institution.id, old, old)
-    .run();
+  await db.insert(ltiPassbacks).values({
+    id: "lpb_lost",
+    launchId: launched.body.launch.id,
+    institutionId: tenant.institution.id,
+    scoreGiven: 1,
+    scoreMaximum: 2,
+    activityProgress: "Completed",
+    gradingProgress: "FullyGraded",
+    scoredAt: old,
+    status: "pending",
+    attemptCount: 0,
+    createdAt: old,
+  });
 
   // A refused launch from 31 days ago leaves the log; the accepted one stays.
   const refused = await launch(reg, { "https://purl.imsglobal.org/spec/lti/claim/version": "1.0" });
-  await env.DB.prepare("UPDATE lti_launches SET created_at = ? WHERE id = ?")
-    .bind(
-      new Date(Date.now() - 31 * 86_400_000).toISOString().replace(/\.\d{3}Z$/, "Z"),
-      refused.body.launch_id,
-    )
-    .run();
+  await db
+    .update(ltiLaunches)
+    .set({ createdAt: new Date(Date.now() - 31 * 86_400_000).toISOString().replace(/\.\d{3}Z$/, "Z") })
+    .where(eq(ltiLaunches.id, refused.body.launch_id));
 
   await sweepLti(env, Date.now());
   expect(await requeueStalledPassbacks(testContext())).toBe(1);

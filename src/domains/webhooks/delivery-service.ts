@@ -238,6 +238,9 @@ export async function sendTestPing(ctx: ServiceContext, webhook: WebhookRow) {
     attemptCount: 1,
     claimedUntil: now + 60_000,
   };
+  // Not through commit(): a ping is no domain event (never dispatched, published or listed: its row
+  // is born fanned out and dispatched), and its delivery row must follow it in the batch (foreign
+  // key), while commit() writes events after the statements and publishes them.
   await db.batch([db.insert(outboxEvents).values(event), db.insert(webhookDeliveries).values(delivery)]);
   const claimed = { id: delivery.id, attempt: 1, webhook, event, isPing: true };
   await sendAndRecord(ctx, webhookDeliveryTarget, [claimed], { onRecorded: () => {} });
