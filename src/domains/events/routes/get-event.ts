@@ -1,8 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
-import { requireInstitution } from "../../../platform/auth/principal";
 import { principalContext } from "../../../platform/http/context-middleware";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { eventScope } from "../policy";
 import { EVENTS } from "../prefixes";
 import { EventIdParam, EventSchema } from "../schemas";
 import { getEvent } from "../service";
@@ -22,7 +22,7 @@ export function registerGetEvent(app: OpenAPIHono<AppEnv>) {
   app.openapi(getEventRoute, async (c) => {
     const ctx = principalContext(c);
     const event = await getEvent(ctx, {
-      institutionId: requireInstitution(ctx.principal).id,
+      ...eventScope(ctx.principal),
       id: c.req.valid("param").id,
     });
     return c.json(event, 200);

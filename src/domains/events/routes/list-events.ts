@@ -1,9 +1,9 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
-import { requireInstitution } from "../../../platform/auth/principal";
 import { principalContext } from "../../../platform/http/context-middleware";
 import { paginate } from "../../../platform/http/pagination";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { eventScope } from "../policy";
 import { EVENTS } from "../prefixes";
 import { EventPageSchema, ListEventsQuery } from "../schemas";
 import { listEvents } from "../service";
@@ -25,7 +25,7 @@ export function registerListEvents(app: OpenAPIHono<AppEnv>) {
     const ctx = principalContext(c);
     const { page, per_page, type, from, to } = c.req.valid("query");
     const { total, data } = await listEvents(ctx, {
-      institutionId: requireInstitution(ctx.principal).id,
+      ...eventScope(ctx.principal),
       page: { page, per_page },
       filters: { type, from, to },
     });
