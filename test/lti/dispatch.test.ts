@@ -6,6 +6,7 @@ import {
   getQueueResult,
   waitOnExecutionContext,
 } from "cloudflare:test";
+import { eq, inArray } from "drizzle-orm";
 import { expect, it } from "vitest";
 import { outboxEvents } from "../../src/db/schema";
 import worker from "../../src/index";
@@ -124,13 +125,13 @@ async function insertEvents(count: number): Promise<string[]> {
 }
 
 async function dispatchedAt(ids: string[]): Promise<(string | null)[]> {
-  const { results } = await env.DB.prepare(
-    "SELECT dispatched_at FROM outbox_events WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id",
-  )
-    .bind(JSON.stringify(ids))
-    .all<{ dispatched_at: string | null }>();
+  const results = await database(env.DB)
+    .select({ dispatchedAt: outboxEvents.dispatchedAt })
+    .from(outboxEvents)
+    .where(inArray(outboxEvents.id, ids))
+    .orderBy(outboxEvents.id);
   expect(results).toHaveLength(ids.length);
-  return results.map((r) => r.dispatched_at);
+  return results.map((r) => r.dispatchedAt);
 }
 
 it("a batch that every subscriber took marks its events dispatched, and the sweep leaves them alone", async () => {
@@ -226,11 +227,13 @@ it("a completion whose webhook went out but whose passback failed until dead-let
   expect(failed.retryMessages).toHaveLength(1);
   const [delivered] = await receiver.waitFor(1);
   expect(JSON.parse(delivered!.body).id).toBe(eventId);
-  const row = await env.DB.prepare("SELECT fanned_out_at, dispatched_at FROM outbox_events WHERE id = ?")
-    .bind(eventId)
-    .first<{ fanned_out_at: string | null; dispatched_at: string | null }>();
-  expect(row?.fanned_out_at).not.toBeNull();
-  expect(row?.dispatched_at).toBeNull();
+  const row = await database(env.DB)
+    .select({ fannedOutAt: outboxEvents.fannedOutAt, dispatchedAt: outboxEvents.dispatchedAt })
+    .from(outboxEvents)
+    .where(eq(outboxEvents.id, eventId))
+    .get();
+  expect(row?.fannedOutAt).not.toBeNull();
+  expect(row?.dispatchedAt).toBeNull();
 
   // The sweep re-publishes it; the events consumer then gets the score to the LMS.
   const republished = await sweep();

@@ -228,9 +228,10 @@ it("a launch whose line item is not an http(s) URL is accepted but not gradable 
     });
     expect(res.status).toBe(409);
     expect(body.code).toBe("lti_not_gradable");
-    const rows = await env.DB.prepare("SELECT count(*) AS n FROM lti_passbacks WHERE launch_id = ?")
-      .bind(launched.body.launch.id)
-      .first<number>("n");
+    const rows = await database(env.DB).$count(
+      ltiPassbacks,
+      eq(ltiPassbacks.launchId, launched.body.launch.id),
+    );
     expect(rows).toBe(0);
   }
   expect((await reg.platform.state()).score_requests).toHaveLength(0);

@@ -1,5 +1,5 @@
 import { env } from "cloudflare:test";
-import { eq } from "drizzle-orm";
+import { eq, inArray } from "drizzle-orm";
 import { expect, it } from "vitest";
 import { ltiLaunches, ltiPassbacks, ltiStates } from "../../src/db/schema";
 import { requeueStalledPassbacks } from "../../src/domains/lti/grades/sweep";
@@ -47,13 +47,12 @@ it("the sweep deletes long-expired login states and queues passbacks whose messa
 
   await sweepLti(env, Date.now());
   expect(await requeueStalledPassbacks(testContext())).toBe(1);
-  const left = await env.DB.prepare("SELECT id FROM lti_launches WHERE id IN (?, ?)")
-    .bind(refused.body.launch_id, launched.body.launch.id)
-    .all();
-  expect(left.results).toEqual([{ id: launched.body.launch.id }]);
-  expect(
-    await env.DB.prepare("SELECT count(*) AS n FROM lti_states WHERE state = ?").bind(state).first("n"),
-  ).toBe(0);
+  const left = await db
+    .select({ id: ltiLaunches.id })
+    .from(ltiLaunches)
+    .where(inArray(ltiLaunches.id, [refused.body.launch_id, launched.body.launch.id]));
+  expect(left).toEqual([{ id: launched.body.launch.id }]);
+  expect(await db.$count(ltiStates, eq(ltiStates.state, state))).toBe(0);
   const sent = await waitUntil(async () => {
     const { body } = await callJson(`/api/integrations/lti-launches/${launched.body.launch.id}`, {
       token: tenant.admin.token,

@@ -6,7 +6,7 @@ import {
 } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
-import { outboxEvents, webhookDeliveries, webhooks } from "../../src/db/schema";
+import { outboxEvents, webhookDeliveries, webhookDeliveryAttempts, webhooks } from "../../src/db/schema";
 import worker from "../../src/index";
 import { database } from "../../src/platform/db";
 import { callJson } from "../helpers/api";
@@ -38,12 +38,10 @@ it("a message delivered twice, in one batch or in two, sends once and logs one a
   expect(await receiver.received()).toHaveLength(1);
   const row = await deliveryRow(deliveryId);
   expect(row).toMatchObject({ status: "succeeded", attempt_count: 1 });
-  const attempts = await env.DB.prepare(
-    "SELECT count(*) AS n FROM webhook_delivery_attempts WHERE delivery_id = ?",
-  )
-    .bind(deliveryId)
-    .first<{ n: number }>();
-  expect(attempts!.n).toBe(1);
+  const db = database(env.DB);
+  expect(await db.$count(webhookDeliveryAttempts, eq(webhookDeliveryAttempts.deliveryId, deliveryId))).toBe(
+    1,
+  );
 });
 
 it("two consumers racing on one delivery: one sends, the other waits for the claim and then acknowledges", async () => {
@@ -215,21 +213,21 @@ it("the scheduled sweep re-sends an event whose queue send was lost", async () =
   const [got] = await receiver.waitFor(1);
   expect(JSON.parse(got!.body).id).toBe(eventId);
   expect(got!.headers["x-webhook-id"]).toBe(hook.id);
-  const event = await waitUntil(() =>
-    env.DB.prepare("SELECT fanned_out_at FROM outbox_events WHERE id = ? AND fanned_out_at IS NOT NULL")
-      .bind(eventId)
-      .first(),
-  );
+  const event = await waitUntil(async () => {
+    const row = await database(env.DB)
+      .select({ fannedOutAt: outboxEvents.fannedOutAt })
+      .from(outboxEvents)
+      .where(eq(outboxEvents.id, eventId))
+      .get();
+    return row?.fannedOutAt ? row : null;
+  });
   expect(event).toBeTruthy();
 
   // Fanning the same event out again creates no second delivery.
   await runQueue("lingua-events", [{ event_id: eventId }]);
   await new Promise((r) => setTimeout(r, 1500));
   expect(await receiver.received()).toHaveLength(1);
-  const count = await env.DB.prepare("SELECT count(*) AS n FROM webhook_deliveries WHERE event_id = ?")
-    .bind(eventId)
-    .first<{ n: number }>();
-  expect(count!.n).toBe(1);
+  expect(await database(env.DB).$count(webhookDeliveries, eq(webhookDeliveries.eventId, eventId))).toBe(1);
 });
 
 it("the scheduled sweep re-sends a delivery whose message was lost", async () => {

@@ -4,9 +4,9 @@ import {
   env,
   waitOnExecutionContext,
 } from "cloudflare:test";
-import { eq } from "drizzle-orm";
+import { and, eq, inArray, isNull, or } from "drizzle-orm";
 import { expect, it, vi } from "vitest";
-import { outboxEvents, webhooks } from "../../src/db/schema";
+import { outboxEvents, webhookDeliveries, webhooks } from "../../src/db/schema";
 import worker from "../../src/index";
 import { database } from "../../src/platform/db";
 import { MAX_EVENTS_PER_MESSAGE, publishEvents } from "../../src/platform/events";
@@ -61,12 +61,7 @@ async function setup() {
 }
 
 async function deliveryCount(eventIds: string[]): Promise<number> {
-  const row = await env.DB.prepare(
-    "SELECT count(*) AS n FROM webhook_deliveries WHERE event_id IN (SELECT value FROM json_each(?))",
-  )
-    .bind(JSON.stringify(eventIds))
-    .first<{ n: number }>();
-  return row?.n ?? 0;
+  return database(env.DB).$count(webhookDeliveries, inArray(webhookDeliveries.eventId, eventIds));
 }
 
 it("publishing 250 events sends ceil(250 / 10) = 25 messages, ids in order, in one sendBatch call", async () => {
@@ -211,13 +206,15 @@ it("a full batch of packed messages (10 × 10 events, 3 webhooks) is fanned out 
   expect(run.explicitAcks).toHaveLength(fullBatch);
   expect(await deliveryCount(ids)).toBe(300);
   expect(deliveries.calls.flat()).toHaveLength(300);
-  const open = await env.DB.prepare(
-    // All 100 fanned out and, every subscriber having taken them, marked dispatched in one statement.
-    "SELECT count(*) AS n FROM outbox_events WHERE id IN (SELECT value FROM json_each(?)) AND (fanned_out_at IS NULL OR dispatched_at IS NULL)",
-  )
-    .bind(JSON.stringify(ids))
-    .first<{ n: number }>();
-  expect(open?.n).toBe(0);
+  // All 100 fanned out and, every subscriber having taken them, marked dispatched in one statement.
+  const open = await database(env.DB).$count(
+    outboxEvents,
+    and(
+      inArray(outboxEvents.id, ids),
+      or(isNull(outboxEvents.fannedOutAt), isNull(outboxEvents.dispatchedAt)),
+    ),
+  );
+  expect(open).toBe(0);
 
   // Delivered again (a retried batch): nothing new is written or queued.
   deliveries.calls = [];
