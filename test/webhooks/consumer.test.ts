@@ -5,16 +5,20 @@ import {
   waitOnExecutionContext,
 } from "cloudflare:test";
 import { eq } from "drizzle-orm";
-import { expect, it } from "vitest";
+import { afterEach, expect, it } from "vitest";
 import { outboxEvents, webhookDeliveries, webhookDeliveryAttempts, webhooks } from "../../src/db/schema";
 import worker from "../../src/index";
 import { database } from "../../src/platform/db";
+import { advanceClock, resetClock } from "../../src/platform/service/clock";
 import { callJson } from "../helpers/api";
 import { receiverEndpoint } from "../helpers/receiver";
 import { createTenant } from "../helpers/tenants";
 import { createWebhook, deliveryRow, insertDelivery, runQueue, waitUntil } from "./support";
 
 const DELIVERIES = "lingua-webhook-deliveries";
+
+// Tests that move the service context's clock put it back.
+afterEach(() => resetClock());
 
 async function setup(
   script: { status?: number; delay_ms?: number; headers?: Record<string, string> }[] = [],
@@ -78,11 +82,9 @@ it("schedules the retry with the queue's delay, and honours a longer Retry-After
   expect(early.retryMessages[0]!.delaySeconds).toBeGreaterThan(100);
   expect((await deliveryRow(deliveryId))!.attempt_count).toBe(1);
 
-  // Once due, the second attempt fails with a plain 500: the schedule's delay (1 s ± 20%) applies.
-  await database(env.DB)
-    .update(webhookDeliveries)
-    .set({ nextAttemptAt: Date.now() })
-    .where(eq(webhookDeliveries.id, deliveryId));
+  // Once due (the clock moved past the Retry-After), the second attempt fails with a plain 500: the
+  // schedule's delay (1 s ± 20%) applies.
+  advanceClock(121_000);
   const second = await runQueue(DELIVERIES, [{ delivery_id: deliveryId }]);
   expect(second.retryMessages[0]!.delaySeconds).toBeGreaterThanOrEqual(1);
   expect(second.retryMessages[0]!.delaySeconds).toBeLessThanOrEqual(2);
