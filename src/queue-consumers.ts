@@ -1,7 +1,7 @@
 import { consumeExportDeadLetters, consumeExports } from "./domains/exports/consumer";
 import { consumeBulk, consumeBulkDeadLetters } from "./domains/institutions/bulk/consumer";
-import { deadLetterPassbacks, deliverPassbacks } from "./domains/lti/consumer";
-import { passbackCompletions } from "./domains/lti/subscriber";
+import { passbackCompletions } from "./domains/lti/grades/completion-subscriber";
+import { deadLetterPassbacks, deliverPassbacks } from "./domains/lti/grades/queue-consumer";
 import { deadLetterDeliveries, deadLetterEvents, deliverWebhooks } from "./domains/webhooks/consumer";
 import { fanOut } from "./domains/webhooks/fan-out";
 import type { Env } from "./env";
@@ -20,28 +20,23 @@ const legacy =
       waitUntil: ctx.waitUntil,
       passThroughOnException: () => undefined,
     } as unknown as ExecutionContext);
-type EnvSubscriber = (env: Env, eventIds: string[]) => Promise<void>;
-const legacySubscriber =
-  (deliver: EnvSubscriber) =>
-  (ctx: ServiceContext, eventIds: string[]): Promise<void> =>
-    deliver(ctx.env, eventIds);
 
 /** Which consumer handles which queue of wrangler.toml (a dead-letter queue has its own). */
 export const QUEUE_CONSUMERS: Record<string, QueueConsumer> = {
   // Every outbox event goes to each subscriber, which queues its own deliveries.
   "lingua-events": outboxDispatcher([
-    { name: "webhooks", deliver: legacySubscriber(fanOut) },
-    { name: "lti-passback", deliver: legacySubscriber(passbackCompletions) },
+    { name: "webhooks", deliver: fanOut },
+    { name: "lti-passback", deliver: passbackCompletions },
   ]),
-  "lingua-events-dlq": legacy(deadLetterEvents),
-  "lingua-webhook-deliveries": legacy(deliverWebhooks),
-  "lingua-webhook-deliveries-dlq": legacy(deadLetterDeliveries),
+  "lingua-events-dlq": deadLetterEvents,
+  "lingua-webhook-deliveries": deliverWebhooks,
+  "lingua-webhook-deliveries-dlq": deadLetterDeliveries,
   "lingua-exports": consumeExports,
   "lingua-exports-dlq": consumeExportDeadLetters,
   "lingua-bulk-members": legacy(consumeBulk),
   "lingua-bulk-members-dlq": legacy(consumeBulkDeadLetters),
-  "lingua-lti-passbacks": legacy(deliverPassbacks),
-  "lingua-lti-passbacks-dlq": legacy(deadLetterPassbacks),
+  "lingua-lti-passbacks": deliverPassbacks,
+  "lingua-lti-passbacks-dlq": deadLetterPassbacks,
 };
 
 export async function consumeQueue(

@@ -1,4 +1,5 @@
 import { sweepExports } from "./domains/exports/sweep";
+import { requeueStalledPassbacks } from "./domains/lti/grades/sweep";
 import { sweepLti } from "./domains/lti/sweep";
 import { purgePastWeeks } from "./domains/progress/sweep";
 import { purgeOldEvents, requeueStalledDeliveries } from "./domains/webhooks/sweep";
@@ -19,11 +20,12 @@ const legacy =
 const SWEEPS: { name: string; run: Sweep }[] = [
   { name: "idempotency-keys", run: purgeExpiredIdempotencyKeys },
   { name: "undispatched-events", run: requeueUndispatchedEvents },
-  { name: "stalled-deliveries", run: legacy(requeueStalledDeliveries) },
-  { name: "old-events", run: legacy(purgeOldEvents) },
+  { name: "stalled-deliveries", run: requeueStalledDeliveries },
+  { name: "old-events", run: purgeOldEvents },
   { name: "exports", run: sweepExports },
   { name: "past-weeks", run: purgePastWeeks },
   { name: "lti", run: legacy(sweepLti) },
+  { name: "lti-passbacks", run: requeueStalledPassbacks },
   { name: "reseal-legacy-values", run: resealLegacyValues },
 ];
 

@@ -1,5 +1,8 @@
 import { env } from "cloudflare:test";
+import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
+import { ltiPassbacks } from "../../src/db/schema";
+import { database } from "../../src/platform/db";
 import { callJson } from "../helpers/api";
 import { createPublishedCourse } from "../helpers/progress-fixture";
 import { createTenant } from "../helpers/tenants";
@@ -61,10 +64,7 @@ it("a completed lesson sends its score, scaled to the line item, once however of
   await runQueue("lingua-events", [{ event_id: event.id }, { event_id: event.id }]);
   await runQueue("lingua-events", [{ event_id: event.id }]);
   await new Promise((r) => setTimeout(r, 1500));
-  const rows = await env.DB.prepare("SELECT count(*) AS n FROM lti_passbacks WHERE launch_id = ?")
-    .bind(l.id)
-    .first<any>();
-  expect(rows.n).toBe(1);
+  expect(await database(env.DB).$count(ltiPassbacks, eq(ltiPassbacks.launchId, l.id))).toBe(1);
   expect((await reg.platform.state()).score_requests).toHaveLength(1);
 });
 
@@ -89,9 +89,6 @@ it("a completion for a launch whose line item was not a URL makes no passback (n
   // The event handed to the subscribers again, synchronously: still nothing to send.
   await runQueue("lingua-events", [{ event_id: event.id }]);
   await new Promise((r) => setTimeout(r, 1000));
-  const rows = await env.DB.prepare("SELECT count(*) AS n FROM lti_passbacks WHERE launch_id = ?")
-    .bind(l.id)
-    .first<number>("n");
-  expect(rows).toBe(0);
+  expect(await database(env.DB).$count(ltiPassbacks, eq(ltiPassbacks.launchId, l.id))).toBe(0);
   expect((await reg.platform.state()).score_requests).toHaveLength(0);
 });

@@ -6,8 +6,11 @@ import {
   getQueueResult,
   waitOnExecutionContext,
 } from "cloudflare:test";
+import { eq, inArray } from "drizzle-orm";
 import { expect, it } from "vitest";
+import { outboxEvents } from "../../src/db/schema";
 import worker from "../../src/index";
+import { database } from "../../src/platform/db";
 import { outboxDispatcher } from "../../src/platform/outbox-dispatch";
 import { testContext } from "../helpers/context";
 import { createPublishedCourse } from "../helpers/progress-fixture";
@@ -113,23 +116,22 @@ async function insertEvents(count: number): Promise<string[]> {
   sequence += 1;
   const ids = Array.from({ length: count }, (_, i) => `evt_dsp_${Date.now().toString(36)}${sequence}_${i}`);
   const created = new Date(Date.now() - 120_000).toISOString().replace(/\.\d{3}Z$/, "Z");
-  await env.DB.prepare(
-    `INSERT INTO outbox_events (id, type, institution_id, payload, created_at)
-      SELECT value, 'member.created', NULL, '{}', ?2 FROM json_each(?1)`,
-  )
-    .bind(JSON.stringify(ids), created)
-    .run();
+  await database(env.DB)
+    .insert(outboxEvents)
+    .values(
+      ids.map((id) => ({ id, type: "member.created", institutionId: null, payload: {}, createdAt: created })),
+    );
   return ids;
 }
 
 async function dispatchedAt(ids: string[]): Promise<(string | null)[]> {
-  const { results } = await env.DB.prepare(
-    "SELECT dispatched_at FROM outbox_events WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id",
-  )
-    .bind(JSON.stringify(ids))
-    .all<{ dispatched_at: string | null }>();
+  const results = await database(env.DB)
+    .select({ dispatchedAt: outboxEvents.dispatchedAt })
+    .from(outboxEvents)
+    .where(inArray(outboxEvents.id, ids))
+    .orderBy(outboxEvents.id);
   expect(results).toHaveLength(ids.length);
-  return results.map((r) => r.dispatched_at);
+  return results.map((r) => r.dispatchedAt);
 }
 
 it("a batch that every subscriber took marks its events dispatched, and the sweep leaves them alone", async () => {
@@ -207,17 +209,16 @@ it("a completion whose webhook went out but whose passback failed until dead-let
   // The learner's completion, committed two minutes ago; its queue message is handed over below.
   const eventId = `evt_lti_${Date.now().toString(36)}`;
   const created = new Date(Date.now() - 120_000).toISOString().replace(/\.\d{3}Z$/, "Z");
-  await env.DB.prepare(
-    "INSERT INTO outbox_events (id, type, institution_id, user_id, payload, created_at) VALUES (?, 'lesson.completed', ?, ?, ?, ?)",
-  )
-    .bind(
-      eventId,
-      tenant.institution.id,
-      launched.body.launch.user_id,
-      JSON.stringify({ user_id: launched.body.launch.user_id, lesson_id: lessonId, score: 0.75 }),
-      created,
-    )
-    .run();
+  await database(env.DB)
+    .insert(outboxEvents)
+    .values({
+      id: eventId,
+      type: "lesson.completed",
+      institutionId: tenant.institution.id,
+      userId: launched.body.launch.user_id,
+      payload: { user_id: launched.body.launch.user_id, lesson_id: lessonId, score: 0.75 },
+      createdAt: created,
+    });
 
   // The passback queue refuses every send: the webhook goes out, the LTI subscriber fails, the
   // message is retried (as it would be until it is dead-lettered).
@@ -226,11 +227,13 @@ it("a completion whose webhook went out but whose passback failed until dead-let
   expect(failed.retryMessages).toHaveLength(1);
   const [delivered] = await receiver.waitFor(1);
   expect(JSON.parse(delivered!.body).id).toBe(eventId);
-  const row = await env.DB.prepare("SELECT fanned_out_at, dispatched_at FROM outbox_events WHERE id = ?")
-    .bind(eventId)
-    .first<{ fanned_out_at: string | null; dispatched_at: string | null }>();
-  expect(row?.fanned_out_at).not.toBeNull();
-  expect(row?.dispatched_at).toBeNull();
+  const row = await database(env.DB)
+    .select({ fannedOutAt: outboxEvents.fannedOutAt, dispatchedAt: outboxEvents.dispatchedAt })
+    .from(outboxEvents)
+    .where(eq(outboxEvents.id, eventId))
+    .get();
+  expect(row?.fannedOutAt).not.toBeNull();
+  expect(row?.dispatchedAt).toBeNull();
 
   // The sweep re-publishes it; the events consumer then gets the score to the LMS.
   const republished = await sweep();

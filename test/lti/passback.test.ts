@@ -1,6 +1,9 @@
 import { env } from "cloudflare:test";
+import { eq } from "drizzle-orm";
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from "jose";
 import { expect, it } from "vitest";
+import { ltiAccessTokens, ltiLaunches, ltiPassbacks } from "../../src/db/schema";
+import { database } from "../../src/platform/db";
 import { callJson } from "../helpers/api";
 import { createTenant, mintToken } from "../helpers/tenants";
 import { runQueue, waitUntil } from "../webhooks/support";
@@ -199,7 +202,7 @@ it("after a key rotation the new key signs and the old one still verifies", asyn
     method: "POST",
   });
   expect(rotated.res.status).toBe(200);
-  await env.DB.prepare("DELETE FROM lti_access_tokens").run();
+  await database(env.DB).delete(ltiAccessTokens);
   await reg.platform.learnToolKeys();
   expect((await grade(tenant.admin.token, l.id, { score_given: 1, score_maximum: 1 })).res.status).toBe(200);
   const [before, after] = (await reg.platform.state()).token_requests;
@@ -225,9 +228,10 @@ it("a launch whose line item is not an http(s) URL is accepted but not gradable 
     });
     expect(res.status).toBe(409);
     expect(body.code).toBe("lti_not_gradable");
-    const rows = await env.DB.prepare("SELECT count(*) AS n FROM lti_passbacks WHERE launch_id = ?")
-      .bind(launched.body.launch.id)
-      .first<number>("n");
+    const rows = await database(env.DB).$count(
+      ltiPassbacks,
+      eq(ltiPassbacks.launchId, launched.body.launch.id),
+    );
     expect(rows).toBe(0);
   }
   expect((await reg.platform.state()).score_requests).toHaveLength(0);
@@ -236,20 +240,34 @@ it("a launch whose line item is not an http(s) URL is accepted but not gradable 
 it("a stored launch whose line item does not parse: the manual grade is 409, a queued passback records a failed attempt", async () => {
   const { tenant, reg, launch: l } = await gradableLaunch();
   // A row stored before line items were checked at launch.
-  await env.DB.prepare("UPDATE lti_launches SET ags = json_set(ags, '$.lineitem', 'not a url') WHERE id = ?")
-    .bind(l.id)
-    .run();
+  const db = database(env.DB);
+  const stored = await db
+    .select({ ags: ltiLaunches.ags })
+    .from(ltiLaunches)
+    .where(eq(ltiLaunches.id, l.id))
+    .get();
+  await db
+    .update(ltiLaunches)
+    .set({ ags: { ...stored?.ags, lineitem: "not a url" } })
+    .where(eq(ltiLaunches.id, l.id));
   const manual = await grade(tenant.admin.token, l.id, { score_given: 1, score_maximum: 1 });
   expect(manual.res.status).toBe(409);
   expect(manual.body.code).toBe("lti_not_gradable");
 
   const now = new Date().toISOString();
-  await env.DB.prepare(
-    `INSERT INTO lti_passbacks (id, launch_id, institution_id, event_id, score_fraction, activity_progress, grading_progress, scored_at, status, attempt_count, created_at)
-     VALUES (?, ?, ?, 'evt_stored', 1, 'Completed', 'FullyGraded', ?, 'pending', 0, ?)`,
-  )
-    .bind(`lpb_bad_${l.id}`, l.id, tenant.institution.id, now, now)
-    .run();
+  await db.insert(ltiPassbacks).values({
+    id: `lpb_bad_${l.id}`,
+    launchId: l.id,
+    institutionId: tenant.institution.id,
+    eventId: "evt_stored",
+    scoreFraction: 1,
+    activityProgress: "Completed",
+    gradingProgress: "FullyGraded",
+    scoredAt: now,
+    status: "pending",
+    attemptCount: 0,
+    createdAt: now,
+  });
   const run = await runQueue("lingua-lti-passbacks", [{ passback_id: `lpb_bad_${l.id}` }]);
   expect(run.explicitAcks).toHaveLength(1);
   const { body } = await callJson(`/api/integrations/lti-launches/${l.id}`, { token: tenant.admin.token });
@@ -263,16 +281,16 @@ it("a stored launch whose line item does not parse: the manual grade is 409, a q
 it("an error while sending is a failed attempt, retried on the usual schedule, never a 500 or a stuck pending", async () => {
   const { tenant, reg, launch: l } = await gradableLaunch();
   // A cached access token that no longer unseals (a rotated encryption key, a damaged row).
-  await env.DB.prepare(
-    "INSERT OR REPLACE INTO lti_access_tokens (consumer_id, scope, token_sealed, expires_at) VALUES (?, ?, 'damaged', ?)",
-  )
-    .bind(reg.consumer.id, SCORE_SCOPE, Date.now() + 3_600_000)
-    .run();
+  const damaged = { tokenSealed: "damaged", expiresAt: Date.now() + 3_600_000 };
+  await database(env.DB)
+    .insert(ltiAccessTokens)
+    .values({ consumerId: reg.consumer.id, scope: SCORE_SCOPE, ...damaged })
+    .onConflictDoUpdate({ target: [ltiAccessTokens.consumerId, ltiAccessTokens.scope], set: damaged });
   const { res, body } = await grade(tenant.admin.token, l.id, { score_given: 1, score_maximum: 2 });
   expect(res.status).toBe(202);
   expect(body).toMatchObject({ status: "retrying", attempt_count: 1, platform_status: null });
   expect(body.last_error).toBe("Internal error while sending the score; it will be retried");
-  await env.DB.prepare("DELETE FROM lti_access_tokens WHERE consumer_id = ?").bind(reg.consumer.id).run();
+  await database(env.DB).delete(ltiAccessTokens).where(eq(ltiAccessTokens.consumerId, reg.consumer.id));
   const done = await waitUntil(async () => {
     const { body: launch } = await callJson(`/api/integrations/lti-launches/${l.id}`, {
       token: tenant.admin.token,

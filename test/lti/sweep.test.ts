@@ -1,7 +1,12 @@
 import { env } from "cloudflare:test";
+import { eq, inArray } from "drizzle-orm";
 import { expect, it } from "vitest";
+import { ltiLaunches, ltiPassbacks, ltiStates } from "../../src/db/schema";
+import { requeueStalledPassbacks } from "../../src/domains/lti/grades/sweep";
 import { sweepLti } from "../../src/domains/lti/sweep";
+import { database } from "../../src/platform/db";
 import { callJson } from "../helpers/api";
+import { testContext } from "../helpers/context";
 import { createTenant } from "../helpers/tenants";
 import { waitUntil } from "../webhooks/support";
 import { launch, login, registerPlatform } from "./support";
@@ -12,35 +17,42 @@ it("the sweep deletes long-expired login states and queues passbacks whose messa
   await reg.platform.learnToolKeys();
   const launched = await launch(reg);
   const { state } = await login(reg);
-  await env.DB.prepare("UPDATE lti_states SET expires_at = ? WHERE state = ?")
-    .bind(Date.now() - 2 * 3_600_000, state)
-    .run();
+  const db = database(env.DB);
+  await db
+    .update(ltiStates)
+    .set({ expiresAt: Date.now() - 2 * 3_600_000 })
+    .where(eq(ltiStates.state, state));
   // A passback made and never queued (its message lost), twenty minutes ago.
   const old = new Date(Date.now() - 20 * 60_000).toISOString().replace(/\.\d{3}Z$/, "Z");
-  await env.DB.prepare(
-    `INSERT INTO lti_passbacks (id, launch_id, institution_id, score_given, score_maximum, activity_progress, grading_progress, scored_at, status, attempt_count, created_at)
-     VALUES ('lpb_lost', ?, ?, 1, 2, 'Completed', 'FullyGraded', ?, 'pending', 0, ?)`,
-  )
-    .bind(launched.body.launch.id, tenant.institution.id, old, old)
-    .run();
+  await db.insert(ltiPassbacks).values({
+    id: "lpb_lost",
+    launchId: launched.body.launch.id,
+    institutionId: tenant.institution.id,
+    scoreGiven: 1,
+    scoreMaximum: 2,
+    activityProgress: "Completed",
+    gradingProgress: "FullyGraded",
+    scoredAt: old,
+    status: "pending",
+    attemptCount: 0,
+    createdAt: old,
+  });
 
   // A refused launch from 31 days ago leaves the log; the accepted one stays.
   const refused = await launch(reg, { "https://purl.imsglobal.org/spec/lti/claim/version": "1.0" });
-  await env.DB.prepare("UPDATE lti_launches SET created_at = ? WHERE id = ?")
-    .bind(
-      new Date(Date.now() - 31 * 86_400_000).toISOString().replace(/\.\d{3}Z$/, "Z"),
-      refused.body.launch_id,
-    )
-    .run();
+  await db
+    .update(ltiLaunches)
+    .set({ createdAt: new Date(Date.now() - 31 * 86_400_000).toISOString().replace(/\.\d{3}Z$/, "Z") })
+    .where(eq(ltiLaunches.id, refused.body.launch_id));
 
-  expect(await sweepLti(env, Date.now())).toBe(1);
-  const left = await env.DB.prepare("SELECT id FROM lti_launches WHERE id IN (?, ?)")
-    .bind(refused.body.launch_id, launched.body.launch.id)
-    .all();
-  expect(left.results).toEqual([{ id: launched.body.launch.id }]);
-  expect(
-    await env.DB.prepare("SELECT count(*) AS n FROM lti_states WHERE state = ?").bind(state).first("n"),
-  ).toBe(0);
+  await sweepLti(env, Date.now());
+  expect(await requeueStalledPassbacks(testContext())).toBe(1);
+  const left = await db
+    .select({ id: ltiLaunches.id })
+    .from(ltiLaunches)
+    .where(inArray(ltiLaunches.id, [refused.body.launch_id, launched.body.launch.id]));
+  expect(left).toEqual([{ id: launched.body.launch.id }]);
+  expect(await db.$count(ltiStates, eq(ltiStates.state, state))).toBe(0);
   const sent = await waitUntil(async () => {
     const { body } = await callJson(`/api/integrations/lti-launches/${launched.body.launch.id}`, {
       token: tenant.admin.token,
@@ -48,7 +60,7 @@ it("the sweep deletes long-expired login states and queues passbacks whose messa
     return body.passbacks[0]?.status === "succeeded" ? body.passbacks[0] : null;
   });
   expect(sent).toMatchObject({ id: "lpb_lost", score_given: 1, score_maximum: 2, attempt_count: 1 });
-  expect(await sweepLti(env, Date.now())).toBe(0);
+  expect(await requeueStalledPassbacks(testContext())).toBe(0);
 });
 
 it("a grade sent again with its Idempotency-Key replays the answer and sends nothing", async () => {

@@ -4,14 +4,21 @@ import {
   env,
   waitOnExecutionContext,
 } from "cloudflare:test";
-import { expect, it } from "vitest";
+import { eq } from "drizzle-orm";
+import { afterEach, expect, it } from "vitest";
+import { outboxEvents, webhookDeliveries, webhookDeliveryAttempts, webhooks } from "../../src/db/schema";
 import worker from "../../src/index";
+import { database } from "../../src/platform/db";
+import { advanceClock, resetClock } from "../../src/platform/service/clock";
 import { callJson } from "../helpers/api";
 import { receiverEndpoint } from "../helpers/receiver";
 import { createTenant } from "../helpers/tenants";
 import { createWebhook, deliveryRow, insertDelivery, runQueue, waitUntil } from "./support";
 
 const DELIVERIES = "lingua-webhook-deliveries";
+
+// Tests that move the service context's clock put it back.
+afterEach(() => resetClock());
 
 async function setup(
   script: { status?: number; delay_ms?: number; headers?: Record<string, string> }[] = [],
@@ -35,12 +42,10 @@ it("a message delivered twice, in one batch or in two, sends once and logs one a
   expect(await receiver.received()).toHaveLength(1);
   const row = await deliveryRow(deliveryId);
   expect(row).toMatchObject({ status: "succeeded", attempt_count: 1 });
-  const attempts = await env.DB.prepare(
-    "SELECT count(*) AS n FROM webhook_delivery_attempts WHERE delivery_id = ?",
-  )
-    .bind(deliveryId)
-    .first<{ n: number }>();
-  expect(attempts!.n).toBe(1);
+  const db = database(env.DB);
+  expect(await db.$count(webhookDeliveryAttempts, eq(webhookDeliveryAttempts.deliveryId, deliveryId))).toBe(
+    1,
+  );
 });
 
 it("two consumers racing on one delivery: one sends, the other waits for the claim and then acknowledges", async () => {
@@ -77,10 +82,9 @@ it("schedules the retry with the queue's delay, and honours a longer Retry-After
   expect(early.retryMessages[0]!.delaySeconds).toBeGreaterThan(100);
   expect((await deliveryRow(deliveryId))!.attempt_count).toBe(1);
 
-  // Once due, the second attempt fails with a plain 500: the schedule's delay (1 s ± 20%) applies.
-  await env.DB.prepare("UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ?")
-    .bind(Date.now(), deliveryId)
-    .run();
+  // Once due (the clock moved past the Retry-After), the second attempt fails with a plain 500: the
+  // schedule's delay (1 s ± 20%) applies.
+  advanceClock(121_000);
   const second = await runQueue(DELIVERIES, [{ delivery_id: deliveryId }]);
   expect(second.retryMessages[0]!.delaySeconds).toBeGreaterThanOrEqual(1);
   expect(second.retryMessages[0]!.delaySeconds).toBeLessThanOrEqual(2);
@@ -115,9 +119,10 @@ it("disables a webhook after 20 consecutive failed events spanning more than a d
   const oneHourAgo = new Date(Date.now() - 3_600_000).toISOString();
 
   // 20 failures but all within the last hour: still enabled.
-  await env.DB.prepare("UPDATE webhooks SET consecutive_failures = 19, failing_since = ? WHERE id = ?")
-    .bind(oneHourAgo, hook.id)
-    .run();
+  await database(env.DB)
+    .update(webhooks)
+    .set({ consecutiveFailures: 19, failingSince: oneHourAgo })
+    .where(eq(webhooks.id, hook.id));
   const { deliveryId: a } = await insertDelivery(hook.id, institution.id, {
     status: "retrying",
     attemptCount: 3,
@@ -128,7 +133,7 @@ it("disables a webhook after 20 consecutive failed events spanning more than a d
   expect(webhook).toMatchObject({ enabled: true, consecutive_failures: 20 });
 
   // The same run, begun two days ago: the next failed event switches it off.
-  await env.DB.prepare("UPDATE webhooks SET failing_since = ? WHERE id = ?").bind(twoDaysAgo, hook.id).run();
+  await database(env.DB).update(webhooks).set({ failingSince: twoDaysAgo }).where(eq(webhooks.id, hook.id));
   const { deliveryId: b } = await insertDelivery(hook.id, institution.id, {
     status: "retrying",
     attemptCount: 3,
@@ -158,9 +163,10 @@ it("disables a webhook after 20 consecutive failed events spanning more than a d
 
 it("a success resets the failure count", async () => {
   const { admin, institution, hook } = await setup();
-  await env.DB.prepare("UPDATE webhooks SET consecutive_failures = 7, failing_since = ? WHERE id = ?")
-    .bind(new Date().toISOString(), hook.id)
-    .run();
+  await database(env.DB)
+    .update(webhooks)
+    .set({ consecutiveFailures: 7, failingSince: new Date().toISOString() })
+    .where(eq(webhooks.id, hook.id));
   const { deliveryId } = await insertDelivery(hook.id, institution.id);
   await runQueue(DELIVERIES, [{ delivery_id: deliveryId }]);
   const { body } = await callJson(`/api/integrations/webhooks/${hook.id}`, { token: admin.token });
@@ -191,11 +197,14 @@ it("the scheduled sweep re-sends an event whose queue send was lost", async () =
   // An event committed two minutes ago that never reached the fan-out queue.
   const eventId = `evt_lost_${Date.now()}`;
   const created = new Date(Date.now() - 120_000).toISOString().replace(/\.\d{3}Z$/, "Z");
-  await env.DB.prepare(
-    "INSERT INTO outbox_events (id, type, institution_id, user_id, payload, created_at) VALUES (?, 'lesson.completed', ?, NULL, '{}', ?)",
-  )
-    .bind(eventId, institution.id, created)
-    .run();
+  await database(env.DB).insert(outboxEvents).values({
+    id: eventId,
+    type: "lesson.completed",
+    institutionId: institution.id,
+    userId: null,
+    payload: {},
+    createdAt: created,
+  });
   const ctx = createExecutionContext();
   await worker.scheduled!(
     createScheduledController({ scheduledTime: Date.now(), cron: "* * * * *" }),
@@ -206,29 +215,30 @@ it("the scheduled sweep re-sends an event whose queue send was lost", async () =
   const [got] = await receiver.waitFor(1);
   expect(JSON.parse(got!.body).id).toBe(eventId);
   expect(got!.headers["x-webhook-id"]).toBe(hook.id);
-  const event = await waitUntil(() =>
-    env.DB.prepare("SELECT fanned_out_at FROM outbox_events WHERE id = ? AND fanned_out_at IS NOT NULL")
-      .bind(eventId)
-      .first(),
-  );
+  const event = await waitUntil(async () => {
+    const row = await database(env.DB)
+      .select({ fannedOutAt: outboxEvents.fannedOutAt })
+      .from(outboxEvents)
+      .where(eq(outboxEvents.id, eventId))
+      .get();
+    return row?.fannedOutAt ? row : null;
+  });
   expect(event).toBeTruthy();
 
   // Fanning the same event out again creates no second delivery.
   await runQueue("lingua-events", [{ event_id: eventId }]);
   await new Promise((r) => setTimeout(r, 1500));
   expect(await receiver.received()).toHaveLength(1);
-  const count = await env.DB.prepare("SELECT count(*) AS n FROM webhook_deliveries WHERE event_id = ?")
-    .bind(eventId)
-    .first<{ n: number }>();
-  expect(count!.n).toBe(1);
+  expect(await database(env.DB).$count(webhookDeliveries, eq(webhookDeliveries.eventId, eventId))).toBe(1);
 });
 
 it("the scheduled sweep re-sends a delivery whose message was lost", async () => {
   const { institution, hook, receiver } = await setup();
   const { deliveryId } = await insertDelivery(hook.id, institution.id);
-  await env.DB.prepare("UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ?")
-    .bind(Date.now() - 3_600_000, deliveryId)
-    .run();
+  await database(env.DB)
+    .update(webhookDeliveries)
+    .set({ nextAttemptAt: Date.now() - 3_600_000 })
+    .where(eq(webhookDeliveries.id, deliveryId));
   const ctx = createExecutionContext();
   await worker.scheduled!(
     createScheduledController({ scheduledTime: Date.now(), cron: "* * * * *" }),

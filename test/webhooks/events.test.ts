@@ -1,5 +1,7 @@
 import { env } from "cloudflare:test";
 import { expect, it } from "vitest";
+import { outboxEvents } from "../../src/db/schema";
+import { database } from "../../src/platform/db";
 import { callJson } from "../helpers/api";
 import { createTenant } from "../helpers/tenants";
 import { completeALesson } from "./support";
@@ -10,11 +12,14 @@ it("lists the institution's events newest first, filtered by type and time, and 
   const { events } = await completeALesson(learner);
   await completeALesson(other.learner);
   const old = new Date(Date.now() - 31 * 86_400_000).toISOString().replace(/\.\d{3}Z$/, "Z");
-  await env.DB.prepare(
-    "INSERT INTO outbox_events (id, type, institution_id, payload, created_at, fanned_out_at) VALUES ('evt_ancient', 'lesson.completed', ?, '{}', ?, ?)",
-  )
-    .bind(institution.id, old, old)
-    .run();
+  await database(env.DB).insert(outboxEvents).values({
+    id: "evt_ancient",
+    type: "lesson.completed",
+    institutionId: institution.id,
+    payload: {},
+    createdAt: old,
+    fannedOutAt: old,
+  });
 
   const all = await callJson("/api/integrations/events?per_page=100", { token: admin.token });
   expect(all.res.status).toBe(200);

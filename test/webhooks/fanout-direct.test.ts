@@ -1,5 +1,8 @@
 import { env } from "cloudflare:test";
+import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
+import { outboxEvents, webhookDeliveryAttempts, webhooks } from "../../src/db/schema";
+import { database } from "../../src/platform/db";
 import { receiverEndpoint } from "../helpers/receiver";
 import { createTenant } from "../helpers/tenants";
 import { createWebhook, deliveryRow, runQueue, waitUntil } from "./support";
@@ -7,11 +10,15 @@ import { createWebhook, deliveryRow, runQueue, waitUntil } from "./support";
 async function insertEvent(institutionId: string, tag: string) {
   const id = `evt_direct_${tag}_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
   const now = new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
-  await env.DB.prepare(
-    "INSERT INTO outbox_events (id, type, institution_id, payload, created_at) VALUES (?, 'lesson.completed', ?, ?, ?)",
-  )
-    .bind(id, institutionId, JSON.stringify({ lesson_id: "les_direct" }), now)
-    .run();
+  await database(env.DB)
+    .insert(outboxEvents)
+    .values({
+      id,
+      type: "lesson.completed",
+      institutionId,
+      payload: { lesson_id: "les_direct" },
+      createdAt: now,
+    });
   return id;
 }
 
@@ -42,12 +49,14 @@ it("the fan-out makes a healthy webhook's first attempt itself: sent, logged and
   expect(got[0]!.headers["x-webhook-delivery"]).toBe(delivery!.id);
   expect(got[0]!.x_signature_valid).toEqual([true]);
   expect(got[0]!.standard_valid).toEqual([true]);
-  const attempts = await env.DB.prepare(
-    "SELECT number, response_status FROM webhook_delivery_attempts WHERE delivery_id = ?",
-  )
-    .bind(delivery!.id)
-    .all();
-  expect(attempts.results).toEqual([{ number: 1, response_status: 200 }]);
+  const attempts = await database(env.DB)
+    .select({
+      number: webhookDeliveryAttempts.number,
+      responseStatus: webhookDeliveryAttempts.responseStatus,
+    })
+    .from(webhookDeliveryAttempts)
+    .where(eq(webhookDeliveryAttempts.deliveryId, delivery!.id));
+  expect(attempts).toEqual([{ number: 1, responseStatus: 200 }]);
 });
 
 it("a fan-out repeated after a crash (event not yet marked) sends nothing a second time", async () => {
@@ -59,7 +68,7 @@ it("a fan-out repeated after a crash (event not yet marked) sends nothing a seco
 
   await runQueue("lingua-events", [{ event_id: eventId }]);
   // As if the first run had stopped after sending, before marking the event.
-  await env.DB.prepare("UPDATE outbox_events SET fanned_out_at = NULL WHERE id = ?").bind(eventId).run();
+  await database(env.DB).update(outboxEvents).set({ fannedOutAt: null }).where(eq(outboxEvents.id, eventId));
   await Promise.all([
     runQueue("lingua-events", [{ event_id: eventId }]),
     runQueue("lingua-events", [{ event_id: eventId }]),
@@ -99,9 +108,10 @@ it("a webhook that is failing is not tried in the fan-out: its delivery goes thr
   const receiver = receiverEndpoint();
   await receiver.configure({});
   const hook = await createWebhook(admin, { url: receiver.url, events: ["*"] });
-  await env.DB.prepare("UPDATE webhooks SET consecutive_failures = 1, failing_since = ? WHERE id = ?")
-    .bind(new Date().toISOString().replace(/\.\d{3}Z$/, "Z"), hook.id)
-    .run();
+  await database(env.DB)
+    .update(webhooks)
+    .set({ consecutiveFailures: 1, failingSince: new Date().toISOString().replace(/\.\d{3}Z$/, "Z") })
+    .where(eq(webhooks.id, hook.id));
   const eventId = await insertEvent(institution.id, "failing");
 
   await runQueue("lingua-events", [{ event_id: eventId }]);
@@ -110,10 +120,12 @@ it("a webhook that is failing is not tried in the fan-out: its delivery goes thr
   expect(await deliveryRow(delivery!.id)).toMatchObject({ attempt_count: 1 });
   expect(await receiver.received()).toHaveLength(1);
   // The success through the queue reset the webhook's failure count.
-  const row = await env.DB.prepare("SELECT consecutive_failures FROM webhooks WHERE id = ?")
-    .bind(hook.id)
-    .first();
-  expect(row).toEqual({ consecutive_failures: 0 });
+  const row = await database(env.DB)
+    .select({ consecutiveFailures: webhooks.consecutiveFailures })
+    .from(webhooks)
+    .where(eq(webhooks.id, hook.id))
+    .get();
+  expect(row).toEqual({ consecutiveFailures: 0 });
 });
 
 it("slow receivers: the fan-out stops starting first attempts after its budget and queues the rest, each still sent once per attempt", async () => {
@@ -137,11 +149,11 @@ it("slow receivers: the fan-out stops starting first attempts after its budget a
   await waitUntil(async () => (await deliveriesOf(eventId)).every((d) => d.status === "succeeded"), 30_000);
   await new Promise((r) => setTimeout(r, 500));
   for (const d of await deliveriesOf(eventId)) {
-    const { results } = await env.DB.prepare(
-      "SELECT number FROM webhook_delivery_attempts WHERE delivery_id = ? ORDER BY number",
-    )
-      .bind(d.id)
-      .all<{ number: number }>();
+    const results = await database(env.DB)
+      .select({ number: webhookDeliveryAttempts.number })
+      .from(webhookDeliveryAttempts)
+      .where(eq(webhookDeliveryAttempts.deliveryId, d.id))
+      .orderBy(webhookDeliveryAttempts.number);
     expect(results.map((a) => a.number)).toEqual(Array.from({ length: d.attempt_count }, (_, n) => n + 1));
   }
   const got = (await Promise.all(receivers.map((r) => r.received()))).flat();
@@ -164,8 +176,10 @@ it("the fan-out's direct attempt checks the stored URL too: refused, nothing sen
   const [delivery] = await deliveriesOf(eventId);
   expect(delivery).toMatchObject({ status: "failed", attempt_count: 1, last_error_code: "target_refused" });
   expect(await receiver.received()).toEqual([]);
-  const row = await env.DB.prepare("SELECT enabled, disabled_reason FROM webhooks WHERE id = ?")
-    .bind(hook.id)
-    .first();
-  expect(row).toEqual({ enabled: 0, disabled_reason: "target_refused" });
+  const row = await database(env.DB)
+    .select({ enabled: webhooks.enabled, disabledReason: webhooks.disabledReason })
+    .from(webhooks)
+    .where(eq(webhooks.id, hook.id))
+    .get();
+  expect(row).toEqual({ enabled: false, disabledReason: "target_refused" });
 });

@@ -1,5 +1,8 @@
 import { env } from "cloudflare:test";
+import { and, eq, like } from "drizzle-orm";
 import { expect, it } from "vitest";
+import { outboxEvents, webhookDeliveries } from "../../src/db/schema";
+import { database } from "../../src/platform/db";
 import { receiverEndpoint } from "../helpers/receiver";
 import { createTenant } from "../helpers/tenants";
 import { createWebhook, runQueue } from "./support";
@@ -13,21 +16,28 @@ it("handles full batches: 100 events fanned out to 10 webhooks, then 100 deliver
     hooks.push(await createWebhook(admin, { url: `${receiver.url}?h=${h}`, events: ["*"] }));
   const now = new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
   const ids = Array.from({ length: 100 }, (_, i) => `evt_scale_${i}`);
-  await env.DB.batch(
-    ids.map((id) =>
-      env.DB.prepare(
-        "INSERT INTO outbox_events (id, type, institution_id, payload, created_at) VALUES (?, 'lesson.completed', ?, '{}', ?)",
-      ).bind(id, institution.id, now),
-    ),
-  );
+  const db = database(env.DB);
+  const rows = ids.map((id) => ({
+    id,
+    type: "lesson.completed",
+    institutionId: institution.id,
+    payload: {},
+    createdAt: now,
+  }));
+  // Five columns a row: 20 rows a statement stay within D1's 100 bound parameters.
+  for (let i = 0; i < rows.length; i += 20) await db.insert(outboxEvents).values(rows.slice(i, i + 20));
+
   const fanned = await runQueue(
     "lingua-events",
     ids.map((id) => ({ event_id: id })),
   );
   expect(fanned.retryMessages).toEqual([]);
-  const { results } = await env.DB.prepare(
-    "SELECT id FROM webhook_deliveries WHERE event_id LIKE 'evt_scale_%' ORDER BY id",
-  ).all<{ id: string }>();
+  const ofThisTest = like(webhookDeliveries.eventId, "evt_scale_%");
+  const results = await db
+    .select({ id: webhookDeliveries.id })
+    .from(webhookDeliveries)
+    .where(ofThisTest)
+    .orderBy(webhookDeliveries.id);
   expect(results).toHaveLength(1000);
 
   // The fan-out made these first attempts itself (or queued what its budget did not reach); a message
@@ -41,9 +51,10 @@ it("handles full batches: 100 events fanned out to 10 webhooks, then 100 deliver
   await new Promise((r) => setTimeout(r, 1000));
   expect(await receiver.received()).toHaveLength(1000);
   expect(new Set(got.map((r) => r.headers["x-webhook-delivery"])).size).toBe(1000);
-  const done = await env.DB.prepare(
-    "SELECT count(*) AS n FROM webhook_deliveries WHERE event_id LIKE 'evt_scale_%' AND status = 'succeeded' AND attempt_count = 1",
-  ).first<{ n: number }>();
-  expect(done!.n).toBe(1000);
+  const done = await db.$count(
+    webhookDeliveries,
+    and(ofThisTest, eq(webhookDeliveries.status, "succeeded"), eq(webhookDeliveries.attemptCount, 1)),
+  );
+  expect(done).toBe(1000);
   expect(hooks).toHaveLength(10);
 });

@@ -1,5 +1,8 @@
 import { env } from "cloudflare:test";
+import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { webhooks } from "../../src/db/schema";
+import { database } from "../../src/platform/db";
 import { callJson } from "../helpers/api";
 import { receiverEndpoint } from "../helpers/receiver";
 import { createPlatformAdmin, createTenant, mintToken } from "../helpers/tenants";
@@ -61,13 +64,11 @@ describe("webhook resource", () => {
   it("stores the secret encrypted: the column holds neither the secret nor its base64 part", async () => {
     const { admin } = await createTenant();
     const hook = await createWebhook(admin, { url: HOOK, events: ["*"] });
-    const row = await env.DB.prepare("SELECT * FROM webhooks WHERE id = ?")
-      .bind(hook.id)
-      .first<Record<string, unknown>>();
+    const row = await database(env.DB).select().from(webhooks).where(eq(webhooks.id, hook.id)).get();
     const stored = JSON.stringify(row);
     expect(stored).not.toContain(hook.secret);
     expect(stored).not.toContain(hook.secret.slice(6));
-    expect(row!.secret_sealed).toMatch(/^v2\./);
+    expect(row!.secretSealed).toMatch(/^v2\./);
   });
 
   it("disabling and re-enabling by PUT is visible in the resource", async () => {

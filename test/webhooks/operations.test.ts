@@ -1,5 +1,8 @@
 import { env } from "cloudflare:test";
+import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
+import { webhooks } from "../../src/db/schema";
+import { database } from "../../src/platform/db";
 import { callJson } from "../helpers/api";
 import { receiverEndpoint } from "../helpers/receiver";
 import { createTenant } from "../helpers/tenants";
@@ -226,9 +229,10 @@ it("rotation: both secrets sign for the window, new first; then only the new one
     token: admin.token,
     body: { previous_secret_ttl_seconds: 3600 },
   });
-  await env.DB.prepare("UPDATE webhooks SET previous_secret_expires_at = ? WHERE id = ?")
-    .bind(new Date(Date.now() - 1000).toISOString(), hook.id)
-    .run();
+  await database(env.DB)
+    .update(webhooks)
+    .set({ previousSecretExpiresAt: new Date(Date.now() - 1000).toISOString() })
+    .where(eq(webhooks.id, hook.id));
   await receiver.configure({ secrets: [third.body.secret] });
   await callJson(`/api/integrations/webhooks/${hook.id}/test`, { token: admin.token, method: "POST" });
   expect((await receiver.received())[0]!.x_signature_valid).toEqual([true]);

@@ -4,8 +4,11 @@ import {
   env,
   waitOnExecutionContext,
 } from "cloudflare:test";
+import { and, eq, inArray, isNull, or } from "drizzle-orm";
 import { expect, it, vi } from "vitest";
+import { outboxEvents, webhookDeliveries, webhooks } from "../../src/db/schema";
 import worker from "../../src/index";
+import { database } from "../../src/platform/db";
 import { MAX_EVENTS_PER_MESSAGE, publishEvents } from "../../src/platform/events";
 import { receiverEndpoint } from "../helpers/receiver";
 import { createTenant } from "../helpers/tenants";
@@ -36,12 +39,16 @@ async function insertEvents(institutionId: string, count: number, ageMs = 0): Pr
   // Zero-padded, so the ids sort in creation order as real (ULID) ids do.
   const ids = Array.from({ length: count }, (_, i) => `evt_pack_${tag}_${String(i).padStart(5, "0")}`);
   const created = new Date(Date.now() - ageMs).toISOString().replace(/\.\d{3}Z$/, "Z");
-  await env.DB.prepare(
-    `INSERT INTO outbox_events (id, type, institution_id, payload, created_at)
-      SELECT value, 'member.created', ?2, '{}', ?3 FROM json_each(?1)`,
-  )
-    .bind(JSON.stringify(ids), institutionId, created)
-    .run();
+  const db = database(env.DB);
+  const rows = ids.map((id) => ({
+    id,
+    type: "member.created",
+    institutionId,
+    payload: {},
+    createdAt: created,
+  }));
+  // Five columns a row: 20 rows a statement stay within D1's 100 bound parameters.
+  for (let i = 0; i < rows.length; i += 20) await db.insert(outboxEvents).values(rows.slice(i, i + 20));
   return ids;
 }
 
@@ -54,12 +61,7 @@ async function setup() {
 }
 
 async function deliveryCount(eventIds: string[]): Promise<number> {
-  const row = await env.DB.prepare(
-    "SELECT count(*) AS n FROM webhook_deliveries WHERE event_id IN (SELECT value FROM json_each(?))",
-  )
-    .bind(JSON.stringify(eventIds))
-    .first<{ n: number }>();
-  return row?.n ?? 0;
+  return database(env.DB).$count(webhookDeliveries, inArray(webhookDeliveries.eventId, eventIds));
 }
 
 it("publishing 250 events sends ceil(250 / 10) = 25 messages, ids in order, in one sendBatch call", async () => {
@@ -187,9 +189,10 @@ it("a full batch of packed messages (10 × 10 events, 3 webhooks) is fanned out 
   for (let h = 0; h < 3; h++)
     hooks.push(await createWebhook(admin, { url: `${receiver.url}?h=${h}`, events: ["member.created"] }));
   // Failing webhooks: every delivery goes to the (recorded) delivery queue, none is sent from here.
-  await env.DB.prepare("UPDATE webhooks SET consecutive_failures = 1 WHERE institution_id = ?")
-    .bind(institution.id)
-    .run();
+  await database(env.DB)
+    .update(webhooks)
+    .set({ consecutiveFailures: 1 })
+    .where(eq(webhooks.institutionId, institution.id));
   // max_batch_size of lingua-events in wrangler.toml.
   const fullBatch = 10;
   const ids = await insertEvents(institution.id, fullBatch * MAX_EVENTS_PER_MESSAGE);
@@ -203,13 +206,15 @@ it("a full batch of packed messages (10 × 10 events, 3 webhooks) is fanned out 
   expect(run.explicitAcks).toHaveLength(fullBatch);
   expect(await deliveryCount(ids)).toBe(300);
   expect(deliveries.calls.flat()).toHaveLength(300);
-  const open = await env.DB.prepare(
-    // All 100 fanned out and, every subscriber having taken them, marked dispatched in one statement.
-    "SELECT count(*) AS n FROM outbox_events WHERE id IN (SELECT value FROM json_each(?)) AND (fanned_out_at IS NULL OR dispatched_at IS NULL)",
-  )
-    .bind(JSON.stringify(ids))
-    .first<{ n: number }>();
-  expect(open?.n).toBe(0);
+  // All 100 fanned out and, every subscriber having taken them, marked dispatched in one statement.
+  const open = await database(env.DB).$count(
+    outboxEvents,
+    and(
+      inArray(outboxEvents.id, ids),
+      or(isNull(outboxEvents.fannedOutAt), isNull(outboxEvents.dispatchedAt)),
+    ),
+  );
+  expect(open).toBe(0);
 
   // Delivered again (a retried batch): nothing new is written or queued.
   deliveries.calls = [];

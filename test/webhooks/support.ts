@@ -50,7 +50,9 @@ export async function waitUntil<T>(
 }
 
 import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
+import { type DeliveryStatus, outboxEvents, webhookDeliveries } from "../../src/db/schema";
 import worker from "../../src/index";
+import { database } from "../../src/platform/db";
 
 let sequence = 0;
 
@@ -69,31 +71,29 @@ export async function insertDelivery(
   const deliveryId = `dlv_t_${tag}`;
   const created = (options.createdAt ?? new Date()).toISOString().replace(/\.\d{3}Z$/, "Z");
   const type = options.type ?? "lesson.completed";
-  await env.DB.batch([
-    env.DB.prepare(
-      "INSERT INTO outbox_events (id, type, institution_id, user_id, payload, created_at, fanned_out_at, dispatched_at) VALUES (?, ?, ?, NULL, ?, ?, ?, ?)",
-    ).bind(
-      eventId,
+  const db = database(env.DB);
+  await db.batch([
+    db.insert(outboxEvents).values({
+      id: eventId,
       type,
       institutionId,
-      JSON.stringify({ lesson_id: "les_x", tag }),
-      created,
-      created,
-      created,
-    ),
-    env.DB.prepare(
-      "INSERT INTO webhook_deliveries (id, webhook_id, event_id, event_type, status, attempt_count, next_attempt_at, created_at, completed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    ).bind(
-      deliveryId,
+      userId: null,
+      payload: { lesson_id: "les_x", tag },
+      createdAt: created,
+      fannedOutAt: created,
+      dispatchedAt: created,
+    }),
+    db.insert(webhookDeliveries).values({
+      id: deliveryId,
       webhookId,
       eventId,
-      type,
-      options.status ?? "pending",
-      options.attemptCount ?? 0,
-      Date.now(),
-      created,
-      options.status === "failed" || options.status === "succeeded" ? created : null,
-    ),
+      eventType: type,
+      status: (options.status ?? "pending") as DeliveryStatus,
+      attemptCount: options.attemptCount ?? 0,
+      nextAttemptAt: Date.now(),
+      createdAt: created,
+      completedAt: options.status === "failed" || options.status === "succeeded" ? created : null,
+    }),
   ]);
   return { deliveryId, eventId };
 }

@@ -1,11 +1,15 @@
 import { and, desc, eq, gte, lt, ne, type SQL, sql } from "drizzle-orm";
 import { outboxEvents } from "../../db/schema";
-import type { Env } from "../../env";
-import { database } from "../../platform/db";
 import { ApiError } from "../../platform/errors";
 import { EVENT_RETENTION_MS } from "../../platform/events";
 import { type PageRequest, pageBounds, pageWithTotal } from "../../platform/http/pagination";
 import { nowIso } from "../../platform/ids";
+import type { ServiceContext } from "../../platform/service/context";
+
+/**
+ * The events domain: an institution's events of the last 30 days, read from the outbox table (the
+ * events queue's fan-out to webhooks is the webhooks domain's; this only lists and shows them).
+ */
 
 type EventRow = typeof outboxEvents.$inferSelect;
 
@@ -14,24 +18,27 @@ export function presentEvent(row: Pick<EventRow, "id" | "type" | "createdAt" | "
 }
 
 /** Test pings are deliveries to one webhook, not things that happened: they are not listed. */
-function visible(institutionId: string): SQL {
-  const recent = gte(outboxEvents.createdAt, nowIso(Date.now() - EVENT_RETENTION_MS));
+function visible(institutionId: string, now: number): SQL {
+  const recent = gte(outboxEvents.createdAt, nowIso(now - EVENT_RETENTION_MS));
   // Spelt out rather than and(): and() may return undefined (for no conditions), these are three.
   return sql`(${eq(outboxEvents.institutionId, institutionId)} AND ${ne(outboxEvents.type, "ping")} AND ${recent})`;
 }
 
+/** A page of the institution's events, newest first (ties by id), filtered by type and time. */
 export async function listEvents(
-  env: Env,
-  institutionId: string,
-  page: PageRequest,
-  filters: { type?: string; from?: string; to?: string },
+  ctx: ServiceContext,
+  {
+    institutionId,
+    page,
+    filters,
+  }: { institutionId: string; page: PageRequest; filters: { type?: string; from?: string; to?: string } },
 ) {
-  const conditions: SQL[] = [visible(institutionId)];
+  const conditions: SQL[] = [visible(institutionId, ctx.now())];
   if (filters.type) conditions.push(eq(outboxEvents.type, filters.type));
   if (filters.from) conditions.push(gte(outboxEvents.createdAt, nowIso(Date.parse(filters.from))));
   if (filters.to) conditions.push(lt(outboxEvents.createdAt, nowIso(Date.parse(filters.to))));
   const where = and(...conditions);
-  const db = database(env.DB);
+  const db = ctx.db;
   const { limit, offset } = pageBounds(page);
   const columns = {
     id: outboxEvents.id,
@@ -50,8 +57,12 @@ export async function listEvents(
   return { total, data: rows.map(presentEvent) };
 }
 
-export async function getEvent(env: Env, institutionId: string, id: string) {
-  const row = await database(env.DB)
+/** One of the institution's events, as a webhook delivers it; 404 when it is not the institution's. */
+export async function getEvent(
+  ctx: ServiceContext,
+  { institutionId, id }: { institutionId: string; id: string },
+) {
+  const row = await ctx.db
     .select({
       id: outboxEvents.id,
       type: outboxEvents.type,
@@ -59,7 +70,7 @@ export async function getEvent(env: Env, institutionId: string, id: string) {
       payload: outboxEvents.payload,
     })
     .from(outboxEvents)
-    .where(and(eq(outboxEvents.id, id), visible(institutionId)))
+    .where(and(eq(outboxEvents.id, id), visible(institutionId, ctx.now())))
     .get();
   if (!row) throw new ApiError("not_found", `No event ${id}.`);
   return presentEvent(row);

@@ -1,5 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
+import { registerGradePassback } from "./grades/routes/grade-passback";
 import { registerExchangeLtiCode } from "./launch/routes/exchange-lti-code";
 import { registerGetLtiLaunch } from "./launch/routes/get-lti-launch";
 import { registerListLtiLaunches } from "./launch/routes/list-lti-launches";
@@ -15,7 +16,6 @@ import { registerGetLtiJwks } from "./registrations/routes/get-lti-jwks";
 import { registerListLtiConsumers } from "./registrations/routes/list-lti-consumers";
 import { registerRotateLtiKeys } from "./registrations/routes/rotate-lti-keys";
 import { registerUpdateLtiConsumer } from "./registrations/routes/update-lti-consumer";
-import { registerPassbackRoutes } from "./routes/passback";
 
 /**
  * The LTI 1.3 tool, in three parts: registrations/ (the platforms an institution registers, and the
@@ -42,5 +42,5 @@ export function registerLti(app: OpenAPIHono<AppEnv>) {
   registerListLtiLaunches(app);
   registerGetLtiLaunch(app);
   // Grades.
-  registerPassbackRoutes(app);
+  registerGradePassback(app);
 }

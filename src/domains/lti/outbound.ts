@@ -1,13 +1,10 @@
-import type { Env } from "../../env";
-import { config } from "../../platform/config";
 import {
   checkOutboundUrl,
   type OutboundErrorCode,
   outboundFetch,
-  parseRetryAfter,
   RESPONSE_PREFIX_BYTES,
-  retryDelaySeconds,
 } from "../../platform/outbound";
+import type { ServiceContext } from "../../platform/service/context";
 
 /**
  * Every request LTI makes to a platform (its JWKS, token endpoint, line items) goes through the
@@ -35,19 +32,19 @@ export interface AttemptOutcome {
  * address rules, and unless OUTBOUND_DOH_URL is "off" its resolved addresses too, as for webhook targets. A
  * name that does not resolve yet is accepted, as webhooks accept it; every send checks again.
  */
-export async function platformUrlProblem(env: Env, url: string): Promise<string | null> {
-  const verdict = await checkOutboundUrl(env, url);
+export async function platformUrlProblem(ctx: ServiceContext, url: string): Promise<string | null> {
+  const verdict = await checkOutboundUrl(ctx.env, url);
   return verdict.ok || verdict.code === "dns" ? null : verdict.problem;
 }
 
 async function send(
-  env: Env,
+  ctx: ServiceContext,
   url: string,
   init: { method: string; headers: Record<string, string>; body?: string },
   bodyLimit: number,
 ): Promise<AttemptOutcome> {
-  const result = await outboundFetch(env, url, init, {
-    timeoutMs: config(env).webhooks.timeoutMs,
+  const result = await outboundFetch(ctx.env, url, init, {
+    timeoutMs: ctx.config.webhooks.timeoutMs,
     bodyLimit,
     log: { caller: "lti" },
   });
@@ -63,37 +60,33 @@ async function send(
 }
 
 /** A timed POST through the gate (a score); the first KiB of the answer is kept. Never throws for the platform. */
-export function postToPlatform(env: Env, url: string, headers: Record<string, string>, body: string) {
-  return send(env, url, { method: "POST", headers, body }, RESPONSE_BODY_LIMIT);
+export function postToPlatform(
+  ctx: ServiceContext,
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+) {
+  return send(ctx, url, { method: "POST", headers, body }, RESPONSE_BODY_LIMIT);
 }
 
 /** A timed POST whose answer is read whole (up to 64 KiB): the token endpoint. */
-export function postForJson(env: Env, url: string, headers: Record<string, string>, body: string) {
-  return send(env, url, { method: "POST", headers, body }, JSON_BODY_LIMIT);
+export function postForJson(ctx: ServiceContext, url: string, headers: Record<string, string>, body: string) {
+  return send(ctx, url, { method: "POST", headers, body }, JSON_BODY_LIMIT);
 }
 
 /** A timed GET of a JSON document through the gate (a JWKS, a line item); throws on any failure. */
 export async function getJson(
-  env: Env,
+  ctx: ServiceContext,
   url: string,
   accept = "application/json",
   headers: Record<string, string> = {},
 ): Promise<unknown> {
   const outcome = await send(
-    env,
+    ctx,
     url,
     { method: "GET", headers: { ...headers, Accept: accept } },
     JSON_BODY_LIMIT,
   );
   if (!outcome.ok) throw new Error(`${outcome.error ?? "failed"} (${url})`);
   return JSON.parse(outcome.responseBody ?? "");
-}
-
-/** Seconds before the retry after attempt `attempt` (1-based), or null when retries are used up (webhooks' schedule). */
-export function retryInSeconds(env: Env, attempt: number, retryAfter: string | null): number | null {
-  return retryDelaySeconds(
-    attempt,
-    config(env).webhooks.retrySchedule,
-    parseRetryAfter(retryAfter, Date.now()),
-  );
 }

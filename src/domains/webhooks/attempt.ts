@@ -1,15 +1,9 @@
 import type { DeliveryStatus, webhooks } from "../../db/schema";
-import type { Env } from "../../env";
 import { utf8 } from "../../platform/crypto/encoding";
 import { openSealed, webhookSecretBinding } from "../../platform/crypto/sealed-values";
 import { nowIso } from "../../platform/ids";
-import {
-  type OutboundResult,
-  outboundFetch,
-  parseRetryAfter,
-  retryDelaySeconds,
-} from "../../platform/outbound";
-import type { DeliveryConfig } from "./config";
+import { nextRetrySeconds, type OutboundResult, outboundFetch } from "../../platform/outbound";
+import type { ServiceContext } from "../../platform/service/context";
 import { deliveryBody, signDelivery } from "./signing";
 
 type WebhookRow = typeof webhooks.$inferSelect;
@@ -41,7 +35,7 @@ export type AutomaticDisable = "gone" | "target_refused";
 
 export interface AttemptResult {
   outcome: AttemptOutcome;
-  status: DeliveryStatus;
+  status: Exclude<DeliveryStatus, "pending">;
   startedAt: string;
   /** Seconds until the retry, when `status` is `retrying`. */
   retryInSeconds: number | null;
@@ -53,49 +47,51 @@ export interface AttemptResult {
 // A webhook signs many deliveries with one secret: unseal it once per isolate, not per delivery.
 // Keyed by the webhook and the sealed text (a fresh IV per seal), so a rotation is a new entry,
 // never a stale one, and a value copied into another webhook's row is opened for that row (and fails).
-const unsealed = new Map<string, Promise<string>>();
-function unsealCached(env: Env, webhookId: string, sealed: string): Promise<string> {
+// Only opened values are kept, never the promise of one: a promise still pending would belong to the
+// invocation that started it, and awaiting it from another is what Workers forbid.
+const unsealed = new Map<string, string>();
+async function unsealCached(ctx: ServiceContext, webhookId: string, sealed: string): Promise<string> {
   const cacheKey = `${webhookId} ${sealed}`;
-  let plain = unsealed.get(cacheKey);
-  if (!plain) {
-    if (unsealed.size > 1000) unsealed.clear();
-    plain = openSealed(env, sealed, webhookSecretBinding(webhookId));
-    plain.catch(() => unsealed.delete(cacheKey));
-    unsealed.set(cacheKey, plain);
-  }
+  const known = unsealed.get(cacheKey);
+  if (known !== undefined) return known;
+  const plain = await openSealed(ctx.env, sealed, webhookSecretBinding(webhookId));
+  if (unsealed.size >= 1000) unsealed.clear();
+  unsealed.set(cacheKey, plain);
   return plain;
 }
 
 /** The secrets that sign now: the current one, and the previous one during its rotation window. */
 export async function activeSecrets(
+  ctx: ServiceContext,
   webhook: ClaimedDelivery["webhook"],
-  env: Env,
-  now: number,
 ): Promise<string[]> {
-  const secrets = [await unsealCached(env, webhook.id, webhook.secretSealed)];
+  const secrets = [await unsealCached(ctx, webhook.id, webhook.secretSealed)];
   if (
     webhook.previousSecretSealed &&
     webhook.previousSecretExpiresAt &&
-    Date.parse(webhook.previousSecretExpiresAt) > now
+    Date.parse(webhook.previousSecretExpiresAt) > ctx.now()
   ) {
-    secrets.push(await unsealCached(env, webhook.id, webhook.previousSecretSealed));
+    secrets.push(await unsealCached(ctx, webhook.id, webhook.previousSecretSealed));
   }
   return secrets;
 }
 
-/** Signs and sends one claimed delivery and decides what happens next; writes nothing. */
+/**
+ * Signs and sends one claimed delivery and decides what happens next; writes nothing. The retry's
+ * due time is counted from `ctx.now()`. `random` (the jitter) is for tests.
+ */
 export async function attemptDelivery(
-  env: Env,
-  config: DeliveryConfig,
+  ctx: ServiceContext,
   delivery: ClaimedDelivery,
   random: () => number = Math.random,
 ): Promise<AttemptResult> {
-  const started = Date.now();
+  const config = ctx.config.webhooks;
+  const started = ctx.now();
   // Memoised on the event: the deliveries of one event to many webhooks share the encoded body.
   const body = delivery.event.bytes ?? utf8(deliveryBody(delivery.event));
   delivery.event.bytes = body;
   const signed = await signDelivery({
-    secrets: await activeSecrets(delivery.webhook, env, started),
+    secrets: await activeSecrets(ctx, delivery.webhook),
     webhookId: delivery.webhook.id,
     deliveryId: delivery.id,
     eventType: delivery.event.type,
@@ -103,7 +99,7 @@ export async function attemptDelivery(
     timestamp: Math.floor(started / 1000),
   });
   const outcome = await outboundFetch(
-    env,
+    ctx.env,
     delivery.webhook.url,
     { method: "POST", headers: signed.headers, body: signed.body },
     { timeoutMs: config.timeoutMs, log: { webhook_id: delivery.webhook.id, delivery_id: delivery.id } },
@@ -122,11 +118,12 @@ export async function attemptDelivery(
   if (delivery.isPing) return { ...base, status: "failed" };
   // 410 Gone: the receiver says the endpoint no longer exists; retrying would only be noise.
   if (outcome.status === 410) return { ...base, status: "failed", disable: "gone" };
-  const finished = Date.now();
-  const delay = retryDelaySeconds(
+  const finished = ctx.now();
+  const delay = nextRetrySeconds(
     delivery.attempt,
     config.retrySchedule,
-    parseRetryAfter(outcome.headers?.get("Retry-After") ?? null, finished),
+    outcome.headers?.get("Retry-After") ?? null,
+    finished,
     random,
   );
   if (delay === null) return { ...base, status: "failed" };

@@ -1,18 +1,19 @@
-import type { Env } from "../../env";
+import { deadLetterBatch, deliverBatch, parseBatch } from "../../platform/delivery";
 import { EventMessage } from "../../platform/events";
-import { closeDeadLettered, deliver } from "./deliver";
-import { DeliveryMessage, groupById, parseBatch } from "./delivery-queue";
+import type { ServiceContext } from "../../platform/service/context";
+import { webhookDeliveryTarget } from "./delivery-target";
 
 /**
- * The webhook pipeline's queue consumers. Each parses its messages first: a body that does not match
- * its schema is logged and dead-lettered, never retried into a crash loop.
+ * The webhook pipeline's queue consumers, each `(batch, ctx)` on the invocation's service context.
+ * Each parses its messages first: a body that does not match its schema is logged and dead-lettered,
+ * never retried into a crash loop.
  */
 
 /**
  * Events that still fail after the queue's retries (the outbox dispatcher, platform/outbox-dispatch.ts,
  * consumes the events queue itself): logged; the sweep sends them again later.
  */
-export async function deadLetterEvents(batch: MessageBatch<unknown>): Promise<void> {
+export async function deadLetterEvents(batch: MessageBatch<unknown>, _ctx: ServiceContext): Promise<void> {
   const parsed = await parseBatch(batch, EventMessage);
   console.error(
     JSON.stringify({
@@ -26,17 +27,12 @@ export async function deadLetterEvents(batch: MessageBatch<unknown>): Promise<vo
   for (const { message } of parsed) message.ack();
 }
 
-/** The delivery queue: each delivery claimed, sent once and recorded (deliver.ts). */
-export async function deliverWebhooks(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  const parsed = await parseBatch(batch, DeliveryMessage, env.WEBHOOK_DLQ);
-  const byId = groupById(parsed, (body) => body.delivery_id);
-  if (byId.size > 0) await deliver(env, byId);
+/** The delivery queue: each delivery claimed, sent once and recorded by the delivery engine. */
+export function deliverWebhooks(batch: MessageBatch<unknown>, ctx: ServiceContext): Promise<void> {
+  return deliverBatch(ctx, webhookDeliveryTarget, batch);
 }
 
 /** Deliveries whose messages exhausted the queue's own retries: closed as failed, visibly. */
-export async function deadLetterDeliveries(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  const parsed = await parseBatch(batch, DeliveryMessage);
-  const ids = [...new Set(parsed.map((p) => p.body.delivery_id))];
-  if (ids.length > 0) await closeDeadLettered(env, ids);
-  for (const { message } of parsed) message.ack();
+export function deadLetterDeliveries(batch: MessageBatch<unknown>, ctx: ServiceContext): Promise<void> {
+  return deadLetterBatch(ctx, webhookDeliveryTarget, batch);
 }

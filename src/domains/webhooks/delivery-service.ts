@@ -5,18 +5,15 @@ import {
   webhookDeliveries,
   webhookDeliveryAttempts,
 } from "../../db/schema";
-import type { Env } from "../../env";
 import { chunk, rowsPerStatement, type Statement } from "../../platform/batch";
-import { config as settingsOf } from "../../platform/config";
-import { database } from "../../platform/db";
+import { sendAndRecord } from "../../platform/delivery";
 import { ApiError, validationError } from "../../platform/errors";
 import { EVENT_RETENTION_MS } from "../../platform/events";
 import { type PageRequest, pageBounds, pageWithTotal } from "../../platform/http/pagination";
 import { newId, nowIso } from "../../platform/ids";
-import { attemptDelivery } from "./attempt";
-import { attemptStatements } from "./attempt-record";
+import type { ServiceContext } from "../../platform/service/context";
 import { EVENT_EXAMPLES } from "./catalogue";
-import { enqueueDeliveries } from "./delivery-queue";
+import { enqueueDeliveries, webhookDeliveryTarget } from "./delivery-target";
 import { presentDelivery } from "./present";
 import type { WebhookRow } from "./service";
 
@@ -24,9 +21,9 @@ type DeliveryRow = typeof webhookDeliveries.$inferSelect;
 
 const RECOVER_LIMIT = 1_000;
 
-async function withAttempts(env: Env, rows: DeliveryRow[]) {
+async function withAttempts(ctx: ServiceContext, rows: DeliveryRow[]) {
   if (rows.length === 0) return [];
-  const attempts = await database(env.DB)
+  const attempts = await ctx.db
     .select()
     .from(webhookDeliveryAttempts)
     .where(
@@ -43,13 +40,16 @@ async function withAttempts(env: Env, rows: DeliveryRow[]) {
   );
 }
 
+/** A page of the webhook's deliveries with their attempts, newest first (ties by id). */
 export async function listDeliveries(
-  env: Env,
-  webhookId: string,
-  page: PageRequest,
-  filters: { status?: DeliveryStatus; event?: string },
+  ctx: ServiceContext,
+  {
+    webhookId,
+    page,
+    filters,
+  }: { webhookId: string; page: PageRequest; filters: { status?: DeliveryStatus; event?: string } },
 ) {
-  const db = database(env.DB);
+  const db = ctx.db;
   const conditions: SQL[] = [eq(webhookDeliveries.webhookId, webhookId)];
   if (filters.status) conditions.push(eq(webhookDeliveries.status, filters.status));
   if (filters.event) conditions.push(eq(webhookDeliveries.eventType, filters.event));
@@ -63,11 +63,15 @@ export async function listDeliveries(
     .limit(limit)
     .offset(offset);
   const { rows, total } = await pageWithTotal(db, pageQuery, webhookDeliveries, where);
-  return { total, data: await withAttempts(env, rows) };
+  return { total, data: await withAttempts(ctx, rows) };
 }
 
-async function findDeliveryRow(env: Env, webhookId: string, deliveryId: string): Promise<DeliveryRow> {
-  const row = await database(env.DB)
+async function findDeliveryRow(
+  ctx: ServiceContext,
+  webhookId: string,
+  deliveryId: string,
+): Promise<DeliveryRow> {
+  const row = await ctx.db
     .select()
     .from(webhookDeliveries)
     .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.webhookId, webhookId)))
@@ -76,9 +80,13 @@ async function findDeliveryRow(env: Env, webhookId: string, deliveryId: string):
   return row;
 }
 
-export async function getDelivery(env: Env, webhookId: string, deliveryId: string) {
-  const row = await findDeliveryRow(env, webhookId, deliveryId);
-  const attempts = await database(env.DB)
+/** One delivery of the webhook with its attempts; 404 when it is not this webhook's. */
+export async function getDelivery(
+  ctx: ServiceContext,
+  { webhookId, deliveryId }: { webhookId: string; deliveryId: string },
+) {
+  const row = await findDeliveryRow(ctx, webhookId, deliveryId);
+  const attempts = await ctx.db
     .select()
     .from(webhookDeliveryAttempts)
     .where(eq(webhookDeliveryAttempts.deliveryId, row.id));
@@ -132,18 +140,21 @@ function redeliveryRow(
  * A new delivery of the same event (same body and event id, new delivery id), sent through the queue
  * with the usual retries. Only a finished delivery can be redelivered.
  */
-export async function redeliver(env: Env, webhook: WebhookRow, deliveryId: string) {
+export async function redeliver(
+  ctx: ServiceContext,
+  { webhook, deliveryId }: { webhook: WebhookRow; deliveryId: string },
+) {
   requireEnabled(webhook);
-  const original = await findDeliveryRow(env, webhook.id, deliveryId);
+  const original = await findDeliveryRow(ctx, webhook.id, deliveryId);
   if (original.status === "pending" || original.status === "retrying") {
     throw new ApiError(
       "conflict",
       `Delivery ${deliveryId} is still ${original.status}; wait for it to finish.`,
     );
   }
-  const row = redeliveryRow(original, Date.now());
-  await database(env.DB).insert(webhookDeliveries).values(row).run();
-  await enqueueDeliveries(env, [row.id]);
+  const row = redeliveryRow(original, ctx.now());
+  await ctx.db.insert(webhookDeliveries).values(row).run();
+  await enqueueDeliveries(ctx, [row.id]);
   return presentDelivery(row, []);
 }
 
@@ -151,16 +162,19 @@ export async function redeliver(env: Env, webhook: WebhookRow, deliveryId: strin
  * Redelivers each event whose latest delivery to this webhook failed since `since` (like Svix's
  * recover): one new delivery per event, however many times it failed before.
  */
-export async function recover(env: Env, webhook: WebhookRow, sinceText: string) {
+export async function recover(
+  ctx: ServiceContext,
+  { webhook, since: sinceText }: { webhook: WebhookRow; since: string },
+) {
   requireEnabled(webhook);
-  const now = Date.now();
+  const now = ctx.now();
   const since = Date.parse(sinceText);
   if (since > now) throw validationError([{ path: "since", message: "must not be in the future" }]);
   if (since < now - EVENT_RETENTION_MS)
     throw validationError([
       { path: "since", message: "must be within the last 30 days, the retention of events and deliveries" },
     ]);
-  const db = database(env.DB);
+  const db = ctx.db;
   const failed = await db
     .select({
       id: webhookDeliveries.id,
@@ -187,7 +201,7 @@ export async function recover(env: Env, webhook: WebhookRow, sinceText: string) 
     inserts.push(db.insert(webhookDeliveries).values(part));
   if (inserts.length > 0) await db.batch(inserts as [Statement, ...Statement[]]);
   await enqueueDeliveries(
-    env,
+    ctx,
     rows.map((r) => r.id),
   );
   return {
@@ -201,9 +215,9 @@ export async function recover(env: Env, webhook: WebhookRow, sinceText: string) 
  * The test ping: a `ping` event and its delivery, sent now, once, and answered with the result.
  * It never retries and never changes the webhook's health, whatever the receiver answers.
  */
-export async function sendTestPing(env: Env, webhook: WebhookRow) {
-  const db = database(env.DB);
-  const now = Date.now();
+export async function sendTestPing(ctx: ServiceContext, webhook: WebhookRow) {
+  const db = ctx.db;
+  const now = ctx.now();
   const event = {
     id: newId("evt"),
     type: "ping",
@@ -224,12 +238,11 @@ export async function sendTestPing(env: Env, webhook: WebhookRow) {
     attemptCount: 1,
     claimedUntil: now + 60_000,
   };
+  // Not through commit(): a ping is no domain event (never dispatched, published or listed: its row
+  // is born fanned out and dispatched), and its delivery row must follow it in the batch (foreign
+  // key), while commit() writes events after the statements and publishes them.
   await db.batch([db.insert(outboxEvents).values(event), db.insert(webhookDeliveries).values(delivery)]);
-  const config = settingsOf(env).webhooks;
   const claimed = { id: delivery.id, attempt: 1, webhook, event, isPing: true };
-  const result = await attemptDelivery(env, config, claimed);
-  await db.batch(
-    attemptStatements(db, config, [{ delivery: claimed, result }], Date.now()) as [Statement, ...Statement[]],
-  );
-  return getDelivery(env, webhook.id, delivery.id);
+  await sendAndRecord(ctx, webhookDeliveryTarget, [claimed], { onRecorded: () => {} });
+  return getDelivery(ctx, { webhookId: webhook.id, deliveryId: delivery.id });
 }

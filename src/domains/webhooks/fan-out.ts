@@ -1,16 +1,20 @@
 import { and, eq, isNull } from "drizzle-orm";
 import { outboxEvents, webhookDeliveries } from "../../db/schema";
-import type { Env } from "../../env";
-import { jsonArrays, type Statement } from "../../platform/batch";
-import { config as settingsOf } from "../../platform/config";
-import { type Database, database, inJsonList } from "../../platform/db";
+import { jsonArrays } from "../../platform/batch";
+import { type Database, inJsonList } from "../../platform/db";
+import { retryDelay, sendAndRecord } from "../../platform/delivery";
 import { newId, nowIso } from "../../platform/ids";
-import { queueDelaySeconds } from "../../platform/queue";
-import { type AttemptResult, attemptDelivery, type ClaimedDelivery } from "./attempt";
-import { attemptStatements } from "./attempt-record";
-import { type DeliveryConfig, PARALLEL_SENDS } from "./config";
-import { enqueueDeliveries, inPool } from "./delivery-queue";
-import { type HookSigningRow, webhookToSign } from "./hook-row";
+import type { ServiceContext } from "../../platform/service/context";
+import type { ClaimedDelivery } from "./attempt";
+import { enqueueDeliveries, webhookDeliveryTarget } from "./delivery-target";
+import { webhookToSign } from "./hook-row";
+import {
+  FAN_OUT_EVENTS_SQL,
+  type FanOutEventRow,
+  INSERT_DELIVERIES_SQL,
+  SUBSCRIBED_HOOKS_SQL,
+  type SubscribedHookRow,
+} from "./sql";
 
 /**
  * Fan-out: each outbox event becomes one delivery per enabled webhook of its institution that
@@ -23,21 +27,20 @@ import { type HookSigningRow, webhookToSign } from "./hook-row";
  * what fails goes to the delivery queue, as a delayed retry. A webhook that is failing, and whatever
  * the time or subrequest budget of this invocation does not reach, goes through the delivery queue.
  */
-export async function fanOut(env: Env, eventIds: string[]): Promise<void> {
-  const events = await readOpenEvents(env.DB, eventIds);
+export async function fanOut(ctx: ServiceContext, eventIds: string[]): Promise<void> {
+  const d1 = ctx.env.DB;
+  const events = await readOpenEvents(d1, eventIds);
   if (events.length === 0) return;
-  const db = database(env.DB);
-  const config = settingsOf(env).webhooks;
-  const now = Date.now();
+  const config = ctx.config.webhooks;
+  const now = ctx.now();
   const budgetMs = Math.min(DIRECT_SEND_BUDGET_MS, config.timeoutMs);
   const lease = now + budgetMs + config.timeoutMs + 30_000;
-  const plan = planDeliveries(events, await readSubscribers(env.DB, events));
+  const plan = planDeliveries(events, await readSubscribers(d1, events));
   if (plan.rows.length > 0) {
-    const { toSend, toQueue } = await insertDeliveries(env.DB, db, plan, events, { lease, now });
-    const sent = await sendFirstAttempts(env, config, toSend, now + budgetMs);
-    await recordAndQueue(env, db, config, sent, toQueue, lease);
+    const { toSend, toQueue } = await insertDeliveries(d1, ctx.db, plan, events, { lease, now });
+    await sendFirstAttempts(ctx, toSend, toQueue, { deadline: now + budgetMs, lease });
   }
-  await markFannedOut(db, events, now);
+  await markFannedOut(ctx.db, events, now);
 }
 
 /**
@@ -48,31 +51,8 @@ const DIRECT_SEND_BUDGET_MS = 3_000;
 /** Workers allow 10,000 subrequests per invocation (Paid); D1 and Queues calls count too. */
 const DIRECT_SENDS_PER_INVOCATION = 1_000;
 
-const EVENTS_SQL = `SELECT id, type, institution_id, fanned_out_at, created_at, payload FROM outbox_events
-  WHERE id IN (SELECT value FROM json_each(?1))`;
-const HOOKS_SQL = `SELECT id, institution_id, events, url, secret_sealed, previous_secret_sealed, previous_secret_expires_at,
-    consecutive_failures
-  FROM webhooks WHERE institution_id IN (SELECT value FROM json_each(?1)) AND enabled = 1`;
-// The rows travel as one JSON parameter, not 7 each. A row marked for a direct send is inserted
-// claimed, its first attempt counted.
-const INSERT_SQL = `INSERT INTO webhook_deliveries (id, webhook_id, event_id, event_type, status, attempt_count, claimed_until, next_attempt_at, created_at)
-  SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, 'pending', value ->> 4, CASE WHEN value ->> 4 = 1 THEN ?2 END, ?3, ?4
-  FROM json_each(?1) WHERE true
-  ON CONFLICT DO NOTHING RETURNING id`;
-
-interface OpenEvent {
-  id: string;
-  type: string;
-  institution_id: string | null;
-  created_at: string;
-  payload: string;
-}
-
-interface HookRow extends HookSigningRow {
-  id: string;
-  institution_id: string;
-  events: string;
-}
+type OpenEvent = Omit<FanOutEventRow, "fanned_out_at">;
+type HookRow = SubscribedHookRow;
 
 interface Subscriber {
   row: HookRow;
@@ -90,9 +70,9 @@ interface DeliveryPlan {
 /** The events of the batch that still need a fan-out (pings never do: they go to one webhook). */
 async function readOpenEvents(d1: D1Database, eventIds: string[]): Promise<OpenEvent[]> {
   const { results } = await d1
-    .prepare(EVENTS_SQL)
+    .prepare(FAN_OUT_EVENTS_SQL)
     .bind(JSON.stringify(eventIds))
-    .all<OpenEvent & { fanned_out_at: string | null }>();
+    .all<FanOutEventRow>();
   return results.filter((e) => e.fanned_out_at === null && e.type !== "ping");
 }
 
@@ -102,7 +82,10 @@ async function readSubscribers(d1: D1Database, events: OpenEvent[]): Promise<Sub
     ...new Set(events.map((e) => e.institution_id).filter((id): id is string => id !== null)),
   ];
   if (institutions.length === 0) return [];
-  const { results } = await d1.prepare(HOOKS_SQL).bind(JSON.stringify(institutions)).all<HookRow>();
+  const { results } = await d1
+    .prepare(SUBSCRIBED_HOOKS_SQL)
+    .bind(JSON.stringify(institutions))
+    .all<SubscribedHookRow>();
   return results.map((row) => {
     const types = JSON.parse(row.events) as string[];
     return { row, types: types.includes("*") ? null : new Set(types), webhook: webhookToSign(row.id, row) };
@@ -146,7 +129,7 @@ async function insertDeliveries(
   events: OpenEvent[],
   at: { lease: number; now: number },
 ): Promise<{ toSend: ClaimedDelivery[]; toQueue: string[] }> {
-  const statement = d1.prepare(INSERT_SQL);
+  const statement = d1.prepare(INSERT_DELIVERIES_SQL);
   const results = await d1.batch<{ id: string }>(
     jsonArrays(plan.rows).map((rows) => statement.bind(rows, at.lease, at.now, nowIso(at.now))),
   );
@@ -179,74 +162,43 @@ async function insertDeliveries(
   return { toSend, toQueue };
 }
 
-interface FirstAttempts {
-  attempts: { delivery: ClaimedDelivery; result: AttemptResult }[];
-  retries: { id: string; delay: number }[];
-  /** Claimed but not started before the deadline: handed back to the queue. */
-  released: string[];
-}
-
-/** First attempts, six at a time, until the deadline; what is left is released to the queue. */
-async function sendFirstAttempts(
-  env: Env,
-  config: DeliveryConfig,
-  toSend: ClaimedDelivery[],
-  deadline: number,
-): Promise<FirstAttempts> {
-  const results = await inPool(toSend, PARALLEL_SENDS, (d) =>
-    Date.now() < deadline ? attemptDelivery(env, config, d) : Promise.resolve(null),
-  );
-  const sent: FirstAttempts = { attempts: [], retries: [], released: [] };
-  toSend.forEach((delivery, i) => {
-    const result = results[i];
-    if (!result) {
-      sent.released.push(delivery.id);
-      return;
-    }
-    sent.attempts.push({ delivery, result });
-    if (result.status === "retrying")
-      sent.retries.push({ id: delivery.id, delay: queueDelaySeconds(result.retryInSeconds ?? 0) });
-  });
-  return sent;
-}
-
 /**
- * Logs the first attempts and un-claims what was not sent, then queues the rest and the retries. The
- * log is written before anything is queued or the event marked: if this write fails the event is
- * fanned out again and finds its deliveries claimed, so none is sent again while the claims hold (as
- * in the delivery consumer; after that the sweep hands them to the queue).
+ * First attempts, six at a time, until the deadline, each recorded as soon as it is answered (by the
+ * delivery engine, as in the delivery consumer); the claims not reached are un-claimed, then they and
+ * the retries are queued. If a record cannot be written the fan-out fails and the event is fanned out
+ * again: it finds its deliveries claimed, so none is sent again while the claims hold (after that the
+ * sweep hands them to the queue).
  */
-async function recordAndQueue(
-  env: Env,
-  db: Database,
-  config: DeliveryConfig,
-  sent: FirstAttempts,
+async function sendFirstAttempts(
+  ctx: ServiceContext,
+  toSend: ClaimedDelivery[],
   toQueue: string[],
-  lease: number,
+  at: { deadline: number; lease: number },
 ): Promise<void> {
-  const statements: Statement[] = attemptStatements(db, config, sent.attempts, Date.now());
-  if (sent.released.length > 0) {
-    statements.push(
-      db
-        .update(webhookDeliveries)
-        .set({ attemptCount: 0, claimedUntil: null })
-        .where(
-          and(
-            inJsonList(webhookDeliveries.id, sent.released),
-            eq(webhookDeliveries.status, "pending"),
-            eq(webhookDeliveries.attemptCount, 1),
-            eq(webhookDeliveries.claimedUntil, lease),
-          ),
+  const sent = await sendAndRecord(ctx, webhookDeliveryTarget, toSend, {
+    deadline: at.deadline,
+    onRecorded: () => {},
+  });
+  const released = sent.released.map((d) => d.id);
+  if (released.length > 0) {
+    await ctx.db
+      .update(webhookDeliveries)
+      .set({ attemptCount: 0, claimedUntil: null })
+      .where(
+        and(
+          inJsonList(webhookDeliveries.id, released),
+          eq(webhookDeliveries.status, "pending"),
+          eq(webhookDeliveries.attemptCount, 1),
+          eq(webhookDeliveries.claimedUntil, at.lease),
         ),
-    );
+      );
   }
-  const [first, ...rest] = statements;
-  if (first) await db.batch([first, ...rest]);
-  const queued = [...toQueue, ...sent.released];
+  const retries = sent.attempts.filter((a) => a.result.status === "retrying");
+  const queued = [...toQueue, ...released];
   await enqueueDeliveries(
-    env,
-    [...queued, ...sent.retries.map((r) => r.id)],
-    [...queued.map(() => 0), ...sent.retries.map((r) => r.delay)],
+    ctx,
+    [...queued, ...retries.map((r) => r.item.id)],
+    [...queued.map(() => 0), ...retries.map((r) => retryDelay(r.result.retryInSeconds ?? 0))],
   );
 }
 

@@ -1,16 +1,15 @@
 import { and, desc, eq, sql } from "drizzle-orm";
 import { webhookDeliveries, webhooks } from "../../db/schema";
-import type { Env } from "../../env";
-import { config } from "../../platform/config";
 import { webhookSecretBinding } from "../../platform/crypto/sealed-values";
 import { seal } from "../../platform/crypto/sealing";
-import { database } from "../../platform/db";
 import { ApiError, validationError } from "../../platform/errors";
 import { type PageRequest, pageBounds, pageWithTotal } from "../../platform/http/pagination";
 import { newId, nowIso } from "../../platform/ids";
 import { checkOutboundUrl } from "../../platform/outbound";
+import type { ServiceContext } from "../../platform/service/context";
 import { MAX_WEBHOOKS_PER_INSTITUTION } from "./schemas";
 import { newSigningSecret } from "./signing";
+import { CREATE_WEBHOOK_SQL } from "./sql";
 
 export type WebhookRow = typeof webhooks.$inferSelect;
 
@@ -20,8 +19,8 @@ const HEALTH_WINDOW_HOURS = 24;
  * The URL as it will be stored, or 422 when the outbound gate refuses it. A name that does not
  * resolve yet is accepted: deliveries to it fail with `dns` until it does.
  */
-async function checkUrl(env: Env, url: string): Promise<string> {
-  const verdict = await checkOutboundUrl(env, url);
+async function checkUrl(ctx: ServiceContext, url: string): Promise<string> {
+  const verdict = await checkOutboundUrl(ctx.env, url);
   if (!verdict.ok && verdict.code === "target_refused")
     throw validationError([{ path: "url", message: verdict.problem }]);
   return new URL(url).toString();
@@ -31,9 +30,13 @@ function normaliseEvents(events: string[]): string[] {
   return events.includes("*") ? ["*"] : [...new Set(events)];
 }
 
-export async function listWebhooks(env: Env, institutionId: string, page: PageRequest) {
+/** A page of the institution's webhooks, newest first (ties by id). */
+export async function listWebhooks(
+  ctx: ServiceContext,
+  { institutionId, page }: { institutionId: string; page: PageRequest },
+) {
   const { limit, offset } = pageBounds(page);
-  const db = database(env.DB);
+  const db = ctx.db;
   const where = eq(webhooks.institutionId, institutionId);
   const pageQuery = db
     .select()
@@ -46,8 +49,11 @@ export async function listWebhooks(env: Env, institutionId: string, page: PageRe
 }
 
 /** The institution's webhook, or 404 (another institution's included). */
-export async function findWebhook(env: Env, institutionId: string, id: string): Promise<WebhookRow> {
-  const row = await database(env.DB)
+export async function findWebhook(
+  ctx: ServiceContext,
+  { institutionId, id }: { institutionId: string; id: string },
+): Promise<WebhookRow> {
+  const row = await ctx.db
     .select()
     .from(webhooks)
     .where(and(eq(webhooks.id, id), eq(webhooks.institutionId, institutionId)))
@@ -56,9 +62,10 @@ export async function findWebhook(env: Env, institutionId: string, id: string): 
   return row;
 }
 
-export async function webhookHealth(env: Env, webhookId: string, now = Date.now()) {
-  const since = nowIso(now - HEALTH_WINDOW_HOURS * 3_600_000);
-  const row = await database(env.DB)
+/** The webhook's deliveries of the last 24 hours, counted by outcome. */
+export async function webhookHealth(ctx: ServiceContext, webhookId: string) {
+  const since = nowIso(ctx.now() - HEALTH_WINDOW_HOURS * 3_600_000);
+  const row = await ctx.db
     .select({
       succeeded: sql<number>`coalesce(sum(${webhookDeliveries.status} = 'succeeded'), 0)`,
       failed: sql<number>`coalesce(sum(${webhookDeliveries.status} = 'failed'), 0)`,
@@ -101,13 +108,12 @@ export interface CreateWebhookInput {
  * is checked inside the INSERT, so concurrent creations cannot overshoot it.
  */
 export async function createWebhook(
-  env: Env,
-  owner: { institutionId: string; userId: string },
-  input: CreateWebhookInput,
+  ctx: ServiceContext,
+  { owner, input }: { owner: { institutionId: string; userId: string }; input: CreateWebhookInput },
 ) {
-  const url = await checkUrl(env, input.url);
+  const url = await checkUrl(ctx, input.url);
   const secret = newSigningSecret();
-  const now = nowIso();
+  const now = nowIso(ctx.now());
   const id = newId("whk");
   const row: WebhookRow = {
     id,
@@ -118,7 +124,7 @@ export async function createWebhook(
     enabled: input.enabled,
     disabledReason: input.enabled ? null : "manual",
     disabledAt: input.enabled ? null : now,
-    secretSealed: await seal(secret, config(env).encryptionKey, webhookSecretBinding(id)),
+    secretSealed: await seal(secret, ctx.config.encryptionKey, webhookSecretBinding(id)),
     previousSecretSealed: null,
     previousSecretExpiresAt: null,
     consecutiveFailures: 0,
@@ -127,11 +133,7 @@ export async function createWebhook(
     createdAt: now,
     updatedAt: now,
   };
-  const result = await env.DB.prepare(
-    `INSERT INTO webhooks (id, institution_id, url, description, events, enabled, disabled_reason, disabled_at, secret_sealed, consecutive_failures, created_by, created_at, updated_at)
-     SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 0, ?10, ?11, ?11
-     WHERE (SELECT count(*) FROM webhooks WHERE institution_id = ?2) < ?12`,
-  )
+  const result = await ctx.env.DB.prepare(CREATE_WEBHOOK_SQL)
     .bind(
       row.id,
       row.institutionId,
@@ -164,17 +166,15 @@ export interface UpdateWebhookInput {
 }
 
 export async function updateWebhook(
-  env: Env,
-  institutionId: string,
-  id: string,
-  input: UpdateWebhookInput,
+  ctx: ServiceContext,
+  { institutionId, id, input }: { institutionId: string; id: string; input: UpdateWebhookInput },
 ): Promise<WebhookRow> {
-  const current = await findWebhook(env, institutionId, id);
-  const now = nowIso();
+  const current = await findWebhook(ctx, { institutionId, id });
+  const now = nowIso(ctx.now());
   const changes: Partial<WebhookRow> = { updatedAt: now };
-  if (input.url !== undefined) changes.url = await checkUrl(env, input.url);
+  if (input.url !== undefined) changes.url = await checkUrl(ctx, input.url);
   // Re-enabling keeps the stored URL only if it still passes: it was saved under the rules of then.
-  else if (input.enabled === true && !current.enabled) await checkUrl(env, current.url);
+  else if (input.enabled === true && !current.enabled) await checkUrl(ctx, current.url);
   if (input.events !== undefined) changes.events = normaliseEvents(input.events);
   if (input.description !== undefined) changes.description = input.description;
   if (input.enabled === true && !current.enabled) {
@@ -189,7 +189,7 @@ export async function updateWebhook(
   } else if (input.enabled === false && current.enabled) {
     Object.assign(changes, { enabled: false, disabledReason: "manual", disabledAt: now });
   }
-  const [updated] = await database(env.DB)
+  const [updated] = await ctx.db
     .update(webhooks)
     .set(changes)
     .where(and(eq(webhooks.id, id), eq(webhooks.institutionId, institutionId)))
@@ -199,8 +199,11 @@ export async function updateWebhook(
 }
 
 /** Deleting a webhook deletes its delivery log with it (foreign keys cascade). */
-export async function deleteWebhook(env: Env, institutionId: string, id: string): Promise<void> {
-  const result = await database(env.DB)
+export async function deleteWebhook(
+  ctx: ServiceContext,
+  { institutionId, id }: { institutionId: string; id: string },
+): Promise<void> {
+  const result = await ctx.db
     .delete(webhooks)
     .where(and(eq(webhooks.id, id), eq(webhooks.institutionId, institutionId)))
     .run();
@@ -211,14 +214,21 @@ export async function deleteWebhook(env: Env, institutionId: string, id: string)
  * A new secret; the current one becomes the previous one and keeps signing beside it for
  * `previousTtlSeconds`. Rotating again inside that window retires the oldest secret at once.
  */
-export async function rotateSecret(env: Env, institutionId: string, id: string, previousTtlSeconds: number) {
-  const current = await findWebhook(env, institutionId, id);
+export async function rotateSecret(
+  ctx: ServiceContext,
+  {
+    institutionId,
+    id,
+    previousTtlSeconds,
+  }: { institutionId: string; id: string; previousTtlSeconds: number },
+) {
+  const current = await findWebhook(ctx, { institutionId, id });
   const secret = newSigningSecret();
-  const now = Date.now();
-  const [updated] = await database(env.DB)
+  const now = ctx.now();
+  const [updated] = await ctx.db
     .update(webhooks)
     .set({
-      secretSealed: await seal(secret, config(env).encryptionKey, webhookSecretBinding(id)),
+      secretSealed: await seal(secret, ctx.config.encryptionKey, webhookSecretBinding(id)),
       previousSecretSealed: previousTtlSeconds > 0 ? current.secretSealed : null,
       previousSecretExpiresAt: previousTtlSeconds > 0 ? nowIso(now + previousTtlSeconds * 1000) : null,
       updatedAt: nowIso(now),

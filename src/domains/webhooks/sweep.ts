@@ -1,10 +1,9 @@
 import { sql } from "drizzle-orm";
 import { outboxEvents, webhookDeliveries } from "../../db/schema";
-import type { Env } from "../../env";
-import { database } from "../../platform/db";
 import { EVENT_RETENTION_MS } from "../../platform/events";
 import { nowIso } from "../../platform/ids";
-import { enqueueDeliveries } from "./delivery-queue";
+import type { ServiceContext } from "../../platform/service/context";
+import { enqueueDeliveries } from "./delivery-target";
 
 /** A delivery this late past its due time has lost its queue message. */
 const STALLED_AFTER_MS = 600_000;
@@ -15,9 +14,9 @@ const SWEEP_LIMIT = 1_000;
  * consumer claims a delivery before sending, so a resend that was not needed is harmless. (Events
  * that not every subscriber took are the dispatcher's: platform/outbox-sweep.ts.)
  */
-export async function requeueStalledDeliveries(env: Env, now: number): Promise<number> {
-  const db = database(env.DB);
-  const stalled = await db
+export async function requeueStalledDeliveries(ctx: ServiceContext): Promise<number> {
+  const now = ctx.now();
+  const stalled = await ctx.db
     .update(webhookDeliveries)
     .set({ nextAttemptAt: now })
     .where(
@@ -25,15 +24,16 @@ export async function requeueStalledDeliveries(env: Env, now: number): Promise<n
     )
     .returning({ id: webhookDeliveries.id });
   await enqueueDeliveries(
-    env,
+    ctx,
     stalled.map((d) => d.id),
   );
   return stalled.length;
 }
 
 /** Deleting an event cascades to its deliveries and their attempts. */
-export async function purgeOldEvents(env: Env, now: number): Promise<number> {
-  const result = await database(env.DB)
+export async function purgeOldEvents(ctx: ServiceContext): Promise<number> {
+  const now = ctx.now();
+  const result = await ctx.db
     .delete(outboxEvents)
     .where(
       sql`${outboxEvents.id} IN (SELECT id FROM outbox_events WHERE created_at < ${nowIso(now - EVENT_RETENTION_MS)} ORDER BY created_at LIMIT ${SWEEP_LIMIT * 5})`,

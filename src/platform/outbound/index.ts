@@ -18,4 +18,4 @@ export {
   type UrlVerdict,
   urlProblem,
 } from "./gate";
-export { isRetryable, parseRetryAfter, retryDelaySeconds } from "./retry";
+export { isRetryable, nextRetrySeconds, parseRetryAfter, retryDelaySeconds } from "./retry";

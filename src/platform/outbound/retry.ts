@@ -37,3 +37,18 @@ export function retryDelaySeconds(
 export function isRetryable(errorCode: string | null): boolean {
   return errorCode !== "target_refused";
 }
+
+/**
+ * The one retry policy of every delivery (webhooks, LTI passback, and the next adapter): the delay
+ * before the next attempt after attempt `attempt` (1-based) failed with a response carrying
+ * `retryAfterHeader` (or none), or null when the `schedule`'s retries are used up.
+ */
+export function nextRetrySeconds(
+  attempt: number,
+  schedule: readonly number[],
+  retryAfterHeader: string | null,
+  now: number,
+  random: () => number = Math.random,
+): number | null {
+  return retryDelaySeconds(attempt, schedule, parseRetryAfter(retryAfterHeader, now), random);
+}

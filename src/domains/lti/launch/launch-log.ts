@@ -1,12 +1,10 @@
 import type { z } from "@hono/zod-openapi";
 import { and, desc, eq, type SQL } from "drizzle-orm";
 import { type LaunchStatus, ltiLaunches } from "../../../db/schema";
-import type { Env } from "../../../env";
 import { ApiError } from "../../../platform/errors";
 import { type PageRequest, pageBounds, pageWithTotal } from "../../../platform/http/pagination";
 import { newId, nowIso } from "../../../platform/ids";
 import type { PrincipalContext, ServiceContext } from "../../../platform/service/context";
-import { asContext } from "../context-bridge";
 import { ltiInstitution } from "../policy";
 import type { LaunchSchema } from "../schemas";
 import type { LaunchRefusal } from "./refusal";
@@ -108,13 +106,9 @@ export function getLaunch(ctx: PrincipalContext, id: string): Promise<LaunchRow>
  * The institution's launch, or 404 (also for another institution's). Grade passback's lookup; it
  * takes `env` too until that path passes its context (context-bridge.ts).
  */
-export async function findLaunch(
-  context: ServiceContext | Env,
-  institutionId: string,
-  id: string,
-): Promise<LaunchRow> {
-  const row = await asContext(context)
-    .db.select()
+export async function findLaunch(ctx: ServiceContext, institutionId: string, id: string): Promise<LaunchRow> {
+  const row = await ctx.db
+    .select()
     .from(ltiLaunches)
     .where(and(eq(ltiLaunches.id, id), eq(ltiLaunches.institutionId, institutionId)))
     .get();

@@ -6,7 +6,7 @@ import type { ServiceContext } from "../../../platform/service/context";
 import { type DisplayTextRule, sanitizeDisplayText, TITLE } from "../../../platform/text";
 import { visibleCourses } from "../../content/service";
 import { asRecord, CLAIMS, pick } from "../claims";
-import { usableLineItem } from "../passback-send";
+import { usableLineItem } from "../grades/line-item";
 import type { ConsumerRow } from "../registrations/service";
 import type { LaunchRow } from "./launch-log";
 import { LaunchRefusal } from "./refusal";

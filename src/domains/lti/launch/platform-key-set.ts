@@ -28,7 +28,7 @@ async function fetchJwks(
 ): Promise<Cached> {
   let body: unknown;
   try {
-    body = await getJson(ctx.env, jwksUrl, "application/jwk-set+json, application/json");
+    body = await getJson(ctx, jwksUrl, "application/jwk-set+json, application/json");
   } catch (error) {
     throw new JwksUnavailable(`The platform's key set could not be fetched (${String(error)}).`);
   }

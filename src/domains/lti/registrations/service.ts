@@ -29,7 +29,7 @@ async function checkUrls(
   for (const field of URL_FIELDS) {
     const value = body[field];
     if (value === undefined) continue;
-    const problem = await platformUrlProblem(ctx.env, value);
+    const problem = await platformUrlProblem(ctx, value);
     if (problem) errors.push({ path: field, message: problem });
   }
   if (errors.length > 0) throw validationError(errors);

@@ -1,7 +1,6 @@
 import { and, eq, gt, isNotNull, or } from "drizzle-orm";
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK } from "jose";
 import { ltiKeys } from "../../../db/schema";
-import type { Env } from "../../../env";
 import { enforce } from "../../../platform/auth/policy";
 import { BoundedMap } from "../../../platform/bounded-map";
 import { ltiPrivateKeyBinding } from "../../../platform/crypto/sealed-values";
@@ -9,7 +8,6 @@ import { seal, unseal } from "../../../platform/crypto/sealing";
 import { ApiError } from "../../../platform/errors";
 import { nowIso } from "../../../platform/ids";
 import type { PrincipalContext, ServiceContext } from "../../../platform/service/context";
-import { asContext } from "../context-bridge";
 import { mayRotateKeys } from "../policy";
 import { consumerById } from "./service";
 
@@ -99,11 +97,7 @@ export async function ensureCurrentKey(ctx: ServiceContext, consumerId: string):
  * The key a registration signs with now (its client assertions). Also takes `env` from the grades
  * path until it passes its context (context-bridge.ts).
  */
-export async function currentSigningKey(
-  context: ServiceContext | Env,
-  consumerId: string,
-): Promise<SigningKey> {
-  const ctx = asContext(context);
+export async function currentSigningKey(ctx: ServiceContext, consumerId: string): Promise<SigningKey> {
   const hit = cached.get(consumerId);
   if (hit && hit.until > ctx.now()) return hit.key;
   const row = await ensureCurrentKey(ctx, consumerId);

@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../../env";
 import { principalContext } from "../../../../platform/http/context-middleware";
 import { jsonResponse, tokenRoute } from "../../../../platform/openapi";
-import { passbacksOf, presentPassback } from "../../passbacks";
+import { passbacksOf, presentPassback } from "../../grades/passbacks";
 import { LTI_LAUNCHES } from "../../prefixes";
 import { LaunchParam, LaunchWithPassbacksSchema } from "../../schemas";
 import { getLaunch, presentLaunch } from "../launch-log";
@@ -21,7 +21,7 @@ export function registerGetLtiLaunch(app: OpenAPIHono<AppEnv>) {
   app.openapi(getLtiLaunchRoute, async (c) => {
     const ctx = principalContext(c);
     const launch = await getLaunch(ctx, c.req.valid("param").launch);
-    const passbacks = await passbacksOf(ctx.env, launch.id);
+    const passbacks = await passbacksOf(ctx, launch.id);
     return c.json({ ...presentLaunch(launch), passbacks: passbacks.map(presentPassback) }, 200);
   });
 }

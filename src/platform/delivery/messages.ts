@@ -1,23 +1,5 @@
-import { z } from "zod";
-import type { Env } from "../../env";
-import { parseMessage, sendAll } from "../../platform/queue";
-
-/** A message of the delivery queue: one delivery to attempt. */
-export const DeliveryMessage = z.object({ delivery_id: z.string().min(1) });
-export type DeliveryMessage = z.infer<typeof DeliveryMessage>;
-
-/** Sends one message per delivery; `delaySeconds[i]`, when given, delays the i-th. */
-export async function enqueueDeliveries(
-  env: Env,
-  deliveryIds: readonly string[],
-  delaySeconds?: readonly number[],
-): Promise<void> {
-  await sendAll(
-    env.WEBHOOK_QUEUE,
-    deliveryIds.map((id): DeliveryMessage => ({ delivery_id: id })),
-    delaySeconds,
-  );
-}
+import type { z } from "zod";
+import { parseMessage } from "../queue";
 
 /** A message whose body fits its consumer's schema. */
 export interface ParsedMessage<Body> {
@@ -55,19 +37,4 @@ export function groupById<Body>(
     byId.set(id, [...(byId.get(id) ?? []), message]);
   }
   return byId;
-}
-
-/** Runs `work` over `items`, at most `width` at a time, keeping the results in order. */
-export async function inPool<T, R>(items: T[], width: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(width, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        results[i] = await work(items[i] as T);
-      }
-    }),
-  );
-  return results;
 }

@@ -1,16 +1,19 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
-import type { AppEnv } from "../../../env";
-import { requireInstitution } from "../../../platform/auth/principal";
-import { ApiError } from "../../../platform/errors";
-import { idempotencyHeaderShape, idempotent } from "../../../platform/http/idempotency";
-import { errorResponses, jsonBody, jsonResponse, tokenRoute } from "../../../platform/openapi";
+import type { AppEnv } from "../../../../env";
+import { requireInstitution } from "../../../../platform/auth/principal";
+import { ApiError } from "../../../../platform/errors";
+import { principalContext } from "../../../../platform/http/context-middleware";
+import { idempotencyHeaderShape, idempotent } from "../../../../platform/http/idempotency";
+import { errorResponses, jsonBody, jsonResponse, tokenRoute } from "../../../../platform/openapi";
+import { LTI } from "../../prefixes";
+import { LaunchParam, PassbackBody, PassbackSchema } from "../../schemas";
 import { gradeLaunch, presentPassback } from "../passbacks";
-import { LaunchParam, PassbackBody, PassbackSchema } from "../schemas";
 
-const passbackRoute = tokenRoute("lti:grade", {
+/** POST /api/lti/grade-passback/{launch}: a score for a launch's learner, sent at once. */
+export const gradePassbackRoute = tokenRoute("lti:grade", {
   method: "post",
-  path: "/api/lti/grade-passback/{launch}",
+  path: `${LTI}/grade-passback/{launch}`,
   tags: ["LTI"],
   operationId: "ltiGradePassback",
   summary: "Send a grade back to the learning platform",
@@ -29,14 +32,14 @@ const passbackRoute = tokenRoute("lti:grade", {
   },
 });
 
-export function registerPassbackRoutes(app: OpenAPIHono<AppEnv>) {
-  app.openapi(passbackRoute, async (c) => {
-    const { row, result } = await gradeLaunch(
-      c.env,
-      requireInstitution(c.var.principal).id,
-      c.req.valid("param").launch,
-      c.req.valid("json"),
-    );
+export function registerGradePassback(app: OpenAPIHono<AppEnv>) {
+  app.openapi(gradePassbackRoute, async (c) => {
+    const ctx = principalContext(c);
+    const { row, result } = await gradeLaunch(ctx, {
+      institutionId: requireInstitution(ctx.principal).id,
+      launchId: c.req.valid("param").launch,
+      score: c.req.valid("json"),
+    });
     if (result.status === "failed")
       throw new ApiError(
         "lti_platform_rejected",

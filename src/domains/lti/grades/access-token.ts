@@ -1,14 +1,12 @@
 import { and, eq, gt, notExists, sql } from "drizzle-orm";
 import { SignJWT } from "jose";
-import { ltiAccessTokens, ltiConsumers } from "../../db/schema";
-import type { Env } from "../../env";
-import { config } from "../../platform/config";
-import { ltiAccessTokenBinding } from "../../platform/crypto/sealed-values";
-import { seal, unseal } from "../../platform/crypto/sealing";
-import { database } from "../../platform/db";
-import { type AttemptOutcome, postForJson } from "./outbound";
-import type { ConsumerRow } from "./registrations/service";
-import { currentSigningKey } from "./registrations/signing-keys";
+import { ltiAccessTokens, ltiConsumers } from "../../../db/schema";
+import { ltiAccessTokenBinding } from "../../../platform/crypto/sealed-values";
+import { seal, unseal } from "../../../platform/crypto/sealing";
+import type { ServiceContext } from "../../../platform/service/context";
+import { type AttemptOutcome, postForJson } from "../outbound";
+import type { ConsumerRow } from "../registrations/service";
+import { currentSigningKey } from "../registrations/signing-keys";
 
 /** A cached token is dropped this long before the platform says it expires. */
 const EXPIRY_MARGIN_MS = 60_000;
@@ -20,8 +18,8 @@ export type TokenResult = { token: string } | { failure: AttemptOutcome };
  * header), which only that registration's JWKS URL publishes: a platform configured with another
  * registration's JWKS URL refuses it.
  */
-async function clientAssertion(env: Env, consumer: ConsumerRow): Promise<string> {
-  const key = await currentSigningKey(env, consumer.id);
+async function clientAssertion(ctx: ServiceContext, consumer: ConsumerRow): Promise<string> {
+  const key = await currentSigningKey(ctx, consumer.id);
   return new SignJWT({})
     .setProtectedHeader({ alg: "RS256", typ: "JWT", kid: key.kid })
     .setIssuer(consumer.clientId)
@@ -33,8 +31,12 @@ async function clientAssertion(env: Env, consumer: ConsumerRow): Promise<string>
     .sign(key.privateKey);
 }
 
-export async function forgetAccessToken(env: Env, consumerId: string, scope: string): Promise<void> {
-  await database(env.DB)
+export async function forgetAccessToken(
+  ctx: ServiceContext,
+  consumerId: string,
+  scope: string,
+): Promise<void> {
+  await ctx.db
     .delete(ltiAccessTokens)
     .where(and(eq(ltiAccessTokens.consumerId, consumerId), eq(ltiAccessTokens.scope, scope)))
     .run();
@@ -45,9 +47,13 @@ export async function forgetAccessToken(env: Env, consumerId: string, scope: str
  * else a new one by the client-credentials grant with a JWT client assertion. A platform that fails
  * answers the attempt's outcome instead (its status tells a rejection from an outage).
  */
-export async function accessToken(env: Env, consumer: ConsumerRow, scope: string): Promise<TokenResult> {
-  const db = database(env.DB);
-  const secret = config(env).encryptionKey;
+export async function accessToken(
+  ctx: ServiceContext,
+  consumer: ConsumerRow,
+  scope: string,
+): Promise<TokenResult> {
+  const { db } = ctx;
+  const secret = ctx.config.encryptionKey;
   const cached = await db
     .select()
     .from(ltiAccessTokens)
@@ -55,7 +61,7 @@ export async function accessToken(env: Env, consumer: ConsumerRow, scope: string
       and(
         eq(ltiAccessTokens.consumerId, consumer.id),
         eq(ltiAccessTokens.scope, scope),
-        gt(ltiAccessTokens.expiresAt, Date.now()),
+        gt(ltiAccessTokens.expiresAt, ctx.now()),
       ),
     )
     .get();
@@ -65,11 +71,11 @@ export async function accessToken(env: Env, consumer: ConsumerRow, scope: string
   const form = new URLSearchParams({
     grant_type: "client_credentials",
     client_assertion_type: "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
-    client_assertion: await clientAssertion(env, consumer),
+    client_assertion: await clientAssertion(ctx, consumer),
     scope,
   });
   const outcome = await postForJson(
-    env,
+    ctx,
     consumer.authTokenUrl,
     { "Content-Type": "application/x-www-form-urlencoded", Accept: "application/json" },
     form.toString(),
@@ -85,7 +91,7 @@ export async function accessToken(env: Env, consumer: ConsumerRow, scope: string
     return { failure: { ...outcome, ok: false, error: "Token endpoint: the answer has no access_token" } };
   const lifetimeMs =
     (typeof body.expires_in === "number" && body.expires_in > 0 ? body.expires_in : 3600) * 1000;
-  const expiresAt = Date.now() + Math.max(lifetimeMs - EXPIRY_MARGIN_MS, lifetimeMs / 2);
+  const expiresAt = ctx.now() + Math.max(lifetimeMs - EXPIRY_MARGIN_MS, lifetimeMs / 2);
   const tokenSealed = await seal(body.access_token, secret, binding);
   // Kept only while the registration still names the platform the token was asked from: a change
   // made meanwhile (updateConsumer forgets the cached tokens) must not be undone by this late insert.

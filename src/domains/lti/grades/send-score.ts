@@ -1,11 +1,17 @@
-import type { ltiPassbacks } from "../../db/schema";
-import type { Env } from "../../env";
-import { outboundPolicy, urlProblem } from "../../platform/outbound";
-import { LINE_ITEM_READ_SCOPES, SCORE_SCOPE } from "./claims";
-import type { LaunchRow } from "./launch/launch-log";
-import { type AttemptOutcome, getJson, postToPlatform, retryInSeconds } from "./outbound";
-import { accessToken, forgetAccessToken } from "./platform-token";
-import type { ConsumerRow } from "./registrations/service";
+import type { ltiPassbacks } from "../../../db/schema";
+import { nextRetrySeconds } from "../../../platform/outbound";
+import type { ServiceContext } from "../../../platform/service/context";
+import { LINE_ITEM_READ_SCOPES, SCORE_SCOPE } from "../claims";
+import type { LaunchRow } from "../launch/launch-log";
+import { type AttemptOutcome, getJson, postToPlatform } from "../outbound";
+import type { ConsumerRow } from "../registrations/service";
+import { accessToken, forgetAccessToken } from "./access-token";
+import { agsScopes, lineItemOf, scoresUrl } from "./line-item";
+
+/**
+ * One attempt at sending a score to the platform (LTI AGS): what the passback target of the delivery
+ * engine sends, and what the manual grade sends inline. Writes nothing but the access-token cache.
+ */
 
 export type PassbackRow = typeof ltiPassbacks.$inferSelect;
 
@@ -14,29 +20,11 @@ export type PassbackResult =
   | { status: "retrying"; outcome: AttemptOutcome; retryInSeconds: number }
   | { status: "failed"; outcome: AttemptOutcome };
 
-/** The line item's scores endpoint: `/scores` appended to its path, before any query string. */
-export function scoresUrl(lineItem: string): string {
-  const url = new URL(lineItem);
-  url.pathname = `${url.pathname.replace(/\/+$/, "")}/scores`;
-  return url.toString();
-}
-
-/**
- * A line item URL scores may go to: an absolute http(s) URL that the outbound gate's text rules admit
- * (the same as a registration's URLs; the gate checks it again before each request). Else null.
- */
-export function usableLineItem(env: Env, value: unknown): string | null {
-  return typeof value === "string" && urlProblem(value, outboundPolicy(env)) === null ? value : null;
-}
-
-/** The launch's line item URL, or null when it has none scores may go to (the launch is not gradable). */
-export function lineItemOf(env: Env, launch: LaunchRow): string | null {
-  return usableLineItem(env, launch.ags?.lineitem);
-}
-
-export function agsScopes(launch: LaunchRow): string[] {
-  const scope = launch.ags?.scope;
-  return Array.isArray(scope) ? scope.filter((s): s is string => typeof s === "string") : [];
+/** A passback to send (its attempt already counted by the claim), its launch and registration. */
+export interface ScoreToSend {
+  passback: PassbackRow;
+  launch: LaunchRow;
+  consumer: ConsumerRow;
 }
 
 /** The score as AGS wants it, the same on every retry (its timestamp was fixed when the passback was made). */
@@ -57,15 +45,19 @@ export function scoreBody(passback: PassbackRow, sub: string, maximum: number | 
 }
 
 /** An automatic score is scaled to the line item's `scoreMaximum` when the launch may read it; else out of 1. */
-async function lineItemMaximum(env: Env, consumer: ConsumerRow, launch: LaunchRow): Promise<number | null> {
+async function lineItemMaximum(
+  ctx: ServiceContext,
+  consumer: ConsumerRow,
+  launch: LaunchRow,
+): Promise<number | null> {
   const readScope = LINE_ITEM_READ_SCOPES.find((s) => agsScopes(launch).includes(s));
   if (!readScope) return null;
-  const token = await accessToken(env, consumer, readScope);
+  const token = await accessToken(ctx, consumer, readScope);
   if (!("token" in token)) return null;
-  const lineItem = lineItemOf(env, launch);
+  const lineItem = lineItemOf(ctx.env, launch);
   if (!lineItem) return null;
   try {
-    const item = (await getJson(env, lineItem, "application/vnd.ims.lis.v2.lineitem+json", {
+    const item = (await getJson(ctx, lineItem, "application/vnd.ims.lis.v2.lineitem+json", {
       Authorization: `Bearer ${token.token}`,
     })) as { scoreMaximum?: unknown };
     return typeof item.scoreMaximum === "number" && item.scoreMaximum > 0 ? item.scoreMaximum : null;
@@ -74,15 +66,24 @@ async function lineItemMaximum(env: Env, consumer: ConsumerRow, launch: LaunchRo
   }
 }
 
-function judged(env: Env, passback: PassbackRow, outcome: AttemptOutcome): PassbackResult {
+/**
+ * What an answer comes to: a 4xx is the platform saying no (429 and 408 excepted); 5xx, time-outs
+ * and network errors are tried again on the one retry policy (platform/outbound/retry.ts), counted
+ * from `ctx.now()`, with the webhooks' schedule.
+ */
+function judged(ctx: ServiceContext, passback: PassbackRow, outcome: AttemptOutcome): PassbackResult {
   if (outcome.ok) return { status: "succeeded", outcome };
   const refused = outcome.errorCode === "target_refused";
   const status = outcome.responseStatus;
-  // A 4xx is the platform saying no (429 and 408 excepted); 5xx, time-outs and network errors are tried again.
   const rejected =
     refused || (status !== null && status >= 300 && status < 500 && status !== 408 && status !== 429);
   if (rejected) return { status: "failed", outcome };
-  const delay = retryInSeconds(env, passback.attemptCount, outcome.retryAfter);
+  const delay = nextRetrySeconds(
+    passback.attemptCount,
+    ctx.config.webhooks.retrySchedule,
+    outcome.retryAfter,
+    ctx.now(),
+  );
   return delay === null
     ? { status: "failed", outcome }
     : { status: "retrying", outcome, retryInSeconds: delay };
@@ -108,16 +109,12 @@ function unsent(errorCode: AttemptOutcome["errorCode"], error: string): AttemptO
  * a line item scores cannot go to fails the attempt for good (`target_refused`); anything else that
  * throws is a failed attempt retried on the usual schedule, logged but not shown to the customer.
  */
-export async function attemptPassback(
-  env: Env,
-  passback: PassbackRow,
-  launch: LaunchRow,
-  consumer: ConsumerRow,
-): Promise<PassbackResult> {
-  const lineItem = lineItemOf(env, launch);
+export async function sendScore(ctx: ServiceContext, score: ScoreToSend): Promise<PassbackResult> {
+  const { passback, launch } = score;
+  const lineItem = lineItemOf(ctx.env, launch);
   if (!lineItem)
     return judged(
-      env,
+      ctx,
       passback,
       unsent(
         "target_refused",
@@ -125,7 +122,7 @@ export async function attemptPassback(
       ),
     );
   try {
-    return await sendScore(env, passback, launch, consumer, lineItem);
+    return await postScore(ctx, score, lineItem);
   } catch (error) {
     console.error(
       JSON.stringify({
@@ -135,25 +132,23 @@ export async function attemptPassback(
         error: String(error),
       }),
     );
-    return judged(env, passback, unsent(null, "Internal error while sending the score; it will be retried"));
+    return judged(ctx, passback, unsent(null, "Internal error while sending the score; it will be retried"));
   }
 }
 
-async function sendScore(
-  env: Env,
-  passback: PassbackRow,
-  launch: LaunchRow,
-  consumer: ConsumerRow,
+async function postScore(
+  ctx: ServiceContext,
+  { passback, launch, consumer }: ScoreToSend,
   lineItem: string,
 ): Promise<PassbackResult> {
-  const maximum = passback.scoreFraction !== null ? await lineItemMaximum(env, consumer, launch) : null;
+  const maximum = passback.scoreFraction !== null ? await lineItemMaximum(ctx, consumer, launch) : null;
   const body = JSON.stringify(scoreBody(passback, launch.sub as string, maximum));
   const target = scoresUrl(lineItem);
   for (let round = 0; round < 2; round++) {
-    const token = await accessToken(env, consumer, SCORE_SCOPE);
-    if (!("token" in token)) return judged(env, passback, token.failure);
+    const token = await accessToken(ctx, consumer, SCORE_SCOPE);
+    if (!("token" in token)) return judged(ctx, passback, token.failure);
     const outcome = await postToPlatform(
-      env,
+      ctx,
       target,
       {
         "Content-Type": "application/vnd.ims.lis.v1.score+json",
@@ -163,10 +158,10 @@ async function sendScore(
       body,
     );
     if (outcome.responseStatus === 401 && round === 0) {
-      await forgetAccessToken(env, consumer.id, SCORE_SCOPE);
+      await forgetAccessToken(ctx, consumer.id, SCORE_SCOPE);
       continue;
     }
-    return judged(env, passback, outcome);
+    return judged(ctx, passback, outcome);
   }
   throw new Error("unreachable");
 }

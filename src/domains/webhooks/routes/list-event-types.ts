@@ -3,11 +3,12 @@ import type { AppEnv } from "../../../env";
 import { PageQuery, paginate } from "../../../platform/http/pagination";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { eventCatalogue } from "../catalogue";
+import { WEBHOOKS } from "../prefixes";
 import { EventTypePageSchema } from "../schemas";
 
 export const listEventTypesRoute = tokenRoute("webhooks:read", {
   method: "get",
-  path: "/api/integrations/webhooks/event-types",
+  path: `${WEBHOOKS}/event-types`,
   tags: ["Webhooks"],
   operationId: "listWebhookEventTypes",
   summary: "List event types",

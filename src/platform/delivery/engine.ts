@@ -1,0 +1,395 @@
+import type { z } from "zod";
+import type { Env } from "../../env";
+import type { Statement } from "../batch";
+import type { Database } from "../db";
+import { nowIso } from "../ids";
+import { queueDelaySeconds, sendAll } from "../queue";
+import type { ServiceContext } from "../service/context";
+import { groupById, parseBatch } from "./messages";
+import { inPool, PARALLEL_SENDS } from "./pool";
+
+/**
+ * The delivery engine: work a customer's system must receive (a webhook delivery, an LTI score, an
+ * xAPI statement) is claimed in D1, sent through the outbound gate at most six at a time, each
+ * attempt recorded as soon as it is answered, retried with one policy (platform/outbound/retry.ts) by
+ * handing its message back to the queue with a delay, and closed as failed when the queue dead-letters
+ * it. A target is an adapter (`DeliveryTarget`): what to read, how to send, what to write. See
+ * docs/design/delivery-engine.md.
+ */
+
+/** Queues may hand a message over a little before its delay is up. */
+const EARLY_SLACK_MS = 2_000;
+/** The longest an answered attempt waits for the write that records it (beside one in flight). */
+const RECORD_WINDOW_MS = 20;
+/** A send that threw (a bug, not an answer) is handed back to the queue after this long. */
+const AFTER_ERROR_SECONDS = 30;
+
+/**
+ * The state columns every delivery table has, as plain SQL reads them: `status` ('pending',
+ * 'retrying', 'succeeded', 'failed'), `attempt_count`, `claimed_until` and `next_attempt_at` (ms).
+ */
+export interface WorkState {
+  id: string;
+  status: string;
+  claimed_until: number | null;
+  next_attempt_at: number | null;
+}
+
+/** What an attempt came to: delivered, tried again after `retryInSeconds`, or given up. */
+export interface Verdict {
+  status: "succeeded" | "retrying" | "failed";
+  retryInSeconds?: number | null;
+}
+
+export interface Attempt<Item, Result> {
+  item: Item;
+  result: Result;
+}
+
+/** Claimed work the target will not send (its destination is gone or switched off): closed unsent. */
+export interface Closed {
+  id: string;
+  statements: Statement[];
+}
+
+/** A claimed row and the number of the attempt its claim counted (1-based). */
+export interface ClaimedRow<Row> {
+  row: Row;
+  attempt: number;
+}
+
+/**
+ * One kind of delivery. The engine owns the claim, the pool, the recording, the queue's acks and
+ * retries and the dead letters; the target says what its work is and how one attempt goes.
+ */
+export interface DeliveryTarget<
+  Body,
+  Row extends WorkState,
+  Item extends { id: string },
+  Result extends Verdict,
+> {
+  /** For the log. */
+  name: string;
+  /** The work's table: `id`, `status`, `attempt_count`, `claimed_until`, `next_attempt_at`, `last_error`, `completed_at`. */
+  table: string;
+  /** The queue message: one id of `table`. */
+  message: { schema: z.ZodType<Body>; idOf(body: Body): string; of(id: string): Body };
+  /** The target's queue and dead-letter queue, from the invocation's bindings. */
+  queue(env: Env): Queue<unknown>;
+  deadLetter(env: Env): Queue<unknown>;
+  /** `last_error` of work whose message the queue dead-lettered. */
+  deadLetteredError: string;
+  /** How long the claim of `count` items holds: longer than sending them all can take. */
+  leaseMs(ctx: ServiceContext, count: number): number;
+  /**
+   * What sending the work needs, read in the claim's own D1 batch (one round trip): a statement over
+   * the ids (a JSON array bound as ?1) whose rows carry the `WorkState` columns. Without it the engine
+   * reads the state columns alone, and `prepare` reads the rest.
+   */
+  load?(d1: D1Database, idsJson: string): D1PreparedStatement;
+  /** The claimed rows as items to send, and the statements closing those that will not be sent. */
+  prepare(
+    ctx: ServiceContext,
+    claimed: ClaimedRow<Row>[],
+    now: number,
+  ): Promise<{ send: Item[]; close: Closed[] }> | { send: Item[]; close: Closed[] };
+  /**
+   * One attempt: the request built (signed, authorised), sent through the outbound gate and judged
+   * (the retry delay from platform/outbound/retry.ts's policy). Writes nothing; should never throw.
+   */
+  send(ctx: ServiceContext, item: Item): Promise<Result>;
+  /**
+   * The writes that record answered attempts: the log, each item's new state (only while the claim
+   * is still this attempt's: `attempt_count` unchanged), and anything the target keeps (health).
+   */
+  record(ctx: ServiceContext, attempts: Attempt<Item, Result>[], now: number): Statement[];
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: a registry of targets of any shape
+export type AnyTarget = DeliveryTarget<any, any, any, any>;
+
+/** A delay as the queue takes it (whole seconds, up to 12 hours): the one for every retry. */
+export function retryDelay(seconds: number): number {
+  return queueDelaySeconds(seconds);
+}
+
+/** Sends one message per id to the target's queue; `delaySeconds[i]`, when given, delays the i-th. */
+export async function enqueue<Body>(
+  ctx: ServiceContext,
+  target: Pick<DeliveryTarget<Body, WorkState, { id: string }, Verdict>, "queue" | "message">,
+  ids: readonly string[],
+  delaySeconds?: readonly number[],
+): Promise<void> {
+  await sendAll(
+    target.queue(ctx.env),
+    ids.map((id) => target.message.of(id)),
+    delaySeconds,
+  );
+}
+
+const claimSql = (table: string) =>
+  `UPDATE ${table} SET claimed_until = ?1, attempt_count = attempt_count + 1
+  WHERE id IN (SELECT value FROM json_each(?2)) AND status IN ('pending', 'retrying')
+    AND (claimed_until IS NULL OR claimed_until < ?3) AND (next_attempt_at IS NULL OR next_attempt_at <= ?4)
+  RETURNING id, attempt_count AS attempt`;
+const stateSql = (table: string) =>
+  `SELECT id, status, claimed_until, next_attempt_at FROM ${table} WHERE id IN (SELECT value FROM json_each(?1))`;
+const deadLetterSql = (table: string) =>
+  `UPDATE ${table} SET status = 'failed', claimed_until = NULL, last_error = ?1, completed_at = ?2
+  WHERE id IN (SELECT value FROM json_each(?3)) AND status IN ('pending', 'retrying')`;
+
+/**
+ * Claims the ids and reads them, in one round trip: an attempt is made only on work that is still
+ * open, due, and not claimed by a twin message; the claim counts the attempt. Safe under concurrent
+ * consumers: the conditional UPDATE returns only the rows it changed.
+ */
+async function claim<Row extends WorkState>(
+  d1: D1Database,
+  target: AnyTarget,
+  ids: string[],
+  now: number,
+  leaseMs: number,
+) {
+  const list = JSON.stringify(ids);
+  const read = target.load ? target.load(d1, list) : d1.prepare(stateSql(target.table)).bind(list);
+  const [claimed, rows] = await d1.batch<unknown>([
+    d1.prepare(claimSql(target.table)).bind(now + leaseMs, list, now, now + EARLY_SLACK_MS),
+    read,
+  ]);
+  const claimedRows = (claimed?.results ?? []) as { id: string; attempt: number }[];
+  const readRows = (rows?.results ?? []) as Row[];
+  return {
+    claimed: new Map(claimedRows.map((c) => [c.id, c.attempt])),
+    rows: new Map(readRows.map((r) => [r.id, r])),
+  };
+}
+
+/** What to do with a message: acknowledge it, or hand it back after a delay. */
+type Settlement = { retryInSeconds?: number };
+
+/** Work this batch did not claim: finished (acknowledge), or someone else's turn (wait for it). */
+function waitFor(row: WorkState, now: number): Settlement {
+  if (row.status === "succeeded" || row.status === "failed") return {};
+  if (row.claimed_until && row.claimed_until >= now)
+    return { retryInSeconds: (row.claimed_until - now) / 1000 + 1 };
+  return { retryInSeconds: ((row.next_attempt_at ?? now) - now) / 1000 };
+}
+
+/**
+ * Writes answered attempts as they come: an answer waits at most `RECORD_WINDOW_MS` (plus the write
+ * before it, when one is in flight) for the write that records it, and each write takes every answer
+ * that arrived meanwhile — so a batch of fast answers costs a few writes, not one each, and a crash
+ * loses the records of at most the last window's answers. A failed write stops the recording (and,
+ * through `failed`, the sends): what it held stays unsettled.
+ *
+ * One recorder per `sendAndRecord` call, never shared: its timer, its write in flight and the
+ * messages its writes settle all belong to the invocation that made it, and `done()` drains it
+ * before that call returns (Workers forbid awaiting one invocation's I/O from another).
+ */
+function recorder<Item, Result>(
+  db: Database,
+  now: () => number,
+  statementsOf: (attempts: Attempt<Item, Result>[], now: number) => Statement[],
+) {
+  type Entry =
+    | { closed: Closed; written: () => void }
+    | { attempt: Attempt<Item, Result>; written: () => void };
+  let pending: Entry[] = [];
+  let running: Promise<void> | null = null;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let failure: { error: unknown } | null = null;
+  const write = async (entries: Entry[]) => {
+    const statements: Statement[] = [];
+    const attempts: Attempt<Item, Result>[] = [];
+    for (const entry of entries) {
+      if ("closed" in entry) statements.push(...entry.closed.statements);
+      else attempts.push(entry.attempt);
+    }
+    try {
+      statements.push(...statementsOf(attempts, now()));
+      const [first, ...rest] = statements;
+      if (first) await db.batch([first, ...rest]);
+    } catch (error) {
+      failure = { error };
+      return;
+    }
+    for (const entry of entries) entry.written();
+  };
+  const stopTimer = () => {
+    if (timer) clearTimeout(timer);
+    timer = null;
+  };
+  // `running` is cleared once the write has settled (a write that ends at once must not clear it
+  // before it is set); what arrived meanwhile waits for the next window.
+  const start = () => {
+    stopTimer();
+    const entries = pending;
+    pending = [];
+    running = write(entries).finally(() => {
+      running = null;
+      schedule();
+    });
+  };
+  const schedule = () => {
+    if (failure || running || timer || pending.length === 0) return;
+    timer = setTimeout(() => {
+      timer = null;
+      if (!running && !failure && pending.length > 0) start();
+    }, RECORD_WINDOW_MS);
+  };
+  return {
+    add(entry: Entry) {
+      if (failure) return;
+      pending.push(entry);
+      schedule();
+    },
+    get failed() {
+      return failure !== null;
+    },
+    /** Writes what is left at once, and throws if any write failed. */
+    async done() {
+      while (running || (pending.length > 0 && !failure)) {
+        if (!running) start();
+        await running;
+      }
+      stopTimer();
+      if (failure) throw failure.error;
+    },
+  };
+}
+
+export interface SendOptions<Item, Result> {
+  /** Claimed work closed unsent, written with the first attempts (or alone). */
+  closed?: Closed[];
+  onClosed?: (id: string) => void;
+  /** After this time no further send starts: the items left are returned as `released`. */
+  deadline?: number;
+  /** An attempt's record is written. */
+  onRecorded: (item: Item, result: Result) => void;
+  /** A send threw; without this handler the first such error is thrown once the rest are recorded. */
+  onError?: (item: Item, error: unknown) => void;
+}
+
+/**
+ * Sends claimed items through the target, at most six at a time, recording each attempt as soon as it
+ * is answered (never at the end of the batch: a crash re-sends at most what was in flight or answered
+ * in the last `RECORD_WINDOW_MS`). When a record cannot be written, no further send starts, and the
+ * error is thrown once the sends in flight are answered.
+ */
+export async function sendAndRecord<Item extends { id: string }, Result extends Verdict>(
+  ctx: ServiceContext,
+  target: Pick<DeliveryTarget<unknown, WorkState, Item, Result>, "name" | "send" | "record">,
+  items: Item[],
+  options: SendOptions<Item, Result>,
+): Promise<{ attempts: Attempt<Item, Result>[]; released: Item[] }> {
+  const log = recorder<Item, Result>(
+    ctx.db,
+    () => ctx.now(),
+    (attempts, now) => (attempts.length > 0 ? target.record(ctx, attempts, now) : []),
+  );
+  for (const closed of options.closed ?? [])
+    log.add({ closed, written: () => options.onClosed?.(closed.id) });
+  const attempts: Attempt<Item, Result>[] = [];
+  const released: Item[] = [];
+  let thrown: { error: unknown } | null = null;
+  await inPool(items, PARALLEL_SENDS, async (item) => {
+    if (log.failed || (options.deadline !== undefined && ctx.now() >= options.deadline)) {
+      released.push(item);
+      return;
+    }
+    let result: Result;
+    try {
+      result = await target.send(ctx, item);
+    } catch (error) {
+      console.error(
+        JSON.stringify({
+          level: "error",
+          message: "delivery attempt threw",
+          target: target.name,
+          id: item.id,
+          error: String(error),
+        }),
+      );
+      if (options.onError) options.onError(item, error);
+      else thrown ??= { error };
+      return;
+    }
+    const attempt = { item, result };
+    attempts.push(attempt);
+    log.add({ attempt, written: () => options.onRecorded(item, result) });
+  });
+  await log.done();
+  if (thrown) throw (thrown as { error: unknown }).error;
+  return { attempts, released };
+}
+
+/**
+ * A delivery queue's consumer: parse the batch (what does not fit is dead-lettered), claim, send, and
+ * settle each message as soon as its attempt is recorded — acknowledged, or handed back to the queue
+ * with the retry's delay. A message of finished work is acknowledged without a request, so
+ * at-least-once delivery of messages never means a second send.
+ */
+export async function deliverBatch<
+  Body,
+  Row extends WorkState,
+  Item extends { id: string },
+  Result extends Verdict,
+>(
+  ctx: ServiceContext,
+  target: DeliveryTarget<Body, Row, Item, Result>,
+  batch: MessageBatch<unknown>,
+): Promise<void> {
+  const parsed = await parseBatch(batch, target.message.schema, target.deadLetter(ctx.env));
+  const byId = groupById(parsed, (body) => target.message.idOf(body));
+  if (byId.size === 0) return;
+  const settle = (id: string, how: Settlement) => {
+    for (const message of byId.get(id) ?? []) {
+      if (how.retryInSeconds === undefined) message.ack();
+      else message.retry({ delaySeconds: retryDelay(how.retryInSeconds) });
+    }
+  };
+  const now = ctx.now();
+  const ids = [...byId.keys()];
+  const found = await claim<Row>(ctx.env.DB, target as AnyTarget, ids, now, target.leaseMs(ctx, ids.length));
+  const claimed: ClaimedRow<Row>[] = [];
+  for (const id of ids) {
+    const row = found.rows.get(id);
+    const attempt = found.claimed.get(id);
+    if (!row)
+      settle(id, {}); // deleted (with its webhook, launch, …)
+    else if (attempt === undefined) settle(id, waitFor(row, now));
+    else claimed.push({ row, attempt });
+  }
+  if (claimed.length === 0) return;
+  const prepared = await target.prepare(ctx, claimed, now);
+  // Left unsettled when a record cannot be written: the error fails the invocation, and the queue
+  // hands those messages over again (their claims keep a twin from sending before they lapse).
+  await sendAndRecord(ctx, target, prepared.send, {
+    closed: prepared.close,
+    onClosed: (id) => settle(id, {}),
+    onRecorded: (item, result) =>
+      settle(item.id, result.status === "retrying" ? { retryInSeconds: result.retryInSeconds ?? 0 } : {}),
+    onError: (item) => settle(item.id, { retryInSeconds: AFTER_ERROR_SECONDS }),
+  });
+}
+
+/**
+ * A delivery dead-letter queue's consumer: the work whose messages exhausted the queue's own retries
+ * is closed as failed, visibly, and every message acknowledged (one that does not fit is logged).
+ */
+export async function deadLetterBatch<Body>(
+  ctx: ServiceContext,
+  target: Pick<
+    DeliveryTarget<Body, WorkState, { id: string }, Verdict>,
+    "table" | "message" | "deadLetteredError"
+  >,
+  batch: MessageBatch<unknown>,
+): Promise<void> {
+  const parsed = await parseBatch(batch, target.message.schema);
+  const ids = [...new Set(parsed.map((p) => target.message.idOf(p.body)))];
+  if (ids.length > 0)
+    await ctx.env.DB.prepare(deadLetterSql(target.table))
+      .bind(target.deadLetteredError, nowIso(ctx.now()), JSON.stringify(ids))
+      .run();
+  for (const { message } of parsed) message.ack();
+}

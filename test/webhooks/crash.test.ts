@@ -1,0 +1,77 @@
+import { env } from "cloudflare:test";
+import { inArray } from "drizzle-orm";
+import { expect, it } from "vitest";
+import { webhookDeliveries } from "../../src/db/schema";
+import { database } from "../../src/platform/db";
+import { receiverEndpoint } from "../helpers/receiver";
+import { createTenant } from "../helpers/tenants";
+import { createWebhook, deliveryRow, insertDelivery, runQueue } from "./support";
+
+const DELIVERIES = "lingua-webhook-deliveries";
+
+/**
+ * A D1 binding that stops answering `afterMs` after its first batch (the consumer's claim) returned:
+ * from then on every statement fails, as if the invocation had crashed at that moment. Whatever the
+ * consumer had written before stays written; nothing after it is.
+ */
+function crashingDatabase(real: D1Database, afterMs: number): D1Database {
+  let crashAt = Number.POSITIVE_INFINITY;
+  const dead = () => Date.now() >= crashAt;
+  return {
+    prepare: (query: string) => {
+      if (dead()) throw new Error("crashed: D1 is gone");
+      return real.prepare(query);
+    },
+    batch: async (statements: D1PreparedStatement[]) => {
+      if (dead()) throw new Error("crashed: D1 is gone");
+      const result = await real.batch(statements);
+      if (crashAt === Number.POSITIVE_INFINITY) crashAt = Date.now() + afterMs;
+      if (dead()) throw new Error("crashed: D1 is gone");
+      return result;
+    },
+    exec: (query: string) => real.exec(query),
+    dump: () => real.dump(),
+    withSession: (constraint?: string) => real.withSession(constraint),
+  } as D1Database;
+}
+
+it("a crash mid-batch re-sends only what was in flight: a delivery the receiver already accepted is not sent again", async () => {
+  const tenant = await createTenant();
+  const receiver = receiverEndpoint();
+  // Six sends at a time: the first six are answered at once, the next six slowly (within the time-out).
+  const fast = Array.from({ length: 6 }, () => ({ status: 200 }));
+  const slow = Array.from({ length: 6 }, () => ({ status: 200, delay_ms: 800 }));
+  await receiver.configure({ script: [...fast, ...slow], fallback: { status: 200 } });
+  const hook = await createWebhook(tenant.admin, { url: receiver.url, events: ["*"] });
+  const ids: string[] = [];
+  for (let i = 0; i < 12; i++) ids.push((await insertDelivery(hook.id, tenant.institution.id)).deliveryId);
+  const bodies = ids.map((id) => ({ delivery_id: id }));
+
+  // The invocation dies 400 ms after its claim: the fast six were answered long before, the slow six
+  // were still in flight.
+  await expect(runQueue(DELIVERIES, bodies, { DB: crashingDatabase(env.DB, 400) })).rejects.toThrow(
+    /crashed/,
+  );
+  const answeredBeforeCrash = (await receiver.received())
+    .slice(0, 6)
+    .map((r) => r.headers["x-webhook-delivery"]);
+  expect(answeredBeforeCrash).toHaveLength(6);
+
+  // The queue hands every message over again once the claims have lapsed.
+  await database(env.DB)
+    .update(webhookDeliveries)
+    .set({ claimedUntil: 1 })
+    .where(inArray(webhookDeliveries.id, ids));
+  await runQueue(DELIVERIES, bodies);
+
+  const received = (await receiver.received()).map((r) => r.headers["x-webhook-delivery"]);
+  const timesSent = (id: string | undefined) => received.filter((r) => r === id).length;
+  // Each delivery the receiver answered before the crash reached it exactly once...
+  for (const id of answeredBeforeCrash) expect(timesSent(id)).toBe(1);
+  // ...only the six in flight at the crash may have been sent twice, and every delivery succeeded.
+  expect(received.length).toBeLessThanOrEqual(12 + 6);
+  for (const id of ids) {
+    expect(timesSent(id)).toBeGreaterThanOrEqual(1);
+    expect(await deliveryRow(id)).toMatchObject({ status: "succeeded" });
+  }
+});
