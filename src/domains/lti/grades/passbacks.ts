@@ -1,8 +1,6 @@
 import type { z } from "@hono/zod-openapi";
 import { desc, eq } from "drizzle-orm";
 import { ltiConsumers, ltiPassbacks } from "../../../db/schema";
-import type { Env } from "../../../env";
-import { database } from "../../../platform/db";
 import { retryDelay } from "../../../platform/delivery";
 import { ApiError } from "../../../platform/errors";
 import { newId, nowIso } from "../../../platform/ids";
