@@ -1,7 +1,7 @@
 import { consumeExportDeadLetters, consumeExports } from "./domains/exports/consumer";
-import { consumeBulk, consumeBulkDeadLetters } from "./domains/institutions/bulk/consumer";
 import { deadLetterPassbacks, deliverPassbacks } from "./domains/lti/consumer";
 import { passbackCompletions } from "./domains/lti/subscriber";
+import { consumeBulk, consumeBulkDeadLetters } from "./domains/members/bulk/consumer";
 import { deadLetterDeliveries, deadLetterEvents, deliverWebhooks } from "./domains/webhooks/consumer";
 import { fanOut } from "./domains/webhooks/fan-out";
 import type { Env } from "./env";

@@ -1,8 +1,8 @@
 import type { z } from "@hono/zod-openapi";
 import type { MemberStatus, Role } from "../../db/schema";
 import { rateLimitFor } from "../../platform/auth/principal";
+import type { MemberSchema } from "../members/schemas";
 import type { InstitutionRow } from "./access";
-import type { MemberSchema } from "./member-schemas";
 import type { InstitutionSchema } from "./schemas";
 
 export function presentInstitution(

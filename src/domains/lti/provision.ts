@@ -7,8 +7,8 @@ import { database } from "../../platform/db";
 import { publishEvents } from "../../platform/events";
 import { newId, nowIso } from "../../platform/ids";
 import { isSafeForDisplay, PERSON_NAME, sanitizeDisplayText } from "../../platform/text";
-import { memberCreated } from "../institutions/member-events";
-import { seatsAllow } from "../institutions/member-queries";
+import { memberCreated } from "../members/events";
+import { seatsAllow } from "../members/queries";
 import type { ConsumerRow } from "./consumers";
 import { LaunchRefusal } from "./validate";
 

@@ -5,7 +5,7 @@ import { sha256Hex } from "../../../platform/crypto/encoding";
 import { unseal } from "../../../platform/crypto/sealing";
 import { database } from "../../../platform/db";
 import { nowIso } from "../../../platform/ids";
-import { MEMBER_ROLES, mayGrant } from "../access";
+import { MEMBER_ROLES, mayGrant } from "../../institutions/access";
 import { invitationUrl, mintInvitation } from "../invitations";
 import { type BulkJob, type BulkReportRow, forgetInvitations } from "./jobs";
 

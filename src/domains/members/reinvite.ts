@@ -2,9 +2,9 @@ import type { Env } from "../../env";
 import type { Principal } from "../../platform/auth/principal";
 import { ApiError } from "../../platform/errors";
 import { nowIso } from "../../platform/ids";
-import { mayGrant, roleCeilingError } from "./access";
+import { mayGrant, roleCeilingError } from "../institutions/access";
 import { invitationUrl, mintInvitation, upsertInvitation } from "./invitations";
-import { getMember } from "./members";
+import { getMember } from "./service";
 
 /** A new invitation for an invited member; the previous one stops working. */
 export async function reinviteMember(args: {

@@ -13,7 +13,7 @@ import {
   setSeats,
   uniqueEmail,
   uploadCsv,
-} from "./support";
+} from "../institutions/support";
 
 const CRLF = "\r\n";
 

@@ -4,6 +4,10 @@ import type { AppEnv } from "../../../env";
 import { idempotencyHeaderShape, idempotent } from "../../../platform/http/idempotency";
 import { paginate } from "../../../platform/http/pagination";
 import { errorResponses, jsonBody, jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { INSTITUTIONS } from "../../institutions/prefixes";
+import { presentMember } from "../../institutions/present";
+import { InstitutionIdParam } from "../../institutions/schemas";
+import { reinviteMember } from "../reinvite";
 import {
   CreatedMemberSchema,
   CreateMemberBody,
@@ -13,12 +17,8 @@ import {
   MemberSchema,
   ReinviteBody,
   UpdateMemberBody,
-} from "../member-schemas";
-import { createMember, getMember, listMembers, removeMember, updateMember } from "../members";
-import { INSTITUTIONS } from "../prefixes";
-import { presentMember } from "../present";
-import { reinviteMember } from "../reinvite";
-import { InstitutionIdParam } from "../schemas";
+} from "../schemas";
+import { createMember, getMember, listMembers, removeMember, updateMember } from "../service";
 
 const TAGS = ["Members"];
 const MEMBERS = `${INSTITUTIONS}/{id}/members` as const;

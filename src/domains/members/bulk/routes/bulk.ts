@@ -1,13 +1,14 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import type { AppEnv } from "../../../env";
-import { ApiError, validationError } from "../../../platform/errors";
-import { acceptsBodyUpTo } from "../../../platform/http/middleware";
-import { errorResponses, jsonResponse, tokenRoute } from "../../../platform/openapi";
-import { UTF8_BOM } from "../../exports/csv";
-import { CSV_CONTENT_TYPE } from "../../exports/generate";
-import { bulkJobPath, plannedReportRows, presentReport, readReport, rejectedCsv } from "../bulk/report";
-import { uploadMembers } from "../bulk/upload";
+import type { AppEnv } from "../../../../env";
+import { ApiError, validationError } from "../../../../platform/errors";
+import { acceptsBodyUpTo } from "../../../../platform/http/middleware";
+import { errorResponses, jsonResponse, tokenRoute } from "../../../../platform/openapi";
+import { UTF8_BOM } from "../../../exports/csv";
+import { CSV_CONTENT_TYPE } from "../../../exports/generate";
+import { INSTITUTIONS } from "../../../institutions/prefixes";
+import { InstitutionIdParam } from "../../../institutions/schemas";
+import { bulkJobPath, plannedReportRows, presentReport, readReport, rejectedCsv } from "../report";
 import {
   BulkJobParams,
   BulkReportQuery,
@@ -15,9 +16,8 @@ import {
   BulkUploadQuery,
   CSV_FORMAT_DOC,
   RejectedCsvQuery,
-} from "../bulk-schemas";
-import { INSTITUTIONS } from "../prefixes";
-import { InstitutionIdParam } from "../schemas";
+} from "../schemas";
+import { uploadMembers } from "../upload";
 
 const TAGS = ["Members"];
 

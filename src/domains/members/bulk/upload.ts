@@ -3,7 +3,7 @@ import type { Env } from "../../../env";
 import type { Principal } from "../../../platform/auth/principal";
 import { ApiError } from "../../../platform/errors";
 import { newId } from "../../../platform/ids";
-import { institutionInScope } from "../access";
+import { institutionInScope } from "../../institutions/access";
 import { parseMemberCsv } from "./csv";
 import {
   type BulkJob,

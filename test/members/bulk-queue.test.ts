@@ -16,7 +16,7 @@ import {
   outboxOf,
   uniqueEmail,
   uploadCsv,
-} from "./support";
+} from "../institutions/support";
 
 let deliveries = 0;
 

@@ -2,8 +2,8 @@ import type { Env } from "../../../env";
 import { jsonArrays } from "../../../platform/batch";
 import { DECOY_PASSWORD_HASH } from "../../../platform/crypto/passwords";
 import type { OutboxRow } from "../../../platform/events";
+import { memberCreated, memberUpdated } from "../events";
 import { mintInvitation } from "../invitations";
-import { memberCreated, memberUpdated } from "../member-events";
 import type { PlannedRow } from "./plan";
 
 /** What one applied chunk adds to the job's counts. */

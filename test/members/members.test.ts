@@ -12,7 +12,7 @@ import {
   outboxOf,
   setSeats,
   uniqueEmail,
-} from "./support";
+} from "../institutions/support";
 
 describe("members", () => {
   it("creates an invited member with an invitation that signs them in once", async () => {

@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { MEMBER_STATUSES } from "../../db/schema";
 import { pageQueryShape, pageSchema } from "../../platform/http/pagination";
 import { externalId, groupName, personName } from "../../platform/text";
-import { MEMBER_ROLES } from "./access";
+import { MEMBER_ROLES } from "../institutions/access";
 
 const timestamp = z.string().openapi({ example: "2026-11-21T09:30:00Z" });
 

@@ -6,12 +6,12 @@ import type { Principal } from "../../../platform/auth/principal";
 import { database } from "../../../platform/db";
 import { ApiError } from "../../../platform/errors";
 import { csvLine } from "../../exports/csv";
-import { institutionInScope } from "../access";
-import type { BulkReportRowSchema, BulkReportSchema } from "../bulk-schemas";
+import { institutionInScope } from "../../institutions/access";
 import { invitationUrl } from "../invitations";
 import { type BulkJob, reportRows } from "./jobs";
 import type { PlannedRow } from "./plan";
 import { invitationsOnFirstRead } from "./report-invitations";
+import type { BulkReportRowSchema, BulkReportSchema } from "./schemas";
 
 type ReportRow = z.infer<typeof BulkReportRowSchema>;
 type Report = z.infer<typeof BulkReportSchema>;

@@ -9,8 +9,8 @@ import { ApiError } from "../../platform/errors";
 import { type OutboxRow, publishEvents } from "../../platform/events";
 import type { PageRequest } from "../../platform/http/pagination";
 import { newId, nowIso } from "../../platform/ids";
-import { institutionInScope, type MemberRole, mayGrant, roleCeilingError } from "./access";
-import { invitationUrl, mintInvitation, upsertInvitation } from "./invitations";
+import { institutionInScope, type MemberRole, mayGrant, roleCeilingError } from "../institutions/access";
+import type { MemberRow } from "../institutions/present";
 import {
   type MemberChanges,
   memberCreated,
@@ -18,18 +18,12 @@ import {
   memberUpdated,
   normaliseGroups,
   sameGroups,
-} from "./member-events";
-import {
-  anotherActiveAdmin,
-  findMember,
-  listMemberRows,
-  type MemberFilters,
-  seatsAllow,
-} from "./member-queries";
-import type { MemberSort } from "./member-schemas";
-import { revokeTokensOf, tokensRevokedAt } from "./member-tokens";
-import type { MemberRow } from "./present";
+} from "./events";
+import { invitationUrl, mintInvitation, upsertInvitation } from "./invitations";
 import { refreshPrincipals, revokeGates } from "./principal-refresh";
+import { anotherActiveAdmin, findMember, listMemberRows, type MemberFilters, seatsAllow } from "./queries";
+import type { MemberSort } from "./schemas";
+import { revokeTokensOf, tokensRevokedAt } from "./token-revocation";
 
 export async function listMembers(args: {
   env: Env;

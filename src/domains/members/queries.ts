@@ -2,9 +2,9 @@ import { and, asc, count, desc, eq, type SQL, sql } from "drizzle-orm";
 import { type MemberStatus, memberGroups, users } from "../../db/schema";
 import type { Database } from "../../platform/db";
 import { type PageRequest, pageBounds, pageWithTotal } from "../../platform/http/pagination";
-import type { MemberRole } from "./access";
-import type { MemberSort } from "./member-schemas";
-import type { MemberRow } from "./present";
+import type { MemberRole } from "../institutions/access";
+import type { MemberRow } from "../institutions/present";
+import type { MemberSort } from "./schemas";
 
 /** A member's groups as a JSON array in alphabetical order, read in the same statement as the member. */
 const groupsJson = sql<string>`(SELECT json_group_array(group_name) FROM (SELECT g.group_name FROM member_groups AS g WHERE g.user_id = "users"."id" ORDER BY 1))`;

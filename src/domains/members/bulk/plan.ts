@@ -1,8 +1,8 @@
 import type { BulkOutcome, MemberStatus, Role } from "../../../db/schema";
 import { newId } from "../../../platform/ids";
 import { PERSON_NAME, sanitizeDisplayText } from "../../../platform/text";
-import { type MemberRole, mayGrant } from "../access";
-import { type MemberChanges, sameGroups } from "../member-events";
+import { type MemberRole, mayGrant } from "../../institutions/access";
+import { type MemberChanges, sameGroups } from "../events";
 import type { CsvRow } from "./csv";
 
 /** A member as the planner sees it: what a row is compared with and what it changes. */
