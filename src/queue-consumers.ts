@@ -38,8 +38,8 @@ export const QUEUE_CONSUMERS: Record<string, QueueConsumer> = {
   "lingua-webhook-deliveries-dlq": legacy(deadLetterDeliveries),
   "lingua-exports": legacy(consumeExports),
   "lingua-exports-dlq": legacy(consumeExportDeadLetters),
-  "lingua-bulk-members": legacy(consumeBulk),
-  "lingua-bulk-members-dlq": legacy(consumeBulkDeadLetters),
+  "lingua-bulk-members": consumeBulk,
+  "lingua-bulk-members-dlq": consumeBulkDeadLetters,
   "lingua-lti-passbacks": legacy(deliverPassbacks),
   "lingua-lti-passbacks-dlq": legacy(deadLetterPassbacks),
 };

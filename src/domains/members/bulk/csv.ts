@@ -8,7 +8,7 @@ import {
   personName,
   UNSAFE_TEXT_MESSAGE,
 } from "../../../platform/text";
-import type { MemberRole } from "../../institutions/access";
+import type { MemberRole } from "../policy";
 import { MAX_GROUPS } from "../schemas";
 
 export const MAX_DATA_ROWS = 50_000;
