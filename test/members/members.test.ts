@@ -12,7 +12,7 @@ import {
   outboxOf,
   setSeats,
   uniqueEmail,
-} from "../institutions/support";
+} from "./support";
 
 describe("members", () => {
   it("creates an invited member with an invitation that signs them in once", async () => {
