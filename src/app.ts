@@ -7,6 +7,7 @@ import * as events from "./domains/events/prefixes";
 import * as dataExports from "./domains/exports/prefixes";
 import * as institutions from "./domains/institutions/prefixes";
 import * as lti from "./domains/lti/prefixes";
+import * as members from "./domains/members/prefixes";
 import * as progress from "./domains/progress/prefixes";
 import * as system from "./domains/system/prefixes";
 import * as tokens from "./domains/tokens/prefixes";
@@ -88,9 +89,13 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
     build: documented(async () => (await import("./domains/events")).registerEvents),
   },
   {
+    // Members share `/api/institutions/{id}/…` with their institution, so the two load together.
     name: "institutions",
-    prefixes: institutions.PREFIXES,
-    build: documented(async () => (await import("./domains/institutions")).registerInstitutions),
+    prefixes: [...institutions.PREFIXES, ...members.PREFIXES],
+    build: documented(
+      async () => (await import("./domains/institutions")).registerInstitutions,
+      async () => (await import("./domains/members")).registerMembers,
+    ),
   },
   {
     name: "exports",

@@ -1,7 +1,7 @@
 import { consumeExportDeadLetters, consumeExports } from "./domains/exports/consumer";
-import { consumeBulk, consumeBulkDeadLetters } from "./domains/institutions/bulk/consumer";
 import { passbackCompletions } from "./domains/lti/grades/completion-subscriber";
 import { deadLetterPassbacks, deliverPassbacks } from "./domains/lti/grades/queue-consumer";
+import { consumeBulk, consumeBulkDeadLetters } from "./domains/members/bulk/consumer";
 import { deadLetterDeliveries, deadLetterEvents, deliverWebhooks } from "./domains/webhooks/consumer";
 import { fanOut } from "./domains/webhooks/fan-out";
 import type { Env } from "./env";
@@ -10,16 +10,6 @@ import { backgroundContext, type ServiceContext } from "./platform/service/conte
 
 /** A queue's consumer: the batch, and the invocation's service context (built once, here). */
 export type QueueConsumer = (batch: MessageBatch<unknown>, ctx: ServiceContext) => Promise<void>;
-
-type EnvConsumer = (batch: MessageBatch<unknown>, env: Env, execution: ExecutionContext) => Promise<void>;
-/** Migration shim: a consumer not yet on the service context. Goes when the last one has moved. */
-const legacy =
-  (consume: EnvConsumer): QueueConsumer =>
-  (batch, ctx) =>
-    consume(batch, ctx.env, {
-      waitUntil: ctx.waitUntil,
-      passThroughOnException: () => undefined,
-    } as unknown as ExecutionContext);
 
 /** Which consumer handles which queue of wrangler.toml (a dead-letter queue has its own). */
 export const QUEUE_CONSUMERS: Record<string, QueueConsumer> = {
@@ -33,8 +23,8 @@ export const QUEUE_CONSUMERS: Record<string, QueueConsumer> = {
   "lingua-webhook-deliveries-dlq": deadLetterDeliveries,
   "lingua-exports": consumeExports,
   "lingua-exports-dlq": consumeExportDeadLetters,
-  "lingua-bulk-members": legacy(consumeBulk),
-  "lingua-bulk-members-dlq": legacy(consumeBulkDeadLetters),
+  "lingua-bulk-members": consumeBulk,
+  "lingua-bulk-members-dlq": consumeBulkDeadLetters,
   "lingua-lti-passbacks": deliverPassbacks,
   "lingua-lti-passbacks-dlq": deadLetterPassbacks,
 };

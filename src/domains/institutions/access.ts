@@ -1,5 +1,5 @@
 import { eq } from "drizzle-orm";
-import { institutions, type Role } from "../../db/schema";
+import { institutions } from "../../db/schema";
 import type { Env } from "../../env";
 import type { Principal } from "../../platform/auth/principal";
 import { database } from "../../platform/db";
@@ -30,19 +30,4 @@ export async function institutionInScope(
 
 function notFound(id: string): ApiError {
   return new ApiError("not_found", `No institution ${id}.`);
-}
-
-const RANK: Record<Role, number> = { learner: 0, instructor: 1, institution_admin: 2, platform_admin: 3 };
-
-/** Roles a member can have; platform staff are not members of any institution. */
-export const MEMBER_ROLES = ["institution_admin", "instructor", "learner"] as const;
-export type MemberRole = (typeof MEMBER_ROLES)[number];
-
-/** Nobody grants a role above their own, and nobody makes a platform admin through these endpoints. */
-export function mayGrant(granter: Role, role: Role): boolean {
-  return role !== "platform_admin" && RANK[role] <= RANK[granter];
-}
-
-export function roleCeilingError(granter: Role, role: Role): ApiError {
-  return new ApiError("forbidden", `A ${granter} cannot grant the ${role} role, which is above their own.`);
 }

@@ -1,8 +1,6 @@
 import type { z } from "@hono/zod-openapi";
-import type { MemberStatus, Role } from "../../db/schema";
 import { rateLimitFor } from "../../platform/auth/principal";
 import type { InstitutionRow } from "./access";
-import type { MemberSchema } from "./member-schemas";
 import type { InstitutionSchema } from "./schemas";
 
 export function presentInstitution(
@@ -28,34 +26,5 @@ export function presentInstitution(
     time_zone: row.timeZone,
     created_at: row.createdAt,
     updated_at: row.updatedAt ?? row.createdAt,
-  };
-}
-
-/** A member as read by the member queries: the user's columns and its groups. */
-export interface MemberRow {
-  id: string;
-  email: string;
-  name: string;
-  role: Role;
-  status: MemberStatus;
-  externalId: string | null;
-  groups: string[];
-  createdAt: string;
-  updatedAt: string | null;
-  lastActiveAt: string | null;
-}
-
-export function presentMember(row: MemberRow): z.infer<typeof MemberSchema> {
-  return {
-    id: row.id,
-    email: row.email,
-    name: row.name,
-    role: row.role as z.infer<typeof MemberSchema>["role"],
-    status: row.status,
-    external_id: row.externalId,
-    groups: row.groups,
-    created_at: row.createdAt,
-    updated_at: row.updatedAt ?? row.createdAt,
-    last_active_at: row.lastActiveAt,
   };
 }

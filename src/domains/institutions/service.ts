@@ -8,11 +8,11 @@ import { ApiError, validationError } from "../../platform/errors";
 import { publishEvents } from "../../platform/events";
 import { type PageRequest, pageBounds, pageWithTotal } from "../../platform/http/pagination";
 import { newId, nowIso } from "../../platform/ids";
+import { invitationUrl, mintInvitation } from "../members/invitations";
+import { refreshPrincipals } from "../members/principal-refresh";
+import { memberCount } from "../members/queries";
+import { insertMemberStatements, uniqueConflict } from "../members/service";
 import { type InstitutionRow, institutionInScope, isPlatformStaff } from "./access";
-import { invitationUrl, mintInvitation } from "./invitations";
-import { memberCount } from "./member-queries";
-import { insertMemberStatements, uniqueConflict } from "./members";
-import { refreshPrincipals } from "./principal-refresh";
 
 const memberCountOf = sql<number>`(SELECT count(*) FROM users AS member WHERE member.institution_id = "institutions"."id")`;
 

@@ -3,8 +3,8 @@ import type { AppEnv } from "../../../env";
 import { errorResponses, jsonBody, jsonResponse, publicRoute } from "../../../platform/openapi";
 import { limitByIp } from "../../../platform/ratelimit/middleware";
 import { IP_POLICIES } from "../../../platform/ratelimit/policies";
-import { acceptInvitation } from "../../institutions/invitations";
-import { AcceptInvitationBody } from "../../institutions/member-schemas";
+import { acceptInvitation } from "../../members/invitations";
+import { AcceptInvitationBody } from "../../members/schemas";
 import { AUTH } from "../prefixes";
 import { presentUser } from "../present";
 import { SignInResponseSchema } from "../schemas";
@@ -31,7 +31,7 @@ export const acceptInvitationRoute = publicRoute(
 export function registerAcceptInvitation(app: OpenAPIHono<AppEnv>) {
   app.openapi(acceptInvitationRoute, async (c) => {
     const { token, password } = c.req.valid("json");
-    const user = await acceptInvitation(c.env, token, password);
+    const user = await acceptInvitation(c.var.ctx, { token, password });
     const session = await createSession(c.var.ctx, user);
     c.header("Cache-Control", "no-store");
     return c.json(

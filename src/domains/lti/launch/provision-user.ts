@@ -6,8 +6,8 @@ import { newId, nowIso } from "../../../platform/ids";
 import { commit } from "../../../platform/service/commit";
 import type { ServiceContext } from "../../../platform/service/context";
 import { isSafeForDisplay, PERSON_NAME, sanitizeDisplayText } from "../../../platform/text";
-import { memberCreated } from "../../institutions/member-events";
-import { seatsAllow } from "../../institutions/member-queries";
+import { memberCreated } from "../../members/events";
+import { seatsAllow } from "../../members/queries";
 import type { ConsumerRow } from "../registrations/service";
 import { LaunchRefusal } from "./refusal";
 

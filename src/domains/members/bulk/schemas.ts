@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { BULK_MODES, BULK_OUTCOMES, BULK_STATUSES } from "../../db/schema";
-import { MAX_DATA_ROWS } from "./bulk/csv";
-import { IN_REQUEST_ROWS } from "./bulk/jobs";
+import { BULK_MODES, BULK_OUTCOMES, BULK_STATUSES } from "../../../db/schema";
+import { MAX_DATA_ROWS } from "./csv";
+import { IN_REQUEST_ROWS } from "./jobs";
 
 const flag = (description: string, name: string) =>
   z

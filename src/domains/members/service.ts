@@ -1,16 +1,16 @@
 import { and, eq } from "drizzle-orm";
 import { invitations, memberGroups, outboxEvents, type Role, users } from "../../db/schema";
 import type { Env } from "../../env";
-import type { Principal } from "../../platform/auth/principal";
+import { enforce } from "../../platform/auth/policy";
 import { batchGuard, isBatchGuardFailure, type Statement } from "../../platform/batch";
 import { DECOY_PASSWORD_HASH } from "../../platform/crypto/passwords";
-import { type Database, database } from "../../platform/db";
+import type { Database } from "../../platform/db";
 import { ApiError } from "../../platform/errors";
-import { type OutboxRow, publishEvents } from "../../platform/events";
+import type { OutboxRow } from "../../platform/events";
 import type { PageRequest } from "../../platform/http/pagination";
 import { newId, nowIso } from "../../platform/ids";
-import { institutionInScope, type MemberRole, mayGrant, roleCeilingError } from "./access";
-import { invitationUrl, mintInvitation, upsertInvitation } from "./invitations";
+import { commit, type Writable } from "../../platform/service/commit";
+import type { PrincipalContext } from "../../platform/service/context";
 import {
   type MemberChanges,
   memberCreated,
@@ -18,35 +18,45 @@ import {
   memberUpdated,
   normaliseGroups,
   sameGroups,
-} from "./member-events";
+} from "./events";
+import { invitationUrl, mintInvitation, upsertInvitation } from "./invitations";
+import { type MemberRole, mayChangeMember, mayGrantRole, mayReachMembersOf } from "./policy";
+import type { MemberRow } from "./present";
+import { refreshPrincipals } from "./principal-refresh";
 import {
   anotherActiveAdmin,
+  findInstitution,
   findMember,
   listMemberRows,
   type MemberFilters,
   seatsAllow,
-} from "./member-queries";
-import type { MemberSort } from "./member-schemas";
-import { revokeTokensOf, tokensRevokedAt } from "./member-tokens";
-import type { MemberRow } from "./present";
-import { refreshPrincipals, revokeGates } from "./principal-refresh";
+} from "./queries";
+import type { MemberSort } from "./schemas";
+import { pushRevocations, revokeTokensOf } from "./token-revocation";
 
-export async function listMembers(args: {
-  env: Env;
-  principal: Principal;
-  institutionId: string;
-  filters: MemberFilters;
-  sort: MemberSort;
-  page: PageRequest;
-}) {
-  const institution = await institutionInScope(args.env, args.principal, args.institutionId);
-  return listMemberRows(database(args.env.DB), institution.id, args.filters, args.sort, args.page);
+/**
+ * The institution whose members (or bulk uploads) the caller asks for: 404 unless the caller reaches
+ * its members (members/policy.ts) and it exists.
+ */
+export async function reachableInstitution(ctx: PrincipalContext, institutionId: string) {
+  enforce(mayReachMembersOf(ctx.principal, institutionId));
+  const institution = await findInstitution(ctx.db, institutionId);
+  if (!institution) throw new ApiError("not_found", `No institution ${institutionId}.`);
+  return institution;
 }
 
-export async function getMember(env: Env, principal: Principal, institutionId: string, memberId: string) {
-  const institution = await institutionInScope(env, principal, institutionId);
-  const member = await findMember(database(env.DB), institution.id, memberId);
-  if (!member) throw new ApiError("not_found", `No member ${memberId}.`);
+export async function listMembers(
+  ctx: PrincipalContext,
+  input: { institutionId: string; filters: MemberFilters; sort: MemberSort; page: PageRequest },
+) {
+  const institution = await reachableInstitution(ctx, input.institutionId);
+  return listMemberRows(ctx.db, institution.id, input.filters, input.sort, input.page);
+}
+
+export async function getMember(ctx: PrincipalContext, input: { institutionId: string; memberId: string }) {
+  const institution = await reachableInstitution(ctx, input.institutionId);
+  const member = await findMember(ctx.db, institution.id, input.memberId);
+  if (!member) throw new ApiError("not_found", `No member ${input.memberId}.`);
   return member;
 }
 
@@ -58,18 +68,19 @@ export interface NewMember {
   groups: string[];
 }
 
-/** Statements that insert an invited member with its groups, invitation and `member.created` event. */
-export function insertMemberStatements(
+/** The rows of a new invited member: its user, its invitation and (if any) its groups. */
+function newMemberRows(
   db: Database,
-  env: Env,
-  institutionId: string,
-  member: NewMember & { id: string },
-  invitation: Awaited<ReturnType<typeof mintInvitation>>,
-  now: string,
-): { statements: Statement[]; event: OutboxRow } {
-  const event = memberCreated(institutionId, { ...member, status: "invited" }, now);
-  const statements: Statement[] = [
-    db.insert(users).values({
+  input: {
+    institutionId: string;
+    member: NewMember & { id: string };
+    invitation: Awaited<ReturnType<typeof mintInvitation>>;
+    now: string;
+  },
+) {
+  const { institutionId, member, invitation, now } = input;
+  return {
+    user: db.insert(users).values({
       id: member.id,
       email: member.email,
       name: member.name,
@@ -81,17 +92,50 @@ export function insertMemberStatements(
       createdAt: now,
       updatedAt: now,
     }),
-    upsertInvitation(env, { userId: member.id, institutionId, invitation, now }),
-    db.insert(outboxEvents).values(event),
-  ];
-  if (member.groups.length > 0) {
-    statements.push(
-      db
-        .insert(memberGroups)
-        .values(member.groups.map((groupName) => ({ institutionId, userId: member.id, groupName }))),
-    );
-  }
-  return { statements, event };
+    invitation: upsertInvitation(db, { userId: member.id, institutionId, invitation, now }),
+    groups:
+      member.groups.length > 0
+        ? [
+            db
+              .insert(memberGroups)
+              .values(member.groups.map((groupName) => ({ institutionId, userId: member.id, groupName }))),
+          ]
+        : [],
+    event: memberCreated(institutionId, { ...member, status: "invited" }, now),
+  };
+}
+
+/**
+ * The writes of a new invited member (its user row, invitation and groups) and its `member.created`
+ * event, for `commit`. Part of members' face: institutions creates an institution's first admin
+ * with it, in the institution's own batch.
+ */
+export function newMemberChange(
+  db: Database,
+  input: Parameters<typeof newMemberRows>[1],
+): { statements: Writable[]; event: OutboxRow } {
+  const rows = newMemberRows(db, input);
+  return { statements: [rows.user, rows.invitation, ...rows.groups], event: rows.event };
+}
+
+/**
+ * @deprecated For institutions' `createInstitution` until it commits through `commit` (then it takes
+ * `newMemberChange`'s statements and event): the same writes with the event's outbox row among the
+ * statements, for a caller that runs its own batch and publishes the event itself. `_env` is unused.
+ */
+export function insertMemberStatements(
+  db: Database,
+  _env: Env,
+  institutionId: string,
+  member: NewMember & { id: string },
+  invitation: Awaited<ReturnType<typeof mintInvitation>>,
+  now: string,
+): { statements: Statement[]; event: OutboxRow } {
+  const rows = newMemberRows(db, { institutionId, member, invitation, now });
+  return {
+    statements: [rows.user, rows.invitation, db.insert(outboxEvents).values(rows.event), ...rows.groups],
+    event: rows.event,
+  };
 }
 
 /** Why an insert or update of a member broke a unique constraint, as the problem to answer. */
@@ -112,41 +156,40 @@ function seatError(): ApiError {
 }
 
 /** Creates an invited member; the answer carries its single-use invitation URL. */
-export async function createMember(args: {
-  env: Env;
-  principal: Principal;
-  institutionId: string;
-  input: NewMember;
-  origin: string;
-}) {
-  const { env, principal, input } = args;
-  const institution = await institutionInScope(env, principal, args.institutionId);
-  if (!mayGrant(principal.user.role, input.role)) throw roleCeilingError(principal.user.role, input.role);
-  const db = database(env.DB);
+export async function createMember(
+  ctx: PrincipalContext,
+  input: { institutionId: string; member: NewMember; origin: string },
+) {
+  const institution = await reachableInstitution(ctx, input.institutionId);
+  enforce(mayGrantRole(ctx.principal, input.member.role));
   const member = {
-    ...input,
+    ...input.member,
     id: newId("usr"),
-    email: input.email.trim().toLowerCase(),
-    groups: normaliseGroups(input.groups),
+    email: input.member.email.trim().toLowerCase(),
+    groups: normaliseGroups(input.member.groups),
   };
-  const now = nowIso();
-  const invitation = await mintInvitation();
-  const { statements, event } = insertMemberStatements(db, env, institution.id, member, invitation, now);
+  const now = nowIso(ctx.now());
+  const invitation = await mintInvitation(ctx.now());
+  const { statements, event } = newMemberChange(ctx.db, {
+    institutionId: institution.id,
+    member,
+    invitation,
+    now,
+  });
   try {
-    await db.batch([batchGuard(db, seatsAllow(institution.id, 1)), ...statements] as [
-      Statement,
-      ...Statement[],
-    ]);
+    await commit(ctx, {
+      statements: [batchGuard(ctx.db, seatsAllow(institution.id, 1)), ...statements],
+      events: [event],
+    });
   } catch (error) {
     if (isBatchGuardFailure(error)) throw seatError();
     throw uniqueConflict(error) ?? error;
   }
-  await publishEvents(env, [event.id]);
-  const row = await findMember(db, institution.id, member.id);
+  const row = await findMember(ctx.db, institution.id, member.id);
   if (!row) throw new Error("member vanished after insert");
   return {
     member: row,
-    invitationUrl: invitationUrl(args.origin, invitation.token),
+    invitationUrl: invitationUrl(input.origin, invitation.token),
     invitationExpiresAt: invitation.expiresAt,
   };
 }
@@ -189,27 +232,21 @@ function takesAdminAway(current: { role: Role; status: string }, role: Role, sta
  * Changes a member. A role change reaches the member's sessions and tokens on their next request
  * (their gates re-read the principal); a suspension revokes every one of them in the same batch.
  */
-export async function updateMember(args: {
-  env: Env;
-  principal: Principal;
-  institutionId: string;
-  memberId: string;
-  patch: MemberPatch;
-}) {
-  const { env, principal, patch } = args;
-  const current = await getMember(env, principal, args.institutionId, args.memberId);
-  const institutionId = args.institutionId;
-  const callerRole = principal.user.role;
-  if (!mayGrant(callerRole, current.role as Role)) throw roleCeilingError(callerRole, current.role);
-  if (patch.role && !mayGrant(callerRole, patch.role)) throw roleCeilingError(callerRole, patch.role);
+export async function updateMember(
+  ctx: PrincipalContext,
+  input: { institutionId: string; memberId: string; patch: MemberPatch },
+) {
+  const { db } = ctx;
+  const { institutionId, patch } = input;
+  const current = await getMember(ctx, input);
+  enforce(mayChangeMember(ctx.principal, current, patch.role));
   const changes = changesOf(current, patch);
   if (Object.keys(changes).length === 0) return current;
 
-  const db = database(env.DB);
-  const now = nowIso();
+  const now = nowIso(ctx.now());
   const role = (changes.role?.to as Role | undefined) ?? current.role;
   const status = (changes.status?.to as string | undefined) ?? current.status;
-  const statements: Statement[] = [];
+  const statements: Writable[] = [];
   if (takesAdminAway(current, role, status))
     statements.push(batchGuard(db, anotherActiveAdmin(institutionId, current.id)));
   const reactivates = current.status === "suspended" && status === "active";
@@ -238,19 +275,16 @@ export async function updateMember(args: {
   }
   const suspends = status === "suspended" && current.status !== "suspended";
   if (suspends) statements.push(revokeTokensOf(db, [current.id], now));
-  const event = memberUpdated(institutionId, current.id, changes, now);
-  statements.push(db.insert(outboxEvents).values(event));
   try {
-    await db.batch(statements as [Statement, ...Statement[]]);
+    await commit(ctx, { statements, events: [memberUpdated(institutionId, current.id, changes, now)] });
   } catch (error) {
     if (isBatchGuardFailure(error)) {
       throw reactivates && !takesAdminAway(current, role, status) ? seatError() : lastAdminError(reactivates);
     }
     throw uniqueConflict(error) ?? error;
   }
-  if (suspends) await revokeGates(env, await tokensRevokedAt(db, [current.id], now));
-  else if (changes.role) await refreshPrincipals(env, { userId: current.id });
-  await publishEvents(env, [event.id]);
+  if (suspends) await pushRevocations(ctx, { userIds: [current.id], at: now });
+  else if (changes.role) await refreshPrincipals(ctx.env, { userId: current.id });
   const row = await findMember(db, institutionId, current.id);
   if (!row) throw new ApiError("not_found", `No member ${current.id}.`);
   return row;
@@ -268,19 +302,16 @@ function lastAdminError(orSeats = false): ApiError {
  * reports still count it) but leaves the institution, cannot sign in, and every token it holds is
  * revoked in the same batch, so its next request is 401.
  */
-export async function removeMember(args: {
-  env: Env;
-  principal: Principal;
-  institutionId: string;
-  memberId: string;
-}): Promise<void> {
-  const { env, principal, institutionId } = args;
-  const current = await getMember(env, principal, institutionId, args.memberId);
-  if (!mayGrant(principal.user.role, current.role)) throw roleCeilingError(principal.user.role, current.role);
-  const db = database(env.DB);
-  const now = nowIso();
-  const event = memberRemoved(institutionId, current.id, now);
-  const statements: Statement[] = [];
+export async function removeMember(
+  ctx: PrincipalContext,
+  input: { institutionId: string; memberId: string },
+): Promise<void> {
+  const { db } = ctx;
+  const { institutionId } = input;
+  const current = await getMember(ctx, input);
+  enforce(mayChangeMember(ctx.principal, current));
+  const now = nowIso(ctx.now());
+  const statements: Writable[] = [];
   if (takesAdminAway(current, "learner", "suspended"))
     statements.push(batchGuard(db, anotherActiveAdmin(institutionId, current.id)));
   statements.push(
@@ -291,14 +322,36 @@ export async function removeMember(args: {
       .update(users)
       .set({ institutionId: null, status: "suspended", externalId: null, updatedAt: now })
       .where(and(eq(users.id, current.id), eq(users.institutionId, institutionId))),
-    db.insert(outboxEvents).values(event),
   );
   try {
-    await db.batch(statements as [Statement, ...Statement[]]);
+    await commit(ctx, { statements, events: [memberRemoved(institutionId, current.id, now)] });
   } catch (error) {
     if (isBatchGuardFailure(error)) throw lastAdminError();
     throw error;
   }
-  await revokeGates(env, await tokensRevokedAt(db, [current.id], now));
-  await publishEvents(env, [event.id]);
+  await pushRevocations(ctx, { userIds: [current.id], at: now });
+}
+
+/** A new invitation for an invited member; the previous one stops working. */
+export async function reinviteMember(
+  ctx: PrincipalContext,
+  input: { institutionId: string; memberId: string; origin: string },
+) {
+  const current = await getMember(ctx, input);
+  enforce(mayChangeMember(ctx.principal, current));
+  if (current.status !== "invited") {
+    throw new ApiError("conflict", `The member is ${current.status}; only invited members get invitations.`);
+  }
+  const invitation = await mintInvitation(ctx.now());
+  await upsertInvitation(ctx.db, {
+    userId: current.id,
+    institutionId: input.institutionId,
+    invitation,
+    now: nowIso(ctx.now()),
+  }).run();
+  return {
+    member: current,
+    invitationUrl: invitationUrl(input.origin, invitation.token),
+    invitationExpiresAt: invitation.expiresAt,
+  };
 }

@@ -1,13 +1,14 @@
 import { and, eq, gt, isNull, sql } from "drizzle-orm";
-import { invitations, outboxEvents, users } from "../../db/schema";
-import type { Env } from "../../env";
+import { invitations, users } from "../../db/schema";
 import { batchGuard, isBatchGuardFailure } from "../../platform/batch";
 import { randomBytes, sha256Hex, toBase64Url } from "../../platform/crypto/encoding";
 import { hashPassword } from "../../platform/crypto/passwords";
-import { database } from "../../platform/db";
+import type { Database } from "../../platform/db";
 import { ApiError } from "../../platform/errors";
-import { domainEvent, publishEvents } from "../../platform/events";
 import { nowIso } from "../../platform/ids";
+import { commit } from "../../platform/service/commit";
+import type { ServiceContext } from "../../platform/service/context";
+import { memberUpdated } from "./events";
 
 export const INVITATION_TTL_MS = 7 * 86_400_000;
 export const INVITATION_PATH = "/api/auth/accept-invitation";
@@ -19,7 +20,11 @@ export interface MintedInvitation {
   expiresAt: string;
 }
 
-/** A fresh invitation token: 256 random bits; only its SHA-256 is stored. */
+/**
+ * A fresh invitation token: 256 random bits; only its SHA-256 is stored. Valid INVITATION_TTL_MS
+ * from `now` (members' services pass `ctx.now()`; the default is for a caller not yet on the
+ * service context).
+ */
 export async function mintInvitation(now = Date.now()): Promise<MintedInvitation> {
   const token = TOKEN_PREFIX + toBase64Url(randomBytes(32));
   return { token, tokenHash: await sha256Hex(token), expiresAt: nowIso(now + INVITATION_TTL_MS) };
@@ -31,10 +36,9 @@ export function invitationUrl(origin: string, token: string): string {
 
 /** The invitation row of a member: a new one replaces the member's previous invitation. */
 export function upsertInvitation(
-  env: Env,
+  db: Database,
   row: { userId: string; institutionId: string; invitation: MintedInvitation; now: string },
 ) {
-  const db = database(env.DB);
   const values = {
     userId: row.userId,
     institutionId: row.institutionId,
@@ -59,10 +63,10 @@ const INVALID = "The invitation is unknown, already used or expired; ask your ad
  * written in the same batch, under a guard that it was still open, so two concurrent accepts
  * cannot both succeed. Returns the user, for the caller to open a session.
  */
-export async function acceptInvitation(env: Env, token: string, password: string) {
-  const db = database(env.DB);
-  const tokenHash = await sha256Hex(token);
-  const now = nowIso();
+export async function acceptInvitation(ctx: ServiceContext, input: { token: string; password: string }) {
+  const { db } = ctx;
+  const tokenHash = await sha256Hex(input.token);
+  const now = nowIso(ctx.now());
   const found = await db
     .select({ invitation: invitations, user: users })
     .from(invitations)
@@ -79,11 +83,11 @@ export async function acceptInvitation(env: Env, token: string, password: string
     throw new ApiError("invalid_invitation", INVALID);
   }
   const { user } = found;
-  const passwordHash = await hashPassword(password);
-  const event = domainEvent(
-    "member.updated",
-    { institutionId: user.institutionId, userId: user.id },
-    { user_id: user.id, changes: { status: { from: "invited", to: "active" } }, updated_at: now },
+  const passwordHash = await hashPassword(input.password);
+  const event = memberUpdated(
+    user.institutionId,
+    user.id,
+    { status: { from: "invited", to: "active" } },
     now,
   );
   const open = and(
@@ -92,19 +96,20 @@ export async function acceptInvitation(env: Env, token: string, password: string
     gt(invitations.expiresAt, now),
   );
   try {
-    await db.batch([
-      batchGuard(db, sql`EXISTS (SELECT 1 FROM ${invitations} WHERE ${open})`),
-      db.update(invitations).set({ acceptedAt: now }).where(open),
-      db
-        .update(users)
-        .set({ passwordHash, status: "active", updatedAt: now, lastActiveAt: now })
-        .where(and(eq(users.id, user.id), eq(users.status, "invited"))),
-      db.insert(outboxEvents).values(event),
-    ]);
+    await commit(ctx, {
+      statements: [
+        batchGuard(db, sql`EXISTS (SELECT 1 FROM ${invitations} WHERE ${open})`),
+        db.update(invitations).set({ acceptedAt: now }).where(open),
+        db
+          .update(users)
+          .set({ passwordHash, status: "active", updatedAt: now, lastActiveAt: now })
+          .where(and(eq(users.id, user.id), eq(users.status, "invited"))),
+      ],
+      events: [event],
+    });
   } catch (error) {
     if (isBatchGuardFailure(error)) throw new ApiError("invalid_invitation", INVALID);
     throw error;
   }
-  await publishEvents(env, [event.id]);
   return { ...user, passwordHash, status: "active" as const, updatedAt: now, lastActiveAt: now };
 }

@@ -1,9 +1,11 @@
 import type { BulkOutcome, MemberStatus, Role } from "../../../db/schema";
 import { newId } from "../../../platform/ids";
+import type { ServiceContext } from "../../../platform/service/context";
 import { PERSON_NAME, sanitizeDisplayText } from "../../../platform/text";
-import { type MemberRole, mayGrant } from "../access";
-import { type MemberChanges, sameGroups } from "../member-events";
+import { type MemberChanges, sameGroups } from "../events";
+import { type MemberRole, mayGrant } from "../policy";
 import type { CsvRow } from "./csv";
+import { EMAILS_TAKEN, type IndexedMemberRow, MEMBER_INDEX, type TakenEmailRow } from "./sql";
 
 /** A member as the planner sees it: what a row is compared with and what it changes. */
 export interface IndexedMember {
@@ -26,16 +28,9 @@ export class MemberIndex {
   seatTakers = 0;
   activeAdmins = 0;
 
-  static async load(d1: D1Database, institutionId: string): Promise<MemberIndex> {
+  static async load(ctx: ServiceContext, institutionId: string): Promise<MemberIndex> {
     const index = new MemberIndex();
-    const result = await d1
-      .prepare(
-        `SELECT u.id, u.email, u.name, u.role, u.status, u.external_id AS externalId,
-           (SELECT json_group_array(group_name) FROM (SELECT group_name FROM member_groups g WHERE g.user_id = u.id ORDER BY 1)) AS groups
-         FROM users u WHERE u.institution_id = ?`,
-      )
-      .bind(institutionId)
-      .all<Omit<IndexedMember, "groups"> & { groups: string }>();
+    const result = await ctx.env.DB.prepare(MEMBER_INDEX).bind(institutionId).all<IndexedMemberRow>();
     for (const row of result.results) index.put({ ...row, groups: JSON.parse(row.groups) as string[] });
     return index;
   }
@@ -71,16 +66,13 @@ export class MemberIndex {
 
 /** E-mail addresses among `emails` that belong to accounts outside the institution (or to nobody here). */
 export async function emailsTakenElsewhere(
-  d1: D1Database,
-  index: MemberIndex,
-  emails: readonly (string | null)[],
+  ctx: ServiceContext,
+  input: { index: MemberIndex; emails: readonly (string | null)[] },
 ): Promise<Set<string>> {
-  const unknown = [...new Set(emails.filter((e): e is string => !!e && !index.byEmail.has(e)))];
+  const { index } = input;
+  const unknown = [...new Set(input.emails.filter((e): e is string => !!e && !index.byEmail.has(e)))];
   if (unknown.length === 0) return new Set();
-  const result = await d1
-    .prepare("SELECT email FROM users WHERE email IN (SELECT value FROM json_each(?))")
-    .bind(JSON.stringify(unknown))
-    .all<{ email: string }>();
+  const result = await ctx.env.DB.prepare(EMAILS_TAKEN).bind(JSON.stringify(unknown)).all<TakenEmailRow>();
   return new Set(result.results.map((r) => r.email));
 }
 

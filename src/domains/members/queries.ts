@@ -1,10 +1,10 @@
 import { and, asc, count, desc, eq, type SQL, sql } from "drizzle-orm";
-import { type MemberStatus, memberGroups, users } from "../../db/schema";
+import { institutions, type MemberStatus, memberGroups, users } from "../../db/schema";
 import type { Database } from "../../platform/db";
 import { type PageRequest, pageBounds, pageWithTotal } from "../../platform/http/pagination";
-import type { MemberRole } from "./access";
-import type { MemberSort } from "./member-schemas";
+import type { MemberRole } from "./policy";
 import type { MemberRow } from "./present";
+import type { MemberSort } from "./schemas";
 
 /** A member's groups as a JSON array in alphabetical order, read in the same statement as the member. */
 const groupsJson = sql<string>`(SELECT json_group_array(group_name) FROM (SELECT g.group_name FROM member_groups AS g WHERE g.user_id = "users"."id" ORDER BY 1))`;
@@ -109,6 +109,19 @@ export async function findMember(
     .where(and(eq(users.institutionId, institutionId), eq(users.id, memberId)))
     .get();
   return row ? toMemberRow(row) : null;
+}
+
+/** The institution members are asked of: its id and seats (null seats: no limit); null if there is none. */
+export async function findInstitution(
+  db: Database,
+  institutionId: string,
+): Promise<{ id: string; seats: number | null } | null> {
+  const row = await db
+    .select({ id: institutions.id, seats: institutions.seats })
+    .from(institutions)
+    .where(eq(institutions.id, institutionId))
+    .get();
+  return row ?? null;
 }
 
 export async function memberCount(db: Database, institutionId: string): Promise<number> {

@@ -1,13 +1,25 @@
-import type { Env } from "../../../env";
-import type { Principal } from "../../../platform/auth/principal";
-import { config } from "../../../platform/config";
 import { sha256Hex } from "../../../platform/crypto/encoding";
 import { unseal } from "../../../platform/crypto/sealing";
-import { database } from "../../../platform/db";
 import { nowIso } from "../../../platform/ids";
-import { MEMBER_ROLES, mayGrant } from "../access";
+import type { PrincipalContext, ServiceContext } from "../../../platform/service/context";
 import { invitationUrl, mintInvitation } from "../invitations";
+import { invitationRolesShownTo } from "../policy";
 import { type BulkJob, type BulkReportRow, forgetInvitations } from "./jobs";
+import {
+  CLEAR_DUE,
+  MINT_DUE,
+  type MintedDueRow,
+  SEALED_INVITATION_STATE,
+  type SealedInvitationRow,
+} from "./sql";
+
+interface PageInvitations {
+  job: BulkJob;
+  rows: BulkReportRow[];
+  /** The roles whose invitations the reader may see (members/policy.ts). */
+  roles: string[];
+  origin: string;
+}
 
 /**
  * Mints the invitations of the page's due rows, in one batch: a row's invitation is inserted only
@@ -17,38 +29,23 @@ import { type BulkJob, type BulkReportRow, forgetInvitations } from "./jobs";
  * once. RETURNING says which were inserted. A row whose member has a role above the reader's stays
  * due, for a reader who may issue it.
  */
-const MINT_DUE = `INSERT INTO invitations (user_id, institution_id, token_hash, expires_at, accepted_at, created_at)
-  SELECT value->>'user_id', ?2, value->>'hash', value->>'expires_at', NULL, ?3 FROM json_each(?1)
-  WHERE EXISTS (SELECT 1 FROM bulk_job_rows r WHERE r.job_id = ?4 AND r.line = value->>'line' AND r.invitation_due)
-    AND EXISTS (SELECT 1 FROM users u WHERE u.id = value->>'user_id' AND u.institution_id = ?2 AND u.status = 'invited'
-      AND u.role IN (SELECT value FROM json_each(?5)))
-    AND NOT EXISTS (SELECT 1 FROM invitations i WHERE i.user_id = value->>'user_id')
-  RETURNING user_id`;
-const CLEAR_DUE = `UPDATE bulk_job_rows SET invitation_due = false
-  WHERE job_id = ?1 AND invitation_due AND line IN (SELECT value FROM json_each(?2))
-    AND NOT EXISTS (SELECT 1 FROM users u WHERE u.id = bulk_job_rows.user_id AND u.status = 'invited'
-      AND u.role NOT IN (SELECT value FROM json_each(?3)))`;
-
-/** Who may see invitation URLs: a reader who could issue them (`members:write`, role ceiling). */
-function grantableRoles(principal: Principal): string[] {
-  if (!principal.token.abilities.includes("members:write")) return [];
-  return MEMBER_ROLES.filter((role) => mayGrant(principal.user.role, role));
-}
-
-async function mintDue(env: Env, job: BulkJob, due: BulkReportRow[], roles: string[], origin: string) {
+async function mintDue(ctx: ServiceContext, input: PageInvitations) {
+  const { job, rows: due, roles, origin } = input;
   const shown = new Map<number, string>();
   if (due.length === 0) return shown;
-  const now = nowIso();
-  const minted = await Promise.all(due.map(async (row) => ({ row, invitation: await mintInvitation() })));
+  const now = nowIso(ctx.now());
+  const minted = await Promise.all(
+    due.map(async (row) => ({ row, invitation: await mintInvitation(ctx.now()) })),
+  );
   const rows = minted.map(({ row, invitation }) => ({
     line: row.line,
     user_id: row.userId,
     hash: invitation.tokenHash,
     expires_at: invitation.expiresAt,
   }));
-  const d1 = env.DB;
+  const d1 = ctx.env.DB;
   const allowed = JSON.stringify(roles);
-  const [inserted] = await d1.batch<{ user_id: string }>([
+  const [inserted] = await d1.batch<MintedDueRow>([
     d1.prepare(MINT_DUE).bind(JSON.stringify(rows), job.institutionId, now, job.id, allowed),
     d1.prepare(CLEAR_DUE).bind(job.id, JSON.stringify(due.map((r) => r.line)), allowed),
   ]);
@@ -67,18 +64,16 @@ async function mintDue(env: Env, job: BulkJob, due: BulkReportRow[], roles: stri
  * (not after a re-invite, an accept or a suspension). Shown or dead, it is erased; `settled` lists
  * those lines.
  */
-async function openSealed(env: Env, job: BulkJob, sealed: BulkReportRow[], roles: string[], origin: string) {
+async function openSealed(ctx: ServiceContext, input: PageInvitations) {
+  const { job, rows: sealed, roles, origin } = input;
   const shown = new Map<number, string>();
   const settled: number[] = [];
   if (sealed.length === 0) return { shown, settled };
-  const { results } = await env.DB.prepare(
-    `SELECT u.id, u.role, u.status = 'invited' AND i.accepted_at IS NULL AS open, i.token_hash
-     FROM users u LEFT JOIN invitations i ON i.user_id = u.id WHERE u.id IN (SELECT value FROM json_each(?1))`,
-  )
+  const { results } = await ctx.env.DB.prepare(SEALED_INVITATION_STATE)
     .bind(JSON.stringify(sealed.map((r) => r.userId)))
-    .all<{ id: string; role: string; open: number; token_hash: string | null }>();
+    .all<SealedInvitationRow>();
   const members = new Map(results.map((m) => [m.id, m]));
-  const secret = config(env).encryptionKey;
+  const secret = ctx.config.encryptionKey;
   for (const row of sealed) {
     const member = members.get(row.userId ?? "");
     if (member && !roles.includes(member.role)) continue;
@@ -97,29 +92,20 @@ async function openSealed(env: Env, job: BulkJob, sealed: BulkReportRow[], roles
  * from then) and never shown again. Readers with `members:read` only see none and use none up.
  */
 export async function invitationsOnFirstRead(
-  env: Env,
-  principal: Principal,
-  job: BulkJob,
-  rows: BulkReportRow[],
-  origin: string,
+  ctx: PrincipalContext,
+  input: { job: BulkJob; rows: BulkReportRow[]; origin: string },
 ): Promise<Map<number, string>> {
-  const roles = grantableRoles(principal);
+  const { job, rows, origin } = input;
+  const roles: string[] = invitationRolesShownTo(ctx.principal);
   if (roles.length === 0 || job.dryRun) return new Map();
-  const sealed = await openSealed(
-    env,
+  const sealed = await openSealed(ctx, { job, rows: rows.filter((r) => r.invitationSealed), roles, origin });
+  const shown = await mintDue(ctx, {
     job,
-    rows.filter((r) => r.invitationSealed),
+    rows: rows.filter((r) => r.invitationDue && r.userId),
     roles,
     origin,
-  );
-  const shown = await mintDue(
-    env,
-    job,
-    rows.filter((r) => r.invitationDue && r.userId),
-    roles,
-    origin,
-  );
-  await forgetInvitations(database(env.DB), job.id, sealed.settled);
+  });
+  await forgetInvitations(ctx, { jobId: job.id, lines: sealed.settled });
   for (const [line, url] of sealed.shown) shown.set(line, url);
   return shown;
 }

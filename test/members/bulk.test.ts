@@ -1,6 +1,7 @@
-import { env } from "cloudflare:test";
 import { parse } from "csv-parse/sync";
+import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { invitations } from "../../src/db/schema";
 import { createTenant, mintToken } from "../helpers/tenants";
 import {
   acceptInvitation,
@@ -8,11 +9,14 @@ import {
   bulkPath,
   call,
   callJson,
+  db,
+  groupCount,
   invitationToken,
   outboxOf,
   setSeats,
   uniqueEmail,
   uploadCsv,
+  userCount,
 } from "./support";
 
 const CRLF = "\r\n";
@@ -185,10 +189,9 @@ describe("bulk upload", () => {
     const upload = await uploadCsv(tenant.admin.token, id, `${lines.join(CRLF)}${CRLF}`);
     expect(upload.res.status, JSON.stringify(upload.body).slice(0, 300)).toBe(200);
     expect(upload.body.counts).toMatchObject({ created: 1000, rejected: 0 });
-    const count = async (sql: string) => (await env.DB.prepare(sql).bind(id).first<{ n: number }>())?.n;
-    expect(await count("SELECT count(*) AS n FROM users WHERE institution_id = ?")).toBe(1003);
-    expect(await count("SELECT count(*) AS n FROM member_groups WHERE institution_id = ?")).toBe(40_000);
-    expect(await count("SELECT count(*) AS n FROM invitations WHERE institution_id = ?")).toBe(1000);
+    expect(await userCount(id)).toBe(1003);
+    expect(await groupCount(id)).toBe(40_000);
+    expect(await db().$count(invitations, eq(invitations.institutionId, id))).toBe(1000);
     const created = await outboxOf(id, "member.created");
     expect(created).toHaveLength(1000);
     expect(created.every((e) => e.groups.length === 40)).toBe(true);

@@ -1,9 +1,8 @@
 import { and, asc, eq, inArray, isNotNull, lt, sql } from "drizzle-orm";
 import { type BulkMode, bulkJobRows, bulkJobs } from "../../../db/schema";
-import type { Env } from "../../../env";
-import { type Database, database } from "../../../platform/db";
 import { pageWithTotal } from "../../../platform/http/pagination";
 import { nowIso } from "../../../platform/ids";
+import type { ServiceContext } from "../../../platform/service/context";
 import { checkRows, type ParsedCsv, parseMemberCsv, type StoredRecord } from "./csv";
 
 export type BulkJob = typeof bulkJobs.$inferSelect;
@@ -51,8 +50,10 @@ export function newJob(fields: {
   queued: boolean;
   header: string[];
   totalRows: number;
+  /** The upload's instant (ms): its creation and first sign of life. */
+  now: number;
 }): BulkJob {
-  const now = Date.now();
+  const { now } = fields;
   return {
     id: fields.id,
     institutionId: fields.institutionId,
@@ -88,9 +89,9 @@ const ACTIVE = ["queued", "processing"] as const;
  * on active jobs makes the insert itself the check. A job left behind by a crash stops counting as
  * active after STALE_MS. False: another upload is in progress.
  */
-export async function openJob(env: Env, job: BulkJob): Promise<boolean> {
-  const db = database(env.DB);
-  const now = Date.now();
+export async function openJob(ctx: ServiceContext, job: BulkJob): Promise<boolean> {
+  const { db } = ctx;
+  const now = ctx.now();
   const [, inserted] = await db.batch([
     db
       .update(bulkJobs)
@@ -107,28 +108,31 @@ export async function openJob(env: Env, job: BulkJob): Promise<boolean> {
   return inserted.length === 1;
 }
 
-export async function findJob(db: Database, jobId: string): Promise<BulkJob | null> {
-  return (await db.select().from(bulkJobs).where(eq(bulkJobs.id, jobId)).get()) ?? null;
+export async function findJob(ctx: ServiceContext, jobId: string): Promise<BulkJob | null> {
+  return (await ctx.db.select().from(bulkJobs).where(eq(bulkJobs.id, jobId)).get()) ?? null;
 }
 
 /** Marks an active job failed (its file, if any, is deleted by the caller). */
-export async function markFailed(env: Env, jobId: string, reason: string): Promise<void> {
-  const db = database(env.DB);
-  await db
+export async function markFailed(
+  ctx: ServiceContext,
+  input: { jobId: string; reason: string },
+): Promise<void> {
+  const now = ctx.now();
+  await ctx.db
     .update(bulkJobs)
-    .set({ status: "failed", error: reason, completedAt: nowIso(), heartbeatAt: Date.now() })
-    .where(and(eq(bulkJobs.id, jobId), inArray(bulkJobs.status, [...ACTIVE])))
+    .set({ status: "failed", error: input.reason, completedAt: nowIso(now), heartbeatAt: now })
+    .where(and(eq(bulkJobs.id, input.jobId), inArray(bulkJobs.status, [...ACTIVE])))
     .run();
 }
 
 /** A page of the job's report rows, in line order, optionally of one outcome. */
 export async function reportRows(
-  db: Database,
-  jobId: string,
-  options: { outcome?: string; limit: number; offset: number },
+  ctx: ServiceContext,
+  options: { jobId: string; outcome?: string; limit: number; offset: number },
 ) {
+  const { db } = ctx;
   const where = and(
-    eq(bulkJobRows.jobId, jobId),
+    eq(bulkJobRows.jobId, options.jobId),
     options.outcome ? eq(bulkJobRows.outcome, options.outcome as BulkReportRow["outcome"]) : undefined,
   );
   return pageWithTotal(
@@ -146,9 +150,13 @@ export async function reportRows(
 }
 
 /** Invitation tokens are shown once: erased from the report once a page that carried them was read. */
-export async function forgetInvitations(db: Database, jobId: string, lines: number[]): Promise<void> {
+export async function forgetInvitations(
+  ctx: ServiceContext,
+  input: { jobId: string; lines: number[] },
+): Promise<void> {
+  const { jobId, lines } = input;
   if (lines.length === 0) return;
-  await db
+  await ctx.db
     .update(bulkJobRows)
     .set({ invitationSealed: null })
     .where(
@@ -161,6 +169,6 @@ export async function forgetInvitations(db: Database, jobId: string, lines: numb
     .run();
 }
 
-export async function enqueueBulk(env: Env, message: BulkMessage): Promise<void> {
-  await env.BULK_QUEUE.send(message, { contentType: "json" });
+export async function enqueueBulk(ctx: ServiceContext, message: BulkMessage): Promise<void> {
+  await ctx.env.BULK_QUEUE.send(message, { contentType: "json" });
 }

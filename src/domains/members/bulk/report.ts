@@ -1,23 +1,22 @@
 import type { z } from "@hono/zod-openapi";
 import { and, eq } from "drizzle-orm";
 import { bulkJobRows, bulkJobs } from "../../../db/schema";
-import type { Env } from "../../../env";
-import type { Principal } from "../../../platform/auth/principal";
-import { database } from "../../../platform/db";
 import { ApiError } from "../../../platform/errors";
+import type { PrincipalContext } from "../../../platform/service/context";
 import { csvLine } from "../../exports/csv";
-import { institutionInScope } from "../access";
-import type { BulkReportRowSchema, BulkReportSchema } from "../bulk-schemas";
 import { invitationUrl } from "../invitations";
+import { INSTITUTIONS } from "../prefixes";
+import { reachableInstitution } from "../service";
 import { type BulkJob, reportRows } from "./jobs";
 import type { PlannedRow } from "./plan";
 import { invitationsOnFirstRead } from "./report-invitations";
+import type { BulkReportRowSchema, BulkReportSchema } from "./schemas";
 
 type ReportRow = z.infer<typeof BulkReportRowSchema>;
 type Report = z.infer<typeof BulkReportSchema>;
 
 export function bulkJobPath(job: Pick<BulkJob, "institutionId" | "id">): string {
-  return `/api/institutions/${job.institutionId}/members/bulk/${job.id}`;
+  return `${INSTITUTIONS}/${job.institutionId}/members/bulk/${job.id}`;
 }
 
 export function presentReport(
@@ -66,38 +65,39 @@ export function plannedReportRows(planned: PlannedRow[], invitations: Map<number
   );
 }
 
-export async function findJobInScope(env: Env, principal: Principal, institutionId: string, jobId: string) {
-  const institution = await institutionInScope(env, principal, institutionId);
-  const job = await database(env.DB)
+/** The institution's bulk upload `jobId`: 404 unless the caller reaches the institution's members and it exists. */
+export async function findJobInScope(ctx: PrincipalContext, input: { institutionId: string; jobId: string }) {
+  const institution = await reachableInstitution(ctx, input.institutionId);
+  const job = await ctx.db
     .select()
     .from(bulkJobs)
-    .where(and(eq(bulkJobs.id, jobId), eq(bulkJobs.institutionId, institution.id)))
+    .where(and(eq(bulkJobs.id, input.jobId), eq(bulkJobs.institutionId, institution.id)))
     .get();
-  if (!job) throw new ApiError("not_found", `No bulk upload ${jobId}.`);
+  if (!job) throw new ApiError("not_found", `No bulk upload ${input.jobId}.`);
   return job;
 }
 
 /** A job and a page of its report; a queued upload's invitation URLs are minted when first read, shown once. */
-export async function readReport(args: {
-  env: Env;
-  principal: Principal;
-  institutionId: string;
-  jobId: string;
-  page: number;
-  perPage: number;
-  outcome?: string;
-  requestUrl: string;
-}) {
-  const { env } = args;
-  const job = await findJobInScope(env, args.principal, args.institutionId, args.jobId);
-  const db = database(env.DB);
-  const { rows, total } = await reportRows(db, job.id, {
+export async function readReport(
+  ctx: PrincipalContext,
+  args: {
+    institutionId: string;
+    jobId: string;
+    page: number;
+    perPage: number;
+    outcome?: string;
+    requestUrl: string;
+  },
+) {
+  const job = await findJobInScope(ctx, args);
+  const { rows, total } = await reportRows(ctx, {
+    jobId: job.id,
     outcome: args.outcome,
     limit: args.perPage,
     offset: (args.page - 1) * args.perPage,
   });
   const url = new URL(args.requestUrl);
-  const invitations = await invitationsOnFirstRead(env, args.principal, job, rows, url.origin);
+  const invitations = await invitationsOnFirstRead(ctx, { job, rows, origin: url.origin });
   const wire = rows.map(
     (row): ReportRow => ({
       line: row.line,
@@ -122,8 +122,8 @@ export async function readReport(args: {
 }
 
 /** rejected.csv: the rejected rows as uploaded, in line order, with `line` and `reason` columns after them. */
-export async function rejectedCsv(env: Env, principal: Principal, institutionId: string, jobId: string) {
-  const job = await findJobInScope(env, principal, institutionId, jobId);
+export async function rejectedCsv(ctx: PrincipalContext, input: { institutionId: string; jobId: string }) {
+  const job = await findJobInScope(ctx, input);
   if (job.status === "queued" || job.status === "processing") {
     throw new ApiError(
       "bulk_not_finished",
@@ -133,7 +133,7 @@ export async function rejectedCsv(env: Env, principal: Principal, institutionId:
       },
     );
   }
-  const rows = await database(env.DB)
+  const rows = await ctx.db
     .select({ line: bulkJobRows.line, cells: bulkJobRows.cells, errors: bulkJobRows.errors })
     .from(bulkJobRows)
     .where(and(eq(bulkJobRows.jobId, job.id), eq(bulkJobRows.outcome, "rejected")))

@@ -1,10 +1,8 @@
 import { and, eq } from "drizzle-orm";
 import { z } from "zod";
 import { bulkJobs } from "../../../db/schema";
-import type { Env } from "../../../env";
-import { config } from "../../../platform/config";
-import { database } from "../../../platform/db";
 import { parseMessage } from "../../../platform/queue";
+import type { ServiceContext } from "../../../platform/service/context";
 import { type BulkJob, type BulkMessage, enqueueBulk, findJob, markFailed, readStoredFile } from "./jobs";
 import { runJob } from "./runner";
 
@@ -26,25 +24,24 @@ const GAVE_UP = "The upload could not be processed: it failed on every attempt. 
  * while the job shows signs of life; once it has shown none for a while, whoever held it died
  * between a chunk and its hand-over, and the message carries on from the checkpoint.
  */
-export async function consumeBulk(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  for (const message of batch.messages) await handleMessage(message, env);
+export async function consumeBulk(batch: MessageBatch<unknown>, ctx: ServiceContext): Promise<void> {
+  for (const message of batch.messages) await handleMessage(ctx, message);
 }
 
-async function handleMessage(message: Message<unknown>, env: Env): Promise<void> {
+async function handleMessage(ctx: ServiceContext, message: Message<unknown>): Promise<void> {
   const body: BulkMessage | null = await parseMessage(MessageSchema, message, {
     queue: "lingua-bulk-members",
-    deadLetter: env.BULK_DLQ,
+    deadLetter: ctx.env.BULK_DLQ,
   });
   if (!body) return;
-  const db = database(env.DB);
-  const job = await findJob(db, body.job_id);
+  const job = await findJob(ctx, body.job_id);
   if (!job || job.status === "completed" || job.status === "failed") {
     message.ack();
     return;
   }
-  const settings = config(env).bulk;
+  const settings = ctx.config.bulk;
   if (job.nextRow !== body.next_row) {
-    const quietFor = Date.now() - job.heartbeatAt;
+    const quietFor = ctx.now() - job.heartbeatAt;
     const patience = settings.timeBudgetMs + TAKE_OVER_MARGIN_MS;
     if (quietFor < patience) {
       message.retry({ delaySeconds: Math.max(1, Math.ceil((patience - quietFor) / 1000)) });
@@ -52,7 +49,7 @@ async function handleMessage(message: Message<unknown>, env: Env): Promise<void>
     }
   }
   try {
-    await process(env, job, settings);
+    await process(ctx, { job, settings });
     message.ack();
   } catch (error) {
     log("warn", "bulk upload chunk failed; retrying", {
@@ -64,31 +61,38 @@ async function handleMessage(message: Message<unknown>, env: Env): Promise<void>
   }
 }
 
-async function process(env: Env, job: BulkJob, settings: { chunkRows: number; timeBudgetMs: number }) {
-  const started = Date.now();
-  const object = job.r2Key ? await env.EXPORTS_BUCKET.get(job.r2Key) : null;
+async function process(
+  ctx: ServiceContext,
+  input: { job: BulkJob; settings: { chunkRows: number; timeBudgetMs: number } },
+) {
+  const { job, settings } = input;
+  const started = ctx.now();
+  const object = job.r2Key ? await ctx.env.EXPORTS_BUCKET.get(job.r2Key) : null;
   if (!object) {
-    await markFailed(env, job.id, "The uploaded file is gone; upload it again.");
+    await markFailed(ctx, { jobId: job.id, reason: "The uploaded file is gone; upload it again." });
     return;
   }
   const parsedFile = readStoredFile(job.r2Key ?? "", new Uint8Array(await object.arrayBuffer()));
-  const db = database(env.DB);
   if (job.status === "queued") {
-    await db
+    await ctx.db
       .update(bulkJobs)
-      .set({ status: "processing", heartbeatAt: Date.now() })
+      .set({ status: "processing", heartbeatAt: ctx.now() })
       .where(and(eq(bulkJobs.id, job.id), eq(bulkJobs.status, "queued")))
       .run();
   }
-  const current = (await findJob(db, job.id)) ?? job;
-  const outcome = await runJob(env, current, parsedFile, {
-    chunkRows: settings.chunkRows,
-    deadline: started + settings.timeBudgetMs,
-    invitations: "defer",
-    collect: false,
+  const current = (await findJob(ctx, job.id)) ?? job;
+  const outcome = await runJob(ctx, {
+    job: current,
+    parsed: parsedFile,
+    options: {
+      chunkRows: settings.chunkRows,
+      deadline: started + settings.timeBudgetMs,
+      invitations: "defer",
+      collect: false,
+    },
   });
   if (outcome.state === "continue") {
-    await enqueueBulk(env, { job_id: job.id, next_row: outcome.job.nextRow });
+    await enqueueBulk(ctx, { job_id: job.id, next_row: outcome.job.nextRow });
   }
 }
 
@@ -96,15 +100,17 @@ async function process(env: Env, job: BulkJob, settings: { chunkRows: number; ti
  * The bulk dead-letter queue: the queue gave up on a message. If the job is still at that
  * message's checkpoint, nothing else is carrying it: it has failed.
  */
-export async function consumeBulkDeadLetters(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  const db = database(env.DB);
+export async function consumeBulkDeadLetters(
+  batch: MessageBatch<unknown>,
+  ctx: ServiceContext,
+): Promise<void> {
   for (const message of batch.messages) {
     const body = await parseMessage(MessageSchema, message, { queue: "lingua-bulk-members-dlq" });
     if (!body) continue;
-    const job = await findJob(db, body.job_id);
+    const job = await findJob(ctx, body.job_id);
     if (job && job.nextRow === body.next_row && (job.status === "queued" || job.status === "processing")) {
-      await markFailed(env, job.id, GAVE_UP);
-      if (job.r2Key) await env.EXPORTS_BUCKET.delete(job.r2Key).catch(() => undefined);
+      await markFailed(ctx, { jobId: job.id, reason: GAVE_UP });
+      if (job.r2Key) await ctx.env.EXPORTS_BUCKET.delete(job.r2Key).catch(() => undefined);
     }
     message.ack();
   }

@@ -1,9 +1,8 @@
 import type { BulkMode } from "../../../db/schema";
-import type { Env } from "../../../env";
-import type { Principal } from "../../../platform/auth/principal";
 import { ApiError } from "../../../platform/errors";
 import { newId } from "../../../platform/ids";
-import { institutionInScope } from "../access";
+import type { PrincipalContext } from "../../../platform/service/context";
+import { reachableInstitution } from "../service";
 import { parseMemberCsv } from "./csv";
 import {
   type BulkJob,
@@ -40,18 +39,16 @@ function inProgress(): ApiError {
  * Checks the file as a whole, refuses a sync that would suspend too many members, records the job
  * (one active job per institution), then applies small files at once and queues large ones.
  */
-export async function uploadMembers(args: {
-  env: Env;
-  principal: Principal;
-  institutionId: string;
-  input: UploadInput;
-}): Promise<UploadResult> {
-  const { env, principal, input } = args;
-  const institution = await institutionInScope(env, principal, args.institutionId);
+export async function uploadMembers(
+  ctx: PrincipalContext,
+  input: UploadInput & { institutionId: string },
+): Promise<UploadResult> {
+  const { env, principal } = ctx;
+  const institution = await reachableInstitution(ctx, input.institutionId);
   const parsed = parseMemberCsv(input.bytes);
 
   if (input.mode === "sync" && !input.force) {
-    const index = await MemberIndex.load(env.DB, institution.id);
+    const index = await MemberIndex.load(ctx, institution.id);
     const suspend = membersToSuspend(index, parsed.rows, principal.user.id).length;
     const members = index.seatTakers;
     if (suspend > SYNC_THRESHOLD * members) {
@@ -75,6 +72,7 @@ export async function uploadMembers(args: {
     queued,
     header: parsed.header,
     totalRows: parsed.rows.length,
+    now: ctx.now(),
   });
 
   if (queued) {
@@ -82,36 +80,42 @@ export async function uploadMembers(args: {
     await env.EXPORTS_BUCKET.put(job.r2Key ?? "", storedFile(parsed), {
       httpMetadata: { contentType: "application/json" },
     });
-    if (!(await openJob(env, job))) {
+    if (!(await openJob(ctx, job))) {
       await env.EXPORTS_BUCKET.delete(job.r2Key ?? "").catch(() => undefined);
       throw inProgress();
     }
     try {
-      await enqueueBulk(env, { job_id: job.id, next_row: 0 });
+      await enqueueBulk(ctx, { job_id: job.id, next_row: 0 });
     } catch (error) {
-      await markFailed(env, job.id, "The upload could not be queued; upload the file again.");
+      await markFailed(ctx, {
+        jobId: job.id,
+        reason: "The upload could not be queued; upload the file again.",
+      });
       await env.EXPORTS_BUCKET.delete(job.r2Key ?? "").catch(() => undefined);
       throw error;
     }
     return { kind: "queued", job };
   }
 
-  if (!(await openJob(env, job))) throw inProgress();
+  if (!(await openJob(ctx, job))) throw inProgress();
   try {
-    const outcome = await runJob(env, job, parsed, {
-      chunkRows: IN_REQUEST_ROWS,
-      deadline: Number.POSITIVE_INFINITY,
-      invitations: "mint",
-      collect: true,
+    const outcome = await runJob(ctx, {
+      job,
+      parsed,
+      options: {
+        chunkRows: IN_REQUEST_ROWS,
+        deadline: Number.POSITIVE_INFINITY,
+        invitations: "mint",
+        collect: true,
+      },
     });
     if (outcome.state !== "done") throw new Error(`in-request bulk job ${job.id} ended ${outcome.state}`);
     return { kind: "finished", job: outcome.job, planned: outcome.planned, invitations: outcome.invitations };
   } catch (error) {
-    await markFailed(
-      env,
-      job.id,
-      "The upload failed; upload the file again (rows already applied then show as unchanged).",
-    );
+    await markFailed(ctx, {
+      jobId: job.id,
+      reason: "The upload failed; upload the file again (rows already applied then show as unchanged).",
+    });
     throw error;
   }
 }

@@ -8,8 +8,8 @@ import {
   personName,
   UNSAFE_TEXT_MESSAGE,
 } from "../../../platform/text";
-import type { MemberRole } from "../access";
-import { MAX_GROUPS } from "../member-schemas";
+import type { MemberRole } from "../policy";
+import { MAX_GROUPS } from "../schemas";
 
 export const MAX_DATA_ROWS = 50_000;
 export const MAX_RECORD_CHARS = 65_536;

@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { MEMBER_STATUSES } from "../../db/schema";
 import { pageQueryShape, pageSchema } from "../../platform/http/pagination";
 import { externalId, groupName, personName } from "../../platform/text";
-import { MEMBER_ROLES } from "./access";
+import { MEMBER_ROLES } from "./policy";
 
 const timestamp = z.string().openapi({ example: "2026-11-21T09:30:00Z" });
 
@@ -91,6 +91,14 @@ export const ListMembersQuery = z.object({
       description:
         "`name` (default), `created_at` or `last_active_at`, `-` for descending; ties by id. Members never active sort last.",
     }),
+});
+
+/** The institution whose members a path names (the same parameter as institutions' own paths). */
+export const InstitutionIdParam = z.object({
+  id: z
+    .string()
+    .min(1)
+    .openapi({ param: { name: "id", in: "path" }, example: "ins_01JD3Q8W2X4Y5Z6A7B8C9D0E1F" }),
 });
 
 export const MemberParams = z.object({

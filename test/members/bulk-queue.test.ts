@@ -1,6 +1,8 @@
 import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
 import { parse } from "csv-parse/sync";
+import { and, eq, isNotNull } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { bulkJobRows, bulkJobs, invitations } from "../../src/db/schema";
 import worker from "../../src/index";
 import { sha256Hex } from "../../src/platform/crypto/encoding";
 import { seal } from "../../src/platform/crypto/sealing";
@@ -11,11 +13,14 @@ import {
   bulkPath,
   call,
   callJson,
+  db,
+  groupCount,
   invitationToken,
   membersPath,
   outboxOf,
   uniqueEmail,
   uploadCsv,
+  userCount,
 } from "./support";
 
 let deliveries = 0;
@@ -88,14 +93,8 @@ describe("bulk upload through the queue", () => {
     const again = await callJson(`${location}?per_page=1000`, { token: tenant.admin.token });
     expect(again.body.rows.every((r: any) => r.invitation_url === null)).toBe(true);
 
-    const count = await env.DB.prepare("SELECT count(*) AS n FROM users WHERE institution_id = ?")
-      .bind(id)
-      .first<{ n: number }>();
-    expect(count?.n).toBe(5003);
-    const groups = await env.DB.prepare("SELECT count(*) AS n FROM member_groups WHERE institution_id = ?")
-      .bind(id)
-      .first<{ n: number }>();
-    expect(groups?.n).toBe(5000);
+    expect(await userCount(id)).toBe(5003);
+    expect(await groupCount(id)).toBe(5000);
     const events = await outboxOf(id, "member.created");
     expect(events).toHaveLength(5000);
     expect(new Set(events.map((e) => e.user_id)).size).toBe(5000);
@@ -153,10 +152,7 @@ describe("bulk upload through the queue", () => {
       counts: { created: 1200, rejected: 1 },
       rows: [{ line: 1202, outcome: "rejected", invitation_url: null }],
     });
-    const count = await env.DB.prepare("SELECT count(*) AS n FROM users WHERE institution_id = ?")
-      .bind(id)
-      .first<{ n: number }>();
-    expect(count?.n).toBe(3);
+    expect(await userCount(id)).toBe(3);
     const rejected = await call(`${jobPath}/rejected.csv`, { token: tenant.admin.token });
     expect(rejected.status).toBe(200);
     expect(parse(await rejected.text(), { columns: true })).toEqual([
@@ -284,15 +280,16 @@ describe("bulk upload through the queue", () => {
         purpose: "bulk-invitation",
         id: `${jobId}:${line}`,
       });
-      await env.DB.prepare("UPDATE bulk_job_rows SET invitation_sealed = ? WHERE job_id = ? AND line = ?")
-        .bind(sealed, jobId, line)
-        .run();
-      if (current)
-        await env.DB.prepare(
-          "UPDATE invitations SET token_hash = ? WHERE user_id = (SELECT user_id FROM bulk_job_rows WHERE job_id = ? AND line = ?)",
-        )
-          .bind(await sha256Hex(token), jobId, line)
+      const row = and(eq(bulkJobRows.jobId, jobId), eq(bulkJobRows.line, line));
+      await db().update(bulkJobRows).set({ invitationSealed: sealed }).where(row).run();
+      if (current) {
+        const member = await db().select({ userId: bulkJobRows.userId }).from(bulkJobRows).where(row).get();
+        await db()
+          .update(invitations)
+          .set({ tokenHash: await sha256Hex(token) })
+          .where(eq(invitations.userId, member?.userId ?? ""))
           .run();
+      }
     }
     const path = `${bulkPath(id)}/${jobId}`;
     const instructor = await callJson(path, { token: tenant.instructor.token });
@@ -302,12 +299,11 @@ describe("bulk upload through the queue", () => {
     expect(first.body.rows[1].invitation_url).toBeNull();
     const again = await callJson(path, { token: tenant.admin.token });
     expect(again.body.rows.map((r: any) => r.invitation_url)).toEqual([null, null]);
-    const left = await env.DB.prepare(
-      "SELECT count(*) AS n FROM bulk_job_rows WHERE job_id = ? AND invitation_sealed IS NOT NULL",
-    )
-      .bind(jobId)
-      .first<{ n: number }>();
-    expect(left?.n).toBe(0);
+    const left = await db().$count(
+      bulkJobRows,
+      and(eq(bulkJobRows.jobId, jobId), isNotNull(bulkJobRows.invitationSealed)),
+    );
+    expect(left).toBe(0);
     expect((await acceptInvitation("inv_legacy-token-for-the-report")).res.status).toBe(200);
   });
 
@@ -321,7 +317,7 @@ describe("bulk upload through the queue", () => {
     expect(upload.res.status).toBe(202);
     const rawKey = `bulk/${id}/${upload.body.id}.csv`;
     await env.EXPORTS_BUCKET.put(rawKey, csv);
-    await env.DB.prepare("UPDATE bulk_jobs SET r2_key = ? WHERE id = ?").bind(rawKey, upload.body.id).run();
+    await db().update(bulkJobs).set({ r2Key: rawKey }).where(eq(bulkJobs.id, upload.body.id)).run();
     while (queue.messages.length > 0) expect((await deliver(bindings, queue.take())).acked).toBe(true);
     const job = await callJson(upload.res.headers.get("Location")!, { token: tenant.admin.token });
     expect(job.body).toMatchObject({ status: "completed", counts: { created: 1001, rejected: 0 } });

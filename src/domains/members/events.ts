@@ -34,7 +34,7 @@ export function memberCreated(institutionId: string, member: CreatedMemberFacts,
 }
 
 export function memberUpdated(
-  institutionId: string,
+  institutionId: string | null,
   userId: string,
   changes: MemberChanges,
   at: string,

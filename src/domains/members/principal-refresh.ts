@@ -1,0 +1,14 @@
+import type { Env } from "../../env";
+import { invalidatePrincipals } from "../../platform/auth/invalidate";
+
+/**
+ * Role, plan or limit changed: every live token of the user (or of the institution) re-reads its
+ * principal from D1 on its next request (the platform's invalidation of the token gates' caches).
+ * Part of members' face: institutions calls it when an institution's plan or limit changes.
+ */
+export async function refreshPrincipals(
+  env: Env,
+  scope: { userId: string } | { institutionId: string },
+): Promise<void> {
+  await invalidatePrincipals(env, scope);
+}
