@@ -3,6 +3,7 @@ import { describe, expect, inject, it } from "vitest";
 import { institutionForSsoEmail } from "../../src/domains/institutions/sso/service";
 import { txtText } from "../../src/platform/outbound/txt";
 import { callJson } from "../helpers/api";
+import { testContext } from "../helpers/context";
 import { dohStub, uniqueName } from "../helpers/receiver-doh";
 import { createPlatformAdmin, createTenant, type Tenant } from "../helpers/tenants";
 
@@ -195,7 +196,7 @@ describe("SSO domains: verification", () => {
     const globexValue = verificationOf((await putSso(globex, [domain])).body, domain).txt_value;
     await doh.script({ [domain]: { TXT: [acmeValue] } });
     expect((await verify(acme, domain)).res.status).toBe(200);
-    expect(await institutionForSsoEmail(env, `ada@${domain}`)).toBe(acme.institution.id);
+    expect(await institutionForSsoEmail(testContext(), `ada@${domain}`)).toBe(acme.institution.id);
 
     await doh.script({ [domain]: { TXT: [globexValue] } });
     const moved = await verify(globex, domain);
@@ -205,7 +206,7 @@ describe("SSO domains: verification", () => {
       status: "pending",
       verified_at: null,
     });
-    expect(await institutionForSsoEmail(env, `ada@${domain}`)).toBe(globex.institution.id);
+    expect(await institutionForSsoEmail(testContext(), `ada@${domain}`)).toBe(globex.institution.id);
   });
 
   it("two verifications at once leave exactly one institution holding the domain", async () => {
@@ -222,7 +223,9 @@ describe("SSO domains: verification", () => {
       .bind(domain)
       .all<{ institution_id: string }>();
     expect(rows.results).toHaveLength(1);
-    expect(await institutionForSsoEmail(env, `ada@${domain}`)).toBe(rows.results[0]?.institution_id);
+    expect(await institutionForSsoEmail(testContext(), `ada@${domain}`)).toBe(
+      rows.results[0]?.institution_id,
+    );
   });
 
   it("platform staff may confirm a domain without DNS; an institution admin may not", async () => {
@@ -260,7 +263,7 @@ describe("SSO domains: verification", () => {
       expect(body).toMatchObject({ code: "domain_not_verified", reason: "public_mail_domain" });
     }
     expect(verificationOf(await readSso(tenant), "gmail.com").status).toBe("pending");
-    expect(await institutionForSsoEmail(env, "ada@gmail.com")).toBeNull();
+    expect(await institutionForSsoEmail(testContext(), "ada@gmail.com")).toBeNull();
   });
 
   it("404 for a domain not in the configuration or another institution's; 422 for a malformed body; 503 without a resolver", async () => {
@@ -324,12 +327,14 @@ describe("SSO domains: routing", () => {
     const domain = uniqueName("routed");
     await putSso(acme, [domain]);
     await putSso(globex, [domain]);
-    expect(await institutionForSsoEmail(env, `grace@${domain}`)).toBeNull();
+    expect(await institutionForSsoEmail(testContext(), `grace@${domain}`)).toBeNull();
 
     await verify(globex, domain, { token: staff.token, body: { method: "manual" } });
-    expect(await institutionForSsoEmail(env, `Grace@${domain.toUpperCase()}`)).toBe(globex.institution.id);
-    expect(await institutionForSsoEmail(env, `grace@sub.${domain}`)).toBeNull();
-    expect(await institutionForSsoEmail(env, "not an address")).toBeNull();
+    expect(await institutionForSsoEmail(testContext(), `Grace@${domain.toUpperCase()}`)).toBe(
+      globex.institution.id,
+    );
+    expect(await institutionForSsoEmail(testContext(), `grace@sub.${domain}`)).toBeNull();
+    expect(await institutionForSsoEmail(testContext(), "not an address")).toBeNull();
   });
 });
 

@@ -3,8 +3,11 @@ import type { AppEnv } from "../../env";
 import { registerAnalytics } from "./analytics";
 import { registerCompliance } from "./compliance";
 import { registerBulkRoutes } from "./routes/bulk";
-import { registerInstitutionRoutes } from "./routes/institutions";
+import { registerCreateInstitution } from "./routes/create-institution";
+import { registerGetInstitution } from "./routes/get-institution";
+import { registerListInstitutions } from "./routes/list-institutions";
 import { registerMemberRoutes } from "./routes/members";
+import { registerUpdateInstitution } from "./routes/update-institution";
 import { registerSso } from "./sso";
 
 /**
@@ -12,7 +15,10 @@ import { registerSso } from "./sso";
  * their sub-folders. Bulk routes come before the member routes: `/members/bulk` is not a member id.
  */
 export function registerInstitutions(app: OpenAPIHono<AppEnv>) {
-  registerInstitutionRoutes(app);
+  registerListInstitutions(app);
+  registerCreateInstitution(app);
+  registerGetInstitution(app);
+  registerUpdateInstitution(app);
   registerBulkRoutes(app);
   registerMemberRoutes(app);
   registerAnalytics(app);
