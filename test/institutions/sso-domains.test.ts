@@ -1,6 +1,9 @@
 import { env } from "cloudflare:test";
+import { and, eq } from "drizzle-orm";
 import { describe, expect, inject, it } from "vitest";
+import { ssoDomains } from "../../src/db/schema";
 import { institutionForSsoEmail } from "../../src/domains/institutions/sso/service";
+import { database } from "../../src/platform/db";
 import { txtText } from "../../src/platform/outbound/txt";
 import { callJson } from "../helpers/api";
 import { testContext } from "../helpers/context";
@@ -217,15 +220,12 @@ describe("SSO domains: verification", () => {
     const manual = { token: staff.token, body: { method: "manual" } };
     const answers = await Promise.all([verify(acme, domain, manual), verify(globex, domain, manual)]);
     expect(answers.map((a) => a.res.status)).toEqual([200, 200]);
-    const rows = await env.DB.prepare(
-      "SELECT institution_id FROM sso_domains WHERE domain = ? AND status = 'verified'",
-    )
-      .bind(domain)
-      .all<{ institution_id: string }>();
-    expect(rows.results).toHaveLength(1);
-    expect(await institutionForSsoEmail(testContext(), `ada@${domain}`)).toBe(
-      rows.results[0]?.institution_id,
-    );
+    const rows = await database(env.DB)
+      .select({ institutionId: ssoDomains.institutionId })
+      .from(ssoDomains)
+      .where(and(eq(ssoDomains.domain, domain), eq(ssoDomains.status, "verified")));
+    expect(rows).toHaveLength(1);
+    expect(await institutionForSsoEmail(testContext(), `ada@${domain}`)).toBe(rows[0]?.institutionId);
   });
 
   it("platform staff may confirm a domain without DNS; an institution admin may not", async () => {
@@ -250,11 +250,14 @@ describe("SSO domains: verification", () => {
     const staff = await createPlatformAdmin();
     await putSso(tenant, [uniqueName("own")]);
     // As a claim stored by an earlier version, which accepted gmail.com at PUT.
-    await env.DB.prepare(
-      "INSERT INTO sso_domains (institution_id, domain, token, status, created_at, updated_at) VALUES (?, 'gmail.com', 'legacytoken', 'pending', ?, ?)",
-    )
-      .bind(tenant.institution.id, new Date().toISOString(), new Date().toISOString())
-      .run();
+    await database(env.DB).insert(ssoDomains).values({
+      institutionId: tenant.institution.id,
+      domain: "gmail.com",
+      token: "legacytoken",
+      status: "pending",
+      createdAt: new Date().toISOString(),
+      updatedAt: new Date().toISOString(),
+    });
     await doh.script({ "gmail.com": { TXT: ["lingua-domain-verification=legacytoken"] } });
 
     for (const options of [{}, { token: staff.token, body: { method: "manual" } }]) {
