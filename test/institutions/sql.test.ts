@@ -1,5 +1,5 @@
 import { env } from "cloudflare:test";
-import { asc, inArray } from "drizzle-orm";
+import { and, asc, eq, inArray } from "drizzle-orm";
 import { SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
 import { describe, expect, it } from "vitest";
 import {
@@ -8,6 +8,7 @@ import {
   institutions,
   learnerStats,
   memberGroups,
+  ssoDomains,
   users,
 } from "../../src/db/schema";
 import {
@@ -18,6 +19,7 @@ import {
   membersStatement,
 } from "../../src/domains/institutions/analytics/sql";
 import { MEMBER_COUNT, nameOrSlugContains } from "../../src/domains/institutions/sql";
+import { claimStands } from "../../src/domains/institutions/sso/sql";
 import { database } from "../../src/platform/db";
 
 const db = () => database(env.DB);
@@ -243,5 +245,38 @@ describe("activityStatement", () => {
         .map((r) => r.k)
         .sort(),
     ).toEqual(["2026-03-02", "2026-03-03"]);
+  });
+});
+
+describe("claimStands", () => {
+  it("holds while the proven claim (institution, domain, token) is stored, and not once its token changed", async () => {
+    const { id } = await seedInstitution("Claims", []);
+    const domain = `${unique("d").toLowerCase().replace(/_/g, "-")}.example`;
+    const now = "2026-01-01T00:00:00Z";
+    await db()
+      .insert(ssoDomains)
+      .values({ institutionId: id, domain, token: "t1", status: "pending", createdAt: now, updatedAt: now });
+    const stands = async (token: string) =>
+      (
+        await db()
+          .select({ id: institutions.id })
+          .from(institutions)
+          .where(
+            and(
+              eq(institutions.id, id),
+              claimStands(
+                and(
+                  eq(ssoDomains.institutionId, id),
+                  eq(ssoDomains.domain, domain),
+                  eq(ssoDomains.token, token),
+                ),
+              ),
+            ),
+          )
+      ).length === 1;
+    expect(await stands("t1")).toBe(true);
+    expect(await stands("t2")).toBe(false);
+    await db().update(ssoDomains).set({ token: "t2" }).where(eq(ssoDomains.domain, domain));
+    expect(await stands("t1")).toBe(false);
   });
 });

@@ -1,4 +1,4 @@
-import { and, asc, eq, ne, not, sql } from "drizzle-orm";
+import { and, asc, eq, ne, not } from "drizzle-orm";
 import { type SsoDomainMethod, ssoConnections, ssoDomains } from "../../../db/schema";
 import { enforce } from "../../../platform/auth/policy";
 import { ssoClientSecretBinding } from "../../../platform/crypto/sealed-values";
@@ -13,6 +13,7 @@ import { mayVerifySsoDomain } from "../policy";
 import { presentDomainVerification, presentSso } from "./present";
 import { isPublicMailDomain } from "./public-mail-domains";
 import type { PutSsoInput } from "./schemas";
+import { claimStands } from "./sql";
 import { completenessErrors, validOidc, validSaml } from "./validate";
 
 type DomainRow = typeof ssoDomains.$inferSelect;
@@ -234,7 +235,7 @@ export async function verifySsoDomain(
           eq(ssoDomains.domain, domain),
           eq(ssoDomains.status, "verified"),
           ne(ssoDomains.institutionId, institutionId),
-          sql`EXISTS (SELECT 1 FROM ${ssoDomains} WHERE ${proven})`,
+          claimStands(proven),
         ),
       ),
     db
