@@ -1,7 +1,19 @@
 import { createExecutionContext, env } from "cloudflare:test";
+import { and, eq, isNotNull } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { withD1Meter } from "../../scripts/bench/worker-wrappers.mjs";
+import {
+  attempts as attemptRows,
+  courseProgress,
+  institutionActivityDays,
+  institutions,
+  learnerStats,
+  lessonProgress,
+  memberGroups,
+  users,
+} from "../../src/db/schema";
 import worker from "../../src/index";
+import { database } from "../../src/platform/db";
 import { BASE, callJson } from "../helpers/api";
 import { type CourseFixture, createPublishedCourse } from "../helpers/progress-fixture";
 import {
@@ -64,30 +76,37 @@ interface Attempt {
   xp_awarded: number;
 }
 
+const db = () => database(env.DB);
+
 async function rawAttempts(institutionId: string): Promise<Attempt[]> {
-  const { results } = await env.DB.prepare(
-    "SELECT user_id, course_id, local_day, duration_seconds, xp_awarded FROM attempts WHERE institution_id = ?",
-  )
-    .bind(institutionId)
-    .all<Attempt>();
-  return results;
+  return db()
+    .select({
+      user_id: attemptRows.userId,
+      course_id: attemptRows.courseId,
+      local_day: attemptRows.localDay,
+      duration_seconds: attemptRows.durationSeconds,
+      xp_awarded: attemptRows.xpAwarded,
+    })
+    .from(attemptRows)
+    .where(eq(attemptRows.institutionId, institutionId));
 }
 
-async function completions(table: "lesson_progress" | "course_progress", users: string[]) {
-  const { results } = await env.DB.prepare(
-    `SELECT user_id, course_id, substr(completed_at, 1, 10) AS day FROM ${table} WHERE completed_at IS NOT NULL`,
-  ).all<{ user_id: string; course_id: string; day: string }>();
-  return results.filter((r) => users.includes(r.user_id));
+async function completions(table: typeof lessonProgress | typeof courseProgress, members: string[]) {
+  const rows = await db()
+    .select({ user_id: table.userId, course_id: table.courseId, completedAt: table.completedAt })
+    .from(table)
+    .where(isNotNull(table.completedAt));
+  return rows
+    .filter((r) => members.includes(r.user_id))
+    .map(({ completedAt, ...r }) => ({ ...r, day: String(completedAt).slice(0, 10) }));
 }
 
 async function expected(from: string, to: string, members: string[]) {
   const attempts = (await rawAttempts(tenant.institution.id)).filter(
     (a) => a.local_day >= from && a.local_day <= to && members.includes(a.user_id),
   );
-  const lessons = (await completions("lesson_progress", members)).filter((c) => c.day >= from && c.day <= to);
-  const finished = (await completions("course_progress", members)).filter(
-    (c) => c.day >= from && c.day <= to,
-  );
+  const lessons = (await completions(lessonProgress, members)).filter((c) => c.day >= from && c.day <= to);
+  const finished = (await completions(courseProgress, members)).filter((c) => c.day >= from && c.day <= to);
   const seconds = attempts.reduce((s, a) => s + a.duration_seconds, 0);
   return {
     attempts,
@@ -111,23 +130,21 @@ function mondayOf(day: string): string {
 }
 
 async function memberIds(group?: string): Promise<string[]> {
-  const { results } = group
-    ? await env.DB.prepare(
-        "SELECT user_id AS id FROM member_groups WHERE institution_id = ? AND group_name = ?",
-      )
-        .bind(tenant.institution.id, group)
-        .all<{ id: string }>()
-    : await env.DB.prepare("SELECT id FROM users WHERE institution_id = ?")
-        .bind(tenant.institution.id)
-        .all<{ id: string }>();
-  return results.map((r) => r.id);
+  const rows = group
+    ? await db()
+        .select({ id: memberGroups.userId })
+        .from(memberGroups)
+        .where(and(eq(memberGroups.institutionId, tenant.institution.id), eq(memberGroups.groupName, group)))
+    : await db().select({ id: users.id }).from(users).where(eq(users.institutionId, tenant.institution.id));
+  return rows.map((r) => r.id);
 }
 
 beforeAll(async () => {
   [tenant, other] = await Promise.all([createTenant(), createTenant()]);
-  await env.DB.prepare("UPDATE institutions SET branding = ? WHERE id = ?")
-    .bind(JSON.stringify({ display_name: "Acme Academy", primary_color: "#112233" }), tenant.institution.id)
-    .run();
+  await db()
+    .update(institutions)
+    .set({ branding: { display_name: "Acme Academy", primary_color: "#112233" } })
+    .where(eq(institutions.id, tenant.institution.id));
   learners = [tenant.learner, ...(await Promise.all([1, 2, 3, 4].map(() => learner(tenant.institution.id))))];
   courses = await Promise.all([
     createPublishedCourse({
@@ -155,15 +172,15 @@ beforeAll(async () => {
     [l3, "Chess club"],
     [tenant.instructor, "Class 7a"],
   ] as const;
-  await env.DB.batch(
-    groupRows.map(([user, group]) =>
-      env.DB.prepare("INSERT INTO member_groups (institution_id, user_id, group_name) VALUES (?, ?, ?)").bind(
-        tenant.institution.id,
-        user.id,
-        group,
-      ),
-    ),
-  );
+  await db()
+    .insert(memberGroups)
+    .values(
+      groupRows.map(([user, group]) => ({
+        institutionId: tenant.institution.id,
+        userId: user.id,
+        groupName: group,
+      })),
+    );
   // l0 completes course 1 over two days and practises course 2; repeated practice builds CEFR evidence.
   await practise(l0, daysAgo(12), c1.items.slice(0, 3));
   await practise(l0, daysAgo(10), c1.items.slice(3));
@@ -283,15 +300,15 @@ describe("analytics against a brute-force count of the recorded attempts", () =>
 
   it("the CEFR distribution counts every learner's current level, none for the rest", async () => {
     const { body } = await analytics("");
-    const { results } = await env.DB.prepare(
-      "SELECT u.id, ls.cefr_levels FROM users u LEFT JOIN learner_stats ls ON ls.user_id = u.id WHERE u.institution_id = ? AND u.role = 'learner'",
-    )
-      .bind(tenant.institution.id)
-      .all<{ id: string; cefr_levels: string | null }>();
+    const results = await db()
+      .select({ id: users.id, cefrLevels: learnerStats.cefrLevels })
+      .from(users)
+      .leftJoin(learnerStats, eq(learnerStats.userId, users.id))
+      .where(and(eq(users.institutionId, tenant.institution.id), eq(users.role, "learner")));
     const count = (key: string) => {
       const out: Record<string, number> = Object.fromEntries([...LEVELS, "none"].map((l) => [l, 0]));
       for (const row of results) {
-        const level = row.cefr_levels ? JSON.parse(row.cefr_levels)[key] : undefined;
+        const level = row.cefrLevels ? row.cefrLevels[key] : undefined;
         out[level ?? "none"]! += 1;
       }
       return out;
@@ -356,9 +373,9 @@ describe("analytics against a brute-force count of the recorded attempts", () =>
   it("the back-fill migration rebuilds the same rollup from the recorded attempts", async () => {
     const query = `?from=${daysAgo(45)}&to=${today}`;
     const before = await analytics(query);
-    await env.DB.prepare("DELETE FROM institution_activity_days WHERE institution_id = ?")
-      .bind(tenant.institution.id)
-      .run();
+    await db()
+      .delete(institutionActivityDays)
+      .where(eq(institutionActivityDays.institutionId, tenant.institution.id));
     expect((await analytics(query)).body.totals.attempts).toBe(0);
     const migration = env.TEST_MIGRATIONS.find((m) => m.name.includes("backfill_institution_activity"));
     expect(migration).toBeDefined();

@@ -1,4 +1,8 @@
+import { env } from "cloudflare:test";
+import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { outboxEvents } from "../../src/db/schema";
+import { database } from "../../src/platform/db";
 import { createPlatformAdmin, createTenant, mintToken } from "../helpers/tenants";
 import { acceptInvitation, call, callJson, INSTITUTIONS, invitationToken, uniqueEmail } from "./support";
 
@@ -180,5 +184,60 @@ describe("institutions", () => {
     expect((await call("/api/auth/me", { token: apiToken.token })).headers.get("X-RateLimit-Limit")).toBe(
       "1000",
     );
+  });
+
+  it("writes the first admin's member.created event with the institution, and publishes it", async () => {
+    const staff = await createPlatformAdmin();
+    const { res, body } = await callJson(INSTITUTIONS, {
+      token: staff.token,
+      body: { name: `Evented ${Date.now()}`, admin: { email: uniqueEmail("first"), name: "First Admin" } },
+    });
+    expect(res.status, JSON.stringify(body)).toBe(201);
+    const events = () =>
+      database(env.DB)
+        .select()
+        .from(outboxEvents)
+        .where(and(eq(outboxEvents.institutionId, body.id), eq(outboxEvents.type, "member.created")));
+    const [event, ...more] = await events();
+    expect(more).toEqual([]);
+    expect(event?.payload).toMatchObject({
+      user_id: body.admin.id,
+      role: "institution_admin",
+      status: "invited",
+    });
+    // Handed to the events queue after the batch: the dispatcher marks it, no sweep needed.
+    for (const until = Date.now() + 10_000; (await events())[0]?.dispatchedAt == null; ) {
+      if (Date.now() > until) throw new Error("member.created was not dispatched");
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  });
+
+  it("lets staff change plan, limit or seats only with institutions:write besides members:write", async () => {
+    const tenant = await createTenant();
+    const staff = await createPlatformAdmin();
+    const path = `${INSTITUTIONS}/${tenant.institution.id}`;
+    const membersOnly = await mintToken(staff, ["members:write"]);
+    const renamed = await callJson(path, {
+      method: "PATCH",
+      token: membersOnly.token,
+      body: { name: "Staff Renamed" },
+    });
+    expect(renamed.res.status, JSON.stringify(renamed.body)).toBe(200);
+    const seats = await callJson(path, { method: "PATCH", token: membersOnly.token, body: { seats: 5 } });
+    expect(seats.res.status).toBe(403);
+    expect(seats.body).toMatchObject({
+      code: "missing_ability",
+      detail: expect.stringContaining("`institutions:write`"),
+    });
+    const both = await mintToken(staff, ["members:write", "institutions:write"]);
+    const changed = await callJson(path, { method: "PATCH", token: both.token, body: { seats: 5 } });
+    expect(changed.res.status, JSON.stringify(changed.body)).toBe(200);
+    expect(changed.body.seats).toBe(5);
+    const unknown = await callJson(`${INSTITUTIONS}/ins_no_such`, {
+      method: "PATCH",
+      token: both.token,
+      body: { seats: 5 },
+    });
+    expect(unknown.res.status).toBe(404);
   });
 });

@@ -1,8 +1,12 @@
 import { env } from "cloudflare:test";
+import { and, eq } from "drizzle-orm";
 import { describe, expect, inject, it } from "vitest";
+import { ssoDomains } from "../../src/db/schema";
 import { institutionForSsoEmail } from "../../src/domains/institutions/sso/service";
+import { database } from "../../src/platform/db";
 import { txtText } from "../../src/platform/outbound/txt";
 import { callJson } from "../helpers/api";
+import { testContext } from "../helpers/context";
 import { dohStub, uniqueName } from "../helpers/receiver-doh";
 import { createPlatformAdmin, createTenant, type Tenant } from "../helpers/tenants";
 
@@ -195,7 +199,7 @@ describe("SSO domains: verification", () => {
     const globexValue = verificationOf((await putSso(globex, [domain])).body, domain).txt_value;
     await doh.script({ [domain]: { TXT: [acmeValue] } });
     expect((await verify(acme, domain)).res.status).toBe(200);
-    expect(await institutionForSsoEmail(env, `ada@${domain}`)).toBe(acme.institution.id);
+    expect(await institutionForSsoEmail(testContext(), `ada@${domain}`)).toBe(acme.institution.id);
 
     await doh.script({ [domain]: { TXT: [globexValue] } });
     const moved = await verify(globex, domain);
@@ -205,7 +209,7 @@ describe("SSO domains: verification", () => {
       status: "pending",
       verified_at: null,
     });
-    expect(await institutionForSsoEmail(env, `ada@${domain}`)).toBe(globex.institution.id);
+    expect(await institutionForSsoEmail(testContext(), `ada@${domain}`)).toBe(globex.institution.id);
   });
 
   it("two verifications at once leave exactly one institution holding the domain", async () => {
@@ -216,13 +220,12 @@ describe("SSO domains: verification", () => {
     const manual = { token: staff.token, body: { method: "manual" } };
     const answers = await Promise.all([verify(acme, domain, manual), verify(globex, domain, manual)]);
     expect(answers.map((a) => a.res.status)).toEqual([200, 200]);
-    const rows = await env.DB.prepare(
-      "SELECT institution_id FROM sso_domains WHERE domain = ? AND status = 'verified'",
-    )
-      .bind(domain)
-      .all<{ institution_id: string }>();
-    expect(rows.results).toHaveLength(1);
-    expect(await institutionForSsoEmail(env, `ada@${domain}`)).toBe(rows.results[0]?.institution_id);
+    const rows = await database(env.DB)
+      .select({ institutionId: ssoDomains.institutionId })
+      .from(ssoDomains)
+      .where(and(eq(ssoDomains.domain, domain), eq(ssoDomains.status, "verified")));
+    expect(rows).toHaveLength(1);
+    expect(await institutionForSsoEmail(testContext(), `ada@${domain}`)).toBe(rows[0]?.institutionId);
   });
 
   it("platform staff may confirm a domain without DNS; an institution admin may not", async () => {
@@ -247,11 +250,14 @@ describe("SSO domains: verification", () => {
     const staff = await createPlatformAdmin();
     await putSso(tenant, [uniqueName("own")]);
     // As a claim stored by an earlier version, which accepted gmail.com at PUT.
-    await env.DB.prepare(
-      "INSERT INTO sso_domains (institution_id, domain, token, status, created_at, updated_at) VALUES (?, 'gmail.com', 'legacytoken', 'pending', ?, ?)",
-    )
-      .bind(tenant.institution.id, new Date().toISOString(), new Date().toISOString())
-      .run();
+    await database(env.DB).insert(ssoDomains).values({
+      institutionId: tenant.institution.id,
+      domain: "gmail.com",
+      token: "legacytoken",
+      status: "pending",
+      createdAt: new Date().toISOString(),
+      updatedAt: new Date().toISOString(),
+    });
     await doh.script({ "gmail.com": { TXT: ["lingua-domain-verification=legacytoken"] } });
 
     for (const options of [{}, { token: staff.token, body: { method: "manual" } }]) {
@@ -260,7 +266,7 @@ describe("SSO domains: verification", () => {
       expect(body).toMatchObject({ code: "domain_not_verified", reason: "public_mail_domain" });
     }
     expect(verificationOf(await readSso(tenant), "gmail.com").status).toBe("pending");
-    expect(await institutionForSsoEmail(env, "ada@gmail.com")).toBeNull();
+    expect(await institutionForSsoEmail(testContext(), "ada@gmail.com")).toBeNull();
   });
 
   it("404 for a domain not in the configuration or another institution's; 422 for a malformed body; 503 without a resolver", async () => {
@@ -324,12 +330,14 @@ describe("SSO domains: routing", () => {
     const domain = uniqueName("routed");
     await putSso(acme, [domain]);
     await putSso(globex, [domain]);
-    expect(await institutionForSsoEmail(env, `grace@${domain}`)).toBeNull();
+    expect(await institutionForSsoEmail(testContext(), `grace@${domain}`)).toBeNull();
 
     await verify(globex, domain, { token: staff.token, body: { method: "manual" } });
-    expect(await institutionForSsoEmail(env, `Grace@${domain.toUpperCase()}`)).toBe(globex.institution.id);
-    expect(await institutionForSsoEmail(env, `grace@sub.${domain}`)).toBeNull();
-    expect(await institutionForSsoEmail(env, "not an address")).toBeNull();
+    expect(await institutionForSsoEmail(testContext(), `Grace@${domain.toUpperCase()}`)).toBe(
+      globex.institution.id,
+    );
+    expect(await institutionForSsoEmail(testContext(), `grace@sub.${domain}`)).toBeNull();
+    expect(await institutionForSsoEmail(testContext(), "not an address")).toBeNull();
   });
 });
 

@@ -1,6 +1,9 @@
 import { env } from "cloudflare:test";
+import { eq } from "drizzle-orm";
 import { describe, expect, inject, it } from "vitest";
+import { ssoConnections } from "../../src/db/schema";
 import { openSealed, ssoClientSecretBinding } from "../../src/platform/crypto/sealed-values";
+import { database } from "../../src/platform/db";
 import { callJson } from "../helpers/api";
 import { createPlatformAdmin, createTenant, type Tenant } from "../helpers/tenants";
 import { base64Der, expiredCertificate, sha256Colons, validCertificate } from "./sso-certificates";
@@ -77,14 +80,14 @@ describe("SSO settings: OIDC", () => {
       },
     });
     expect(JSON.stringify(body)).not.toContain("s3cr3t-value");
-    const stored = await env.DB.prepare(
-      "SELECT client_secret_sealed, oidc FROM sso_connections WHERE institution_id = ?",
-    )
-      .bind(tenant.institution.id)
-      .first<{ client_secret_sealed: string; oidc: string }>();
-    expect(stored?.client_secret_sealed).toMatch(/^v2\./);
+    const stored = await database(env.DB)
+      .select({ clientSecretSealed: ssoConnections.clientSecretSealed, oidc: ssoConnections.oidc })
+      .from(ssoConnections)
+      .where(eq(ssoConnections.institutionId, tenant.institution.id))
+      .get();
+    expect(stored?.clientSecretSealed).toMatch(/^v2\./);
     // Sealed for this institution's connection: it opens there, and nowhere else.
-    const sealed = stored?.client_secret_sealed as string;
+    const sealed = stored?.clientSecretSealed as string;
     expect(await openSealed(env, sealed, ssoClientSecretBinding(tenant.institution.id))).toBe("s3cr3t-value");
     await expect(openSealed(env, sealed, ssoClientSecretBinding("ins_other"))).rejects.toThrow();
     expect(JSON.stringify(stored)).not.toContain("s3cr3t-value");

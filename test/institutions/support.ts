@@ -1,4 +1,7 @@
 import { env } from "cloudflare:test";
+import { and, asc, eq } from "drizzle-orm";
+import { institutions, outboxEvents } from "../../src/db/schema";
+import { database } from "../../src/platform/db";
 import { call, callJson } from "../helpers/api";
 import { freshIp, type Tenant } from "../helpers/tenants";
 
@@ -62,19 +65,21 @@ export function uploadCsv(
   });
 }
 
+/** The payloads of the institution's outbox events of `type`, in id order. */
 export async function outboxOf(institutionId: string, type: string): Promise<any[]> {
-  const rows = await env.DB.prepare(
-    "SELECT payload FROM outbox_events WHERE institution_id = ? AND type = ? ORDER BY id",
-  )
-    .bind(institutionId, type)
-    .all<{ payload: string }>();
-  return rows.results.map((r) => JSON.parse(r.payload));
+  const rows = await database(env.DB)
+    .select({ payload: outboxEvents.payload })
+    .from(outboxEvents)
+    .where(and(eq(outboxEvents.institutionId, institutionId), eq(outboxEvents.type, type)))
+    .orderBy(asc(outboxEvents.id));
+  return rows.map((r) => r.payload);
 }
 
 export async function setSeats(tenant: Tenant, seats: number | null): Promise<void> {
-  await env.DB.prepare("UPDATE institutions SET seats = ? WHERE id = ?")
-    .bind(seats, tenant.institution.id)
-    .run();
+  await database(env.DB)
+    .update(institutions)
+    .set({ seats })
+    .where(eq(institutions.id, tenant.institution.id));
 }
 
 export { call, callJson };

@@ -2,7 +2,10 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { registerAnalytics } from "./analytics";
 import { registerCompliance } from "./compliance";
-import { registerInstitutionRoutes } from "./routes/institutions";
+import { registerCreateInstitution } from "./routes/create-institution";
+import { registerGetInstitution } from "./routes/get-institution";
+import { registerListInstitutions } from "./routes/list-institutions";
+import { registerUpdateInstitution } from "./routes/update-institution";
 import { registerSso } from "./sso";
 
 /**
@@ -10,7 +13,10 @@ import { registerSso } from "./sso";
  * bulk provisioning are their own domain (domains/members), loaded in the same route group.
  */
 export function registerInstitutions(app: OpenAPIHono<AppEnv>) {
-  registerInstitutionRoutes(app);
+  registerListInstitutions(app);
+  registerCreateInstitution(app);
+  registerGetInstitution(app);
+  registerUpdateInstitution(app);
   registerAnalytics(app);
   registerSso(app);
   registerCompliance(app);

@@ -166,3 +166,14 @@ export const UpdateInstitutionBody = z
     seats: seats.optional().openapi({ description: "Platform staff only." }),
   })
   .openapi("UpdateInstitutionRequest");
+
+export const CreatedInstitutionSchema = InstitutionSchema.extend({
+  admin: z
+    .object({
+      id: z.string(),
+      invitation_url: z.url().openapi({ description: "Shown once; single-use, valid 7 days." }),
+      invitation_expires_at: z.string(),
+    })
+    .nullable()
+    .openapi({ description: "The first admin, when `admin` was sent; null otherwise." }),
+}).openapi("CreatedInstitution");

@@ -1,45 +1,38 @@
 import { and, asc, eq, type SQL, sql } from "drizzle-orm";
 import { type Branding, institutions, type Plan } from "../../db/schema";
-import type { Env } from "../../env";
-import type { Principal } from "../../platform/auth/principal";
+import { enforce } from "../../platform/auth/policy";
 import type { Statement } from "../../platform/batch";
-import { database } from "../../platform/db";
 import { ApiError, validationError } from "../../platform/errors";
-import { publishEvents } from "../../platform/events";
+import type { OutboxRow } from "../../platform/events";
 import { type PageRequest, pageBounds, pageWithTotal } from "../../platform/http/pagination";
 import { newId, nowIso } from "../../platform/ids";
+import { commit, type Writable } from "../../platform/service/commit";
+import type { PrincipalContext } from "../../platform/service/context";
 import { invitationUrl, mintInvitation } from "../members/invitations";
 import { refreshPrincipals } from "../members/principal-refresh";
 import { memberCount } from "../members/queries";
-import { insertMemberStatements, uniqueConflict } from "../members/service";
-import { type InstitutionRow, institutionInScope, isPlatformStaff } from "./access";
+import { newMemberChange, uniqueConflict } from "../members/service";
+import { findInstitution, type InstitutionRow, institutionInScope } from "./access";
+import { mayCreateInstitution, mayUpdateInstitution, visibleInstitutions } from "./policy";
+import { MEMBER_COUNT, nameOrSlugContains } from "./sql";
 
-const memberCountOf = sql<number>`(SELECT count(*) FROM users AS member WHERE member.institution_id = "institutions"."id")`;
-
-export async function listInstitutions(args: {
-  env: Env;
-  principal: Principal;
-  page: PageRequest;
-  q?: string;
-  plan?: Plan;
-}) {
-  const db = database(args.env.DB);
+/** A page of the institutions the caller sees (`visibleInstitutions`), by name then id, with member counts. */
+export async function listInstitutions(
+  ctx: PrincipalContext,
+  input: { page: PageRequest; q?: string; plan?: Plan },
+) {
+  const { db } = ctx;
   const conditions: SQL[] = [];
-  if (!isPlatformStaff(args.principal))
-    conditions.push(eq(institutions.id, args.principal.institution?.id ?? ""));
-  if (args.plan) conditions.push(eq(institutions.plan, args.plan));
-  if (args.q) {
-    const pattern = `%${args.q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    conditions.push(
-      sql`(lower(${institutions.name}) LIKE ${pattern} ESCAPE '\\' OR ${institutions.slug} LIKE ${pattern} ESCAPE '\\')`,
-    );
-  }
+  const visible = visibleInstitutions(ctx.principal);
+  if (!visible.all) conditions.push(eq(institutions.id, visible.id));
+  if (input.plan) conditions.push(eq(institutions.plan, input.plan));
+  if (input.q) conditions.push(nameOrSlugContains(input.q));
   const where = and(...conditions);
-  const { limit, offset } = pageBounds(args.page);
+  const { limit, offset } = pageBounds(input.page);
   return pageWithTotal(
     db,
     db
-      .select({ institution: institutions, memberCount: memberCountOf })
+      .select({ institution: institutions, memberCount: MEMBER_COUNT })
       .from(institutions)
       .where(where)
       .orderBy(asc(sql`lower(${institutions.name})`), asc(institutions.id))
@@ -50,9 +43,10 @@ export async function listInstitutions(args: {
   );
 }
 
-export async function getInstitution(env: Env, principal: Principal, id: string) {
-  const institution = await institutionInScope(env, principal, id);
-  return { institution, memberCount: await memberCount(database(env.DB), id) };
+/** The institution the caller may act on, with its member count. */
+export async function getInstitution(ctx: PrincipalContext, id: string) {
+  const institution = await institutionInScope(ctx, id);
+  return { institution, memberCount: await memberCount(ctx.db, id) };
 }
 
 /** A URL-safe slug from a name: ASCII letters and digits, hyphens between words. */
@@ -105,18 +99,14 @@ function slugConflict(error: unknown): ApiError | null {
 }
 
 /** Platform staff create an institution, and with `admin` its first (invited) admin in the same batch. */
-export async function createInstitution(args: {
-  env: Env;
-  principal: Principal;
-  input: CreateInstitutionInput;
-  origin: string;
-}) {
-  const { env, principal, input } = args;
-  if (!isPlatformStaff(principal))
-    throw new ApiError("forbidden", "Only platform staff create institutions.");
+export async function createInstitution(
+  ctx: PrincipalContext,
+  { input, origin }: { input: CreateInstitutionInput; origin: string },
+) {
+  enforce(mayCreateInstitution(ctx.principal));
   checkRateLimitPlan(input.plan, input.rate_limit_per_minute);
-  const db = database(env.DB);
-  const now = nowIso();
+  const { db } = ctx;
+  const now = nowIso(ctx.now());
   const row: InstitutionRow = {
     id: newId("ins"),
     slug: input.slug ?? slugFrom(input.name),
@@ -130,11 +120,11 @@ export async function createInstitution(args: {
     createdAt: now,
     updatedAt: now,
   };
-  const statements: Statement[] = [db.insert(institutions).values(row)];
+  const statements: Writable[] = [db.insert(institutions).values(row)];
+  const events: OutboxRow[] = [];
   let admin: { id: string; invitation: Awaited<ReturnType<typeof mintInvitation>> } | null = null;
-  const eventIds: string[] = [];
   if (input.admin) {
-    admin = { id: newId("usr"), invitation: await mintInvitation() };
+    admin = { id: newId("usr"), invitation: await mintInvitation(ctx.now()) };
     const member = {
       id: admin.id,
       email: input.admin.email.trim().toLowerCase(),
@@ -143,23 +133,22 @@ export async function createInstitution(args: {
       externalId: null,
       groups: [],
     };
-    const created = insertMemberStatements(db, env, row.id, member, admin.invitation, now);
+    const created = newMemberChange(db, { institutionId: row.id, member, invitation: admin.invitation, now });
     statements.push(...created.statements);
-    eventIds.push(created.event.id);
+    events.push(created.event);
   }
   try {
-    await db.batch(statements as [Statement, ...Statement[]]);
+    await commit(ctx, { statements, events });
   } catch (error) {
     throw slugConflict(error) ?? uniqueConflict(error) ?? error;
   }
-  await publishEvents(env, eventIds);
   return {
     institution: row,
     memberCount: admin ? 1 : 0,
     admin: admin
       ? {
           id: admin.id,
-          invitationUrl: invitationUrl(args.origin, admin.invitation.token),
+          invitationUrl: invitationUrl(origin, admin.invitation.token),
           invitationExpiresAt: admin.invitation.expiresAt,
         }
       : null,
@@ -176,35 +165,18 @@ export interface UpdateInstitutionInput {
   seats?: number | null;
 }
 
-const STAFF_ONLY = ["plan", "rate_limit_per_minute", "seats"] as const;
-
 /**
- * Institution admins change name, branding, locale and time zone; plan, limit and seats are for
- * platform staff. A plan or limit change reaches every token of the institution on its next request.
+ * Changes an institution within `mayUpdateInstitution`: its admins the name, branding, locale and
+ * time zone; platform staff also plan, limit and seats. A plan or limit change reaches every token
+ * of the institution on its next request.
  */
-export async function updateInstitution(args: {
-  env: Env;
-  principal: Principal;
-  id: string;
-  input: UpdateInstitutionInput;
-}) {
-  const { env, principal, input } = args;
-  const current = await institutionInScope(env, principal, args.id);
-  const staffFields = STAFF_ONLY.filter((field) => input[field] !== undefined);
-  // No ability of its own: the institution's settings go with administering it.
-  const needed =
-    isPlatformStaff(principal) && staffFields.length > 0 ? "institutions:write" : "members:write";
-  if (!principal.token.abilities.includes(needed))
-    throw new ApiError("missing_ability", `This token lacks the \`${needed}\` ability.`);
-  if (!isPlatformStaff(principal)) {
-    if (principal.user.role !== "institution_admin")
-      throw new ApiError("forbidden", "Only the institution's admins change its settings.");
-    if (staffFields.length > 0)
-      throw new ApiError(
-        "forbidden",
-        `Only platform staff change ${staffFields.map((f) => `\`${f}\``).join(", ")}.`,
-      );
-  }
+export async function updateInstitution(
+  ctx: PrincipalContext,
+  { id, input }: { id: string; input: UpdateInstitutionInput },
+) {
+  // Loaded first: an unknown id is 404 before any rule is asked, as another institution's is.
+  const current = await findInstitution(ctx, id);
+  enforce(mayUpdateInstitution(ctx.principal, current, input));
   const plan = input.plan ?? current.plan;
   const rateLimit =
     input.rate_limit_per_minute !== undefined
@@ -222,9 +194,9 @@ export async function updateInstitution(args: {
     plan,
     rateLimitPerMinute: rateLimit,
     seats: input.seats !== undefined ? input.seats : current.seats,
-    updatedAt: nowIso(),
+    updatedAt: nowIso(ctx.now()),
   };
-  const db = database(env.DB);
+  const { db } = ctx;
   await db
     .update(institutions)
     .set({
@@ -245,6 +217,6 @@ export async function updateInstitution(args: {
     next.rateLimitPerMinute !== current.rateLimitPerMinute ||
     next.name !== current.name
   )
-    await refreshPrincipals(env, { institutionId: current.id });
+    await refreshPrincipals(ctx.env, { institutionId: current.id });
   return { institution: next, memberCount: await memberCount(db, current.id) };
 }

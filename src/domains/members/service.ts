@@ -118,26 +118,6 @@ export function newMemberChange(
   return { statements: [rows.user, rows.invitation, ...rows.groups], event: rows.event };
 }
 
-/**
- * @deprecated For institutions' `createInstitution` until it commits through `commit` (then it takes
- * `newMemberChange`'s statements and event): the same writes with the event's outbox row among the
- * statements, for a caller that runs its own batch and publishes the event itself. `_env` is unused.
- */
-export function insertMemberStatements(
-  db: Database,
-  _env: Env,
-  institutionId: string,
-  member: NewMember & { id: string },
-  invitation: Awaited<ReturnType<typeof mintInvitation>>,
-  now: string,
-): { statements: Statement[]; event: OutboxRow } {
-  const rows = newMemberRows(db, { institutionId, member, invitation, now });
-  return {
-    statements: [rows.user, rows.invitation, db.insert(outboxEvents).values(rows.event), ...rows.groups],
-    event: rows.event,
-  };
-}
-
 /** Why an insert or update of a member broke a unique constraint, as the problem to answer. */
 export function uniqueConflict(error: unknown): ApiError | null {
   const text = String(error instanceof Error ? `${error.message} ${String(error.cause ?? "")}` : error);

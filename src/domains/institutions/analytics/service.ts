@@ -1,9 +1,9 @@
 import type { SQL } from "drizzle-orm";
 import { SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
 import { CEFR_LEVELS, SKILLS } from "../../../db/schema";
-import type { Env } from "../../../env";
-import type { Principal } from "../../../platform/auth/principal";
+import type { PrincipalContext } from "../../../platform/service/context";
 import { institutionInScope } from "../access";
+import { type Granularity, periodStarts, resolveRange } from "./range";
 import {
   type ActivityRow,
   activityStatement,
@@ -11,8 +11,7 @@ import {
   type MembersRow,
   membersStatement,
   TOP_COURSES,
-} from "./queries";
-import { type Granularity, periodStarts, resolveRange } from "./range";
+} from "./sql";
 
 const dialect = new SQLiteSyncDialect();
 
@@ -64,23 +63,20 @@ function cefrDistribution(cefrJson: string, learners: number) {
  * statement and the activity statement. The activity comes from `institution_activity_days`, kept by
  * every recording: no statement reads `attempts`.
  */
-export async function readAnalytics({
-  env,
-  principal,
-  institutionId,
-  query,
-  nowMs = Date.now(),
-}: {
-  env: Env;
-  principal: Principal;
-  institutionId: string;
-  query: { from?: string; to?: string; granularity: Granularity; group?: string };
-  nowMs?: number;
-}) {
-  const institution = await institutionInScope(env, principal, institutionId);
-  const { from, to } = resolveRange(query, institution.timeZone, nowMs);
+export async function readAnalytics(
+  ctx: PrincipalContext,
+  {
+    institutionId,
+    query,
+  }: {
+    institutionId: string;
+    query: { from?: string; to?: string; granularity: Granularity; group?: string };
+  },
+) {
+  const institution = await institutionInScope(ctx, institutionId);
+  const { from, to } = resolveRange(query, institution.timeZone, ctx.now());
   const filter: Filter = { institutionId, from, to, group: query.group ?? null };
-  const d1 = env.DB;
+  const d1 = ctx.env.DB;
   const prepare = (query: SQL) => {
     const { sql, params } = dialect.sqlToQuery(query);
     return d1.prepare(sql).bind(...params);

@@ -1,11 +1,11 @@
 import { eq } from "drizzle-orm";
 import { COMPLIANCE_TYPES, type ComplianceType, complianceDocuments } from "../../../db/schema";
-import type { Env } from "../../../env";
-import type { Principal } from "../../../platform/auth/principal";
-import { database } from "../../../platform/db";
-import { ApiError, type FieldError, validationError } from "../../../platform/errors";
+import { enforce } from "../../../platform/auth/policy";
+import { type FieldError, validationError } from "../../../platform/errors";
 import { nowIso } from "../../../platform/ids";
-import { institutionInScope, isPlatformStaff } from "../access";
+import type { PrincipalContext } from "../../../platform/service/context";
+import { findInstitution, institutionInScope } from "../access";
+import { mayRecordCompliance } from "../policy";
 import type { ComplianceStatus, PutComplianceDocumentInput } from "./schemas";
 
 /** Required unless platform staff say otherwise: every customer signs a DPA and GDPR paperwork. */
@@ -56,24 +56,14 @@ export function overallStatus(documents: ComplianceDocument[]): "complete" | "ac
   return done ? "complete" : "action_required";
 }
 
-export async function readCompliance({
-  env,
-  principal,
-  institutionId,
-  nowMs = Date.now(),
-}: {
-  env: Env;
-  principal: Principal;
-  institutionId: string;
-  nowMs?: number;
-}) {
-  await institutionInScope(env, principal, institutionId);
-  const db = database(env.DB);
-  const rows = await db
+/** Every document type of the institution the caller may act on, as it reads now, and the overall status. */
+export async function readCompliance(ctx: PrincipalContext, institutionId: string) {
+  await institutionInScope(ctx, institutionId);
+  const rows = await ctx.db
     .select()
     .from(complianceDocuments)
     .where(eq(complianceDocuments.institutionId, institutionId));
-  const now = nowIso(nowMs);
+  const now = nowIso(ctx.now());
   const byType = new Map(rows.map((r) => [r.type, r]));
   const documents = COMPLIANCE_TYPES.map((type) => presentDocument(type, byType.get(type), now));
   return { institution_id: institutionId, status: overallStatus(documents), documents };
@@ -91,29 +81,22 @@ function checkDates(input: PutComplianceDocumentInput, now: string): FieldError[
   return errors;
 }
 
-/** Platform staff record one document's state; the whole document is replaced (PUT). */
-export async function putComplianceDocument({
-  env,
-  principal,
-  institutionId,
-  type,
-  input,
-  nowMs = Date.now(),
-}: {
-  env: Env;
-  principal: Principal;
-  institutionId: string;
-  type: ComplianceType;
-  input: PutComplianceDocumentInput;
-  nowMs?: number;
-}): Promise<ComplianceDocument> {
-  await institutionInScope(env, principal, institutionId);
-  if (!isPlatformStaff(principal))
-    throw new ApiError("forbidden", "Only platform staff record compliance documents.");
-  const now = nowIso(nowMs);
+/** Platform staff record one document's state (`mayRecordCompliance`); the whole document is replaced (PUT). */
+export async function putComplianceDocument(
+  ctx: PrincipalContext,
+  {
+    institutionId,
+    type,
+    input,
+  }: { institutionId: string; type: ComplianceType; input: PutComplianceDocumentInput },
+): Promise<ComplianceDocument> {
+  // Loaded first: an unknown institution is 404 before the rule is asked, as another's is.
+  await findInstitution(ctx, institutionId);
+  enforce(mayRecordCompliance(ctx.principal, { id: institutionId }));
+  const now = nowIso(ctx.now());
   const errors = checkDates(input, now);
   if (errors.length > 0) throw validationError(errors);
-  const db = database(env.DB);
+  const { db } = ctx;
   const row: StoredDocument = {
     institutionId,
     type,

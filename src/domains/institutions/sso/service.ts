@@ -1,32 +1,31 @@
-import { and, asc, eq, ne, not, sql } from "drizzle-orm";
+import { and, asc, eq, ne, not } from "drizzle-orm";
 import { type SsoDomainMethod, ssoConnections, ssoDomains } from "../../../db/schema";
-import type { Env } from "../../../env";
-import type { Principal } from "../../../platform/auth/principal";
-import { config } from "../../../platform/config";
+import { enforce } from "../../../platform/auth/policy";
 import { ssoClientSecretBinding } from "../../../platform/crypto/sealed-values";
 import { seal } from "../../../platform/crypto/sealing";
-import { database, inJsonList } from "../../../platform/db";
+import { inJsonList } from "../../../platform/db";
 import { ApiError, type FieldError, validationError } from "../../../platform/errors";
 import { nowIso } from "../../../platform/ids";
 import { lookupTxt } from "../../../platform/outbound/txt";
-import { institutionInScope, isPlatformStaff } from "../access";
+import type { PrincipalContext, ServiceContext } from "../../../platform/service/context";
+import { findInstitution, institutionInScope } from "../access";
+import { mayVerifySsoDomain } from "../policy";
 import { presentDomainVerification, presentSso } from "./present";
 import { isPublicMailDomain } from "./public-mail-domains";
 import type { PutSsoInput } from "./schemas";
+import { claimStands } from "./sql";
 import { completenessErrors, validOidc, validSaml } from "./validate";
 
 type DomainRow = typeof ssoDomains.$inferSelect;
 
-interface Context {
-  env: Env;
-  principal: Principal;
+/** Which institution's SSO, and the origin our service-provider URLs are built on. */
+interface SsoTarget {
   institutionId: string;
   origin: string;
-  nowMs?: number;
 }
 
-async function load(env: Env, institutionId: string) {
-  const db = database(env.DB);
+async function load(ctx: ServiceContext, institutionId: string) {
+  const { db } = ctx;
   const [connection, domains] = await db.batch([
     db.select().from(ssoConnections).where(eq(ssoConnections.institutionId, institutionId)),
     db
@@ -38,10 +37,11 @@ async function load(env: Env, institutionId: string) {
   return { connection: connection[0] ?? null, domains };
 }
 
-export async function readSso({ env, principal, institutionId, origin, nowMs = Date.now() }: Context) {
-  await institutionInScope(env, principal, institutionId);
-  const { connection, domains } = await load(env, institutionId);
-  return presentSso(institutionId, connection, domains, origin, nowMs);
+/** The SSO settings of the institution the caller may act on. */
+export async function readSso(ctx: PrincipalContext, { institutionId, origin }: SsoTarget) {
+  await institutionInScope(ctx, institutionId);
+  const { connection, domains } = await load(ctx, institutionId);
+  return presentSso(institutionId, connection, domains, origin, ctx.now());
 }
 
 function typeErrors(input: PutSsoInput): FieldError[] {
@@ -69,23 +69,26 @@ function newVerificationToken(): string {
  * domain is only claimed here: it routes nobody until verified (`verifySsoDomain`), so another
  * institution's claim on the same domain is neither refused nor mentioned.
  */
-export async function putSso(context: Context & { input: PutSsoInput }) {
-  const { env, principal, institutionId, origin, input, nowMs = Date.now() } = context;
-  await institutionInScope(env, principal, institutionId);
+export async function putSso(
+  ctx: PrincipalContext,
+  { institutionId, origin, input }: SsoTarget & { input: PutSsoInput },
+) {
+  await institutionInScope(ctx, institutionId);
   const shapeErrors = typeErrors(input);
   if (shapeErrors.length > 0) throw validationError(shapeErrors);
-  const db = database(env.DB);
-  const { connection: before } = await load(env, institutionId);
+  const { db } = ctx;
+  const nowMs = ctx.now();
+  const { connection: before } = await load(ctx, institutionId);
 
-  const saml = input.type === "saml" && input.saml ? await validSaml(env, input.saml, nowMs) : null;
-  const oidc = input.type === "oidc" && input.oidc ? await validOidc(env, input.oidc) : null;
+  const saml = input.type === "saml" && input.saml ? await validSaml(ctx, input.saml) : null;
+  const oidc = input.type === "oidc" && input.oidc ? await validOidc(ctx, input.oidc) : null;
   // Left out: the stored secret stays (an admin changing the scopes need not paste it again).
   const secretInput = input.oidc?.client_secret;
   const clientSecretSealed =
     input.type !== "oidc" || secretInput === null
       ? null
       : secretInput !== undefined
-        ? await seal(secretInput, config(env).encryptionKey, ssoClientSecretBinding(institutionId))
+        ? await seal(secretInput, ctx.config.encryptionKey, ssoClientSecretBinding(institutionId))
         : (before?.clientSecretSealed ?? null);
   const incomplete = completenessErrors(input, saml, oidc, clientSecretSealed !== null);
   if (incomplete.length > 0) throw validationError(incomplete);
@@ -128,7 +131,7 @@ export async function putSso(context: Context & { input: PutSsoInput }) {
         .onConflictDoNothing({ target: [ssoDomains.institutionId, ssoDomains.domain] }),
     ),
   ]);
-  const { connection, domains } = await load(env, institutionId);
+  const { connection, domains } = await load(ctx, institutionId);
   return presentSso(institutionId, connection, domains, origin, nowMs);
 }
 
@@ -154,8 +157,8 @@ function notVerified(row: DomainRow, reason: NotVerifiedReason, detail: string):
 }
 
 /** What the resolver answered for the domain, judged against this institution's TXT value. */
-async function dnsProof(env: Env, row: DomainRow): Promise<void> {
-  const dohUrl = config(env).outbound.dohUrl;
+async function dnsProof(ctx: ServiceContext, row: DomainRow): Promise<void> {
+  const dohUrl = ctx.config.outbound.dohUrl;
   if (!dohUrl)
     throw new ApiError(
       "service_unavailable",
@@ -198,22 +201,14 @@ async function dnsProof(env: Env, row: DomainRow): Promise<void> {
  * same batch: the latest proof of control wins, and at most one institution routes a domain (the
  * partial unique index). Neither answer names the other institution.
  */
-export async function verifySsoDomain(context: {
-  env: Env;
-  principal: Principal;
-  institutionId: string;
-  domain: string;
-  method: SsoDomainMethod;
-  nowMs?: number;
-}) {
-  const { env, principal, institutionId, domain, method, nowMs = Date.now() } = context;
-  await institutionInScope(env, principal, institutionId);
-  if (method === "manual" && !isPlatformStaff(principal))
-    throw new ApiError(
-      "forbidden",
-      'Only platform staff may confirm a domain without DNS: publish the TXT record and verify with method "dns".',
-    );
-  const db = database(env.DB);
+export async function verifySsoDomain(
+  ctx: PrincipalContext,
+  { institutionId, domain, method }: { institutionId: string; domain: string; method: SsoDomainMethod },
+) {
+  // Loaded first: an unknown institution is 404 before the rule is asked, as another's is.
+  await findInstitution(ctx, institutionId);
+  enforce(mayVerifySsoDomain(ctx.principal, { id: institutionId }, method));
+  const { db } = ctx;
   const mine = and(eq(ssoDomains.institutionId, institutionId), eq(ssoDomains.domain, domain));
   const row = await db.select().from(ssoDomains).where(mine).get();
   if (!row) throw domainNotFound(domain);
@@ -225,9 +220,9 @@ export async function verifySsoDomain(context: {
       "public_mail_domain",
       `${row.domain} is a public e-mail provider's domain: it cannot route sign-ins to one institution. Remove it from domains.`,
     );
-  if (method === "dns") await dnsProof(env, row);
+  if (method === "dns") await dnsProof(ctx, row);
 
-  const now = nowIso(nowMs);
+  const now = nowIso(ctx.now());
   // Only the claim that was proven: if a PUT removed (or removed and re-added) the domain meanwhile,
   // its token changed and neither statement does anything.
   const proven = and(mine, eq(ssoDomains.token, row.token));
@@ -240,7 +235,7 @@ export async function verifySsoDomain(context: {
           eq(ssoDomains.domain, domain),
           eq(ssoDomains.status, "verified"),
           ne(ssoDomains.institutionId, institutionId),
-          sql`EXISTS (SELECT 1 FROM ${ssoDomains} WHERE ${proven})`,
+          claimStands(proven),
         ),
       ),
     db
@@ -259,7 +254,7 @@ export async function verifySsoDomain(context: {
  * parent domain) verified; null when nobody does, however many institutions claim it unverified.
  * For SSO sign-in and discovery, which check the connection's state themselves.
  */
-export async function institutionForSsoEmail(env: Env, email: string): Promise<string | null> {
+export async function institutionForSsoEmail(ctx: ServiceContext, email: string): Promise<string | null> {
   const at = email.lastIndexOf("@");
   if (at < 1) return null;
   const domain = email
@@ -268,7 +263,7 @@ export async function institutionForSsoEmail(env: Env, email: string): Promise<s
     .toLowerCase()
     .replace(/\.$/, "");
   if (!domain) return null;
-  const row = await database(env.DB)
+  const row = await ctx.db
     .select({ institutionId: ssoDomains.institutionId })
     .from(ssoDomains)
     .where(and(eq(ssoDomains.domain, domain), eq(ssoDomains.status, "verified")))

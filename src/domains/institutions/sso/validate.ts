@@ -1,6 +1,7 @@
 import type { OidcSettings, SamlSettings } from "../../../db/schema";
 import type { Env } from "../../../env";
 import { type FieldError, validationError } from "../../../platform/errors";
+import type { ServiceContext } from "../../../platform/service/context";
 import { parseCertificate } from "./certificates";
 import { fetchDocument, outboundUrlProblem } from "./fetch-metadata";
 import { parseIdpMetadata } from "./metadata";
@@ -48,8 +49,10 @@ async function metadataOf(env: Env, input: SamlInput) {
   return null;
 }
 
-/** SAML settings as stored: metadata fills what the request leaves out; every value checked. */
-export async function validSaml(env: Env, input: SamlInput, nowMs: number): Promise<SamlSettings> {
+/** SAML settings as stored: metadata fills what the request leaves out; every value checked (certificates as of now). */
+export async function validSaml(ctx: ServiceContext, input: SamlInput): Promise<SamlSettings> {
+  const { env } = ctx;
+  const nowMs = ctx.now();
   const early = urlError(env, "saml.metadata_url", input.metadata_url);
   if (early.length > 0) throw validationError(early);
   const metadata = await metadataOf(env, input);
@@ -80,7 +83,8 @@ export async function validSaml(env: Env, input: SamlInput, nowMs: number): Prom
 }
 
 /** OIDC settings as stored; a given issuer is checked against its discovery document now. */
-export async function validOidc(env: Env, input: OidcInput): Promise<OidcSettings> {
+export async function validOidc(ctx: ServiceContext, input: OidcInput): Promise<OidcSettings> {
+  const { env } = ctx;
   const errors = urlError(env, "oidc.issuer", input.issuer);
   const scopes = input.scopes ?? DEFAULT_SCOPES;
   if (!scopes.includes("openid")) errors.push({ path: "oidc.scopes", message: 'must include "openid"' });

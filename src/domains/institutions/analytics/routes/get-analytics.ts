@@ -1,5 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../../env";
+import { principalContext } from "../../../../platform/http/context-middleware";
 import { jsonResponse, tokenRoute } from "../../../../platform/openapi";
 import { INSTITUTIONS } from "../../prefixes";
 import { AnalyticsParams, AnalyticsQuery, AnalyticsSchema } from "../schemas";
@@ -19,9 +20,7 @@ export const getAnalyticsRoute = tokenRoute("analytics:read", {
 
 export function registerGetAnalytics(app: OpenAPIHono<AppEnv>) {
   app.openapi(getAnalyticsRoute, async (c) => {
-    const body = await readAnalytics({
-      env: c.env,
-      principal: c.var.principal,
+    const body = await readAnalytics(principalContext(c), {
       institutionId: c.req.valid("param").id,
       query: c.req.valid("query"),
     });

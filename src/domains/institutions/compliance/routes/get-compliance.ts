@@ -1,5 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../../env";
+import { principalContext } from "../../../../platform/http/context-middleware";
 import { jsonResponse, tokenRoute } from "../../../../platform/openapi";
 import { INSTITUTIONS } from "../../prefixes";
 import { ComplianceParams, ComplianceSchema } from "../schemas";
@@ -19,11 +20,7 @@ export const getComplianceRoute = tokenRoute("compliance:read", {
 
 export function registerGetCompliance(app: OpenAPIHono<AppEnv>) {
   app.openapi(getComplianceRoute, async (c) => {
-    const body = await readCompliance({
-      env: c.env,
-      principal: c.var.principal,
-      institutionId: c.req.valid("param").id,
-    });
+    const body = await readCompliance(principalContext(c), c.req.valid("param").id);
     return c.json(body, 200);
   });
 }

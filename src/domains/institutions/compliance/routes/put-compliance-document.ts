@@ -1,5 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../../env";
+import { principalContext } from "../../../../platform/http/context-middleware";
 import { jsonBody, jsonResponse, tokenRoute } from "../../../../platform/openapi";
 import { INSTITUTIONS } from "../../prefixes";
 import { ComplianceDocumentParams, ComplianceDocumentSchema, PutComplianceDocumentBody } from "../schemas";
@@ -20,9 +21,7 @@ export const putComplianceDocumentRoute = tokenRoute("institutions:write", {
 export function registerPutComplianceDocument(app: OpenAPIHono<AppEnv>) {
   app.openapi(putComplianceDocumentRoute, async (c) => {
     const { id, type } = c.req.valid("param");
-    const document = await putComplianceDocument({
-      env: c.env,
-      principal: c.var.principal,
+    const document = await putComplianceDocument(principalContext(c), {
       institutionId: id,
       type,
       input: c.req.valid("json"),

@@ -1,5 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../../env";
+import { principalContext } from "../../../../platform/http/context-middleware";
 import { jsonResponse, tokenRoute } from "../../../../platform/openapi";
 import { INSTITUTIONS } from "../../prefixes";
 import { SsoParams, SsoSchema } from "../schemas";
@@ -19,9 +20,7 @@ export const getSsoRoute = tokenRoute("sso:read", {
 
 export function registerGetSso(app: OpenAPIHono<AppEnv>) {
   app.openapi(getSsoRoute, async (c) => {
-    const body = await readSso({
-      env: c.env,
-      principal: c.var.principal,
+    const body = await readSso(principalContext(c), {
       institutionId: c.req.valid("param").id,
       origin: new URL(c.req.url).origin,
     });

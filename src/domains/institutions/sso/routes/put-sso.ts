@@ -1,5 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../../env";
+import { principalContext } from "../../../../platform/http/context-middleware";
 import { jsonBody, jsonResponse, tokenRoute } from "../../../../platform/openapi";
 import { INSTITUTIONS } from "../../prefixes";
 import { PutSsoBody, SsoParams, SsoSchema } from "../schemas";
@@ -25,9 +26,7 @@ A draft may be incomplete; \`state: "active"\` needs a complete configuration an
 
 export function registerPutSso(app: OpenAPIHono<AppEnv>) {
   app.openapi(putSsoRoute, async (c) => {
-    const body = await putSso({
-      env: c.env,
-      principal: c.var.principal,
+    const body = await putSso(principalContext(c), {
       institutionId: c.req.valid("param").id,
       origin: new URL(c.req.url).origin,
       input: c.req.valid("json"),

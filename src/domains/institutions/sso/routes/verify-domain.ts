@@ -1,5 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../../env";
+import { principalContext } from "../../../../platform/http/context-middleware";
 import {
   errorResponses,
   jsonResponse,
@@ -52,9 +53,7 @@ export function registerVerifySsoDomain(app: OpenAPIHono<AppEnv>) {
     const { id, domain } = c.req.valid("param");
     // Without a body the validator does not run, so the default is applied here too.
     const method = c.req.valid("json")?.method ?? "dns";
-    const verification = await verifySsoDomain({
-      env: c.env,
-      principal: c.var.principal,
+    const verification = await verifySsoDomain(principalContext(c), {
       institutionId: id,
       domain,
       method,

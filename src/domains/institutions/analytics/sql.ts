@@ -1,5 +1,14 @@
 import { type SQL, sql } from "drizzle-orm";
+import type { courses } from "../../../db/schema";
 import { type Granularity, periodStartSql } from "./range";
+
+/**
+ * The analytics' raw SQL: the two statements of the dashboard after the institution's row, each
+ * built for its filter (and granularity) as a drizzle `sql` query, run in one D1 batch. Both read
+ * only tables other domains keep (users, member_groups, learner_stats, the recording's
+ * institution_activity_days rollup, courses); SQLite computes every column, so the row types are
+ * written out next to each statement.
+ */
 
 export const TOP_COURSES = 10;
 
@@ -39,6 +48,7 @@ export function membersStatement(filter: Filter): SQL {
         GROUP BY group_name)) AS groups`;
 }
 
+/** `cefr`: JSON `[[key, level, learners], …]` (key `overall` or a skill); `groups`: JSON `[[group, members], …]`. */
 export interface MembersRow {
   members: number;
   learners: number;
@@ -46,11 +56,18 @@ export interface MembersRow {
   groups: string;
 }
 
+type CourseRow = typeof courses.$inferSelect;
+
+/**
+ * One row of the activity statement: `k` is null for `total`, the period's first day for `series`,
+ * the course id for `course`, the group's name for `group`; `title` and `slug` only for `course`.
+ * The sums are null where no rollup row matched.
+ */
 export interface ActivityRow {
   kind: "total" | "series" | "course" | "group";
   k: string | null;
-  title: string | null;
-  slug: string | null;
+  title: CourseRow["title"] | null;
+  slug: CourseRow["slug"] | null;
   learners: number;
   seconds: number | null;
   attempts: number | null;
