@@ -1,7 +1,6 @@
 import { and, asc, eq, type SQL, sql } from "drizzle-orm";
 import { type Branding, institutions, type Plan } from "../../db/schema";
 import { enforce } from "../../platform/auth/policy";
-import type { Statement } from "../../platform/batch";
 import { ApiError, validationError } from "../../platform/errors";
 import type { OutboxRow } from "../../platform/events";
 import { type PageRequest, pageBounds, pageWithTotal } from "../../platform/http/pagination";

@@ -1,8 +1,7 @@
 import { and, eq } from "drizzle-orm";
-import { invitations, memberGroups, outboxEvents, type Role, users } from "../../db/schema";
-import type { Env } from "../../env";
+import { invitations, memberGroups, type Role, users } from "../../db/schema";
 import { enforce } from "../../platform/auth/policy";
-import { batchGuard, isBatchGuardFailure, type Statement } from "../../platform/batch";
+import { batchGuard, isBatchGuardFailure } from "../../platform/batch";
 import { DECOY_PASSWORD_HASH } from "../../platform/crypto/passwords";
 import type { Database } from "../../platform/db";
 import { ApiError } from "../../platform/errors";
