@@ -1,6 +1,6 @@
 import { sweepExports } from "./domains/exports/sweep";
 import { requeueStalledPassbacks } from "./domains/lti/grades/sweep";
-import { sweepLti } from "./domains/lti/sweep";
+import { sweepLti } from "./domains/lti/launch/sweep";
 import { purgePastWeeks } from "./domains/progress/sweep";
 import { purgeOldEvents, requeueStalledDeliveries } from "./domains/webhooks/sweep";
 import type { Env } from "./env";
@@ -10,11 +10,6 @@ import { requeueUndispatchedEvents } from "./platform/outbox-sweep";
 import { backgroundContext, type ServiceContext } from "./platform/service/context";
 
 type Sweep = (ctx: ServiceContext) => Promise<unknown>;
-/** Migration shim: a sweep not yet on the service context. Goes when the last one has moved. */
-const legacy =
-  (run: (env: Env, now: number) => Promise<unknown>): Sweep =>
-  (ctx) =>
-    run(ctx.env, ctx.now());
 
 /** The minute cron's sweeps; each is independent, so one failing does not stop the others. */
 const SWEEPS: { name: string; run: Sweep }[] = [
@@ -24,7 +19,7 @@ const SWEEPS: { name: string; run: Sweep }[] = [
   { name: "old-events", run: purgeOldEvents },
   { name: "exports", run: sweepExports },
   { name: "past-weeks", run: purgePastWeeks },
-  { name: "lti", run: legacy(sweepLti) },
+  { name: "lti", run: sweepLti },
   { name: "lti-passbacks", run: requeueStalledPassbacks },
   { name: "reseal-legacy-values", run: resealLegacyValues },
 ];

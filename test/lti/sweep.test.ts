@@ -3,7 +3,7 @@ import { eq, inArray } from "drizzle-orm";
 import { expect, it } from "vitest";
 import { ltiLaunches, ltiPassbacks, ltiStates } from "../../src/db/schema";
 import { requeueStalledPassbacks } from "../../src/domains/lti/grades/sweep";
-import { sweepLti } from "../../src/domains/lti/sweep";
+import { sweepLti } from "../../src/domains/lti/launch/sweep";
 import { database } from "../../src/platform/db";
 import { callJson } from "../helpers/api";
 import { testContext } from "../helpers/context";
@@ -45,7 +45,7 @@ it("the sweep deletes long-expired login states and queues passbacks whose messa
     .set({ createdAt: new Date(Date.now() - 31 * 86_400_000).toISOString().replace(/\.\d{3}Z$/, "Z") })
     .where(eq(ltiLaunches.id, refused.body.launch_id));
 
-  await sweepLti(env, Date.now());
+  await sweepLti(testContext());
   expect(await requeueStalledPassbacks(testContext())).toBe(1);
   const left = await db
     .select({ id: ltiLaunches.id })

@@ -25,7 +25,7 @@ export interface MintedInvitation {
  * from `now` (members' services pass `ctx.now()`; the default is for a caller not yet on the
  * service context).
  */
-export async function mintInvitation(now = Date.now()): Promise<MintedInvitation> {
+export async function mintInvitation(now: number): Promise<MintedInvitation> {
   const token = TOKEN_PREFIX + toBase64Url(randomBytes(32));
   return { token, tokenHash: await sha256Hex(token), expiresAt: nowIso(now + INVITATION_TTL_MS) };
 }

@@ -1,16 +1,12 @@
 import { and, desc, eq, gte, inArray, type SQL, sql } from "drizzle-orm";
-import {
-  type DeliveryStatus,
-  outboxEvents,
-  webhookDeliveries,
-  webhookDeliveryAttempts,
-} from "../../db/schema";
+import { type DeliveryStatus, webhookDeliveries, webhookDeliveryAttempts } from "../../db/schema";
 import { chunk, rowsPerStatement, type Statement } from "../../platform/batch";
 import { sendAndRecord } from "../../platform/delivery";
 import { ApiError, validationError } from "../../platform/errors";
 import { EVENT_RETENTION_MS } from "../../platform/events";
 import { type PageRequest, pageBounds, pageWithTotal } from "../../platform/http/pagination";
 import { newId, nowIso } from "../../platform/ids";
+import { commit } from "../../platform/service/commit";
 import type { ServiceContext } from "../../platform/service/context";
 import { EVENT_EXAMPLES } from "./catalogue";
 import { enqueueDeliveries, webhookDeliveryTarget } from "./delivery-target";
@@ -238,10 +234,9 @@ export async function sendTestPing(ctx: ServiceContext, webhook: WebhookRow) {
     attemptCount: 1,
     claimedUntil: now + 60_000,
   };
-  // Not through commit(): a ping is no domain event (never dispatched, published or listed: its row
-  // is born fanned out and dispatched), and its delivery row must follow it in the batch (foreign
-  // key), while commit() writes events after the statements and publishes them.
-  await db.batch([db.insert(outboxEvents).values(event), db.insert(webhookDeliveries).values(delivery)]);
+  // Born fanned out and dispatched, the ping is written but never published; commit writes events
+  // ahead of the statements, so the delivery row's foreign key finds it.
+  await commit(ctx, { statements: [db.insert(webhookDeliveries).values(delivery)], events: [event] });
   const claimed = { id: delivery.id, attempt: 1, webhook, event, isPing: true };
   await sendAndRecord(ctx, webhookDeliveryTarget, [claimed], { onRecorded: () => {} });
   return getDelivery(ctx, { webhookId: webhook.id, deliveryId: delivery.id });

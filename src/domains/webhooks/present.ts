@@ -10,7 +10,7 @@ const disabledReason = (stored: string | null): DisabledReason =>
 
 export function presentWebhook(
   row: typeof webhooks.$inferSelect,
-  now = Date.now(),
+  now: number,
 ): z.infer<typeof WebhookSchema> {
   const rotating = row.previousSecretExpiresAt && Date.parse(row.previousSecretExpiresAt) > now;
   return {

@@ -8,11 +8,17 @@ export type Writable = D1PreparedStatement | { toSQL(): { sql: string; params: u
 export interface Change {
   /** The writes, in order; a `batchGuard` among them fails (and so rolls back) the whole change. */
   statements: readonly Writable[];
-  /** The domain events this change reports, written in the same batch (after the statements). */
+  /**
+   * The domain events this change reports, written in the same batch, ahead of the statements (so
+   * that a statement may refer to its event: a webhook delivery row does). An event born dispatched
+   * (`dispatchedAt` set: the webhook test ping, which goes to one webhook only) is written but never
+   * published.
+   */
   events?: readonly OutboxRow[];
   /**
    * Write the events only if the last statement changed a row (SQLite's `changes()`), for a
-   * conditional write whose event must not outlive a lost race. Default: always.
+   * conditional write whose event must not outlive a lost race; the events then follow the
+   * statements. Default: always.
    */
   eventsIfLastChanged?: boolean;
 }
@@ -26,8 +32,9 @@ export interface Committed {
 
 // The events travel as one JSON array per statement: any number of them, a handful of parameters.
 // JSON columns travel as nested JSON and are stored as the text of that part (`->`).
-const INSERT_EVENTS = `INSERT INTO outbox_events (id, type, institution_id, user_id, payload, created_at)
-  SELECT value->>'id', value->>'type', value->>'institution_id', value->>'user_id', value->'payload', value->>'created_at'
+const INSERT_EVENTS = `INSERT INTO outbox_events (id, type, institution_id, user_id, payload, created_at, fanned_out_at, dispatched_at)
+  SELECT value->>'id', value->>'type', value->>'institution_id', value->>'user_id', value->'payload', value->>'created_at',
+    value->>'fanned_out_at', value->>'dispatched_at'
   FROM json_each(?1)`;
 
 function bound(ctx: ServiceContext, statement: Writable): D1PreparedStatement {
@@ -53,18 +60,24 @@ export async function commit(ctx: ServiceContext, change: Change): Promise<Commi
     user_id: event.userId ?? null,
     payload: event.payload,
     created_at: event.createdAt,
+    fanned_out_at: event.fannedOutAt ?? null,
+    dispatched_at: event.dispatchedAt ?? null,
   }));
   const condition = change.eventsIfLastChanged ? " WHERE changes() > 0" : "";
   // Only one statement may test `changes()`: it reads the statement just before it.
   const eventStatements = (condition ? [JSON.stringify(eventRows)] : jsonArrays(eventRows)).map((json) =>
     ctx.env.DB.prepare(INSERT_EVENTS + condition).bind(json),
   );
-  const all = [...statements, ...(events.length > 0 ? eventStatements : [])];
+  const eventsFirst = !condition;
+  const written = events.length > 0 ? eventStatements : [];
+  const all = eventsFirst ? [...written, ...statements] : [...statements, ...written];
   if (all.length === 0) return { results: [], eventIds: [] };
   const results = await ctx.env.DB.batch(all);
-  const eventResults = results.slice(statements.length);
-  const written = eventResults.some((result) => (result.meta.changes ?? 0) > 0);
-  const eventIds = written ? events.map((event) => event.id) : [];
-  if (eventIds.length > 0) ctx.waitUntil(publishEvents(ctx.env, eventIds));
-  return { results: results.slice(0, statements.length), eventIds };
+  const ownResults = eventsFirst ? results.slice(written.length) : results.slice(0, statements.length);
+  const eventResults = eventsFirst ? results.slice(0, written.length) : results.slice(statements.length);
+  const anyWritten = eventResults.some((result) => (result.meta.changes ?? 0) > 0);
+  const eventIds = anyWritten ? events.map((event) => event.id) : [];
+  const toPublish = anyWritten ? events.filter((event) => !event.dispatchedAt).map((event) => event.id) : [];
+  if (toPublish.length > 0) ctx.waitUntil(publishEvents(ctx.env, toPublish));
+  return { results: ownResults, eventIds };
 }

@@ -33,6 +33,6 @@ export function registerCreateWebhook(app: OpenAPIHono<AppEnv>) {
       input: c.req.valid("json"),
     });
     c.header("Location", new URL(`${WEBHOOKS}/${row.id}`, c.req.url).toString());
-    return c.json({ ...presentWebhook(row), secret }, 201);
+    return c.json({ ...presentWebhook(row, ctx.now()), secret }, 201);
   });
 }

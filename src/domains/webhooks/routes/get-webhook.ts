@@ -26,6 +26,6 @@ export function registerGetWebhook(app: OpenAPIHono<AppEnv>) {
   app.openapi(getWebhookRoute, async (c) => {
     const ctx = principalContext(c);
     const row = await findWebhook(ctx, { ...webhookScope(ctx.principal), id: c.req.valid("param").id });
-    return c.json({ ...presentWebhook(row), health: await webhookHealth(ctx, row.id) }, 200);
+    return c.json({ ...presentWebhook(row, ctx.now()), health: await webhookHealth(ctx, row.id) }, 200);
   });
 }

@@ -35,7 +35,7 @@ export function registerListWebhooks(app: OpenAPIHono<AppEnv>) {
         c,
         { page, per_page },
         total,
-        rows.map((r) => presentWebhook(r)),
+        rows.map((r) => presentWebhook(r, ctx.now())),
       ),
       200,
     );

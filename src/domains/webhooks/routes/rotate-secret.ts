@@ -31,6 +31,6 @@ export function registerRotateSecret(app: OpenAPIHono<AppEnv>) {
       id: c.req.valid("param").id,
       previousTtlSeconds: body.previous_secret_ttl_seconds ?? 86_400,
     });
-    return c.json({ ...presentWebhook(row), secret }, 200);
+    return c.json({ ...presentWebhook(row, ctx.now()), secret }, 200);
   });
 }

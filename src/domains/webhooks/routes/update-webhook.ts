@@ -30,6 +30,6 @@ export function registerUpdateWebhook(app: OpenAPIHono<AppEnv>) {
       id: c.req.valid("param").id,
       input: c.req.valid("json"),
     });
-    return c.json(presentWebhook(row), 200);
+    return c.json(presentWebhook(row, ctx.now()), 200);
   });
 }

@@ -1,8 +1,7 @@
 import { lt, sql } from "drizzle-orm";
-import { ltiLaunches, ltiSessionCodes, ltiStates } from "../../db/schema";
-import type { Env } from "../../env";
-import { database } from "../../platform/db";
-import { nowIso } from "../../platform/ids";
+import { ltiLaunches, ltiSessionCodes, ltiStates } from "../../../db/schema";
+import { nowIso } from "../../../platform/ids";
+import type { ServiceContext } from "../../../platform/service/context";
 
 /** A login state or launch code is kept an hour past its expiry (the log says why a late one failed), then deleted. */
 const KEEP_EXPIRED_MS = 3_600_000;
@@ -13,10 +12,11 @@ const REFUSED_LAUNCH_RETENTION_MS = 30 * 86_400_000;
 /**
  * The minute cron's LTI housekeeping: expired states and codes go, refused launches go after 30 days
  * (in slices, so a flood of forged callbacks cannot make one sweep long). (Stalled passbacks are
- * queued again by grades/sweep.ts.)
+ * queued again by ../grades/sweep.ts.)
  */
-export async function sweepLti(env: Env, now: number): Promise<void> {
-  const db = database(env.DB);
+export async function sweepLti(ctx: ServiceContext): Promise<void> {
+  const { db } = ctx;
+  const now = ctx.now();
   const before = now - KEEP_EXPIRED_MS;
   await db.batch([
     db.delete(ltiStates).where(lt(ltiStates.expiresAt, before)),
