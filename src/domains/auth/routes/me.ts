@@ -1,7 +1,6 @@
 import type { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import type { Principal } from "../../../platform/auth/principal";
-import { config } from "../../../platform/config";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { AUTH } from "../prefixes";
 import { presentUser } from "../present";
