@@ -3,7 +3,6 @@ import { answerCachedPageEarly, cachedPageFor } from "./domains/catalog/early";
 import type { Env } from "./env";
 import { ApiError, problemBody } from "./platform/errors";
 import { DEFAULT_FRAMING_HEADERS, requestIdFor, SECURITY_HEADERS } from "./platform/http/middleware";
-import { consumeQueue } from "./queue-consumers";
 
 export { ProgressRecorder } from "./domains/progress/recording/recorder";
 export { TokenGate } from "./platform/auth/token-gate";
@@ -49,11 +48,10 @@ async function fetch(request: Request, env: Env, ctx: ExecutionContext): Promise
   }
 }
 
-// Sweeps are imported when the cron first calls them, like the route groups. The queue consumers are
-// imported with the worker: a dynamic import() awaited by several queue invocations at once shares one
-// module-loading promise between them, and where loading is I/O (the vitest pool's module runner) the
-// invocations that did not start it wait on another's I/O, are cancelled as hung, and resume in the
-// wrong request ("Cannot perform I/O on behalf of a different request"; the test run never ended).
+// Queue consumers and sweeps are imported when the runtime first calls them, like the route groups:
+// an isolate that only answers HTTP never evaluates them, which keeps start-up small. (The test pool
+// imports them ahead of the tests, test/helpers/apply-migrations.ts: there loading a module is I/O,
+// and concurrent queue invocations awaiting one in-flight load would wait on another's I/O.)
 export default {
   fetch,
   async scheduled(controller, env, ctx) {
@@ -61,5 +59,8 @@ export default {
       import("./scheduled").then(({ runSweeps }) => runSweeps(env, ctx, controller.scheduledTime)),
     );
   },
-  queue: consumeQueue,
+  async queue(batch, env, ctx) {
+    const { consumeQueue } = await import("./queue-consumers");
+    await consumeQueue(batch, env, ctx);
+  },
 } satisfies ExportedHandler<Env>;

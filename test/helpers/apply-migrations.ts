@@ -2,3 +2,11 @@ import { applyD1Migrations, env } from "cloudflare:test";
 
 // Storage is isolated per test file; applying is idempotent within a file.
 await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
+
+// The worker imports its queue consumers and sweeps on their first call. In this pool loading a
+// module is I/O through Vite's module runner, which shares one in-flight load between concurrent
+// callers: queue invocations that did not start it would wait on another invocation's I/O, be
+// cancelled as hung and resume in the wrong request ("Cannot perform I/O on behalf of a different
+// request"). Loaded here first, every later import() finds them evaluated.
+await import("../../src/queue-consumers");
+await import("../../src/scheduled");
