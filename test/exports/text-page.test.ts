@@ -1,5 +1,7 @@
 import { env } from "cloudflare:test";
+import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { attempts as attemptsTable } from "../../src/db/schema";
 import { csvRows } from "../../src/domains/exports/csv";
 import { inKeyOrder, type RowKey, SOURCES, type SourceScope } from "../../src/domains/exports/sources";
 import { utf8 } from "../../src/platform/crypto/encoding";
@@ -35,37 +37,43 @@ type Attempt = Partial<
   xp_awarded?: unknown;
 };
 
+/** A value bound to SQLite as it is, past drizzle's column modes (which would convert or refuse it). */
+const cell = (value: unknown) => sql`${value}`;
+
 /**
- * Inserts attempts into a fresh institution; returns its scope. Columns not given are plain. Raw
- * SQL on purpose: the cells may be of any SQLite type (a blob, an integer where text belongs), which
- * drizzle's column modes would convert or refuse, and the text page must notice them.
+ * Inserts attempts into a fresh institution; returns its scope. Columns not given are plain. Each
+ * value is bound as it is: the cells may be of any SQLite type (a blob, an integer where text belongs),
+ * and the text page must notice them.
  */
 async function institutionWith(attempts: Attempt[]): Promise<SourceScope> {
   const institutionId = `ins_text_${++seq}_${crypto.randomUUID()}`;
   const base = Date.parse("2026-11-01T00:00:00Z");
+  const db = database(env.DB);
   const statements = attempts.map((a, i) =>
-    env.DB.prepare(
-      `INSERT INTO attempts (id, user_id, institution_id, training_item_id, lesson_id, course_id, skill, cefr_level, score, correct,
-                             duration_seconds, occurred_at, local_day, xp_awarded, recorded_at)
-       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, '2026-11-01', ?13, ?14)`,
-    ).bind(
-      a.id ?? `${String(i).padStart(8, "0")}-0000-4000-8000-${crypto.randomUUID().slice(-12)}`,
-      a.user_id ?? "usr_01JTEXT0000000000000000000",
+    db.insert(attemptsTable).values({
+      id: cell(a.id ?? `${String(i).padStart(8, "0")}-0000-4000-8000-${crypto.randomUUID().slice(-12)}`),
+      userId: cell(a.user_id ?? "usr_01JTEXT0000000000000000000"),
       institutionId,
-      a.training_item_id ?? `itm_${i % 7}`,
-      a.lesson_id ?? "les_é€𝄞",
-      a.course_id ?? "crs_1",
-      a.skill ?? "reading",
-      a.cefr_level ?? "B1",
-      a.score ?? 0.5,
-      a.correct ?? i % 2,
-      a.duration_seconds ?? i % 300,
-      a.occurred_at ?? new Date(base + Math.floor(i / 3) * 1000).toISOString().replace(".000", ""),
-      a.xp_awarded ?? i % 20,
-      a.recorded_at ?? "2026-11-01T00:00:00Z",
-    ),
+      trainingItemId: cell(a.training_item_id ?? `itm_${i % 7}`),
+      lessonId: cell(a.lesson_id ?? "les_é€𝄞"),
+      courseId: cell(a.course_id ?? "crs_1"),
+      skill: cell(a.skill ?? "reading"),
+      cefrLevel: cell(a.cefr_level ?? "B1"),
+      score: cell(a.score ?? 0.5),
+      correct: cell(a.correct ?? i % 2),
+      durationSeconds: cell(a.duration_seconds ?? i % 300),
+      occurredAt: cell(
+        a.occurred_at ?? new Date(base + Math.floor(i / 3) * 1000).toISOString().replace(".000", ""),
+      ),
+      localDay: "2026-11-01",
+      xpAwarded: cell(a.xp_awarded ?? i % 20),
+      recordedAt: cell(a.recorded_at ?? "2026-11-01T00:00:00Z"),
+    }),
   );
-  for (let i = 0; i < statements.length; i += 50) await env.DB.batch(statements.slice(i, i + 50));
+  for (let i = 0; i < statements.length; i += 50) {
+    const [first, ...rest] = statements.slice(i, i + 50);
+    await db.batch([first!, ...rest]);
+  }
   return { institutionId, filters: {}, asOf: "2026-12-01T00:00:00Z" };
 }
 

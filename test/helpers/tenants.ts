@@ -1,5 +1,7 @@
 import { env } from "cloudflare:test";
+import { institutions, type Role, users } from "../../src/db/schema";
 import { hashPassword } from "../../src/platform/crypto/passwords";
+import { database } from "../../src/platform/db";
 import { callJson } from "./api";
 
 export const PASSWORD = "correct horse battery staple";
@@ -40,11 +42,16 @@ export async function insertUser(
   passwordHash ??= hashPassword(PASSWORD);
   const id = `usr_test_${tag}_${role}`;
   const email = `${role}.${tag}@example.test`;
-  await env.DB.prepare(
-    "INSERT INTO users (id, email, name, role, institution_id, password_hash) VALUES (?, ?, ?, ?, ?, ?)",
-  )
-    .bind(id, email, `Test ${role}`, role, institutionId, await passwordHash)
-    .run();
+  await database(env.DB)
+    .insert(users)
+    .values({
+      id,
+      email,
+      name: `Test ${role}`,
+      role: role as Role,
+      institutionId,
+      passwordHash: await passwordHash,
+    });
   return { id, email };
 }
 
@@ -71,17 +78,15 @@ export async function createTenant(
 ): Promise<Tenant> {
   const tag = unique();
   const institution = { id: `ins_test_${tag}`, slug: `test-${tag}`, plan: options.plan ?? "pro" };
-  await env.DB.prepare(
-    "INSERT INTO institutions (id, slug, name, plan, rate_limit_per_minute) VALUES (?, ?, ?, ?, ?)",
-  )
-    .bind(
-      institution.id,
-      institution.slug,
-      `Test institution ${tag}`,
-      institution.plan,
-      options.rateLimit ?? null,
-    )
-    .run();
+  await database(env.DB)
+    .insert(institutions)
+    .values({
+      id: institution.id,
+      slug: institution.slug,
+      name: `Test institution ${tag}`,
+      plan: options.plan ?? "pro",
+      rateLimitPerMinute: options.rateLimit ?? null,
+    });
   const [admin, instructor, learner] = await Promise.all([
     user("institution_admin", institution.id),
     user("instructor", institution.id),

@@ -1,7 +1,17 @@
 // Two institutions holding registrations of the same platform (issuer and client id): neither may
 // obtain the platform's tokens with the other's trust, switch off the other's launches, or receive them.
 import { env } from "cloudflare:test";
+import { and, eq, inArray, isNull } from "drizzle-orm";
 import { expect, it, vi } from "vitest";
+import {
+  ltiAccessTokens,
+  ltiConsumers,
+  ltiLaunches,
+  ltiPassbacks,
+  ltiStates,
+  ltiUserLinks,
+} from "../../src/db/schema";
+import { database } from "../../src/platform/db";
 import { callJson } from "../helpers/api";
 import { createTenant, type TestUser } from "../helpers/tenants";
 import {
@@ -18,6 +28,8 @@ import {
   SCORE_SCOPE,
   type Simulator,
 } from "./support";
+
+const db = () => database(env.DB);
 
 /** Registers `reg`'s issuer and client id in another institution, pointing at another platform's URLs. */
 async function registerCopy(
@@ -118,10 +130,7 @@ it("another institution registering the same issuer and client id cannot obtain 
   // Nothing reached the attacker's line item, least of all with a token of A's LMS.
   const lairState = await attacker.state();
   expect(lairState.score_requests).toHaveLength(0);
-  const cached = await env.DB.prepare("SELECT count(*) AS n FROM lti_access_tokens WHERE consumer_id = ?")
-    .bind(copy.id)
-    .first<number>("n");
-  expect(cached).toBe(0);
+  expect(await db().$count(ltiAccessTokens, eq(ltiAccessTokens.consumerId, copy.id))).toBe(0);
 
   // The two registrations publish different keys.
   const keysA = (await callJson(reg.consumer.tool.jwks_url)).body.keys.map((k: any) => k.kid);
@@ -129,7 +138,7 @@ it("another institution registering the same issuer and client id cannot obtain 
   expect(keysA.some((kid: string) => keysB.includes(kid))).toBe(false);
 
   // A's own passback still works, with a fresh token too.
-  await env.DB.prepare("DELETE FROM lti_access_tokens WHERE consumer_id = ?").bind(reg.consumer.id).run();
+  await db().delete(ltiAccessTokens).where(eq(ltiAccessTokens.consumerId, reg.consumer.id));
   expect((await grade(a.admin.token, own.body.launch.id)).res.status).toBe(200);
   const last = (await reg.platform.state()).token_requests.at(-1);
   expect(last).toMatchObject({ assertion_valid: true, status: 200 });
@@ -142,10 +151,7 @@ it("changing a registration's token URL, key set, issuer or client id forgets it
   await reg.platform.learnToolKeys(reg.consumer);
   const launched = await launchVia(reg, reg.consumer.tool.login_url, reg.platform);
   expect((await grade(tenant.admin.token, launched.body.launch.id)).res.status).toBe(200);
-  const cached = () =>
-    env.DB.prepare("SELECT count(*) AS n FROM lti_access_tokens WHERE consumer_id = ?")
-      .bind(reg.consumer.id)
-      .first<number>("n");
+  const cached = () => db().$count(ltiAccessTokens, eq(ltiAccessTokens.consumerId, reg.consumer.id));
   expect(await cached()).toBe(1);
   const put = (body: Record<string, unknown>) =>
     callJson(`/api/integrations/lti-consumers/${reg.consumer.id}`, {
@@ -177,9 +183,7 @@ it("a token the platform answers after the registration changed is not kept", as
   // While the platform takes its time (the passback is claimed, so its registration was read), the
   // registration's token URL is changed.
   for (let i = 0; i < 50; i++) {
-    const claimed = await env.DB.prepare("SELECT count(*) AS n FROM lti_passbacks WHERE launch_id = ?")
-      .bind(launched.body.launch.id)
-      .first<number>("n");
+    const claimed = await db().$count(ltiPassbacks, eq(ltiPassbacks.launchId, launched.body.launch.id));
     if (claimed) break;
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -191,24 +195,17 @@ it("a token the platform answers after the registration changed is not kept", as
   expect(changed.res.status).toBe(200);
   expect((await graded).res.status).toBe(200);
 
-  const cached = await env.DB.prepare("SELECT count(*) AS n FROM lti_access_tokens WHERE consumer_id = ?")
-    .bind(reg.consumer.id)
-    .first<number>("n");
-  expect(cached).toBe(0);
+  expect(await db().$count(ltiAccessTokens, eq(ltiAccessTokens.consumerId, reg.consumer.id))).toBe(0);
 });
 
 /** Launches, user links and states of these registrations and institutions (what a launch writes). */
 async function written(consumerIds: string[], institutionIds: string[]) {
-  const n = async (sql: string, values: string[]) =>
-    (await env.DB.prepare(sql.replace("$", values.map(() => "?").join(", ")))
-      .bind(...values)
-      .first<number>("n")) ?? 0;
   return {
-    launches: await n(
-      "SELECT count(*) AS n FROM lti_launches WHERE status = 'succeeded' AND institution_id IN ($)",
-      institutionIds,
+    launches: await db().$count(
+      ltiLaunches,
+      and(eq(ltiLaunches.status, "succeeded"), inArray(ltiLaunches.institutionId, institutionIds)),
     ),
-    links: await n("SELECT count(*) AS n FROM lti_user_links WHERE consumer_id IN ($)", consumerIds),
+    links: await db().$count(ltiUserLinks, inArray(ltiUserLinks.consumerId, consumerIds)),
   };
 }
 
@@ -279,10 +276,7 @@ it("a registration of the same pair and deployment made earlier by another insti
   expect(steered.res).toBeNull();
   expect(await written([squatter.id], [b.institution.id])).toEqual(before);
   expect(before).toEqual({ launches: 0, links: 0 });
-  const links = await env.DB.prepare("SELECT count(*) AS n FROM lti_user_links WHERE sub = ?")
-    .bind(sub)
-    .first<number>("n");
-  expect(links).toBe(0);
+  expect(await db().$count(ltiUserLinks, eq(ltiUserLinks.sub, sub))).toBe(0);
 });
 
 it("a state is redeemed only at the callback of the login that issued it: one bound to a registration not at another's or the shared one, one of the shared login not at a registration's", async () => {
@@ -297,9 +291,7 @@ it("a state is redeemed only at the callback of the login that issued it: one bo
   const other = await registerPlatform(a.admin);
   const sub = `user-${crypto.randomUUID()}`;
   const stateCount = (state: string) =>
-    env.DB.prepare("SELECT count(*) AS n FROM lti_states WHERE state = ? AND used_at IS NULL")
-      .bind(state)
-      .first<number>("n");
+    db().$count(ltiStates, and(eq(ltiStates.state, state), isNull(ltiStates.usedAt)));
   const cases: [Registered, string, string][] = [
     // A state bound to B, posted (with the LMS's genuine id_token) to A's callback, and the reverse.
     [reg, copy.tool.login_url, reg.consumer.tool.redirect_uris[0]],
@@ -321,10 +313,7 @@ it("a state is redeemed only at the callback of the login that issued it: one bo
     // The state is not spent by a post to the wrong URL.
     expect(await stateCount(started.state)).toBe(1);
   }
-  const links = await env.DB.prepare("SELECT count(*) AS n FROM lti_user_links WHERE sub = ?")
-    .bind(sub)
-    .first<number>("n");
-  expect(links).toBe(0);
+  expect(await db().$count(ltiUserLinks, eq(ltiUserLinks.sub, sub))).toBe(0);
   expect(
     await written([reg.consumer.id, copy.id, other.consumer.id], [a.institution.id, b.institution.id]),
   ).toEqual({
@@ -381,15 +370,14 @@ it("with another institution holding the same pair and deployment, launches thro
   const steered = await launchThroughPlatform(reg, { loginUrl: steering.tool.login_url, claims: { sub } });
   expect(steered.authorized).toMatchObject({ status: 400, body: { error: "invalid_request" } });
   expect(steered.res).toBeNull();
-  const links = await env.DB.prepare("SELECT count(*) AS n FROM lti_user_links WHERE sub = ?")
-    .bind(sub)
-    .first<number>("n");
-  expect(links).toBe(0);
-  const succeeded = await env.DB.prepare(
-    "SELECT count(*) AS n FROM lti_launches WHERE status = 'succeeded' AND institution_id IN (?, ?)",
-  )
-    .bind(b.institution.id, c.institution.id)
-    .first<number>("n");
+  expect(await db().$count(ltiUserLinks, eq(ltiUserLinks.sub, sub))).toBe(0);
+  const succeeded = await db().$count(
+    ltiLaunches,
+    and(
+      eq(ltiLaunches.status, "succeeded"),
+      inArray(ltiLaunches.institutionId, [b.institution.id, c.institution.id]),
+    ),
+  );
   expect(succeeded).toBe(0);
   const logged = warn.mock.calls
     .map((call) => String(call[0]))
@@ -403,9 +391,7 @@ it("a registration's own login URL takes only its issuer, client id and deployme
   const reg = await registerPlatform(tenant.admin);
   const other = await registerPlatform(tenant.admin);
   const states = () =>
-    env.DB.prepare("SELECT count(*) AS n FROM lti_states WHERE consumer_id IN (?, ?)")
-      .bind(reg.consumer.id, other.consumer.id)
-      .first<number>("n");
+    db().$count(ltiStates, inArray(ltiStates.consumerId, [reg.consumer.id, other.consumer.id]));
   const cases: [string, Record<string, string>, RegExp][] = [
     [reg.consumer.tool.login_url, { iss: other.urls.issuer }, /issuer/],
     [reg.consumer.tool.login_url, { client_id: other.clientId }, /client id/],
@@ -455,26 +441,26 @@ it("a login through the shared URL without client_id, for an issuer with more th
   const platform = platformSimulator();
   const urls = await platform.configure({ client_id: "bulk" });
   const now = new Date().toISOString();
-  const insert = env.DB.prepare(
-    `INSERT INTO lti_consumers (id, institution_id, name, issuer, client_id, deployment_ids, auth_login_url, auth_token_url, jwks_url, created_at, updated_at)
-     VALUES (?, ?, 'Bulk', ?, ?, '["dep-bulk"]', ?, ?, ?, ?, ?)`,
+  // 101 registrations of the issuer first (one statement each, D1 binds at most 100 values a
+  // statement), the one the login is for after them.
+  const [first, ...rest] = Array.from({ length: 101 }, (_, i) =>
+    db()
+      .insert(ltiConsumers)
+      .values({
+        id: `ltc_bulk_${i}_${crypto.randomUUID()}`,
+        institutionId: tenant.institution.id,
+        name: "Bulk",
+        issuer: urls.issuer,
+        clientId: `bulk-${i}-${crypto.randomUUID()}`,
+        deploymentIds: ["dep-bulk"],
+        authLoginUrl: urls.auth_login_url,
+        authTokenUrl: urls.auth_token_url,
+        jwksUrl: urls.jwks_url,
+        createdAt: now,
+        updatedAt: now,
+      }),
   );
-  // 101 registrations of the issuer first, the one the login is for after them.
-  await env.DB.batch(
-    Array.from({ length: 101 }, (_, i) =>
-      insert.bind(
-        `ltc_bulk_${i}_${crypto.randomUUID()}`,
-        tenant.institution.id,
-        urls.issuer,
-        `bulk-${i}-${crypto.randomUUID()}`,
-        urls.auth_login_url,
-        urls.auth_token_url,
-        urls.jwks_url,
-        now,
-        now,
-      ),
-    ),
-  );
+  await db().batch([first!, ...rest]);
   const { res: created, body: consumer } = await callJson("/api/integrations/lti-consumers", {
     token: tenant.admin.token,
     body: {

@@ -1,11 +1,11 @@
 import { env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
-import { outboxEvents, webhookDeliveryAttempts, webhooks } from "../../src/db/schema";
+import { outboxEvents, webhookDeliveries, webhookDeliveryAttempts, webhooks } from "../../src/db/schema";
 import { database } from "../../src/platform/db";
 import { receiverEndpoint } from "../helpers/receiver";
 import { createTenant } from "../helpers/tenants";
-import { createWebhook, deliveryRow, runQueue, waitUntil } from "./support";
+import { createWebhook, deliveryRow, deliveryRows, runQueue, waitUntil } from "./support";
 
 async function insertEvent(institutionId: string, tag: string) {
   const id = `evt_direct_${tag}_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
@@ -22,11 +22,8 @@ async function insertEvent(institutionId: string, tag: string) {
   return id;
 }
 
-async function deliveriesOf(eventId: string) {
-  const { results } = await env.DB.prepare("SELECT * FROM webhook_deliveries WHERE event_id = ? ORDER BY id")
-    .bind(eventId)
-    .all<Record<string, any>>();
-  return results;
+function deliveriesOf(eventId: string) {
+  return deliveryRows(eq(webhookDeliveries.eventId, eventId));
 }
 
 it("the fan-out makes a healthy webhook's first attempt itself: sent, logged and closed before it returns", async () => {

@@ -50,6 +50,7 @@ export async function waitUntil<T>(
 }
 
 import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
+import { eq, getTableColumns, type SQL } from "drizzle-orm";
 import { type DeliveryStatus, outboxEvents, webhookDeliveries } from "../../src/db/schema";
 import worker from "../../src/index";
 import { database } from "../../src/platform/db";
@@ -143,8 +144,23 @@ export async function runQueue(queue: string, bodies: unknown[], overrides: Part
   };
 }
 
-export async function deliveryRow(id: string) {
-  return env.DB.prepare("SELECT * FROM webhook_deliveries WHERE id = ?")
-    .bind(id)
-    .first<Record<string, any>>();
+/**
+ * Every column of webhook_deliveries, keyed by its SQL name (`attempt_count`, `claimed_until`, …), the
+ * shape the tests compare rows in. Its columns have no drizzle modes, so the values are as stored.
+ */
+const deliveryColumns = Object.fromEntries(
+  Object.values(getTableColumns(webhookDeliveries)).map((column) => [column.name, column]),
+);
+
+/** Deliveries (all columns, by SQL name) matching `where`, in id order. */
+export async function deliveryRows(where: SQL | undefined): Promise<Record<string, any>[]> {
+  return database(env.DB)
+    .select(deliveryColumns)
+    .from(webhookDeliveries)
+    .where(where)
+    .orderBy(webhookDeliveries.id);
+}
+
+export async function deliveryRow(id: string): Promise<Record<string, any> | null> {
+  return (await deliveryRows(eq(webhookDeliveries.id, id)))[0] ?? null;
 }
