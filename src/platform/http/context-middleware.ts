@@ -1,5 +1,4 @@
 import type { Context } from "hono";
-import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../../env";
 import type { PrincipalContext, ServiceContext } from "../service/context";
 import { invocationContext } from "../service/context";
@@ -21,11 +20,14 @@ function waitUntilOf(c: Context<AppEnv>): (promise: Promise<unknown>) => void {
   }
 }
 
-/** Builds the request's service context once, after `responseHeaders` has chosen its request id. */
-export const provideContext = createMiddleware<AppEnv>(async function provideContext(c, next) {
-  c.set("ctx", invocationContext({ env: c.env, requestId: c.var.requestId, waitUntil: waitUntilOf(c) }));
-  await next();
-});
+/**
+ * Builds the request's service context once. Called by `responseHeaders` (platform/http/middleware.ts)
+ * as soon as it has chosen the request id, rather than as a middleware of its own: every request
+ * passes there, and one dispatch less is measurable on the hot path.
+ */
+export function provideContext(c: Context<AppEnv>, requestId: string): void {
+  c.set("ctx", invocationContext({ env: c.env, requestId, waitUntil: waitUntilOf(c) }));
+}
 
 /** The service context of a request a token authenticated (every `tokenRoute`'s handler). */
 export function principalContext(c: Context<AppEnv>): PrincipalContext {

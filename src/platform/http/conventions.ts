@@ -1,7 +1,6 @@
 import type { Hono } from "hono";
 import type { AppEnv } from "../../env";
 import { ApiError, problemResponse, toApiError } from "../errors";
-import { provideContext } from "./context-middleware";
 import { allowedMethodsResolver } from "./method-not-allowed";
 import { limitBody, responseHeaders } from "./middleware";
 
@@ -11,7 +10,6 @@ import { limitBody, responseHeaders } from "./middleware";
  */
 export function applyApiConventions<A extends Hono<AppEnv>>(app: A, register: (app: A) => void): A {
   app.use("*", responseHeaders);
-  app.use("*", provideContext);
   // Only methods whose routes read a body; a GET's body is never read, so it needs no limit. A route
   // that takes more declares it (`acceptsBodyUpTo`); this reads the declarations from the app's routes.
   app.on(["POST", "PUT", "PATCH", "DELETE"], "/api/*", limitBody(app));
