@@ -5,6 +5,7 @@ import type { AppEnv } from "../env";
 import type { Ability } from "./auth/abilities";
 import { authenticate, requireAbility } from "./auth/middleware";
 import { ERROR_CATALOGUE, fieldErrorsFromZod, unrecognisedFields, validationError } from "./errors";
+import { provideContext } from "./http/context-middleware";
 import { applyApiConventions } from "./http/conventions";
 import { idempotent, REPLAYED_HEADER_DOC } from "./http/idempotency";
 
@@ -18,7 +19,10 @@ export function createApiApp(register: (app: ApiApp) => void): ApiApp {
       if (!result.success) throw validationError(fieldErrorsFromZod(result.error.issues));
     },
   });
-  return applyApiConventions(app, register);
+  return applyApiConventions(app, (api) => {
+    api.use("*", provideContext);
+    register(api);
+  });
 }
 
 export const ProblemSchema = z

@@ -4,7 +4,6 @@ import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../../env";
 import { toHex } from "../crypto/encoding";
 import { ApiError } from "../errors";
-import { provideContext } from "./context-middleware";
 import { routePathPattern } from "./method-not-allowed";
 
 declare module "hono" {
@@ -47,15 +46,13 @@ export const DEFAULT_FRAMING_HEADERS: readonly (readonly [string, string])[] = [
 ];
 
 /**
- * Headers every response carries: `X-Request-Id` and the security headers; and the request's service
- * context (`provideContext`), built as soon as its id is chosen. One middleware, because
+ * Headers every response carries: `X-Request-Id` and the security headers. One middleware, because
  * it wraps every request, /healthz too. (`answerCachedPageEarly` sends the same for the public
  * catalogue's memory hits, which it answers before the app.)
  */
 export const responseHeaders = createMiddleware<AppEnv>(async function responseHeaders(c, next) {
   const id = requestIdFor(c.req.raw.headers.get("X-Request-Id"));
   c.set("requestId", id);
-  provideContext(c, id);
   await next();
   const headers = c.res.headers;
   headers.set("X-Request-Id", id);
