@@ -24,9 +24,10 @@ const isPolicyFile = (path: string) => /\/policy\.ts$/.test(path);
 const RULES: Rule[] = [
   { name: "a database client of its own (use ctx.db)", pattern: /\bdatabase\(/ },
   {
-    name: "a binding outside the service context (use ctx.env)",
-    pattern: /(?<!ctx\.)\benv\.DB\b|\bc\.env\b/,
+    name: "the D1 binding read from env (use ctx.db, or ctx.d1 for raw statements)",
+    pattern: /\benv\.DB\b/,
   },
+  { name: "a binding outside the service context (use ctx.env)", pattern: /\bc\.env\b/ },
   { name: "settings parsed in a domain (use ctx.config)", pattern: /\bconfig\((?:c\.)?env\)/ },
   { name: "the system clock (use ctx.now())", pattern: /\bDate\.now\(\)|\bnowIso\(\)/ },
   {

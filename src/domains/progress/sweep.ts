@@ -20,7 +20,7 @@ const ROWS_PER_SWEEP = 5_000;
  */
 export async function purgePastWeeks(ctx: ServiceContext): Promise<number> {
   const oldestKept = weekOf(addDays(nowIso(ctx.now()).slice(0, 10), -WEEKS_KEPT_DAYS));
-  const d1 = ctx.env.DB;
+  const d1 = ctx.d1;
   const {
     results: [rows, counts],
   } = await commit(ctx, {

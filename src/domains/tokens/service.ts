@@ -31,7 +31,7 @@ function manageableBy(principal: Principal): SQL {
 export async function listTokens(ctx: PrincipalContext, input: { page: PageRequest; kind?: TokenKind }) {
   const { limit, offset } = pageBounds(input.page);
   const scope = manageableTokens(ctx.principal);
-  const statement = ctx.env.DB.prepare(TOKEN_PAGE_SQL[scope.owner][input.kind ? "byKind" : "all"]);
+  const statement = ctx.d1.prepare(TOKEN_PAGE_SQL[scope.owner][input.kind ? "byKind" : "all"]);
   const row = await (input.kind
     ? statement.bind(scope.id, limit, offset, input.kind)
     : statement.bind(scope.id, limit, offset)
@@ -82,7 +82,8 @@ export async function insertToken(ctx: ServiceContext, token: NewToken) {
   const minted = await mintToken();
   const row = newTokenRow(token, minted, ctx.now());
   if (token.kind === "api") {
-    const inserted = await ctx.env.DB.prepare(INSERT_API_TOKEN_UNDER_LIMIT_SQL)
+    const inserted = await ctx.d1
+      .prepare(INSERT_API_TOKEN_UNDER_LIMIT_SQL)
       .bind(
         row.id,
         row.userId,
@@ -114,7 +115,8 @@ export async function insertToken(ctx: ServiceContext, token: NewToken) {
  * what they see beyond the limit, so together they never leave more than SESSION_LIMIT live.
  */
 async function retireSurplusSessions(ctx: ServiceContext, userId: string): Promise<void> {
-  const { results } = await ctx.env.DB.prepare(SURPLUS_SESSIONS_SQL)
+  const { results } = await ctx.d1
+    .prepare(SURPLUS_SESSIONS_SQL)
     .bind(userId, nowIso(ctx.now()), SESSION_LIMIT)
     .all<SurplusSessionRow>();
   for (const surplus of results) await revokeRow(ctx, { id: surplus.id, tokenHash: surplus.token_hash });

@@ -28,7 +28,7 @@ import {
  * the time or subrequest budget of this invocation does not reach, goes through the delivery queue.
  */
 export async function fanOut(ctx: ServiceContext, eventIds: string[]): Promise<void> {
-  const d1 = ctx.env.DB;
+  const d1 = ctx.d1;
   const events = await readOpenEvents(d1, eventIds);
   if (events.length === 0) return;
   const config = ctx.config.webhooks;

@@ -133,7 +133,8 @@ export async function createWebhook(
     createdAt: now,
     updatedAt: now,
   };
-  const result = await ctx.env.DB.prepare(CREATE_WEBHOOK_SQL)
+  const result = await ctx.d1
+    .prepare(CREATE_WEBHOOK_SQL)
     .bind(
       row.id,
       row.institutionId,

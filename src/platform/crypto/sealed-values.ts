@@ -152,7 +152,7 @@ async function resealColumn(
   ctx: ServiceContext,
   { table, column, ids, purpose }: (typeof SEALED_COLUMNS)[number],
 ) {
-  const d1 = ctx.env.DB;
+  const d1 = ctx.d1;
   const key = ctx.config.encryptionKey;
   const idList = ids.map((id, i) => `${id} AS id${i}`).join(", ");
   const { results } = await d1

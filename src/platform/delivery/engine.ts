@@ -350,7 +350,7 @@ export async function deliverBatch<
   };
   const now = ctx.now();
   const ids = [...byId.keys()];
-  const found = await claim<Row>(ctx.env.DB, target as AnyTarget, ids, now, target.leaseMs(ctx, ids.length));
+  const found = await claim<Row>(ctx.d1, target as AnyTarget, ids, now, target.leaseMs(ctx, ids.length));
   const claimed: ClaimedRow<Row>[] = [];
   for (const id of ids) {
     const row = found.rows.get(id);
@@ -388,7 +388,8 @@ export async function deadLetterBatch<Body>(
   const parsed = await parseBatch(batch, target.message.schema);
   const ids = [...new Set(parsed.map((p) => target.message.idOf(p.body)))];
   if (ids.length > 0)
-    await ctx.env.DB.prepare(deadLetterSql(target.table))
+    await ctx.d1
+      .prepare(deadLetterSql(target.table))
       .bind(target.deadLetteredError, nowIso(ctx.now()), JSON.stringify(ids))
       .run();
   for (const { message } of parsed) message.ack();

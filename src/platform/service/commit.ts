@@ -40,7 +40,7 @@ const INSERT_EVENTS = `INSERT INTO outbox_events (id, type, institution_id, user
 function bound(ctx: ServiceContext, statement: Writable): D1PreparedStatement {
   if (!("toSQL" in statement)) return statement;
   const { sql, params } = statement.toSQL();
-  return ctx.env.DB.prepare(sql).bind(...params);
+  return ctx.d1.prepare(sql).bind(...params);
 }
 
 /**
@@ -66,13 +66,13 @@ export async function commit(ctx: ServiceContext, change: Change): Promise<Commi
   const condition = change.eventsIfLastChanged ? " WHERE changes() > 0" : "";
   // Only one statement may test `changes()`: it reads the statement just before it.
   const eventStatements = (condition ? [JSON.stringify(eventRows)] : jsonArrays(eventRows)).map((json) =>
-    ctx.env.DB.prepare(INSERT_EVENTS + condition).bind(json),
+    ctx.d1.prepare(INSERT_EVENTS + condition).bind(json),
   );
   const eventsFirst = !condition;
   const written = events.length > 0 ? eventStatements : [];
   const all = eventsFirst ? [...written, ...statements] : [...statements, ...written];
   if (all.length === 0) return { results: [], eventIds: [] };
-  const results = await ctx.env.DB.batch(all);
+  const results = await ctx.d1.batch(all);
   const ownResults = eventsFirst ? results.slice(written.length) : results.slice(0, statements.length);
   const eventResults = eventsFirst ? results.slice(0, written.length) : results.slice(statements.length);
   const anyWritten = eventResults.some((result) => (result.meta.changes ?? 0) > 0);

@@ -12,7 +12,13 @@ import { clockNow } from "./clock";
  */
 export interface ServiceContext {
   readonly env: Env;
+  /** The invocation's database, through drizzle. */
   readonly db: Database;
+  /**
+   * The same database as D1's own binding, for the raw statements of a domain's `sql.ts` and for
+   * batches of bound statements (`commit`). Chosen here, with `db`, never read from `env.DB`.
+   */
+  readonly d1: D1Database;
   readonly config: Config;
   /** The request's `X-Request-Id`, or the invocation's id for queue and cron work. */
   readonly requestId: string;
@@ -44,7 +50,10 @@ export function invocationContext({
 }: InvocationParts): ServiceContext {
   return {
     env,
-    // Both on first use: a route that reads neither (liveness) needs neither the binding nor valid settings.
+    // On first use: a route that reads none of them (liveness) needs neither the binding nor valid settings.
+    get d1() {
+      return env.DB;
+    },
     get db() {
       return database(env.DB);
     },

@@ -76,7 +76,7 @@ export async function readAnalytics(
   const institution = await institutionInScope(ctx, institutionId);
   const { from, to } = resolveRange(query, institution.timeZone, ctx.now());
   const filter: Filter = { institutionId, from, to, group: query.group ?? null };
-  const d1 = ctx.env.DB;
+  const d1 = ctx.d1;
   const prepare = (query: SQL) => {
     const { sql, params } = dialect.sqlToQuery(query);
     return d1.prepare(sql).bind(...params);

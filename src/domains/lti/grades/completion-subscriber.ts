@@ -32,7 +32,7 @@ function fractionOf(match: Match): number {
 /** The outbox subscriber `(ctx, eventIds)`: the completions' scores, inserted and queued. */
 export async function passbackCompletions(ctx: ServiceContext, eventIds: readonly string[]): Promise<void> {
   if (eventIds.length === 0) return;
-  const d1 = ctx.env.DB;
+  const d1 = ctx.d1;
   const list = JSON.stringify(eventIds);
   const matches = (await d1.prepare(COMPLETION_LAUNCHES_SQL).bind(list).all<Match>()).results.filter((m) => {
     const ags = (JSON.parse(m.ags) as { scope?: unknown; lineitem?: unknown }) ?? {};

@@ -177,7 +177,7 @@ export async function applyChunk(
   input: { target: ChunkTarget; planned: readonly PlannedRow[] },
 ): Promise<ChunkResult> {
   const { target } = input;
-  const d1 = ctx.env.DB;
+  const d1 = ctx.d1;
   const payload = await collectChunk(target, input.planned);
   const c = payload.result.counts;
   const { eventIds } = await commit(ctx, {

@@ -30,7 +30,7 @@ export class MemberIndex {
 
   static async load(ctx: ServiceContext, institutionId: string): Promise<MemberIndex> {
     const index = new MemberIndex();
-    const result = await ctx.env.DB.prepare(MEMBER_INDEX).bind(institutionId).all<IndexedMemberRow>();
+    const result = await ctx.d1.prepare(MEMBER_INDEX).bind(institutionId).all<IndexedMemberRow>();
     for (const row of result.results) index.put({ ...row, groups: JSON.parse(row.groups) as string[] });
     return index;
   }
@@ -72,7 +72,7 @@ export async function emailsTakenElsewhere(
   const { index } = input;
   const unknown = [...new Set(input.emails.filter((e): e is string => !!e && !index.byEmail.has(e)))];
   if (unknown.length === 0) return new Set();
-  const result = await ctx.env.DB.prepare(EMAILS_TAKEN).bind(JSON.stringify(unknown)).all<TakenEmailRow>();
+  const result = await ctx.d1.prepare(EMAILS_TAKEN).bind(JSON.stringify(unknown)).all<TakenEmailRow>();
   return new Set(result.results.map((r) => r.email));
 }
 

@@ -43,7 +43,7 @@ async function mintDue(ctx: ServiceContext, input: PageInvitations) {
     hash: invitation.tokenHash,
     expires_at: invitation.expiresAt,
   }));
-  const d1 = ctx.env.DB;
+  const d1 = ctx.d1;
   const allowed = JSON.stringify(roles);
   const [inserted] = await d1.batch<MintedDueRow>([
     d1.prepare(MINT_DUE).bind(JSON.stringify(rows), job.institutionId, now, job.id, allowed),
@@ -69,7 +69,8 @@ async function openSealed(ctx: ServiceContext, input: PageInvitations) {
   const shown = new Map<number, string>();
   const settled: number[] = [];
   if (sealed.length === 0) return { shown, settled };
-  const { results } = await ctx.env.DB.prepare(SEALED_INVITATION_STATE)
+  const { results } = await ctx.d1
+    .prepare(SEALED_INVITATION_STATE)
     .bind(JSON.stringify(sealed.map((r) => r.userId)))
     .all<SealedInvitationRow>();
   const members = new Map(results.map((m) => [m.id, m]));

@@ -143,7 +143,7 @@ async function finishJob(
   input: { job: BulkJob; rows: readonly CsvRow[]; index: MemberIndex },
 ): Promise<BulkJob | null> {
   const { job } = input;
-  const d1 = ctx.env.DB;
+  const d1 = ctx.d1;
   const nowMs = ctx.now();
   const now = nowIso(nowMs);
   const suspend = job.mode === "sync" ? membersToSuspend(input.index, input.rows, job.uploadedBy) : [];

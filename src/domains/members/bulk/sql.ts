@@ -4,7 +4,7 @@ import type { invitations, users } from "../../../db/schema";
  * Bulk provisioning's raw SQL: statements that write or read many rows at once, each binding its rows
  * as one JSON array (`json_each(?1)`), since D1 binds at most 100 parameters per statement; and the
  * guards that fail a chunk's batch (SQLite's "malformed JSON" error, `isBatchGuardFailure`) when the
- * job or the seats moved under it. Bound with `env.DB.prepare(…).bind(…)` and handed to `commit` as
+ * job or the seats moved under it. Bound with `ctx.d1.prepare(…).bind(…)` and handed to `commit` as
  * they are.
  */
 

@@ -85,7 +85,7 @@ export async function readLeaderboard(
     limit: number;
   },
 ) {
-  const d1 = ctx.env.DB;
+  const d1 = ctx.d1;
   const { period, institutionId, week, subjectId, limit } = input;
   const scope = institutionId ?? PLATFORM_SCOPE;
   const topSql = LEADERBOARD_TOP_SQL[period][institutionId ? "institution" : "platform"];
