@@ -109,7 +109,7 @@ export const authenticate = createMiddleware<AppEnv>(async function authenticate
   if (!principal) throw new Error("TokenGate sent no principal for an unknown version");
   if (result.principal) principals.set(tokenHash, { version: result.version, principal: result.principal });
   c.set("principal", principal);
-  const ctx = withPrincipal(c.var.ctx, principal);
+  const ctx = withPrincipal(c.get("ctx"), principal);
   c.set("ctx", ctx);
   if (result.touch) {
     ctx.waitUntil(

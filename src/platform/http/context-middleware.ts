@@ -28,13 +28,13 @@ function waitUntilOf(c: Context<AppEnv>): (promise: Promise<unknown>) => void {
  * route and a fresh isolate's start must not load (the start-up benchmark measured it).
  */
 export const provideContext = createMiddleware<AppEnv>(async function provideContext(c, next) {
-  c.set("ctx", invocationContext({ env: c.env, requestId: c.var.requestId, waitUntil: waitUntilOf(c) }));
+  c.set("ctx", invocationContext({ env: c.env, requestId: c.get("requestId"), waitUntil: waitUntilOf(c) }));
   await next();
 });
 
 /** The service context of a request a token authenticated (every `tokenRoute`'s handler). */
 export function principalContext(c: Context<AppEnv>): PrincipalContext {
-  const ctx = c.var.ctx;
+  const ctx = c.get("ctx");
   // `authenticate` replaced the request's context with one that carries the principal.
   if (!("principal" in ctx)) throw new Error("principalContext outside a token route");
   return ctx as PrincipalContext;

@@ -31,8 +31,8 @@ export const acceptInvitationRoute = publicRoute(
 export function registerAcceptInvitation(app: OpenAPIHono<AppEnv>) {
   app.openapi(acceptInvitationRoute, async (c) => {
     const { token, password } = c.req.valid("json");
-    const user = await acceptInvitation(c.var.ctx, { token, password });
-    const session = await createSession(c.var.ctx, user);
+    const user = await acceptInvitation(c.get("ctx"), { token, password });
+    const session = await createSession(c.get("ctx"), user);
     c.header("Cache-Control", "no-store");
     return c.json(
       {

@@ -53,7 +53,7 @@ export function registerMe(app: OpenAPIHono<AppEnv>) {
     meRoute,
     (c) =>
       c.body(
-        meBody(c.get("principal"), c.var.ctx.config.rateLimitWindowSeconds),
+        meBody(c.get("principal"), c.get("ctx").config.rateLimitWindowSeconds),
         200,
         JSON_CONTENT_TYPE,
       ) as never,

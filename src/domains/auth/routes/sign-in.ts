@@ -29,7 +29,7 @@ export const signInRoute = publicRoute(
 export function registerSignIn(app: OpenAPIHono<AppEnv>) {
   app.openapi(signInRoute, async (c) => {
     const { email, password } = c.req.valid("json");
-    const session = await signIn(c.var.ctx, { email, password, clientAddress: clientIp(c) });
+    const session = await signIn(c.get("ctx"), { email, password, clientAddress: clientIp(c) });
     c.header("Cache-Control", "no-store");
     return c.json(
       {

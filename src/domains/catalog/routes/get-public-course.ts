@@ -27,7 +27,7 @@ export function registerGetPublicCourse(app: OpenAPIHono<AppEnv>) {
   app.openapi(getPublicCourseRoute, async (c) => {
     const { slug } = c.req.valid("param");
     return serveFromEdgeCache(c, publicCourseKey(new URL(c.req.url).origin, slug), async () => {
-      const { course, outline } = await getPublishedCourseBySlug(c.var.ctx, slug);
+      const { course, outline } = await getPublishedCourseBySlug(c.get("ctx"), slug);
       return presentCourseDetails(course, outline);
     });
   });

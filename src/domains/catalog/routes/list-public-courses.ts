@@ -30,7 +30,7 @@ export function registerListPublicCourses(app: OpenAPIHono<AppEnv>) {
     // One key per equivalent request; the links are built from it too, so its body is always the same.
     const key = normalisedUrl(c.req.url, PUBLIC_COURSE_QUERY_PARAMS);
     return serveFromEdgeCache(c, key, async () => {
-      const { total, rows } = await listCourses(c.var.ctx, {
+      const { total, rows } = await listCourses(c.get("ctx"), {
         filters,
         page: { page, per_page },
         includeDrafts: false,

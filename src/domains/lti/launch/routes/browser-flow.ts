@@ -114,7 +114,7 @@ export function answeringErrors(handler: (c: Context<AppEnv>) => Promise<Respons
 export async function login(c: Context<AppEnv>, raw: Record<string, string>, registrationId?: string) {
   const parsed = LoginParams.safeParse(raw);
   if (!parsed.success) throw validationError(fieldErrorsFromZod(parsed.error.issues));
-  const { location, cookie } = await startLogin(c.var.ctx, {
+  const { location, cookie } = await startLogin(c.get("ctx"), {
     params: parsed.data,
     origin: new URL(c.req.url).origin,
     registrationId,
@@ -129,7 +129,7 @@ export async function login(c: Context<AppEnv>, raw: Record<string, string>, reg
 export async function callback(c: Context<AppEnv>, registrationId?: string) {
   const fields = await readForm(c);
   const json = wantsJson(c);
-  const outcome = await completeLaunch(c.var.ctx, {
+  const outcome = await completeLaunch(c.get("ctx"), {
     form: fields,
     stateCookie: (state) => getCookie(c, STATE_COOKIE_PREFIX + state),
     origin: new URL(c.req.url).origin,
@@ -151,6 +151,6 @@ export async function callback(c: Context<AppEnv>, registrationId?: string) {
       },
       200,
     );
-  const appUrl = c.var.ctx.config.lti.appUrl ?? `${new URL(c.req.url).origin}/api/lti/app`;
+  const appUrl = c.get("ctx").config.lti.appUrl ?? `${new URL(c.req.url).origin}/api/lti/app`;
   return c.redirect(`${appUrl.split("#")[0]}#code=${encodeURIComponent(outcome.code)}`, 303);
 }

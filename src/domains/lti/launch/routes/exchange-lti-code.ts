@@ -25,7 +25,7 @@ export const exchangeLtiCodeRoute = publicRoute(
 
 export function registerExchangeLtiCode(app: OpenAPIHono<AppEnv>) {
   app.openapi(exchangeLtiCodeRoute, async (c) => {
-    const outcome = await exchangeCode(c.var.ctx, c.req.valid("json").code);
+    const outcome = await exchangeCode(c.get("ctx"), c.req.valid("json").code);
     c.header("Cache-Control", "no-store");
     return c.json(
       { launch: presentLaunch(outcome.launch), user: presentUser(outcome.user), session: outcome.session },

@@ -22,7 +22,7 @@ export const getLtiJwksRoute = publicRoute({
 
 export function registerGetLtiJwks(app: OpenAPIHono<AppEnv>) {
   app.openapi(getLtiJwksRoute, async (c) => {
-    const keys = await registrationKeys(c.var.ctx, c.req.valid("param").id);
+    const keys = await registrationKeys(c.get("ctx"), c.req.valid("param").id);
     c.header("Cache-Control", "public, max-age=300");
     return c.json({ keys }, 200);
   });
