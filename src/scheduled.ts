@@ -1,6 +1,7 @@
 import { sweepExports } from "./domains/exports/sweep";
 import { requeueStalledPassbacks } from "./domains/lti/grades/sweep";
 import { sweepLti } from "./domains/lti/launch/sweep";
+import { sweepBulkJobs } from "./domains/members/bulk/sweep";
 import { purgePastWeeks } from "./domains/progress/sweep";
 import { purgeOldEvents, requeueStalledDeliveries } from "./domains/webhooks/sweep";
 import type { Env } from "./env";
@@ -18,6 +19,7 @@ const SWEEPS: { name: string; run: Sweep }[] = [
   { name: "stalled-deliveries", run: requeueStalledDeliveries },
   { name: "old-events", run: purgeOldEvents },
   { name: "exports", run: sweepExports },
+  { name: "bulk-uploads", run: sweepBulkJobs },
   { name: "past-weeks", run: purgePastWeeks },
   { name: "lti", run: sweepLti },
   { name: "lti-passbacks", run: requeueStalledPassbacks },

@@ -1,10 +1,11 @@
-import { env } from "cloudflare:test";
+import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { parse } from "csv-parse/sync";
 import { eq, sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { attempts, type ExportType } from "../../src/db/schema";
 import { GAVE_UP } from "../../src/domains/exports/consumer";
 import { database } from "../../src/platform/db";
+import { runSweeps } from "../../src/scheduled";
 import { call, callJson } from "../helpers/api";
 import { createTenant, type Tenant } from "../helpers/tenants";
 import {
@@ -144,6 +145,13 @@ function d1After(match: RegExp, effect: () => Promise<void>): D1Database {
   });
 }
 
+/** The minute cron's sweeps, as scheduled at `scheduledTime`. */
+async function sweep(bindings: Cloudflare.Env, scheduledTime: number) {
+  const ctx = createExecutionContext();
+  await runSweeps(bindings, ctx, scheduledTime);
+  await waitOnExecutionContext(ctx);
+}
+
 async function startExport(queue: HeldQueue) {
   const { res, body } = await requestExport(
     tenant.admin.token,
@@ -253,6 +261,32 @@ describe("a multi-part export", () => {
     await drain(bindings, queue);
     await expectExactFile(id);
   });
+
+  it("a continuation message lost after the first part: the minute sweep resumes the job about two minutes later, the file is exact, and the late original changes nothing", async () => {
+    const queue = new HeldQueue();
+    const bindings = heldBindings(queue, { EXPORT_PAGE_SIZE: PAGE_SIZE });
+    const id = await startExport(queue);
+    expect((await deliver(bindings, queue.take())).acked).toBe(true);
+    const lost = queue.take(); // handed over, and never delivered
+    expect(lost).toEqual({ job_id: id, generation: 1 });
+
+    // A minute on, the message may still be on its way: nothing is sent.
+    await sweep(bindings, Date.now() + 30_000);
+    expect(queue.messages).toEqual([]);
+    // Past the lease: one new message of the job's generation, however many sweeps run at that time.
+    const later = Date.now() + 2 * 60_000;
+    await Promise.all([sweep(bindings, later), sweep(bindings, later)]);
+    expect(queue.messages).toEqual([{ job_id: id, generation: 1 }]);
+    await drain(bindings, queue);
+    await expectExactFile(id);
+
+    // The lost message turns up after all: acknowledged, nothing written or sent.
+    const before = await jobRow(id);
+    expect((await deliver(bindings, lost)).acked).toBe(true);
+    expect(queue.messages).toEqual([]);
+    expect(await jobRow(id)).toEqual(before);
+    expect((await outboxFor(id)).map((e) => e.type)).toEqual(["export.completed"]);
+  }, 120_000);
 
   it("a crashed invocation that kept its lease is taken over by the retry once the lease has run out", async () => {
     const queue = new HeldQueue();

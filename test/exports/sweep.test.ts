@@ -25,13 +25,9 @@ import {
 } from "./support";
 
 /** The minute cron, as the runtime runs it (every sweep of src/scheduled.ts). */
-async function cron(bindings: Cloudflare.Env = env) {
+async function cron(bindings: Cloudflare.Env = env, scheduledTime = Date.now()) {
   const ctx = createExecutionContext();
-  await worker.scheduled!(
-    createScheduledController({ scheduledTime: Date.now(), cron: "* * * * *" }),
-    bindings,
-    ctx,
-  );
+  await worker.scheduled!(createScheduledController({ scheduledTime, cron: "* * * * *" }), bindings, ctx);
   await waitOnExecutionContext(ctx);
 }
 
@@ -56,7 +52,7 @@ describe("the exports sweep", () => {
     expect(await env.EXPORTS_BUCKET.head((await jobRow(kept.id))!.r2Key)).not.toBeNull();
   });
 
-  it("sends a new message for a job whose message was lost, once, and the job then completes", async () => {
+  it("sends a new message, once, for a job whose first message was lost, once its lease has run out; the job then completes", async () => {
     const { admin } = await createTenant();
     const lost = new HeldQueue();
     const { body: job } = await requestExport(
@@ -65,17 +61,20 @@ describe("the exports sweep", () => {
       { bindings: heldBindings(lost) },
     );
     lost.messages.length = 0; // the message never arrives
-    await updateJob(job.id, { heartbeatAt: Date.now() - 16 * 60_000 });
-
     const queue = new HeldQueue();
-    await cron(heldBindings(queue));
-    await cron(heldBindings(queue));
+    // Within the grace of its message's due time, the job is not lost.
+    await cron(heldBindings(queue), Date.now() + 30_000);
+    expect(queue.messages).toEqual([]);
+
+    const later = Date.now() + 2 * 60_000;
+    await cron(heldBindings(queue), later);
+    await cron(heldBindings(queue), later);
     expect(queue.messages).toEqual([{ job_id: job.id, generation: 0 }]);
     expect((await deliver(heldBindings(queue), queue.take())).acked).toBe(true);
     expect((await jobRow(job.id))!.status).toBe("completed");
   });
 
-  it("leaves alone a job that is leased or recently active", async () => {
+  it("leaves alone a job whose lease is live, or whose message is waiting out its retry delay", async () => {
     const { admin } = await createTenant();
     const held = new HeldQueue();
     const { body: fresh } = await requestExport(
@@ -88,15 +87,20 @@ describe("the exports sweep", () => {
       { type: "activity" },
       { bindings: heldBindings(held) },
     );
-    await updateJob(leased.id, {
-      heartbeatAt: Date.now() - 16 * 60_000,
-      leaseId: "lse_x",
-      leaseUntil: Date.now() + 60_000,
-    });
+    const { body: waiting } = await requestExport(
+      admin.token,
+      { type: "activity" },
+      { bindings: heldBindings(held) },
+    );
+    const at = Date.now() + 2 * 60_000;
+    await updateJob(leased.id, { status: "processing", leaseId: "lse_x", leaseUntil: at + 30_000 });
+    // Retried by the queue in five minutes (plus the grace).
+    await updateJob(waiting.id, { status: "processing", leaseId: null, leaseUntil: Date.now() + 360_000 });
     const queue = new HeldQueue();
-    await cron(heldBindings(queue));
-    expect(queue.messages).toEqual([]);
-    expect((await jobRow(fresh.id))!.status).toBe("queued");
+    await cron(heldBindings(queue), at);
+    // Only the job whose first message never came is sent again.
+    expect(queue.messages).toEqual([{ job_id: fresh.id, generation: 0 }]);
+    expect((await jobRow(leased.id))!.leaseId).toBe("lse_x");
   });
 
   it("gives up a job that has not finished within a day: failed, upload aborted, export.failed", async () => {

@@ -1,14 +1,17 @@
-import { env } from "cloudflare:test";
+import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { eq, inArray } from "drizzle-orm";
 import { expect, it } from "vitest";
 import { ltiLaunches, ltiPassbacks, ltiStates } from "../../src/db/schema";
 import { requeueStalledPassbacks } from "../../src/domains/lti/grades/sweep";
 import { sweepLti } from "../../src/domains/lti/launch/sweep";
 import { database } from "../../src/platform/db";
+import { advanceClock, clockNow, resetClock } from "../../src/platform/service/clock";
+import { runSweeps } from "../../src/scheduled";
+import { HeldQueue } from "../exports/support";
 import { callJson } from "../helpers/api";
 import { testContext } from "../helpers/context";
 import { createTenant } from "../helpers/tenants";
-import { waitUntil } from "../webhooks/support";
+import { runQueue, waitUntil } from "../webhooks/support";
 import { launch, login, registerPlatform } from "./support";
 
 it("the sweep deletes long-expired login states and queues passbacks whose message was lost", async () => {
@@ -81,4 +84,46 @@ it("a grade sent again with its Idempotency-Key replays the answer and sends not
   expect(again.res.headers.get("Idempotent-Replayed")).toBe("true");
   expect(again.body).toEqual(first.body);
   expect((await reg.platform.state()).score_requests).toHaveLength(1);
+});
+
+it("a passback retry whose message is lost is sent again by the minute sweep about a minute after it was due; the score reaches the platform once, and the late original sends nothing", async () => {
+  const tenant = await createTenant();
+  const reg = await registerPlatform(tenant.admin);
+  await reg.platform.learnToolKeys();
+  const launched = await launch(reg);
+  await reg.platform.scores([{ status: 503 }]);
+  const dropped = new HeldQueue();
+  try {
+    const { res, body } = await callJson(`/api/lti/grade-passback/${launched.body.launch.id}`, {
+      token: tenant.admin.token,
+      body: { score_given: 3, score_maximum: 4 },
+      env: { LTI_PASSBACK_QUEUE: dropped as unknown as Queue },
+    });
+    expect(res.status).toBe(202);
+    expect(body).toMatchObject({ status: "retrying", attempt_count: 1 });
+    const lost = dropped.take(); // the retry's message, never delivered
+    expect(lost).toEqual({ passback_id: body.id });
+
+    const queue = new HeldQueue();
+    const bindings = { ...env, LTI_PASSBACK_QUEUE: queue as unknown as Queue };
+    const sweep = async () => {
+      const ctx = createExecutionContext();
+      await runSweeps(bindings, ctx, clockNow());
+      await waitOnExecutionContext(ctx);
+    };
+    await sweep();
+    expect(queue.messages).toEqual([]);
+    advanceClock(2 * 60_000);
+    await Promise.all([sweep(), sweep()]);
+    expect(queue.messages).toEqual([lost]);
+    expect((await runQueue("lingua-lti-passbacks", queue.messages)).explicitAcks).toHaveLength(1);
+    const row = await database(env.DB).select().from(ltiPassbacks).where(eq(ltiPassbacks.id, body.id)).get();
+    expect(row).toMatchObject({ status: "succeeded", attemptCount: 2, platformStatus: 200 });
+
+    const late = await runQueue("lingua-lti-passbacks", [lost]);
+    expect(late.explicitAcks).toHaveLength(1);
+    expect((await reg.platform.state()).score_requests.map((s) => s.status)).toEqual([503, 200]);
+  } finally {
+    resetClock();
+  }
 });

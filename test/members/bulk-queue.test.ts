@@ -1,4 +1,10 @@
-import { createExecutionContext, createMessageBatch, env, getQueueResult } from "cloudflare:test";
+import {
+  createExecutionContext,
+  createMessageBatch,
+  env,
+  getQueueResult,
+  waitOnExecutionContext,
+} from "cloudflare:test";
 import { parse } from "csv-parse/sync";
 import { and, eq, isNotNull } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
@@ -6,6 +12,7 @@ import { bulkJobRows, bulkJobs, invitations } from "../../src/db/schema";
 import worker from "../../src/index";
 import { sha256Hex } from "../../src/platform/crypto/encoding";
 import { seal } from "../../src/platform/crypto/sealing";
+import { runSweeps } from "../../src/scheduled";
 import { HeldQueue } from "../exports/support";
 import { createTenant, mintToken } from "../helpers/tenants";
 import {
@@ -14,7 +21,9 @@ import {
   call,
   callJson,
   db,
+  findBulkJob,
   groupCount,
+  insertBulkJob,
   invitationToken,
   membersPath,
   outboxOf,
@@ -39,6 +48,13 @@ async function deliver(bindings: Cloudflare.Env, body: unknown, queue = "lingua-
 
 function held(queue: HeldQueue): Cloudflare.Env {
   return { ...env, BULK_QUEUE: queue as unknown as Queue } as Cloudflare.Env;
+}
+
+/** The minute cron's sweeps, as scheduled at `scheduledTime`. */
+async function sweep(bindings: Cloudflare.Env, scheduledTime: number) {
+  const ctx = createExecutionContext();
+  await runSweeps(bindings, ctx, scheduledTime);
+  await waitOnExecutionContext(ctx);
 }
 
 function rowsCsv(count: number, tag: string): string {
@@ -66,11 +82,12 @@ describe("bulk upload through the queue", () => {
     expect(second.body.code).toBe("bulk_in_progress");
 
     const first = queue.take();
-    expect(first).toEqual({ job_id: upload.body.id, next_row: 0 });
+    expect(first).toEqual({ job_id: upload.body.id, generation: 0 });
     expect((await deliver(bindings, first)).acked).toBe(true);
-    // The same message again: the job has moved past it and is alive, so it is put back, not re-applied.
+    // The same message again: the job was handed on to a message of the next generation, so this one
+    // is acknowledged, not re-applied.
     const twin = await deliver(bindings, first);
-    expect(twin).toEqual({ acked: false, retried: true });
+    expect(twin).toEqual({ acked: true, retried: false });
     let messages = 1;
     while (queue.messages.length > 0) {
       const outcome = await deliver(bindings, queue.take());
@@ -115,6 +132,94 @@ describe("bulk upload through the queue", () => {
       suspended: 0,
       rejected: 0,
     });
+  });
+
+  it("a message lost after the first chunk: uploads wait (409) while the lease is live, the minute sweep resumes the job about two minutes later, every row is reported once, and the late original changes nothing", async () => {
+    const tenant = await createTenant();
+    const id = tenant.institution.id;
+    const queue = new HeldQueue();
+    const bindings = held(queue);
+    const tag = uniqueEmail("lost").split("@")[0]!;
+    const upload = await uploadCsv(tenant.admin.token, id, rowsCsv(3000, tag), "", bindings);
+    expect(upload.res.status, JSON.stringify(upload.body)).toBe(202);
+    const location = upload.res.headers.get("Location")!;
+    expect((await deliver(bindings, queue.take())).acked).toBe(true);
+    const lost = queue.take(); // handed over after the first chunk, and never delivered
+    expect(lost).toEqual({ job_id: upload.body.id, generation: 1 });
+    expect(queue.messages).toEqual([]);
+    const midway = await callJson(location, { token: tenant.admin.token });
+    expect(midway.body).toMatchObject({ status: "processing", processed_rows: 1000 });
+
+    // Within the lease, the job still counts: another upload waits, and the sweep sends nothing.
+    const early = await uploadCsv(tenant.admin.token, id, "email\r\nearly@bulk.test\r\n", "", bindings);
+    expect(early.res.status).toBe(409);
+    expect(early.body.code).toBe("bulk_in_progress");
+    await sweep(bindings, Date.now() + 30_000);
+    expect(queue.messages).toEqual([]);
+
+    // Past it: one new message of the job's generation, however many sweeps run at that time.
+    const later = Date.now() + 2 * 60_000;
+    await Promise.all([sweep(bindings, later), sweep(bindings, later)]);
+    expect(queue.messages).toEqual([{ job_id: upload.body.id, generation: 1 }]);
+    while (queue.messages.length > 0) expect((await deliver(bindings, queue.take())).acked).toBe(true);
+
+    const { body } = await callJson(`${location}?per_page=1000`, { token: tenant.admin.token });
+    expect(body).toMatchObject({
+      status: "completed",
+      processed_rows: 3000,
+      counts: { created: 3000, updated: 0, unchanged: 0, suspended: 0, rejected: 0 },
+      rows_meta: { total: 3000 },
+    });
+    const lines = await db()
+      .select({ line: bulkJobRows.line })
+      .from(bulkJobRows)
+      .where(eq(bulkJobRows.jobId, upload.body.id));
+    expect(lines.map((r) => r.line).sort((a, b) => a - b)).toEqual(
+      Array.from({ length: 3000 }, (_, i) => i + 2),
+    );
+    expect(await userCount(id)).toBe(3003);
+    expect((await outboxOf(id, "member.created")).length).toBe(3000);
+
+    // The lost message turns up after all: acknowledged, nothing applied or sent.
+    expect(await deliver(bindings, lost)).toEqual({ acked: true, retried: false });
+    expect(queue.messages).toEqual([]);
+    expect((await outboxOf(id, "member.created")).length).toBe(3000);
+    expect(await userCount(id)).toBe(3003);
+
+    // The job finished, uploads are accepted again.
+    const next = await uploadCsv(tenant.admin.token, id, "email\r\nafter@bulk.test\r\n", "", bindings);
+    expect(next.res.status).toBe(200);
+  });
+
+  it("an upload applied within its request whose request died: 409 while its lease is live; then the next upload (or the sweep) fails it", async () => {
+    const tenant = await createTenant();
+    const id = tenant.institution.id;
+    const now = Date.now();
+    const crashed = await insertBulkJob(id, tenant.admin.id, {
+      leaseId: "lse_request",
+      leaseUntil: now + 60_000,
+      heartbeatAt: now,
+    });
+    const blocked = await uploadCsv(tenant.admin.token, id, "email\r\nwait@bulk.test\r\n");
+    expect(blocked.res.status).toBe(409);
+
+    // The sweep, past its lease, fails it: nothing can resume an upload that was never stored.
+    await sweep(held(new HeldQueue()), now + 2 * 60_000);
+    expect(await findBulkJob(crashed.id)).toMatchObject({
+      status: "failed",
+      error: expect.stringMatching(/upload the file again/),
+      leaseId: null,
+    });
+    expect((await uploadCsv(tenant.admin.token, id, "email\r\nnow@bulk.test\r\n")).res.status).toBe(200);
+
+    // Without a sweep in between, the next upload fails the abandoned job itself.
+    const abandoned = await insertBulkJob(id, tenant.admin.id, {
+      leaseId: "lse_request",
+      leaseUntil: Date.now() - 1,
+      heartbeatAt: now,
+    });
+    expect((await uploadCsv(tenant.admin.token, id, "email\r\nthen@bulk.test\r\n")).res.status).toBe(200);
+    expect((await findBulkJob(abandoned.id))!.status).toBe("failed");
   });
 
   it("hides jobs from other institutions and serves rejected rows once finished", async () => {

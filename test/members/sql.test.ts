@@ -92,14 +92,19 @@ describe("the planner's reads", () => {
 });
 
 describe("a chunk's guards", () => {
-  it("CHECKPOINT_GUARD passes only for a processing job at that checkpoint", async () => {
+  it("CHECKPOINT_GUARD passes only for a processing job at that checkpoint, held by that lease", async () => {
     const institution = await insertInstitution();
     const uploader = await insertMember(institution.id, { role: "institution_admin" });
-    const job = await insertBulkJob(institution.id, uploader.id, { nextRow: 4 });
-    expect(await guardFails(CHECKPOINT_GUARD, job.id, 4)).toBe(false);
-    expect(await guardFails(CHECKPOINT_GUARD, job.id, 0)).toBe(true);
-    const done = await insertBulkJob(institution.id, uploader.id, { nextRow: 4, status: "completed" });
-    expect(await guardFails(CHECKPOINT_GUARD, done.id, 4)).toBe(true);
+    const job = await insertBulkJob(institution.id, uploader.id, { nextRow: 4, leaseId: "lse_a" });
+    expect(await guardFails(CHECKPOINT_GUARD, job.id, 4, "lse_a")).toBe(false);
+    expect(await guardFails(CHECKPOINT_GUARD, job.id, 0, "lse_a")).toBe(true);
+    expect(await guardFails(CHECKPOINT_GUARD, job.id, 4, "lse_b")).toBe(true);
+    const done = await insertBulkJob(institution.id, uploader.id, {
+      nextRow: 4,
+      status: "completed",
+      leaseId: "lse_a",
+    });
+    expect(await guardFails(CHECKPOINT_GUARD, done.id, 4, "lse_a")).toBe(true);
   });
 
   it("SEAT_GUARD fails once invited and active members outnumber the seats, never without seats", async () => {
@@ -312,12 +317,12 @@ describe("a chunk's writes", () => {
     ]);
   });
 
-  it("ADVANCE moves the checkpoint and adds the counts only from the expected checkpoint", async () => {
+  it("ADVANCE moves the checkpoint, adds the counts and renews the lease only from the expected checkpoint", async () => {
     const institution = await insertInstitution();
     const uploader = await insertMember(institution.id, { role: "institution_admin" });
-    const job = await insertBulkJob(institution.id, uploader.id, { nextRow: 0 });
-    expect((await run(ADVANCE, job.id, 0, 5, 1, 2, 1, 1, 12345)).meta.changes).toBe(1);
-    expect((await run(ADVANCE, job.id, 0, 10, 9, 9, 9, 9, 99999)).meta.changes).toBe(0);
+    const job = await insertBulkJob(institution.id, uploader.id, { nextRow: 0, leaseUntil: 1 });
+    expect((await run(ADVANCE, job.id, 0, 5, 1, 2, 1, 1, 12345, 102345)).meta.changes).toBe(1);
+    expect((await run(ADVANCE, job.id, 0, 10, 9, 9, 9, 9, 99999, 199999)).meta.changes).toBe(0);
     expect(await findBulkJob(job.id)).toMatchObject({
       nextRow: 5,
       created: 1,
@@ -325,20 +330,23 @@ describe("a chunk's writes", () => {
       unchanged: 1,
       rejected: 1,
       heartbeatAt: 12345,
+      leaseUntil: 102345,
     });
   });
 });
 
 describe("finishing a job", () => {
-  it("FINISH_GUARD passes only for a processing job with every row applied", async () => {
+  it("FINISH_GUARD passes only for a processing job with every row applied, held by that lease", async () => {
     const institution = await insertInstitution();
     const uploader = await insertMember(institution.id, { role: "institution_admin" });
-    const atEnd = await insertBulkJob(institution.id, uploader.id, { totalRows: 3, nextRow: 3 });
-    expect(await guardFails(FINISH_GUARD, atEnd.id)).toBe(false);
+    const lease = { leaseId: "lse_a" };
+    const atEnd = await insertBulkJob(institution.id, uploader.id, { totalRows: 3, nextRow: 3, ...lease });
+    expect(await guardFails(FINISH_GUARD, atEnd.id, "lse_a")).toBe(false);
+    expect(await guardFails(FINISH_GUARD, atEnd.id, "lse_b")).toBe(true);
     await run(COMPLETE, atEnd.id, 0, "2026-06-04T00:00:00Z", 1);
-    expect(await guardFails(FINISH_GUARD, atEnd.id)).toBe(true);
-    const behind = await insertBulkJob(institution.id, uploader.id, { totalRows: 3, nextRow: 2 });
-    expect(await guardFails(FINISH_GUARD, behind.id)).toBe(true);
+    expect(await guardFails(FINISH_GUARD, atEnd.id, "lse_a")).toBe(true);
+    const behind = await insertBulkJob(institution.id, uploader.id, { totalRows: 3, nextRow: 2, ...lease });
+    expect(await guardFails(FINISH_GUARD, behind.id, "lse_a")).toBe(true);
   });
 
   it("SUSPEND suspends the array's invited and active members of the institution", async () => {
@@ -361,10 +369,14 @@ describe("finishing a job", () => {
     expect((await usersOf(other.id))[0]?.status).toBe("active");
   });
 
-  it("COMPLETE completes a processing job with its suspended count and forgets its file", async () => {
+  it("COMPLETE completes a processing job with its suspended count and forgets its file and lease", async () => {
     const institution = await insertInstitution();
     const uploader = await insertMember(institution.id, { role: "institution_admin" });
-    const job = await insertBulkJob(institution.id, uploader.id, { r2Key: "bulk/x.json" });
+    const job = await insertBulkJob(institution.id, uploader.id, {
+      r2Key: "bulk/x.json",
+      leaseId: "lse_a",
+      leaseUntil: 5,
+    });
     expect((await run(COMPLETE, job.id, 4, "2026-06-04T00:00:00Z", 777)).meta.changes).toBe(1);
     expect(await findBulkJob(job.id)).toMatchObject({
       status: "completed",
@@ -372,6 +384,8 @@ describe("finishing a job", () => {
       completedAt: "2026-06-04T00:00:00Z",
       heartbeatAt: 777,
       r2Key: null,
+      leaseId: null,
+      leaseUntil: null,
     });
     expect((await run(COMPLETE, job.id, 9, "2026-06-05T00:00:00Z", 778)).meta.changes).toBe(0);
   });

@@ -1,8 +1,11 @@
-import { env } from "cloudflare:test";
-import { inArray } from "drizzle-orm";
-import { expect, it } from "vitest";
+import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { eq, inArray } from "drizzle-orm";
+import { afterEach, describe, expect, it } from "vitest";
 import { webhookDeliveries } from "../../src/db/schema";
 import { database } from "../../src/platform/db";
+import { advanceClock, clockNow, resetClock } from "../../src/platform/service/clock";
+import { runSweeps } from "../../src/scheduled";
+import { HeldQueue } from "../exports/support";
 import { receiverEndpoint } from "../helpers/receiver";
 import { createTenant } from "../helpers/tenants";
 import { createWebhook, deliveryRow, insertDelivery, runQueue } from "./support";
@@ -74,4 +77,77 @@ it("a crash mid-batch re-sends only what was in flight: a delivery the receiver 
     expect(timesSent(id)).toBeGreaterThanOrEqual(1);
     expect(await deliveryRow(id)).toMatchObject({ status: "succeeded" });
   }
+});
+
+/** The minute cron's sweeps at the test clock's time, with a held delivery queue. */
+async function sweepInto(queue: HeldQueue) {
+  const ctx = createExecutionContext();
+  await runSweeps({ ...env, WEBHOOK_QUEUE: queue as unknown as Queue }, ctx, clockNow());
+  await waitOnExecutionContext(ctx);
+}
+
+describe("a lost delivery message", () => {
+  afterEach(() => resetClock());
+
+  it("a retry whose message is lost is sent again by the minute sweep about a minute after it was due, delivered once; the late original sends nothing", async () => {
+    const tenant = await createTenant();
+    const receiver = receiverEndpoint();
+    await receiver.configure({ script: [{ status: 500 }], fallback: { status: 200 } });
+    const hook = await createWebhook(tenant.admin, { url: receiver.url, events: ["*"] });
+    const { deliveryId } = await insertDelivery(hook.id, tenant.institution.id);
+    const message = { delivery_id: deliveryId };
+
+    // The first attempt fails; its message goes back to the queue with the retry's delay and is lost.
+    const first = await runQueue(DELIVERIES, [message]);
+    expect(first.retryMessages).toHaveLength(1);
+    expect(await deliveryRow(deliveryId)).toMatchObject({ status: "retrying", attempt_count: 1 });
+
+    // While the retry is due (within the grace), nothing is sent.
+    const queue = new HeldQueue();
+    await sweepInto(queue);
+    expect(queue.messages).toEqual([]);
+
+    // Two minutes on: one new message, however many sweeps run at that time.
+    advanceClock(2 * 60_000);
+    await Promise.all([sweepInto(queue), sweepInto(queue)]);
+    expect(queue.messages).toEqual([message]);
+    expect((await runQueue(DELIVERIES, queue.messages)).explicitAcks).toHaveLength(1);
+    expect(await deliveryRow(deliveryId)).toMatchObject({ status: "succeeded", attempt_count: 2 });
+
+    // The lost message turns up after all: acknowledged, nothing sent.
+    const late = await runQueue(DELIVERIES, [message]);
+    expect(late.explicitAcks).toHaveLength(1);
+    const sent = (await receiver.received()).map((r) => r.headers["x-webhook-delivery"]);
+    expect(sent).toEqual([deliveryId, deliveryId]);
+  });
+
+  it("a delivery waiting out a long retry delay is not taken for lost, nor one whose attempt holds a live claim", async () => {
+    const tenant = await createTenant();
+    const receiver = receiverEndpoint();
+    const hook = await createWebhook(tenant.admin, { url: receiver.url, events: ["*"] });
+    const waiting = await insertDelivery(hook.id, tenant.institution.id, { status: "retrying" });
+    const claimed = await insertDelivery(hook.id, tenant.institution.id);
+    const lost = await insertDelivery(hook.id, tenant.institution.id);
+    const now = clockNow();
+    const db = database(env.DB);
+    await db
+      .update(webhookDeliveries)
+      .set({ nextAttemptAt: now + 3_600_000 })
+      .where(eq(webhookDeliveries.id, waiting.deliveryId));
+    advanceClock(2 * 60_000);
+    await db
+      .update(webhookDeliveries)
+      .set({ claimedUntil: clockNow() + 30_000 })
+      .where(eq(webhookDeliveries.id, claimed.deliveryId));
+    const queue = new HeldQueue();
+    await sweepInto(queue);
+    expect(queue.messages).toEqual([{ delivery_id: lost.deliveryId }]);
+    // An hour later the waiting one is due, and it too is sent again if its message is lost.
+    advanceClock(3_600_000);
+    const later = new HeldQueue();
+    await sweepInto(later);
+    expect(later.messages).toEqual(
+      expect.arrayContaining([{ delivery_id: waiting.deliveryId }, { delivery_id: claimed.deliveryId }]),
+    );
+  });
 });

@@ -65,12 +65,16 @@ export const exportJobs = sqliteTable(
     cursor: text("cursor", { mode: "json" }).$type<ExportCursor>(),
     /** Incremented at each hand-over to a continuation message; a message names the generation it continues. */
     generation: integer("generation").notNull().default(0),
-    /** The invocation working on the job and until when (ms since the epoch); null when nobody is. */
+    /**
+     * The lease (src/platform/jobs/lease.ts): the invocation working on the job, null while the job
+     * awaits a queue message; and until when (ms since the epoch) the holder, or that message's due
+     * time plus the grace, accounts for it. Past it, the minute sweep sends the job a new message.
+     */
     leaseId: text("lease_id"),
     leaseUntil: integer("lease_until"),
     /** Invocations that claimed the job. */
     attempts: integer("attempts").notNull().default(0),
-    /** Last sign of life (claim, part, hand-over, re-enqueue), ms since the epoch: stuck jobs are found by it. */
+    /** Last sign of life (claim, part, hand-over, re-enqueue), ms since the epoch. */
     heartbeatAt: integer("heartbeat_at").notNull(),
     createdAt: text("created_at").notNull(),
     startedAt: text("started_at"),

@@ -66,11 +66,18 @@ export const bulkJobs = sqliteTable(
     suspended: integer("suspended").notNull().default(0),
     rejected: integer("rejected").notNull().default(0),
     error: text("error"),
+    /** Incremented at each hand-over to a continuation message; a message names the generation it continues. */
+    generation: integer("generation").notNull().default(0),
+    /**
+     * The lease (src/platform/jobs/lease.ts): the invocation (or the request) applying the job, null
+     * while the job awaits a queue message; and until when (ms since the epoch) the holder, or that
+     * message's due time plus the grace, accounts for it. Past it, the minute sweep resumes the job.
+     */
     leaseId: text("lease_id"),
-    /** ms since the epoch. */
     leaseUntil: integer("lease_until"),
+    /** Invocations that claimed the job. */
     attempts: integer("attempts").notNull().default(0),
-    /** ms since the epoch: stale jobs (a crashed request or consumer) are found by it. */
+    /** ms since the epoch: the last sign of life (a claim, a chunk, a hand-over). */
     heartbeatAt: integer("heartbeat_at").notNull(),
     createdAt: text("created_at").notNull(),
     completedAt: text("completed_at"),

@@ -211,5 +211,9 @@ export const ltiPassbacks = sqliteTable(
     // One automatic passback per (launch, event), however often the event is delivered.
     uniqueIndex("lti_passbacks_launch_event_idx").on(t.launchId, t.eventId).where(sql`event_id IS NOT NULL`),
     index("lti_passbacks_launch_idx").on(t.launchId, t.createdAt, t.id),
+    // The minute sweep's open passbacks.
+    index("lti_passbacks_open_idx")
+      .on(t.status, t.nextAttemptAt)
+      .where(sql`status IN ('pending', 'retrying')`),
   ],
 );

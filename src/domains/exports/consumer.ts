@@ -1,7 +1,8 @@
 import { newId } from "../../platform/ids";
+import { isHeld, LEASE_MS } from "../../platform/jobs/lease";
 import { parseMessage, queueDelaySeconds } from "../../platform/queue";
 import type { ServiceContext } from "../../platform/service/context";
-import { generate, LEASE_MARGIN_MS } from "./generate";
+import { generate } from "./generate";
 import {
   ACTIVE_STATUSES,
   claimJob,
@@ -53,7 +54,7 @@ async function handleMessage(ctx: ServiceContext, message: Message<unknown>): Pr
   const settings = ctx.config.exports;
   const leaseId = newId("lse");
   const now = ctx.now();
-  const leaseUntil = now + settings.timeBudgetMs + LEASE_MARGIN_MS;
+  const leaseUntil = now + LEASE_MS;
   const job = await claimJob(ctx, { message: body, leaseId, leaseUntil });
   if (!job) {
     const current = await findJob(ctx, body.job_id);
@@ -92,8 +93,11 @@ async function handleMessage(ctx: ServiceContext, message: Message<unknown>): Pr
       attempt: message.attempts,
       error: cause instanceof Error ? cause.stack : String(cause),
     });
-    await releaseLease(ctx, { jobId: job.id, leaseId }).catch(() => undefined);
-    message.retry({ delaySeconds: Math.min(300, 5 * 2 ** (message.attempts - 1)) });
+    const delaySeconds = Math.min(300, 5 * 2 ** (message.attempts - 1));
+    await releaseLease(ctx, { jobId: job.id, leaseId, retryInMs: delaySeconds * 1000 }).catch(
+      () => undefined,
+    );
+    message.retry({ delaySeconds });
   }
 }
 
@@ -111,7 +115,7 @@ async function continueLater(ctx: ServiceContext, job: ExportJob, leaseId: strin
 }
 
 /** How long the dead-letter consumer and the give-up sweep hold a job while they fail it: two R2 calls and a D1 batch. */
-const FAIL_LEASE_MS = LEASE_MARGIN_MS;
+const FAIL_LEASE_MS = LEASE_MS;
 
 /**
  * A job fails for good, and its file with it. Whatever was written to R2 goes: the multipart
@@ -158,7 +162,8 @@ export async function failUnheldJob(
   try {
     return await failJob(ctx, { job, reason, leaseId });
   } catch (error) {
-    await releaseLease(ctx, { jobId: job.id, leaseId }).catch(() => undefined);
+    // Back to the next sweep (or the dead-letter message's retry, in 30 s).
+    await releaseLease(ctx, { jobId: job.id, leaseId, retryInMs: 30_000 }).catch(() => undefined);
     throw error;
   }
 }
@@ -195,7 +200,7 @@ export async function consumeExportDeadLetters(
       continue;
     }
     const now = ctx.now();
-    if (job.leaseUntil !== null && job.leaseUntil >= now) {
+    if (isHeld(job, now)) {
       message.retry({ delaySeconds: secondsUntil(job.leaseUntil, now) });
       continue;
     }

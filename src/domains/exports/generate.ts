@@ -1,4 +1,5 @@
 import { fromBase64 } from "../../platform/crypto/encoding";
+import { renewed } from "../../platform/jobs/lease";
 import type { ServiceContext } from "../../platform/service/context";
 import { type ExportSettings, MAX_PARTS } from "./config";
 import { csvHeader } from "./csv";
@@ -14,9 +15,6 @@ import {
 import { ExportFailure, LeaseLost, lastLine, type PartSink, PartWriter } from "./writer";
 
 export const CSV_CONTENT_TYPE = "text/csv; charset=utf-8";
-
-/** How long a claim lasts beyond the time budget; every checkpoint renews it. */
-export const LEASE_MARGIN_MS = 120_000;
 
 export interface Invocation {
   job: ExportJob;
@@ -39,7 +37,7 @@ export async function generate(
   const bucket = ctx.env.EXPORTS_BUCKET;
   const source = SOURCES[job.type];
   if (!source) throw new ExportFailure(`Unknown export type ${job.type}.`);
-  const lease = new JobLease(ctx, job, leaseId, settings);
+  const lease = new JobLease(ctx, job, leaseId);
 
   // Every part was uploaded by an earlier invocation, which did not live to complete the upload.
   if (job.rowCount !== null && job.byteSize !== null && job.uploadId) {
@@ -95,11 +93,10 @@ class JobLease {
     private readonly ctx: ServiceContext,
     private readonly job: ExportJob,
     private readonly leaseId: string,
-    private readonly settings: ExportSettings,
   ) {}
 
   until(): number {
-    return this.ctx.now() + this.settings.timeBudgetMs + LEASE_MARGIN_MS;
+    return renewed(this.ctx.now()).leaseUntil;
   }
 
   async hold(): Promise<void> {

@@ -1,8 +1,9 @@
-import { and, eq, inArray, isNull, lt, or, sql } from "drizzle-orm";
+import { and, eq, inArray, isNull, sql } from "drizzle-orm";
 import { z } from "zod";
 import { type ExportStatus, exportJobs } from "../../db/schema";
 import { domainEvent } from "../../platform/events";
 import { nowIso } from "../../platform/ids";
+import { awaitingMessage, claimable, type LeaseColumns } from "../../platform/jobs/lease";
 import { commit } from "../../platform/service/commit";
 import type { ServiceContext } from "../../platform/service/context";
 import type { Checkpoint } from "./writer";
@@ -29,8 +30,11 @@ export const ACTIVE_STATUSES: ExportStatus[] = ["queued", "processing"];
 /** The job is still to be generated (queued or processing). */
 export const isActive = () => inArray(exportJobs.status, ACTIVE_STATUSES);
 
-/** No invocation holds a live lease on the job: never leased, released, or run out at `now`. */
-export const leaseFree = (now: number) => or(isNull(exportJobs.leaseUntil), lt(exportJobs.leaseUntil, now));
+/** The job's lease columns (platform/jobs/lease.ts). */
+export const LEASE: LeaseColumns = { leaseId: exportJobs.leaseId, leaseUntil: exportJobs.leaseUntil };
+
+/** No invocation holds a live lease on the job: it awaits a message, or its holder's lease ran out at `now`. */
+export const leaseFree = (now: number) => claimable(LEASE, now);
 
 export function downloadPath(jobId: string): string {
   return `/api/integrations/exports/${jobId}/download`;
@@ -108,7 +112,7 @@ export async function saveCheckpoint(
   return result.meta.changes === 1;
 }
 
-/** Passes the job on to the next message: generation + 1, lease released. */
+/** Passes the job on to the next message (sent now): generation + 1, the lease the message's to take. */
 export async function handOver(
   ctx: ServiceContext,
   input: { job: ExportJob; leaseId: string },
@@ -116,7 +120,7 @@ export async function handOver(
   const { job, leaseId } = input;
   const result = await ctx.db
     .update(exportJobs)
-    .set({ generation: job.generation + 1, leaseId: null, leaseUntil: null, heartbeatAt: ctx.now() })
+    .set({ generation: job.generation + 1, ...awaitingMessage(ctx.now()), heartbeatAt: ctx.now() })
     .where(and(mine(job.id, leaseId), eq(exportJobs.generation, job.generation)))
     .run();
   return result.meta.changes === 1;
@@ -183,14 +187,17 @@ export async function leaseToFail(
   return result.meta.changes === 1;
 }
 
-/** Gives the job back after an error, so that the retried message need not wait for the lease to run out. */
+/**
+ * Gives the job back after an error, to the retried message due in `retryInMs` (so that it need not
+ * wait for the lease to run out, and the sweep does not take the job for lost while it waits).
+ */
 export async function releaseLease(
   ctx: ServiceContext,
-  input: { jobId: string; leaseId: string },
+  input: { jobId: string; leaseId: string; retryInMs: number },
 ): Promise<void> {
   await ctx.db
     .update(exportJobs)
-    .set({ leaseId: null, leaseUntil: null })
+    .set(awaitingMessage(ctx.now(), input.retryInMs))
     .where(mine(input.jobId, input.leaseId))
     .run();
 }

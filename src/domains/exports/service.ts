@@ -13,6 +13,7 @@ import { inJsonList } from "../../platform/db";
 import { ApiError, type FieldError, validationError } from "../../platform/errors";
 import { type PageRequest, pageBounds, pageWithTotal } from "../../platform/http/pagination";
 import { newId, nowIso } from "../../platform/ids";
+import { awaitingMessage } from "../../platform/jobs/lease";
 import type { PrincipalContext } from "../../platform/service/context";
 import { seesDrafts, visibleCourses } from "../content/service";
 import { enqueueGeneration } from "./consumer";
@@ -124,8 +125,8 @@ function newJob(
     parts: [],
     cursor: null,
     generation: 0,
-    leaseId: null,
-    leaseUntil: null,
+    // Its first message is sent with it: lost unless that message takes it within the grace.
+    ...awaitingMessage(now),
     attempts: 0,
     heartbeatAt: now,
     createdAt: nowIso(now),

@@ -1,12 +1,11 @@
 import { and, eq, lt } from "drizzle-orm";
 import { exportJobs } from "../../db/schema";
 import { nowIso } from "../../platform/ids";
+import { awaitingMessage, expired as leaseExpired } from "../../platform/jobs/lease";
 import type { ServiceContext } from "../../platform/service/context";
 import { enqueueGeneration, failUnheldJob } from "./consumer";
-import { isActive, leaseFree } from "./jobs";
+import { isActive, LEASE } from "./jobs";
 
-/** An active job nobody has touched for this long lost its queue message: send it a new one. */
-export const STALE_AFTER_MS = 15 * 60_000;
 /** An active job this old is given up. */
 export const GIVE_UP_AFTER_MS = 24 * 60 * 60_000;
 const BATCH = 50;
@@ -18,8 +17,10 @@ export const TOO_SLOW =
  * The minute cron's export sweep:
  * - completed files past their retention: the R2 object is deleted, the job becomes `expired`;
  * - active jobs older than a day: failed, their upload aborted and their file deleted;
- * - active jobs without a lease and without a sign of life for 15 minutes (their message was lost:
- *   a failed send, a dead-letter drop): a new message of their current generation.
+ * - active jobs whose lease ran out (platform/jobs/lease.ts: the invocation holding it died, or the
+ *   message it awaited is past its due time and the grace: a failed send, a crash before the
+ *   hand-over's message, a message the queue lost): a new message of their current generation, which
+ *   carries on from the checkpoint. Within about two minutes of the loss.
  * `ctx.now()` is the cron's scheduled time.
  */
 export async function sweepExports(
@@ -68,25 +69,27 @@ export async function sweepExports(
   }
 
   let requeued = 0;
-  const stale = await db
-    .select()
+  const lost = await db
+    .select({ id: exportJobs.id, generation: exportJobs.generation })
     .from(exportJobs)
-    .where(and(isActive(), leaseFree(now), lt(exportJobs.heartbeatAt, now - STALE_AFTER_MS)))
+    .where(and(isActive(), leaseExpired(LEASE, now)))
     .limit(BATCH);
-  for (const job of stale) {
-    // The heartbeat moves first (conditionally), so that two sweeps never both re-send.
-    const claimed = await db
+  for (const job of lost) {
+    // The job is taken for the new message first, conditionally, so that two sweeps never both
+    // re-send; a holder presumed dead loses its lease with it (its later writes change nothing).
+    const taken = await db
       .update(exportJobs)
-      .set({ heartbeatAt: now })
+      .set({ ...awaitingMessage(now), heartbeatAt: now })
       .where(
         and(
           eq(exportJobs.id, job.id),
-          eq(exportJobs.heartbeatAt, job.heartbeatAt),
+          isActive(),
           eq(exportJobs.generation, job.generation),
+          leaseExpired(LEASE, now),
         ),
       )
       .run();
-    if (claimed.meta.changes === 0) continue;
+    if (taken.meta.changes === 0) continue;
     await enqueueGeneration(ctx, { job_id: job.id, generation: job.generation });
     requeued += 1;
   }

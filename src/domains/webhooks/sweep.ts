@@ -1,33 +1,21 @@
 import { sql } from "drizzle-orm";
-import { outboxEvents, webhookDeliveries } from "../../db/schema";
+import { outboxEvents } from "../../db/schema";
+import { requeueLost } from "../../platform/delivery";
 import { EVENT_RETENTION_MS } from "../../platform/events";
 import { nowIso } from "../../platform/ids";
 import type { ServiceContext } from "../../platform/service/context";
-import { enqueueDeliveries } from "./delivery-target";
+import { webhookDeliveryTarget } from "./delivery-target";
 
-/** A delivery this late past its due time has lost its queue message. */
-const STALLED_AFTER_MS = 600_000;
 const SWEEP_LIMIT = 1_000;
 
 /**
- * The safety net under the delivery queue: a delivery whose message was lost is queued again. The
- * consumer claims a delivery before sending, so a resend that was not needed is harmless. (Events
- * that not every subscriber took are the dispatcher's: platform/outbox-sweep.ts.)
+ * The safety net under the delivery queue: a delivery whose message was lost is queued again, about a
+ * minute after its attempt's lease or its due time ran out (the delivery engine's `requeueLost`); one
+ * waiting for a delayed retry is not. (Events that not every subscriber took are the dispatcher's:
+ * platform/outbox-sweep.ts.)
  */
-export async function requeueStalledDeliveries(ctx: ServiceContext): Promise<number> {
-  const now = ctx.now();
-  const stalled = await ctx.db
-    .update(webhookDeliveries)
-    .set({ nextAttemptAt: now })
-    .where(
-      sql`${webhookDeliveries.id} IN (SELECT id FROM webhook_deliveries WHERE status IN ('pending', 'retrying') AND next_attempt_at < ${now - STALLED_AFTER_MS} AND (claimed_until IS NULL OR claimed_until < ${now}) LIMIT ${SWEEP_LIMIT})`,
-    )
-    .returning({ id: webhookDeliveries.id });
-  await enqueueDeliveries(
-    ctx,
-    stalled.map((d) => d.id),
-  );
-  return stalled.length;
+export function requeueStalledDeliveries(ctx: ServiceContext): Promise<number> {
+  return requeueLost(ctx, webhookDeliveryTarget);
 }
 
 /** Deleting an event cascades to its deliveries and their attempts. */

@@ -3,6 +3,7 @@ import type { Env } from "../../env";
 import type { Statement } from "../batch";
 import type { Database } from "../db";
 import { nowIso } from "../ids";
+import { dueLapsedBefore } from "../jobs/lease";
 import { queueDelaySeconds, sendAll } from "../queue";
 import type { ServiceContext } from "../service/context";
 import { groupById, parseBatch } from "./messages";
@@ -137,6 +138,42 @@ const stateSql = (table: string) =>
 const deadLetterSql = (table: string) =>
   `UPDATE ${table} SET status = 'failed', claimed_until = NULL, last_error = ?1, completed_at = ?2
   WHERE id IN (SELECT value FROM json_each(?3)) AND status IN ('pending', 'retrying')`;
+
+/**
+ * Work whose message was lost (platform/jobs/lease.ts): open, no attempt holding it (its claim is the
+ * attempt's lease), and due (`next_attempt_at`, or since it was created) more than the grace ago. Its
+ * due time is moved to now (so concurrent sweeps take it once) and its ids returned.
+ */
+const lostSql = (table: string) =>
+  `UPDATE ${table} SET next_attempt_at = ?1 WHERE id IN (SELECT id FROM ${table}
+    WHERE status IN ('pending', 'retrying') AND (claimed_until IS NULL OR claimed_until < ?1)
+      AND (next_attempt_at < ?2 OR (next_attempt_at IS NULL AND created_at < ?3)) LIMIT ?4)
+  RETURNING id`;
+
+/** How many lost items one sweep re-queues per target. */
+const SWEEP_LIMIT = 1_000;
+
+/**
+ * The minute sweep's safety net under a target's queue: work whose message was lost (a failed send,
+ * a crash before the message was settled, a message the queue dropped) gets a new message, within
+ * about a minute of its lease or due time running out (`MESSAGE_GRACE_MS`). Work that merely waits for
+ * a delayed retry is left alone until that retry is due; the claim makes a message sent needlessly
+ * harmless. Returns how many were re-queued.
+ */
+export async function requeueLost(
+  ctx: ServiceContext,
+  target: Pick<DeliveryTarget<unknown, WorkState, { id: string }, Verdict>, "table" | "queue" | "message">,
+): Promise<number> {
+  const now = ctx.now();
+  const before = dueLapsedBefore(now);
+  const { results } = await ctx.d1
+    .prepare(lostSql(target.table))
+    .bind(now, before, nowIso(before), SWEEP_LIMIT)
+    .all<{ id: string }>();
+  const ids = results.map((r) => r.id);
+  if (ids.length > 0) await enqueue(ctx, target, ids);
+  return ids.length;
+}
 
 /**
  * Claims the ids and reads them, in one round trip: an attempt is made only on work that is still

@@ -10,6 +10,7 @@ export {
   deadLetterBatch,
   deliverBatch,
   enqueue,
+  requeueLost,
   retryDelay,
   type SendOptions,
   sendAndRecord,

@@ -1,6 +1,7 @@
 import { jsonArrays } from "../../../platform/batch";
 import { DECOY_PASSWORD_HASH } from "../../../platform/crypto/passwords";
 import type { OutboxRow } from "../../../platform/events";
+import { renewed } from "../../../platform/jobs/lease";
 import { commit } from "../../../platform/service/commit";
 import type { ServiceContext } from "../../../platform/service/context";
 import { memberCreated, memberUpdated } from "../events";
@@ -39,6 +40,8 @@ export interface ChunkResult {
 
 export interface ChunkTarget {
   jobId: string;
+  /** The lease the job must still be held by; the chunk renews it. */
+  leaseId: string;
   institutionId: string;
   /** Checkpoint before and after this chunk. */
   fromRow: number;
@@ -182,7 +185,7 @@ export async function applyChunk(
   const c = payload.result.counts;
   const { eventIds } = await commit(ctx, {
     statements: [
-      d1.prepare(CHECKPOINT_GUARD).bind(target.jobId, target.fromRow),
+      d1.prepare(CHECKPOINT_GUARD).bind(target.jobId, target.fromRow, target.leaseId),
       ...(target.dryRun ? [] : memberStatements(d1, target, payload)),
       ...jsonArrays(payload.report).map((array) => d1.prepare(INSERT_REPORT).bind(array, target.jobId)),
       d1
@@ -196,6 +199,7 @@ export async function applyChunk(
           c.unchanged,
           c.rejected,
           target.nowMs,
+          renewed(target.nowMs).leaseUntil,
         ),
     ],
     events: target.dryRun ? [] : payload.events,

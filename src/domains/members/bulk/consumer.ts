@@ -1,55 +1,69 @@
-import { and, eq } from "drizzle-orm";
-import { z } from "zod";
-import { bulkJobs } from "../../../db/schema";
-import { parseMessage } from "../../../platform/queue";
+import { newId } from "../../../platform/ids";
+import { isHeld } from "../../../platform/jobs/lease";
+import { parseMessage, queueDelaySeconds } from "../../../platform/queue";
 import type { ServiceContext } from "../../../platform/service/context";
-import { type BulkJob, type BulkMessage, enqueueBulk, findJob, markFailed, readStoredFile } from "./jobs";
+import {
+  type BulkJob,
+  BulkMessageSchema,
+  claimJob,
+  enqueueBulk,
+  findJob,
+  handOver,
+  markFailed,
+  readStoredFile,
+  releaseLease,
+  revertHandOver,
+} from "./jobs";
 import { runJob } from "./runner";
-
-const MessageSchema = z.object({ job_id: z.string().min(1), next_row: z.number().int().nonnegative() });
-
-/** How long after its last sign of life a job is taken over by a message that is behind it. */
-const TAKE_OVER_MARGIN_MS = 30_000;
 
 function log(level: "info" | "warn" | "error", message: string, fields: Record<string, unknown>): void {
   console.error(JSON.stringify({ level, message, ...fields }));
 }
 
 const GAVE_UP = "The upload could not be processed: it failed on every attempt. Upload the file again.";
+const FILE_GONE = "The uploaded file is gone; upload it again.";
+
+function isActive(job: BulkJob): boolean {
+  return job.status === "queued" || job.status === "processing";
+}
+
+function secondsUntil(at: number | null, now: number): number {
+  return queueDelaySeconds(((at ?? now) - now) / 1000, 1);
+}
 
 /**
- * The bulk queue (max_batch_size 1). A message names a job and the checkpoint it continues from.
- * Each chunk is applied under a guard on the checkpoint, so a message delivered twice, or two
- * invocations at once, apply every row once. A message behind the job's checkpoint is a duplicate
- * while the job shows signs of life; once it has shown none for a while, whoever held it died
- * between a chunk and its hand-over, and the message carries on from the checkpoint.
+ * The bulk queue (max_batch_size 1). A message names a job and the generation it continues; the
+ * invocation claims the job under a lease (platform/jobs/lease.ts), applies chunks from the checkpoint
+ * (each guarded on the checkpoint and the lease, and renewing it) and, out of time, hands the job to
+ * a message of the next generation. A message of a past generation, or of a finished job, is
+ * acknowledged; one whose job is held by a live invocation comes back when that lease runs out. A
+ * message that never arrives is replaced by the minute sweep (sweep.ts) once the lease runs out.
  */
 export async function consumeBulk(batch: MessageBatch<unknown>, ctx: ServiceContext): Promise<void> {
   for (const message of batch.messages) await handleMessage(ctx, message);
 }
 
 async function handleMessage(ctx: ServiceContext, message: Message<unknown>): Promise<void> {
-  const body: BulkMessage | null = await parseMessage(MessageSchema, message, {
+  const body = await parseMessage(BulkMessageSchema, message, {
     queue: "lingua-bulk-members",
     deadLetter: ctx.env.BULK_DLQ,
   });
   if (!body) return;
-  const job = await findJob(ctx, body.job_id);
-  if (!job || job.status === "completed" || job.status === "failed") {
-    message.ack();
+  const leaseId = newId("lse");
+  const job = await claimJob(ctx, { message: body, leaseId });
+  if (!job) {
+    const current = await findJob(ctx, body.job_id);
+    const now = ctx.now();
+    if (current && isActive(current) && current.generation === body.generation && isHeld(current, now)) {
+      // A twin of this message is being handled: come back when its lease would have run out.
+      message.retry({ delaySeconds: secondsUntil(current.leaseUntil, now) });
+    } else {
+      message.ack();
+    }
     return;
   }
-  const settings = ctx.config.bulk;
-  if (job.nextRow !== body.next_row) {
-    const quietFor = ctx.now() - job.heartbeatAt;
-    const patience = settings.timeBudgetMs + TAKE_OVER_MARGIN_MS;
-    if (quietFor < patience) {
-      message.retry({ delaySeconds: Math.max(1, Math.ceil((patience - quietFor) / 1000)) });
-      return;
-    }
-  }
   try {
-    await process(ctx, { job, settings });
+    await process(ctx, { job, leaseId });
     message.ack();
   } catch (error) {
     log("warn", "bulk upload chunk failed; retrying", {
@@ -57,32 +71,26 @@ async function handleMessage(ctx: ServiceContext, message: Message<unknown>): Pr
       attempt: message.attempts,
       error: error instanceof Error ? error.stack : String(error),
     });
-    message.retry({ delaySeconds: Math.min(300, 5 * 2 ** (message.attempts - 1)) });
+    const delaySeconds = Math.min(300, 5 * 2 ** (message.attempts - 1));
+    await releaseLease(ctx, { jobId: job.id, leaseId, retryInMs: delaySeconds * 1000 }).catch(
+      () => undefined,
+    );
+    message.retry({ delaySeconds });
   }
 }
 
-async function process(
-  ctx: ServiceContext,
-  input: { job: BulkJob; settings: { chunkRows: number; timeBudgetMs: number } },
-) {
-  const { job, settings } = input;
+async function process(ctx: ServiceContext, input: { job: BulkJob; leaseId: string }): Promise<void> {
+  const { job, leaseId } = input;
+  const settings = ctx.config.bulk;
   const started = ctx.now();
   const object = job.r2Key ? await ctx.env.EXPORTS_BUCKET.get(job.r2Key) : null;
   if (!object) {
-    await markFailed(ctx, { jobId: job.id, reason: "The uploaded file is gone; upload it again." });
+    await markFailed(ctx, { jobId: job.id, reason: FILE_GONE });
     return;
   }
   const parsedFile = readStoredFile(job.r2Key ?? "", new Uint8Array(await object.arrayBuffer()));
-  if (job.status === "queued") {
-    await ctx.db
-      .update(bulkJobs)
-      .set({ status: "processing", heartbeatAt: ctx.now() })
-      .where(and(eq(bulkJobs.id, job.id), eq(bulkJobs.status, "queued")))
-      .run();
-  }
-  const current = (await findJob(ctx, job.id)) ?? job;
   const outcome = await runJob(ctx, {
-    job: current,
+    job,
     parsed: parsedFile,
     options: {
       chunkRows: settings.chunkRows,
@@ -91,27 +99,47 @@ async function process(
       collect: false,
     },
   });
-  if (outcome.state === "continue") {
-    await enqueueBulk(ctx, { job_id: job.id, next_row: outcome.job.nextRow });
+  if (outcome.state !== "continue") return; // done, or another holder took the job over
+  const current = { ...outcome.job, leaseId };
+  if (!(await handOver(ctx, current))) return; // taken over meanwhile: the new holder carries on
+  try {
+    await enqueueBulk(ctx, { job_id: job.id, generation: current.generation + 1 });
+  } catch (error) {
+    // No message of the new generation exists, so nobody can have claimed the job: step back, and
+    // let this message's retry carry on from the checkpoint.
+    await revertHandOver(ctx, current);
+    throw error;
   }
 }
 
 /**
- * The bulk dead-letter queue: the queue gave up on a message. If the job is still at that
- * message's checkpoint, nothing else is carrying it: it has failed.
+ * The bulk dead-letter queue: the queue gave up on a message. If the job is still at that message's
+ * generation and nobody holds it, nothing else is carrying it: it has failed. A job held by a live
+ * invocation is looked at again when that lease runs out.
  */
 export async function consumeBulkDeadLetters(
   batch: MessageBatch<unknown>,
   ctx: ServiceContext,
 ): Promise<void> {
   for (const message of batch.messages) {
-    const body = await parseMessage(MessageSchema, message, { queue: "lingua-bulk-members-dlq" });
+    const body = await parseMessage(BulkMessageSchema, message, { queue: "lingua-bulk-members-dlq" });
     if (!body) continue;
     const job = await findJob(ctx, body.job_id);
-    if (job && job.nextRow === body.next_row && (job.status === "queued" || job.status === "processing")) {
-      await markFailed(ctx, { jobId: job.id, reason: GAVE_UP });
-      if (job.r2Key) await ctx.env.EXPORTS_BUCKET.delete(job.r2Key).catch(() => undefined);
+    if (!job || !isActive(job) || job.generation !== body.generation) {
+      message.ack();
+      continue;
     }
+    const now = ctx.now();
+    if (isHeld(job, now)) {
+      message.retry({ delaySeconds: secondsUntil(job.leaseUntil, now) });
+      continue;
+    }
+    const failed = await markFailed(ctx, {
+      jobId: job.id,
+      reason: GAVE_UP,
+      unless: { generation: job.generation },
+    });
+    if (failed && job.r2Key) await ctx.env.EXPORTS_BUCKET.delete(job.r2Key).catch(() => undefined);
     message.ack();
   }
 }

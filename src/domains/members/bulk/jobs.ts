@@ -1,7 +1,16 @@
-import { and, asc, eq, inArray, isNotNull, lt, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, isNotNull, isNull, sql } from "drizzle-orm";
+import { z } from "zod";
 import { type BulkMode, bulkJobRows, bulkJobs } from "../../../db/schema";
 import { pageWithTotal } from "../../../platform/http/pagination";
-import { nowIso } from "../../../platform/ids";
+import { newId, nowIso } from "../../../platform/ids";
+import {
+  awaitingMessage,
+  claimable,
+  expired,
+  heldBy,
+  type LeaseColumns,
+  taken,
+} from "../../../platform/jobs/lease";
 import type { ServiceContext } from "../../../platform/service/context";
 import { checkRows, type ParsedCsv, parseMemberCsv, type StoredRecord } from "./csv";
 
@@ -10,15 +19,18 @@ export type BulkReportRow = typeof bulkJobRows.$inferSelect;
 
 /** Uploads of at most this many data rows are applied within the request and answered 200. */
 export const IN_REQUEST_ROWS = 1_000;
-/** A job nobody has moved for this long (a crashed request or consumer) no longer blocks new uploads. */
-export const STALE_MS = 15 * 60_000;
 /** `mode=sync` refuses to suspend more than this share of the institution's members, unless forced. */
 export const SYNC_THRESHOLD = 0.1;
 
-export interface BulkMessage {
-  job_id: string;
-  next_row: number;
-}
+/** A bulk queue message: apply job `job_id` from its checkpoint, as generation `generation`. */
+export const BulkMessageSchema = z.object({
+  job_id: z.string().min(1),
+  generation: z.number().int().min(0),
+});
+export type BulkMessage = z.infer<typeof BulkMessageSchema>;
+
+/** The job's lease columns (platform/jobs/lease.ts). */
+export const LEASE: LeaseColumns = { leaseId: bulkJobs.leaseId, leaseUntil: bulkJobs.leaseUntil };
 
 /**
  * Where a queued upload waits in R2: its records as the request read them (JSON of line and cells),
@@ -54,6 +66,8 @@ export function newJob(fields: {
   now: number;
 }): BulkJob {
   const { now } = fields;
+  // A queued job awaits its first message; one applied within the request is held by the request.
+  const lease = fields.queued ? awaitingMessage(now) : taken(newId("lse"), now);
   return {
     id: fields.id,
     institutionId: fields.institutionId,
@@ -73,8 +87,8 @@ export function newJob(fields: {
     suspended: 0,
     rejected: 0,
     error: null,
-    leaseId: null,
-    leaseUntil: null,
+    generation: 0,
+    ...lease,
     attempts: 0,
     heartbeatAt: now,
     createdAt: nowIso(now),
@@ -84,10 +98,18 @@ export function newJob(fields: {
 
 const ACTIVE = ["queued", "processing"] as const;
 
+/** The job is still to be applied (queued or processing). */
+export const isActive = () => inArray(bulkJobs.status, [...ACTIVE]);
+
+export const ABANDONED =
+  "The request applying this upload ended before it finished; upload the file again (rows already applied then show as unchanged).";
+
 /**
  * Records the job unless another upload of the institution is still active: the partial unique index
- * on active jobs makes the insert itself the check. A job left behind by a crash stops counting as
- * active after STALE_MS. False: another upload is in progress.
+ * on active jobs makes the insert itself the check. A job that was being applied within its request
+ * and whose lease ran out (the request died) is failed first: it has no stored file to resume from.
+ * A queued job whose lease ran out still counts: the minute sweep resumes it. False: another upload
+ * is in progress.
  */
 export async function openJob(ctx: ServiceContext, job: BulkJob): Promise<boolean> {
   const { db } = ctx;
@@ -95,12 +117,13 @@ export async function openJob(ctx: ServiceContext, job: BulkJob): Promise<boolea
   const [, inserted] = await db.batch([
     db
       .update(bulkJobs)
-      .set({ status: "failed", error: "Abandoned: no progress for 15 minutes.", completedAt: nowIso(now) })
+      .set({ status: "failed", error: ABANDONED, completedAt: nowIso(now), leaseId: null, leaseUntil: null })
       .where(
         and(
           eq(bulkJobs.institutionId, job.institutionId),
-          inArray(bulkJobs.status, [...ACTIVE]),
-          lt(bulkJobs.heartbeatAt, now - STALE_MS),
+          isActive(),
+          isNull(bulkJobs.r2Key),
+          expired(LEASE, now),
         ),
       ),
     db.insert(bulkJobs).values(job).onConflictDoNothing().returning({ id: bulkJobs.id }),
@@ -108,21 +131,111 @@ export async function openJob(ctx: ServiceContext, job: BulkJob): Promise<boolea
   return inserted.length === 1;
 }
 
+/**
+ * Takes the job for this invocation, if it is active, at the message's generation, and nobody
+ * holds it: `processing`, the lease `leaseId`'s, one more attempt. Returns the job, or null.
+ */
+export async function claimJob(
+  ctx: ServiceContext,
+  input: { message: BulkMessage; leaseId: string },
+): Promise<BulkJob | null> {
+  const { message, leaseId } = input;
+  const now = ctx.now();
+  const [job] = await ctx.db
+    .update(bulkJobs)
+    .set({
+      status: "processing",
+      ...taken(leaseId, now),
+      attempts: sql`${bulkJobs.attempts} + 1`,
+      heartbeatAt: now,
+    })
+    .where(
+      and(
+        eq(bulkJobs.id, message.job_id),
+        isActive(),
+        eq(bulkJobs.generation, message.generation),
+        claimable(LEASE, now),
+      ),
+    )
+    .returning();
+  return job ?? null;
+}
+
+/** Passes the job on to the next message (sent now): generation + 1, the lease the message's to take. */
+export async function handOver(ctx: ServiceContext, job: BulkJob & { leaseId: string }): Promise<boolean> {
+  const now = ctx.now();
+  const result = await ctx.db
+    .update(bulkJobs)
+    .set({ generation: job.generation + 1, ...awaitingMessage(now), heartbeatAt: now })
+    .where(
+      and(
+        eq(bulkJobs.id, job.id),
+        heldBy(LEASE, job.leaseId),
+        eq(bulkJobs.generation, job.generation),
+        isActive(),
+      ),
+    )
+    .run();
+  return result.meta.changes === 1;
+}
+
+/** Undoes a hand-over whose message could not be sent, so that the current message's retry takes the job. */
+export async function revertHandOver(ctx: ServiceContext, job: BulkJob): Promise<void> {
+  await ctx.db
+    .update(bulkJobs)
+    .set({ generation: job.generation })
+    .where(
+      and(eq(bulkJobs.id, job.id), eq(bulkJobs.generation, job.generation + 1), isNull(bulkJobs.leaseId)),
+    )
+    .run();
+}
+
+/** Gives the job back after an error to the message's retry, due in `retryInMs`. */
+export async function releaseLease(
+  ctx: ServiceContext,
+  input: { jobId: string; leaseId: string; retryInMs: number },
+): Promise<void> {
+  await ctx.db
+    .update(bulkJobs)
+    .set(awaitingMessage(ctx.now(), input.retryInMs))
+    .where(and(eq(bulkJobs.id, input.jobId), heldBy(LEASE, input.leaseId)))
+    .run();
+}
+
 export async function findJob(ctx: ServiceContext, jobId: string): Promise<BulkJob | null> {
   return (await ctx.db.select().from(bulkJobs).where(eq(bulkJobs.id, jobId)).get()) ?? null;
 }
 
-/** Marks an active job failed (its file, if any, is deleted by the caller). */
+/**
+ * Marks an active job failed (its file, if any, is deleted by the caller); with `unless`, only if the
+ * job is still as the caller saw it (its generation, and nobody holding it). True if it changed.
+ */
 export async function markFailed(
   ctx: ServiceContext,
-  input: { jobId: string; reason: string },
-): Promise<void> {
+  input: { jobId: string; reason: string; unless?: { generation: number } },
+): Promise<boolean> {
   const now = ctx.now();
-  await ctx.db
+  const { unless } = input;
+  const result = await ctx.db
     .update(bulkJobs)
-    .set({ status: "failed", error: input.reason, completedAt: nowIso(now), heartbeatAt: now })
-    .where(and(eq(bulkJobs.id, input.jobId), inArray(bulkJobs.status, [...ACTIVE])))
+    .set({
+      status: "failed",
+      error: input.reason,
+      completedAt: nowIso(now),
+      heartbeatAt: now,
+      leaseId: null,
+      leaseUntil: null,
+    })
+    .where(
+      and(
+        eq(bulkJobs.id, input.jobId),
+        isActive(),
+        unless ? eq(bulkJobs.generation, unless.generation) : undefined,
+        unless ? claimable(LEASE, now) : undefined,
+      ),
+    )
     .run();
+  return result.meta.changes === 1;
 }
 
 /** A page of the job's report rows, in line order, optionally of one outcome. */

@@ -43,7 +43,8 @@ async function afterChunk(ctx: ServiceContext, input: { result: ChunkResult; now
 }
 
 /**
- * Applies the job's rows from its checkpoint, chunk by chunk, until done or past the deadline. The
+ * Applies the job's rows from its checkpoint, chunk by chunk, until done or past the deadline, under
+ * the job's lease (`job.leaseId`: every chunk is guarded on it and renews it). The
  * members are read once into memory; when a chunk's batch is refused (another writer took the seats
  * or the job moved on) the job is read again: moved on means this invocation stops, otherwise the
  * members are read again and the chunk planned afresh, once.
@@ -53,6 +54,8 @@ export async function runJob(
   input: { job: BulkJob; parsed: ParsedCsv; options: RunOptions },
 ): Promise<RunOutcome> {
   const { job, parsed, options } = input;
+  const { leaseId } = job;
+  if (leaseId === null) throw new Error(`bulk job ${job.id} run without its lease`);
   const context = { uploaderRole: job.uploaderRole as Role, seats: await seatsOf(ctx, job.institutionId) };
   let index = await MemberIndex.load(ctx, job.institutionId);
   const planned: PlannedRow[] = [];
@@ -71,6 +74,7 @@ export async function runJob(
       result = await applyChunk(ctx, {
         target: {
           jobId: job.id,
+          leaseId,
           institutionId: job.institutionId,
           fromRow: current.nextRow,
           toRow,
@@ -83,7 +87,7 @@ export async function runJob(
       });
     } catch (error) {
       const fresh = await findJob(ctx, job.id);
-      if (fresh?.status !== "processing" || fresh.nextRow !== current.nextRow) {
+      if (fresh?.status !== "processing" || fresh.nextRow !== current.nextRow || fresh.leaseId !== leaseId) {
         return { state: "lost", job: fresh ?? current, planned, invitations };
       }
       if (retried || !isBatchGuardFailure(error)) throw error;
@@ -112,7 +116,7 @@ export async function runJob(
       return { state: "continue", job: current, planned, invitations };
     }
   }
-  const finished = await finishJob(ctx, { job: current, rows: parsed.rows, index });
+  const finished = await finishJob(ctx, { job: current, leaseId, rows: parsed.rows, index });
   if (!finished) return { state: "lost", job: (await findJob(ctx, job.id)) ?? current, planned, invitations };
   return { state: "done", job: finished, planned, invitations };
 }
@@ -140,7 +144,7 @@ export function membersToSuspend(
  */
 async function finishJob(
   ctx: ServiceContext,
-  input: { job: BulkJob; rows: readonly CsvRow[]; index: MemberIndex },
+  input: { job: BulkJob; leaseId: string; rows: readonly CsvRow[]; index: MemberIndex },
 ): Promise<BulkJob | null> {
   const { job } = input;
   const d1 = ctx.d1;
@@ -148,7 +152,7 @@ async function finishJob(
   const now = nowIso(nowMs);
   const suspend = job.mode === "sync" ? membersToSuspend(input.index, input.rows, job.uploadedBy) : [];
   const suspends = !job.dryRun && suspend.length > 0;
-  const statements: D1PreparedStatement[] = [d1.prepare(FINISH_GUARD).bind(job.id)];
+  const statements: D1PreparedStatement[] = [d1.prepare(FINISH_GUARD).bind(job.id, input.leaseId)];
   if (suspends) {
     const ids = jsonArrays(suspend.map((m) => m.id));
     for (const array of ids) statements.push(d1.prepare(SUSPEND).bind(array, job.institutionId, now));
@@ -168,5 +172,13 @@ async function finishJob(
   }
   if (job.r2Key) await ctx.env.EXPORTS_BUCKET.delete(job.r2Key).catch(() => undefined);
   if (suspends) await pushRevocations(ctx, { userIds: suspend.map((m) => m.id), at: now });
-  return { ...job, status: "completed", suspended: suspend.length, completedAt: now, r2Key: null };
+  return {
+    ...job,
+    status: "completed",
+    suspended: suspend.length,
+    completedAt: now,
+    r2Key: null,
+    leaseId: null,
+    leaseUntil: null,
+  };
 }

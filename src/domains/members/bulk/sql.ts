@@ -28,8 +28,11 @@ export type TakenEmailRow = Pick<UserRow, "email">;
 
 // ---- Applying a chunk (one batch) ----
 
-/** Fails the batch unless job ?1 is still `processing` at checkpoint ?2: a chunk is applied once. */
-export const CHECKPOINT_GUARD = `SELECT json(CASE WHEN EXISTS (SELECT 1 FROM bulk_jobs WHERE id = ?1 AND next_row = ?2 AND status = 'processing') THEN '1' ELSE 'guard failed' END)`;
+/**
+ * Fails the batch unless job ?1 is still `processing` at checkpoint ?2 and held by lease ?3: a chunk is
+ * applied once, and only by the job's current holder.
+ */
+export const CHECKPOINT_GUARD = `SELECT json(CASE WHEN EXISTS (SELECT 1 FROM bulk_jobs WHERE id = ?1 AND next_row = ?2 AND status = 'processing' AND lease_id = ?3) THEN '1' ELSE 'guard failed' END)`;
 
 /** Fails the batch when institution ?1's invited and active members outnumber its seats (null: no limit). */
 export const SEAT_GUARD = `SELECT json(CASE WHEN (SELECT seats FROM institutions WHERE id = ?1) IS NULL
@@ -74,21 +77,22 @@ export const INSERT_REPORT = `INSERT INTO bulk_job_rows (job_id, line, email, ex
 
 /**
  * Moves job ?1 from checkpoint ?2 to ?3, adds ?4 created, ?5 updated, ?6 unchanged and ?7 rejected to
- * its counts and records heartbeat ?8 (ms). Changes nothing if the job is not at ?2.
+ * its counts, records heartbeat ?8 (ms) and renews its lease until ?9 (ms). Changes nothing if the job
+ * is not at ?2.
  */
 export const ADVANCE = `UPDATE bulk_jobs SET next_row = ?3, created = created + ?4, updated = updated + ?5, unchanged = unchanged + ?6,
-  rejected = rejected + ?7, heartbeat_at = ?8 WHERE id = ?1 AND next_row = ?2`;
+  rejected = rejected + ?7, heartbeat_at = ?8, lease_until = ?9 WHERE id = ?1 AND next_row = ?2`;
 
 // ---- Finishing a job (one batch) ----
 
-/** Fails the batch unless job ?1 is `processing` with every row applied. */
-export const FINISH_GUARD = `SELECT json(CASE WHEN EXISTS (SELECT 1 FROM bulk_jobs WHERE id = ?1 AND next_row = total_rows AND status = 'processing') THEN '1' ELSE 'guard failed' END)`;
+/** Fails the batch unless job ?1 is `processing` with every row applied, and held by lease ?2. */
+export const FINISH_GUARD = `SELECT json(CASE WHEN EXISTS (SELECT 1 FROM bulk_jobs WHERE id = ?1 AND next_row = total_rows AND status = 'processing' AND lease_id = ?2) THEN '1' ELSE 'guard failed' END)`;
 
 /** Suspends, at ?3, the invited and active members of institution ?2 whose ids are in JSON array ?1. */
 export const SUSPEND = `UPDATE users SET status = 'suspended', updated_at = ?3 WHERE institution_id = ?2 AND status IN ('invited', 'active') AND id IN (SELECT value FROM json_each(?1))`;
 
-/** Completes `processing` job ?1: ?2 suspended, completed at ?3, heartbeat ?4 (ms); its file key forgotten. */
-export const COMPLETE = `UPDATE bulk_jobs SET status = 'completed', suspended = ?2, completed_at = ?3, heartbeat_at = ?4, r2_key = NULL WHERE id = ?1 AND status = 'processing'`;
+/** Completes `processing` job ?1: ?2 suspended, completed at ?3, heartbeat ?4 (ms); its file key and lease forgotten. */
+export const COMPLETE = `UPDATE bulk_jobs SET status = 'completed', suspended = ?2, completed_at = ?3, heartbeat_at = ?4, r2_key = NULL, lease_id = NULL, lease_until = NULL WHERE id = ?1 AND status = 'processing'`;
 
 // ---- A queued upload's invitations, on the report's first read ----
 

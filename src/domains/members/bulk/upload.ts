@@ -85,7 +85,7 @@ export async function uploadMembers(
       throw inProgress();
     }
     try {
-      await enqueueBulk(ctx, { job_id: job.id, next_row: 0 });
+      await enqueueBulk(ctx, { job_id: job.id, generation: 0 });
     } catch (error) {
       await markFailed(ctx, {
         jobId: job.id,

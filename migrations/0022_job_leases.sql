@@ -1,0 +1,2 @@
+ALTER TABLE `bulk_jobs` ADD `generation` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
+CREATE INDEX `lti_passbacks_open_idx` ON `lti_passbacks` (`status`,`next_attempt_at`) WHERE status IN ('pending', 'retrying');
