@@ -429,7 +429,7 @@ describe("bulk upload through the queue", () => {
     expect(await env.EXPORTS_BUCKET.get(rawKey)).toBeNull();
   });
 
-  it("fails a job the queue gave up on", async () => {
+  it("fails a job the queue gave up on, once no invocation holds it", async () => {
     const tenant = await createTenant();
     const queue = new HeldQueue();
     const bindings = held(queue);
@@ -441,7 +441,21 @@ describe("bulk upload through the queue", () => {
       bindings,
     );
     expect(upload.res.status).toBe(202);
-    expect((await deliver(bindings, queue.take(), "lingua-bulk-members-dlq")).acked).toBe(true);
+    const message = queue.take();
+    // While an invocation holds the job (a twin of the message got through), the dead letter waits.
+    const heldByTwin = { leaseId: "lse_twin", leaseUntil: Date.now() + 60_000 };
+    await db().update(bulkJobs).set(heldByTwin).where(eq(bulkJobs.id, upload.body.id)).run();
+    expect(await deliver(bindings, message, "lingua-bulk-members-dlq")).toEqual({
+      acked: false,
+      retried: true,
+    });
+    expect((await findBulkJob(upload.body.id))!.status).toBe("queued");
+    await db()
+      .update(bulkJobs)
+      .set({ leaseId: null, leaseUntil: Date.now() + 60_000 })
+      .where(eq(bulkJobs.id, upload.body.id))
+      .run();
+    expect((await deliver(bindings, message, "lingua-bulk-members-dlq")).acked).toBe(true);
     const job = await callJson(upload.res.headers.get("Location")!, { token: tenant.admin.token });
     expect(job.body).toMatchObject({
       status: "failed",
