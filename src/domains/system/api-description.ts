@@ -42,7 +42,9 @@ times its per-token limit); over it, 429 naming the \`"institution"\` policy.
 
 ## Errors
 Every error is \`application/problem+json\` (RFC 9457) with a stable \`code\` and the \`request_id\`
-(also in \`X-Request-Id\`); validation errors list every failing field in \`errors\`. Authenticated operations
+(also in \`X-Request-Id\`); validation errors list every failing field in \`errors\`. A problem's \`type\` is the
+absolute URL of its code's entry in the [error reference](/api/docs/errors) on this API's origin
+(\`/api/docs/errors#<code>\`), which says what each code means and what to do. Authenticated operations
 refuse unknown query parameters (422, each named) instead of ignoring them; the public catalogue ignores them.
 
 | status | code | title |
