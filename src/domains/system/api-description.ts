@@ -2,6 +2,7 @@ import { ROLES } from "../../db/schema";
 import { ABILITIES, ALL_ABILITIES, ROLE_CEILINGS } from "../../platform/auth/abilities";
 import { PLAN_RATE_LIMITS, PLATFORM_RATE_LIMIT } from "../../platform/auth/principal";
 import { ERROR_CATALOGUE, type ErrorCode } from "../../platform/errors";
+import { SUBSCRIBABLE_TYPES } from "../../platform/events";
 
 /** The document's introduction, generated from the same tables the code enforces, so it cannot drift. */
 export function apiDescription(): string {
@@ -52,9 +53,8 @@ refuse unknown query parameters (422, each named) instead of ignoring them; the 
 ${errors}
 
 ## Domain events
-State changes an integrator may want to hear about (\`lesson.completed\`, \`course.completed\`,
-\`achievement.unlocked\`, \`cefr.level_changed\`, \`streak.milestone\`) are written to an outbox in the same
-database batch as the change, each with a stable id; webhooks deliver them.
+State changes an integrator may want to hear about (${SUBSCRIBABLE_TYPES.map((type) => `\`${type}\``).join(", ")})
+are written to an outbox in the same database batch as the change, each with a stable id; webhooks deliver them.
 
 ## Idempotency
 \`POST\` endpoints that create something accept \`Idempotency-Key\`, scoped to the token that sends it, for 24 hours.
