@@ -1,6 +1,7 @@
 /// <reference types="vite/client" />
 import { describe, expect, it } from "vitest";
 import { ROLES } from "../../src/db/schema";
+import { ACHIEVEMENTS } from "../../src/domains/progress/rules";
 import { ABILITIES, type Ability, ROLE_CEILINGS } from "../../src/platform/auth/abilities";
 import { SETTING_NAMES } from "../../src/platform/config";
 import { ERROR_CATALOGUE, type ErrorCode } from "../../src/platform/errors";
@@ -127,10 +128,11 @@ function tableUnder(file: string, heading: string): string[][] {
   const rows: string[][] = [];
   for (const line of lines.slice(start + 1)) {
     if (/^#{1,6}\s/.test(line)) break;
-    if (line.startsWith("|"))
+    const row = line.trimStart(); // a table inside a list item is indented
+    if (row.startsWith("|"))
       rows.push(
-        line
-          .slice(1, line.lastIndexOf("|"))
+        row
+          .slice(1, row.lastIndexOf("|"))
           .split("|")
           .map((cell) => cell.trim()),
       );
@@ -258,6 +260,24 @@ describe("the documentation", () => {
     const html = await res.text();
     const listed = [...html.matchAll(/<section id="([^"]+)">/g)].map((m) => m[1] ?? "");
     expect(compare(listed, Object.keys(ERROR_CATALOGUE), "GET /api/docs/errors")).toEqual([]);
+  });
+
+  it("has every achievement, with its name, in the progress guide's table, and no other", () => {
+    const where = "docs/progress.md's achievements table";
+    const rows = tableUnder("/docs/progress.md", "The learning rules");
+    const problems = compare(
+      rows.flatMap((cells) => codeSpans(cells[0])),
+      ACHIEVEMENTS.map((a) => a.code),
+      where,
+    );
+    for (const achievement of ACHIEVEMENTS) {
+      const row = rows.find((cells) => codeSpans(cells[0]).includes(achievement.code));
+      if (row && row[1] !== achievement.name)
+        problems.push(
+          `${achievement.code}: named "${row[1]}" in ${where}, "${achievement.name}" in the code`,
+        );
+    }
+    expect(problems).toEqual([]);
   });
 
   it("has every configuration variable in the README's configuration table, and no other", () => {
