@@ -286,6 +286,43 @@ describe("the documentation", () => {
     expect(compare(listed, SETTING_NAMES, "README.md's configuration table")).toEqual([]);
   });
 
+  it("names only operations that exist, and the ability each needs, in README.md and the guides", async () => {
+    const { body: document } = await callJson<{
+      paths: Record<string, Record<string, { security?: unknown[]; "x-required-ability"?: string }>>;
+    }>("/api/openapi.json", { headers: { "CF-Connecting-IP": freshIp() } });
+    const operation = (method: string, path: string) => document.paths[path]?.[method.toLowerCase()];
+    // Pages the worker serves outside the document.
+    const PAGES = new Set(["GET /api/docs", "GET /api/docs/errors"]);
+    const OPERATION = /`(GET|POST|PUT|PATCH|DELETE) (\/[^`\s?#]*)[^`]*`/g;
+    const problems: string[] = [];
+    for (const [file, text] of [["/README.md", markdown("/README.md")], ...GUIDES] as const) {
+      for (const [, method = "", path = ""] of text.matchAll(OPERATION)) {
+        if (!operation(method, path) && !PAGES.has(`${method} ${path}`))
+          problems.push(`${file}: \`${method} ${path}\` is no operation of the OpenAPI document`);
+      }
+      // A table row about one operation that names abilities names the one the operation requires.
+      for (const line of text.split("\n").filter((l) => l.trimStart().startsWith("|"))) {
+        const cells = line.split("|").slice(1, -1);
+        const named = [...(cells[0] ?? "").matchAll(OPERATION)];
+        if (named.length !== 1) continue;
+        const [, method = "", path = ""] = named[0] ?? [];
+        const op = operation(method, path);
+        if (!op) continue;
+        const rest = cells.slice(1).join("|");
+        const abilities = codeSpans(rest).filter((name) => Object.hasOwn(ABILITIES, name));
+        const required = op["x-required-ability"];
+        if (abilities.length > 0 && required && !abilities.includes(required))
+          problems.push(
+            `${file}: the row of ${method} ${path} names ${abilities.join(", ")}, but it requires ${required}`,
+          );
+        const isPublic = (op.security ?? []).length === 0;
+        if (/\bno token\b/.test(rest) && !isPublic)
+          problems.push(`${file}: the row of ${method} ${path} says "no token", but it requires one`);
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
   it("mentions every path of the OpenAPI document in some guide in docs/", async () => {
     const { res, body: document } = await callJson<{
       paths: Record<string, Record<string, { tags?: string[] }>>;
