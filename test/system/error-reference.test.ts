@@ -90,11 +90,13 @@ describe("GET /api/docs/errors", () => {
     expect(res.status).toBe(200);
   });
 
-  it("is linked from the OpenAPI document's introduction and described on Problem.type", async () => {
+  it("is linked from the OpenAPI document's introduction and described on Problem.type; no placeholder host remains", async () => {
     const { body: doc } = await callJson("/api/openapi.json", { headers: { "CF-Connecting-IP": freshIp() } });
     expect(doc.info.description).toContain("(/api/docs/errors)");
     const type = doc.components.schemas.Problem.properties.type;
     expect(type).toMatchObject({ type: "string", format: "uri" });
     expect(type.description).toContain("/api/docs/errors#<code>");
+    // No link to the placeholder documentation host that no reader can open.
+    expect(JSON.stringify(doc)).not.toContain("docs.lingua.example");
   });
 });
