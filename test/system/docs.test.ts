@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { ROLES } from "../../src/db/schema";
 import { ACHIEVEMENTS } from "../../src/domains/progress/rules";
+import { EVENT_EXAMPLES } from "../../src/domains/webhooks/catalogue";
 import { ABILITIES, type Ability, ROLE_CEILINGS } from "../../src/platform/auth/abilities";
 import { SETTING_NAMES } from "../../src/platform/config";
 import { ERROR_CATALOGUE, type ErrorCode } from "../../src/platform/errors";
@@ -24,6 +25,12 @@ const MARKDOWN = import.meta.glob<string>(["/README.md", "/docs/**/*.md"], {
   import: "default",
   eager: true,
 });
+
+const WRANGLER_TOML = import.meta.glob<string>("/wrangler.toml", {
+  query: "?raw",
+  import: "default",
+  eager: true,
+})["/wrangler.toml"];
 
 // Names only: the files behind them are never loaded. Dot-files that docs link to are listed by name.
 const REPOSITORY_FILES = Object.keys(
@@ -200,10 +207,18 @@ describe("the documentation", () => {
     expect(unlisted).toEqual([]);
   });
 
-  it("has a row in the webhooks guide's event table for every event type, and no other", () => {
+  it("has a row in the webhooks guide's event table for every event type, and no other, naming its data's fields", () => {
     const rows = tableUnder("/docs/webhooks.md", "Event catalogue");
     const listed = rows.flatMap((cells) => codeSpans(cells[0]));
-    expect(compare(listed, Object.keys(EVENT_TYPES), "docs/webhooks.md's event catalogue")).toEqual([]);
+    const problems = compare(listed, Object.keys(EVENT_TYPES), "docs/webhooks.md's event catalogue");
+    // Every field of an event's `data` (the catalogue's example) is named in its row.
+    for (const [type, example] of Object.entries(EVENT_EXAMPLES)) {
+      const row = rows.find((cells) => codeSpans(cells[0]).includes(type));
+      const named = codeSpans(row?.[2]);
+      for (const field of Object.keys(example).filter((f) => row && !named.includes(f)))
+        problems.push(`${type}: its data field ${field} is not named in docs/webhooks.md's event catalogue`);
+    }
+    expect(problems).toEqual([]);
   });
 
   it("has every ability in the authentication guide's table, with the roles that may hold it", () => {
@@ -280,10 +295,25 @@ describe("the documentation", () => {
     expect(problems).toEqual([]);
   });
 
-  it("has every configuration variable in the README's configuration table, and no other", () => {
+  it("has every configuration variable in the README's configuration table, and no other, with wrangler.toml's default", () => {
     const rows = tableUnder("/README.md", "Configuration");
     const listed = rows.flatMap((cells) => codeSpans(cells[0]));
-    expect(compare(listed, SETTING_NAMES, "README.md's configuration table")).toEqual([]);
+    const problems = compare(listed, SETTING_NAMES, "README.md's configuration table");
+    // The default column shows wrangler.toml's [vars] value: `value` in code, or "empty".
+    const vars = (WRANGLER_TOML ?? "").split(/^\[/m).find((section) => section.startsWith("vars]")) ?? "";
+    for (const cells of rows) {
+      const [name = ""] = codeSpans(cells[0]);
+      const value = new RegExp(`^${name}\\s*=\\s*"([^"]*)"`, "m").exec(vars)?.[1];
+      const shown = cells[2] ?? "";
+      const [code] = codeSpans(shown);
+      if (cells[1] === "secret") {
+        if (value !== undefined)
+          problems.push(`${name}: a secret in the README, but set in wrangler.toml [vars]`);
+      } else if (value === undefined) problems.push(`${name}: not in wrangler.toml [vars]`);
+      else if (code !== undefined ? code !== value : shown === "empty" ? value !== "" : false)
+        problems.push(`${name}: the README's default is ${shown}, wrangler.toml [vars] says "${value}"`);
+    }
+    expect(problems).toEqual([]);
   });
 
   it("names only operations that exist, and the ability each needs, in README.md and the guides", async () => {
