@@ -35,19 +35,17 @@ async function fetch(request: Request, env: Env, ctx: ExecutionContext): Promise
         error: String(thrown),
       }),
     );
-    return new Response(
-      JSON.stringify(problemBody(new URL(request.url).origin, error.code, error.message, requestId)),
-      {
-        status: 500,
-        headers: [
-          ["Content-Type", "application/problem+json"],
-          ["Cache-Control", "no-store"],
-          ["X-Request-Id", requestId],
-          ...SECURITY_HEADERS,
-          ...DEFAULT_FRAMING_HEADERS,
-        ] as [string, string][],
-      },
-    );
+    const body = problemBody(new URL(request.url).origin, error.code, error.message, requestId);
+    return new Response(JSON.stringify(body), {
+      status: 500,
+      headers: [
+        ["Content-Type", "application/problem+json"],
+        ["Cache-Control", "no-store"],
+        ["X-Request-Id", requestId],
+        ...SECURITY_HEADERS,
+        ...DEFAULT_FRAMING_HEADERS,
+      ] as [string, string][],
+    });
   }
 }
 
