@@ -35,7 +35,8 @@ async function fetch(request: Request, env: Env, ctx: ExecutionContext): Promise
         error: String(thrown),
       }),
     );
-    return new Response(JSON.stringify(problemBody(error.code, error.message, requestId)), {
+    const body = problemBody(new URL(request.url).origin, error.code, error.message, requestId);
+    return new Response(JSON.stringify(body), {
       status: 500,
       headers: [
         ["Content-Type", "application/problem+json"],

@@ -81,6 +81,9 @@ const schema = z.object({
   LTI_APP_URL: z.union([z.literal(""), z.url({ protocol: /^https?$/ })]).default(""),
 });
 
+/** The name of every variable the deployment reads (the README's configuration table lists each). */
+export const SETTING_NAMES = Object.keys(schema.shape) as readonly (keyof typeof schema.shape)[];
+
 function toConfig(vars: z.infer<typeof schema>) {
   return {
     rateLimitWindowSeconds: vars.RATE_LIMIT_WINDOW_SECONDS,

@@ -27,7 +27,11 @@ export function createApiApp(register: (app: ApiApp) => void): ApiApp {
 
 export const ProblemSchema = z
   .object({
-    type: z.url().openapi({ example: "https://docs.lingua.example/errors/validation_failed" }),
+    type: z.url().openapi({
+      description:
+        "The absolute URL of the code's entry in the error reference, on the API's own origin (`/api/docs/errors#<code>`).",
+      example: "https://api.lingua.example/api/docs/errors#validation_failed",
+    }),
     title: z.string().openapi({ example: "Validation failed" }),
     status: z.number().int().openapi({ example: 422 }),
     code: z

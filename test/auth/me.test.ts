@@ -58,7 +58,7 @@ describe("GET /api/auth/me", () => {
     expect(body).toMatchObject({
       status: 401,
       code: "unauthenticated",
-      type: expect.stringContaining("/errors/unauthenticated"),
+      type: expect.stringMatching(/\/api\/docs\/errors#unauthenticated$/),
     });
     expect(body.request_id).toBe(res.headers.get("X-Request-Id"));
   });

@@ -31,7 +31,7 @@ describe("per-client-IP limit of the public catalogue", () => {
     expect(body).toMatchObject({
       status: 429,
       code: "rate_limited",
-      type: "https://docs.lingua.example/errors/rate_limited",
+      type: "https://api.lingua.test/api/docs/errors#rate_limited",
     });
     expect(body.request_id).toBe(refused!.headers.get("X-Request-Id"));
 

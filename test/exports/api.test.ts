@@ -303,7 +303,7 @@ describe("GET /api/integrations/exports/{id}/download", () => {
     expect(early.res.headers.get("Content-Type")).toBe("application/problem+json");
     expect(early.res.headers.get("Retry-After")).toBe("5");
     expect(early.body).toEqual({
-      type: "https://docs.lingua.example/errors/export_not_ready",
+      type: "https://api.lingua.test/api/docs/errors#export_not_ready",
       title: "Export not ready",
       status: 409,
       code: "export_not_ready",

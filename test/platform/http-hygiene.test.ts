@@ -5,7 +5,7 @@ import { apiTokens } from "../../src/db/schema";
 import worker from "../../src/index";
 import { database } from "../../src/platform/db";
 import { createApiApp } from "../../src/platform/openapi";
-import { call, callJson } from "../helpers/api";
+import { BASE, call, callJson } from "../helpers/api";
 import { createTenant, freshIp } from "../helpers/tenants";
 
 /** How many API tokens (not sessions) the user has. */
@@ -20,7 +20,7 @@ async function apiTokensOf(userId: string): Promise<number> {
 function expectProblem(res: Response, body: any, status: number, code: string) {
   expect(res.status).toBe(status);
   expect(res.headers.get("Content-Type")).toBe("application/problem+json");
-  expect(body).toMatchObject({ status, code, type: `https://docs.lingua.example/errors/${code}` });
+  expect(body).toMatchObject({ status, code, type: `${BASE}/api/docs/errors#${code}` });
   expect(typeof body.title).toBe("string");
   expect(typeof body.detail).toBe("string");
   expect(body.request_id).toBe(res.headers.get("X-Request-Id"));
@@ -156,7 +156,7 @@ describe("errors are problem+json", () => {
         throw new Error("SELECT secret FROM vault -- password=hunter2");
       });
     });
-    const res = await app.request("/boom", {}, env, createExecutionContext());
+    const res = await app.request(`${BASE}/boom`, {}, env, createExecutionContext());
     const body = await res.json<any>();
     expectProblem(res, body, 500, "internal_error");
     expect(JSON.stringify(body)).not.toMatch(/hunter2|SELECT|vault|at \//);

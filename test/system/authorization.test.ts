@@ -59,7 +59,7 @@ const PUBLIC = [
 const ANY_TOKEN = ["GET /api/auth/me"];
 
 /** Routes the worker serves outside the OpenAPI document (pages, not operations). */
-const UNDOCUMENTED = ["GET /api/docs"];
+const UNDOCUMENTED = ["GET /api/docs", "GET /api/docs/errors"];
 
 /**
  * Operations whose documented ability is not enough: a defect for the domain's policy to fix (issue

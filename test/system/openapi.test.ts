@@ -2,6 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ABILITIES } from "../../src/platform/auth/abilities";
 import { ERROR_CATALOGUE } from "../../src/platform/errors";
+import { SUBSCRIBABLE_TYPES } from "../../src/platform/events";
 import { call, callJson } from "../helpers/api";
 import { freshIp } from "../helpers/tenants";
 
@@ -64,6 +65,7 @@ describe("GET /api/openapi.json", () => {
     const { body: doc } = await callJson("/api/openapi.json");
     for (const ability of Object.keys(ABILITIES)) expect(doc.info.description).toContain(`\`${ability}\``);
     for (const code of Object.keys(ERROR_CATALOGUE)) expect(doc.info.description).toContain(`\`${code}\``);
+    for (const type of SUBSCRIBABLE_TYPES) expect(doc.info.description).toContain(`\`${type}\``);
     expect(doc.paths["/api/integrations/tokens"].post["x-required-ability"]).toBe("tokens:write");
     expect(doc.paths["/api/integrations/tokens"].get["x-required-ability"]).toBe("tokens:read");
     expect(doc.paths["/api/integrations/tokens"].post.parameters.map((p: any) => p.name)).toContain(

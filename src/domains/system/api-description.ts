@@ -2,6 +2,7 @@ import { ROLES } from "../../db/schema";
 import { ABILITIES, ALL_ABILITIES, ROLE_CEILINGS } from "../../platform/auth/abilities";
 import { PLAN_RATE_LIMITS, PLATFORM_RATE_LIMIT } from "../../platform/auth/principal";
 import { ERROR_CATALOGUE, type ErrorCode } from "../../platform/errors";
+import { SUBSCRIBABLE_TYPES } from "../../platform/events";
 
 /** The document's introduction, generated from the same tables the code enforces, so it cannot drift. */
 export function apiDescription(): string {
@@ -42,7 +43,9 @@ times its per-token limit); over it, 429 naming the \`"institution"\` policy.
 
 ## Errors
 Every error is \`application/problem+json\` (RFC 9457) with a stable \`code\` and the \`request_id\`
-(also in \`X-Request-Id\`); validation errors list every failing field in \`errors\`. Authenticated operations
+(also in \`X-Request-Id\`); validation errors list every failing field in \`errors\`. A problem's \`type\` is the
+absolute URL of its code's entry in the [error reference](/api/docs/errors) on this API's origin
+(\`/api/docs/errors#<code>\`), which says what each code means and what to do. Authenticated operations
 refuse unknown query parameters (422, each named) instead of ignoring them; the public catalogue ignores them.
 
 | status | code | title |
@@ -50,9 +53,8 @@ refuse unknown query parameters (422, each named) instead of ignoring them; the 
 ${errors}
 
 ## Domain events
-State changes an integrator may want to hear about (\`lesson.completed\`, \`course.completed\`,
-\`achievement.unlocked\`, \`cefr.level_changed\`, \`streak.milestone\`) are written to an outbox in the same
-database batch as the change, each with a stable id; webhooks deliver them.
+State changes an integrator may want to hear about (${SUBSCRIBABLE_TYPES.map((type) => `\`${type}\``).join(", ")})
+are written to an outbox in the same database batch as the change, each with a stable id; webhooks deliver them.
 
 ## Idempotency
 \`POST\` endpoints that create something accept \`Idempotency-Key\`, scoped to the token that sends it, for 24 hours.

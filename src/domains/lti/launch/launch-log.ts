@@ -102,10 +102,7 @@ export function getLaunch(ctx: PrincipalContext, id: string): Promise<LaunchRow>
   return findLaunch(ctx, ltiInstitution(ctx.principal), id);
 }
 
-/**
- * The institution's launch, or 404 (also for another institution's). Grade passback's lookup; it
- * takes `env` too until that path passes its context (context-bridge.ts).
- */
+/** The institution's launch, or 404 (also for another institution's). Grade passback's lookup. */
 export async function findLaunch(ctx: ServiceContext, institutionId: string, id: string): Promise<LaunchRow> {
   const row = await ctx.db
     .select()

@@ -93,10 +93,7 @@ export async function ensureCurrentKey(ctx: ServiceContext, consumerId: string):
   return winner;
 }
 
-/**
- * The key a registration signs with now (its client assertions). Also takes `env` from the grades
- * path until it passes its context (context-bridge.ts).
- */
+/** The key a registration signs with now (its client assertions). */
 export async function currentSigningKey(ctx: ServiceContext, consumerId: string): Promise<SigningKey> {
   const hit = cached.get(consumerId);
   if (hit && hit.until > ctx.now()) return hit.key;

@@ -21,7 +21,7 @@ export const bulkUploadRoute = tokenRoute("members:write", {
   operationId: "bulkUploadMembers",
   middleware: [acceptsBodyUpTo(MAX_UPLOAD_BYTES)],
   summary: "Provision members from a CSV file",
-  description: `Send the CSV itself (\`Content-Type: text/csv\`) or \`multipart/form-data\` with a \`file\` part. A second upload to the same institution while one is processed is \`409 bulk_in_progress\`. A sample file: https://docs.lingua.example/samples/members.csv.\n\n${CSV_FORMAT_DOC}`,
+  description: `Send the CSV itself (\`Content-Type: text/csv\`) or \`multipart/form-data\` with a \`file\` part. A second upload to the same institution while one is processed is \`409 bulk_in_progress\`. A small file:\n\n\`\`\`csv\nemail,first_name,last_name,role,external_id,groups\nana.lima@school.example,Ana,Lima,learner,S-10023,Year 7;French\nbo.berg@school.example,Bo,Berg,learner,S-10024,Year 7\n\`\`\`\n\n${CSV_FORMAT_DOC}`,
   request: {
     params: InstitutionIdParam,
     query: BulkUploadQuery,
