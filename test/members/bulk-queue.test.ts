@@ -152,6 +152,13 @@ describe("bulk upload through the queue", () => {
       counts: { created: 1200, rejected: 1 },
       rows: [{ line: 1202, outcome: "rejected", invitation_url: null }],
     });
+    // A dry run created nobody: its created rows name no member.
+    const created = await callJson(`${jobPath}?outcome=created&per_page=3`, { token: tenant.admin.token });
+    expect(created.body.rows.map((r: any) => [r.line, r.member_id])).toEqual([
+      [2, null],
+      [3, null],
+      [4, null],
+    ]);
     expect(await userCount(id)).toBe(3);
     const rejected = await call(`${jobPath}/rejected.csv`, { token: tenant.admin.token });
     expect(rejected.status).toBe(200);

@@ -23,7 +23,7 @@ export const BulkUploadQuery = z.object({
   force: flag("With `mode=sync`: suspend even more than 10 % of the members.", "force"),
 });
 
-export const CSV_FORMAT_DOC = `**The file.** UTF-8 CSV (RFC 4180; a byte-order mark, CRLF or LF line ends and quoted cells with commas, quotes and line breaks are all fine), at most 5 MiB and ${MAX_DATA_ROWS.toLocaleString("en")} data rows, a header row naming the columns in any order and any case:
+export const CSV_FORMAT_DOC = `**The file.** UTF-8 CSV (RFC 4180; a byte-order mark, CRLF, LF or CR line ends and quoted cells with commas, quotes and line breaks are all fine), at most 5 MiB and ${MAX_DATA_ROWS.toLocaleString("en")} data rows, a header row naming the columns in any order and any case:
 
 | column | meaning |
 |---|---|
@@ -41,12 +41,18 @@ Other columns are ignored. A OneRoster 1.1 \`users.csv\` is recognised as well: 
 
 export const BulkReportRowSchema = z
   .object({
-    line: z.number().int().openapi({ description: "1-based line of the file where the row starts." }),
+    line: z.number().int().openapi({
+      description:
+        "1-based line of the file where the row starts, as an editor numbers it (the header is line 1; CR LF, LF and a lone CR each end a line, inside a quoted cell too).",
+    }),
     email: z.string().nullable(),
     external_id: z.string().nullable(),
     outcome: z.enum(BULK_OUTCOMES),
     errors: z.array(z.string()).openapi({ description: "Why the row was rejected; empty otherwise." }),
-    member_id: z.string().nullable().openapi({ description: "The member created or updated." }),
+    member_id: z.string().nullable().openapi({
+      description:
+        "The member created or updated. Null for rejected and unchanged rows, and in a dry run for a member it would create (a dry run creates nobody, so there is no id); a dry run's updated rows name the existing member.",
+    }),
     invitation_url: z.url().nullable().openapi({
       description:
         "Created (invited) members only, single-use, shown once: in the upload's answer (valid 7 days), or for a queued upload the first time the row is read by somebody with `members:write` (issued then, valid 7 days from that read). Null otherwise: in dry runs, for readers with `members:read` only (they use none up), on later reads, and when the member is no longer invited or was re-invited before the row was read.",
