@@ -19,9 +19,7 @@ import {
   MINT_DUE,
   type MintedDueRow,
   REVOKE_TOKENS,
-  SEALED_INVITATION_STATE,
   SEAT_GUARD,
-  type SealedInvitationRow,
   SUSPEND,
   type TakenEmailRow,
   UPDATE_USERS,
@@ -32,7 +30,6 @@ import {
   findBulkJob,
   insertBulkJob,
   insertInstitution,
-  insertInvitation,
   insertLiveToken,
   insertMember,
   insertReportRow,
@@ -456,30 +453,5 @@ describe("a queued upload's invitations on first read", () => {
       { line: 2, due: false, userId: learner.id },
       { line: 3, due: true, userId: admin.id },
     ]);
-  });
-
-  it("SEALED_INVITATION_STATE tells each member's role, whether its invitation is open and its hash", async () => {
-    const institution = await insertInstitution();
-    const open = await insertMember(institution.id, { status: "invited" });
-    const accepted = await insertMember(institution.id, { status: "active", role: "instructor" });
-    const none = await insertMember(institution.id, { status: "invited" });
-    await insertInvitation(open.id, institution.id, { tokenHash: "hash_open" });
-    await insertInvitation(accepted.id, institution.id, {
-      tokenHash: "hash_accepted",
-      acceptedAt: "2026-01-02T00:00:00Z",
-    });
-    const { results } = await env.DB.prepare(SEALED_INVITATION_STATE)
-      .bind(JSON.stringify([open.id, accepted.id, none.id]))
-      .all<SealedInvitationRow>();
-    const byId = new Map(results.map((r) => [r.id, r]));
-    expect(byId.get(open.id)).toEqual({ id: open.id, role: "learner", open: 1, token_hash: "hash_open" });
-    expect(byId.get(accepted.id)).toEqual({
-      id: accepted.id,
-      role: "instructor",
-      open: 0,
-      token_hash: "hash_accepted",
-    });
-    // No invitation at all: nothing accepted, so "open", but without a hash to match a sealed token.
-    expect(byId.get(none.id)).toEqual({ id: none.id, role: "learner", open: 1, token_hash: null });
   });
 });

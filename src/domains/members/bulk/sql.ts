@@ -117,17 +117,3 @@ export const CLEAR_DUE = `UPDATE bulk_job_rows SET invitation_due = false
   WHERE job_id = ?1 AND invitation_due AND line IN (SELECT value FROM json_each(?2))
     AND NOT EXISTS (SELECT 1 FROM users u WHERE u.id = bulk_job_rows.user_id AND u.status = 'invited'
       AND u.role NOT IN (SELECT value FROM json_each(?3)))`;
-
-/**
- * The users of JSON array ?1 with their role, whether their invitation is still open (invited and
- * not accepted) and its token hash: `SealedInvitationRow`s (for report rows that carry a sealed token).
- */
-export const SEALED_INVITATION_STATE = `SELECT u.id, u.role, u.status = 'invited' AND i.accepted_at IS NULL AS open, i.token_hash
-  FROM users u LEFT JOIN invitations i ON i.user_id = u.id WHERE u.id IN (SELECT value FROM json_each(?1))`;
-export interface SealedInvitationRow {
-  id: UserRow["id"];
-  role: UserRow["role"];
-  /** 1 while the member is invited and the invitation not accepted, else 0 (or null without one). */
-  open: number;
-  token_hash: InvitationRow["tokenHash"] | null;
-}
