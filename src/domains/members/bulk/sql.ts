@@ -117,3 +117,47 @@ export const CLEAR_DUE = `UPDATE bulk_job_rows SET invitation_due = false
   WHERE job_id = ?1 AND invitation_due AND line IN (SELECT value FROM json_each(?2))
     AND NOT EXISTS (SELECT 1 FROM users u WHERE u.id = bulk_job_rows.user_id AND u.status = 'invited'
       AND u.role NOT IN (SELECT value FROM json_each(?3)))`;
+
+// ---- Re-issuing a finished upload's invitations (one batch, then the first page minted) ----
+
+/**
+ * Marks due again the rows of job ?1 that created a member still `invited` in institution ?2 with a
+ * role in JSON array ?3 (those the caller may invite): their invitations are minted afresh when the
+ * row is next read. RETURNING their lines and members: `ReissuedRow`s.
+ */
+export const REISSUE_MARK = `UPDATE bulk_job_rows SET invitation_due = true
+  WHERE job_id = ?1 AND outcome = 'created' AND user_id IN (SELECT id FROM users
+    WHERE institution_id = ?2 AND status = 'invited' AND role IN (SELECT value FROM json_each(?3)))
+  RETURNING line, user_id`;
+export interface ReissuedRow {
+  line: number;
+  user_id: string;
+}
+
+/**
+ * Deletes the open (not accepted) invitations of the members REISSUE_MARK marks (same ?1, ?2, ?3):
+ * their old links stop working, as after a re-invite, and MINT_DUE may insert new ones.
+ */
+export const REISSUE_REVOKE = `DELETE FROM invitations WHERE accepted_at IS NULL AND user_id IN (
+  SELECT r.user_id FROM bulk_job_rows r JOIN users u ON u.id = r.user_id
+  WHERE r.job_id = ?1 AND r.outcome = 'created' AND u.institution_id = ?2 AND u.status = 'invited'
+    AND u.role IN (SELECT value FROM json_each(?3)))`;
+
+/**
+ * Why the other members job ?1 created were not re-issued, counted: no longer members of institution
+ * ?2 (removed), active (accepted their invitation), suspended, or invited with a role outside JSON
+ * array ?3. One `ReissueSkippedRow`.
+ */
+export const REISSUE_SKIPPED = `SELECT
+  coalesce(sum(u.id IS NULL OR u.institution_id IS NOT ?2), 0) AS removed,
+  coalesce(sum(u.institution_id = ?2 AND u.status = 'active'), 0) AS accepted,
+  coalesce(sum(u.institution_id = ?2 AND u.status = 'suspended'), 0) AS suspended,
+  coalesce(sum(u.institution_id = ?2 AND u.status = 'invited' AND u.role NOT IN (SELECT value FROM json_each(?3))), 0) AS role_above_yours
+  FROM bulk_job_rows r LEFT JOIN users u ON u.id = r.user_id
+  WHERE r.job_id = ?1 AND r.outcome = 'created' AND r.user_id IS NOT NULL`;
+export interface ReissueSkippedRow {
+  removed: number;
+  accepted: number;
+  suspended: number;
+  role_above_yours: number;
+}
