@@ -178,6 +178,15 @@ describe("bulk upload", () => {
         }
       }
     }
+    // Broken quoting names the line as the editor shows it too (line 4, after a cell with a CR LF).
+    const broken = await uploadCsv(
+      tenant.admin.token,
+      id,
+      `email,note\r\n${a},"one\r\ntwo"\r\n${b},"bad"quote\r\n`,
+      "dry_run=true",
+    );
+    expect(broken.res.status).toBe(422);
+    expect(broken.body.detail).toMatch(/Invalid Closing Quote: .* at line 4 /);
   });
 
   it("refuses whole files that are not UTF-8, empty, without e-mail, too long or too big", async () => {

@@ -125,6 +125,14 @@ function linesAt(bytes: Uint8Array, offsets: readonly number[]): number[] {
 const CR = 0x0d;
 const LF = 0x0a;
 
+/** csv-parse's message, its "at line N" counted as linesAt counts (from where the parser stopped). */
+function onEditorLine(error: CsvError, text: string): string {
+  const at = (error as CsvError & { bytes?: unknown }).bytes;
+  if (typeof at !== "number") return error.message;
+  const [line] = linesAt(new TextEncoder().encode(text), [at]);
+  return error.message.replace(/\bat line \d+/, `at line ${line}`);
+}
+
 /** A record with nothing but blanks: an empty line, or a row of empty cells (skipped, not rejected). */
 function isBlank(record: string[]): boolean {
   return record.every((cell) => cell.trim() === "");
@@ -219,7 +227,7 @@ export function parseMemberCsv(bytes: Uint8Array): ParsedCsv {
       max_record_size: MAX_RECORD_CHARS,
     }) as unknown as { record: string[]; info: { bytes: number } }[];
   } catch (error) {
-    if (error instanceof CsvError) throw fileError(`is not valid CSV: ${error.message}`);
+    if (error instanceof CsvError) throw fileError(`is not valid CSV: ${onEditorLine(error, text)}`);
     throw error;
   }
   // Where each record starts: where the one before it ended (`info.bytes`, its line end included).
