@@ -32,7 +32,7 @@ describe("the token gate's cached principal", () => {
     // The first request after the idle time already answers with the new role.
     const body = await me(learner.token);
     expect(body.user.role).toBe("instructor");
-    expect(body.token.abilities).toContain("members:read");
+    expect(body.token.effective_abilities).toContain("members:read");
   });
 
   it("is dropped for every live token of a user by invalidatePrincipals({ userId })", async () => {
@@ -48,7 +48,7 @@ describe("the token gate's cached principal", () => {
     expect(told).toBe(2);
     expect((await me(learner.token)).user.role).toBe("instructor");
     // The API token's abilities are cut to the new role's ceiling: instructors cannot record progress.
-    expect((await me(api.token)).token.abilities).toEqual(["content:read"]);
+    expect((await me(api.token)).token.effective_abilities).toEqual(["content:read"]);
     // Another user's token is untouched.
     expect((await me(admin.token)).user.role).toBe("institution_admin");
   });

@@ -317,6 +317,91 @@ describe("SSO settings: SAML", () => {
   });
 });
 
+describe("SSO settings: attribute and claim mappings", () => {
+  it("needs only email; a key left out or null is not mapped and answered null; no mapping is the defaults", async () => {
+    const tenant = await createTenant();
+    const id = tenant.institution.id;
+    const read = async () =>
+      (await callJson(`/api/institutions/${id}/sso`, { token: tenant.admin.token })).body;
+
+    // SAML with what the IdP sends: e-mail and name.
+    const saml = await putSso(tenant, {
+      type: "saml",
+      saml: { attribute_mapping: { email: "mail", name: "displayName" } },
+    });
+    expect(saml.res.status, JSON.stringify(saml.body)).toBe(200);
+    expect(saml.body.saml.attribute_mapping).toEqual({
+      email: "mail",
+      name: "displayName",
+      role: null,
+      groups: null,
+    });
+    expect((await read()).saml.attribute_mapping).toEqual(saml.body.saml.attribute_mapping);
+
+    // OIDC with e-mail alone; null and left out are the same. Left out, groups is not mapped either
+    // (the default `groups` applies only when the whole mapping is left out).
+    for (const claim_mapping of [{ email: "upn" }, { email: "upn", name: null, role: null, groups: null }]) {
+      const oidc = await putSso(tenant, { type: "oidc", oidc: { claim_mapping } });
+      expect(oidc.res.status, JSON.stringify(oidc.body)).toBe(200);
+      const mapped = { email: "upn", name: null, role: null, groups: null };
+      expect(oidc.body.oidc.claim_mapping).toEqual(mapped);
+      expect((await read()).oidc.claim_mapping).toEqual(mapped);
+    }
+    const roles = await putSso(tenant, {
+      type: "oidc",
+      oidc: { claim_mapping: { email: "email", role: "lingua_role" } },
+    });
+    expect(roles.body.oidc.claim_mapping).toEqual({
+      email: "email",
+      name: null,
+      role: "lingua_role",
+      groups: null,
+    });
+
+    const defaults = await putSso(tenant, { type: "oidc", oidc: {} });
+    expect(defaults.body.oidc.claim_mapping).toEqual({
+      email: "email",
+      name: "name",
+      role: null,
+      groups: "groups",
+    });
+    const samlDefaults = await putSso(tenant, { type: "saml", saml: {} });
+    expect(samlDefaults.body.saml.attribute_mapping).toEqual({
+      email: "email",
+      name: "name",
+      role: null,
+      groups: null,
+    });
+  });
+
+  it("refuses a mapping without email, with an empty or unknown key, and changes nothing", async () => {
+    const tenant = await createTenant();
+    const id = tenant.institution.id;
+    const first = await putSso(tenant, { type: "saml", saml: { attribute_mapping: { email: "mail" } } });
+    expect(first.res.status).toBe(200);
+    for (const [body, path] of [
+      [
+        { type: "saml", saml: { attribute_mapping: { name: "displayName" } } },
+        "saml.attribute_mapping.email",
+      ],
+      [
+        { type: "saml", saml: { attribute_mapping: { email: "mail", role: "" } } },
+        "saml.attribute_mapping.role",
+      ],
+      [
+        { type: "oidc", oidc: { claim_mapping: { email: "email", department: "dept" } } },
+        "oidc.claim_mapping.department",
+      ],
+    ] as const) {
+      const res = await putSso(tenant, body);
+      expect(res.res.status, JSON.stringify(res.body)).toBe(422);
+      expect(paths(res.body), JSON.stringify(res.body)).toContain(path);
+    }
+    const after = await callJson(`/api/institutions/${id}/sso`, { token: tenant.admin.token });
+    expect(after.body).toEqual(first.body);
+  });
+});
+
 describe("SSO settings: domains and tenancy", () => {
   it("several institutions may claim one domain; none is told of the other's claim", async () => {
     const [a, b] = await Promise.all([createTenant(), createTenant()]);

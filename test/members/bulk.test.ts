@@ -144,6 +144,51 @@ describe("bulk upload", () => {
     ]);
   });
 
+  it("reports the line each row starts on in the file, whatever its line ends", async () => {
+    const tenant = await createTenant();
+    const id = tenant.institution.id;
+    const [a, b, c] = [uniqueEmail("a"), uniqueEmail("b"), uniqueEmail("c")];
+    // Line 1 the header; 2 a; 3–4 b, a line break in a quoted cell; 5 blank; 6 a row of empty cells;
+    // 7 c; 8 a again (rejected, naming line 2).
+    const file = (end: string, inner: string, bom: string) =>
+      `${bom}email,name,note${end}${a},A,${end}${b},B,"first${inner}second"${end}${end},,${end}` +
+      `${c},"C, ""quoted""",${end}${a.toUpperCase()},Again,${end}`;
+    const ends = { "CR LF": "\r\n", LF: "\n", CR: "\r" };
+    for (const [endName, end] of Object.entries(ends)) {
+      for (const [innerName, inner] of Object.entries(ends)) {
+        for (const bom of ["", "\uFEFF"]) {
+          const label = `${endName} line ends, ${innerName} in the quoted cell${bom ? ", BOM" : ""}`;
+          const { res, body } = await uploadCsv(
+            tenant.admin.token,
+            id,
+            file(end, inner, bom),
+            "dry_run=true",
+          );
+          expect(res.status, `${label}: ${JSON.stringify(body)}`).toBe(200);
+          expect(
+            body.rows.map((r: any) => [r.line, r.email, r.outcome]),
+            label,
+          ).toEqual([
+            [2, a, "created"],
+            [3, b, "created"],
+            [7, c, "created"],
+            [8, a, "rejected"],
+          ]);
+          expect(body.rows[3].errors, label).toEqual(["email: repeats line 2"]);
+        }
+      }
+    }
+    // Broken quoting names the line as the editor shows it too (line 4, after a cell with a CR LF).
+    const broken = await uploadCsv(
+      tenant.admin.token,
+      id,
+      `email,note\r\n${a},"one\r\ntwo"\r\n${b},"bad"quote\r\n`,
+      "dry_run=true",
+    );
+    expect(broken.res.status).toBe(422);
+    expect(broken.body.detail).toMatch(/Invalid Closing Quote: .* at line 4 /);
+  });
+
   it("refuses whole files that are not UTF-8, empty, without e-mail, too long or too big", async () => {
     const tenant = await createTenant();
     const id = tenant.institution.id;
@@ -233,6 +278,12 @@ describe("bulk upload", () => {
     expect(dry.res.status, JSON.stringify(dry.body)).toBe(200);
     expect(await allMembers(tenant.admin.token, id)).toEqual(before);
     expect(dry.body.rows.every((r: any) => r.invitation_url === null)).toBe(true);
+    // No id that does not exist: null for the member it would create, the real id for the one it updates.
+    expect(dry.body.rows.map((r: any) => [r.outcome, r.member_id])).toEqual([
+      ["created", null],
+      ["updated", tenant.learner.id],
+      ["rejected", null],
+    ]);
     const real = await uploadCsv(tenant.admin.token, id, csv);
     expect(real.body.counts).toEqual(dry.body.counts);
     expect(real.body.rows.map((r: any) => r.outcome)).toEqual(dry.body.rows.map((r: any) => r.outcome));

@@ -1,5 +1,5 @@
 import { env } from "cloudflare:test";
-import { asc, eq } from "drizzle-orm";
+import { and, asc, eq, inArray } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { apiTokens, bulkJobRows, invitations, memberGroups, users } from "../../src/db/schema";
 import {
@@ -18,10 +18,13 @@ import {
   MEMBER_INDEX,
   MINT_DUE,
   type MintedDueRow,
+  REISSUE_MARK,
+  REISSUE_REVOKE,
+  REISSUE_SKIPPED,
   REVOKE_TOKENS,
-  SEALED_INVITATION_STATE,
+  type ReissuedRow,
+  type ReissueSkippedRow,
   SEAT_GUARD,
-  type SealedInvitationRow,
   SUSPEND,
   type TakenEmailRow,
   UPDATE_USERS,
@@ -472,28 +475,63 @@ describe("a queued upload's invitations on first read", () => {
     ]);
   });
 
-  it("SEALED_INVITATION_STATE tells each member's role, whether its invitation is open and its hash", async () => {
+  /** A finished job of a fresh institution whose rows created one member of each kind the re-issue tells apart. */
+  async function reissueFixture() {
     const institution = await insertInstitution();
-    const open = await insertMember(institution.id, { status: "invited" });
-    const accepted = await insertMember(institution.id, { status: "active", role: "instructor" });
-    const none = await insertMember(institution.id, { status: "invited" });
-    await insertInvitation(open.id, institution.id, { tokenHash: "hash_open" });
-    await insertInvitation(accepted.id, institution.id, {
-      tokenHash: "hash_accepted",
-      acceptedAt: "2026-01-02T00:00:00Z",
-    });
-    const { results } = await env.DB.prepare(SEALED_INVITATION_STATE)
-      .bind(JSON.stringify([open.id, accepted.id, none.id]))
-      .all<SealedInvitationRow>();
-    const byId = new Map(results.map((r) => [r.id, r]));
-    expect(byId.get(open.id)).toEqual({ id: open.id, role: "learner", open: 1, token_hash: "hash_open" });
-    expect(byId.get(accepted.id)).toEqual({
-      id: accepted.id,
-      role: "instructor",
-      open: 0,
-      token_hash: "hash_accepted",
-    });
-    // No invitation at all: nothing accepted, so "open", but without a hash to match a sealed token.
-    expect(byId.get(none.id)).toEqual({ id: none.id, role: "learner", open: 1, token_hash: null });
+    const other = await insertInstitution();
+    const uploader = await insertMember(institution.id, { role: "institution_admin" });
+    const job = await insertBulkJob(institution.id, uploader.id, { status: "completed" });
+    const invited = await insertMember(institution.id, { status: "invited" });
+    const invitedAdmin = await insertMember(institution.id, { status: "invited", role: "institution_admin" });
+    const active = await insertMember(institution.id, { status: "active" });
+    const suspended = await insertMember(institution.id, { status: "suspended" });
+    const removed = await insertMember(other.id, { status: "invited" });
+    const members = [invited, invitedAdmin, active, suspended, removed];
+    for (const [i, m] of members.entries()) await insertReportRow(job.id, { line: i + 2, userId: m.id });
+    // Another job's row of the same invited member, and a row of this job that updated (not created) one.
+    const otherJob = await insertBulkJob(institution.id, uploader.id, { status: "completed" });
+    await insertReportRow(otherJob.id, { line: 2, userId: invited.id });
+    await insertReportRow(job.id, { line: 9, userId: invited.id, outcome: "updated" });
+    await insertInvitation(invited.id, institution.id);
+    await insertInvitation(invitedAdmin.id, institution.id);
+    await insertInvitation(active.id, institution.id, { acceptedAt: "2026-01-02T00:00:00Z" });
+    return { institution, job, otherJob, invited, invitedAdmin, active };
+  }
+
+  it("REISSUE_MARK marks due again the created rows of invited members with an allowed role, returning them", async () => {
+    const { institution, job, otherJob, invited } = await reissueFixture();
+    const { results } = await env.DB.prepare(REISSUE_MARK)
+      .bind(job.id, institution.id, JSON.stringify(["learner", "instructor"]))
+      .all<ReissuedRow>();
+    expect(results).toEqual([{ line: 2, user_id: invited.id }]);
+    const due = await db()
+      .select({ jobId: bulkJobRows.jobId, line: bulkJobRows.line })
+      .from(bulkJobRows)
+      .where(and(inArray(bulkJobRows.jobId, [job.id, otherJob.id]), eq(bulkJobRows.invitationDue, true)))
+      .all();
+    expect(due).toEqual([{ jobId: job.id, line: 2 }]);
+  });
+
+  it("REISSUE_REVOKE deletes the open invitations of the members REISSUE_MARK marks, and no others", async () => {
+    const { institution, job, invitedAdmin, active } = await reissueFixture();
+    await run(REISSUE_REVOKE, job.id, institution.id, JSON.stringify(["learner", "instructor"]));
+    const left = await db()
+      .select({ userId: invitations.userId })
+      .from(invitations)
+      .where(eq(invitations.institutionId, institution.id))
+      .all();
+    expect(left.map((r) => r.userId).sort()).toEqual([active.id, invitedAdmin.id].sort());
+  });
+
+  it("REISSUE_SKIPPED counts the created members left alone: removed, accepted, suspended, role above", async () => {
+    const { institution, job } = await reissueFixture();
+    const skipped = await env.DB.prepare(REISSUE_SKIPPED)
+      .bind(job.id, institution.id, JSON.stringify(["learner", "instructor"]))
+      .first<ReissueSkippedRow>();
+    expect(skipped).toEqual({ removed: 1, accepted: 1, suspended: 1, role_above_yours: 1 });
+    const none = await env.DB.prepare(REISSUE_SKIPPED)
+      .bind("blk_none", institution.id, JSON.stringify(["learner"]))
+      .first<ReissueSkippedRow>();
+    expect(none).toEqual({ removed: 0, accepted: 0, suspended: 0, role_above_yours: 0 });
   });
 });

@@ -115,6 +115,10 @@ const TENANT_RESOURCES: Record<string, (r: Resources) => Record<string, string>>
     id: r.tenant.institution.id,
     job: r.bulkJob,
   }),
+  "/api/institutions/{id}/members/bulk/{job}/invitations": (r) => ({
+    id: r.tenant.institution.id,
+    job: r.bulkJob,
+  }),
   "/api/institutions/{id}/members": (r) => ({ id: r.tenant.institution.id }),
   "/api/institutions/{id}/members/{member}": (r) => ({ id: r.tenant.institution.id, member: r.member }),
   "/api/institutions/{id}/invitations": (r) => ({ id: r.tenant.institution.id }),

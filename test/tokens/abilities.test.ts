@@ -31,7 +31,8 @@ describe("abilities and role ceilings", () => {
     const { token, body } = await mintToken(learner, ["*"]);
     expect(body.abilities).toEqual(["*"]);
     const me = await callJson("/api/auth/me", { token });
-    expect(me.body.token.abilities).toEqual([
+    expect(me.body.token.abilities).toEqual(["*"]);
+    expect(me.body.token.effective_abilities).toEqual([
       "tokens:read",
       "tokens:write",
       "content:read",

@@ -37,7 +37,7 @@ export type SsoState = (typeof SSO_STATES)[number];
 /** Which SAML attribute or ID-token claim carries each member field; null: not taken from SSO. */
 export interface SsoMapping {
   email: string;
-  name: string;
+  name: string | null;
   role: string | null;
   groups: string | null;
 }

@@ -112,8 +112,8 @@ export const bulkJobRows = sqliteTable(
      */
     invitationDue: integer("invitation_due", { mode: "boolean" }).notNull().default(false),
     /**
-     * Before invitation_due: the raw invitation token of a created member, sealed, erased once read.
-     * Only rows of uploads queued before that change have one; nothing writes it any more.
+     * Unused: held a sealed invitation token before invitation_due, in development only; nothing reads
+     * or writes it. To be dropped by a later migration.
      */
     invitationSealed: text("invitation_sealed"),
   },

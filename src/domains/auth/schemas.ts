@@ -51,9 +51,16 @@ export const MeSchema = z
       id: z.string(),
       name: z.string(),
       kind: z.enum(["api", "session"]),
-      abilities: z
-        .array(z.string())
-        .openapi({ description: "The abilities this token has now (`*` expanded to the role's)." }),
+      abilities: z.array(z.string()).openapi({
+        example: ["*"],
+        description:
+          "What the token was granted, exactly as `GET /api/integrations/tokens` lists it and its creation answered it: `*` (every session, and any token created with it) stands for every ability the owner's role allows at each request.",
+      }),
+      effective_abilities: z.array(z.string()).openapi({
+        example: ["tokens:read", "tokens:write", "content:read", "progress:read", "progress:write"],
+        description:
+          "What this request may do: `abilities` with `*` expanded to the owner's current role and any ability the role no longer allows left out, in the catalogue's order. Check this one (`effective_abilities.includes(\"progress:read\")`).",
+      }),
       expires_at: z.string().nullable(),
     }),
   })

@@ -2,6 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { registerDownloadRejectedRows } from "./bulk/routes/download-rejected-rows";
 import { registerGetBulkUpload } from "./bulk/routes/get-bulk-upload";
+import { registerReissueBulkInvitations } from "./bulk/routes/reissue-invitations";
 import { registerUploadMembers } from "./bulk/routes/upload-members";
 import { registerCreateMember } from "./routes/create-member";
 import { registerGetMember } from "./routes/get-member";
@@ -19,6 +20,7 @@ export function registerMembers(app: OpenAPIHono<AppEnv>) {
   registerUploadMembers(app);
   registerGetBulkUpload(app);
   registerDownloadRejectedRows(app);
+  registerReissueBulkInvitations(app);
   registerListMembers(app);
   registerCreateMember(app);
   registerGetMember(app);

@@ -57,3 +57,14 @@ export function invitationRolesShownTo(principal: Principal): MemberRole[] {
   if (!principal.token.abilities.includes("members:write")) return [];
   return MEMBER_ROLES.filter((role) => mayGrant(principal.user.role, role));
 }
+
+/**
+ * Re-issuing a finished bulk upload's invitations: as a re-invite, for the members whose role the
+ * caller could grant (the others are left as they are and counted); refused to a caller who may
+ * issue none.
+ */
+export function mayReissueBulkInvitations(principal: Principal): Decision {
+  return invitationRolesShownTo(principal).length > 0
+    ? ALLOWED
+    : forbidden("Only a caller who may invite members (`members:write`) re-issues invitations.");
+}

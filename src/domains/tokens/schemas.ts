@@ -23,7 +23,11 @@ export const TokenSchema = z
     kind: z
       .enum(["api", "session"])
       .openapi({ description: "`api` tokens are created here; `session` tokens by sign-in." }),
-    abilities: z.array(z.string()).openapi({ example: ["content:read", "progress:read"] }),
+    abilities: z.array(z.string()).openapi({
+      example: ["content:read", "progress:read"],
+      description:
+        "What the token was granted, as created: `*` (every session, and any token created with it) stands for every ability the owner's role allows at each request; an ability the owner's role no longer allows stays listed but grants nothing. `GET /api/auth/me` shows the same list, and beside it `effective_abilities`, what the token may do now.",
+    }),
     prefix: z.string().openapi({
       example: "lng_Ab3dE9",
       description: "The first characters of the token, to recognise it. Not a secret.",

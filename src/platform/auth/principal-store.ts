@@ -36,6 +36,7 @@ export async function loadTokenRecord(db: Database, tokenHash: string): Promise<
         kind: token.kind,
         name: token.name,
         abilities: effectiveAbilities(token.abilities, user.role),
+        granted: token.abilities,
         expiresAt: token.expiresAt,
       },
       user,

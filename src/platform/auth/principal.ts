@@ -24,7 +24,19 @@ export const USER_SHARE_OF_BUDGET = 0.5;
 
 /** Who is calling, resolved from the bearer token; cached inside the token's Durable Object. */
 export interface Principal {
-  token: { id: string; kind: TokenKind; name: string; abilities: Ability[]; expiresAt: string | null };
+  token: {
+    id: string;
+    kind: TokenKind;
+    name: string;
+    /** What this request may do: the token's abilities, `*` expanded and cut to the owner's role. */
+    abilities: Ability[];
+    /**
+     * What the token was granted, as stored (`*` kept): `GET /api/auth/me` shows it as the token
+     * list does. Always set when loaded from D1; principals built by hand in tests may leave it out.
+     */
+    granted?: readonly string[];
+    expiresAt: string | null;
+  };
   user: { id: string; email: string; name: string; role: Role; timeZone: string };
   institution: { id: string; slug: string; name: string; plan: Plan } | null;
   rateLimitPerMinute: number;

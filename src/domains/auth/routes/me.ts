@@ -15,7 +15,7 @@ export const meRoute = tokenRoute(null, {
   operationId: "getMe",
   summary: "Who am I",
   description:
-    "The token's user, role, institution, plan, rate limit and abilities. Served from the token's cache: no database query.",
+    "The token's user, role, institution, plan, rate limit and abilities: `token.abilities` as the token was granted (`[\"*\"]` for a session, as the token list shows it), `token.effective_abilities` what this request may do (check that one). Served from the token's cache: no database query.",
   responses: { 200: jsonResponse(MeSchema, "The caller.") },
 });
 
@@ -38,7 +38,8 @@ function meBody(principal: Principal, windowSeconds: number): string {
       id: token.id,
       name: token.name,
       kind: token.kind,
-      abilities: token.abilities,
+      abilities: [...(token.granted ?? token.abilities)],
+      effective_abilities: token.abilities,
       expires_at: token.expiresAt,
     },
   };

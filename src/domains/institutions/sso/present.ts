@@ -1,4 +1,4 @@
-import type { ssoConnections, ssoDomains } from "../../../db/schema";
+import type { SsoMapping, ssoConnections, ssoDomains } from "../../../db/schema";
 import { certificateInfo } from "./certificates";
 
 type Connection = typeof ssoConnections.$inferSelect;
@@ -15,6 +15,16 @@ export function presentDomainVerification(row: DomainRow) {
     txt_name: row.domain,
     txt_value: `${TXT_PREFIX}${row.token}`,
     verified_at: row.verifiedAt,
+  };
+}
+
+/** A mapping as answered: every key, null where it is not mapped. */
+function presentMapping(mapping: SsoMapping): SsoMapping {
+  return {
+    email: mapping.email,
+    name: mapping.name ?? null,
+    role: mapping.role ?? null,
+    groups: mapping.groups ?? null,
   };
 }
 
@@ -66,7 +76,7 @@ export async function presentSso(
             sso_url: saml.sso_url,
             certificates: await Promise.all(saml.certificates.map((pem) => certificateInfo(pem, nowMs))),
             metadata_url: saml.metadata_url,
-            attribute_mapping: saml.attribute_mapping,
+            attribute_mapping: presentMapping(saml.attribute_mapping),
             sp: serviceProvider(origin, institutionId),
           }
         : null,
@@ -77,7 +87,7 @@ export async function presentSso(
             client_id: oidc.client_id,
             client_secret_set: connection.clientSecretSealed !== null,
             scopes: oidc.scopes,
-            claim_mapping: oidc.claim_mapping,
+            claim_mapping: presentMapping(oidc.claim_mapping),
             redirect_uri: redirectUri(origin, institutionId),
           }
         : null,

@@ -1,5 +1,11 @@
 import { z } from "@hono/zod-openapi";
-import { SSO_DOMAIN_METHODS, SSO_DOMAIN_STATUSES, SSO_STATES, SSO_TYPES } from "../../../db/schema";
+import {
+  SSO_DOMAIN_METHODS,
+  SSO_DOMAIN_STATUSES,
+  SSO_STATES,
+  SSO_TYPES,
+  type SsoMapping,
+} from "../../../db/schema";
 import { isPublicMailDomain } from "./public-mail-domains";
 
 export const MAX_DOMAINS = 50;
@@ -11,22 +17,99 @@ export const SsoParams = z.object({
   id: z.string().openapi({ param: { name: "id", in: "path" }, example: "ins_acme" }),
 });
 
-const mappingShape = {
-  email: z.string().min(1).max(256),
-  name: z.string().min(1).max(256),
-  role: z.string().min(1).max(256).nullable(),
-  groups: z.string().min(1).max(256).nullable(),
+const mappedName = z.string().min(1).max(256);
+/** The member fields an IdP may carry; only `email` is needed to know who signs in. */
+const MAPPED_FIELDS = {
+  email: "the member's e-mail address (required: it says who signs in)",
+  name: "the member's name (not mapped: a new member is named after the e-mail, an existing one keeps theirs)",
+  role: "the member's role, `institution_admin`, `instructor` or `learner` (not mapped: new members are learners, existing ones keep theirs)",
+  groups: "the member's groups (not mapped: groups are left as they are)",
+} as const;
+export const DEFAULT_ATTRIBUTE_MAPPING: SsoMapping = {
+  email: "email",
+  name: "name",
+  role: null,
+  groups: null,
 };
-export const DEFAULT_ATTRIBUTE_MAPPING = { email: "email", name: "name", role: null, groups: null };
-export const DEFAULT_CLAIM_MAPPING = { email: "email", name: "name", role: null, groups: "groups" };
+export const DEFAULT_CLAIM_MAPPING: SsoMapping = {
+  email: "email",
+  name: "name",
+  role: null,
+  groups: "groups",
+};
 export const DEFAULT_SCOPES = ["openid", "email", "profile"];
 
+const MappingInput = (name: string, what: string, defaults: SsoMapping) =>
+  z
+    .strictObject({
+      email: mappedName.openapi({ description: `The ${what} that carries ${MAPPED_FIELDS.email}.` }),
+      name: mappedName
+        .nullable()
+        .optional()
+        .openapi({ description: `The ${what} that carries ${MAPPED_FIELDS.name}.` }),
+      role: mappedName
+        .nullable()
+        .optional()
+        .openapi({ description: `The ${what} that carries ${MAPPED_FIELDS.role}.` }),
+      groups: mappedName
+        .nullable()
+        .optional()
+        .openapi({ description: `The ${what} that carries ${MAPPED_FIELDS.groups}.` }),
+    })
+    .openapi(name, {
+      description: `Which ${what} carries each member field. Only \`email\` is required; a key left out or null is not mapped (that field is not taken from SSO). Leave the whole mapping out for the defaults: ${mappingText(defaults)}.`,
+    });
+
+/** As the settings answer it: every key present, null where not mapped. */
 const Mapping = (name: string, what: string) =>
-  z.strictObject(mappingShape).openapi(name, {
-    description: `Which ${what} carries the member's e-mail, name, role (\`institution_admin\`, \`instructor\` or \`learner\`) and groups; null: not taken from the ${what}s.`,
-  });
+  z
+    .object({
+      email: z.string().openapi({ description: `The ${what} that carries ${MAPPED_FIELDS.email}.` }),
+      name: z
+        .string()
+        .nullable()
+        .openapi({ description: `The ${what} that carries ${MAPPED_FIELDS.name}.` }),
+      role: z
+        .string()
+        .nullable()
+        .openapi({ description: `The ${what} that carries ${MAPPED_FIELDS.role}.` }),
+      groups: z
+        .string()
+        .nullable()
+        .openapi({ description: `The ${what} that carries ${MAPPED_FIELDS.groups}.` }),
+    })
+    .openapi(name, {
+      description: `Which ${what} carries each member field; null: not mapped (the field is not taken from SSO).`,
+    });
+
+function mappingText(mapping: SsoMapping): string {
+  return Object.entries(mapping)
+    .map(([field, from]) => `${field} ← ${from === null ? "not mapped" : `\`${from}\``}`)
+    .join(", ");
+}
+
+const AttributeMappingInput = MappingInput(
+  "SamlAttributeMappingInput",
+  "SAML attribute",
+  DEFAULT_ATTRIBUTE_MAPPING,
+);
+const ClaimMappingInput = MappingInput("OidcClaimMappingInput", "ID-token claim", DEFAULT_CLAIM_MAPPING);
 const AttributeMapping = Mapping("SamlAttributeMapping", "SAML attribute");
 const ClaimMapping = Mapping("OidcClaimMapping", "ID-token claim");
+
+/** A mapping as sent, as stored: every key, null where it was left out. */
+export function storedMapping(
+  input: z.infer<typeof AttributeMappingInput> | undefined,
+  defaults: SsoMapping,
+): SsoMapping {
+  if (!input) return defaults;
+  return {
+    email: input.email,
+    name: input.name ?? null,
+    role: input.role ?? null,
+    groups: input.groups ?? null,
+  };
+}
 
 const DOMAIN_NAME = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
 
@@ -75,7 +158,7 @@ export const SamlInput = z
     metadata_xml: z.string().max(MAX_METADATA_XML).optional().openapi({
       description: "The IdP's metadata document itself, parsed to fill the fields left out; not kept.",
     }),
-    attribute_mapping: AttributeMapping.optional(),
+    attribute_mapping: AttributeMappingInput.optional(),
   })
   .openapi("SamlSettingsInput");
 
@@ -94,7 +177,7 @@ export const OidcInput = z
       .array(z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, "must be a scope token"))
       .max(20)
       .optional(),
-    claim_mapping: ClaimMapping.optional(),
+    claim_mapping: ClaimMappingInput.optional(),
   })
   .openapi("OidcSettingsInput");
 

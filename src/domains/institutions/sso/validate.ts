@@ -11,6 +11,7 @@ import {
   DEFAULT_CLAIM_MAPPING,
   DEFAULT_SCOPES,
   type PutSsoInput,
+  storedMapping,
 } from "./schemas";
 
 type SamlInput = NonNullable<PutSsoInput["saml"]>;
@@ -64,7 +65,7 @@ export async function validSaml(ctx: ServiceContext, input: SamlInput): Promise<
     sso_url: input.sso_url ?? metadata?.sso_url ?? null,
     certificates: [],
     metadata_url: input.metadata_url ?? null,
-    attribute_mapping: input.attribute_mapping ?? DEFAULT_ATTRIBUTE_MAPPING,
+    attribute_mapping: storedMapping(input.attribute_mapping, DEFAULT_ATTRIBUTE_MAPPING),
   };
   const errors = urlError(env, input.sso_url ? "saml.sso_url" : fromMetadata, settings.sso_url).map((e) =>
     e.path === "saml.sso_url" ? e : { ...e, message: `names a single sign-on URL that ${e.message}` },
@@ -96,7 +97,7 @@ export async function validOidc(ctx: ServiceContext, input: OidcInput): Promise<
     issuer: input.issuer ?? null,
     client_id: input.client_id ?? null,
     scopes: [...new Set(scopes)],
-    claim_mapping: input.claim_mapping ?? DEFAULT_CLAIM_MAPPING,
+    claim_mapping: storedMapping(input.claim_mapping, DEFAULT_CLAIM_MAPPING),
     ...discovery,
   };
 }

@@ -136,7 +136,8 @@ async function collectChunk(target: ChunkTarget, planned: readonly PlannedRow[])
       external_id: p.row.externalId,
       outcome: p.outcome,
       errors: p.errors,
-      user_id: m?.id ?? null,
+      // A dry run creates nobody: the planner's id for a member it would create exists nowhere.
+      user_id: target.dryRun && p.outcome === "created" ? null : (m?.id ?? null),
       due: due ? 1 : 0,
       cells: p.outcome === "rejected" ? p.row.cells : null,
     });

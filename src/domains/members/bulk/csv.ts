@@ -103,14 +103,39 @@ function columnsOf(header: string[]): { columns: Columns; format: ParsedCsv["for
   };
 }
 
-/** Line breaks inside a record's cells: the record started that many lines before the one it ended on. */
-function breaksIn(cells: string[]): number {
-  let breaks = 0;
-  for (const cell of cells) {
-    const matches = cell.match(/\r\n|\r|\n/g);
-    if (matches) breaks += matches.length;
+/**
+ * The 1-based line of the file each offset starts on, as an editor shows it: CR LF, a lone LF and a
+ * lone CR each end a line (csv-parse's own count, `info.lines`, counts the CR and the LF of a CR LF
+ * inside a quoted cell as two lines). `offsets` ascend; a cursor walks the bytes once.
+ */
+function linesAt(bytes: Uint8Array, offsets: readonly number[]): number[] {
+  const lines: number[] = [];
+  let line = 1;
+  let at = 0;
+  for (const offset of offsets) {
+    for (; at < offset && at < bytes.length; at++) {
+      const byte = bytes[at];
+      if (byte === LF || (byte === CR && bytes[at + 1] !== LF)) line += 1;
+    }
+    lines.push(line);
   }
-  return breaks;
+  return lines;
+}
+
+const CR = 0x0d;
+const LF = 0x0a;
+
+/** csv-parse's message, its "at line N" counted as linesAt counts (from where the parser stopped). */
+function onEditorLine(error: CsvError, text: string): string {
+  const at = (error as CsvError & { bytes?: unknown }).bytes;
+  if (typeof at !== "number") return error.message;
+  const [line] = linesAt(new TextEncoder().encode(text), [at]);
+  return error.message.replace(/\bat line \d+/, `at line ${line}`);
+}
+
+/** A record with nothing but blanks: an empty line, or a row of empty cells (skipped, not rejected). */
+function isBlank(record: string[]): boolean {
+  return record.every((cell) => cell.trim() === "");
 }
 
 function readRow(cells: string[], line: number, columns: Columns): CsvRow {
@@ -191,22 +216,29 @@ function rejectRepeats(rows: CsvRow[]): void {
 export function parseMemberCsv(bytes: Uint8Array): ParsedCsv {
   const text = decodeUtf8(bytes);
   if (text.trim() === "") throw fileError("is empty");
-  let records: { record: string[]; info: { lines: number } }[];
+  let parsed: { record: string[]; info: { bytes: number } }[];
   try {
-    records = parse(text, {
+    parsed = parse(text, {
       bom: true,
       info: true,
       relax_column_count: true,
-      skip_empty_lines: true,
-      skip_records_with_empty_values: true,
       // A member's row is a few hundred characters; one this long is not a member (and a report row
       // must stay far below D1's 2 MB per value).
       max_record_size: MAX_RECORD_CHARS,
-    }) as unknown as { record: string[]; info: { lines: number } }[];
+    }) as unknown as { record: string[]; info: { bytes: number } }[];
   } catch (error) {
-    if (error instanceof CsvError) throw fileError(`is not valid CSV: ${error.message}`);
+    if (error instanceof CsvError) throw fileError(`is not valid CSV: ${onEditorLine(error, text)}`);
     throw error;
   }
+  // Where each record starts: where the one before it ended (`info.bytes`, its line end included).
+  // Empty lines and rows of empty cells are records too here, so that none is taken for the start
+  // of the next; they are dropped after.
+  const starts = parsed.map((_, i) => (i === 0 ? 0 : (parsed[i - 1]?.info.bytes ?? 0)));
+  // csv-parse counts the bytes of the text as UTF-8 (the byte-order mark is gone from the text).
+  const lines = linesAt(new TextEncoder().encode(text), starts);
+  const records = parsed
+    .map(({ record }, i) => ({ record, line: lines[i] ?? 1 }))
+    .filter(({ record }) => !isBlank(record));
   const [first, ...data] = records;
   if (!first) throw fileError("is empty");
   const header = first.record.map((h) => h.trim());
@@ -219,7 +251,7 @@ export function parseMemberCsv(bytes: Uint8Array): ParsedCsv {
   }
   return checkRows(
     header,
-    data.map(({ record, info }): StoredRecord => [info.lines - breaksIn(record), record]),
+    data.map(({ record, line }): StoredRecord => [line, record]),
   );
 }
 

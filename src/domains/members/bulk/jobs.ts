@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, isNotNull, isNull, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, isNull, sql } from "drizzle-orm";
 import { z } from "zod";
 import { type BulkMode, bulkJobRows, bulkJobs } from "../../../db/schema";
 import { pageWithTotal } from "../../../platform/http/pagination";
@@ -260,26 +260,6 @@ export async function reportRows(
     bulkJobRows,
     where,
   );
-}
-
-/** Invitation tokens are shown once: erased from the report once a page that carried them was read. */
-export async function forgetInvitations(
-  ctx: ServiceContext,
-  input: { jobId: string; lines: number[] },
-): Promise<void> {
-  const { jobId, lines } = input;
-  if (lines.length === 0) return;
-  await ctx.db
-    .update(bulkJobRows)
-    .set({ invitationSealed: null })
-    .where(
-      and(
-        eq(bulkJobRows.jobId, jobId),
-        isNotNull(bulkJobRows.invitationSealed),
-        sql`${bulkJobRows.line} IN (SELECT value FROM json_each(${JSON.stringify(lines)}))`,
-      ),
-    )
-    .run();
 }
 
 export async function enqueueBulk(ctx: ServiceContext, message: BulkMessage): Promise<void> {

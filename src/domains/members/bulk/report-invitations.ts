@@ -1,17 +1,9 @@
-import { sha256Hex } from "../../../platform/crypto/encoding";
-import { unseal } from "../../../platform/crypto/sealing";
 import { nowIso } from "../../../platform/ids";
 import type { PrincipalContext, ServiceContext } from "../../../platform/service/context";
 import { invitationUrl, mintInvitation } from "../invitations";
 import { invitationRolesShownTo } from "../policy";
-import { type BulkJob, type BulkReportRow, forgetInvitations } from "./jobs";
-import {
-  CLEAR_DUE,
-  MINT_DUE,
-  type MintedDueRow,
-  SEALED_INVITATION_STATE,
-  type SealedInvitationRow,
-} from "./sql";
+import type { BulkJob, BulkReportRow } from "./jobs";
+import { CLEAR_DUE, MINT_DUE, type MintedDueRow } from "./sql";
 
 interface PageInvitations {
   job: BulkJob;
@@ -58,36 +50,6 @@ async function mintDue(ctx: ServiceContext, input: PageInvitations) {
 }
 
 /**
- * Rows of uploads queued before invitations were minted on first read carry a sealed token. It is
- * opened before anything is written (a value that fails to open loses nothing) and shown only to a
- * reader who may grant the member's role, and only while it is still the member's open invitation
- * (not after a re-invite, an accept or a suspension). Shown or dead, it is erased; `settled` lists
- * those lines.
- */
-async function openSealed(ctx: ServiceContext, input: PageInvitations) {
-  const { job, rows: sealed, roles, origin } = input;
-  const shown = new Map<number, string>();
-  const settled: number[] = [];
-  if (sealed.length === 0) return { shown, settled };
-  const { results } = await ctx.d1
-    .prepare(SEALED_INVITATION_STATE)
-    .bind(JSON.stringify(sealed.map((r) => r.userId)))
-    .all<SealedInvitationRow>();
-  const members = new Map(results.map((m) => [m.id, m]));
-  const secret = ctx.config.encryptionKey;
-  for (const row of sealed) {
-    const member = members.get(row.userId ?? "");
-    if (member && !roles.includes(member.role)) continue;
-    const binding = { purpose: "bulk-invitation", id: `${job.id}:${row.line}` };
-    const token = await unseal(row.invitationSealed ?? "", secret, binding);
-    if (member?.open && member.token_hash === (await sha256Hex(token)))
-      shown.set(row.line, invitationUrl(origin, token));
-    settled.push(row.line);
-  }
-  return { shown, settled };
-}
-
-/**
  * The invitation URLs a page of a queued upload's report shows, by line: each created member's
  * invitation is minted the first time its row is read by somebody who may issue it (valid 7 days
  * from then) and never shown again. Readers with `members:read` only see none and use none up.
@@ -99,14 +61,5 @@ export async function invitationsOnFirstRead(
   const { job, rows, origin } = input;
   const roles: string[] = invitationRolesShownTo(ctx.principal);
   if (roles.length === 0 || job.dryRun) return new Map();
-  const sealed = await openSealed(ctx, { job, rows: rows.filter((r) => r.invitationSealed), roles, origin });
-  const shown = await mintDue(ctx, {
-    job,
-    rows: rows.filter((r) => r.invitationDue && r.userId),
-    roles,
-    origin,
-  });
-  await forgetInvitations(ctx, { jobId: job.id, lines: sealed.settled });
-  for (const [line, url] of sealed.shown) shown.set(line, url);
-  return shown;
+  return mintDue(ctx, { job, rows: rows.filter((r) => r.invitationDue && r.userId), roles, origin });
 }

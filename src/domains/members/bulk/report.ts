@@ -49,7 +49,12 @@ export function presentReport(
 }
 
 /** The rows of an upload answered within the request, each with its invitation URL if it created one. */
-export function plannedReportRows(planned: PlannedRow[], invitations: Map<number, string>, origin: string) {
+export function plannedReportRows(
+  job: Pick<BulkJob, "dryRun">,
+  planned: PlannedRow[],
+  invitations: Map<number, string>,
+  origin: string,
+) {
   return planned.map(
     (p): ReportRow => ({
       line: p.row.line,
@@ -57,7 +62,8 @@ export function plannedReportRows(planned: PlannedRow[], invitations: Map<number
       external_id: p.row.externalId,
       outcome: p.outcome,
       errors: p.errors,
-      member_id: p.member?.id ?? null,
+      // A dry run creates nobody: a member it would create has no id yet.
+      member_id: job.dryRun && p.outcome === "created" ? null : (p.member?.id ?? null),
       invitation_url: invitations.has(p.row.line)
         ? invitationUrl(origin, invitations.get(p.row.line) ?? "")
         : null,

@@ -23,7 +23,7 @@ export const BulkUploadQuery = z.object({
   force: flag("With `mode=sync`: suspend even more than 10 % of the members.", "force"),
 });
 
-export const CSV_FORMAT_DOC = `**The file.** UTF-8 CSV (RFC 4180; a byte-order mark, CRLF or LF line ends and quoted cells with commas, quotes and line breaks are all fine), at most 5 MiB and ${MAX_DATA_ROWS.toLocaleString("en")} data rows, a header row naming the columns in any order and any case:
+export const CSV_FORMAT_DOC = `**The file.** UTF-8 CSV (RFC 4180; a byte-order mark, CRLF, LF or CR line ends and quoted cells with commas, quotes and line breaks are all fine), at most 5 MiB and ${MAX_DATA_ROWS.toLocaleString("en")} data rows, a header row naming the columns in any order and any case:
 
 | column | meaning |
 |---|---|
@@ -41,15 +41,21 @@ Other columns are ignored. A OneRoster 1.1 \`users.csv\` is recognised as well: 
 
 export const BulkReportRowSchema = z
   .object({
-    line: z.number().int().openapi({ description: "1-based line of the file where the row starts." }),
+    line: z.number().int().openapi({
+      description:
+        "1-based line of the file where the row starts, as an editor numbers it (the header is line 1; CR LF, LF and a lone CR each end a line, inside a quoted cell too).",
+    }),
     email: z.string().nullable(),
     external_id: z.string().nullable(),
     outcome: z.enum(BULK_OUTCOMES),
     errors: z.array(z.string()).openapi({ description: "Why the row was rejected; empty otherwise." }),
-    member_id: z.string().nullable().openapi({ description: "The member created or updated." }),
+    member_id: z.string().nullable().openapi({
+      description:
+        "The member created or updated. Null for rejected and unchanged rows, and in a dry run for a member it would create (a dry run creates nobody, so there is no id); a dry run's updated rows name the existing member.",
+    }),
     invitation_url: z.url().nullable().openapi({
       description:
-        "Created (invited) members only, single-use, shown once: in the upload's answer (valid 7 days), or for a queued upload the first time the row is read by somebody with `members:write` (issued then, valid 7 days from that read). Null otherwise: in dry runs, for readers with `members:read` only (they use none up), on later reads, and when the member is no longer invited or was re-invited before the row was read.",
+        "Created (invited) members only, single-use, shown once: in the upload's answer (valid 7 days), or for a queued upload the first time the row is read by somebody with `members:write` (issued then, valid 7 days from that read). After `POST …/bulk/{job}/invitations` re-issued the member's invitation, shown again the first time the row is read (for the rows beyond that answer's first page). Null otherwise: in dry runs, for readers with `members:read` only (they use none up), on later reads, and when the member is no longer invited or was re-invited before the row was read.",
     }),
   })
   .openapi("BulkReportRow");
@@ -137,3 +143,42 @@ export const RejectedCsvQuery = z.object({
       description: "`true` prepends a UTF-8 byte-order mark, for Excel.",
     }),
 });
+
+export const ReissuedInvitationSchema = z
+  .object({
+    line: z.number().int().openapi({ description: "The row's line in the uploaded file." }),
+    member_id: z.string(),
+    email: z.string().nullable(),
+    invitation_url: z.url().openapi({
+      description: "Single-use, valid 7 days, shown once; the member's previous link no longer works.",
+    }),
+  })
+  .openapi("ReissuedInvitation");
+
+export const ReissuedInvitationsSchema = z
+  .object({
+    job_id: z.string().openapi({ example: "blk_01JD3Q8W2X4Y5Z6A7B8C9D0E1F" }),
+    reissued: z.number().int().openapi({
+      description:
+        "Members of the upload who were still invited and got a new invitation (each once); their previous links stopped working.",
+    }),
+    skipped: z
+      .object({
+        accepted: z.number().int().openapi({ description: "Active: they accepted an invitation meanwhile." }),
+        removed: z.number().int().openapi({ description: "No longer members of the institution." }),
+        suspended: z.number().int(),
+        role_above_yours: z.number().int().openapi({
+          description:
+            "Still invited, with a role above yours: left as they are, for somebody who may invite them.",
+        }),
+      })
+      .openapi({ description: "The upload's other created members, by why they got no new invitation." }),
+    invitations: z.array(ReissuedInvitationSchema).openapi({
+      description: `The new links of the re-issued members among the upload's first ${MAX_REPORT_ROWS.toLocaleString("en")} created rows, in line order.`,
+    }),
+    next: z.url().nullable().openapi({
+      description:
+        "More re-issued members than one page: the report's next page of created rows (`GET …/bulk/{job}?outcome=created&per_page=1000&page=2`), which shows their new links the first time it is read, as a queued upload's report does. Null when `invitations` holds them all.",
+    }),
+  })
+  .openapi("ReissuedBulkInvitations");

@@ -122,16 +122,46 @@ export const CLEAR_DUE = `UPDATE bulk_job_rows SET invitation_due = false
     AND NOT EXISTS (SELECT 1 FROM users u WHERE u.id = bulk_job_rows.user_id AND u.status = 'invited'
       AND u.role NOT IN (SELECT value FROM json_each(?3)))`;
 
+// ---- Re-issuing a finished upload's invitations (one batch, then the first page minted) ----
+
 /**
- * The users of JSON array ?1 with their role, whether their invitation is still open (invited and
- * not accepted) and its token hash: `SealedInvitationRow`s (for report rows that carry a sealed token).
+ * Marks due again the rows of job ?1 that created a member still `invited` in institution ?2 with a
+ * role in JSON array ?3 (those the caller may invite): their invitations are minted afresh when the
+ * row is next read. RETURNING their lines and members: `ReissuedRow`s.
  */
-export const SEALED_INVITATION_STATE = `SELECT u.id, u.role, u.status = 'invited' AND i.accepted_at IS NULL AS open, i.token_hash
-  FROM users u LEFT JOIN invitations i ON i.user_id = u.id WHERE u.id IN (SELECT value FROM json_each(?1))`;
-export interface SealedInvitationRow {
-  id: UserRow["id"];
-  role: UserRow["role"];
-  /** 1 while the member is invited and the invitation not accepted, else 0 (or null without one). */
-  open: number;
-  token_hash: InvitationRow["tokenHash"] | null;
+export const REISSUE_MARK = `UPDATE bulk_job_rows SET invitation_due = true
+  WHERE job_id = ?1 AND outcome = 'created' AND user_id IN (SELECT id FROM users
+    WHERE institution_id = ?2 AND status = 'invited' AND role IN (SELECT value FROM json_each(?3)))
+  RETURNING line, user_id`;
+export interface ReissuedRow {
+  line: number;
+  user_id: string;
+}
+
+/**
+ * Deletes the open (not accepted) invitations of the members REISSUE_MARK marks (same ?1, ?2, ?3):
+ * their old links stop working, as after a re-invite, and MINT_DUE may insert new ones.
+ */
+export const REISSUE_REVOKE = `DELETE FROM invitations WHERE accepted_at IS NULL AND user_id IN (
+  SELECT r.user_id FROM bulk_job_rows r JOIN users u ON u.id = r.user_id
+  WHERE r.job_id = ?1 AND r.outcome = 'created' AND u.institution_id = ?2 AND u.status = 'invited'
+    AND u.role IN (SELECT value FROM json_each(?3)))`;
+
+/**
+ * Why the other members job ?1 created were not re-issued, counted: no longer members of institution
+ * ?2 (removed), active (accepted their invitation), suspended, or invited with a role outside JSON
+ * array ?3. One `ReissueSkippedRow`.
+ */
+export const REISSUE_SKIPPED = `SELECT
+  coalesce(sum(u.id IS NULL OR u.institution_id IS NOT ?2), 0) AS removed,
+  coalesce(sum(u.institution_id = ?2 AND u.status = 'active'), 0) AS accepted,
+  coalesce(sum(u.institution_id = ?2 AND u.status = 'suspended'), 0) AS suspended,
+  coalesce(sum(u.institution_id = ?2 AND u.status = 'invited' AND u.role NOT IN (SELECT value FROM json_each(?3))), 0) AS role_above_yours
+  FROM bulk_job_rows r LEFT JOIN users u ON u.id = r.user_id
+  WHERE r.job_id = ?1 AND r.outcome = 'created' AND r.user_id IS NOT NULL`;
+export interface ReissueSkippedRow {
+  removed: number;
+  accepted: number;
+  suspended: number;
+  role_above_yours: number;
 }

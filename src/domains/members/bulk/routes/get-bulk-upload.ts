@@ -13,7 +13,7 @@ export const getBulkJobRoute = tokenRoute("members:read", {
   operationId: "getBulkUpload",
   summary: "Status and report of a bulk upload",
   description:
-    "The job's status, counts and a page of its report rows (`page`, `per_page` up to 1,000, `outcome` to pick one). A queued upload's invitation URLs are issued the first time their row is read (valid 7 days from then), then never shown again; a member re-invited before that keeps that invitation and the row shows none. Another institution's job: 404.",
+    "The job's status, counts and a page of its report rows (`page`, `per_page` up to 1,000, `outcome` to pick one). A queued upload's invitation URLs are issued the first time their row is read (valid 7 days from then), then never shown again; a member re-invited before that keeps that invitation and the row shows none. After `POST …/bulk/{job}/invitations` re-issued a member's invitation, its row shows the new link the first time it is read (beyond that answer's first page). Another institution's job: 404.",
   request: { params: BulkJobParams, query: BulkReportQuery },
   responses: { 200: jsonResponse(BulkReportSchema, "The job and its report.") },
 });

@@ -106,7 +106,7 @@ export function registerUploadMembers(app: OpenAPIHono<AppEnv>) {
       const meta = { total: 0, per_page: 1000, current_page: 1, last_page: 1, next: null };
       return c.json(presentReport(result.job, origin, [], meta), 202);
     }
-    const rows = plannedReportRows(result.planned, result.invitations, origin);
+    const rows = plannedReportRows(result.job, result.planned, result.invitations, origin);
     const meta = { total: rows.length, per_page: rows.length, current_page: 1, last_page: 1, next: null };
     return c.json(presentReport(result.job, origin, rows, meta), 200);
   });
