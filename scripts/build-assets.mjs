@@ -15,7 +15,8 @@ export const ASSETS_DIR = join(root, ".assets");
 export const SCALAR_ASSET_PATH = "/api/docs/scalar-api-reference.js";
 
 export function buildAssets() {
-  // A direct dependency, so npm installs it at the top of node_modules; its exports map names no bundle.
+  // A direct devDependency (only this bundle is used), so npm installs it at the top of node_modules;
+  // its exports map names no bundle.
   const scalarPackage = join(root, "node_modules", "@scalar", "api-reference");
   const target = join(ASSETS_DIR, ...SCALAR_ASSET_PATH.split("/"));
   mkdirSync(dirname(target), { recursive: true });

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // One-command local setup: secrets for .dev.vars, D1 migrations, demo data, then `wrangler dev`.
 // Safe to run again: nothing is duplicated and existing data is kept.
-//   node scripts/dev.mjs [--port 8787] [--persist-to DIR] [--setup-only]
+//   node scripts/dev.mjs [--port 8787] [--persist-to DIR] [--setup-only] [--inspect]
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -19,6 +19,7 @@ const { values } = parseArgs({
     port: { type: "string", default: "8787" },
     "persist-to": { type: "string" },
     "setup-only": { type: "boolean", default: false },
+    inspect: { type: "boolean", default: false },
   },
 });
 const persist = values["persist-to"] ? ["--persist-to", resolve(values["persist-to"])] : [];
@@ -89,10 +90,38 @@ run(["d1", "execute", "DB", "--local", `--file=${groupsFile}`, ...persist], { qu
 
 if (values["setup-only"]) process.exit(0);
 
-// 4. Serve, with every binding local.
-const child = spawn(wrangler, ["dev", "--ip", "127.0.0.1", "--port", values.port, ...persist], {
-  cwd: root,
-  stdio: "inherit",
-});
-for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => child.kill(signal));
-child.on("exit", (code) => process.exit(code ?? 0));
+// 4. Serve, with every binding local: wrangler's own dev server (`unstable_startWorker`, what
+// `wrangler dev` runs), without its DevTools inspector. wrangler's inspector proxy keeps every DevTools
+// event in memory until a debugger attaches, so under a long load the dev server slows down and grows
+// by gigabytes. `--inspect` runs `wrangler dev` itself, inspector included, for a session with
+// DevTools attached.
+if (values.inspect) {
+  const child = spawn(wrangler, ["dev", "--ip", "127.0.0.1", "--port", values.port, ...persist], {
+    cwd: root,
+    stdio: "inherit",
+  });
+  for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => child.kill(signal));
+  child.on("exit", (code) => process.exit(code ?? 0));
+} else {
+  const { unstable_startWorker } = await import("wrangler");
+  const worker = await unstable_startWorker({
+    config: join(root, "wrangler.toml"),
+    dev: {
+      server: { hostname: "127.0.0.1", port: Number(values.port) },
+      inspector: false,
+      persist: persist[1],
+    },
+  });
+  await worker.ready;
+  console.log(
+    `Ready on ${(await worker.url).origin} (no DevTools inspector: npm run dev -- --inspect for one)`,
+  );
+  let stopping = false;
+  for (const signal of ["SIGINT", "SIGTERM"])
+    process.on(signal, async () => {
+      if (stopping) return;
+      stopping = true;
+      await worker.dispose().catch(() => {});
+      process.exit(0);
+    });
+}

@@ -5,7 +5,6 @@ import { sweepBulkJobs } from "./domains/members/bulk/sweep";
 import { purgePastWeeks } from "./domains/progress/sweep";
 import { purgeOldEvents, requeueStalledDeliveries } from "./domains/webhooks/sweep";
 import type { Env } from "./env";
-import { resealLegacyValues } from "./platform/crypto/sealed-values";
 import { purgeExpiredIdempotencyKeys } from "./platform/http/idempotency";
 import { requeueUndispatchedEvents } from "./platform/outbox-sweep";
 import { backgroundContext, type ServiceContext } from "./platform/service/context";
@@ -23,7 +22,6 @@ const SWEEPS: { name: string; run: Sweep }[] = [
   { name: "past-weeks", run: purgePastWeeks },
   { name: "lti", run: sweepLti },
   { name: "lti-passbacks", run: requeueStalledPassbacks },
-  { name: "reseal-legacy-values", run: resealLegacyValues },
 ];
 
 /** One cron run: every sweep, on a context whose clock reads the run's scheduled time. */

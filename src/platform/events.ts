@@ -44,22 +44,14 @@ export type OutboxRow = typeof outboxEvents.$inferInsert;
  */
 export const MAX_EVENTS_PER_MESSAGE = 10;
 
-const PackedEvents = z.object({
+/**
+ * A message of the events queue: committed outbox events to fan out, `{event_ids}`. A body of any
+ * other shape is dead-lettered; how a message shape changes across a deploy:
+ * docs/design/format-changes.md.
+ */
+export const EventMessage = z.object({
   event_ids: z.array(z.string().min(1)).min(1).max(MAX_EVENTS_PER_MESSAGE),
 });
-
-/**
- * A message of the events queue: committed outbox events to fan out. Published as `{event_ids}`;
- * the single-event `{event_id}` of earlier releases is still read (as one id), so messages already
- * queued when this shape arrived are consumed, not dead-lettered.
- */
-export const EventMessage = z.preprocess(
-  (body) =>
-    typeof body === "object" && body !== null && "event_id" in body && !("event_ids" in body)
-      ? { event_ids: [body.event_id] }
-      : body,
-  PackedEvents,
-);
 export type EventMessage = z.output<typeof EventMessage>;
 
 export function domainEvent(

@@ -114,6 +114,51 @@ describe("GET /api/public/courses/{slug}", () => {
     expect(preflight.headers.get("Access-Control-Allow-Methods")).toContain("GET");
     expect(preflight.headers.get("Access-Control-Allow-Headers")).toContain("If-None-Match");
   });
+
+  it("sends one set of CORS headers on every kind of answer, and the preflight's on preflights", async () => {
+    const course = await createCourse();
+    const path = `/api/public/courses/${course.slug}`;
+    const corsOf = (res: Response) =>
+      Object.fromEntries(
+        [...res.headers].filter(([name]) => name.startsWith("access-control-") || name === "vary"),
+      );
+    const miss = await getJson(path);
+    const hit = await getJson(path);
+    expect(hit.res.headers.get("X-Cache")).toBe("HIT");
+    const notModified = await getJson(path, freshIp(), { "If-None-Match": miss.res.headers.get("ETag")! });
+    expect(notModified.res.status).toBe(304);
+    const notFound = await getJson("/api/public/courses/no-such-course");
+    const invalid = await getJson("/api/public/courses?per_page=1000");
+    expect(invalid.res.status).toBe(422);
+    const everyAnswer = {
+      "access-control-allow-origin": "*",
+      "access-control-expose-headers": "ETag,Age,Retry-After,X-Request-Id,X-Cache",
+    };
+    for (const answer of [miss, hit, notModified, notFound, invalid]) {
+      expect(corsOf(answer.res), `${answer.res.status} ${answer.res.headers.get("X-Cache")}`).toEqual(
+        everyAnswer,
+      );
+    }
+
+    const preflight = await callPublic(path, {
+      ip: freshIp(),
+      method: "OPTIONS",
+      headers: {
+        Origin: "https://school.example",
+        "Access-Control-Request-Method": "GET",
+        "Access-Control-Request-Headers": "if-none-match, x-other",
+      },
+    });
+    expect(preflight.status).toBe(204);
+    expect(await preflight.text()).toBe("");
+    expect(corsOf(preflight)).toEqual({
+      ...everyAnswer,
+      "access-control-allow-methods": "GET,HEAD",
+      "access-control-allow-headers": "If-None-Match",
+      "access-control-max-age": "86400",
+      vary: "Access-Control-Request-Headers",
+    });
+  });
 });
 
 describe("GET /api/public/courses", () => {

@@ -61,8 +61,8 @@ it("a completed lesson sends its score, scaled to the line item, once however of
   expect(passback).toMatchObject({ source: "automatic", event_id: event.id, score_given: null });
 
   // The event delivered again, twice in one batch and once more: no second passback, no second score.
-  await runQueue("lingua-events", [{ event_id: event.id }, { event_id: event.id }]);
-  await runQueue("lingua-events", [{ event_id: event.id }]);
+  await runQueue("lingua-events", [{ event_ids: [event.id] }, { event_ids: [event.id] }]);
+  await runQueue("lingua-events", [{ event_ids: [event.id] }]);
   await new Promise((r) => setTimeout(r, 1500));
   expect(await database(env.DB).$count(ltiPassbacks, eq(ltiPassbacks.launchId, l.id))).toBe(1);
   expect((await reg.platform.state()).score_requests).toHaveLength(1);
@@ -87,7 +87,7 @@ it("a completion for a launch whose line item was not a URL makes no passback (n
   });
   expect(l.ags).toEqual({ scope: [SCORE_SCOPE] });
   // The event handed to the subscribers again, synchronously: still nothing to send.
-  await runQueue("lingua-events", [{ event_id: event.id }]);
+  await runQueue("lingua-events", [{ event_ids: [event.id] }]);
   await new Promise((r) => setTimeout(r, 1000));
   expect(await database(env.DB).$count(ltiPassbacks, eq(ltiPassbacks.launchId, l.id))).toBe(0);
   expect((await reg.platform.state()).score_requests).toHaveLength(0);

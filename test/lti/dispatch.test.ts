@@ -32,7 +32,12 @@ it("hands every event to each subscriber once per batch and acknowledges the bat
     { name: "a", deliver: async (_env, ids) => void seen.a!.push(ids) },
     { name: "b", deliver: async (_env, ids) => void seen.b!.push(ids) },
   ]);
-  const batch = batchOf([{ event_id: "evt_1" }, { event_id: "evt_2" }, { event_id: "evt_1" }, { nope: 1 }]);
+  const batch = batchOf([
+    { event_ids: ["evt_1"] },
+    { event_ids: ["evt_2"] },
+    { event_ids: ["evt_1"] },
+    { nope: 1 },
+  ]);
   const ctx = createExecutionContext();
   await dispatch(batch, testContext({ execution: ctx }));
   expect(seen).toEqual({ a: [["evt_1", "evt_2"]], b: [["evt_1", "evt_2"]] });
@@ -48,7 +53,7 @@ it("retries the whole batch when a subscriber fails, after the others have had i
     { name: "fails", deliver: async () => Promise.reject(new Error("D1 hiccup")) },
     { name: "works", deliver: async (_env, ids) => void delivered.push(...ids) },
   ]);
-  const batch = batchOf([{ event_id: "evt_9" }]);
+  const batch = batchOf([{ event_ids: ["evt_9"] }]);
   const ctx = createExecutionContext();
   await dispatch(batch, testContext({ execution: ctx }));
   expect(delivered).toEqual(["evt_9"]);
@@ -57,12 +62,12 @@ it("retries the whole batch when a subscriber fails, after the others have had i
   expect(result.explicitAcks).toEqual([]);
 });
 
-it("flattens the ids of packed and single-event messages into one de-duplicated set, in order", async () => {
+it("flattens the ids of the batch's messages into one de-duplicated set, in order", async () => {
   const seen: string[][] = [];
   const dispatch = outboxDispatcher([{ name: "a", deliver: async (_env, ids) => void seen.push(ids) }]);
   const batch = batchOf([
     { event_ids: ["evt_1", "evt_2", "evt_3"] },
-    { event_id: "evt_2" },
+    { event_ids: ["evt_2"] },
     { event_ids: ["evt_3", "evt_4"] },
   ]);
   const ctx = createExecutionContext();
@@ -76,7 +81,11 @@ it("retries every message of a batch of packed messages when a subscriber fails"
   const dispatch = outboxDispatcher([
     { name: "fails", deliver: async () => Promise.reject(new Error("D1 hiccup")) },
   ]);
-  const batch = batchOf([{ event_ids: ["evt_1", "evt_2"] }, { event_ids: ["evt_3"] }, { event_id: "evt_4" }]);
+  const batch = batchOf([
+    { event_ids: ["evt_1", "evt_2"] },
+    { event_ids: ["evt_3"] },
+    { event_ids: ["evt_4"] },
+  ]);
   const ctx = createExecutionContext();
   await dispatch(batch, testContext({ execution: ctx }));
   const result = await getQueueResult(batch, ctx);

@@ -3,22 +3,16 @@ import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { webhooks } from "../../src/db/schema";
 import { fromBase64, randomBytes, toBase64, utf8 } from "../../src/platform/crypto/encoding";
-import {
-  openSealed,
-  resealLegacyValues,
-  webhookSecretBinding,
-} from "../../src/platform/crypto/sealed-values";
-import { isLegacySealed, seal, unseal, unsealLegacy } from "../../src/platform/crypto/sealing";
+import { openSealed, webhookSecretBinding } from "../../src/platform/crypto/sealed-values";
+import { seal, unseal } from "../../src/platform/crypto/sealing";
 import { database } from "../../src/platform/db";
 import { callJson } from "../helpers/api";
-import { testContext } from "../helpers/context";
 import { createTenant } from "../helpers/tenants";
 
 const KEY = env.ENCRYPTION_KEY;
-const HOUR = 60 * 60 * 1000;
 
-/** A value in the format before the binding (`v1.`), as rows written by earlier versions hold. */
-async function sealLegacy(plaintext: string): Promise<string> {
+/** A value in the unbound `v1.` format that development databases once held (no release sealed it). */
+async function sealUnbound(plaintext: string): Promise<string> {
   const key = await crypto.subtle.importKey("raw", fromBase64(KEY), "AES-GCM", false, ["encrypt"]);
   const iv = randomBytes(12);
   const cipher = await crypto.subtle.encrypt({ name: "AES-GCM", iv }, key, utf8(plaintext));
@@ -61,11 +55,16 @@ describe("sealing", () => {
     await expect(unseal(tricky, KEY, { purpose: "a:b", id: "c" })).rejects.toThrow();
   });
 
-  it("refuses a legacy value in the bound format's place, and opens it only as legacy", async () => {
-    const legacy = await sealLegacy("old secret");
-    expect(isLegacySealed(legacy)).toBe(true);
-    await expect(unseal(legacy, KEY, { purpose: "webhook-secret", id: "whk_a" })).rejects.toThrow(/Legacy/);
-    expect(await unsealLegacy(legacy, KEY)).toBe("old secret");
+  it("refuses any other format, the unbound v1. of development included, and a tampered value", async () => {
+    const binding = { purpose: "webhook-secret", id: "whk_a" };
+    const unbound = await sealUnbound("old secret");
+    await expect(unseal(unbound, KEY, binding)).rejects.toThrow("Unrecognised sealed value");
+    const sealed = await seal("whsec_plain", KEY, binding);
+    for (const other of ["", "plain", sealed.replace(/^v2\./, "v3."), `${sealed}.extra`, "v2..", "v2.AAAA"])
+      await expect(unseal(other, KEY, binding), other).rejects.toThrow("Unrecognised sealed value");
+    const [, iv, cipher] = sealed.split(".");
+    const flipped = `v2.${iv}.${cipher?.startsWith("A") ? "B" : "A"}${cipher?.slice(1)}`;
+    await expect(unseal(flipped, KEY, binding)).rejects.toThrow();
   });
 
   it("seals new webhook secrets bound to their webhook", async () => {
@@ -77,32 +76,5 @@ describe("sealing", () => {
     // Copied into the other webhook's row, it no longer opens.
     await setSecret(second, sealed);
     await expect(openSealed(env, await secretOf(second), webhookSecretBinding(second))).rejects.toThrow();
-  });
-
-  // In order: the legacy values, their re-seal, then the retirement of the legacy format.
-  it("re-seals legacy values to their rows, after which a copy into another row fails, and retires v1", async () => {
-    const { admin } = await createTenant();
-    const [first, second] = [await webhook(admin.token), await webhook(admin.token)];
-    const legacy = await sealLegacy("whsec_legacy");
-    await setSecret(first, legacy);
-    // Before the re-seal the legacy value still works (deliveries go on across the deployment).
-    expect(await openSealed(env, legacy, webhookSecretBinding(first))).toBe("whsec_legacy");
-
-    const now = Date.now();
-    expect(await resealLegacyValues(testContext({ now: () => now }))).toBeGreaterThanOrEqual(1);
-    const resealed = await secretOf(first);
-    expect(resealed.startsWith("v2.")).toBe(true);
-    expect(await openSealed(env, resealed, webhookSecretBinding(first))).toBe("whsec_legacy");
-    await setSecret(second, resealed);
-    await expect(openSealed(env, resealed, webhookSecretBinding(second))).rejects.toThrow();
-
-    // Passes that find no legacy value for an hour retire the format: a copy of the old v1 value
-    // (from a backup, say) then opens in no row at all.
-    expect(await resealLegacyValues(testContext({ now: () => now }))).toBe(0);
-    expect(await openSealed(env, legacy, webhookSecretBinding(second))).toBe("whsec_legacy");
-    expect(await resealLegacyValues(testContext({ now: () => now + HOUR }))).toBe(0);
-    await setSecret(second, legacy);
-    await expect(openSealed(env, legacy, webhookSecretBinding(second))).rejects.toThrow(/legacy/);
-    await expect(openSealed(env, legacy, webhookSecretBinding(first))).rejects.toThrow(/legacy/);
   });
 });

@@ -226,7 +226,7 @@ it("the scheduled sweep re-sends an event whose queue send was lost", async () =
   expect(event).toBeTruthy();
 
   // Fanning the same event out again creates no second delivery.
-  await runQueue("lingua-events", [{ event_id: eventId }]);
+  await runQueue("lingua-events", [{ event_ids: [eventId] }]);
   await new Promise((r) => setTimeout(r, 1500));
   expect(await receiver.received()).toHaveLength(1);
   expect(await database(env.DB).$count(webhookDeliveries, eq(webhookDeliveries.eventId, eventId))).toBe(1);

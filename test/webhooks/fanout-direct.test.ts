@@ -33,7 +33,7 @@ it("the fan-out makes a healthy webhook's first attempt itself: sent, logged and
   await receiver.configure({ secrets: [hook.secret] });
   const eventId = await insertEvent(institution.id, "ok");
 
-  await runQueue("lingua-events", [{ event_id: eventId }]);
+  await runQueue("lingua-events", [{ event_ids: [eventId] }]);
   const [delivery] = await deliveriesOf(eventId);
   expect(delivery).toMatchObject({
     status: "succeeded",
@@ -63,12 +63,12 @@ it("a fan-out repeated after a crash (event not yet marked) sends nothing a seco
   await createWebhook(admin, { url: receiver.url, events: ["*"] });
   const eventId = await insertEvent(institution.id, "again");
 
-  await runQueue("lingua-events", [{ event_id: eventId }]);
+  await runQueue("lingua-events", [{ event_ids: [eventId] }]);
   // As if the first run had stopped after sending, before marking the event.
   await database(env.DB).update(outboxEvents).set({ fannedOutAt: null }).where(eq(outboxEvents.id, eventId));
   await Promise.all([
-    runQueue("lingua-events", [{ event_id: eventId }]),
-    runQueue("lingua-events", [{ event_id: eventId }]),
+    runQueue("lingua-events", [{ event_ids: [eventId] }]),
+    runQueue("lingua-events", [{ event_ids: [eventId] }]),
   ]);
   await new Promise((r) => setTimeout(r, 1000));
   expect(await receiver.received()).toHaveLength(1);
@@ -84,7 +84,7 @@ it("a first attempt that fails in the fan-out becomes a delayed retry on the del
   await createWebhook(admin, { url: receiver.url, events: ["*"] });
   const eventId = await insertEvent(institution.id, "retry");
 
-  const fanned = await runQueue("lingua-events", [{ event_id: eventId }]);
+  const fanned = await runQueue("lingua-events", [{ event_ids: [eventId] }]);
   expect(fanned.retryMessages).toEqual([]);
   const [delivery] = await deliveriesOf(eventId);
   expect(delivery).toMatchObject({
@@ -111,7 +111,7 @@ it("a webhook that is failing is not tried in the fan-out: its delivery goes thr
     .where(eq(webhooks.id, hook.id));
   const eventId = await insertEvent(institution.id, "failing");
 
-  await runQueue("lingua-events", [{ event_id: eventId }]);
+  await runQueue("lingua-events", [{ event_ids: [eventId] }]);
   const [delivery] = await deliveriesOf(eventId);
   await waitUntil(async () => (await deliveryRow(delivery!.id))?.status === "succeeded");
   expect(await deliveryRow(delivery!.id)).toMatchObject({ attempt_count: 1 });
@@ -134,7 +134,7 @@ it("slow receivers: the fan-out stops starting first attempts after its budget a
   for (const r of receivers) await createWebhook(admin, { url: r.url, events: ["*"] });
   const eventId = await insertEvent(institution.id, "slow");
 
-  await runQueue("lingua-events", [{ event_id: eventId }]);
+  await runQueue("lingua-events", [{ event_ids: [eventId] }]);
   const after = await deliveriesOf(eventId);
   expect(after).toHaveLength(12);
   // Six at a time for one time-out: the first attempts made here failed; the others were handed over.
@@ -169,7 +169,7 @@ it("the fan-out's direct attempt checks the stored URL too: refused, nothing sen
   const hook = await createWebhook(admin, { url: receiver.url, events: ["*"] });
   const eventId = await insertEvent(institution.id, "refused");
 
-  await runQueue("lingua-events", [{ event_id: eventId }], { ALLOW_LOOPBACK_TARGETS: "false" });
+  await runQueue("lingua-events", [{ event_ids: [eventId] }], { ALLOW_LOOPBACK_TARGETS: "false" });
   const [delivery] = await deliveriesOf(eventId);
   expect(delivery).toMatchObject({ status: "failed", attempt_count: 1, last_error_code: "target_refused" });
   expect(await receiver.received()).toEqual([]);

@@ -29,7 +29,7 @@ it("handles full batches: 100 events fanned out to 10 webhooks, then 100 deliver
 
   const fanned = await runQueue(
     "lingua-events",
-    ids.map((id) => ({ event_id: id })),
+    ids.map((id) => ({ event_ids: [id] })),
   );
   expect(fanned.retryMessages).toEqual([]);
   const ofThisTest = like(webhookDeliveries.eventId, "evt_scale_%");

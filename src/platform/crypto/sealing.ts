@@ -6,8 +6,8 @@ import { fromBase64, randomBytes, toBase64, utf8 } from "./encoding";
  *
  * Format `v2.<base64 iv>.<base64 ciphertext+tag>`, sealed with additional data naming what the
  * value is (`purpose`) and which row holds it (`id`): a sealed value copied into another row, or
- * into a column of another purpose, fails to open. `v1.` values (before the binding) are opened
- * only by `unsealLegacy`, for the re-seal of sealed-values.ts; see docs/design/sealing.md.
+ * into a column of another purpose, fails to open. Any other format is refused; how a format changes
+ * across a deploy: docs/design/format-changes.md.
  */
 export interface SealBinding {
   /** What the value is, e.g. `webhook-secret`. */
@@ -17,7 +17,6 @@ export interface SealBinding {
 }
 
 const CURRENT = "v2";
-const LEGACY = "v1";
 
 const keyCache = new Map<string, Promise<CryptoKey>>();
 
@@ -37,11 +36,10 @@ function additionalData(binding: SealBinding): Uint8Array {
   return utf8(JSON.stringify(["lingua-sealed", binding.purpose, binding.id]));
 }
 
-function parts(sealed: string, version: string): { iv: Uint8Array; cipher: Uint8Array } {
+function parts(sealed: string): { iv: Uint8Array; cipher: Uint8Array } {
   const [found, iv, cipher, extra] = sealed.split(".");
-  if (found !== version || !iv || !cipher || extra !== undefined) {
-    throw new Error(found === LEGACY ? "Legacy sealed value: re-seal it first" : "Unrecognised sealed value");
-  }
+  if (found !== CURRENT || !iv || !cipher || extra !== undefined)
+    throw new Error("Unrecognised sealed value");
   return { iv: fromBase64(iv), cipher: fromBase64(cipher) };
 }
 
@@ -57,22 +55,11 @@ export async function seal(plaintext: string, secret: string, binding: SealBindi
 
 /** Opens a value sealed for exactly this binding; anything else throws. */
 export async function unseal(sealed: string, secret: string, binding: SealBinding): Promise<string> {
-  const { iv, cipher } = parts(sealed, CURRENT);
+  const { iv, cipher } = parts(sealed);
   const plain = await crypto.subtle.decrypt(
     { name: "AES-GCM", iv, additionalData: additionalData(binding) },
     await importKey(secret),
     cipher,
   );
-  return new TextDecoder().decode(plain);
-}
-
-export function isLegacySealed(sealed: string): boolean {
-  return sealed.startsWith(`${LEGACY}.`);
-}
-
-/** Opens a `v1.` value, which is bound to nothing; only for re-sealing it to its row. */
-export async function unsealLegacy(sealed: string, secret: string): Promise<string> {
-  const { iv, cipher } = parts(sealed, LEGACY);
-  const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv }, await importKey(secret), cipher);
   return new TextDecoder().decode(plain);
 }

@@ -1,7 +1,7 @@
-// @peculiar/x509 resolves its ASN.1 and crypto services through tsyringe, which needs the Reflect
-// metadata API before it loads.
-import "reflect-metadata";
-import { X509Certificate } from "@peculiar/x509";
+// X.509 certificates read with @peculiar/asn1-x509's ASN.1 schema: the subject, issuer, validity and
+// fingerprint are all this code needs, so no certificate library (and no global polyfill) is loaded.
+import { AsnConvert } from "@peculiar/asn1-schema";
+import { Certificate, type Name } from "@peculiar/asn1-x509";
 
 export interface CertificateInfo {
   pem: string;
@@ -26,6 +26,65 @@ function isoSecond(date: Date): string {
   return `${date.toISOString().slice(0, 19)}Z`;
 }
 
+function hex(bytes: Uint8Array, separator = ""): string {
+  return [...bytes].map((b) => b.toString(16).padStart(2, "0")).join(separator);
+}
+
+/** The short names of the attribute types a distinguished name shows (others show their OID). */
+const ATTRIBUTE_NAMES: Record<string, string> = {
+  "2.5.4.3": "CN",
+  "2.5.4.7": "L",
+  "2.5.4.8": "ST",
+  "2.5.4.10": "O",
+  "2.5.4.11": "OU",
+  "2.5.4.6": "C",
+  "0.9.2342.19200300.100.1.25": "DC",
+  "1.2.840.113549.1.9.1": "E",
+  "2.5.4.42": "G",
+  "2.5.4.43": "I",
+  "2.5.4.4": "SN",
+  "2.5.4.12": "T",
+};
+
+/** RFC 4514 escaping of an attribute value; control characters as `\XX`. */
+function escapeValue(value: string): string {
+  return value
+    .replace(/([,+"\\<>;])/g, "\\$1")
+    .replace(/^([ #])/, "\\$1")
+    .replace(/ $/, "\\ ")
+    .replace(/[\r\n\t]/g, (c) => `\\${hex(new TextEncoder().encode(c)).toUpperCase()}`);
+}
+
+/** A distinguished name in the order the certificate holds it: `CN=idp.acme.test, O=Acme`. */
+function nameToString(name: Name): string {
+  return name
+    .map((rdn) =>
+      rdn
+        .map((attribute) => {
+          const type = ATTRIBUTE_NAMES[attribute.type] ?? attribute.type;
+          const value = attribute.value.anyValue
+            ? `#${hex(new Uint8Array(attribute.value.anyValue))}`
+            : escapeValue(attribute.value.toString());
+          return `${type}=${value}`;
+        })
+        .join("+"),
+    )
+    .join(", ");
+}
+
+interface ParsedCertificate {
+  der: Uint8Array;
+  certificate: Certificate;
+}
+
+/** The DER inside a PEM block, parsed; throws on bad base64 or a structure that is no certificate. */
+function parsePem(pem: string): ParsedCertificate {
+  const block = PEM_BLOCK.exec(pem);
+  if (!block?.[1]) throw new Error("not a PEM certificate");
+  const der = Uint8Array.from(atob(block[1].replace(/\s+/g, "")), (c) => c.charCodeAt(0));
+  return { der, certificate: AsnConvert.parse(der, Certificate) };
+}
+
 /**
  * Parses one PEM X.509 certificate. Returns the reason it is unusable instead of throwing: malformed,
  * not yet valid or expired at `nowMs`.
@@ -34,16 +93,17 @@ export async function parseCertificate(
   text: string,
   nowMs: number,
 ): Promise<{ ok: true; info: CertificateInfo } | { ok: false; message: string }> {
-  const block = PEM_BLOCK.exec(text);
-  if (!block?.[1]) return { ok: false, message: "is not a PEM certificate (-----BEGIN CERTIFICATE-----)" };
-  let certificate: X509Certificate;
+  if (!PEM_BLOCK.test(text))
+    return { ok: false, message: "is not a PEM certificate (-----BEGIN CERTIFICATE-----)" };
+  let parsed: ParsedCertificate;
+  let info: CertificateInfo;
   try {
-    certificate = new X509Certificate(derBase64ToPem(block[1]));
+    parsed = parsePem(text);
+    info = await describe(parsed, nowMs);
   } catch {
     return { ok: false, message: "is not a well-formed X.509 certificate" };
   }
-  const info = await describe(certificate, nowMs);
-  if (certificate.notBefore.getTime() > nowMs)
+  if (validity(parsed.certificate).notBefore.getTime() > nowMs)
     return { ok: false, message: `is not valid before ${info.not_before}` };
   if (info.expired) return { ok: false, message: `expired on ${info.not_after}` };
   return { ok: true, info };
@@ -51,18 +111,24 @@ export async function parseCertificate(
 
 /** What the answer shows of a stored certificate, `expired` as of `nowMs`. */
 export async function certificateInfo(pem: string, nowMs: number): Promise<CertificateInfo> {
-  return describe(new X509Certificate(pem), nowMs);
+  return describe(parsePem(pem), nowMs);
 }
 
-async function describe(certificate: X509Certificate, nowMs: number): Promise<CertificateInfo> {
-  const thumbprint = new Uint8Array(await certificate.getThumbprint("SHA-256"));
+function validity(certificate: Certificate): { notBefore: Date; notAfter: Date } {
+  const { notBefore, notAfter } = certificate.tbsCertificate.validity;
+  return { notBefore: notBefore.getTime(), notAfter: notAfter.getTime() };
+}
+
+async function describe({ der, certificate }: ParsedCertificate, nowMs: number): Promise<CertificateInfo> {
+  const { notBefore, notAfter } = validity(certificate);
+  const thumbprint = new Uint8Array(await crypto.subtle.digest("SHA-256", der));
   return {
-    pem: certificate.toString("pem"),
-    subject: certificate.subject,
-    issuer: certificate.issuer,
-    not_before: isoSecond(certificate.notBefore),
-    not_after: isoSecond(certificate.notAfter),
-    fingerprint_sha256: [...thumbprint].map((b) => b.toString(16).padStart(2, "0")).join(":"),
-    expired: certificate.notAfter.getTime() <= nowMs,
+    pem: derBase64ToPem(btoa(String.fromCharCode(...der))),
+    subject: nameToString(certificate.tbsCertificate.subject),
+    issuer: nameToString(certificate.tbsCertificate.issuer),
+    not_before: isoSecond(notBefore),
+    not_after: isoSecond(notAfter),
+    fingerprint_sha256: hex(thumbprint, ":"),
+    expired: notAfter.getTime() <= nowMs,
   };
 }
