@@ -303,7 +303,6 @@ describe("a chunk's writes", () => {
         cells: null,
         userId: "usr_1",
         invitationDue: true,
-        invitationSealed: null,
       },
       {
         jobId: job.id,
@@ -315,7 +314,6 @@ describe("a chunk's writes", () => {
         cells: ["", "B"],
         userId: null,
         invitationDue: false,
-        invitationSealed: null,
       },
     ]);
   });

@@ -6,6 +6,5 @@ export * from "./institution-insights";
 export * from "./institutions";
 export * from "./lti";
 export * from "./progress";
-export * from "./sealing";
 export * from "./tokens";
 export * from "./webhooks";

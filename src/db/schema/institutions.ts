@@ -111,11 +111,6 @@ export const bulkJobRows = sqliteTable(
      * is read (shown once, valid 7 days from then), not while the upload runs.
      */
     invitationDue: integer("invitation_due", { mode: "boolean" }).notNull().default(false),
-    /**
-     * Unused: held a sealed invitation token before invitation_due, in development only; nothing reads
-     * or writes it. To be dropped by a later migration.
-     */
-    invitationSealed: text("invitation_sealed"),
   },
   (t) => [primaryKey({ columns: [t.jobId, t.line] })],
 );

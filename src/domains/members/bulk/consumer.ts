@@ -88,7 +88,7 @@ async function process(ctx: ServiceContext, input: { job: BulkJob; leaseId: stri
     await markFailed(ctx, { jobId: job.id, reason: FILE_GONE });
     return;
   }
-  const parsedFile = readStoredFile(job.r2Key ?? "", new Uint8Array(await object.arrayBuffer()));
+  const parsedFile = readStoredFile(new Uint8Array(await object.arrayBuffer()));
   const outcome = await runJob(ctx, {
     job,
     parsed: parsedFile,

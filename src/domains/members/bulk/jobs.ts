@@ -12,7 +12,7 @@ import {
   taken,
 } from "../../../platform/jobs/lease";
 import type { ServiceContext } from "../../../platform/service/context";
-import { checkRows, type ParsedCsv, parseMemberCsv, type StoredRecord } from "./csv";
+import { checkRows, type ParsedCsv, type StoredRecord } from "./csv";
 
 export type BulkJob = typeof bulkJobs.$inferSelect;
 export type BulkReportRow = typeof bulkJobRows.$inferSelect;
@@ -44,9 +44,8 @@ export function storedFile(parsed: ParsedCsv): string {
   return JSON.stringify({ header: parsed.header, records: parsed.rows.map((r) => [r.line, r.cells]) });
 }
 
-/** The stored upload; a `.csv` key is a raw file stored before uploads were stored as records. */
-export function readStoredFile(key: string, bytes: Uint8Array): ParsedCsv {
-  if (key.endsWith(".csv")) return parseMemberCsv(bytes);
+/** The stored upload: its header and records as `storedFile` wrote them. */
+export function readStoredFile(bytes: Uint8Array): ParsedCsv {
   const stored = JSON.parse(new TextDecoder().decode(bytes)) as { header: string[]; records: StoredRecord[] };
   return checkRows(stored.header, stored.records);
 }
