@@ -2,7 +2,7 @@ import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:
 import { beforeAll, describe, expect, it } from "vitest";
 import { withEveryPageAMiss } from "../../scripts/bench/worker-wrappers.mjs";
 import worker from "../../src/index";
-import { BASE, callJson } from "../helpers/api";
+import { BASE, callJson, fetchWorker } from "../helpers/api";
 import { callPublic, createCourse, untouchableDatabase, updateCourseRow } from "../helpers/catalog";
 import { createPlatformAdmin, freshIp, type TestUser } from "../helpers/tenants";
 
@@ -37,10 +37,11 @@ describe("the edge cache (Workers Cache API)", () => {
     const missing = withEveryPageAMiss(worker);
     const readMissing = async (headers: Record<string, string> = {}) => {
       const ctx = createExecutionContext();
-      const res = await missing.fetch(
+      const res = await fetchWorker(
         new Request(new URL(path, BASE), { headers: { "CF-Connecting-IP": freshIp(), ...headers } }),
         env,
         ctx,
+        missing,
       );
       await waitOnExecutionContext(ctx);
       return res;
