@@ -123,7 +123,9 @@ describe("the edge cache (Workers Cache API)", () => {
   it("serves a copy another isolate stored in the colo's cache, with its age", async () => {
     const course = await createCourse({ title: "Stored elsewhere" });
     const path = `/api/public/courses/${course.slug}`;
-    const body = JSON.stringify({ planted: true });
+    // A copy of the right shape that this course's own page could never be: another course's.
+    const other = await createCourse({ title: "Planted copy" });
+    const body = (await read(`/api/public/courses/${other.slug}`)).text;
     await caches.default.put(
       `https://api.lingua.test${path}`,
       new Response(body, {

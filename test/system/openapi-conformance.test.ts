@@ -157,6 +157,12 @@ describe("the OpenAPI conformance check", () => {
       ),
     ).toEqual([expect.stringContaining("not in the document")]);
     // What the worker serves outside the document on purpose, and paths outside /api/.
+    expect(
+      conformance.check(exchange({ method: "OPTIONS", status: 204, mediaType: "", preflight: true })),
+    ).toEqual([]);
+    expect(conformance.check(exchange({ method: "OPTIONS", status: 204, mediaType: "" }))).toEqual([
+      expect.stringContaining("method is not documented"),
+    ]);
     expect(conformance.check(exchange({ url: "/api/docs", mediaType: "text/html" }))).toEqual([]);
     expect(
       conformance.check(exchange({ url: "/favicon.ico", status: 404, mediaType: "text/plain" })),
