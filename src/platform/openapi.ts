@@ -71,6 +71,11 @@ export const errorResponses = {
   500: problem("Unexpected error; quote `request_id` to support."),
 } as const;
 
+const inFlight = {
+  ...errorResponses[409],
+  description: "`idempotency_in_flight`: a request with this Idempotency-Key is still in flight.",
+};
+
 const rateLimitHeaderDocs = {
   "X-RateLimit-Limit": {
     description: "Requests allowed per rolling window.",
@@ -143,9 +148,14 @@ export function tokenRoute<const R extends RouteConfig>(
     description: [route.description, requirement].filter(Boolean).join("\n\n"),
     security: [{ bearerAuth: [] }],
     middleware: [...middleware, ...own, ...(takesNoQuery ? [refuseQueryParameters] : [])],
-    // A replay of an Idempotency-Key operation's success says so in a header.
+    // A replay of an Idempotency-Key operation's success says so in a header; its twin still in
+    // flight is a 409, declared here unless the operation describes its own 409s.
     responses: withHeaders(
-      { ...pickErrors(Boolean(route.request?.body)), ...route.responses },
+      {
+        ...pickErrors(Boolean(route.request?.body)),
+        ...(own.includes(idempotent) ? { 409: inFlight } : {}),
+        ...route.responses,
+      },
       own.includes(idempotent),
     ),
     ...(ability ? { "x-required-ability": ability } : {}),

@@ -2,7 +2,7 @@ import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:
 import { beforeAll, describe, expect, it } from "vitest";
 import { withEveryPageAMiss } from "../../scripts/bench/worker-wrappers.mjs";
 import worker from "../../src/index";
-import { BASE, callJson } from "../helpers/api";
+import { BASE, callJson, fetchWorker } from "../helpers/api";
 import { callPublic, createCourse, untouchableDatabase, updateCourseRow } from "../helpers/catalog";
 import { createPlatformAdmin, freshIp, type TestUser } from "../helpers/tenants";
 
@@ -37,10 +37,11 @@ describe("the edge cache (Workers Cache API)", () => {
     const missing = withEveryPageAMiss(worker);
     const readMissing = async (headers: Record<string, string> = {}) => {
       const ctx = createExecutionContext();
-      const res = await missing.fetch(
+      const res = await fetchWorker(
         new Request(new URL(path, BASE), { headers: { "CF-Connecting-IP": freshIp(), ...headers } }),
         env,
         ctx,
+        missing,
       );
       await waitOnExecutionContext(ctx);
       return res;
@@ -122,7 +123,9 @@ describe("the edge cache (Workers Cache API)", () => {
   it("serves a copy another isolate stored in the colo's cache, with its age", async () => {
     const course = await createCourse({ title: "Stored elsewhere" });
     const path = `/api/public/courses/${course.slug}`;
-    const body = JSON.stringify({ planted: true });
+    // A copy of the right shape that this course's own page could never be: another course's.
+    const other = await createCourse({ title: "Planted copy" });
+    const body = (await read(`/api/public/courses/${other.slug}`)).text;
     await caches.default.put(
       `https://api.lingua.test${path}`,
       new Response(body, {

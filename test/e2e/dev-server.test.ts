@@ -18,6 +18,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { parseDevVars } from "../../scripts/dev-vars.mjs";
+import { conformingFetch, OpenApiConformance } from "../helpers/openapi-conformance";
 import { builtDocument } from "./openapi-built";
 import { visitReferencePage } from "./reference-page";
 
@@ -168,8 +169,23 @@ function killServerGroupSync() {
 }
 process.once("exit", killServerGroupSync);
 
+let served: Promise<OpenApiConformance> | undefined;
+
+/** The dev server's own OpenAPI document, read once, which every response below is held to. */
+function servedDocument(): Promise<OpenApiConformance> {
+  served ??= fetch(`${baseUrl}/api/openapi.json`, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) })
+    .then((res) => res.json())
+    .then((document) => new OpenApiConformance(document));
+  return served;
+}
+
+/** A request to the dev server; its response must conform to the served document (as in the workerd suite). */
 async function request(path: string, init: RequestInit = {}) {
-  const res = await fetch(baseUrl + path, { ...init, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+  const res = await conformingFetch(
+    new Request(baseUrl + path, init),
+    (r) => fetch(r, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }),
+    servedDocument,
+  );
   const text = await res.text();
   let body: any;
   try {

@@ -1,6 +1,7 @@
 import { createExecutionContext, env } from "cloudflare:test";
 import type { RouteConfig, z } from "@hono/zod-openapi";
 import worker from "../../src/index";
+import { conformingFetch, OpenApiConformance } from "./openapi-conformance";
 
 export const BASE = "https://api.lingua.test";
 
@@ -34,11 +35,48 @@ export async function call(path: string, options: CallOptions = {}): Promise<Res
   // The worker's own fetch handler with the real bindings (D1, Durable Objects) of this test file.
   // Not SELF.fetch: under vitest-pool-workers 0.15 every SELF request costs more than the one before
   // (workers-sdk#15446), which turns a 1,000-request rate-limit test into minutes.
-  return worker.fetch(
-    request,
-    options.env ? { ...env, ...options.env } : env,
-    options.ctx ?? createExecutionContext(),
-  );
+  return fetchWorker(request, options.env ? { ...env, ...options.env } : env, options.ctx);
+}
+
+/** A handler with the worker's `fetch` (the worker itself, or a bench wrapper around it). */
+export interface FetchHandler {
+  fetch(request: Request, env: Cloudflare.Env, ctx: ExecutionContext): Promise<Response> | Response;
+}
+
+/**
+ * The one way a test reaches the worker: its fetch handler (or `via`, a wrapper around it), the
+ * exchange held to the served OpenAPI document (test/helpers/openapi-conformance.ts), so a response
+ * the document does not describe fails the test that saw it.
+ */
+export function fetchWorker(
+  request: Request,
+  bindings: Cloudflare.Env = env,
+  ctx: ExecutionContext = createExecutionContext(),
+  via: FetchHandler = worker,
+): Promise<Response> {
+  return conformingFetch(request, async (r) => via.fetch(r, bindings, ctx), servedDocument);
+}
+
+let served: Promise<OpenApiConformance> | undefined;
+
+/** The document the worker serves, fetched once per test file (each file has its own modules). */
+export function servedDocument(): Promise<OpenApiConformance> {
+  served ??= (async () => {
+    const res = await worker.fetch(
+      // An address of its own: the document shares the public catalogue's per-IP limit.
+      new Request(new URL("/api/openapi.json", BASE), {
+        headers: { "CF-Connecting-IP": `192.0.2.${Math.floor(Math.random() * 250) + 1}` },
+      }),
+      env,
+      createExecutionContext(),
+    );
+    if (res.status !== 200) throw new Error(`GET /api/openapi.json answered ${res.status}`);
+    return new OpenApiConformance(await res.json());
+  })();
+  served.catch(() => {
+    served = undefined;
+  });
+  return served;
 }
 
 /**

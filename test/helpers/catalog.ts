@@ -3,10 +3,9 @@ import { asc, eq, getTableColumns } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { buildCourse, type Cefr, type CourseRowSet } from "../../scripts/catalog-data.mjs";
 import { courses, courseTags, lessons, trainingItems, trainings } from "../../src/db/schema";
-import worker from "../../src/index";
 import { chunk, rowsPerStatement } from "../../src/platform/batch";
 import { database } from "../../src/platform/db";
-import { BASE } from "./api";
+import { BASE, fetchWorker } from "./api";
 
 let sequence = 0;
 
@@ -149,7 +148,7 @@ export async function callPublic(
   headers.set("CF-Connecting-IP", options.ip);
   const ctx = createExecutionContext();
   const bindings = options.bindings ? { ...env, ...options.bindings } : env;
-  const res = await worker.fetch(
+  const res = await fetchWorker(
     new Request(new URL(path, BASE), { method: options.method ?? "GET", headers }),
     bindings,
     ctx,

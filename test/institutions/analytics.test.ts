@@ -14,7 +14,7 @@ import {
 } from "../../src/db/schema";
 import worker from "../../src/index";
 import { database } from "../../src/platform/db";
-import { BASE, callJson } from "../helpers/api";
+import { BASE, callJson, fetchWorker } from "../helpers/api";
 import { type CourseFixture, createPublishedCourse } from "../helpers/progress-fixture";
 import {
   createPlatformAdmin,
@@ -346,12 +346,13 @@ describe("analytics against a brute-force count of the recorded attempts", () =>
     const query = `?from=${daysAgo(30)}&to=${today}&granularity=week&group=Class%207a`;
     const before = await analytics(query);
     // The benchmarks' D1 meter around the worker counts the request's statements.
-    const metered = await withD1Meter(worker).fetch(
+    const metered = await fetchWorker(
       new Request(new URL(`/api/institutions/${tenant.institution.id}/analytics${query}`, BASE), {
         headers: { Authorization: `Bearer ${tenant.admin.token}` },
       }),
       env,
       createExecutionContext(),
+      withD1Meter(worker),
     );
     expect(metered.status).toBe(200);
     await metered.arrayBuffer();

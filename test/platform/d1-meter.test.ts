@@ -2,7 +2,7 @@ import { createExecutionContext, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { withD1Meter } from "../../scripts/bench/worker-wrappers.mjs";
 import worker from "../../src/index";
-import { BASE, call } from "../helpers/api";
+import { BASE, call, fetchWorker } from "../helpers/api";
 import { createTenant } from "../helpers/tenants";
 
 // The benchmarks' D1 meter: a wrapper around the worker that only the bench loads
@@ -11,7 +11,7 @@ const metered = withD1Meter(worker);
 
 function callMetered(path: string, token?: string) {
   const headers = new Headers(token ? { Authorization: `Bearer ${token}` } : {});
-  return metered.fetch(new Request(new URL(path, BASE), { headers }), env, createExecutionContext());
+  return fetchWorker(new Request(new URL(path, BASE), { headers }), env, createExecutionContext(), metered);
 }
 
 describe("D1 meter (benchmarks only)", () => {

@@ -8,6 +8,10 @@ import { HEALTHZ, OPENAPI_DOCUMENT } from "./prefixes";
 
 export const API_VERSION = "0.1.0";
 
+/**
+ * Every tag an operation uses, in the order the reference page lists them (test/system/openapi-conformance.test.ts
+ * holds the two together: a tag used but not declared would be listed after System).
+ */
 const API_TAGS = [
   { name: "Authentication", description: "Sign-in and the caller's identity." },
   { name: "Tokens", description: "API tokens with abilities." },
@@ -30,6 +34,20 @@ const API_TAGS = [
   {
     name: "Exports",
     description: "Asynchronous CSV exports of an institution's learner progress, completions and activity.",
+  },
+  {
+    name: "Institutions",
+    description:
+      "The institution itself: its settings, white-label analytics, compliance documents, SSO and e-mail domains.",
+  },
+  {
+    name: "Members",
+    description: "An institution's members: one at a time, by CSV bulk upload, and their invitations.",
+  },
+  {
+    name: "LTI",
+    description:
+      "LTI 1.3: platform registrations, the browser launch (login and callback), launches and grade passback.",
   },
   { name: "System", description: "Health and this document." },
 ];

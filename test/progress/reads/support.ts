@@ -2,9 +2,8 @@ import { createExecutionContext, env } from "cloudflare:test";
 import { and, asc, eq } from "drizzle-orm";
 import { expect } from "vitest";
 import { outboxEvents, users } from "../../../src/db/schema";
-import worker from "../../../src/index";
 import { database } from "../../../src/platform/db";
-import { BASE, callJson } from "../../helpers/api";
+import { BASE, callJson, fetchWorker } from "../../helpers/api";
 import { insertUser, signIn, type TestUser } from "../../helpers/tenants";
 
 /**
@@ -156,7 +155,7 @@ export async function callInstrumented(
   const log: D1Log = { roundTrips: [], rowsRead: 0, rowsReadByStatement: [] };
   const instrumented = { ...env, DB: instrumentD1(env.DB, log) };
   const request = new Request(new URL(path, BASE), { headers: { Authorization: `Bearer ${token}` } });
-  const res = await worker.fetch(request, instrumented as typeof env, createExecutionContext());
+  const res = await fetchWorker(request, instrumented as typeof env, createExecutionContext());
   const body = await res.json();
   // The once-a-minute `last_used_at` write of authentication, after the response, is not part of the read.
   log.roundTrips = log.roundTrips.filter((trip) => !trip.every((s) => /^update "api_tokens"/i.test(s.sql)));

@@ -122,7 +122,14 @@ const Domain = z
     (domain) => !isPublicMailDomain(domain),
     "is a public e-mail provider's domain, whose addresses belong to anybody: use your institution's own domain",
   )
-  .openapi({ example: "acme.edu" });
+  // The document's pattern is what the request may hold: spaces around it and capitals are accepted,
+  // trimmed and lower-cased before DOMAIN_NAME is checked (the answer shows the lower-case form).
+  .openapi({
+    example: "acme.edu",
+    pattern:
+      "^\\s*(?=\\S{1,253}\\s*$)(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]{2,63}\\s*$",
+    description: "A domain name; surrounding spaces are dropped and letters lower-cased.",
+  });
 
 export const SsoDomainParams = z.object({
   id: z.string().openapi({ param: { name: "id", in: "path" }, example: "ins_acme" }),

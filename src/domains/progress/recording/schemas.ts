@@ -61,7 +61,9 @@ export const RecordAttemptsBody = z
         }),
       user_id: userIdField,
     }),
-    AttemptSchema.extend({ user_id: userIdField }),
+    // The attempt's fields inlined, not `AttemptSchema.extend(…)`: the generator would write an
+    // extension of a strict referenced schema as allOf [Attempt, { user_id } closed], which no body satisfies.
+    z.strictObject({ ...AttemptSchema.shape, user_id: userIdField }),
   ])
   .openapi("RecordAttemptsRequest", { description: "One attempt, or `{ attempts: [...] }` with up to 100." });
 

@@ -36,6 +36,19 @@ export const boundLoginNote = `This is a registration's own login URL (its \`too
 export const loginDescription = (note: string) =>
   `Third-party initiated login (LTI 1.3 / OpenID Connect). The platform sends the browser here with \`iss\`, \`login_hint\`, \`target_link_uri\` and optionally \`client_id\`, \`lti_message_hint\`, \`lti_deployment_id\`, \`lti_storage_target\`. ${note} Lingua checks that \`target_link_uri\` is its launch URL (the registration's \`tool.launch_url\` or the shared \`/api/lti/callback\`), stores a single-use \`state\` and \`nonce\` for 10 minutes, and answers 302 to the platform's \`auth_login_url\` with \`scope=openid\`, \`response_type=id_token\`, \`response_mode=form_post\`, \`prompt=none\`, \`client_id\`, \`redirect_uri\`, \`login_hint\`, \`lti_message_hint\` (when sent), \`state\` and \`nonce\`. It also sets a state cookie (\`Secure; HttpOnly; SameSite=None; Partitioned\`), checked on the callback when the browser sends it back; the launch works without it. Errors are pages for browsers, problem+json for \`Accept: application/json\`. ${LIMIT_NOTE}`;
 
+/**
+ * An error the browser flow answers as a page for people: a browser (any `Accept` but JSON) gets
+ * `text/html`, a client asking for `application/json` the problem. Errors answered before the
+ * handler (the per-IP limit's 429, a body over the size limit) stay problem+json.
+ */
+function pageOrProblem(response: { description: string; content: Record<string, unknown> }) {
+  return {
+    ...response,
+    description: `${response.description} Browsers (an \`Accept\` without \`application/json\`) get the error as an HTML page that says what went wrong and what to tell the platform's administrator; \`Accept: application/json\` gets the problem.`,
+    content: { ...response.content, ...html("").content },
+  };
+}
+
 export const loginResponses = {
   200: jsonResponse(
     z.object({ redirect_url: z.string() }).openapi("LtiLoginRedirect"),
@@ -48,12 +61,22 @@ export const loginResponses = {
       "Set-Cookie": { schema: { type: "string" as const }, description: "`lti_state_<state>`, 10 minutes." },
     },
   },
-  400: {
+  400: pageOrProblem({
     ...errorResponses[400],
     description:
       "Unknown registration, deployment or target_link_uri; or a login several registrations match (`reason` `registration_ambiguous`).",
-  },
-  422: errorResponses[422],
+  }),
+  422: pageOrProblem(errorResponses[422]),
+  500: pageOrProblem(errorResponses[500]),
+};
+
+/** The login by form post: a body that is not a form is 415, a page for browsers too. */
+export const formLoginResponses = {
+  ...loginResponses,
+  415: pageOrProblem({
+    ...errorResponses[415],
+    description: "The body is not `application/x-www-form-urlencoded` (or `multipart/form-data`).",
+  }),
 };
 
 export const sharedCallbackNote =
@@ -69,15 +92,21 @@ export const callbackResponses = {
     description: "Browsers: to the learning app, the code in the URL fragment.",
     headers: { Location: { schema: { type: "string" as const } } },
   },
-  400: {
+  400: pageOrProblem({
+    ...errorResponses[400],
     description:
-      "Launch refused: `code` `lti_launch_refused`, `reason` (see above) and `launch_id` (the log entry). Browsers get a page.",
-    content: { ...errorResponses[400].content, ...html("The same, as a page.").content },
-  },
-  502: {
+      "Launch refused: `code` `lti_launch_refused`, `reason` (see above) and `launch_id` (the log entry).",
+  }),
+  415: pageOrProblem({
+    ...errorResponses[415],
+    description: "The body is not `application/x-www-form-urlencoded` (or `multipart/form-data`).",
+  }),
+  422: pageOrProblem(errorResponses[422]),
+  500: pageOrProblem(errorResponses[500]),
+  502: pageOrProblem({
     ...errorResponses[400],
     description: "The platform's key set could not be fetched (`reason` `jwks_unavailable`).",
-  },
+  }),
 };
 
 export async function readForm(c: Context): Promise<Record<string, string>> {

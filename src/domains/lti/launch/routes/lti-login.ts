@@ -6,6 +6,7 @@ import { LoginParams } from "../../schemas";
 import {
   answeringErrors,
   form,
+  formLoginResponses,
   limit,
   login,
   loginDescription,
@@ -34,7 +35,7 @@ export const ltiLoginPostRoute = publicRoute({
   summary: "LTI 1.3 OIDC login initiation (shared URL, fallback; form post)",
   description: loginDescription(sharedLoginNote),
   request: { body: form(LoginParams) },
-  responses: loginResponses,
+  responses: formLoginResponses,
 });
 
 export function registerLtiLogin(app: OpenAPIHono<AppEnv>) {

@@ -7,6 +7,7 @@ import {
   answeringErrors,
   boundLoginNote,
   form,
+  formLoginResponses,
   limit,
   login,
   loginDescription,
@@ -34,7 +35,7 @@ export const ltiRegistrationLoginPostRoute = publicRoute({
   summary: "LTI 1.3 OIDC login initiation (a registration's own URL; form post)",
   description: loginDescription(boundLoginNote),
   request: { params: IdParam, body: form(LoginParams) },
-  responses: loginResponses,
+  responses: formLoginResponses,
 });
 
 export function registerLtiRegistrationLogin(app: OpenAPIHono<AppEnv>) {

@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../../env";
 import { principalContext } from "../../../../platform/http/context-middleware";
-import { jsonBody, jsonResponse, tokenRoute } from "../../../../platform/openapi";
+import { errorResponses, jsonBody, jsonResponse, tokenRoute } from "../../../../platform/openapi";
 import { LTI_CONSUMERS } from "../../prefixes";
 import { ConsumerSchema, IdParam, UpdateConsumerBody } from "../../schemas";
 import { presentConsumer } from "../present";
@@ -13,9 +13,16 @@ export const updateLtiConsumerRoute = tokenRoute("lti:write", {
   tags: ["LTI"],
   operationId: "updateLtiConsumer",
   summary: "Update an LTI 1.3 platform registration",
-  description: "Changes the fields sent; fields left out keep their value.",
+  description:
+    "Changes the fields sent; fields left out keep their value. An `issuer` and `client_id` another registration of the institution has is 409.",
   request: { params: IdParam, body: jsonBody(UpdateConsumerBody) },
-  responses: { 200: jsonResponse(ConsumerSchema, "The updated registration.") },
+  responses: {
+    200: jsonResponse(ConsumerSchema, "The updated registration."),
+    409: {
+      ...errorResponses[409],
+      description: "`conflict`: another registration of the institution has this `issuer` and `client_id`.",
+    },
+  },
 });
 
 export function registerUpdateLtiConsumer(app: OpenAPIHono<AppEnv>) {

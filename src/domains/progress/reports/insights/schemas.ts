@@ -61,8 +61,12 @@ export const LearningInsightsSchema = z
         ranked: z.array(SkillAccuracySchema).openapi({
           description: "Skills with enough attempts, best first (ties: more attempts, then name).",
         }),
-        strongest: SkillAccuracySchema.nullable(),
-        weakest: SkillAccuracySchema.nullable().openapi({
+        // A union with null, not `.nullable()`: the generator would write a referenced schema's
+        // `.nullable()` as allOf [the reference, type object-or-null], which no null satisfies.
+        strongest: z.union([SkillAccuracySchema, z.null()]).openapi({
+          description: "Null when no skill qualifies.",
+        }),
+        weakest: z.union([SkillAccuracySchema, z.null()]).openapi({
           description: "Null unless at least two skills qualify.",
         }),
       })
