@@ -370,23 +370,6 @@ describe("bulk upload through the queue", () => {
     });
   });
 
-  it("processes a job queued with its raw CSV file, as stored before files were stored parsed", async () => {
-    const tenant = await createTenant();
-    const id = tenant.institution.id;
-    const queue = new HeldQueue();
-    const bindings = held(queue);
-    const csv = rowsCsv(1001, uniqueEmail("raw").split("@")[0]!);
-    const upload = await uploadCsv(tenant.admin.token, id, csv, "", bindings);
-    expect(upload.res.status).toBe(202);
-    const rawKey = `bulk/${id}/${upload.body.id}.csv`;
-    await env.EXPORTS_BUCKET.put(rawKey, csv);
-    await db().update(bulkJobs).set({ r2Key: rawKey }).where(eq(bulkJobs.id, upload.body.id)).run();
-    while (queue.messages.length > 0) expect((await deliver(bindings, queue.take())).acked).toBe(true);
-    const job = await callJson(upload.res.headers.get("Location")!, { token: tenant.admin.token });
-    expect(job.body).toMatchObject({ status: "completed", counts: { created: 1001, rejected: 0 } });
-    expect(await env.EXPORTS_BUCKET.get(rawKey)).toBeNull();
-  });
-
   it("fails a job the queue gave up on, once no invocation holds it", async () => {
     const tenant = await createTenant();
     const queue = new HeldQueue();
