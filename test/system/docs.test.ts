@@ -5,7 +5,7 @@ import { ACHIEVEMENTS } from "../../src/domains/progress/rules";
 import { EVENT_EXAMPLES } from "../../src/domains/webhooks/catalogue";
 import { ABILITIES, type Ability, ROLE_CEILINGS } from "../../src/platform/auth/abilities";
 import { SETTING_NAMES } from "../../src/platform/config";
-import { ERROR_CATALOGUE, type ErrorCode } from "../../src/platform/errors";
+import { ERROR_CATALOGUE, type ErrorCode } from "../../src/platform/error-catalogue";
 import { EVENT_TYPES } from "../../src/platform/events";
 import { call, callJson } from "../helpers/api";
 import { freshIp } from "../helpers/tenants";

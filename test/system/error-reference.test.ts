@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ERROR_CATALOGUE, type ErrorCode } from "../../src/platform/errors";
+import { ERROR_CATALOGUE, type ErrorCode } from "../../src/platform/error-catalogue";
 import { BASE, call, callJson } from "../helpers/api";
 import { freshIp } from "../helpers/tenants";
 

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ABILITIES } from "../../src/platform/auth/abilities";
-import { ERROR_CATALOGUE } from "../../src/platform/errors";
+import { ERROR_CATALOGUE } from "../../src/platform/error-catalogue";
 import { SUBSCRIBABLE_TYPES } from "../../src/platform/events";
 import { call, callJson } from "../helpers/api";
 import { freshIp } from "../helpers/tenants";

@@ -1,7 +1,7 @@
 import { ROLES } from "../../db/schema";
 import { ABILITIES, ALL_ABILITIES, ROLE_CEILINGS } from "../../platform/auth/abilities";
 import { PLAN_RATE_LIMITS, PLATFORM_RATE_LIMIT } from "../../platform/auth/principal";
-import { ERROR_CATALOGUE, type ErrorCode } from "../../platform/errors";
+import { ERROR_CATALOGUE, type ErrorCode } from "../../platform/error-catalogue";
 import { SUBSCRIBABLE_TYPES } from "../../platform/events";
 
 /** The document's introduction, generated from the same tables the code enforces, so it cannot drift. */

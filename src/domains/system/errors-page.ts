@@ -1,4 +1,4 @@
-import { ERROR_CATALOGUE, type ErrorCode } from "../../platform/errors";
+import { ERROR_CATALOGUE, type ErrorCode } from "../../platform/error-catalogue";
 
 /**
  * The error reference: every code of the catalogue in `platform/errors.ts`, with its status, title,

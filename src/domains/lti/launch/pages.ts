@@ -1,7 +1,8 @@
 import type { Context } from "hono";
 import { html, raw } from "hono/html";
 import { randomBytes, toBase64Url } from "../../../platform/crypto/encoding";
-import { type ApiError, ERROR_CATALOGUE } from "../../../platform/errors";
+import { ERROR_CATALOGUE } from "../../../platform/error-catalogue";
+import type { ApiError } from "../../../platform/errors";
 
 /**
  * The pages a browser sees inside the platform's iframe: readable errors and the default launch

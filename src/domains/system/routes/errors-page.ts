@@ -1,6 +1,6 @@
 import type { Hono } from "hono";
 import type { AppEnv } from "../../../env";
-import { ERROR_DOCS_PATH } from "../../../platform/errors";
+import { ERROR_DOCS_PATH } from "../../../platform/error-catalogue";
 import { limitByIpAtEdge } from "../../../platform/ratelimit/edge-ip-limit";
 import { errorsPage } from "../errors-page";
 

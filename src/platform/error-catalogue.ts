@@ -1,0 +1,268 @@
+/**
+ * Where the error reference is served, on the API's own origin: one page with an anchor per code.
+ * A problem's `type` is the absolute URL of its code's entry there (`errorTypeUrl`), so that it
+ * resolves wherever the API runs (production, `wrangler dev`, the tests' origin).
+ */
+export const ERROR_DOCS_PATH = "/api/docs/errors";
+
+/** The `type` of a problem with this code, answered on `origin` (the request's, e.g. `https://api.example.com`). */
+export function errorTypeUrl(origin: string, code: ErrorCode): string {
+  return `${origin}${ERROR_DOCS_PATH}#${code}`;
+}
+
+/** One entry of the catalogue: the status and title every problem of the code carries, and its documentation. */
+export interface ErrorEntry {
+  status: number;
+  title: string;
+  /** What the problem means, for the error reference (`GET /api/docs/errors`). Plain text, `code` in backticks. */
+  meaning: string;
+  /** What the client should do about it. */
+  action: string;
+}
+
+/**
+ * Every error code the API answers with, and the one source of what each means: the problem's
+ * status and title, the OpenAPI document's `Problem.code` enum and introduction, and the error
+ * reference page are generated from it. A code that is thrown must be declared here first.
+ */
+export const ERROR_CATALOGUE = {
+  bad_request: {
+    status: 400,
+    title: "Bad request",
+    meaning:
+      "The request could not be read as the operation expects: a multipart body that cannot be parsed, or an LTI login request that lacks a parameter the specification requires.",
+    action: "Fix the request as `detail` says; repeating it unchanged fails the same way.",
+  },
+  invalid_invitation: {
+    status: 400,
+    title: "Invalid invitation",
+    meaning: "The invitation is unknown, already used or expired.",
+    action: "Ask an administrator of the institution to re-invite the member, and use the new invitation.",
+  },
+  lti_launch_refused: {
+    status: 400,
+    title: "LTI launch refused",
+    meaning:
+      "An LTI 1.3 launch failed verification: the id_token's signature, issuer, audience, nonce, state, deployment or message claims did not pass.",
+    action:
+      "Check the platform registration (issuer, client id, deployment ids, JWKS URL) against your LMS, then launch again from the LMS.",
+  },
+  malformed_json: {
+    status: 400,
+    title: "Malformed JSON",
+    meaning: "The request body is not valid JSON.",
+    action: "Send a JSON document encoded as UTF-8 with `Content-Type: application/json`.",
+  },
+  unauthenticated: {
+    status: 401,
+    title: "Authentication required",
+    meaning: "The request has no bearer token, or its token is malformed, unknown, expired or revoked.",
+    action:
+      "Send `Authorization: Bearer <token>` with a live token: sign in again for a session token, or create a new API token.",
+  },
+  invalid_credentials: {
+    status: 401,
+    title: "Invalid credentials",
+    meaning: "The e-mail address and password do not match an active account.",
+    action: "Check both and try again; repeated failures from one address are rate limited (`rate_limited`).",
+  },
+  forbidden: {
+    status: 403,
+    title: "Forbidden",
+    meaning:
+      "The token holds the ability, but its owner's role or institution does not allow this action on this resource (for example, a role above your own, or an integration resource for an account without an institution).",
+    action: "Use a token of a member whose role allows the action; `detail` says which rule refused it.",
+  },
+  missing_ability: {
+    status: 403,
+    title: "Missing ability",
+    meaning: "The token lacks the ability the operation requires; `detail` names it.",
+    action:
+      "Create a token that holds that ability (within its owner's role), or use a session token, which holds every ability the role allows.",
+  },
+  not_found: {
+    status: 404,
+    title: "Not found",
+    meaning:
+      "No route has this path, or the resource does not exist, or it belongs to another institution (which always answers 404, never 403).",
+    action: "Check the path and the id; list the collection to find the resource.",
+  },
+  method_not_allowed: {
+    status: 405,
+    title: "Method not allowed",
+    meaning: "The path exists, but not with this method.",
+    action: "Use one of the methods the `Allow` header lists.",
+  },
+  conflict: {
+    status: 409,
+    title: "Conflict",
+    meaning:
+      "The request conflicts with the current state: a duplicate (an attempt id recorded for another learner, an LTI registration with the same issuer and client id), a limit (webhooks per institution), or another request that changed the same resource at the same moment.",
+    action:
+      "Read `detail`, fetch the resource's current state, and retry only if the request still makes sense.",
+  },
+  slug_taken: {
+    status: 409,
+    title: "Slug taken",
+    meaning: "Another institution already has this slug.",
+    action: "Choose another slug.",
+  },
+  email_taken: {
+    status: 409,
+    title: "E-mail address taken",
+    meaning: "An account with this e-mail address already exists.",
+    action: "Use another address, or change the existing member instead of adding a new one.",
+  },
+  external_id_taken: {
+    status: 409,
+    title: "External id taken",
+    meaning: "Another member of the institution has this `external_id`.",
+    action: "Use the member that has it, or give this one another `external_id`.",
+  },
+  last_admin: {
+    status: 409,
+    title: "Last active admin",
+    meaning: "The change would leave the institution without an active institution admin.",
+    action: "Make another member an active institution admin first.",
+  },
+  seat_limit_reached: {
+    status: 409,
+    title: "Seat limit reached",
+    meaning: "Every seat of the institution is taken (invited and active members count).",
+    action: "Suspend or remove a member, or ask for more seats.",
+  },
+  bulk_in_progress: {
+    status: 409,
+    title: "Bulk upload in progress",
+    meaning: "Another bulk member upload of this institution is still being processed.",
+    action: "Wait until that job is `completed` or `failed` (read it with its `GET`), then upload again.",
+  },
+  bulk_not_finished: {
+    status: 409,
+    title: "Bulk upload not finished",
+    meaning:
+      "The bulk upload is still queued or processing, so its report or rejected rows are not complete yet.",
+    action: "Poll the job and ask again once its status is `completed`; `bulk_status` says where it is.",
+  },
+  sync_threshold_exceeded: {
+    status: 409,
+    title: "Sync threshold exceeded",
+    meaning:
+      "A `sync` upload would suspend more than 10 % of the institution's invited and active members; nothing was changed. `would_suspend` and `members` give the numbers.",
+    action:
+      "Check that the file is complete; if the suspensions are intended, upload again with `force=true`.",
+  },
+  idempotency_in_flight: {
+    status: 409,
+    title: "Request in flight",
+    meaning: "A request with the same `Idempotency-Key` is still being processed.",
+    action: "Retry after a moment with the same key and body: you get the first request's answer.",
+  },
+  export_not_ready: {
+    status: 409,
+    title: "Export not ready",
+    meaning: "The export is still queued or running; `export_status` and `progress` say how far it is.",
+    action: "Retry after the `Retry-After` seconds, or wait for the `export.completed` webhook.",
+  },
+  export_failed: {
+    status: 409,
+    title: "Export failed",
+    meaning: "The export failed and has no file; `detail` gives the reason.",
+    action: "Request a new export.",
+  },
+  lti_not_gradable: {
+    status: 409,
+    title: "LTI launch not gradable",
+    meaning:
+      "The launch cannot take a grade: the platform sent no usable Assignment and Grade Services line item with the score scope, or its registration was deleted.",
+    action:
+      "Launch from a graded assignment of the LMS (one with grading enabled), then send the grade again.",
+  },
+  token_limit_reached: {
+    status: 409,
+    title: "Token limit reached",
+    meaning: "The user already holds the most active API tokens a user may hold (100).",
+    action: "Revoke a token you no longer use, then create the new one.",
+  },
+  gone: {
+    status: 410,
+    title: "Gone",
+    meaning: "The resource existed and is gone for good.",
+    action: "Do not retry; create a new resource if you still need one.",
+  },
+  export_expired: {
+    status: 410,
+    title: "Export expired",
+    meaning: "The export's retention is over and its file is deleted.",
+    action: "Request a new export.",
+  },
+  payload_too_large: {
+    status: 413,
+    title: "Payload too large",
+    meaning: "The request body is larger than the operation accepts (1 MiB; 5 MiB for a bulk member upload).",
+    action: "Send less per request: split the batch or the file.",
+  },
+  unsupported_media_type: {
+    status: 415,
+    title: "Unsupported media type",
+    meaning: "The body's `Content-Type` is not one the operation accepts.",
+    action:
+      "Send `Content-Type: application/json` (a bulk member upload also takes `text/csv` or `multipart/form-data`).",
+  },
+  validation_failed: {
+    status: 422,
+    title: "Validation failed",
+    meaning:
+      "A field, query parameter or path parameter is missing, of the wrong type, out of range, or not one the operation knows; `errors` lists every failing one with its `path`.",
+    action: "Fix every field that `errors` names and send the request again.",
+  },
+  idempotency_key_reused: {
+    status: 422,
+    title: "Idempotency key reused",
+    meaning: "This `Idempotency-Key` was already used, within 24 hours, with a different request body.",
+    action: "Use a new key for a new request; reuse a key only to retry the very same request.",
+  },
+  domain_not_verified: {
+    status: 422,
+    title: "Domain not verified",
+    meaning:
+      "The SSO e-mail domain could not be proven: its DNS TXT record is missing or does not match, or the domain is a public mail provider's. `reason` says which.",
+    action: "Publish the TXT record the domain's entry shows, wait for DNS to update, and verify again.",
+  },
+  rate_limited: {
+    status: 429,
+    title: "Too many requests",
+    meaning:
+      "A rate limit is used up: the token's, the institution's, the user's share, or the client address's for unauthenticated endpoints.",
+    action: "Wait the `Retry-After` seconds, then retry; spread requests out or ask for a larger plan.",
+  },
+  internal_error: {
+    status: 500,
+    title: "Internal server error",
+    meaning: "Something failed on our side; the answer never carries details of it.",
+    action: "Retry later; if it persists, contact support quoting the `request_id`.",
+  },
+  bad_gateway: {
+    status: 502,
+    title: "Bad gateway",
+    meaning:
+      "A system we had to call on your behalf (an LMS's key set or token endpoint, for example) failed or answered something unusable.",
+    action: "Check that the system is reachable and configured as registered, then try again.",
+  },
+  lti_platform_rejected: {
+    status: 502,
+    title: "LTI platform rejected the request",
+    meaning:
+      "The LMS refused the grade we sent; `platform_status` gives its answer and `passback_id` the recorded attempt.",
+    action: "Check the assignment and the tool's permissions in the LMS, then send the grade again.",
+  },
+  service_unavailable: {
+    status: 503,
+    title: "Service unavailable",
+    meaning:
+      "A dependency we need did not answer or is not configured (for example the DNS resolver); nothing was changed.",
+    action: "Try again after `Retry-After` seconds, or a minute; if it persists, contact support.",
+  },
+} as const satisfies Record<string, ErrorEntry>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOGUE;
