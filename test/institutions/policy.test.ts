@@ -18,7 +18,7 @@ function principal(
   institutionId: string | null = "ins_own",
 ): Principal {
   return {
-    token: { id: "tok_1", kind: "api", name: "t", abilities, expiresAt: null },
+    token: { id: "tok_1", kind: "api", name: "t", abilities, granted: abilities, expiresAt: null },
     user: { id: "usr_1", email: "u@policy.test", name: "U", role, timeZone: "UTC" },
     institution:
       role === "platform_admin" || !institutionId

@@ -4,7 +4,14 @@ import type { Principal } from "../../src/platform/auth/principal";
 
 function principal(role: Principal["user"]["role"], institutionId: string | null): Principal {
   return {
-    token: { id: "tok_1", kind: "api", name: "t", abilities: ["lti:read", "lti:write"], expiresAt: null },
+    token: {
+      id: "tok_1",
+      kind: "api",
+      name: "t",
+      abilities: ["lti:read", "lti:write"],
+      granted: ["lti:read", "lti:write"],
+      expiresAt: null,
+    },
     user: { id: "usr_1", email: "a@example.test", name: "A", role, timeZone: "UTC" },
     institution: institutionId ? { id: institutionId, slug: "x", name: "X", plan: "pro" } : null,
     rateLimitPerMinute: 1_000,

@@ -7,7 +7,7 @@ import type { Principal } from "../../src/platform/auth/principal";
 
 function principal(role: Role, abilities: Ability[]): Principal {
   return {
-    token: { id: "tok_1", kind: "api", name: "t", abilities, expiresAt: null },
+    token: { id: "tok_1", kind: "api", name: "t", abilities, granted: abilities, expiresAt: null },
     user: { id: "usr_1", email: "u@policy.test", name: "U", role, timeZone: "UTC" },
     institution: role === "platform_admin" ? null : { id: "ins_own", slug: "own", name: "Own", plan: "pro" },
     rateLimitPerMinute: 1000,

@@ -39,7 +39,7 @@ async function burst(tokens: string[], each: number): Promise<Response[]> {
 
 function principal(role: string, plan: "free" | "pro" | "enterprise" | null, rateLimitPerMinute: number) {
   return {
-    token: { id: "tok", kind: "api", name: "t", abilities: [], expiresAt: null },
+    token: { id: "tok", kind: "api", name: "t", abilities: [], granted: [], expiresAt: null },
     user: { id: "usr", email: "u@example.test", name: "U", role, timeZone: "UTC" },
     institution: plan ? { id: "ins", slug: "ins", name: "Ins", plan } : null,
     rateLimitPerMinute,

@@ -15,7 +15,7 @@ import { createApiApp } from "../../src/platform/openapi";
 
 function principal(abilities: Principal["token"]["abilities"]): Principal {
   return {
-    token: { id: "tok_policy", kind: "api", name: "policy", abilities, expiresAt: null },
+    token: { id: "tok_policy", kind: "api", name: "policy", abilities, granted: abilities, expiresAt: null },
     user: { id: "usr_policy", email: "p@example.test", name: "P", role: "instructor", timeZone: "UTC" },
     institution: { id: "ins_policy", slug: "policy", name: "Policy", plan: "pro" },
     rateLimitPerMinute: 1_000,

@@ -12,7 +12,7 @@ import type { Principal } from "../../src/platform/auth/principal";
 
 function principal(role: Role, institutionId: string | null = "ins_a", abilities: Ability[] = []): Principal {
   return {
-    token: { id: "tok_1", kind: "api", name: "t", abilities, expiresAt: null },
+    token: { id: "tok_1", kind: "api", name: "t", abilities, granted: abilities, expiresAt: null },
     user: { id: "usr_me", email: "me@example.test", name: "Me", role, timeZone: "UTC" },
     institution: institutionId ? { id: institutionId, slug: "a", name: "A", plan: "pro" } : null,
     rateLimitPerMinute: 1000,

@@ -32,9 +32,9 @@ export interface Principal {
     abilities: Ability[];
     /**
      * What the token was granted, as stored (`*` kept): `GET /api/auth/me` shows it as the token
-     * list does. Always set when loaded from D1; principals built by hand in tests may leave it out.
+     * list does.
      */
-    granted?: readonly string[];
+    granted: string[];
     expiresAt: string | null;
   };
   user: { id: string; email: string; name: string; role: Role; timeZone: string };

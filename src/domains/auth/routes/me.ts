@@ -38,7 +38,7 @@ function meBody(principal: Principal, windowSeconds: number): string {
       id: token.id,
       name: token.name,
       kind: token.kind,
-      abilities: [...(token.granted ?? token.abilities)],
+      abilities: token.granted,
       effective_abilities: token.abilities,
       expires_at: token.expiresAt,
     },
