@@ -1,5 +1,5 @@
 import { newId } from "../../platform/ids";
-import { isHeld, LEASE_MS } from "../../platform/jobs/lease";
+import { handOver, isHeld, LEASE_MS, revertHandOver } from "../../platform/jobs/lease";
 import { parseMessage, queueDelaySeconds } from "../../platform/queue";
 import type { ServiceContext } from "../../platform/service/context";
 import { generate } from "./generate";
@@ -10,12 +10,11 @@ import {
   type ExportMessage,
   ExportMessageSchema,
   findJob,
-  handOver,
+  LEASE,
   leaseToFail,
   markFailed,
   releaseLease,
   renewLease,
-  revertHandOver,
 } from "./jobs";
 import { ExportFailure, LeaseLost } from "./writer";
 
@@ -103,13 +102,13 @@ async function handleMessage(ctx: ServiceContext, message: Message<unknown>): Pr
 
 /** Hands the job to a new message of the next generation; the current one is then done. */
 async function continueLater(ctx: ServiceContext, job: ExportJob, leaseId: string): Promise<void> {
-  if (!(await handOver(ctx, { job, leaseId }))) throw new LeaseLost();
+  if (!(await handOver(ctx, LEASE, { job, leaseId }))) throw new LeaseLost();
   try {
     await enqueueGeneration(ctx, { job_id: job.id, generation: job.generation + 1 });
   } catch (error) {
     // No message of the new generation exists, so nobody can have claimed the job: step back, and
     // let this message's retry carry on from the checkpoint.
-    await revertHandOver(ctx, job);
+    await revertHandOver(ctx, LEASE, job);
     throw error;
   }
 }

@@ -1,9 +1,9 @@
-import { and, eq, inArray, isNull, sql } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import { z } from "zod";
 import { type ExportStatus, exportJobs } from "../../db/schema";
 import { domainEvent } from "../../platform/events";
 import { nowIso } from "../../platform/ids";
-import { awaitingMessage, claimable, type LeaseColumns } from "../../platform/jobs/lease";
+import { awaitingMessage, claimable, type LeasedJobs } from "../../platform/jobs/lease";
 import { commit } from "../../platform/service/commit";
 import type { ServiceContext } from "../../platform/service/context";
 import type { Checkpoint } from "./writer";
@@ -31,7 +31,14 @@ export const ACTIVE_STATUSES: ExportStatus[] = ["queued", "processing"];
 export const isActive = () => inArray(exportJobs.status, ACTIVE_STATUSES);
 
 /** The job's lease columns (platform/jobs/lease.ts). */
-export const LEASE: LeaseColumns = { leaseId: exportJobs.leaseId, leaseUntil: exportJobs.leaseUntil };
+export const LEASE: LeasedJobs = {
+  table: exportJobs,
+  id: exportJobs.id,
+  generation: exportJobs.generation,
+  leaseId: exportJobs.leaseId,
+  leaseUntil: exportJobs.leaseUntil,
+  active: () => isActive(),
+};
 
 /** No invocation holds a live lease on the job: it awaits a message, or its holder's lease ran out at `now`. */
 export const leaseFree = (now: number) => claimable(LEASE, now);
@@ -110,38 +117,6 @@ export async function saveCheckpoint(
     .where(and(mine(job.id, leaseId), sql`json_array_length(${exportJobs.parts}) = ${expectedParts}`))
     .run();
   return result.meta.changes === 1;
-}
-
-/** Passes the job on to the next message (sent now): generation + 1, the lease the message's to take. */
-export async function handOver(
-  ctx: ServiceContext,
-  input: { job: ExportJob; leaseId: string },
-): Promise<boolean> {
-  const { job, leaseId } = input;
-  const result = await ctx.db
-    .update(exportJobs)
-    .set({ generation: job.generation + 1, ...awaitingMessage(ctx.now()), heartbeatAt: ctx.now() })
-    .where(and(mine(job.id, leaseId), eq(exportJobs.generation, job.generation)))
-    .run();
-  return result.meta.changes === 1;
-}
-
-/**
- * Undoes a hand-over whose message could not be sent, so that the current message, retried, can
- * claim the job again. Nobody else can have claimed it meanwhile: no message of the new generation exists.
- */
-export async function revertHandOver(ctx: ServiceContext, job: ExportJob): Promise<void> {
-  await ctx.db
-    .update(exportJobs)
-    .set({ generation: job.generation })
-    .where(
-      and(
-        eq(exportJobs.id, job.id),
-        eq(exportJobs.generation, job.generation + 1),
-        isNull(exportJobs.leaseId),
-      ),
-    )
-    .run();
 }
 
 /**

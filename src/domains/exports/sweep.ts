@@ -1,7 +1,7 @@
 import { and, eq, lt } from "drizzle-orm";
 import { exportJobs } from "../../db/schema";
 import { nowIso } from "../../platform/ids";
-import { awaitingMessage, expired as leaseExpired } from "../../platform/jobs/lease";
+import { expired as leaseExpired, takeLost } from "../../platform/jobs/lease";
 import type { ServiceContext } from "../../platform/service/context";
 import { enqueueGeneration, failUnheldJob } from "./consumer";
 import { isActive, LEASE } from "./jobs";
@@ -75,21 +75,8 @@ export async function sweepExports(
     .where(and(isActive(), leaseExpired(LEASE, now)))
     .limit(BATCH);
   for (const job of lost) {
-    // The job is taken for the new message first, conditionally, so that two sweeps never both
-    // re-send; a holder presumed dead loses its lease with it (its later writes change nothing).
-    const taken = await db
-      .update(exportJobs)
-      .set({ ...awaitingMessage(now), heartbeatAt: now })
-      .where(
-        and(
-          eq(exportJobs.id, job.id),
-          isActive(),
-          eq(exportJobs.generation, job.generation),
-          leaseExpired(LEASE, now),
-        ),
-      )
-      .run();
-    if (taken.meta.changes === 0) continue;
+    // Taken for the new message first, conditionally, so that two sweeps never both re-send.
+    if (!(await takeLost(ctx, LEASE, job))) continue;
     await enqueueGeneration(ctx, { job_id: job.id, generation: job.generation });
     requeued += 1;
   }

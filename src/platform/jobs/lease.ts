@@ -1,5 +1,6 @@
-import { eq, isNull, lt, or, type SQL } from "drizzle-orm";
-import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import { and, eq, isNull, lt, or, type SQL } from "drizzle-orm";
+import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
+import type { ServiceContext } from "../service/context";
 
 /**
  * Leases of queued work: how every job a queue carries (an export, a bulk upload, a webhook delivery,
@@ -88,4 +89,78 @@ export function isHeld(lease: { leaseId: string | null; leaseUntil: number | nul
  */
 export function dueLapsedBefore(now: number): number {
   return now - MESSAGE_GRACE_MS;
+}
+
+/**
+ * A table of queued jobs that pass from message to message (exports, bulk uploads): its lease
+ * columns, the columns every such job has under the same names (`id`, `generation`, `heartbeatAt`),
+ * and what "still running" means for it.
+ */
+export interface LeasedJobs extends LeaseColumns {
+  table: SQLiteTable;
+  id: SQLiteColumn;
+  generation: SQLiteColumn;
+  active: () => SQL;
+}
+
+/** The job as a message names it. */
+interface JobAtGeneration {
+  id: string;
+  generation: number;
+}
+
+/**
+ * The holder passes the job on to the next message (sent now): generation + 1, nobody holds it until
+ * that message takes it. False if the holder lost the job meanwhile.
+ */
+export async function handOver(
+  ctx: ServiceContext,
+  jobs: LeasedJobs,
+  input: { job: JobAtGeneration; leaseId: string },
+): Promise<boolean> {
+  const { job, leaseId } = input;
+  const now = ctx.now();
+  const result = await ctx.db
+    .update(jobs.table)
+    .set({ generation: job.generation + 1, ...awaitingMessage(now), heartbeatAt: now })
+    .where(
+      and(eq(jobs.id, job.id), heldBy(jobs, leaseId), eq(jobs.generation, job.generation), jobs.active()),
+    )
+    .run();
+  return result.meta.changes === 1;
+}
+
+/**
+ * Undoes a hand-over whose message could not be sent, so that the current message, retried, can take
+ * the job again. Nobody else can have taken it meanwhile: no message of the new generation exists.
+ */
+export async function revertHandOver(
+  ctx: ServiceContext,
+  jobs: LeasedJobs,
+  job: JobAtGeneration,
+): Promise<void> {
+  await ctx.db
+    .update(jobs.table)
+    .set({ generation: job.generation })
+    .where(and(eq(jobs.id, job.id), eq(jobs.generation, job.generation + 1), isNull(jobs.leaseId)))
+    .run();
+}
+
+/**
+ * The sweep takes a lost job (its lease ran out) for a new message of its current generation;
+ * conditionally, so that concurrent sweeps send one message, and a holder presumed dead loses the job
+ * with it (its later writes change nothing). True: send that message.
+ */
+export async function takeLost(
+  ctx: ServiceContext,
+  jobs: LeasedJobs,
+  job: JobAtGeneration,
+): Promise<boolean> {
+  const now = ctx.now();
+  const result = await ctx.db
+    .update(jobs.table)
+    .set({ ...awaitingMessage(now), heartbeatAt: now })
+    .where(and(eq(jobs.id, job.id), jobs.active(), eq(jobs.generation, job.generation), expired(jobs, now)))
+    .run();
+  return result.meta.changes === 1;
 }

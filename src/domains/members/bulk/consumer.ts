@@ -1,5 +1,5 @@
 import { newId } from "../../../platform/ids";
-import { isHeld } from "../../../platform/jobs/lease";
+import { handOver, isHeld, revertHandOver } from "../../../platform/jobs/lease";
 import { parseMessage, queueDelaySeconds } from "../../../platform/queue";
 import type { ServiceContext } from "../../../platform/service/context";
 import {
@@ -8,11 +8,10 @@ import {
   claimJob,
   enqueueBulk,
   findJob,
-  handOver,
+  LEASE,
   markFailed,
   readStoredFile,
   releaseLease,
-  revertHandOver,
 } from "./jobs";
 import { runJob } from "./runner";
 
@@ -100,14 +99,14 @@ async function process(ctx: ServiceContext, input: { job: BulkJob; leaseId: stri
     },
   });
   if (outcome.state !== "continue") return; // done, or another holder took the job over
-  const current = { ...outcome.job, leaseId };
-  if (!(await handOver(ctx, current))) return; // taken over meanwhile: the new holder carries on
+  const current = outcome.job;
+  if (!(await handOver(ctx, LEASE, { job: current, leaseId }))) return; // taken over meanwhile: the new holder carries on
   try {
     await enqueueBulk(ctx, { job_id: job.id, generation: current.generation + 1 });
   } catch (error) {
     // No message of the new generation exists, so nobody can have claimed the job: step back, and
     // let this message's retry carry on from the checkpoint.
-    await revertHandOver(ctx, current);
+    await revertHandOver(ctx, LEASE, current);
     throw error;
   }
 }

@@ -8,7 +8,7 @@ import {
   claimable,
   expired,
   heldBy,
-  type LeaseColumns,
+  type LeasedJobs,
   taken,
 } from "../../../platform/jobs/lease";
 import type { ServiceContext } from "../../../platform/service/context";
@@ -29,8 +29,15 @@ export const BulkMessageSchema = z.object({
 });
 export type BulkMessage = z.infer<typeof BulkMessageSchema>;
 
-/** The job's lease columns (platform/jobs/lease.ts). */
-export const LEASE: LeaseColumns = { leaseId: bulkJobs.leaseId, leaseUntil: bulkJobs.leaseUntil };
+/** The jobs' table as the lease mechanism sees it (platform/jobs/lease.ts). */
+export const LEASE: LeasedJobs = {
+  table: bulkJobs,
+  id: bulkJobs.id,
+  generation: bulkJobs.generation,
+  leaseId: bulkJobs.leaseId,
+  leaseUntil: bulkJobs.leaseUntil,
+  active: () => isActive(),
+};
 
 /**
  * Where a queued upload waits in R2: its records as the request read them (JSON of line and cells),
@@ -158,35 +165,6 @@ export async function claimJob(
     )
     .returning();
   return job ?? null;
-}
-
-/** Passes the job on to the next message (sent now): generation + 1, the lease the message's to take. */
-export async function handOver(ctx: ServiceContext, job: BulkJob & { leaseId: string }): Promise<boolean> {
-  const now = ctx.now();
-  const result = await ctx.db
-    .update(bulkJobs)
-    .set({ generation: job.generation + 1, ...awaitingMessage(now), heartbeatAt: now })
-    .where(
-      and(
-        eq(bulkJobs.id, job.id),
-        heldBy(LEASE, job.leaseId),
-        eq(bulkJobs.generation, job.generation),
-        isActive(),
-      ),
-    )
-    .run();
-  return result.meta.changes === 1;
-}
-
-/** Undoes a hand-over whose message could not be sent, so that the current message's retry takes the job. */
-export async function revertHandOver(ctx: ServiceContext, job: BulkJob): Promise<void> {
-  await ctx.db
-    .update(bulkJobs)
-    .set({ generation: job.generation })
-    .where(
-      and(eq(bulkJobs.id, job.id), eq(bulkJobs.generation, job.generation + 1), isNull(bulkJobs.leaseId)),
-    )
-    .run();
 }
 
 /** Gives the job back after an error to the message's retry, due in `retryInMs`. */

@@ -1,7 +1,7 @@
-import { and, eq } from "drizzle-orm";
+import { and } from "drizzle-orm";
 import { bulkJobs } from "../../../db/schema";
 import { nowIso } from "../../../platform/ids";
-import { awaitingMessage, expired } from "../../../platform/jobs/lease";
+import { expired, takeLost } from "../../../platform/jobs/lease";
 import type { ServiceContext } from "../../../platform/service/context";
 import { ABANDONED, enqueueBulk, isActive, LEASE, markFailed } from "./jobs";
 
@@ -37,7 +37,6 @@ export async function sweepBulkJobs(ctx: ServiceContext): Promise<{ resumed: num
   let resumed = 0;
   let failed = 0;
   for (const job of lost) {
-    const sameJob = and(eq(bulkJobs.id, job.id), isActive(), eq(bulkJobs.generation, job.generation));
     if (job.r2Key === null || job.createdAt < nowIso(now - GIVE_UP_AFTER_MS)) {
       const reason = job.r2Key === null ? ABANDONED : TOO_SLOW;
       if (await markFailed(ctx, { jobId: job.id, reason, unless: { generation: job.generation } })) {
@@ -46,12 +45,7 @@ export async function sweepBulkJobs(ctx: ServiceContext): Promise<{ resumed: num
       }
       continue;
     }
-    const taken = await db
-      .update(bulkJobs)
-      .set({ ...awaitingMessage(now), heartbeatAt: now })
-      .where(and(sameJob, expired(LEASE, now)))
-      .run();
-    if (taken.meta.changes === 0) continue;
+    if (!(await takeLost(ctx, LEASE, job))) continue;
     await enqueueBulk(ctx, { job_id: job.id, generation: job.generation });
     resumed += 1;
   }
