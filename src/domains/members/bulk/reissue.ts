@@ -1,5 +1,6 @@
 import { enforce } from "../../../platform/auth/policy";
 import { ApiError } from "../../../platform/errors";
+import { commit } from "../../../platform/service/commit";
 import type { PrincipalContext } from "../../../platform/service/context";
 import { invitationRolesShownTo, mayReissueBulkInvitations } from "../policy";
 import { type BulkJob, reportRows } from "./jobs";
@@ -55,11 +56,16 @@ export async function reissueBulkInvitations(
   const d1 = ctx.d1;
   // Mark first, then delete: both select the same members (invited, of the institution, a role the
   // caller may grant), and one batch is one transaction.
-  const [marked] = await d1.batch<ReissuedRow>([
-    d1.prepare(REISSUE_MARK).bind(job.id, job.institutionId, roles),
-    d1.prepare(REISSUE_REVOKE).bind(job.id, job.institutionId, roles),
-  ]);
-  const reissued = marked?.results.length ?? 0;
+  const {
+    results: [marked],
+  } = await commit(ctx, {
+    statements: [
+      d1.prepare(REISSUE_MARK).bind(job.id, job.institutionId, roles),
+      d1.prepare(REISSUE_REVOKE).bind(job.id, job.institutionId, roles),
+    ],
+  });
+  const markedRows = (marked?.results ?? []) as ReissuedRow[];
+  const reissued = markedRows.length;
   const skipped = (await d1
     .prepare(REISSUE_SKIPPED)
     .bind(job.id, job.institutionId, roles)
@@ -71,15 +77,11 @@ export async function reissueBulkInvitations(
     offset: 0,
   });
   const urls = await invitationsOnFirstRead(ctx, { job, rows, origin: input.origin });
-  const markedLines = (marked?.results ?? []).map((r) => r.line);
-  const invitations = rows
-    .filter((row) => urls.has(row.line) && row.userId)
-    .map((row) => ({
-      line: row.line,
-      memberId: row.userId ?? "",
-      email: row.email,
-      url: urls.get(row.line) ?? "",
-    }));
+  const markedLines = markedRows.map((r) => r.line);
+  const invitations = rows.flatMap((row) => {
+    const url = urls.get(row.line);
+    return url && row.userId ? [{ line: row.line, memberId: row.userId, email: row.email, url }] : [];
+  });
   const lastLine = rows.at(-1)?.line;
   const more = lastLine !== undefined && markedLines.some((line) => line > lastLine);
   return { job, reissued, skipped, invitations, more };
