@@ -79,6 +79,14 @@ const schema = z.object({
   BULK_TIME_BUDGET_MS: positiveInt(20_000),
   /** Where a browser LTI launch lands; empty: the worker's own launch page (/api/lti/app). */
   LTI_APP_URL: z.union([z.literal(""), z.url({ protocol: /^https?$/ })]).default(""),
+  /**
+   * The API's public origin, for what is built outside a request and must never change: the xAPI
+   * actor's `homePage` and the activity IRIs of every statement forwarded to a Learning Record Store.
+   */
+  PUBLIC_BASE_URL: z
+    .url({ protocol: /^https?$/ })
+    .default("https://api.lingua.example")
+    .transform((text) => text.replace(/\/+$/, "")),
 });
 
 /** The name of every variable the deployment reads (the README's configuration table lists each). */
@@ -118,6 +126,8 @@ function toConfig(vars: z.infer<typeof schema>) {
       /** Null: the worker's own launch page. */
       appUrl: vars.LTI_APP_URL || null,
     },
+    /** Without a trailing slash. */
+    publicBaseUrl: vars.PUBLIC_BASE_URL,
   };
 }
 

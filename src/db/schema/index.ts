@@ -8,3 +8,4 @@ export * from "./lti";
 export * from "./progress";
 export * from "./tokens";
 export * from "./webhooks";
+export * from "./xapi";
