@@ -9,6 +9,7 @@ export const SEAL_PURPOSES = {
   ssoClientSecret: "sso-client-secret",
   ltiPrivateKey: "lti-private-key",
   ltiAccessToken: "lti-access-token",
+  xapiSecret: "xapi-secret",
 } as const;
 
 /** The binding of an idempotent response: its key's scope and the key (visible ASCII, no spaces). */
@@ -27,6 +28,11 @@ export function ltiPrivateKeyBinding(kid: string): SealBinding {
 
 export function ltiAccessTokenBinding(consumerId: string, scope: string): SealBinding {
   return { purpose: SEAL_PURPOSES.ltiAccessToken, id: `${consumerId} ${scope}` };
+}
+
+/** An xAPI endpoint's Basic password or OAuth 2 client secret, bound to the endpoint's row. */
+export function xapiSecretBinding(endpointId: string): SealBinding {
+  return { purpose: SEAL_PURPOSES.xapiSecret, id: endpointId };
 }
 
 export function webhookSecretBinding(webhookId: string): SealBinding {
