@@ -1,5 +1,6 @@
 import { createExecutionContext, env } from "cloudflare:test";
 import type { RouteConfig, z } from "@hono/zod-openapi";
+import { inject } from "vitest";
 import worker from "../../src/index";
 import { conformingFetch, OpenApiConformance } from "./openapi-conformance";
 
@@ -59,9 +60,17 @@ export function fetchWorker(
 
 let served: Promise<OpenApiConformance> | undefined;
 
-/** The document the worker serves, fetched once per test file (each file has its own modules). */
+/**
+ * The document the worker serves: read from the run's loopback store (document-cache-server.ts)
+ * when another file already built it, else fetched from the worker and stored there. Once per file
+ * (each file has its own modules); without the store (a run that does not start it) always fetched.
+ */
 export function servedDocument(): Promise<OpenApiConformance> {
   served ??= (async () => {
+    const cacheUrl = documentCacheUrl();
+    const cached = cacheUrl ? await fetch(cacheUrl).catch(() => null) : null;
+    if (cached?.status === 200) return new OpenApiConformance(await cached.json());
+    await cached?.body?.cancel();
     const res = await worker.fetch(
       // An address of its own: the document shares the public catalogue's per-IP limit.
       new Request(new URL("/api/openapi.json", BASE), {
@@ -71,12 +80,22 @@ export function servedDocument(): Promise<OpenApiConformance> {
       createExecutionContext(),
     );
     if (res.status !== 200) throw new Error(`GET /api/openapi.json answered ${res.status}`);
-    return new OpenApiConformance(await res.json());
+    const text = await res.text();
+    if (cacheUrl) await fetch(cacheUrl, { method: "PUT", body: text }).then((r) => r.body?.cancel());
+    return new OpenApiConformance(JSON.parse(text));
   })();
   served.catch(() => {
     served = undefined;
   });
   return served;
+}
+
+function documentCacheUrl(): string | undefined {
+  try {
+    return inject("documentCacheUrl");
+  } catch {
+    return undefined;
+  }
 }
 
 /**
