@@ -170,6 +170,18 @@ describe("creating, reading, listing", () => {
     });
   });
 
+  it("replays a creation sent twice with the same Idempotency-Key, creating one endpoint", async () => {
+    const t = await createTenant();
+    const headers = { "Idempotency-Key": crypto.randomUUID() };
+    const body = basicBody(lrs().base);
+    const first = await api<Endpoint>(t, BASE_PATH, { body, headers });
+    const again = await api<Endpoint>(t, BASE_PATH, { body, headers });
+    expect(first.res.status).toBe(201);
+    expect(again.res.status).toBe(201);
+    expect(again.body.id).toBe(first.body.id);
+    expect(await countEndpoints(t)).toBe(1);
+  });
+
   it("lists newest first with each endpoint's health", async () => {
     const t = await createTenant();
     const first = await create(t, basicBody(lrs().base, { name: "first" }));
