@@ -12,6 +12,7 @@ import * as progress from "./domains/progress/prefixes";
 import * as system from "./domains/system/prefixes";
 import * as tokens from "./domains/tokens/prefixes";
 import * as webhooks from "./domains/webhooks/prefixes";
+import * as xapi from "./domains/xapi/prefixes";
 import type { AppEnv } from "./env";
 import { applyApiConventions } from "./platform/http/conventions";
 import type { ApiApp } from "./platform/openapi";
@@ -106,6 +107,11 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
     name: "lti",
     prefixes: lti.PREFIXES,
     build: documented(async () => (await import("./domains/lti")).registerLti),
+  },
+  {
+    name: "xapi",
+    prefixes: xapi.PREFIXES,
+    build: documented(async () => (await import("./domains/xapi")).registerXapi),
   },
 ];
 

@@ -82,6 +82,8 @@ interface Resources {
   consumer: string;
   launch: string;
   ssoDomain: string;
+  /** An xAPI endpoint (its LRS the loopback receiver). */
+  xapiEndpoint: string;
   /** The loopback receiver its webhooks point at (a test sends only to loopback). */
   receiver: string;
   /** A course of the shared catalogue (not the institution's), and one of its training items. */
@@ -136,6 +138,9 @@ const TENANT_RESOURCES: Record<string, (r: Resources) => Record<string, string>>
   "/api/integrations/lti-consumers/{id}/keys/rotate": (r) => ({ id: r.consumer }),
   "/api/integrations/lti-launches/{launch}": (r) => ({ launch: r.launch }),
   "/api/lti/grade-passback/{launch}": (r) => ({ launch: r.launch }),
+  "/api/integrations/xapi-endpoints/{id}": (r) => ({ id: r.xapiEndpoint }),
+  "/api/integrations/xapi-endpoints/{id}/test": (r) => ({ id: r.xapiEndpoint }),
+  "/api/integrations/xapi-endpoints/{id}/statements": (r) => ({ id: r.xapiEndpoint }),
 };
 
 /** Path templates whose parameters name nothing an institution owns: why, and the values to use. */
@@ -217,11 +222,24 @@ function requestFor(name: string, r: Resources): Pick<CallOptions, "body" | "raw
       };
     case "PUT /api/integrations/lti-consumers/{id}":
       return { body: { name: renamed } };
+    case "POST /api/integrations/xapi-endpoints":
+      return { body: xapiEndpointBody(r.receiver) };
+    case "PUT /api/integrations/xapi-endpoints/{id}":
+      return { body: { ...xapiEndpointBody(r.receiver), name: renamed } };
     case "POST /api/lti/grade-passback/{launch}":
       return { body: { score_given: 1, score_maximum: 1 } };
     default:
       return {};
   }
+}
+
+/** An xAPI endpoint whose LRS is the loopback receiver. */
+function xapiEndpointBody(receiver: string) {
+  return {
+    name: "Authz LRS",
+    endpoint: `${receiver}/xapi/`,
+    auth: { type: "basic", username: "authz", password: "authz-password" },
+  };
 }
 
 const ADMIN_CEILING: readonly string[] = ROLE_CEILINGS.institution_admin;
@@ -252,7 +270,7 @@ async function makeResources(t: Tenant, course: CourseFixture): Promise<Resource
   const exportRequest: RequestBody<typeof createExportRoute> = { type: "activity" };
   const ssoDomain = `authz-${crypto.randomUUID()}.example`;
   const receiver = receiverEndpoint();
-  const [token, webhook, exportJob, bulk, registered] = await Promise.all([
+  const [token, webhook, exportJob, bulk, registered, , xapiEndpoint] = await Promise.all([
     mintToken(t.admin, ["content:read"]),
     as("/api/integrations/webhooks", {
       body: { url: receiver.url, events: ["lesson.completed"] },
@@ -270,6 +288,7 @@ async function makeResources(t: Tenant, course: CourseFixture): Promise<Resource
       method: "PUT",
       body: { type: "saml", domains: [ssoDomain], saml: {} },
     }).then(created),
+    as("/api/integrations/xapi-endpoints", { body: xapiEndpointBody(receiver.url) }).then(created),
   ]);
   const { deliveryId, eventId } = await insertDelivery(webhook.id, t.institution.id, { status: "failed" });
   // A launch is made by an LMS's signed id_token; its row is all the read and passback paths need.
@@ -309,6 +328,7 @@ async function makeResources(t: Tenant, course: CourseFixture): Promise<Resource
     consumer: registered.consumer.id,
     launch,
     ssoDomain,
+    xapiEndpoint: xapiEndpoint.id,
     receiver: receiver.url,
     course: course.courseId,
     item: course.items[0]!,
@@ -330,6 +350,7 @@ async function snapshot(r: Resources) {
     `/api/integrations/exports/${r.export}`,
     `/api/integrations/lti-consumers/${r.consumer}`,
     `/api/integrations/lti-launches/${r.launch}`,
+    `/api/integrations/xapi-endpoints/${r.xapiEndpoint}`,
   ];
   const reads = await Promise.all(
     paths.map(async (path) => {

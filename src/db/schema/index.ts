@@ -1,3 +1,4 @@
+export * from "./access-tokens";
 export * from "./content";
 export * from "./events";
 export * from "./exports";

@@ -49,6 +49,11 @@ const API_TAGS = [
     description:
       "LTI 1.3: platform registrations, the browser launch (login and callback), launches and grade passback.",
   },
+  {
+    name: "xAPI",
+    description:
+      "xAPI forwarding: the institution's Learning Record Stores, their connection test and forwarding log.",
+  },
   { name: "System", description: "Health and this document." },
 ];
 

@@ -10,6 +10,7 @@ export const SEAL_PURPOSES = {
   ltiPrivateKey: "lti-private-key",
   ltiAccessToken: "lti-access-token",
   xapiSecret: "xapi-secret",
+  outboundAccessToken: "outbound-access-token",
 } as const;
 
 /** The binding of an idempotent response: its key's scope and the key (visible ASCII, no spaces). */
@@ -33,6 +34,11 @@ export function ltiAccessTokenBinding(consumerId: string, scope: string): SealBi
 /** An xAPI endpoint's Basic password or OAuth 2 client secret, bound to the endpoint's row. */
 export function xapiSecretBinding(endpointId: string): SealBinding {
   return { purpose: SEAL_PURPOSES.xapiSecret, id: endpointId };
+}
+
+/** A cached OAuth 2 access token (platform/outbound/access-tokens.ts), bound to its holder, scope and credentials' version. */
+export function outboundAccessTokenBinding(holder: string, scope: string, version: number): SealBinding {
+  return { purpose: SEAL_PURPOSES.outboundAccessToken, id: `${holder} ${scope} ${version}` };
 }
 
 export function webhookSecretBinding(webhookId: string): SealBinding {
