@@ -57,6 +57,7 @@ export default defineConfig(async () => {
         "./test/helpers/receiver-server.ts",
         "./test/helpers/idp-server.ts",
         "./test/lti/platform-server.ts",
+        "./test/helpers/lrs-server.ts",
       ],
       testTimeout: 30_000,
     },
