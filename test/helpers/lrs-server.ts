@@ -20,7 +20,8 @@
 //      ["1.0.3", "2.0.0"]) → otherwise 400 (not on /about);
 //   4. POST /statements: a JSON object or a non-empty array; more statements than
 //      `max_statements_per_request` → 413; every statement valid → otherwise 400 for the WHOLE batch,
-//      the message naming the statement (index and id) and each problem. Valid means: Learning
+//      the body's `message` naming the statement (index and id) and each problem, `warnings` listing
+//      them one per invalid statement (Learning Locker's shape). Valid means: Learning
 //      Locker's rule set (`xapi-validation`) passes, and our own checks: `id` present and an RFC 4122
 //      UUID (stricter than the spec, which lets the LRS assign one: Lingua must always send its
 //      derived id), every IRI absolute (verb, object, activity types, extension keys, context
@@ -500,7 +501,10 @@ function postStatements(
     return [`Statement ${i} (id ${JSON.stringify(id)}): ${found.join("; ")}`];
   });
   if (problems.length > 0)
-    return { status: 400, body: { error: "invalid_statement", message: problems.join(" | ") } };
+    return {
+      status: 400,
+      body: { error: "invalid_statement", message: problems.join(" | "), warnings: problems },
+    };
   const ids = statements.map((s) => String((s as Record<string, unknown>).id));
   const twice = ids.find((id, i) => ids.indexOf(id) !== i);
   if (twice)
