@@ -3,20 +3,27 @@
  * memory, on loopback. These tests prove it starts under this Node and that it is the strict
  * counterpart the xAPI forwarding tests need: what a conformant LRS accepts it stores, and a score
  * out of range, a bad IRI, a missing version header, wrong credentials and a conflicting id are each
- * refused.
+ * refused. Then the same statements go to the loopback LRS the workerd tests use
+ * (test/helpers/lrs-server.ts, started here in Node): it must be no laxer than Learning Locker.
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createLrs } from "../helpers/lrs";
+import { startLrs } from "../helpers/lrs-server";
 import { type LearningLocker, startLearningLocker } from "./helpers/learning-locker";
 
 let lrs: LearningLocker;
+/** The loopback LRS of the workerd tests (test/helpers/lrs-server.ts), started here in Node. */
+let loopback: Awaited<ReturnType<typeof startLrs>>;
 
 beforeAll(async () => {
   lrs = await startLearningLocker();
+  loopback = await startLrs();
 });
 
 afterAll(async () => {
   await lrs?.close();
+  await loopback?.close();
 });
 
 function statement(overrides: Record<string, unknown> = {}): Record<string, unknown> {
@@ -162,4 +169,127 @@ describe("Learning Locker's LRS on loopback", () => {
     const { statements } = (await res.json()) as { statements: { id: string }[] };
     expect(statements.filter((x) => x.id === s.id)).toHaveLength(1);
   });
+});
+
+describe("the loopback LRS the workerd tests use", () => {
+  // Each variant of a valid statement, with Learning Locker's verdict and the loopback LRS's: the
+  // loopback one refuses everything Learning Locker refuses, and a little more on purpose: a
+  // statement without an id (the spec lets the LRS assign one; Lingua must always send its derived
+  // id), and `stored` or `authority` from the client (the spec has the LRS overwrite them; Lingua
+  // must never send them).
+  const VALID = 200;
+  const REFUSED = 400;
+  const cases: { name: string; ll: number; loopback: number; overrides: Record<string, unknown> }[] = [
+    { name: "valid", ll: VALID, loopback: VALID, overrides: {} },
+    {
+      name: "score.scaled of 1.5",
+      ll: REFUSED,
+      loopback: REFUSED,
+      overrides: { result: { score: { scaled: 1.5 } } },
+    },
+    {
+      name: "score.raw above max",
+      ll: REFUSED,
+      loopback: REFUSED,
+      overrides: { result: { score: { raw: 3, min: 0, max: 2 } } },
+    },
+    {
+      name: "an object id with spaces",
+      ll: REFUSED,
+      loopback: REFUSED,
+      overrides: { object: { objectType: "Activity", id: "not an iri" } },
+    },
+    {
+      name: "a relative object IRI",
+      ll: REFUSED,
+      loopback: REFUSED,
+      overrides: { object: { objectType: "Activity", id: "/activities/1" } },
+    },
+    {
+      name: "a verb id that is no IRI",
+      ll: REFUSED,
+      loopback: REFUSED,
+      overrides: { verb: { id: "answered" } },
+    },
+    {
+      name: "an activity type that is no IRI",
+      ll: REFUSED,
+      loopback: REFUSED,
+      overrides: { object: { id: "https://x.test/a", definition: { type: "lesson" } } },
+    },
+    {
+      name: "a duration that is not ISO 8601",
+      ll: REFUSED,
+      loopback: REFUSED,
+      overrides: { result: { duration: "30 seconds" } },
+    },
+    {
+      name: "a language-map key that is no tag",
+      ll: REFUSED,
+      loopback: REFUSED,
+      overrides: { verb: { id: "http://adlnet.gov/expapi/verbs/answered", display: { "english!": "x" } } },
+    },
+    {
+      name: "a context.language that is no tag",
+      ll: REFUSED,
+      loopback: REFUSED,
+      overrides: { context: { language: "español!" } },
+    },
+    {
+      name: "an extension key that is no IRI",
+      ll: REFUSED,
+      loopback: REFUSED,
+      overrides: { context: { extensions: { level: "A2" } } },
+    },
+    { name: "an id that is not a UUID", ll: REFUSED, loopback: REFUSED, overrides: { id: "abc" } },
+    { name: "an unknown property", ll: REFUSED, loopback: REFUSED, overrides: { colour: "red" } },
+    {
+      name: "an account homePage that is no IRI",
+      ll: REFUSED,
+      loopback: REFUSED,
+      overrides: { actor: { account: { homePage: "lingua", name: "u" } } },
+    },
+    {
+      name: "a timestamp without a time zone",
+      ll: REFUSED,
+      loopback: REFUSED,
+      overrides: { timestamp: "2026-11-20T09:30:00" },
+    },
+    // Stricter on purpose (see above).
+    {
+      name: "stored set by the client",
+      ll: VALID,
+      loopback: REFUSED,
+      overrides: { stored: "2026-11-20T09:30:00Z" },
+    },
+    {
+      name: "authority set by the client",
+      ll: VALID,
+      loopback: REFUSED,
+      overrides: { authority: { mbox: "mailto:lrs@lingua.test" } },
+    },
+    { name: "no id", ll: VALID, loopback: REFUSED, overrides: { id: undefined } },
+  ];
+
+  it.each(cases)(
+    "$name: Learning Locker $ll, loopback $loopback",
+    async ({ ll: expectedLl, loopback: expectedLoopback, overrides }) => {
+      const variant = statement(overrides);
+      const real = await post([variant]);
+      const ours = await createLrs({}, randomUUID(), loopback.url);
+      const res = await fetch(`${ours.endpoint}statements`, {
+        method: "POST",
+        headers: {
+          Authorization: `Basic ${Buffer.from("lrs-user:lrs-pass").toString("base64")}`,
+          "X-Experience-API-Version": "1.0.3",
+          "Content-Type": "application/json",
+        },
+        body: JSON.stringify([variant]),
+      });
+      expect([real.status, res.status], `${real.context} / ${await res.text()}`).toEqual([
+        expectedLl,
+        expectedLoopback,
+      ]);
+    },
+  );
 });

@@ -16,9 +16,14 @@ export const LRS_BASIC = { username: "lrs-user", password: "lrs-pass" };
  *     // register lrs.endpoint (and lrs.tokenUrl) through the API, record activity, then:
  *     const stored = await lrs.waitForStatements(3);
  */
-export async function createLrs(options: LrsOptions = {}, name: string = crypto.randomUUID()) {
-  const base = `${inject("lrsUrl")}/lrs/${name}`;
-  const control = `${inject("lrsUrl")}/control/${name}`;
+export async function createLrs(
+  options: LrsOptions = {},
+  name: string = crypto.randomUUID(),
+  /** The server's origin: the globalSetup's, or in Node the `url` of a `startLrs()` of your own. */
+  server: string = inject("lrsUrl"),
+) {
+  const base = `${server}/lrs/${name}`;
+  const control = `${server}/control/${name}`;
   const lrs = {
     name,
     /** The xAPI base URL, with its trailing slash, as an integrator would paste it. */
