@@ -136,6 +136,12 @@ describe("Learning Locker's LRS on loopback", () => {
     expect((await get(s.id as string)).status).toBe(404);
   });
 
+  it("speaks xAPI 1.0.x only: a 2.0.0 version header is 400 (end-to-end tests register it as 1.0.3)", async () => {
+    const res = await post([statement()], { "X-Experience-API-Version": "2.0.0" });
+    expect(res.status, res.context).toBe(400);
+    expect(res.text).toMatch(/X-Experience-API-Version/);
+  });
+
   it("refuses wrong credentials with 401", async () => {
     const s = statement();
     const wrong = `Basic ${Buffer.from(`${lrs.username}:nope`).toString("base64")}`;

@@ -36,7 +36,7 @@ export async function createLrs(
       if (!res.ok) throw new Error(`LRS control answered ${res.status}: ${await res.text()}`);
       return (await res.json()) as LrsState;
     },
-    /** Scripts the next matching requests (keeps what was received so far). */
+    /** Replaces the script of failures for the next matching requests (keeps what was received so far). */
     async script(script: ScriptedFailure[]): Promise<void> {
       await lrs.configure({ script, reset: false });
     },
