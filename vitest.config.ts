@@ -58,6 +58,7 @@ export default defineConfig(async () => {
         "./test/helpers/idp-server.ts",
         "./test/lti/platform-server.ts",
         "./test/helpers/document-cache-server.ts",
+        "./test/helpers/lrs-server.ts",
       ],
       testTimeout: 30_000,
     },
