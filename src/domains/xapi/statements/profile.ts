@@ -4,7 +4,7 @@ import { XAPI_PROFILE } from "../prefixes";
  * Every IRI a Lingua statement uses: the ADL and cmi5 ones it borrows, and the few the Lingua xAPI
  * profile coins. The profile's own IRIs are fragments of the profile document
  * (`${base}/xapi/profile#earned`), so each resolves to `GET /xapi/profile`, which defines it
- * (profile-document.ts). `base` is `ctx.config.publicBaseUrl` (no trailing slash).
+ * (xapi/profile-document.ts). `base` is `ctx.config.publicBaseUrl` (no trailing slash).
  */
 
 /** The verbs borrowed from ADL's vocabulary, by Lingua's name of the activity. */
