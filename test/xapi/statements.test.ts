@@ -340,9 +340,19 @@ describe("buildStatements: what each statement says", () => {
       completion: false,
       extensions: { "https://w3id.org/xapi/cmi5/result/extensions/progress": 33 },
     });
-    expect(s.context.contextActivities.parent[0].id).toBe(
-      `${BASE}/xapi/activities/courses/${world.course.id}`,
-    );
+    // The course is in grouping, as for every statement about something inside it; no parent.
+    expect(s.context.contextActivities).toEqual({
+      grouping: [
+        {
+          objectType: "Activity",
+          id: `${BASE}/xapi/activities/courses/${world.course.id}`,
+          definition: {
+            name: { en: world.course.title },
+            type: "http://adlnet.gov/expapi/activities/course",
+          },
+        },
+      ],
+    });
     expect(s.timestamp).toBe("2026-11-20T10:15:00Z");
   });
 

@@ -194,7 +194,6 @@ function templates(base: string, version: string): Template[] {
       {
         verb: ADL_VERBS.progressed,
         objectActivityType: ADL_ACTIVITY_TYPES.lesson,
-        contextParentActivityType: [ADL_ACTIVITY_TYPES.course],
         contextGroupingActivityType: [ADL_ACTIVITY_TYPES.course],
         rules: [
           actor,
@@ -214,7 +213,6 @@ function templates(base: string, version: string): Template[] {
       {
         verb: ADL_VERBS.completed,
         objectActivityType: ADL_ACTIVITY_TYPES.lesson,
-        contextParentActivityType: [ADL_ACTIVITY_TYPES.course],
         contextGroupingActivityType: [ADL_ACTIVITY_TYPES.course],
         rules: [
           actor,

@@ -163,10 +163,7 @@ export function buildStatement(fact: Fact, refs: References, options: BuildOptio
         result: { completion: false, extensions: { [CMI5_PROGRESS]: progress } },
         context: {
           ...courseContext(course),
-          contextActivities: {
-            parent: [courseActivity(base, course)],
-            grouping: [courseActivity(base, course)],
-          },
+          contextActivities: { grouping: [courseActivity(base, course)] },
           extensions: levelAndSkill(base, lesson.cefrLevel),
         },
       });
@@ -189,10 +186,7 @@ export function buildStatement(fact: Fact, refs: References, options: BuildOptio
         result: { completion: true, score: score(fact.score) },
         context: {
           ...courseContext(course),
-          contextActivities: {
-            parent: [courseActivity(base, course)],
-            grouping: [courseActivity(base, course)],
-          },
+          contextActivities: { grouping: [courseActivity(base, course)] },
           extensions: levelAndSkill(base, lesson.cefrLevel),
         },
       });
