@@ -151,7 +151,7 @@ describe("the Lingua xAPI profile", () => {
       id: PROFILE,
       type: "Profile",
       conformsTo: "https://w3id.org/xapi/profiles#1.0",
-      versions: [{ id: `${PROFILE}/v1` }],
+      versions: [{ id: `${PROFILE}#v1` }],
       author: { type: "Organization", name: "Lingua" },
     });
     const version = document.versions[0]!.id;
@@ -161,7 +161,7 @@ describe("the Lingua xAPI profile", () => {
       expect(Object.keys(entry.prefLabel)).toEqual(["en"]);
       expect(Object.keys(entry.definition)).toEqual(["en"]);
     }
-    const ids = [...document.concepts, ...document.templates].map((c) => c.id);
+    const ids = [version, ...document.concepts.map((c) => c.id), ...document.templates.map((t) => t.id)];
     expect(new Set(ids).size).toBe(ids.length);
     for (const concept of document.concepts)
       if (concept.inlineSchema) expect(() => JSON.parse(concept.inlineSchema as string)).not.toThrow();

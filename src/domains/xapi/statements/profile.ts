@@ -30,9 +30,9 @@ export function profileIri(base: string): string {
   return `${base}${XAPI_PROFILE}`;
 }
 
-/** The profile's version IRI (a new one for each revision of the profile). */
+/** The profile's version IRI, a fragment of the document like every IRI it coins (a new one per revision). */
 export function profileVersionIri(base: string): string {
-  return `${profileIri(base)}/v1`;
+  return `${profileIri(base)}#v1`;
 }
 
 /** The fragment names of the concepts the profile coins (docs/xapi.md, "The Lingua xAPI profile"). */
