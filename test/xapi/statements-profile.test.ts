@@ -8,6 +8,7 @@ import { buildStatement } from "../../src/domains/xapi/statements/build";
 import type { Fact } from "../../src/domains/xapi/statements/facts";
 import type { References } from "../../src/domains/xapi/statements/references";
 import { createApiApp } from "../../src/platform/openapi";
+import { conformingFetch, OpenApiConformance } from "../helpers/openapi-conformance";
 
 const BASE = "https://api.lingua.example";
 const PROFILE = `${BASE}/xapi/profile`;
@@ -187,19 +188,25 @@ describe("the Lingua xAPI profile", () => {
 
   it("is served at GET /xapi/profile without a token, as JSON-LD, cacheable and readable from any origin", async () => {
     const app = createApiApp(registerGetProfile);
-    const res = await app.request(`${BASE}/xapi/profile`, {}, env, createExecutionContext());
+    // Held to the OpenAPI document the route declares, as every test's request to the worker is.
+    const conformance = new OpenApiConformance(
+      app.getOpenAPI31Document({ openapi: "3.1.0", info: { title: "xAPI profile", version: "1" } }),
+    );
+    const get = (headers: Record<string, string> = {}) =>
+      conformingFetch(
+        new Request(`${BASE}/xapi/profile`, { headers }),
+        async (request) => app.request(request, {}, env, createExecutionContext()),
+        async () => conformance,
+      );
+    const res = await get();
     expect(res.status).toBe(200);
     expect(res.headers.get("Content-Type")).toBe("application/ld+json; charset=utf-8");
     expect(res.headers.get("Cache-Control")).toBe("public, max-age=86400");
     expect(res.headers.get("Access-Control-Allow-Origin")).toBe("*");
     // The configured public base URL, whatever host was asked.
     expect(await res.json()).toEqual(profileDocument(env.PUBLIC_BASE_URL));
-    const plain = await app.request(
-      `${BASE}/xapi/profile`,
-      { headers: { Accept: "application/json" } },
-      env,
-      createExecutionContext(),
-    );
+    const plain = await get({ Accept: "application/json" });
     expect(plain.headers.get("Content-Type")).toBe("application/json; charset=utf-8");
+    expect(await plain.json()).toEqual(profileDocument(env.PUBLIC_BASE_URL));
   });
 });
