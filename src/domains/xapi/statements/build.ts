@@ -128,8 +128,6 @@ export function buildStatement(fact: Fact, refs: References, options: BuildOptio
       const course = refs.courses.get(attempt.courseId);
       if (!item || !lesson || !course) return null;
       const object = itemActivity(base, item, course);
-      const extensions: Record<string, unknown> = {};
-      extensions[conceptIri(base, "xp")] = attempt.xpAwarded;
       return built(options, object, attempt.occurredAt, {
         actor,
         verb: adlVerb("answered"),
@@ -137,7 +135,7 @@ export function buildStatement(fact: Fact, refs: References, options: BuildOptio
           success: attempt.correct,
           score: score(attempt.score),
           duration: isoDuration(attempt.durationSeconds),
-          extensions,
+          extensions: { [conceptIri(base, "xp")]: attempt.xpAwarded },
         },
         context: {
           ...courseContext(course),
@@ -192,7 +190,7 @@ export function buildStatement(fact: Fact, refs: References, options: BuildOptio
       });
     }
     case "mastered": {
-      const skill = fact.skill;
+      const { skill } = fact;
       const object: Activity = {
         objectType: "Activity",
         id: activityIri.proficiencyLevel(base, skill, fact.level),
