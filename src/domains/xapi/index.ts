@@ -3,12 +3,13 @@ import type { AppEnv } from "../../env";
 import { registerCreateXapiEndpoint } from "./routes/create-endpoint";
 import { registerDeleteXapiEndpoint } from "./routes/delete-endpoint";
 import { registerGetXapiEndpoint } from "./routes/get-endpoint";
+import { registerGetProfile } from "./routes/get-profile";
 import { registerListXapiEndpoints } from "./routes/list-endpoints";
 import { registerListXapiStatements } from "./routes/list-statements";
 import { registerTestXapiEndpoint } from "./routes/test-endpoint";
 import { registerUpdateXapiEndpoint } from "./routes/update-endpoint";
 
-/** The endpoints' API (the xAPI profile's page is registered beside it). */
+/** The endpoints' API, and the Lingua xAPI profile every forwarded statement's IRIs resolve to. */
 export function registerXapi(app: OpenAPIHono<AppEnv>) {
   registerListXapiEndpoints(app);
   registerCreateXapiEndpoint(app);
@@ -17,4 +18,5 @@ export function registerXapi(app: OpenAPIHono<AppEnv>) {
   registerDeleteXapiEndpoint(app);
   registerTestXapiEndpoint(app);
   registerListXapiStatements(app);
+  registerGetProfile(app);
 }

@@ -1,8 +1,13 @@
 import type { XapiActivity, XapiActorFormat } from "../../../db/schema";
 import type { ServiceContext } from "../../../platform/service/context";
+import { buildStatement, type XapiStatement } from "./build";
 import { type Fact, factKey, factUser } from "./facts";
+import { statementId } from "./ids";
+import { loadReferences } from "./references";
 
+export type { XapiStatement } from "./build";
 export { type Fact, factKey, factUser } from "./facts";
+export { STATEMENT_ID_NAMESPACE, statementId } from "./ids";
 
 /** What building a statement needs to know of the endpoint it is for. */
 export interface StatementTarget {
@@ -26,42 +31,37 @@ export interface BuiltStatement {
 
 /**
  * The statements of `facts` for one endpoint, in the facts' order; what they refer to (items,
- * lessons, courses, learners) is read in one go. A fact whose subject is gone (a deleted learner or
- * course) is left out.
- *
- * PLACEHOLDER until statements/build.ts lands: a minimal statement of the right shape.
+ * lessons, courses, learners) is read in one D1 round trip (statements/references.ts). A fact whose
+ * subject is gone (a deleted learner, item, lesson or course) is left out. The statement id is the
+ * UUIDv5 of the endpoint and the fact (statements/ids.ts); the statement itself is built by
+ * statements/build.ts.
  */
 export async function buildStatements(
   ctx: ServiceContext,
   target: StatementTarget,
   facts: readonly Fact[],
 ): Promise<BuiltStatement[]> {
-  const base = ctx.config.publicBaseUrl;
-  return Promise.all(
-    facts.map(async (fact) => {
-      const id = await placeholderId(`${target.id}:${factKey(fact)}`);
-      const activityId = `${base}/xapi/activities/${fact.verb}/${encodeURIComponent(factKey(fact))}`;
-      const occurredAt = fact.verb === "answered" ? fact.attempt.occurredAt : fact.at;
-      return {
-        id,
-        verb: fact.verb,
-        activityId,
-        userId: factUser(fact),
-        occurredAt,
-        statement: {
-          id,
-          actor: { objectType: "Agent", account: { homePage: base, name: factUser(fact) } },
-          verb: { id: `http://adlnet.gov/expapi/verbs/${fact.verb}`, display: { "en-US": fact.verb } },
-          object: { objectType: "Activity", id: activityId },
-          timestamp: occurredAt,
-        },
-      };
-    }),
+  if (facts.length === 0) return [];
+  const refs = await loadReferences(ctx, facts);
+  const keyed = await Promise.all(
+    facts.map(async (fact) => ({ fact, id: await statementId(target.id, factKey(fact)) })),
   );
-}
-
-async function placeholderId(name: string): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-1", new TextEncoder().encode(name)));
-  const hex = [...digest.slice(0, 16)].map((b) => b.toString(16).padStart(2, "0")).join("");
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+  const out: BuiltStatement[] = [];
+  for (const { fact, id } of keyed) {
+    const built = buildStatement(fact, refs, {
+      baseUrl: ctx.config.publicBaseUrl,
+      actorFormat: target.actorFormat,
+      id,
+    });
+    if (!built) continue;
+    out.push({
+      id,
+      verb: fact.verb,
+      activityId: built.activityId,
+      userId: factUser(fact),
+      occurredAt: built.occurredAt,
+      statement: built.statement as XapiStatement & Record<string, unknown>,
+    });
+  }
+  return out;
 }

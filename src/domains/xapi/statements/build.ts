@@ -1,0 +1,367 @@
+import type { ItemType, XapiActorFormat } from "../../../db/schema";
+import type { Fact } from "./facts";
+import { ADL_ACTIVITY_TYPES, ADL_VERBS, activityIri, CMI5_PROGRESS, conceptIri } from "./profile";
+import type { CourseRef, ItemRef, LearnerRef, LessonRef, References } from "./references";
+
+/** What a statement is built with besides its fact: where IRIs live, how the actor is named, its id. */
+export interface BuildOptions {
+  /** `ctx.config.publicBaseUrl`, no trailing slash. */
+  baseUrl: string;
+  actorFormat: XapiActorFormat;
+  /** The statement's UUID (statements/ids.ts). */
+  id: string;
+}
+
+/** One built statement and the columns of the forwarding log that come from it. */
+export interface Built {
+  activityId: string;
+  occurredAt: string;
+  statement: XapiStatement;
+}
+
+type LanguageMap = Record<string, string>;
+interface Activity {
+  objectType: "Activity";
+  id: string;
+  definition: {
+    name: LanguageMap;
+    description?: LanguageMap;
+    type: string;
+    interactionType?: InteractionType;
+  };
+}
+export interface XapiStatement {
+  id: string;
+  actor: {
+    objectType: "Agent";
+    name?: string;
+    account?: { homePage: string; name: string };
+    mbox?: string;
+  };
+  verb: { id: string; display: LanguageMap };
+  object: Activity;
+  result?: {
+    success?: boolean;
+    completion?: boolean;
+    score?: { scaled: number; raw: number; min: number; max: number };
+    duration?: string;
+    response?: string;
+    extensions?: Record<string, unknown>;
+  };
+  context: {
+    platform: "Lingua";
+    language?: string;
+    contextActivities?: { parent?: Activity[]; grouping?: Activity[] };
+    extensions?: Record<string, unknown>;
+  };
+  timestamp: string;
+}
+
+export type InteractionType =
+  | "true-false"
+  | "choice"
+  | "fill-in"
+  | "long-fill-in"
+  | "matching"
+  | "performance"
+  | "sequencing"
+  | "likert"
+  | "numeric"
+  | "other";
+
+/**
+ * Each Lingua item type as an xAPI interaction type (the xAPI specification's cmi.interaction
+ * types): picking one of the options is `choice`; a typed translation `fill-in`; free writing
+ * `long-fill-in`; pairs `matching`; speaking, judged on a recording, `other`.
+ */
+export const INTERACTION_TYPES: Record<ItemType, InteractionType> = {
+  vocabulary: "choice",
+  grammar: "choice",
+  listening: "choice",
+  reading: "choice",
+  multiple_choice: "choice",
+  translation: "fill-in",
+  writing: "long-fill-in",
+  matching: "matching",
+  speaking: "other",
+};
+
+const ITEM_TYPE_LABELS: Record<ItemType, string> = {
+  vocabulary: "Vocabulary",
+  grammar: "Grammar",
+  listening: "Listening",
+  reading: "Reading",
+  speaking: "Speaking",
+  writing: "Writing",
+  multiple_choice: "Multiple choice",
+  translation: "Translation",
+  matching: "Matching",
+};
+
+const VERB_DISPLAY = {
+  answered: "answered",
+  completed: "completed",
+  progressed: "progressed",
+  mastered: "mastered",
+  earned: "earned",
+} as const;
+
+/** The language of what Lingua writes itself (achievement names, CEFR level names). */
+const OWN_LANGUAGE = "en";
+const NAME_MAX = 120;
+const DESCRIPTION_MAX = 500;
+
+/**
+ * The statement of one fact, or null when something it is about no longer exists (its learner,
+ * item, lesson or course): such a fact is left out. Pure: everything read comes in `refs`.
+ */
+export function buildStatement(fact: Fact, refs: References, options: BuildOptions): Built | null {
+  const base = options.baseUrl;
+  const learner = refs.learners.get(fact.verb === "answered" ? fact.attempt.userId : fact.userId);
+  if (!learner) return null;
+  const actor = actorOf(learner, options.actorFormat, base);
+  switch (fact.verb) {
+    case "answered": {
+      const { attempt } = fact;
+      const item = refs.items.get(attempt.trainingItemId);
+      const lesson = refs.lessons.get(attempt.lessonId);
+      const course = refs.courses.get(attempt.courseId);
+      if (!item || !lesson || !course) return null;
+      const object = itemActivity(base, item, course);
+      return built(options, object, attempt.occurredAt, {
+        actor,
+        verb: adlVerb("answered"),
+        result: {
+          success: attempt.correct,
+          score: score(attempt.score),
+          duration: isoDuration(attempt.durationSeconds),
+          extensions: { [conceptIri(base, "xp")]: attempt.xpAwarded },
+        },
+        context: {
+          ...courseContext(course),
+          contextActivities: {
+            parent: [lessonActivity(base, lesson, course)],
+            grouping: [courseActivity(base, course)],
+          },
+          extensions: levelAndSkill(base, item.cefrLevel, item.skill),
+        },
+      });
+    }
+    case "progressed": {
+      const lesson = refs.lessons.get(fact.lessonId);
+      const course = refs.courses.get(fact.courseId);
+      if (!lesson || !course) return null;
+      const progress =
+        fact.itemsTotal > 0
+          ? Math.min(100, Math.max(0, Math.floor((fact.itemsDone / fact.itemsTotal) * 100)))
+          : 0;
+      return built(options, lessonActivity(base, lesson, course), fact.at, {
+        actor,
+        verb: adlVerb("progressed"),
+        result: { completion: false, extensions: { [CMI5_PROGRESS]: progress } },
+        context: {
+          ...courseContext(course),
+          contextActivities: { grouping: [courseActivity(base, course)] },
+          extensions: levelAndSkill(base, lesson.cefrLevel),
+        },
+      });
+    }
+    case "completed": {
+      const course = refs.courses.get(fact.courseId);
+      if (!course) return null;
+      if (fact.object === "course")
+        return built(options, courseActivity(base, course), fact.at, {
+          actor,
+          verb: adlVerb("completed"),
+          result: { completion: true },
+          context: courseContext(course),
+        });
+      const lesson = refs.lessons.get(fact.lessonId);
+      if (!lesson) return null;
+      return built(options, lessonActivity(base, lesson, course), fact.at, {
+        actor,
+        verb: adlVerb("completed"),
+        result: { completion: true, score: score(fact.score) },
+        context: {
+          ...courseContext(course),
+          contextActivities: { grouping: [courseActivity(base, course)] },
+          extensions: levelAndSkill(base, lesson.cefrLevel),
+        },
+      });
+    }
+    case "mastered": {
+      const { skill } = fact;
+      const object: Activity = {
+        objectType: "Activity",
+        id: activityIri.proficiencyLevel(base, skill, fact.level),
+        definition: {
+          name: { [OWN_LANGUAGE]: `CEFR ${fact.level} (${skill})` },
+          description: {
+            [OWN_LANGUAGE]:
+              skill === "overall"
+                ? `Level ${fact.level} of the Common European Framework of Reference for Languages, overall.`
+                : `Level ${fact.level} of the Common European Framework of Reference for Languages in ${skill}.`,
+          },
+          type: conceptIri(base, "proficiencyLevel"),
+        },
+      };
+      return built(options, object, fact.at, {
+        actor,
+        verb: adlVerb("mastered"),
+        result: { success: true, completion: true },
+        context: { platform: "Lingua", extensions: levelAndSkill(base, fact.level, skill) },
+      });
+    }
+    case "earned": {
+      const object: Activity = {
+        objectType: "Activity",
+        id: activityIri.achievement(base, fact.code),
+        definition: {
+          name: { [OWN_LANGUAGE]: clip(fact.name, NAME_MAX) || fact.code },
+          type: conceptIri(base, "achievement"),
+        },
+      };
+      return built(options, object, fact.at, {
+        actor,
+        verb: { id: conceptIri(base, "earned"), display: { "en-US": VERB_DISPLAY.earned } },
+        context: { platform: "Lingua" },
+      });
+    }
+  }
+}
+
+function built(
+  options: BuildOptions,
+  object: Activity,
+  at: string,
+  parts: Omit<XapiStatement, "id" | "object" | "timestamp">,
+): Built {
+  const timestamp = rfc3339(at);
+  const statement: XapiStatement = {
+    id: options.id,
+    actor: parts.actor,
+    verb: parts.verb,
+    object,
+    ...(parts.result ? { result: parts.result } : {}),
+    context: parts.context,
+    timestamp,
+  };
+  return { activityId: object.id, occurredAt: timestamp, statement };
+}
+
+function actorOf(learner: LearnerRef, format: XapiActorFormat, base: string): XapiStatement["actor"] {
+  const name = learner.name.trim();
+  const named = name ? { name } : {};
+  if (format === "mbox") return { objectType: "Agent", ...named, mbox: `mailto:${learner.email}` };
+  return { objectType: "Agent", ...named, account: { homePage: base, name: learner.id } };
+}
+
+function adlVerb(verb: keyof typeof ADL_VERBS) {
+  return { id: ADL_VERBS[verb], display: { "en-US": VERB_DISPLAY[verb] } };
+}
+
+/** A 0–1 score as xAPI's score: `scaled` the same, `raw` the percentage (0–100), to 4 and 2 decimals. */
+export function score(value: number): { scaled: number; raw: number; min: number; max: number } {
+  const scaled = Math.min(1, Math.max(0, Number.isFinite(value) ? value : 0));
+  return {
+    scaled: Math.round(scaled * 10_000) / 10_000,
+    raw: Math.round(scaled * 10_000) / 100,
+    min: 0,
+    max: 100,
+  };
+}
+
+/** Whole seconds as an ISO 8601 duration: `PT0S`, `PT45S`, `PT2M5S`, `PT1H0M3S`. */
+export function isoDuration(seconds: number): string {
+  const total = Math.max(0, Math.round(seconds));
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = total % 60;
+  if (h > 0) return `PT${h}H${m}M${s}S`;
+  if (m > 0) return `PT${m}M${s}S`;
+  return `PT${s}S`;
+}
+
+/** An ISO 8601 instant as RFC 3339 UTC (`2026-11-21T09:30:00Z`; milliseconds only when there are any). */
+export function rfc3339(at: string): string {
+  const ms = Date.parse(at);
+  if (!Number.isFinite(ms)) throw new RangeError(`not a timestamp: ${at}`);
+  return new Date(ms).toISOString().replace(".000Z", "Z");
+}
+
+/**
+ * Whether `tag` is a well-formed RFC 5646 language tag of the usual shape: language (2–3 letters,
+ * or 4–8), optional script, region and variants (`es`, `pt-BR`, `zh-Hant-TW`, `sr-Latn`).
+ */
+export function isLanguageTag(tag: string): boolean {
+  return /^[a-z]{2,3}(-[a-z]{3}){0,3}(-[a-z]{4})?(-([a-z]{2}|\d{3}))?(-([a-z\d]{5,8}|\d[a-z\d]{3}))*$|^[a-z]{4,8}$/i.test(
+    tag,
+  );
+}
+
+/** The course's context: `language` is the language learnt, when it is a valid tag. */
+function courseContext(course: CourseRef): XapiStatement["context"] {
+  return isLanguageTag(course.targetLanguage)
+    ? { platform: "Lingua", language: course.targetLanguage }
+    : { platform: "Lingua" };
+}
+
+/** The key of the names Lingua's authors write: the course's instruction (source) language. */
+function titleLanguage(course: CourseRef): string {
+  return isLanguageTag(course.sourceLanguage) ? course.sourceLanguage : "und";
+}
+
+function levelAndSkill(base: string, level: string, skill?: string): Record<string, string> {
+  const extensions: Record<string, string> = { [conceptIri(base, "cefrLevel")]: level };
+  if (skill) extensions[conceptIri(base, "skill")] = skill;
+  return extensions;
+}
+
+function courseActivity(base: string, course: CourseRef): Activity {
+  return {
+    objectType: "Activity",
+    id: activityIri.course(base, course.id),
+    definition: {
+      name: { [titleLanguage(course)]: clip(course.title, NAME_MAX) || course.id },
+      type: ADL_ACTIVITY_TYPES.course,
+    },
+  };
+}
+
+function lessonActivity(base: string, lesson: LessonRef, course: CourseRef): Activity {
+  return {
+    objectType: "Activity",
+    id: activityIri.lesson(base, lesson.id),
+    definition: {
+      name: { [titleLanguage(course)]: clip(lesson.title, NAME_MAX) || `Lesson ${lesson.position}` },
+      type: ADL_ACTIVITY_TYPES.lesson,
+    },
+  };
+}
+
+/**
+ * A training item as an interaction. Items have no title: the name is the item type and its
+ * prompt (`Vocabulary: What does «la manzana» mean?`), the description the whole prompt. Options,
+ * answers, transcripts and example answers are never sent.
+ */
+function itemActivity(base: string, item: ItemRef, course: CourseRef): Activity {
+  const label = ITEM_TYPE_LABELS[item.type] ?? "Item";
+  const prompt = typeof item.content.prompt === "string" ? collapse(item.content.prompt) : "";
+  const language = titleLanguage(course);
+  const definition: Activity["definition"] = {
+    name: { [language]: prompt ? clip(`${label}: ${prompt}`, NAME_MAX) : `${label} item ${item.position}` },
+    type: ADL_ACTIVITY_TYPES.interaction,
+    interactionType: INTERACTION_TYPES[item.type] ?? "other",
+  };
+  if (prompt) definition.description = { [language]: clip(prompt, DESCRIPTION_MAX) };
+  return { objectType: "Activity", id: activityIri.trainingItem(base, item.id), definition };
+}
+
+function collapse(text: string): string {
+  return text.replace(/\s+/g, " ").trim();
+}
+
+function clip(text: string, max: number): string {
+  const value = collapse(text);
+  return value.length <= max ? value : `${value.slice(0, max - 1).trimEnd()}…`;
+}
