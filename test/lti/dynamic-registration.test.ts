@@ -257,12 +257,14 @@ it("a configuration lacking what an LTI platform must say, or unreadable, names 
     configuration: {
       token_endpoint: null,
       token_endpoint_auth_methods_supported: ["client_secret_basic"],
+      subject_types_supported: "public",
       "https://purl.imsglobal.org/spec/lti-platform-configuration": { version: "1" },
     },
   });
   const { res, text } = await open(link.url, { openid_configuration });
   expect(res.status).toBe(502);
   expect(text).toContain("token_endpoint: is required");
+  expect(text).toContain("subject_types_supported: Invalid input: expected array, received string");
   expect(text).toContain("token_endpoint_auth_methods_supported: must include &quot;private_key_jwt&quot;");
   expect(text).toContain("https://purl.imsglobal.org/spec/lti-platform-configuration.product_family_code");
 
@@ -352,6 +354,14 @@ it("unknown links and missing parameters are error pages; the link route is idem
   const unknown = await open(`${BASE}/api/lti/register?link=not-a-link`, { openid_configuration });
   expect(unknown.res.status).toBe(404);
   expect(unknown.text).toContain("lti_registration_link_unknown");
+  // Framed by the platform only: the configuration URL's origin, and its parent domain's hosts (a
+  // hosted Canvas' pages are on <school>.instructure.com).
+  const canvas = await open(`${BASE}/api/lti/register?link=not-a-link`, {
+    openid_configuration: "https://canvas.instructure.com/api/lti/security/openid-configuration",
+  });
+  expect(canvas.res.headers.get("Content-Security-Policy")).toContain(
+    "frame-ancestors https://canvas.instructure.com https://*.instructure.com",
+  );
   const missing = await open(`${BASE}/api/lti/register`, {});
   expect(missing.res.status).toBe(422);
   expect(missing.text).toContain("openid_configuration");

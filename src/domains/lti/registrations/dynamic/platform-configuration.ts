@@ -64,7 +64,7 @@ export function configurationProblems(
     return {
       problems: parsed.error.issues.map((issue) => {
         const path = issue.path.map(String).join(".") || "(the document)";
-        return `${path}: ${issue.code === "invalid_type" && issue.input === undefined ? "is required" : issue.message}`;
+        return `${path}: ${issue.code === "invalid_type" && /received undefined$/.test(issue.message) ? "is required" : issue.message}`;
       }),
     };
   const { issuer } = parsed.data;
