@@ -87,6 +87,14 @@ export const ERROR_CATALOGUE = {
       "No route has this path, or the resource does not exist, or it belongs to another institution (which always answers 404, never 403).",
     action: "Check the path and the id; list the collection to find the resource.",
   },
+  lti_registration_link_unknown: {
+    status: 404,
+    title: "LTI registration link unknown",
+    meaning:
+      "The `link` of a dynamic registration (`GET /api/lti/register`) is not one Lingua issued: mistyped, cut short, or issued by another Lingua deployment.",
+    action:
+      "Create a new link with `POST /api/integrations/lti-consumers/registration-links` and paste the whole URL into the LMS.",
+  },
   method_not_allowed: {
     status: 405,
     title: "Method not allowed",
@@ -184,6 +192,14 @@ export const ERROR_CATALOGUE = {
     meaning: "The user already holds the most active API tokens a user may hold (100).",
     action: "Revoke a token you no longer use, then create the new one.",
   },
+  lti_registration_in_progress: {
+    status: 409,
+    title: "LTI registration in progress",
+    meaning:
+      "Another registration with this dynamic registration link is under way (the LMS opened the link twice at once); the link can make one registration only.",
+    action:
+      "Wait a minute and look at the registrations (`GET /api/integrations/lti-consumers`) before trying again.",
+  },
   gone: {
     status: 410,
     title: "Gone",
@@ -195,6 +211,20 @@ export const ERROR_CATALOGUE = {
     title: "Export expired",
     meaning: "The export's retention is over and its file is deleted.",
     action: "Request a new export.",
+  },
+  lti_registration_link_used: {
+    status: 410,
+    title: "LTI registration link used",
+    meaning:
+      "The dynamic registration link has made its registration already: a link registers one platform once.",
+    action:
+      "The registration exists (`GET /api/integrations/lti-consumers`); to register again, create a new link.",
+  },
+  lti_registration_link_expired: {
+    status: 410,
+    title: "LTI registration link expired",
+    meaning: "The dynamic registration link is older than 24 hours and can no longer be used.",
+    action: "Create a new link with `POST /api/integrations/lti-consumers/registration-links`.",
   },
   payload_too_large: {
     status: 413,
@@ -255,6 +285,22 @@ export const ERROR_CATALOGUE = {
     meaning:
       "The LMS refused the grade we sent; `platform_status` gives its answer and `passback_id` the recorded attempt.",
     action: "Check the assignment and the tool's permissions in the LMS, then send the grade again.",
+  },
+  lti_platform_configuration_invalid: {
+    status: 502,
+    title: "LTI platform configuration invalid",
+    meaning:
+      "During a dynamic registration, the LMS's OpenID configuration could not be fetched, or it fails the LTI Dynamic Registration rules: its `issuer` does not prefix the configuration URL, a required field is missing or wrong, or one of its URLs may not be called (`detail` names it). Nothing was stored.",
+    action:
+      "Check the LMS's tool registration settings (its public URL, its LTI 1.3 support), then register again with the same link.",
+  },
+  lti_registration_rejected: {
+    status: 502,
+    title: "LTI registration rejected",
+    meaning:
+      "During a dynamic registration, the LMS's registration endpoint refused the tool's registration, could not be reached, or answered without a usable `client_id` (`detail` gives its status and the start of its answer). Nothing was stored.",
+    action:
+      "Start the registration again from the LMS (its registration token may have expired); the link stays usable until it expires.",
   },
   service_unavailable: {
     status: 503,

@@ -20,6 +20,7 @@ import {
 } from "jose";
 import type { TestProject } from "vitest/node";
 import { listenOnLoopback } from "../helpers/loopback";
+import { controlRegistration, handleRegistration } from "./platform-registration";
 
 export interface ScriptedAnswer {
   status?: number;
@@ -258,6 +259,9 @@ export async function startPlatformServer(): Promise<{ url: string; close: () =>
           platforms.set(name, platform);
         }
         const base = `${origin}/p/${name}`;
+        // Dynamic registration (platform-registration.ts): its script and what it received.
+        if (parts[2] === "registration")
+          return json(200, controlRegistration(name, base, req.method === "PUT" ? body : null));
         if (parts[2] === "id-token") {
           const token = await signIdToken(platform, body.payload, body.mode ?? "rs256", body.header ?? {});
           return json(200, { id_token: token });
@@ -295,6 +299,9 @@ export async function startPlatformServer(): Promise<{ url: string; close: () =>
         const platform = platforms.get(parts[1]);
         if (!platform) return json(404, { error: "no such platform" });
         const base = `${origin}/p/${parts[1]}`;
+        // Dynamic registration (platform-registration.ts): the OpenID configuration and registration endpoint.
+        const registration = await handleRegistration(parts[1], platform, parts[2], req, base);
+        if (registration) return json(registration[0], registration[1]);
         if (parts[2] === "jwks") {
           platform.jwksFetches += 1;
           return json(200, { keys: platform.keys.map((k) => k.publicJwk) });

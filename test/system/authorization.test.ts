@@ -53,6 +53,7 @@ const PUBLIC = [
   "POST /api/lti/callback/{id}",
   "GET /api/lti/app",
   "POST /api/lti/session",
+  "GET /api/lti/register",
 ];
 
 /** Operations any valid token may call, whatever its abilities: exactly those without `x-required-ability`. */

@@ -110,14 +110,16 @@ describe("GET /api/docs", () => {
 });
 
 describe("routing", () => {
-  it("keeps every route group's Hono on its RegExpRouter but webhooks and institutions, whose static event-types and members/bulk need the TrieRouter", async () => {
+  it("keeps every route group's Hono on its RegExpRouter but webhooks, institutions and lti, whose static event-types, members/bulk and lti-consumers/registration-links need the TrieRouter", async () => {
     const { ROUTE_GROUPS, appForGroup } = await import("../../src/app");
     for (const group of ROUTE_GROUPS) {
       const app = await appForGroup(group);
       await app.request(group.prefixes[0]!); // SmartRouter picks its router at the first request
       // `/webhooks/event-types` beside `/webhooks/{id}`: the RegExpRouter cannot hold a static segment
       // beside a parameter, the TrieRouter answers the first registered match (under 1 µs a request).
-      const expected = ["webhooks", "institutions"].includes(group.name) ? "TrieRouter" : "RegExpRouter";
+      const expected = ["webhooks", "institutions", "lti"].includes(group.name)
+        ? "TrieRouter"
+        : "RegExpRouter";
       expect([
         group.name,
         (app.router as unknown as { activeRouter: { name: string } }).activeRouter.name,

@@ -217,3 +217,36 @@ export const ltiPassbacks = sqliteTable(
       .where(sql`status IN ('pending', 'retrying')`),
   ],
 );
+
+/**
+ * Dynamic registration links (LTI Dynamic Registration 1.0): a single-use URL of
+ * `GET /api/lti/register` an institution admin hands to an LMS administrator, bound to the
+ * institution, valid 24 hours. Only the SHA-256 of the link's secret is stored. A registration
+ * attempt takes the link for a short lease (`claimed_until`) so two attempts never run at once; a
+ * failed attempt gives it back; a successful one spends it (`used_at`, `consumer_id`) in the same
+ * D1 batch that stores the registration.
+ */
+export const ltiRegistrationLinks = sqliteTable(
+  "lti_registration_links",
+  {
+    id: text("id").primaryKey(),
+    institutionId: text("institution_id")
+      .notNull()
+      .references(() => institutions.id),
+    /** SHA-256 hex of the link secret (the `link` query parameter); the secret itself is never stored. */
+    secretHash: text("secret_hash").notNull().unique(),
+    /** The user whose token created the link. */
+    createdBy: text("created_by").notNull(),
+    createdAt: text("created_at").notNull(),
+    /** ms */
+    expiresAt: integer("expires_at").notNull(),
+    /** The attempt holding the link now (random), and until when (ms). */
+    claimId: text("claim_id"),
+    claimedUntil: integer("claimed_until"),
+    /** ms: when a registration spent it. */
+    usedAt: integer("used_at"),
+    /** The registration it made; no foreign key, so the link's record outlives a deleted registration. */
+    consumerId: text("consumer_id"),
+  },
+  (t) => [index("lti_registration_links_institution_idx").on(t.institutionId, t.createdAt)],
+);

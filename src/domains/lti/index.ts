@@ -10,10 +10,12 @@ import { registerLtiLogin } from "./launch/routes/lti-login";
 import { registerLtiRegistrationLaunchCallback } from "./launch/routes/lti-registration-launch-callback";
 import { registerLtiRegistrationLogin } from "./launch/routes/lti-registration-login";
 import { registerCreateLtiConsumer } from "./registrations/routes/create-lti-consumer";
+import { registerCreateLtiRegistrationLink } from "./registrations/routes/create-lti-registration-link";
 import { registerDeleteLtiConsumer } from "./registrations/routes/delete-lti-consumer";
 import { registerGetLtiConsumer } from "./registrations/routes/get-lti-consumer";
 import { registerGetLtiJwks } from "./registrations/routes/get-lti-jwks";
 import { registerListLtiConsumers } from "./registrations/routes/list-lti-consumers";
+import { registerLtiDynamicRegistration } from "./registrations/routes/lti-dynamic-registration";
 import { registerRotateLtiKeys } from "./registrations/routes/rotate-lti-keys";
 import { registerUpdateLtiConsumer } from "./registrations/routes/update-lti-consumer";
 
@@ -29,9 +31,12 @@ export function registerLti(app: OpenAPIHono<AppEnv>) {
   registerRotateLtiKeys(app);
   registerListLtiConsumers(app);
   registerCreateLtiConsumer(app);
+  // Dynamic registration: the link (before `…/{id}`, see its route file), then the page the LMS opens.
+  registerCreateLtiRegistrationLink(app);
   registerGetLtiConsumer(app);
   registerUpdateLtiConsumer(app);
   registerDeleteLtiConsumer(app);
+  registerLtiDynamicRegistration(app);
   // Launch.
   registerLtiLogin(app);
   registerLtiRegistrationLogin(app);

@@ -158,6 +158,37 @@ export const RotatedKeysSchema = z
   })
   .openapi("LtiKeyRotation");
 
+export const RegistrationLinkSchema = z
+  .object({
+    url: z.string().openapi({
+      example: "https://api.lingua.example/api/lti/register?link=q0Vb4rj2cE1bQ6tq3mW2n0jv8yQ5b2d7VhX9k3o1pZs",
+      description:
+        "What the LMS administrator pastes into the LMS's “register a tool by URL” field (Canvas: _LTI Registration_ URL; Moodle: _Tool URL_ under _LTI Advantage_). Absolute, single use, bound to your institution; it carries no API token. Treat it as a secret until it is used: whoever holds it can register a platform for your institution.",
+    }),
+    expires_at: z.string().openapi({
+      example: "2026-11-28T09:30:00Z",
+      description: "24 hours after creation; unused by then, the link is refused (`410`).",
+    }),
+  })
+  .openapi("LtiRegistrationLink");
+
+/** `GET /api/lti/register`: the link's own parameter, and the two the platform appends. */
+export const RegisterQuery = z
+  .object({
+    link: z.string().min(1).max(200).openapi({
+      description: "The link's secret, as the link from `POST …/registration-links` carries it.",
+    }),
+    openid_configuration: z.string().min(1).max(MAX_URL).openapi({
+      description:
+        "Added by the platform: the URL of its OpenID configuration (LTI Dynamic Registration 1.0).",
+    }),
+    registration_token: z.string().max(4096).optional().openapi({
+      description:
+        "Added by the platform when it uses one: sent back as `Authorization: Bearer` when Lingua reads the configuration and posts its registration.",
+    }),
+  })
+  .openapi("LtiDynamicRegistrationInitiation");
+
 export const ACTIVITY_PROGRESS = ["Initialized", "Started", "InProgress", "Submitted", "Completed"] as const;
 export const GRADING_PROGRESS = ["FullyGraded", "Pending", "PendingManual", "Failed", "NotReady"] as const;
 

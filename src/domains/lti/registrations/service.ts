@@ -35,28 +35,33 @@ async function checkUrls(
   if (errors.length > 0) throw validationError(errors);
 }
 
-function duplicate(): ApiError {
+export function duplicate(): ApiError {
   return new ApiError(
     "conflict",
     "This institution has a registration with this issuer and client_id already; change that one instead.",
   );
 }
 
-function isUniqueViolation(error: unknown): boolean {
+export function isUniqueViolation(error: unknown): boolean {
   return /UNIQUE constraint failed/i.test(String((error as { cause?: unknown })?.cause ?? error));
 }
 
-/** Registers a platform for the caller's institution (`ltiInstitution`); a second (issuer, client id) there is 409. */
-export async function createConsumer(
-  ctx: PrincipalContext,
-  body: z.infer<typeof CreateConsumerBody>,
+/**
+ * A new registration of `institutionId` as a row, its platform URLs checked by the outbound gate
+ * first (422 naming each refused one). The one way a registration is made: by hand (`createConsumer`)
+ * and by dynamic registration (dynamic/register.ts), which stores it in its own batch. `id` is given
+ * when the tool's URLs had to be known before the row (dynamic registration sends them first).
+ */
+export async function newConsumerRow(
+  ctx: ServiceContext,
+  institutionId: string,
+  body: Omit<z.infer<typeof CreateConsumerBody>, "deployment_ids"> & { deployment_ids: string[] },
+  id = newId("ltc"),
 ): Promise<ConsumerRow> {
-  // The caller's institution first: an account of none is refused before its URLs are looked up.
-  const institutionId = ltiInstitution(ctx.principal);
   await checkUrls(ctx, body);
   const now = nowIso(ctx.now());
-  const row: ConsumerRow = {
-    id: newId("ltc"),
+  return {
+    id,
     institutionId,
     name: body.name,
     issuer: body.issuer,
@@ -69,6 +74,16 @@ export async function createConsumer(
     createdAt: now,
     updatedAt: now,
   };
+}
+
+/** Registers a platform for the caller's institution (`ltiInstitution`); a second (issuer, client id) there is 409. */
+export async function createConsumer(
+  ctx: PrincipalContext,
+  body: z.infer<typeof CreateConsumerBody>,
+): Promise<ConsumerRow> {
+  // The caller's institution first: an account of none is refused before its URLs are looked up.
+  const institutionId = ltiInstitution(ctx.principal);
+  const row = await newConsumerRow(ctx, institutionId, body);
   try {
     await ctx.db.insert(ltiConsumers).values(row).run();
   } catch (error) {

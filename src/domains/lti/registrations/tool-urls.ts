@@ -27,3 +27,6 @@ export function toolUrls(origin: string, consumerId: string) {
     redirect_uris: [callback],
   };
 }
+
+/** Dynamic registration's page (`GET /api/lti/register`), which a registration link opens. */
+export const REGISTER_PATH = `${LTI}/register` as const;
