@@ -54,6 +54,8 @@ const PUBLIC = [
   "GET /api/lti/app",
   "POST /api/lti/session",
   "GET /api/lti/register",
+  // The Lingua xAPI profile: the document every forwarded statement's IRIs resolve to.
+  "GET /xapi/profile",
 ];
 
 /** Operations any valid token may call, whatever its abilities: exactly those without `x-required-ability`. */
