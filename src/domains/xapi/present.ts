@@ -1,7 +1,8 @@
 import type { z } from "@hono/zod-openapi";
+import type { listStatements } from "./forwarding-log";
+import type { HealthCounts } from "./health";
 import type { EndpointRow } from "./lrs-client";
 import type { XapiEndpointSchema, XapiStatementLogSchema } from "./schemas";
-import type { HealthCounts, listStatements } from "./service";
 
 type LogRow = Awaited<ReturnType<typeof listStatements>>["rows"][number];
 

@@ -1,5 +1,5 @@
 import { and, desc, eq, type SQL, sql } from "drizzle-orm";
-import { type XapiActivity, type XapiStatementStatus, xapiEndpoints, xapiStatements } from "../../db/schema";
+import { xapiEndpoints } from "../../db/schema";
 import { xapiSecretBinding } from "../../platform/crypto/sealed-values";
 import { seal } from "../../platform/crypto/sealing";
 import { ApiError, type FieldError, validationError } from "../../platform/errors";
@@ -8,27 +8,15 @@ import { newId, nowIso } from "../../platform/ids";
 import { checkOutboundUrl } from "../../platform/outbound";
 import { forgetHolderTokens } from "../../platform/outbound/access-tokens";
 import type { ServiceContext } from "../../platform/service/context";
-import { type EndpointRow, type LrsResult, lrsRequest, tokenHolder } from "./lrs-client";
+import { type EndpointRow, tokenHolder } from "./lrs-client";
 import {
   type CreateXapiEndpointInput,
   MAX_XAPI_ENDPOINTS_PER_INSTITUTION,
   type UpdateXapiEndpointInput,
 } from "./schemas";
-import { CREATE_ENDPOINT_SQL, ENDPOINT_HEALTH_SQL, type EndpointHealthRow } from "./sql";
+import { CREATE_ENDPOINT_SQL } from "./sql";
 
 export type { EndpointRow };
-
-/** The window of `sent_24h` and `failed_24h`. */
-const HEALTH_WINDOW_MS = 24 * 3_600_000;
-
-/** The counts of an endpoint's health (the rest is on its row). */
-export interface HealthCounts {
-  sent: number;
-  failed: number;
-  pending: number;
-}
-
-const NO_STATEMENTS: HealthCounts = { sent: 0, failed: 0, pending: 0 };
 
 /**
  * The URL as it will be stored, or the field's problem: the outbound gate's verdict at save time
@@ -120,27 +108,6 @@ export async function findEndpoint(
     .get();
   if (!row) throw new ApiError("not_found", `No xAPI endpoint ${id}.`);
   return row;
-}
-
-/** The statement counts of `endpointIds` (one statement for them all). */
-export async function endpointHealth(
-  ctx: ServiceContext,
-  endpointIds: string[],
-): Promise<Map<string, HealthCounts>> {
-  const counts = new Map<string, HealthCounts>();
-  if (endpointIds.length === 0) return counts;
-  const { results } = await ctx.d1
-    .prepare(ENDPOINT_HEALTH_SQL)
-    .bind(JSON.stringify(endpointIds), nowIso(ctx.now() - HEALTH_WINDOW_MS))
-    .all<EndpointHealthRow>();
-  for (const row of results)
-    counts.set(row.endpoint_id, { sent: row.sent, failed: row.failed, pending: row.pending });
-  return counts;
-}
-
-/** One endpoint's counts. */
-export async function healthOf(ctx: ServiceContext, endpointId: string): Promise<HealthCounts> {
-  return (await endpointHealth(ctx, [endpointId])).get(endpointId) ?? NO_STATEMENTS;
 }
 
 /**
@@ -283,95 +250,4 @@ export async function deleteEndpoint(
     forgetHolderTokens(ctx, tokenHolder(id)),
   ]);
   if (deleted.length === 0) throw new ApiError("not_found", `No xAPI endpoint ${id}.`);
-}
-
-/** A page of the endpoint's forwarding log, newest first (ties by id). */
-export async function listStatements(
-  ctx: ServiceContext,
-  {
-    endpointId,
-    status,
-    verb,
-    page,
-  }: { endpointId: string; status?: XapiStatementStatus; verb?: XapiActivity; page: PageRequest },
-) {
-  const { limit, offset } = pageBounds(page);
-  const where = and(
-    eq(xapiStatements.endpointId, endpointId),
-    status ? eq(xapiStatements.status, status) : undefined,
-    verb ? eq(xapiStatements.verb, verb) : undefined,
-  );
-  const pageQuery = ctx.db
-    .select({
-      id: xapiStatements.id,
-      verb: xapiStatements.verb,
-      activityId: xapiStatements.activityId,
-      userId: xapiStatements.userId,
-      occurredAt: xapiStatements.occurredAt,
-      status: xapiStatements.status,
-      attempts: xapiStatements.attempts,
-      lastError: xapiStatements.lastError,
-      sentAt: xapiStatements.sentAt,
-      createdAt: xapiStatements.createdAt,
-    })
-    .from(xapiStatements)
-    .where(where)
-    .orderBy(desc(xapiStatements.createdAt), desc(xapiStatements.id))
-    .limit(limit)
-    .offset(offset);
-  return pageWithTotal(ctx.db, pageQuery, xapiStatements, where);
-}
-
-/** The About resource's answer kept (its `extensions` can be long). */
-const ABOUT_BODY_LIMIT = 16 * 1024;
-
-function probe(result: LrsResult) {
-  return { status: result.status, duration_ms: result.durationMs, error: result.error };
-}
-
-function aboutVersions(result: LrsResult): string[] | null {
-  if (!result.ok) return null;
-  try {
-    const version = (JSON.parse(result.bodyPrefix ?? "") as { version?: unknown }).version;
-    return Array.isArray(version) && version.every((v) => typeof v === "string") ? version : null;
-  } catch {
-    return null;
-  }
-}
-
-function credentialsVerdict(result: LrsResult): boolean | null {
-  if (result.stage === "token") {
-    const status = result.tokenStatus ?? null;
-    return status === 400 || status === 401 || status === 403 ? false : null;
-  }
-  if (result.ok) return true;
-  return result.status === 401 || result.status === 403 ? false : null;
-}
-
-/**
- * The test call: `GET about` (without credentials) and an authenticated `GET statements?limit=1`,
- * both through the LRS client, answered as what the LRS said. Changes nothing but the token cache.
- */
-export async function testEndpoint(ctx: ServiceContext, endpoint: EndpointRow) {
-  // One after the other, in this order: an LRS sees the same sequence every time.
-  const about = await lrsRequest(ctx, endpoint, {
-    method: "GET",
-    path: "about",
-    credentials: false,
-    bodyLimit: ABOUT_BODY_LIMIT,
-  });
-  const statements = await lrsRequest(ctx, endpoint, {
-    method: "GET",
-    path: "statements",
-    query: { limit: "1" },
-  });
-  const versions = aboutVersions(about);
-  return {
-    reachable: about.status !== null,
-    versions,
-    version_supported: versions ? versions.includes(endpoint.version) : null,
-    credentials_accepted: credentialsVerdict(statements),
-    about: probe(about),
-    statements: probe(statements),
-  };
 }

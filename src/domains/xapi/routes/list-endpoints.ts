@@ -3,11 +3,12 @@ import type { AppEnv } from "../../../env";
 import { principalContext } from "../../../platform/http/context-middleware";
 import { PageQuery, paginate } from "../../../platform/http/pagination";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { endpointHealth } from "../health";
 import { xapiScope } from "../policy";
 import { XAPI_ENDPOINTS } from "../prefixes";
 import { presentEndpoint } from "../present";
 import { XapiEndpointPageSchema } from "../schemas";
-import { endpointHealth, listEndpoints } from "../service";
+import { listEndpoints } from "../service";
 
 const TAGS = ["xAPI"];
 

@@ -3,11 +3,12 @@ import type { AppEnv } from "../../../env";
 import { principalContext } from "../../../platform/http/context-middleware";
 import { paginate } from "../../../platform/http/pagination";
 import { jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { listStatements } from "../forwarding-log";
 import { xapiScope } from "../policy";
 import { XAPI_ENDPOINTS } from "../prefixes";
 import { presentStatement } from "../present";
 import { ListStatementsQuery, XapiEndpointIdParam, XapiStatementLogPageSchema } from "../schemas";
-import { findEndpoint, listStatements } from "../service";
+import { findEndpoint } from "../service";
 
 const TAGS = ["xAPI"];
 

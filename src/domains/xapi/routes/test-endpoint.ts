@@ -7,7 +7,8 @@ import type { ServiceContext } from "../../../platform/service/context";
 import { xapiScope } from "../policy";
 import { XAPI_ENDPOINTS } from "../prefixes";
 import { XapiEndpointIdParam, XapiTestResultSchema } from "../schemas";
-import { findEndpoint, testEndpoint } from "../service";
+import { findEndpoint } from "../service";
+import { testEndpoint } from "../test-call";
 
 const TAGS = ["xAPI"];
 

@@ -2,11 +2,12 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { principalContext } from "../../../platform/http/context-middleware";
 import { jsonBody, jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { healthOf } from "../health";
 import { xapiScope } from "../policy";
 import { XAPI_ENDPOINTS } from "../prefixes";
 import { presentEndpoint } from "../present";
 import { UpdateXapiEndpointBody, XapiEndpointIdParam, XapiEndpointSchema } from "../schemas";
-import { healthOf, updateEndpoint } from "../service";
+import { updateEndpoint } from "../service";
 
 const TAGS = ["xAPI"];
 
