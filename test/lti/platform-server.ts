@@ -20,6 +20,7 @@ import {
 } from "jose";
 import type { TestProject } from "vitest/node";
 import { listenOnLoopback } from "../helpers/loopback";
+import { deepLinkingControl, deepLinkingReturn } from "./platform-deep-linking";
 
 export interface ScriptedAnswer {
   status?: number;
@@ -258,6 +259,8 @@ export async function startPlatformServer(): Promise<{ url: string; close: () =>
           platforms.set(name, platform);
         }
         const base = `${origin}/p/${name}`;
+        // Deep linking (platform-deep-linking.ts): what the return URL expects, and what it received.
+        if (parts[2] === "deep-linking") return json(200, await deepLinkingControl(name, base, req));
         if (parts[2] === "id-token") {
           const token = await signIdToken(platform, body.payload, body.mode ?? "rs256", body.header ?? {});
           return json(200, { id_token: token });
@@ -295,6 +298,11 @@ export async function startPlatformServer(): Promise<{ url: string; close: () =>
         const platform = platforms.get(parts[1]);
         if (!platform) return json(404, { error: "no such platform" });
         const base = `${origin}/p/${parts[1]}`;
+        // Deep linking (platform-deep-linking.ts): the deep_link_return_url the browser posts `JWT` to.
+        if (parts[2] === "deep-linking" && parts[3] === "return" && req.method === "POST") {
+          const [status, page] = await deepLinkingReturn(parts[1], platform, base, req);
+          return res.writeHead(status, { "content-type": "text/html; charset=utf-8" }).end(page);
+        }
         if (parts[2] === "jwks") {
           platform.jwksFetches += 1;
           return json(200, { keys: platform.keys.map((k) => k.publicJwk) });

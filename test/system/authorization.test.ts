@@ -53,6 +53,7 @@ const PUBLIC = [
   "POST /api/lti/callback/{id}",
   "GET /api/lti/app",
   "POST /api/lti/session",
+  "GET /api/lti/deep-linking/{launch}/select",
 ];
 
 /** Operations any valid token may call, whatever its abilities: exactly those without `x-required-ability`. */
@@ -136,6 +137,9 @@ const TENANT_RESOURCES: Record<string, (r: Resources) => Record<string, string>>
   "/api/integrations/lti-consumers/{id}/keys/rotate": (r) => ({ id: r.consumer }),
   "/api/integrations/lti-launches/{launch}": (r) => ({ launch: r.launch }),
   "/api/lti/grade-passback/{launch}": (r) => ({ launch: r.launch }),
+  // Only the launch's own session reaches it; another institution's token (its admin's) is 404.
+  "/api/lti/deep-linking/{launch}/items": (r) => ({ launch: r.launch }),
+  "/api/lti/deep-linking/{launch}/response": (r) => ({ launch: r.launch }),
 };
 
 /** Path templates whose parameters name nothing an institution owns: why, and the values to use. */
@@ -219,6 +223,8 @@ function requestFor(name: string, r: Resources): Pick<CallOptions, "body" | "raw
       return { body: { name: renamed } };
     case "POST /api/lti/grade-passback/{launch}":
       return { body: { score_given: 1, score_maximum: 1 } };
+    case "POST /api/lti/deep-linking/{launch}/response":
+      return { body: { items: [{ course_id: r.course }] } };
     default:
       return {};
   }
