@@ -145,6 +145,7 @@ it("links a lesson and a course: the platform verifies the response with the too
   });
   expect(answered.res.status).toBe(200);
   expect(answered.res.headers.get("Cache-Control")).toBe("no-store");
+  expect(answered.res.headers.get("X-RateLimit-Limit")).toEqual(expect.any(String));
   expect(answered.body.return_url).toBe(s.returnUrl);
 
   // The platform receives it as the browser's form post and verifies it against the tool's JWKS.
@@ -362,6 +363,14 @@ it("refuses what the platform does not accept, an item without an id and unpubli
     headers: { "Content-Type": "text/plain" },
   });
   expect(text.status).toBe(415);
+  const malformed = await call(`/api/lti/deep-linking/${id}/response`, {
+    method: "POST",
+    token,
+    rawBody: "{items:",
+    headers: { "Content-Type": "application/json" },
+  });
+  expect(malformed.status).toBe(400);
+  expect(((await malformed.json()) as { code: string }).code).toBe("malformed_json");
 
   // Nothing was used up: one accepted item goes through.
   const ok = await respond(id, token, { items: [{ course_id: course.courseId }] });

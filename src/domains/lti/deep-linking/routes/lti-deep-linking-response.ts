@@ -1,5 +1,6 @@
-import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { Context } from "hono";
+import type { OpenAPIHono, RouteConfig } from "@hono/zod-openapi";
+import type { Context, MiddlewareHandler } from "hono";
+import { every } from "hono/combine";
 import type { AppEnv } from "../../../../env";
 import { ApiError, type FieldError, fieldErrorsFromZod, validationError } from "../../../../platform/errors";
 import { principalContext } from "../../../../platform/http/context-middleware";
@@ -23,7 +24,8 @@ One successful response per deep-linking launch: a second one is 409 \`lti_deep_
   request: {
     params: DeepLinkingLaunchParam,
     body: {
-      description: "The items to link (required), as JSON or as a form.",
+      required: true,
+      description: "The items to link, as JSON or as a form.",
       content: {
         "application/json": { schema: ResponseBody },
         "application/x-www-form-urlencoded": { schema: RESPONSE_FORM_SCHEMA },
@@ -78,17 +80,21 @@ function itemsOfForm(text: string): unknown {
   };
 }
 
+/** The body, JSON or a form, validated by one schema (the route reads it itself: two media types). */
 async function requestedItems(c: Context<AppEnv>) {
   const type = c.req.header("Content-Type") ?? "";
   let raw: unknown;
   if (/^application\/x-www-form-urlencoded/i.test(type))
     raw = itemsOfForm(new TextDecoder().decode(await c.req.arrayBuffer()));
-  else if (/^multipart\//i.test(type))
+  else if (/^application\/json/i.test(type))
+    raw = await c.req.json().catch(() => {
+      throw new ApiError("malformed_json", "The request body is not valid JSON.");
+    });
+  else
     throw new ApiError(
       "unsupported_media_type",
-      "Send the form as `application/x-www-form-urlencoded`, or the items as JSON.",
+      "Send the items as `application/json`, or the form as `application/x-www-form-urlencoded`.",
     );
-  else raw = type ? await c.req.json() : {};
   const parsed = ResponseBody.safeParse(raw);
   if (!parsed.success) throw validationError(fieldErrorsFromZod(parsed.error.issues));
   return parsed.data.items;
@@ -100,11 +106,23 @@ function wantsPage(c: Context): boolean {
   return /text\/html/i.test(accept) && !/application\/json/i.test(accept);
 }
 
+/**
+ * Documented like every operation, but served by a plain handler behind the operation's middleware
+ * (authentication, ability, no query): the body comes in two media types, each read and validated
+ * here by the one schema, which the OpenAPI validators (one per media type, both run for a required
+ * body) cannot do.
+ */
 export function registerLtiDeepLinkingResponse(app: OpenAPIHono<AppEnv>) {
-  app.openapi(ltiDeepLinkingResponseRoute, async (c) => {
+  app.openAPIRegistry.registerPath(ltiDeepLinkingResponseRoute);
+  // tokenRoute's middleware (authenticate, requireAbility, refuseQueryParameters), as app.openapi runs it.
+  const { middleware: own } = ltiDeepLinkingResponseRoute as RouteConfig;
+  const middleware = [own ?? []].flat() as MiddlewareHandler<AppEnv>[];
+  app.post(`${LTI_DEEP_LINKING}/:launch/response`, every(...middleware), async (c) => {
+    const param = DeepLinkingLaunchParam.safeParse({ launch: c.req.param("launch") });
+    if (!param.success) throw validationError(fieldErrorsFromZod(param.error.issues));
     const items = await requestedItems(c);
     const answer = await respond(principalContext(c), {
-      launchId: c.req.valid("param").launch,
+      launchId: param.data.launch,
       items,
       origin: new URL(c.req.url).origin,
     });
@@ -113,7 +131,7 @@ export function registerLtiDeepLinkingResponse(app: OpenAPIHono<AppEnv>) {
         returnUrl: answer.return_url,
         jwt: answer.jwt,
         frameOrigins: platformOrigins(answer.return_url, answer.consumer.issuer),
-      }) as never;
+      });
     c.header("Cache-Control", "no-store");
     return c.json({ return_url: answer.return_url, jwt: answer.jwt }, 200);
   });
