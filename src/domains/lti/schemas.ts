@@ -220,7 +220,7 @@ export const DeepLinkingRequestSchema = z
       description: "When the launch's one response was built; null while the instructor still chooses.",
     }),
   })
-  .openapi("LtiDeepLinkingRequest");
+  .openapi("LtiLaunchDeepLinking");
 
 const Target = z
   .object({ type: z.enum(["course", "lesson"]), id: z.string(), title: z.string().nullable() })

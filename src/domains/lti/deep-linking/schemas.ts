@@ -122,4 +122,4 @@ export const ResponseAnswerSchema = z
     }),
     jwt: z.string().openapi({ description: "The signed `LtiDeepLinkingResponse`." }),
   })
-  .openapi("LtiDeepLinkingResponse");
+  .openapi("LtiDeepLinkingResponseJwt");
