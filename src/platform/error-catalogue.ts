@@ -186,6 +186,14 @@ export const ERROR_CATALOGUE = {
     action:
       "Launch from a graded assignment of the LMS (one with grading enabled), then send the grade again.",
   },
+  lti_deep_linking_responded: {
+    status: 409,
+    title: "Deep-linking response already built",
+    meaning:
+      "This deep-linking launch's one response was built already (LTI Deep Linking allows one response per request); the first one is the platform's to receive.",
+    action:
+      "Post the response you received to the platform's return URL; to link other content, start deep linking again from the LMS.",
+  },
   token_limit_reached: {
     status: 409,
     title: "Token limit reached",
@@ -245,6 +253,14 @@ export const ERROR_CATALOGUE = {
     meaning:
       "A field, query parameter or path parameter is missing, of the wrong type, out of range, or not one the operation knows; `errors` lists every failing one with its `path`.",
     action: "Fix every field that `errors` names and send the request again.",
+  },
+  lti_deep_linking_not_accepted: {
+    status: 422,
+    title: "Content not accepted by the platform",
+    meaning:
+      "The platform's deep-linking request does not accept what was chosen: its `accept_types` lack `ltiResourceLink`, its `accept_multiple` is false and several items were sent, or its `accept_lineitem` is false and an item asks for a line item; `errors` names each item. The launch's response is not used up.",
+    action:
+      "Choose what the platform accepts (one item, or items without `line_item`) and send the response again.",
   },
   idempotency_key_reused: {
     status: 422,

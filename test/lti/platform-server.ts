@@ -21,6 +21,7 @@ import {
 import type { TestProject } from "vitest/node";
 import { listenOnLoopback } from "../helpers/loopback";
 import { controlRegistration, handleRegistration } from "./platform-registration";
+import { deepLinkingControl, deepLinkingReturn } from "./platform-deep-linking";
 
 export interface ScriptedAnswer {
   status?: number;
@@ -262,6 +263,8 @@ export async function startPlatformServer(): Promise<{ url: string; close: () =>
         // Dynamic registration (platform-registration.ts): its script and what it received.
         if (parts[2] === "registration")
           return json(200, controlRegistration(name, base, req.method === "PUT" ? body : null));
+        // Deep linking (platform-deep-linking.ts): what the return URL expects, and what it received.
+        if (parts[2] === "deep-linking") return json(200, await deepLinkingControl(name, base, req));
         if (parts[2] === "id-token") {
           const token = await signIdToken(platform, body.payload, body.mode ?? "rs256", body.header ?? {});
           return json(200, { id_token: token });
@@ -302,6 +305,11 @@ export async function startPlatformServer(): Promise<{ url: string; close: () =>
         // Dynamic registration (platform-registration.ts): the OpenID configuration and registration endpoint.
         const registration = await handleRegistration(parts[1], platform, parts[2], req, base);
         if (registration) return json(registration[0], registration[1]);
+        // Deep linking (platform-deep-linking.ts): the deep_link_return_url the browser posts `JWT` to.
+        if (parts[2] === "deep-linking" && parts[3] === "return" && req.method === "POST") {
+          const [status, page] = await deepLinkingReturn(parts[1], platform, base, req);
+          return res.writeHead(status, { "content-type": "text/html; charset=utf-8" }).end(page);
+        }
         if (parts[2] === "jwks") {
           platform.jwksFetches += 1;
           return json(200, { keys: platform.keys.map((k) => k.publicJwk) });

@@ -77,10 +77,10 @@ it("refuses each forged, stale or misaddressed id_token and records only the log
     sign(n, { [`${LTI}deployment_id`]: "dep-x" }),
   );
   await expectRefused(tenant, reg, "version_unsupported", (n) => sign(n, { [`${LTI}version`]: "1.1" }));
-  const deep = await expectRefused(tenant, reg, "message_type_unsupported", (n) =>
-    sign(n, { [`${LTI}message_type`]: "LtiDeepLinkingRequest" }),
+  const unsupported = await expectRefused(tenant, reg, "message_type_unsupported", (n) =>
+    sign(n, { [`${LTI}message_type`]: "LtiSubmissionReviewRequest" }),
   );
-  expect(deep.code).toBe("lti_launch_refused");
+  expect(unsupported.code).toBe("lti_launch_refused");
   for (const claim of ["sub", `${LTI}roles`, `${LTI}resource_link`]) {
     const missing = await expectRefused(tenant, reg, "claim_missing", (n) => sign(n, { [claim]: undefined }));
     expect(missing.detail).toContain(claim === "sub" ? "sub" : claim);

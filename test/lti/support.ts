@@ -239,3 +239,56 @@ export async function launchThroughPlatform(
   const res = await postCallback(authorized.body.fields, { url: authorized.body.action });
   return { started, authorized, res, body: (await res.json()) as any };
 }
+
+// ---------------------------------------------------------------------------------------------
+// Deep linking (the simulator's side: platform-deep-linking.ts)
+
+export const DL_SETTINGS_CLAIM = "https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings";
+export const DL_CONTENT_ITEMS_CLAIM = "https://purl.imsglobal.org/spec/lti-dl/claim/content_items";
+export const DL_DATA_CLAIM = "https://purl.imsglobal.org/spec/lti-dl/claim/data";
+
+/** The platform's deep-linking return URL and what it received there (each post judged). */
+export async function deepLinkingState(
+  platform: Simulator,
+  expect?: { deployment_id: string; data?: unknown },
+) {
+  const res = await fetch(`${inject("ltiPlatformUrl")}/control/${platform.name}/deep-linking`, {
+    method: expect ? "PUT" : "GET",
+    ...(expect ? { body: JSON.stringify({ expect }) } : {}),
+  });
+  return (await res.json()) as {
+    return_url: string;
+    returns: import("./platform-deep-linking").DeepLinkingReturn[];
+  };
+}
+
+/**
+ * The claims of an instructor's LtiDeepLinkingRequest (no resource_link), its settings returning to
+ * the simulator's return URL; `settings` overrides single settings.
+ */
+export function deepLinkingClaims(
+  reg: Registered,
+  nonce: string,
+  returnUrl: string,
+  settings: Record<string, unknown> = {},
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
+  const { [`${LTI}resource_link`]: _link, ...claims } = launchClaims(reg, nonce, {
+    [`${LTI}message_type`]: "LtiDeepLinkingRequest",
+    [`${LTI}roles`]: [INSTRUCTOR_ROLE],
+  });
+  return {
+    ...claims,
+    [DL_SETTINGS_CLAIM]: {
+      deep_link_return_url: returnUrl,
+      accept_types: ["ltiResourceLink"],
+      accept_presentation_document_targets: ["iframe", "window"],
+      accept_multiple: true,
+      accept_lineitem: true,
+      title: "Add Lingua content",
+      data: `csrf-${crypto.randomUUID()}`,
+      ...settings,
+    },
+    ...overrides,
+  };
+}

@@ -56,6 +56,7 @@ const PUBLIC = [
   "GET /api/lti/register",
   // The Lingua xAPI profile: the document every forwarded statement's IRIs resolve to.
   "GET /xapi/profile",
+  "GET /api/lti/deep-linking/{launch}/select",
 ];
 
 /** Operations any valid token may call, whatever its abilities: exactly those without `x-required-ability`. */
@@ -144,6 +145,9 @@ const TENANT_RESOURCES: Record<string, (r: Resources) => Record<string, string>>
   "/api/integrations/xapi-endpoints/{id}": (r) => ({ id: r.xapiEndpoint }),
   "/api/integrations/xapi-endpoints/{id}/test": (r) => ({ id: r.xapiEndpoint }),
   "/api/integrations/xapi-endpoints/{id}/statements": (r) => ({ id: r.xapiEndpoint }),
+  // Only the launch's own session reaches it; another institution's token (its admin's) is 404.
+  "/api/lti/deep-linking/{launch}/items": (r) => ({ launch: r.launch }),
+  "/api/lti/deep-linking/{launch}/response": (r) => ({ launch: r.launch }),
 };
 
 /** Path templates whose parameters name nothing an institution owns: why, and the values to use. */
@@ -231,6 +235,8 @@ function requestFor(name: string, r: Resources): Pick<CallOptions, "body" | "raw
       return { body: { ...xapiEndpointBody(r.receiver), name: renamed } };
     case "POST /api/lti/grade-passback/{launch}":
       return { body: { score_given: 1, score_maximum: 1 } };
+    case "POST /api/lti/deep-linking/{launch}/response":
+      return { body: { items: [{ course_id: r.course }] } };
     default:
       return {};
   }

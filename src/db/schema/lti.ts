@@ -106,6 +106,13 @@ export const LAUNCH_STATUSES = ["succeeded", "failed"] as const;
 export type LaunchStatus = (typeof LAUNCH_STATUSES)[number];
 
 /**
+ * What an accepted launch was: an `LtiResourceLinkRequest` (a learner or instructor opening a link) or
+ * an `LtiDeepLinkingRequest` (an instructor choosing content to link). Null on a refused launch.
+ */
+export const LAUNCH_KINDS = ["resource_link", "deep_linking"] as const;
+export type LaunchKind = (typeof LAUNCH_KINDS)[number];
+
+/**
  * The launch log: every callback, accepted or refused. A refused launch records only this row (with
  * its reason); `institution_id` is null when the refusal came before the registration was known.
  * `consumer_id` carries no foreign key so the log outlives a deleted registration.
@@ -135,6 +142,15 @@ export const ltiLaunches = sqliteTable(
     ags: text("ags", { mode: "json" }).$type<Record<string, unknown>>(),
     /** The NRPS claim as sent. */
     nrps: text("nrps", { mode: "json" }).$type<Record<string, unknown>>(),
+    /** Null on a refused launch. */
+    kind: text("kind", { enum: LAUNCH_KINDS }),
+    /** A deep-linking launch's `deep_linking_settings` claim as kept (return URL, accept_*, data, …). */
+    deepLinking: text("deep_linking", { mode: "json" }).$type<Record<string, unknown>>(),
+    /**
+     * When a deep-linking launch's one response was built: set by a conditional update (only while
+     * null), so two responses racing end with one.
+     */
+    deepLinkingRespondedAt: text("deep_linking_responded_at"),
     createdAt: text("created_at").notNull(),
   },
   (t) => [

@@ -11,9 +11,16 @@ export const CLAIMS = {
   targetLinkUri: `${LTI_CLAIM}target_link_uri`,
   ags: "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint",
   nrps: "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice",
+  deepLinkingSettings: "https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings",
+  deepLinkingContentItems: "https://purl.imsglobal.org/spec/lti-dl/claim/content_items",
+  deepLinkingData: "https://purl.imsglobal.org/spec/lti-dl/claim/data",
 } as const;
 
 export const RESOURCE_LINK_REQUEST = "LtiResourceLinkRequest";
+export const DEEP_LINKING_REQUEST = "LtiDeepLinkingRequest";
+export const DEEP_LINKING_RESPONSE = "LtiDeepLinkingResponse";
+/** The content item type a deep-linking response carries: a link the platform launches later. */
+export const RESOURCE_LINK_ITEM = "ltiResourceLink";
 export const SCORE_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/score";
 export const LINE_ITEM_READ_SCOPES = [
   "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem",

@@ -1,5 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
+import { registerListDeepLinkingItems } from "./deep-linking/routes/list-deep-linking-items";
+import { registerLtiDeepLinkingResponse } from "./deep-linking/routes/lti-deep-linking-response";
+import { registerLtiDeepLinkingSelectionPage } from "./deep-linking/routes/lti-deep-linking-selection-page";
 import { registerGradePassback } from "./grades/routes/grade-passback";
 import { registerExchangeLtiCode } from "./launch/routes/exchange-lti-code";
 import { registerGetLtiLaunch } from "./launch/routes/get-lti-launch";
@@ -22,7 +25,8 @@ import { registerUpdateLtiConsumer } from "./registrations/routes/update-lti-con
 /**
  * The LTI 1.3 tool, in three parts: registrations/ (the platforms an institution registers, and the
  * tool's own signing keys per registration), launch/ (OIDC login, the id_token's verification, the
- * user and session a launch makes, the launch log) and grade passback. The order is the OpenAPI
+ * user and session a launch makes, the launch log), deep-linking/ (choosing content to link into the
+ * platform: the items, the signed response, the selection page) and grade passback. The order is the OpenAPI
  * document's.
  */
 export function registerLti(app: OpenAPIHono<AppEnv>) {
@@ -46,6 +50,10 @@ export function registerLti(app: OpenAPIHono<AppEnv>) {
   registerExchangeLtiCode(app);
   registerListLtiLaunches(app);
   registerGetLtiLaunch(app);
+  // Deep linking.
+  registerLtiDeepLinkingSelectionPage(app);
+  registerListDeepLinkingItems(app);
+  registerLtiDeepLinkingResponse(app);
   // Grades.
   registerGradePassback(app);
 }

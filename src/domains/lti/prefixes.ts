@@ -6,4 +6,6 @@
 export const LTI = "/api/lti";
 export const LTI_CONSUMERS = "/api/integrations/lti-consumers";
 export const LTI_LAUNCHES = "/api/integrations/lti-launches";
+/** Deep linking's operations, under LTI (a launch's items, response and selection page). */
+export const LTI_DEEP_LINKING = `${LTI}/deep-linking`;
 export const PREFIXES = [LTI, LTI_CONSUMERS, LTI_LAUNCHES] as const;

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { LAUNCH_STATUSES, PASSBACK_STATUSES } from "../../db/schema";
+import { LAUNCH_KINDS, LAUNCH_STATUSES, PASSBACK_STATUSES } from "../../db/schema";
 import { pageQueryShape, pageSchema } from "../../platform/http/pagination";
 import { displayText } from "../../platform/text";
 import { UserSchema } from "../auth/schemas";
@@ -234,6 +234,25 @@ export const PassbackSchema = z
   })
   .openapi("LtiPassback");
 
+export const DeepLinkingRequestSchema = z
+  .object({
+    return_url: z.string().openapi({
+      description: "The platform's `deep_link_return_url`, where the response is posted.",
+    }),
+    accept_types: z.array(z.string()).openapi({ example: ["ltiResourceLink"] }),
+    accept_presentation_document_targets: z.array(z.string()).openapi({ example: ["iframe", "window"] }),
+    accept_multiple: z.boolean().openapi({ description: "Whether several items may be returned." }),
+    accept_lineitem: z
+      .boolean()
+      .openapi({ description: "Whether an item may ask the platform for a gradebook column." }),
+    title: z.string().nullable(),
+    text: z.string().nullable(),
+    responded_at: z.string().nullable().openapi({
+      description: "When the launch's one response was built; null while the instructor still chooses.",
+    }),
+  })
+  .openapi("LtiLaunchDeepLinking");
+
 const Target = z
   .object({ type: z.enum(["course", "lesson"]), id: z.string(), title: z.string().nullable() })
   .nullable()
@@ -268,6 +287,13 @@ export const LaunchSchema = z
       .nullable()
       .openapi({ description: "The AGS endpoint claim as sent: `lineitem`, `lineitems`, `scope`." }),
     nrps: z.record(z.string(), z.unknown()).nullable().openapi({ description: "The NRPS claim as sent." }),
+    kind: z.enum(LAUNCH_KINDS).nullable().openapi({
+      description:
+        "`resource_link` (an `LtiResourceLinkRequest`: someone opened a link) or `deep_linking` (an `LtiDeepLinkingRequest`: an instructor choosing content to link); null on a refused launch.",
+    }),
+    deep_linking: DeepLinkingRequestSchema.nullable().openapi({
+      description: "A deep-linking launch's request and whether its response was sent; null otherwise.",
+    }),
     created_at: z.string(),
   })
   .openapi("LtiLaunch");
@@ -283,6 +309,7 @@ export const ListLaunchesQuery = z.object({
   consumer_id: z.string().optional().openapi({ description: "Only launches of this registration." }),
   user_id: z.string().optional().openapi({ description: "Only launches of this user." }),
   status: z.enum(LAUNCH_STATUSES).optional(),
+  kind: z.enum(LAUNCH_KINDS).optional().openapi({ description: "Only launches of this kind." }),
 });
 
 export const SessionSchema = z

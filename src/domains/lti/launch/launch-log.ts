@@ -1,6 +1,6 @@
 import type { z } from "@hono/zod-openapi";
 import { and, desc, eq, type SQL } from "drizzle-orm";
-import { type LaunchStatus, ltiLaunches } from "../../../db/schema";
+import { type LaunchKind, type LaunchStatus, ltiLaunches } from "../../../db/schema";
 import { ApiError } from "../../../platform/errors";
 import { type PageRequest, pageBounds, pageWithTotal } from "../../../platform/http/pagination";
 import { newId, nowIso } from "../../../platform/ids";
@@ -38,10 +38,31 @@ export async function recordRefusal(ctx: ServiceContext, refusal: LaunchRefusal)
     targetTitle: null,
     ags: null,
     nrps: null,
+    kind: null,
+    deepLinking: null,
+    deepLinkingRespondedAt: null,
     createdAt: nowIso(ctx.now()),
   };
   await ctx.db.insert(ltiLaunches).values(row).run();
   return row;
+}
+
+/** A deep-linking launch's request as the log shows it (the platform's opaque `data` is not shown). */
+function presentDeepLinking(row: LaunchRow): z.infer<typeof LaunchSchema>["deep_linking"] {
+  const settings = row.deepLinking;
+  if (row.kind !== "deep_linking" || !settings) return null;
+  const strings = (value: unknown) =>
+    Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
+  return {
+    return_url: String(settings.deep_link_return_url ?? ""),
+    accept_types: strings(settings.accept_types),
+    accept_presentation_document_targets: strings(settings.accept_presentation_document_targets),
+    accept_multiple: settings.accept_multiple !== false,
+    accept_lineitem: settings.accept_lineitem !== false,
+    title: typeof settings.title === "string" ? settings.title : null,
+    text: typeof settings.text === "string" ? settings.text : null,
+    responded_at: row.deepLinkingRespondedAt,
+  };
 }
 
 export function presentLaunch(row: LaunchRow): z.infer<typeof LaunchSchema> {
@@ -66,6 +87,8 @@ export function presentLaunch(row: LaunchRow): z.infer<typeof LaunchSchema> {
     target_link_uri: row.targetLinkUri,
     ags: row.ags,
     nrps: row.nrps,
+    kind: row.kind,
+    deep_linking: presentDeepLinking(row),
     created_at: row.createdAt,
   };
 }
@@ -73,7 +96,10 @@ export function presentLaunch(row: LaunchRow): z.infer<typeof LaunchSchema> {
 /** A page of the caller's institution's launches, newest first (ties by id), with the total. */
 export async function listLaunches(
   ctx: PrincipalContext,
-  input: { filters: { consumer_id?: string; user_id?: string; status?: LaunchStatus }; page: PageRequest },
+  input: {
+    filters: { consumer_id?: string; user_id?: string; status?: LaunchStatus; kind?: LaunchKind };
+    page: PageRequest;
+  },
 ) {
   const { filters, page } = input;
   const { db } = ctx;
@@ -81,6 +107,7 @@ export async function listLaunches(
   if (filters.consumer_id) conditions.push(eq(ltiLaunches.consumerId, filters.consumer_id));
   if (filters.user_id) conditions.push(eq(ltiLaunches.userId, filters.user_id));
   if (filters.status) conditions.push(eq(ltiLaunches.status, filters.status));
+  if (filters.kind) conditions.push(eq(ltiLaunches.kind, filters.kind));
   const where = and(...conditions);
   const { limit, offset } = pageBounds(page);
   return pageWithTotal(

@@ -5,7 +5,7 @@ import { newId, nowIso } from "../../../platform/ids";
 import type { ServiceContext } from "../../../platform/service/context";
 import { type DisplayTextRule, sanitizeDisplayText, TITLE } from "../../../platform/text";
 import { visibleCourses } from "../../content/service";
-import { asRecord, CLAIMS, pick } from "../claims";
+import { asRecord, CLAIMS, DEEP_LINKING_REQUEST, pick } from "../claims";
 import { usableLineItem } from "../grades/line-item";
 import type { ConsumerRow } from "../registrations/service";
 import type { LaunchRow } from "./launch-log";
@@ -31,6 +31,8 @@ export async function resolveTarget(
   input: { claims: Record<string, unknown>; consumer: ConsumerRow },
 ): Promise<Target | null> {
   const { claims, consumer } = input;
+  // A deep-linking request opens the selection of content, never a course or lesson.
+  if (claims[CLAIMS.messageType] === DEEP_LINKING_REQUEST) return null;
   const custom = asRecord(claims[CLAIMS.custom]) ?? {};
   const uri = new URL(claims[CLAIMS.targetLinkUri] as string);
   const text = (v: unknown) => (typeof v === "string" && v.trim() ? v.trim() : null);
@@ -107,6 +109,20 @@ function cleaned(
   return picked;
 }
 
+/** The `deep_linking_settings` fields kept: what the response must honour, and `data` to echo unchanged. */
+const DEEP_LINKING_FIELDS = [
+  "deep_link_return_url",
+  "accept_types",
+  "accept_presentation_document_targets",
+  "accept_media_types",
+  "accept_multiple",
+  "accept_lineitem",
+  "auto_create",
+  "title",
+  "text",
+  "data",
+];
+
 /** The launch row of an accepted launch: every claim the log and grade passback need, as sent (line items as kept). */
 export function succeededLaunch(
   ctx: ServiceContext,
@@ -118,6 +134,7 @@ export function succeededLaunch(
   },
 ): LaunchRow {
   const { consumer, claims, userId, target } = input;
+  const deepLinking = claims[CLAIMS.messageType] === DEEP_LINKING_REQUEST;
   return {
     id: newId("lti"),
     institutionId: consumer.institutionId,
@@ -139,12 +156,20 @@ export function succeededLaunch(
       description: LINK_DESCRIPTION,
     }),
     custom: asRecord(claims[CLAIMS.custom]),
-    targetLinkUri: claims[CLAIMS.targetLinkUri] as string,
+    targetLinkUri: (claims[CLAIMS.targetLinkUri] as string | undefined) ?? null,
     targetType: target?.type ?? null,
     targetId: target?.id ?? null,
     targetTitle: target?.title ?? null,
     ags: agsOf(ctx.env, claims[CLAIMS.ags]),
     nrps: asRecord(claims[CLAIMS.nrps]),
+    kind: deepLinking ? "deep_linking" : "resource_link",
+    deepLinking: deepLinking
+      ? cleaned(claims[CLAIMS.deepLinkingSettings], DEEP_LINKING_FIELDS, {
+          title: TITLE,
+          text: LINK_DESCRIPTION,
+        })
+      : null,
+    deepLinkingRespondedAt: null,
     createdAt: nowIso(ctx.now()),
   };
 }

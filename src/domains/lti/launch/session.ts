@@ -7,6 +7,7 @@ import { nowIso } from "../../../platform/ids";
 import type { ServiceContext } from "../../../platform/service/context";
 import { insertToken } from "../../tokens/service";
 import { launchRole } from "../claims";
+import { launchSessionName } from "../policy";
 import type { LaunchRow } from "./launch-log";
 import type { UserRow } from "./provision-user";
 
@@ -42,7 +43,7 @@ export async function issueSession(
   const expiresAt = nowIso(ctx.now() + SESSION_TTL_MS);
   const { plain } = await insertToken(ctx, {
     owner: { userId: user.id, institutionId: user.institutionId },
-    name: `LTI launch ${launch.id}`,
+    name: launchSessionName(launch.id),
     abilities: launchSessionAbilities(launchRole(launch.roles ?? [])),
     expiresAt,
     kind: "session",
