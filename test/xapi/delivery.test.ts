@@ -90,6 +90,9 @@ describe("forwarding learning activity", () => {
     // The lesson (and with it the one-lesson course) was completed; achievements were earned.
     expect(sent.filter((s) => s.verb === "completed")).toHaveLength(2);
     expect(sent.some((s) => s.verb === "earned")).toBe(true);
+    // Each CEFR level the learner reached is one `mastered` statement.
+    const levels = (await outboxOfUser(tenant.learner.id)).filter((e) => e.type === "cefr.level_changed");
+    expect(sent.filter((s) => s.verb === "mastered")).toHaveLength(levels.length);
     for (const s of sent) {
       expect(s).toMatchObject({
         status: "sent",
@@ -316,6 +319,29 @@ describe("the LRS's answers", () => {
       failingSince: null,
       lastSuccessAt: expect.any(String),
     });
+  });
+
+  it("carries an isolation that outlasts the attempt's time on at once, without counting it as an attempt", async () => {
+    // The batch is refused (400), then every statement alone answers slowly: after three time-outs'
+    // worth (3 s in tests) the attempt starts no further request.
+    const { receiver, endpointId, queue } = await heldOffer(6, {
+      script: [{ status: 400, body: "" }],
+      fallback: { status: 200, delay_ms: 900 },
+    });
+    const first = await consume(queue.messages);
+    expect(first.retryMessages).toHaveLength(1);
+    expect(first.retryMessages[0]!.delaySeconds).toBe(0);
+    const settled = (await statementsOf(endpointId)).filter((s) => s.status === "sent");
+    expect(settled.length).toBeGreaterThanOrEqual(2);
+    expect(settled.length).toBeLessThan(6);
+    expect((await batchesOf(endpointId))[0]).toMatchObject({ status: "retrying", attemptCount: 0 });
+    await consume(queue.messages);
+    const rows = await statementsOf(endpointId);
+    expect(rows.every((s) => s.status === "sent")).toBe(true);
+    const requests = await receiver.received();
+    // The continuation sends only what was left, as one batch.
+    expect(carried(requests.at(-1)!.body)).toHaveLength(6 - settled.length);
+    expect((await batchesOf(endpointId))[0]).toMatchObject({ status: "succeeded", attemptCount: 1 });
   });
 
   it("retries time-outs with the schedule, then fails the statements with the last error", async () => {
