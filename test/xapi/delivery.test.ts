@@ -233,6 +233,10 @@ describe("the LRS's answers", () => {
       } else expect(s).toMatchObject({ status: "sent", lastError: null, body: null });
     }
     expect((await batchesOf(endpointId))[0]).toMatchObject({ status: "succeeded", attemptCount: 1 });
+    // No credential in anything recorded.
+    const recorded = JSON.stringify([rows, await batchesOf(endpointId), await endpointRow(endpointId)]);
+    expect(recorded).not.toContain("s3cret-pass");
+    expect(recorded).not.toContain(btoa("lingua:s3cret-pass"));
     // A statement the LRS refused is the endpoint's last error, not a failure of the endpoint.
     expect(await endpointRow(endpointId)).toMatchObject({
       lastError: `HTTP 400: ${message}`,
@@ -484,7 +488,8 @@ describe("xapi_endpoint.failing", () => {
     await runSweeps(env, createExecutionContext(), clockNow());
     expect(await events()).toEqual([]);
 
-    await updateEndpoint(endpointId, { failingSince: hours(25) });
+    const since = hours(25);
+    await updateEndpoint(endpointId, { failingSince: since });
     await Promise.all([
       runSweeps(env, createExecutionContext(), clockNow()),
       runSweeps(env, createExecutionContext(), clockNow()),
@@ -495,7 +500,7 @@ describe("xapi_endpoint.failing", () => {
     expect(event!.payload).toEqual({
       endpoint_id: endpointId,
       name: `LRS ${endpointId}`,
-      failing_since: hours(25),
+      failing_since: since,
       last_error: "HTTP 503",
     });
     const listed = await callJson(`/api/integrations/events?type=xapi_endpoint.failing`, {

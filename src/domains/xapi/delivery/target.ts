@@ -1,4 +1,5 @@
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
+import type { SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
 import { z } from "zod";
 import { xapiBatches, xapiEndpoints, xapiStatements } from "../../../db/schema";
 import type { Statement } from "../../../platform/batch";
@@ -137,14 +138,13 @@ export function recordAttempt(ctx: ServiceContext, item: BatchItem, result: Batc
  * stopped the attempt) starts one if none is running; a rejected statement is the last error but no
  * failure of the endpoint.
  */
-function healthChanges(ex: Exchange, at: string): Partial<EndpointRow> | null {
+function healthChanges(ex: Exchange, at: string): SQLiteUpdateSetSource<typeof xapiEndpoints> | null {
   if (ex.requests === 0) return null;
-  const changes: Partial<EndpointRow> & Record<string, unknown> = {};
+  const changes: SQLiteUpdateSetSource<typeof xapiEndpoints> = {};
   if (ex.accepted) Object.assign(changes, { lastSuccessAt: at, failingSince: null });
   const error = ex.stop?.error ?? ex.rejection;
   if (error) Object.assign(changes, { lastErrorAt: at, lastError: error });
-  if (ex.stop)
-    changes.failingSince = ex.accepted ? at : (sql`coalesce(${xapiEndpoints.failingSince}, ${at})` as never);
+  if (ex.stop) changes.failingSince = ex.accepted ? at : sql`coalesce(${xapiEndpoints.failingSince}, ${at})`;
   return Object.keys(changes).length > 0 ? changes : null;
 }
 
