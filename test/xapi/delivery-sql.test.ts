@@ -256,6 +256,17 @@ describe("xAPI delivery SQL", () => {
       ]);
     const cutoff90 = "2026-08-23T00:00:00Z";
     const cutoff30 = "2026-10-22T00:00:00Z";
+    // Each endpoint's index, not a scan of every statement or batch.
+    for (const [statement, index] of [
+      [PURGE_STATEMENTS_SQL, "xapi_statements_endpoint_idx"],
+      [PURGE_BATCHES_SQL, "xapi_batches_endpoint_idx"],
+    ] as const) {
+      const plan = await d1()
+        .prepare(`EXPLAIN QUERY PLAN ${statement}`)
+        .bind(cutoff90, 5000)
+        .all<{ detail: string }>();
+      expect(plan.results.map((r) => r.detail).join("\n")).toContain(index);
+    }
     const purged = await d1().prepare(PURGE_STATEMENTS_SQL).bind(cutoff90, 5000).run();
     expect(purged.meta.changes).toBeGreaterThanOrEqual(1);
     expect((await statementsOf(endpointId)).map((s) => s.id)).toEqual([recent]);

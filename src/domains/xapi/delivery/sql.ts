@@ -181,8 +181,13 @@ export const MARK_FAILING_NOTIFIED_SQL = `UPDATE xapi_endpoints SET failing_noti
  * statement, so an LRS never receives an id twice.
  */
 export const PURGE_STATEMENTS_SQL = `DELETE FROM xapi_statements WHERE id IN (
-  SELECT id FROM xapi_statements WHERE created_at < ?1 LIMIT ?2)`;
+  SELECT s.id FROM xapi_endpoints e CROSS JOIN xapi_statements s ON s.endpoint_id = e.id AND s.created_at < ?1 LIMIT ?2)`;
 
-/** Finished batches completed before ?1 (text), at most ?2 of them. */
+/**
+ * Finished batches completed before ?1 (text), at most ?2 of them. Both purges walk each endpoint's
+ * (endpoint, created_at) index (CROSS JOIN keeps the endpoints outer) — a batch completes after it
+ * was made — never the whole table.
+ */
 export const PURGE_BATCHES_SQL = `DELETE FROM xapi_batches WHERE id IN (
-  SELECT id FROM xapi_batches WHERE status IN ('succeeded', 'failed') AND completed_at < ?1 LIMIT ?2)`;
+  SELECT b.id FROM xapi_endpoints e CROSS JOIN xapi_batches b ON b.endpoint_id = e.id AND b.created_at < ?1
+  WHERE b.status IN ('succeeded', 'failed') AND b.completed_at < ?1 LIMIT ?2)`;
