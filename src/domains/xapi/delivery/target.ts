@@ -73,32 +73,23 @@ export async function attemptBatch(
   );
   const left = item.statements.filter((s) => !ex.settled.has(s.id)).length;
   if (left === 0) return { status: "succeeded", exchange: ex, continuation: false, error: null };
-  if (ex.stop) {
+  if (ex.stop || ex.settled.size === 0) {
+    // An answer stopped the attempt (or, which the budget should never allow, it ran out of time
+    // having settled nothing): the retry schedule decides.
+    const error = ex.stop?.error ?? "Ran out of time before the LRS settled any statement";
     const delay = nextRetrySeconds(
       item.attempt,
       ctx.config.webhooks.retrySchedule,
-      ex.stop.result.headers?.get("Retry-After") ?? null,
+      ex.stop?.result.headers?.get("Retry-After") ?? null,
       ctx.now(),
       random,
     );
     return delay === null
-      ? { status: "failed", exchange: ex, continuation: false, error: ex.stop.error }
-      : {
-          status: "retrying",
-          retryInSeconds: delay,
-          exchange: ex,
-          continuation: false,
-          error: ex.stop.error,
-        };
+      ? { status: "failed", exchange: ex, continuation: false, error }
+      : { status: "retrying", retryInSeconds: delay, exchange: ex, continuation: false, error };
   }
-  // Out of time with statements left: carry on at once; the attempt counts only if it settled none.
-  return {
-    status: "retrying",
-    retryInSeconds: 0,
-    exchange: ex,
-    continuation: ex.settled.size > 0,
-    error: null,
-  };
+  // Out of time with statements left after settling some: carry on at once, uncounted.
+  return { status: "retrying", retryInSeconds: 0, exchange: ex, continuation: true, error: null };
 }
 
 /** The statements recording one answered attempt: each statement, the batch, the endpoint's health. */
