@@ -4,6 +4,8 @@ import { deadLetterPassbacks, deliverPassbacks } from "./domains/lti/grades/queu
 import { consumeBulk, consumeBulkDeadLetters } from "./domains/members/bulk/consumer";
 import { deadLetterDeliveries, deadLetterEvents, deliverWebhooks } from "./domains/webhooks/consumer";
 import { fanOut } from "./domains/webhooks/fan-out";
+import { deadLetterXapiBatches, deliverXapiBatches } from "./domains/xapi/delivery/consumer";
+import { forwardEvents } from "./domains/xapi/delivery/subscriber";
 import type { Env } from "./env";
 import { outboxDispatcher } from "./platform/outbox-dispatch";
 import { backgroundContext, type ServiceContext } from "./platform/service/context";
@@ -17,6 +19,7 @@ export const QUEUE_CONSUMERS: Record<string, QueueConsumer> = {
   "lingua-events": outboxDispatcher([
     { name: "webhooks", deliver: fanOut },
     { name: "lti-passback", deliver: passbackCompletions },
+    { name: "xapi", deliver: forwardEvents },
   ]),
   "lingua-events-dlq": deadLetterEvents,
   "lingua-webhook-deliveries": deliverWebhooks,
@@ -27,6 +30,8 @@ export const QUEUE_CONSUMERS: Record<string, QueueConsumer> = {
   "lingua-bulk-members-dlq": consumeBulkDeadLetters,
   "lingua-lti-passbacks": deliverPassbacks,
   "lingua-lti-passbacks-dlq": deadLetterPassbacks,
+  "lingua-xapi-statements": deliverXapiBatches,
+  "lingua-xapi-statements-dlq": deadLetterXapiBatches,
 };
 
 export async function consumeQueue(

@@ -4,6 +4,11 @@ import { sweepLti } from "./domains/lti/launch/sweep";
 import { sweepBulkJobs } from "./domains/members/bulk/sweep";
 import { purgePastWeeks } from "./domains/progress/sweep";
 import { purgeOldEvents, requeueStalledDeliveries } from "./domains/webhooks/sweep";
+import {
+  notifyFailingEndpoints,
+  purgeOldXapiStatements,
+  requeueStalledXapiBatches,
+} from "./domains/xapi/delivery/sweep";
 import type { Env } from "./env";
 import { purgeExpiredIdempotencyKeys } from "./platform/http/idempotency";
 import { requeueUndispatchedEvents } from "./platform/outbox-sweep";
@@ -22,6 +27,9 @@ const SWEEPS: { name: string; run: Sweep }[] = [
   { name: "past-weeks", run: purgePastWeeks },
   { name: "lti", run: sweepLti },
   { name: "lti-passbacks", run: requeueStalledPassbacks },
+  { name: "xapi-batches", run: requeueStalledXapiBatches },
+  { name: "xapi-failing-endpoints", run: notifyFailingEndpoints },
+  { name: "xapi-retention", run: purgeOldXapiStatements },
 ];
 
 /** One cron run: every sweep, on a context whose clock reads the run's scheduled time. */

@@ -23,9 +23,27 @@ export const EVENT_TYPES = {
   "export.completed":
     "A CSV export finished and can be downloaded; `download_url` is a path relative to the API's base URL.",
   "export.failed": "A CSV export failed; `error` says why.",
+  "xapi_endpoint.failing":
+    "An xAPI endpoint's Learning Record Store has failed every request for 24 hours without a success; once per failing run. `last_error` says what it answered last.",
 } as const;
 
 export type EventType = keyof typeof EVENT_TYPES;
+
+/**
+ * Events the platform's own subscribers consume and nobody else sees: never subscribable by a
+ * webhook (not through `*` either), never fanned out as a delivery, never listed by `GET /api/events`.
+ */
+export const INTERNAL_EVENT_TYPES = {
+  "attempts.recorded":
+    "A recording request stored new attempts of a member of an institution: `{user_id, attempt_ids}` (xAPI forwarding builds its statements from them).",
+} as const;
+
+export type InternalEventType = keyof typeof INTERNAL_EVENT_TYPES;
+
+/** Whether `type` is one of the platform's internal events. */
+export function isInternalEvent(type: string): boolean {
+  return Object.hasOwn(INTERNAL_EVENT_TYPES, type);
+}
 
 /** The types a webhook can subscribe to and the events list shows: all but `ping`, which only the test endpoint sends. */
 export const SUBSCRIBABLE_TYPES = (Object.keys(EVENT_TYPES) as EventType[]).filter((t) => t !== "ping");
@@ -55,7 +73,7 @@ export const EventMessage = z.object({
 export type EventMessage = z.output<typeof EventMessage>;
 
 export function domainEvent(
-  type: EventType,
+  type: EventType | InternalEventType,
   scope: { institutionId: string | null; userId: string | null },
   data: Record<string, unknown>,
   createdAt: string,

@@ -20,8 +20,8 @@ import {
 } from "jose";
 import type { TestProject } from "vitest/node";
 import { listenOnLoopback } from "../helpers/loopback";
-import { controlRegistration, handleRegistration } from "./platform-registration";
 import { deepLinkingControl, deepLinkingReturn } from "./platform-deep-linking";
+import { controlRegistration, handleRegistration } from "./platform-registration";
 
 export interface ScriptedAnswer {
   status?: number;

@@ -1,7 +1,7 @@
-import { and, desc, eq, gte, lt, ne, type SQL, sql } from "drizzle-orm";
+import { and, desc, eq, gte, lt, notInArray, type SQL, sql } from "drizzle-orm";
 import { outboxEvents } from "../../db/schema";
 import { ApiError } from "../../platform/errors";
-import { EVENT_RETENTION_MS } from "../../platform/events";
+import { EVENT_RETENTION_MS, INTERNAL_EVENT_TYPES } from "../../platform/events";
 import { type PageRequest, pageBounds, pageWithTotal } from "../../platform/http/pagination";
 import { nowIso } from "../../platform/ids";
 import type { ServiceContext } from "../../platform/service/context";
@@ -17,11 +17,16 @@ export function presentEvent(row: Pick<EventRow, "id" | "type" | "createdAt" | "
   return { id: row.id, type: row.type, created_at: row.createdAt, data: row.payload };
 }
 
-/** Test pings are deliveries to one webhook, not things that happened: they are not listed. */
+/**
+ * Test pings are deliveries to one webhook, not things that happened, and internal events
+ * (platform/events.ts) are the platform's own: neither is listed.
+ */
+const HIDDEN_TYPES = ["ping", ...Object.keys(INTERNAL_EVENT_TYPES)];
+
 function visible(institutionId: string, now: number): SQL {
   const recent = gte(outboxEvents.createdAt, nowIso(now - EVENT_RETENTION_MS));
   // Spelt out rather than and(): and() may return undefined (for no conditions), these are three.
-  return sql`(${eq(outboxEvents.institutionId, institutionId)} AND ${ne(outboxEvents.type, "ping")} AND ${recent})`;
+  return sql`(${eq(outboxEvents.institutionId, institutionId)} AND ${notInArray(outboxEvents.type, HIDDEN_TYPES)} AND ${recent})`;
 }
 
 /** A page of the institution's events, newest first (ties by id), filtered by type and time. */

@@ -55,6 +55,12 @@ export const EVENT_EXAMPLES: Record<EventType, Record<string, unknown>> = {
     type: "activity",
     error: "The export could not be written; request it again.",
   },
+  "xapi_endpoint.failing": {
+    endpoint_id: "xep_01JD3Q8W2X4Y5Z6A7B8C9D0E1N",
+    name: "Watershed (production)",
+    failing_since: "2026-11-20T09:30:00Z",
+    last_error: "HTTP 503",
+  },
 };
 
 export function eventCatalogue() {

@@ -3,6 +3,7 @@ import { outboxEvents, webhookDeliveries } from "../../db/schema";
 import { jsonArrays } from "../../platform/batch";
 import { type Database, inJsonList } from "../../platform/db";
 import { retryDelay, sendAndRecord } from "../../platform/delivery";
+import { isInternalEvent } from "../../platform/events";
 import { newId, nowIso } from "../../platform/ids";
 import type { ServiceContext } from "../../platform/service/context";
 import type { ClaimedDelivery } from "./attempt";
@@ -67,13 +68,16 @@ interface DeliveryPlan {
   direct: Map<string, ClaimedDelivery>;
 }
 
-/** The events of the batch that still need a fan-out (pings never do: they go to one webhook). */
+/**
+ * The events of the batch that still need a fan-out: pings never do (they go to one webhook), and
+ * internal events (platform/events.ts) are never delivered, whatever a webhook subscribes to.
+ */
 async function readOpenEvents(d1: D1Database, eventIds: string[]): Promise<OpenEvent[]> {
   const { results } = await d1
     .prepare(FAN_OUT_EVENTS_SQL)
     .bind(JSON.stringify(eventIds))
     .all<FanOutEventRow>();
-  return results.filter((e) => e.fanned_out_at === null && e.type !== "ping");
+  return results.filter((e) => e.fanned_out_at === null && e.type !== "ping" && !isInternalEvent(e.type));
 }
 
 /** The enabled webhooks of the events' institutions, with the types each subscribes to. */

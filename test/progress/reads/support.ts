@@ -1,8 +1,9 @@
 import { createExecutionContext, env } from "cloudflare:test";
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, eq, notInArray } from "drizzle-orm";
 import { expect } from "vitest";
 import { outboxEvents, users } from "../../../src/db/schema";
 import { database } from "../../../src/platform/db";
+import { INTERNAL_EVENT_TYPES } from "../../../src/platform/events";
 import { BASE, callJson, fetchWorker } from "../../helpers/api";
 import { insertUser, signIn, type TestUser } from "../../helpers/tenants";
 
@@ -64,12 +65,20 @@ export async function updateUser(
   await database(env.DB).update(users).set(fields).where(eq(users.id, id));
 }
 
-/** A user's outbox events (of `type`, if given) in the order they were written, payloads parsed. */
+/**
+ * A user's public outbox events (of `type`, if given) in the order they were written, payloads
+ * parsed; the internal ones (`attempts.recorded`, platform/events.ts) are left out.
+ */
 export async function outboxOf(userId: string, type?: string) {
   return database(env.DB)
     .select({ id: outboxEvents.id, type: outboxEvents.type, payload: outboxEvents.payload })
     .from(outboxEvents)
-    .where(and(eq(outboxEvents.userId, userId), type ? eq(outboxEvents.type, type) : undefined))
+    .where(
+      and(
+        eq(outboxEvents.userId, userId),
+        type ? eq(outboxEvents.type, type) : notInArray(outboxEvents.type, Object.keys(INTERNAL_EVENT_TYPES)),
+      ),
+    )
     .orderBy(asc(outboxEvents.createdAt), asc(outboxEvents.id));
 }
 

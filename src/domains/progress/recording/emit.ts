@@ -25,6 +25,24 @@ export function emitEvents(happenings: Happening[], learner: Learner, now: strin
   });
 }
 
+/**
+ * The internal `attempts.recorded` event (platform/events.ts) of a batch that stored new attempts of a
+ * member of an institution: their ids, for the institution's integrations (xAPI forwarding builds its
+ * statements from them in the events queue's consumer, never in the recording request). None for a
+ * learner outside any institution or a batch of duplicates only. Never delivered to webhooks.
+ */
+export function attemptsRecordedEvent(
+  attemptIds: readonly string[],
+  learner: Learner,
+  now: string,
+): EmittedEvent | null {
+  if (!learner.institutionId || attemptIds.length === 0) return null;
+  const scope = { institutionId: learner.institutionId, userId: learner.id };
+  const row = domainEvent("attempts.recorded", scope, { user_id: learner.id, attempt_ids: attemptIds }, now);
+  if (row.id === undefined) throw new Error("an outbox event without an id");
+  return { ...row, id: row.id };
+}
+
 function payloadOf(happening: Happening, userId: string): Record<string, unknown> {
   switch (happening.type) {
     case "lesson.completed":

@@ -5,7 +5,7 @@ import type { Learner } from "../learner";
 import { dedupeAttempts } from "./dedupe";
 import { deriveAttempt } from "./derive-attempt";
 import { deriveLearner, type LearnerAfter } from "./derive-learner";
-import { type EmittedEvent, emitEvents } from "./emit";
+import { attemptsRecordedEvent, type EmittedEvent, emitEvents } from "./emit";
 import { institutionRollupStep } from "./institution-rollup";
 import { loadLearnerState } from "./load";
 import { startTally, type Tally } from "./tally";
@@ -40,13 +40,19 @@ export async function recordAttempts(
   for (const attempt of ordered) deriveAttempt(tally, attempt);
   const after = deriveLearner(tally, state, nowMs);
   const events = emitEvents(tally.happenings, learner, now);
+  const recorded = attemptsRecordedEvent(
+    tally.attemptRows.map((a) => a.id),
+    learner,
+    now,
+  );
 
   const statements = [
     ...writeStatements(db, collectChanges(tally, after, state)),
     // The institution's analytics rollup (per day, learner and course), counted with the attempts.
     ...institutionRollupStep(db, tally),
   ];
-  await commit(ctx, { statements, events }); // D1 batch 2: write (nothing when all were duplicates)
+  // D1 batch 2: write (nothing when all were duplicates); the internal event rides along, unlisted.
+  await commit(ctx, { statements, events: recorded ? [...events, recorded] : events });
 
   return {
     ok: true,

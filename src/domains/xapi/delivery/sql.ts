@@ -1,0 +1,193 @@
+import { and, eq, type SQL, sql } from "drizzle-orm";
+import type { lessonProgress, outboxEvents, xapiEndpoints } from "../../../db/schema";
+import { xapiBatches, xapiStatements } from "../../../db/schema";
+import { type Database, inJsonList } from "../../../platform/db";
+
+/**
+ * xAPI delivery's raw SQL: the subscriber's reads, the offer's inserts, the record of an attempt and
+ * the sweeps' scans. Ids and rows travel as one JSON parameter (D1 binds at most 100 per statement).
+ * Each statement has a test in test/xapi/delivery-sql.test.ts.
+ */
+
+type Endpoint = typeof xapiEndpoints.$inferSelect;
+type OutboxEvent = typeof outboxEvents.$inferSelect;
+type LessonProgress = typeof lessonProgress.$inferSelect;
+
+/**
+ * The enabled endpoints of the institutions of the events in ?1 (a JSON array of event ids): who the
+ * subscriber forwards to. Nothing when none of those institutions forwards.
+ */
+export const FORWARDING_ENDPOINTS_SQL = `SELECT id, institution_id, activities, actor_format FROM xapi_endpoints
+  WHERE enabled = 1 AND institution_id IN (
+    SELECT institution_id FROM outbox_events WHERE id IN (SELECT value FROM json_each(?1)))`;
+/** A row of FORWARDING_ENDPOINTS_SQL: `activities` is the JSON text of the verbs it wants. */
+export interface ForwardingEndpointRow {
+  id: Endpoint["id"];
+  institution_id: Endpoint["institutionId"];
+  activities: string;
+  actor_format: Endpoint["actorFormat"];
+}
+
+/**
+ * The events in ?1 (a JSON array of ids) of the types in ?2 (a JSON array) whose institution has an
+ * enabled endpoint: what the subscriber turns into facts.
+ */
+export const FORWARDED_EVENTS_SQL = `SELECT e.id, e.type, e.institution_id, e.user_id, e.payload, e.created_at FROM outbox_events e
+  WHERE e.id IN (SELECT value FROM json_each(?1)) AND e.type IN (SELECT value FROM json_each(?2))
+    AND EXISTS (SELECT 1 FROM xapi_endpoints x WHERE x.institution_id = e.institution_id AND x.enabled = 1)
+  ORDER BY e.created_at, e.id`;
+/** A row of FORWARDED_EVENTS_SQL: `payload` is the JSON text. */
+export interface ForwardedEventRow {
+  id: OutboxEvent["id"];
+  type: OutboxEvent["type"];
+  institution_id: string;
+  user_id: OutboxEvent["userId"];
+  payload: string;
+  created_at: OutboxEvent["createdAt"];
+}
+
+/**
+ * The lessons still in progress with at least one item done, of the (user, lesson) pairs in ?1 (a
+ * JSON array of [user, lesson]): the `progressed` facts of the attempts that touched them.
+ */
+export const LESSONS_IN_PROGRESS_SQL = `SELECT user_id, lesson_id, course_id, items_done, items_total, last_activity_at FROM lesson_progress
+  WHERE status = 'in_progress' AND items_done > 0
+    AND (user_id, lesson_id) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?1))`;
+export interface LessonInProgressRow {
+  user_id: LessonProgress["userId"];
+  lesson_id: LessonProgress["lessonId"];
+  course_id: LessonProgress["courseId"];
+  items_done: number;
+  items_total: number;
+  last_activity_at: string;
+}
+
+/**
+ * An offer's statements, ?1 a JSON array of [id, batch, verb, activity, user, occurred_at, body (the
+ * statement's JSON text)] for endpoint ?2 at ?3 (now). An id stored before (the same fact offered
+ * again: a redelivered event, a back-fill) is skipped: its statement is not sent twice.
+ */
+export const INSERT_STATEMENTS_SQL = `INSERT INTO xapi_statements (id, endpoint_id, batch_id, verb, activity_id, user_id, occurred_at, body, status, attempts, created_at)
+  SELECT value ->> 0, ?2, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, 'pending', 0, ?3
+  FROM json_each(?1) WHERE true
+  ON CONFLICT DO NOTHING`;
+
+/**
+ * The offer's batches, ?1 a JSON array of batch ids of endpoint ?2 at ?3 (now): only those that got a
+ * statement (a batch whose statements were all stored before is not made).
+ */
+export const INSERT_BATCHES_SQL = `INSERT INTO xapi_batches (id, endpoint_id, status, attempt_count, created_at)
+  SELECT j.value, ?2, 'pending', 0, ?3 FROM json_each(?1) j
+  WHERE EXISTS (SELECT 1 FROM xapi_statements s WHERE s.batch_id = j.value)`;
+
+/**
+ * The untried batches holding any of the statements in ?1 (a JSON array of ids): this offer's, and
+ * those of an earlier offer of the same facts that stopped before queueing them. Returns their ids.
+ */
+export const UNSENT_BATCHES_SQL = `SELECT DISTINCT b.id FROM xapi_statements s JOIN xapi_batches b ON b.id = s.batch_id
+  WHERE s.id IN (SELECT value FROM json_each(?1)) AND b.status = 'pending' AND b.attempt_count = 0
+    AND b.claimed_until IS NULL`;
+
+/** One statement's part in an attempt's record. */
+export interface StatementOutcome {
+  id: string;
+  /** Requests of this attempt that carried it. */
+  carried: number;
+  /** Its end, or null: still pending. */
+  status: "sent" | "failed" | null;
+  /** Why it failed, or why it is still pending (the error that stopped the attempt); null once sent. */
+  error: string | null;
+}
+
+/**
+ * What one attempt of batch `batchId` came to for each of its statements (`outcomes`), at `at`. Only
+ * while the attempt's claim holds (the batch's attempt_count is still `attempt`) and only on
+ * statements still pending, so a record written late or twice changes nothing. A sent statement's
+ * body is cleared. A query builder (the delivery engine writes records with drizzle's batch): each
+ * column reads its value from the outcomes, one JSON parameter, by the statement's id.
+ */
+export function recordStatementsQuery(
+  db: Database,
+  batchId: string,
+  attempt: number,
+  outcomes: readonly StatementOutcome[],
+  at: string,
+) {
+  const json = JSON.stringify(outcomes);
+  const of = (field: keyof StatementOutcome) =>
+    sql`(SELECT o.value ->> ${field} FROM json_each(${json}) AS o WHERE o.value ->> 'id' = "xapi_statements"."id")`;
+  const status = of("status");
+  return db
+    .update(xapiStatements)
+    .set({
+      status: sql`coalesce(${status}, "xapi_statements"."status")`,
+      attempts: sql`"xapi_statements"."attempts" + coalesce(${of("carried")}, 0)`,
+      lastError: sql`CASE WHEN ${status} = 'sent' THEN NULL ELSE coalesce(${of("error")}, "xapi_statements"."last_error") END`,
+      sentAt: sql`CASE WHEN ${status} = 'sent' THEN ${at} ELSE "xapi_statements"."sent_at" END`,
+      completedAt: sql`CASE WHEN ${status} IS NOT NULL THEN ${at} ELSE "xapi_statements"."completed_at" END`,
+      body: sql`CASE WHEN ${status} = 'sent' THEN NULL ELSE "xapi_statements"."body" END`,
+    })
+    .where(
+      and(
+        inJsonList(
+          xapiStatements.id,
+          outcomes.map((o) => o.id),
+        ),
+        eq(xapiStatements.batchId, batchId),
+        eq(xapiStatements.status, "pending"),
+        batchHeldBy(batchId, attempt),
+      ),
+    );
+}
+
+/** A batch's attempt `attempt` still holds it: its record (or its close) may be written. */
+export function batchHeldBy(batchId: string, attempt: number): SQL {
+  return sql`EXISTS (SELECT 1 FROM ${xapiBatches} WHERE ${xapiBatches.id} = ${batchId} AND ${xapiBatches.attemptCount} = ${attempt})`;
+}
+
+/**
+ * The statements of the batches in ?1 (a JSON array of ids) still pending, failed with ?2 at ?3
+ * (now): the queue dead-lettered their batch.
+ */
+export const FAIL_PENDING_OF_BATCHES_SQL = `UPDATE xapi_statements SET status = 'failed', last_error = ?2, completed_at = ?3
+  WHERE batch_id IN (SELECT value FROM json_each(?1)) AND status = 'pending'`;
+
+/**
+ * Enabled endpoints failing without a success since at least ?1 (now − 24 h, text) that were not
+ * told about this failing run yet: the `xapi_endpoint.failing` candidates, at most ?2.
+ */
+export const FAILING_ENDPOINTS_SQL = `SELECT id, institution_id, name, failing_since, last_error FROM xapi_endpoints
+  WHERE enabled = 1 AND failing_since IS NOT NULL AND failing_since <= ?1
+    AND (failing_notified_at IS NULL OR failing_notified_at < failing_since)
+  LIMIT ?2`;
+export interface FailingEndpointRow {
+  id: Endpoint["id"];
+  institution_id: Endpoint["institutionId"];
+  name: Endpoint["name"];
+  failing_since: string;
+  last_error: Endpoint["lastError"];
+}
+
+/**
+ * Marks endpoint ?1's failing run (since ?2) notified at ?3, only if it is still that run and not
+ * yet notified: of concurrent sweeps one changes the row, and only its event is written.
+ */
+export const MARK_FAILING_NOTIFIED_SQL = `UPDATE xapi_endpoints SET failing_notified_at = ?3
+  WHERE id = ?1 AND failing_since = ?2 AND (failing_notified_at IS NULL OR failing_notified_at < failing_since)`;
+
+/**
+ * Statements created before ?1 (text), at most ?2 of them. Kept until then because the back-fill's
+ * window (90 days) relies on them: a fact whose statement is still stored is never offered as a new
+ * statement, so an LRS never receives an id twice.
+ */
+export const PURGE_STATEMENTS_SQL = `DELETE FROM xapi_statements WHERE id IN (
+  SELECT s.id FROM xapi_endpoints e CROSS JOIN xapi_statements s ON s.endpoint_id = e.id AND s.created_at < ?1 LIMIT ?2)`;
+
+/**
+ * Finished batches completed before ?1 (text), at most ?2 of them. Both purges walk each endpoint's
+ * (endpoint, created_at) index (CROSS JOIN keeps the endpoints outer) — a batch completes after it
+ * was made — never the whole table.
+ */
+export const PURGE_BATCHES_SQL = `DELETE FROM xapi_batches WHERE id IN (
+  SELECT b.id FROM xapi_endpoints e CROSS JOIN xapi_batches b ON b.endpoint_id = e.id AND b.created_at < ?1
+  WHERE b.status IN ('succeeded', 'failed') AND b.completed_at < ?1 LIMIT ?2)`;

@@ -1,0 +1,280 @@
+import { env } from "cloudflare:test";
+import { eq } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { lessonProgress, outboxEvents, xapiBatches, xapiStatements } from "../../src/db/schema";
+import {
+  FAIL_PENDING_OF_BATCHES_SQL,
+  FAILING_ENDPOINTS_SQL,
+  FORWARDED_EVENTS_SQL,
+  FORWARDING_ENDPOINTS_SQL,
+  INSERT_BATCHES_SQL,
+  INSERT_STATEMENTS_SQL,
+  LESSONS_IN_PROGRESS_SQL,
+  MARK_FAILING_NOTIFIED_SQL,
+  PURGE_BATCHES_SQL,
+  PURGE_STATEMENTS_SQL,
+  recordStatementsQuery,
+  UNSENT_BATCHES_SQL,
+} from "../../src/domains/xapi/delivery/sql";
+import { database } from "../../src/platform/db";
+import { newId } from "../../src/platform/ids";
+import { createTenant } from "../helpers/tenants";
+import { createEndpoint, statementsOf, updateEndpoint } from "./support";
+
+/** Each raw statement of src/domains/xapi/delivery/sql.ts, against the real schema. */
+
+const db = () => database(env.DB);
+const d1 = () => env.DB;
+const NOW = "2026-11-21T09:30:00Z";
+
+async function event(institutionId: string | null, type: string, payload: Record<string, unknown> = {}) {
+  const id = newId("evt");
+  await db().insert(outboxEvents).values({ id, type, institutionId, userId: null, payload, createdAt: NOW });
+  return id;
+}
+
+/** Statements inserted through INSERT_STATEMENTS_SQL in one batch of `batchId`. */
+async function insertStatements(endpointId: string, batchId: string, ids: string[]) {
+  const rows = ids.map((id) => [
+    id,
+    batchId,
+    "answered",
+    `https://a.example/${id}`,
+    "usr_x",
+    NOW,
+    `{"id":"${id}"}`,
+  ]);
+  return d1().prepare(INSERT_STATEMENTS_SQL).bind(JSON.stringify(rows), endpointId, NOW).run();
+}
+
+describe("xAPI delivery SQL", () => {
+  it("finds the enabled endpoints of the events' institutions, and the events worth forwarding", async () => {
+    const a = await createTenant();
+    const b = await createTenant();
+    const on = await createEndpoint(a.institution.id, "http://127.0.0.1:9/lrs", { activities: ["answered"] });
+    await createEndpoint(a.institution.id, "http://127.0.0.1:9/off", { enabled: false });
+    await createEndpoint(b.institution.id, "http://127.0.0.1:9/b", { enabled: false });
+    const forwarded = await event(a.institution.id, "lesson.completed");
+    const otherType = await event(a.institution.id, "member.created");
+    const notForwarding = await event(b.institution.id, "lesson.completed");
+    const list = JSON.stringify([forwarded, otherType, notForwarding]);
+
+    const endpoints = await d1().prepare(FORWARDING_ENDPOINTS_SQL).bind(list).all();
+    expect(endpoints.results).toEqual([
+      { id: on, institution_id: a.institution.id, activities: '["answered"]', actor_format: "account" },
+    ]);
+    const events = await d1()
+      .prepare(FORWARDED_EVENTS_SQL)
+      .bind(list, JSON.stringify(["lesson.completed"]))
+      .all<{ id: string }>();
+    expect(events.results.map((e) => e.id)).toEqual([forwarded]);
+  });
+
+  it("reads the lessons in progress of (user, lesson) pairs", async () => {
+    const user = `usr_${crypto.randomUUID()}`;
+    const row = (lessonId: string, status: "in_progress" | "completed", itemsDone: number) => ({
+      userId: user,
+      lessonId,
+      courseId: "crs_1",
+      itemsDone,
+      itemsTotal: 4,
+      scoreSum: itemsDone,
+      status,
+      startedAt: NOW,
+      lastActivityAt: NOW,
+    });
+    await db()
+      .insert(lessonProgress)
+      .values([row("les_a", "in_progress", 2), row("les_b", "completed", 4), row("les_c", "in_progress", 0)]);
+    const pairs = JSON.stringify([
+      [user, "les_a"],
+      [user, "les_b"],
+      [user, "les_c"],
+      ["usr_other", "les_a"],
+    ]);
+    const { results } = await d1().prepare(LESSONS_IN_PROGRESS_SQL).bind(pairs).all();
+    expect(results).toEqual([
+      {
+        user_id: user,
+        lesson_id: "les_a",
+        course_id: "crs_1",
+        items_done: 2,
+        items_total: 4,
+        last_activity_at: NOW,
+      },
+    ]);
+  });
+
+  it("stores a statement id once, makes only batches that got statements, and finds untried ones", async () => {
+    const tenant = await createTenant();
+    const endpointId = await createEndpoint(tenant.institution.id, "http://127.0.0.1:9/lrs");
+    const [s1, s2, s3] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
+    const first = await insertStatements(endpointId, "xbt_1", [s1, s2, s1]);
+    expect(first.meta.changes).toBe(2);
+    const again = await insertStatements(endpointId, "xbt_2", [s1, s2]);
+    expect(again.meta.changes).toBe(0);
+    await insertStatements(endpointId, "xbt_3", [s3]);
+    const batches = await d1()
+      .prepare(INSERT_BATCHES_SQL)
+      .bind(JSON.stringify(["xbt_1", "xbt_2", "xbt_3"]), endpointId, NOW)
+      .run();
+    expect(batches.meta.changes).toBe(2);
+    const rows = await db().select().from(xapiBatches).where(eq(xapiBatches.endpointId, endpointId));
+    expect(rows.map((r) => [r.id, r.status, r.attemptCount]).sort()).toEqual([
+      ["xbt_1", "pending", 0],
+      ["xbt_3", "pending", 0],
+    ]);
+    expect((await statementsOf(endpointId)).map((s) => [s.batchId, s.status, s.body !== null])).toEqual(
+      expect.arrayContaining([
+        ["xbt_1", "pending", true],
+        ["xbt_3", "pending", true],
+      ]),
+    );
+
+    await db().update(xapiBatches).set({ attemptCount: 1 }).where(eq(xapiBatches.id, "xbt_3"));
+    const unsent = await d1()
+      .prepare(UNSENT_BATCHES_SQL)
+      .bind(JSON.stringify([s1, s2, s3]))
+      .all<{ id: string }>();
+    expect(unsent.results).toEqual([{ id: "xbt_1" }]);
+  });
+
+  it("records an attempt's outcomes only while its claim holds, once", async () => {
+    const tenant = await createTenant();
+    const endpointId = await createEndpoint(tenant.institution.id, "http://127.0.0.1:9/lrs");
+    const batchId = newId("xbt");
+    const [sent, failed, pending] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
+    await insertStatements(endpointId, batchId, [sent, failed, pending]);
+    await db()
+      .insert(xapiBatches)
+      .values({ id: batchId, endpointId, status: "pending", attemptCount: 2, createdAt: NOW });
+    const outcomes = [
+      { id: sent, carried: 2, status: "sent" as const, error: null },
+      { id: failed, carried: 2, status: "failed" as const, error: "HTTP 400: bad" },
+      { id: pending, carried: 1, status: null, error: "HTTP 503" },
+    ];
+    // A stale attempt (the claim moved on) writes nothing.
+    await recordStatementsQuery(db(), batchId, 1, outcomes, "2026-11-21T09:31:00Z").run();
+    expect((await statementsOf(endpointId)).every((s) => s.status === "pending" && s.attempts === 0)).toBe(
+      true,
+    );
+
+    await recordStatementsQuery(db(), batchId, 2, outcomes, "2026-11-21T09:31:00Z").run();
+    await recordStatementsQuery(db(), batchId, 2, outcomes, "2026-11-21T09:32:00Z").run();
+    const byId = new Map((await statementsOf(endpointId)).map((s) => [s.id, s]));
+    expect(byId.get(sent)).toMatchObject({
+      status: "sent",
+      attempts: 2,
+      body: null,
+      lastError: null,
+      sentAt: "2026-11-21T09:31:00Z",
+      completedAt: "2026-11-21T09:31:00Z",
+    });
+    expect(byId.get(failed)).toMatchObject({
+      status: "failed",
+      attempts: 2,
+      lastError: "HTTP 400: bad",
+      sentAt: null,
+      completedAt: "2026-11-21T09:31:00Z",
+    });
+    expect(byId.get(failed)!.body).not.toBeNull();
+    // Still pending: counted twice (both writes held the claim), the error kept, nothing ended.
+    expect(byId.get(pending)).toMatchObject({
+      status: "pending",
+      attempts: 2,
+      lastError: "HTTP 503",
+      completedAt: null,
+    });
+
+    const dead = await d1()
+      .prepare(FAIL_PENDING_OF_BATCHES_SQL)
+      .bind(JSON.stringify([batchId]), "Dead-lettered", NOW)
+      .run();
+    expect(dead.meta.changes).toBe(1);
+    expect((await statementsOf(endpointId)).find((s) => s.id === pending)).toMatchObject({
+      status: "failed",
+      lastError: "Dead-lettered",
+    });
+  });
+
+  it("finds endpoints failing for 24 hours that were not told, and marks one run once", async () => {
+    const tenant = await createTenant();
+    const endpointId = await createEndpoint(tenant.institution.id, "http://127.0.0.1:9/lrs");
+    const since = "2026-11-20T09:00:00Z";
+    await updateEndpoint(endpointId, { failingSince: since, lastError: "HTTP 500" });
+    const find = async (cutoff: string) =>
+      (await d1().prepare(FAILING_ENDPOINTS_SQL).bind(cutoff, 1000).all<{ id: string }>()).results.filter(
+        (r) => r.id === endpointId,
+      );
+    expect(await find("2026-11-20T08:59:59Z")).toEqual([]);
+    expect(await find("2026-11-21T09:00:00Z")).toEqual([
+      {
+        id: endpointId,
+        institution_id: tenant.institution.id,
+        name: `LRS ${endpointId}`,
+        failing_since: since,
+        last_error: "HTTP 500",
+      },
+    ]);
+    const mark = () => d1().prepare(MARK_FAILING_NOTIFIED_SQL).bind(endpointId, since, NOW).run();
+    expect((await mark()).meta.changes).toBe(1);
+    expect((await mark()).meta.changes).toBe(0);
+    expect(await find("2026-11-21T09:00:00Z")).toEqual([]);
+    // A new run (a success, then a failure later) is found again; a mark for the old run changes nothing.
+    await updateEndpoint(endpointId, { failingSince: "2026-11-21T10:00:00Z" });
+    expect((await mark()).meta.changes).toBe(0);
+    expect(await find("2026-11-22T10:00:00Z")).toHaveLength(1);
+    await updateEndpoint(endpointId, { enabled: false });
+    expect(await find("2026-11-22T10:00:00Z")).toEqual([]);
+  });
+
+  it("purges statements after their retention and finished batches after theirs", async () => {
+    const tenant = await createTenant();
+    const endpointId = await createEndpoint(tenant.institution.id, "http://127.0.0.1:9/lrs");
+    const [old, recent] = [crypto.randomUUID(), crypto.randomUUID()];
+    await insertStatements(endpointId, "xbt_o", [old]);
+    await db()
+      .update(xapiStatements)
+      .set({ createdAt: "2026-08-01T00:00:00Z" })
+      .where(eq(xapiStatements.id, old));
+    await insertStatements(endpointId, "xbt_r", [recent]);
+    const done = (id: string, status: "succeeded" | "failed" | "retrying", completedAt: string | null) => ({
+      id,
+      endpointId,
+      status,
+      attemptCount: 1,
+      createdAt: "2026-09-01T00:00:00Z",
+      completedAt,
+    });
+    const [b1, b2, b3] = [newId("xbt"), newId("xbt"), newId("xbt")];
+    await db()
+      .insert(xapiBatches)
+      .values([
+        done(b1, "succeeded", "2026-10-01T00:00:00Z"),
+        done(b2, "failed", "2026-11-20T00:00:00Z"),
+        done(b3, "retrying", null),
+      ]);
+    const cutoff90 = "2026-08-23T00:00:00Z";
+    const cutoff30 = "2026-10-22T00:00:00Z";
+    // Each endpoint's index, not a scan of every statement or batch.
+    for (const [statement, index] of [
+      [PURGE_STATEMENTS_SQL, "xapi_statements_endpoint_idx"],
+      [PURGE_BATCHES_SQL, "xapi_batches_endpoint_idx"],
+    ] as const) {
+      const plan = await d1()
+        .prepare(`EXPLAIN QUERY PLAN ${statement}`)
+        .bind(cutoff90, 5000)
+        .all<{ detail: string }>();
+      expect(plan.results.map((r) => r.detail).join("\n")).toContain(index);
+    }
+    const purged = await d1().prepare(PURGE_STATEMENTS_SQL).bind(cutoff90, 5000).run();
+    expect(purged.meta.changes).toBeGreaterThanOrEqual(1);
+    expect((await statementsOf(endpointId)).map((s) => s.id)).toEqual([recent]);
+    await d1().prepare(PURGE_BATCHES_SQL).bind(cutoff30, 5000).run();
+    const left = await db()
+      .select({ id: xapiBatches.id })
+      .from(xapiBatches)
+      .where(eq(xapiBatches.endpointId, endpointId));
+    expect(left.map((b) => b.id).sort()).toEqual([b2, b3].sort());
+  });
+});
