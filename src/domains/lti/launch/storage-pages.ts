@@ -58,8 +58,11 @@ const SCRIPT = `(function () {
     });
   }
   if (d.step === "login") {
-    send("lti.put_data", { key: d.stateKey, value: d.state })
-      .then(function () { return send("lti.put_data", { key: d.nonceKey, value: d.nonce }); })
+    // Both at once: a platform that does not answer holds the launch up for one time-out, not two.
+    Promise.all([
+      send("lti.put_data", { key: d.stateKey, value: d.state }),
+      send("lti.put_data", { key: d.nonceKey, value: d.nonce })
+    ])
       .catch(function () {})
       .then(function () { location.replace(d.next); });
     return;
@@ -69,8 +72,8 @@ const SCRIPT = `(function () {
     input.type = "hidden"; input.name = name; input.value = value;
     el.appendChild(input);
   }
-  get(d.stateKey)
-    .then(function (state) { return get(d.nonceKey).then(function (nonce) { field("${STORAGE_FIELDS.state}", state); field("${STORAGE_FIELDS.nonce}", nonce); }); })
+  Promise.all([get(d.stateKey), get(d.nonceKey)])
+    .then(function (values) { field("${STORAGE_FIELDS.state}", values[0]); field("${STORAGE_FIELDS.nonce}", values[1]); })
     .catch(function (code) { field("${STORAGE_FIELDS.error}", typeof code === "string" ? code : "error"); })
     .then(function () { el.submit(); });
 })();`;
