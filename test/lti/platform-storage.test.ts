@@ -331,3 +331,52 @@ it("with the cookie, a storage login completes at once (browsers that allow it),
   const launched = await postCallback({ id_token: idToken, state: state! }, { cookie, json: false });
   expect(launched.status).toBe(303);
 });
+
+it("the storage pages of a hosted Canvas may be framed by its hosts: the issuer's and authorization endpoint's, their parent domains' hosts, and the page that sent the login", async () => {
+  const tenant = await createTenant();
+  const clientId = `1000000${Math.floor(Math.random() * 1e9)}`;
+  const { res: created, body: consumer } = await callJson("/api/integrations/lti-consumers", {
+    token: tenant.admin.token,
+    body: {
+      name: "Canvas",
+      issuer: "https://canvas.instructure.com",
+      client_id: clientId,
+      deployment_ids: ["1:abc"],
+      auth_login_url: "https://sso.canvaslms.com/api/lti/authorize_redirect",
+      auth_token_url: "https://sso.canvaslms.com/login/oauth2/token",
+      jwks_url: "https://sso.canvaslms.com/api/lti/security/jwks",
+    },
+  });
+  expect(created.status).toBe(201);
+  const query = new URLSearchParams({
+    iss: "https://canvas.instructure.com",
+    login_hint: "h",
+    target_link_uri: consumer.tool.launch_url,
+    client_id: clientId,
+    lti_storage_target: "post_message_forwarding",
+  });
+  const res = await call(`${consumer.tool.login_url}`, {
+    method: "POST",
+    headers: {
+      "Content-Type": "application/x-www-form-urlencoded",
+      "CF-Connecting-IP": freshIp(),
+      Origin: "https://canvas.school.edu",
+    },
+    rawBody: query.toString(),
+  });
+  expect(res.status).toBe(200);
+  const csp = res.headers.get("Content-Security-Policy")!;
+  expect(/frame-ancestors ([^;]+)/.exec(csp)![1]!.split(" ").sort()).toEqual(
+    [
+      "https://*.canvaslms.com",
+      "https://*.instructure.com",
+      "https://canvas.instructure.com",
+      "https://canvas.school.edu",
+      "https://sso.canvaslms.com",
+    ].sort(),
+  );
+  expect(dataOf(await res.text())).toMatchObject({
+    target: "post_message_forwarding",
+    origin: "https://sso.canvaslms.com",
+  });
+});
