@@ -144,6 +144,8 @@ export async function runLti({ config, scriptPath, log = (m) => console.error(m)
           headers: { "CF-Connecting-IP": freshIp() },
         });
         const location = new URL(login.headers.get("Location"));
+        // The state cookie goes back with the callback, as from the browser that made the login.
+        const cookie = (login.headers.get("Set-Cookie") ?? "").split(";")[0];
         const now = Math.floor(Date.now() / 1000);
         const idToken = await platform.sign({
           iss: platform.base,
@@ -171,6 +173,7 @@ export async function runLti({ config, scriptPath, log = (m) => console.error(m)
               "Content-Type": "application/x-www-form-urlencoded",
               Accept: "application/json",
               "CF-Connecting-IP": freshIp(),
+              Cookie: cookie,
             },
             body,
           }),

@@ -43,7 +43,7 @@ export const ERROR_CATALOGUE = {
     status: 400,
     title: "LTI launch refused",
     meaning:
-      "An LTI 1.3 launch failed verification: the id_token's signature, issuer, audience, nonce, state, deployment or message claims did not pass.",
+      "An LTI 1.3 launch failed verification: the id_token's signature, issuer, audience, nonce, state, deployment or message claims did not pass, or the launch did not come back to the browser that started it (neither the state cookie nor the platform-storage check: `reason` `browser_binding_missing`, `platform_storage_failed`, `platform_storage_mismatch`).",
     action:
       "Check the platform registration (issuer, client id, deployment ids, JWKS URL) against your LMS, then launch again from the LMS.",
   },

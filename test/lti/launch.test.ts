@@ -218,11 +218,15 @@ it("a browser is sent to the app with a single-use code, exchanged for the sessi
 it("LTI_APP_URL sends browsers to the integrator's app", async () => {
   const tenant = await createTenant();
   const reg = await registerPlatform(tenant.admin);
-  const { state, nonce } = await login(reg);
+  const { state, nonce, cookie } = await login(reg);
   const idToken = await reg.platform.idToken(launchClaims(reg, nonce));
   const res = await call("/api/lti/callback", {
     method: "POST",
-    headers: { "Content-Type": "application/x-www-form-urlencoded", Accept: "text/html" },
+    headers: {
+      "Content-Type": "application/x-www-form-urlencoded",
+      Accept: "text/html",
+      Cookie: cookie!.split(";")[0]!,
+    },
     rawBody: new URLSearchParams({ id_token: idToken, state }).toString(),
     env: { LTI_APP_URL: "https://learn.acme.example/lti" as "" },
   });
@@ -230,7 +234,7 @@ it("LTI_APP_URL sends browsers to the integrator's app", async () => {
   expect(res.headers.get("Location")).toMatch(/^https:\/\/learn\.acme\.example\/lti#code=/);
 });
 
-it("a state cookie that does not match refuses the launch; no cookie at all is fine", async () => {
+it("a state cookie that does not match refuses the launch; so does none at all (login CSRF)", async () => {
   const tenant = await createTenant();
   const reg = await registerPlatform(tenant.admin);
   const { state, nonce } = await login(reg);
@@ -238,6 +242,12 @@ it("a state cookie that does not match refuses the launch; no cookie at all is f
   const res = await postCallback({ id_token: idToken, state }, { cookie: `lti_state_${state}=forged` });
   expect(res.status).toBe(400);
   expect(((await res.json()) as any).reason).toBe("state_cookie_mismatch");
+  // The platform's genuine post, carried to a browser that did not start the login.
+  const other = await login(reg);
+  const forged = await reg.platform.idToken(launchClaims(reg, other.nonce));
+  const unbound = await postCallback({ id_token: forged, state: other.state }, { cookie: false });
+  expect(unbound.status).toBe(400);
+  expect(((await unbound.json()) as any).reason).toBe("browser_binding_missing");
   const fine = await launch(reg);
   expect(fine.res.status).toBe(200);
   expect(fine.body.launch[AGS_CLAIM]).toBeUndefined();

@@ -100,6 +100,18 @@ export async function registerPlatform(admin: TestUser, extra: Record<string, un
 export type Registered = Awaited<ReturnType<typeof registerPlatform>>;
 
 /**
+ * The browser's cookie jar, as far as launches go: each login's state cookie (`lti_state_<state>=…`)
+ * by state, which `postCallback` sends back with that state's callback, as the browser that made the
+ * login does. A callback without it must be bound through the platform's storage.
+ */
+const stateCookies = new Map<string, string>();
+
+/** The `name=value` of a login's state cookie (its `Set-Cookie` without attributes). */
+export function stateCookieOf(setCookie: string | null): string | undefined {
+  return setCookie?.split(";")[0];
+}
+
+/**
  * Third-party initiated login; the tool's 302 parsed. Through the shared login URL unless `loginUrl`
  * is given (a registration's `tool.login_url`).
  */
@@ -120,10 +132,13 @@ export async function login(
   const res = await call(`${loginUrl}?${query}`, { headers: { "CF-Connecting-IP": ip } });
   const location = res.headers.get("Location");
   const redirect = location ? new URL(location) : null;
+  const state = redirect?.searchParams.get("state") ?? "";
+  const cookie = stateCookieOf(res.headers.get("Set-Cookie"));
+  if (state && cookie) stateCookies.set(state, cookie);
   return {
     res,
     redirect,
-    state: redirect?.searchParams.get("state") ?? "",
+    state,
     nonce: redirect?.searchParams.get("nonce") ?? "",
     cookie: res.headers.get("Set-Cookie"),
   };
@@ -166,18 +181,29 @@ export function launchClaims(
 
 /**
  * Posts the form the platform's browser page would post to the callback: the shared one unless `url`
- * is given (a registration's `tool.redirect_uris[0]`, or the login's `redirect_uri`).
+ * is given (a registration's `tool.redirect_uris[0]`, or the login's `redirect_uri`). The browser's
+ * state cookie of `form.state` goes with it, as from the browser that made the login, unless
+ * `cookie` says otherwise (a value to send instead, or `false`: none, as a browser blocking
+ * third-party cookies or another browser).
  */
 export function postCallback(
   form: Record<string, string>,
-  options: { json?: boolean; cookie?: string; ip?: string; url?: string } = {},
+  options: {
+    json?: boolean;
+    cookie?: string | false;
+    ip?: string;
+    url?: string;
+    headers?: Record<string, string>;
+  } = {},
 ) {
   const headers: Record<string, string> = {
     "Content-Type": "application/x-www-form-urlencoded",
     "CF-Connecting-IP": options.ip ?? freshIp(),
     Accept: options.json === false ? "text/html,application/xhtml+xml" : "application/json",
+    ...options.headers,
   };
-  if (options.cookie) headers.Cookie = options.cookie;
+  const cookie = options.cookie ?? (form.state ? stateCookies.get(form.state) : undefined);
+  if (cookie) headers.Cookie = cookie;
   return call(options.url ?? "/api/lti/callback", {
     method: "POST",
     headers,

@@ -81,6 +81,16 @@ export const ltiStates = sqliteTable("lti_states", {
    * than the shared one, where the registration was chosen by issuer, client id and deployment id.
    */
   registrationBound: integer("registration_bound", { mode: "boolean" }).notNull().default(false),
+  /**
+   * The login's `lti_storage_target` (LTI Client Side postMessage): the platform frame that keeps the
+   * state and nonce for a browser that blocks third-party cookies. Null: the login offered no storage.
+   */
+  storageTarget: text("storage_target"),
+  /**
+   * The origin of the page that sent the login (its `Origin`, else `Referer`), which may frame the
+   * launch's platform-storage pages besides the registration's own origins. Null when it sent neither.
+   */
+  loginOrigin: text("login_origin"),
   /** ms */
   expiresAt: integer("expires_at").notNull(),
   usedAt: integer("used_at"),

@@ -338,7 +338,10 @@ export const LoginParams = z
     client_id: z.string().min(1).max(255).optional(),
     lti_message_hint: z.string().max(4096).optional(),
     lti_deployment_id: z.string().max(255).optional(),
-    lti_storage_target: z.string().max(255).optional(),
+    lti_storage_target: z.string().max(255).optional().openapi({
+      description:
+        "LTI Client Side postMessage: the name of the platform's frame that keeps data for the tool (`_parent`: the frame's parent or opener). When sent, a browser gets the platform-storage page instead of the 302: it stores the `state` and `nonce` there (`lti.put_data`) and then goes to the authorization endpoint.",
+    }),
   })
   .openapi("LtiLoginInitiation");
 
@@ -352,5 +355,16 @@ export const CallbackForm = z
       .openapi({ description: "Sent by the platform instead of an id_token when it refused." }),
     error_description: z.string().optional(),
     lti_storage_target: z.string().optional(),
+    platform_storage_state: z.string().optional().openapi({
+      description:
+        "Posted by Lingua's own platform-storage page, never by the platform: the value it read from the platform's storage for this `state` (`lti.get_data`). Accepted only from Lingua's origin (`Origin`, `Sec-Fetch-Site`).",
+    }),
+    platform_storage_nonce: z.string().optional().openapi({
+      description: "Posted by Lingua's platform-storage page: the value it read for the login's nonce.",
+    }),
+    platform_storage_error: z.string().optional().openapi({
+      description:
+        "Posted by Lingua's platform-storage page when it could not read the values (`timeout`, `not_found`, the platform's error code).",
+    }),
   })
   .openapi("LtiLaunchCallback");

@@ -160,7 +160,13 @@ async function namedRegistration(
  */
 export async function startLogin(
   ctx: ServiceContext,
-  input: { params: z.infer<typeof LoginParams>; origin: string; registrationId?: string },
+  input: {
+    params: z.infer<typeof LoginParams>;
+    origin: string;
+    registrationId?: string;
+    /** The origin of the page that sent the login (its `Origin` or `Referer`), when it named one. */
+    loginOrigin?: string;
+  },
 ) {
   const { params, origin, registrationId } = input;
   const consumer =
@@ -184,6 +190,8 @@ export async function startLogin(
       browserBinding,
       targetLinkUri: params.target_link_uri,
       registrationBound: registrationId !== undefined,
+      storageTarget: params.lti_storage_target || null,
+      loginOrigin: input.loginOrigin ?? null,
       expiresAt: ctx.now() + STATE_TTL_MS,
       usedAt: null,
     })
@@ -207,5 +215,17 @@ export async function startLogin(
   if (params.lti_message_hint !== undefined) query.lti_message_hint = params.lti_message_hint;
   for (const [name, value] of Object.entries(query)) redirect.searchParams.set(name, value);
   const cookie = `${STATE_COOKIE_PREFIX}${state}=${browserBinding}; Path=/api/lti; Max-Age=${STATE_TTL_MS / 1000}; Secure; HttpOnly; SameSite=None; Partitioned`;
-  return { location: redirect.toString(), cookie };
+  // A platform offering its storage (LTI Client Side postMessage) gets a page that keeps the state
+  // and nonce in its frame before going on, for browsers that will not send the cookie back.
+  const storage = !params.lti_storage_target
+    ? null
+    : {
+        target: params.lti_storage_target,
+        platformOrigin: new URL(consumer.authLoginUrl).origin,
+        state,
+        nonce,
+        consumer,
+        loginOrigin: input.loginOrigin ?? null,
+      };
+  return { location: redirect.toString(), cookie, storage };
 }

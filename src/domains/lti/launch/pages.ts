@@ -57,7 +57,8 @@ else fetch("/api/lti/session", { method: "POST", headers: { "Content-Type": "app
     const target = body.launch.target;
     document.getElementById("who").textContent = "Signed in as " + body.user.name;
     out.textContent = target ? (target.type === "lesson" ? "Lesson: " : "Course: ") + (target.title || target.id) : "Your Lingua courses";
-    sessionStorage.setItem("lingua_session", JSON.stringify(body.session));
+    // A browser that blocks third-party storage in the platform's iframe throws here: the page keeps going.
+    try { sessionStorage.setItem("lingua_session", JSON.stringify(body.session)); } catch {}
   })
   .catch(() => { out.textContent = "The launch could not be completed."; });`;
 

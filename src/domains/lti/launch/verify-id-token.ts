@@ -12,6 +12,7 @@ import { asRecord, CLAIMS, DEEP_LINKING_REQUEST, RESOURCE_LINK_REQUEST } from ".
 import type { ConsumerRow } from "../registrations/service";
 import { isToolTarget, warnAmbiguous } from "./login";
 import { JwksUnavailable, platformKeysFor } from "./platform-key-set";
+import { checkStorageBinding, type StorageCheck } from "./platform-storage";
 import { LaunchRefusal } from "./refusal";
 
 /** Seconds of clock difference accepted on `exp` and `iat`. */
@@ -22,6 +23,8 @@ export interface LaunchCallback {
   form: { id_token?: string; state?: string; error?: string; error_description?: string };
   /** The browser's state cookie of a `state`, if it sent one. */
   stateCookie: (state: string) => string | undefined;
+  /** The platform-storage check the callback's storage page posted, if any (launch/platform-storage.ts). */
+  storage?: StorageCheck;
   /** This API's origin: the launch URL the id_token must name is on it. */
   origin: string;
   /** The registration whose own callback was posted to; none: the shared callback. */
@@ -368,6 +371,8 @@ export async function validateLaunch(ctx: ServiceContext, input: LaunchCallback)
       consumer,
     );
   if (form.error) throw platformError(consumer);
+  // Bound to the browser that started the login: by its cookie, else by the platform's storage.
+  if (cookie === undefined) checkStorageBinding(input.storage, state, consumer);
   if (!form.id_token)
     throw new LaunchRefusal("id_token_missing", "The callback carries no `id_token`.", consumer);
   const claims = await verifyToken(ctx, form.id_token, consumer, now);
