@@ -241,11 +241,10 @@ export async function callback(c: Context<AppEnv>, registrationId?: string) {
       },
       200,
     );
-  const origin = new URL(c.req.url).origin;
   // A deep-linking launch always goes to the worker's selection page; others to the learning app.
   const appUrl =
     outcome.launch.kind === "deep_linking"
       ? `${origin}${LTI_DEEP_LINKING}/${encodeURIComponent(outcome.launch.id)}/select`
-      : (c.get("ctx").config.lti.appUrl ?? `${origin}/api/lti/app`);
+      : (ctx.config.lti.appUrl ?? `${origin}/api/lti/app`);
   return c.redirect(`${appUrl.split("#")[0]}#code=${encodeURIComponent(outcome.code)}`, 303);
 }
