@@ -1,4 +1,8 @@
+import { env } from "cloudflare:test";
+import { and, eq, like } from "drizzle-orm";
 import { inject } from "vitest";
+import { ltiConsumers, outboundAccessTokens } from "../../src/db/schema";
+import { database } from "../../src/platform/db";
 import { BASE, call, callJson } from "../helpers/api";
 import { freshIp, type TestUser } from "../helpers/tenants";
 import type { AuthorizeRequest, ScoreRequest, ScriptedAnswer, TokenRequest } from "./platform-server";
@@ -238,4 +242,31 @@ export async function launchThroughPlatform(
     return { started, authorized, res: null, body: null };
   const res = await postCallback(authorized.body.fields, { url: authorized.body.action });
   return { started, authorized, res, body: (await res.json()) as any };
+}
+
+// ——— The platform token cache as LTI uses it (holder `lti:<registration id>`) ———
+
+/** Rows of the token cache of a registration: every version, or (usable) only the registration's current one. */
+export async function cachedTokens(consumerId: string, which: "usable" | "any" = "usable"): Promise<number> {
+  const db = database(env.DB);
+  const holder = eq(outboundAccessTokens.holder, `lti:${consumerId}`);
+  if (which === "any") return db.$count(outboundAccessTokens, holder);
+  const consumer = await db
+    .select({ version: ltiConsumers.credentialsVersion })
+    .from(ltiConsumers)
+    .where(eq(ltiConsumers.id, consumerId))
+    .get();
+  if (!consumer) return 0;
+  return db.$count(outboundAccessTokens, and(holder, eq(outboundAccessTokens.version, consumer.version)));
+}
+
+/** Empties the token cache of a registration (or of every registration). */
+export async function forgetTokens(consumerId?: string): Promise<void> {
+  await database(env.DB)
+    .delete(outboundAccessTokens)
+    .where(
+      consumerId
+        ? eq(outboundAccessTokens.holder, `lti:${consumerId}`)
+        : like(outboundAccessTokens.holder, "lti:%"),
+    );
 }

@@ -22,6 +22,13 @@ export const ltiConsumers = sqliteTable(
     authTokenUrl: text("auth_token_url").notNull(),
     jwksUrl: text("jwks_url").notNull(),
     authTokenAudience: text("auth_token_audience"),
+    /**
+     * The version of what the registration obtains platform access tokens with: raised (in the same
+     * statement or batch) whenever its issuer, client id, token URL, audience, key set URL or signing
+     * key changes, so the platform's token cache (`outbound_access_tokens`, holder `lti:<id>`) never
+     * hands out a token obtained with what it said before.
+     */
+    credentialsVersion: integer("credentials_version").notNull().default(1),
     createdAt: text("created_at").notNull(),
     updatedAt: text("updated_at").notNull(),
   },
@@ -154,21 +161,6 @@ export const ltiSessionCodes = sqliteTable("lti_session_codes", {
   expiresAt: integer("expires_at").notNull(),
   usedAt: integer("used_at"),
 });
-
-/** OAuth 2 access tokens of a platform, per registration and scope set, kept until shortly before expiry. */
-export const ltiAccessTokens = sqliteTable(
-  "lti_access_tokens",
-  {
-    consumerId: text("consumer_id")
-      .notNull()
-      .references(() => ltiConsumers.id, { onDelete: "cascade" }),
-    scope: text("scope").notNull(),
-    tokenSealed: text("token_sealed").notNull(),
-    /** ms: when the cached token stops being used (its expiry less a margin). */
-    expiresAt: integer("expires_at").notNull(),
-  },
-  (t) => [primaryKey({ columns: [t.consumerId, t.scope] })],
-);
 
 export const PASSBACK_STATUSES = ["pending", "retrying", "succeeded", "failed"] as const;
 export type PassbackStatus = (typeof PASSBACK_STATUSES)[number];

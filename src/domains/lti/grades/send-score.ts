@@ -158,7 +158,7 @@ async function postScore(
       body,
     );
     if (outcome.responseStatus === 401 && round === 0) {
-      await forgetAccessToken(ctx, consumer.id, SCORE_SCOPE);
+      await forgetAccessToken(ctx, consumer, SCORE_SCOPE, token);
       continue;
     }
     return judged(ctx, passback, outcome);
