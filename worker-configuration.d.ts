@@ -18,6 +18,8 @@ declare namespace Cloudflare {
 		BULK_DLQ: Queue;
 		LTI_PASSBACK_QUEUE: Queue;
 		LTI_PASSBACK_DLQ: Queue;
+		LTI_ROSTER_QUEUE: Queue;
+		LTI_ROSTER_DLQ: Queue;
 		PUBLIC_RATE_LIMITER: RateLimit;
 		RATE_LIMIT_WINDOW_SECONDS: "60";
 		SESSION_TTL_DAYS: "30";

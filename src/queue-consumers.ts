@@ -1,6 +1,7 @@
 import { consumeExportDeadLetters, consumeExports } from "./domains/exports/consumer";
 import { passbackCompletions } from "./domains/lti/grades/completion-subscriber";
 import { deadLetterPassbacks, deliverPassbacks } from "./domains/lti/grades/queue-consumer";
+import { consumeRosterSyncs, deadLetterRosterSyncs } from "./domains/lti/roster/consumer";
 import { consumeBulk, consumeBulkDeadLetters } from "./domains/members/bulk/consumer";
 import { deadLetterDeliveries, deadLetterEvents, deliverWebhooks } from "./domains/webhooks/consumer";
 import { fanOut } from "./domains/webhooks/fan-out";
@@ -27,6 +28,8 @@ export const QUEUE_CONSUMERS: Record<string, QueueConsumer> = {
   "lingua-bulk-members-dlq": consumeBulkDeadLetters,
   "lingua-lti-passbacks": deliverPassbacks,
   "lingua-lti-passbacks-dlq": deadLetterPassbacks,
+  "lingua-lti-roster": consumeRosterSyncs,
+  "lingua-lti-roster-dlq": deadLetterRosterSyncs,
 };
 
 export async function consumeQueue(

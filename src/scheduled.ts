@@ -1,6 +1,7 @@
 import { sweepExports } from "./domains/exports/sweep";
 import { requeueStalledPassbacks } from "./domains/lti/grades/sweep";
 import { sweepLti } from "./domains/lti/launch/sweep";
+import { sweepRosterSyncs } from "./domains/lti/roster/sweep";
 import { sweepBulkJobs } from "./domains/members/bulk/sweep";
 import { purgePastWeeks } from "./domains/progress/sweep";
 import { purgeOldEvents, requeueStalledDeliveries } from "./domains/webhooks/sweep";
@@ -22,6 +23,7 @@ const SWEEPS: { name: string; run: Sweep }[] = [
   { name: "past-weeks", run: purgePastWeeks },
   { name: "lti", run: sweepLti },
   { name: "lti-passbacks", run: requeueStalledPassbacks },
+  { name: "lti-roster-syncs", run: sweepRosterSyncs },
 ];
 
 /** One cron run: every sweep, on a context whose clock reads the run's scheduled time. */

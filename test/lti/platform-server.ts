@@ -20,6 +20,8 @@ import {
 } from "jose";
 import type { TestProject } from "vitest/node";
 import { listenOnLoopback } from "../helpers/loopback";
+// ——— LTI Advantage services (NRPS, line items): platform-services.ts ———
+import { configureServices, handleServices, recordTokenScope, servicesState } from "./platform-services";
 
 export interface ScriptedAnswer {
   status?: number;
@@ -186,6 +188,7 @@ async function handleToken(
   else {
     const token = randomUUID();
     platform.tokens.add(token);
+    recordTokenScope(platform, token, record.scope); // services: the scope the token was issued for
     answer = [
       200,
       JSON.stringify({ access_token: token, token_type: "Bearer", expires_in: 3600, scope: record.scope }),
@@ -276,6 +279,7 @@ export async function startPlatformServer(): Promise<{ url: string; close: () =>
           if (body.token_script) platform.tokenScript = body.token_script;
           if (body.score_script) platform.scoreScript = body.score_script;
           if (body.line_item_maximum) platform.lineItemMaximum = body.line_item_maximum;
+          configureServices(platform, body); // services
         }
         return json(200, {
           issuer: base,
@@ -289,12 +293,14 @@ export async function startPlatformServer(): Promise<{ url: string; close: () =>
           issued_tokens: [...platform.tokens],
           jwks_fetches: platform.jwksFetches,
           authorize_requests: platform.authorizeRequests,
+          ...servicesState(platform, base), // services
         });
       }
       if (parts[0] === "p" && parts[1]) {
         const platform = platforms.get(parts[1]);
         if (!platform) return json(404, { error: "no such platform" });
         const base = `${origin}/p/${parts[1]}`;
+        if (await handleServices(platform, req, res, url, parts, base)) return; // services
         if (parts[2] === "jwks") {
           platform.jwksFetches += 1;
           return json(200, { keys: platform.keys.map((k) => k.publicJwk) });

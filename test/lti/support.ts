@@ -270,3 +270,31 @@ export async function forgetTokens(consumerId?: string): Promise<void> {
         : like(outboundAccessTokens.holder, "lti:%"),
     );
 }
+
+// ——— LTI Advantage services of the simulator (platform-services.ts) ———
+
+export const NRPS_SCOPE = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly";
+export const LINE_ITEM_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem";
+
+export interface ServicesState {
+  context_memberships_url: string;
+  service_requests: import("./platform-services").ServiceRequest[];
+  line_items: Record<string, any>[];
+}
+
+/** The platform's state with its services' part. */
+export async function servicesState(platform: Simulator): Promise<PlatformState & ServicesState> {
+  return (await platform.state()) as PlatformState & ServicesState;
+}
+
+/** A member of an NRPS roster as a platform lists it. */
+export function rosterMember(userId: string, extra: Record<string, unknown> = {}) {
+  return {
+    user_id: userId,
+    name: `Member ${userId}`,
+    email: `${userId}@lms.example`,
+    roles: [LEARNER_ROLE],
+    status: "Active",
+    ...extra,
+  };
+}

@@ -209,3 +209,45 @@ export const ltiPassbacks = sqliteTable(
       .where(sql`status IN ('pending', 'retrying')`),
   ],
 );
+
+export const ROSTER_SYNC_STATUSES = ["queued", "processing", "completed", "failed"] as const;
+export type RosterSyncStatus = (typeof ROSTER_SYNC_STATUSES)[number];
+
+/**
+ * Runs of `POST /api/integrations/lti-launches/{launch}/members/sync`: the roster's active members made
+ * Lingua members. A run of 500 active members or fewer is done within its request and recorded
+ * completed; a larger one is a leased job (platform/jobs/lease.ts) on `lingua-lti-roster`: `lease_id`
+ * / `lease_until` say who accounts for it, `generation` fences a message the sweep replaced. One
+ * active run per launch (the partial unique index): a second request while it runs answers it.
+ */
+export const ltiRosterSyncs = sqliteTable(
+  "lti_roster_syncs",
+  {
+    id: text("id").primaryKey(),
+    institutionId: text("institution_id").notNull(),
+    launchId: text("launch_id")
+      .notNull()
+      .references(() => ltiLaunches.id, { onDelete: "cascade" }),
+    status: text("status", { enum: ROSTER_SYNC_STATUSES }).notNull(),
+    /** Active and inactive members of the roster; null until it was read. */
+    activeCount: integer("active_count"),
+    inactiveCount: integer("inactive_count"),
+    createdCount: integer("created_count").notNull().default(0),
+    alreadyLinkedCount: integer("already_linked_count").notNull().default(0),
+    seatsExhaustedCount: integer("seats_exhausted_count").notNull().default(0),
+    error: text("error"),
+    generation: integer("generation").notNull().default(0),
+    leaseId: text("lease_id"),
+    /** ms */
+    leaseUntil: integer("lease_until"),
+    /** ms: the last time a holder or the sweep touched it. */
+    heartbeatAt: integer("heartbeat_at"),
+    createdAt: text("created_at").notNull(),
+    completedAt: text("completed_at"),
+  },
+  (t) => [
+    uniqueIndex("lti_roster_syncs_active_idx").on(t.launchId).where(sql`status IN ('queued', 'processing')`),
+    index("lti_roster_syncs_launch_idx").on(t.launchId, t.createdAt, t.id),
+    index("lti_roster_syncs_lease_idx").on(t.leaseUntil).where(sql`status IN ('queued', 'processing')`),
+  ],
+);

@@ -16,6 +16,9 @@ import { registerGetLtiJwks } from "./registrations/routes/get-lti-jwks";
 import { registerListLtiConsumers } from "./registrations/routes/list-lti-consumers";
 import { registerRotateLtiKeys } from "./registrations/routes/rotate-lti-keys";
 import { registerUpdateLtiConsumer } from "./registrations/routes/update-lti-consumer";
+import { registerGetLtiLaunchMemberSync } from "./roster/routes/get-lti-launch-member-sync";
+import { registerListLtiLaunchMembers } from "./roster/routes/list-lti-launch-members";
+import { registerSyncLtiLaunchMembers } from "./roster/routes/sync-lti-launch-members";
 
 /**
  * The LTI 1.3 tool, in three parts: registrations/ (the platforms an institution registers, and the
@@ -43,4 +46,8 @@ export function registerLti(app: OpenAPIHono<AppEnv>) {
   registerGetLtiLaunch(app);
   // Grades.
   registerGradePassback(app);
+  // Roster (Names and Role Provisioning).
+  registerListLtiLaunchMembers(app);
+  registerSyncLtiLaunchMembers(app);
+  registerGetLtiLaunchMemberSync(app);
 }
