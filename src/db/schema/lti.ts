@@ -176,6 +176,11 @@ export const ltiPassbacks = sqliteTable(
     institutionId: text("institution_id").notNull(),
     /** The outbox event of an automatic passback; null for a manual one. */
     eventId: text("event_id"),
+    /**
+     * The line item a manual grade names (`line_item_url`, one of the launch's context); null: the
+     * launch's own `lineitem`.
+     */
+    lineItemUrl: text("line_item_url"),
     scoreGiven: real("score_given"),
     scoreMaximum: real("score_maximum"),
     /** Automatic passbacks: the score as a fraction of 1, scaled to the line item's maximum when sent. */

@@ -1,6 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
+import { registerCreateLtiLineItem } from "./grades/routes/create-lti-line-item";
 import { registerGradePassback } from "./grades/routes/grade-passback";
+import { registerListLtiLineItems } from "./grades/routes/list-lti-line-items";
 import { registerExchangeLtiCode } from "./launch/routes/exchange-lti-code";
 import { registerGetLtiLaunch } from "./launch/routes/get-lti-launch";
 import { registerListLtiLaunches } from "./launch/routes/list-lti-launches";
@@ -46,6 +48,8 @@ export function registerLti(app: OpenAPIHono<AppEnv>) {
   registerGetLtiLaunch(app);
   // Grades.
   registerGradePassback(app);
+  registerListLtiLineItems(app);
+  registerCreateLtiLineItem(app);
   // Roster (Names and Role Provisioning).
   registerListLtiLaunchMembers(app);
   registerSyncLtiLaunchMembers(app);

@@ -168,6 +168,11 @@ export const PassbackBody = z
     activity_progress: z.enum(ACTIVITY_PROGRESS).default("Completed"),
     grading_progress: z.enum(GRADING_PROGRESS).default("FullyGraded"),
     comment: z.string().max(4000, "must be at most 4000 characters").nullable().optional(),
+    line_item_url: z.string().max(2048).optional().openapi({
+      example: "https://canvas.example.edu/api/lti/courses/42/line_items/7",
+      description:
+        "The line item (an `id` from `GET /api/integrations/lti-launches/{launch}/line-items`) to grade instead of the launch's own: a line item of the launch's context — the launch's `lineitem`, or a URL below its `lineitems` URL on the same origin; anything else is `422`. The launch needs the score scope and a `lineitems` URL.",
+    }),
   })
   .openapi("LtiGradePassbackRequest");
 
@@ -179,6 +184,9 @@ export const PassbackSchema = z
       description: "`automatic`: sent for a `lesson.completed` / `course.completed` event (`event_id`).",
     }),
     event_id: z.string().nullable(),
+    line_item_url: z.string().nullable().openapi({
+      description: "The line item the grade went to when the request named one; null: the launch's own.",
+    }),
     status: z.enum(PASSBACK_STATUSES).openapi({
       description:
         "`pending` (queued), `retrying` (the platform failed or timed out; a retry is scheduled), `succeeded`, `failed` (rejected by the platform, or retries used up).",
@@ -381,3 +389,64 @@ export const RosterSyncSchema = z
     completed_at: z.string().nullable(),
   })
   .openapi("LtiRosterSync");
+
+// ——— Line items (AGS line item service of the launch's context) ———
+
+export const LineItemsQuery = z.object({
+  ...pageQueryShape,
+  resource_id: z
+    .string()
+    .trim()
+    .min(1, "must not be empty")
+    .max(255)
+    .optional()
+    .openapi({
+      param: { name: "resource_id", in: "query" },
+      example: "crs_01JD3Q8W2X4Y5Z6A7B8C9D0E1S",
+      description:
+        "Only line items tagged with this resource (a course or lesson id), as the platform filters them.",
+    }),
+  tag: z
+    .string()
+    .trim()
+    .min(1, "must not be empty")
+    .max(255)
+    .optional()
+    .openapi({
+      param: { name: "tag", in: "query" },
+      example: "final",
+      description: "Only line items with this tag, as the platform filters them.",
+    }),
+});
+
+export const CreateLineItemBody = z
+  .strictObject({
+    label: displayText({ max: 255 }, { example: "Unit 3: the past tense" }),
+    score_maximum: z.number().positive("must be > 0").max(1_000_000).openapi({ example: 100 }),
+    course_id: z.string().min(1).max(64).optional().openapi({ example: "crs_01JD3Q8W2X4Y5Z6A7B8C9D0E1S" }),
+    lesson_id: z.string().min(1).max(64).optional().openapi({ example: "les_01JD3Q8W2X4Y5Z6A7B8C9D0E1T" }),
+    tag: z.string().trim().min(1, "must not be empty").max(255).optional().openapi({ example: "final" }),
+  })
+  .refine((body) => (body.course_id === undefined) !== (body.lesson_id === undefined), {
+    message: "name exactly one of course_id and lesson_id",
+    path: ["course_id"],
+  })
+  .openapi("LtiLineItemRequest");
+
+export const LineItemSchema = z
+  .object({
+    id: z.string().openapi({
+      description: "The line item's URL at the platform: what `line_item_url` of a grade passback takes.",
+      example: "https://canvas.example.edu/api/lti/courses/42/line_items/7",
+    }),
+    label: z.string().nullable(),
+    score_maximum: z.number().nullable(),
+    resource_id: z.string().nullable().openapi({
+      description:
+        "The course or lesson id Lingua tagged it with (AGS `resourceId`); other tools' ids as the platform has them.",
+    }),
+    tag: z.string().nullable(),
+  })
+  .openapi("LtiLineItem");
+
+export const LineItemPageSchema = pageSchema(LineItemSchema, "LtiLineItemPage");

@@ -1,6 +1,11 @@
+import { eq } from "drizzle-orm";
+import { ltiConsumers, ltiLaunches } from "../../../db/schema";
+import { enforce } from "../../../platform/auth/policy";
 import { ApiError } from "../../../platform/errors";
-import type { ServiceContext } from "../../../platform/service/context";
+import type { PrincipalContext, ServiceContext } from "../../../platform/service/context";
+import type { LaunchRow } from "../launch/launch-log";
 import { type AttemptOutcome, requestPlatformService, type ServiceOutcome } from "../outbound";
+import { mayUseLaunchServices } from "../policy";
 import type { ConsumerRow } from "../registrations/service";
 import { accessToken, forgetAccessToken } from "./access-token";
 
@@ -61,4 +66,26 @@ export function platformJson(outcome: ServiceOutcome, what: string): unknown {
   } catch {
     throw new ApiError("bad_gateway", `The platform's answer to ${what} is not JSON (or too large to read).`);
   }
+}
+
+/** The caller's institution's launch and its registration, for a launch service (roster, line items). */
+export async function launchForServices(
+  ctx: PrincipalContext,
+  launchId: string,
+): Promise<{ launch: LaunchRow; consumer: ConsumerRow | undefined }> {
+  const launch = await ctx.db.select().from(ltiLaunches).where(eq(ltiLaunches.id, launchId)).get();
+  enforce(mayUseLaunchServices(ctx.principal, launch, launchId));
+  const consumer = launch?.consumerId
+    ? await ctx.db.select().from(ltiConsumers).where(eq(ltiConsumers.id, launch.consumerId)).get()
+    : undefined;
+  return { launch: launch as LaunchRow, consumer };
+}
+
+/** The registration a launch's service calls go through, or the service's 409 when it was deleted. */
+export function requireConsumer(
+  consumer: ConsumerRow | undefined,
+  code: "lti_roster_unavailable" | "lti_line_items_unavailable",
+): ConsumerRow {
+  if (!consumer) throw new ApiError(code, "The platform registration of this launch was deleted.");
+  return consumer;
 }

@@ -13,10 +13,10 @@ import {
   taken,
 } from "../../../platform/jobs/lease";
 import type { PrincipalContext, ServiceContext } from "../../../platform/service/context";
+import { launchForServices, requireConsumer } from "../grades/platform-call";
 import type { RosterSyncSchema } from "../schemas";
 import { readRoster, requireMembershipsUrl } from "./nrps";
 import { noCounts, provisionRoster, type SyncCounts } from "./provision";
-import { launchForServices, requireConsumer } from "./service";
 
 /**
  * `POST …/lti-launches/{launch}/members/sync`: the roster's active members made Lingua members

@@ -1,0 +1,1 @@
+ALTER TABLE `lti_passbacks` ADD `line_item_url` text;
