@@ -3,11 +3,13 @@
 import { env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
-import { institutions, users } from "../../src/db/schema";
+import { institutions, ltiRosterSyncs, users } from "../../src/db/schema";
+import { sweepRosterSyncs } from "../../src/domains/lti/roster/sweep";
 import { database } from "../../src/platform/db";
 import { callJson } from "../helpers/api";
+import { testContext } from "../helpers/context";
 import { createTenant, mintToken } from "../helpers/tenants";
-import { waitUntil } from "../webhooks/support";
+import { runQueue, waitUntil } from "../webhooks/support";
 import {
   INSTRUCTOR_ROLE,
   launch,
@@ -249,4 +251,86 @@ it("a roster of more than 500 active members is synced through the queue, and a 
   const linked = (await members(tenant.admin.token, l.id, "?per_page=100&page=6")).body;
   expect(linked.meta.total).toBe(503);
   expect(linked.data.every((m: any) => m.lingua_user_id)).toBe(true);
+});
+
+/** A queued sync of `launchId` written straight to D1 (no message), as a lost one would look. */
+async function lostSync(
+  launchId: string,
+  institutionId: string,
+  fields: Partial<typeof ltiRosterSyncs.$inferInsert> = {},
+) {
+  const id = `lrs_test_${crypto.randomUUID()}`;
+  await database(env.DB)
+    .insert(ltiRosterSyncs)
+    .values({
+      id,
+      institutionId,
+      launchId,
+      status: "queued",
+      generation: 0,
+      leaseId: null,
+      leaseUntil: Date.now() - 1_000,
+      createdAt: new Date().toISOString(),
+      ...fields,
+    });
+  return id;
+}
+
+const syncRow = (id: string) =>
+  database(env.DB).select().from(ltiRosterSyncs).where(eq(ltiRosterSyncs.id, id)).get();
+
+it("the queue's consumer provisions a sync once; a message of another generation, or of a finished sync, changes nothing", async () => {
+  const roster = ["q-1", "q-2", "q-3"].map((id) => rosterMember(id));
+  const { tenant, launch: l } = await rosterLaunch(roster);
+  const id = await lostSync(l.id, tenant.institution.id, { generation: 1 });
+  const stale = await runQueue("lingua-lti-roster", [{ sync_id: id, generation: 0 }]);
+  expect(stale.explicitAcks).toHaveLength(1);
+  expect(await syncRow(id)).toMatchObject({ status: "queued", createdCount: 0 });
+
+  const run = await runQueue("lingua-lti-roster", [{ sync_id: id, generation: 1 }]);
+  expect(run.explicitAcks).toHaveLength(1);
+  expect(await syncRow(id)).toMatchObject({
+    status: "completed",
+    activeCount: 3,
+    createdCount: 3,
+    alreadyLinkedCount: 0,
+    leaseId: null,
+  });
+  const twice = await runQueue("lingua-lti-roster", [{ sync_id: id, generation: 1 }]);
+  expect(twice.explicitAcks).toHaveLength(1);
+  expect(await syncRow(id)).toMatchObject({ createdCount: 3 });
+  // A body that does not fit goes to the dead-letter queue at once.
+  const junk = await runQueue("lingua-lti-roster", [{ nope: true }]);
+  expect(junk.explicitAcks).toHaveLength(1);
+});
+
+it("the minute sweep resumes a sync whose lease ran out, fails one a day old; a dead letter fails its sync", async () => {
+  const { tenant, launch: l } = await rosterLaunch([rosterMember("w-1")]);
+  const lost = await lostSync(l.id, tenant.institution.id);
+  const result = await sweepRosterSyncs(testContext());
+  expect(result.resumed).toBeGreaterThanOrEqual(1);
+  // The sweep's message reaches the consumer, which finishes it.
+  const done = await waitUntil(async () => {
+    const row = await syncRow(lost);
+    return row?.status === "completed" ? row : null;
+  });
+  expect(done).toMatchObject({ createdCount: 1, alreadyLinkedCount: 0 });
+
+  const other = await rosterLaunch([rosterMember("w-2")]);
+  const old = await lostSync(other.launch.id, other.tenant.institution.id, {
+    createdAt: new Date(Date.now() - 25 * 3_600_000).toISOString(),
+  });
+  await sweepRosterSyncs(testContext());
+  expect(await syncRow(old)).toMatchObject({ status: "failed", error: expect.stringMatching(/24 hours/) });
+
+  const third = await rosterLaunch([rosterMember("w-3")]);
+  const dead = await lostSync(third.launch.id, third.tenant.institution.id, {
+    leaseUntil: Date.now() + 600_000,
+  });
+  const dlq = await runQueue("lingua-lti-roster-dlq", [{ sync_id: dead, generation: 0 }]);
+  expect(dlq.explicitAcks).toHaveLength(1);
+  expect(await syncRow(dead)).toMatchObject({
+    status: "failed",
+    error: expect.stringMatching(/every attempt/),
+  });
 });
