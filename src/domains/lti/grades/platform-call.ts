@@ -27,7 +27,7 @@ export async function callPlatformService(
 ): Promise<ServiceOutcome> {
   for (let round = 0; round < 2; round++) {
     const token = await accessToken(ctx, consumer, scope);
-    if (!("token" in token)) throw platformProblem(token.failure, `${what}: the token request`);
+    if (!("token" in token)) throw platformProblem(token.failure, `the access token for ${what}`);
     const outcome = await requestPlatformService(ctx, url, {
       ...init,
       headers: { ...init.headers, Authorization: `Bearer ${token.token}` },
