@@ -1,5 +1,4 @@
-import type { z } from "@hono/zod-openapi";
-import { z as zod } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { and, desc, eq, inArray } from "drizzle-orm";
 import { ltiRosterSyncs } from "../../../db/schema";
 import { ApiError } from "../../../platform/errors";
@@ -29,9 +28,9 @@ export type RosterSync = typeof ltiRosterSyncs.$inferSelect;
 /** Rosters of up to this many active members are synced within the request. */
 export const IN_REQUEST_MEMBERS = 500;
 
-export const RosterMessageSchema = zod.object({
-  sync_id: zod.string().min(1),
-  generation: zod.number().int().min(0),
+export const RosterMessageSchema = z.object({
+  sync_id: z.string().min(1),
+  generation: z.number().int().min(0),
 });
 export type RosterMessage = z.infer<typeof RosterMessageSchema>;
 
