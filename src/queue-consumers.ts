@@ -1,6 +1,7 @@
 import { consumeExportDeadLetters, consumeExports } from "./domains/exports/consumer";
 import { passbackCompletions } from "./domains/lti/grades/completion-subscriber";
 import { deadLetterPassbacks, deliverPassbacks } from "./domains/lti/grades/queue-consumer";
+import { consumeRosterSyncs, deadLetterRosterSyncs } from "./domains/lti/roster/consumer";
 import { consumeBulk, consumeBulkDeadLetters } from "./domains/members/bulk/consumer";
 import { deadLetterDeliveries, deadLetterEvents, deliverWebhooks } from "./domains/webhooks/consumer";
 import { fanOut } from "./domains/webhooks/fan-out";
@@ -32,6 +33,8 @@ export const QUEUE_CONSUMERS: Record<string, QueueConsumer> = {
   "lingua-lti-passbacks-dlq": deadLetterPassbacks,
   "lingua-xapi-statements": deliverXapiBatches,
   "lingua-xapi-statements-dlq": deadLetterXapiBatches,
+  "lingua-lti-roster": consumeRosterSyncs,
+  "lingua-lti-roster-dlq": deadLetterRosterSyncs,
 };
 
 export async function consumeQueue(

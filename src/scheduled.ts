@@ -1,6 +1,7 @@
 import { sweepExports } from "./domains/exports/sweep";
 import { requeueStalledPassbacks } from "./domains/lti/grades/sweep";
 import { sweepLti } from "./domains/lti/launch/sweep";
+import { sweepRosterSyncs } from "./domains/lti/roster/sweep";
 import { sweepBulkJobs } from "./domains/members/bulk/sweep";
 import { purgePastWeeks } from "./domains/progress/sweep";
 import { purgeOldEvents, requeueStalledDeliveries } from "./domains/webhooks/sweep";
@@ -30,6 +31,7 @@ const SWEEPS: { name: string; run: Sweep }[] = [
   { name: "xapi-batches", run: requeueStalledXapiBatches },
   { name: "xapi-failing-endpoints", run: notifyFailingEndpoints },
   { name: "xapi-retention", run: purgeOldXapiStatements },
+  { name: "lti-roster-syncs", run: sweepRosterSyncs },
 ];
 
 /** One cron run: every sweep, on a context whose clock reads the run's scheduled time. */

@@ -194,6 +194,22 @@ export const ERROR_CATALOGUE = {
     action:
       "Post the response you received to the platform's return URL; to link other content, start deep linking again from the LMS.",
   },
+  lti_roster_unavailable: {
+    status: 409,
+    title: "LTI roster unavailable",
+    meaning:
+      "The launch cannot read its course's roster: the platform sent no Names and Role Provisioning Services claim with a usable `context_memberships_url`, or the launch was refused.",
+    action:
+      "Enable Names and Role Provisioning for the tool in the LMS, launch again from the course, and use the new launch.",
+  },
+  lti_line_items_unavailable: {
+    status: 409,
+    title: "LTI line items unavailable",
+    meaning:
+      "The launch cannot list or create line items: the platform sent no Assignment and Grade Services claim with a usable `lineitems` URL and a line-item scope, or the launch was refused.",
+    action:
+      "Enable Assignment and Grade Services (line item management) for the tool in the LMS, launch again from the course, and use the new launch.",
+  },
   token_limit_reached: {
     status: 409,
     title: "Token limit reached",
@@ -299,8 +315,9 @@ export const ERROR_CATALOGUE = {
     status: 502,
     title: "LTI platform rejected the request",
     meaning:
-      "The LMS refused the grade we sent; `platform_status` gives its answer and `passback_id` the recorded attempt.",
-    action: "Check the assignment and the tool's permissions in the LMS, then send the grade again.",
+      "The LMS refused what we asked on your behalf (a grade, its roster, its line items, or the access token for them); `platform_status` gives its answer, `platform_body` its first KiB, and for a grade `passback_id` the recorded attempt.",
+    action:
+      "Check the assignment and the tool's permissions (services and scopes) in the LMS, then try again.",
   },
   lti_platform_configuration_invalid: {
     status: 502,

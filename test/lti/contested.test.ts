@@ -3,20 +3,15 @@
 import { env } from "cloudflare:test";
 import { and, eq, inArray, isNull } from "drizzle-orm";
 import { expect, it, vi } from "vitest";
-import {
-  ltiAccessTokens,
-  ltiConsumers,
-  ltiLaunches,
-  ltiPassbacks,
-  ltiStates,
-  ltiUserLinks,
-} from "../../src/db/schema";
+import { ltiConsumers, ltiLaunches, ltiPassbacks, ltiStates, ltiUserLinks } from "../../src/db/schema";
 import { database } from "../../src/platform/db";
 import { callJson } from "../helpers/api";
 import { createTenant, type TestUser } from "../helpers/tenants";
 import {
   AGS_CLAIM,
   CALLBACK_URL,
+  cachedTokens,
+  forgetTokens,
   LTI,
   launchClaims,
   launchThroughPlatform,
@@ -130,7 +125,7 @@ it("another institution registering the same issuer and client id cannot obtain 
   // Nothing reached the attacker's line item, least of all with a token of A's LMS.
   const lairState = await attacker.state();
   expect(lairState.score_requests).toHaveLength(0);
-  expect(await db().$count(ltiAccessTokens, eq(ltiAccessTokens.consumerId, copy.id))).toBe(0);
+  expect(await cachedTokens(copy.id, "any")).toBe(0);
 
   // The two registrations publish different keys.
   const keysA = (await callJson(reg.consumer.tool.jwks_url)).body.keys.map((k: any) => k.kid);
@@ -138,7 +133,7 @@ it("another institution registering the same issuer and client id cannot obtain 
   expect(keysA.some((kid: string) => keysB.includes(kid))).toBe(false);
 
   // A's own passback still works, with a fresh token too.
-  await db().delete(ltiAccessTokens).where(eq(ltiAccessTokens.consumerId, reg.consumer.id));
+  await forgetTokens(reg.consumer.id);
   expect((await grade(a.admin.token, own.body.launch.id)).res.status).toBe(200);
   const last = (await reg.platform.state()).token_requests.at(-1);
   expect(last).toMatchObject({ assertion_valid: true, status: 200 });
@@ -151,7 +146,7 @@ it("changing a registration's token URL, key set, issuer or client id forgets it
   await reg.platform.learnToolKeys(reg.consumer);
   const launched = await launchVia(reg, reg.consumer.tool.login_url, reg.platform);
   expect((await grade(tenant.admin.token, launched.body.launch.id)).res.status).toBe(200);
-  const cached = () => db().$count(ltiAccessTokens, eq(ltiAccessTokens.consumerId, reg.consumer.id));
+  const cached = () => cachedTokens(reg.consumer.id);
   expect(await cached()).toBe(1);
   const put = (body: Record<string, unknown>) =>
     callJson(`/api/integrations/lti-consumers/${reg.consumer.id}`, {
@@ -195,7 +190,8 @@ it("a token the platform answers after the registration changed is not kept", as
   expect(changed.res.status).toBe(200);
   expect((await graded).res.status).toBe(200);
 
-  expect(await db().$count(ltiAccessTokens, eq(ltiAccessTokens.consumerId, reg.consumer.id))).toBe(0);
+  // (A token answered late for the old token URL may sit in the cache under the old version: never read.)
+  expect(await cachedTokens(reg.consumer.id)).toBe(0);
 });
 
 /** Launches, user links and states of these registrations and institutions (what a launch writes). */

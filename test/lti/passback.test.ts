@@ -2,12 +2,12 @@ import { env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from "jose";
 import { expect, it } from "vitest";
-import { ltiAccessTokens, ltiLaunches, ltiPassbacks } from "../../src/db/schema";
+import { ltiKeys, ltiLaunches, ltiPassbacks } from "../../src/db/schema";
 import { database } from "../../src/platform/db";
 import { callJson } from "../helpers/api";
 import { createTenant, mintToken } from "../helpers/tenants";
 import { runQueue, waitUntil } from "../webhooks/support";
-import { AGS_CLAIM, launch, registerPlatform, SCORE_SCOPE } from "./support";
+import { AGS_CLAIM, forgetTokens, launch, registerPlatform, SCORE_SCOPE } from "./support";
 
 async function gradableLaunch(overrides: Record<string, unknown> = {}) {
   const tenant = await createTenant();
@@ -202,7 +202,7 @@ it("after a key rotation the new key signs and the old one still verifies", asyn
     method: "POST",
   });
   expect(rotated.res.status).toBe(200);
-  await database(env.DB).delete(ltiAccessTokens);
+  await forgetTokens();
   await reg.platform.learnToolKeys();
   expect((await grade(tenant.admin.token, l.id, { score_given: 1, score_maximum: 1 })).res.status).toBe(200);
   const [before, after] = (await reg.platform.state()).token_requests;
@@ -280,17 +280,20 @@ it("a stored launch whose line item does not parse: the manual grade is 409, a q
 
 it("an error while sending is a failed attempt, retried on the usual schedule, never a 500 or a stuck pending", async () => {
   const { tenant, reg, launch: l } = await gradableLaunch();
-  // A cached access token that no longer unseals (a rotated encryption key, a damaged row).
-  const damaged = { tokenSealed: "damaged", expiresAt: Date.now() + 3_600_000 };
-  await database(env.DB)
-    .insert(ltiAccessTokens)
-    .values({ consumerId: reg.consumer.id, scope: SCORE_SCOPE, ...damaged })
-    .onConflictDoUpdate({ target: [ltiAccessTokens.consumerId, ltiAccessTokens.scope], set: damaged });
+  // A signing key that no longer unseals (a rotated encryption key, a damaged row). (A cached access
+  // token that no longer unseals is no error: the platform's token cache treats it as none.)
+  const db = database(env.DB);
+  const key = await db
+    .select({ id: ltiKeys.id, sealed: ltiKeys.privateKeySealed })
+    .from(ltiKeys)
+    .where(eq(ltiKeys.consumerId, reg.consumer.id))
+    .get();
+  await db.update(ltiKeys).set({ privateKeySealed: "damaged" }).where(eq(ltiKeys.id, key!.id));
   const { res, body } = await grade(tenant.admin.token, l.id, { score_given: 1, score_maximum: 2 });
   expect(res.status).toBe(202);
   expect(body).toMatchObject({ status: "retrying", attempt_count: 1, platform_status: null });
   expect(body.last_error).toBe("Internal error while sending the score; it will be retried");
-  await database(env.DB).delete(ltiAccessTokens).where(eq(ltiAccessTokens.consumerId, reg.consumer.id));
+  await db.update(ltiKeys).set({ privateKeySealed: key!.sealed }).where(eq(ltiKeys.id, key!.id));
   const done = await waitUntil(async () => {
     const { body: launch } = await callJson(`/api/integrations/lti-launches/${l.id}`, {
       token: tenant.admin.token,

@@ -22,6 +22,8 @@ import type { TestProject } from "vitest/node";
 import { listenOnLoopback } from "../helpers/loopback";
 import { deepLinkingControl, deepLinkingReturn } from "./platform-deep-linking";
 import { controlRegistration, handleRegistration } from "./platform-registration";
+// ——— LTI Advantage services (NRPS, line items): platform-services.ts ———
+import { configureServices, handleServices, recordTokenScope, servicesState } from "./platform-services";
 
 export interface ScriptedAnswer {
   status?: number;
@@ -188,6 +190,7 @@ async function handleToken(
   else {
     const token = randomUUID();
     platform.tokens.add(token);
+    recordTokenScope(platform, token, record.scope); // services: the scope the token was issued for
     answer = [
       200,
       JSON.stringify({ access_token: token, token_type: "Bearer", expires_in: 3600, scope: record.scope }),
@@ -283,6 +286,7 @@ export async function startPlatformServer(): Promise<{ url: string; close: () =>
           if (body.token_script) platform.tokenScript = body.token_script;
           if (body.score_script) platform.scoreScript = body.score_script;
           if (body.line_item_maximum) platform.lineItemMaximum = body.line_item_maximum;
+          configureServices(platform, body); // services
         }
         return json(200, {
           issuer: base,
@@ -296,6 +300,7 @@ export async function startPlatformServer(): Promise<{ url: string; close: () =>
           issued_tokens: [...platform.tokens],
           jwks_fetches: platform.jwksFetches,
           authorize_requests: platform.authorizeRequests,
+          ...servicesState(platform, base), // services
         });
       }
       if (parts[0] === "p" && parts[1]) {
@@ -310,6 +315,7 @@ export async function startPlatformServer(): Promise<{ url: string; close: () =>
           const [status, page] = await deepLinkingReturn(parts[1], platform, base, req);
           return res.writeHead(status, { "content-type": "text/html; charset=utf-8" }).end(page);
         }
+        if (await handleServices(platform, req, res, url, parts, base)) return; // services
         if (parts[2] === "jwks") {
           platform.jwksFetches += 1;
           return json(200, { keys: platform.keys.map((k) => k.publicJwk) });

@@ -1,4 +1,8 @@
+import { env } from "cloudflare:test";
+import { and, eq, like } from "drizzle-orm";
 import { inject } from "vitest";
+import { ltiConsumers, outboundAccessTokens } from "../../src/db/schema";
+import { database } from "../../src/platform/db";
 import { BASE, call, callJson } from "../helpers/api";
 import { freshIp, type TestUser } from "../helpers/tenants";
 import type { AuthorizeRequest, ScoreRequest, ScriptedAnswer, TokenRequest } from "./platform-server";
@@ -316,5 +320,60 @@ export function deepLinkingClaims(
       ...settings,
     },
     ...overrides,
+  };
+}
+
+// ——— The platform token cache as LTI uses it (holder `lti:<registration id>`) ———
+
+/** Rows of the token cache of a registration: every version, or (usable) only the registration's current one. */
+export async function cachedTokens(consumerId: string, which: "usable" | "any" = "usable"): Promise<number> {
+  const db = database(env.DB);
+  const holder = eq(outboundAccessTokens.holder, `lti:${consumerId}`);
+  if (which === "any") return db.$count(outboundAccessTokens, holder);
+  const consumer = await db
+    .select({ version: ltiConsumers.credentialsVersion })
+    .from(ltiConsumers)
+    .where(eq(ltiConsumers.id, consumerId))
+    .get();
+  if (!consumer) return 0;
+  return db.$count(outboundAccessTokens, and(holder, eq(outboundAccessTokens.version, consumer.version)));
+}
+
+/** Empties the token cache of a registration (or of every registration). */
+export async function forgetTokens(consumerId?: string): Promise<void> {
+  await database(env.DB)
+    .delete(outboundAccessTokens)
+    .where(
+      consumerId
+        ? eq(outboundAccessTokens.holder, `lti:${consumerId}`)
+        : like(outboundAccessTokens.holder, "lti:%"),
+    );
+}
+
+// ——— LTI Advantage services of the simulator (platform-services.ts) ———
+
+export const NRPS_SCOPE = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly";
+export const LINE_ITEM_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem";
+
+export interface ServicesState {
+  context_memberships_url: string;
+  service_requests: import("./platform-services").ServiceRequest[];
+  line_items: Record<string, any>[];
+}
+
+/** The platform's state with its services' part. */
+export async function servicesState(platform: Simulator): Promise<PlatformState & ServicesState> {
+  return (await platform.state()) as PlatformState & ServicesState;
+}
+
+/** A member of an NRPS roster as a platform lists it. */
+export function rosterMember(userId: string, extra: Record<string, unknown> = {}) {
+  return {
+    user_id: userId,
+    name: `Member ${userId}`,
+    email: `${userId}@lms.example`,
+    roles: [LEARNER_ROLE],
+    status: "Active",
+    ...extra,
   };
 }

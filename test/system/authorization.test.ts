@@ -142,6 +142,9 @@ const TENANT_RESOURCES: Record<string, (r: Resources) => Record<string, string>>
   "/api/integrations/lti-consumers/{id}/keys/rotate": (r) => ({ id: r.consumer }),
   "/api/integrations/lti-launches/{launch}": (r) => ({ launch: r.launch }),
   "/api/lti/grade-passback/{launch}": (r) => ({ launch: r.launch }),
+  "/api/integrations/lti-launches/{launch}/members": (r) => ({ launch: r.launch }),
+  "/api/integrations/lti-launches/{launch}/members/sync": (r) => ({ launch: r.launch }),
+  "/api/integrations/lti-launches/{launch}/line-items": (r) => ({ launch: r.launch }),
   "/api/integrations/xapi-endpoints/{id}": (r) => ({ id: r.xapiEndpoint }),
   "/api/integrations/xapi-endpoints/{id}/test": (r) => ({ id: r.xapiEndpoint }),
   "/api/integrations/xapi-endpoints/{id}/statements": (r) => ({ id: r.xapiEndpoint }),
@@ -237,6 +240,8 @@ function requestFor(name: string, r: Resources): Pick<CallOptions, "body" | "raw
       return { body: { score_given: 1, score_maximum: 1 } };
     case "POST /api/lti/deep-linking/{launch}/response":
       return { body: { items: [{ course_id: r.course }] } };
+    case "POST /api/integrations/lti-launches/{launch}/line-items":
+      return { body: { label: "Authz", score_maximum: 1, course_id: r.course } };
     default:
       return {};
   }

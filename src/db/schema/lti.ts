@@ -22,6 +22,13 @@ export const ltiConsumers = sqliteTable(
     authTokenUrl: text("auth_token_url").notNull(),
     jwksUrl: text("jwks_url").notNull(),
     authTokenAudience: text("auth_token_audience"),
+    /**
+     * The version of what the registration obtains platform access tokens with: raised (in the same
+     * statement or batch) whenever its issuer, client id, token URL, audience, key set URL or signing
+     * key changes, so the platform's token cache (`outbound_access_tokens`, holder `lti:<id>`) never
+     * hands out a token obtained with what it said before.
+     */
+    credentialsVersion: integer("credentials_version").notNull().default(1),
     createdAt: text("created_at").notNull(),
     updatedAt: text("updated_at").notNull(),
   },
@@ -181,21 +188,6 @@ export const ltiSessionCodes = sqliteTable("lti_session_codes", {
   usedAt: integer("used_at"),
 });
 
-/** OAuth 2 access tokens of a platform, per registration and scope set, kept until shortly before expiry. */
-export const ltiAccessTokens = sqliteTable(
-  "lti_access_tokens",
-  {
-    consumerId: text("consumer_id")
-      .notNull()
-      .references(() => ltiConsumers.id, { onDelete: "cascade" }),
-    scope: text("scope").notNull(),
-    tokenSealed: text("token_sealed").notNull(),
-    /** ms: when the cached token stops being used (its expiry less a margin). */
-    expiresAt: integer("expires_at").notNull(),
-  },
-  (t) => [primaryKey({ columns: [t.consumerId, t.scope] })],
-);
-
 export const PASSBACK_STATUSES = ["pending", "retrying", "succeeded", "failed"] as const;
 export type PassbackStatus = (typeof PASSBACK_STATUSES)[number];
 
@@ -210,6 +202,11 @@ export const ltiPassbacks = sqliteTable(
     institutionId: text("institution_id").notNull(),
     /** The outbox event of an automatic passback; null for a manual one. */
     eventId: text("event_id"),
+    /**
+     * The line item a manual grade names (`line_item_url`, one of the launch's context); null: the
+     * launch's own `lineitem`.
+     */
+    lineItemUrl: text("line_item_url"),
     scoreGiven: real("score_given"),
     scoreMaximum: real("score_maximum"),
     /** Automatic passbacks: the score as a fraction of 1, scaled to the line item's maximum when sent. */
@@ -275,4 +272,46 @@ export const ltiRegistrationLinks = sqliteTable(
     consumerId: text("consumer_id"),
   },
   (t) => [index("lti_registration_links_institution_idx").on(t.institutionId, t.createdAt)],
+);
+
+export const ROSTER_SYNC_STATUSES = ["queued", "processing", "completed", "failed"] as const;
+export type RosterSyncStatus = (typeof ROSTER_SYNC_STATUSES)[number];
+
+/**
+ * Runs of `POST /api/integrations/lti-launches/{launch}/members/sync`: the roster's active members made
+ * Lingua members. A run of 500 active members or fewer is done within its request and recorded
+ * completed; a larger one is a leased job (platform/jobs/lease.ts) on `lingua-lti-roster`: `lease_id`
+ * / `lease_until` say who accounts for it, `generation` fences a message the sweep replaced. One
+ * active run per launch (the partial unique index): a second request while it runs answers it.
+ */
+export const ltiRosterSyncs = sqliteTable(
+  "lti_roster_syncs",
+  {
+    id: text("id").primaryKey(),
+    institutionId: text("institution_id").notNull(),
+    launchId: text("launch_id")
+      .notNull()
+      .references(() => ltiLaunches.id, { onDelete: "cascade" }),
+    status: text("status", { enum: ROSTER_SYNC_STATUSES }).notNull(),
+    /** Active and inactive members of the roster; null until it was read. */
+    activeCount: integer("active_count"),
+    inactiveCount: integer("inactive_count"),
+    createdCount: integer("created_count").notNull().default(0),
+    alreadyLinkedCount: integer("already_linked_count").notNull().default(0),
+    seatsExhaustedCount: integer("seats_exhausted_count").notNull().default(0),
+    error: text("error"),
+    generation: integer("generation").notNull().default(0),
+    leaseId: text("lease_id"),
+    /** ms */
+    leaseUntil: integer("lease_until"),
+    /** ms: the last time a holder or the sweep touched it. */
+    heartbeatAt: integer("heartbeat_at"),
+    createdAt: text("created_at").notNull(),
+    completedAt: text("completed_at"),
+  },
+  (t) => [
+    uniqueIndex("lti_roster_syncs_active_idx").on(t.launchId).where(sql`status IN ('queued', 'processing')`),
+    index("lti_roster_syncs_launch_idx").on(t.launchId, t.createdAt, t.id),
+    index("lti_roster_syncs_lease_idx").on(t.leaseUntil).where(sql`status IN ('queued', 'processing')`),
+  ],
 );

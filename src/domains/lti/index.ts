@@ -3,7 +3,9 @@ import type { AppEnv } from "../../env";
 import { registerListDeepLinkingItems } from "./deep-linking/routes/list-deep-linking-items";
 import { registerLtiDeepLinkingResponse } from "./deep-linking/routes/lti-deep-linking-response";
 import { registerLtiDeepLinkingSelectionPage } from "./deep-linking/routes/lti-deep-linking-selection-page";
+import { registerCreateLtiLineItem } from "./grades/routes/create-lti-line-item";
 import { registerGradePassback } from "./grades/routes/grade-passback";
+import { registerListLtiLineItems } from "./grades/routes/list-lti-line-items";
 import { registerExchangeLtiCode } from "./launch/routes/exchange-lti-code";
 import { registerGetLtiLaunch } from "./launch/routes/get-lti-launch";
 import { registerListLtiLaunches } from "./launch/routes/list-lti-launches";
@@ -21,6 +23,9 @@ import { registerListLtiConsumers } from "./registrations/routes/list-lti-consum
 import { registerLtiDynamicRegistration } from "./registrations/routes/lti-dynamic-registration";
 import { registerRotateLtiKeys } from "./registrations/routes/rotate-lti-keys";
 import { registerUpdateLtiConsumer } from "./registrations/routes/update-lti-consumer";
+import { registerGetLtiLaunchMemberSync } from "./roster/routes/get-lti-launch-member-sync";
+import { registerListLtiLaunchMembers } from "./roster/routes/list-lti-launch-members";
+import { registerSyncLtiLaunchMembers } from "./roster/routes/sync-lti-launch-members";
 
 /**
  * The LTI 1.3 tool, in three parts: registrations/ (the platforms an institution registers, and the
@@ -56,4 +61,10 @@ export function registerLti(app: OpenAPIHono<AppEnv>) {
   registerLtiDeepLinkingResponse(app);
   // Grades.
   registerGradePassback(app);
+  registerListLtiLineItems(app);
+  registerCreateLtiLineItem(app);
+  // Roster (Names and Role Provisioning).
+  registerListLtiLaunchMembers(app);
+  registerSyncLtiLaunchMembers(app);
+  registerGetLtiLaunchMemberSync(app);
 }

@@ -90,3 +90,61 @@ export async function getJson(
   if (!outcome.ok) throw new Error(`${outcome.error ?? "failed"} (${url})`);
   return JSON.parse(outcome.responseBody ?? "");
 }
+
+// ——— Platform services: NRPS rosters and AGS line items ———
+
+/** The largest page of a roster or line items list read (NRPS pages run to a few hundred members). */
+export const SERVICE_BODY_LIMIT = 2 * 1024 * 1024;
+
+/** An answer of a platform service: the attempt's outcome, and the headers a caller pages by. */
+export interface ServiceOutcome extends AttemptOutcome {
+  /** The `Link` header, raw (RFC 8288), when the platform sent one. */
+  link: string | null;
+  /** The `Content-Type` header, raw. */
+  contentType: string | null;
+}
+
+/**
+ * A timed request to a platform service (a roster page, a line items list, a new line item) through
+ * the gate; the answer is read up to `SERVICE_BODY_LIMIT`. Never throws for the platform.
+ */
+export async function requestPlatformService(
+  ctx: ServiceContext,
+  url: string,
+  init: { method: "GET" | "POST"; headers: Record<string, string>; body?: string },
+): Promise<ServiceOutcome> {
+  const result = await outboundFetch(ctx.env, url, init, {
+    timeoutMs: ctx.config.webhooks.timeoutMs,
+    bodyLimit: SERVICE_BODY_LIMIT,
+    log: { caller: "lti" },
+  });
+  return {
+    ok: result.ok,
+    responseStatus: result.status,
+    errorCode: result.errorCode,
+    error: result.error,
+    responseBody: result.bodyPrefix,
+    durationMs: result.durationMs,
+    retryAfter: result.headers?.get("Retry-After") ?? null,
+    link: result.headers?.get("Link") ?? null,
+    contentType: result.headers?.get("Content-Type") ?? null,
+  };
+}
+
+/** The target of the `rel="next"` link of an RFC 8288 `Link` header, resolved against `base`; else null. */
+export function nextLink(link: string | null, base: string): string | null {
+  if (!link) return null;
+  for (const part of link.split(/,(?=\s*<)/)) {
+    const match = /^\s*<([^>]*)>\s*(.*)$/.exec(part);
+    if (!match) continue;
+    const rels = /(?:^|;)\s*rel\s*=\s*(?:"([^"]*)"|([^\s;,]+))/i.exec(match[2] ?? "");
+    const rel = (rels?.[1] ?? rels?.[2] ?? "").toLowerCase().split(/\s+/);
+    if (!rel.includes("next")) continue;
+    try {
+      return new URL(match[1] ?? "", base).toString();
+    } catch {
+      return null;
+    }
+  }
+  return null;
+}

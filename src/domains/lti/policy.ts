@@ -80,3 +80,17 @@ export function mayDeepLink(
     );
   return ALLOWED;
 }
+
+/**
+ * Using a launch's LTI Advantage services (its context's roster, its line items): the launch must be
+ * the caller's institution's (the route's ability says read or write). Another institution's launch,
+ * like an unknown one, is not found; an account of no institution is refused (403).
+ */
+export function mayUseLaunchServices(
+  principal: Principal,
+  launch: { institutionId: string | null } | undefined,
+  id: string,
+): Decision {
+  const institutionId = ltiInstitution(principal);
+  return launch && launch.institutionId === institutionId ? ALLOWED : notFound(`No LTI launch ${id}.`);
+}

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { LAUNCH_KINDS, LAUNCH_STATUSES, PASSBACK_STATUSES } from "../../db/schema";
+import { LAUNCH_KINDS, LAUNCH_STATUSES, PASSBACK_STATUSES, ROSTER_SYNC_STATUSES } from "../../db/schema";
 import { pageQueryShape, pageSchema } from "../../platform/http/pagination";
 import { displayText } from "../../platform/text";
 import { UserSchema } from "../auth/schemas";
@@ -199,6 +199,11 @@ export const PassbackBody = z
     activity_progress: z.enum(ACTIVITY_PROGRESS).default("Completed"),
     grading_progress: z.enum(GRADING_PROGRESS).default("FullyGraded"),
     comment: z.string().max(4000, "must be at most 4000 characters").nullable().optional(),
+    line_item_url: z.string().max(2048).optional().openapi({
+      example: "https://canvas.example.edu/api/lti/courses/42/line_items/7",
+      description:
+        "The line item (an `id` from `GET /api/integrations/lti-launches/{launch}/line-items`) to grade instead of the launch's own: a line item of the launch's context — the launch's `lineitem`, or a URL below its `lineitems` URL on the same origin; anything else is `422`. The launch needs the score scope and a `lineitems` URL.",
+    }),
   })
   .openapi("LtiGradePassbackRequest");
 
@@ -210,6 +215,9 @@ export const PassbackSchema = z
       description: "`automatic`: sent for a `lesson.completed` / `course.completed` event (`event_id`).",
     }),
     event_id: z.string().nullable(),
+    line_item_url: z.string().nullable().openapi({
+      description: "The line item the grade went to when the request named one; null: the launch's own.",
+    }),
     status: z.enum(PASSBACK_STATUSES).openapi({
       description:
         "`pending` (queued), `retrying` (the platform failed or timed out; a retry is scheduled), `succeeded`, `failed` (rejected by the platform, or retries used up).",
@@ -368,3 +376,149 @@ export const CallbackForm = z
     }),
   })
   .openapi("LtiLaunchCallback");
+
+// ——— Names and Role Provisioning (the roster of a launch's context) ———
+
+export const RosterQuery = z.object({
+  ...pageQueryShape,
+  role: z
+    .string()
+    .trim()
+    .min(1, "must not be empty")
+    .max(255)
+    .optional()
+    .openapi({
+      param: { name: "role", in: "query" },
+      example: "http://purl.imsglobal.org/vocab/lis/v2/membership#Learner",
+      description:
+        "Only members holding this role, as the platform filters it (NRPS `role`: a full role URI or a short name such as `Learner`).",
+    }),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1, "must be >= 1")
+    .max(1000, "must be <= 1000")
+    .optional()
+    .openapi({
+      param: { name: "limit", in: "query" },
+      description:
+        "Members per page the platform is asked for (NRPS `limit`); Lingua follows every page the platform answers. Not the size of this list's pages (`per_page`).",
+    }),
+});
+
+export const RosterMemberSchema = z
+  .object({
+    user_id: z
+      .string()
+      .openapi({ description: "The member's LTI `sub` at this platform.", example: "a6d5c443-1f51" }),
+    name: z.string().nullable(),
+    given_name: z.string().nullable(),
+    family_name: z.string().nullable(),
+    email: z.string().nullable(),
+    roles: z.array(z.string()).openapi({
+      example: ["http://purl.imsglobal.org/vocab/lis/v2/membership#Learner"],
+    }),
+    status: z.enum(["Active", "Inactive", "Deleted"]).openapi({
+      description: "As the platform says (`Active` when it says nothing).",
+    }),
+    lingua_user_id: z.string().nullable().openapi({
+      description:
+        "The Lingua user linked to this `sub` of the registration (by a launch or a sync); null when there is none yet.",
+      example: "usr_01JD3Q8W2X4Y5Z6A7B8C9D0E1Q",
+    }),
+  })
+  .openapi("LtiRosterMember");
+
+export const RosterPageSchema = pageSchema(RosterMemberSchema, "LtiRosterPage");
+
+export const RosterSyncSchema = z
+  .object({
+    id: z.string().openapi({ example: "lrs_01JD3Q8W2X4Y5Z6A7B8C9D0E1R" }),
+    launch_id: z.string(),
+    status: z.enum(ROSTER_SYNC_STATUSES).openapi({
+      description:
+        "`completed` when the sync ran within the request (500 active members or fewer); `queued`, then `processing`, then `completed` or `failed` for a larger roster, which a queue works through.",
+    }),
+    active: z.number().int().nullable().openapi({
+      description: "Active members of the roster (null until the roster was read).",
+    }),
+    inactive: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: "Inactive and deleted members, not provisioned." }),
+    created: z.number().int().openapi({ description: "New Lingua members made by this sync." }),
+    already_linked: z
+      .number()
+      .int()
+      .openapi({ description: "Active members who were Lingua members already." }),
+    seats_exhausted: z
+      .number()
+      .int()
+      .openapi({ description: "Active members left out because every seat of the institution was taken." }),
+    error: z.string().nullable().openapi({ description: "Why a `failed` sync stopped." }),
+    created_at: z.string(),
+    completed_at: z.string().nullable(),
+  })
+  .openapi("LtiRosterSync");
+
+// ——— Line items (AGS line item service of the launch's context) ———
+
+export const LineItemsQuery = z.object({
+  ...pageQueryShape,
+  resource_id: z
+    .string()
+    .trim()
+    .min(1, "must not be empty")
+    .max(255)
+    .optional()
+    .openapi({
+      param: { name: "resource_id", in: "query" },
+      example: "crs_01JD3Q8W2X4Y5Z6A7B8C9D0E1S",
+      description:
+        "Only line items tagged with this resource (a course or lesson id), as the platform filters them.",
+    }),
+  tag: z
+    .string()
+    .trim()
+    .min(1, "must not be empty")
+    .max(255)
+    .optional()
+    .openapi({
+      param: { name: "tag", in: "query" },
+      example: "final",
+      description: "Only line items with this tag, as the platform filters them.",
+    }),
+});
+
+export const CreateLineItemBody = z
+  .strictObject({
+    label: displayText({ max: 255 }, { example: "Unit 3: the past tense" }),
+    score_maximum: z.number().positive("must be > 0").max(1_000_000).openapi({ example: 100 }),
+    course_id: z.string().min(1).max(64).optional().openapi({ example: "crs_01JD3Q8W2X4Y5Z6A7B8C9D0E1S" }),
+    lesson_id: z.string().min(1).max(64).optional().openapi({ example: "les_01JD3Q8W2X4Y5Z6A7B8C9D0E1T" }),
+    tag: z.string().trim().min(1, "must not be empty").max(255).optional().openapi({ example: "final" }),
+  })
+  .refine((body) => (body.course_id === undefined) !== (body.lesson_id === undefined), {
+    message: "name exactly one of course_id and lesson_id",
+    path: ["course_id"],
+  })
+  .openapi("LtiLineItemRequest");
+
+export const LineItemSchema = z
+  .object({
+    id: z.string().openapi({
+      description: "The line item's URL at the platform: what `line_item_url` of a grade passback takes.",
+      example: "https://canvas.example.edu/api/lti/courses/42/line_items/7",
+    }),
+    label: z.string().nullable(),
+    score_maximum: z.number().nullable(),
+    resource_id: z.string().nullable().openapi({
+      description:
+        "The course or lesson id Lingua tagged it with (AGS `resourceId`); other tools' ids as the platform has them.",
+    }),
+    tag: z.string().nullable(),
+  })
+  .openapi("LtiLineItem");
+
+export const LineItemPageSchema = pageSchema(LineItemSchema, "LtiLineItemPage");

@@ -8,7 +8,6 @@ export const SEAL_PURPOSES = {
   idempotentResponse: "idempotent-response",
   ssoClientSecret: "sso-client-secret",
   ltiPrivateKey: "lti-private-key",
-  ltiAccessToken: "lti-access-token",
   xapiSecret: "xapi-secret",
   outboundAccessToken: "outbound-access-token",
 } as const;
@@ -25,10 +24,6 @@ export function ssoClientSecretBinding(institutionId: string): SealBinding {
 
 export function ltiPrivateKeyBinding(kid: string): SealBinding {
   return { purpose: SEAL_PURPOSES.ltiPrivateKey, id: kid };
-}
-
-export function ltiAccessTokenBinding(consumerId: string, scope: string): SealBinding {
-  return { purpose: SEAL_PURPOSES.ltiAccessToken, id: `${consumerId} ${scope}` };
 }
 
 /** An xAPI endpoint's Basic password or OAuth 2 client secret, bound to the endpoint's row. */

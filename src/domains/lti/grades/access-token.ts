@@ -1,17 +1,32 @@
-import { and, eq, gt, notExists, sql } from "drizzle-orm";
 import { SignJWT } from "jose";
-import { ltiAccessTokens, ltiConsumers } from "../../../db/schema";
-import { ltiAccessTokenBinding } from "../../../platform/crypto/sealed-values";
-import { seal, unseal } from "../../../platform/crypto/sealing";
+import {
+  type AccessTokenKey,
+  accessToken as cachedOrObtained,
+  forgetAccessToken as forgetCached,
+  type HeldToken,
+} from "../../../platform/outbound/access-tokens";
 import type { ServiceContext } from "../../../platform/service/context";
 import { type AttemptOutcome, postForJson } from "../outbound";
-import type { ConsumerRow } from "../registrations/service";
+import { type ConsumerRow, ltiTokenHolder } from "../registrations/service";
 import { currentSigningKey } from "../registrations/signing-keys";
 
-/** A cached token is dropped this long before the platform says it expires. */
-const EXPIRY_MARGIN_MS = 60_000;
+/**
+ * A platform's OAuth 2 access tokens (AGS scores and line items, NRPS), obtained by LTI's own grant
+ * (client credentials with a JWT client assertion) and kept in the platform's token cache
+ * (platform/outbound/access-tokens.ts) under holder `lti:<registration id>`, at the registration's
+ * `credentials_version`: a change of what the token is obtained with raises it, so no token of the
+ * old values is read again.
+ */
 
-export type TokenResult = { token: string } | { failure: AttemptOutcome };
+export type TokenResult = HeldToken | { failure: AttemptOutcome };
+
+/** The cache key of a registration's token for `scope`. */
+export function tokenKey(
+  consumer: Pick<ConsumerRow, "id" | "credentialsVersion">,
+  scope: string,
+): AccessTokenKey {
+  return { holder: ltiTokenHolder(consumer.id), scope, version: consumer.credentialsVersion };
+}
 
 /**
  * The JWT client assertion of RFC 7523, signed with the registration's own current key (kid in the
@@ -31,43 +46,8 @@ async function clientAssertion(ctx: ServiceContext, consumer: ConsumerRow): Prom
     .sign(key.privateKey);
 }
 
-export async function forgetAccessToken(
-  ctx: ServiceContext,
-  consumerId: string,
-  scope: string,
-): Promise<void> {
-  await ctx.db
-    .delete(ltiAccessTokens)
-    .where(and(eq(ltiAccessTokens.consumerId, consumerId), eq(ltiAccessTokens.scope, scope)))
-    .run();
-}
-
-/**
- * An access token of the platform for `scope`: the cached one while it has more than a minute left,
- * else a new one by the client-credentials grant with a JWT client assertion. A platform that fails
- * answers the attempt's outcome instead (its status tells a rejection from an outage).
- */
-export async function accessToken(
-  ctx: ServiceContext,
-  consumer: ConsumerRow,
-  scope: string,
-): Promise<TokenResult> {
-  const { db } = ctx;
-  const secret = ctx.config.encryptionKey;
-  const cached = await db
-    .select()
-    .from(ltiAccessTokens)
-    .where(
-      and(
-        eq(ltiAccessTokens.consumerId, consumer.id),
-        eq(ltiAccessTokens.scope, scope),
-        gt(ltiAccessTokens.expiresAt, ctx.now()),
-      ),
-    )
-    .get();
-  const binding = ltiAccessTokenBinding(consumer.id, scope);
-  if (cached) return { token: await unseal(cached.tokenSealed, secret, binding) };
-
+/** The client-credentials grant at the registration's token URL; the platform's failure as the attempt's outcome. */
+async function obtain(ctx: ServiceContext, consumer: ConsumerRow, scope: string) {
   const form = new URLSearchParams({
     grant_type: "client_credentials",
     client_assertion_type: "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
@@ -89,40 +69,27 @@ export async function accessToken(
   }
   if (typeof body.access_token !== "string" || !body.access_token)
     return { failure: { ...outcome, ok: false, error: "Token endpoint: the answer has no access_token" } };
-  const lifetimeMs =
-    (typeof body.expires_in === "number" && body.expires_in > 0 ? body.expires_in : 3600) * 1000;
-  const expiresAt = ctx.now() + Math.max(lifetimeMs - EXPIRY_MARGIN_MS, lifetimeMs / 2);
-  const tokenSealed = await seal(body.access_token, secret, binding);
-  // Kept only while the registration still names the platform the token was asked from: a change
-  // made meanwhile (updateConsumer forgets the cached tokens) must not be undone by this late insert.
-  await db.batch([
-    db
-      .insert(ltiAccessTokens)
-      .values({ consumerId: consumer.id, scope, tokenSealed, expiresAt })
-      .onConflictDoUpdate({
-        target: [ltiAccessTokens.consumerId, ltiAccessTokens.scope],
-        set: { tokenSealed, expiresAt },
-      }),
-    db.delete(ltiAccessTokens).where(
-      and(
-        eq(ltiAccessTokens.consumerId, consumer.id),
-        notExists(
-          db
-            .select({ id: ltiConsumers.id })
-            .from(ltiConsumers)
-            .where(
-              and(
-                eq(ltiConsumers.id, consumer.id),
-                eq(ltiConsumers.issuer, consumer.issuer),
-                eq(ltiConsumers.clientId, consumer.clientId),
-                eq(ltiConsumers.authTokenUrl, consumer.authTokenUrl),
-                eq(ltiConsumers.jwksUrl, consumer.jwksUrl),
-                sql`${ltiConsumers.authTokenAudience} IS ${consumer.authTokenAudience}`,
-              ),
-            ),
-        ),
-      ),
-    ),
-  ]);
-  return { token: body.access_token };
+  return {
+    token: body.access_token,
+    expiresInSeconds: typeof body.expires_in === "number" ? body.expires_in : null,
+  };
+}
+
+/**
+ * An access token of the platform for `scope`: the cached one while it has more than a minute left,
+ * else a new one by the client-credentials grant with a JWT client assertion. A platform that fails
+ * answers the attempt's outcome instead (its status tells a rejection from an outage).
+ */
+export function accessToken(ctx: ServiceContext, consumer: ConsumerRow, scope: string): Promise<TokenResult> {
+  return cachedOrObtained<AttemptOutcome>(ctx, tokenKey(consumer, scope), () => obtain(ctx, consumer, scope));
+}
+
+/** Forgets a token the platform refused (401), unless another has replaced it in the cache meanwhile. */
+export function forgetAccessToken(
+  ctx: ServiceContext,
+  consumer: ConsumerRow,
+  scope: string,
+  held: HeldToken,
+): Promise<void> {
+  return forgetCached(ctx, tokenKey(consumer, scope), held);
 }

@@ -45,3 +45,42 @@ export function scoresUrl(lineItem: string): string {
   url.pathname = `${url.pathname.replace(/\/+$/, "")}/scores`;
   return url.toString();
 }
+
+// ——— Line items of the launch's context (AGS line item service) ———
+
+/** The launch's `lineitems` URL (its context's line items), or null when it has none usable. */
+export function lineItemsOf(env: Env, launch: LaunchRow): string | null {
+  return launch.status === "succeeded" ? usableLineItem(env, launch.ags?.lineitems) : null;
+}
+
+/**
+ * Whether `url` is a line item of the launch's context: its own `lineitem`, or a URL below its
+ * `lineitems` URL — the same origin, and a path that continues the `lineitems` path by a `/` — that the
+ * gate's text rules admit. The path is compared after the URL parser resolved `.` and `..` segments
+ * (also as `%2e`), and a remainder holding an encoded slash, backslash or dot segment is refused, so a
+ * URL that only looks like it is below (and a server would read as elsewhere) is not. Query strings
+ * may differ (Moodle's line items carry `?type_id=`). Anything else could point the platform's token
+ * at another context of the same platform, or at another server altogether: refused.
+ */
+export function lineItemOfContext(env: Env, launch: LaunchRow, url: string): boolean {
+  if (usableLineItem(env, url) === null) return false;
+  if (url === lineItemOf(env, launch)) return true;
+  const container = lineItemsOf(env, launch);
+  if (!container) return false;
+  let candidate: URL;
+  let base: URL;
+  try {
+    candidate = new URL(url);
+    base = new URL(container);
+  } catch {
+    return false;
+  }
+  if (candidate.origin !== base.origin || candidate.username || candidate.password || candidate.hash)
+    return false;
+  const prefix = `${base.pathname.replace(/\/+$/, "")}/`;
+  if (!candidate.pathname.startsWith(prefix)) return false;
+  const rest = candidate.pathname.slice(prefix.length);
+  if (!rest || /%(2f|5c|2e)/i.test(rest) || rest.includes("\\") || rest.split("/").some((s) => s === ""))
+    return false;
+  return true;
+}

@@ -2,13 +2,14 @@ import type { z } from "@hono/zod-openapi";
 import { desc, eq } from "drizzle-orm";
 import { ltiConsumers, ltiPassbacks } from "../../../db/schema";
 import { retryDelay } from "../../../platform/delivery";
-import { ApiError } from "../../../platform/errors";
+import { ApiError, validationError } from "../../../platform/errors";
 import { newId, nowIso } from "../../../platform/ids";
 import type { ServiceContext } from "../../../platform/service/context";
+import { SCORE_SCOPE } from "../claims";
 import { findLaunch, type LaunchRow } from "../launch/launch-log";
 import type { ConsumerRow } from "../registrations/service";
 import type { PassbackBody, PassbackSchema } from "../schemas";
-import { isGradable } from "./line-item";
+import { agsScopes, isGradable, lineItemOf, lineItemOfContext, lineItemsOf } from "./line-item";
 import { CLAIM_MS, enqueuePassbacks, resultStatement } from "./passback-target";
 import { type PassbackResult, type PassbackRow, sendScore } from "./send-score";
 
@@ -21,6 +22,7 @@ export function presentPassback(row: PassbackRow): z.infer<typeof PassbackSchema
     launch_id: row.launchId,
     source: row.eventId ? "automatic" : "manual",
     event_id: row.eventId,
+    line_item_url: row.lineItemUrl,
     status: row.status,
     score_given: row.scoreGiven,
     score_maximum: row.scoreMaximum,
@@ -82,11 +84,28 @@ export async function gradeLaunch(
   }: { institutionId: string; launchId: string; score: z.infer<typeof PassbackBody> },
 ): Promise<{ row: PassbackRow; result: PassbackResult }> {
   const launch = await findLaunch(ctx, institutionId, launchId);
-  if (!isGradable(ctx.env, launch))
+  const lineItemUrl = score.line_item_url ?? null;
+  if (lineItemUrl === null && !isGradable(ctx.env, launch))
     throw new ApiError(
       "lti_not_gradable",
       "This launch carries no usable AGS line item (an http(s) URL) with the score scope; the platform must send the assignment-and-grade claim (a graded assignment) for grades to go back.",
     );
+  if (lineItemUrl !== null) {
+    const ownItem = lineItemOf(ctx.env, launch) === lineItemUrl;
+    if (!agsScopes(launch).includes(SCORE_SCOPE) || (!ownItem && !lineItemsOf(ctx.env, launch)))
+      throw new ApiError(
+        "lti_not_gradable",
+        "This launch carries no usable AGS line items URL with the score scope, so no line item of its context can take a grade; the platform must send the assignment-and-grade claim.",
+      );
+    if (!lineItemOfContext(ctx.env, launch, lineItemUrl))
+      throw validationError([
+        {
+          path: "line_item_url",
+          message:
+            "must be a line item of the launch's context: the launch's lineitem, or a URL below its lineitems URL on the same origin (as GET …/line-items lists them)",
+        },
+      ]);
+  }
   const consumer = await consumerOf(ctx, launch);
   const now = ctx.now();
   const row: PassbackRow = {
@@ -94,6 +113,7 @@ export async function gradeLaunch(
     launchId: launch.id,
     institutionId,
     eventId: null,
+    lineItemUrl,
     scoreGiven: score.score_given,
     scoreMaximum: score.score_maximum,
     scoreFraction: null,

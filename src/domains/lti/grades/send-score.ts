@@ -6,7 +6,7 @@ import type { LaunchRow } from "../launch/launch-log";
 import { type AttemptOutcome, getJson, postToPlatform } from "../outbound";
 import type { ConsumerRow } from "../registrations/service";
 import { accessToken, forgetAccessToken } from "./access-token";
-import { agsScopes, lineItemOf, scoresUrl } from "./line-item";
+import { agsScopes, lineItemOf, lineItemOfContext, scoresUrl } from "./line-item";
 
 /**
  * One attempt at sending a score to the platform (LTI AGS): what the passback target of the delivery
@@ -111,7 +111,13 @@ function unsent(errorCode: AttemptOutcome["errorCode"], error: string): AttemptO
  */
 export async function sendScore(ctx: ServiceContext, score: ScoreToSend): Promise<PassbackResult> {
   const { passback, launch } = score;
-  const lineItem = lineItemOf(ctx.env, launch);
+  // A named line item is checked again as it is sent (a row is data; the rule may have tightened).
+  const lineItem =
+    passback.lineItemUrl !== null
+      ? lineItemOfContext(ctx.env, launch, passback.lineItemUrl)
+        ? passback.lineItemUrl
+        : null
+      : lineItemOf(ctx.env, launch);
   if (!lineItem)
     return judged(
       ctx,
@@ -158,7 +164,7 @@ async function postScore(
       body,
     );
     if (outcome.responseStatus === 401 && round === 0) {
-      await forgetAccessToken(ctx, consumer.id, SCORE_SCOPE);
+      await forgetAccessToken(ctx, consumer, SCORE_SCOPE, token);
       continue;
     }
     return judged(ctx, passback, outcome);

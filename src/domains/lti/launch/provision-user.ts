@@ -12,7 +12,7 @@ import type { ConsumerRow } from "../registrations/service";
 import { LaunchRefusal } from "./refusal";
 
 /** Users made by a launch sign in through their platform only: no password matches this. */
-const NO_PASSWORD = "!lti-launch-only";
+export const NO_PASSWORD = "!lti-launch-only";
 
 export type UserRow = typeof users.$inferSelect;
 
@@ -51,7 +51,7 @@ export function identityFrom(claims: Record<string, unknown>, role: Identity["ro
 }
 
 /** An address for a user whose platform sent none (or one another account has): unique, never deliverable. */
-async function placeholderEmail(consumerId: string, sub: string): Promise<string> {
+export async function placeholderEmail(consumerId: string, sub: string): Promise<string> {
   return `lti-${(await sha256Hex(`${consumerId}\n${sub}`)).slice(0, 24)}@lti.invalid`;
 }
 

@@ -1,9 +1,10 @@
 import type { z } from "@hono/zod-openapi";
-import { and, desc, eq } from "drizzle-orm";
-import { ltiAccessTokens, ltiConsumers } from "../../../db/schema";
+import { and, desc, eq, type SQL, sql } from "drizzle-orm";
+import { ltiConsumers } from "../../../db/schema";
 import { ApiError, type FieldError, validationError } from "../../../platform/errors";
 import { type PageRequest, pageBounds, pageWithTotal } from "../../../platform/http/pagination";
 import { newId, nowIso } from "../../../platform/ids";
+import { forgetHolderTokens } from "../../../platform/outbound/access-tokens";
 import type { PrincipalContext, ServiceContext } from "../../../platform/service/context";
 import { platformUrlProblem } from "../outbound";
 import { ltiInstitution } from "../policy";
@@ -11,15 +12,42 @@ import type { CreateConsumerBody, UpdateConsumerBody } from "../schemas";
 
 export type ConsumerRow = typeof ltiConsumers.$inferSelect;
 
+/** The platform token cache's holder of a registration's access tokens (grades/access-token.ts). */
+export function ltiTokenHolder(consumerId: string): string {
+  return `lti:${consumerId}`;
+}
+
 const URL_FIELDS = ["auth_login_url", "auth_token_url", "jwks_url"] as const;
-/** The fields whose change forgets the registration's cached access tokens. */
+/** The fields whose change raises the registration's credentials version (its cached access tokens go unused). */
 const TOKEN_FIELDS = [
-  ["issuer", "issuer"],
-  ["client_id", "clientId"],
-  ["auth_token_url", "authTokenUrl"],
-  ["auth_token_audience", "authTokenAudience"],
-  ["jwks_url", "jwksUrl"],
+  ["issuer", ltiConsumers.issuer],
+  ["client_id", ltiConsumers.clientId],
+  ["auth_token_url", ltiConsumers.authTokenUrl],
+  ["auth_token_audience", ltiConsumers.authTokenAudience],
+  ["jwks_url", ltiConsumers.jwksUrl],
 ] as const;
+
+/**
+ * `credentials_version`, raised by one when any of the token fields sent differs from the value the
+ * row holds as the UPDATE runs (not as it was read before): a value sent unchanged raises nothing, and
+ * of two concurrent changes each raises it. The platform's token cache keys a registration's tokens by
+ * this version, so a token obtained for what the registration said before is never read again.
+ */
+function raisedVersion(body: z.infer<typeof UpdateConsumerBody>): SQL | undefined {
+  const changed = TOKEN_FIELDS.filter(([field]) => body[field] !== undefined).map(
+    ([field, column]) => sql`${column} IS NOT ${body[field] ?? null}`,
+  );
+  if (changed.length === 0) return undefined;
+  return sql`${ltiConsumers.credentialsVersion} + (CASE WHEN ${sql.join(changed, sql` OR `)} THEN 1 ELSE 0 END)`;
+}
+
+/** The statement that raises a registration's credentials version (its signing key was rotated). */
+export function raiseCredentialsVersion(ctx: ServiceContext, consumerId: string) {
+  return ctx.db
+    .update(ltiConsumers)
+    .set({ credentialsVersion: sql`${ltiConsumers.credentialsVersion} + 1` })
+    .where(eq(ltiConsumers.id, consumerId));
+}
 
 async function checkUrls(
   ctx: ServiceContext,
@@ -71,6 +99,7 @@ export async function newConsumerRow(
     authTokenUrl: body.auth_token_url,
     jwksUrl: body.jwks_url,
     authTokenAudience: body.auth_token_audience ?? null,
+    credentialsVersion: 1,
     createdAt: now,
     updatedAt: now,
   };
@@ -135,9 +164,11 @@ export async function updateConsumer(
 ): Promise<ConsumerRow> {
   const { id, body } = input;
   const institutionId = ltiInstitution(ctx.principal);
-  const before = await findConsumer(ctx, id);
+  await findConsumer(ctx, id);
   await checkUrls(ctx, body);
-  const changes: Partial<ConsumerRow> = { updatedAt: nowIso(ctx.now()) };
+  const changes: Partial<Omit<ConsumerRow, "credentialsVersion">> & { credentialsVersion?: SQL } = {
+    updatedAt: nowIso(ctx.now()),
+  };
   if (body.name !== undefined) changes.name = body.name;
   if (body.issuer !== undefined) changes.issuer = body.issuer;
   if (body.client_id !== undefined) changes.clientId = body.client_id;
@@ -146,22 +177,16 @@ export async function updateConsumer(
   if (body.auth_token_url !== undefined) changes.authTokenUrl = body.auth_token_url;
   if (body.jwks_url !== undefined) changes.jwksUrl = body.jwks_url;
   if (body.auth_token_audience !== undefined) changes.authTokenAudience = body.auth_token_audience;
-  const { db } = ctx;
   // A token of the platform was obtained for what the registration said then: another issuer, client
-  // id, token URL, audience or key set makes it someone else's, so it is forgotten with the change.
-  const forgetsTokens = TOKEN_FIELDS.some(
-    ([field, column]) => body[field] !== undefined && body[field] !== before[column],
-  );
+  // id, token URL, audience or key set makes it someone else's, so the version moves with the change.
+  const version = raisedVersion(body);
+  if (version) changes.credentialsVersion = version;
   try {
-    const update = db
+    const [row] = await ctx.db
       .update(ltiConsumers)
       .set(changes)
       .where(and(eq(ltiConsumers.id, id), eq(ltiConsumers.institutionId, institutionId)))
       .returning();
-    const [updated] = forgetsTokens
-      ? await db.batch([update, db.delete(ltiAccessTokens).where(eq(ltiAccessTokens.consumerId, id))])
-      : [await update];
-    const [row] = updated;
     if (!row) throw new ApiError("not_found", `No LTI registration ${id}.`);
     return row;
   } catch (error) {
@@ -173,8 +198,11 @@ export async function updateConsumer(
 /** Deletes the registration (its pending states, user links and cached tokens go with it); the launch log stays. */
 export async function deleteConsumer(ctx: PrincipalContext, id: string): Promise<void> {
   await findConsumer(ctx, id);
-  await ctx.db
-    .delete(ltiConsumers)
-    .where(and(eq(ltiConsumers.id, id), eq(ltiConsumers.institutionId, ltiInstitution(ctx.principal))))
-    .run();
+  const { db } = ctx;
+  await db.batch([
+    db
+      .delete(ltiConsumers)
+      .where(and(eq(ltiConsumers.id, id), eq(ltiConsumers.institutionId, ltiInstitution(ctx.principal)))),
+    forgetHolderTokens(ctx, ltiTokenHolder(id)),
+  ]);
 }

@@ -9,7 +9,7 @@ import { ApiError } from "../../../platform/errors";
 import { nowIso } from "../../../platform/ids";
 import type { PrincipalContext, ServiceContext } from "../../../platform/service/context";
 import { mayRotateKeys } from "../policy";
-import { consumerById } from "./service";
+import { consumerById, raiseCredentialsVersion } from "./service";
 
 /**
  * Each registration signs with its own keys, published at its own JWKS URL: a platform configured with
@@ -155,6 +155,8 @@ async function rotateKeys(
       .where(and(eq(ltiKeys.consumerId, consumerId), eq(ltiKeys.currentSlot, CURRENT)))
       .returning(),
     db.insert(ltiKeys).values(fresh),
+    // Tokens obtained with the old key's assertions go unused: the next request asks with the new key.
+    raiseCredentialsVersion(ctx, consumerId),
   ]);
   cached.delete(consumerId);
   return { current: fresh, retired: retired[0] ?? null };
