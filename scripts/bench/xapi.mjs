@@ -19,7 +19,9 @@
 //     statement `sent` after one attempt.
 //  3. Floor: the same request bodies (captured by the LRS in the burst, 50 statements per POST) sent
 //     by a bare queue consumer (xapi-floor-worker.mjs) with the xAPI queue's settings, six at a time.
-//     Goal: our time per statement within 1.5× the floor's (workerd CPU per statement reported beside).
+//     One unrecorded pass, then 3 measured passes (each takes well under a second): the floor's figure
+//     is their median. Goal: our time per statement within 1.5× the floor's (workerd CPU per statement
+//     reported beside).
 //
 //   BENCH_XAPI_MEMBERS=100        members in the burst (100 attempts each: 10,000 statements)
 //   BENCH_XAPI_ROUNDS=3           rounds of the recording comparison
@@ -43,6 +45,8 @@ const BURST_MEMBERS = Number(process.env.BENCH_XAPI_MEMBERS || 100);
 const ROUNDS = Number(process.env.BENCH_XAPI_ROUNDS || 3);
 const REQUESTS_PER_BLOCK = Number(process.env.BENCH_XAPI_REQUESTS || 10);
 const WARMUP_REQUESTS = 3;
+/** Measured passes of the floor (after one unrecorded pass); its figure is their median. */
+const FLOOR_PASSES = 3;
 const ATTEMPTS_PER_REQUEST = 100;
 const STATEMENTS_PER_POST = 50;
 /** As MAX_EVENTS_PER_MESSAGE in src/platform/events.ts. */
@@ -449,25 +453,36 @@ export async function runXapi({ config, scriptPath, log = (m) => console.error(m
   );
   try {
     await requestJson(new URL("/load", floor.url), { method: "POST", body: bodies });
-    log(
-      `bench: xapi — floor: ${statements.length.toLocaleString("en-US")} statements in ${bodies.length} POSTs…`,
-    );
-    const cpuBefore = workerdCpuSeconds();
-    const started = performance.now();
-    await requestJson(
-      new URL(`/enqueue?target=${encodeURIComponent(`${lrs.url}/floor/statements`)}`, floor.url),
-    );
-    await waitFor(
-      () => lrs.state.ids >= statements.length,
-      10 * 60_000,
-      `${statements.length} floor statements`,
-      () => `${lrs.state.ids} received`,
-    );
-    const totalMs = performance.now() - started;
-    const cpuSeconds = workerdCpuSeconds() - cpuBefore;
+    // One unrecorded pass (the first queue invocation, the first connections), then FLOOR_PASSES
+    // measured ones: a pass takes a fraction of a second, too short for one to stand alone.
+    const passes = [];
+    for (let pass = 0; pass <= FLOOR_PASSES; pass++) {
+      lrs.reset();
+      log(
+        `bench: xapi — floor ${pass === 0 ? "warm-up" : `pass ${pass}/${FLOOR_PASSES}`}: ${statements.length.toLocaleString("en-US")} statements in ${bodies.length} POSTs…`,
+      );
+      const cpuBefore = workerdCpuSeconds();
+      const started = performance.now();
+      await requestJson(
+        new URL(`/enqueue?target=${encodeURIComponent(`${lrs.url}/floor/statements`)}`, floor.url),
+      );
+      await waitFor(
+        () => lrs.state.ids >= statements.length,
+        10 * 60_000,
+        `${statements.length} floor statements`,
+        () => `${lrs.state.ids} received`,
+      );
+      const totalMs = performance.now() - started;
+      const cpuSeconds = workerdCpuSeconds() - cpuBefore;
+      if (pass > 0)
+        passes.push({ totalMs, cpuSeconds, requests: lrs.state.requests, statements: lrs.state.ids });
+    }
+    const totalMs = median(passes.map((p) => p.totalMs));
+    const cpuSeconds = median(passes.map((p) => p.cpuSeconds));
     result.floor = {
-      statements: lrs.state.ids,
-      requests: lrs.state.requests,
+      passes,
+      statements: statements.length,
+      requests: bodies.length,
       totalMs,
       statementsPerSecond: statements.length / (totalMs / 1000),
       workerdCpuSeconds: cpuSeconds,
@@ -501,7 +516,7 @@ export function xapiReport(r) {
     `    with an endpoint: mean ${f(rec.withMeanMs, 1)} ms, p50 ${f(rec.withP50Ms, 1)} ms; without: mean ${f(rec.withoutMeanMs, 1)} ms, p50 ${f(rec.withoutP50Ms, 1)} ms`,
     `    with / without, mean: ${rec.rounds.map((x) => f(x.meanRatio, 2)).join(" ")} → ${f(rec.meanRatio, 2)}× (goal ≤ 1.10×); p50: ${rec.rounds.map((x) => f(x.p50Ratio, 2)).join(" ")} → ${f(rec.p50Ratio, 2)}×; ${f(rec.statementsForwarded)} statements forwarded meanwhile`,
     `  burst: ${f(r.burst.statements)} statements (${f(r.settings.burstMembers)} members × ${r.settings.attemptsPerRequest} attempts) at the LRS in ${f(r.burst.totalMs / 1000, 2)} s = ${f(r.burst.statementsPerSecond)}/s (all recorded sent at ${f(r.burst.recordedMs / 1000, 2)} s); ${f(r.burst.requests)} POSTs, ${r.burst.duplicates} duplicates; D1: ${f(r.burst.d1.sent)} sent, ${f(r.burst.d1.attempts)} attempts, ${f(r.burst.d1.batches)} batches`,
-    `  floor (the same bodies, ${STATEMENTS_PER_POST} per POST, bare consumer): ${f(r.floor.statements)} in ${f(r.floor.totalMs / 1000, 2)} s = ${f(r.floor.statementsPerSecond)}/s`,
+    `  floor (the same bodies, ${STATEMENTS_PER_POST} per POST, bare consumer): ${f(r.floor.statements)} in ${f(r.floor.totalMs / 1000, 2)} s = ${f(r.floor.statementsPerSecond)}/s (median of ${r.floor.passes.length} passes: ${r.floor.passes.map((p) => f(p.totalMs / 1000, 2)).join(" / ")} s)`,
     `  per statement: wall ${f(r.burst.totalMs / r.burst.statements, 3)} ms vs floor ${f(r.floor.totalMs / r.floor.statements, 3)} ms = ${f(r.goals.wallPerStatementRatio, 2)}× (goal ≤ 1.5×); workerd CPU ${f(r.burst.cpuMsPerStatement, 3)} ms vs ${f(r.floor.cpuMsPerStatement, 3)} ms = ${f(r.goals.cpuPerStatementRatio, 2)}×`,
     `  goals: forwarding ${r.goals.forwardingMet ? "met" : "NOT MET"}; recording ${r.goals.recordingMet ? "met" : "NOT MET"}${r.failures.length ? "" : "; nothing lost or sent twice"}`,
     ...(r.failures.length ? [`  FAILED: ${r.failures.join("; ")}`] : []),
