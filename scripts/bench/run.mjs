@@ -27,6 +27,9 @@
 //                             the large dataset of the activity scenario).
 //   BENCH_ONLY=analytics      institution analytics over 90 days for 10,000 members (scripts/bench/analytics.mjs):
 //                             latency, req/s, D1 statements per request (at most 3), the attempts table renamed away.
+//   BENCH_ONLY=xapi           xAPI forwarding (issue 29; scripts/bench/xapi.mjs): 10,000 attempts forwarded to a
+//                             minimal loopback LRS against a bare batched fetch of the same bodies, and recording
+//                             attempts with and without an LRS endpoint. Opt-in (a few minutes).
 //
 // Workers run under the Miniflare API (workerd), not `wrangler dev`; the load comes from a second,
 // long-lived Node process (load.mjs --serve, autocannon). At each concurrency level every target is
@@ -77,6 +80,7 @@ import {
 import { ltiReport, runLti } from "./lti.mjs";
 import { BENCH_RATE_LIMIT_PER_MINUTE, BENCH_TENANT, seedBenchTenant } from "./seed.mjs";
 import { runWebhooks, webhooksReport } from "./webhooks.mjs";
+import { runXapi, xapiReport } from "./xapi.mjs";
 
 // ---------------------------------------------------------------------------------------------
 // Settings
@@ -237,9 +241,10 @@ const SCENARIOS = [
   "bulk",
   "analytics",
   "lti",
+  "xapi",
 ];
 /** Only with BENCH_ONLY: too long for the default run. */
-const OPT_IN_SCENARIOS = new Set(["activity", "webhooks", "exports", "bulk", "analytics", "lti"]);
+const OPT_IN_SCENARIOS = new Set(["activity", "webhooks", "exports", "bulk", "analytics", "lti", "xapi"]);
 
 function selectScenarios() {
   if (!settings.only)
@@ -593,6 +598,7 @@ async function main() {
   const wantBulk = selected.has("bulk");
   const wantAnalytics = selected.has("analytics");
   const wantLti = selected.has("lti");
+  const wantXapi = selected.has("xapi");
   if (wantActivity) workersNeeded.add("floor");
 
   console.error(`bench: bundling…`);
@@ -604,7 +610,8 @@ async function main() {
       wantExports ||
       wantBulk ||
       wantAnalytics ||
-      wantLti,
+      wantLti ||
+      wantXapi,
     wantStartup,
   );
 
@@ -625,6 +632,7 @@ async function main() {
   let bulkResult = null;
   let analytics = null;
   let lti = null;
+  let xapi = null;
   const stop = async () => {
     if (loadGenerator) await loadGenerator.close().catch(() => undefined);
     for (const w of Object.values(started)) await w.dispose().catch(() => undefined);
@@ -733,6 +741,10 @@ async function main() {
       lti = await runLti({ config, scriptPath: build.lingua.scriptPath });
       failures.push(...lti.failures);
     }
+    if (wantXapi) {
+      xapi = await runXapi({ config, scriptPath: build.lingua.scriptPath });
+      failures.push(...xapi.failures);
+    }
   } finally {
     await stop();
   }
@@ -753,6 +765,7 @@ async function main() {
   if (analytics) console.log(analyticsReport(analytics, formatTable));
   if (bulkResult) console.log(bulkReport(bulkResult, formatTable));
   if (lti) console.log(ltiReport(lti));
+  if (xapi) console.log(xapiReport(xapi));
 
   const results = {
     system,
@@ -784,6 +797,8 @@ async function main() {
     bulk: bulkResult,
     // BENCH_ONLY=lti: the launch callback against sign-in.
     lti,
+    // BENCH_ONLY=xapi: recording with and without an endpoint, the forwarding burst and its floor.
+    xapi,
     failures,
   };
   const file = join(ensureDir(BENCH_OUT), "results.json");
