@@ -2,9 +2,11 @@ import { env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { afterEach, expect, inject, it } from "vitest";
 import { ltiConsumers, ltiKeys, ltiRegistrationLinks } from "../../src/db/schema";
+import { sweepLti } from "../../src/domains/lti/launch/sweep";
 import { database } from "../../src/platform/db";
 import { advanceClock, resetClock } from "../../src/platform/service/clock";
 import { BASE, call, callJson } from "../helpers/api";
+import { testContext } from "../helpers/context";
 import { createTenant, freshIp, mintToken, type TestUser } from "../helpers/tenants";
 import type { ConfigurationRequest, RegistrationRequest } from "./platform-registration";
 import type { ScriptedAnswer } from "./platform-server";
@@ -219,6 +221,24 @@ it("an expired link is refused with a page; nothing is fetched or stored", async
   expect(state.configuration_requests).toEqual([]);
   expect(state.registration_requests).toEqual([]);
   expect(await registrationsOf(tenant.institution.id)).toEqual([]);
+});
+
+it("the minute sweep deletes a link 30 days after it expired, not before", async () => {
+  const tenant = await createTenant();
+  await newLink(tenant.admin);
+  const stored = () =>
+    database(env.DB)
+      .select({ id: ltiRegistrationLinks.id })
+      .from(ltiRegistrationLinks)
+      .where(eq(ltiRegistrationLinks.institutionId, tenant.institution.id))
+      .all();
+  expect(await stored()).toHaveLength(1);
+  advanceClock(24 * 3_600_000 + 29 * 86_400_000);
+  await sweepLti(testContext());
+  expect(await stored()).toHaveLength(1);
+  advanceClock(2 * 86_400_000);
+  await sweepLti(testContext());
+  expect(await stored()).toHaveLength(0);
 });
 
 it("a configuration whose issuer does not prefix its URL is refused before anything is registered; the link stays usable", async () => {
