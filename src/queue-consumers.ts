@@ -4,6 +4,7 @@ import { deadLetterPassbacks, deliverPassbacks } from "./domains/lti/grades/queu
 import { consumeBulk, consumeBulkDeadLetters } from "./domains/members/bulk/consumer";
 import { deadLetterDeliveries, deadLetterEvents, deliverWebhooks } from "./domains/webhooks/consumer";
 import { fanOut } from "./domains/webhooks/fan-out";
+import { consumeBackfillDeadLetters, consumeBackfills } from "./domains/xapi/backfill/consumer";
 import { deadLetterXapiBatches, deliverXapiBatches } from "./domains/xapi/delivery/consumer";
 import { forwardEvents } from "./domains/xapi/delivery/subscriber";
 import type { Env } from "./env";
@@ -32,6 +33,8 @@ export const QUEUE_CONSUMERS: Record<string, QueueConsumer> = {
   "lingua-lti-passbacks-dlq": deadLetterPassbacks,
   "lingua-xapi-statements": deliverXapiBatches,
   "lingua-xapi-statements-dlq": deadLetterXapiBatches,
+  "lingua-xapi-backfills": consumeBackfills,
+  "lingua-xapi-backfills-dlq": consumeBackfillDeadLetters,
 };
 
 export async function consumeQueue(

@@ -4,6 +4,7 @@ import { sweepLti } from "./domains/lti/launch/sweep";
 import { sweepBulkJobs } from "./domains/members/bulk/sweep";
 import { purgePastWeeks } from "./domains/progress/sweep";
 import { purgeOldEvents, requeueStalledDeliveries } from "./domains/webhooks/sweep";
+import { sweepBackfills } from "./domains/xapi/backfill/sweep";
 import {
   notifyFailingEndpoints,
   purgeOldXapiStatements,
@@ -30,6 +31,7 @@ const SWEEPS: { name: string; run: Sweep }[] = [
   { name: "xapi-batches", run: requeueStalledXapiBatches },
   { name: "xapi-failing-endpoints", run: notifyFailingEndpoints },
   { name: "xapi-retention", run: purgeOldXapiStatements },
+  { name: "xapi-backfills", run: sweepBackfills },
 ];
 
 /** One cron run: every sweep, on a context whose clock reads the run's scheduled time. */
