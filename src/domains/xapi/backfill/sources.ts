@@ -5,15 +5,15 @@ import {
   attempts,
   courseProgress,
   lessonProgress,
-  outboxEvents,
   users,
   type XapiActivity,
 } from "../../../db/schema";
 import type { ServiceContext } from "../../../platform/service/context";
 import { ACHIEVEMENTS } from "../../progress/rules";
-import { eventFacts, lessonScore, progressedFact } from "../delivery/event-facts";
+import { eventFacts, eventPayload, lessonScore, progressedFact } from "../delivery/event-facts";
 import type { Fact } from "../statements";
 import type { BackfillSource } from "./jobs";
+import { LEVEL_CHANGES_SQL, type LevelChangeRow } from "./sql";
 
 /**
  * What a back-fill reads, source by source, a keyset page at a time: the institution's CURRENT
@@ -70,9 +70,9 @@ function page<T>(rows: T[], key: (row: T) => string[], facts: Fact[]): FactPage 
   return { facts, rows: rows.length, last: last === undefined ? null : key(last) };
 }
 
-/** `answered`: every attempt recorded in the institution, on attempts_institution_time_idx. */
-const attemptsSource: FactSource = async (ctx, scope, key, limit) => {
-  const rows = await ctx.db
+/** The page of attempts after `key`: a range of attempts_institution_time_idx (a test reads the plan). */
+export function attemptsPage(ctx: ServiceContext, scope: SourceScope, key: string[] | null, limit: number) {
+  return ctx.db
     .select()
     .from(attempts)
     .where(
@@ -85,6 +85,11 @@ const attemptsSource: FactSource = async (ctx, scope, key, limit) => {
     )
     .orderBy(asc(attempts.occurredAt), asc(attempts.id))
     .limit(limit);
+}
+
+/** `answered`: every attempt recorded in the institution. */
+const attemptsSource: FactSource = async (ctx, scope, key, limit) => {
+  const rows = await attemptsPage(ctx, scope, key, limit);
   return page(
     rows,
     (a) => [a.occurredAt, a.id],
@@ -202,37 +207,15 @@ const achievementsSource: FactSource = async (ctx, scope, key, limit) => {
 
 /**
  * `mastered`: the institution's `cefr.level_changed` events still in the outbox (kept 30 days) of
- * current members, on outbox_events_type_idx; a rise is a level mastered, as the subscriber reads it.
+ * current members; a rise is a level mastered, as the subscriber reads it.
  */
 const levelsSource: FactSource = async (ctx, scope, key, limit) => {
-  const rows = await ctx.db
-    .select()
-    .from(outboxEvents)
-    .where(
-      and(
-        eq(outboxEvents.institutionId, scope.institutionId),
-        eq(outboxEvents.type, "cefr.level_changed"),
-        between(outboxEvents.createdAt, scope),
-        after([outboxEvents.createdAt, outboxEvents.id], key),
-        currentMember(ctx, outboxEvents.userId, scope.institutionId),
-      ),
-    )
-    .orderBy(asc(outboxEvents.createdAt), asc(outboxEvents.id))
-    .limit(limit);
-  const facts = rows.flatMap((e) =>
-    eventFacts(
-      {
-        id: e.id,
-        type: e.type,
-        institution_id: scope.institutionId,
-        user_id: e.userId,
-        payload: "",
-        created_at: e.createdAt,
-      },
-      e.payload,
-    ),
-  );
-  return page(rows, (e) => [e.createdAt, e.id], facts);
+  const { results } = await ctx.d1
+    .prepare(LEVEL_CHANGES_SQL)
+    .bind(scope.institutionId, scope.since, scope.until, key?.[0] ?? "", key?.[1] ?? "", limit)
+    .all<LevelChangeRow>();
+  const facts = results.flatMap((e) => eventFacts(e, eventPayload(e)));
+  return page(results, (e) => [e.created_at, e.id], facts);
 };
 
 /** Each fact source, and whether an endpoint forwarding `wants` needs it at all. */

@@ -1,9 +1,10 @@
 import type { xapiStatements } from "../../../db/schema";
+import type { ForwardedEventRow } from "../delivery/sql";
 
 /**
  * The back-fill's raw SQL: the conditional start (one active back-fill per endpoint, an enabled
- * endpoint of the caller's institution) and the re-queueing of failed statements, a chunk at a time
- * under the job's lease. Ids and rows travel as one JSON parameter (D1 binds at most 100 per
+ * endpoint of the caller's institution), the re-queueing of failed statements, a chunk at a time
+ * under the job's lease, and the page of CEFR changes (the other sources are drizzle queries). Ids and rows travel as one JSON parameter (D1 binds at most 100 per
  * statement). Each statement has a test in test/xapi/backfill-sql.test.ts.
  */
 
@@ -70,3 +71,18 @@ export const REQUEUE_CHECKPOINT_SQL = `UPDATE xapi_backfills
 
 /** Which of the batches in ?1 (a JSON array of ids) exist: those a re-queueing chunk made. */
 export const BATCHES_MADE_SQL = `SELECT id FROM xapi_batches WHERE id IN (SELECT value FROM json_each(?1))`;
+
+/**
+ * A page of institution ?1's `cefr.level_changed` events from ?2 to ?3 (both included) after the
+ * keyset (?4 created_at, ?5 id; '' and '' for the first page), at most ?6, of users still members of
+ * the institution: the `mastered` source. A range of outbox_events_type_idx, named because without
+ * statistics the planner prefers the institution's index and walks every event type of the window.
+ */
+export const LEVEL_CHANGES_SQL = `SELECT e.id, e.type, e.institution_id, e.user_id, e.payload, e.created_at
+  FROM outbox_events e INDEXED BY outbox_events_type_idx
+  WHERE e.institution_id = ?1 AND e.type = 'cefr.level_changed' AND e.created_at >= ?2 AND e.created_at <= ?3
+    AND (e.created_at, e.id) > (?4, ?5)
+    AND EXISTS (SELECT 1 FROM users u WHERE u.id = e.user_id AND u.institution_id = ?1)
+  ORDER BY e.created_at, e.id
+  LIMIT ?6`;
+export type LevelChangeRow = ForwardedEventRow;
