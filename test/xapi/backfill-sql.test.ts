@@ -128,7 +128,7 @@ describe("xAPI back-fill SQL", () => {
     });
     await statement(endpoint, { id: "s4", occurredAt: UNTIL, completedAt: UNTIL });
     // Not these: rejected alone, outside the window, failed after it started, not wanted, not failed,
-    // another endpoint's.
+    // without a body to send, another endpoint's.
     await statement(endpoint, { id: "x400", lastError: "HTTP 400: bad statement" });
     await statement(endpoint, {
       id: "x413",
@@ -138,6 +138,7 @@ describe("xAPI back-fill SQL", () => {
     await statement(endpoint, { id: "xlate", completedAt: "2026-11-21T09:30:01Z" });
     await statement(endpoint, { id: "xverb", verb: "earned" });
     await statement(endpoint, { id: "xsent", status: "sent" });
+    await statement(endpoint, { id: "xnobody", body: null });
     await statement(elsewhere, { id: "xelse" });
     const page = (after: [string, string] | null, limit: number) =>
       d1()

@@ -356,10 +356,13 @@ describe("starting a back-fill", () => {
     expect(queue.messages).toEqual([]);
     const { body: list } = await api<BackfillPage>(tenant, `${BASE_PATH}/${endpointId}/backfills`);
     expect(list.data).toEqual([]);
-    // 90 days ago exactly (give or take the request's second) is accepted.
     await setEnabled(tenant, reg, true);
-    const edge = await startBackfill(tenant, endpointId, { since: ago(90 * DAY - 60_000) }, bindings);
+    // 90 days ago (less a minute), with an offset: accepted, and kept in UTC to the second.
+    const edgeMs = Date.now() - 90 * DAY + 60_000;
+    const withOffset = new Date(edgeMs + 2 * HOUR).toISOString().replace("Z", "+02:00");
+    const edge = await startBackfill(tenant, endpointId, { since: withOffset }, bindings);
     expect(edge.res.status).toBe(202);
+    expect(edge.body.since).toBe(`${new Date(edgeMs).toISOString().slice(0, 19)}Z`);
   });
 
   it("runs one back-fill at a time per endpoint: a second, even concurrent, is 409 naming the first", async () => {

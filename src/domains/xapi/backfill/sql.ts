@@ -27,7 +27,8 @@ export const START_BACKFILL_SQL = `INSERT INTO xapi_backfills (id, endpoint_id, 
  * ?3 id; both null: from the start), at most ?4: the activity happened from ?5 (since) to ?6 (until), both included, the
  * failure came before the back-fill started (completed_at <= ?6), the verb is one of ?7 (a JSON
  * array: what the endpoint forwards now), and the LRS did not reject the statement itself (a `400`
- * or a `413` for it alone: it would be rejected again). Walks `xapi_statements_health_idx`.
+ * or a `413` for it alone: it would be rejected again), and its body is still there to send (it is
+ * cleared only once sent). Walks `xapi_statements_health_idx`.
  */
 export const FAILED_STATEMENTS_SQL = `SELECT id, completed_at FROM xapi_statements
   WHERE endpoint_id = ?1 AND status = 'failed' AND completed_at <= ?6
@@ -35,6 +36,7 @@ export const FAILED_STATEMENTS_SQL = `SELECT id, completed_at FROM xapi_statemen
     AND occurred_at >= ?5 AND occurred_at <= ?6
     AND verb IN (SELECT value FROM json_each(?7))
     AND coalesce(last_error, '') NOT LIKE 'HTTP 400%' AND coalesce(last_error, '') NOT LIKE 'HTTP 413%'
+    AND body IS NOT NULL
   ORDER BY completed_at, id
   LIMIT ?4`;
 export interface FailedStatementRow {
