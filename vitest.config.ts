@@ -41,6 +41,9 @@ export default defineConfig(async () => {
             // Bulk uploads: small chunks and a 1 ms budget, so a test upload spans several queue messages.
             BULK_CHUNK_ROWS: "1000",
             BULK_TIME_BUDGET_MS: "1",
+            // xAPI back-fills: small chunks and a 1 ms budget, so a back-fill spans several messages.
+            XAPI_BACKFILL_CHUNK_SIZE: "20",
+            XAPI_BACKFILL_TIME_BUDGET_MS: "1",
           },
           // The public catalogue's per-IP limit (600 a minute in wrangler.toml), small enough to reach
           // in a test; tests that are not about it send a fresh CF-Connecting-IP.

@@ -5,6 +5,7 @@ import { consumeRosterSyncs, deadLetterRosterSyncs } from "./domains/lti/roster/
 import { consumeBulk, consumeBulkDeadLetters } from "./domains/members/bulk/consumer";
 import { deadLetterDeliveries, deadLetterEvents, deliverWebhooks } from "./domains/webhooks/consumer";
 import { fanOut } from "./domains/webhooks/fan-out";
+import { consumeBackfillDeadLetters, consumeBackfills } from "./domains/xapi/backfill/consumer";
 import { deadLetterXapiBatches, deliverXapiBatches } from "./domains/xapi/delivery/consumer";
 import { forwardEvents } from "./domains/xapi/delivery/subscriber";
 import type { Env } from "./env";
@@ -35,6 +36,8 @@ export const QUEUE_CONSUMERS: Record<string, QueueConsumer> = {
   "lingua-xapi-statements-dlq": deadLetterXapiBatches,
   "lingua-lti-roster": consumeRosterSyncs,
   "lingua-lti-roster-dlq": deadLetterRosterSyncs,
+  "lingua-xapi-backfills": consumeBackfills,
+  "lingua-xapi-backfills-dlq": consumeBackfillDeadLetters,
 };
 
 export async function consumeQueue(

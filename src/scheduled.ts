@@ -5,6 +5,7 @@ import { sweepRosterSyncs } from "./domains/lti/roster/sweep";
 import { sweepBulkJobs } from "./domains/members/bulk/sweep";
 import { purgePastWeeks } from "./domains/progress/sweep";
 import { purgeOldEvents, requeueStalledDeliveries } from "./domains/webhooks/sweep";
+import { sweepBackfills } from "./domains/xapi/backfill/sweep";
 import {
   notifyFailingEndpoints,
   purgeOldXapiStatements,
@@ -32,6 +33,7 @@ const SWEEPS: { name: string; run: Sweep }[] = [
   { name: "xapi-failing-endpoints", run: notifyFailingEndpoints },
   { name: "xapi-retention", run: purgeOldXapiStatements },
   { name: "lti-roster-syncs", run: sweepRosterSyncs },
+  { name: "xapi-backfills", run: sweepBackfills },
 ];
 
 /** One cron run: every sweep, on a context whose clock reads the run's scheduled time. */

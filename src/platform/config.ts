@@ -77,6 +77,8 @@ const schema = z.object({
   EXPORT_RETENTION_DAYS: positiveInt(7),
   BULK_CHUNK_ROWS: positiveInt(1000),
   BULK_TIME_BUDGET_MS: positiveInt(20_000),
+  XAPI_BACKFILL_CHUNK_SIZE: positiveInt(500),
+  XAPI_BACKFILL_TIME_BUDGET_MS: positiveInt(20_000),
   /** Where a browser LTI launch lands; empty: the worker's own launch page (/api/lti/app). */
   LTI_APP_URL: z.union([z.literal(""), z.url({ protocol: /^https?$/ })]).default(""),
   /**
@@ -121,6 +123,12 @@ function toConfig(vars: z.infer<typeof schema>) {
       chunkRows: vars.BULK_CHUNK_ROWS,
       /** How long one queue invocation applies chunks before it hands over to a continuation message. */
       timeBudgetMs: vars.BULK_TIME_BUDGET_MS,
+    },
+    xapiBackfill: {
+      /** Source rows (attempts, lessons, …) read per chunk of a back-fill (one checkpoint each). */
+      chunkSize: vars.XAPI_BACKFILL_CHUNK_SIZE,
+      /** How long one back-fill queue invocation works before it hands over to a continuation message. */
+      timeBudgetMs: vars.XAPI_BACKFILL_TIME_BUDGET_MS,
     },
     lti: {
       /** Null: the worker's own launch page. */

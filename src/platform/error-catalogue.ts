@@ -224,6 +224,22 @@ export const ERROR_CATALOGUE = {
     action:
       "Wait a minute and look at the registrations (`GET /api/integrations/lti-consumers`) before trying again.",
   },
+  xapi_endpoint_disabled: {
+    status: 409,
+    title: "xAPI endpoint disabled",
+    meaning:
+      "The xAPI endpoint is disabled (`enabled: false`), so nothing can be forwarded to it: a back-fill needs an enabled endpoint.",
+    action:
+      "Enable the endpoint (`PUT` it with `enabled: true`), check it with `POST …/{id}/test`, then start the back-fill again.",
+  },
+  xapi_backfill_in_progress: {
+    status: 409,
+    title: "xAPI back-fill in progress",
+    meaning:
+      "Another back-fill of this xAPI endpoint is still `queued` or `running`; an endpoint has one back-fill at a time. `backfill_id` names it.",
+    action:
+      "Watch that back-fill (`GET …/{id}/backfills/{backfill}`) until it is `completed` or `failed`, then start the next one if it is still needed.",
+  },
   gone: {
     status: 410,
     title: "Gone",

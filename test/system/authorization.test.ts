@@ -88,6 +88,8 @@ interface Resources {
   ssoDomain: string;
   /** An xAPI endpoint (its LRS the loopback receiver). */
   xapiEndpoint: string;
+  /** A back-fill of that endpoint. */
+  xapiBackfill: string;
   /** The loopback receiver its webhooks point at (a test sends only to loopback). */
   receiver: string;
   /** A course of the shared catalogue (not the institution's), and one of its training items. */
@@ -148,6 +150,12 @@ const TENANT_RESOURCES: Record<string, (r: Resources) => Record<string, string>>
   "/api/integrations/xapi-endpoints/{id}": (r) => ({ id: r.xapiEndpoint }),
   "/api/integrations/xapi-endpoints/{id}/test": (r) => ({ id: r.xapiEndpoint }),
   "/api/integrations/xapi-endpoints/{id}/statements": (r) => ({ id: r.xapiEndpoint }),
+  "/api/integrations/xapi-endpoints/{id}/backfill": (r) => ({ id: r.xapiEndpoint }),
+  "/api/integrations/xapi-endpoints/{id}/backfills": (r) => ({ id: r.xapiEndpoint }),
+  "/api/integrations/xapi-endpoints/{id}/backfills/{backfill}": (r) => ({
+    id: r.xapiEndpoint,
+    backfill: r.xapiBackfill,
+  }),
   // Only the launch's own session reaches it; another institution's token (its admin's) is 404.
   "/api/lti/deep-linking/{launch}/items": (r) => ({ launch: r.launch }),
   "/api/lti/deep-linking/{launch}/response": (r) => ({ launch: r.launch }),
@@ -236,6 +244,8 @@ function requestFor(name: string, r: Resources): Pick<CallOptions, "body" | "raw
       return { body: xapiEndpointBody(r.receiver) };
     case "PUT /api/integrations/xapi-endpoints/{id}":
       return { body: { ...xapiEndpointBody(r.receiver), name: renamed } };
+    case "POST /api/integrations/xapi-endpoints/{id}/backfill":
+      return { body: { since: new Date(Date.now() - 3_600_000).toISOString() } };
     case "POST /api/lti/grade-passback/{launch}":
       return { body: { score_given: 1, score_maximum: 1 } };
     case "POST /api/lti/deep-linking/{launch}/response":
@@ -305,6 +315,9 @@ async function makeResources(t: Tenant, course: CourseFixture): Promise<Resource
     as("/api/integrations/xapi-endpoints", { body: xapiEndpointBody(receiver.url) }).then(created),
   ]);
   const { deliveryId, eventId } = await insertDelivery(webhook.id, t.institution.id, { status: "failed" });
+  const xapiBackfill = await as(`/api/integrations/xapi-endpoints/${xapiEndpoint.id}/backfill`, {
+    body: { since: new Date(Date.now() - 3_600_000).toISOString() },
+  }).then(created);
   // A launch is made by an LMS's signed id_token; its row is all the read and passback paths need.
   const launch = `lch_authz_${crypto.randomUUID()}`;
   await database(env.DB)
@@ -330,6 +343,15 @@ async function makeResources(t: Tenant, course: CourseFixture): Promise<Resource
     if (Date.now() > until) throw new Error(`export still ${body.status}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+  // The back-fill too (an institution without activity: it completes at once).
+  for (const until = Date.now() + 20_000; ; ) {
+    const { body } = await as(
+      `/api/integrations/xapi-endpoints/${xapiEndpoint.id}/backfills/${xapiBackfill.id}`,
+    );
+    if (body.status === "completed" || body.status === "failed") break;
+    if (Date.now() > until) throw new Error(`xAPI back-fill still ${body.status}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
   return {
     tenant: t,
     token: { id: token.id, token: token.token },
@@ -343,6 +365,7 @@ async function makeResources(t: Tenant, course: CourseFixture): Promise<Resource
     launch,
     ssoDomain,
     xapiEndpoint: xapiEndpoint.id,
+    xapiBackfill: xapiBackfill.id,
     receiver: receiver.url,
     course: course.courseId,
     item: course.items[0]!,
@@ -365,6 +388,7 @@ async function snapshot(r: Resources) {
     `/api/integrations/lti-consumers/${r.consumer}`,
     `/api/integrations/lti-launches/${r.launch}`,
     `/api/integrations/xapi-endpoints/${r.xapiEndpoint}`,
+    `/api/integrations/xapi-endpoints/${r.xapiEndpoint}/backfills`,
   ];
   const reads = await Promise.all(
     paths.map(async (path) => {

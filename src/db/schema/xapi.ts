@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { institutions, users } from "./identity";
 import { OUTBOUND_ERROR_CODES } from "./outbound-codes";
 import { DELIVERY_STATUSES } from "./webhooks";
@@ -135,6 +135,10 @@ export const xapiStatements = sqliteTable(
   ],
 );
 
+/** A back-fill's life: waiting for its first message, being worked on, done, or given up. */
+export const XAPI_BACKFILL_STATUSES = ["queued", "running", "completed", "failed"] as const;
+export type XapiBackfillStatus = (typeof XAPI_BACKFILL_STATUSES)[number];
+
 /** A back-fill: forwarding what an endpoint missed since `since`, a keyset page per chunk. */
 export const xapiBackfills = sqliteTable(
   "xapi_backfills",
@@ -146,7 +150,7 @@ export const xapiBackfills = sqliteTable(
     since: text("since").notNull(),
     /** Up to when (the request's time): what happened later arrives through the outbox anyway. */
     until: text("until").notNull(),
-    status: text("status", { enum: ["queued", "running", "completed", "failed"] }).notNull(),
+    status: text("status", { enum: XAPI_BACKFILL_STATUSES }).notNull(),
     /** Which source it is reading (attempts, completions, …) and where in it: opaque to all but the job. */
     cursor: text("cursor", { mode: "json" }).$type<Record<string, unknown>>(),
     statementsQueued: integer("statements_queued").notNull().default(0),
@@ -159,5 +163,9 @@ export const xapiBackfills = sqliteTable(
     createdAt: text("created_at").notNull(),
     completedAt: text("completed_at"),
   },
-  (t) => [index("xapi_backfills_endpoint_idx").on(t.endpointId, t.createdAt)],
+  (t) => [
+    index("xapi_backfills_endpoint_idx").on(t.endpointId, t.createdAt),
+    /** One back-fill at a time per endpoint: the insert of a second active one conflicts. */
+    uniqueIndex("xapi_backfills_one_active_idx").on(t.endpointId).where(sql`status IN ('queued', 'running')`),
+  ],
 );

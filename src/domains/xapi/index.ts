@@ -1,5 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
+import { registerGetXapiBackfill } from "./backfill/routes/get-backfill";
+import { registerListXapiBackfills } from "./backfill/routes/list-backfills";
+import { registerStartXapiBackfill } from "./backfill/routes/start-backfill";
 import { registerCreateXapiEndpoint } from "./routes/create-endpoint";
 import { registerDeleteXapiEndpoint } from "./routes/delete-endpoint";
 import { registerGetXapiEndpoint } from "./routes/get-endpoint";
@@ -18,5 +21,8 @@ export function registerXapi(app: OpenAPIHono<AppEnv>) {
   registerDeleteXapiEndpoint(app);
   registerTestXapiEndpoint(app);
   registerListXapiStatements(app);
+  registerStartXapiBackfill(app);
+  registerListXapiBackfills(app);
+  registerGetXapiBackfill(app);
   registerGetProfile(app);
 }

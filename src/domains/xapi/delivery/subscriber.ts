@@ -1,8 +1,9 @@
-import { attempts, CEFR_LEVELS, type XapiActivity } from "../../../db/schema";
+import { attempts, type XapiActivity } from "../../../db/schema";
 import { inJsonList } from "../../../platform/db";
 import { inPool } from "../../../platform/delivery";
 import type { ServiceContext } from "../../../platform/service/context";
 import type { Fact } from "../statements";
+import { eventFacts, eventPayload, progressedFact } from "./event-facts";
 import { offerFacts } from "./offer";
 import {
   FORWARDED_EVENTS_SQL,
@@ -28,59 +29,7 @@ export const XAPI_EVENT_TYPES = [
   "achievement.unlocked",
 ] as const;
 
-type Payload = Record<string, unknown>;
 type AttemptRow = typeof attempts.$inferSelect;
-
-const text = (value: unknown): string | null => (typeof value === "string" ? value : null);
-
-/** A CEFR change to a higher level (from none counts) is a level mastered. */
-function rises(from: unknown, to: unknown): boolean {
-  const levels = CEFR_LEVELS as readonly unknown[];
-  return levels.includes(to) && (from === null || levels.indexOf(from) < levels.indexOf(to));
-}
-
-/** The facts of the events that are not about single attempts. */
-function eventFacts(event: ForwardedEventRow, payload: Payload): Fact[] {
-  const userId = text(payload.user_id) ?? event.user_id;
-  if (!userId) return [];
-  switch (event.type) {
-    case "lesson.completed": {
-      const lessonId = text(payload.lesson_id);
-      const courseId = text(payload.course_id);
-      if (!lessonId || !courseId) return [];
-      const score = typeof payload.score === "number" ? payload.score : 1;
-      const at = text(payload.completed_at) ?? event.created_at;
-      return [{ verb: "completed", object: "lesson", userId, lessonId, courseId, score, at }];
-    }
-    case "course.completed": {
-      const courseId = text(payload.course_id);
-      if (!courseId) return [];
-      return [
-        {
-          verb: "completed",
-          object: "course",
-          userId,
-          courseId,
-          at: text(payload.completed_at) ?? event.created_at,
-        },
-      ];
-    }
-    case "cefr.level_changed": {
-      const skill = text(payload.skill);
-      const level = text(payload.to);
-      if (!skill || !level || !rises(payload.from ?? null, level)) return [];
-      return [{ verb: "mastered", userId, skill, level, at: event.created_at }];
-    }
-    case "achievement.unlocked": {
-      const code = text(payload.code);
-      if (!code) return [];
-      const name = text(payload.name) ?? code;
-      return [{ verb: "earned", userId, code, name, at: text(payload.unlocked_at) ?? event.created_at }];
-    }
-    default:
-      return [];
-  }
-}
 
 /**
  * The facts of `attempts.recorded` events: `answered` per attempt (read by id) and `progressed` for
@@ -98,15 +47,7 @@ async function progressFacts(ctx: ServiceContext, rows: AttemptRow[]): Promise<F
     .prepare(LESSONS_IN_PROGRESS_SQL)
     .bind(JSON.stringify(pairs))
     .all<LessonInProgressRow>();
-  return results.map((l) => ({
-    verb: "progressed",
-    userId: l.user_id,
-    lessonId: l.lesson_id,
-    courseId: l.course_id,
-    itemsDone: l.items_done,
-    itemsTotal: l.items_total,
-    at: l.last_activity_at,
-  }));
+  return results.map(progressedFact);
 }
 
 /** The outbox subscriber `(ctx, eventIds)`: the events' facts, offered to each endpoint that wants them. */
@@ -127,7 +68,7 @@ export async function forwardEvents(ctx: ServiceContext, eventIds: readonly stri
     facts.set(institutionId, [...(facts.get(institutionId) ?? []), ...more]);
   const recorded = new Map<string, string>(); // attempt → institution
   for (const event of events) {
-    const payload = JSON.parse(event.payload) as Payload;
+    const payload = eventPayload(event);
     if (event.type === "attempts.recorded") {
       const ids = Array.isArray(payload.attempt_ids) ? payload.attempt_ids : [];
       for (const id of ids) if (typeof id === "string") recorded.set(id, event.institution_id);

@@ -1,0 +1,1 @@
+CREATE UNIQUE INDEX `xapi_backfills_one_active_idx` ON `xapi_backfills` (`endpoint_id`) WHERE status IN ('queued', 'running');
