@@ -8,8 +8,8 @@ import { asRecord, LINE_ITEM_READ_SCOPES } from "../claims";
 import type { LaunchRow } from "../launch/launch-log";
 import { nextLink } from "../outbound";
 import type { ConsumerRow } from "../registrations/service";
-import type { CreateLineItemBody, LineItemSchema } from "../schemas";
 import { agsScopes, lineItemsOf } from "./line-item";
+import type { CreateLineItemBody, LineItemSchema } from "./line-item-schemas";
 import { callPlatformService, launchForServices, platformJson, requireConsumer } from "./platform-call";
 
 /**

@@ -13,9 +13,9 @@ import {
 } from "../../../platform/jobs/lease";
 import type { PrincipalContext, ServiceContext } from "../../../platform/service/context";
 import { launchForServices, requireConsumer } from "../grades/platform-call";
-import type { RosterSyncSchema } from "../schemas";
 import { readRoster, requireMembershipsUrl } from "./nrps";
 import { noCounts, provisionRoster, type SyncCounts } from "./provision";
+import type { RosterSyncSchema } from "./schemas";
 
 /**
  * `POST …/lti-launches/{launch}/members/sync`: the roster's active members made Lingua members

@@ -5,7 +5,8 @@ import { principalContext } from "../../../../platform/http/context-middleware";
 import { idempotencyHeaderShape, idempotent } from "../../../../platform/http/idempotency";
 import { errorResponses, jsonBody, jsonResponse, tokenRoute } from "../../../../platform/openapi";
 import { LTI_LAUNCHES } from "../../prefixes";
-import { CreateLineItemBody, LaunchParam, LineItemSchema } from "../../schemas";
+import { LaunchParam } from "../../schemas";
+import { CreateLineItemBody, LineItemSchema } from "../line-item-schemas";
 import { createLineItem } from "../line-items";
 
 /** POST /api/integrations/lti-launches/{launch}/line-items: a new line item in the launch's context (AGS). */

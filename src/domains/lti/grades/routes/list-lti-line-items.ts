@@ -4,7 +4,8 @@ import { principalContext } from "../../../../platform/http/context-middleware";
 import { paginate } from "../../../../platform/http/pagination";
 import { errorResponses, jsonResponse, tokenRoute } from "../../../../platform/openapi";
 import { LTI_LAUNCHES } from "../../prefixes";
-import { LaunchParam, LineItemPageSchema, LineItemsQuery } from "../../schemas";
+import { LaunchParam } from "../../schemas";
+import { LineItemPageSchema, LineItemsQuery } from "../line-item-schemas";
 import { listLineItems } from "../line-items";
 
 /** GET /api/integrations/lti-launches/{launch}/line-items: the line items of the launch's context (AGS). */

@@ -4,7 +4,8 @@ import { principalContext } from "../../../../platform/http/context-middleware";
 import { paginate } from "../../../../platform/http/pagination";
 import { errorResponses, jsonResponse, tokenRoute } from "../../../../platform/openapi";
 import { LTI_LAUNCHES } from "../../prefixes";
-import { LaunchParam, RosterPageSchema, RosterQuery } from "../../schemas";
+import { LaunchParam } from "../../schemas";
+import { RosterPageSchema, RosterQuery } from "../schemas";
 import { launchRoster } from "../service";
 
 /** GET /api/integrations/lti-launches/{launch}/members: the roster of the launch's context (NRPS 2.0). */

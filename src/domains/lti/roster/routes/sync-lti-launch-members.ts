@@ -3,7 +3,8 @@ import type { AppEnv } from "../../../../env";
 import { principalContext } from "../../../../platform/http/context-middleware";
 import { errorResponses, jsonResponse, tokenRoute } from "../../../../platform/openapi";
 import { LTI_LAUNCHES } from "../../prefixes";
-import { LaunchParam, RosterSyncSchema } from "../../schemas";
+import { LaunchParam } from "../../schemas";
+import { RosterSyncSchema } from "../schemas";
 import { presentSync, syncLaunchRoster } from "../syncs";
 
 /** POST /api/integrations/lti-launches/{launch}/members/sync: the roster's active members made Lingua members. */
