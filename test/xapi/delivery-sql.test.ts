@@ -13,7 +13,7 @@ import {
   MARK_FAILING_NOTIFIED_SQL,
   PURGE_BATCHES_SQL,
   PURGE_STATEMENTS_SQL,
-  recordStatementsQuery,
+  recordStatementsQueries,
   UNSENT_BATCHES_SQL,
 } from "../../src/domains/xapi/delivery/sql";
 import { database } from "../../src/platform/db";
@@ -154,13 +154,19 @@ describe("xAPI delivery SQL", () => {
       { id: pending, carried: 1, status: null, error: "HTTP 503" },
     ];
     // A stale attempt (the claim moved on) writes nothing.
-    await recordStatementsQuery(db(), batchId, 1, outcomes, "2026-11-21T09:31:00Z").run();
+    const record = async (attempt: number, at: string) => {
+      const [first, ...rest] = recordStatementsQueries(db(), batchId, attempt, outcomes, at);
+      await db().batch([first!, ...rest]);
+    };
+    // One UPDATE per distinct outcome.
+    expect(recordStatementsQueries(db(), batchId, 1, outcomes, NOW)).toHaveLength(3);
+    await record(1, "2026-11-21T09:31:00Z");
     expect((await statementsOf(endpointId)).every((s) => s.status === "pending" && s.attempts === 0)).toBe(
       true,
     );
 
-    await recordStatementsQuery(db(), batchId, 2, outcomes, "2026-11-21T09:31:00Z").run();
-    await recordStatementsQuery(db(), batchId, 2, outcomes, "2026-11-21T09:32:00Z").run();
+    await record(2, "2026-11-21T09:31:00Z");
+    await record(2, "2026-11-21T09:32:00Z");
     const byId = new Map((await statementsOf(endpointId)).map((s) => [s.id, s]));
     expect(byId.get(sent)).toMatchObject({
       status: "sent",

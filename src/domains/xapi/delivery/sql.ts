@@ -103,41 +103,52 @@ export interface StatementOutcome {
  * What one attempt of batch `batchId` came to for each of its statements (`outcomes`), at `at`. Only
  * while the attempt's claim holds (the batch's attempt_count is still `attempt`) and only on
  * statements still pending, so a record written late or twice changes nothing. A sent statement's
- * body is cleared. A query builder (the delivery engine writes records with drizzle's batch): each
- * column reads its value from the outcomes, one JSON parameter, by the statement's id.
+ * body is cleared. One plain UPDATE per distinct outcome (status, requests, error) over the ids that
+ * share it, each by primary key: an attempt the LRS answered at once is one UPDATE of constants
+ * (a per-row lookup into a JSON of the outcomes cost SQLite most of the delivery's time). Query
+ * builders: the delivery engine writes records with drizzle's batch. An outcome that changes
+ * nothing (no request carried it, no end, no error) writes nothing.
  */
-export function recordStatementsQuery(
+export function recordStatementsQueries(
   db: Database,
   batchId: string,
   attempt: number,
   outcomes: readonly StatementOutcome[],
   at: string,
 ) {
-  const json = JSON.stringify(outcomes);
-  const of = (field: keyof StatementOutcome) =>
-    sql`(SELECT o.value ->> ${field} FROM json_each(${json}) AS o WHERE o.value ->> 'id' = "xapi_statements"."id")`;
-  const status = of("status");
-  return db
-    .update(xapiStatements)
-    .set({
-      status: sql`coalesce(${status}, "xapi_statements"."status")`,
-      attempts: sql`"xapi_statements"."attempts" + coalesce(${of("carried")}, 0)`,
-      lastError: sql`CASE WHEN ${status} = 'sent' THEN NULL ELSE coalesce(${of("error")}, "xapi_statements"."last_error") END`,
-      sentAt: sql`CASE WHEN ${status} = 'sent' THEN ${at} ELSE "xapi_statements"."sent_at" END`,
-      completedAt: sql`CASE WHEN ${status} IS NOT NULL THEN ${at} ELSE "xapi_statements"."completed_at" END`,
-      body: sql`CASE WHEN ${status} = 'sent' THEN NULL ELSE "xapi_statements"."body" END`,
-    })
-    .where(
-      and(
-        inJsonList(
-          xapiStatements.id,
-          outcomes.map((o) => o.id),
+  const groups = new Map<string, { outcome: StatementOutcome; ids: string[] }>();
+  for (const outcome of outcomes) {
+    if (outcome.carried === 0 && outcome.status === null && outcome.error === null) continue;
+    const key = JSON.stringify([
+      outcome.status,
+      outcome.carried,
+      outcome.status === "sent" ? null : outcome.error,
+    ]);
+    const group = groups.get(key);
+    if (group) group.ids.push(outcome.id);
+    else groups.set(key, { outcome, ids: [outcome.id] });
+  }
+  return [...groups.values()].map(({ outcome: { status, carried, error }, ids }) =>
+    db
+      .update(xapiStatements)
+      .set({
+        attempts: sql`"xapi_statements"."attempts" + ${carried}`,
+        ...(status ? { status, completedAt: at } : {}),
+        ...(status === "sent"
+          ? { lastError: null, sentAt: at, body: null }
+          : error !== null
+            ? { lastError: error }
+            : {}),
+      })
+      .where(
+        and(
+          inJsonList(xapiStatements.id, ids),
+          eq(xapiStatements.batchId, batchId),
+          eq(xapiStatements.status, "pending"),
+          batchHeldBy(batchId, attempt),
         ),
-        eq(xapiStatements.batchId, batchId),
-        eq(xapiStatements.status, "pending"),
-        batchHeldBy(batchId, attempt),
       ),
-    );
+  );
 }
 
 /** A batch's attempt `attempt` still holds it: its record (or its close) may be written. */

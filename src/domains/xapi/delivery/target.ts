@@ -17,7 +17,7 @@ import { nextRetrySeconds } from "../../../platform/outbound";
 import type { ServiceContext } from "../../../platform/service/context";
 import { type EndpointRow, lrsRequest } from "../lrs-client";
 import { type Exchange, exchange, type PendingStatement } from "./exchange";
-import { batchHeldBy, recordStatementsQuery, type StatementOutcome } from "./sql";
+import { batchHeldBy, recordStatementsQueries, type StatementOutcome } from "./sql";
 
 /**
  * xAPI statements as a target of the delivery engine (platform/delivery): a batch of up to 50
@@ -103,7 +103,7 @@ export function recordAttempt(ctx: ServiceContext, item: BatchItem, result: Batc
     return { id: s.id, carried: ex.carried.get(s.id) ?? 0, status, error };
   });
   const statements: Statement[] = [
-    recordStatementsQuery(ctx.db, item.id, item.attempt, outcomes, at),
+    ...recordStatementsQueries(ctx.db, item.id, item.attempt, outcomes, at),
     ctx.db
       .update(xapiBatches)
       .set({
