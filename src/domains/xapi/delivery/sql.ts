@@ -63,22 +63,23 @@ export interface LessonInProgressRow {
 }
 
 /**
- * An offer's statements, ?1 a JSON array of [id, batch, verb, activity, user, occurred_at, body (the
- * statement's JSON text)] for endpoint ?2 at ?3 (now). An id stored before (the same fact offered
- * again: a redelivered event, a back-fill) is skipped: its statement is not sent twice.
+ * An offer's statements, ?1 a JSON array of [id, batch, verb, activity, user, occurred_at] for
+ * endpoint ?2 at ?3 (now). An id stored before (the same fact offered again: a redelivered event, a
+ * back-fill) is skipped: its statement is not sent twice.
  */
-export const INSERT_STATEMENTS_SQL = `INSERT INTO xapi_statements (id, endpoint_id, batch_id, verb, activity_id, user_id, occurred_at, body, status, attempts, created_at)
-  SELECT value ->> 0, ?2, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, 'pending', 0, ?3
+export const INSERT_STATEMENTS_SQL = `INSERT INTO xapi_statements (id, endpoint_id, batch_id, verb, activity_id, user_id, occurred_at, status, attempts, created_at)
+  SELECT value ->> 0, ?2, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, 'pending', 0, ?3
   FROM json_each(?1) WHERE true
   ON CONFLICT DO NOTHING`;
 
 /**
- * The offer's batches, ?1 a JSON array of batch ids of endpoint ?2 at ?3 (now): only those that got a
- * statement (a batch whose statements were all stored before is not made).
+ * One batch of an offer, ?1 its id, of endpoint ?2 at ?3 (now), ?4 its statements as built (one JSON
+ * array, bound as text: SQLite never parses it): made only if it got a statement (a batch whose
+ * statements were all stored before is not made). Its bodies may hold a statement stored before in
+ * another batch: that one is not pending in this batch, so this batch never sends it.
  */
-export const INSERT_BATCHES_SQL = `INSERT INTO xapi_batches (id, endpoint_id, status, attempt_count, created_at)
-  SELECT j.value, ?2, 'pending', 0, ?3 FROM json_each(?1) j
-  WHERE EXISTS (SELECT 1 FROM xapi_statements s WHERE s.batch_id = j.value)`;
+export const INSERT_BATCH_SQL = `INSERT INTO xapi_batches (id, endpoint_id, status, attempt_count, bodies, created_at)
+  SELECT ?1, ?2, 'pending', 0, ?4, ?3 WHERE EXISTS (SELECT 1 FROM xapi_statements s WHERE s.batch_id = ?1)`;
 
 /**
  * The untried batches holding any of the statements in ?1 (a JSON array of ids): this offer's, and
@@ -102,8 +103,7 @@ export interface StatementOutcome {
 /**
  * What one attempt of batch `batchId` came to for each of its statements (`outcomes`), at `at`. Only
  * while the attempt's claim holds (the batch's attempt_count is still `attempt`) and only on
- * statements still pending, so a record written late or twice changes nothing. A sent statement's
- * body is cleared. One plain UPDATE per distinct outcome (status, requests, error) over the ids that
+ * statements still pending, so a record written late or twice changes nothing. One plain UPDATE per distinct outcome (status, requests, error) over the ids that
  * share it, each by primary key: an attempt the LRS answered at once is one UPDATE of constants
  * (a per-row lookup into a JSON of the outcomes cost SQLite most of the delivery's time). Query
  * builders: the delivery engine writes records with drizzle's batch. An outcome that changes
@@ -134,11 +134,7 @@ export function recordStatementsQueries(
       .set({
         attempts: sql`"xapi_statements"."attempts" + ${carried}`,
         ...(status ? { status, completedAt: at } : {}),
-        ...(status === "sent"
-          ? { lastError: null, sentAt: at, body: null }
-          : error !== null
-            ? { lastError: error }
-            : {}),
+        ...(status === "sent" ? { lastError: null, sentAt: at } : error !== null ? { lastError: error } : {}),
       })
       .where(
         and(
@@ -162,6 +158,9 @@ export function batchHeldBy(batchId: string, attempt: number): SQL {
  */
 export const FAIL_PENDING_OF_BATCHES_SQL = `UPDATE xapi_statements SET status = 'failed', last_error = ?2, completed_at = ?3
   WHERE batch_id IN (SELECT value FROM json_each(?1)) AND status = 'pending'`;
+
+/** The bodies of the batches in ?1 (a JSON array of ids) cleared: nothing of theirs is sent again. */
+export const CLEAR_BODIES_OF_BATCHES_SQL = `UPDATE xapi_batches SET bodies = NULL WHERE id IN (SELECT value FROM json_each(?1))`;
 
 /**
  * Enabled endpoints failing without a success since at least ?1 (now − 24 h, text) that were not
