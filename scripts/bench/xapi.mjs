@@ -26,8 +26,11 @@
 //   BENCH_XAPI_MEMBERS=100        members in the burst (100 attempts each: 10,000 statements)
 //   BENCH_XAPI_ROUNDS=3           rounds of the recording comparison
 //   BENCH_XAPI_REQUESTS=10        requests per variant per round (after 3 unrecorded warm-up requests each)
+//   BENCH_XAPI_PROFILE=<file>     a CPU profile of the burst (workerd's inspector) into <file>, its top
+//                                 functions printed; a diagnostic: the sampling slows the burst
+import { writeFileSync } from "node:fs";
 import { createServer } from "node:http";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { hashPassword } from "../demo-data.mjs";
 import {
   allProcStats,
@@ -40,11 +43,15 @@ import {
   workerOptions,
 } from "./lib.mjs";
 import { BENCH_RATE_LIMIT_PER_MINUTE, BENCH_TENANT, seedBenchTenant } from "./seed.mjs";
+import { d1StatementsEntry, startCpuProfiles, summary } from "./xapi-profile.mjs";
 
 const BURST_MEMBERS = Number(process.env.BENCH_XAPI_MEMBERS || 100);
 const ROUNDS = Number(process.env.BENCH_XAPI_ROUNDS || 3);
 const REQUESTS_PER_BLOCK = Number(process.env.BENCH_XAPI_REQUESTS || 10);
 const WARMUP_REQUESTS = 3;
+/** A file: the burst is CPU-profiled into it (a diagnostic; sampling slows the burst). */
+const PROFILE = process.env.BENCH_XAPI_PROFILE || "";
+const PROFILE_PORT = 9329;
 /** Measured passes of the floor (after one unrecorded pass); its figure is their median. */
 const FLOOR_PASSES = 3;
 const ATTEMPTS_PER_REQUEST = 100;
@@ -279,19 +286,34 @@ export async function runXapi({ config, scriptPath, log = (m) => console.error(m
       queue: config.queueConsumers[XAPI_QUEUE],
     },
   };
+  const linguaOptions = workerOptions({
+    name: "lingua-api",
+    scriptPath,
+    compatibilityDate: config.compatibilityDate,
+    compatibilityFlags: config.compatibilityFlags,
+    bindings: { ...config.vars, ENCRYPTION_KEY: randomKey(), ALLOW_LOOPBACK_TARGETS: "true" },
+    d1Databases: config.d1Databases,
+    durableObjects: config.durableObjects,
+    queueProducers: config.queueProducers,
+    queueConsumers: config.queueConsumers,
+    r2Buckets: config.r2Buckets,
+  });
+  // Profiled: workerd's inspector open, and the consumers' D1 statements timed by an entry module.
   const lingua = await startWorker(
-    workerOptions({
-      name: "lingua-api",
-      scriptPath,
-      compatibilityDate: config.compatibilityDate,
-      compatibilityFlags: config.compatibilityFlags,
-      bindings: { ...config.vars, ENCRYPTION_KEY: randomKey(), ALLOW_LOOPBACK_TARGETS: "true" },
-      d1Databases: config.d1Databases,
-      durableObjects: config.durableObjects,
-      queueProducers: config.queueProducers,
-      queueConsumers: config.queueConsumers,
-      r2Buckets: config.r2Buckets,
-    }),
+    PROFILE
+      ? {
+          ...linguaOptions,
+          inspectorPort: PROFILE_PORT,
+          modules: [
+            {
+              type: "ESModule",
+              path: join(dirname(scriptPath), "bench-d1-statements-entry.mjs"),
+              contents: d1StatementsEntry(`./${basename(scriptPath)}`),
+            },
+            ...linguaOptions.modules,
+          ],
+        }
+      : linguaOptions,
   );
   try {
     const d1 = await lingua.mf.getD1Database("DB");
@@ -388,6 +410,8 @@ export async function runXapi({ config, scriptPath, log = (m) => console.error(m
     log(
       `bench: xapi — burst: ${events.length} attempts.recorded events (${expected.toLocaleString("en-US")} attempts) to the events queue…`,
     );
+    if (PROFILE) await requestJson(new URL("/__d1-statements", lingua.url));
+    const profiler = PROFILE ? await startCpuProfiles(PROFILE_PORT, /lingua-api$|d1:db$/) : null;
     const cpuBefore = workerdCpuSeconds();
     const started = performance.now();
     const messages = [];
@@ -419,6 +443,26 @@ export async function runXapi({ config, scriptPath, log = (m) => console.error(m
     const totalMs = performance.now() - started;
     const cpuSeconds = workerdCpuSeconds() - cpuBefore;
     const firstMs = lrs.state.firstAt - started;
+    if (profiler) {
+      const profiles = await profiler.stop();
+      for (const [i, [title, profile]] of Object.entries(profiles).entries()) {
+        writeFileSync(`${PROFILE}.${i}.cpuprofile`, JSON.stringify(profile));
+        const top = summary(profile, 30);
+        log(
+          `bench: xapi — CPU profile of ${title} in the burst (${PROFILE}.${i}.cpuprofile): ${top.totalMs.toFixed(0)} ms on CPU`,
+        );
+        log(`  self:\n${top.self.join("\n")}\n  inclusive:\n${top.inclusive.join("\n")}`);
+      }
+      const statements = (await requestJson(new URL("/__d1-statements", lingua.url))).body;
+      writeFileSync(`${PROFILE}.d1.json`, JSON.stringify(statements, null, 1));
+      log(
+        `bench: xapi — the consumers' D1 statements in the burst (SQLite ms, statements, rows read, rows written):`,
+      );
+      for (const s of statements.slice(0, 20))
+        log(
+          `${s.ms.toFixed(1).padStart(9)} ms ${String(s.statements).padStart(5)} ${String(s.rowsRead).padStart(8)} ${String(s.rowsWritten).padStart(8)}  ${s.sql}`,
+        );
+    }
     await written;
     const countSent = () =>
       d1

@@ -1,18 +1,16 @@
 import { env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { outboxEvents, xapiBackfills, xapiBatches, xapiStatements } from "../../src/db/schema";
+import { outboxEvents, xapiBackfills, xapiStatements } from "../../src/db/schema";
 import { attemptsPage } from "../../src/domains/xapi/backfill/sources";
 import {
   BACKFILL_HELD_GUARD,
-  BATCHES_MADE_SQL,
   FAILED_STATEMENTS_SQL,
+  FORGET_CHECKPOINT_SQL,
+  FORGET_FAILED_SQL,
   LEVEL_CHANGES_SQL,
-  REQUEUE_CHECKPOINT_SQL,
-  REQUEUE_FAILED_SQL,
   START_BACKFILL_SQL,
 } from "../../src/domains/xapi/backfill/sql";
-import { INSERT_BATCHES_SQL } from "../../src/domains/xapi/delivery/sql";
 import { isBatchGuardFailure } from "../../src/platform/batch";
 import { database } from "../../src/platform/db";
 import { newId } from "../../src/platform/ids";
@@ -48,7 +46,6 @@ async function statement(
       activityId: `https://a.example/${fields.id}`,
       userId: "usr_x",
       occurredAt: "2026-11-10T00:00:00Z",
-      body: `{"id":"${fields.id}"}`,
       status: "failed",
       attempts: 4,
       lastError: "HTTP 503",
@@ -115,51 +112,77 @@ describe("xAPI back-fill SQL", () => {
     expect((await start(newId("xbf"), off, a.institution.id)).results).toEqual([]);
   });
 
-  it("finds the failed statements to send again: in the window, failed before it, wanted, not rejected alone; a keyset page at a time", async () => {
+  it("finds the failed statements to send again: in the window, failed before it, wanted, not rejected alone, of a member, a level change still in the outbox; a keyset page at a time", async () => {
     const tenant = await createTenant();
+    const member = tenant.admin.id;
     const endpoint = await createEndpoint(tenant.institution.id, "http://127.0.0.1:9/lrs");
     const elsewhere = await createEndpoint(tenant.institution.id, "http://127.0.0.1:9/else");
-    await statement(endpoint, { id: "s1", completedAt: "2026-11-11T00:00:01Z" });
-    await statement(endpoint, { id: "s2", completedAt: "2026-11-11T00:00:02Z", lastError: "Timed out" });
+    const mine = { userId: member };
+    await statement(endpoint, { ...mine, id: "s1", completedAt: "2026-11-11T00:00:01Z" });
     await statement(endpoint, {
+      ...mine,
+      id: "s2",
+      completedAt: "2026-11-11T00:00:02Z",
+      lastError: "Timed out",
+    });
+    await statement(endpoint, {
+      ...mine,
       id: "s3",
       completedAt: "2026-11-11T00:00:02Z",
       lastError: "endpoint disabled",
     });
-    await statement(endpoint, { id: "s4", occurredAt: UNTIL, completedAt: UNTIL });
+    await statement(endpoint, { ...mine, id: "s4", occurredAt: UNTIL, completedAt: UNTIL });
+    await statement(endpoint, { ...mine, id: "s5", verb: "mastered", completedAt: "2026-11-11T00:00:03Z" });
     // Not these: rejected alone, outside the window, failed after it started, not wanted, not failed,
-    // without a body to send, another endpoint's.
-    await statement(endpoint, { id: "x400", lastError: "HTTP 400: bad statement" });
+    // of someone no longer a member, a level change older than the outbox keeps, another endpoint's.
+    await statement(endpoint, { ...mine, id: "x400", lastError: "HTTP 400: bad statement" });
     await statement(endpoint, {
+      ...mine,
       id: "x413",
       lastError: "HTTP 413: the statement alone is larger than the LRS accepts",
     });
-    await statement(endpoint, { id: "xold", occurredAt: "2026-10-31T23:59:59Z" });
-    await statement(endpoint, { id: "xlate", completedAt: "2026-11-21T09:30:01Z" });
-    await statement(endpoint, { id: "xverb", verb: "earned" });
-    await statement(endpoint, { id: "xsent", status: "sent" });
-    await statement(endpoint, { id: "xnobody", body: null });
-    await statement(elsewhere, { id: "xelse" });
+    await statement(endpoint, { ...mine, id: "xold", occurredAt: "2026-10-31T23:59:59Z" });
+    await statement(endpoint, { ...mine, id: "xlate", completedAt: "2026-11-21T09:30:01Z" });
+    await statement(endpoint, { ...mine, id: "xverb", verb: "earned" });
+    await statement(endpoint, { ...mine, id: "xsent", status: "sent" });
+    await statement(endpoint, { id: "xgone" });
+    await statement(endpoint, {
+      ...mine,
+      id: "xlevel",
+      verb: "mastered",
+      occurredAt: "2026-11-02T00:00:00Z",
+    });
+    await statement(elsewhere, { ...mine, id: "xelse" });
     const page = (after: [string, string] | null, limit: number) =>
       d1()
         .prepare(FAILED_STATEMENTS_SQL)
-        .bind(endpoint, after?.[0] ?? null, after?.[1] ?? null, limit, SINCE, UNTIL, '["answered"]')
+        .bind(
+          endpoint,
+          after?.[0] ?? null,
+          after?.[1] ?? null,
+          limit,
+          SINCE,
+          UNTIL,
+          '["answered","mastered"]',
+          tenant.institution.id,
+          "2026-11-05T00:00:00Z",
+        )
         .all<{ id: string; completed_at: string }>();
-    expect((await page(null, 10)).results.map((r) => r.id)).toEqual(["s1", "s2", "s3", "s4"]);
+    expect((await page(null, 10)).results.map((r) => r.id)).toEqual(["s1", "s2", "s3", "s5", "s4"]);
     const first = (await page(null, 2)).results;
     expect(first.map((r) => r.id)).toEqual(["s1", "s2"]);
     const last = first.at(-1)!;
-    expect((await page([last.completed_at, last.id], 2)).results.map((r) => r.id)).toEqual(["s3", "s4"]);
+    expect((await page([last.completed_at, last.id], 2)).results.map((r) => r.id)).toEqual(["s3", "s5"]);
 
     // The walk is a range of the health index, not a scan of the endpoint's statements.
     const plan = await d1()
       .prepare(`EXPLAIN QUERY PLAN ${FAILED_STATEMENTS_SQL}`)
-      .bind(endpoint, null, null, 10, SINCE, UNTIL, '["answered"]')
+      .bind(endpoint, null, null, 10, SINCE, UNTIL, '["answered"]', tenant.institution.id, SINCE)
       .all<{ detail: string }>();
     expect(plan.results.map((r) => r.detail).join("\n")).toContain("xapi_statements_health_idx");
   });
 
-  it("re-queues failed statements into new batches under the lease guard, counting them in the checkpoint", async () => {
+  it("forgets failed statements under the lease guard, with the checkpoint, only while they are failed", async () => {
     const tenant = await createTenant();
     const endpoint = await createEndpoint(tenant.institution.id, "http://127.0.0.1:9/lrs");
     await statement(endpoint, { id: "r1" });
@@ -178,57 +201,29 @@ describe("xAPI back-fill SQL", () => {
       expect(isBatchGuardFailure(error)).toBe(true);
     }
 
-    const batchIds = JSON.stringify(["xbt_new1", "xbt_new2"]);
-    const pairs = JSON.stringify([
-      ["r1", "xbt_new1"],
-      ["r2", "xbt_new1"],
-      ["r3", "xbt_new2"],
-    ]);
+    const ids = JSON.stringify(["r1", "r2", "r3"]);
     const results = await d1().batch([
       d1().prepare(BACKFILL_HELD_GUARD).bind(backfill, "lse_mine", 2),
-      d1().prepare(REQUEUE_FAILED_SQL).bind(pairs, endpoint),
-      // The offer's batch insert: only batches that got a statement.
-      d1().prepare(INSERT_BATCHES_SQL).bind(batchIds, endpoint, UNTIL),
+      d1().prepare(FORGET_FAILED_SQL).bind(ids, endpoint),
       d1()
-        .prepare(REQUEUE_CHECKPOINT_SQL)
-        .bind(
-          backfill,
-          "lse_mine",
-          JSON.stringify({ source: "attempts", after: null }),
-          batchIds,
-          9_000,
-          8_000,
-        ),
-      d1().prepare(BATCHES_MADE_SQL).bind(batchIds),
+        .prepare(FORGET_CHECKPOINT_SQL)
+        .bind(backfill, "lse_mine", JSON.stringify({ source: "attempts", after: null }), 9_000, 8_000),
     ]);
-    expect(results[1]?.meta.changes).toBe(2);
-    expect(results[4]?.results).toEqual([{ id: "xbt_new1" }]);
+    expect(results.map((r) => r.meta.changes)).toEqual([0, 2, 1]);
     const rows = await db().select().from(xapiStatements).where(eq(xapiStatements.endpointId, endpoint));
-    const byId = new Map(rows.map((r) => [r.id, r]));
-    for (const id of ["r1", "r2"])
-      expect(byId.get(id)).toMatchObject({
-        status: "pending",
-        batchId: "xbt_new1",
-        completedAt: null,
-        attempts: 4,
-        lastError: "HTTP 503",
-      });
-    expect(byId.get("r3")).toMatchObject({ status: "sent", batchId: "xbt_old" });
-    expect(await db().select().from(xapiBatches).where(eq(xapiBatches.endpointId, endpoint))).toHaveLength(1);
+    expect(rows.map((r) => [r.id, r.status])).toEqual([["r3", "sent"]]);
     expect(await db().select().from(xapiBackfills).where(eq(xapiBackfills.id, backfill)).get()).toMatchObject(
       {
         cursor: { source: "attempts", after: null },
-        statementsQueued: 2,
+        statementsQueued: 0,
         leaseUntil: 9_000,
         heartbeatAt: 8_000,
       },
     );
-    // Run again (a redelivered chunk): nothing is failed any more, nothing more is counted.
+    // Run again (a redelivered chunk) or by another lease: nothing changes.
     const again = await d1().batch([
-      d1().prepare(REQUEUE_FAILED_SQL).bind(pairs, endpoint),
-      d1()
-        .prepare(REQUEUE_CHECKPOINT_SQL)
-        .bind(backfill, "lse_other", "{}", JSON.stringify(["xbt_none"]), 1, 1),
+      d1().prepare(FORGET_FAILED_SQL).bind(ids, endpoint),
+      d1().prepare(FORGET_CHECKPOINT_SQL).bind(backfill, "lse_other", "{}", 1, 1),
     ]);
     expect(again.map((r) => r.meta.changes)).toEqual([0, 0]);
   });

@@ -3,17 +3,18 @@ import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { lessonProgress, outboxEvents, xapiBatches, xapiStatements } from "../../src/db/schema";
 import {
+  CLEAR_BODIES_OF_BATCHES_SQL,
   FAIL_PENDING_OF_BATCHES_SQL,
   FAILING_ENDPOINTS_SQL,
   FORWARDED_EVENTS_SQL,
   FORWARDING_ENDPOINTS_SQL,
-  INSERT_BATCHES_SQL,
+  INSERT_BATCH_SQL,
   INSERT_STATEMENTS_SQL,
   LESSONS_IN_PROGRESS_SQL,
   MARK_FAILING_NOTIFIED_SQL,
   PURGE_BATCHES_SQL,
   PURGE_STATEMENTS_SQL,
-  recordStatementsQuery,
+  recordStatementsQueries,
   UNSENT_BATCHES_SQL,
 } from "../../src/domains/xapi/delivery/sql";
 import { database } from "../../src/platform/db";
@@ -35,15 +36,7 @@ async function event(institutionId: string | null, type: string, payload: Record
 
 /** Statements inserted through INSERT_STATEMENTS_SQL in one batch of `batchId`. */
 async function insertStatements(endpointId: string, batchId: string, ids: string[]) {
-  const rows = ids.map((id) => [
-    id,
-    batchId,
-    "answered",
-    `https://a.example/${id}`,
-    "usr_x",
-    NOW,
-    `{"id":"${id}"}`,
-  ]);
+  const rows = ids.map((id) => [id, batchId, "answered", `https://a.example/${id}`, "usr_x", NOW]);
   return d1().prepare(INSERT_STATEMENTS_SQL).bind(JSON.stringify(rows), endpointId, NOW).run();
 }
 
@@ -114,20 +107,27 @@ describe("xAPI delivery SQL", () => {
     const again = await insertStatements(endpointId, "xbt_2", [s1, s2]);
     expect(again.meta.changes).toBe(0);
     await insertStatements(endpointId, "xbt_3", [s3]);
-    const batches = await d1()
-      .prepare(INSERT_BATCHES_SQL)
-      .bind(JSON.stringify(["xbt_1", "xbt_2", "xbt_3"]), endpointId, NOW)
-      .run();
-    expect(batches.meta.changes).toBe(2);
+    const body = (id: string) => ({ id, verb: { id: "http://adlnet.gov/expapi/verbs/answered" } });
+    const insertBatch = (id: string, bodies: unknown[]) =>
+      d1().prepare(INSERT_BATCH_SQL).bind(id, endpointId, NOW, JSON.stringify(bodies));
+    const batches = (
+      await d1().batch([
+        insertBatch("xbt_1", [body(s1), body(s2)]),
+        insertBatch("xbt_2", [body(s1), body(s2)]),
+        insertBatch("xbt_3", [body(s3)]),
+      ])
+    ).map((r) => r.meta.changes);
+    expect(batches).toEqual([1, 0, 1]);
     const rows = await db().select().from(xapiBatches).where(eq(xapiBatches.endpointId, endpointId));
-    expect(rows.map((r) => [r.id, r.status, r.attemptCount]).sort()).toEqual([
-      ["xbt_1", "pending", 0],
-      ["xbt_3", "pending", 0],
+    // Each batch carries its statements' bodies as one JSON value.
+    expect(rows.map((r) => [r.id, r.status, r.attemptCount, JSON.parse(r.bodies ?? "null")]).sort()).toEqual([
+      ["xbt_1", "pending", 0, [body(s1), body(s2)]],
+      ["xbt_3", "pending", 0, [body(s3)]],
     ]);
-    expect((await statementsOf(endpointId)).map((s) => [s.batchId, s.status, s.body !== null])).toEqual(
+    expect((await statementsOf(endpointId)).map((s) => [s.batchId, s.status])).toEqual(
       expect.arrayContaining([
-        ["xbt_1", "pending", true],
-        ["xbt_3", "pending", true],
+        ["xbt_1", "pending"],
+        ["xbt_3", "pending"],
       ]),
     );
 
@@ -147,25 +147,30 @@ describe("xAPI delivery SQL", () => {
     await insertStatements(endpointId, batchId, [sent, failed, pending]);
     await db()
       .insert(xapiBatches)
-      .values({ id: batchId, endpointId, status: "pending", attemptCount: 2, createdAt: NOW });
+      .values({ id: batchId, endpointId, status: "pending", attemptCount: 2, bodies: "[]", createdAt: NOW });
     const outcomes = [
       { id: sent, carried: 2, status: "sent" as const, error: null },
       { id: failed, carried: 2, status: "failed" as const, error: "HTTP 400: bad" },
       { id: pending, carried: 1, status: null, error: "HTTP 503" },
     ];
     // A stale attempt (the claim moved on) writes nothing.
-    await recordStatementsQuery(db(), batchId, 1, outcomes, "2026-11-21T09:31:00Z").run();
+    const record = async (attempt: number, at: string) => {
+      const [first, ...rest] = recordStatementsQueries(db(), batchId, attempt, outcomes, at);
+      await db().batch([first!, ...rest]);
+    };
+    // One UPDATE per distinct outcome.
+    expect(recordStatementsQueries(db(), batchId, 1, outcomes, NOW)).toHaveLength(3);
+    await record(1, "2026-11-21T09:31:00Z");
     expect((await statementsOf(endpointId)).every((s) => s.status === "pending" && s.attempts === 0)).toBe(
       true,
     );
 
-    await recordStatementsQuery(db(), batchId, 2, outcomes, "2026-11-21T09:31:00Z").run();
-    await recordStatementsQuery(db(), batchId, 2, outcomes, "2026-11-21T09:32:00Z").run();
+    await record(2, "2026-11-21T09:31:00Z");
+    await record(2, "2026-11-21T09:32:00Z");
     const byId = new Map((await statementsOf(endpointId)).map((s) => [s.id, s]));
     expect(byId.get(sent)).toMatchObject({
       status: "sent",
       attempts: 2,
-      body: null,
       lastError: null,
       sentAt: "2026-11-21T09:31:00Z",
       completedAt: "2026-11-21T09:31:00Z",
@@ -177,7 +182,6 @@ describe("xAPI delivery SQL", () => {
       sentAt: null,
       completedAt: "2026-11-21T09:31:00Z",
     });
-    expect(byId.get(failed)!.body).not.toBeNull();
     // Still pending: counted twice (both writes held the claim), the error kept, nothing ended.
     expect(byId.get(pending)).toMatchObject({
       status: "pending",
@@ -195,6 +199,14 @@ describe("xAPI delivery SQL", () => {
       status: "failed",
       lastError: "Dead-lettered",
     });
+    const cleared = await d1()
+      .prepare(CLEAR_BODIES_OF_BATCHES_SQL)
+      .bind(JSON.stringify([batchId]))
+      .run();
+    expect(cleared.meta.changes).toBe(1);
+    expect(
+      await db().select({ bodies: xapiBatches.bodies }).from(xapiBatches).where(eq(xapiBatches.id, batchId)),
+    ).toEqual([{ bodies: null }]);
   });
 
   it("finds endpoints failing for 24 hours that were not told, and marks one run once", async () => {

@@ -98,7 +98,6 @@ describe("forwarding learning activity", () => {
         status: "sent",
         attempts: 1,
         lastError: null,
-        body: null,
         userId: tenant.learner.id,
       });
       expect(s.sentAt).toEqual(expect.any(String));
@@ -229,10 +228,14 @@ describe("the LRS's answers", () => {
       expect(s.attempts).toBe(2);
       if (s.id === bad) {
         expect(s).toMatchObject({ status: "failed", lastError: `HTTP 400: ${message}`, sentAt: null });
-        expect(s.body).not.toBeNull();
-      } else expect(s).toMatchObject({ status: "sent", lastError: null, body: null });
+      } else expect(s).toMatchObject({ status: "sent", lastError: null });
     }
-    expect((await batchesOf(endpointId))[0]).toMatchObject({ status: "succeeded", attemptCount: 1 });
+    // Finished: the batch keeps no bodies.
+    expect((await batchesOf(endpointId))[0]).toMatchObject({
+      status: "succeeded",
+      attemptCount: 1,
+      bodies: null,
+    });
     // No credential in anything recorded.
     const recorded = JSON.stringify([rows, await batchesOf(endpointId), await endpointRow(endpointId)]);
     expect(recorded).not.toContain("s3cret-pass");
@@ -278,6 +281,8 @@ describe("the LRS's answers", () => {
     expect(first.retryMessages[0]!.delaySeconds).toBe(120);
     const [batch] = await batchesOf(endpointId);
     expect(batch).toMatchObject({ status: "retrying", lastResponseStatus: 429, lastError: "HTTP 429" });
+    // Still open: it keeps its bodies for the retry.
+    expect(JSON.parse(batch!.bodies ?? "[]")).toHaveLength(2);
     expect(batch!.nextAttemptAt! - clockNow()).toBeGreaterThan(115_000);
     expect(
       (await statementsOf(endpointId)).every((s) => s.status === "pending" && s.lastError === "HTTP 429"),
@@ -423,6 +428,32 @@ describe("switched off, deleted, twice, crashed, lost", () => {
     // The untried batch of the first offer is queued again (its message may have been lost): harmless.
     expect(queue.messages).toHaveLength(2);
     expect(new Set(queue.messages.map((m) => JSON.stringify(m))).size).toBe(1);
+  });
+
+  it("an offer overlapping an earlier one sends only its new statements, each id once", async () => {
+    // Two of three facts were offered before: the later batch is built with all three bodies, and
+    // sends only the one statement that is pending in it.
+    const tenant = await createTenant();
+    const recorded = await recordAttempts(tenant.learner, 3);
+    await dispatched(tenant.learner.id);
+    const receiver = receiverEndpoint();
+    await receiver.configure({ script: [], fallback: { status: 200 } });
+    const endpointId = await createEndpoint(tenant.institution.id, receiver.url);
+    const { ctx, queue } = heldContext();
+    const target = { id: endpointId, actorFormat: "account" as const };
+    const first = await offerFacts(ctx, target, await answeredFacts(recorded.attemptIds.slice(0, 2)));
+    const later = await offerFacts(ctx, target, await answeredFacts(recorded.attemptIds));
+    expect([first.statements, later.statements]).toEqual([2, 1]);
+    const batches = await batchesOf(endpointId);
+    expect(batches.map((b) => (JSON.parse(b.bodies ?? "[]") as unknown[]).length).sort()).toEqual([2, 3]);
+    await consume(queue.messages);
+    const requests = await receiver.received();
+    expect(requests.map((r) => carried(r.body).length).sort()).toEqual([1, 2]);
+    const ids = requests.flatMap((r) => carried(r.body).map((s) => s.id));
+    expect(new Set(ids).size).toBe(3);
+    expect((await statementsOf(endpointId)).every((s) => s.status === "sent" && s.attempts === 1)).toBe(true);
+    // Finished batches keep no bodies.
+    expect((await batchesOf(endpointId)).map((b) => b.bodies)).toEqual([null, null]);
   });
 
   it("after a crash mid-batch re-sends only what was in flight, and loses nothing", async () => {

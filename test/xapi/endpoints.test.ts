@@ -544,7 +544,7 @@ describe("deleting", () => {
     const now = new Date().toISOString();
     await db()
       .insert(xapiBatches)
-      .values({ id: batchId, endpointId: created.id, status: "pending", createdAt: now });
+      .values({ id: batchId, endpointId: created.id, status: "pending", bodies: "[]", createdAt: now });
     await db().insert(xapiStatements).values({
       id: crypto.randomUUID(),
       endpointId: created.id,
@@ -553,7 +553,6 @@ describe("deleting", () => {
       activityId: "https://api.lingua.test/xapi/activities/training-items/x",
       userId: acme.learner.id,
       occurredAt: now,
-      body: "{}",
       status: "pending",
       createdAt: now,
     });

@@ -85,6 +85,12 @@ export const xapiBatches = sqliteTable(
     lastResponseStatus: integer("last_response_status"),
     lastError: text("last_error"),
     lastErrorCode: text("last_error_code", { enum: OUTBOUND_ERROR_CODES }),
+    /**
+     * The batch's statements as built, one JSON array, while the batch is open; cleared when it
+     * finishes. Each statement row says whether it is still to be sent: an attempt sends the bodies
+     * of the batch's pending statements only.
+     */
+    bodies: text("bodies"),
     createdAt: text("created_at").notNull(),
     completedAt: text("completed_at"),
   },
@@ -117,8 +123,6 @@ export const xapiStatements = sqliteTable(
     userId: text("user_id").notNull(),
     /** The statement's `timestamp`. */
     occurredAt: text("occurred_at").notNull(),
-    /** The statement as JSON while it is to be sent; cleared once it was accepted. */
-    body: text("body"),
     status: text("status", { enum: XAPI_STATEMENT_STATUSES }).notNull(),
     /** Requests that carried it. */
     attempts: integer("attempts").notNull().default(0),

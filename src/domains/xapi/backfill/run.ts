@@ -1,13 +1,12 @@
 import { eq } from "drizzle-orm";
 import { xapiEndpoints } from "../../../db/schema";
-import { chunk, isBatchGuardFailure } from "../../../platform/batch";
-import { newId, nowIso } from "../../../platform/ids";
+import { isBatchGuardFailure } from "../../../platform/batch";
+import { EVENT_RETENTION_MS } from "../../../platform/events";
+import { nowIso } from "../../../platform/ids";
 import { renewed } from "../../../platform/jobs/lease";
 import { commit } from "../../../platform/service/commit";
 import type { ServiceContext } from "../../../platform/service/context";
 import { offerFacts } from "../delivery/offer";
-import { INSERT_BATCHES_SQL } from "../delivery/sql";
-import { BATCH_SIZE, enqueueBatches } from "../delivery/target";
 import {
   BACKFILL_SOURCES,
   type Backfill,
@@ -20,11 +19,10 @@ import {
 import { FACT_SOURCES, type SourceScope } from "./sources";
 import {
   BACKFILL_HELD_GUARD,
-  BATCHES_MADE_SQL,
   FAILED_STATEMENTS_SQL,
   type FailedStatementRow,
-  REQUEUE_CHECKPOINT_SQL,
-  REQUEUE_FAILED_SQL,
+  FORGET_CHECKPOINT_SQL,
+  FORGET_FAILED_SQL,
 } from "./sql";
 
 export const ENDPOINT_DISABLED =
@@ -48,7 +46,7 @@ function nextSource(source: BackfillSource, wants: SourceScope["wants"]): Backfi
 
 /**
  * One invocation's share of a back-fill, under its lease: from the checkpoint, chunk after chunk —
- * a keyset page of one source, offered (facts) or re-queued (failed statements), then the
+ * a keyset page of one source, offered (facts) or forgotten to be offered again (failed statements), then the
  * checkpoint, guarded on the lease — until every source is read or, at least one chunk done, the
  * deadline has passed. The endpoint is read fresh: its activities and actor format as they are now;
  * disabled meanwhile, the back-fill fails; deleted, its row went with it.
@@ -85,7 +83,7 @@ export async function runBackfill(
     }
     let next: BackfillCursor | null;
     if (source === "failed") {
-      const step = await requeueFailed(ctx, { job, leaseId, scope, after, limit });
+      const step = await forgetFailed(ctx, { job, leaseId, scope, after, limit });
       if (step === false) return "lost";
       next = step;
     } else {
@@ -111,15 +109,17 @@ export async function runBackfill(
 
 /**
  * A chunk of the endpoint's failed statements sent again (docs/design/xapi-forwarding.md: which
- * ones): set back to `pending` in new batches of at most 50, the batches made and the checkpoint
- * written in one D1 batch guarded on the lease, then the batches queued. Returns the cursor after
- * the chunk (null: the last source is done), or false when the lease was lost (nothing was written).
+ * ones): forgotten, in one D1 batch with the checkpoint guarded on the lease, so that the fact
+ * sources read after this one offer their facts again and they are built, stored and sent anew under
+ * the same ids. Returns the cursor after the chunk (null: the last source is done), or false when the
+ * lease was lost (nothing was written).
  */
-async function requeueFailed(
+async function forgetFailed(
   ctx: ServiceContext,
   input: { job: Backfill; leaseId: string; scope: SourceScope; after: string[] | null; limit: number },
 ): Promise<BackfillCursor | null | false> {
   const { job, leaseId, scope, after, limit } = input;
+  const nowMs = ctx.now();
   const { results } = await ctx.d1
     .prepare(FAILED_STATEMENTS_SQL)
     .bind(
@@ -130,6 +130,8 @@ async function requeueFailed(
       scope.since,
       scope.until,
       JSON.stringify([...scope.wants]),
+      scope.institutionId,
+      nowIso(nowMs - EVENT_RETENTION_MS),
     )
     .all<FailedStatementRow>();
   const last = results.at(-1);
@@ -137,37 +139,25 @@ async function requeueFailed(
     results.length < limit || !last
       ? nextSource("failed", scope.wants)
       : { source: "failed", after: [last.completed_at, last.id] };
-  const groups = chunk(results, BATCH_SIZE).map((group) => ({ id: newId("xbt"), group }));
-  const pairs = groups.flatMap(({ id, group }) => group.map((s) => [s.id, id]));
-  const batchIds = JSON.stringify(groups.map((g) => g.id));
-  const nowMs = ctx.now();
   const d1 = ctx.d1;
   try {
-    const { results: answers } = await commit(ctx, {
+    await commit(ctx, {
       statements: [
         d1.prepare(BACKFILL_HELD_GUARD).bind(job.id, leaseId, job.generation),
-        ...(pairs.length > 0
-          ? [
-              d1.prepare(REQUEUE_FAILED_SQL).bind(JSON.stringify(pairs), job.endpointId),
-              d1.prepare(INSERT_BATCHES_SQL).bind(batchIds, job.endpointId, nowIso(nowMs)),
-            ]
+        ...(results.length > 0
+          ? [d1.prepare(FORGET_FAILED_SQL).bind(JSON.stringify(results.map((r) => r.id)), job.endpointId)]
           : []),
         d1
-          .prepare(REQUEUE_CHECKPOINT_SQL)
+          .prepare(FORGET_CHECKPOINT_SQL)
           .bind(
             job.id,
             leaseId,
             JSON.stringify(next ?? { source: "failed", after: last ? [last.completed_at, last.id] : null }),
-            batchIds,
             renewed(nowMs).leaseUntil,
             nowMs,
           ),
-        d1.prepare(BATCHES_MADE_SQL).bind(batchIds),
       ],
     });
-    // Only the batches that got a statement were made (a statement may have changed meanwhile).
-    const made = ((answers.at(-1)?.results ?? []) as { id: string }[]).map((b) => b.id);
-    if (made.length > 0) await enqueueBatches(ctx, made);
   } catch (error) {
     if (isBatchGuardFailure(error)) return false;
     throw error;

@@ -24,11 +24,13 @@ export const START_BACKFILL_SQL = `INSERT INTO xapi_backfills (id, endpoint_id, 
 
 /**
  * The failed statements of endpoint ?1 a back-fill sends again, after the keyset (?2 completed_at,
- * ?3 id; both null: from the start), at most ?4: the activity happened from ?5 (since) to ?6 (until), both included, the
- * failure came before the back-fill started (completed_at <= ?6), the verb is one of ?7 (a JSON
- * array: what the endpoint forwards now), and the LRS did not reject the statement itself (a `400`
- * or a `413` for it alone: it would be rejected again), and its body is still there to send (it is
- * cleared only once sent). Walks `xapi_statements_health_idx`.
+ * ?3 id; both null: from the start), at most ?4: the activity happened from ?5 (since) to ?6
+ * (until), both included, the failure came before the back-fill started (completed_at <= ?6), the
+ * verb is one of ?7 (a JSON array: what the endpoint forwards now), the LRS did not reject the
+ * statement itself (a `400` or a `413` for it alone: it would be rejected again), its learner is
+ * still a member of institution ?8, and a `mastered` one is no older than ?9 (the outbox keeps the
+ * level changes 30 days): exactly the statements whose facts the back-fill's sources read again.
+ * Walks `xapi_statements_health_idx`.
  */
 export const FAILED_STATEMENTS_SQL = `SELECT id, completed_at FROM xapi_statements
   WHERE endpoint_id = ?1 AND status = 'failed' AND completed_at <= ?6
@@ -36,7 +38,8 @@ export const FAILED_STATEMENTS_SQL = `SELECT id, completed_at FROM xapi_statemen
     AND occurred_at >= ?5 AND occurred_at <= ?6
     AND verb IN (SELECT value FROM json_each(?7))
     AND coalesce(last_error, '') NOT LIKE 'HTTP 400%' AND coalesce(last_error, '') NOT LIKE 'HTTP 413%'
-    AND body IS NOT NULL
+    AND EXISTS (SELECT 1 FROM users u WHERE u.id = xapi_statements.user_id AND u.institution_id = ?8)
+    AND (verb <> 'mastered' OR occurred_at >= ?9)
   ORDER BY completed_at, id
   LIMIT ?4`;
 export interface FailedStatementRow {
@@ -51,28 +54,16 @@ export interface FailedStatementRow {
 export const BACKFILL_HELD_GUARD = `SELECT json(CASE WHEN EXISTS (SELECT 1 FROM xapi_backfills WHERE id = ?1 AND lease_id = ?2 AND generation = ?3 AND status = 'running') THEN '1' ELSE 'guard failed' END)`;
 
 /**
- * Sends failed statements again: ?1 a JSON array of [statement id, new batch id] of endpoint ?2,
- * each set back to `pending` in its new batch (its attempts and last error kept, its completion
- * cleared), only while it is still failed.
+ * Forgets failed statements so that the back-fill's fact sources, read after them, offer their
+ * facts again: ?1 a JSON array of statement ids of endpoint ?2, each deleted only while it is still
+ * failed. Its bodies went with its batch; offered again, it is built again, to the same id.
  */
-export const REQUEUE_FAILED_SQL = `UPDATE xapi_statements
-  SET status = 'pending', completed_at = NULL,
-    batch_id = (SELECT j.value ->> 1 FROM json_each(?1) j WHERE j.value ->> 0 = xapi_statements.id)
-  WHERE endpoint_id = ?2 AND status = 'failed' AND id IN (SELECT value ->> 0 FROM json_each(?1))`;
+export const FORGET_FAILED_SQL = `DELETE FROM xapi_statements
+  WHERE endpoint_id = ?2 AND status = 'failed' AND id IN (SELECT value FROM json_each(?1))`;
 
-/**
- * Checkpoint of back-fill ?1 (held by lease ?2) after re-queueing: cursor ?3 (JSON text), and the
- * statements now pending in the batches of ?4 (a JSON array of batch ids: this chunk's) counted
- * into `statements_queued`; the lease renewed to ?5 and the heartbeat ?6 (ms).
- */
-export const REQUEUE_CHECKPOINT_SQL = `UPDATE xapi_backfills
-  SET cursor = ?3, lease_until = ?5, heartbeat_at = ?6,
-    statements_queued = statements_queued + (SELECT count(*) FROM xapi_statements
-      WHERE batch_id IN (SELECT value FROM json_each(?4)) AND status = 'pending')
+/** Checkpoint of back-fill ?1 (held by lease ?2) after forgetting: cursor ?3 (JSON text); the lease renewed to ?4, the heartbeat ?5 (ms). */
+export const FORGET_CHECKPOINT_SQL = `UPDATE xapi_backfills SET cursor = ?3, lease_until = ?4, heartbeat_at = ?5
   WHERE id = ?1 AND lease_id = ?2 AND status = 'running'`;
-
-/** Which of the batches in ?1 (a JSON array of ids) exist: those a re-queueing chunk made. */
-export const BATCHES_MADE_SQL = `SELECT id FROM xapi_batches WHERE id IN (SELECT value FROM json_each(?1))`;
 
 /**
  * A page of institution ?1's `cefr.level_changed` events from ?2 to ?3 (both included) after the

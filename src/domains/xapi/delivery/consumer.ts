@@ -1,7 +1,7 @@
 import { deadLetterBatch, deliverBatch } from "../../../platform/delivery";
 import { nowIso } from "../../../platform/ids";
 import type { ServiceContext } from "../../../platform/service/context";
-import { FAIL_PENDING_OF_BATCHES_SQL } from "./sql";
+import { CLEAR_BODIES_OF_BATCHES_SQL, FAIL_PENDING_OF_BATCHES_SQL } from "./sql";
 import { xapiTarget } from "./target";
 
 /**
@@ -14,9 +14,9 @@ export function deliverXapiBatches(batch: MessageBatch<unknown>, ctx: ServiceCon
 }
 
 /**
- * Batches whose messages the queue gave up on: their statements still pending, then the batches,
- * closed as failed, visibly. The statements go first: if that write fails nothing is acknowledged and
- * the dead letters come again.
+ * Batches whose messages the queue gave up on: their statements still pending (and, in the same
+ * write, the batches' bodies cleared), then the batches, closed as failed, visibly. The statements
+ * go first: if that write fails nothing is acknowledged and the dead letters come again.
  */
 export async function deadLetterXapiBatches(
   batch: MessageBatch<unknown>,
@@ -30,10 +30,12 @@ export async function deadLetterXapiBatches(
       }),
     ),
   ];
-  if (ids.length > 0)
-    await ctx.d1
-      .prepare(FAIL_PENDING_OF_BATCHES_SQL)
-      .bind(JSON.stringify(ids), xapiTarget.deadLetteredError, nowIso(ctx.now()))
-      .run();
+  if (ids.length > 0) {
+    const list = JSON.stringify(ids);
+    await ctx.d1.batch([
+      ctx.d1.prepare(FAIL_PENDING_OF_BATCHES_SQL).bind(list, xapiTarget.deadLetteredError, nowIso(ctx.now())),
+      ctx.d1.prepare(CLEAR_BODIES_OF_BATCHES_SQL).bind(list),
+    ]);
+  }
   await deadLetterBatch(ctx, xapiTarget, batch);
 }

@@ -4,7 +4,7 @@ import { newId, nowIso } from "../../../platform/ids";
 import { commit } from "../../../platform/service/commit";
 import type { ServiceContext } from "../../../platform/service/context";
 import { buildStatements, type Fact } from "../statements";
-import { INSERT_BATCHES_SQL, INSERT_STATEMENTS_SQL, UNSENT_BATCHES_SQL } from "./sql";
+import { INSERT_BATCH_SQL, INSERT_STATEMENTS_SQL, UNSENT_BATCHES_SQL } from "./sql";
 import { BATCH_SIZE, enqueueBatches } from "./target";
 
 /** Facts per commit: at most 20 batches' statements in one D1 batch. */
@@ -18,7 +18,8 @@ export interface OfferTarget {
 
 /**
  * Offers facts to one endpoint (the outbox subscriber, and the back-fill): their statements are
- * built, then stored and grouped into batches of at most 50 in one commit, and the batches queued.
+ * built, then stored and grouped into batches of at most 50 in one commit (the statements as rows of
+ * the forwarding log, their bodies as one JSON value per batch), and the batches queued.
  * A statement's id is derived from the endpoint and the fact, and an id stored before is skipped
  * (`ON CONFLICT DO NOTHING`): offering a fact twice — a redelivered event, two twin messages at
  * once, a back-fill over forwarded days — never makes a second statement. Untried batches of an
@@ -39,14 +40,18 @@ export async function offerFacts(
     const now = nowIso(ctx.now());
     const groups = chunk(unique, BATCH_SIZE).map((group) => ({ id: newId("xbt"), group }));
     const rows = groups.flatMap(({ id, group }) =>
-      group.map((s) => [s.id, id, s.verb, s.activityId, s.userId, s.occurredAt, JSON.stringify(s.statement)]),
+      group.map((s) => [s.id, id, s.verb, s.activityId, s.userId, s.occurredAt]),
     );
     const insert = ctx.d1.prepare(INSERT_STATEMENTS_SQL);
     const inserts = jsonArrays(rows).map((json) => insert.bind(json, endpoint.id, now));
+    // The statements' bodies travel with their batch, one JSON text each (never a row per body).
+    const insertBatch = ctx.d1.prepare(INSERT_BATCH_SQL);
     const { results } = await commit(ctx, {
       statements: [
         ...inserts,
-        ctx.d1.prepare(INSERT_BATCHES_SQL).bind(JSON.stringify(groups.map((g) => g.id)), endpoint.id, now),
+        ...groups.map(({ id, group }) =>
+          insertBatch.bind(id, endpoint.id, now, JSON.stringify(group.map((s) => s.statement))),
+        ),
         ctx.d1.prepare(UNSENT_BATCHES_SQL).bind(JSON.stringify(unique.map((s) => s.id))),
       ],
     });

@@ -63,22 +63,23 @@ export interface LessonInProgressRow {
 }
 
 /**
- * An offer's statements, ?1 a JSON array of [id, batch, verb, activity, user, occurred_at, body (the
- * statement's JSON text)] for endpoint ?2 at ?3 (now). An id stored before (the same fact offered
- * again: a redelivered event, a back-fill) is skipped: its statement is not sent twice.
+ * An offer's statements, ?1 a JSON array of [id, batch, verb, activity, user, occurred_at] for
+ * endpoint ?2 at ?3 (now). An id stored before (the same fact offered again: a redelivered event, a
+ * back-fill) is skipped: its statement is not sent twice.
  */
-export const INSERT_STATEMENTS_SQL = `INSERT INTO xapi_statements (id, endpoint_id, batch_id, verb, activity_id, user_id, occurred_at, body, status, attempts, created_at)
-  SELECT value ->> 0, ?2, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, 'pending', 0, ?3
+export const INSERT_STATEMENTS_SQL = `INSERT INTO xapi_statements (id, endpoint_id, batch_id, verb, activity_id, user_id, occurred_at, status, attempts, created_at)
+  SELECT value ->> 0, ?2, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, 'pending', 0, ?3
   FROM json_each(?1) WHERE true
   ON CONFLICT DO NOTHING`;
 
 /**
- * The offer's batches, ?1 a JSON array of batch ids of endpoint ?2 at ?3 (now): only those that got a
- * statement (a batch whose statements were all stored before is not made).
+ * One batch of an offer, ?1 its id, of endpoint ?2 at ?3 (now), ?4 its statements as built (one JSON
+ * array, bound as text: SQLite never parses it): made only if it got a statement (a batch whose
+ * statements were all stored before is not made). Its bodies may hold a statement stored before in
+ * another batch: that one is not pending in this batch, so this batch never sends it.
  */
-export const INSERT_BATCHES_SQL = `INSERT INTO xapi_batches (id, endpoint_id, status, attempt_count, created_at)
-  SELECT j.value, ?2, 'pending', 0, ?3 FROM json_each(?1) j
-  WHERE EXISTS (SELECT 1 FROM xapi_statements s WHERE s.batch_id = j.value)`;
+export const INSERT_BATCH_SQL = `INSERT INTO xapi_batches (id, endpoint_id, status, attempt_count, bodies, created_at)
+  SELECT ?1, ?2, 'pending', 0, ?4, ?3 WHERE EXISTS (SELECT 1 FROM xapi_statements s WHERE s.batch_id = ?1)`;
 
 /**
  * The untried batches holding any of the statements in ?1 (a JSON array of ids): this offer's, and
@@ -102,42 +103,48 @@ export interface StatementOutcome {
 /**
  * What one attempt of batch `batchId` came to for each of its statements (`outcomes`), at `at`. Only
  * while the attempt's claim holds (the batch's attempt_count is still `attempt`) and only on
- * statements still pending, so a record written late or twice changes nothing. A sent statement's
- * body is cleared. A query builder (the delivery engine writes records with drizzle's batch): each
- * column reads its value from the outcomes, one JSON parameter, by the statement's id.
+ * statements still pending, so a record written late or twice changes nothing. One plain UPDATE per distinct outcome (status, requests, error) over the ids that
+ * share it, each by primary key: an attempt the LRS answered at once is one UPDATE of constants
+ * (a per-row lookup into a JSON of the outcomes cost SQLite most of the delivery's time). Query
+ * builders: the delivery engine writes records with drizzle's batch. An outcome that changes
+ * nothing (no request carried it, no end, no error) writes nothing.
  */
-export function recordStatementsQuery(
+export function recordStatementsQueries(
   db: Database,
   batchId: string,
   attempt: number,
   outcomes: readonly StatementOutcome[],
   at: string,
 ) {
-  const json = JSON.stringify(outcomes);
-  const of = (field: keyof StatementOutcome) =>
-    sql`(SELECT o.value ->> ${field} FROM json_each(${json}) AS o WHERE o.value ->> 'id' = "xapi_statements"."id")`;
-  const status = of("status");
-  return db
-    .update(xapiStatements)
-    .set({
-      status: sql`coalesce(${status}, "xapi_statements"."status")`,
-      attempts: sql`"xapi_statements"."attempts" + coalesce(${of("carried")}, 0)`,
-      lastError: sql`CASE WHEN ${status} = 'sent' THEN NULL ELSE coalesce(${of("error")}, "xapi_statements"."last_error") END`,
-      sentAt: sql`CASE WHEN ${status} = 'sent' THEN ${at} ELSE "xapi_statements"."sent_at" END`,
-      completedAt: sql`CASE WHEN ${status} IS NOT NULL THEN ${at} ELSE "xapi_statements"."completed_at" END`,
-      body: sql`CASE WHEN ${status} = 'sent' THEN NULL ELSE "xapi_statements"."body" END`,
-    })
-    .where(
-      and(
-        inJsonList(
-          xapiStatements.id,
-          outcomes.map((o) => o.id),
+  const groups = new Map<string, { outcome: StatementOutcome; ids: string[] }>();
+  for (const outcome of outcomes) {
+    if (outcome.carried === 0 && outcome.status === null && outcome.error === null) continue;
+    const key = JSON.stringify([
+      outcome.status,
+      outcome.carried,
+      outcome.status === "sent" ? null : outcome.error,
+    ]);
+    const group = groups.get(key);
+    if (group) group.ids.push(outcome.id);
+    else groups.set(key, { outcome, ids: [outcome.id] });
+  }
+  return [...groups.values()].map(({ outcome: { status, carried, error }, ids }) =>
+    db
+      .update(xapiStatements)
+      .set({
+        attempts: sql`"xapi_statements"."attempts" + ${carried}`,
+        ...(status ? { status, completedAt: at } : {}),
+        ...(status === "sent" ? { lastError: null, sentAt: at } : error !== null ? { lastError: error } : {}),
+      })
+      .where(
+        and(
+          inJsonList(xapiStatements.id, ids),
+          eq(xapiStatements.batchId, batchId),
+          eq(xapiStatements.status, "pending"),
+          batchHeldBy(batchId, attempt),
         ),
-        eq(xapiStatements.batchId, batchId),
-        eq(xapiStatements.status, "pending"),
-        batchHeldBy(batchId, attempt),
       ),
-    );
+  );
 }
 
 /** A batch's attempt `attempt` still holds it: its record (or its close) may be written. */
@@ -151,6 +158,9 @@ export function batchHeldBy(batchId: string, attempt: number): SQL {
  */
 export const FAIL_PENDING_OF_BATCHES_SQL = `UPDATE xapi_statements SET status = 'failed', last_error = ?2, completed_at = ?3
   WHERE batch_id IN (SELECT value FROM json_each(?1)) AND status = 'pending'`;
+
+/** The bodies of the batches in ?1 (a JSON array of ids) cleared: nothing of theirs is sent again. */
+export const CLEAR_BODIES_OF_BATCHES_SQL = `UPDATE xapi_batches SET bodies = NULL WHERE id IN (SELECT value FROM json_each(?1))`;
 
 /**
  * Enabled endpoints failing without a success since at least ?1 (now − 24 h, text) that were not

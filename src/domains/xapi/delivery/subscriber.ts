@@ -64,8 +64,11 @@ export async function forwardEvents(ctx: ServiceContext, eventIds: readonly stri
 
   // Each institution's facts, in the order the events happened.
   const facts = new Map<string, Fact[]>();
-  const add = (institutionId: string, more: Fact[]) =>
-    facts.set(institutionId, [...(facts.get(institutionId) ?? []), ...more]);
+  const add = (institutionId: string, more: Fact[]) => {
+    const list = facts.get(institutionId);
+    if (list) list.push(...more);
+    else facts.set(institutionId, [...more]);
+  };
   const recorded = new Map<string, string>(); // attempt → institution
   for (const event of events) {
     const payload = eventPayload(event);

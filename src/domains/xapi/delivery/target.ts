@@ -17,7 +17,7 @@ import { nextRetrySeconds } from "../../../platform/outbound";
 import type { ServiceContext } from "../../../platform/service/context";
 import { type EndpointRow, lrsRequest } from "../lrs-client";
 import { type Exchange, exchange, type PendingStatement } from "./exchange";
-import { batchHeldBy, recordStatementsQuery, type StatementOutcome } from "./sql";
+import { batchHeldBy, recordStatementsQueries, type StatementOutcome } from "./sql";
 
 /**
  * xAPI statements as a target of the delivery engine (platform/delivery): a batch of up to 50
@@ -103,7 +103,7 @@ export function recordAttempt(ctx: ServiceContext, item: BatchItem, result: Batc
     return { id: s.id, carried: ex.carried.get(s.id) ?? 0, status, error };
   });
   const statements: Statement[] = [
-    recordStatementsQuery(ctx.db, item.id, item.attempt, outcomes, at),
+    ...recordStatementsQueries(ctx.db, item.id, item.attempt, outcomes, at),
     ctx.db
       .update(xapiBatches)
       .set({
@@ -115,6 +115,8 @@ export function recordAttempt(ctx: ServiceContext, item: BatchItem, result: Batc
         lastError: result.error ?? ex.rejection,
         lastErrorCode: ex.stop?.result.errorCode ?? null,
         completedAt: result.status === "retrying" ? null : at,
+        // Finished: nothing of it is sent again (a back-fill rebuilds a statement from its fact).
+        ...(result.status === "retrying" ? {} : { bodies: null }),
       })
       .where(and(eq(xapiBatches.id, item.id), eq(xapiBatches.attemptCount, item.attempt))),
   ];
@@ -158,11 +160,21 @@ function closeDisabled(ctx: ServiceContext, id: string, attempt: number, now: nu
           claimedUntil: null,
           lastError: ENDPOINT_DISABLED,
           completedAt: at,
+          bodies: null,
           attemptCount: attempt - 1,
         })
         .where(and(eq(xapiBatches.id, id), eq(xapiBatches.attemptCount, attempt))),
     ],
   };
+}
+
+/** A batch's bodies (the JSON array of its statements as built) by statement id, each as JSON text. */
+function statementBodies(json: string | null): Map<string, string> {
+  const bodies = new Map<string, string>();
+  if (json === null) return bodies;
+  for (const statement of JSON.parse(json) as { id: string }[])
+    bodies.set(statement.id, JSON.stringify(statement));
+  return bodies;
 }
 
 export const xapiTarget: DeliveryTarget<XapiBatchMessage, WorkState, BatchItem, BatchResult> = {
@@ -179,14 +191,15 @@ export const xapiTarget: DeliveryTarget<XapiBatchMessage, WorkState, BatchItem, 
   leaseMs: (ctx, count) =>
     (Math.ceil(count / PARALLEL_SENDS) + 1) * (budgetMs(ctx) + ctx.config.webhooks.timeoutMs) + 30_000,
   // The claimed batches with their endpoints (credentials as they are now: a change applies to the
-  // very next attempt) and their pending statements: one round trip.
+  // very next attempt), their bodies and the ids of their pending statements: one round trip. An
+  // attempt sends the bodies of the pending statements only, in the order they happened.
   async prepare(ctx, claimed, now) {
     const ids = claimed.map((c) => c.row.id);
     // Three reads rather than a join: D1's batch answers rows as objects, where the two tables'
     // `id` columns would collide.
     const [batches, endpointRows, pending] = await ctx.db.batch([
       ctx.db
-        .select({ id: xapiBatches.id, endpointId: xapiBatches.endpointId })
+        .select({ id: xapiBatches.id, endpointId: xapiBatches.endpointId, bodies: xapiBatches.bodies })
         .from(xapiBatches)
         .where(inJsonList(xapiBatches.id, ids)),
       ctx.db
@@ -202,17 +215,21 @@ export const xapiTarget: DeliveryTarget<XapiBatchMessage, WorkState, BatchItem, 
           ),
         ),
       ctx.db
-        .select({ id: xapiStatements.id, batchId: xapiStatements.batchId, body: xapiStatements.body })
+        .select({ id: xapiStatements.id, batchId: xapiStatements.batchId })
         .from(xapiStatements)
         .where(and(inJsonList(xapiStatements.batchId, ids), eq(xapiStatements.status, "pending")))
         .orderBy(asc(xapiStatements.occurredAt), asc(xapiStatements.id)),
     ]);
     const byId = new Map(endpointRows.map((e) => [e.id, e]));
     const endpoints = new Map(batches.map((b) => [b.id, byId.get(b.endpointId)]));
+    const bodies = new Map(batches.map((b) => [b.id, statementBodies(b.bodies)]));
     const statements = new Map<string, PendingStatement[]>();
     for (const s of pending) {
-      if (!s.batchId || s.body === null) continue;
-      statements.set(s.batchId, [...(statements.get(s.batchId) ?? []), { id: s.id, body: s.body }]);
+      const body = s.batchId ? bodies.get(s.batchId)?.get(s.id) : undefined;
+      if (!s.batchId || body === undefined) continue;
+      const list = statements.get(s.batchId);
+      if (list) list.push({ id: s.id, body });
+      else statements.set(s.batchId, [{ id: s.id, body }]);
     }
     const send: BatchItem[] = [];
     const close: Closed[] = [];
