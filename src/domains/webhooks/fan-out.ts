@@ -2,12 +2,12 @@ import { and, eq, isNull } from "drizzle-orm";
 import { outboxEvents, webhookDeliveries } from "../../db/schema";
 import { jsonArrays } from "../../platform/batch";
 import { type Database, inJsonList } from "../../platform/db";
-import { retryDelay, sendAndRecord } from "../../platform/delivery";
+import { sendFirstAttempts } from "../../platform/delivery";
 import { isInternalEvent } from "../../platform/events";
 import { newId, nowIso } from "../../platform/ids";
 import type { ServiceContext } from "../../platform/service/context";
 import type { ClaimedDelivery } from "./attempt";
-import { enqueueDeliveries, webhookDeliveryTarget } from "./delivery-target";
+import { webhookDeliveryTarget } from "./delivery-target";
 import { webhookToSign } from "./hook-row";
 import {
   FAN_OUT_EVENTS_SQL,
@@ -39,7 +39,15 @@ export async function fanOut(ctx: ServiceContext, eventIds: string[]): Promise<v
   const plan = planDeliveries(events, await readSubscribers(d1, events));
   if (plan.rows.length > 0) {
     const { toSend, toQueue } = await insertDeliveries(d1, ctx.db, plan, events, { lease, now });
-    await sendFirstAttempts(ctx, toSend, toQueue, { deadline: now + budgetMs, lease });
+    // Six at a time until the deadline, each recorded as soon as it is answered; the claims not
+    // reached are un-claimed, then they and the retries are queued (platform/delivery). If a record
+    // cannot be written the fan-out fails and the event is fanned out again: it finds its deliveries
+    // claimed, so none is sent again while the claims hold (after that the sweep hands them over).
+    await sendFirstAttempts(ctx, webhookDeliveryTarget, toSend, {
+      deadline: now + budgetMs,
+      lease,
+      queue: toQueue,
+    });
   }
   await markFannedOut(ctx.db, events, now);
 }
@@ -164,46 +172,6 @@ async function insertDeliveries(
     toQueue = untried.map((d) => d.id);
   }
   return { toSend, toQueue };
-}
-
-/**
- * First attempts, six at a time, until the deadline, each recorded as soon as it is answered (by the
- * delivery engine, as in the delivery consumer); the claims not reached are un-claimed, then they and
- * the retries are queued. If a record cannot be written the fan-out fails and the event is fanned out
- * again: it finds its deliveries claimed, so none is sent again while the claims hold (after that the
- * sweep hands them to the queue).
- */
-async function sendFirstAttempts(
-  ctx: ServiceContext,
-  toSend: ClaimedDelivery[],
-  toQueue: string[],
-  at: { deadline: number; lease: number },
-): Promise<void> {
-  const sent = await sendAndRecord(ctx, webhookDeliveryTarget, toSend, {
-    deadline: at.deadline,
-    onRecorded: () => {},
-  });
-  const released = sent.released.map((d) => d.id);
-  if (released.length > 0) {
-    await ctx.db
-      .update(webhookDeliveries)
-      .set({ attemptCount: 0, claimedUntil: null })
-      .where(
-        and(
-          inJsonList(webhookDeliveries.id, released),
-          eq(webhookDeliveries.status, "pending"),
-          eq(webhookDeliveries.attemptCount, 1),
-          eq(webhookDeliveries.claimedUntil, at.lease),
-        ),
-      );
-  }
-  const retries = sent.attempts.filter((a) => a.result.status === "retrying");
-  const queued = [...toQueue, ...released];
-  await enqueueDeliveries(
-    ctx,
-    [...queued, ...retries.map((r) => r.item.id)],
-    [...queued.map(() => 0), ...retries.map((r) => retryDelay(r.result.retryInSeconds ?? 0))],
-  );
 }
 
 async function markFannedOut(db: Database, events: OpenEvent[], now: number): Promise<void> {

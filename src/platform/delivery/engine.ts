@@ -360,6 +360,45 @@ export async function sendAndRecord<Item extends { id: string }, Result extends 
   return { attempts, released };
 }
 
+/** Un-claims first attempts the deadline stopped before they were sent (still attempt 1, that claim). */
+const releaseSql = (table: string) =>
+  `UPDATE ${table} SET attempt_count = 0, claimed_until = NULL
+  WHERE id IN (SELECT value FROM json_each(?1)) AND status = 'pending' AND attempt_count = 1 AND claimed_until = ?2`;
+
+/**
+ * A fan-out's first attempts, made where the work is created (the webhooks' fan-out, the xAPI
+ * subscriber's offer): the rows were inserted already claimed (attempt 1, until `lease`) in the commit
+ * that made them, so no consumer takes them meanwhile. They are sent and recorded as
+ * `sendAndRecord` does until `deadline`; the ones the deadline (or a failed record) stopped before
+ * their send are un-claimed; then one message each goes to the target's queue for what is still
+ * open: those un-claimed and `queue` (work the caller did not claim) at once, the retries with their
+ * delay. A send that throws is thrown once the rest are recorded, before anything is queued: the
+ * invocation fails as if it had crashed, and its claims lapse into the minute sweep's `requeueLost`.
+ */
+export async function sendFirstAttempts<Item extends { id: string }, Result extends Verdict>(
+  ctx: ServiceContext,
+  target: Pick<
+    DeliveryTarget<unknown, WorkState, Item, Result>,
+    "name" | "table" | "queue" | "message" | "send" | "record"
+  >,
+  items: Item[],
+  options: { deadline: number; lease: number; queue?: readonly string[] },
+): Promise<{ attempts: Attempt<Item, Result>[]; released: Item[] }> {
+  const sent = await sendAndRecord(ctx, target, items, { deadline: options.deadline, onRecorded: () => {} });
+  const released = sent.released.map((item) => item.id);
+  if (released.length > 0)
+    await ctx.d1.prepare(releaseSql(target.table)).bind(JSON.stringify(released), options.lease).run();
+  const retries = sent.attempts.filter((a) => a.result.status === "retrying");
+  const now = [...(options.queue ?? []), ...released];
+  await enqueue(
+    ctx,
+    target,
+    [...now, ...retries.map((r) => r.item.id)],
+    [...now.map(() => 0), ...retries.map((r) => retryDelay(r.result.retryInSeconds ?? 0))],
+  );
+  return sent;
+}
+
 /**
  * A delivery queue's consumer: parse the batch (what does not fit is dead-lettered), claim, send, and
  * settle each message as soon as its attempt is recorded — acknowledged, or handed back to the queue

@@ -14,6 +14,7 @@ export {
   retryDelay,
   type SendOptions,
   sendAndRecord,
+  sendFirstAttempts,
   type Verdict,
   type WorkState,
 } from "./engine";
