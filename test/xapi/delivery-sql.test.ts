@@ -98,31 +98,50 @@ describe("xAPI delivery SQL", () => {
     ]);
   });
 
-  it("stores a statement id once, makes only batches that got statements, and finds untried ones", async () => {
+  it("stores a statement id once, makes only batches that got statements (claimed by their first attempt, or untried), and finds untried ones", async () => {
     const tenant = await createTenant();
     const endpointId = await createEndpoint(tenant.institution.id, "http://127.0.0.1:9/lrs");
-    const [s1, s2, s3] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
+    const [s1, s2, s3, s4] = [
+      crypto.randomUUID(),
+      crypto.randomUUID(),
+      crypto.randomUUID(),
+      crypto.randomUUID(),
+    ];
     const first = await insertStatements(endpointId, "xbt_1", [s1, s2, s1]);
     expect(first.meta.changes).toBe(2);
+    // It returns the statements it stored, with their batch.
+    expect(first.results).toEqual([
+      { id: s1, batch_id: "xbt_1" },
+      { id: s2, batch_id: "xbt_1" },
+    ]);
     const again = await insertStatements(endpointId, "xbt_2", [s1, s2]);
     expect(again.meta.changes).toBe(0);
+    expect(again.results).toEqual([]);
     await insertStatements(endpointId, "xbt_3", [s3]);
+    await insertStatements(endpointId, "xbt_4", [s4]);
     const body = (id: string) => ({ id, verb: { id: "http://adlnet.gov/expapi/verbs/answered" } });
-    const insertBatch = (id: string, bodies: unknown[]) =>
-      d1().prepare(INSERT_BATCH_SQL).bind(id, endpointId, NOW, JSON.stringify(bodies));
+    const insertBatch = (id: string, bodies: unknown[], lease: number | null = null) =>
+      d1().prepare(INSERT_BATCH_SQL).bind(id, endpointId, NOW, JSON.stringify(bodies), lease);
     const batches = (
       await d1().batch([
         insertBatch("xbt_1", [body(s1), body(s2)]),
         insertBatch("xbt_2", [body(s1), body(s2)]),
         insertBatch("xbt_3", [body(s3)]),
+        insertBatch("xbt_4", [body(s4)], 1_800_000_000_000),
       ])
     ).map((r) => r.meta.changes);
-    expect(batches).toEqual([1, 0, 1]);
+    expect(batches).toEqual([1, 0, 1, 1]);
     const rows = await db().select().from(xapiBatches).where(eq(xapiBatches.endpointId, endpointId));
     // Each batch carries its statements' bodies as one JSON value.
-    expect(rows.map((r) => [r.id, r.status, r.attemptCount, JSON.parse(r.bodies ?? "null")]).sort()).toEqual([
-      ["xbt_1", "pending", 0, [body(s1), body(s2)]],
-      ["xbt_3", "pending", 0, [body(s3)]],
+    expect(
+      rows
+        .map((r) => [r.id, r.status, r.attemptCount, r.claimedUntil, JSON.parse(r.bodies ?? "null")])
+        .sort(),
+    ).toEqual([
+      ["xbt_1", "pending", 0, null, [body(s1), body(s2)]],
+      ["xbt_3", "pending", 0, null, [body(s3)]],
+      // Made claimed: its first attempt is the offer's own.
+      ["xbt_4", "pending", 1, 1_800_000_000_000, [body(s4)]],
     ]);
     expect((await statementsOf(endpointId)).map((s) => [s.batchId, s.status])).toEqual(
       expect.arrayContaining([
@@ -134,7 +153,7 @@ describe("xAPI delivery SQL", () => {
     await db().update(xapiBatches).set({ attemptCount: 1 }).where(eq(xapiBatches.id, "xbt_3"));
     const unsent = await d1()
       .prepare(UNSENT_BATCHES_SQL)
-      .bind(JSON.stringify([s1, s2, s3]))
+      .bind(JSON.stringify([s1, s2, s3, s4]))
       .all<{ id: string }>();
     expect(unsent.results).toEqual([{ id: "xbt_1" }]);
   });

@@ -1,14 +1,23 @@
-import type { XapiActorFormat } from "../../../db/schema";
+import { eq } from "drizzle-orm";
+import { type XapiActorFormat, xapiEndpoints } from "../../../db/schema";
 import { chunk, jsonArrays } from "../../../platform/batch";
+import { sendFirstAttempts } from "../../../platform/delivery";
 import { newId, nowIso } from "../../../platform/ids";
 import { commit } from "../../../platform/service/commit";
 import type { ServiceContext } from "../../../platform/service/context";
-import { buildStatements, type Fact } from "../statements";
+import type { EndpointRow } from "../lrs-client";
+import { type BuiltStatement, buildStatements, type Fact } from "../statements";
 import { INSERT_BATCH_SQL, INSERT_STATEMENTS_SQL, UNSENT_BATCHES_SQL } from "./sql";
-import { BATCH_SIZE, enqueueBatches } from "./target";
+import { attemptLongestMs, BATCH_SIZE, type BatchItem, enqueueBatches, xapiTarget } from "./target";
 
 /** Facts per commit: at most 20 batches' statements in one D1 batch. */
 const FACTS_PER_COMMIT = 20 * BATCH_SIZE;
+
+/**
+ * An offer that sends stops starting first attempts after one request's time-out (at most 3 s), as
+ * the webhooks' fan-out does; what it does not reach goes to the xAPI queue.
+ */
+const SEND_NOW_BUDGET_MS = 3_000;
 
 /** What an offer needs of its endpoint. */
 export interface OfferTarget {
@@ -16,28 +25,47 @@ export interface OfferTarget {
   actorFormat: XapiActorFormat;
 }
 
+export interface OfferOptions {
+  /**
+   * Make the new batches' first attempts here when the endpoint is healthy (the outbox subscriber);
+   * without it every batch goes through the xAPI queue (the back-fill).
+   */
+  sendNow?: boolean;
+}
+
 /**
  * Offers facts to one endpoint (the outbox subscriber, and the back-fill): their statements are
  * built, then stored and grouped into batches of at most 50 in one commit (the statements as rows of
- * the forwarding log, their bodies as one JSON value per batch), and the batches queued.
+ * the forwarding log, their bodies as one JSON value per batch).
  * A statement's id is derived from the endpoint and the fact, and an id stored before is skipped
  * (`ON CONFLICT DO NOTHING`): offering a fact twice — a redelivered event, two twin messages at
  * once, a back-fill over forwarded days — never makes a second statement. Untried batches of an
  * earlier offer of the same facts (one that stopped before queueing them) are queued again; the
- * engine's claim makes a second message for a batch harmless. Returns how many statements were new.
+ * engine's claim makes a second message for a batch harmless.
+ *
+ * With `sendNow`, a healthy endpoint's new batches are made claimed by their first attempt, which is
+ * made right here with the bodies in hand (platform/delivery's `sendFirstAttempts`, as the webhooks'
+ * fan-out does): only retries, and what the time budget does not reach, go to the queue. Returns how
+ * many statements were new.
  */
 export async function offerFacts(
   ctx: ServiceContext,
   endpoint: OfferTarget,
   facts: readonly Fact[],
+  options: OfferOptions = {},
 ): Promise<{ statements: number; batches: number }> {
+  const healthy = options.sendNow ? await healthyEndpoint(ctx, endpoint.id) : null;
+  const deadline = ctx.now() + Math.min(SEND_NOW_BUDGET_MS, ctx.config.webhooks.timeoutMs);
   let statements = 0;
   let batches = 0;
   for (const part of chunk([...facts], FACTS_PER_COMMIT)) {
     const built = await buildStatements(ctx, { id: endpoint.id, actorFormat: endpoint.actorFormat }, part);
     const unique = [...new Map(built.map((b) => [b.id, b])).values()];
     if (unique.length === 0) continue;
-    const now = nowIso(ctx.now());
+    const at = ctx.now();
+    const now = nowIso(at);
+    // Claimed until the last first attempt the deadline lets start could have ended, and a margin.
+    const lease = healthy && at < deadline ? deadline + attemptLongestMs(ctx) + 30_000 : null;
     const groups = chunk(unique, BATCH_SIZE).map((group) => ({ id: newId("xbt"), group }));
     const rows = groups.flatMap(({ id, group }) =>
       group.map((s) => [s.id, id, s.verb, s.activityId, s.userId, s.occurredAt]),
@@ -50,15 +78,65 @@ export async function offerFacts(
       statements: [
         ...inserts,
         ...groups.map(({ id, group }) =>
-          insertBatch.bind(id, endpoint.id, now, JSON.stringify(group.map((s) => s.statement))),
+          insertBatch.bind(id, endpoint.id, now, JSON.stringify(group.map((s) => s.statement)), lease),
         ),
+        // Untried and unclaimed: what this offer made claimed is not among them.
         ctx.d1.prepare(UNSENT_BATCHES_SQL).bind(JSON.stringify(unique.map((s) => s.id))),
       ],
     });
-    statements += inserts.reduce((sum, _, i) => sum + (results[i]?.meta.changes ?? 0), 0);
+    const stored = inserts.flatMap((_, i) => (results[i]?.results ?? []) as { id: string }[]);
+    statements += stored.length;
     const queued = ((results.at(-1)?.results ?? []) as { id: string }[]).map((r) => r.id);
-    batches += queued.length;
-    if (queued.length > 0) await enqueueBatches(ctx, queued);
+    const made = groups.filter((_, i) => (results[inserts.length + i]?.meta.changes ?? 0) > 0);
+    if (healthy && lease !== null) {
+      batches += queued.length + made.length;
+      const items = firstAttempts(healthy, made, new Set(stored.map((s) => s.id)));
+      await sendFirstAttempts(ctx, xapiTarget, items, { deadline, lease, queue: queued });
+    } else {
+      batches += queued.length;
+      if (queued.length > 0) await enqueueBatches(ctx, queued);
+    }
   }
   return { statements, batches };
+}
+
+/**
+ * The endpoint when its first attempts are worth making at once: enabled and not failing (no failure
+ * since its last success). A failing endpoint's batches wait for the queue, where retries and their
+ * back-off belong, and never hold up the events consumer.
+ */
+async function healthyEndpoint(ctx: ServiceContext, id: string): Promise<EndpointRow | null> {
+  const row = await ctx.db.select().from(xapiEndpoints).where(eq(xapiEndpoints.id, id)).get();
+  return row?.enabled && row.failingSince === null ? row : null;
+}
+
+/**
+ * The batches this offer made, as the engine's items of attempt 1: the statements each stored (one
+ * stored before in another batch is not this batch's), in the order they happened, as the queue's
+ * consumer reads them.
+ */
+function firstAttempts(
+  endpoint: EndpointRow,
+  made: { id: string; group: BuiltStatement[] }[],
+  stored: Set<string>,
+): BatchItem[] {
+  return made.map(({ id, group }) => ({
+    id,
+    attempt: 1,
+    endpoint,
+    statements: group
+      .filter((s) => stored.has(s.id))
+      .sort((a, b) =>
+        a.occurredAt < b.occurredAt
+          ? -1
+          : a.occurredAt > b.occurredAt
+            ? 1
+            : a.id < b.id
+              ? -1
+              : a.id > b.id
+                ? 1
+                : 0,
+      )
+      .map((s) => ({ id: s.id, body: JSON.stringify(s.statement) })),
+  }));
 }

@@ -65,21 +65,24 @@ export interface LessonInProgressRow {
 /**
  * An offer's statements, ?1 a JSON array of [id, batch, verb, activity, user, occurred_at] for
  * endpoint ?2 at ?3 (now). An id stored before (the same fact offered again: a redelivered event, a
- * back-fill) is skipped: its statement is not sent twice.
+ * back-fill) is skipped: its statement is not sent twice. Returns the statements it stored.
  */
 export const INSERT_STATEMENTS_SQL = `INSERT INTO xapi_statements (id, endpoint_id, batch_id, verb, activity_id, user_id, occurred_at, status, attempts, created_at)
   SELECT value ->> 0, ?2, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, 'pending', 0, ?3
   FROM json_each(?1) WHERE true
-  ON CONFLICT DO NOTHING`;
+  ON CONFLICT DO NOTHING RETURNING id, batch_id`;
 
 /**
  * One batch of an offer, ?1 its id, of endpoint ?2 at ?3 (now), ?4 its statements as built (one JSON
  * array, bound as text: SQLite never parses it): made only if it got a statement (a batch whose
  * statements were all stored before is not made). Its bodies may hold a statement stored before in
- * another batch: that one is not pending in this batch, so this batch never sends it.
+ * another batch: that one is not pending in this batch, so this batch never sends it. ?5 null: made
+ * untried, for the queue; ?5 a time (ms): made claimed until then by its first attempt (attempt_count
+ * 1), which the offer makes itself.
  */
-export const INSERT_BATCH_SQL = `INSERT INTO xapi_batches (id, endpoint_id, status, attempt_count, bodies, created_at)
-  SELECT ?1, ?2, 'pending', 0, ?4, ?3 WHERE EXISTS (SELECT 1 FROM xapi_statements s WHERE s.batch_id = ?1)`;
+export const INSERT_BATCH_SQL = `INSERT INTO xapi_batches (id, endpoint_id, status, attempt_count, claimed_until, bodies, created_at)
+  SELECT ?1, ?2, 'pending', CASE WHEN ?5 IS NULL THEN 0 ELSE 1 END, ?5, ?4, ?3
+  WHERE EXISTS (SELECT 1 FROM xapi_statements s WHERE s.batch_id = ?1)`;
 
 /**
  * The untried batches holding any of the statements in ?1 (a JSON array of ids): this offer's, and

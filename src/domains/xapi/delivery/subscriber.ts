@@ -18,8 +18,8 @@ import {
  * xAPI's subscription to the outbox (platform/outbox-dispatch.ts): the learning activity of an
  * institution's members becomes facts (statements/facts.ts), offered to each of the institution's
  * enabled endpoints that wants them. The statements are built here, in the events queue's consumer,
- * never in the request that recorded the activity. Idempotent per event: a fact offered again makes
- * no second statement (offer.ts).
+ * never in the request that recorded the activity, and a healthy endpoint's batches get their first
+ * attempt here too (offer.ts). Idempotent per event: a fact offered again makes no second statement.
  */
 export const XAPI_EVENT_TYPES = [
   "attempts.recorded",
@@ -93,6 +93,8 @@ export async function forwardEvents(ctx: ServiceContext, eventIds: readonly stri
     const wanted = new Set(JSON.parse(endpoint.activities) as XapiActivity[]);
     const offered = (facts.get(endpoint.institution_id) ?? []).filter((f) => wanted.has(f.verb));
     if (offered.length > 0)
-      await offerFacts(ctx, { id: endpoint.id, actorFormat: endpoint.actor_format }, offered);
+      await offerFacts(ctx, { id: endpoint.id, actorFormat: endpoint.actor_format }, offered, {
+        sendNow: true,
+      });
   });
 }

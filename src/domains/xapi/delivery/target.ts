@@ -59,6 +59,11 @@ function budgetMs(ctx: ServiceContext): number {
   return BUDGET_TIMEOUTS * ctx.config.webhooks.timeoutMs;
 }
 
+/** The longest one attempt of a batch can take: its budget and the time-out of its last request. */
+export function attemptLongestMs(ctx: ServiceContext): number {
+  return budgetMs(ctx) + ctx.config.webhooks.timeoutMs;
+}
+
 /** One attempt of a batch: its pending statements through `lrsRequest`, judged into the batch's verdict. */
 export async function attemptBatch(
   ctx: ServiceContext,
@@ -188,8 +193,7 @@ export const xapiTarget: DeliveryTarget<XapiBatchMessage, WorkState, BatchItem, 
   queue: (env) => env.XAPI_QUEUE,
   deadLetter: (env) => env.XAPI_DLQ,
   deadLetteredError: "Dead-lettered: the xAPI queue gave up on this batch",
-  leaseMs: (ctx, count) =>
-    (Math.ceil(count / PARALLEL_SENDS) + 1) * (budgetMs(ctx) + ctx.config.webhooks.timeoutMs) + 30_000,
+  leaseMs: (ctx, count) => (Math.ceil(count / PARALLEL_SENDS) + 1) * attemptLongestMs(ctx) + 30_000,
   // The claimed batches with their endpoints (credentials as they are now: a change applies to the
   // very next attempt), their bodies and the ids of their pending statements: one round trip. An
   // attempt sends the bodies of the pending statements only, in the order they happened.
