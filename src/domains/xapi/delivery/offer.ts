@@ -45,8 +45,8 @@ export interface OfferOptions {
  *
  * With `sendNow`, a healthy endpoint's new batches are made claimed by their first attempt, which is
  * made right here with the bodies in hand (platform/delivery's `sendFirstAttempts`, as the webhooks'
- * fan-out does): only retries, and what the time budget does not reach, go to the queue. Returns how
- * many statements were new.
+ * fan-out does), each commit's while the next is being built: only retries, and what the time
+ * budget does not reach, go to the queue. Returns how many statements were new.
  */
 export async function offerFacts(
   ctx: ServiceContext,
@@ -58,45 +58,59 @@ export async function offerFacts(
   const deadline = ctx.now() + Math.min(SEND_NOW_BUDGET_MS, ctx.config.webhooks.timeoutMs);
   let statements = 0;
   let batches = 0;
-  for (const part of chunk([...facts], FACTS_PER_COMMIT)) {
-    const built = await buildStatements(ctx, { id: endpoint.id, actorFormat: endpoint.actorFormat }, part);
-    const unique = [...new Map(built.map((b) => [b.id, b])).values()];
-    if (unique.length === 0) continue;
-    const at = ctx.now();
-    const now = nowIso(at);
-    // Claimed until the last first attempt the deadline lets start could have ended, and a margin.
-    const lease = healthy && at < deadline ? deadline + attemptLongestMs(ctx) + 30_000 : null;
-    const groups = chunk(unique, BATCH_SIZE).map((group) => ({ id: newId("xbt"), group }));
-    const rows = groups.flatMap(({ id, group }) =>
-      group.map((s) => [s.id, id, s.verb, s.activityId, s.userId, s.occurredAt]),
-    );
-    const insert = ctx.d1.prepare(INSERT_STATEMENTS_SQL);
-    const inserts = jsonArrays(rows).map((json) => insert.bind(json, endpoint.id, now));
-    // The statements' bodies travel with their batch, one JSON text each (never a row per body).
-    const insertBatch = ctx.d1.prepare(INSERT_BATCH_SQL);
-    const { results } = await commit(ctx, {
-      statements: [
-        ...inserts,
-        ...groups.map(({ id, group }) =>
-          insertBatch.bind(id, endpoint.id, now, JSON.stringify(group.map((s) => s.statement)), lease),
-        ),
-        // Untried and unclaimed: what this offer made claimed is not among them.
-        ctx.d1.prepare(UNSENT_BATCHES_SQL).bind(JSON.stringify(unique.map((s) => s.id))),
-      ],
-    });
-    const stored = inserts.flatMap((_, i) => (results[i]?.results ?? []) as { id: string }[]);
-    statements += stored.length;
-    const queued = ((results.at(-1)?.results ?? []) as { id: string }[]).map((r) => r.id);
-    const made = groups.filter((_, i) => (results[inserts.length + i]?.meta.changes ?? 0) > 0);
-    if (healthy && lease !== null) {
-      batches += queued.length + made.length;
-      const items = firstAttempts(healthy, made, new Set(stored.map((s) => s.id)));
-      await sendFirstAttempts(ctx, xapiTarget, items, { deadline, lease, queue: queued });
-    } else {
-      batches += queued.length;
-      if (queued.length > 0) await enqueueBatches(ctx, queued);
+  // Each commit's first attempts run while the next 1,000 facts are built and committed.
+  const sending: Promise<unknown>[] = [];
+  let stopped: { error: unknown } | null = null;
+  try {
+    for (const part of chunk([...facts], FACTS_PER_COMMIT)) {
+      const built = await buildStatements(ctx, { id: endpoint.id, actorFormat: endpoint.actorFormat }, part);
+      const unique = [...new Map(built.map((b) => [b.id, b])).values()];
+      if (unique.length === 0) continue;
+      const at = ctx.now();
+      const now = nowIso(at);
+      // Claimed until the last first attempt the deadline lets start could have ended, and a margin.
+      const lease = healthy && at < deadline ? deadline + attemptLongestMs(ctx) + 30_000 : null;
+      const groups = chunk(unique, BATCH_SIZE).map((group) => ({ id: newId("xbt"), group }));
+      const rows = groups.flatMap(({ id, group }) =>
+        group.map((s) => [s.id, id, s.verb, s.activityId, s.userId, s.occurredAt]),
+      );
+      const insert = ctx.d1.prepare(INSERT_STATEMENTS_SQL);
+      const inserts = jsonArrays(rows).map((json) => insert.bind(json, endpoint.id, now));
+      // The statements' bodies travel with their batch, one JSON text each (never a row per body).
+      const insertBatch = ctx.d1.prepare(INSERT_BATCH_SQL);
+      const { results } = await commit(ctx, {
+        statements: [
+          ...inserts,
+          ...groups.map(({ id, group }) =>
+            insertBatch.bind(id, endpoint.id, now, JSON.stringify(group.map((s) => s.statement)), lease),
+          ),
+          // Untried and unclaimed: what this offer made claimed is not among them.
+          ctx.d1.prepare(UNSENT_BATCHES_SQL).bind(JSON.stringify(unique.map((s) => s.id))),
+        ],
+      });
+      const stored = inserts.flatMap((_, i) => (results[i]?.results ?? []) as { id: string }[]);
+      statements += stored.length;
+      const queued = ((results.at(-1)?.results ?? []) as { id: string }[]).map((r) => r.id);
+      const made = groups.filter((_, i) => (results[inserts.length + i]?.meta.changes ?? 0) > 0);
+      if (healthy && lease !== null) {
+        batches += queued.length + made.length;
+        const items = firstAttempts(healthy, made, new Set(stored.map((s) => s.id)));
+        const sent = sendFirstAttempts(ctx, xapiTarget, items, { deadline, lease, queue: queued });
+        sent.catch(() => {}); // handled below, once every send has ended
+        sending.push(sent);
+      } else {
+        batches += queued.length;
+        if (queued.length > 0) await enqueueBatches(ctx, queued);
+      }
     }
+  } catch (error) {
+    stopped = { error };
   }
+  // Never left running past the offer (a failed commit included): an invocation's I/O is its own.
+  const ended = await Promise.allSettled(sending);
+  if (stopped) throw stopped.error;
+  const failed = ended.find((e): e is PromiseRejectedResult => e.status === "rejected");
+  if (failed) throw failed.reason;
   return { statements, batches };
 }
 
