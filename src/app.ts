@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { getPath } from "hono/utils/url";
 import * as auth from "./domains/auth/prefixes";
+import * as billing from "./domains/billing/prefixes";
 import * as catalog from "./domains/catalog/prefixes";
 import * as content from "./domains/content/prefixes";
 import * as events from "./domains/events/prefixes";
@@ -112,6 +113,11 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
     name: "xapi",
     prefixes: xapi.PREFIXES,
     build: documented(async () => (await import("./domains/xapi")).registerXapi),
+  },
+  {
+    name: "billing",
+    prefixes: billing.PREFIXES,
+    build: documented(async () => (await import("./domains/billing")).registerBilling),
   },
 ];
 

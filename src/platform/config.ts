@@ -21,6 +21,20 @@ const flag = z
 /** wrangler.toml's resolver, and the default where the variable is absent: the check is on unless "off". */
 export const DEFAULT_DOH_URL = "https://cloudflare-dns.com/dns-query";
 
+/** Why a value of STRIPE_API_BASE is unusable, or null: empty, an https URL, or http on loopback. */
+function stripeApiBaseProblem(text: string): string | null {
+  if (text === "") return null;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return "must be the URL of a Stripe API (empty for Stripe itself)";
+  }
+  if (url.protocol === "https:") return null;
+  if (url.protocol === "http:" && classifyHost(url.hostname).kind === "loopback") return null;
+  return "must be an https URL (http only for a stand-in on loopback)";
+}
+
 /** Why a value of OUTBOUND_DOH_URL is unusable, or null: "off", an https URL, or http to a loopback stub. */
 function dohUrlProblem(text: string): string | null {
   if (text === "off") return null;
@@ -89,6 +103,40 @@ const schema = z.object({
     .url({ protocol: /^https?$/ })
     .default("https://api.lingua.example")
     .transform((text) => text.replace(/\/+$/, "")),
+  /** Stripe's secret API key (`sk_live_…`, `sk_test_…`); empty: billing answers 503 billing_not_configured. */
+  STRIPE_SECRET_KEY: z.string().default(""),
+  /** The signing secret (`whsec_…`) of the Stripe webhook endpoint that calls POST /api/billing/webhook. */
+  STRIPE_WEBHOOK_SECRET: z.string().default(""),
+  /**
+   * Where the Stripe API is; empty: Stripe itself. Development and tests point it at the local stand-in
+   * (scripts/stripe-standin/), on loopback only: http is accepted for nothing else.
+   */
+  STRIPE_API_BASE: z
+    .string()
+    .default("")
+    .superRefine((text, ctx) => {
+      const problem = stripeApiBaseProblem(text);
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+    })
+    .transform((text) => (text ? new URL(text) : null)),
+  /** The Stripe price ids of the Pro plan, per seat, billed monthly and yearly. */
+  STRIPE_PRICE_PRO_MONTH: z.string().default(""),
+  STRIPE_PRICE_PRO_YEAR: z.string().default(""),
+  /**
+   * Origins a checkout or portal session may send the customer back to, comma-separated; an origin
+   * may end in `:*` for any port (development: `http://127.0.0.1:*,http://localhost:*`).
+   */
+  BILLING_REDIRECT_ORIGINS: z
+    .string()
+    .default("")
+    .transform((text) =>
+      text
+        .split(",")
+        .map((part) => part.trim())
+        .filter(Boolean),
+    ),
+  /** Free-trial length of a first subscription, in days. */
+  BILLING_TRIAL_DAYS: positiveInt(14),
 });
 
 /** The name of every variable the deployment reads (the README's configuration table lists each). */
@@ -136,6 +184,18 @@ function toConfig(vars: z.infer<typeof schema>) {
     },
     /** Without a trailing slash. */
     publicBaseUrl: vars.PUBLIC_BASE_URL,
+    billing: {
+      /** Null: billing is not configured on this deployment. */
+      secretKey: vars.STRIPE_SECRET_KEY || null,
+      webhookSecret: vars.STRIPE_WEBHOOK_SECRET || null,
+      /** Null: api.stripe.com. */
+      apiBase: vars.STRIPE_API_BASE,
+      prices: {
+        pro: { month: vars.STRIPE_PRICE_PRO_MONTH || null, year: vars.STRIPE_PRICE_PRO_YEAR || null },
+      },
+      redirectOrigins: vars.BILLING_REDIRECT_ORIGINS,
+      trialDays: vars.BILLING_TRIAL_DAYS,
+    },
   };
 }
 

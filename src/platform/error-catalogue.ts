@@ -351,6 +351,13 @@ export const ERROR_CATALOGUE = {
     action:
       "Start the registration again from the LMS (its registration token may have expired); the link stays usable until it expires.",
   },
+  billing_not_configured: {
+    status: 503,
+    title: "Billing not configured",
+    meaning:
+      "This deployment has no Stripe key (`STRIPE_SECRET_KEY`), so plans can be listed without prices but nothing can be bought or changed.",
+    action: "Ask the deployment's operator to configure billing (docs/billing.md, production setup).",
+  },
   service_unavailable: {
     status: 503,
     title: "Service unavailable",

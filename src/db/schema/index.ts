@@ -1,4 +1,5 @@
 export * from "./access-tokens";
+export * from "./billing";
 export * from "./content";
 export * from "./events";
 export * from "./exports";
