@@ -1,6 +1,6 @@
 import { newId } from "../../platform/ids";
-import { handOver, isHeld, LEASE_MS, revertHandOver } from "../../platform/jobs/lease";
-import { parseMessage, queueDelaySeconds } from "../../platform/queue";
+import { leasedJobConsumer } from "../../platform/jobs/consumer";
+import { LEASE_MS } from "../../platform/jobs/lease";
 import type { ServiceContext } from "../../platform/service/context";
 import { generate } from "./generate";
 import {
@@ -30,88 +30,44 @@ export async function enqueueGeneration(ctx: ServiceContext, message: ExportMess
   await ctx.env.EXPORTS_QUEUE.send(message, { contentType: "json" });
 }
 
-function secondsUntil(at: number | null, now: number): number {
-  return queueDelaySeconds(((at ?? now) - now) / 1000, 1);
-}
-
 /**
- * The exports queue (max_batch_size 1, so one job per invocation). A message names a job and the
- * generation it continues; it is acknowledged once the job is finished, failed, handed over to a
- * continuation message, or not its business any more (another generation, a terminal status).
- * Errors are retried with backoff; after the queue's retries the dead-letter consumer fails the job.
+ * The exports queue (max_batch_size 1, so one job per invocation), on the leased-job consumer
+ * (platform/jobs/consumer.ts): a message generates its job for the time budget and hands the rest
+ * to a continuation message. A generation that cannot succeed (ExportFailure) fails the job and its
+ * file at once; other errors are retried with backoff; after the queue's retries the dead-letter
+ * consumer fails the job.
  */
-export async function consumeExports(batch: MessageBatch<unknown>, ctx: ServiceContext): Promise<void> {
-  for (const message of batch.messages) await handleMessage(ctx, message);
-}
+const exportsQueue = leasedJobConsumer<ExportMessage, ExportJob>({
+  queue: "lingua-exports",
+  noun: "export generation",
+  idField: "export_id",
+  schema: ExportMessageSchema,
+  jobId: (message) => message.job_id,
+  deadLetterQueue: (ctx) => ctx.env.EXPORTS_DLQ,
+  lease: LEASE,
+  claim: (ctx, message, leaseId) => claimJob(ctx, { message, leaseId, leaseUntil: ctx.now() + LEASE_MS }),
+  find: findJob,
+  isActive: (job) => ACTIVE_STATUSES.includes(job.status),
+  async run(ctx, job, leaseId) {
+    const settings = ctx.config.exports;
+    const deadline = ctx.now() + settings.timeBudgetMs;
+    const outcome = await generate(ctx, { job, leaseId, settings, deadline });
+    return outcome === "continue" ? { state: "continue", job } : { state: "done" };
+  },
+  enqueue: (ctx, jobId, generation) => enqueueGeneration(ctx, { job_id: jobId, generation }),
+  isLeaseLost: (error) => error instanceof LeaseLost,
+  permanentFailure: (error) => (error instanceof ExportFailure ? error.message : null),
+  async fail(ctx, job, leaseId, reason) {
+    await failJob(ctx, { job, reason, leaseId });
+  },
+  release: (ctx, job, leaseId, retryInMs) => releaseLease(ctx, { jobId: job.id, leaseId, retryInMs }),
+  async giveUp(ctx, job) {
+    await failUnheldJob(ctx, { job, reason: GAVE_UP });
+  },
+});
 
-async function handleMessage(ctx: ServiceContext, message: Message<unknown>): Promise<void> {
-  const body = await parseMessage(ExportMessageSchema, message, {
-    queue: "lingua-exports",
-    deadLetter: ctx.env.EXPORTS_DLQ,
-  });
-  if (!body) return; // logged, dead-lettered and acknowledged
-  const settings = ctx.config.exports;
-  const leaseId = newId("lse");
-  const now = ctx.now();
-  const leaseUntil = now + LEASE_MS;
-  const job = await claimJob(ctx, { message: body, leaseId, leaseUntil });
-  if (!job) {
-    const current = await findJob(ctx, body.job_id);
-    if (current && ACTIVE_STATUSES.includes(current.status) && current.generation === body.generation) {
-      // A twin of this message is being handled: come back when its lease would have run out.
-      message.retry({ delaySeconds: secondsUntil(current.leaseUntil, now) });
-    } else {
-      message.ack();
-    }
-    return;
-  }
-
-  try {
-    const outcome = await generate(ctx, { job, leaseId, settings, deadline: now + settings.timeBudgetMs });
-    if (outcome === "continue") await continueLater(ctx, job, leaseId);
-    message.ack();
-  } catch (error) {
-    if (error instanceof LeaseLost) {
-      message.ack();
-      return;
-    }
-    let cause: unknown = error;
-    if (error instanceof ExportFailure) {
-      try {
-        await failJob(ctx, { job, reason: error.message, leaseId });
-        message.ack();
-        return;
-      } catch (cleanup) {
-        // The file could not be deleted, so the job is still active: the retry meets the same
-        // failure and tries again.
-        cause = cleanup;
-      }
-    }
-    log("warn", "export generation failed; retrying", {
-      export_id: job.id,
-      attempt: message.attempts,
-      error: cause instanceof Error ? cause.stack : String(cause),
-    });
-    const delaySeconds = Math.min(300, 5 * 2 ** (message.attempts - 1));
-    await releaseLease(ctx, { jobId: job.id, leaseId, retryInMs: delaySeconds * 1000 }).catch(
-      () => undefined,
-    );
-    message.retry({ delaySeconds });
-  }
-}
-
-/** Hands the job to a new message of the next generation; the current one is then done. */
-async function continueLater(ctx: ServiceContext, job: ExportJob, leaseId: string): Promise<void> {
-  if (!(await handOver(ctx, LEASE, { job, leaseId }))) throw new LeaseLost();
-  try {
-    await enqueueGeneration(ctx, { job_id: job.id, generation: job.generation + 1 });
-  } catch (error) {
-    // No message of the new generation exists, so nobody can have claimed the job: step back, and
-    // let this message's retry carry on from the checkpoint.
-    await revertHandOver(ctx, LEASE, job);
-    throw error;
-  }
-}
+export const consumeExports = exportsQueue.consume;
+export const consumeExportDeadLetters = exportsQueue.consumeDeadLetters;
 
 /** How long the dead-letter consumer and the give-up sweep hold a job while they fail it: two R2 calls and a D1 batch. */
 const FAIL_LEASE_MS = LEASE_MS;
@@ -180,38 +136,4 @@ async function discardFile(ctx: ServiceContext, job: ExportJob): Promise<void> {
     }
   }
   await ctx.env.EXPORTS_BUCKET.delete(job.r2Key);
-}
-
-/**
- * The exports dead-letter queue: a message the queue gave up on. If it still is the job's current
- * generation (no later message took over) and nobody holds the job, the job has failed.
- */
-export async function consumeExportDeadLetters(
-  batch: MessageBatch<unknown>,
-  ctx: ServiceContext,
-): Promise<void> {
-  for (const message of batch.messages) {
-    const body = await parseMessage(ExportMessageSchema, message, { queue: "lingua-exports-dlq" });
-    if (!body) continue; // logged and acknowledged: nothing names a job to fail
-    const job = await findJob(ctx, body.job_id);
-    if (!job || !ACTIVE_STATUSES.includes(job.status) || job.generation !== body.generation) {
-      message.ack();
-      continue;
-    }
-    const now = ctx.now();
-    if (isHeld(job, now)) {
-      message.retry({ delaySeconds: secondsUntil(job.leaseUntil, now) });
-      continue;
-    }
-    try {
-      await failUnheldJob(ctx, { job, reason: GAVE_UP });
-      message.ack();
-    } catch (error) {
-      log("warn", "could not fail a dead-lettered export; retrying", {
-        export_id: job.id,
-        error: String(error),
-      });
-      message.retry({ delaySeconds: 30 });
-    }
-  }
 }
