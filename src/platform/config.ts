@@ -21,33 +21,23 @@ const flag = z
 /** wrangler.toml's resolver, and the default where the variable is absent: the check is on unless "off". */
 export const DEFAULT_DOH_URL = "https://cloudflare-dns.com/dns-query";
 
-/** Why a value of STRIPE_API_BASE is unusable, or null: empty, an https URL, or http on loopback. */
-function stripeApiBaseProblem(text: string): string | null {
-  if (text === "") return null;
+/**
+ * Why the URL of a service we call is unusable, or null: an https URL, or plain http to a stand-in on
+ * this machine (development, tests) — plain http cannot be trusted on a network. `absent` is the
+ * value that means "none" (always accepted), `what` names the service in the message.
+ */
+function serviceUrlProblem(text: string, absent: string, what: string): string | null {
+  if (text === absent) return null;
+  const orAbsent = absent ? `, or "${absent}"` : " (empty for none)";
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    return "must be the URL of a Stripe API (empty for Stripe itself)";
+    return `must be the URL of ${what}${orAbsent}`;
   }
   if (url.protocol === "https:") return null;
   if (url.protocol === "http:" && classifyHost(url.hostname).kind === "loopback") return null;
-  return "must be an https URL (http only for a stand-in on loopback)";
-}
-
-/** Why a value of OUTBOUND_DOH_URL is unusable, or null: "off", an https URL, or http to a loopback stub. */
-function dohUrlProblem(text: string): string | null {
-  if (text === "off") return null;
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    return 'must be a DNS-over-HTTPS resolver URL (JSON form), or "off"';
-  }
-  if (url.protocol === "https:") return null;
-  // Plain http cannot be trusted on a network; a resolver stub on this machine (tests) is fine.
-  if (url.protocol === "http:" && classifyHost(url.hostname).kind === "loopback") return null;
-  return 'must be an https URL (http only for a resolver on loopback), or "off"';
+  return `must be an https URL (http only on loopback)${orAbsent}`;
 }
 
 const secondsList = (fallback: string) =>
@@ -73,7 +63,7 @@ const schema = z.object({
     .string()
     .default(DEFAULT_DOH_URL)
     .superRefine((text, ctx) => {
-      const problem = dohUrlProblem(text);
+      const problem = serviceUrlProblem(text, "off", "a DNS-over-HTTPS resolver (JSON form)");
       if (problem) ctx.addIssue({ code: "custom", message: problem });
     })
     .transform((text) => (text === "off" ? null : text)),
@@ -115,7 +105,7 @@ const schema = z.object({
     .string()
     .default("")
     .superRefine((text, ctx) => {
-      const problem = stripeApiBaseProblem(text);
+      const problem = serviceUrlProblem(text, "", "a Stripe API (Stripe itself when empty)");
       if (problem) ctx.addIssue({ code: "custom", message: problem });
     })
     .transform((text) => (text ? new URL(text) : null)),
