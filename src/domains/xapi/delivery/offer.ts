@@ -82,19 +82,29 @@ export async function offerFacts(
         statements: [
           ...inserts,
           ...groups.map(({ id, group }) =>
-            insertBatch.bind(id, endpoint.id, now, JSON.stringify(group.map((s) => s.statement)), lease),
+            insertBatch.bind(id, endpoint.id, now, `[${group.map((s) => s.body).join(",")}]`, lease),
           ),
-          // Untried and unclaimed: what this offer made claimed is not among them.
-          ctx.d1.prepare(UNSENT_BATCHES_SQL).bind(JSON.stringify(unique.map((s) => s.id))),
         ],
       });
       const stored = inserts.flatMap((_, i) => (results[i]?.results ?? []) as { id: string }[]);
       statements += stored.length;
-      const queued = ((results.at(-1)?.results ?? []) as { id: string }[]).map((r) => r.id);
       const made = groups.filter((_, i) => (results[inserts.length + i]?.meta.changes ?? 0) > 0);
+      // Untried and unclaimed, to be queued: this commit's batches when it did not claim them, and
+      // those of an earlier offer of a statement stored before (one that stopped before queueing
+      // them) — looked up only when the commit met such a statement, never in a first offer.
+      const storedIds = new Set(stored.map((s) => s.id));
+      const before = unique.filter((s) => !storedIds.has(s.id)).map((s) => s.id);
+      const queued = lease === null || !healthy ? made.map((b) => b.id) : [];
+      if (before.length > 0) {
+        const { results: earlier } = await ctx.d1
+          .prepare(UNSENT_BATCHES_SQL)
+          .bind(JSON.stringify(before))
+          .all<{ id: string }>();
+        for (const { id } of earlier) if (!queued.includes(id)) queued.push(id);
+      }
       if (healthy && lease !== null) {
         batches += queued.length + made.length;
-        const items = firstAttempts(healthy, made, new Set(stored.map((s) => s.id)));
+        const items = firstAttempts(healthy, made, storedIds);
         const sent = sendFirstAttempts(ctx, xapiTarget, items, { deadline, lease, queue: queued });
         sent.catch(() => {}); // handled below, once every send has ended
         sending.push(sent);
@@ -151,6 +161,6 @@ function firstAttempts(
                 ? 1
                 : 0,
       )
-      .map((s) => ({ id: s.id, body: JSON.stringify(s.statement) })),
+      .map((s) => ({ id: s.id, body: s.body })),
   }));
 }

@@ -65,12 +65,12 @@ export interface LessonInProgressRow {
 /**
  * An offer's statements, ?1 a JSON array of [id, batch, verb, activity, user, occurred_at] for
  * endpoint ?2 at ?3 (now). An id stored before (the same fact offered again: a redelivered event, a
- * back-fill) is skipped: its statement is not sent twice. Returns the statements it stored.
+ * back-fill) is skipped: its statement is not sent twice. Returns the ids of the statements it stored.
  */
 export const INSERT_STATEMENTS_SQL = `INSERT INTO xapi_statements (id, endpoint_id, batch_id, verb, activity_id, user_id, occurred_at, status, attempts, created_at)
   SELECT value ->> 0, ?2, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, 'pending', 0, ?3
   FROM json_each(?1) WHERE true
-  ON CONFLICT DO NOTHING RETURNING id, batch_id`;
+  ON CONFLICT DO NOTHING RETURNING id`;
 
 /**
  * One batch of an offer, ?1 its id, of endpoint ?2 at ?3 (now), ?4 its statements as built (one JSON
@@ -85,8 +85,9 @@ export const INSERT_BATCH_SQL = `INSERT INTO xapi_batches (id, endpoint_id, stat
   WHERE EXISTS (SELECT 1 FROM xapi_statements s WHERE s.batch_id = ?1)`;
 
 /**
- * The untried batches holding any of the statements in ?1 (a JSON array of ids): this offer's, and
- * those of an earlier offer of the same facts that stopped before queueing them. Returns their ids.
+ * The untried batches holding any of the statements in ?1 (a JSON array of ids): asked by an offer
+ * for the statements it found stored before, whose earlier offer may have stopped before queueing
+ * their batches. Returns their ids.
  */
 export const UNSENT_BATCHES_SQL = `SELECT DISTINCT b.id FROM xapi_statements s JOIN xapi_batches b ON b.id = s.batch_id
   WHERE s.id IN (SELECT value FROM json_each(?1)) AND b.status = 'pending' AND b.attempt_count = 0

@@ -317,7 +317,43 @@ function levelAndSkill(base: string, level: string, skill?: string): Record<stri
   return extensions;
 }
 
+/**
+ * An activity made once per item, lesson or course of one set of references (and base URL and
+ * course), then shared by every statement about it: the statements of a burst name the same few
+ * activities thousands of times. Only ever serialised, never changed.
+ */
+type ActivityCache = WeakMap<object, { base: string; course: CourseRef | null; activity: Activity }>;
+const courseActivities: ActivityCache = new WeakMap();
+const lessonActivities: ActivityCache = new WeakMap();
+const itemActivities: ActivityCache = new WeakMap();
+
+function cached(
+  cache: ActivityCache,
+  of: object,
+  base: string,
+  course: CourseRef | null,
+  make: () => Activity,
+) {
+  const hit = cache.get(of);
+  if (hit && hit.base === base && hit.course === course) return hit.activity;
+  const activity = make();
+  cache.set(of, { base, course, activity });
+  return activity;
+}
+
 function courseActivity(base: string, course: CourseRef): Activity {
+  return cached(courseActivities, course, base, null, () => makeCourseActivity(base, course));
+}
+
+function lessonActivity(base: string, lesson: LessonRef, course: CourseRef): Activity {
+  return cached(lessonActivities, lesson, base, course, () => makeLessonActivity(base, lesson, course));
+}
+
+function itemActivity(base: string, item: ItemRef, course: CourseRef): Activity {
+  return cached(itemActivities, item, base, course, () => makeItemActivity(base, item, course));
+}
+
+function makeCourseActivity(base: string, course: CourseRef): Activity {
   return {
     objectType: "Activity",
     id: activityIri.course(base, course.id),
@@ -328,7 +364,7 @@ function courseActivity(base: string, course: CourseRef): Activity {
   };
 }
 
-function lessonActivity(base: string, lesson: LessonRef, course: CourseRef): Activity {
+function makeLessonActivity(base: string, lesson: LessonRef, course: CourseRef): Activity {
   return {
     objectType: "Activity",
     id: activityIri.lesson(base, lesson.id),
@@ -344,7 +380,7 @@ function lessonActivity(base: string, lesson: LessonRef, course: CourseRef): Act
  * prompt (`Vocabulary: What does «la manzana» mean?`), the description the whole prompt. Options,
  * answers, transcripts and example answers are never sent.
  */
-function itemActivity(base: string, item: ItemRef, course: CourseRef): Activity {
+function makeItemActivity(base: string, item: ItemRef, course: CourseRef): Activity {
   const label = ITEM_TYPE_LABELS[item.type] ?? "Item";
   const prompt = typeof item.content.prompt === "string" ? collapse(item.content.prompt) : "";
   const language = titleLanguage(course);

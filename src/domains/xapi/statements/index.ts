@@ -27,6 +27,8 @@ export interface BuiltStatement {
   occurredAt: string;
   /** The xAPI statement (no `stored`, no `authority`, no `version`). */
   statement: Record<string, unknown>;
+  /** `statement` as JSON text, made once: what is stored with its batch and sent. */
+  body: string;
 }
 
 /**
@@ -43,11 +45,9 @@ export async function buildStatements(
 ): Promise<BuiltStatement[]> {
   if (facts.length === 0) return [];
   const refs = await loadReferences(ctx, facts);
-  const keyed = await Promise.all(
-    facts.map(async (fact) => ({ fact, id: await statementId(target.id, factKey(fact)) })),
-  );
   const out: BuiltStatement[] = [];
-  for (const { fact, id } of keyed) {
+  for (const fact of facts) {
+    const id = statementId(target.id, factKey(fact));
     const built = buildStatement(fact, refs, {
       baseUrl: ctx.config.publicBaseUrl,
       actorFormat: target.actorFormat,
@@ -61,6 +61,7 @@ export async function buildStatements(
       userId: factUser(fact),
       occurredAt: built.occurredAt,
       statement: built.statement as XapiStatement & Record<string, unknown>,
+      body: JSON.stringify(built.statement),
     });
   }
   return out;
