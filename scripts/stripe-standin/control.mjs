@@ -15,6 +15,8 @@
 //        cancel          ends it now: canceled + customer.subscription.deleted
 //   POST   /_standin/customers/<cus_…>/payment_method  attaches a test card (its default)
 //   DELETE /_standin/customers/<cus_…>/payment_method  removes the customer's cards
+//   POST /_standin/sign  { payload, timestamp? } → { signature }: a `Stripe-Signature` for a payload
+//        at another time (stale-signature tests; a worker clock moved by the tests)
 //   POST /_standin/promotion_codes  { code?, percent_off | amount_off + currency, duration?,
 //        duration_in_months?, max_redemptions?, times_redeemed?, expires_at?, redeem_by?, active?,
 //        first_time_transaction?, minimum_amount?, minimum_amount_currency?, applies_to_products?,
@@ -22,6 +24,7 @@
 //        states the API cannot create (already expired, already redeemed) for tests.
 import { attachCard, createCoupon, createPromotionCode, detachCards, refreshCoupon } from "./catalog.mjs";
 import { StripeError } from "./errors.mjs";
+import { signPayload } from "./events.mjs";
 import { present } from "./present.mjs";
 import { newId } from "./store.mjs";
 import {
@@ -61,6 +64,12 @@ export function control(s, method, parts, query, body) {
       since: Number.isFinite(since) ? since : 0,
     });
     return { status: 200, body: { data, next_index: s.events.deliveries.length } };
+  }
+  if (method === "POST" && kind === "sign" && !id) {
+    if (typeof body?.payload !== "string")
+      throw StripeError.invalid("payload (a string) is required.", "payload");
+    const timestamp = body.timestamp === undefined ? s.now() : Number(body.timestamp);
+    return { status: 200, body: { signature: signPayload(body.payload, s.events.webhookSecret, timestamp) } };
   }
   if (method === "POST" && kind === "subscriptions" && id && action) {
     const move = MOVES[action];

@@ -66,6 +66,8 @@ export interface StripeStandIn {
   }): StandInDelivery[];
   /** Waits until the deliveries to `webhookUrl` under way are sent or given up. */
   settle(): Promise<void>;
+  /** Lets the process exit while the stand-in still listens (a test run's stand-in). */
+  unref(): void;
   close(): Promise<void>;
 }
 

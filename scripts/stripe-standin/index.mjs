@@ -79,6 +79,10 @@ export async function startStripeStandIn({
   };
   if (seed) seedCatalog(s);
   const server = createStandInServer(s, { secretKey });
+  let unref = false;
+  server.on("connection", (socket) => {
+    if (unref) socket.unref();
+  });
   await new Promise((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, host, () => resolve(undefined));
@@ -96,6 +100,11 @@ export async function startStripeStandIn({
     deliveries: (filter) => events.list(filter),
     /** Waits until the deliveries to `webhookUrl` under way are sent (or given up). */
     settle: () => events.settle(),
+    /** Lets the process exit while the stand-in still listens (a test run's stand-in). */
+    unref: () => {
+      unref = true;
+      server.unref();
+    },
     close: () =>
       new Promise((resolve) => {
         events.closed = true;
