@@ -2,7 +2,7 @@
 // API and the portal) and their discounts. Each change emits what Stripe sends for it
 // (`customer.subscription.created|updated|deleted`, then the invoice's `invoice.paid` or
 // `invoice.payment_failed`).
-import { checkRedeemable, redeem } from "./catalog.mjs";
+import { checkRedeemable, hasPaymentMethod, redeem } from "./catalog.mjs";
 import { StripeError } from "./errors.mjs";
 import { checkKnown, mergeMetadata, readBoolean, readInteger, readString } from "./form.mjs";
 import { emitInvoice, makeInvoice } from "./invoices.mjs";
@@ -404,6 +404,19 @@ export function updateSubscription(s, id, p) {
 
   let invoice;
   if (sub.status !== "trialing" && (newPeriod || invoiceNow)) {
+    // `error_if_incomplete`: a change whose invoice cannot be paid is refused (402) and not made.
+    if (
+      p.payment_behavior === "error_if_incomplete" &&
+      !hasPaymentMethod(s, sub.customer) &&
+      subtotalOf(sub) > 0
+    ) {
+      for (const key of Object.keys(sub)) delete sub[key];
+      Object.assign(sub, before);
+      throw new StripeError(402, "card_error", "Your card was declined.", {
+        code: "card_declined",
+        declineCode: "generic_decline",
+      });
+    }
     if (newPeriod) setPeriod(sub, s.now());
     const period = periodOf(sub);
     invoice = makeInvoice(s, sub, {
