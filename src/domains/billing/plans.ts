@@ -1,0 +1,132 @@
+import { PLANS, type Plan } from "../../db/schema";
+import type { BillingInterval } from "../../db/schema/billing";
+import { PLAN_RATE_LIMITS } from "../../platform/auth/principal";
+import type { Config } from "../../platform/config";
+
+/**
+ * The subscription plans: what each one is (static, here) and which Stripe prices buy it (the
+ * deployment's settings). The numbers a plan enforces live where they are enforced — the per-token
+ * limit in platform/auth/principal.ts — and are only read from there.
+ */
+export const PLAN_IDS = PLANS;
+export type PlanId = Plan;
+
+export interface PlanDescription {
+  id: PlanId;
+  name: string;
+  description: string;
+  /** Requests per rolling minute per token (Enterprise: the default of a contract that names none). */
+  rate_limit_per_minute: number;
+  /**
+   * Seats the plan gives without buying any; null: the plan sets no cap (Free keeps the institution's
+   * own seat setting, unlimited unless an administrator set one; Enterprise is by contract). Pro is
+   * bought per seat: the checkout's `seats` is the number of seats, at least this one.
+   */
+  seats_included: number | null;
+  features: string[];
+  /** Days of free trial a first subscription of this plan starts with; 0: none. */
+  trial_days: number;
+  /** Bought through sales, not checkout: no prices. */
+  contact_sales: boolean;
+}
+
+/** The catalogue, in the order it is listed (cheapest first). Trial length comes from the settings. */
+export function planCatalogue(trialDays: number): PlanDescription[] {
+  return [
+    {
+      id: "free",
+      name: "Free",
+      description: "Courses, progress and the public catalogue for a small team, at no cost.",
+      rate_limit_per_minute: PLAN_RATE_LIMITS.free,
+      seats_included: null,
+      features: ["courses_and_lessons", "progress_tracking", "public_catalog", "api_access"],
+      trial_days: 0,
+      contact_sales: false,
+    },
+    {
+      id: "pro",
+      name: "Pro",
+      description:
+        "Everything in Free with higher limits and the integrations: webhooks, LTI, xAPI, SSO and exports. Billed per seat.",
+      rate_limit_per_minute: PLAN_RATE_LIMITS.pro,
+      seats_included: 1,
+      features: [
+        "courses_and_lessons",
+        "progress_tracking",
+        "public_catalog",
+        "api_access",
+        "webhooks",
+        "lti",
+        "xapi_forwarding",
+        "sso",
+        "exports",
+        "bulk_provisioning",
+      ],
+      trial_days: trialDays,
+      contact_sales: false,
+    },
+    {
+      id: "enterprise",
+      name: "Enterprise",
+      description:
+        "Pro with a contracted rate limit, budget and seat count, and support terms. Contact sales.",
+      rate_limit_per_minute: PLAN_RATE_LIMITS.enterprise,
+      seats_included: null,
+      features: [
+        "courses_and_lessons",
+        "progress_tracking",
+        "public_catalog",
+        "api_access",
+        "webhooks",
+        "lti",
+        "xapi_forwarding",
+        "sso",
+        "exports",
+        "bulk_provisioning",
+        "custom_rate_limit",
+        "priority_support",
+      ],
+      trial_days: 0,
+      contact_sales: true,
+    },
+  ];
+}
+
+type BillingConfig = Pick<Config["billing"], "prices">;
+/** A deployment's billing settings, or anything that carries them (a service context, the config). */
+type PriceSource = BillingConfig | { billing: BillingConfig } | { config: { billing: BillingConfig } };
+
+function billingOf(source: PriceSource): BillingConfig {
+  if ("prices" in source) return source;
+  if ("billing" in source) return source.billing;
+  return source.config.billing;
+}
+
+/** The configured Stripe price ids of the plans sold through checkout, per interval. */
+export function configuredPrices(
+  source: PriceSource,
+): { plan: "pro"; interval: BillingInterval; priceId: string }[] {
+  const { prices } = billingOf(source);
+  const out: { plan: "pro"; interval: BillingInterval; priceId: string }[] = [];
+  for (const interval of ["month", "year"] as const) {
+    const priceId = prices.pro[interval];
+    if (priceId) out.push({ plan: "pro", interval, priceId });
+  }
+  return out;
+}
+
+/** The configured Stripe price of a plan and interval, or null (not sold through checkout, or not configured). */
+export function priceFor(source: PriceSource, plan: PlanId, interval: BillingInterval): string | null {
+  if (plan !== "pro") return null;
+  return billingOf(source).prices.pro[interval];
+}
+
+/** The plan and interval a Stripe price id buys, or null when the deployment sells nothing at that price. */
+export function planForPrice(
+  source: PriceSource,
+  priceId: string | null | undefined,
+): { plan: "pro"; interval: BillingInterval } | null {
+  if (!priceId) return null;
+  const match = configuredPrices(source).find((price) => price.priceId === priceId);
+  return match ? { plan: match.plan, interval: match.interval } : null;
+}
