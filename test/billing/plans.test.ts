@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { PLAN_IDS, planCatalogue, planForPrice, priceFor } from "../../src/domains/billing/plans";
 import type { listPlansRoute } from "../../src/domains/billing/routes/list-plans";
 import { PLAN_RATE_LIMITS } from "../../src/platform/auth/principal";
 import { callJson, type ResponseBody } from "../helpers/api";
@@ -54,5 +55,38 @@ describe("GET /api/subscription-plans", () => {
     });
     expect(body.data.map((plan) => plan.id)).toEqual(["enterprise"]);
     expect(body.meta).toMatchObject({ total: 3, last_page: 2 });
+  });
+});
+
+describe("the plan catalogue", () => {
+  const billing = { prices: { pro: { month: "price_m", year: "price_y" } } };
+
+  it("maps a configured price to its plan and interval, and nothing else to a plan", () => {
+    expect(planForPrice(billing, "price_m")).toEqual({ plan: "pro", interval: "month" });
+    expect(planForPrice({ config: { billing } }, "price_y")).toEqual({ plan: "pro", interval: "year" });
+    expect(planForPrice(billing, "price_other")).toBeNull();
+    expect(planForPrice(billing, null)).toBeNull();
+    expect(planForPrice({ prices: { pro: { month: null, year: null } } }, "")).toBeNull();
+    expect(priceFor(billing, "enterprise", "month")).toBeNull();
+  });
+
+  it("reads every plan's rate limit from the token gate's numbers", () => {
+    const plans = planCatalogue(14);
+    expect(plans.map((plan) => plan.id)).toEqual([...PLAN_IDS]);
+    for (const plan of plans) expect(plan.rate_limit_per_minute).toBe(PLAN_RATE_LIMITS[plan.id]);
+    expect(plans.find((plan) => plan.id === "pro")?.trial_days).toBe(14);
+  });
+});
+
+describe("GET /api/subscription-plans when Stripe does not answer", () => {
+  it("answers 502 billing_provider_error when no price was read before", async () => {
+    const tenant = await freeTenant();
+    const { res, body } = await callJson("/api/subscription-plans", {
+      token: tenant.admin.token,
+      // A loopback port nothing listens on: connection refused, after the SDK's retries.
+      env: { STRIPE_API_BASE: "http://127.0.0.1:9" } as unknown as Partial<Cloudflare.Env>,
+    });
+    expect(res.status).toBe(502);
+    expect(body.code).toBe("billing_provider_error");
   });
 });

@@ -1,7 +1,7 @@
 import type { z } from "@hono/zod-openapi";
 import type Stripe from "stripe";
 import type { BillingDiscount } from "../../db/schema";
-import type { BillingAccount, InstitutionBilling } from "./account";
+import { type BillingAccount, hasLiveSubscription, type InstitutionBilling } from "./account";
 import type { DiscountSchema, SubscriptionSchema, TrialStatusSchema } from "./schemas";
 
 type Discount = z.infer<typeof DiscountSchema>;
@@ -38,6 +38,7 @@ export function presentSubscription(
   account: BillingAccount | null,
 ): z.infer<typeof SubscriptionSchema> {
   const subscribed = Boolean(account?.subscriptionId && account.subscriptionStatus);
+  const pending = account?.pendingPromoCode ?? null;
   return {
     status: subscribed && account?.subscriptionStatus ? account.subscriptionStatus : "none",
     plan: institution.plan,
@@ -52,7 +53,8 @@ export function presentSubscription(
     discount: subscribed ? presentDiscount(account?.discount ?? null) : null,
     latest_invoice_status: subscribed ? (account?.latestInvoiceStatus ?? null) : null,
     payment_method_on_file: Boolean(account?.paymentMethodOnFile),
-    pending_promo_code: account?.pendingPromoCode ?? null,
+    // Kept for a next checkout, which a live subscription rules out: not shown meanwhile.
+    pending_promo_code: hasLiveSubscription(account) ? null : pending,
     synced_at: account?.syncedAt ?? null,
   };
 }

@@ -244,7 +244,8 @@ export const SubscriptionSchema = z
     }),
     payment_method_on_file: z.boolean(),
     pending_promo_code: z.string().nullable().openapi({
-      description: "A promotion code kept by apply-promo for the next checkout.",
+      description:
+        "A promotion code kept by apply-promo for the next checkout; null while a subscription is live.",
     }),
     synced_at: timestamp("When this state was last read from Stripe."),
   })
