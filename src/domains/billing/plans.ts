@@ -152,10 +152,13 @@ export interface PlanPrice {
 
 /** How long a price read from Stripe is kept in this isolate: prices change rarely, and listing the plans must be fast. */
 export const PRICE_CACHE_MS = 5 * 60_000;
-const priceCache = new Map<
-  string,
-  { price: Promise<PlanPrice | null>; until: number; last?: PlanPrice | null }
->();
+/** While Stripe fails, the last price read is answered, and Stripe asked again after this long. */
+const STALE_RETRY_MS = 30_000;
+/**
+ * Prices read, not promises of them: a promise begun by one request must not be awaited by another
+ * (workerd ties I/O to the request that started it). Two requests that miss at once both ask Stripe.
+ */
+const priceCache = new Map<string, { price: PlanPrice | null; until: number }>();
 
 /**
  * A configured price, read from Stripe through this isolate's cache (five minutes); null when Stripe
@@ -167,46 +170,39 @@ export async function readPrice(ctx: ServiceContext, priceId: string): Promise<P
   const now = ctx.now();
   const cached = priceCache.get(key);
   if (cached && cached.until > now) return cached.price;
-  const stripe = stripeFor(ctx);
-  const price = callStripe("read the plan's price", async () => {
-    const price = await stripe.prices.retrieve(priceId);
-    const interval: string | undefined = price.recurring?.interval;
-    if (price.unit_amount === null || (interval !== "month" && interval !== "year")) {
-      console.warn(
-        JSON.stringify({
-          level: "warn",
-          message: "a configured Stripe price is not a monthly or yearly per-unit price; not listed",
-          price_id: priceId,
-        }),
-      );
-      return null;
-    }
-    return {
-      id: price.id,
-      interval,
-      currency: price.currency,
-      unit_amount: price.unit_amount,
-      per_seat: !price.transform_quantity,
-      product: typeof price.product === "string" ? price.product : price.product.id,
-    } satisfies PlanPrice;
-  });
-  const entry: { price: Promise<PlanPrice | null>; until: number; last?: PlanPrice | null } = {
-    price,
-    until: now + PRICE_CACHE_MS,
-    last: cached?.last,
-  };
-  priceCache.set(key, entry);
   try {
-    entry.last = await price;
-    return entry.last;
+    const price = await fetchPrice(ctx, priceId);
+    priceCache.set(key, { price, until: now + PRICE_CACHE_MS });
+    return price;
   } catch (error) {
-    priceCache.delete(key);
-    if (cached?.last !== undefined) {
-      priceCache.set(key, { price: Promise.resolve(cached.last), until: now + 30_000, last: cached.last });
-      return cached.last;
-    }
-    throw error;
+    if (!cached) throw error;
+    priceCache.set(key, { price: cached.price, until: now + STALE_RETRY_MS });
+    return cached.price;
   }
+}
+
+async function fetchPrice(ctx: ServiceContext, priceId: string): Promise<PlanPrice | null> {
+  const stripe = stripeFor(ctx);
+  const price = await callStripe("read the plan's price", () => stripe.prices.retrieve(priceId));
+  const interval: string | undefined = price.recurring?.interval;
+  if (price.unit_amount === null || (interval !== "month" && interval !== "year")) {
+    console.warn(
+      JSON.stringify({
+        level: "warn",
+        message: "a configured Stripe price is not a monthly or yearly per-unit price; not listed",
+        price_id: priceId,
+      }),
+    );
+    return null;
+  }
+  return {
+    id: price.id,
+    interval,
+    currency: price.currency,
+    unit_amount: price.unit_amount,
+    per_seat: !price.transform_quantity,
+    product: typeof price.product === "string" ? price.product : price.product.id,
+  };
 }
 
 /** The prices of every plan sold through checkout; none when billing is not configured. */
