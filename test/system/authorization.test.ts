@@ -252,6 +252,19 @@ function requestFor(name: string, r: Resources): Pick<CallOptions, "body" | "raw
       return { body: { items: [{ course_id: r.course }] } };
     case "POST /api/integrations/lti-launches/{launch}/line-items":
       return { body: { label: "Authz", score_maximum: 1, course_id: r.course } };
+    // Billing talks to the run's Stripe stand-in; its redirects may go to the tests' app origin.
+    case "POST /api/billing/checkout-session":
+      return {
+        body: {
+          plan: "pro",
+          success_url: "https://app.example.test/done",
+          cancel_url: "https://app.example.test/",
+        },
+      };
+    case "POST /api/billing/portal-session":
+      return { body: { return_url: "https://app.example.test/" } };
+    case "POST /api/billing/apply-promo":
+      return { body: { code: "WELCOME20" } };
     default:
       return {};
   }
