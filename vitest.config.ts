@@ -3,6 +3,26 @@ import { defineConfig } from "vitest/config";
 import { unstable_readConfig } from "wrangler";
 import { buildAssets } from "./scripts/build-assets.mjs";
 import { devVarsAdditions, parseDevVars } from "./scripts/dev-vars.mjs";
+import { startStripeStandIn } from "./scripts/stripe-standin/index.mjs";
+import { LOCAL_SECRET_KEY, LOCAL_WEBHOOK_SECRET, standInBindings } from "./scripts/stripe-standin/local.mjs";
+
+// One Stripe stand-in (scripts/stripe-standin/) for the whole run, however often vitest evaluates the
+// config: the worker's `stripe` SDK talks to it through STRIPE_API_BASE; tests reach its control API
+// through `inject("stripeUrl")` (test/helpers/stripe.ts). It keeps every event for the tests to deliver
+// (no webhook URL): each test delivers its own customer's events to the worker.
+let stripeStandIn: ReturnType<typeof startStripeStandIn> | undefined;
+function stripeForTests() {
+  stripeStandIn ??= startStripeStandIn({
+    secretKey: LOCAL_SECRET_KEY,
+    webhookSecret: LOCAL_WEBHOOK_SECRET,
+  }).then((standIn) => {
+    // Never what keeps the run's process alive; closed when it exits.
+    standIn.unref();
+    process.once("exit", () => void standIn.close());
+    return standIn;
+  });
+  return stripeStandIn;
+}
 
 // Tests run inside workerd with real local D1, Durable Objects (and later Queues and R2), isolated per file.
 export default defineConfig(async () => {
@@ -13,6 +33,7 @@ export default defineConfig(async () => {
   // test/platform/config.test.ts (the tests' own bindings below override some of them).
   const shippedVars = unstable_readConfig({ config: "./wrangler.toml" }).vars as Record<string, string>;
   const devVars = parseDevVars(devVarsAdditions("").join("\n")) as Record<string, string>;
+  const stripe = await stripeForTests();
   return {
     plugins: [
       cloudflareTest({
@@ -44,6 +65,10 @@ export default defineConfig(async () => {
             // xAPI back-fills: small chunks and a 1 ms budget, so a back-fill spans several messages.
             XAPI_BACKFILL_CHUNK_SIZE: "20",
             XAPI_BACKFILL_TIME_BUDGET_MS: "1",
+            // Billing talks to the run's Stripe stand-in (STRIPE_API_BASE, a fixed sk_test_/whsec_
+            // pair, the demo price ids); checkout redirects may only go to the test app's origin.
+            ...standInBindings(stripe.url),
+            BILLING_REDIRECT_ORIGINS: "https://app.example.test",
           },
           // The public catalogue's per-IP limit (600 a minute in wrangler.toml), small enough to reach
           // in a test; tests that are not about it send a fresh CF-Connecting-IP.
@@ -52,7 +77,7 @@ export default defineConfig(async () => {
       }),
     ],
     test: {
-      provide: { shippedVars, devVars },
+      provide: { shippedVars, devVars, stripeUrl: stripe.url },
       include: ["test/**/*.test.ts"],
       exclude: ["test/e2e/**"],
       setupFiles: ["./test/helpers/apply-migrations.ts"],

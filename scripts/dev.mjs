@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// One-command local setup: secrets for .dev.vars, D1 migrations, demo data, then `wrangler dev`.
-// Safe to run again: nothing is duplicated and existing data is kept.
+// One-command local setup: secrets for .dev.vars, D1 migrations, demo data, then `wrangler dev` with
+// the local Stripe stand-in beside it (scripts/stripe-standin/; not when .dev.vars holds the
+// developer's own Stripe keys). Safe to run again: nothing is duplicated and existing data is kept.
 //   node scripts/dev.mjs [--port 8787] [--persist-to DIR] [--setup-only] [--inspect]
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -10,7 +11,7 @@ import { parseArgs } from "node:util";
 import { catalogSeedSql } from "./catalog-data.mjs";
 import { demoGroupsSql, demoSeedSql } from "./demo-data.mjs";
 import { insightsSeedSql } from "./demo-insights.mjs";
-import { devVarsAdditions } from "./dev-vars.mjs";
+import { devVarsAdditions, parseDevVars, stripeMode } from "./dev-vars.mjs";
 import { seedActivity } from "./seed.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -90,18 +91,60 @@ run(["d1", "execute", "DB", "--local", `--file=${groupsFile}`, ...persist], { qu
 
 if (values["setup-only"]) process.exit(0);
 
+// 3e. The Stripe stand-in, on STRIPE_API_BASE's loopback port (a free one when that is taken, passed
+// to the worker in place of .dev.vars' value); its events go to the dev server's webhook endpoint.
+const vars = parseDevVars(readFileSync(devVars, "utf8"));
+const stripeBinding = {};
+let stripeStandIn;
+if (stripeMode(vars) === "stripe") {
+  console.log(
+    "Stripe: .dev.vars sets its own STRIPE_SECRET_KEY without STRIPE_API_BASE; billing talks to Stripe itself (no stand-in)",
+  );
+} else {
+  const wanted = new URL(vars.STRIPE_API_BASE);
+  if (!["127.0.0.1", "localhost", "[::1]"].includes(wanted.hostname)) {
+    console.log(`Stripe: STRIPE_API_BASE is ${wanted.origin}, not a loopback address; no stand-in started`);
+  } else {
+    const { startStripeStandIn } = await import("./stripe-standin/index.mjs");
+    const options = {
+      host: "127.0.0.1",
+      secretKey: vars.STRIPE_SECRET_KEY,
+      webhookSecret: vars.STRIPE_WEBHOOK_SECRET,
+      webhookUrl: `http://127.0.0.1:${values.port}/api/billing/webhook`,
+      log: (line) => console.log(line),
+    };
+    stripeStandIn = await startStripeStandIn({ ...options, port: Number(wanted.port || 80) }).catch(
+      (error) => {
+        if (error?.code !== "EADDRINUSE") throw error;
+        console.log(`Stripe: port ${wanted.port} is taken; the stand-in takes a free one`);
+        return startStripeStandIn({ ...options, port: 0 });
+      },
+    );
+    if (stripeStandIn.url !== wanted.origin) stripeBinding.STRIPE_API_BASE = stripeStandIn.url;
+    console.log(
+      `Stripe stand-in on ${stripeStandIn.url} (control API ${stripeStandIn.url}/_standin/deliveries; demo codes WELCOME20, EXPIRED10)`,
+    );
+  }
+}
+const stopStandIn = () => stripeStandIn?.close() ?? Promise.resolve();
+
 // 4. Serve, with every binding local: wrangler's own dev server (`unstable_startWorker`, what
 // `wrangler dev` runs), without its DevTools inspector. wrangler's inspector proxy keeps every DevTools
 // event in memory until a debugger attaches, so under a long load the dev server slows down and grows
 // by gigabytes. `--inspect` runs `wrangler dev` itself, inspector included, for a session with
 // DevTools attached.
 if (values.inspect) {
-  const child = spawn(wrangler, ["dev", "--ip", "127.0.0.1", "--port", values.port, ...persist], {
-    cwd: root,
-    stdio: "inherit",
-  });
+  const overrides = Object.entries(stripeBinding).flatMap(([name, value]) => ["--var", `${name}:${value}`]);
+  const child = spawn(
+    wrangler,
+    ["dev", "--ip", "127.0.0.1", "--port", values.port, ...overrides, ...persist],
+    { cwd: root, stdio: "inherit" },
+  );
   for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => child.kill(signal));
-  child.on("exit", (code) => process.exit(code ?? 0));
+  child.on("exit", async (code) => {
+    await stopStandIn();
+    process.exit(code ?? 0);
+  });
 } else {
   const { unstable_startWorker } = await import("wrangler");
   const worker = await unstable_startWorker({
@@ -111,6 +154,9 @@ if (values.inspect) {
       inspector: false,
       persist: persist[1],
     },
+    bindings: Object.fromEntries(
+      Object.entries(stripeBinding).map(([name, value]) => [name, { type: "plain_text", value }]),
+    ),
   });
   await worker.ready;
   console.log(
@@ -122,6 +168,7 @@ if (values.inspect) {
       if (stopping) return;
       stopping = true;
       await worker.dispose().catch(() => {});
+      await stopStandIn();
       process.exit(0);
     });
 }

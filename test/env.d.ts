@@ -14,5 +14,7 @@ declare module "vitest" {
     shippedVars: Record<string, string>;
     /** What `npm run dev` writes to a fresh .dev.vars (scripts/dev-vars.mjs). */
     devVars: Record<string, string>;
+    /** The run's Stripe stand-in (vitest.config.ts; test/helpers/stripe.ts is its client). */
+    stripeUrl: string;
   }
 }

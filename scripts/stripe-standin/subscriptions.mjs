@@ -1,0 +1,824 @@
+// Subscriptions, their items, discounts and invoices, and the life-cycle moves that change them —
+// each emitting the events Stripe sends for it (`customer.subscription.*`, `invoice.paid`,
+// `invoice.payment_failed`). Invoices are settled at once: paid when the customer has a card (or
+// nothing is due), else open with a failed attempt. No proration invoices are itemised: a change of
+// interval or an `always_invoice` change is one invoice for the new amount.
+import { attachCard, checkRedeemable, hasPaymentMethod, redeem } from "./catalog.mjs";
+import { StripeError } from "./errors.mjs";
+import { checkKnown, mergeMetadata, readBoolean, readInteger, readString } from "./form.mjs";
+import { previousAttributes } from "./present.mjs";
+import { deepCopy, newId, paginate } from "./store.mjs";
+
+const DAY = 86_400;
+
+/** `ts` moved by `count` calendar `interval`s (month ends clamp, as Stripe's billing anchors do). */
+export function addInterval(ts, interval, count = 1) {
+  if (interval === "day") return ts + count * DAY;
+  if (interval === "week") return ts + count * 7 * DAY;
+  const d = new Date(ts * 1000);
+  const months = interval === "year" ? 12 * count : count;
+  const day = d.getUTCDate();
+  const target = new Date(
+    Date.UTC(
+      d.getUTCFullYear(),
+      d.getUTCMonth() + months,
+      1,
+      d.getUTCHours(),
+      d.getUTCMinutes(),
+      d.getUTCSeconds(),
+    ),
+  );
+  const lastDay = new Date(Date.UTC(target.getUTCFullYear(), target.getUTCMonth() + 1, 0)).getUTCDate();
+  target.setUTCDate(Math.min(day, lastDay));
+  return Math.floor(target.getTime() / 1000);
+}
+
+function planOf(price) {
+  return {
+    id: price.id,
+    object: "plan",
+    active: price.active,
+    amount: price.unit_amount,
+    amount_decimal: String(price.unit_amount),
+    billing_scheme: "per_unit",
+    created: price.created,
+    currency: price.currency,
+    interval: price.recurring.interval,
+    interval_count: price.recurring.interval_count,
+    livemode: false,
+    metadata: price.metadata,
+    meter: null,
+    nickname: price.nickname,
+    product: price.product,
+    tiers_mode: null,
+    transform_usage: null,
+    trial_period_days: null,
+    usage_type: "licensed",
+  };
+}
+
+function makeItem(s, subscriptionId, price, quantity, period) {
+  return {
+    id: newId("si_", 14),
+    object: "subscription_item",
+    billing_thresholds: null,
+    created: s.now(),
+    current_period_end: period.end,
+    current_period_start: period.start,
+    discounts: [],
+    metadata: {},
+    plan: planOf(price),
+    price: deepCopy(price),
+    quantity,
+    subscription: subscriptionId,
+    tax_rates: [],
+  };
+}
+
+function recurringPrice(s, id, param) {
+  const price = s.store.get("price", id, { param });
+  if (price.type !== "recurring") {
+    throw StripeError.invalid(`The price \`${id}\` is not a recurring price.`, param);
+  }
+  if (!price.active) throw StripeError.invalid(`The price \`${id}\` is not active.`, param);
+  return price;
+}
+
+/** The period of `sub` (all items share it). */
+export function periodOf(sub) {
+  const item = sub.items.data[0];
+  return { start: item.current_period_start, end: item.current_period_end };
+}
+
+function setPeriod(sub, start) {
+  for (const item of sub.items.data) {
+    item.current_period_start = start;
+    item.current_period_end = addInterval(
+      start,
+      item.price.recurring.interval,
+      item.price.recurring.interval_count,
+    );
+  }
+  sub.billing_cycle_anchor = start;
+}
+
+/** Amount of one period before discounts. */
+export function subtotalOf(sub) {
+  return sub.items.data.reduce((sum, item) => sum + item.price.unit_amount * (item.quantity ?? 1), 0);
+}
+
+function activeDiscounts(s, sub) {
+  return sub.discounts
+    .map((id) => s.store.find("discount", id))
+    .filter((d) => d && (d.end === null || d.end > s.now()));
+}
+
+/** A Discount (`di_…`) on `sub` from a promotion code (or a bare coupon), counted as a redemption. */
+function addDiscount(s, sub, { promo, coupon, checkoutSession = null }) {
+  const couponObject = coupon ?? s.store.get("coupon", promo.promotion.coupon);
+  const start = s.now();
+  const discount = s.store.put({
+    id: newId("di_", 24),
+    object: "discount",
+    checkout_session: checkoutSession,
+    customer: sub.customer,
+    customer_account: null,
+    end:
+      couponObject.duration === "repeating"
+        ? addInterval(start, "month", couponObject.duration_in_months)
+        : null,
+    invoice: null,
+    invoice_item: null,
+    promotion_code: promo?.id ?? null,
+    source: { coupon: couponObject.id, type: "coupon" },
+    start,
+    subscription: sub.id,
+    subscription_item: null,
+  });
+  s.store.private(discount.id).once = couponObject.duration === "once";
+  sub.discounts = [discount.id];
+  if (promo) redeem(s, promo);
+  else couponObject.times_redeemed += 1;
+  return discount;
+}
+
+/** Creates, settles and stores an invoice for `sub`; returns it (its events are the caller's). */
+function makeInvoice(s, sub, { reason, periodStart, periodEnd, amount }) {
+  const subtotal = amount ?? subtotalOf(sub);
+  const discounts = subtotal > 0 ? activeDiscounts(s, sub) : [];
+  let discountAmount = 0;
+  const totalDiscounts = [];
+  for (const d of discounts) {
+    const coupon = s.store.get("coupon", d.source.coupon);
+    const off =
+      coupon.percent_off !== null
+        ? Math.round((subtotal * coupon.percent_off) / 100)
+        : Math.min(coupon.amount_off, subtotal - discountAmount);
+    discountAmount += off;
+    totalDiscounts.push({ amount: off, discount: d.id });
+    // A `once` coupon discounts one invoice.
+    if (s.store.private(d.id)?.once) {
+      d.end = s.now();
+    }
+  }
+  const total = subtotal - discountAmount;
+  const canPay = total === 0 || hasPaymentMethod(s, sub.customer);
+  const now = s.now();
+  const customer = s.store.get("customer", sub.customer);
+  const invoice = s.store.put({
+    id: newId("in_", 24),
+    object: "invoice",
+    account_country: "DE",
+    account_name: "Lingua (stand-in)",
+    amount_due: total,
+    amount_overpaid: 0,
+    amount_paid: canPay ? total : 0,
+    amount_remaining: canPay ? 0 : total,
+    amount_shipping: 0,
+    attempt_count: total === 0 ? 0 : 1,
+    attempted: total > 0,
+    auto_advance: !canPay,
+    automatic_tax: { enabled: false, liability: null, provider: null, status: null },
+    billing_reason: reason,
+    collection_method: "charge_automatically",
+    created: now,
+    currency: sub.currency,
+    customer: sub.customer,
+    customer_email: customer.email,
+    customer_name: customer.name,
+    default_payment_method: null,
+    description: null,
+    discounts: discounts.map((d) => d.id),
+    due_date: null,
+    effective_at: now,
+    ending_balance: 0,
+    hosted_invoice_url: null,
+    invoice_pdf: null,
+    last_finalization_error: null,
+    lines: {
+      object: "list",
+      data: sub.items.data.map((item) => ({
+        id: newId("il_", 24),
+        object: "line_item",
+        amount: amount ?? item.price.unit_amount * (item.quantity ?? 1),
+        currency: sub.currency,
+        description: `${item.quantity ?? 1} × ${item.price.nickname ?? item.price.id}`,
+        discount_amounts: [],
+        discountable: true,
+        discounts: [],
+        invoice: null,
+        livemode: false,
+        metadata: {},
+        parent: {
+          subscription_item_details: {
+            invoice_item: null,
+            proration: false,
+            proration_details: { credited_items: null },
+            subscription: sub.id,
+            subscription_item: item.id,
+          },
+          type: "subscription_item_details",
+        },
+        period: { end: periodEnd, start: periodStart },
+        pricing: {
+          price_details: { price: item.price.id, product: item.price.product },
+          type: "price_details",
+          unit_amount_decimal: String(amount === 0 ? 0 : item.price.unit_amount),
+        },
+        quantity: item.quantity ?? 1,
+      })),
+      has_more: false,
+      total_count: sub.items.data.length,
+      url: "/v1/invoices/lines",
+    },
+    livemode: false,
+    metadata: {},
+    next_payment_attempt: canPay ? null : now + 3 * DAY,
+    number: `${customer.invoice_prefix}-${String(customer.next_invoice_sequence++).padStart(4, "0")}`,
+    parent: {
+      quote_details: null,
+      subscription_details: { metadata: deepCopy(sub.metadata), subscription: sub.id },
+      type: "subscription_details",
+    },
+    period_end: periodEnd,
+    period_start: periodStart,
+    receipt_number: null,
+    starting_balance: 0,
+    status: canPay ? "paid" : "open",
+    status_transitions: {
+      finalized_at: now,
+      marked_uncollectible_at: null,
+      paid_at: canPay ? now : null,
+      voided_at: null,
+    },
+    subtotal,
+    subtotal_excluding_tax: subtotal,
+    test_clock: null,
+    total,
+    total_discount_amounts: totalDiscounts,
+    total_excluding_tax: total,
+    total_taxes: [],
+    webhooks_delivered_at: now,
+  });
+  for (const line of invoice.lines.data) line.invoice = invoice.id;
+  sub.latest_invoice = invoice.id;
+  return invoice;
+}
+
+/** Emits the invoice's outcome: `invoice.paid`, or `invoice.payment_failed` for an open one. */
+function emitInvoice(s, invoice) {
+  s.emit(invoice.status === "paid" ? "invoice.paid" : "invoice.payment_failed", invoice);
+}
+
+/**
+ * A new subscription for `customer` (from a completed Checkout Session): `trialing` for
+ * `trialDays`, else `active` with its first invoice paid (or `incomplete` when it cannot be).
+ * Emits nothing: the caller emits `customer.subscription.created` and the invoice's event in order.
+ */
+export function createSubscription(
+  s,
+  { customer, items, trialDays, trialEnd, metadata, promo, paymentMethod, checkoutSession, trialSettings },
+) {
+  const now = s.now();
+  const id = newId("sub_", 24);
+  const end = trialEnd ?? (trialDays ? now + trialDays * DAY : null);
+  const sub = {
+    id,
+    object: "subscription",
+    application: null,
+    application_fee_percent: null,
+    automatic_tax: { disabled_reason: null, enabled: false, liability: null },
+    billing_cycle_anchor: end ?? now,
+    billing_cycle_anchor_config: null,
+    billing_mode: { flexible: null, type: "classic" },
+    billing_thresholds: null,
+    cancel_at: null,
+    cancel_at_period_end: false,
+    canceled_at: null,
+    cancellation_details: { comment: null, feedback: null, reason: null },
+    collection_method: "charge_automatically",
+    created: now,
+    currency: items[0].price.currency,
+    customer: customer.id,
+    customer_account: null,
+    days_until_due: null,
+    default_payment_method: paymentMethod ?? null,
+    default_source: null,
+    default_tax_rates: [],
+    description: null,
+    discounts: [],
+    ended_at: null,
+    invoice_settings: { account_tax_ids: null, issuer: { type: "self" } },
+    items: {
+      object: "list",
+      data: [],
+      has_more: false,
+      total_count: items.length,
+      url: `/v1/subscription_items?subscription=${id}`,
+    },
+    latest_invoice: null,
+    livemode: false,
+    metadata: metadata ?? {},
+    next_pending_invoice_item_invoice: null,
+    on_behalf_of: null,
+    pause_collection: null,
+    payment_settings: {
+      payment_method_options: null,
+      payment_method_types: null,
+      save_default_payment_method: "off",
+    },
+    pending_invoice_item_interval: null,
+    pending_setup_intent: null,
+    pending_update: null,
+    schedule: null,
+    start_date: now,
+    status: end ? "trialing" : "active",
+    test_clock: null,
+    transfer_data: null,
+    trial_end: end,
+    trial_settings: {
+      end_behavior: { missing_payment_method: trialSettings ?? "create_invoice" },
+    },
+    trial_start: end ? now : null,
+  };
+  sub.items.data = items.map(({ price, quantity }) =>
+    makeItem(
+      s,
+      id,
+      price,
+      quantity,
+      end
+        ? { start: now, end }
+        : { start: now, end: addInterval(now, price.recurring.interval, price.recurring.interval_count) },
+    ),
+  );
+  s.store.put(sub);
+  if (promo) addDiscount(s, sub, { promo, checkoutSession });
+  const period = periodOf(sub);
+  const invoice = makeInvoice(s, sub, {
+    reason: "subscription_create",
+    periodStart: period.start,
+    periodEnd: period.end,
+    amount: end ? 0 : undefined,
+  });
+  if (invoice.status !== "paid") sub.status = "incomplete";
+  return { subscription: sub, invoice };
+}
+
+// ---------- the API
+
+export function listSubscriptions(s, p) {
+  checkKnown(p, [
+    "customer",
+    "status",
+    "price",
+    "limit",
+    "starting_after",
+    "ending_before",
+    "expand",
+    "created",
+    "current_period_end",
+    "current_period_start",
+    "collection_method",
+    "test_clock",
+    "automatic_tax",
+  ]);
+  const status = readString(p.status, "status", {
+    oneOf: [
+      "active",
+      "all",
+      "canceled",
+      "ended",
+      "incomplete",
+      "incomplete_expired",
+      "past_due",
+      "paused",
+      "trialing",
+      "unpaid",
+    ],
+  });
+  const items = s.store.all("subscription").filter(
+    (o) =>
+      (!p.customer || o.customer === p.customer) &&
+      (!p.price || o.items.data.some((i) => i.price.id === p.price)) &&
+      // Without `status`, Stripe lists every subscription that is not canceled.
+      (status === "all" ||
+        (status === "ended"
+          ? ["canceled", "incomplete_expired"].includes(o.status)
+          : status
+            ? o.status === status
+            : o.status !== "canceled")),
+  );
+  return paginate(items, p, "/v1/subscriptions");
+}
+
+export function listInvoices(s, p) {
+  checkKnown(p, [
+    "customer",
+    "subscription",
+    "status",
+    "limit",
+    "starting_after",
+    "ending_before",
+    "expand",
+    "created",
+    "collection_method",
+    "due_date",
+  ]);
+  const items = s.store
+    .all("invoice")
+    .filter(
+      (o) =>
+        (!p.customer || o.customer === p.customer) &&
+        (!p.subscription || o.parent?.subscription_details?.subscription === p.subscription) &&
+        (!p.status || o.status === p.status),
+    );
+  return paginate(items, p, "/v1/invoices");
+}
+
+function notCanceled(sub) {
+  if (sub.status === "canceled" || sub.status === "incomplete_expired") {
+    throw StripeError.invalid(
+      "A canceled subscription can only update its cancellation_details and metadata.",
+      undefined,
+    );
+  }
+}
+
+/** `POST /v1/subscriptions/:id`. */
+export function updateSubscription(s, id, p) {
+  checkKnown(p, [
+    "items",
+    "cancel_at_period_end",
+    "cancel_at",
+    "cancellation_details",
+    "discounts",
+    "promotion_code",
+    "coupon",
+    "trial_end",
+    "trial_settings",
+    "proration_behavior",
+    "proration_date",
+    "payment_behavior",
+    "metadata",
+    "default_payment_method",
+    "description",
+    "expand",
+    "off_session",
+    "billing_cycle_anchor",
+    "pause_collection",
+    "collection_method",
+    "days_until_due",
+  ]);
+  const sub = s.store.get("subscription", id);
+  const before = deepCopy(sub);
+  const onlyMeta = Object.keys(p).every((k) => ["metadata", "cancellation_details", "expand"].includes(k));
+  if (!onlyMeta) notCanceled(sub);
+  const proration =
+    readString(p.proration_behavior, "proration_behavior", {
+      oneOf: ["create_prorations", "none", "always_invoice"],
+    }) ?? "create_prorations";
+  let invoiceNow = false;
+  let newPeriod = false;
+
+  // Items: `items[i][id]` changes that item (price, quantity, deleted); without an id, a new item.
+  if (p.items !== undefined) {
+    const list = Array.isArray(p.items) ? p.items : [p.items];
+    for (const [i, change] of list.entries()) {
+      const at = (f) => `items[${i}][${f}]`;
+      checkKnown(change, [
+        "id",
+        "price",
+        "quantity",
+        "deleted",
+        "metadata",
+        "clear_usage",
+        "discounts",
+        "tax_rates",
+        "price_data",
+        "billing_thresholds",
+      ]);
+      const quantity = readInteger(change.quantity, at("quantity"), { min: 1 });
+      if (change.id) {
+        const item = sub.items.data.find((it) => it.id === change.id);
+        if (!item) throw StripeError.missingParam("subscription item", change.id, at("id"));
+        if (readBoolean(change.deleted, at("deleted"))) {
+          if (sub.items.data.length === 1) {
+            throw StripeError.invalid("A subscription must have at least one active plan.", at("deleted"));
+          }
+          sub.items.data = sub.items.data.filter((it) => it !== item);
+          continue;
+        }
+        if (change.price) {
+          const price = recurringPrice(s, change.price, at("price"));
+          if (price.currency !== sub.currency) {
+            throw StripeError.invalid(
+              "The price's currency must match the subscription's currency.",
+              at("price"),
+            );
+          }
+          if (price.recurring.interval !== item.price.recurring.interval) newPeriod = true;
+          item.price = deepCopy(price);
+          item.plan = planOf(price);
+        }
+        if (quantity !== undefined) item.quantity = quantity;
+      } else {
+        const priceId = readString(change.price, at("price"), { required: true });
+        const price = recurringPrice(s, priceId, at("price"));
+        if (sub.items.data.some((it) => it.price.id === price.id)) {
+          throw StripeError.invalid(
+            `Cannot add multiple subscription items with the same plan: ${price.id}`,
+            at("price"),
+          );
+        }
+        const period = periodOf(sub);
+        sub.items.data.push(makeItem(s, sub.id, price, quantity ?? 1, period));
+      }
+    }
+    sub.items.total_count = sub.items.data.length;
+    if (JSON.stringify(before.items) !== JSON.stringify(sub.items) && proration === "always_invoice")
+      invoiceNow = true;
+  }
+
+  const cancelAtPeriodEnd = readBoolean(p.cancel_at_period_end, "cancel_at_period_end");
+  if (cancelAtPeriodEnd !== undefined) {
+    sub.cancel_at_period_end = cancelAtPeriodEnd;
+    sub.cancel_at = cancelAtPeriodEnd ? periodOf(sub).end : null;
+    sub.canceled_at = cancelAtPeriodEnd ? s.now() : null;
+    sub.cancellation_details.reason = cancelAtPeriodEnd ? "cancellation_requested" : null;
+  }
+  if (p.cancel_at !== undefined) {
+    const at = p.cancel_at === "" ? null : readInteger(p.cancel_at, "cancel_at");
+    sub.cancel_at = at;
+    sub.cancel_at_period_end = at !== null && at === periodOf(sub).end;
+  }
+  if (p.cancellation_details) {
+    sub.cancellation_details.comment = p.cancellation_details.comment ?? sub.cancellation_details.comment;
+    sub.cancellation_details.feedback = p.cancellation_details.feedback ?? sub.cancellation_details.feedback;
+  }
+  sub.metadata = mergeMetadata(sub.metadata, p.metadata);
+  if (p.description !== undefined) sub.description = p.description || null;
+  if (p.default_payment_method !== undefined) {
+    if (p.default_payment_method === "") sub.default_payment_method = null;
+    else {
+      const pm = s.store.get("payment_method", p.default_payment_method, { param: "default_payment_method" });
+      if (pm.customer !== sub.customer) {
+        throw StripeError.invalid(
+          "The payment method must be attached to the customer.",
+          "default_payment_method",
+        );
+      }
+      sub.default_payment_method = pm.id;
+    }
+  }
+  if (p.trial_settings?.end_behavior?.missing_payment_method) {
+    sub.trial_settings.end_behavior.missing_payment_method = readString(
+      p.trial_settings.end_behavior.missing_payment_method,
+      "trial_settings[end_behavior][missing_payment_method]",
+      { oneOf: ["cancel", "create_invoice", "pause"] },
+    );
+  }
+
+  // Discounts: `discounts[0][promotion_code|coupon]`, `discounts=""` to remove them; the legacy
+  // `promotion_code` and `coupon` parameters too.
+  const order = {
+    customer: sub.customer,
+    amount: subtotalOf(sub),
+    currency: sub.currency,
+    products: sub.items.data.map((it) => it.price.product),
+  };
+  const applyPromo = (code, param) => {
+    const promo = s.store.get("promotion_code", code, { param });
+    checkRedeemable(s, promo, order, param);
+    addDiscount(s, sub, { promo });
+  };
+  if (p.discounts === "") sub.discounts = [];
+  else if (p.discounts !== undefined) {
+    const list = Array.isArray(p.discounts) ? p.discounts : [p.discounts];
+    if (list.length > 1)
+      throw StripeError.invalid("The stand-in applies one discount per subscription.", "discounts");
+    const d = list[0];
+    if (d?.promotion_code) applyPromo(d.promotion_code, "discounts[0][promotion_code]");
+    else if (d?.coupon) {
+      const coupon = s.store.get("coupon", d.coupon, { param: "discounts[0][coupon]" });
+      addDiscount(s, sub, { coupon });
+    } else if (d?.discount) {
+      if (!sub.discounts.includes(d.discount))
+        throw StripeError.missingParam("discount", d.discount, "discounts[0][discount]");
+    }
+  }
+  if (p.promotion_code) applyPromo(p.promotion_code, "promotion_code");
+  if (p.coupon) addDiscount(s, sub, { coupon: s.store.get("coupon", p.coupon, { param: "coupon" }) });
+
+  // trial_end: "now" ends the trial (and bills), a timestamp moves it.
+  if (p.trial_end !== undefined) {
+    if (p.trial_end === "now") {
+      if (sub.status === "trialing") {
+        const outcome = endTrialState(s, sub);
+        s.emit("customer.subscription.updated", sub, previousAttributes(before, sub));
+        if (outcome.invoice) emitInvoice(s, outcome.invoice);
+        if (outcome.deleted) s.emit("customer.subscription.deleted", sub);
+        return sub;
+      }
+    } else {
+      const end = readInteger(p.trial_end, "trial_end");
+      if (end <= s.now()) throw StripeError.invalid("Invalid timestamp: must be in the future", "trial_end");
+      sub.trial_end = end;
+      sub.trial_start ??= s.now();
+      sub.status = "trialing";
+      for (const item of sub.items.data) item.current_period_end = end;
+    }
+  }
+
+  let invoice;
+  if (sub.status !== "trialing" && (newPeriod || invoiceNow)) {
+    if (newPeriod) setPeriod(sub, s.now());
+    const period = periodOf(sub);
+    invoice = makeInvoice(s, sub, {
+      reason: "subscription_update",
+      periodStart: period.start,
+      periodEnd: period.end,
+    });
+    if (invoice.status !== "paid") sub.status = "past_due";
+  }
+  // During a trial the period is the trial: a new interval starts when it ends.
+  const previous = previousAttributes(before, sub);
+  if (Object.keys(previous).length > 0) s.emit("customer.subscription.updated", sub, previous);
+  if (invoice) emitInvoice(s, invoice);
+  return sub;
+}
+
+/** Ends `sub` now (`DELETE /v1/subscriptions/:id`, the portal's "cancel now", the control API). */
+export function cancelSubscription(s, id, p = {}) {
+  checkKnown(p, ["invoice_now", "prorate", "cancellation_details", "expand"]);
+  const sub = s.store.get("subscription", id);
+  if (sub.status === "canceled") {
+    throw StripeError.invalid("This subscription has already been canceled.", undefined);
+  }
+  const now = s.now();
+  sub.status = "canceled";
+  sub.canceled_at = now;
+  sub.ended_at = now;
+  sub.cancel_at_period_end = false;
+  sub.cancellation_details = {
+    comment: p.cancellation_details?.comment ?? null,
+    feedback: p.cancellation_details?.feedback ?? null,
+    reason: "cancellation_requested",
+  };
+  s.emit("customer.subscription.deleted", sub);
+  return sub;
+}
+
+// ---------- life-cycle moves (the control API and the portal)
+
+/** The state change of a trial's end; the caller emits. */
+function endTrialState(s, sub) {
+  const now = s.now();
+  sub.trial_end = now;
+  setPeriod(sub, now);
+  if (!hasPaymentMethod(s, sub.customer)) {
+    const behavior = sub.trial_settings?.end_behavior?.missing_payment_method ?? "create_invoice";
+    if (behavior === "cancel") {
+      sub.status = "canceled";
+      sub.canceled_at = now;
+      sub.ended_at = now;
+      sub.cancellation_details.reason = "payment_failed";
+      return { deleted: true };
+    }
+    if (behavior === "pause") {
+      sub.status = "paused";
+      return {};
+    }
+  }
+  const period = periodOf(sub);
+  const invoice = makeInvoice(s, sub, {
+    reason: "subscription_cycle",
+    periodStart: period.start,
+    periodEnd: period.end,
+  });
+  sub.status = invoice.status === "paid" ? "active" : "past_due";
+  return { invoice };
+}
+
+function moveResult(sub, before) {
+  return { subscription: sub, previous_attributes: previousAttributes(before, sub) };
+}
+
+/** The trial ends now: `active` + `invoice.paid`, or without a card `past_due` + `invoice.payment_failed`. */
+export function endTrial(s, sub) {
+  if (sub.status !== "trialing") throw StripeError.invalid("The subscription is not trialing.", "status");
+  const before = deepCopy(sub);
+  const outcome = endTrialState(s, sub);
+  if (outcome.deleted) s.emit("customer.subscription.deleted", sub);
+  else s.emit("customer.subscription.updated", sub, previousAttributes(before, sub));
+  if (outcome.invoice) emitInvoice(s, outcome.invoice);
+  return moveResult(sub, before);
+}
+
+/** `customer.subscription.trial_will_end`, which Stripe sends three days before a trial ends. */
+export function trialWillEnd(s, sub) {
+  if (sub.status !== "trialing") throw StripeError.invalid("The subscription is not trialing.", "status");
+  s.emit("customer.subscription.trial_will_end", sub);
+  return moveResult(sub, sub);
+}
+
+/**
+ * The period ends now: a subscription set to cancel ends (`deleted`), a trial ends, any other renews
+ * with a new invoice (paid with a card, else failed).
+ */
+export function renew(s, sub) {
+  notCanceled(sub);
+  if (sub.status === "trialing") return endTrial(s, sub);
+  const before = deepCopy(sub);
+  if (sub.cancel_at_period_end || (sub.cancel_at !== null && sub.cancel_at <= periodOf(sub).end)) {
+    sub.status = "canceled";
+    sub.ended_at = s.now();
+    sub.canceled_at ??= s.now();
+    s.emit("customer.subscription.deleted", sub);
+    return moveResult(sub, before);
+  }
+  setPeriod(sub, s.now());
+  const period = periodOf(sub);
+  const invoice = makeInvoice(s, sub, {
+    reason: "subscription_cycle",
+    periodStart: period.start,
+    periodEnd: period.end,
+  });
+  sub.status = invoice.status === "paid" ? "active" : "past_due";
+  s.emit("customer.subscription.updated", sub, previousAttributes(before, sub));
+  emitInvoice(s, invoice);
+  return moveResult(sub, before);
+}
+
+/**
+ * The next payment fails: an active subscription renews with an open invoice and goes `past_due`
+ * (`customer.subscription.updated`, `invoice.payment_failed`); a past-due one fails its open invoice
+ * again (`invoice.payment_failed`, one more attempt).
+ */
+export function failPayment(s, sub) {
+  notCanceled(sub);
+  const before = deepCopy(sub);
+  const latest = sub.latest_invoice ? s.store.find("invoice", sub.latest_invoice) : undefined;
+  if (latest && latest.status === "open") {
+    latest.attempt_count += 1;
+    latest.next_payment_attempt = s.now() + 3 * DAY;
+    if (sub.status !== "past_due" && sub.status !== "unpaid") sub.status = "past_due";
+    const previous = previousAttributes(before, sub);
+    if (Object.keys(previous).length > 0) s.emit("customer.subscription.updated", sub, previous);
+    s.emit("invoice.payment_failed", latest);
+    return moveResult(sub, before);
+  }
+  if (sub.status === "trialing") sub.trial_end = s.now();
+  setPeriod(sub, s.now());
+  const period = periodOf(sub);
+  const invoice = makeInvoice(s, sub, {
+    reason: "subscription_cycle",
+    periodStart: period.start,
+    periodEnd: period.end,
+  });
+  if (invoice.status === "paid") {
+    // Force the failure even with a card on file: the card was declined.
+    invoice.status = "open";
+    invoice.amount_remaining = invoice.amount_paid;
+    invoice.amount_paid = 0;
+    invoice.status_transitions.paid_at = null;
+    invoice.next_payment_attempt = s.now() + 3 * DAY;
+    invoice.attempt_count = 1;
+    invoice.attempted = true;
+  }
+  sub.status = "past_due";
+  s.emit("customer.subscription.updated", sub, previousAttributes(before, sub));
+  s.emit("invoice.payment_failed", invoice);
+  return moveResult(sub, before);
+}
+
+/** The open invoice is paid (a card was added and the retry succeeded): `active` + `invoice.paid`. */
+export function recover(s, sub) {
+  notCanceled(sub);
+  const latest = sub.latest_invoice ? s.store.find("invoice", sub.latest_invoice) : undefined;
+  if (latest?.status !== "open") {
+    throw StripeError.invalid("The subscription has no open invoice.", "latest_invoice");
+  }
+  const before = deepCopy(sub);
+  const customer = s.store.get("customer", sub.customer);
+  if (!hasPaymentMethod(s, customer.id)) attachCard(s, customer);
+  latest.status = "paid";
+  latest.amount_paid = latest.amount_due;
+  latest.amount_remaining = 0;
+  latest.attempt_count += 1;
+  latest.next_payment_attempt = null;
+  latest.status_transitions.paid_at = s.now();
+  sub.status = "active";
+  s.emit("customer.subscription.updated", sub, previousAttributes(before, sub));
+  s.emit("invoice.paid", latest);
+  return moveResult(sub, before);
+}
+
+/** Retries are exhausted: `unpaid` (`customer.subscription.updated`). */
+export function markUnpaid(s, sub) {
+  notCanceled(sub);
+  const before = deepCopy(sub);
+  sub.status = "unpaid";
+  s.emit("customer.subscription.updated", sub, previousAttributes(before, sub));
+  return moveResult(sub, before);
+}
