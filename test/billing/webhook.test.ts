@@ -268,3 +268,40 @@ describe("state from Stripe, not from the event", () => {
     expect((await institutionOf(t.institution.id))?.plan).toBe("free");
   });
 });
+
+describe("limits and settings", () => {
+  it("records and ignores an event whose object Stripe does not have", async () => {
+    const payload = fixtureEvent("customer.subscription.updated", {
+      id: "sub_does_not_exist",
+      object: "subscription",
+    });
+    const { res, body } = await post(payload, await signed(payload));
+    expect(res.status).toBe(200);
+    expect(body.outcome).toBe("ignored");
+    expect((await storedEvent(JSON.parse(payload).id))?.processedAt).not.toBeNull();
+  });
+
+  it("refuses a body over 1 MiB with 413, before reading it", async () => {
+    const payload = fixtureEvent("customer.tax_id.created", {
+      id: "txi_big",
+      padding: "x".repeat(1024 * 1024),
+    });
+    const { res, body } = await post(payload, await signed(payload));
+    expect(res.status).toBe(413);
+    expect(body.code).toBe("payload_too_large");
+    expect(await storedEvent(JSON.parse(payload).id)).toBeUndefined();
+  });
+
+  it("answers 503 billing_not_configured on a deployment without the webhook's signing secret", async () => {
+    const payload = fixtureEvent("customer.tax_id.created", { id: "txi_1", object: "tax_id" });
+    const res = await call(STRIPE_WEBHOOK_PATH, {
+      method: "POST",
+      rawBody: payload,
+      headers: { "Content-Type": "application/json", "Stripe-Signature": await signed(payload) },
+      env: { STRIPE_WEBHOOK_SECRET: "" },
+    });
+    expect(res.status).toBe(503);
+    expect((await res.json<any>()).code).toBe("billing_not_configured");
+    expect(await storedEvent(JSON.parse(payload).id)).toBeUndefined();
+  });
+});

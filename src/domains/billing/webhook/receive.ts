@@ -112,6 +112,14 @@ export async function receiveStripeEvent(
   try {
     return { ...base, outcome: await handle(ctx, event) };
   } catch (error) {
+    // The object the event names is gone from Stripe (deleted test data, another account's id): no
+    // retry can help, so the event is recorded as ignored rather than failed for three days.
+    if (error instanceof Stripe.errors.StripeInvalidRequestError && error.code === "resource_missing") {
+      return {
+        ...base,
+        outcome: await ignoring(ctx, event, "its object is not in Stripe", { error: error.message }),
+      };
+    }
     await ctx.d1
       .prepare(RELEASE_EVENT_SQL)
       .bind(event.id, claimedAt)
