@@ -26,8 +26,9 @@ import {
   refreshSession,
 } from "./checkout.mjs";
 import { checkKnown } from "./form.mjs";
+import { listInvoices } from "./invoices.mjs";
 import { paginate } from "./store.mjs";
-import { cancelSubscription, listInvoices, listSubscriptions, updateSubscription } from "./subscriptions.mjs";
+import { cancelSubscription, listSubscriptions, updateSubscription } from "./subscriptions.mjs";
 
 /** A retrieve: only `expand[]` is accepted. */
 function retrieve(kind, noun = kind, refresh = (_s, o) => o) {

@@ -25,17 +25,10 @@
 import { attachCard, createCoupon, createPromotionCode, detachCards, refreshCoupon } from "./catalog.mjs";
 import { StripeError } from "./errors.mjs";
 import { signPayload } from "./events.mjs";
+import { endTrial, failPayment, markUnpaid, recover, renew, trialWillEnd } from "./lifecycle.mjs";
 import { present } from "./present.mjs";
 import { newId } from "./store.mjs";
-import {
-  cancelSubscription,
-  endTrial,
-  failPayment,
-  markUnpaid,
-  recover,
-  renew,
-  trialWillEnd,
-} from "./subscriptions.mjs";
+import { cancelSubscription } from "./subscriptions.mjs";
 
 const MOVES = {
   end_trial: endTrial,

@@ -2,7 +2,7 @@
 // its form `POST`s `action=pay|cancel`) and the billing portal (`GET /portal/<bps_…>`, its forms `POST`
 // `action=cancel_at_period_end|renew|cancel_now|update|return`).
 import { describeSession, portalSubscriptions } from "./checkout.mjs";
-import { periodOf } from "./subscriptions.mjs";
+import { periodOf } from "./subscription-state.mjs";
 
 function esc(value) {
   return String(value ?? "")

@@ -1,61 +1,23 @@
-// Subscriptions, their items, discounts and invoices, and the life-cycle moves that change them —
-// each emitting the events Stripe sends for it (`customer.subscription.*`, `invoice.paid`,
-// `invoice.payment_failed`). Invoices are settled at once: paid when the customer has a card (or
-// nothing is due), else open with a failed attempt. No proration invoices are itemised: a change of
-// interval or an `always_invoice` change is one invoice for the new amount.
-import { attachCard, checkRedeemable, hasPaymentMethod, redeem } from "./catalog.mjs";
+// Subscriptions (created by a paid Checkout Session; retrieved, listed, updated, cancelled through the
+// API and the portal) and their discounts. Each change emits what Stripe sends for it
+// (`customer.subscription.created|updated|deleted`, then the invoice's `invoice.paid` or
+// `invoice.payment_failed`).
+import { checkRedeemable, hasPaymentMethod, redeem } from "./catalog.mjs";
 import { StripeError } from "./errors.mjs";
 import { checkKnown, mergeMetadata, readBoolean, readInteger, readString } from "./form.mjs";
+import { emitInvoice, makeInvoice } from "./invoices.mjs";
+import { endTrialState } from "./lifecycle.mjs";
 import { previousAttributes } from "./present.mjs";
 import { deepCopy, newId, paginate } from "./store.mjs";
-
-const DAY = 86_400;
-
-/** `ts` moved by `count` calendar `interval`s (month ends clamp, as Stripe's billing anchors do). */
-export function addInterval(ts, interval, count = 1) {
-  if (interval === "day") return ts + count * DAY;
-  if (interval === "week") return ts + count * 7 * DAY;
-  const d = new Date(ts * 1000);
-  const months = interval === "year" ? 12 * count : count;
-  const day = d.getUTCDate();
-  const target = new Date(
-    Date.UTC(
-      d.getUTCFullYear(),
-      d.getUTCMonth() + months,
-      1,
-      d.getUTCHours(),
-      d.getUTCMinutes(),
-      d.getUTCSeconds(),
-    ),
-  );
-  const lastDay = new Date(Date.UTC(target.getUTCFullYear(), target.getUTCMonth() + 1, 0)).getUTCDate();
-  target.setUTCDate(Math.min(day, lastDay));
-  return Math.floor(target.getTime() / 1000);
-}
-
-function planOf(price) {
-  return {
-    id: price.id,
-    object: "plan",
-    active: price.active,
-    amount: price.unit_amount,
-    amount_decimal: String(price.unit_amount),
-    billing_scheme: "per_unit",
-    created: price.created,
-    currency: price.currency,
-    interval: price.recurring.interval,
-    interval_count: price.recurring.interval_count,
-    livemode: false,
-    metadata: price.metadata,
-    meter: null,
-    nickname: price.nickname,
-    product: price.product,
-    tiers_mode: null,
-    transform_usage: null,
-    trial_period_days: null,
-    usage_type: "licensed",
-  };
-}
+import {
+  addInterval,
+  DAY,
+  notCanceled,
+  periodOf,
+  planOf,
+  setPeriod,
+  subtotalOf,
+} from "./subscription-state.mjs";
 
 function makeItem(s, subscriptionId, price, quantity, period) {
   return {
@@ -82,35 +44,6 @@ function recurringPrice(s, id, param) {
   }
   if (!price.active) throw StripeError.invalid(`The price \`${id}\` is not active.`, param);
   return price;
-}
-
-/** The period of `sub` (all items share it). */
-export function periodOf(sub) {
-  const item = sub.items.data[0];
-  return { start: item.current_period_start, end: item.current_period_end };
-}
-
-function setPeriod(sub, start) {
-  for (const item of sub.items.data) {
-    item.current_period_start = start;
-    item.current_period_end = addInterval(
-      start,
-      item.price.recurring.interval,
-      item.price.recurring.interval_count,
-    );
-  }
-  sub.billing_cycle_anchor = start;
-}
-
-/** Amount of one period before discounts. */
-export function subtotalOf(sub) {
-  return sub.items.data.reduce((sum, item) => sum + item.price.unit_amount * (item.quantity ?? 1), 0);
-}
-
-function activeDiscounts(s, sub) {
-  return sub.discounts
-    .map((id) => s.store.find("discount", id))
-    .filter((d) => d && (d.end === null || d.end > s.now()));
 }
 
 /** A Discount (`di_…`) on `sub` from a promotion code (or a bare coupon), counted as a redemption. */
@@ -140,134 +73,6 @@ function addDiscount(s, sub, { promo, coupon, checkoutSession = null }) {
   if (promo) redeem(s, promo);
   else couponObject.times_redeemed += 1;
   return discount;
-}
-
-/** Creates, settles and stores an invoice for `sub`; returns it (its events are the caller's). */
-function makeInvoice(s, sub, { reason, periodStart, periodEnd, amount }) {
-  const subtotal = amount ?? subtotalOf(sub);
-  const discounts = subtotal > 0 ? activeDiscounts(s, sub) : [];
-  let discountAmount = 0;
-  const totalDiscounts = [];
-  for (const d of discounts) {
-    const coupon = s.store.get("coupon", d.source.coupon);
-    const off =
-      coupon.percent_off !== null
-        ? Math.round((subtotal * coupon.percent_off) / 100)
-        : Math.min(coupon.amount_off, subtotal - discountAmount);
-    discountAmount += off;
-    totalDiscounts.push({ amount: off, discount: d.id });
-    // A `once` coupon discounts one invoice.
-    if (s.store.private(d.id)?.once) {
-      d.end = s.now();
-    }
-  }
-  const total = subtotal - discountAmount;
-  const canPay = total === 0 || hasPaymentMethod(s, sub.customer);
-  const now = s.now();
-  const customer = s.store.get("customer", sub.customer);
-  const invoice = s.store.put({
-    id: newId("in_", 24),
-    object: "invoice",
-    account_country: "DE",
-    account_name: "Lingua (stand-in)",
-    amount_due: total,
-    amount_overpaid: 0,
-    amount_paid: canPay ? total : 0,
-    amount_remaining: canPay ? 0 : total,
-    amount_shipping: 0,
-    attempt_count: total === 0 ? 0 : 1,
-    attempted: total > 0,
-    auto_advance: !canPay,
-    automatic_tax: { enabled: false, liability: null, provider: null, status: null },
-    billing_reason: reason,
-    collection_method: "charge_automatically",
-    created: now,
-    currency: sub.currency,
-    customer: sub.customer,
-    customer_email: customer.email,
-    customer_name: customer.name,
-    default_payment_method: null,
-    description: null,
-    discounts: discounts.map((d) => d.id),
-    due_date: null,
-    effective_at: now,
-    ending_balance: 0,
-    hosted_invoice_url: null,
-    invoice_pdf: null,
-    last_finalization_error: null,
-    lines: {
-      object: "list",
-      data: sub.items.data.map((item) => ({
-        id: newId("il_", 24),
-        object: "line_item",
-        amount: amount ?? item.price.unit_amount * (item.quantity ?? 1),
-        currency: sub.currency,
-        description: `${item.quantity ?? 1} × ${item.price.nickname ?? item.price.id}`,
-        discount_amounts: [],
-        discountable: true,
-        discounts: [],
-        invoice: null,
-        livemode: false,
-        metadata: {},
-        parent: {
-          subscription_item_details: {
-            invoice_item: null,
-            proration: false,
-            proration_details: { credited_items: null },
-            subscription: sub.id,
-            subscription_item: item.id,
-          },
-          type: "subscription_item_details",
-        },
-        period: { end: periodEnd, start: periodStart },
-        pricing: {
-          price_details: { price: item.price.id, product: item.price.product },
-          type: "price_details",
-          unit_amount_decimal: String(amount === 0 ? 0 : item.price.unit_amount),
-        },
-        quantity: item.quantity ?? 1,
-      })),
-      has_more: false,
-      total_count: sub.items.data.length,
-      url: "/v1/invoices/lines",
-    },
-    livemode: false,
-    metadata: {},
-    next_payment_attempt: canPay ? null : now + 3 * DAY,
-    number: `${customer.invoice_prefix}-${String(customer.next_invoice_sequence++).padStart(4, "0")}`,
-    parent: {
-      quote_details: null,
-      subscription_details: { metadata: deepCopy(sub.metadata), subscription: sub.id },
-      type: "subscription_details",
-    },
-    period_end: periodEnd,
-    period_start: periodStart,
-    receipt_number: null,
-    starting_balance: 0,
-    status: canPay ? "paid" : "open",
-    status_transitions: {
-      finalized_at: now,
-      marked_uncollectible_at: null,
-      paid_at: canPay ? now : null,
-      voided_at: null,
-    },
-    subtotal,
-    subtotal_excluding_tax: subtotal,
-    test_clock: null,
-    total,
-    total_discount_amounts: totalDiscounts,
-    total_excluding_tax: total,
-    total_taxes: [],
-    webhooks_delivered_at: now,
-  });
-  for (const line of invoice.lines.data) line.invoice = invoice.id;
-  sub.latest_invoice = invoice.id;
-  return invoice;
-}
-
-/** Emits the invoice's outcome: `invoice.paid`, or `invoice.payment_failed` for an open one. */
-function emitInvoice(s, invoice) {
-  s.emit(invoice.status === "paid" ? "invoice.paid" : "invoice.payment_failed", invoice);
 }
 
 /**
@@ -410,39 +215,6 @@ export function listSubscriptions(s, p) {
             : o.status !== "canceled")),
   );
   return paginate(items, p, "/v1/subscriptions");
-}
-
-export function listInvoices(s, p) {
-  checkKnown(p, [
-    "customer",
-    "subscription",
-    "status",
-    "limit",
-    "starting_after",
-    "ending_before",
-    "expand",
-    "created",
-    "collection_method",
-    "due_date",
-  ]);
-  const items = s.store
-    .all("invoice")
-    .filter(
-      (o) =>
-        (!p.customer || o.customer === p.customer) &&
-        (!p.subscription || o.parent?.subscription_details?.subscription === p.subscription) &&
-        (!p.status || o.status === p.status),
-    );
-  return paginate(items, p, "/v1/invoices");
-}
-
-function notCanceled(sub) {
-  if (sub.status === "canceled" || sub.status === "incomplete_expired") {
-    throw StripeError.invalid(
-      "A canceled subscription can only update its cancellation_details and metadata.",
-      undefined,
-    );
-  }
 }
 
 /** `POST /v1/subscriptions/:id`. */
@@ -632,6 +404,19 @@ export function updateSubscription(s, id, p) {
 
   let invoice;
   if (sub.status !== "trialing" && (newPeriod || invoiceNow)) {
+    // `error_if_incomplete`: a change whose invoice cannot be paid is refused (402) and not made.
+    if (
+      p.payment_behavior === "error_if_incomplete" &&
+      !hasPaymentMethod(s, sub.customer) &&
+      subtotalOf(sub) > 0
+    ) {
+      for (const key of Object.keys(sub)) delete sub[key];
+      Object.assign(sub, before);
+      throw new StripeError(402, "card_error", "Your card was declined.", {
+        code: "card_declined",
+        declineCode: "generic_decline",
+      });
+    }
     if (newPeriod) setPeriod(sub, s.now());
     const period = periodOf(sub);
     invoice = makeInvoice(s, sub, {
@@ -667,158 +452,4 @@ export function cancelSubscription(s, id, p = {}) {
   };
   s.emit("customer.subscription.deleted", sub);
   return sub;
-}
-
-// ---------- life-cycle moves (the control API and the portal)
-
-/** The state change of a trial's end; the caller emits. */
-function endTrialState(s, sub) {
-  const now = s.now();
-  sub.trial_end = now;
-  setPeriod(sub, now);
-  if (!hasPaymentMethod(s, sub.customer)) {
-    const behavior = sub.trial_settings?.end_behavior?.missing_payment_method ?? "create_invoice";
-    if (behavior === "cancel") {
-      sub.status = "canceled";
-      sub.canceled_at = now;
-      sub.ended_at = now;
-      sub.cancellation_details.reason = "payment_failed";
-      return { deleted: true };
-    }
-    if (behavior === "pause") {
-      sub.status = "paused";
-      return {};
-    }
-  }
-  const period = periodOf(sub);
-  const invoice = makeInvoice(s, sub, {
-    reason: "subscription_cycle",
-    periodStart: period.start,
-    periodEnd: period.end,
-  });
-  sub.status = invoice.status === "paid" ? "active" : "past_due";
-  return { invoice };
-}
-
-function moveResult(sub, before) {
-  return { subscription: sub, previous_attributes: previousAttributes(before, sub) };
-}
-
-/** The trial ends now: `active` + `invoice.paid`, or without a card `past_due` + `invoice.payment_failed`. */
-export function endTrial(s, sub) {
-  if (sub.status !== "trialing") throw StripeError.invalid("The subscription is not trialing.", "status");
-  const before = deepCopy(sub);
-  const outcome = endTrialState(s, sub);
-  if (outcome.deleted) s.emit("customer.subscription.deleted", sub);
-  else s.emit("customer.subscription.updated", sub, previousAttributes(before, sub));
-  if (outcome.invoice) emitInvoice(s, outcome.invoice);
-  return moveResult(sub, before);
-}
-
-/** `customer.subscription.trial_will_end`, which Stripe sends three days before a trial ends. */
-export function trialWillEnd(s, sub) {
-  if (sub.status !== "trialing") throw StripeError.invalid("The subscription is not trialing.", "status");
-  s.emit("customer.subscription.trial_will_end", sub);
-  return moveResult(sub, sub);
-}
-
-/**
- * The period ends now: a subscription set to cancel ends (`deleted`), a trial ends, any other renews
- * with a new invoice (paid with a card, else failed).
- */
-export function renew(s, sub) {
-  notCanceled(sub);
-  if (sub.status === "trialing") return endTrial(s, sub);
-  const before = deepCopy(sub);
-  if (sub.cancel_at_period_end || (sub.cancel_at !== null && sub.cancel_at <= periodOf(sub).end)) {
-    sub.status = "canceled";
-    sub.ended_at = s.now();
-    sub.canceled_at ??= s.now();
-    s.emit("customer.subscription.deleted", sub);
-    return moveResult(sub, before);
-  }
-  setPeriod(sub, s.now());
-  const period = periodOf(sub);
-  const invoice = makeInvoice(s, sub, {
-    reason: "subscription_cycle",
-    periodStart: period.start,
-    periodEnd: period.end,
-  });
-  sub.status = invoice.status === "paid" ? "active" : "past_due";
-  s.emit("customer.subscription.updated", sub, previousAttributes(before, sub));
-  emitInvoice(s, invoice);
-  return moveResult(sub, before);
-}
-
-/**
- * The next payment fails: an active subscription renews with an open invoice and goes `past_due`
- * (`customer.subscription.updated`, `invoice.payment_failed`); a past-due one fails its open invoice
- * again (`invoice.payment_failed`, one more attempt).
- */
-export function failPayment(s, sub) {
-  notCanceled(sub);
-  const before = deepCopy(sub);
-  const latest = sub.latest_invoice ? s.store.find("invoice", sub.latest_invoice) : undefined;
-  if (latest && latest.status === "open") {
-    latest.attempt_count += 1;
-    latest.next_payment_attempt = s.now() + 3 * DAY;
-    if (sub.status !== "past_due" && sub.status !== "unpaid") sub.status = "past_due";
-    const previous = previousAttributes(before, sub);
-    if (Object.keys(previous).length > 0) s.emit("customer.subscription.updated", sub, previous);
-    s.emit("invoice.payment_failed", latest);
-    return moveResult(sub, before);
-  }
-  if (sub.status === "trialing") sub.trial_end = s.now();
-  setPeriod(sub, s.now());
-  const period = periodOf(sub);
-  const invoice = makeInvoice(s, sub, {
-    reason: "subscription_cycle",
-    periodStart: period.start,
-    periodEnd: period.end,
-  });
-  if (invoice.status === "paid") {
-    // Force the failure even with a card on file: the card was declined.
-    invoice.status = "open";
-    invoice.amount_remaining = invoice.amount_paid;
-    invoice.amount_paid = 0;
-    invoice.status_transitions.paid_at = null;
-    invoice.next_payment_attempt = s.now() + 3 * DAY;
-    invoice.attempt_count = 1;
-    invoice.attempted = true;
-  }
-  sub.status = "past_due";
-  s.emit("customer.subscription.updated", sub, previousAttributes(before, sub));
-  s.emit("invoice.payment_failed", invoice);
-  return moveResult(sub, before);
-}
-
-/** The open invoice is paid (a card was added and the retry succeeded): `active` + `invoice.paid`. */
-export function recover(s, sub) {
-  notCanceled(sub);
-  const latest = sub.latest_invoice ? s.store.find("invoice", sub.latest_invoice) : undefined;
-  if (latest?.status !== "open") {
-    throw StripeError.invalid("The subscription has no open invoice.", "latest_invoice");
-  }
-  const before = deepCopy(sub);
-  const customer = s.store.get("customer", sub.customer);
-  if (!hasPaymentMethod(s, customer.id)) attachCard(s, customer);
-  latest.status = "paid";
-  latest.amount_paid = latest.amount_due;
-  latest.amount_remaining = 0;
-  latest.attempt_count += 1;
-  latest.next_payment_attempt = null;
-  latest.status_transitions.paid_at = s.now();
-  sub.status = "active";
-  s.emit("customer.subscription.updated", sub, previousAttributes(before, sub));
-  s.emit("invoice.paid", latest);
-  return moveResult(sub, before);
-}
-
-/** Retries are exhausted: `unpaid` (`customer.subscription.updated`). */
-export function markUnpaid(s, sub) {
-  notCanceled(sub);
-  const before = deepCopy(sub);
-  sub.status = "unpaid";
-  s.emit("customer.subscription.updated", sub, previousAttributes(before, sub));
-  return moveResult(sub, before);
 }

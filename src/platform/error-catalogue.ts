@@ -248,6 +248,21 @@ export const ERROR_CATALOGUE = {
     action:
       "Watch that back-fill (`GET …/{id}/backfills/{backfill}`) until it is `completed` or `failed`, then start the next one if it is still needed.",
   },
+  subscription_exists: {
+    status: 409,
+    title: "Subscription exists",
+    meaning:
+      "The institution already has a subscription that is trialing, active, past due or unpaid, so a second checkout would charge it twice.",
+    action:
+      "Change, cancel or pay the subscription in the billing portal (`POST /api/billing/portal-session`); start a checkout once it has ended.",
+  },
+  no_billing_account: {
+    status: 409,
+    title: "No billing account",
+    meaning:
+      "The institution has no Stripe customer yet: it has never started a checkout or applied a promotion code.",
+    action: "Start a subscription with `POST /api/billing/checkout-session` first.",
+  },
   gone: {
     status: 410,
     title: "Gone",
@@ -322,6 +337,21 @@ export const ERROR_CATALOGUE = {
       "Another delivery of the same Stripe event is being handled right now; this one was not applied, so that the event takes effect once.",
     action: "Nothing: Stripe retries the delivery later, and it then answers 200 as a duplicate.",
   },
+  contact_sales: {
+    status: 422,
+    title: "Contact sales",
+    meaning:
+      "The plan asked for (Enterprise), or the institution's current Enterprise contract, is sold and changed through sales, not through checkout.",
+    action: "Contact sales; nothing was created.",
+  },
+  promo_code_invalid: {
+    status: 422,
+    title: "Promotion code invalid",
+    meaning:
+      "The promotion code cannot be used; the extension member `reason` says why: `not_found`, `expired`, `inactive`, `exhausted` (no redemptions left) or `not_applicable` (a restriction — first-time customers, a minimum amount, the products or the currency — excludes this institution's order). Nothing was applied.",
+    action:
+      "Check the code's spelling, or use another code; `not_applicable` codes may apply to another plan or order.",
+  },
   rate_limited: {
     status: 429,
     title: "Too many requests",
@@ -365,6 +395,14 @@ export const ERROR_CATALOGUE = {
       "During a dynamic registration, the LMS's registration endpoint refused the tool's registration, could not be reached, or answered without a usable `client_id` (`detail` gives its status and the start of its answer). Nothing was stored.",
     action:
       "Start the registration again from the LMS (its registration token may have expired); the link stays usable until it expires.",
+  },
+  billing_provider_error: {
+    status: 502,
+    title: "Billing provider error",
+    meaning:
+      "Stripe failed, could not be reached, or refused a request of ours (a misconfigured key or price, for example); nothing was charged.",
+    action:
+      "Retry in a moment (with the same `Idempotency-Key`: Stripe receives the same idempotency key, so nothing is created twice); if it persists, contact support quoting the `request_id`.",
   },
   billing_not_configured: {
     status: 503,

@@ -496,6 +496,16 @@ describe("subscriptions and the portal", () => {
 
   it("life-cycle moves: a failed payment, unpaid, renewal that ends a cancelled subscription", async () => {
     const { customer, sub } = await subscribed();
+    await control("DELETE", `/customers/${customer.id}/payment_method`);
+    const declined = await stripe.subscriptions
+      .update(sub.id, {
+        items: [{ id: sub.items.data[0]!.id, price: "price_pro_year" }],
+        payment_behavior: "error_if_incomplete",
+      })
+      .catch((e) => e);
+    expect(declined).toBeInstanceOf(Stripe.errors.StripeCardError);
+    expect(declined).toMatchObject({ statusCode: 402, code: "card_declined" });
+    expect((await stripe.subscriptions.retrieve(sub.id)).items.data[0]!.price.id).toBe("price_pro_month");
     const failed = await control("POST", `/subscriptions/${sub.id}/fail_payment`);
     expect(failed.subscription.status).toBe("past_due");
     expect(failed.deliveries.map((d: any) => d.type)).toEqual([

@@ -1,7 +1,12 @@
 import { PLANS, type Plan } from "../../db/schema";
 import type { BillingInterval } from "../../db/schema/billing";
+import { enforce } from "../../platform/auth/policy";
 import { PLAN_RATE_LIMITS } from "../../platform/auth/principal";
 import type { Config } from "../../platform/config";
+import type { PrincipalContext, ServiceContext } from "../../platform/service/context";
+import { callStripe, institutionForBilling } from "./account";
+import { billingScope, mayUseBilling } from "./policy";
+import { stripeFor } from "./stripe-client";
 
 /**
  * The subscription plans: what each one is (static, here) and which Stripe prices buy it (the
@@ -129,4 +134,106 @@ export function planForPrice(
   if (!priceId) return null;
   const match = configuredPrices(source).find((price) => price.priceId === priceId);
   return match ? { plan: match.plan, interval: match.interval } : null;
+}
+
+/** A price of a plan as the API shows it, read from Stripe. */
+export interface PlanPrice {
+  id: string;
+  interval: BillingInterval;
+  /** ISO 4217, lower case as Stripe gives it. */
+  currency: string;
+  /** Minor units of `currency`, per seat when `per_seat`. */
+  unit_amount: number;
+  /** True when the amount is per seat (the subscription's quantity is the seats). */
+  per_seat: boolean;
+  /** The Stripe product the price sells (a promotion code may apply to some products only). */
+  product: string;
+}
+
+/** How long a price read from Stripe is kept in this isolate: prices change rarely, and listing the plans must be fast. */
+export const PRICE_CACHE_MS = 5 * 60_000;
+const priceCache = new Map<
+  string,
+  { price: Promise<PlanPrice | null>; until: number; last?: PlanPrice | null }
+>();
+
+/**
+ * A configured price, read from Stripe through this isolate's cache (five minutes); null when Stripe
+ * has it in a shape checkout does not sell (tiered, or not recurring by month or year). When Stripe
+ * fails, the last price read is answered while there is one; otherwise 502 `billing_provider_error`.
+ */
+export async function readPrice(ctx: ServiceContext, priceId: string): Promise<PlanPrice | null> {
+  const key = `${ctx.config.billing.apiBase?.origin ?? "stripe"} ${priceId}`;
+  const now = ctx.now();
+  const cached = priceCache.get(key);
+  if (cached && cached.until > now) return cached.price;
+  const stripe = stripeFor(ctx);
+  const price = callStripe("read the plan's price", async () => {
+    const price = await stripe.prices.retrieve(priceId);
+    const interval: string | undefined = price.recurring?.interval;
+    if (price.unit_amount === null || (interval !== "month" && interval !== "year")) {
+      console.warn(
+        JSON.stringify({
+          level: "warn",
+          message: "a configured Stripe price is not a monthly or yearly per-unit price; not listed",
+          price_id: priceId,
+        }),
+      );
+      return null;
+    }
+    return {
+      id: price.id,
+      interval,
+      currency: price.currency,
+      unit_amount: price.unit_amount,
+      per_seat: !price.transform_quantity,
+      product: typeof price.product === "string" ? price.product : price.product.id,
+    } satisfies PlanPrice;
+  });
+  const entry: { price: Promise<PlanPrice | null>; until: number; last?: PlanPrice | null } = {
+    price,
+    until: now + PRICE_CACHE_MS,
+    last: cached?.last,
+  };
+  priceCache.set(key, entry);
+  try {
+    entry.last = await price;
+    return entry.last;
+  } catch (error) {
+    priceCache.delete(key);
+    if (cached?.last !== undefined) {
+      priceCache.set(key, { price: Promise.resolve(cached.last), until: now + 30_000, last: cached.last });
+      return cached.last;
+    }
+    throw error;
+  }
+}
+
+/** The prices of every plan sold through checkout; none when billing is not configured. */
+export async function planPrices(ctx: ServiceContext): Promise<Record<PlanId, PlanPrice[]>> {
+  const out: Record<PlanId, PlanPrice[]> = { free: [], pro: [], enterprise: [] };
+  if (!ctx.config.billing.secretKey) return out;
+  const prices = await Promise.all(
+    configuredPrices(ctx.config.billing).map(async ({ plan, priceId }) => ({
+      plan,
+      price: await readPrice(ctx, priceId),
+    })),
+  );
+  for (const { plan, price } of prices) if (price) out[plan].push(price);
+  return out;
+}
+
+/** The plans with their prices, `current` marking the caller's institution's. */
+export async function listPlans(ctx: PrincipalContext) {
+  enforce(mayUseBilling(ctx.principal));
+  const { institutionId } = billingScope(ctx.principal);
+  const [institution, prices] = await Promise.all([
+    institutionForBilling(ctx, institutionId),
+    planPrices(ctx),
+  ]);
+  return planCatalogue(ctx.config.billing.trialDays).map((plan) => ({
+    ...plan,
+    prices: prices[plan.id].map(({ product: _product, ...price }) => price),
+    current: plan.id === institution.plan,
+  }));
 }
