@@ -8,6 +8,7 @@ import {
   stripeApi,
   stripeLifecycle,
 } from "../helpers/stripe";
+import { createTenant } from "../helpers/tenants";
 import {
   accountOf,
   type BillingTenant,
@@ -37,12 +38,24 @@ async function subscribe(t: BillingTenant, options: Parameters<typeof checkoutSe
 
 describe("checkout → pay → Stripe's events", () => {
   it("makes the institution Pro on a 14-day trial, and the next request of an existing token has the Pro limit", async () => {
-    const t = await billingTenant();
+    const t = await createTenant({ plan: "free" });
     expect(await rateLimitOf(t.admin.token)).toBe(100);
 
-    const session = await checkoutSession(t, { seats: 5 });
-    expect((await payCheckout(session.url)).status).toBe(303);
-    const { responses } = await deliverAll(t.customer);
+    // The checkout endpoint creates the Stripe customer and the session; the admin pays on Stripe's page.
+    const checkout = await callJson("/api/billing/checkout-session", {
+      token: t.admin.token,
+      body: {
+        plan: "pro",
+        interval: "month",
+        seats: 5,
+        success_url: "https://app.example.test/billing/done?session={CHECKOUT_SESSION_ID}",
+        cancel_url: "https://app.example.test/billing",
+      },
+    });
+    expect(checkout.res.status).toBe(201);
+    expect((await payCheckout(checkout.body.url)).status).toBe(303);
+    const customer = (await accountOf(t.institution.id))!.stripeCustomerId;
+    const { responses } = await deliverAll(customer);
     expect(responses.map((r) => r.type)).toEqual(
       expect.arrayContaining(["checkout.session.completed", "customer.subscription.created"]),
     );
@@ -78,6 +91,17 @@ describe("checkout → pay → Stripe's events", () => {
         seats: { from: null, to: 5 },
       },
     });
+
+    // A second checkout is refused now that a subscription is live.
+    const again = await callJson("/api/billing/checkout-session", {
+      token: t.admin.token,
+      body: {
+        plan: "pro",
+        success_url: "https://app.example.test/billing/done",
+        cancel_url: "https://app.example.test/billing",
+      },
+    });
+    expect(again.res.status).toBe(409);
   });
 });
 
