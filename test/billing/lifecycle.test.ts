@@ -3,6 +3,7 @@ import { callJson } from "../helpers/api";
 import {
   deliverAll,
   payCheckout,
+  portalAction,
   STRIPE_PRICE_PRO_MONTH,
   STRIPE_PRICE_PRO_YEAR,
   stripeApi,
@@ -110,7 +111,14 @@ describe("cancellation", () => {
     const t = await billingTenant();
     // Paid, not trialing: the stand-in ends a trial set to cancel with an invoice, where Stripe cancels.
     const { subscription, next } = await subscribe(t, { trialDays: null });
-    await stripeApi(`/v1/subscriptions/${subscription}`, { params: { cancel_at_period_end: "true" } });
+    // The admin cancels in Stripe's billing portal, reached through the API.
+    const portal = await callJson("/api/billing/portal-session", {
+      token: t.admin.token,
+      body: { return_url: "https://app.example.test/billing" },
+    });
+    expect(portal.res.status).toBe(201);
+    const cancelled = await portalAction(portal.body.url, { action: "cancel_at_period_end", subscription });
+    expect(cancelled.status).toBe(303);
     const afterCancel = await deliverAll(t.customer, { since: next });
     expect(afterCancel.responses.every((r) => r.status === 200)).toBe(true);
     expect(await accountOf(t.institution.id)).toMatchObject({
