@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { applySubscription } from "../../src/domains/billing/sync";
 import { callJson } from "../helpers/api";
+import { testContext } from "../helpers/context";
 import {
   deliverAll,
   payCheckout,
@@ -227,5 +229,55 @@ describe("trial and payment notices", () => {
     expect(await accountOf(t.institution.id)).toMatchObject({ subscriptionStatus: "unpaid" });
     expect((await institutionOf(t.institution.id))?.plan).toBe("free");
     expect(await rateLimitOf(t.admin.token)).toBe(100);
+  });
+});
+
+describe("the synced_at guard", () => {
+  it("drops a read older than the one stored, and applies a newer one", async () => {
+    const t = await billingTenant();
+    await subscribe(t, { trialDays: null, seats: 2 });
+    const stored = (await accountOf(t.institution.id))!;
+    const state = {
+      subscriptionId: stored.subscriptionId!,
+      customerId: t.customer,
+      status: "canceled" as const,
+      priceId: stored.priceId,
+      interval: stored.interval,
+      quantity: 2,
+      currentPeriodStart: stored.currentPeriodStart,
+      currentPeriodEnd: stored.currentPeriodEnd,
+      cancelAtPeriodEnd: false,
+      canceledAt: stored.currentPeriodStart,
+      trialStart: null,
+      trialEnd: null,
+      discount: null,
+      latestInvoiceStatus: "paid",
+      paymentMethodOnFile: true,
+    };
+    const older = new Date(Date.parse(stored.syncedAt!) - 1000).toISOString();
+    const outcome = await applySubscription(testContext(), {
+      institutionId: t.institution.id,
+      state,
+      readAt: older,
+    });
+    expect(outcome.outcome).toBe("stale");
+    expect(await accountOf(t.institution.id)).toMatchObject({
+      subscriptionStatus: "active",
+      syncedAt: stored.syncedAt,
+    });
+    expect((await institutionOf(t.institution.id))?.plan).toBe("pro");
+
+    const newer = new Date(Date.parse(stored.syncedAt!) + 1000).toISOString();
+    const applied = await applySubscription(testContext(), {
+      institutionId: t.institution.id,
+      state,
+      readAt: newer,
+    });
+    expect(applied.outcome).toBe("applied");
+    expect(await accountOf(t.institution.id)).toMatchObject({
+      subscriptionStatus: "canceled",
+      syncedAt: newer,
+    });
+    expect((await institutionOf(t.institution.id))?.plan).toBe("free");
   });
 });

@@ -150,9 +150,9 @@ async function handle(ctx: ServiceContext, event: Stripe.Event): Promise<Webhook
     case "customer.subscription.created":
     case "customer.subscription.updated":
     case "customer.subscription.deleted":
-      return subscriptionChanged(ctx, event, event.data.object.id);
+      return applyRead(ctx, event, null, event.data.object.id);
     case "customer.subscription.trial_will_end":
-      return subscriptionChanged(ctx, event, event.data.object.id, trialWillEnd);
+      return applyRead(ctx, event, null, event.data.object.id, trialWillEnd);
     case "invoice.paid":
       return invoiceEvent(ctx, event, event.data.object.id);
     case "invoice.payment_failed":
@@ -203,15 +203,6 @@ async function checkoutCompleted(ctx: ServiceContext, event: Stripe.Event): Prom
     });
   }
   return applyRead(ctx, event, account.institutionId, idOf(session.subscription) ?? "");
-}
-
-async function subscriptionChanged(
-  ctx: ServiceContext,
-  event: Stripe.Event,
-  subscriptionId: string,
-  extraEvents?: ExtraEvents,
-): Promise<WebhookOutcome> {
-  return applyRead(ctx, event, null, subscriptionId, extraEvents);
 }
 
 async function invoiceEvent(
