@@ -97,7 +97,8 @@ export function createCheckoutSession(s, p) {
   const uiMode = readString(p.ui_mode, "ui_mode", { oneOf: ["hosted", "embedded", "custom"] }) ?? "hosted";
   if (uiMode !== "hosted")
     throw StripeError.invalid("The stand-in emulates hosted Checkout only.", "ui_mode");
-  const customer = p.customer ? s.store.get("customer", p.customer, { param: "customer" }) : undefined;
+  const customerId = readString(p.customer, "customer");
+  const customer = customerId ? s.store.get("customer", customerId, { param: "customer" }) : undefined;
   if (customer && p.customer_email) {
     throw StripeError.invalid(
       "You may only specify one of these parameters: customer, customer_email.",

@@ -86,11 +86,11 @@ export function paginate(items, params, url) {
   let end = items.length;
   if (params.starting_after) {
     const i = items.findIndex((o) => o.id === params.starting_after);
-    if (i < 0) throw StripeError.missing("object", params.starting_after, "starting_after");
+    if (i < 0) throw StripeError.missingParam("object", params.starting_after, "starting_after");
     start = i + 1;
   } else if (params.ending_before) {
     const i = items.findIndex((o) => o.id === params.ending_before);
-    if (i < 0) throw StripeError.missing("object", params.ending_before, "ending_before");
+    if (i < 0) throw StripeError.missingParam("object", params.ending_before, "ending_before");
     end = i;
     start = Math.max(0, end - limit);
   }

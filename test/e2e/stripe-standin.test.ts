@@ -411,6 +411,96 @@ describe("checkout, the hosted page and the events", () => {
   });
 });
 
+describe("deliveries and expiry", () => {
+  it("retries a failed delivery, in order, re-signed each time", async () => {
+    const answers = [500, 200];
+    const bodies: { status: number; body: string; signature: string }[] = [];
+    const flaky = createServer(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      const status = answers.shift() ?? 200;
+      bodies.push({
+        status,
+        body: Buffer.concat(chunks).toString("utf8"),
+        signature: String(req.headers["stripe-signature"]),
+      });
+      res.writeHead(status).end();
+    });
+    await new Promise<void>((r) => flaky.listen(0, "127.0.0.1", () => r()));
+    const own = await startStripeStandIn({
+      secretKey: SECRET_KEY,
+      webhookSecret: WEBHOOK_SECRET,
+      webhookUrl: `http://127.0.0.1:${(flaky.address() as AddressInfo).port}/hook`,
+      seed: false,
+    });
+    try {
+      const auth = { Authorization: `Bearer ${SECRET_KEY}` };
+      const product = (await (
+        await fetch(`${own.url}/v1/products`, {
+          method: "POST",
+          headers: auth,
+          body: new URLSearchParams({ name: "P" }),
+        })
+      ).json()) as any;
+      const price = (await (
+        await fetch(`${own.url}/v1/prices`, {
+          method: "POST",
+          headers: auth,
+          body: new URLSearchParams({
+            product: product.id,
+            unit_amount: "100",
+            currency: "eur",
+            "recurring[interval]": "month",
+          }),
+        })
+      ).json()) as any;
+      const customer = (await (
+        await fetch(`${own.url}/v1/customers`, { method: "POST", headers: auth, body: "" })
+      ).json()) as any;
+      const session = (await (
+        await fetch(`${own.url}/v1/checkout/sessions`, {
+          method: "POST",
+          headers: auth,
+          body: new URLSearchParams({
+            mode: "subscription",
+            customer: customer.id,
+            "line_items[0][price]": price.id,
+            success_url: `${APP}/ok`,
+          }),
+        })
+      ).json()) as any;
+      expect((await submitCheckout(session.url, { action: "pay" })).status).toBe(303);
+      await own.settle();
+      expect(bodies.map((b) => [b.status, JSON.parse(b.body).type])).toEqual([
+        [500, "customer.subscription.created"],
+        [200, "customer.subscription.created"],
+        [200, "invoice.paid"],
+        [200, "checkout.session.completed"],
+      ]);
+      expect(own.deliveries({ customer: customer.id }).map((d) => [d.status, d.attempts.length])).toEqual([
+        ["delivered", 2],
+        ["delivered", 1],
+        ["delivered", 1],
+      ]);
+    } finally {
+      await own.close();
+      flaky.closeAllConnections();
+      flaky.close();
+    }
+  });
+
+  it("expires a session on request: the page no longer pays it", async () => {
+    const customer = await newCustomer();
+    const session = await stripe.checkout.sessions.create(checkoutParams(customer.id));
+    const expired = await stripe.checkout.sessions.expire(session.id);
+    expect(expired).toMatchObject({ status: "expired", url: null });
+    expect((await submitCheckout(session.url!, { action: "pay" })).status).toBe(409);
+    expect((await verifiedEvents(customer.id)).map((e) => e.type)).toEqual(["checkout.session.expired"]);
+    const again = await stripe.checkout.sessions.expire(session.id).catch((e) => e);
+    expect(again.statusCode).toBe(400);
+  });
+});
+
 describe("subscriptions and the portal", () => {
   async function subscribed() {
     const customer = await newCustomer();
@@ -421,8 +511,8 @@ describe("subscriptions and the portal", () => {
     return { customer, sub, since: next_index as number };
   }
 
-  it("the portal cancels at period end, and cancels now", async () => {
-    const { customer, sub, since } = await subscribed();
+  it("the portal changes seats and interval, cancels at period end, and cancels now", async () => {
+    const { customer, sub, since: start } = await subscribed();
     const portal = await stripe.billingPortal.sessions.create({
       customer: customer.id,
       return_url: `${APP}/billing`,
@@ -432,12 +522,25 @@ describe("subscriptions and the portal", () => {
     const page = await fetch(portal.url);
     expect(await page.text()).toContain("Cancel at period end");
     const form = (action: string) => submitCheckout(portal.url, { action, subscription: sub.id });
+    const changed = await submitCheckout(portal.url, {
+      action: "update",
+      subscription: sub.id,
+      price: "price_pro_year",
+      quantity: "4",
+    });
+    expect(changed).toMatchObject({ status: 303, location: `${APP}/billing` });
+    const yearly = await stripe.subscriptions.retrieve(sub.id, { expand: ["latest_invoice"] });
+    expect(yearly.items.data[0]).toMatchObject({ quantity: 4, price: { id: "price_pro_year" } });
+    expect(yearly.latest_invoice).toMatchObject({ status: "paid", amount_paid: 36_000 });
+    const changes = await verifiedEvents(customer.id, start);
+    expect(changes.map((e) => e.type)).toEqual(["customer.subscription.updated", "invoice.paid"]);
+    const { next_index: since } = await control("GET", `/deliveries?customer=${customer.id}`);
     expect(await form("cancel_at_period_end")).toMatchObject({ status: 303, location: `${APP}/billing` });
     const ending = await stripe.subscriptions.retrieve(sub.id);
     expect(ending).toMatchObject({
       status: "active",
       cancel_at_period_end: true,
-      cancel_at: sub.items.data[0]!.current_period_end,
+      cancel_at: yearly.items.data[0]!.current_period_end,
     });
     const [updated] = await verifiedEvents(customer.id, since);
     expect(updated).toMatchObject({

@@ -150,6 +150,41 @@ export async function payCheckout(
   return { status: res.status, location: res.headers.get("Location"), html: await res.text() };
 }
 
+/** The stand-in's Checkout Session `id` (its `customer`, `subscription` once paid, `status` …). */
+export function stripeCheckoutSession(id: string): Promise<any> {
+  return stripeApi(`/v1/checkout/sessions/${encodeURIComponent(id)}`);
+}
+
+/**
+ * The whole of a customer's checkout as a test needs it: pays the session on its hosted page (see
+ * payCheckout for `options`), then delivers the events that caused to the worker's webhook endpoint,
+ * in order. Answers the redirect, the session's customer and subscription, and the worker's answers.
+ */
+export async function completeCheckout(
+  sessionUrlOrId: string,
+  options: { promotionCode?: string; card?: boolean } = {},
+): Promise<{
+  location: string | null;
+  customer: string;
+  subscription: string;
+  delivered: { type: string; status: number }[];
+}> {
+  const id = sessionUrlOrId.split("/").pop()!;
+  const before = await stripeCheckoutSession(id);
+  // The index the customer's new deliveries start at (nothing is read: `since` is past the end).
+  const { next_index } = await control<{ next_index: number }>(
+    "GET",
+    `/deliveries?since=${Number.MAX_SAFE_INTEGER}`,
+  );
+  const paid = await payCheckout(sessionUrlOrId, options);
+  if (paid.status !== 303)
+    throw new Error(`stripe stand-in: checkout not paid (${paid.status}): ${paid.html}`);
+  const session = await stripeCheckoutSession(id);
+  const customer = (session.customer ?? before.customer) as string;
+  const { responses } = await deliverAll(customer, { since: next_index });
+  return { location: paid.location, customer, subscription: session.subscription, delivered: responses };
+}
+
 /**
  * Submits the billing portal's form for `subscription`: cancel at period end (`renew` undoes it),
  * cancel now, or change the price (interval) and seats. Answers the redirect to `return_url`.
