@@ -234,7 +234,9 @@ export const SubscriptionSchema = z
     canceled_at: timestamp("When it was cancelled, if it was."),
     trial_start: timestamp("Start of its trial, if it had one."),
     trial_end: timestamp("End of its trial, if it had one."),
-    discount: DiscountSchema.nullable(),
+    discount: z
+      .union([DiscountSchema, z.null()])
+      .openapi({ description: "The discount applied to the subscription; null when none." }),
     latest_invoice_status: z.string().nullable().openapi({
       description:
         "Stripe's status of the latest invoice: `draft`, `open`, `paid`, `uncollectible` or `void`.",

@@ -54,6 +54,11 @@ const API_TAGS = [
     description:
       "xAPI forwarding: the institution's Learning Record Stores, their connection test and forwarding log.",
   },
+  {
+    name: "Billing",
+    description:
+      "Plans and prices, Stripe checkout and billing portal sessions, promotion codes, the subscription and the trial.",
+  },
   { name: "System", description: "Health and this document." },
 ];
 
