@@ -1,3 +1,4 @@
+import { reconcileSubscriptions } from "./domains/billing/reconcile";
 import { sweepExports } from "./domains/exports/sweep";
 import { requeueStalledPassbacks } from "./domains/lti/grades/sweep";
 import { sweepLti } from "./domains/lti/launch/sweep";
@@ -34,6 +35,8 @@ const SWEEPS: { name: string; run: Sweep }[] = [
   { name: "xapi-retention", run: purgeOldXapiStatements },
   { name: "lti-roster-syncs", run: sweepRosterSyncs },
   { name: "xapi-backfills", run: sweepBackfills },
+  // Daily from 03:17 UTC (a share each minute until done): every paying institution against Stripe.
+  { name: "billing-reconciliation", run: reconcileSubscriptions },
 ];
 
 /** One cron run: every sweep, on a context whose clock reads the run's scheduled time. */

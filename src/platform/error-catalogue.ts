@@ -53,6 +53,14 @@ export const ERROR_CATALOGUE = {
     meaning: "The request body is not valid JSON.",
     action: "Send a JSON document encoded as UTF-8 with `Content-Type: application/json`.",
   },
+  webhook_signature_invalid: {
+    status: 400,
+    title: "Webhook signature invalid",
+    meaning:
+      "A request to `POST /api/billing/webhook` carried no `Stripe-Signature`, one that does not match the body under the endpoint's signing secret, or one older than 300 seconds; nothing was changed.",
+    action:
+      "Only Stripe calls this endpoint: check that `STRIPE_WEBHOOK_SECRET` is the signing secret of the endpoint registered in Stripe, and that the body reaches it unaltered.",
+  },
   unauthenticated: {
     status: 401,
     title: "Authentication required",
@@ -321,6 +329,13 @@ export const ERROR_CATALOGUE = {
     meaning:
       "The SSO e-mail domain could not be proven: its DNS TXT record is missing or does not match, or the domain is a public mail provider's. `reason` says which.",
     action: "Publish the TXT record the domain's entry shows, wait for DNS to update, and verify again.",
+  },
+  webhook_event_in_progress: {
+    status: 409,
+    title: "Webhook event in progress",
+    meaning:
+      "Another delivery of the same Stripe event is being handled right now; this one was not applied, so that the event takes effect once.",
+    action: "Nothing: Stripe retries the delivery later, and it then answers 200 as a duplicate.",
   },
   contact_sales: {
     status: 422,

@@ -25,6 +25,12 @@ export const EVENT_TYPES = {
   "export.failed": "A CSV export failed; `error` says why.",
   "xapi_endpoint.failing":
     "An xAPI endpoint's Learning Record Store has failed every request for 24 hours without a success; once per failing run. `last_error` says what it answered last.",
+  "subscription.updated":
+    "The institution's subscription changed as Stripe reports it: its plan, status, seats, billing period or cancellation at period end; `changes` says from what to what. Not sent when a re-read from Stripe finds nothing new.",
+  "trial.will_end":
+    "The institution's trial ends in 3 days (Stripe's notice); `at_trial_end` says whether the paid subscription starts or the institution falls back to Free.",
+  "invoice.payment_failed":
+    "A payment of the institution's subscription failed; the subscription is `past_due` and keeps its plan while Stripe retries (`next_payment_attempt`), then falls back to Free.",
 } as const;
 
 export type EventType = keyof typeof EVENT_TYPES;

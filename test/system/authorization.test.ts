@@ -57,6 +57,8 @@ const PUBLIC = [
   // The Lingua xAPI profile: the document every forwarded statement's IRIs resolve to.
   "GET /xapi/profile",
   "GET /api/lti/deep-linking/{launch}/select",
+  // Stripe's webhook: signed with the endpoint's secret instead of a token.
+  "POST /api/billing/webhook",
 ];
 
 /** Operations any valid token may call, whatever its abilities: exactly those without `x-required-ability`. */

@@ -337,6 +337,9 @@ describe("event catalogue", () => {
       "member.removed",
       "export.completed",
       "export.failed",
+      "subscription.updated",
+      "trial.will_end",
+      "invoice.payment_failed",
     ]) {
       expect(types).toContain(t);
     }

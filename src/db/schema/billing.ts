@@ -75,6 +75,12 @@ export const stripeEvents = sqliteTable("stripe_events", {
   type: text("type").notNull(),
   institutionId: text("institution_id"),
   receivedAt: text("received_at").notNull(),
+  /**
+   * When a delivery last took the event in hand (ISO 8601, milliseconds): while it is recent, a
+   * concurrent delivery of the same event waits (409) rather than applying it twice; once it is old,
+   * the handling is taken to have died and the next delivery handles the event again.
+   */
+  claimedAt: text("claimed_at"),
   /** Null until handled: an event whose handling failed is handled again when Stripe retries it. */
   processedAt: text("processed_at"),
 });

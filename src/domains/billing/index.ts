@@ -6,6 +6,7 @@ import { registerCreatePortalSession } from "./routes/create-portal-session";
 import { registerGetSubscription } from "./routes/get-subscription";
 import { registerGetTrialStatus } from "./routes/get-trial-status";
 import { registerListPlans } from "./routes/list-plans";
+import { registerReceiveStripeWebhook } from "./webhook/routes/receive-stripe-webhook";
 
 /** Plans, checkout and portal sessions, promotion codes, the subscription, trials and Stripe's webhook. */
 export function registerBilling(app: OpenAPIHono<AppEnv>) {
@@ -15,4 +16,5 @@ export function registerBilling(app: OpenAPIHono<AppEnv>) {
   registerApplyPromo(app);
   registerGetSubscription(app);
   registerGetTrialStatus(app);
+  registerReceiveStripeWebhook(app);
 }

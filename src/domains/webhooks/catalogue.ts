@@ -61,6 +61,35 @@ export const EVENT_EXAMPLES: Record<EventType, Record<string, unknown>> = {
     failing_since: "2026-11-20T09:30:00Z",
     last_error: "HTTP 503",
   },
+  "subscription.updated": {
+    subscription_id: "sub_1QxYzA2eZvKYlo2C8mN3pQrS",
+    status: "active",
+    plan: "pro",
+    interval: "month",
+    seats: 25,
+    current_period_start: "2026-11-21T09:30:00Z",
+    current_period_end: "2026-12-21T09:30:00Z",
+    cancel_at_period_end: false,
+    trial_end: null,
+    changes: { status: { from: "trialing", to: "active" } },
+    updated_at: "2026-11-21T09:30:00Z",
+  },
+  "trial.will_end": {
+    subscription_id: "sub_1QxYzA2eZvKYlo2C8mN3pQrS",
+    plan: "pro",
+    trial_end: "2026-11-24T09:30:00Z",
+    payment_method_on_file: false,
+    at_trial_end: "downgrade_to_free",
+  },
+  "invoice.payment_failed": {
+    invoice_id: "in_1QxYzA2eZvKYlo2C0aB1cD2e",
+    subscription_id: "sub_1QxYzA2eZvKYlo2C8mN3pQrS",
+    subscription_status: "past_due",
+    amount_due: 22500,
+    currency: "eur",
+    attempt_count: 1,
+    next_payment_attempt: "2026-11-24T09:30:00Z",
+  },
 };
 
 export function eventCatalogue() {
