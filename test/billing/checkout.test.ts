@@ -58,6 +58,8 @@ describe("POST /api/billing/checkout-session", () => {
     const subscription = await stripeApi(`/v1/subscriptions/${completed.subscription}`);
     expect(subscription.status).toBe("trialing");
     expect(subscription.trial_end - subscription.trial_start).toBe(14 * DAY);
+    // Without a card by the trial's end, Stripe cancels it rather than retrying a payment.
+    expect(subscription.trial_settings).toMatchObject({ end_behavior: { missing_payment_method: "cancel" } });
     expect(subscription.metadata).toMatchObject({ institution_id: tenant.institution.id });
   });
 

@@ -108,6 +108,41 @@ describe("checkout → pay → Stripe's events", () => {
   });
 });
 
+describe("a card-less trial", () => {
+  it("that ends without a card cancels the subscription: the institution is Free again at once", async () => {
+    const t = await createTenant({ plan: "free" });
+    const checkout = await callJson("/api/billing/checkout-session", {
+      token: t.admin.token,
+      body: {
+        plan: "pro",
+        seats: 3,
+        success_url: "https://app.example.test/billing/done",
+        cancel_url: "https://app.example.test/billing",
+      },
+    });
+    expect(checkout.res.status).toBe(201);
+    expect((await payCheckout(checkout.body.url, { card: false })).status).toBe(303);
+    const customer = (await accountOf(t.institution.id))!.stripeCustomerId;
+    const started = await deliverAll(customer);
+    expect(await rateLimitOf(t.admin.token)).toBe(1000);
+    const trial = await callJson("/api/trial/status", { token: t.admin.token });
+    expect(trial.body).toMatchObject({
+      on_trial: true,
+      payment_method_on_file: false,
+      at_trial_end: "downgrade_to_free",
+    });
+
+    const { subscriptionId } = (await accountOf(t.institution.id))!;
+    await stripeLifecycle.endTrial(subscriptionId!);
+    const ended = await deliverAll(customer, { since: started.next_index });
+    expect(ended.responses.map((r) => r.type)).toContain("customer.subscription.deleted");
+    expect(ended.responses.map((r) => r.type)).not.toContain("invoice.payment_failed");
+    expect(await accountOf(t.institution.id)).toMatchObject({ subscriptionStatus: "canceled" });
+    expect(await institutionOf(t.institution.id)).toMatchObject({ plan: "free", seats: null });
+    expect(await rateLimitOf(t.admin.token)).toBe(100);
+  });
+});
+
 describe("cancellation", () => {
   it("at period end keeps Pro until Stripe deletes the subscription, then Free and the Free limit at once", async () => {
     const t = await billingTenant();

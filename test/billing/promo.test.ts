@@ -5,7 +5,13 @@ import { billingAccounts } from "../../src/db/schema";
 import type { applyPromoRoute } from "../../src/domains/billing/routes/apply-promo";
 import { database } from "../../src/platform/db";
 import { callJson, type ResponseBody } from "../helpers/api";
-import { createTestPromotionCode, payCheckout, STRIPE_PRODUCT_PRO, stripeApi } from "../helpers/stripe";
+import {
+  createTestPromotionCode,
+  deliverAll,
+  payCheckout,
+  STRIPE_PRODUCT_PRO,
+  stripeApi,
+} from "../helpers/stripe";
 import type { Tenant } from "../helpers/tenants";
 import { billingAccount, freeTenant, recordSubscription, startCheckout, stripeSession } from "./support";
 
@@ -62,6 +68,22 @@ describe("POST /api/billing/apply-promo", () => {
     const held = await stripeSession(checkout.body.id);
     expect(held.discounts).toMatchObject([{ promotion_code: account?.pendingPromotionCodeId }]);
     expect(held.allow_promotion_codes).toBeNull();
+
+    // Paid, and Stripe's events delivered: the kept code is used up, the subscription carries it.
+    expect((await payCheckout(checkout.body.url)).status).toBe(303);
+    const delivered = await deliverAll(account!.stripeCustomerId);
+    expect(delivered.responses.every((r) => r.status === 200)).toBe(true);
+    expect(await billingAccount(tenant.institution.id)).toMatchObject({
+      pendingPromoCode: null,
+      pendingPromotionCodeId: null,
+      subscriptionStatus: "trialing",
+    });
+    const after = await callJson("/api/billing/subscription", { token: tenant.admin.token });
+    expect(after.body).toMatchObject({
+      plan: "pro",
+      pending_promo_code: null,
+      discount: { code: "WELCOME20" },
+    });
   });
 
   it("shows an amount off with its currency", async () => {

@@ -138,7 +138,14 @@ export async function createCheckoutSession(
     metadata,
     subscription_data: {
       metadata,
-      ...(trial ? { trial_period_days: ctx.config.billing.trialDays } : {}),
+      ...(trial
+        ? {
+            trial_period_days: ctx.config.billing.trialDays,
+            // A card-less trial that ends without a card is cancelled (back to Free at once), not
+            // left past_due on Pro while Stripe retries a payment that has no card to charge.
+            trial_settings: { end_behavior: { missing_payment_method: "cancel" as const } },
+          }
+        : {}),
     },
     ...(trial ? { payment_method_collection: "if_required" as const } : {}),
     // Stripe takes one or the other: a code applied here, or a field for one on its page.

@@ -5,6 +5,7 @@ import { ApiError } from "../../../platform/errors";
 import { domainEvent, type OutboxRow } from "../../../platform/events";
 import { nowIso } from "../../../platform/ids";
 import type { ServiceContext } from "../../../platform/service/context";
+import { dropPendingPromo } from "../promo";
 import { CLAIM_EVENT_SQL, RELEASE_EVENT_SQL } from "../sql";
 import { billingSettings, stripeCryptoProvider, stripeFor } from "../stripe-client";
 import { type ApplyOutcome, applySubscription, markProcessed, syncedAccount } from "../sync";
@@ -201,6 +202,12 @@ async function checkoutCompleted(ctx: ServiceContext, event: Stripe.Event): Prom
       session: sessionId,
       customer: customerId,
     });
+  }
+  // The promotion code kept for this checkout (apply-promo without a subscription) is used now.
+  // (Forgotten only if it is still the one kept: the SQL compares.)
+  for (const discount of session.discounts ?? []) {
+    const used = idOf(discount.promotion_code ?? null);
+    if (used) await dropPendingPromo(ctx, account.institutionId, used);
   }
   return applyRead(ctx, event, account.institutionId, idOf(session.subscription) ?? "");
 }
