@@ -306,6 +306,16 @@ export async function sharedDevServer({ timeoutMs = 600_000 } = {}): Promise<Sha
   }
 }
 
+/**
+ * Resolves once the shared dev server's steps are over (whether it answers or not), at once when this
+ * run has none. scripts/dev.mjs writes its seed files under the repository's .wrangler/, so a second
+ * `npm run dev` (test/e2e/helpers/dev-server.ts) must not set up while the shared one does.
+ */
+export async function sharedDevServerSettled(): Promise<void> {
+  if (!inject("sharedDevServer")) return;
+  await sharedDevServer();
+}
+
 /** The shared dev server, answering; throws with its state and output otherwise. */
 export async function readySharedDevServer(): Promise<SharedDevServer> {
   const server = await sharedDevServer();
