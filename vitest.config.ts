@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 import { unstable_readConfig } from "wrangler";
@@ -88,7 +89,14 @@ export default defineConfig(async () => {
         "./test/helpers/document-cache-server.ts",
         "./test/helpers/lrs-server.ts",
       ],
-      testTimeout: 30_000,
+      // A hang guard, not a speed check: with a file per core, a test shares its core with another
+      // file's, so it gets twice the 30 s it had when the files ran one at a time.
+      testTimeout: 60_000,
+      // Each test file gets a workerd of its own (that is what isolates its storage), and much of a
+      // file's time is spent waiting (queues, retry delays, timers), not computing. Vitest's default
+      // of one worker fewer than the cores ran the files one at a time on CI's 2 cores; a file per
+      // core keeps both busy.
+      maxWorkers: Math.max(2, availableParallelism()),
     },
   };
 });

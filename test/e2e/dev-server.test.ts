@@ -4,170 +4,54 @@
  * requests with a demo account. A broken migration, a non-idempotent seed, a worker that does not
  * start or a broken sign-in fails this file, and with it CI.
  *
- * Nothing here touches the developer's own database: everything lives in a temporary --persist-to
- * directory that is removed afterwards. (scripts/dev.mjs still writes .dev.vars in the repository
- * root when it is missing, as `npm run dev` always does.)
+ * The steps run once per end-to-end run, in the shared dev server's global setup
+ * (test/e2e/helpers/shared-dev-server.ts), in the background while the other files run; this file
+ * checks what each step did and printed, then talks to the server (which test/e2e/xapi.test.ts uses
+ * too). Nothing here touches the developer's own database: everything lives in a temporary
+ * --persist-to directory that is removed afterwards. (scripts/dev.mjs still writes .dev.vars in the
+ * repository root when it is missing, as `npm run dev` always does.)
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { createServer as createHttpServer, type IncomingMessage } from "node:http";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { parseDevVars } from "../../scripts/dev-vars.mjs";
 import { conformingFetch, OpenApiConformance } from "../helpers/openapi-conformance";
+import { type RunResult, type SharedDevServer, sharedDevServer } from "./helpers/shared-dev-server";
 import { builtDocument } from "./openapi-built";
 import { visitReferencePage } from "./reference-page";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const DEV_SCRIPT = join(ROOT, "scripts", "dev.mjs");
-const WRANGLER = join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
 
 const OWNER_EMAIL = "owner@acme.lingua.test";
 const LEARNER_EMAIL = "learner@acme.lingua.test";
 const DEMO_PASSWORD = "lingua-demo-2026";
 
-const SETUP_TIMEOUT_MS = 120_000;
-const STARTUP_TIMEOUT_MS = 90_000;
 const REQUEST_TIMEOUT_MS = 15_000;
 /** Kept on failure: the end of the setup and server output. */
 const MAX_LOG_CHARS = 40_000;
 
-/** As in CI: non-interactive (CI=true), no telemetry, no colours where the tools honour NO_COLOR. */
-const childEnv: NodeJS.ProcessEnv = {
-  ...process.env,
-  CI: "true",
-  NO_COLOR: "1",
-  WRANGLER_SEND_METRICS: "false",
-};
-delete childEnv.FORCE_COLOR;
-
-interface RunResult {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-let log = "";
-function record(label: string, text: string) {
-  log += `\n----- ${label} -----\n${text}`;
-}
-
-/** Runs `node <args>` in the repository root and collects its output; on timeout kills it and its children. */
-function runNode(args: string[], timeoutMs = SETUP_TIMEOUT_MS): Promise<RunResult> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, args, {
-      cwd: ROOT,
-      env: childEnv,
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-    const timer = setTimeout(() => {
-      stderr += `\n[killed after ${timeoutMs / 1000} s]\n`;
-      try {
-        process.kill(-child.pid!, "SIGKILL");
-      } catch {
-        child.kill("SIGKILL");
-      }
-    }, timeoutMs);
-    child.on("error", (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.on("close", (code, signal) => {
-      clearTimeout(timer);
-      resolvePromise({ code, signal, stdout, stderr });
-    });
-  });
-}
-
-/** One SQL query against the local D1 in `persistTo`, through wrangler as a developer would. */
-async function queryLocalD1<T>(persistTo: string, sql: string): Promise<T[]> {
-  const result = await runNode([
-    WRANGLER,
-    "d1",
-    "execute",
-    "DB",
-    "--local",
-    "--persist-to",
-    persistTo,
-    "--command",
-    sql,
-    "--json",
-  ]);
-  record(`wrangler d1 execute "${sql}" (exit ${result.code})`, result.stdout + result.stderr);
-  expect(result.code, `wrangler d1 execute failed:\n${result.stdout}\n${result.stderr}`).toBe(0);
+/** The demo data counted with `wrangler d1 execute --json` after a setup run, as a developer would. */
+function countedRows<T>(result: RunResult | undefined): T[] {
+  expect(result, "the demo data was not counted (the setup run failed)").toBeDefined();
+  expect(result!.code, `wrangler d1 execute failed:\n${result!.stdout}\n${result!.stderr}`).toBe(0);
   let parsed: Array<{ results: T[]; success: boolean }>;
   try {
-    parsed = JSON.parse(result.stdout);
+    parsed = JSON.parse(result!.stdout);
   } catch {
-    throw new Error(`wrangler d1 execute --json printed something that is not JSON:\n${result.stdout}`);
+    throw new Error(`wrangler d1 execute --json printed something that is not JSON:\n${result!.stdout}`);
   }
   expect(parsed[0]?.success).toBe(true);
   return parsed[0]!.results;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolvePromise, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => (port > 0 ? resolvePromise(port) : reject(new Error("no port from the OS"))));
-    });
-  });
-}
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-let persistTo = "";
-let server: ChildProcess | undefined;
-let serverExited = false;
-let serverOutput = "";
+let shared: SharedDevServer;
 let serverReady = false;
 let baseUrl = "";
-
-/** SIGTERM to the whole process group (node → wrangler → workerd), then SIGKILL whatever is left. */
-async function stopServer() {
-  const child = server;
-  if (!child?.pid) return;
-  const group = -child.pid;
-  const exited = serverExited ? Promise.resolve() : new Promise<void>((r) => child.once("exit", () => r()));
-  try {
-    process.kill(group, "SIGTERM");
-  } catch {
-    // Already gone.
-  }
-  await Promise.race([exited, sleep(10_000)]);
-  try {
-    process.kill(group, "SIGKILL");
-  } catch {
-    // Nothing left in the group.
-  }
-  server = undefined;
-}
-
-/** Even if the test runner itself is torn down, no wrangler dev is left behind. */
-function killServerGroupSync() {
-  if (server?.pid) {
-    try {
-      process.kill(-server.pid, "SIGKILL");
-    } catch {
-      // Already gone.
-    }
-  }
-}
-process.once("exit", killServerGroupSync);
 
 let served: Promise<OpenApiConformance> | undefined;
 
@@ -217,29 +101,20 @@ describe("npm run dev on a fresh machine", () => {
   let session: { token: string; token_id: string } | undefined;
 
   beforeAll(async () => {
-    persistTo = await mkdtemp(join(tmpdir(), "lingua-e2e-"));
-  });
-
-  afterAll(async () => {
-    await stopServer();
-    process.removeListener("exit", killServerGroupSync);
-    if (persistTo) await rm(persistTo, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
-  });
+    shared = await sharedDevServer();
+    baseUrl = shared.url;
+  }, 660_000);
 
   // On a failure, print what the setup and the server said that no earlier failure printed yet.
-  const printed = { log: 0, server: 0 };
+  let printed = 0;
   beforeEach(({ onTestFailed }) => {
     onTestFailed(() => {
-      const newLog = log.slice(printed.log);
-      const newServer = serverOutput.slice(printed.server);
-      printed.log = log.length;
-      printed.server = serverOutput.length;
-      if (!newLog && !newServer) return;
-      const output = (
-        newLog + (newServer ? `\n----- node scripts/dev.mjs (server) -----\n${newServer}` : "")
-      ).slice(-MAX_LOG_CHARS);
+      const output = shared?.output() ?? "";
+      const fresh = output.slice(printed);
+      printed = output.length;
+      if (!fresh) return;
       console.error(
-        `Output of the setup and the dev server (at most the last ${MAX_LOG_CHARS} characters):\n${output}`,
+        `Output of the setup and the dev server (at most the last ${MAX_LOG_CHARS} characters):\n${fresh.slice(-MAX_LOG_CHARS)}`,
       );
     });
   });
@@ -247,16 +122,11 @@ describe("npm run dev on a fresh machine", () => {
   it("sets up twice in a row without failing or duplicating the demo data", async () => {
     const counts: Record<string, number>[] = [];
     for (const attempt of ["first", "second"]) {
-      const result = await runNode([DEV_SCRIPT, "--setup-only", "--persist-to", persistTo]);
-      record(
-        `node scripts/dev.mjs --setup-only (${attempt} run, exit ${result.code}, signal ${result.signal})`,
-        result.stdout + result.stderr,
-      );
+      const run = shared.state.setupRuns.find((r) => r.attempt === attempt);
+      expect(run, `the ${attempt} setup run did not happen (${shared.state.error})`).toBeDefined();
+      const result = run!.setup;
       expect(result.code, `the ${attempt} setup run failed:\n${result.stdout}\n${result.stderr}`).toBe(0);
-      const [row] = await queryLocalD1<Record<string, number>>(
-        persistTo,
-        "SELECT (SELECT COUNT(*) FROM users) AS users, (SELECT COUNT(*) FROM institutions) AS institutions, (SELECT COUNT(*) FROM courses) AS courses, (SELECT COUNT(*) FROM training_items) AS items, (SELECT COUNT(*) FROM attempts) AS attempts, (SELECT COUNT(*) FROM outbox_events) AS events, (SELECT xp_total FROM learner_stats WHERE user_id = 'usr_demo_acme_learner') AS demo_learner_xp",
-      );
+      const [row] = countedRows<Record<string, number>>(run!.count);
       counts.push(row!);
     }
     // 6 demo accounts + 3 demo members (scripts/demo-data.mjs) + 240 generated learners, 3 institutions,
@@ -273,53 +143,15 @@ describe("npm run dev on a fresh machine", () => {
   });
 
   it("starts wrangler dev and answers GET /healthz", async () => {
-    const port = await freePort();
-    baseUrl = `http://127.0.0.1:${port}`;
-    // Own process group (detached), so afterAll can stop node, wrangler and workerd together.
-    const child = spawn(process.execPath, [DEV_SCRIPT, "--port", String(port), "--persist-to", persistTo], {
-      cwd: ROOT,
-      env: childEnv,
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    server = child;
-    const append = (chunk: string) => {
-      serverOutput += chunk;
-    };
-    child.stdout!.setEncoding("utf8").on("data", append);
-    child.stderr!.setEncoding("utf8").on("data", append);
-    child.on("exit", (code, signal) => {
-      serverExited = true;
-      append(`\n[node scripts/dev.mjs exited: code ${code}, signal ${signal}]\n`);
-    });
-    child.on("error", (error) => append(`\n[could not start node scripts/dev.mjs: ${error.message}]\n`));
-
-    const deadline = Date.now() + STARTUP_TIMEOUT_MS;
-    let last = "no answer yet";
-    let healthy: string | undefined;
-    while (healthy === undefined) {
-      if (serverExited)
-        throw new Error(`node scripts/dev.mjs exited before the server answered /healthz (last: ${last})`);
-      try {
-        const res = await fetch(`${baseUrl}/healthz`, { signal: AbortSignal.timeout(5_000) });
-        const text = await res.text();
-        if (res.status === 200) healthy = text;
-        else last = `${res.status} ${text.slice(0, 200)}`;
-      } catch (error) {
-        last =
-          error instanceof Error
-            ? `${error.name}: ${(error.cause as Error | undefined)?.message ?? error.message}`
-            : String(error);
-      }
-      if (healthy === undefined) {
-        if (Date.now() > deadline)
-          throw new Error(
-            `GET ${baseUrl}/healthz did not answer 200 within ${STARTUP_TIMEOUT_MS / 1000} s (last: ${last})`,
-          );
-        await sleep(500);
-      }
-    }
-    expect(JSON.parse(healthy)).toEqual({ status: "ok" });
+    expect(
+      shared.state.phase,
+      `node scripts/dev.mjs did not start the server on ${baseUrl}: ${shared.state.error}`,
+    ).toBe("ready");
+    expect(JSON.parse(shared.state.healthz!)).toEqual({ status: "ok" });
+    // And it still does, now that the files before this one have run.
+    const res = await fetch(`${baseUrl}/healthz`, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: "ok" });
     serverReady = true;
   });
 

@@ -10,8 +10,8 @@
 
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { conformingFetch, OpenApiConformance } from "../helpers/openapi-conformance";
-import { type DevServer, startDevServer } from "./helpers/dev-server";
 import { type LearningLocker, startLearningLocker } from "./helpers/learning-locker";
+import { readySharedDevServer, type SharedDevServer } from "./helpers/shared-dev-server";
 
 const OWNER_EMAIL = "owner@acme.lingua.test";
 const LEARNER_EMAIL = "learner@acme.lingua.test";
@@ -21,7 +21,8 @@ const REQUEST_TIMEOUT_MS = 15_000;
 const ADL = "http://adlnet.gov/expapi/verbs/";
 
 let lrs: LearningLocker;
-let dev: DevServer;
+/** The run's one `npm run dev` (test/e2e/helpers/shared-dev-server.ts). */
+let dev: SharedDevServer;
 let served: Promise<OpenApiConformance> | undefined;
 let owner: Record<string, string>;
 let learner: Record<string, string>;
@@ -156,13 +157,12 @@ async function attempt(items: string[], score: (i: number) => number) {
 
 beforeAll(async () => {
   lrs = await startLearningLocker();
-  dev = await startDevServer();
+  dev = await readySharedDevServer();
   owner = await signIn(OWNER_EMAIL);
   learner = await signIn(LEARNER_EMAIL);
 }, 420_000);
 
 afterAll(async () => {
-  await dev?.stop();
   await lrs?.close();
 });
 

@@ -11,6 +11,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { sharedDevServerSettled } from "./shared-dev-server";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 const DEV_SCRIPT = join(ROOT, "scripts", "dev.mjs");
@@ -37,8 +38,13 @@ function freePort(): Promise<number> {
   });
 }
 
-/** Sets up and starts the dev server; resolves once `GET /healthz` answers 200 (or throws with its output). */
+/**
+ * Sets up and starts the dev server; resolves once `GET /healthz` answers 200 (or throws with its output).
+ * A file that can share the run's one dev server uses `readySharedDevServer()` (./shared-dev-server.ts)
+ * instead; this one waits until that server's set-up is over before setting up its own.
+ */
 export async function startDevServer({ timeoutMs = 360_000 } = {}): Promise<DevServer> {
+  await sharedDevServerSettled();
   const persistTo = await mkdtemp(join(tmpdir(), "lingua-e2e-"));
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
