@@ -9,7 +9,7 @@ import { chromium } from "playwright-core";
 
 export const CHROMIUM = "/usr/bin/chromium";
 
-const CHROMIUM_ARGS = [
+export const CHROMIUM_ARGS = [
   "--no-sandbox",
   "--disable-background-networking",
   "--disable-component-update",

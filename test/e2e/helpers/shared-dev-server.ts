@@ -327,4 +327,8 @@ export async function readySharedDevServer(): Promise<SharedDevServer> {
 }
 
 /** For vitest.e2e.config.ts's sequencer: the files that call `sharedDevServer()` run last. */
-export const USES_SHARED_DEV_SERVER = ["test/e2e/dev-server.test.ts", "test/e2e/xapi.test.ts"];
+export const USES_SHARED_DEV_SERVER = [
+  "test/e2e/dev-server.test.ts",
+  "test/e2e/xapi.test.ts",
+  "test/e2e/billing.test.ts",
+];
