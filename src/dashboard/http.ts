@@ -119,13 +119,15 @@ export async function sessionCsrfToken(sessionToken: string): Promise<string> {
 }
 
 /**
- * A state-changing request that a browser says came from another origin (`Origin`, or `Sec-Fetch-Site:
- * cross-site`) is refused before its token is even read: defence in depth beside the CSRF token.
+ * A state-changing request that a browser says came from another origin (`Origin` naming another
+ * origin, or `Sec-Fetch-Site: cross-site`) is refused before its token is even read: defence in
+ * depth beside the CSRF token. `Origin: null` is no evidence either way — browsers send it for a
+ * same-origin form post from a page under `Referrer-Policy: no-referrer`, which every response of
+ * this worker carries — so the token decides.
  */
 export function crossOrigin(c: Context<AppEnv>): boolean {
   const origin = c.req.header("Origin");
   if (origin && origin !== "null" && origin !== new URL(c.req.url).origin) return true;
-  if (origin === "null") return true;
   return c.req.header("Sec-Fetch-Site") === "cross-site";
 }
 

@@ -1,0 +1,212 @@
+/**
+ * The admin dashboard in a real browser (Debian's chromium driven by playwright-core) against
+ * `npm run dev` on a loopback port: sign in with the demo admin, create an API token and use it
+ * with `fetch` against the API, revoke it and see 401, accept an invitation, let platform staff
+ * choose an institution, sign out. Every page is screenshotted under test-artifacts/dashboard/
+ * (git-ignored); no request may leave the origin, and no console error or CSP violation may occur.
+ * One browser, one dev server.
+ */
+import { existsSync, mkdirSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { type DevServer, startDevServer } from "./helpers/dev-server";
+import { CHROMIUM } from "./reference-page";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const ARTIFACTS = join(ROOT, "test-artifacts", "dashboard");
+const ARGS = [
+  "--no-sandbox",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+  "--disable-quic",
+];
+const DEMO_PASSWORD = "lingua-demo-2026";
+const ADMIN = "owner@acme.lingua.test";
+const STAFF = "admin@lingua.test";
+
+let server: DevServer;
+let browser: Browser;
+const problems: string[] = [];
+const offOrigin: string[] = [];
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install chromium`);
+  mkdirSync(ARTIFACTS, { recursive: true });
+  [server, browser] = await Promise.all([
+    startDevServer(),
+    chromium.launch({ executablePath: CHROMIUM, args: ARGS }),
+  ]);
+}, 400_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+/** A browser context that records console errors, page errors and CSP violations, and stays on the origin. */
+async function openContext(
+  viewport = { width: 1280, height: 900 },
+): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ viewport });
+  await context.route("**/*", (route) => {
+    const url = route.request().url();
+    if (new URL(url).origin === server.url) return route.continue();
+    offOrigin.push(url);
+    return route.abort("blockedbyclient");
+  });
+  const page = await context.newPage();
+  await page.exposeFunction("reportCspViolation", (line: string) => problems.push(`CSP: ${line}`));
+  // Browser code, as text: this folder is type-checked for Node, without the DOM's types.
+  await page.addInitScript({
+    content: `document.addEventListener("securitypolicyviolation", (event) =>
+      window.reportCspViolation(event.effectiveDirective + " " + event.blockedURI));`,
+  });
+  page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
+  page.on("console", (message) => {
+    if (message.type() === "error") problems.push(`console: ${message.text()}`);
+  });
+  return { context, page };
+}
+
+async function shot(page: Page, name: string) {
+  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+async function signIn(page: Page, email: string) {
+  await page.goto(`${server.url}/dashboard`);
+  await page.waitForURL(/\/dashboard\/sign-in\?next=/);
+  await page.getByLabel("E-mail address").fill(email);
+  await page.getByLabel("Password").fill(DEMO_PASSWORD);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL(`${server.url}/dashboard`);
+}
+
+it("signs in, creates a token that works against the API, revokes it, and signs out", async () => {
+  const { context, page } = await openContext();
+  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.url });
+
+  await page.goto(`${server.url}/dashboard`);
+  await page.waitForURL(/\/dashboard\/sign-in/);
+  // The e-mail field has the focus.
+  expect(await page.evaluate("document.activeElement.id")).toBe("email");
+  await shot(page, "01-sign-in");
+  await page.getByLabel("E-mail address").fill(ADMIN);
+  await page.getByLabel("Password").fill(DEMO_PASSWORD);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL(`${server.url}/dashboard`);
+
+  // The __Host- session cookie works over http://127.0.0.1 (loopback is a secure context).
+  const session = (await context.cookies()).find((c) => c.name === "__Host-lingua_session");
+  expect(session).toMatchObject({ httpOnly: true, secure: true, sameSite: "Lax", path: "/" });
+  await expect.poll(() => page.getByRole("heading", { level: 1 }).textContent()).toContain("Welcome");
+  // The first Tab reaches the skip link, which moves the focus to the page's content.
+  await page.keyboard.press("Tab");
+  expect(await page.evaluate("document.activeElement.textContent")).toBe("Skip to content");
+  await page.keyboard.press("Enter");
+  expect(await page.evaluate("document.activeElement.id")).toBe("content");
+  await shot(page, "02-overview");
+
+  await page
+    .getByRole("navigation", { name: "Dashboard sections" })
+    .getByRole("link", { name: "API tokens" })
+    .click();
+  await page.waitForURL(/\/settings\/integrations\/tokens$/);
+  await shot(page, "03-tokens");
+
+  await page.getByRole("link", { name: "Create token" }).click();
+  await page.getByLabel("Name", { exact: true }).fill("E2E sync");
+  await page.getByRole("checkbox", { name: /^members:read/ }).check();
+  await page.getByRole("checkbox", { name: /^tokens:read/ }).check();
+  // The custom date appears only with "Custom date…" (the script); without the script it is always there.
+  await expect.poll(() => page.locator("#custom-expiry").isHidden()).toBe(true);
+  await page.getByLabel("Expiry", { exact: true }).selectOption("custom");
+  await expect.poll(() => page.locator("#custom-expiry").isVisible()).toBe(true);
+  await page.getByLabel("Expiry", { exact: true }).selectOption("30");
+  await shot(page, "04-new-token");
+  await page.getByRole("button", { name: "Create token" }).click();
+  await page.getByRole("heading", { name: "Token created" }).waitFor();
+
+  const plain = await page.locator("#new-token").inputValue();
+  expect(plain).toMatch(/^lng_[A-Za-z0-9_-]{43}$/);
+  await page.getByRole("button", { name: "Copy" }).click();
+  await expect.poll(() => page.getByRole("button", { name: "Copied" }).count()).toBe(1);
+  expect(await page.evaluate("navigator.clipboard.readText()")).toBe(plain);
+  await shot(page, "05-token-created");
+
+  const me = await fetch(`${server.url}/api/auth/me`, { headers: { Authorization: `Bearer ${plain}` } });
+  expect(me.status).toBe(200);
+  const meBody = (await me.json()) as { token: { id: string; name: string; abilities: string[] } };
+  expect(meBody.token.name).toBe("E2E sync");
+  expect([...meBody.token.abilities].sort()).toEqual(["members:read", "tokens:read"]);
+
+  await page.getByRole("link", { name: "Back to API tokens" }).click();
+  const row = page.getByRole("row").filter({ hasText: plain.slice(0, 10) });
+  await row.getByText("Revoke…").click();
+  await shot(page, "06-revoke-confirmation");
+  await row.getByRole("button", { name: "Revoke token" }).click();
+  await page.getByText("The token was revoked").waitFor();
+  await shot(page, "07-token-revoked");
+  const after = await fetch(`${server.url}/api/auth/me`, { headers: { Authorization: `Bearer ${plain}` } });
+  expect(after.status).toBe(401);
+
+  // A phone: the same list, one column.
+  await page.setViewportSize({ width: 390, height: 844 });
+  await shot(page, "08-tokens-phone");
+  await page.setViewportSize({ width: 1280, height: 900 });
+
+  await page.getByRole("button", { name: "Sign out" }).click();
+  await page.getByText("You have signed out.").waitFor();
+  await shot(page, "09-signed-out");
+  expect((await context.cookies()).some((c) => c.name === "__Host-lingua_session")).toBe(false);
+  await context.close();
+});
+
+it("opens an invitation URL as a page where the invited admin chooses a password", async () => {
+  const signedIn = await fetch(`${server.url}/api/auth/sign-in`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ email: ADMIN, password: DEMO_PASSWORD }),
+  });
+  const { token, user } = (await signedIn.json()) as { token: string; user: { institution_id: string } };
+  const email = `e2e.admin.${Date.now()}@acme.lingua.test`;
+  const created = await fetch(`${server.url}/api/institutions/${user.institution_id}/members`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", Authorization: `Bearer ${token}` },
+    body: JSON.stringify({ email, name: "E2E Admin", role: "institution_admin" }),
+  });
+  expect(created.status).toBe(201);
+  const { invitation_url } = (await created.json()) as { invitation_url: string };
+  expect(new URL(invitation_url).pathname).toBe("/dashboard/accept-invitation");
+
+  const { context, page } = await openContext();
+  await page.goto(invitation_url);
+  await shot(page, "10-accept-invitation");
+  await page.getByLabel("Password", { exact: true }).fill("an e2e passphrase 2026");
+  await page.getByLabel("Repeat the password").fill("an e2e passphrase 2026");
+  await page.getByRole("button", { name: "Set password" }).click();
+  await page.waitForURL(`${server.url}/dashboard`);
+  expect(await page.getByRole("banner").textContent()).toContain(email);
+  await context.close();
+});
+
+it("lets platform staff choose an institution", async () => {
+  const { context, page } = await openContext();
+  await signIn(page, STAFF);
+  await page.getByRole("link", { name: "Choose an institution" }).first().click();
+  await page.waitForURL(/\/dashboard\/institutions$/);
+  await shot(page, "11-institutions");
+  await page.getByRole("button", { name: /^Choose Acme/ }).click();
+  await page.waitForURL(`${server.url}/dashboard`);
+  expect(await page.getByRole("banner").textContent()).toContain("Acme");
+  await shot(page, "12-overview-staff");
+  await context.close();
+});
+
+it("saw no console error, no CSP violation and no request off the origin", () => {
+  expect(problems).toEqual([]);
+  expect(offOrigin).toEqual([]);
+});
