@@ -14,6 +14,7 @@ import { registerAcceptInvitation } from "./routes/accept-invitation";
 import { registerHome } from "./routes/home";
 import { registerSignIn } from "./routes/sign-in";
 import { registerTokens } from "./routes/tokens";
+import { registerWebhooks } from "./routes/webhooks";
 
 /** Forms are small; anything larger is refused before it is parsed. */
 const MAX_FORM_BYTES = 64 * 1024;
@@ -97,6 +98,7 @@ export function dashboardApp(): Hono<AppEnv> {
   registerAcceptInvitation(app);
   registerHome(app);
   registerTokens(app);
+  registerWebhooks(app);
 
   app.notFound((c) =>
     errorPage(

@@ -11,4 +11,5 @@ export const SIGN_OUT_PATH = `${DASHBOARD}/sign-out`;
 export const ACCEPT_INVITATION_PATH = `${DASHBOARD}/accept-invitation`;
 export const INSTITUTIONS_PATH = `${DASHBOARD}/institutions`;
 export const TOKENS_PATH = `${DASHBOARD}/settings/integrations/tokens`;
+export const WEBHOOKS_PATH = `${DASHBOARD}/settings/integrations/webhooks`;
 export const ASSETS_PATH = `${DASHBOARD}/assets`;

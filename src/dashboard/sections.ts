@@ -1,4 +1,4 @@
-import { TOKENS_PATH } from "./prefixes";
+import { TOKENS_PATH, WEBHOOKS_PATH } from "./prefixes";
 
 /**
  * The dashboard's sections, in the order the navigation shows them: only sections that exist are
@@ -23,5 +23,13 @@ export const SECTIONS: readonly Section[] = [
     path: TOKENS_PATH,
     summary:
       "Create tokens for your systems to call the Lingua API, see when they were last used, revoke them.",
+  },
+  {
+    id: "webhooks",
+    group: "Settings → Integrations",
+    label: "Webhooks",
+    path: WEBHOOKS_PATH,
+    summary:
+      "Receive events as signed POSTs: choose the events, send a test ping, read the delivery log, redeliver.",
   },
 ];

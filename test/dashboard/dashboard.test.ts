@@ -12,7 +12,8 @@ import { Browser, csrfOf, scriptTags, setCookies, textOf } from "./support";
 const TOKENS = "/dashboard/settings/integrations/tokens";
 
 /** Every page behind the sign-in, by GET. */
-const PAGES = ["/dashboard", TOKENS, `${TOKENS}/new`, "/dashboard/institutions"];
+const WEBHOOKS = "/dashboard/settings/integrations/webhooks";
+const PAGES = ["/dashboard", TOKENS, `${TOKENS}/new`, WEBHOOKS, `${WEBHOOKS}/new`, "/dashboard/institutions"];
 
 async function signedInAdmin(tenant?: Tenant) {
   const t = tenant ?? (await createTenant());
@@ -500,7 +501,9 @@ describe("dashboard: pages and their headers", () => {
       [new Browser(), "/dashboard/sign-in"],
       [new Browser(), "/dashboard/accept-invitation?token=inv_x"],
       [new Browser(), "/dashboard/no-such-page"],
-      ...["/dashboard", TOKENS, `${TOKENS}/new`].map((p) => [browser, p] as [Browser, string]),
+      ...["/dashboard", TOKENS, `${TOKENS}/new`, WEBHOOKS, `${WEBHOOKS}/new`].map(
+        (p) => [browser, p] as [Browser, string],
+      ),
       [staffBrowser, "/dashboard/institutions"],
     ];
     for (const [who, path] of visits) {
