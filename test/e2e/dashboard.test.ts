@@ -1,12 +1,15 @@
 /**
  * The admin dashboard in a real browser (Debian's chromium driven by playwright-core) against
  * `npm run dev` on a loopback port: sign in with the demo admin, create an API token and use it
- * with `fetch` against the API, revoke it and see 401, accept an invitation, let platform staff
+ * with `fetch` against the API, revoke it and see 401, add a webhook to a loopback receiver and see
+ * its test ping in the delivery log, accept an invitation, let platform staff
  * choose an institution, sign out. Every page is screenshotted under test-artifacts/dashboard/
  * (git-ignored); no request may leave the origin, and no console error or CSP violation may occur.
  * One browser, one dev server.
  */
 import { existsSync, mkdirSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
@@ -163,6 +166,56 @@ it("signs in, creates a token that works against the API, revokes it, and signs 
   await shot(page, "09-signed-out");
   expect((await context.cookies()).some((c) => c.name === "__Host-lingua_session")).toBe(false);
   await context.close();
+});
+
+it("adds a webhook to a loopback receiver, sends a test ping and finds it in the delivery log", async () => {
+  const received: string[] = [];
+  const receiver: Server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (chunk) => (body += chunk));
+    req.on("end", () => {
+      received.push(body);
+      res.writeHead(200, { "Content-Type": "text/plain" }).end("pong from e2e");
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
+  const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/lingua`;
+  try {
+    const { context, page } = await openContext();
+    await signIn(page, ADMIN);
+    await page
+      .getByRole("navigation", { name: "Dashboard sections" })
+      .getByRole("link", { name: "Webhooks" })
+      .click();
+    await shot(page, "13-webhooks");
+    await page.getByRole("link", { name: "Add webhook" }).click();
+    await page.getByLabel("URL", { exact: true }).fill(hookUrl);
+    await page.getByLabel("Description").fill("E2E receiver");
+    await page.getByRole("checkbox", { name: /^lesson\.completed/ }).check();
+    await shot(page, "14-new-webhook");
+    await page.getByRole("button", { name: "Add webhook" }).click();
+    await page.getByRole("heading", { name: "Webhook added" }).waitFor();
+    expect(await page.locator("#secret").inputValue()).toMatch(/^whsec_/);
+    await shot(page, "15-webhook-added");
+    await page.getByRole("link", { name: "Go to the webhook" }).click();
+    await page.getByRole("button", { name: "Send test ping" }).click();
+    await page.getByText("Your receiver answered 200: the ping succeeded.").waitFor();
+    await shot(page, "16-test-ping");
+    expect(received).toHaveLength(1);
+    expect(JSON.parse(received[0]!)).toMatchObject({ type: "ping" });
+    await page.getByRole("link", { name: "Back to the webhook" }).click();
+    const row = page.getByRole("row").filter({ hasText: "ping" });
+    expect(await row.getByText("succeeded").count()).toBe(1);
+    await row.getByText("1 attempt").click();
+    await row.getByText("pong from e2e").waitFor();
+    await shot(page, "17-webhook-delivery-log");
+    await page.getByText("Delete this webhook…").click();
+    await page.getByRole("button", { name: "Delete webhook" }).click();
+    await page.getByText("The webhook and its delivery log were deleted.").waitFor();
+    await context.close();
+  } finally {
+    await new Promise((r) => receiver.close(r));
+  }
 });
 
 it("opens an invitation URL as a page where the invited admin chooses a password", async () => {
