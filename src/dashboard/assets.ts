@@ -87,7 +87,8 @@ details.confirm form { margin: .5rem 0 0; }
 
 /**
  * Progressive enhancement only: every page works without it. Copy buttons (shown only when the
- * clipboard can be written), and the custom expiry date shown only when "Custom date" is chosen.
+ * clipboard can be written), the custom expiry date shown only when "Custom date" is chosen, and
+ * the status of open exports polled from this origin until they finish (a reload shows the same).
  */
 const JS = `"use strict";
 (function () {
@@ -114,6 +115,28 @@ const JS = `"use strict";
     select.addEventListener("change", sync);
     sync();
   });
+  var polled = document.querySelectorAll("tr[data-export]");
+  function poll(row) {
+    fetch(row.getAttribute("data-export"), { headers: { Accept: "application/json" }, credentials: "same-origin" })
+      .then(function (res) { return res.ok ? res.json() : null; })
+      .then(function (s) {
+        if (!s) return;
+        var status = row.querySelector('[data-field="status"]');
+        var progress = row.querySelector('[data-field="progress"]');
+        var download = row.querySelector('[data-field="download"]');
+        if (status) { status.textContent = s.status; status.className = s.status === "failed" ? "badge warn" : "badge"; }
+        if (progress) progress.textContent = s.progress_text;
+        if (download && s.download && !download.firstChild) {
+          var link = document.createElement("a");
+          link.href = s.download;
+          link.textContent = "Download CSV";
+          download.appendChild(link);
+        }
+        if (s.status === "queued" || s.status === "processing") setTimeout(function () { poll(row); }, 2000);
+        else announce("Export " + s.status + ".");
+      }, function () { setTimeout(function () { poll(row); }, 5000); });
+  }
+  polled.forEach(function (row) { setTimeout(function () { poll(row); }, 1000); });
   var summary = document.querySelector("[data-focus-on-load]");
   if (summary) summary.focus();
 })();

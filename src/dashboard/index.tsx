@@ -11,6 +11,7 @@ import { html, pageHeaders } from "./http";
 import { Layout } from "./layout";
 import { ASSETS_PATH, DASHBOARD, SIGN_IN_PATH } from "./prefixes";
 import { registerAcceptInvitation } from "./routes/accept-invitation";
+import { registerExports } from "./routes/exports";
 import { registerHome } from "./routes/home";
 import { registerSignIn } from "./routes/sign-in";
 import { registerTokens } from "./routes/tokens";
@@ -99,6 +100,7 @@ export function dashboardApp(): Hono<AppEnv> {
   registerHome(app);
   registerTokens(app);
   registerWebhooks(app);
+  registerExports(app);
 
   app.notFound((c) =>
     errorPage(

@@ -12,4 +12,5 @@ export const ACCEPT_INVITATION_PATH = `${DASHBOARD}/accept-invitation`;
 export const INSTITUTIONS_PATH = `${DASHBOARD}/institutions`;
 export const TOKENS_PATH = `${DASHBOARD}/settings/integrations/tokens`;
 export const WEBHOOKS_PATH = `${DASHBOARD}/settings/integrations/webhooks`;
+export const EXPORTS_PATH = `${DASHBOARD}/settings/integrations/exports`;
 export const ASSETS_PATH = `${DASHBOARD}/assets`;

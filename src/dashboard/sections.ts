@@ -1,4 +1,4 @@
-import { TOKENS_PATH, WEBHOOKS_PATH } from "./prefixes";
+import { EXPORTS_PATH, TOKENS_PATH, WEBHOOKS_PATH } from "./prefixes";
 
 /**
  * The dashboard's sections, in the order the navigation shows them: only sections that exist are
@@ -31,5 +31,12 @@ export const SECTIONS: readonly Section[] = [
     path: WEBHOOKS_PATH,
     summary:
       "Receive events as signed POSTs: choose the events, send a test ping, read the delivery log, redeliver.",
+  },
+  {
+    id: "exports",
+    group: "Settings → Integrations",
+    label: "Exports",
+    path: EXPORTS_PATH,
+    summary: "Request CSV files of your learning data, watch them being generated, download them.",
   },
 ];

@@ -13,7 +13,16 @@ const TOKENS = "/dashboard/settings/integrations/tokens";
 
 /** Every page behind the sign-in, by GET. */
 const WEBHOOKS = "/dashboard/settings/integrations/webhooks";
-const PAGES = ["/dashboard", TOKENS, `${TOKENS}/new`, WEBHOOKS, `${WEBHOOKS}/new`, "/dashboard/institutions"];
+const EXPORTS = "/dashboard/settings/integrations/exports";
+const PAGES = [
+  "/dashboard",
+  TOKENS,
+  `${TOKENS}/new`,
+  WEBHOOKS,
+  `${WEBHOOKS}/new`,
+  EXPORTS,
+  "/dashboard/institutions",
+];
 
 async function signedInAdmin(tenant?: Tenant) {
   const t = tenant ?? (await createTenant());
@@ -501,7 +510,7 @@ describe("dashboard: pages and their headers", () => {
       [new Browser(), "/dashboard/sign-in"],
       [new Browser(), "/dashboard/accept-invitation?token=inv_x"],
       [new Browser(), "/dashboard/no-such-page"],
-      ...["/dashboard", TOKENS, `${TOKENS}/new`, WEBHOOKS, `${WEBHOOKS}/new`].map(
+      ...["/dashboard", TOKENS, `${TOKENS}/new`, WEBHOOKS, `${WEBHOOKS}/new`, EXPORTS].map(
         (p) => [browser, p] as [Browser, string],
       ),
       [staffBrowser, "/dashboard/institutions"],
