@@ -2,7 +2,8 @@
  * The admin dashboard in a real browser (Debian's chromium driven by playwright-core) against
  * `npm run dev` on a loopback port: sign in with the demo admin, create an API token and use it
  * with `fetch` against the API, revoke it and see 401, add a webhook to a loopback receiver and see
- * its test ping in the delivery log, accept an invitation, let platform staff
+ * its test ping in the delivery log, request an export and download it once the page shows it
+ * finished, accept an invitation, let platform staff
  * choose an institution, sign out. Every page is screenshotted under test-artifacts/dashboard/
  * (git-ignored); no request may leave the origin, and no console error or CSP violation may occur.
  * One browser, one dev server.
@@ -216,6 +217,36 @@ it("adds a webhook to a loopback receiver, sends a test ping and finds it in the
   } finally {
     await new Promise((r) => receiver.close(r));
   }
+});
+
+it("requests an export, watches it finish without a reload, and downloads the CSV", async () => {
+  const { context, page } = await openContext();
+  await signIn(page, ADMIN);
+  await page
+    .getByRole("navigation", { name: "Dashboard sections" })
+    .getByRole("link", { name: "Exports" })
+    .click();
+  await page.getByRole("radio", { name: /^Completions/ }).check();
+  await shot(page, "18-exports");
+  await page.getByRole("button", { name: "Request export" }).click();
+  await page.getByText("Your export is being generated").waitFor();
+  // The newest export's row: its status is polled by the page's script until the file is ready.
+  const row = page.getByRole("row").nth(1);
+  // Still open when the page was rendered, the row is polled by the page's script; a fast export is
+  // already complete then. Either way the link appears without a reload.
+  const link = row.getByRole("link", { name: "Download CSV" });
+  await link.waitFor({ timeout: 60_000 });
+  expect(await row.getByText("completed").count()).toBe(1);
+  await shot(page, "19-export-completed");
+  const [download] = await Promise.all([page.waitForEvent("download"), link.click()]);
+  expect(download.suggestedFilename()).toMatch(
+    /^lingua-completions-acme-\d{4}-\d{2}-\d{2}-[0-9A-Z]{8}\.csv$/,
+  );
+  const stream = await download.createReadStream();
+  let csv = "";
+  for await (const chunk of stream) csv += chunk;
+  expect(csv.split("\r\n")[0]).toContain("user_id");
+  await context.close();
 });
 
 it("opens an invitation URL as a page where the invited admin chooses a password", async () => {
