@@ -246,6 +246,28 @@ it("requests an export, watches it finish without a reload, and downloads the CS
   let csv = "";
   for await (const chunk of stream) csv += chunk;
   expect(csv.split("\r\n")[0]).toContain("user_id");
+
+  // The page's script: the list as the server renders it while the export is still open (status
+  // queued, no link, marked for polling), which a fast export outruns; the script finds it finished.
+  const href = (await link.getAttribute("href"))!;
+  const listUrl = `${server.url}/dashboard/settings/integrations/exports`;
+  await page.route(listUrl, async (route) => {
+    const response = await route.fetch();
+    const body = (await response.text())
+      .replace(
+        '<tr><th scope="row">',
+        `<tr data-export="${href.replace(/\/download$/, "/status")}"><th scope="row">`,
+      )
+      .replace('data-field="status">completed<', 'data-field="status">queued<')
+      .replace(`<a href="${href}">Download CSV</a>`, "");
+    await route.fulfill({ response, body });
+  });
+  await page.goto(listUrl);
+  const polled = page.getByRole("row").nth(1);
+  expect(await polled.getByRole("link", { name: "Download CSV" }).count()).toBe(0);
+  await polled.getByRole("link", { name: "Download CSV" }).waitFor();
+  expect(await polled.getByText("completed").count()).toBe(1);
+  await page.unroute(listUrl);
   await context.close();
 });
 
