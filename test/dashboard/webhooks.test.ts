@@ -132,6 +132,30 @@ describe("dashboard: webhooks", () => {
     expect(unchanged).toMatchObject({ description: "renamed", events: ["member.created"] });
   });
 
+  it("recovers failed deliveries since a day, and names the field when the day is out of range", async () => {
+    const { tenant, browser } = await signedInAdmin();
+    await addThroughPage(browser, { url: receiverEndpoint().url, events: "*", enabled: "true" });
+    const [hook] = await hooksOf(tenant);
+    const csrf = await browser.csrfFor(`${WEBHOOKS}/${hook.id}`);
+    const today = new Date().toISOString().slice(0, 10);
+    const recovered = await browser.post(`${WEBHOOKS}/${hook.id}/recover`, { _csrf: csrf, since: today });
+    expect(recovered.status).toBe(303);
+    expect(recovered.headers.get("Location")).toBe(`${WEBHOOKS}/${hook.id}?notice=recovered&count=0`);
+    expect(textOf(await (await browser.get(recovered.headers.get("Location")!)).text())).toContain(
+      "0 failed events are queued for delivery again.",
+    );
+    for (const [since, message] of [
+      ["2020-01-01", "Since: must be within the last 30 days"],
+      ["2099-01-01", "Since: must not be in the future"],
+      ["2026-02-30", "Since: must be a calendar day"],
+    ] as const) {
+      const refused = await browser.post(`${WEBHOOKS}/${hook.id}/recover`, { _csrf: csrf, since });
+      expect([since, refused.status]).toEqual([since, 422]);
+      expect(textOf(await refused.text())).toContain(message);
+    }
+    expect((await browser.post(`${WEBHOOKS}/${hook.id}/recover`, { since: today })).status).toBe(403);
+  });
+
   it("refuses forms without the CSRF token, another institution's webhook, and platform staff", async () => {
     const { tenant, browser } = await signedInAdmin();
     const receiver = receiverEndpoint();

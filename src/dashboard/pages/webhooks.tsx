@@ -17,7 +17,13 @@ export type Delivery = z.infer<typeof DeliverySchema>;
 export type Health = Awaited<ReturnType<typeof webhookHealth>>;
 
 export const DELIVERIES_PER_PAGE = 20;
-export const LABELS = { url: "URL", events: "Events", description: "Description", enabled: "Enabled" };
+export const LABELS = {
+  url: "URL",
+  events: "Events",
+  description: "Description",
+  enabled: "Enabled",
+  since: "Since",
+};
 /** How long the old secret keeps signing after a rotation (the API's `previous_secret_ttl_seconds`). */
 export const ROTATION_CHOICES = [
   { value: "86400", label: "24 hours (default)" },
@@ -354,6 +360,23 @@ export function Detail({
           <HookFields form={form} />
           <div class="actions">
             <button type="submit">Save</button>
+          </div>
+        </form>
+      </section>
+      <section aria-labelledby="recover-h" class="card">
+        <h2 id="recover-h">Recover failed deliveries</h2>
+        <form method="post" action={`${hookPath(hook.id)}/recover`}>
+          <CsrfField token={session.csrf} />
+          <label for="since">Redeliver every event whose delivery failed since</label>
+          <p class="hint" id="since-hint">
+            The start of this day (UTC), within the last 30 days. Each event is sent once more, however often
+            it failed.
+          </p>
+          <input id="since" name="since" type="date" required aria-describedby="since-hint" />
+          <div class="actions">
+            <button type="submit" class="secondary">
+              Recover
+            </button>
           </div>
         </form>
       </section>

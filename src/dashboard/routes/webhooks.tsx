@@ -1,7 +1,7 @@
 import type { Context, Hono } from "hono";
 import type { Child } from "hono/jsx";
 import { DELIVERY_STATUSES } from "../../db/schema";
-import { listDeliveries, redeliver, sendTestPing } from "../../domains/webhooks/delivery-service";
+import { listDeliveries, recover, redeliver, sendTestPing } from "../../domains/webhooks/delivery-service";
 import { webhookScope } from "../../domains/webhooks/policy";
 import { limitTestPings } from "../../domains/webhooks/routes/test-webhook";
 import { CreateWebhookBody, RotateSecretBody, UpdateWebhookBody } from "../../domains/webhooks/schemas";
@@ -17,6 +17,7 @@ import {
 } from "../../domains/webhooks/service";
 import type { AppEnv } from "../../env";
 import { enforce, holdsAbility } from "../../platform/auth/policy";
+import { dayProblem } from "../../platform/dates";
 import { ApiError } from "../../platform/errors";
 import { field, fieldMessages, formOf, issuesOf, pageNumber } from "../forms";
 import { html } from "../http";
@@ -82,7 +83,7 @@ async function renderDetail(
       health={health}
       form={options.form ?? formOfHook(hook)}
       errors={options.errors ?? []}
-      notice={NOTICES[c.req.query("notice") ?? ""]}
+      notice={noticeOf(c)}
       log={
         <DeliveryLog
           session={session}
@@ -105,6 +106,17 @@ function hookOf(c: Context<AppEnv>) {
 }
 
 /** A service's refusal of a form, as the form's messages (5xx is left to the error page). */
+/** The notice a redirect asked for (`?notice=`), with the count a recovery passes along. */
+function noticeOf(c: Context<AppEnv>): string | undefined {
+  const notice = c.req.query("notice") ?? "";
+  if (notice !== "recovered") return NOTICES[notice];
+  const parsed = Number(c.req.query("count"));
+  const count = Number.isSafeInteger(parsed) && parsed >= 0 ? parsed : 0;
+  return count === 1
+    ? "1 failed event is queued for delivery again."
+    : `${count} failed events are queued for delivery again.`;
+}
+
 function refusalMessages(error: unknown): { messages: string[]; status: number } | null {
   if (!(error instanceof ApiError) || error.status >= 500) return null;
   return {
@@ -340,6 +352,24 @@ export function registerWebhooks(app: Hono<AppEnv>) {
     const deliveryId = c.req.param("delivery");
     await redeliver(session.ctx, { webhook: hook, deliveryId });
     return c.redirect(`${hookPath(hook.id)}?notice=redelivered`, 303);
+  });
+
+  app.post(`${WEBHOOKS_PATH}/:id/recover`, signedIn, checkCsrf, async (c) => {
+    const session = c.var.dashboard;
+    enforce(holdsAbility(session.principal, "webhooks:write"));
+    const hook = await hookOf(c);
+    const day = field(await formOf(c), "since");
+    const problem = dayProblem(day);
+    if (problem) return renderDetail(c, hook, { errors: [`Since: ${problem}`], status: 422 });
+    let result: Awaited<ReturnType<typeof recover>>;
+    try {
+      result = await recover(session.ctx, { webhook: hook, since: `${day}T00:00:00Z` });
+    } catch (error) {
+      const refusal = refusalMessages(error);
+      if (!refusal) throw error;
+      return renderDetail(c, hook, { errors: refusal.messages, status: refusal.status });
+    }
+    return c.redirect(`${hookPath(hook.id)}?notice=recovered&count=${result.redelivered}`, 303);
   });
 
   app.post(`${WEBHOOKS_PATH}/:id/delete`, signedIn, checkCsrf, async (c) => {
