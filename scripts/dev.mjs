@@ -162,6 +162,7 @@ if (values.inspect) {
   console.log(
     `Ready on ${(await worker.url).origin} (no DevTools inspector: npm run dev -- --inspect for one)`,
   );
+  console.log(`Dashboard: ${(await worker.url).origin}/dashboard (owner@acme.lingua.test, lingua-demo-2026)`);
   let stopping = false;
   for (const signal of ["SIGINT", "SIGTERM"])
     process.on(signal, async () => {

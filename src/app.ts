@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { getPath } from "hono/utils/url";
+import * as dashboard from "./dashboard/prefixes";
 import * as auth from "./domains/auth/prefixes";
 import * as billing from "./domains/billing/prefixes";
 import * as catalog from "./domains/catalog/prefixes";
@@ -121,6 +122,17 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
   },
 ];
 
+/**
+ * The admin dashboard: HTML pages for people over the domains' services, not part of the API — so
+ * not among ROUTE_GROUPS, whose routes the OpenAPI document and the API's route-table tests walk.
+ */
+export const DASHBOARD_GROUP: RouteGroup = {
+  name: "dashboard",
+  prefixes: dashboard.PREFIXES,
+  build: async () => (await import("./dashboard")).dashboardApp(),
+};
+const ROUTED: readonly RouteGroup[] = [...ROUTE_GROUPS, DASHBOARD_GROUP];
+
 /** Paths no group claims: an app without routes, for the same 404 problem every group sends. */
 const UNROUTED: RouteGroup = {
   name: "unrouted",
@@ -129,7 +141,7 @@ const UNROUTED: RouteGroup = {
 };
 
 export function groupForPath(path: string): RouteGroup {
-  for (const group of ROUTE_GROUPS) {
+  for (const group of ROUTED) {
     for (const prefix of group.prefixes) {
       if (
         path.startsWith(prefix) &&

@@ -39,7 +39,7 @@ describe("bulk upload", () => {
       [2, "created"],
       [3, "created"],
     ]);
-    expect(first.body.rows[0].invitation_url).toMatch(/accept-invitation\?token=inv_/);
+    expect(first.body.rows[0].invitation_url).toMatch(/\/dashboard\/accept-invitation\?token=inv_/);
     const members = await allMembers(tenant.admin.token, id, "status=invited");
     expect(members.map((m) => [m.email, m.role, m.external_id, m.groups])).toEqual([
       [a, "instructor", "S-1", ["class-7b", "french"]],

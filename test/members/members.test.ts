@@ -39,7 +39,7 @@ describe("members", () => {
       `https://api.lingua.test/api/institutions/${tenant.institution.id}/members/${body.id}`,
     );
     expect(body.invitation_url).toMatch(
-      /^https:\/\/api\.lingua\.test\/api\/auth\/accept-invitation\?token=inv_/,
+      /^https:\/\/api\.lingua\.test\/dashboard\/accept-invitation\?token=inv_/,
     );
 
     // No usable password before the invitation is accepted.

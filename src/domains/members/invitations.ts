@@ -11,7 +11,12 @@ import type { ServiceContext } from "../../platform/service/context";
 import { memberUpdated } from "./events";
 
 export const INVITATION_TTL_MS = 7 * 86_400_000;
-export const INVITATION_PATH = "/api/auth/accept-invitation";
+/**
+ * Where an invitation URL points: the admin dashboard's page on which the person chooses a password
+ * (src/dashboard/prefixes.ts, ACCEPT_INVITATION_PATH; a test holds the two together). An app of the
+ * customer's own may post the URL's `token` to `POST /api/auth/accept-invitation` instead.
+ */
+export const INVITATION_PATH = "/dashboard/accept-invitation";
 const TOKEN_PREFIX = "inv_";
 
 export interface MintedInvitation {

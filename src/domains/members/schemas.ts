@@ -42,9 +42,9 @@ export const MemberSchema = z
 export const CreatedMemberSchema = MemberSchema.extend({
   invitation_url: z.url().openapi({
     description:
-      "Shown once: the member sets a password by `POST /api/auth/accept-invitation` with this URL's `token` query parameter. Single-use, valid 7 days. Send it through your own channel.",
+      "Shown once: a page of the admin dashboard (`/dashboard/accept-invitation`) where the member chooses a password in the browser; an app of your own may instead send the URL's `token` query parameter with a password to `POST /api/auth/accept-invitation`. Single-use, valid 7 days. Send it through your own channel.",
     example:
-      "https://api.lingua.example/api/auth/accept-invitation?token=inv_3q2-7wEzVfT1mXQx0cO5bq8n4sYjK2dLr9uGhPaAe6w",
+      "https://api.lingua.example/dashboard/accept-invitation?token=inv_3q2-7wEzVfT1mXQx0cO5bq8n4sYjK2dLr9uGhPaAe6w",
   }),
   invitation_expires_at: timestamp,
 }).openapi("CreatedMember");

@@ -71,7 +71,24 @@ export const authenticate = createMiddleware<AppEnv>(async function authenticate
   if (!header) throw unauthenticated("missing");
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
   const token = match?.[1];
-  if (!token || !looksLikeToken(token)) throw unauthenticated("malformed");
+  if (!token) throw unauthenticated("malformed");
+  const { headers } = await admitToken(c, token);
+  await next();
+  describeLimit(c, headers);
+  c.res.headers.set("Cache-Control", "no-store");
+});
+
+/**
+ * Admits one request of `token` — the bearer header's, or the dashboard's session cookie's (the
+ * same session, the same revocation and limits) — through its TokenGate: sets `principal` and the
+ * request's service context with it, and answers the rate-limit headers the response should carry.
+ * Throws 401 `unauthenticated` (unknown, malformed, revoked, expired) or 429 `rate_limited`.
+ */
+export async function admitToken(
+  c: Context<AppEnv>,
+  token: string,
+): Promise<{ principal: Principal; headers: Record<string, string> }> {
+  if (!looksLikeToken(token)) throw unauthenticated("malformed");
 
   // A token this isolate has seen costs no hash and no await.
   const seen = gateKeys.get(token);
@@ -121,10 +138,8 @@ export const authenticate = createMiddleware<AppEnv>(async function authenticate
         .catch(() => undefined),
     );
   }
-  await next();
-  describeLimit(c, headers);
-  c.res.headers.set("Cache-Control", "no-store");
-});
+  return { principal, headers };
+}
 
 /**
  * Refuses a token without `ability` (403 `missing_ability` naming it), unless `exempt` says this

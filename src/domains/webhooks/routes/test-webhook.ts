@@ -16,7 +16,7 @@ const TAGS = ["Webhooks"];
 export const TEST_PING_POLICY = { name: "webhook-test", limit: 10 } as const;
 
 /** Counts one test ping of the webhook in its own RateLimiter object; 429 once over the limit. */
-async function limitTestPings(ctx: ServiceContext, webhookId: string): Promise<void> {
+export async function limitTestPings(ctx: ServiceContext, webhookId: string): Promise<void> {
   const decision = await limiterFor(ctx.env, `webhook:${TEST_PING_POLICY.name}:${webhookId}`).consume(
     TEST_PING_POLICY.limit,
     ctx.config.rateLimitWindowSeconds,

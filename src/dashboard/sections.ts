@@ -1,0 +1,42 @@
+import { EXPORTS_PATH, TOKENS_PATH, WEBHOOKS_PATH } from "./prefixes";
+
+/**
+ * The dashboard's sections, in the order the navigation shows them: only sections that exist are
+ * listed, so the navigation never offers a page that is not there. A new section adds its entry here
+ * (see docs/design/dashboard.md).
+ */
+export interface Section {
+  id: string;
+  /** The navigation's group heading. */
+  group: string;
+  label: string;
+  path: string;
+  /** One line for the overview page. */
+  summary: string;
+}
+
+export const SECTIONS: readonly Section[] = [
+  {
+    id: "tokens",
+    group: "Settings → Integrations",
+    label: "API tokens",
+    path: TOKENS_PATH,
+    summary:
+      "Create tokens for your systems to call the Lingua API, see when they were last used, revoke them.",
+  },
+  {
+    id: "webhooks",
+    group: "Settings → Integrations",
+    label: "Webhooks",
+    path: WEBHOOKS_PATH,
+    summary:
+      "Receive events as signed POSTs: choose the events, send a test ping, read the delivery log, redeliver.",
+  },
+  {
+    id: "exports",
+    group: "Settings → Integrations",
+    label: "Exports",
+    path: EXPORTS_PATH,
+    summary: "Request CSV files of your learning data, watch them being generated, download them.",
+  },
+];
