@@ -15,7 +15,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { type DevServer, startDevServer } from "./helpers/dev-server";
+import { readySharedDevServer, type SharedDevServer } from "./helpers/shared-dev-server";
 import { CHROMIUM } from "./reference-page";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -32,7 +32,8 @@ const DEMO_PASSWORD = "lingua-demo-2026";
 const ADMIN = "owner@acme.lingua.test";
 const STAFF = "admin@lingua.test";
 
-let server: DevServer;
+/** The run's one `npm run dev` (test/e2e/helpers/shared-dev-server.ts). */
+let server: SharedDevServer;
 let browser: Browser;
 const problems: string[] = [];
 const offOrigin: string[] = [];
@@ -41,14 +42,13 @@ beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install chromium`);
   mkdirSync(ARTIFACTS, { recursive: true });
   [server, browser] = await Promise.all([
-    startDevServer(),
+    readySharedDevServer(),
     chromium.launch({ executablePath: CHROMIUM, args: ARGS }),
   ]);
 }, 400_000);
 
 afterAll(async () => {
   await browser?.close();
-  await server?.stop();
 });
 
 /** A browser context that records console errors, page errors and CSP violations, and stays on the origin. */

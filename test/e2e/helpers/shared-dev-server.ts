@@ -331,4 +331,5 @@ export const USES_SHARED_DEV_SERVER = [
   "test/e2e/dev-server.test.ts",
   "test/e2e/xapi.test.ts",
   "test/e2e/billing.test.ts",
+  "test/e2e/dashboard.test.ts",
 ];
