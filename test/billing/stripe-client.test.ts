@@ -11,16 +11,16 @@ function contextWith(vars: Record<string, string>) {
 }
 
 describe("the Stripe client", () => {
-  it("uses the fetch HTTP client and Web Crypto, as Workers need", () => {
-    const stripe = stripeFor(contextWith({ STRIPE_SECRET_KEY: "sk_test_client", STRIPE_API_BASE: "" }));
+  it("uses the fetch HTTP client and Web Crypto, as Workers need", async () => {
+    const stripe = await stripeFor(contextWith({ STRIPE_SECRET_KEY: "sk_test_client", STRIPE_API_BASE: "" }));
     // The SDK's Node client (http/https modules) would hang a Workers bundle.
     expect(stripe.getApiField("httpClient").getClientName()).toBe("fetch");
-    expect(stripeCryptoProvider).toBeInstanceOf(Stripe.createSubtleCryptoProvider().constructor);
+    expect(await stripeCryptoProvider()).toBeInstanceOf(Stripe.createSubtleCryptoProvider().constructor);
     expect(stripe.getApiField("host")).toBe("api.stripe.com");
   });
 
-  it("talks to STRIPE_API_BASE when it is set (the local stand-in)", () => {
-    const stripe = stripeFor(
+  it("talks to STRIPE_API_BASE when it is set (the local stand-in)", async () => {
+    const stripe = await stripeFor(
       contextWith({ STRIPE_SECRET_KEY: "sk_test_client", STRIPE_API_BASE: "http://127.0.0.1:12111" }),
     );
     expect(stripe.getApiField("host")).toBe("127.0.0.1");
@@ -28,10 +28,12 @@ describe("the Stripe client", () => {
     expect(stripe.getApiField("protocol")).toBe("http");
   });
 
-  it("refuses plain http to anything but loopback, and answers billing_not_configured without a key", () => {
-    expect(() =>
+  it("refuses plain http to anything but loopback, and answers billing_not_configured without a key", async () => {
+    await expect(
       stripeFor(contextWith({ STRIPE_SECRET_KEY: "sk_test_x", STRIPE_API_BASE: "http://10.0.0.1" })),
-    ).toThrow(/STRIPE_API_BASE/);
-    expect(() => stripeFor(contextWith({ STRIPE_SECRET_KEY: "" }))).toThrow(/Billing is not configured/);
+    ).rejects.toThrow(/STRIPE_API_BASE/);
+    await expect(stripeFor(contextWith({ STRIPE_SECRET_KEY: "" }))).rejects.toThrow(
+      /Billing is not configured/,
+    );
   });
 });

@@ -1,9 +1,8 @@
 import { and, count, eq, inArray } from "drizzle-orm";
-import Stripe from "stripe";
 import { billingAccounts, institutions, type SubscriptionStatus, users } from "../../db/schema";
 import { ApiError } from "../../platform/errors";
 import type { ServiceContext } from "../../platform/service/context";
-import { stripeFor } from "./stripe-client";
+import { isStripeError, stripeFor } from "./stripe-client";
 
 /**
  * An institution's billing account as this side of billing reads and creates it: the one Stripe
@@ -88,7 +87,7 @@ export async function ensureAccount(
 ): Promise<BillingAccount> {
   const existing = await findAccount(ctx, institution.id);
   if (existing) return existing;
-  const stripe = stripeFor(ctx);
+  const stripe = await stripeFor(ctx);
   const customer = await callStripe("create the customer", () =>
     stripe.customers.create(
       { metadata: { institution_id: institution.id } },
@@ -126,7 +125,7 @@ export async function callStripe<T>(what: string, call: () => Promise<T>): Promi
   try {
     return await call();
   } catch (error) {
-    if (!(error instanceof Stripe.errors.StripeError)) throw error;
+    if (!isStripeError(error)) throw error;
     console.error(
       JSON.stringify({
         level: "error",

@@ -66,7 +66,7 @@ export async function createCheckoutSession(
     throw validationError([
       { path: "plan", message: "free needs no checkout; to leave a paid plan, cancel in the billing portal" },
     ]);
-  const stripe = stripeFor(ctx);
+  const stripe = await stripeFor(ctx);
   const institution = await institutionForBilling(ctx, institutionId);
   if (institution.plan === "enterprise")
     throw new ApiError(

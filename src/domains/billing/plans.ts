@@ -182,7 +182,7 @@ export async function readPrice(ctx: ServiceContext, priceId: string): Promise<P
 }
 
 async function fetchPrice(ctx: ServiceContext, priceId: string): Promise<PlanPrice | null> {
-  const stripe = stripeFor(ctx);
+  const stripe = await stripeFor(ctx);
   const price = await callStripe("read the plan's price", () => stripe.prices.retrieve(priceId));
   const interval: string | undefined = price.recurring?.interval;
   if (price.unit_amount === null || (interval !== "month" && interval !== "year")) {

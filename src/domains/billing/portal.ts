@@ -32,7 +32,7 @@ export async function createPortalSession(
       "no_billing_account",
       "The institution has no billing account yet; start a subscription with POST /api/billing/checkout-session.",
     );
-  const stripe = stripeFor(ctx);
+  const stripe = await stripeFor(ctx);
   const session = await callStripe("open the billing portal", () =>
     stripe.billingPortal.sessions.create({
       customer: account.stripeCustomerId,

@@ -45,7 +45,7 @@ const EXPAND = ["promotion.coupon.applies_to"];
 
 /** The promotion code spelt `code` (Stripe matches codes case-insensitively), an active one first. */
 export async function findPromotionCode(ctx: ServiceContext, code: string): Promise<Stripe.PromotionCode> {
-  const stripe = stripeFor(ctx);
+  const stripe = await stripeFor(ctx);
   const list = await callStripe("look up the promotion code", () =>
     stripe.promotionCodes.list({ code, limit: 10, expand: EXPAND.map((path) => `data.${path}`) }),
   );
@@ -55,7 +55,7 @@ export async function findPromotionCode(ctx: ServiceContext, code: string): Prom
 }
 
 export async function retrievePromotionCode(ctx: ServiceContext, id: string): Promise<Stripe.PromotionCode> {
-  const stripe = stripeFor(ctx);
+  const stripe = await stripeFor(ctx);
   return callStripe("read the promotion code", () => stripe.promotionCodes.retrieve(id, { expand: EXPAND }));
 }
 
@@ -147,7 +147,7 @@ export async function applyPromo(ctx: PrincipalContext, input: { code: string })
       throw new ApiError("billing_provider_error", "The subscription's price could not be read from Stripe.");
     const promo = await findPromotionCode(ctx, input.code);
     const subscriptionId = account.subscriptionId as string;
-    const stripe = stripeFor(ctx);
+    const stripe = await stripeFor(ctx);
     // Already applied (asked twice, or before the webhook told us): the same answer, no second redemption.
     const subscription = await callStripe("read the subscription", () =>
       stripe.subscriptions.retrieve(subscriptionId, { expand: ["discounts"] }),

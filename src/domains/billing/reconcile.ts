@@ -138,7 +138,11 @@ async function latestSubscription(
   ctx: ServiceContext,
   customerId: string,
 ): Promise<Stripe.Subscription | null> {
-  const list = await stripeFor(ctx).subscriptions.list({ customer: customerId, status: "all", limit: 10 });
+  const list = await (await stripeFor(ctx)).subscriptions.list({
+    customer: customerId,
+    status: "all",
+    limit: 10,
+  });
   const byNewest = [...list.data].sort((a, b) => b.created - a.created);
   const chosen =
     byNewest.find((s) => !hasEnded(s.status as Parameters<typeof hasEnded>[0])) ?? byNewest[0] ?? null;

@@ -1,4 +1,4 @@
-import Stripe from "stripe";
+import type Stripe from "stripe";
 import { ApiError } from "../../platform/errors";
 import type { ServiceContext } from "../../platform/service/context";
 
@@ -8,7 +8,41 @@ import type { ServiceContext } from "../../platform/service/context";
  * Crypto for webhook signatures. With STRIPE_API_BASE set it talks to that host instead of
  * api.stripe.com — the local stand-in in development and tests; nothing else here knows it exists.
  */
-export const stripeCryptoProvider = Stripe.createSubtleCryptoProvider();
+type StripeSdk = typeof import("stripe")["default"];
+
+let sdk: Promise<StripeSdk> | undefined;
+
+/**
+ * The SDK, loaded on first use: hundreds of modules that only billing needs, kept out of every
+ * other request's and queue invocation's start (and of each test file's).
+ */
+function loadSdk(): Promise<StripeSdk> {
+  sdk ??= import("stripe").then((module) => module.default);
+  return sdk;
+}
+
+let cryptoProvider: Stripe.CryptoProvider | undefined;
+
+/** Web Crypto for webhook signatures (the SDK's Node crypto is not on workerd). */
+export async function stripeCryptoProvider(): Promise<Stripe.CryptoProvider> {
+  cryptoProvider ??= (await loadSdk()).createSubtleCryptoProvider();
+  return cryptoProvider;
+}
+
+/**
+ * The kind of a Stripe error (`StripeInvalidRequestError`, `StripeConnectionError`, …), or null for
+ * anything else; by the SDK's own `type`, so that checking needs no SDK loaded.
+ */
+export function stripeErrorType(error: unknown): string | null {
+  const type = error instanceof Error ? (error as { type?: unknown }).type : undefined;
+  return typeof type === "string" && type.startsWith("Stripe") ? type : null;
+}
+
+export type StripeError = InstanceType<StripeSdk["errors"]["StripeError"]>;
+
+export function isStripeError(error: unknown): error is StripeError {
+  return stripeErrorType(error) !== null;
+}
 
 const clients = new WeakMap<object, Stripe>();
 
@@ -21,10 +55,11 @@ export function billingSettings(ctx: ServiceContext) {
   return { ...billing, secretKey: billing.secretKey };
 }
 
-export function stripeFor(ctx: ServiceContext): Stripe {
+export async function stripeFor(ctx: ServiceContext): Promise<Stripe> {
   let client = clients.get(ctx.config);
   if (!client) {
     const { secretKey, apiBase } = billingSettings(ctx);
+    const Stripe = await loadSdk();
     client = new Stripe(secretKey, {
       httpClient: Stripe.createFetchHttpClient(),
       // Stripe's own retries, with its idempotency keys: a network failure never charges twice.

@@ -49,8 +49,8 @@ export const SUBSCRIPTION_EXPAND = [
 ];
 
 /** Re-reads a subscription from Stripe (never the event's copy), with what the sync needs expanded. */
-export function retrieveSubscription(ctx: ServiceContext, id: string): Promise<Stripe.Subscription> {
-  return stripeFor(ctx).subscriptions.retrieve(id, { expand: SUBSCRIPTION_EXPAND });
+export async function retrieveSubscription(ctx: ServiceContext, id: string): Promise<Stripe.Subscription> {
+  return (await stripeFor(ctx)).subscriptions.retrieve(id, { expand: SUBSCRIPTION_EXPAND });
 }
 
 /** The id of an expandable Stripe reference. */

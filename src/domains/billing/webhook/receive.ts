@@ -1,5 +1,5 @@
 import { eq } from "drizzle-orm";
-import Stripe from "stripe";
+import type Stripe from "stripe";
 import { stripeEvents } from "../../../db/schema";
 import { ApiError } from "../../../platform/errors";
 import { domainEvent, type OutboxRow } from "../../../platform/events";
@@ -7,7 +7,13 @@ import { nowIso } from "../../../platform/ids";
 import type { ServiceContext } from "../../../platform/service/context";
 import { dropPendingPromo } from "../promo";
 import { CLAIM_EVENT_SQL, RELEASE_EVENT_SQL } from "../sql";
-import { billingSettings, stripeCryptoProvider, stripeFor } from "../stripe-client";
+import {
+  billingSettings,
+  isStripeError,
+  stripeCryptoProvider,
+  stripeErrorType,
+  stripeFor,
+} from "../stripe-client";
 import { type ApplyOutcome, applySubscription, markProcessed, syncedAccount } from "../sync";
 import { idOf, retrieveSubscription, type SubscriptionState, subscriptionState } from "../sync-state";
 
@@ -59,12 +65,12 @@ async function verifiedEvent(
   }
   if (!signature) throw new ApiError("webhook_signature_invalid", "The Stripe-Signature header is missing.");
   try {
-    return await stripeFor(ctx).webhooks.constructEventAsync(
+    return await (await stripeFor(ctx)).webhooks.constructEventAsync(
       raw,
       signature,
       webhookSecret,
       SIGNATURE_TOLERANCE_SECONDS,
-      stripeCryptoProvider,
+      await stripeCryptoProvider(),
       // Milliseconds (the SDK divides by 1000): the invocation's clock, which tests can move.
       ctx.now(),
     );
@@ -115,7 +121,11 @@ export async function receiveStripeEvent(
   } catch (error) {
     // The object the event names is gone from Stripe (deleted test data, another account's id): no
     // retry can help, so the event is recorded as ignored rather than failed for three days.
-    if (error instanceof Stripe.errors.StripeInvalidRequestError && error.code === "resource_missing") {
+    if (
+      isStripeError(error) &&
+      error.type === "StripeInvalidRequestError" &&
+      error.code === "resource_missing"
+    ) {
       return {
         ...base,
         outcome: await ignoring(ctx, event, "its object is not in Stripe", { error: error.message }),
@@ -133,9 +143,7 @@ export async function receiveStripeEvent(
 /** Stripe could not be reached or failed: 503, and Stripe retries the delivery. */
 function asApiError(error: unknown): unknown {
   if (
-    error instanceof Stripe.errors.StripeConnectionError ||
-    error instanceof Stripe.errors.StripeAPIError ||
-    error instanceof Stripe.errors.StripeRateLimitError
+    ["StripeConnectionError", "StripeAPIError", "StripeRateLimitError"].includes(stripeErrorType(error) ?? "")
   ) {
     return new ApiError("service_unavailable", "Stripe could not be reached; the event was not applied.", {
       headers: { "Retry-After": "60" },
@@ -190,7 +198,7 @@ function ignoring(
  */
 async function checkoutCompleted(ctx: ServiceContext, event: Stripe.Event): Promise<WebhookOutcome> {
   const sessionId = (event.data.object as { id: string }).id;
-  const session = await stripeFor(ctx).checkout.sessions.retrieve(sessionId);
+  const session = await (await stripeFor(ctx)).checkout.sessions.retrieve(sessionId);
   if (session.mode !== "subscription" || !session.subscription) {
     return ignoring(ctx, event, "checkout session without a subscription", { session: sessionId });
   }
@@ -218,7 +226,7 @@ async function invoiceEvent(
   invoiceId: string,
   failed = false,
 ): Promise<WebhookOutcome> {
-  const invoice = await stripeFor(ctx).invoices.retrieve(invoiceId);
+  const invoice = await (await stripeFor(ctx)).invoices.retrieve(invoiceId);
   const legacy = invoice as unknown as { subscription?: string | { id: string } | null };
   const subscriptionId =
     idOf(invoice.parent?.subscription_details?.subscription) ?? idOf(legacy.subscription ?? null);
