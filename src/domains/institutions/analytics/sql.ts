@@ -214,7 +214,8 @@ export interface ActivityRow {
 
 /**
  * One group's activity in the range, from its members' rows of `institution_activity_days` (each
- * member's days through the (institution, learner, day) index): the totals, one row per period, the
+ * member's days through the (institution, learner, day) index: `CROSS JOIN` keeps SQLite from walking
+ * the institution's whole range instead): the totals, one row per period, the
  * top courses and the group's own row, told apart by `kind`; distinct learners are counted over them.
  */
 export function groupActivityStatement(filter: Filter & { group: string }, granularity: Granularity): SQL {
@@ -225,7 +226,7 @@ export function groupActivityStatement(filter: Filter & { group: string }, granu
   return sql`
     WITH r AS MATERIALIZED (
       SELECT r.user_id, r.day, r.course_id, r.attempts, r.seconds, r.xp, r.lessons_completed, r.courses_completed
-      FROM member_groups mg JOIN institution_activity_days r
+      FROM member_groups mg CROSS JOIN institution_activity_days r
         ON r.institution_id = mg.institution_id AND r.user_id = mg.user_id AND r.day >= ${filter.from} AND r.day <= ${filter.to}
       WHERE mg.institution_id = ${filter.institutionId} AND mg.group_name = ${filter.group})
     SELECT 'total' AS kind, NULL AS k, NULL AS title, NULL AS slug, ${sums} FROM r
