@@ -15,7 +15,7 @@ BEGIN
   INSERT INTO institution_activity_totals
     (institution_id, scope, period, key, learners, attempts, seconds, xp, lessons_completed, courses_completed)
   VALUES (NEW.institution_id, 'all', 'd:' || NEW.day, '',
-    NOT EXISTS (SELECT 1 FROM institution_activity_days r
+    NOT EXISTS (SELECT 1 FROM institution_activity_days r INDEXED BY institution_activity_days_user_idx
       WHERE r.institution_id = NEW.institution_id AND r.user_id = NEW.user_id AND r.day = NEW.day
         AND r.course_id <> NEW.course_id),
     NEW.attempts, NEW.seconds, NEW.xp, NEW.lessons_completed, NEW.courses_completed)
@@ -27,7 +27,7 @@ BEGIN
   INSERT INTO institution_activity_totals (institution_id, scope, period, key, learners)
   SELECT NEW.institution_id, 'all', 'w:' || p.first, '', 1
   FROM (SELECT date(NEW.day, '-' || ((CAST(strftime('%w', NEW.day) AS INTEGER) + 6) % 7) || ' days') AS first) p
-  WHERE NOT EXISTS (SELECT 1 FROM institution_activity_days r
+  WHERE NOT EXISTS (SELECT 1 FROM institution_activity_days r INDEXED BY institution_activity_days_user_idx
     WHERE r.institution_id = NEW.institution_id AND r.user_id = NEW.user_id
       AND r.day >= p.first AND r.day <= date(p.first, '+6 days')
       AND NOT (r.day = NEW.day AND r.course_id = NEW.course_id))
@@ -35,7 +35,7 @@ BEGIN
   INSERT INTO institution_activity_totals (institution_id, scope, period, key, learners)
   SELECT NEW.institution_id, 'all', 'm:' || p.first, '', 1
   FROM (SELECT substr(NEW.day, 1, 7) || '-01' AS first) p
-  WHERE NOT EXISTS (SELECT 1 FROM institution_activity_days r
+  WHERE NOT EXISTS (SELECT 1 FROM institution_activity_days r INDEXED BY institution_activity_days_user_idx
     WHERE r.institution_id = NEW.institution_id AND r.user_id = NEW.user_id
       AND r.day >= p.first AND r.day <= date(p.first, '+1 month', '-1 day')
       AND NOT (r.day = NEW.day AND r.course_id = NEW.course_id))
@@ -47,7 +47,7 @@ BEGIN
   FROM (SELECT 'course' AS scope, NEW.course_id AS key
         UNION ALL
         SELECT 'group', group_name FROM member_groups
-        WHERE user_id = NEW.user_id AND institution_id = NEW.institution_id) s,
+        WHERE user_id = NEW.user_id AND +institution_id = NEW.institution_id) s,
        (SELECT 'd:' || NEW.day AS period UNION ALL SELECT 'm:' || substr(NEW.day, 1, 7) || '-01') p
   WHERE true
   ON CONFLICT (institution_id, scope, period, key) DO UPDATE SET
@@ -57,7 +57,7 @@ BEGIN
   INSERT INTO institution_learner_courses (institution_id, user_id, course_id, first_day, last_day, groups)
   VALUES (NEW.institution_id, NEW.user_id, NEW.course_id, NEW.day, NEW.day,
     (SELECT coalesce(group_concat(group_name, char(31)), '') FROM (SELECT group_name FROM member_groups
-      WHERE user_id = NEW.user_id AND institution_id = NEW.institution_id ORDER BY group_name)))
+      WHERE user_id = NEW.user_id AND +institution_id = NEW.institution_id ORDER BY group_name)))
   ON CONFLICT (institution_id, user_id, course_id) DO UPDATE SET
     first_day = min(first_day, excluded.first_day), last_day = max(last_day, excluded.last_day);
   INSERT INTO institution_analytics_revisions (institution_id, month, revision)
@@ -79,7 +79,7 @@ BEGIN
         UNION ALL SELECT 'course', 'm:' || substr(NEW.day, 1, 7) || '-01', NEW.course_id
         UNION ALL SELECT 'group', p.period, mg.group_name FROM member_groups mg,
           (SELECT 'd:' || NEW.day AS period UNION ALL SELECT 'm:' || substr(NEW.day, 1, 7) || '-01') p
-          WHERE mg.user_id = NEW.user_id AND mg.institution_id = NEW.institution_id) s
+          WHERE mg.user_id = NEW.user_id AND +mg.institution_id = NEW.institution_id) s
   WHERE true
   ON CONFLICT (institution_id, scope, period, key) DO UPDATE SET
     attempts = attempts + excluded.attempts, seconds = seconds + excluded.seconds, xp = xp + excluded.xp,
@@ -105,7 +105,7 @@ BEGIN
     CASE k.kind WHEN 'd' THEN 'd:' || r.day ELSE 'm:' || substr(r.day, 1, 7) || '-01' END AS period,
     NEW.group_name, sum(r.attempts), sum(r.seconds), sum(r.xp),
     sum(r.lessons_completed), sum(r.courses_completed)
-  FROM institution_activity_days r, (SELECT 'd' AS kind UNION ALL SELECT 'm') k
+  FROM institution_activity_days r INDEXED BY institution_activity_days_user_idx, (SELECT 'd' AS kind UNION ALL SELECT 'm') k
   WHERE r.institution_id = NEW.institution_id AND r.user_id = NEW.user_id
   GROUP BY 3
   ON CONFLICT (institution_id, scope, period, key) DO UPDATE SET
@@ -114,7 +114,7 @@ BEGIN
     courses_completed = courses_completed + excluded.courses_completed;
   UPDATE institution_learner_courses SET groups =
     (SELECT coalesce(group_concat(group_name, char(31)), '') FROM (SELECT group_name FROM member_groups
-      WHERE user_id = NEW.user_id AND institution_id = NEW.institution_id ORDER BY group_name))
+      WHERE user_id = NEW.user_id AND +institution_id = NEW.institution_id ORDER BY group_name))
   WHERE institution_id = NEW.institution_id AND user_id = NEW.user_id;
   INSERT INTO institution_analytics_revisions (institution_id, month, revision)
   SELECT NEW.institution_id, '', 1 WHERE NEW.institution_id IS NOT NULL
@@ -134,7 +134,7 @@ BEGIN
     CASE k.kind WHEN 'd' THEN 'd:' || r.day ELSE 'm:' || substr(r.day, 1, 7) || '-01' END AS period,
     OLD.group_name, -sum(r.attempts), -sum(r.seconds), -sum(r.xp),
     -sum(r.lessons_completed), -sum(r.courses_completed)
-  FROM institution_activity_days r, (SELECT 'd' AS kind UNION ALL SELECT 'm') k
+  FROM institution_activity_days r INDEXED BY institution_activity_days_user_idx, (SELECT 'd' AS kind UNION ALL SELECT 'm') k
   WHERE r.institution_id = OLD.institution_id AND r.user_id = OLD.user_id
   GROUP BY 3
   ON CONFLICT (institution_id, scope, period, key) DO UPDATE SET
@@ -143,7 +143,7 @@ BEGIN
     courses_completed = courses_completed + excluded.courses_completed;
   UPDATE institution_learner_courses SET groups =
     (SELECT coalesce(group_concat(group_name, char(31)), '') FROM (SELECT group_name FROM member_groups
-      WHERE user_id = OLD.user_id AND institution_id = OLD.institution_id ORDER BY group_name))
+      WHERE user_id = OLD.user_id AND +institution_id = OLD.institution_id ORDER BY group_name))
   WHERE institution_id = OLD.institution_id AND user_id = OLD.user_id;
   INSERT INTO institution_analytics_revisions (institution_id, month, revision)
   SELECT OLD.institution_id, '', 1 WHERE OLD.institution_id IS NOT NULL
@@ -163,7 +163,7 @@ BEGIN
     CASE k.kind WHEN 'd' THEN 'd:' || r.day ELSE 'm:' || substr(r.day, 1, 7) || '-01' END AS period,
     OLD.group_name, -sum(r.attempts), -sum(r.seconds), -sum(r.xp),
     -sum(r.lessons_completed), -sum(r.courses_completed)
-  FROM institution_activity_days r, (SELECT 'd' AS kind UNION ALL SELECT 'm') k
+  FROM institution_activity_days r INDEXED BY institution_activity_days_user_idx, (SELECT 'd' AS kind UNION ALL SELECT 'm') k
   WHERE r.institution_id = OLD.institution_id AND r.user_id = OLD.user_id
   GROUP BY 3
   ON CONFLICT (institution_id, scope, period, key) DO UPDATE SET
@@ -172,7 +172,7 @@ BEGIN
     courses_completed = courses_completed + excluded.courses_completed;
   UPDATE institution_learner_courses SET groups =
     (SELECT coalesce(group_concat(group_name, char(31)), '') FROM (SELECT group_name FROM member_groups
-      WHERE user_id = OLD.user_id AND institution_id = OLD.institution_id ORDER BY group_name))
+      WHERE user_id = OLD.user_id AND +institution_id = OLD.institution_id ORDER BY group_name))
   WHERE institution_id = OLD.institution_id AND user_id = OLD.user_id;
   INSERT INTO institution_member_counts (institution_id, group_name, members)
   VALUES (NEW.institution_id, NEW.group_name, 1)
@@ -183,7 +183,7 @@ BEGIN
     CASE k.kind WHEN 'd' THEN 'd:' || r.day ELSE 'm:' || substr(r.day, 1, 7) || '-01' END AS period,
     NEW.group_name, sum(r.attempts), sum(r.seconds), sum(r.xp),
     sum(r.lessons_completed), sum(r.courses_completed)
-  FROM institution_activity_days r, (SELECT 'd' AS kind UNION ALL SELECT 'm') k
+  FROM institution_activity_days r INDEXED BY institution_activity_days_user_idx, (SELECT 'd' AS kind UNION ALL SELECT 'm') k
   WHERE r.institution_id = NEW.institution_id AND r.user_id = NEW.user_id
   GROUP BY 3
   ON CONFLICT (institution_id, scope, period, key) DO UPDATE SET
@@ -192,7 +192,7 @@ BEGIN
     courses_completed = courses_completed + excluded.courses_completed;
   UPDATE institution_learner_courses SET groups =
     (SELECT coalesce(group_concat(group_name, char(31)), '') FROM (SELECT group_name FROM member_groups
-      WHERE user_id = NEW.user_id AND institution_id = NEW.institution_id ORDER BY group_name))
+      WHERE user_id = NEW.user_id AND +institution_id = NEW.institution_id ORDER BY group_name))
   WHERE institution_id = NEW.institution_id AND user_id = NEW.user_id;
   INSERT INTO institution_analytics_revisions (institution_id, month, revision)
   SELECT NEW.institution_id, '', 1 WHERE NEW.institution_id IS NOT NULL

@@ -97,26 +97,25 @@ FROM institution_activity_days GROUP BY institution_id, substr(day, 1, 7);
 -- Courses' and groups' (members now) sums per day and per month.
 INSERT INTO institution_activity_totals
   (institution_id, scope, period, key, attempts, seconds, xp, lessons_completed, courses_completed)
-SELECT institution_id, 'course', p, course_id, sum(attempts), sum(seconds), sum(xp), sum(lessons_completed),
-  sum(courses_completed)
-FROM (SELECT *, 'd:' || day AS p FROM institution_activity_days
-      UNION ALL SELECT *, 'm:' || substr(day, 1, 7) || '-01' FROM institution_activity_days)
-GROUP BY institution_id, p, course_id;
+SELECT r.institution_id, 'course', CASE k.kind WHEN 'd' THEN 'd:' || r.day ELSE 'm:' || substr(r.day, 1, 7) || '-01' END AS p,
+  r.course_id, sum(r.attempts), sum(r.seconds), sum(r.xp), sum(r.lessons_completed), sum(r.courses_completed)
+FROM institution_activity_days r CROSS JOIN (SELECT 'd' AS kind UNION ALL SELECT 'm') k
+GROUP BY r.institution_id, p, r.course_id;
 --> statement-breakpoint
 INSERT INTO institution_activity_totals
   (institution_id, scope, period, key, attempts, seconds, xp, lessons_completed, courses_completed)
-SELECT r.institution_id, 'group', r.p, mg.group_name, sum(r.attempts), sum(r.seconds), sum(r.xp),
-  sum(r.lessons_completed), sum(r.courses_completed)
-FROM (SELECT *, 'd:' || day AS p FROM institution_activity_days
-      UNION ALL SELECT *, 'm:' || substr(day, 1, 7) || '-01' FROM institution_activity_days) r
-JOIN member_groups mg ON mg.user_id = r.user_id AND mg.institution_id = r.institution_id
-GROUP BY r.institution_id, r.p, mg.group_name;
+SELECT r.institution_id, 'group', CASE k.kind WHEN 'd' THEN 'd:' || r.day ELSE 'm:' || substr(r.day, 1, 7) || '-01' END AS p,
+  mg.group_name, sum(r.attempts), sum(r.seconds), sum(r.xp), sum(r.lessons_completed), sum(r.courses_completed)
+FROM institution_activity_days r
+CROSS JOIN member_groups mg ON mg.user_id = r.user_id AND +mg.institution_id = r.institution_id
+CROSS JOIN (SELECT 'd' AS kind UNION ALL SELECT 'm') k
+GROUP BY r.institution_id, p, mg.group_name;
 --> statement-breakpoint
 -- Each (learner, course) pair's first and last day, and the learner's groups now.
 INSERT INTO institution_learner_courses (institution_id, user_id, course_id, first_day, last_day, groups)
 SELECT r.institution_id, r.user_id, r.course_id, min(r.day), max(r.day),
   coalesce((SELECT group_concat(group_name, char(31)) FROM (SELECT group_name FROM member_groups mg
-    WHERE mg.user_id = r.user_id AND mg.institution_id = r.institution_id ORDER BY group_name)), '')
+    WHERE mg.user_id = r.user_id AND +mg.institution_id = r.institution_id ORDER BY group_name)), '')
 FROM institution_activity_days r GROUP BY r.institution_id, r.user_id, r.course_id;
 --> statement-breakpoint
 -- Every revision raised, and one for each month and institution new to them: an ETag issued before
@@ -137,7 +136,7 @@ BEGIN
   INSERT INTO institution_activity_totals
     (institution_id, scope, period, key, learners, attempts, seconds, xp, lessons_completed, courses_completed)
   VALUES (NEW.institution_id, 'all', 'd:' || NEW.day, '',
-    NOT EXISTS (SELECT 1 FROM institution_activity_days r
+    NOT EXISTS (SELECT 1 FROM institution_activity_days r INDEXED BY institution_activity_days_user_idx
       WHERE r.institution_id = NEW.institution_id AND r.user_id = NEW.user_id AND r.day = NEW.day
         AND r.course_id <> NEW.course_id),
     NEW.attempts, NEW.seconds, NEW.xp, NEW.lessons_completed, NEW.courses_completed)
@@ -149,7 +148,7 @@ BEGIN
   INSERT INTO institution_activity_totals (institution_id, scope, period, key, learners)
   SELECT NEW.institution_id, 'all', 'w:' || p.first, '', 1
   FROM (SELECT date(NEW.day, '-' || ((CAST(strftime('%w', NEW.day) AS INTEGER) + 6) % 7) || ' days') AS first) p
-  WHERE NOT EXISTS (SELECT 1 FROM institution_activity_days r
+  WHERE NOT EXISTS (SELECT 1 FROM institution_activity_days r INDEXED BY institution_activity_days_user_idx
     WHERE r.institution_id = NEW.institution_id AND r.user_id = NEW.user_id
       AND r.day >= p.first AND r.day <= date(p.first, '+6 days')
       AND NOT (r.day = NEW.day AND r.course_id = NEW.course_id))
@@ -157,7 +156,7 @@ BEGIN
   INSERT INTO institution_activity_totals (institution_id, scope, period, key, learners)
   SELECT NEW.institution_id, 'all', 'm:' || p.first, '', 1
   FROM (SELECT substr(NEW.day, 1, 7) || '-01' AS first) p
-  WHERE NOT EXISTS (SELECT 1 FROM institution_activity_days r
+  WHERE NOT EXISTS (SELECT 1 FROM institution_activity_days r INDEXED BY institution_activity_days_user_idx
     WHERE r.institution_id = NEW.institution_id AND r.user_id = NEW.user_id
       AND r.day >= p.first AND r.day <= date(p.first, '+1 month', '-1 day')
       AND NOT (r.day = NEW.day AND r.course_id = NEW.course_id))
@@ -169,7 +168,7 @@ BEGIN
   FROM (SELECT 'course' AS scope, NEW.course_id AS key
         UNION ALL
         SELECT 'group', group_name FROM member_groups
-        WHERE user_id = NEW.user_id AND institution_id = NEW.institution_id) s,
+        WHERE user_id = NEW.user_id AND +institution_id = NEW.institution_id) s,
        (SELECT 'd:' || NEW.day AS period UNION ALL SELECT 'm:' || substr(NEW.day, 1, 7) || '-01') p
   WHERE true
   ON CONFLICT (institution_id, scope, period, key) DO UPDATE SET
@@ -179,7 +178,7 @@ BEGIN
   INSERT INTO institution_learner_courses (institution_id, user_id, course_id, first_day, last_day, groups)
   VALUES (NEW.institution_id, NEW.user_id, NEW.course_id, NEW.day, NEW.day,
     (SELECT coalesce(group_concat(group_name, char(31)), '') FROM (SELECT group_name FROM member_groups
-      WHERE user_id = NEW.user_id AND institution_id = NEW.institution_id ORDER BY group_name)))
+      WHERE user_id = NEW.user_id AND +institution_id = NEW.institution_id ORDER BY group_name)))
   ON CONFLICT (institution_id, user_id, course_id) DO UPDATE SET
     first_day = min(first_day, excluded.first_day), last_day = max(last_day, excluded.last_day);
   INSERT INTO institution_analytics_revisions (institution_id, month, revision)
@@ -200,7 +199,7 @@ BEGIN
         UNION ALL SELECT 'course', 'm:' || substr(NEW.day, 1, 7) || '-01', NEW.course_id
         UNION ALL SELECT 'group', p.period, mg.group_name FROM member_groups mg,
           (SELECT 'd:' || NEW.day AS period UNION ALL SELECT 'm:' || substr(NEW.day, 1, 7) || '-01') p
-          WHERE mg.user_id = NEW.user_id AND mg.institution_id = NEW.institution_id) s
+          WHERE mg.user_id = NEW.user_id AND +mg.institution_id = NEW.institution_id) s
   WHERE true
   ON CONFLICT (institution_id, scope, period, key) DO UPDATE SET
     attempts = attempts + excluded.attempts, seconds = seconds + excluded.seconds, xp = xp + excluded.xp,

@@ -119,8 +119,15 @@ async function seed(d1) {
 /** Runs the back-fill migration over the seeded attempts, timed; then hides the attempts table. */
 async function backfill(d1, migrationsDir) {
   const started = performance.now();
-  for (const sql of migrationStatements(migrationsDir, "backfill_institution_analytics"))
+  const slowest = [];
+  for (const sql of migrationStatements(migrationsDir, "backfill_institution_analytics")) {
+    const t = performance.now();
     await d1.prepare(sql).run();
+    slowest.push({ ms: performance.now() - t, sql: sql.replace(/^(--[^\n]*\n)+/, "").slice(0, 400) });
+  }
+  slowest.sort((a, b) => b.ms - a.ms);
+  for (const { ms, sql } of slowest.slice(0, 3))
+    console.error(`bench: analytics: back-fill ${(ms / 1000).toFixed(1)} s: ${sql.replace(/\s+/g, " ")}…`);
   const backfillSeconds = (performance.now() - started) / 1000;
   const counts = {};
   for (const table of [

@@ -77,10 +77,14 @@ function scopedSums(plan: RollupPlan, scope: "course" | "group"): SQL {
     FROM (${sql.join(parts, sql` UNION ALL `)}) GROUP BY key))`;
 }
 
-/** Is there a day of (learner[, course]) in [a, b]: one probe of the rollup's index. */
+/**
+ * Is there a day of (learner[, course]) in [a, b]: one probe of the rollup's index, named (without
+ * statistics SQLite would rather walk the institution's days in [a, b]).
+ */
 function probe(plan: RollupPlan, pair: boolean, a: string, b: string): SQL {
   const course = pair ? sql` AND r.course_id = p.course_id` : sql``;
-  return sql`EXISTS (SELECT 1 FROM institution_activity_days r WHERE r.institution_id = ${plan.institutionId}
+  const index = sql.raw(pair ? "institution_activity_days_user_course_idx" : "institution_activity_days_user_idx");
+  return sql`EXISTS (SELECT 1 FROM institution_activity_days r INDEXED BY ${index} WHERE r.institution_id = ${plan.institutionId}
     AND r.user_id = p.user_id${course} AND r.day >= ${a} AND r.day <= ${b})`;
 }
 
@@ -226,7 +230,7 @@ export function groupActivityStatement(filter: Filter & { group: string }, granu
   return sql`
     WITH r AS MATERIALIZED (
       SELECT r.user_id, r.day, r.course_id, r.attempts, r.seconds, r.xp, r.lessons_completed, r.courses_completed
-      FROM member_groups mg CROSS JOIN institution_activity_days r
+      FROM member_groups mg CROSS JOIN institution_activity_days r INDEXED BY institution_activity_days_user_idx
         ON r.institution_id = mg.institution_id AND r.user_id = mg.user_id AND r.day >= ${filter.from} AND r.day <= ${filter.to}
       WHERE mg.institution_id = ${filter.institutionId} AND mg.group_name = ${filter.group})
     SELECT 'total' AS kind, NULL AS k, NULL AS title, NULL AS slug, ${sums} FROM r
