@@ -237,7 +237,24 @@ async function wholeInstitution(ctx: PrincipalContext, filter: Filter, granulari
   const json = <T>(text: string | undefined): T[] => JSON.parse(text ?? "[]") as T[];
   const members = json<[string, number, number]>(row?.members);
   const whole = members.find(([name]) => name === "");
-  const [activeLearners = 0, firstEdgeLearners = 0, lastEdgeLearners = 0] = json<number>(row?.learners);
+  // Learners per (list of groups, list of courses): the range's, its partial periods', each group's and course's.
+  let activeLearners = 0;
+  let firstEdgeLearners = 0;
+  let lastEdgeLearners = 0;
+  const groupLearners = new Map<string, number>();
+  const courseLearners = new Map<string, number>();
+  const bump = (map: Map<string, number>, list: string | null, n: number) => {
+    if (list) for (const k of list.split(GROUPS_SEPARATOR)) map.set(k, (map.get(k) ?? 0) + n);
+  };
+  for (const [groups, courseList, n, e1, e2] of json<[string, string | null, number, number, number]>(
+    row?.learners,
+  )) {
+    activeLearners += n;
+    firstEdgeLearners += e1;
+    lastEdgeLearners += e2;
+    bump(groupLearners, groups, n);
+    bump(courseLearners, courseList, n);
+  }
 
   // Sums from the day rows; distinct learners from a day's row, a whole period's counter, or an edge's count.
   const total = { ...zero(), learners: activeLearners };
@@ -263,19 +280,20 @@ async function wholeInstitution(ctx: PrincipalContext, filter: Filter, granulari
   }
 
   const courseSums = new Map(json<[string, ...number[]]>(row?.courses).map(([k, ...sums]) => [k, sums]));
-  const courseRows = json<[string, string, string, number]>(row?.course_learners).map(
-    ([k, title, slug, learners]): ActivityRow => {
-      const out: ActivityRow = { kind: "course", k, title, slug, ...zero(), learners };
-      addTo(out, courseSums.get(k) ?? []);
-      return out;
-    },
-  );
+  const courseRows = json<[string, string, string]>(row?.titles).map(([k, title, slug]): ActivityRow => {
+    const out: ActivityRow = {
+      kind: "course",
+      k,
+      title,
+      slug,
+      ...zero(),
+      learners: courseLearners.get(k) ?? 0,
+    };
+    addTo(out, courseSums.get(k) ?? []);
+    return out;
+  });
 
   const groupSums = new Map(json<[string, ...number[]]>(row?.groups).map(([k, ...sums]) => [k, sums]));
-  const groupLearners = new Map<string, number>();
-  for (const [list, n] of json<[string, number]>(row?.group_learners))
-    for (const name of list.split(GROUPS_SEPARATOR))
-      groupLearners.set(name, (groupLearners.get(name) ?? 0) + n);
   const groups = members
     .filter(([name]) => name !== "")
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))

@@ -52,8 +52,8 @@ export interface RollupPlan {
   lastEdge: [string, string] | null;
 }
 
-/** Course or group sums over a plan: its day intervals' day rows and its whole months' month rows. */
-function scopedSums(plan: RollupPlan, scope: "course" | "group"): SQL {
+/** Course or group rows of a plan: its day intervals' day rows and its whole months' month rows. */
+function scopedRows(plan: RollupPlan, scope: "course" | "group"): SQL {
   const columns = sql.raw("key, attempts, seconds, xp, lessons_completed, courses_completed");
   const parts: SQL[] = [
     ...plan.days.map(
@@ -71,10 +71,15 @@ function scopedSums(plan: RollupPlan, scope: "course" | "group"): SQL {
         ]
       : []),
   ];
+  return sql.join(parts, sql` UNION ALL `);
+}
+
+/** Course or group sums over a plan, per key, as a JSON array. */
+function scopedSums(plan: RollupPlan, scope: "course" | "group"): SQL {
   return sql`(SELECT json_group_array(json_array(key, a, s, x, l, c)) FROM (
     SELECT key, sum(attempts) AS a, sum(seconds) AS s, sum(xp) AS x, sum(lessons_completed) AS l,
       sum(courses_completed) AS c
-    FROM (${sql.join(parts, sql` UNION ALL `)}) GROUP BY key))`;
+    FROM (${scopedRows(plan, scope)}) GROUP BY key))`;
 }
 
 /**
@@ -83,7 +88,9 @@ function scopedSums(plan: RollupPlan, scope: "course" | "group"): SQL {
  */
 function probe(plan: RollupPlan, pair: boolean, a: string, b: string): SQL {
   const course = pair ? sql` AND r.course_id = p.course_id` : sql``;
-  const index = sql.raw(pair ? "institution_activity_days_user_course_idx" : "institution_activity_days_user_idx");
+  const index = sql.raw(
+    pair ? "institution_activity_days_user_course_idx" : "institution_activity_days_user_idx",
+  );
   return sql`EXISTS (SELECT 1 FROM institution_activity_days r INDEXED BY ${index} WHERE r.institution_id = ${plan.institutionId}
     AND r.user_id = p.user_id${course} AND r.day >= ${a} AND r.day <= ${b})`;
 }
@@ -110,11 +117,14 @@ function edgeFlag(plan: RollupPlan, edge: [string, string] | null, side: "first"
  * - `periods`: `[[first day, learners]]`, week or month rows (distinct learners of each whole period);
  * - `courses`, `groups`: `[[key, attempts, seconds, xp, lessons, courses]]`, sums per course and per
  *   group (its members now), from day rows at the range's ends and month rows in between;
- * - `learners`: `[range, first partial period, last partial period]`, distinct learners;
- * - `group_learners`: `[[groups, learners]]`, per list of groups (U+001F-separated), its active learners;
- * - `course_learners`: `[[course, title, slug, learners]]`.
- * Distinct learners come from one row per (learner, course) pair with activity, and a probe of
- * `institution_activity_days` only for a pair whose first and last day lie on both sides of the range.
+ * - `learners`: `[[groups, courses, learners, of the first partial period, of the last]]`: the learners
+ *   active in the range per list of their groups and list of the courses they were active in (both
+ *   U+001F-separated), so that one pass over the pairs counts the range, its partial periods, each
+ *   group and each course (the worker adds the lists up);
+ * - `titles`: `[[course, title, slug]]` of the courses with activity in the range.
+ * Distinct learners come from one row per (learner, course) pair with activity, walked once in
+ * (learner, course) order, and a probe of `institution_activity_days` only for a pair (or a learner,
+ * for a partial period) whose first and last day lie on both sides of what is asked.
  */
 export function rollupStatement(plan: RollupPlan): SQL {
   const { institutionId: id, from, to } = plan;
@@ -125,16 +135,18 @@ export function rollupStatement(plan: RollupPlan): SQL {
           WHERE institution_id = ${id} AND scope = 'all'
             AND period >= ${`${plan.granularity[0]}:${plan.firstPeriod}`} AND period <= ${`${plan.granularity[0]}:${to}`})`;
   return sql`
-    WITH pairs AS MATERIALIZED (
-      SELECT p.user_id, p.course_id, p.groups, p.first_day, p.last_day,
-        CASE WHEN p.first_day >= ${from} OR p.last_day <= ${to} THEN 1 ELSE ${probe(plan, true, from, to)} END AS active
-      FROM institution_learner_courses p
-      WHERE p.institution_id = ${id} AND p.first_day <= ${to} AND p.last_day >= ${from}),
-    learners AS MATERIALIZED (
-      SELECT p.groups, p.active, ${edgeFlag(plan, plan.firstEdge, "first")} AS first_edge,
+    WITH learners AS (
+      SELECT p.groups, p.courses, p.active, ${edgeFlag(plan, plan.firstEdge, "first")} AS first_edge,
         ${edgeFlag(plan, plan.lastEdge, "last")} AS last_edge
-      FROM (SELECT user_id, max(groups) AS groups, min(first_day) AS f, max(last_day) AS l, max(active) AS active
-            FROM pairs GROUP BY user_id) p)
+      FROM (
+        SELECT p.user_id, max(p.groups) AS groups, min(p.first_day) AS f, max(p.last_day) AS l, max(p.active) AS active,
+          group_concat(CASE WHEN p.active THEN p.course_id END, char(31)) AS courses
+        FROM (
+          SELECT p.user_id, p.course_id, p.groups, p.first_day, p.last_day,
+            CASE WHEN p.first_day >= ${from} OR p.last_day <= ${to} THEN 1 ELSE ${probe(plan, true, from, to)} END AS active
+          FROM institution_learner_courses p
+          WHERE p.institution_id = ${id} AND p.first_day <= ${to} AND p.last_day >= ${from}) p
+        GROUP BY p.user_id) p)
     SELECT
       (SELECT json_group_array(json_array(group_name, members, learners)) FROM institution_member_counts
         WHERE institution_id = ${id} AND (group_name = '' OR members > 0)) AS members,
@@ -146,13 +158,11 @@ export function rollupStatement(plan: RollupPlan): SQL {
       ${periods} AS periods,
       ${scopedSums(plan, "course")} AS courses,
       ${scopedSums(plan, "group")} AS groups,
-      (SELECT json_array(coalesce(sum(active), 0), coalesce(sum(first_edge), 0), coalesce(sum(last_edge), 0))
-        FROM learners) AS learners,
-      (SELECT json_group_array(json_array(groups, n)) FROM (
-        SELECT groups, count(*) AS n FROM learners WHERE active AND groups <> '' GROUP BY groups)) AS group_learners,
-      (SELECT json_group_array(json_array(c.id, c.title, c.slug, t.n)) FROM (
-        SELECT course_id, sum(active) AS n FROM pairs GROUP BY course_id HAVING n > 0) t
-        JOIN courses c ON c.id = t.course_id) AS course_learners`;
+      (SELECT json_group_array(json_array(groups, courses, n, e1, e2)) FROM (
+        SELECT groups, courses, count(*) AS n, sum(first_edge) AS e1, sum(last_edge) AS e2
+        FROM learners WHERE active GROUP BY groups, courses)) AS learners,
+      (SELECT json_group_array(json_array(id, title, slug)) FROM courses
+        WHERE id IN (SELECT key FROM (${scopedRows(plan, "course")}))) AS titles`;
 }
 
 /** The row of `rollupStatement`: every column is JSON text, as described there. */
@@ -164,8 +174,7 @@ export interface RollupRow {
   courses: string;
   groups: string;
   learners: string;
-  group_learners: string;
-  course_learners: string;
+  titles: string;
 }
 
 /** The separator of a learner's groups in `institution_learner_courses.groups` (U+001F). */
