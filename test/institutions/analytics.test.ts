@@ -241,6 +241,12 @@ async function expectExact(from: string, to: string, granularity: Granularity, g
   return body;
 }
 
+/** The first day from `daysAgo(start)` on into the past that passes `test`, moved by `shift` days. */
+function dayAgoWhere(start: number, test: (day: Date) => boolean, shift = 0): string {
+  for (let n = start; ; n++)
+    if (test(new Date(Date.parse(`${daysAgo(n)}T00:00:00Z`)))) return daysAgo(n - shift);
+}
+
 /** An answer without the instant it was read at. */
 const figures = ({ generated_at: _, ...body }: Record<string, unknown>) => body;
 
@@ -511,6 +517,9 @@ describe("analytics: exact for every range shape", () => {
       [daysAgo(11), daysAgo(9)], // inside one week or month: the range is the one period
       [daysAgo(10), daysAgo(10)],
       [daysAgo(365), today],
+      // Partial periods of one day (read from that day's row): a Sunday to a Monday, a month's last day to a first.
+      [dayAgoWhere(40, (d) => d.getUTCDay() === 0), dayAgoWhere(2, (d) => d.getUTCDay() === 1)],
+      [dayAgoWhere(32, (d) => d.getUTCDate() === 1, -1), dayAgoWhere(1, (d) => d.getUTCDate() === 1)],
     ];
     for (const [from, to] of shapes)
       for (const granularity of ["day", "week", "month"] as const) await expectExact(from, to, granularity);

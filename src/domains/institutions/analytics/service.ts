@@ -230,10 +230,18 @@ function addTo(into: Sums, [attempts, seconds, xp, lessons, courses]: number[]) 
 async function wholeInstitution(ctx: PrincipalContext, filter: Filter, granularity: Granularity) {
   const { from, to } = filter;
   const split = splitRange(from, to, granularity);
-  const row = (await prepare(
-    ctx,
-    rollupStatement({ institutionId: filter.institutionId, from, to, granularity, ...split }),
-  ).first()) as RollupRow | null;
+  // A partial period of one day is that day: its row counts its learners, no pair need be walked for it.
+  const oneDay = (edge: [string, string] | null) => edge !== null && edge[0] === edge[1];
+  const plan = {
+    institutionId: filter.institutionId,
+    from,
+    to,
+    granularity,
+    ...split,
+    firstEdge: oneDay(split.firstEdge) ? null : split.firstEdge,
+    lastEdge: oneDay(split.lastEdge) ? null : split.lastEdge,
+  };
+  const row = (await prepare(ctx, rollupStatement(plan)).first()) as RollupRow | null;
   const json = <T>(text: string | undefined): T[] => JSON.parse(text ?? "[]") as T[];
   const members = json<[string, number, number]>(row?.members);
   const whole = members.find(([name]) => name === "");
@@ -260,7 +268,9 @@ async function wholeInstitution(ctx: PrincipalContext, filter: Filter, granulari
   const total = { ...zero(), learners: activeLearners };
   const starts = periodStarts(from, to, granularity);
   const series = new Map(starts.map((s) => [s, zero()]));
+  const dayLearners = new Map<string, number>();
   for (const [day, learners, ...sums] of json<[string, number, ...number[]]>(row?.days)) {
+    dayLearners.set(day, learners);
     addTo(total, sums);
     let start = starts[0] as string;
     for (const s of starts) if (s <= day) start = s;
@@ -273,8 +283,10 @@ async function wholeInstitution(ctx: PrincipalContext, filter: Filter, granulari
     const counters = new Map(json<[string, number]>(row?.periods));
     for (const [start, point] of series) {
       if (split.single) point.learners = activeLearners;
-      else if (split.firstEdge && start === starts[0]) point.learners = firstEdgeLearners;
-      else if (split.lastEdge && start === starts.at(-1)) point.learners = lastEdgeLearners;
+      else if (split.firstEdge && start === starts[0])
+        point.learners = plan.firstEdge ? firstEdgeLearners : (dayLearners.get(split.firstEdge[0]) ?? 0);
+      else if (split.lastEdge && start === starts.at(-1))
+        point.learners = plan.lastEdge ? lastEdgeLearners : (dayLearners.get(split.lastEdge[0]) ?? 0);
       else point.learners = counters.get(start) ?? 0;
     }
   }
