@@ -6,6 +6,10 @@ import {
   attempts as attemptRows,
   courseProgress,
   institutionActivityDays,
+  institutionActivityTotals,
+  institutionCefrCounts,
+  institutionLearnerCourses,
+  institutionMemberCounts,
   institutions,
   learnerStats,
   lessonProgress,
@@ -138,6 +142,113 @@ async function memberIds(group?: string): Promise<string[]> {
     : await db().select({ id: users.id }).from(users).where(eq(users.institutionId, tenant.institution.id));
   return rows.map((r) => r.id);
 }
+
+type Granularity = "day" | "week" | "month";
+
+function periodOf(day: string, granularity: Granularity): string {
+  if (granularity === "day") return day;
+  return granularity === "week" ? mondayOf(day) : `${day.slice(0, 7)}-01`;
+}
+
+const minutesOf = (rows: Attempt[]) => Math.round(rows.reduce((s, a) => s + a.duration_seconds, 0) / 6) / 10;
+
+/**
+ * Every activity figure of an answer, counted from the attempts and completions themselves: totals,
+ * the series (distinct learners per period within the range), the top courses and the groups (their
+ * members now). The whole institution's activity is every attempt recorded for it.
+ */
+async function bruteForce(from: string, to: string, granularity: Granularity, group?: string) {
+  const institutionMembers = await memberIds();
+  const everyone = [
+    ...new Set([...institutionMembers, ...(await rawAttempts(tenant.institution.id)).map((a) => a.user_id)]),
+  ];
+  const scope = group ? await memberIds(group) : everyone;
+  const truth = await expected(from, to, scope);
+  const series = [] as Record<string, unknown>[];
+  const starts = [...new Set(truth.attempts.map((a) => periodOf(a.local_day, granularity)))];
+  const first = periodOf(from, granularity);
+  for (
+    let day = from;
+    day <= to;
+    day = new Date(Date.parse(`${day}T00:00:00Z`) + DAY_MS).toISOString().slice(0, 10)
+  ) {
+    const start = periodOf(day, granularity);
+    if (series.at(-1)?.date === start) continue;
+    const rows = truth.attempts.filter((a) => periodOf(a.local_day, granularity) === start);
+    series.push({
+      date: start,
+      active_learners: new Set(rows.map((a) => a.user_id)).size,
+      minutes: minutesOf(rows),
+      attempts: rows.length,
+      lessons_completed: truth.lessons.filter((l) => periodOf(l.day, granularity) === start).length,
+    });
+  }
+  expect(series[0]?.date).toBe(first);
+  expect(starts.every((s) => series.some((p) => p.date === s))).toBe(true);
+  const byCourse = courses
+    .map((c) => {
+      const rows = truth.attempts.filter((a) => a.course_id === c.courseId);
+      return {
+        course_id: c.courseId,
+        slug: c.slug,
+        title: expect.any(String),
+        active_learners: new Set(rows.map((a) => a.user_id)).size,
+        completions: truth.finished.filter((f) => f.course_id === c.courseId).length,
+        lessons_completed: truth.lessons.filter((l) => l.course_id === c.courseId).length,
+        minutes: minutesOf(rows),
+      };
+    })
+    .filter((c) => c.active_learners > 0)
+    .sort(
+      (a, b) =>
+        b.active_learners - a.active_learners ||
+        b.completions - a.completions ||
+        (a.course_id < b.course_id ? -1 : 1),
+    );
+  const names = (
+    await db()
+      .selectDistinct({ name: memberGroups.groupName })
+      .from(memberGroups)
+      .where(eq(memberGroups.institutionId, tenant.institution.id))
+  )
+    .map((g) => g.name)
+    .filter((name) => !group || name === group)
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const groups = [];
+  for (const name of names) {
+    const members = await memberIds(name);
+    groups.push({ name, members: members.length, ...(await expected(from, to, members)).totals });
+  }
+  return {
+    totals: { members: group ? scope.length : institutionMembers.length, ...truth.totals },
+    series,
+    top_courses: byCourse,
+    groups,
+  };
+}
+
+/** The answer for a range checked, figure by figure, against the brute-force count. */
+async function expectExact(from: string, to: string, granularity: Granularity, group?: string) {
+  const groupQuery = group ? `&group=${encodeURIComponent(group)}` : "";
+  const { res, body } = await analytics(`?from=${from}&to=${to}&granularity=${granularity}${groupQuery}`);
+  expect(res.status, JSON.stringify(body)).toBe(200);
+  const truth = await bruteForce(from, to, granularity, group);
+  const label = `${from}..${to} by ${granularity}${group ? ` in ${group}` : ""}`;
+  expect(body.totals, label).toEqual(truth.totals);
+  expect(body.series, label).toEqual(truth.series);
+  expect(body.top_courses, label).toEqual(truth.top_courses);
+  expect(body.groups, label).toEqual(truth.groups);
+  return body;
+}
+
+/** The first day from `daysAgo(start)` on into the past that passes `test`, moved by `shift` days. */
+function dayAgoWhere(start: number, test: (day: Date) => boolean, shift = 0): string {
+  for (let n = start; ; n++)
+    if (test(new Date(Date.parse(`${daysAgo(n)}T00:00:00Z`)))) return daysAgo(n - shift);
+}
+
+/** An answer without the instant it was read at. */
+const figures = ({ generated_at: _, ...body }: Record<string, unknown>) => body;
 
 beforeAll(async () => {
   [tenant, other] = await Promise.all([createTenant(), createTenant()]);
@@ -365,24 +476,192 @@ describe("analytics against a brute-force count of the recorded attempts", () =>
     try {
       const without = await analytics(query);
       expect(without.res.status).toBe(200);
-      expect(without.body).toEqual(before.body);
+      expect(figures(without.body)).toEqual(figures(before.body));
     } finally {
       await env.DB.prepare("ALTER TABLE attempts_hidden RENAME TO attempts").run();
     }
   });
 
-  it("the back-fill migration rebuilds the same rollup from the recorded attempts", async () => {
-    const query = `?from=${daysAgo(45)}&to=${today}`;
-    const before = await analytics(query);
-    await db()
-      .delete(institutionActivityDays)
-      .where(eq(institutionActivityDays.institutionId, tenant.institution.id));
-    expect((await analytics(query)).body.totals.attempts).toBe(0);
-    const migration = env.TEST_MIGRATIONS.find((m) => m.name.includes("backfill_institution_activity"));
+  it("the back-fill migration rebuilds the same rollups from the recorded attempts", async () => {
+    const queries = [
+      `?from=${daysAgo(45)}&to=${today}`,
+      `?from=${daysAgo(100)}&to=${daysAgo(2)}&granularity=week`,
+      `?from=${daysAgo(365)}&to=${today}&granularity=month`,
+      `?from=${daysAgo(45)}&to=${today}&group=Class%207b`,
+    ];
+    const before = await Promise.all(queries.map(async (q) => figures((await analytics(q)).body)));
+    for (const table of [
+      institutionActivityDays,
+      institutionActivityTotals,
+      institutionLearnerCourses,
+      institutionMemberCounts,
+      institutionCefrCounts,
+    ])
+      await db().delete(table).where(eq(table.institutionId, tenant.institution.id));
+    const emptied = (await analytics(queries[0] as string)).body;
+    expect(emptied.totals).toMatchObject({ members: 0, attempts: 0, active_learners: 0 });
+    const migration = env.TEST_MIGRATIONS.find((m) => m.name.includes("backfill_institution_analytics"));
     expect(migration).toBeDefined();
     for (const statement of migration!.queries) await env.DB.prepare(statement).run();
-    const after = await analytics(query);
-    expect(after.body).toEqual(before.body);
+    for (const [i, q] of queries.entries()) expect(figures((await analytics(q)).body), q).toEqual(before[i]);
+    await expectExact(daysAgo(100), daysAgo(2), "month");
+  });
+});
+
+describe("analytics: exact for every range shape", () => {
+  it("whole months, partial weeks and months at both ends, single periods, ranges ending in the past", async () => {
+    const shapes: [string, string][] = [
+      [daysAgo(100), daysAgo(2)], // whole months read from month rows, edges from days
+      [daysAgo(45), today],
+      [daysAgo(41), daysAgo(5)], // ends in the past: pairs active before and after need a probe
+      [daysAgo(11), daysAgo(9)], // inside one week or month: the range is the one period
+      [daysAgo(10), daysAgo(10)],
+      [daysAgo(365), today],
+      // Partial periods of one day (read from that day's row): a Sunday to a Monday, a month's last day to a first.
+      [dayAgoWhere(40, (d) => d.getUTCDay() === 0), dayAgoWhere(2, (d) => d.getUTCDay() === 1)],
+      [dayAgoWhere(32, (d) => d.getUTCDate() === 1, -1), dayAgoWhere(1, (d) => d.getUTCDate() === 1)],
+    ];
+    for (const [from, to] of shapes)
+      for (const granularity of ["day", "week", "month"] as const) await expectExact(from, to, granularity);
+    for (const group of ["Class 7a", "Class 7b", "Chess club"])
+      await expectExact(daysAgo(45), today, "week", group);
+  });
+
+  it("a member changing groups: a group's figures are those of its members now, all of their activity", async () => {
+    const l2 = learners[2] as TestUser;
+    const move = async (fromGroup: string, toGroup: string) => {
+      await db()
+        .delete(memberGroups)
+        .where(and(eq(memberGroups.userId, l2.id), eq(memberGroups.groupName, fromGroup)));
+      await db()
+        .insert(memberGroups)
+        .values({ institutionId: tenant.institution.id, userId: l2.id, groupName: toGroup });
+    };
+    const before = (await analytics(`?from=${daysAgo(30)}&to=${today}`)).body;
+    await move("Class 7b", "Class 7a");
+    try {
+      const body = await expectExact(daysAgo(30), today, "day");
+      const named = (b: any, name: string) => b.groups.find((g: any) => g.name === name);
+      // l2's practice (2 attempts on each of 4 days) moved with them, from before the move as well.
+      expect(named(body, "Class 7a").attempts).toBe(named(before, "Class 7a").attempts + 8);
+      expect(named(body, "Class 7b").attempts).toBe(named(before, "Class 7b").attempts - 8);
+      expect(named(body, "Class 7a").members).toBe(named(before, "Class 7a").members + 1);
+      await expectExact(daysAgo(45), today, "month", "Class 7a");
+      // The whole institution does not change.
+      expect(body.totals).toEqual(before.totals);
+    } finally {
+      await move("Class 7a", "Class 7b");
+    }
+    expect(figures((await analytics(`?from=${daysAgo(30)}&to=${today}`)).body)).toEqual(figures(before));
+  });
+
+  it("concurrent recordings of one learner and of several, and the same batch sent twice at once, count once each", async () => {
+    const [c1, c2] = courses as [CourseFixture, CourseFixture];
+    const [, l1, , l3, l4] = learners as TestUser[];
+    const batch = (items: string[], day: string, minute: number) =>
+      items.map((itemId, i) => ({
+        id: crypto.randomUUID(),
+        training_item_id: itemId,
+        score: 1,
+        correct: true,
+        duration_seconds: 20 + i,
+        occurred_at: `${day}T11:${String(minute + i).padStart(2, "0")}:00Z`,
+      }));
+    const twice = batch(c1.items.slice(0, 2), daysAgo(50), 0);
+    const sends = [
+      { user: l1 as TestUser, attempts: batch(c2.items.slice(0, 2), daysAgo(50), 10) },
+      { user: l1 as TestUser, attempts: batch(c1.items.slice(0, 1), daysAgo(50), 20) },
+      { user: l3 as TestUser, attempts: batch(c2.items.slice(0, 3), daysAgo(50), 30) },
+      { user: l4 as TestUser, attempts: twice },
+      { user: l4 as TestUser, attempts: twice },
+    ];
+    const results = await Promise.all(
+      sends.map(({ user, attempts }) =>
+        callJson("/api/progress/attempts", { token: user.token, body: { attempts } }),
+      ),
+    );
+    for (const { res, body } of results) expect(res.status, JSON.stringify(body)).toBe(200);
+    const recorded = results.reduce((sum, r) => sum + r.body.summary.recorded, 0);
+    expect(recorded).toBe(2 + 1 + 3 + 2);
+    for (const granularity of ["day", "week", "month"] as const)
+      await expectExact(daysAgo(60), today, granularity);
+    await expectExact(daysAgo(60), daysAgo(40), "day", "Class 7a");
+  });
+});
+
+describe("analytics: ETag, 304 and Cache-Control", () => {
+  const metered = (path: string, headers: Record<string, string>) =>
+    fetchWorker(
+      new Request(new URL(path, BASE), {
+        headers: { Authorization: `Bearer ${tenant.admin.token}`, ...headers },
+      }),
+      env,
+      createExecutionContext(),
+      withD1Meter(worker),
+    );
+
+  it("a past range: no-cache, and its ETag answers 304 from one statement without reading the rollups", async () => {
+    const path = `/api/institutions/${tenant.institution.id}/analytics?from=${daysAgo(20)}&to=${daysAgo(1)}&granularity=week`;
+    const first = await metered(path, {});
+    expect(first.status).toBe(200);
+    const body = (await first.json()) as any;
+    expect(body.generated_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
+    const etag = first.headers.get("ETag") as string;
+    expect(etag).toMatch(/^W\/"[0-9a-f]{32}"$/);
+    expect(first.headers.get("Cache-Control")).toBe("private, no-cache");
+    const again = await metered(path, { "If-None-Match": etag });
+    expect(again.status).toBe(304);
+    expect(await again.text()).toBe("");
+    expect(again.headers.get("ETag")).toBe(etag);
+    expect(again.headers.get("Cache-Control")).toBe("private, no-cache");
+    expect(again.headers.get("X-D1-Queries")).toBe("1");
+    // The institution's row and its revisions, nothing of the rollups.
+    expect(Number(again.headers.get("X-D1-Rows-Read"))).toBeLessThan(20);
+    // A list of validators, weak or strong, and `*`, as RFC 9110 compares them.
+    expect((await metered(path, { "If-None-Match": `"x", ${etag.slice(2)}` })).status).toBe(304);
+    expect((await metered(path, { "If-None-Match": "*" })).status).toBe(304);
+    expect((await metered(path, { "If-None-Match": 'W/"0"' })).status).toBe(200);
+  });
+
+  it("a range with today: max-age=60; the ETag changes with a late recording, a group move and the branding", async () => {
+    const { res } = await analytics(`?from=${daysAgo(6)}`);
+    expect(res.headers.get("Cache-Control")).toBe("private, max-age=60");
+    const path = `?from=${daysAgo(20)}&to=${daysAgo(1)}`;
+    const etag = async () => (await analytics(path)).res.headers.get("ETag");
+    const seen = new Set([await etag()]);
+    // A late recording (an offline app syncing) for a day inside the past range.
+    const [c1] = courses as [CourseFixture];
+    await practise(learners[4] as TestUser, daysAgo(7), c1.items.slice(2, 3));
+    const late = await etag();
+    expect(seen.has(late)).toBe(false);
+    seen.add(late);
+    const moved = {
+      institutionId: tenant.institution.id,
+      userId: (learners[4] as TestUser).id,
+      groupName: "Debate",
+    };
+    await db().insert(memberGroups).values(moved);
+    const joined = await etag();
+    expect(seen.has(joined)).toBe(false);
+    seen.add(joined);
+    await db()
+      .delete(memberGroups)
+      .where(and(eq(memberGroups.userId, moved.userId), eq(memberGroups.groupName, "Debate")));
+    await db()
+      .update(institutions)
+      .set({ branding: { display_name: "Acme Academy", primary_color: "#445566" } })
+      .where(eq(institutions.id, tenant.institution.id));
+    const rebranded = await etag();
+    expect(seen.has(rebranded)).toBe(false);
+    await db()
+      .update(institutions)
+      .set({ branding: { display_name: "Acme Academy", primary_color: "#112233" } })
+      .where(eq(institutions.id, tenant.institution.id));
+    // Nothing changed since: the same validator, and the 304.
+    const stable = await etag();
+    const repeat = await analytics(path, tenant.admin.token, { headers: { "If-None-Match": stable } });
+    expect(repeat.res.status).toBe(304);
+    await expectExact(daysAgo(20), daysAgo(1), "week");
   });
 });
 
@@ -398,7 +677,7 @@ describe("analytics: the rollup under resends", () => {
     expect(after.body.totals.active_learners).toBe(before.body.totals.active_learners + 1);
     const resent = await callJson("/api/progress/attempts", { token: user.token, body: { attempts: sent } });
     expect(resent.body.summary.duplicates).toBe(2);
-    expect((await analytics(query)).body).toEqual(after.body);
+    expect(figures((await analytics(query)).body)).toEqual(figures(after.body));
   });
 });
 

@@ -11,12 +11,16 @@ import {
   ssoDomains,
   users,
 } from "../../src/db/schema";
+import { splitRange } from "../../src/domains/institutions/analytics/range";
 import {
   type ActivityRow,
-  activityStatement,
-  type Filter,
+  groupActivityStatement,
+  groupMembersStatement,
   type MembersRow,
-  membersStatement,
+  type RollupPlan,
+  type RollupRow,
+  revisionsColumn,
+  rollupStatement,
 } from "../../src/domains/institutions/analytics/sql";
 import { MEMBER_COUNT, nameOrSlugContains } from "../../src/domains/institutions/sql";
 import { claimStands } from "../../src/domains/institutions/sso/sql";
@@ -91,7 +95,7 @@ async function seedCourse() {
   return id;
 }
 
-function run<T>(query: ReturnType<typeof membersStatement>) {
+function run<T>(query: ReturnType<typeof rollupStatement>) {
   const { sql, params } = dialect.sqlToQuery(query);
   return env.DB.prepare(sql)
     .bind(...params)
@@ -134,8 +138,8 @@ describe("nameOrSlugContains", () => {
   });
 });
 
-describe("membersStatement", () => {
-  it("answers members, learners, CEFR levels per key and members per group, for the group only with one", async () => {
+describe("groupMembersStatement", () => {
+  it("answers one group's members, learners and their CEFR levels per key", async () => {
     const { id, ids } = await seedInstitution("Members", [
       { role: "institution_admin" },
       { role: "learner", cefr: { overall: "A2", reading: "B1" } },
@@ -150,101 +154,208 @@ describe("membersStatement", () => {
         { institutionId: id, userId: l2, groupName: "7b" },
         { institutionId: id, userId: admin, groupName: "7b" },
       ]);
-    const all: Filter = { institutionId: id, from: "2026-01-01", to: "2026-01-31", group: null };
-    const [row] = (await run<MembersRow>(membersStatement(all))).results;
-    expect(row).toMatchObject({ members: 4, learners: 3 });
-    expect(JSON.parse(row!.cefr).sort()).toEqual(
-      [
-        ["overall", "A2", 2],
-        ["reading", "B1", 1],
-      ].sort(),
-    );
-    expect(JSON.parse(row!.groups).sort()).toEqual([
-      ["7a", 1],
-      ["7b", 2],
-    ]);
-    const [group] = (await run<MembersRow>(membersStatement({ ...all, group: "7b" }))).results;
+    const filter = { institutionId: id, from: "2026-01-01", to: "2026-01-31", group: "7b" };
+    const [group] = (await run<MembersRow>(groupMembersStatement(filter))).results;
     expect(group).toMatchObject({ members: 2, learners: 1 });
     expect(JSON.parse(group!.cefr)).toEqual([["overall", "A2", 1]]);
-    expect(JSON.parse(group!.groups)).toEqual([["7b", 2]]);
   });
 });
 
-describe("activityStatement", () => {
-  it("sums the rollup in the range: totals, a row per period, the top courses and a row per group", async () => {
-    const { id, ids } = await seedInstitution("Activity", [{ role: "learner" }, { role: "learner" }]);
-    const [l1, l2] = ids as [string, string];
-    const [c1, c2] = [await seedCourse(), await seedCourse()];
-    await db()
-      .insert(memberGroups)
-      .values([{ institutionId: id, userId: l1, groupName: "g" }]);
-    const day = (
-      d: string,
-      userId: string,
-      courseId: string,
-      extra: Partial<typeof institutionActivityDays.$inferInsert> = {},
-    ) => ({
-      institutionId: id,
-      day: d,
-      userId,
-      courseId,
-      attempts: 2,
-      seconds: 60,
-      xp: 10,
-      lessonsCompleted: 0,
-      coursesCompleted: 0,
-      ...extra,
-    });
-    await db()
-      .insert(institutionActivityDays)
-      .values([
-        day("2026-03-02", l1, c1, { lessonsCompleted: 1 }),
-        day("2026-03-03", l1, c1, { coursesCompleted: 1 }),
-        day("2026-03-03", l2, c2),
-        day("2026-03-09", l2, c1),
-        // Outside the range.
-        day("2026-02-28", l1, c2),
-      ]);
-    const filter: Filter = { institutionId: id, from: "2026-03-01", to: "2026-03-10", group: null };
-    const rows = (await run<ActivityRow>(activityStatement(filter, "week"))).results;
+/** An institution with two learners (l1 in group `g`), two courses and rollup rows written through drizzle. */
+async function seedActivity() {
+  const { id, ids } = await seedInstitution("Activity", [
+    { role: "learner", cefr: { overall: "A1" } },
+    { role: "learner" },
+    { role: "instructor" },
+  ]);
+  const [l1, l2] = ids as [string, string];
+  const [c1, c2] = [await seedCourse(), await seedCourse()];
+  await db()
+    .insert(memberGroups)
+    .values([{ institutionId: id, userId: l1, groupName: "g" }]);
+  const day = (
+    d: string,
+    userId: string,
+    courseId: string,
+    extra: Partial<typeof institutionActivityDays.$inferInsert> = {},
+  ) => ({
+    institutionId: id,
+    day: d,
+    userId,
+    courseId,
+    attempts: 2,
+    seconds: 60,
+    xp: 10,
+    lessonsCompleted: 0,
+    coursesCompleted: 0,
+    ...extra,
+  });
+  await db()
+    .insert(institutionActivityDays)
+    .values([
+      day("2026-03-02", l1, c1, { lessonsCompleted: 1 }),
+      day("2026-03-03", l1, c1, { coursesCompleted: 1 }),
+      day("2026-03-03", l2, c2),
+      day("2026-03-09", l2, c1),
+      // Outside the range of the checks.
+      day("2026-02-28", l1, c2),
+      day("2026-04-20", l2, c2),
+    ]);
+  return { id, l1, l2, c1, c2 };
+}
+
+describe("groupActivityStatement", () => {
+  it("sums the group's members' rows in the range: totals, a row per period, the top courses", async () => {
+    const { id, c1 } = await seedActivity();
+    const filter = { institutionId: id, from: "2026-03-01", to: "2026-03-10", group: "g" };
+    const rows = (await run<ActivityRow>(groupActivityStatement(filter, "week"))).results;
     const of = (kind: ActivityRow["kind"]) => rows.filter((r) => r.kind === kind);
     expect(of("total")).toEqual([
       expect.objectContaining({
         k: null,
-        learners: 2,
-        seconds: 240,
-        attempts: 8,
+        learners: 1,
+        seconds: 120,
+        attempts: 4,
         lessons: 1,
         courses: 1,
-        xp: 40,
+        xp: 20,
       }),
     ]);
-    // Weeks start on Monday: 2026-02-23 (for the 1st), 2026-03-02, 2026-03-09.
-    expect(Object.fromEntries(of("series").map((r) => [r.k, r.attempts]))).toEqual({
-      "2026-03-02": 6,
-      "2026-03-09": 2,
-    });
-    expect(
-      of("course")
-        .map((r) => ({ k: r.k, learners: r.learners, courses: r.courses, title: r.title }))
-        .sort((a, b) => String(a.k).localeCompare(String(b.k))),
-    ).toEqual(
-      [
-        { k: c1, learners: 2, courses: 1, title: `Course ${c1}` },
-        { k: c2, learners: 1, courses: 0, title: `Course ${c2}` },
-      ].sort((a, b) => a.k.localeCompare(b.k)),
-    );
-    expect(of("group")).toEqual([expect.objectContaining({ k: "g", learners: 1, attempts: 4 })]);
-    const grouped = (await run<ActivityRow>(activityStatement({ ...filter, group: "g" }, "day"))).results;
-    expect(grouped.filter((r) => r.kind === "total")).toEqual([
-      expect.objectContaining({ learners: 1, attempts: 4, seconds: 120 }),
+    expect(Object.fromEntries(of("series").map((r) => [r.k, r.attempts]))).toEqual({ "2026-03-02": 4 });
+    expect(of("course")).toEqual([
+      expect.objectContaining({ k: c1, learners: 1, courses: 1, title: `Course ${c1}` }),
     ]);
-    expect(
-      grouped
-        .filter((r) => r.kind === "series")
-        .map((r) => r.k)
-        .sort(),
-    ).toEqual(["2026-03-02", "2026-03-03"]);
+  });
+});
+
+describe("rollupStatement (over the rollups the triggers keep)", () => {
+  const plan = (id: string, from: string, to: string, granularity: "day" | "week" | "month"): RollupPlan => ({
+    institutionId: id,
+    from,
+    to,
+    granularity,
+    ...splitRange(from, to, granularity),
+  });
+  const read = async (p: RollupPlan) => {
+    const [row] = (await run<RollupRow>(rollupStatement(p))).results;
+    return Object.fromEntries(Object.entries(row as RollupRow).map(([k, v]) => [k, JSON.parse(v)]));
+  };
+  const sorted = (rows: unknown[][]) => [...rows].sort((a, b) => String(a[0]).localeCompare(String(b[0])));
+
+  it("answers members, CEFR counts, day rows, period counters, course and group sums, distinct learners", async () => {
+    const { id, c1, c2 } = await seedActivity();
+    // 2026-03-01 is a Sunday: the first week is partial, and so is the last (to a Tuesday).
+    const row = await read(plan(id, "2026-03-01", "2026-03-10", "week"));
+    expect(sorted(row.members)).toEqual([
+      ["", 3, 2],
+      ["g", 1, 0],
+    ]);
+    expect(row.cefr).toEqual([["overall", "A1", 1]]);
+    expect(sorted(row.days)).toEqual([
+      ["2026-03-02", 1, 2, 60, 10, 1, 0],
+      ["2026-03-03", 2, 4, 120, 20, 0, 1],
+      ["2026-03-09", 1, 2, 60, 10, 0, 0],
+    ]);
+    // Whole weeks' distinct learners; the week of 2026-02-23 counts l1's 28 February.
+    expect(sorted(row.periods)).toEqual([
+      ["2026-02-23", 1],
+      ["2026-03-02", 2],
+      ["2026-03-09", 1],
+    ]);
+    expect(sorted(row.courses)).toEqual(
+      sorted([
+        [c1, 6, 180, 30, 1, 1],
+        [c2, 2, 60, 10, 0, 0],
+      ]),
+    );
+    expect(row.groups).toEqual([["g", 4, 120, 20, 1, 1]]);
+    // Per list of groups and of courses: l1 (group g, c1), l2 (no group, c1 and c2); nobody on the 1st
+    // (the first partial week); l2 on the 9th–10th (the last).
+    const [ungrouped, grouped] = sorted(row.learners) as [string, string, number, number, number][];
+    expect(ungrouped).toEqual(["", [c1, c2].sort().join("\u001f"), 1, 0, 1]);
+    expect(grouped).toEqual(["g", c1, 1, 0, 0]);
+    expect(sorted(row.titles)).toEqual(
+      sorted([
+        [c1, `Course ${c1}`, expect.any(String)],
+        [c2, `Course ${c2}`, expect.any(String)],
+      ]),
+    );
+  });
+
+  it("probes a pair whose first and last day lie on both sides of a range, and reads whole months from month rows", async () => {
+    const { id, c2 } = await seedActivity();
+    // l2's c2 pair spans 03-03..04-20 with nothing between 03-10 and 04-19; l1's spans 02-28..03-03.
+    const gap = await read(plan(id, "2026-03-10", "2026-04-19", "day"));
+    expect(gap.learners).toEqual([]);
+    const spring = await read(plan(id, "2026-02-15", "2026-04-30", "month"));
+    // February is partial (l1 on the 28th), April whole: its counter says l2.
+    const learners = spring.learners as [string, string, number, number, number][];
+    expect(learners.reduce((sum, r) => sum + r[2], 0)).toBe(2);
+    expect(learners.reduce((sum, r) => sum + r[3], 0)).toBe(1);
+    expect(learners.reduce((sum, r) => sum + r[4], 0)).toBe(0);
+    expect(sorted(spring.periods)).toEqual([
+      ["2026-02-01", 1],
+      ["2026-03-01", 2],
+      ["2026-04-01", 1],
+    ]);
+    // March is whole: its month rows; February and April from day rows.
+    expect(sorted(spring.courses).find((c) => c[0] === c2)).toEqual([c2, 6, 180, 30, 0, 0]);
+  });
+
+  it("keeps the counts of members and levels as users, groups and levels change", async () => {
+    const { id, l1, l2 } = await seedActivity();
+    const counts = async () => {
+      const row = await read(plan(id, "2026-03-01", "2026-03-01", "day"));
+      return { members: sorted(row.members), cefr: sorted(row.cefr) };
+    };
+    await db()
+      .update(learnerStats)
+      .set({ cefrLevels: { overall: "A2", reading: "A1" } })
+      .where(eq(learnerStats.userId, l1));
+    await db().update(users).set({ role: "instructor" }).where(eq(users.id, l2));
+    await db().delete(memberGroups).where(eq(memberGroups.userId, l1));
+    expect(await counts()).toEqual({
+      members: [["", 3, 1]],
+      cefr: [
+        ["overall", "A2", 1],
+        ["reading", "A1", 1],
+      ],
+    });
+    await db().update(users).set({ role: "instructor" }).where(eq(users.id, l1));
+    expect(await counts()).toEqual({ members: [["", 3, 0]], cefr: [] });
+    await db().update(users).set({ institutionId: null }).where(eq(users.id, l2));
+    expect((await counts()).members).toEqual([["", 2, 0]]);
+  });
+});
+
+describe("revisionsColumn", () => {
+  it("raises the revision of a month with each change of its activity, and the members' with theirs", async () => {
+    const { id, l1, c1 } = await seedActivity();
+    const revisions = async () => {
+      const [row] = await db()
+        .select({ revisions: revisionsColumn(institutions.id) })
+        .from(institutions)
+        .where(eq(institutions.id, id));
+      return new Map(JSON.parse(row!.revisions) as [string, number][]);
+    };
+    const before = await revisions();
+    expect([...before.keys()].sort()).toEqual(["", "2026-02", "2026-03", "2026-04"]);
+    await db()
+      .update(institutionActivityDays)
+      .set({ attempts: 5 })
+      .where(
+        and(
+          eq(institutionActivityDays.userId, l1),
+          eq(institutionActivityDays.courseId, c1),
+          eq(institutionActivityDays.day, "2026-03-02"),
+        ),
+      );
+    const after = await revisions();
+    expect(after.get("2026-03")).toBe((before.get("2026-03") ?? 0) + 1);
+    expect(after.get("2026-02")).toBe(before.get("2026-02"));
+    expect(after.get("")).toBe(before.get(""));
+    await db().insert(memberGroups).values({ institutionId: id, userId: l1, groupName: "h" });
+    expect((await revisions()).get("")).toBe((before.get("") ?? 0) + 1);
   });
 });
 

@@ -26,7 +26,102 @@ export const institutionActivityDays = sqliteTable(
     primaryKey({ columns: [t.institutionId, t.day, t.userId, t.courseId] }),
     /** A group's rows: the range of each of its members. */
     index("institution_activity_days_user_idx").on(t.institutionId, t.userId, t.day),
+    /** A (learner, course) pair's probe: has it a day in a range? */
+    index("institution_activity_days_user_course_idx").on(t.institutionId, t.userId, t.courseId, t.day),
   ],
+);
+
+/*
+ * What the analytics read instead of `institution_activity_days`: every table below is derived from
+ * it (and from `member_groups`, `users`, `learner_stats`) by the SQLite triggers of the migration
+ * `…_institution_analytics_rollups`, inside the statement that changes the source row, so inside the
+ * recording's own D1 batch. No code writes them; the back-fill rebuilds them from attempts. See
+ * docs/design/institution-analytics.md.
+ */
+
+/** Scopes of `institution_activity_totals`: the whole institution, one course, one group (its members now). */
+export const ACTIVITY_SCOPES = ["all", "course", "group"] as const;
+
+/**
+ * Additive sums per institution, scope, period and key. `period` is `d:<day>`, `w:<Monday>` or
+ * `m:<first of month>`; `key` is `''` (scope `all`), a course id or a group's name. Scope `all` has
+ * day rows (sums and distinct learners of the day), week and month rows (distinct learners only, each
+ * learner counted when their first activity of the period is recorded); scopes `course` and `group`
+ * have day and month rows (sums only).
+ */
+export const institutionActivityTotals = sqliteTable(
+  "institution_activity_totals",
+  {
+    institutionId: text("institution_id").notNull(),
+    scope: text("scope", { enum: ACTIVITY_SCOPES }).notNull(),
+    period: text("period").notNull(),
+    key: text("key").notNull(),
+    learners: integer("learners").notNull().default(0),
+    attempts: integer("attempts").notNull().default(0),
+    seconds: integer("seconds").notNull().default(0),
+    xp: integer("xp").notNull().default(0),
+    lessonsCompleted: integer("lessons_completed").notNull().default(0),
+    coursesCompleted: integer("courses_completed").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.institutionId, t.scope, t.period, t.key] })],
+);
+
+/**
+ * One row per institution, learner and course with any activity: the first and last active day, and
+ * the learner's groups now (`member_groups`' names, sorted, joined by U+001F; kept by triggers). Distinct
+ * learners of a range are read here: a pair is active in [from, to] when its first or last day lies
+ * in it, inactive when both lie on one side, and otherwise one probe of `institution_activity_days`.
+ */
+export const institutionLearnerCourses = sqliteTable(
+  "institution_learner_courses",
+  {
+    institutionId: text("institution_id").notNull(),
+    userId: text("user_id").notNull(),
+    courseId: text("course_id").notNull(),
+    firstDay: text("first_day").notNull(),
+    lastDay: text("last_day").notNull(),
+    groups: text("groups").notNull().default(""),
+  },
+  (t) => [primaryKey({ columns: [t.institutionId, t.userId, t.courseId] })],
+);
+
+/** Members now per institution (`group_name` `''`) and per group; `learners`: with the learner role (institution row only). */
+export const institutionMemberCounts = sqliteTable(
+  "institution_member_counts",
+  {
+    institutionId: text("institution_id").notNull(),
+    groupName: text("group_name").notNull(),
+    members: integer("members").notNull().default(0),
+    learners: integer("learners").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.institutionId, t.groupName] })],
+);
+
+/**
+ * What the analytics' `ETag` is made of: per institution, a revision of its members now (`month`
+ * `''`: members, groups, CEFR levels) and one per month of activity (`YYYY-MM`), each raised by the
+ * triggers that change the rollups. A range's validator reads these few rows, never the rollups.
+ */
+export const institutionAnalyticsRevisions = sqliteTable(
+  "institution_analytics_revisions",
+  {
+    institutionId: text("institution_id").notNull(),
+    month: text("month").notNull(),
+    revision: integer("revision").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.institutionId, t.month] })],
+);
+
+/** Learners (role `learner`, members now) per institution, `learner_stats.cefr_levels` key and level. */
+export const institutionCefrCounts = sqliteTable(
+  "institution_cefr_counts",
+  {
+    institutionId: text("institution_id").notNull(),
+    skill: text("skill").notNull(),
+    level: text("level").notNull(),
+    learners: integer("learners").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.institutionId, t.skill, t.level] })],
 );
 
 export const SSO_TYPES = ["saml", "oidc"] as const;

@@ -75,7 +75,10 @@ export const authenticate = createMiddleware<AppEnv>(async function authenticate
   const { headers } = await admitToken(c, token);
   await next();
   describeLimit(c, headers);
-  c.res.headers.set("Cache-Control", "no-store");
+  // A route may let the caller's own cache keep its answer (`private`: institution analytics); no
+  // shared cache ever stores an authenticated one.
+  if (!c.res.headers.get("Cache-Control")?.startsWith("private"))
+    c.res.headers.set("Cache-Control", "no-store");
 });
 
 /**

@@ -83,3 +83,41 @@ export function resolveRange(
     ]);
   return { from, to };
 }
+
+/** The last day of the period starting at `start`. */
+export function periodEnd(start: string, granularity: Granularity): string {
+  if (granularity === "day") return start;
+  if (granularity === "week") return addDays(start, 6);
+  const date = new Date(dayMs(start));
+  date.setUTCMonth(date.getUTCMonth() + 1, 0);
+  return formatDay(date.getTime());
+}
+
+/**
+ * How the rollups answer [from, to]: the whole months inside it (read from month rows) and the day
+ * intervals around them (read from day rows); the part of the range in its first and last period
+ * when the range covers that period only partly (null when whole, or when the range is one period).
+ */
+export function splitRange(from: string, to: string, granularity: Granularity) {
+  const months = periodStarts(from, to, "month").filter(
+    (m) => dayMs(m) >= dayMs(from) && dayMs(periodEnd(m, "month")) <= dayMs(to),
+  );
+  const days: [string, string][] = [];
+  const [firstMonth] = months;
+  const lastMonth = months.at(-1);
+  if (firstMonth === undefined || lastMonth === undefined) days.push([from, to]);
+  else {
+    if (dayMs(firstMonth) > dayMs(from)) days.push([from, addDays(firstMonth, -1)]);
+    const after = addDays(periodEnd(lastMonth, "month"), 1);
+    if (dayMs(after) <= dayMs(to)) days.push([after, to]);
+  }
+  const starts = periodStarts(from, to, granularity);
+  const first = starts[0] ?? from;
+  const last = starts.at(-1) ?? from;
+  const single = starts.length === 1;
+  const firstEdge: [string, string] | null =
+    !single && first !== from ? [from, periodEnd(first, granularity)] : null;
+  const lastEdge: [string, string] | null =
+    !single && periodEnd(last, granularity) !== to ? [last, to] : null;
+  return { firstPeriod: first, months, days, firstEdge, lastEdge, single };
+}

@@ -65,6 +65,11 @@ export const AnalyticsSchema = z
       granularity: z.enum(GRANULARITIES),
       group: z.string().nullable(),
     }),
+    generated_at: z.string().openapi({
+      description:
+        "When these figures were read (UTC). Every recording is counted before its request answers, so they are current as of this instant.",
+      example: "2026-11-27T09:30:00Z",
+    }),
     totals: z.object({
       members: z
         .number()

@@ -10,7 +10,10 @@ import type { Tally } from "./tally";
  * The recording's step that keeps `institution_activity_days`, the rollup that institutions'
  * analytics reads. Progress owns the writing: it is part of recording attempts and runs in the
  * recording's own D1 batch. institutions/analytics only reads the table, so no import runs from
- * progress up into institutions.
+ * progress up into institutions. What the analytics read besides (per-period, per-course and per-group
+ * totals, distinct learners per day, week and month, the learners' (learner, course) pairs) is derived
+ * from this table by SQLite triggers inside the same statement (migration
+ * `…_institution_analytics_triggers`), so this step stays one upsert per day and course.
  */
 
 /** What the rollup needs of one recorded attempt. */
