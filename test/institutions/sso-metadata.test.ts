@@ -5,7 +5,7 @@ const SIGNING = "MIIBsigning0000";
 const ENCRYPTION = "MIIBencryption00";
 
 describe("IdP metadata parsing", () => {
-  it("finds the IdP inside EntitiesDescriptor, prefers HTTP-Redirect and ignores encryption keys", () => {
+  it("finds the IdP inside EntitiesDescriptor, prefers HTTP-Redirect and ignores encryption keys", async () => {
     const xml = `<EntitiesDescriptor xmlns="urn:oasis:names:tc:SAML:2.0:metadata">
       <EntityDescriptor entityID="https://sp.example/"><SPSSODescriptor/></EntityDescriptor>
       <EntityDescriptor entityID="https://idp.example/">
@@ -17,7 +17,7 @@ describe("IdP metadata parsing", () => {
         </IDPSSODescriptor>
       </EntityDescriptor>
     </EntitiesDescriptor>`;
-    const parsed = parseIdpMetadata(xml);
+    const parsed = await parseIdpMetadata(xml);
     expect(parsed).toEqual({
       idp_entity_id: "https://idp.example/",
       sso_url: "https://idp.example/redirect",
@@ -25,15 +25,15 @@ describe("IdP metadata parsing", () => {
     });
   });
 
-  it("answers null for text that is not XML or has no IdP descriptor", () => {
-    expect(parseIdpMetadata("not xml <")).toBeNull();
+  it("answers null for text that is not XML or has no IdP descriptor", async () => {
+    expect(await parseIdpMetadata("not xml <")).toBeNull();
     expect(
-      parseIdpMetadata(`<EntityDescriptor entityID="x"><SPSSODescriptor/></EntityDescriptor>`),
+      await parseIdpMetadata(`<EntityDescriptor entityID="x"><SPSSODescriptor/></EntityDescriptor>`),
     ).toBeNull();
   });
 
-  it("does not expand entities", () => {
+  it("does not expand entities", async () => {
     const xml = `<!DOCTYPE x [<!ENTITY e "expanded">]><EntityDescriptor entityID="&e;"><IDPSSODescriptor/></EntityDescriptor>`;
-    expect(parseIdpMetadata(xml)?.idp_entity_id).not.toBe("expanded");
+    expect((await parseIdpMetadata(xml))?.idp_entity_id).not.toBe("expanded");
   });
 });

@@ -1,7 +1,6 @@
 // X.509 certificates read with @peculiar/asn1-x509's ASN.1 schema: the subject, issuer, validity and
 // fingerprint are all this code needs, so no certificate library (and no global polyfill) is loaded.
-import { AsnConvert } from "@peculiar/asn1-schema";
-import { Certificate, type Name } from "@peculiar/asn1-x509";
+import type { Certificate, Name } from "@peculiar/asn1-x509";
 
 export interface CertificateInfo {
   pem: string;
@@ -77,12 +76,25 @@ interface ParsedCertificate {
   certificate: Certificate;
 }
 
+let asn1: Promise<{ parse: (der: Uint8Array) => Certificate }> | undefined;
+
+/**
+ * The ASN.1 libraries, loaded on first use: only SSO settings read certificates, and loading them
+ * took most of a second of every cold isolate's (and every test file's) start.
+ */
+function loadAsn1() {
+  asn1 ??= Promise.all([import("@peculiar/asn1-schema"), import("@peculiar/asn1-x509")]).then(
+    ([schema, x509]) => ({ parse: (der: Uint8Array) => schema.AsnConvert.parse(der, x509.Certificate) }),
+  );
+  return asn1;
+}
+
 /** The DER inside a PEM block, parsed; throws on bad base64 or a structure that is no certificate. */
-function parsePem(pem: string): ParsedCertificate {
+async function parsePem(pem: string): Promise<ParsedCertificate> {
   const block = PEM_BLOCK.exec(pem);
   if (!block?.[1]) throw new Error("not a PEM certificate");
   const der = Uint8Array.from(atob(block[1].replace(/\s+/g, "")), (c) => c.charCodeAt(0));
-  return { der, certificate: AsnConvert.parse(der, Certificate) };
+  return { der, certificate: (await loadAsn1()).parse(der) };
 }
 
 /**
@@ -98,7 +110,7 @@ export async function parseCertificate(
   let parsed: ParsedCertificate;
   let info: CertificateInfo;
   try {
-    parsed = parsePem(text);
+    parsed = await parsePem(text);
     info = await describe(parsed, nowMs);
   } catch {
     return { ok: false, message: "is not a well-formed X.509 certificate" };
@@ -111,7 +123,7 @@ export async function parseCertificate(
 
 /** What the answer shows of a stored certificate, `expired` as of `nowMs`. */
 export async function certificateInfo(pem: string, nowMs: number): Promise<CertificateInfo> {
-  return describe(parsePem(pem), nowMs);
+  return describe(await parsePem(pem), nowMs);
 }
 
 function validity(certificate: Certificate): { notBefore: Date; notAfter: Date } {

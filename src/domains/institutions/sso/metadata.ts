@@ -1,4 +1,3 @@
-import { XMLParser } from "fast-xml-parser";
 import { derBase64ToPem } from "./certificates";
 
 export interface IdpMetadata {
@@ -40,7 +39,9 @@ function findIdpEntity(root: Node): Node | null {
  * text is not XML or holds no IdP descriptor. Entities are not expanded, so external references in a
  * hostile document go nowhere.
  */
-export function parseIdpMetadata(xml: string): IdpMetadata | null {
+export async function parseIdpMetadata(xml: string): Promise<IdpMetadata | null> {
+  // Loaded on first use: only SSO settings read XML.
+  const { XMLParser } = await import("fast-xml-parser");
   const parser = new XMLParser({
     ignoreAttributes: false,
     attributeNamePrefix: "@",

@@ -26,7 +26,7 @@ function urlError(env: Env, path: string, value: string | null | undefined): Fie
 /** The IdP metadata given inline or by URL, to fill the fields the request leaves out. */
 async function metadataOf(env: Env, input: SamlInput) {
   if (input.metadata_xml !== undefined) {
-    const parsed = parseIdpMetadata(input.metadata_xml);
+    const parsed = await parseIdpMetadata(input.metadata_xml);
     if (!parsed)
       throw validationError([
         { path: "saml.metadata_xml", message: "is not SAML 2.0 metadata with an IDPSSODescriptor" },
@@ -40,7 +40,7 @@ async function metadataOf(env: Env, input: SamlInput) {
       "saml.metadata_url",
       "application/samlmetadata+xml, application/xml, text/xml",
     );
-    const parsed = parseIdpMetadata(xml);
+    const parsed = await parseIdpMetadata(xml);
     if (!parsed)
       throw validationError([
         { path: "saml.metadata_url", message: "does not serve SAML 2.0 metadata with an IDPSSODescriptor" },
