@@ -35,6 +35,19 @@ export interface PlanDescription {
   contact_sales: boolean;
 }
 
+/** What each plan adds to the one below it. */
+const FREE_FEATURES = ["courses_and_lessons", "progress_tracking", "public_catalog", "api_access"];
+const PRO_FEATURES = [
+  ...FREE_FEATURES,
+  "webhooks",
+  "lti",
+  "xapi_forwarding",
+  "sso",
+  "exports",
+  "bulk_provisioning",
+];
+const ENTERPRISE_FEATURES = [...PRO_FEATURES, "custom_rate_limit", "priority_support"];
+
 /** The catalogue, in the order it is listed (cheapest first). Trial length comes from the settings. */
 export function planCatalogue(trialDays: number): PlanDescription[] {
   return [
@@ -44,7 +57,7 @@ export function planCatalogue(trialDays: number): PlanDescription[] {
       description: "Courses, progress and the public catalogue for a small team, at no cost.",
       rate_limit_per_minute: PLAN_RATE_LIMITS.free,
       seats_included: null,
-      features: ["courses_and_lessons", "progress_tracking", "public_catalog", "api_access"],
+      features: FREE_FEATURES,
       trial_days: 0,
       contact_sales: false,
     },
@@ -55,18 +68,7 @@ export function planCatalogue(trialDays: number): PlanDescription[] {
         "Everything in Free with higher limits and the integrations: webhooks, LTI, xAPI, SSO and exports. Billed per seat.",
       rate_limit_per_minute: PLAN_RATE_LIMITS.pro,
       seats_included: 1,
-      features: [
-        "courses_and_lessons",
-        "progress_tracking",
-        "public_catalog",
-        "api_access",
-        "webhooks",
-        "lti",
-        "xapi_forwarding",
-        "sso",
-        "exports",
-        "bulk_provisioning",
-      ],
+      features: PRO_FEATURES,
       trial_days: trialDays,
       contact_sales: false,
     },
@@ -77,20 +79,7 @@ export function planCatalogue(trialDays: number): PlanDescription[] {
         "Pro with a contracted rate limit, budget and seat count, and support terms. Contact sales.",
       rate_limit_per_minute: PLAN_RATE_LIMITS.enterprise,
       seats_included: null,
-      features: [
-        "courses_and_lessons",
-        "progress_tracking",
-        "public_catalog",
-        "api_access",
-        "webhooks",
-        "lti",
-        "xapi_forwarding",
-        "sso",
-        "exports",
-        "bulk_provisioning",
-        "custom_rate_limit",
-        "priority_support",
-      ],
+      features: ENTERPRISE_FEATURES,
       trial_days: 0,
       contact_sales: true,
     },
