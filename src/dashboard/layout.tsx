@@ -140,3 +140,17 @@ export function When({ iso, never = "—" }: { iso: string | null; never?: strin
   if (!iso) return <>{never}</>;
   return <time datetime={iso}>{`${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`}</time>;
 }
+
+/** Names as code badges (abilities, event types); a `*` among them is one badge that says what it means. */
+export function CodeBadges({ names, everything }: { names: readonly string[]; everything: string }) {
+  if (names.includes("*")) return <span class="badge">{`${everything} (*)`}</span>;
+  return (
+    <>
+      {names.map((name) => (
+        <span class="badge">
+          <code>{name}</code>
+        </span>
+      ))}
+    </>
+  );
+}

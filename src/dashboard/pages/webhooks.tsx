@@ -6,7 +6,7 @@ import type { DeliverySchema } from "../../domains/webhooks/schemas";
 import type { WebhookRow, webhookHealth } from "../../domains/webhooks/service";
 import { EVENT_TYPES, SUBSCRIBABLE_TYPES } from "../../platform/events";
 import { field } from "../forms";
-import { CsrfField, ErrorSummary, When } from "../layout";
+import { CodeBadges, CsrfField, ErrorSummary, When } from "../layout";
 import { Pager } from "../pager";
 import { WEBHOOKS_PATH } from "../prefixes";
 import type { DashboardSession } from "../session";
@@ -69,16 +69,7 @@ export function HealthLine({ health }: { health: Health }) {
 }
 
 export function EventsList({ events }: { events: readonly string[] }) {
-  if (events.includes("*")) return <span class="badge">Every event (*)</span>;
-  return (
-    <>
-      {events.map((e) => (
-        <span class="badge">
-          <code>{e}</code>
-        </span>
-      ))}
-    </>
-  );
+  return <CodeBadges names={events} everything="Every event" />;
 }
 
 export interface HookForm {

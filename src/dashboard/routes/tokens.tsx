@@ -12,7 +12,7 @@ import { ApiError } from "../../platform/errors";
 import { nowIso } from "../../platform/ids";
 import { field, fieldMessages, formOf, issuesOf, pageNumber } from "../forms";
 import { html } from "../http";
-import { CsrfField, ErrorSummary, Layout, When } from "../layout";
+import { CodeBadges, CsrfField, ErrorSummary, Layout, When } from "../layout";
 import { Pager } from "../pager";
 import { TOKENS_PATH } from "../prefixes";
 import { checkCsrf, type DashboardSession, signedIn } from "../session";
@@ -63,16 +63,7 @@ function Crumbs() {
 }
 
 function AbilityBadges({ abilities }: { abilities: readonly string[] }) {
-  if (abilities.includes(WILDCARD)) return <span class="badge">Everything your role allows (*)</span>;
-  return (
-    <>
-      {abilities.map((a) => (
-        <span class="badge">
-          <code>{a}</code>
-        </span>
-      ))}
-    </>
-  );
+  return <CodeBadges names={abilities} everything="Everything your role allows" />;
 }
 
 function TokenList({
