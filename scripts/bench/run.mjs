@@ -30,6 +30,8 @@
 //   BENCH_ONLY=xapi           xAPI forwarding (issue 29; scripts/bench/xapi.mjs): 10,000 attempts forwarded to a
 //                             minimal loopback LRS against a bare batched fetch of the same bodies, and recording
 //                             attempts with and without an LRS endpoint. Opt-in (a few minutes).
+//   BENCH_ONLY=capacity       bytes per row and per index of every table that grows, from SQLite's dbstat on a
+//                             database filled through the API (scripts/bench/capacity.mjs; needs `sqlite3`).
 //
 // Workers run under the Miniflare API (workerd), not `wrangler dev`; the load comes from a second,
 // long-lived Node process (load.mjs --serve, autocannon). At each concurrency level every target is
@@ -48,6 +50,7 @@ import { join } from "node:path";
 import { activityReport, runActivity } from "./activity.mjs";
 import { analyticsReport, runAnalytics } from "./analytics.mjs";
 import { bulkReport, runBulk } from "./bulk.mjs";
+import { capacityReport, runCapacity } from "./capacity.mjs";
 import { exportsReport, runExports } from "./exports.mjs";
 import {
   API_GOALS,
@@ -242,9 +245,19 @@ const SCENARIOS = [
   "analytics",
   "lti",
   "xapi",
+  "capacity",
 ];
 /** Only with BENCH_ONLY: too long for the default run. */
-const OPT_IN_SCENARIOS = new Set(["activity", "webhooks", "exports", "bulk", "analytics", "lti", "xapi"]);
+const OPT_IN_SCENARIOS = new Set([
+  "activity",
+  "webhooks",
+  "exports",
+  "bulk",
+  "analytics",
+  "lti",
+  "xapi",
+  "capacity",
+]);
 
 function selectScenarios() {
   if (!settings.only)
@@ -599,6 +612,7 @@ async function main() {
   const wantAnalytics = selected.has("analytics");
   const wantLti = selected.has("lti");
   const wantXapi = selected.has("xapi");
+  const wantCapacity = selected.has("capacity");
   if (wantActivity) workersNeeded.add("floor");
 
   console.error(`bench: bundling…`);
@@ -611,7 +625,8 @@ async function main() {
       wantBulk ||
       wantAnalytics ||
       wantLti ||
-      wantXapi,
+      wantXapi ||
+      wantCapacity,
     wantStartup,
   );
 
@@ -633,6 +648,7 @@ async function main() {
   let analytics = null;
   let lti = null;
   let xapi = null;
+  let capacity = null;
   const stop = async () => {
     if (loadGenerator) await loadGenerator.close().catch(() => undefined);
     for (const w of Object.values(started)) await w.dispose().catch(() => undefined);
@@ -745,6 +761,7 @@ async function main() {
       xapi = await runXapi({ config, scriptPath: build.lingua.scriptPath });
       failures.push(...xapi.failures);
     }
+    if (wantCapacity) capacity = await runCapacity({ config, scriptPath: build.lingua.scriptPath });
   } finally {
     await stop();
   }
@@ -766,6 +783,7 @@ async function main() {
   if (bulkResult) console.log(bulkReport(bulkResult, formatTable));
   if (lti) console.log(ltiReport(lti));
   if (xapi) console.log(xapiReport(xapi));
+  if (capacity) console.log(capacityReport(capacity, formatTable));
 
   const results = {
     system,
@@ -799,6 +817,8 @@ async function main() {
     lti,
     // BENCH_ONLY=xapi: recording with and without an endpoint, the forwarding burst and its floor.
     xapi,
+    // BENCH_ONLY=capacity: bytes per table and index, rows per unit of growth, the capacity model.
+    capacity,
     failures,
   };
   const file = join(ensureDir(BENCH_OUT), "results.json");
