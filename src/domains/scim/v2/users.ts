@@ -15,7 +15,7 @@ import { ScimError } from "../errors";
 import { attributesAsRead, listsEmail } from "../sql";
 import { scimSettingsOf } from "../tokens";
 import type { ParsedFilter } from "./filter";
-import { applyPatch } from "./patch";
+import { applyPatch, patchOperations } from "./patch";
 import {
   attribute,
   booleanOf,
@@ -411,6 +411,7 @@ export function replaceUser(ctx: ServiceContext, caller: ScimCaller, id: string,
 
 /** PATCH: the operations applied (scim-patch) to the User as it is now, then stored as a PUT would. */
 export async function patchUser(ctx: ServiceContext, caller: ScimCaller, id: string, body: unknown) {
+  patchOperations(body);
   return changeUser(ctx, caller, id, (current) => applyPatch(current, body));
 }
 
