@@ -140,7 +140,7 @@ export const DASHBOARD_GROUP: RouteGroup = {
  */
 export const SCIM_GROUP: RouteGroup = {
   name: "scim",
-  prefixes: scim.PREFIXES,
+  prefixes: scim.SCIM_PREFIXES,
   build: async () => (await import("./domains/scim/v2/app")).scimApp(),
 };
 const ROUTED: readonly RouteGroup[] = [...ROUTE_GROUPS, DASHBOARD_GROUP, SCIM_GROUP];

@@ -270,12 +270,13 @@ describe("SCIM Users: members", () => {
     expect(xml.res.status).toBe(415);
     const badOp = await patch(scimToken, "usr_x", [{ op: "move", path: "userName" }]);
     expect(badOp.res.status).toBe(400);
-    const readOnly = await scim(`/Users/nobody`, {
-      token: scimToken,
-      method: "PATCH",
-      body: { Operations: [{ op: "replace", path: "groups", value: [] }] },
-    });
-    expect(readOnly.res.status).toBe(404);
+    const user = await createUser(scimToken);
+    const readOnly = await patch(scimToken, user.id, [{ op: "replace", path: "groups", value: [] }]);
+    expect(readOnly.res.status).toBe(400);
+    expect(readOnly.body.scimType).toBe("mutability");
+    const notBoolean = await patch(scimToken, user.id, [{ op: "replace", path: "active", value: "maybe" }]);
+    expect(notBoolean.body.scimType).toBe("invalidValue");
+    expect((await scim(`/Users/${user.id}`, { token: scimToken })).body.active).toBe(true);
     const method = await scim("/Users", { token: scimToken, method: "DELETE" });
     expect(method.res.status).toBe(405);
     expect(method.res.headers.get("Allow")).toBe("GET, POST");

@@ -6,7 +6,10 @@
  * outside `/api` and outside the OpenAPI document (docs/design/scim.md says why).
  */
 export const SCIM_BASE = "/scim/v2";
-export const PREFIXES = [SCIM_BASE] as const;
+/** The SCIM service's group (app.ts's SCIM_GROUP), not among the documented route groups. */
+export const SCIM_PREFIXES = [SCIM_BASE] as const;
+/** The documented routes' own prefixes: none (see INSTITUTIONS). */
+export const PREFIXES = [] as const;
 /**
  * The SCIM tokens and settings are below their institution (`/api/institutions/{id}/scim-tokens`,
  * `…/scim`), which institutions' prefixes.ts claims: the institutions route group loads their routes
