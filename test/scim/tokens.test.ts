@@ -144,4 +144,18 @@ describe("SCIM tokens", () => {
     });
     expect(bad.res.status).toBe(422);
   });
+
+  it("limits each SCIM token per rolling window like the API, in SCIM's error schema", async () => {
+    const { scimToken } = await scimTenant({ plan: "enterprise", rateLimit: 3 });
+    for (let i = 0; i < 3; i++) {
+      const ok = await scim("/ServiceProviderConfig", { token: scimToken });
+      expect(ok.res.status).toBe(200);
+      expect(ok.res.headers.get("X-RateLimit-Remaining")).toBe(String(2 - i));
+    }
+    const over = await scim("/Users", { token: scimToken });
+    expect(over.res.status).toBe(429);
+    expect(over.body).toMatchObject({ schemas: [ERROR_SCHEMA], status: "429" });
+    expect(Number(over.res.headers.get("Retry-After"))).toBeGreaterThanOrEqual(1);
+    expect(over.res.headers.get("RateLimit-Policy")).toBe('"minute";q=3;w=10');
+  });
 });

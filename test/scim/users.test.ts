@@ -1,10 +1,14 @@
+import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { scimUserAttributes, users } from "../../src/db/schema";
+import { attributesAsRead, listsEmail } from "../../src/domains/scim/sql";
 import entra from "../fixtures/scim/entra-validator.json";
 import okta from "../fixtures/scim/okta-spec-test.json";
 import { callJson } from "../helpers/api";
 import { createPlatformAdmin } from "../helpers/tenants";
 import { type Fixture, play } from "./fixtures";
 import {
+  db,
   ENTERPRISE,
   ERROR_SCHEMA,
   outboxOf,
@@ -309,5 +313,58 @@ describe("SCIM Users: members", () => {
     ]);
     const one = await scim(`/Schemas/${ENTERPRISE}`, { token: scimToken });
     expect(one.body.attributes.map((a: any) => a.name)).toEqual(["department"]);
+  });
+});
+
+describe("SCIM sql.ts", () => {
+  it("listsEmail: a member one of whose addresses as sent is the address, in any case, in the institution only", async () => {
+    const { tenant, scimToken } = await scimTenant();
+    const other = await scimTenant();
+    const home = uniqueEmail("Home");
+    const user = await createUser(scimToken, {
+      emails: [
+        { value: uniqueEmail("work"), type: "work", primary: true },
+        { value: home, type: "home" },
+      ],
+    });
+    const found = (institutionId: string, address: string) =>
+      db()
+        .select({ id: users.id })
+        .from(users)
+        .where(and(eq(users.institutionId, institutionId), listsEmail(institutionId, address)))
+        .all();
+    expect(await found(tenant.institution.id, home.toUpperCase())).toEqual([{ id: user.id }]);
+    expect(await found(tenant.institution.id, uniqueEmail())).toEqual([]);
+    expect(await found(other.tenant.institution.id, home)).toEqual([]);
+  });
+
+  it("attributesAsRead: holds while the row is as read (or absent when none was read)", async () => {
+    const { tenant, scimToken } = await scimTenant();
+    const institutionId = tenant.institution.id;
+    const user = await createUser(scimToken, { [ENTERPRISE]: { department: "Sales" } });
+    const holds = async (read: Parameters<typeof attributesAsRead>[2], userId = user.id) => {
+      const row = await db()
+        .select({ ok: attributesAsRead(institutionId, userId, read) })
+        .from(users)
+        .limit(1)
+        .get();
+      return Boolean(row?.ok);
+    };
+    const [stored] = await db()
+      .select()
+      .from(scimUserAttributes)
+      .where(eq(scimUserAttributes.userId, user.id))
+      .all();
+    const read = {
+      givenName: stored?.givenName ?? null,
+      familyName: stored?.familyName ?? null,
+      emails: stored?.emails === null || stored?.emails === undefined ? null : JSON.stringify(stored.emails),
+      department: stored?.department ?? null,
+    };
+    expect(read).toEqual({ givenName: "Ana", familyName: "Lima", emails: null, department: "Sales" });
+    expect(await holds(read)).toBe(true);
+    expect(await holds({ ...read, department: "Marketing" })).toBe(false);
+    expect(await holds(null)).toBe(false);
+    expect(await holds(null, tenant.learner.id)).toBe(true);
   });
 });

@@ -3,7 +3,7 @@ import { scimUserAttributes, users } from "../../db/schema";
 
 /**
  * The SCIM domain's raw SQL fragments (the rest is drizzle's query builder), each tested in
- * test/scim/users.test.ts's "sql" block.
+ * test/scim/users.test.ts ("SCIM sql.ts").
  */
 
 /** A member one of whose e-mail addresses, as the IdP sent them, is `address` (any case). */
