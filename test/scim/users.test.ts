@@ -247,6 +247,13 @@ describe("SCIM Users: members", () => {
     expect(page.body.Resources[0].id).toBe(ids[1]);
     const none = await scim("/Users?count=0", { token: scimToken });
     expect(none.body).toMatchObject({ totalResults: 3, itemsPerPage: 0, Resources: [] });
+    const only = await scim(`/Users/${tenant.learner.id}?attributes=userName,name.givenName`, {
+      token: scimToken,
+    });
+    expect(Object.keys(only.body).sort()).toEqual(["id", "meta", "name", "schemas", "userName"]);
+    const without = await scim(`/Users?excludedAttributes=emails,groups`, { token: scimToken });
+    expect(without.body.Resources[0]).not.toHaveProperty("emails");
+    expect(without.body.Resources[0]).toHaveProperty("userName");
   });
 
   it("answers filters it does not support, and bad bodies, with SCIM errors", async () => {

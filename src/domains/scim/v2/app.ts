@@ -65,6 +65,34 @@ function wantsMembers(c: Context<AppEnv>): boolean {
   return attributes.length === 0 || attributes.includes("members");
 }
 
+/** Attributes every answer keeps whatever `attributes` or `excludedAttributes` say (RFC 7643 §7 "returned: always"). */
+const ALWAYS = new Set(["schemas", "id", "meta"]);
+
+/**
+ * RFC 7644 §3.4.2.5: `attributes` keeps only the named top-level attributes (and the ones always
+ * returned); `excludedAttributes` drops the named ones. A sub-attribute (`name.givenName`) names its
+ * attribute; an extension's attribute (`urn:…:User:department`) its extension.
+ */
+function project(c: Context<AppEnv>, resource: Json): Json {
+  const names = (name: string) =>
+    (c.req.query(name) ?? "")
+      .split(",")
+      .map((a) => a.trim().toLowerCase())
+      .filter(Boolean)
+      .map((a) => (a.startsWith("urn:") ? a.slice(0, a.lastIndexOf(":")) : (a.split(".")[0] as string)));
+  const only = names("attributes");
+  const excluded = names("excludedAttributes");
+  if (only.length === 0 && excluded.length === 0) return resource;
+  return Object.fromEntries(
+    Object.entries(resource).filter(([key]) => {
+      const name = key.toLowerCase();
+      if (ALWAYS.has(name)) return true;
+      if (only.length > 0) return only.includes(name);
+      return !excluded.includes(name);
+    }),
+  );
+}
+
 function notAllowed(allowed: string) {
   return () => {
     throw new ScimError(405, `Use ${allowed} here.`, undefined, { Allow: allowed });
@@ -101,14 +129,23 @@ export function scimApp(): Hono<AppEnv> {
     const filter = expression ? await parseFilter(expression, USER_FILTER_ATTRIBUTES) : null;
     const page = pageOf(c);
     const { total, resources } = await listUsers(c.var.ctx, c.var.scim, { filter, ...page });
-    return scimJson(c, listResponse(resources, total, page.startIndex));
+    return scimJson(
+      c,
+      listResponse(
+        resources.map((r) => project(c, r)),
+        total,
+        page.startIndex,
+      ),
+    );
   });
   app.post("/Users", async (c) => {
     const user = await createUser(c.var.ctx, c.var.scim, await bodyOf(c));
     return scimJson(c, user, 201, { Location: (user.meta as Json).location as string });
   });
   app.all("/Users", notAllowed("GET, POST"));
-  app.get("/Users/:id", async (c) => scimJson(c, await getUser(c.var.ctx, c.var.scim, c.req.param("id"))));
+  app.get("/Users/:id", async (c) =>
+    scimJson(c, project(c, await getUser(c.var.ctx, c.var.scim, c.req.param("id")))),
+  );
   app.put("/Users/:id", async (c) =>
     scimJson(c, await replaceUser(c.var.ctx, c.var.scim, c.req.param("id"), await bodyOf(c))),
   );
@@ -130,7 +167,14 @@ export function scimApp(): Hono<AppEnv> {
       ...page,
       withMembers: wantsMembers(c),
     });
-    return scimJson(c, listResponse(resources, total, page.startIndex));
+    return scimJson(
+      c,
+      listResponse(
+        resources.map((r) => project(c, r)),
+        total,
+        page.startIndex,
+      ),
+    );
   });
   app.post("/Groups", async (c) => {
     const group = await createGroup(c.var.ctx, c.var.scim, await bodyOf(c));
@@ -138,7 +182,7 @@ export function scimApp(): Hono<AppEnv> {
   });
   app.all("/Groups", notAllowed("GET, POST"));
   app.get("/Groups/:id", async (c) =>
-    scimJson(c, await getGroup(c.var.ctx, c.var.scim, c.req.param("id"), wantsMembers(c))),
+    scimJson(c, project(c, await getGroup(c.var.ctx, c.var.scim, c.req.param("id"), wantsMembers(c)))),
   );
   app.put("/Groups/:id", async (c) =>
     scimJson(c, await replaceGroup(c.var.ctx, c.var.scim, c.req.param("id"), await bodyOf(c))),
