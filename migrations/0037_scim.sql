@@ -40,6 +40,7 @@ CREATE TABLE `scim_user_attributes` (
 	`family_name` text,
 	`emails` text,
 	`department` text,
+	`removed_at` text,
 	PRIMARY KEY(`user_id`, `institution_id`),
 	FOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE no action,
 	FOREIGN KEY (`institution_id`) REFERENCES `institutions`(`id`) ON UPDATE no action ON DELETE no action

@@ -156,8 +156,47 @@ describe("SCIM Users: members", () => {
     expect(removed.filter((e) => e.user_id === user.id)).toHaveLength(1);
     expect((await scim(`/Users/${user.id}`, { token: scimToken, method: "DELETE" })).res.status).toBe(404);
     // Its external id is free again.
-    const again = await createUser(scimToken, { externalId: "HR-9" });
-    expect(again.externalId).toBe("HR-9");
+    const someoneElse = await createUser(scimToken, { externalId: "HR-9" });
+    expect(someoneElse.externalId).toBe("HR-9");
+  });
+
+  it("provisions a person it deleted again as the same user; another institution's directory cannot", async () => {
+    const { tenant, scimToken } = await scimTenant();
+    const other = await scimTenant();
+    const user = await createUser(scimToken, { externalId: "E-1" });
+    expect((await scim(`/Users/${user.id}`, { token: scimToken, method: "DELETE" })).res.status).toBe(204);
+    const elsewhere = await scim("/Users", {
+      token: other.scimToken,
+      body: { schemas: [USER_SCHEMA], userName: user.userName },
+    });
+    expect(elsewhere.res.status).toBe(409);
+    expect(elsewhere.body.scimType).toBe("uniqueness");
+    const back = await scim("/Users", {
+      token: scimToken,
+      body: {
+        schemas: [USER_SCHEMA],
+        userName: user.userName,
+        name: { formatted: "Ana Back" },
+        externalId: "E-2",
+      },
+    });
+    expect(back.res.status, JSON.stringify(back.body)).toBe(201);
+    expect(back.body).toMatchObject({
+      id: user.id,
+      userName: user.userName,
+      externalId: "E-2",
+      active: true,
+    });
+    expect(back.body.name).toEqual({ formatted: "Ana Back" });
+    const created = (await outboxOf(tenant.institution.id, "member.created")).filter(
+      (e) => e.user_id === user.id,
+    );
+    expect(created).toHaveLength(2);
+    const again = await scim("/Users", {
+      token: scimToken,
+      body: { schemas: [USER_SCHEMA], userName: user.userName },
+    });
+    expect(again.res.status).toBe(409);
   });
 
   it("changes the e-mail on a new userName (409 uniqueness when it is taken)", async () => {

@@ -62,7 +62,7 @@ export const scimGroups = sqliteTable(
 /**
  * The SCIM attributes of a member that the member row has no column for: the name's parts, the
  * e-mail addresses as the IdP sent them, the enterprise extension's department (and so which of the
- * member's groups came from it).
+ * member's groups came from it); after a SCIM DELETE, that this institution removed the user.
  */
 export const scimUserAttributes = sqliteTable(
   "scim_user_attributes",
@@ -78,6 +78,11 @@ export const scimUserAttributes = sqliteTable(
     /** `[{ value, type, primary }]` as sent; null: the member's e-mail as the one work address. */
     emails: text("emails", { mode: "json" }).$type<{ value: string; type?: string; primary?: boolean }[]>(),
     department: text("department"),
+    /**
+     * Set when the directory deleted the member (DELETE /Users): the row then only remembers that
+     * this institution removed the user, so that its directory may provision the same person again.
+     */
+    removedAt: text("removed_at"),
   },
   (t) => [primaryKey({ columns: [t.userId, t.institutionId] })],
 );

@@ -1,4 +1,4 @@
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, inArray, isNull, ne, sql } from "drizzle-orm";
 import { invitations, type MemberStatus, memberGroups, users } from "../../db/schema";
 import { batchGuard, chunk, isBatchGuardFailure, rowsPerStatement } from "../../platform/batch";
 import { DECOY_PASSWORD_HASH } from "../../platform/crypto/passwords";
@@ -97,6 +97,62 @@ export async function createDirectoryMember(
   }
   const row = await findMember(db, institutionId, id);
   if (!row) throw new Error("member vanished after insert");
+  return row;
+}
+
+/**
+ * Provisions again a person the institution's directory removed earlier (`userId`: a user of no
+ * institution, never platform staff): the same user — its learning history — joins the institution
+ * again as a new member would, a learner, with `member.created`. The caller knows the institution
+ * removed this user (SCIM keeps that); the batch holds only while the user still belongs to none.
+ */
+export async function rejoinDirectoryMember(
+  ctx: ServiceContext,
+  input: { institutionId: string; userId: string; member: DirectoryMember; extra?: Writable[] },
+): Promise<MemberRow> {
+  const { db } = ctx;
+  const { institutionId, userId } = input;
+  const now = nowIso(ctx.now());
+  const status: MemberStatus = input.member.active ? "active" : "suspended";
+  const member = {
+    id: userId,
+    email: input.member.email.trim().toLowerCase(),
+    name: input.member.name,
+    role: "learner" as const,
+    status,
+    externalId: input.member.externalId,
+    groups: normaliseGroups(input.member.groups),
+  };
+  const unattached = and(eq(users.id, userId), isNull(users.institutionId), ne(users.role, "platform_admin"));
+  const statements: Writable[] = [batchGuard(db, sql`EXISTS (SELECT 1 FROM ${users} WHERE ${unattached})`)];
+  if (status === "active") statements.push(batchGuard(db, seatsAllow(institutionId, 1)));
+  statements.push(
+    db
+      .update(users)
+      .set({
+        institutionId,
+        name: member.name,
+        role: member.role,
+        status,
+        externalId: member.externalId,
+        updatedAt: now,
+      })
+      .where(unattached),
+    ...groupInserts(db, institutionId, member.groups, [userId]),
+    ...(input.extra ?? []),
+  );
+  try {
+    await commit(ctx, { statements, events: [memberCreated(institutionId, member, now)] });
+  } catch (error) {
+    if (isBatchGuardFailure(error)) {
+      const still = await db.select({ id: users.id }).from(users).where(unattached).get();
+      if (!still) throw new ApiError("email_taken", "This e-mail address already belongs to an account.");
+      throw seatError();
+    }
+    throw uniqueConflict(error) ?? error;
+  }
+  const row = await findMember(db, institutionId, userId);
+  if (!row) throw new Error("member vanished after rejoining");
   return row;
 }
 

@@ -1,12 +1,15 @@
-import { and, asc, eq, inArray, or, type SQL, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, isNotNull, isNull, or, type SQL, sql } from "drizzle-orm";
 import { scimGroups, scimUserAttributes, users } from "../../../db/schema";
 import { batchGuard } from "../../../platform/batch";
 import type { Database } from "../../../platform/db";
+import { ApiError } from "../../../platform/errors";
+import { nowIso } from "../../../platform/ids";
 import type { ServiceContext } from "../../../platform/service/context";
 import {
   changeDirectoryMember,
   createDirectoryMember,
   MemberChangedMeanwhile,
+  rejoinDirectoryMember,
   removeDirectoryMember,
 } from "../../members/directory";
 import type { MemberRow } from "../../members/present";
@@ -297,6 +300,7 @@ function attributesRow(institutionId: string, userId: string, desired: Desired) 
     familyName: desired.familyName,
     emails: desired.emails,
     department: desired.department,
+    removedAt: null as string | null,
   };
 }
 
@@ -312,6 +316,7 @@ function sameAttributes(a: Attributes | null, b: ReturnType<typeof attributesRow
   const empty = !b.givenName && !b.familyName && !b.emails && !b.department;
   if (!a) return empty;
   return (
+    a.removedAt === b.removedAt &&
     a.givenName === b.givenName &&
     a.familyName === b.familyName &&
     JSON.stringify(a.emails) === JSON.stringify(b.emails) &&
@@ -324,24 +329,65 @@ function groupsWithDepartment(groups: string[], from: string | null, to: string 
   return [...groups.filter((g) => g !== from), ...(to ? [to] : [])];
 }
 
+/** A user of no institution whom this institution's directory removed (SCIM DELETE), by e-mail. */
+async function removedHere(db: Database, institutionId: string, email: string): Promise<string | null> {
+  const row = await db
+    .select({ id: users.id })
+    .from(users)
+    .innerJoin(
+      scimUserAttributes,
+      and(
+        eq(scimUserAttributes.userId, users.id),
+        eq(scimUserAttributes.institutionId, institutionId),
+        isNotNull(scimUserAttributes.removedAt),
+      ),
+    )
+    .where(and(eq(users.email, email), isNull(users.institutionId)))
+    .get();
+  return row?.id ?? null;
+}
+
+/**
+ * POST: a new member; or, when the e-mail belongs to a person this institution's directory deleted
+ * earlier, that person again (Entra deletes users after their soft-delete period and provisions them
+ * anew when they are assigned again). Any other e-mail in use is 409 `uniqueness`.
+ */
 export async function createUser(ctx: ServiceContext, caller: ScimCaller, body: unknown): Promise<Json> {
   const desired = desiredOf(body);
   const settings = await scimSettingsOf(ctx, caller.institutionId);
-  const row = await createDirectoryMember(ctx, {
-    institutionId: caller.institutionId,
-    member: {
-      email: desired.email,
-      name: desired.name,
-      externalId: desired.externalId,
-      active: desired.active,
-      groups: settings.departmentAsGroup && desired.department ? [desired.department] : [],
-    },
-    extra: (userId) => {
-      const attributes = attributesRow(caller.institutionId, userId, desired);
-      return sameAttributes(null, attributes) ? [] : [ctx.db.insert(scimUserAttributes).values(attributes)];
-    },
-  });
-  return getUser(ctx, caller, row.id);
+  const member = {
+    email: desired.email,
+    name: desired.name,
+    externalId: desired.externalId,
+    active: desired.active,
+    groups: settings.departmentAsGroup && desired.department ? [desired.department] : [],
+  };
+  let id: string;
+  try {
+    const row = await createDirectoryMember(ctx, {
+      institutionId: caller.institutionId,
+      member,
+      extra: (userId) => {
+        const attributes = attributesRow(caller.institutionId, userId, desired);
+        return sameAttributes(null, attributes) ? [] : [ctx.db.insert(scimUserAttributes).values(attributes)];
+      },
+    });
+    id = row.id;
+  } catch (error) {
+    const removed =
+      error instanceof ApiError && error.code === "email_taken"
+        ? await removedHere(ctx.db, caller.institutionId, desired.email)
+        : null;
+    if (!removed) throw error;
+    const row = await rejoinDirectoryMember(ctx, {
+      institutionId: caller.institutionId,
+      userId: removed,
+      member,
+      extra: [upsertAttributes(ctx.db, attributesRow(caller.institutionId, removed, desired))],
+    });
+    id = row.id;
+  }
+  return getUser(ctx, caller, id);
 }
 
 /**
@@ -417,8 +463,9 @@ export async function patchUser(ctx: ServiceContext, caller: ScimCaller, id: str
 
 /**
  * DELETE: the member leaves the institution, as the members API's DELETE does (learning history
- * kept, tokens revoked, groups and SCIM attributes gone). Okta's deactivate-then-delete arrives as a
- * suspension, then this.
+ * kept, tokens revoked, groups and SCIM attributes gone; the institution remembers it removed the
+ * user, so that its directory may provision the same person again). Okta's deactivate-then-delete
+ * arrives as a suspension, then this.
  */
 export async function deleteUser(ctx: ServiceContext, caller: ScimCaller, id: string): Promise<void> {
   const { member } = await loadUser(ctx.db, caller.institutionId, id);
@@ -426,14 +473,16 @@ export async function deleteUser(ctx: ServiceContext, caller: ScimCaller, id: st
     institutionId: caller.institutionId,
     current: member,
     extra: [
-      ctx.db
-        .delete(scimUserAttributes)
-        .where(
-          and(
-            eq(scimUserAttributes.userId, member.id),
-            eq(scimUserAttributes.institutionId, caller.institutionId),
-          ),
-        ),
+      // What is left: that this institution removed the user, so that its directory may add them again.
+      upsertAttributes(ctx.db, {
+        userId: member.id,
+        institutionId: caller.institutionId,
+        givenName: null,
+        familyName: null,
+        emails: null,
+        department: null,
+        removedAt: nowIso(ctx.now()),
+      }),
     ],
   });
 }
