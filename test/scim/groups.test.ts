@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
+import oktaGroupPush from "../fixtures/scim/okta-group-push.json";
 import { callJson } from "../helpers/api";
+import { type Fixture, play } from "./fixtures";
 import {
   ERROR_SCHEMA,
   GROUP_SCHEMA,
@@ -36,6 +38,21 @@ async function groupsOf(tenant: { institution: { id: string }; admin: { token: s
 }
 
 describe("SCIM Groups", () => {
+  it("passes Okta's Group Push operations", async () => {
+    const { tenant, scimToken } = await scimTenant();
+    const [first, second] = [await createUser(scimToken), await createUser(scimToken)];
+    await play(oktaGroupPush as Fixture, scimToken, {
+      groupName: `Okta ${crypto.randomUUID()}`,
+      newGroupName: `Okta ${crypto.randomUUID()} renamed`,
+      firstUserId: first,
+      firstUserName: "Group Member",
+      secondUserId: second,
+      secondUserName: "Group Member",
+    });
+    expect(await groupsOf(tenant, first)).toEqual([]);
+    expect(await groupsOf(tenant, second)).toEqual([]);
+  });
+
   it("adds and removes members, as member groups, with a member.updated event each", async () => {
     const { tenant, scimToken } = await scimTenant();
     const [ana, ben] = [await createUser(scimToken), await createUser(scimToken)];
