@@ -302,6 +302,8 @@ describe("SCIM Users: members", () => {
     expect(sw.body).toMatchObject({ schemas: [ERROR_SCHEMA], status: "400", scimType: "invalidFilter" });
     const broken = await scim(filterPath('userName eq "a" and ('), { token: scimToken });
     expect(broken.body.scimType).toBe("invalidFilter");
+    const typeOnly = await scim(filterPath('emails[type eq "work"]'), { token: scimToken });
+    expect(typeOnly.body.scimType).toBe("invalidFilter");
     const title = await scim(filterPath('title eq "x"'), { token: scimToken });
     expect(title.body.scimType).toBe("invalidFilter");
     const noName = await scim("/Users", { token: scimToken, body: { schemas: [USER_SCHEMA] } });

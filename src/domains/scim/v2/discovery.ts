@@ -1,5 +1,4 @@
 import { ScimError } from "../errors";
-import { USER_FILTER_ATTRIBUTES } from "./filter";
 import {
   ENTERPRISE_USER_SCHEMA,
   GROUP_SCHEMA,
@@ -49,7 +48,8 @@ function resourceTypes(base: string): Json[] {
       id: "User",
       name: "User",
       endpoint: "/Users",
-      description: `A member of the institution (filters: eq on ${USER_FILTER_ATTRIBUTES.join(", ")}).`,
+      description:
+        "A member of the institution (filters: eq on userName, externalId, emails.value, displayName, active, id).",
       schema: USER_SCHEMA,
       schemaExtensions: [{ schema: ENTERPRISE_USER_SCHEMA, required: false }],
       meta: { resourceType: "ResourceType", location: `${base}/ResourceTypes/User` },

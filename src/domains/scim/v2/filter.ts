@@ -101,6 +101,7 @@ export async function parseFilter(expression: string, supported: readonly string
       if (!supported.includes(test.attribute)) throw unsupported(expression, supported);
       kept.push(test);
     }
+    if (kept.length === 0) throw unsupported(expression, supported);
     out.push(kept);
   }
   if (out.length > 20)
