@@ -11,6 +11,7 @@ import * as institutions from "./domains/institutions/prefixes";
 import * as lti from "./domains/lti/prefixes";
 import * as members from "./domains/members/prefixes";
 import * as progress from "./domains/progress/prefixes";
+import * as scim from "./domains/scim/prefixes";
 import * as system from "./domains/system/prefixes";
 import * as tokens from "./domains/tokens/prefixes";
 import * as webhooks from "./domains/webhooks/prefixes";
@@ -98,6 +99,7 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
     build: documented(
       async () => (await import("./domains/institutions")).registerInstitutions,
       async () => (await import("./domains/members")).registerMembers,
+      async () => (await import("./domains/scim")).registerScim,
     ),
   },
   {
@@ -131,7 +133,17 @@ export const DASHBOARD_GROUP: RouteGroup = {
   prefixes: dashboard.PREFIXES,
   build: async () => (await import("./dashboard")).dashboardApp(),
 };
-const ROUTED: readonly RouteGroup[] = [...ROUTE_GROUPS, DASHBOARD_GROUP];
+
+/**
+ * The SCIM 2.0 service an identity provider provisions members through (`/scim/v2`): SCIM's own
+ * media type, error schema and bearer tokens, so not among ROUTE_GROUPS either (docs/design/scim.md).
+ */
+export const SCIM_GROUP: RouteGroup = {
+  name: "scim",
+  prefixes: scim.SCIM_PREFIXES,
+  build: async () => (await import("./domains/scim/v2/app")).scimApp(),
+};
+const ROUTED: readonly RouteGroup[] = [...ROUTE_GROUPS, DASHBOARD_GROUP, SCIM_GROUP];
 
 /** Paths no group claims: an app without routes, for the same 404 problem every group sends. */
 const UNROUTED: RouteGroup = {

@@ -88,6 +88,8 @@ interface Resources {
   consumer: string;
   launch: string;
   ssoDomain: string;
+  /** A SCIM token of the institution (its id). */
+  scimToken: string;
   /** An xAPI endpoint (its LRS the loopback receiver). */
   xapiEndpoint: string;
   /** A back-fill of that endpoint. */
@@ -134,6 +136,9 @@ const TENANT_RESOURCES: Record<string, (r: Resources) => Record<string, string>>
   "/api/institutions/{id}/invitations": (r) => ({ id: r.tenant.institution.id }),
   "/api/institutions/{id}/analytics": (r) => ({ id: r.tenant.institution.id }),
   "/api/institutions/{id}/sso": (r) => ({ id: r.tenant.institution.id }),
+  "/api/institutions/{id}/scim": (r) => ({ id: r.tenant.institution.id }),
+  "/api/institutions/{id}/scim-tokens": (r) => ({ id: r.tenant.institution.id }),
+  "/api/institutions/{id}/scim-tokens/{token}": (r) => ({ id: r.tenant.institution.id, token: r.scimToken }),
   "/api/institutions/{id}/sso/domains/{domain}/verify": (r) => ({
     id: r.tenant.institution.id,
     domain: r.ssoDomain,
@@ -226,6 +231,8 @@ function requestFor(name: string, r: Resources): Pick<CallOptions, "body" | "raw
       return { body: { type: "saml", domains: [r.ssoDomain], saml: {} } };
     case "PUT /api/institutions/{id}/compliance/{type}":
       return { body: { status: "in_review" } };
+    case "PUT /api/institutions/{id}/scim":
+      return { body: { department_as_group: true } };
     case "POST /api/integrations/exports":
       return { body: { type: "activity" } };
     case "POST /api/integrations/lti-consumers":
@@ -309,7 +316,7 @@ async function makeResources(t: Tenant, course: CourseFixture): Promise<Resource
   const exportRequest: RequestBody<typeof createExportRoute> = { type: "activity" };
   const ssoDomain = `authz-${crypto.randomUUID()}.example`;
   const receiver = receiverEndpoint();
-  const [token, webhook, exportJob, bulk, registered, , xapiEndpoint] = await Promise.all([
+  const [token, webhook, exportJob, bulk, registered, , xapiEndpoint, scimToken] = await Promise.all([
     mintToken(t.admin, ["content:read"]),
     as("/api/integrations/webhooks", {
       body: { url: receiver.url, events: ["lesson.completed"] },
@@ -328,6 +335,7 @@ async function makeResources(t: Tenant, course: CourseFixture): Promise<Resource
       body: { type: "saml", domains: [ssoDomain], saml: {} },
     }).then(created),
     as("/api/integrations/xapi-endpoints", { body: xapiEndpointBody(receiver.url) }).then(created),
+    as(`/api/institutions/${t.institution.id}/scim-tokens`, { body: { name: "authz" } }).then(created),
   ]);
   const { deliveryId, eventId } = await insertDelivery(webhook.id, t.institution.id, { status: "failed" });
   const xapiBackfill = await as(`/api/integrations/xapi-endpoints/${xapiEndpoint.id}/backfill`, {
@@ -379,6 +387,7 @@ async function makeResources(t: Tenant, course: CourseFixture): Promise<Resource
     consumer: registered.consumer.id,
     launch,
     ssoDomain,
+    scimToken: scimToken.id,
     xapiEndpoint: xapiEndpoint.id,
     xapiBackfill: xapiBackfill.id,
     receiver: receiver.url,
@@ -395,6 +404,8 @@ async function snapshot(r: Resources) {
     `/api/institutions/${id}/members/${r.member}`,
     `/api/institutions/${id}/members/bulk/${r.bulkJob}`,
     `/api/institutions/${id}/sso`,
+    `/api/institutions/${id}/scim`,
+    `/api/institutions/${id}/scim-tokens`,
     `/api/institutions/${id}/compliance`,
     `/api/integrations/webhooks/${r.webhook}`,
     `/api/integrations/webhooks/${r.webhook}/deliveries/${r.delivery}`,

@@ -127,7 +127,7 @@ export function uniqueConflict(error: unknown): ApiError | null {
   return null;
 }
 
-function seatError(): ApiError {
+export function seatError(): ApiError {
   return new ApiError(
     "seat_limit_reached",
     "Every seat of the institution is taken (invited and active members count); suspend or remove a member, or ask for more seats.",
@@ -199,7 +199,7 @@ function changesOf(current: MemberRow, patch: MemberPatch): MemberChanges {
 }
 
 /** Whether the change takes an active admin away (demotion or suspension). */
-function takesAdminAway(current: { role: Role; status: string }, role: Role, status: string): boolean {
+export function takesAdminAway(current: { role: Role; status: string }, role: Role, status: string): boolean {
   return (
     current.role === "institution_admin" &&
     current.status === "active" &&
@@ -269,7 +269,7 @@ export async function updateMember(
   return row;
 }
 
-function lastAdminError(orSeats = false): ApiError {
+export function lastAdminError(orSeats = false): ApiError {
   return new ApiError(
     "last_admin",
     `This would leave the institution without an active institution admin${orSeats ? " (or exceed its seats)" : ""}; make another member admin first.`,
