@@ -4,6 +4,11 @@ import { describe, expect, it } from "vitest";
 import { attemptArchiveFiles, attempts } from "../../src/db/schema";
 import { archiveOldAttempts, eligibility } from "../../src/domains/progress/cold-tier/archive";
 import { gunzip, objectKey, parseNdjson } from "../../src/domains/progress/cold-tier/format";
+import {
+  dayAttempts,
+  filesFrom,
+  institutionsWithColdAttempts,
+} from "../../src/domains/progress/cold-tier/sql";
 import { FACT_SOURCES } from "../../src/domains/xapi/backfill/sources";
 import { config } from "../../src/platform/config";
 import { database } from "../../src/platform/db";
@@ -297,6 +302,46 @@ describe("the cold tier's sweep", () => {
     expect(await hotIds(t)).toHaveLength(5);
     const after = await walk(contextAt(now));
     expect(after).toEqual(before);
+  });
+});
+
+describe("the cold tier's statements", () => {
+  async function plan(query: { toSQL(): { sql: string; params: unknown[] } }): Promise<string> {
+    const { sql, params } = query.toSQL();
+    const result = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`)
+      .bind(...params)
+      .all<{ detail: string }>();
+    return result.results.map((r) => r.detail).join("\n");
+  }
+  const eligible = { beforeDay: "2026-08-01", recordedBefore: "2026-08-01T00:00:00Z" };
+
+  it("finds each institution's first eligible attempt with a seek on attempts_institution_time_idx", async () => {
+    const details = await plan(institutionsWithColdAttempts(db(), eligible, 12));
+    expect(details).toContain("attempts_institution_time_idx");
+    expect(details).not.toMatch(/SCAN a\b/);
+  });
+
+  it("reads a part's range of D1 rows and the manifest on their keys, without sorting", async () => {
+    const day = await plan(
+      dayAttempts(
+        db(),
+        {
+          institutionId: "ins_x",
+          day: "2026-05-01",
+          after: { occurredAt: "2026-05-01T10:00:00Z", id: "a" },
+          upTo: null,
+        },
+        eligible,
+        100,
+      ),
+    );
+    expect(day).toContain("attempts_institution_time_idx");
+    expect(day).not.toMatch(/TEMP B-TREE/);
+    const files = await plan(
+      filesFrom(db(), { institutionId: "ins_x", fromDay: "2026-05-01", toDay: null, after: null }, 20),
+    );
+    expect(files).toContain("attempt_archive_files");
+    expect(files).not.toMatch(/TEMP B-TREE/);
   });
 });
 

@@ -81,6 +81,11 @@ function position(after: RowKey | null) {
 async function activityRows(ctx: ServiceContext, rows: readonly AttemptRow[]): Promise<ActivityRow[]> {
   const scores = [...new Set(rows.map((a) => a.score))];
   const rounded = new Map(await ctx.db.values<[number, number]>(roundedScoresSql(scores)));
+  const score = (value: number) => {
+    const r = rounded.get(value);
+    if (r === undefined) throw new Error(`no rounding for the archived score ${value}`);
+    return r;
+  };
   return rows.map((a) => [
     a.id,
     a.occurredAt,
@@ -90,7 +95,7 @@ async function activityRows(ctx: ServiceContext, rows: readonly AttemptRow[]): P
     a.trainingItemId,
     a.skill,
     a.cefrLevel,
-    rounded.get(a.score) ?? Number.NaN,
+    score(a.score),
     a.correct ? "true" : "false",
     a.durationSeconds,
     a.xpAwarded,
