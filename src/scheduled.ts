@@ -4,6 +4,7 @@ import { requeueStalledPassbacks } from "./domains/lti/grades/sweep";
 import { sweepLti } from "./domains/lti/launch/sweep";
 import { sweepRosterSyncs } from "./domains/lti/roster/sweep";
 import { sweepBulkJobs } from "./domains/members/bulk/sweep";
+import { archiveOldAttempts } from "./domains/progress/cold-tier/archive";
 import { purgePastWeeks } from "./domains/progress/sweep";
 import { purgeOldEvents, requeueStalledDeliveries } from "./domains/webhooks/sweep";
 import { sweepBackfills } from "./domains/xapi/backfill/sweep";
@@ -28,6 +29,8 @@ const SWEEPS: { name: string; run: Sweep }[] = [
   { name: "exports", run: sweepExports },
   { name: "bulk-uploads", run: sweepBulkJobs },
   { name: "past-weeks", run: purgePastWeeks },
+  // Attempts past ATTEMPTS_HOT_DAYS to R2, a bounded number of files a run (docs/design/cold-tier.md).
+  { name: "cold-tier", run: archiveOldAttempts },
   { name: "lti", run: sweepLti },
   { name: "lti-passbacks", run: requeueStalledPassbacks },
   { name: "xapi-batches", run: requeueStalledXapiBatches },

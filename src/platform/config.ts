@@ -79,6 +79,8 @@ const schema = z.object({
   EXPORT_PAGE_SIZE: positiveInt(5000),
   EXPORT_TIME_BUDGET_MS: positiveInt(20_000),
   EXPORT_RETENTION_DAYS: positiveInt(7),
+  /** Attempts stay in D1 this many days (by when they happened and when they were recorded), then move to R2. */
+  ATTEMPTS_HOT_DAYS: positiveInt(90),
   BULK_CHUNK_ROWS: positiveInt(1000),
   BULK_TIME_BUDGET_MS: positiveInt(20_000),
   XAPI_BACKFILL_CHUNK_SIZE: positiveInt(500),
@@ -161,6 +163,10 @@ function toConfig(vars: z.infer<typeof schema>) {
       chunkRows: vars.BULK_CHUNK_ROWS,
       /** How long one queue invocation applies chunks before it hands over to a continuation message. */
       timeBudgetMs: vars.BULK_TIME_BUDGET_MS,
+    },
+    coldTier: {
+      /** Whole days an attempt stays in D1, at least 1; older ones move to R2 (progress/cold-tier). */
+      hotDays: vars.ATTEMPTS_HOT_DAYS,
     },
     xapiBackfill: {
       /** Source rows (attempts, lessons, …) read per chunk of a back-fill (one checkpoint each). */

@@ -1,4 +1,5 @@
 import { env } from "cloudflare:test";
+import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { attempts, courseProgress, learnerStats, lessonProgress } from "../../src/db/schema";
 import type { RowKey, SourceScope } from "../../src/domains/exports/sources";
@@ -12,6 +13,7 @@ import {
   completionsPageSql,
   type LearnerProgressRow,
   learnerProgressPageSql,
+  roundedScoresSql,
 } from "../../src/domains/exports/sql";
 import { database } from "../../src/platform/db";
 import { createPublishedCourse } from "../helpers/progress-fixture";
@@ -287,5 +289,20 @@ describe("the activity statements", () => {
       activityTextPageSql(scopeOf(institution.id), ["2026-05-03T00:00:00Z", ""], 2),
     );
     expect(empty).toEqual({ count: 0, types_ok: null, text: null });
+  });
+
+  it("roundedScoresSql rounds archived scores as the page statements do, each score once", async () => {
+    // Ties, thirds and a long double: what round(score, 3) gives in a page, for scores read from R2.
+    const scores = [0.1235, 0.0005, 0.9995, 1 / 3, 2 / 3, 1, 0, 0.12345678901234];
+    const rows = await db().values<[number, number]>(roundedScoresSql(scores));
+    expect(rows.map(([score]) => score)).toEqual(scores);
+    const viaTable = await db().values<[number]>(
+      sql`SELECT round(value, 3) FROM (SELECT CAST(value AS REAL) AS value FROM json_each(${JSON.stringify(scores)}))`,
+    );
+    expect(rows.map(([, rounded]) => rounded)).toEqual(viaTable.map(([r]) => r));
+    for (const [score, rounded] of rows) {
+      expect(Math.abs(rounded - score)).toBeLessThanOrEqual(0.0005 + 1e-12);
+      expect(Math.round(rounded * 1000) / 1000).toBe(rounded);
+    }
   });
 });

@@ -6,6 +6,7 @@ import { csvRows } from "../../src/domains/exports/csv";
 import { inKeyOrder, type RowKey, SOURCES, type SourceScope } from "../../src/domains/exports/sources";
 import { utf8 } from "../../src/platform/crypto/encoding";
 import { database } from "../../src/platform/db";
+import { testContext } from "../helpers/context";
 
 // The activity export's pages written by SQLite (sources/activity.ts, text.page) against the same pages read as
 // rows and written by csv.ts: wherever the SQL path answers, its bytes must be exactly the library
@@ -82,14 +83,14 @@ async function institutionWith(attempts: Attempt[]): Promise<SourceScope> {
  * the library's text of the same rows; returns how many pages each path wrote and the whole file.
  */
 async function walk(scope: SourceScope, limit: number) {
-  const db = database(env.DB);
+  const ctx = testContext();
   let after: RowKey | null = null;
   let text = 0;
   let rows = 0;
   let file = "";
   for (;;) {
-    const page = await activity.page(db, scope, after, limit);
-    const sqlPage = await activity.text!.page(db, scope, after, limit);
+    const page = await activity.page(ctx, scope, after, limit);
+    const sqlPage = await activity.text!.page(ctx, scope, after, limit);
     const expected = csvRows(page, WIDTH);
     if (sqlPage && sqlPage.count > 0) {
       expect(sqlPage.count).toBe(page.length);

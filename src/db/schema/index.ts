@@ -1,4 +1,5 @@
 export * from "./access-tokens";
+export * from "./attempt-archive";
 export * from "./billing";
 export * from "./content";
 export * from "./events";

@@ -196,10 +196,10 @@ async function readPage(
   limit: number,
 ): Promise<Page> {
   if (source.text) {
-    const page = await source.text.page(ctx.db, scope, after, limit);
+    const page = await source.text.page(ctx, scope, after, limit);
     if (page) return { ...page, lineKey: source.text.lineKey };
   }
-  const rows = await source.page(ctx.db, scope, after, limit);
+  const rows = await source.page(ctx, scope, after, limit);
   return { rows, count: rows.length };
 }
 

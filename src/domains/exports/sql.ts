@@ -213,6 +213,14 @@ export function activityRowsPageSql(scope: SourceScope, after: RowKey | null, li
     limit,
   );
 }
+/**
+ * `[score, round(score, 3)]` for each score: archived attempts (progress/cold-tier) get their score
+ * rounded by SQLite, exactly as the D1 page rounds it. The scores travel as one JSON array.
+ */
+export function roundedScoresSql(scores: readonly number[]): SQL {
+  return sql`SELECT value, round(value, 3) FROM json_each(${JSON.stringify(scores)})`;
+}
+
 /** The `activity` columns: the score rounded to thousandths, `correct` as `true`/`false`. */
 export type ActivityRow = [
   attemptId: Attempt["id"],

@@ -1,7 +1,15 @@
 import { utf8 } from "../../../platform/crypto/encoding";
-import type { Database } from "../../../platform/db";
+import type { ServiceContext } from "../../../platform/service/context";
+import type { AttemptRow } from "../../progress/cold-tier/format";
+import { type ColdScope, coldPage, hasColdRows, mergeTiers } from "../../progress/cold-tier/read";
 import { plainLines } from "../csv";
-import { type ActivityRow, type ActivityTextPageRow, activityRowsPageSql, activityTextPageSql } from "../sql";
+import {
+  type ActivityRow,
+  type ActivityTextPageRow,
+  activityRowsPageSql,
+  activityTextPageSql,
+  roundedScoresSql,
+} from "../sql";
 import { type ExportSource, keyBy, type RowKey, type SourceScope, type TextPage } from "./source";
 
 export const activity: ExportSource = {
@@ -24,21 +32,87 @@ export const activity: ExportSource = {
     { name: "xp_awarded", description: "XP the attempt earned." },
     { name: "recorded_at", description: "When the API recorded it." },
   ],
-  page(db, scope, after, limit) {
-    return db.values<ActivityRow>(activityRowsPageSql(scope, after, limit));
-  },
+  page: activityPage,
   key: (row) => activityKey(row),
   text: { page: activityTextPage, lineKey: activityLineKey },
 };
 
+/**
+ * The activity page as rows: the attempts in D1 and those moved to the cold tier (R2), merged in the
+ * export's order, so that the file is the same before and after attempts are archived.
+ */
+async function activityPage(
+  ctx: ServiceContext,
+  scope: SourceScope,
+  after: RowKey | null,
+  limit: number,
+): Promise<ActivityRow[]> {
+  const [hot, archived] = await Promise.all([
+    ctx.db.values<ActivityRow>(activityRowsPageSql(scope, after, limit)),
+    coldPage(ctx, coldScope(scope), position(after), limit),
+  ]);
+  if (archived.length === 0) return hot;
+  const cold = await activityRows(ctx, archived);
+  return mergeTiers(hot, cold, limit, (row) => ({ occurredAt: row[1], id: row[0] }));
+}
+
+/** The job's scope as the cold tier reads it: the same conditions as `activityRowsPageSql`'s. */
+function coldScope(scope: SourceScope): ColdScope {
+  const { filters, asOf } = scope;
+  const members = filters.user_ids?.length ? new Set(filters.user_ids) : null;
+  return {
+    institutionId: scope.institutionId,
+    fromDay: filters.from ? filters.from.slice(0, 10) : null,
+    toDay: filters.to ? filters.to.slice(0, 10) : null,
+    keep: (a) =>
+      a.recordedAt <= asOf &&
+      (!filters.from || a.occurredAt >= filters.from) &&
+      (!filters.to || a.occurredAt < filters.to) &&
+      (!filters.course_id || a.courseId === filters.course_id) &&
+      (!members || members.has(a.userId)),
+  };
+}
+
+function position(after: RowKey | null) {
+  return after ? { occurredAt: String(after[0]), id: String(after[1]) } : null;
+}
+
+/** Archived attempts as the export's cells, the score rounded by SQLite as the D1 page rounds it. */
+async function activityRows(ctx: ServiceContext, rows: readonly AttemptRow[]): Promise<ActivityRow[]> {
+  const scores = [...new Set(rows.map((a) => a.score))];
+  const rounded = new Map(await ctx.db.values<[number, number]>(roundedScoresSql(scores)));
+  const score = (value: number) => {
+    const r = rounded.get(value);
+    if (r === undefined) throw new Error(`no rounding for the archived score ${value}`);
+    return r;
+  };
+  return rows.map((a) => [
+    a.id,
+    a.occurredAt,
+    a.userId,
+    a.courseId,
+    a.lessonId,
+    a.trainingItemId,
+    a.skill,
+    a.cefrLevel,
+    score(a.score),
+    a.correct ? "true" : "false",
+    a.durationSeconds,
+    a.xpAwarded,
+    a.recordedAt,
+  ]);
+}
+
 /** The activity page as CSV text written by SQLite (sql.ts, activityTextPageSql), or null when it is not plain. */
 async function activityTextPage(
-  db: Database,
+  ctx: ServiceContext,
   scope: SourceScope,
   after: RowKey | null,
   limit: number,
 ): Promise<TextPage | null> {
-  const result = await db.get<ActivityTextPageRow>(activityTextPageSql(scope, after, limit));
+  // Where archived files may hold rows of this page, it is read as rows, from both tiers.
+  if (await hasColdRows(ctx, coldScope(scope), position(after))) return null;
+  const result = await ctx.db.get<ActivityTextPageRow>(activityTextPageSql(scope, after, limit));
   const { count, types_ok: typesOk, text } = result;
   if (count === 0) return { bytes: new Uint8Array(0), count: 0 };
   if (typesOk !== 1 || text === null) return null;

@@ -20,8 +20,8 @@ export const completions: ExportSource = {
     { name: "score", description: "Mean best score of the passed items, 0–1, three decimals." },
     { name: "xp", description: "XP earned in the course (course rows only)." },
   ],
-  page(db, scope, after, limit) {
-    return db.values<CompletionsRow>(completionsPageSql(scope, after, limit));
+  page(ctx, scope, after, limit) {
+    return ctx.db.values<CompletionsRow>(completionsPageSql(scope, after, limit));
   },
   key: (row) => completionsKey(row),
 };

@@ -23,8 +23,8 @@ export const learnerProgress: ExportSource = {
     { name: "completed_at", description: "When the last lesson was completed (empty if not yet)." },
     { name: "last_activity_at", description: "Latest attempt in the course." },
   ],
-  page(db, scope, after, limit) {
-    return db.values<LearnerProgressRow>(learnerProgressPageSql(scope, after, limit));
+  page(ctx, scope, after, limit) {
+    return ctx.db.values<LearnerProgressRow>(learnerProgressPageSql(scope, after, limit));
   },
   key: (row) => learnerProgressKey(row),
 };

@@ -1,5 +1,5 @@
 import type { ExportType } from "../../../db/schema";
-import type { Database } from "../../../platform/db";
+import type { ServiceContext } from "../../../platform/service/context";
 import type { Cell } from "../csv";
 import type { RowKey, SourceScope } from "../sql";
 
@@ -24,7 +24,7 @@ export interface ExportSource {
   rangeColumn: string;
   order: string;
   columns: readonly ExportColumn[];
-  page(db: Database, scope: SourceScope, after: RowKey | null, limit: number): Promise<Row[]>;
+  page(ctx: ServiceContext, scope: SourceScope, after: RowKey | null, limit: number): Promise<Row[]>;
   key(row: Row): RowKey;
   /**
    * Optionally, the same page with its CSV written by SQLite: one string for the whole page, or
@@ -32,7 +32,12 @@ export interface ExportSource {
    * text must be byte for byte what `page` and csv.ts would write for those rows.
    */
   text?: {
-    page(db: Database, scope: SourceScope, after: RowKey | null, limit: number): Promise<TextPage | null>;
+    page(
+      ctx: ServiceContext,
+      scope: SourceScope,
+      after: RowKey | null,
+      limit: number,
+    ): Promise<TextPage | null>;
     /** The key of one line of a text page (without its CRLF). */
     lineKey(line: string): RowKey;
   };

@@ -8,7 +8,12 @@ import {
   users,
   type XapiActivity,
 } from "../../../db/schema";
+
+type Attempt = typeof attempts.$inferSelect;
+
+import { inJsonList } from "../../../platform/db";
 import type { ServiceContext } from "../../../platform/service/context";
+import { type ColdScope, coldPage, mergeTiers } from "../../progress/cold-tier/read";
 import { ACHIEVEMENTS } from "../../progress/rules";
 import { eventFacts, eventPayload, lessonScore, progressedFact } from "../delivery/event-facts";
 import type { Fact } from "../statements";
@@ -87,15 +92,45 @@ export function attemptsPage(ctx: ServiceContext, scope: SourceScope, key: strin
     .limit(limit);
 }
 
-/** `answered`: every attempt recorded in the institution. */
+/**
+ * `answered`: every attempt recorded in the institution, from both tiers (D1 and the cold tier's
+ * files in R2, progress/cold-tier): the same rows in the same order as before any was archived.
+ */
 const attemptsSource: FactSource = async (ctx, scope, key, limit) => {
-  const rows = await attemptsPage(ctx, scope, key, limit);
+  const position = key ? { occurredAt: key[0] ?? "", id: key[1] ?? "" } : null;
+  const cold: ColdScope = {
+    institutionId: scope.institutionId,
+    fromDay: scope.since.slice(0, 10),
+    toDay: scope.until.slice(0, 10),
+    keep: (a) => a.occurredAt >= scope.since && a.occurredAt <= scope.until,
+  };
+  const [hot, archived] = await Promise.all([
+    attemptsPage(ctx, scope, key, limit),
+    coldPage(ctx, cold, position, limit),
+  ]);
+  const merged = mergeTiers(hot, archived, limit, (a) => a);
+  // The archived rows of former members drop out here, as the D1 page leaves them out.
+  const members = await currentMembers(ctx, scope.institutionId, archived);
+  const fromD1 = new Set(hot);
+  const rows = merged.filter((a) => fromD1.has(a) || members.has(a.userId));
+  // The cursor moves past every row read, kept or not.
   return page(
-    rows,
+    merged,
     (a) => [a.occurredAt, a.id],
     rows.map((attempt) => ({ verb: "answered", attempt })),
   );
 };
+
+/** Which of the archived rows' learners are the institution's members now. */
+async function currentMembers(ctx: ServiceContext, institutionId: string, rows: readonly Attempt[]) {
+  const ids = [...new Set(rows.map((a) => a.userId))];
+  if (ids.length === 0) return new Set<string>();
+  const found = await ctx.db
+    .select({ id: users.id })
+    .from(users)
+    .where(and(eq(users.institutionId, institutionId), inJsonList(users.id, ids)));
+  return new Set(found.map((u) => u.id));
+}
 
 /**
  * `progressed` (a lesson still in progress, items done, with activity in the window: its current
