@@ -1,4 +1,10 @@
-import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import {
+  createExecutionContext,
+  createMessageBatch,
+  env,
+  getQueueResult,
+  waitOnExecutionContext,
+} from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import {
   backgroundContext,
@@ -9,6 +15,7 @@ import {
   withPrincipal,
 } from "../../src/platform/service/context";
 import { isBookmark, laterBookmark } from "../../src/platform/service/d1-session";
+import { consumeQueue } from "../../src/queue-consumers";
 import { runSweeps } from "../../src/scheduled";
 import { BASE, call, callJson, fetchWorker } from "../helpers/api";
 import { createCourse } from "../helpers/catalog";
@@ -198,6 +205,19 @@ describe("every query in a session", () => {
     await waitOnExecutionContext(ctx);
     expect(res.status).toBe(200);
     expect(spy.started).toEqual([bookmark]);
+  });
+
+  it("a queue batch (the outbox dispatcher) works in one session at the primary", async () => {
+    const spy = sessionsOnly(env.DB);
+    const execution = createExecutionContext();
+    const batch = createMessageBatch("lingua-events", [
+      { id: "m1", timestamp: new Date(), attempts: 1, body: { event_ids: ["evt_unknown_1"] } },
+      { id: "m2", timestamp: new Date(), attempts: 1, body: { event_ids: ["evt_unknown_2"] } },
+    ]);
+    await consumeQueue(batch, { ...env, DB: spy.db }, execution);
+    const result = await getQueueResult(batch, execution);
+    expect(result.retryMessages).toEqual([]);
+    expect(spy.started).toEqual(["first-primary"]);
   });
 
   it("a cron run (every sweep) works in one session at the primary", async () => {
