@@ -68,8 +68,8 @@ class MeteredStatement {
   }
 }
 
-/** The binding with every statement metered. */
-export function meteredD1(d1) {
+/** A binding or a D1 session (the service context runs every query in one) with every statement metered. */
+function metered(d1) {
   return {
     prepare: (query) => new MeteredStatement(d1.prepare(query), query),
     batch: async (statements) => {
@@ -77,9 +77,19 @@ export function meteredD1(d1) {
       for (const r of results) add(r.meta);
       return results;
     },
+  };
+}
+
+/** The binding with every statement metered, its sessions' statements too. */
+export function meteredD1(d1) {
+  return {
+    ...metered(d1),
     exec: (query) => d1.exec(query),
     dump: () => d1.dump(),
-    withSession: (...args) => d1.withSession(...args),
+    withSession: (...args) => {
+      const session = d1.withSession(...args);
+      return { ...metered(session), getBookmark: () => session.getBookmark() };
+    },
   };
 }
 

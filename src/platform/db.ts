@@ -1,19 +1,43 @@
-import { type AnyColumn, type SQL, sql } from "drizzle-orm";
-import { type DrizzleD1Database, drizzle } from "drizzle-orm/d1";
+import {
+  type AnyColumn,
+  createTableRelationsHelpers,
+  extractTablesRelationalConfig,
+  type RelationalSchemaConfig,
+  type SQL,
+  sql,
+  type TablesRelationalConfig,
+} from "drizzle-orm";
+import { DrizzleD1Database, SQLiteD1Session } from "drizzle-orm/d1";
+import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import * as schema from "../db/schema";
 
 export type Database = DrizzleD1Database<typeof schema>;
 
-const clients = new WeakMap<D1Database, Database>();
+/**
+ * What drizzle's `drizzle(d1, { schema })` derives from the schema on every call, derived once per
+ * isolate: a request builds its own client over its own D1 session (platform/service/context.ts), and
+ * walking every table's relations per request would cost each one for nothing.
+ */
+let relational: RelationalSchemaConfig<TablesRelationalConfig> | undefined;
+const dialect = new SQLiteAsyncDialect();
 
-/** One drizzle client per D1 binding, reused across requests of the same isolate. */
-export function database(d1: D1Database): Database {
-  let client = clients.get(d1);
-  if (!client) {
-    client = drizzle(d1, { schema });
-    clients.set(d1, client);
+function relationalSchema() {
+  if (!relational) {
+    const tables = extractTablesRelationalConfig(schema, createTableRelationsHelpers);
+    relational = { fullSchema: schema, schema: tables.tables, tableNamesMap: tables.tableNamesMap };
   }
-  return client;
+  return relational;
+}
+
+/**
+ * A drizzle client over `d1`: a D1 session (the service context's, or `withSession(…)` of a Durable
+ * Object's own read) or anything shaped like D1's binding. drizzle only prepares and batches, which a
+ * session does as the binding does.
+ */
+export function database(d1: D1Database | D1DatabaseSession): Database {
+  const schemaConfig = relationalSchema();
+  const session = new SQLiteD1Session(d1 as D1Database, dialect, schemaConfig as never, {});
+  return new DrizzleD1Database("async", dialect, session as never, schemaConfig as never) as Database;
 }
 
 /**

@@ -33,6 +33,14 @@ export const ERROR_CATALOGUE = {
       "The request could not be read as the operation expects: a multipart body that cannot be parsed, or an LTI login request that lacks a parameter the specification requires.",
     action: "Fix the request as `detail` says; repeating it unchanged fails the same way.",
   },
+  invalid_bookmark: {
+    status: 400,
+    title: "Invalid bookmark",
+    meaning:
+      "The `X-D1-Bookmark` request header is not a bookmark as this API sends it in its responses' `X-D1-Bookmark`; nothing was read or written.",
+    action:
+      "Send back the `X-D1-Bookmark` of the latest response you received, unchanged, or leave the header out (the request then reads the latest state).",
+  },
   invalid_invitation: {
     status: 400,
     title: "Invalid invitation",

@@ -6,7 +6,7 @@ import type { Ability } from "./auth/abilities";
 import { authenticate, requireAbility } from "./auth/middleware";
 import { ERROR_CATALOGUE } from "./error-catalogue";
 import { fieldErrorsFromZod, unrecognisedFields, validationError } from "./errors";
-import { provideContext } from "./http/context-middleware";
+import { BOOKMARK_HEADER, provideContext } from "./http/context-middleware";
 import { applyApiConventions } from "./http/conventions";
 import { idempotent, REPLAYED_HEADER_DOC } from "./http/idempotency";
 
@@ -101,7 +101,41 @@ const rateLimitHeaderDocs = {
   },
 };
 
+const bookmarkDescription =
+  "Read-your-writes across requests (D1 sessions, docs/design/d1-sessions.md): the position in the database this response reflects. Send it back in the next request's `X-D1-Bookmark` and that request reads at least this state, wherever it is served. Absent when the request read nothing and sent none.";
+
+/** On every response of every documented operation (`provideContext`), errors included. */
+const bookmarkHeaderDocs = {
+  [BOOKMARK_HEADER]: { description: bookmarkDescription, schema: { type: "string" as const } },
+};
+
+/** The request header of every documented operation: the bookmark of a response the client received. */
+const bookmarkParameter = {
+  name: BOOKMARK_HEADER,
+  in: "header" as const,
+  required: false,
+  description:
+    "The `X-D1-Bookmark` of the latest response you received, unchanged: this request then reads at least what that response reflected (your own writes included). Without it the request reads the latest state (the public catalogue: any recent state). Anything but a bookmark as this API sends it is `400 invalid_bookmark`.",
+  schema: { type: "string" as const, pattern: "^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$" },
+};
+
 type Responses = RouteConfig["responses"];
+type Parameters = NonNullable<RouteConfig["parameters"]>;
+
+function withBookmarkParameter(parameters: RouteConfig["parameters"]): Parameters {
+  return [...(parameters ?? []), bookmarkParameter] as Parameters;
+}
+
+function withBookmarkHeader(responses: Responses): Responses {
+  const out: Responses = {};
+  for (const [status, response] of Object.entries(responses)) {
+    out[status] =
+      "$ref" in response
+        ? response
+        : { ...response, headers: { ...bookmarkHeaderDocs, ...response.headers } };
+  }
+  return out;
+}
 
 function withHeaders(responses: Responses, replayable = false): Responses {
   const out: Responses = {};
@@ -110,7 +144,7 @@ function withHeaders(responses: Responses, replayable = false): Responses {
       out[status] = response;
       continue;
     }
-    const headers = { ...rateLimitHeaderDocs, ...response.headers };
+    const headers = { ...rateLimitHeaderDocs, ...bookmarkHeaderDocs, ...response.headers };
     out[status] = {
       ...response,
       headers:
@@ -148,6 +182,7 @@ export function tokenRoute<const R extends RouteConfig>(
     request: takesNoQuery ? route.request : strictQuery(route.request),
     description: [route.description, requirement].filter(Boolean).join("\n\n"),
     security: [{ bearerAuth: [] }],
+    parameters: withBookmarkParameter(route.parameters),
     middleware: [...middleware, ...own, ...(takesNoQuery ? [refuseQueryParameters] : [])],
     // A replay of an Idempotency-Key operation's success says so in a header; its twin still in
     // flight is a 409, declared here unless the operation describes its own 409s.
@@ -198,7 +233,8 @@ export function publicRoute<const R extends RouteConfig>(
   return createRoute({
     ...route,
     security: [],
-    responses: options.countedPerIp ? withHeaders(responses) : responses,
+    parameters: withBookmarkParameter(route.parameters),
+    responses: options.countedPerIp ? withHeaders(responses) : withBookmarkHeader(responses),
   }) as unknown as R;
 }
 

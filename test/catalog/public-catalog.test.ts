@@ -132,7 +132,7 @@ describe("GET /api/public/courses/{slug}", () => {
     expect(invalid.res.status).toBe(422);
     const everyAnswer = {
       "access-control-allow-origin": "*",
-      "access-control-expose-headers": "ETag,Age,Retry-After,X-Request-Id,X-Cache",
+      "access-control-expose-headers": "ETag,Age,Retry-After,X-Request-Id,X-Cache,X-D1-Bookmark",
     };
     for (const answer of [miss, hit, notModified, notFound, invalid]) {
       expect(corsOf(answer.res), `${answer.res.status} ${answer.res.headers.get("X-Cache")}`).toEqual(
@@ -154,7 +154,7 @@ describe("GET /api/public/courses/{slug}", () => {
     expect(corsOf(preflight)).toEqual({
       ...everyAnswer,
       "access-control-allow-methods": "GET,HEAD",
-      "access-control-allow-headers": "If-None-Match",
+      "access-control-allow-headers": "If-None-Match,X-D1-Bookmark",
       "access-control-max-age": "86400",
       vary: "Access-Control-Request-Headers",
     });

@@ -125,7 +125,9 @@ function recordingBucket(uploaded: number[]): R2Bucket {
 /** The D1 binding, with `effect` run after every statement whose SQL matches (once it has run). */
 function d1After(match: RegExp, effect: () => Promise<void>): D1Database {
   const real = env.DB;
-  return withOverrides(real, {
+  const wrapped: D1Database = withOverrides(real, {
+    // The service context runs every query in a session: this binding is its own.
+    withSession: () => wrapped as unknown as D1DatabaseSession,
     prepare(query: string) {
       const statement = real.prepare(query);
       if (!match.test(query)) return statement;
@@ -143,6 +145,7 @@ function d1After(match: RegExp, effect: () => Promise<void>): D1Database {
       });
     },
   });
+  return wrapped;
 }
 
 /** The minute cron's sweeps, as scheduled at `scheduledTime`. */

@@ -172,11 +172,14 @@ export function bucketWith(overrides: Partial<R2Bucket>): R2Bucket {
 
 /** The test file's D1 database whose batches (the status changes with their outbox events) fail. */
 export function d1WithFailingBatches(): D1Database {
-  return withOverrides(env.DB, {
+  const failing: D1Database = withOverrides(env.DB, {
     batch: async () => {
       throw new Error("D1_ERROR: simulated outage");
     },
+    // The service context runs every query in a session: this binding is its own.
+    withSession: () => failing as unknown as D1DatabaseSession,
   });
+  return failing;
 }
 
 /** A promise and the function that resolves it. */

@@ -75,3 +75,39 @@ describe("one way to do each thing in src/domains", () => {
     expect(crowded).toEqual([]);
   });
 });
+
+/**
+ * Every query runs in a D1 session (docs/design/d1-sessions.md): the service context opens one per
+ * invocation, and the few platform parts that read without a context (the token gate's record, the
+ * principal invalidation) open their own with `withSession`. Nothing outside src/platform/ names the
+ * binding, and inside it the binding is only ever asked for a session, or handed to the context's.
+ */
+const ALL_SOURCES = import.meta.glob<string>("/src/**/*.{ts,tsx}", {
+  query: "?raw",
+  import: "default",
+  eager: true,
+});
+
+function linesMatching(pattern: RegExp, files: (path: string) => boolean): string[] {
+  const found: string[] = [];
+  for (const [path, text] of Object.entries(ALL_SOURCES)) {
+    if (!files(path)) continue;
+    text.split("\n").forEach((line, i) => {
+      if (/^\s*(\/\/|\*)/.test(line)) return;
+      if (pattern.test(line)) found.push(`${path}:${i + 1}: ${line.trim()}`);
+    });
+  }
+  return found;
+}
+
+describe("every query in a D1 session", () => {
+  it("no env.DB outside src/platform/ (use ctx.db, or ctx.d1 for raw statements)", () => {
+    expect(linesMatching(/\bDB\b(?!_)/, (path) => !path.startsWith("/src/platform/"))).toEqual([]);
+  });
+
+  it("in src/platform/, the binding only asked for a session (or handed to the service context's)", () => {
+    expect(
+      linesMatching(/\.DB\b(?!\.withSession\()/, (path) => path !== "/src/platform/service/context.ts"),
+    ).toEqual([]);
+  });
+});

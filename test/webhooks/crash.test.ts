@@ -20,7 +20,7 @@ const DELIVERIES = "lingua-webhook-deliveries";
 function crashingDatabase(real: D1Database, afterMs: number): D1Database {
   let crashAt = Number.POSITIVE_INFINITY;
   const dead = () => Date.now() >= crashAt;
-  return {
+  const crashing: D1Database = {
     prepare: (query: string) => {
       if (dead()) throw new Error("crashed: D1 is gone");
       return real.prepare(query);
@@ -34,8 +34,10 @@ function crashingDatabase(real: D1Database, afterMs: number): D1Database {
     },
     exec: (query: string) => real.exec(query),
     dump: () => real.dump(),
-    withSession: (constraint?: string) => real.withSession(constraint),
+    // The service context runs every query in a session: this binding is its own.
+    withSession: () => ({ ...crashing, getBookmark: () => null }),
   } as D1Database;
+  return crashing;
 }
 
 it("a crash mid-batch re-sends only what was in flight: a delivery the receiver already accepted is not sent again", async () => {

@@ -558,7 +558,7 @@ describe("xapi_endpoint.failing", () => {
 function crashingDatabase(real: D1Database, afterMs: number): D1Database {
   let crashAt = Number.POSITIVE_INFINITY;
   const dead = () => Date.now() >= crashAt;
-  return {
+  const crashing: D1Database = {
     prepare: (query: string) => {
       if (dead()) throw new Error("crashed: D1 is gone");
       return real.prepare(query);
@@ -572,6 +572,8 @@ function crashingDatabase(real: D1Database, afterMs: number): D1Database {
     },
     exec: (query: string) => real.exec(query),
     dump: () => real.dump(),
-    withSession: (constraint?: string) => real.withSession(constraint),
+    // The service context runs every query in a session: this binding is its own.
+    withSession: () => ({ ...crashing, getBookmark: () => null }),
   } as D1Database;
+  return crashing;
 }

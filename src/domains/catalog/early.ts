@@ -55,6 +55,8 @@ function earlyParts(copy: MemoryCopy): NonNullable<MemoryCopy["early"]> {
     ["ETag", copy.etag],
     ["Cache-Control", PUBLIC_CACHE_CONTROL],
     ["X-Cache", "HIT"],
+    // The D1 bookmark of the read that made the copy, as the app path answers it (edge-cache.ts).
+    ...(copy.bookmark ? [["X-D1-Bookmark", copy.bookmark]] : []),
   ] as [string, string][];
   return {
     bytes: new TextEncoder().encode(copy.body),

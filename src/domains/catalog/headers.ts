@@ -1,5 +1,12 @@
 /** The response headers a script on another origin may read from a public catalogue answer. */
-export const PUBLIC_EXPOSED_HEADERS = ["ETag", "Age", "Retry-After", "X-Request-Id", "X-Cache"] as const;
+export const PUBLIC_EXPOSED_HEADERS = [
+  "ETag",
+  "Age",
+  "Retry-After",
+  "X-Request-Id",
+  "X-Cache",
+  "X-D1-Bookmark",
+] as const;
 
 /**
  * On every public catalogue response, errors included: readable from any origin, no credentials

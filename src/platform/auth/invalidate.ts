@@ -28,7 +28,9 @@ const TOKENS_OF = {
  */
 export async function invalidatePrincipals(env: Env, scope: PrincipalScope): Promise<number> {
   const [key, id] = Object.entries(scope)[0] as [keyof typeof TOKENS_OF, string];
-  const { results } = await env.DB.prepare(TOKENS_OF[key])
+  // At the primary: the change just written decides whose tokens are live.
+  const { results } = await env.DB.withSession("first-primary")
+    .prepare(TOKENS_OF[key])
     .bind(id, nowIso(clockNow()))
     .all<{ token_hash: string }>();
   const hashes = results.map((r) => r.token_hash);

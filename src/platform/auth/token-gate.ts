@@ -151,7 +151,8 @@ export class TokenGate extends DurableObject<Env> {
     // Concurrent requests share one D1 read.
     if (this.loading) return this.loading;
     const generation = this.generation;
-    const loading = loadTokenRecord(database(this.env.DB), tokenHash)
+    // At the primary: a token created or revoked a moment ago is what the gate must see.
+    const loading = loadTokenRecord(database(this.env.DB.withSession("first-primary")), tokenHash)
       .then((record) => {
         // A revocation that landed while D1 was being read wins over what D1 said.
         if (this.cached?.record.state === "revoked") return this.cached;

@@ -1,8 +1,13 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../../env";
+import { ApiError } from "../errors";
 import type { PrincipalContext, ServiceContext } from "../service/context";
-import { invocationContext } from "../service/context";
+import { invocationContext, sessionBookmark, tolerateStaleReads } from "../service/context";
+import { type D1SessionStart, isBookmark, laterBookmark } from "../service/d1-session";
+
+/** The header a client sends back to read at least what it last saw, and every response's position. */
+export const BOOKMARK_HEADER = "X-D1-Bookmark";
 
 declare module "hono" {
   interface ContextVariableMap {
@@ -22,13 +27,58 @@ function waitUntilOf(c: Context<AppEnv>): (promise: Promise<unknown>) => void {
 }
 
 /**
- * Builds the request's service context once, after `responseHeaders` has chosen its request id. Used
- * by every documented route group (`createApiApp`, platform/openapi.ts), not by the platform's
- * conventions: the context brings the database client and the settings' schema, which the liveness
- * route and a fresh isolate's start must not load (the start-up benchmark measured it).
+ * Where a request's D1 session starts: after the client's bookmark when it sent one (a replica at
+ * least as recent as what it last saw), else at the primary. An empty header is no bookmark; any
+ * other value that is not a bookmark is refused before anything is read or written.
+ */
+export function sessionStartOf(header: string | undefined): D1SessionStart {
+  const sent = header?.trim();
+  if (!sent) return "first-primary";
+  if (!isBookmark(sent))
+    throw new ApiError(
+      "invalid_bookmark",
+      `${BOOKMARK_HEADER} must be a bookmark exactly as a response of this API sent it (four hex fields, e.g. 00000085-0000024c-00004c6d-8e61117bf38d7adb71b934ebbf891683).`,
+    );
+  return sent;
+}
+
+/** Methods that change nothing: their reads may come from a replica as recent as the client's bookmark. */
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/**
+ * Builds the request's service context once, after `responseHeaders` has chosen its request id, in a
+ * D1 session: a read (GET, HEAD) starts at the client's `X-D1-Bookmark` (a replica at least as recent
+ * as what the client last saw) or, without one, at the primary; a write starts at the primary whatever
+ * it was sent (its checks must read the latest state, and the primary is never behind a bookmark).
+ * Answers the latest bookmark in `X-D1-Bookmark` (errors included): the session's, the one the client
+ * sent, or a cached page's, whichever is latest; none when none of them exists. Used by every
+ * documented route group (`createApiApp`, platform/openapi.ts) and the dashboard, not by the
+ * platform's conventions: the context brings the database client and the settings' schema, which the
+ * liveness route and a fresh isolate's start must not load (the start-up benchmark measured it).
  */
 export const provideContext = createMiddleware<AppEnv>(async function provideContext(c, next) {
-  c.set("ctx", invocationContext({ env: c.env, requestId: c.get("requestId"), waitUntil: waitUntilOf(c) }));
+  const start = sessionStartOf(c.req.header(BOOKMARK_HEADER));
+  const sent = start === "first-primary" ? null : start;
+  const session = SAFE_METHODS.has(c.req.method) ? start : "first-primary";
+  c.set(
+    "ctx",
+    invocationContext({ env: c.env, requestId: c.get("requestId"), waitUntil: waitUntilOf(c), session }),
+  );
+  await next();
+  // The context as the route left it (`authenticate` layers a principal over the same session).
+  const bookmark = laterBookmark(
+    laterBookmark(c.res.headers.get(BOOKMARK_HEADER), sent),
+    sessionBookmark(c.get("ctx")),
+  );
+  if (bookmark) c.res.headers.set(BOOKMARK_HEADER, bookmark);
+});
+
+/**
+ * For routes whose reads tolerate a replica's lag (the public catalogue): without a client bookmark,
+ * the request's session starts at any replica instead of the primary.
+ */
+export const staleReadsTolerated = createMiddleware<AppEnv>(async function staleReadsTolerated(c, next) {
+  tolerateStaleReads(c.get("ctx"));
   await next();
 });
 

@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../../env";
+import { sessionBookmark } from "../service/d1-session";
 
 /**
  * Public, cacheable GET responses, served for the edge:
@@ -13,6 +14,8 @@ import type { AppEnv } from "../../env";
  *   that costs more than the rest of a hit. A memory copy never outlives the stored copy it came
  *   from (so the 60 s bound holds), is dropped by `purgeEdgeCache` in the isolate that purges, and
  *   lives `MEMORY_TTL_MS` at most in every other isolate.
+ * A copy keeps the D1 bookmark of the read that made it, answered in `X-D1-Bookmark` with it: the
+ * position of the state the page shows (docs/design/d1-sessions.md).
  *
  * Nothing is built at module load.
  */
@@ -21,6 +24,8 @@ export const EDGE_TTL_SECONDS = 60;
 const STORED_CACHE_CONTROL = `public, max-age=${EDGE_TTL_SECONDS}`;
 /** When the stored copy was made (ms since the epoch); turned into `Age` and never sent out. */
 const STORED_AT = "X-Lingua-Stored-At";
+/** The D1 bookmark of the read that made a copy (platform/http/context-middleware.ts's header). */
+const BOOKMARK = "X-D1-Bookmark";
 export const MEMORY_TTL_MS = 5_000;
 /** Public pages are a few KiB; this bounds the isolate's copies to a few MiB. */
 const MEMORY_MAX_ENTRIES = 256;
@@ -30,6 +35,8 @@ export interface MemoryCopy {
   etag: string;
   storedAt: number;
   expiresAt: number;
+  /** The D1 bookmark of the read that made the copy, when it has one. */
+  bookmark: string | null;
   /**
    * What the early path (the catalogue's early.ts) reuses for every answer of this copy, built at
    * its first use: the body as UTF-8 bytes (the bytes a string body would be encoded to on each
@@ -46,11 +53,12 @@ export interface MemoryCopy {
  */
 const memory = new Map<string, MemoryCopy>();
 
-function newCopy(body: string, etag: string, storedAt: number): MemoryCopy {
+function newCopy(body: string, etag: string, storedAt: number, bookmark: string | null): MemoryCopy {
   return {
     body,
     etag,
     storedAt,
+    bookmark,
     expiresAt: Math.min(storedAt + EDGE_TTL_SECONDS * 1000, Date.now() + MEMORY_TTL_MS),
   };
 }
@@ -126,6 +134,7 @@ function answer(
   etag: string,
   state: "HIT" | "MISS",
   age: number,
+  bookmark: string | null,
 ): Response {
   const headers: [string, string][] = [
     ["ETag", etag],
@@ -133,6 +142,7 @@ function answer(
     ["X-Cache", state],
   ];
   if (age > 0) headers.push(["Age", String(age)]);
+  if (bookmark) headers.push([BOOKMARK, bookmark]);
   if (ifNoneMatchHits(ifNoneMatch, etag)) return new Response(null, { status: 304, headers });
   headers.push(["Content-Type", "application/json"]);
   return new Response(body, { status: 200, headers });
@@ -151,7 +161,14 @@ export async function serveFromEdgeCache(
   const copy = recalled(key);
   if (copy) {
     remember(key, c.req.url, copy);
-    return answer(c.req.header("If-None-Match"), copy.body, copy.etag, "HIT", ageSeconds(copy.storedAt));
+    return answer(
+      c.req.header("If-None-Match"),
+      copy.body,
+      copy.etag,
+      "HIT",
+      ageSeconds(copy.storedAt),
+      copy.bookmark,
+    );
   }
 
   const cache = edgeCache();
@@ -162,8 +179,9 @@ export async function serveFromEdgeCache(
     const storedAt = Number(hit.headers.get(STORED_AT));
     if (etag && Number.isFinite(storedAt)) {
       const body = await hit.text();
-      remember(key, c.req.url, newCopy(body, etag, storedAt));
-      return answer(c.req.header("If-None-Match"), body, etag, "HIT", ageSeconds(storedAt));
+      const bookmark = hit.headers.get(BOOKMARK);
+      remember(key, c.req.url, newCopy(body, etag, storedAt, bookmark));
+      return answer(c.req.header("If-None-Match"), body, etag, "HIT", ageSeconds(storedAt), bookmark);
     }
     void hit.body?.cancel().catch(() => undefined);
   }
@@ -171,7 +189,8 @@ export async function serveFromEdgeCache(
   const body = JSON.stringify(await produce());
   const etag = await strongEtag(body);
   const storedAt = Date.now();
-  remember(key, c.req.url, newCopy(body, etag, storedAt));
+  const bookmark = sessionBookmark(c.get("ctx"));
+  remember(key, c.req.url, newCopy(body, etag, storedAt, bookmark));
   if (cache) {
     const stored = new Response(body, {
       headers: {
@@ -179,11 +198,12 @@ export async function serveFromEdgeCache(
         ETag: etag,
         "Cache-Control": STORED_CACHE_CONTROL,
         [STORED_AT]: String(storedAt),
+        ...(bookmark ? { [BOOKMARK]: bookmark } : {}),
       },
     });
     c.executionCtx.waitUntil(cache.put(key, stored).catch(() => undefined));
   }
-  return answer(c.req.header("If-None-Match"), body, etag, "MISS", 0);
+  return answer(c.req.header("If-None-Match"), body, etag, "MISS", 0, bookmark);
 }
 
 /** Deletes cached copies in this isolate and this colo; the rest expire within `EDGE_TTL_SECONDS`. */

@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../../env";
-import { invocationContext, type ServiceContext } from "../../../platform/service/context";
+import { invocationContext, type ServiceContext, sessionBookmark } from "../../../platform/service/context";
 import type { Learner } from "../learner";
 import { recordAttempts } from "./service";
 import type { AttemptInput, RecordResult } from "./types";
@@ -25,7 +25,11 @@ export interface RecordRequest {
 export class ProgressRecorder extends DurableObject<Env> {
   private tail: Promise<unknown> = Promise.resolve();
 
-  async record(request: RecordRequest): Promise<RecordResult> {
+  /**
+   * Records in a D1 session of its own at the primary (the learner's state must be the latest), and
+   * answers that session's bookmark with the result, for the request to carry on from (read-your-writes).
+   */
+  async record(request: RecordRequest): Promise<RecordResult & { bookmark: string | null }> {
     const ctx = invocationContext({
       env: this.env,
       requestId: request.requestId,
@@ -33,7 +37,8 @@ export class ProgressRecorder extends DurableObject<Env> {
     });
     const run = this.tail.then(() => this.recordWithRetry(ctx, request));
     this.tail = run.catch(() => undefined);
-    return run;
+    const result = await run;
+    return { ...result, bookmark: sessionBookmark(ctx) };
   }
 
   private async recordWithRetry(ctx: ServiceContext, { learner, attempts }: RecordRequest) {

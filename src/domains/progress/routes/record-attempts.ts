@@ -6,6 +6,7 @@ import { ApiError } from "../../../platform/errors";
 import { principalContext } from "../../../platform/http/context-middleware";
 import { idempotencyHeaderShape, idempotent } from "../../../platform/http/idempotency";
 import { errorResponses, jsonBody, jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { observeBookmark } from "../../../platform/service/context";
 import { resolveLearner } from "../learner";
 import { mayActFor } from "../policy";
 import { PROGRESS } from "../prefixes";
@@ -46,6 +47,8 @@ export function registerRecordAttempts(app: OpenAPIHono<AppEnv>) {
     const result = await recorders
       .get(recorders.idFromName(learner.id))
       .record({ learner, attempts, requestId: ctx.requestId });
+    // The recorder wrote in its own D1 session: this request's bookmark carries on from it.
+    observeBookmark(ctx, result.bookmark);
     if (!result.ok) {
       // A single attempt's fields are reported at the top level, as it was sent.
       const errors =
