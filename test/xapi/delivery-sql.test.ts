@@ -121,9 +121,7 @@ describe("xAPI delivery SQL", () => {
     await insertStatements(endpointId, "xbt_4", [s4]);
     const body = (id: string) => ({ id, verb: { id: "http://adlnet.gov/expapi/verbs/answered" } });
     const insertBatch = (id: string, bodies: { id: string }[], lease: number | null = null) =>
-      d1()
-        .prepare(INSERT_BATCH_SQL)
-        .bind(id, endpointId, NOW, JSON.stringify(bodies), lease, JSON.stringify(bodies.map((b) => b.id)));
+      d1().prepare(INSERT_BATCH_SQL).bind(id, endpointId, NOW, JSON.stringify(bodies), lease);
     const batches = (
       await d1().batch([
         insertBatch("xbt_1", [body(s1), body(s2)]),

@@ -131,8 +131,7 @@ export const xapiBatches = sqliteTable(
 /**
  * One statement for one endpoint: the forwarding log. The id is derived from the endpoint and the
  * learning fact (statements/ids.ts), so the same fact is the same statement however often it is
- * offered (an event handed over twice, a back-fill): the primary key keeps it once. A table WITHOUT
- * ROWID (hand-added to its migration): the id is the row's key, not a second b-tree.
+ * offered (an event handed over twice, a back-fill): the primary key keeps it once.
  *
  * `status` null: the statement's state is its batch's (`xapi_batches.log_status`, `log_attempts`,
  * `log_error`, sent at its `completed_at`), so a batch answered at once is one write for its 50
@@ -168,6 +167,7 @@ export const xapiStatements = sqliteTable(
   },
   (t) => [
     index("xapi_statements_endpoint_idx").on(t.endpointId, t.createdAt, t.id),
+    index("xapi_statements_batch_idx").on(t.batchId),
     /** The statements with a state of their own (the others count on their batch's row). */
     index("xapi_statements_health_idx")
       .on(t.endpointId, t.status, t.completedAt)

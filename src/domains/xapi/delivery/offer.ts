@@ -86,14 +86,7 @@ export async function offerFacts(
         statements: [
           ...inserts,
           ...groups.map(({ id, group }) =>
-            insertBatch.bind(
-              id,
-              endpoint.id,
-              now,
-              `[${group.map((s) => s.body).join(",")}]`,
-              lease,
-              JSON.stringify(group.map((s) => s.id)),
-            ),
+            insertBatch.bind(id, endpoint.id, now, `[${group.map((s) => s.body).join(",")}]`, lease),
           ),
         ],
       });

@@ -75,18 +75,18 @@ export const INSERT_STATEMENTS_SQL = `INSERT INTO xapi_statements (id, endpoint_
 
 /**
  * One batch of an offer, ?1 its id, of endpoint ?2 at ?3 (now), ?4 its statements as built (one JSON
- * array, bound as text: SQLite never parses it), ?6 their ids in the order they happened (a JSON
- * array): made only if it got a statement (a batch whose statements were all stored before is not
- * made), naming the statements it got (`statement_ids`, `statement_count`: those of ?6 whose row is
- * this batch's), their log shared and pending. Its bodies may hold a statement stored before in
+ * array, bound as text: SQLite never parses it): made only if it got a statement (a batch whose
+ * statements were all stored before is not made), naming the statements it got (`statement_ids`, in
+ * the order they happened, and `statement_count`: the rows of this batch, on
+ * xapi_statements_batch_idx), their state shared and pending. Its bodies may hold a statement stored before in
  * another batch: that one is not this batch's, so this batch never sends it. ?5 null: made untried,
  * for the queue; ?5 a time (ms): made claimed until then by its first attempt (attempt_count 1),
  * which the offer makes itself.
  */
 export const INSERT_BATCH_SQL = `INSERT INTO xapi_batches (id, endpoint_id, status, attempt_count, claimed_until, bodies, statement_ids, statement_count, log_status, log_attempts, created_at)
   SELECT ?1, ?2, 'pending', CASE WHEN ?5 IS NULL THEN 0 ELSE 1 END, ?5, ?4, m.ids, m.n, 'pending', 0, ?3
-  FROM (SELECT json_group_array(j.value) AS ids, count(*) AS n
-    FROM json_each(?6) j CROSS JOIN xapi_statements s ON s.id = j.value AND s.batch_id = ?1) m
+  FROM (SELECT json_group_array(id) AS ids, count(*) AS n
+    FROM (SELECT s.id FROM xapi_statements s WHERE s.batch_id = ?1 ORDER BY s.occurred_at, s.id)) m
   WHERE m.n > 0`;
 
 /**
@@ -99,32 +99,16 @@ export const UNSENT_BATCHES_SQL = `SELECT DISTINCT b.id FROM xapi_statements s J
     AND b.claimed_until IS NULL`;
 
 /**
- * The statements of batch `batchId` (those its `statement_ids` names and whose row is still its own:
- * a back-fill may have forgotten one and stored it again in another batch).
- */
-export function ofBatch(batchId: string): SQL {
-  return and(
-    sql`${xapiStatements.id} IN (SELECT value FROM json_each((SELECT ${xapiBatches.statementIds} FROM ${xapiBatches} WHERE ${xapiBatches.id} = ${batchId})))`,
-    eq(xapiStatements.batchId, batchId),
-  ) as SQL;
-}
-
-/**
  * The pending statements, with their batch, of those batches of `batchIds` whose statements each
- * hold their own state (`log_status` null), in the order they happened: what an attempt of them
- * sends. (A batch whose statements share its state has them all pending, in `statement_ids`.)
+ * hold their own state (a statement sharing its batch's has no status of its own), in the order they
+ * happened: what an attempt of them sends. (A batch whose statements share its pending state has
+ * them all pending, in `statement_ids`.)
  */
 export function pendingOfOwnStateBatchesQuery(db: Database, batchIds: readonly string[]) {
   return db
     .select({ id: xapiStatements.id, batchId: xapiStatements.batchId })
     .from(xapiStatements)
-    .where(
-      and(
-        sql`${xapiStatements.id} IN (SELECT j.value FROM ${xapiBatches} CROSS JOIN json_each(${xapiBatches.statementIds}) j
-          WHERE ${inJsonList(xapiBatches.id, batchIds)} AND ${xapiBatches.logStatus} IS NULL)`,
-        eq(xapiStatements.status, "pending"),
-      ),
-    )
+    .where(and(inJsonList(xapiStatements.batchId, batchIds), eq(xapiStatements.status, "pending")))
     .orderBy(asc(xapiStatements.occurredAt), asc(xapiStatements.id));
 }
 
@@ -142,7 +126,9 @@ export function ownStateQuery(db: Database, batchId: string, attempt: number) {
       attempts: sql`(SELECT ${xapiBatches.logAttempts} FROM ${xapiBatches} WHERE ${xapiBatches.id} = ${batchId})`,
       lastError: sql`(SELECT ${xapiBatches.logError} FROM ${xapiBatches} WHERE ${xapiBatches.id} = ${batchId})`,
     })
-    .where(and(ofBatch(batchId), isNull(xapiStatements.status), batchHeldBy(batchId, attempt)));
+    .where(
+      and(eq(xapiStatements.batchId, batchId), isNull(xapiStatements.status), batchHeldBy(batchId, attempt)),
+    );
 }
 
 /**
@@ -161,7 +147,7 @@ export function failPendingQuery(db: Database, batchId: string, attempt: number,
     })
     .where(
       and(
-        ofBatch(batchId),
+        eq(xapiStatements.batchId, batchId),
         or(eq(xapiStatements.status, "pending"), isNull(xapiStatements.status)),
         batchHeldBy(batchId, attempt),
       ),
@@ -238,8 +224,7 @@ export function batchHeldBy(batchId: string, attempt: number): SQL {
  */
 export const FAIL_PENDING_OF_BATCHES_SQL = `UPDATE xapi_statements SET status = 'failed', last_error = ?2, completed_at = ?3,
     attempts = coalesce((SELECT b.log_attempts FROM xapi_batches b WHERE b.id = xapi_statements.batch_id AND xapi_statements.status IS NULL), attempts)
-  WHERE id IN (SELECT j.value FROM xapi_batches b CROSS JOIN json_each(b.statement_ids) j WHERE b.id IN (SELECT value FROM json_each(?1)))
-    AND batch_id IN (SELECT value FROM json_each(?1))
+  WHERE batch_id IN (SELECT value FROM json_each(?1))
     AND (status = 'pending' OR (status IS NULL AND EXISTS (
       SELECT 1 FROM xapi_batches b WHERE b.id = xapi_statements.batch_id AND b.log_status = 'pending')))`;
 
