@@ -24,7 +24,7 @@ DROP TABLE `xapi_statements`;--> statement-breakpoint
 ALTER TABLE `__new_xapi_statements` RENAME TO `xapi_statements`;--> statement-breakpoint
 PRAGMA foreign_keys=ON;--> statement-breakpoint
 CREATE INDEX `xapi_statements_endpoint_idx` ON `xapi_statements` (`endpoint_id`,`created_at`,`id`);--> statement-breakpoint
-CREATE INDEX `xapi_statements_batch_idx` ON `xapi_statements` (`batch_id`);--> statement-breakpoint
+CREATE INDEX `xapi_statements_batch_idx` ON `xapi_statements` (`batch_id`,`occurred_at`,`id`);--> statement-breakpoint
 CREATE INDEX `xapi_statements_health_idx` ON `xapi_statements` (`endpoint_id`,`status`,`completed_at`) WHERE status IS NOT NULL;--> statement-breakpoint
 ALTER TABLE `xapi_batches` ADD `statement_ids` text DEFAULT '[]' NOT NULL;--> statement-breakpoint
 ALTER TABLE `xapi_batches` ADD `statement_count` integer DEFAULT 0 NOT NULL;--> statement-breakpoint

@@ -131,6 +131,14 @@ describe("xAPI delivery SQL", () => {
       ])
     ).map((r) => r.meta.changes);
     expect(batches).toEqual([1, 0, 1, 1]);
+    // A batch's statements, in order, off the batch index alone.
+    const plan = await d1()
+      .prepare(`EXPLAIN QUERY PLAN ${INSERT_BATCH_SQL}`)
+      .bind("xbt_x", endpointId, NOW, "[]", null)
+      .all<{ detail: string }>();
+    expect(plan.results.map((r) => r.detail).join("\n")).toContain(
+      "COVERING INDEX xapi_statements_batch_idx",
+    );
     const rows = await db().select().from(xapiBatches).where(eq(xapiBatches.endpointId, endpointId));
     // Each batch carries its statements' bodies as one JSON value.
     expect(
@@ -143,14 +151,14 @@ describe("xAPI delivery SQL", () => {
       // Made claimed: its first attempt is the offer's own.
       ["xbt_4", "pending", 1, 1_800_000_000_000, [body(s4)]],
     ]);
-    // Each names the statements it got, which share its pending state: one row each, no state of
-    // their own.
+    // Each names the statements it got (in the order they happened, ties by id), which share its
+    // pending state: one row each, no state of their own.
     expect(
       rows
         .map((r) => [r.id, JSON.parse(r.statementIds), r.statementCount, r.logStatus, r.logAttempts])
         .sort(),
     ).toEqual([
-      ["xbt_1", [s1, s2], 2, "pending", 0],
+      ["xbt_1", [s1, s2].sort(), 2, "pending", 0],
       ["xbt_3", [s3], 1, "pending", 0],
       ["xbt_4", [s4], 1, "pending", 0],
     ]);
