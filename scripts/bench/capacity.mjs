@@ -173,7 +173,8 @@ async function drained(d1) {
     .prepare(
       `SELECT (SELECT count(*) FROM outbox_events WHERE dispatched_at IS NULL)
             + (SELECT count(*) FROM webhook_deliveries WHERE status IN ('pending', 'retrying'))
-            + (SELECT count(*) FROM xapi_statements WHERE status = 'pending') AS busy`,
+            + (SELECT count(*) FROM xapi_statements WHERE status = 'pending')
+            + (SELECT count(*) FROM xapi_batches WHERE log_status = 'pending') AS busy`,
     )
     .first();
   return row.busy === 0;

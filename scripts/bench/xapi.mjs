@@ -265,7 +265,8 @@ async function record(baseUrl, token, userId, items) {
 async function drained(d1) {
   const row = await d1
     .prepare(
-      "SELECT (SELECT count(*) FROM outbox_events WHERE dispatched_at IS NULL) AS undispatched, (SELECT count(*) FROM xapi_statements WHERE status = 'pending') AS pending",
+      // A statement is pending on its own row, or sharing its batch's pending state.
+      "SELECT (SELECT count(*) FROM outbox_events WHERE dispatched_at IS NULL) AS undispatched, (SELECT count(*) FROM xapi_statements WHERE status = 'pending') + (SELECT coalesce(sum(statement_count), 0) FROM xapi_batches WHERE log_status = 'pending') AS pending",
     )
     .first();
   return row.undispatched === 0 && row.pending === 0;
@@ -467,7 +468,8 @@ export async function runXapi({ config, scriptPath, log = (m) => console.error(m
     const countSent = () =>
       d1
         .prepare(
-          "SELECT count(*) AS statements, sum(status = 'sent') AS sent, sum(attempts) AS attempts, (SELECT count(*) FROM xapi_batches WHERE endpoint_id = ?1) AS batches FROM xapi_statements WHERE endpoint_id = ?1",
+          // Each statement's state: its own, or (status null) its batch's.
+          "SELECT count(*) AS statements, sum(coalesce(s.status, b.log_status) = 'sent') AS sent, sum(CASE WHEN s.status IS NULL THEN b.log_attempts ELSE s.attempts END) AS attempts, (SELECT count(*) FROM xapi_batches WHERE endpoint_id = ?1) AS batches FROM xapi_statements s LEFT JOIN xapi_batches b ON b.id = s.batch_id AND s.status IS NULL WHERE s.endpoint_id = ?1",
         )
         .bind(endpoint.id)
         .first();

@@ -8,19 +8,22 @@ import {
   FAILING_ENDPOINTS_SQL,
   FORWARDED_EVENTS_SQL,
   FORWARDING_ENDPOINTS_SQL,
+  failPendingQuery,
   INSERT_BATCH_SQL,
   INSERT_STATEMENTS_SQL,
   LESSONS_IN_PROGRESS_SQL,
   MARK_FAILING_NOTIFIED_SQL,
+  ownStateQuery,
   PURGE_BATCHES_SQL,
   PURGE_STATEMENTS_SQL,
+  pendingOfOwnStateBatchesQuery,
   recordStatementsQueries,
   UNSENT_BATCHES_SQL,
 } from "../../src/domains/xapi/delivery/sql";
 import { database } from "../../src/platform/db";
 import { newId } from "../../src/platform/ids";
 import { createTenant } from "../helpers/tenants";
-import { createEndpoint, statementsOf, updateEndpoint } from "./support";
+import { createEndpoint, statementRowsOf, statementsOf, updateEndpoint } from "./support";
 
 /** Each raw statement of src/domains/xapi/delivery/sql.ts, against the real schema. */
 
@@ -117,7 +120,7 @@ describe("xAPI delivery SQL", () => {
     await insertStatements(endpointId, "xbt_3", [s3]);
     await insertStatements(endpointId, "xbt_4", [s4]);
     const body = (id: string) => ({ id, verb: { id: "http://adlnet.gov/expapi/verbs/answered" } });
-    const insertBatch = (id: string, bodies: unknown[], lease: number | null = null) =>
+    const insertBatch = (id: string, bodies: { id: string }[], lease: number | null = null) =>
       d1().prepare(INSERT_BATCH_SQL).bind(id, endpointId, NOW, JSON.stringify(bodies), lease);
     const batches = (
       await d1().batch([
@@ -128,6 +131,14 @@ describe("xAPI delivery SQL", () => {
       ])
     ).map((r) => r.meta.changes);
     expect(batches).toEqual([1, 0, 1, 1]);
+    // A batch's statements, in order, off the batch index alone.
+    const plan = await d1()
+      .prepare(`EXPLAIN QUERY PLAN ${INSERT_BATCH_SQL}`)
+      .bind("xbt_x", endpointId, NOW, "[]", null)
+      .all<{ detail: string }>();
+    expect(plan.results.map((r) => r.detail).join("\n")).toContain(
+      "COVERING INDEX xapi_statements_batch_idx",
+    );
     const rows = await db().select().from(xapiBatches).where(eq(xapiBatches.endpointId, endpointId));
     // Each batch carries its statements' bodies as one JSON value.
     expect(
@@ -140,6 +151,20 @@ describe("xAPI delivery SQL", () => {
       // Made claimed: its first attempt is the offer's own.
       ["xbt_4", "pending", 1, 1_800_000_000_000, [body(s4)]],
     ]);
+    // Each names the statements it got (in the order they happened, ties by id), which share its
+    // pending state: one row each, no state of their own.
+    expect(
+      rows
+        .map((r) => [r.id, JSON.parse(r.statementIds), r.statementCount, r.logStatus, r.logAttempts])
+        .sort(),
+    ).toEqual([
+      ["xbt_1", [s1, s2].sort(), 2, "pending", 0],
+      ["xbt_3", [s3], 1, "pending", 0],
+      ["xbt_4", [s4], 1, "pending", 0],
+    ]);
+    expect((await statementRowsOf(endpointId)).every((s) => s.status === null && s.attempts === 0)).toBe(
+      true,
+    );
     expect((await statementsOf(endpointId)).map((s) => [s.batchId, s.status])).toEqual(
       expect.arrayContaining([
         ["xbt_1", "pending"],
@@ -155,45 +180,64 @@ describe("xAPI delivery SQL", () => {
     expect(unsent.results).toEqual([{ id: "xbt_1" }]);
   });
 
-  it("records an attempt's outcomes only while its claim holds, once", async () => {
+  it("records an attempt's outcomes on each statement only while its claim holds, once", async () => {
     const tenant = await createTenant();
     const endpointId = await createEndpoint(tenant.institution.id, "http://127.0.0.1:9/lrs");
     const batchId = newId("xbt");
     const [sent, failed, pending] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
     await insertStatements(endpointId, batchId, [sent, failed, pending]);
+    // Its statements share its state: one earlier attempt stopped by a 503.
     await db()
       .insert(xapiBatches)
-      .values({ id: batchId, endpointId, status: "pending", attemptCount: 2, bodies: "[]", createdAt: NOW });
+      .values({
+        id: batchId,
+        endpointId,
+        status: "retrying",
+        attemptCount: 2,
+        bodies: "[]",
+        statementIds: JSON.stringify([sent, failed, pending]),
+        statementCount: 3,
+        logStatus: "pending",
+        logAttempts: 1,
+        logError: "HTTP 503",
+        createdAt: NOW,
+      });
+    expect((await statementsOf(endpointId)).map((s) => [s.status, s.attempts, s.lastError])).toEqual([
+      ["pending", 1, "HTTP 503"],
+      ["pending", 1, "HTTP 503"],
+      ["pending", 1, "HTTP 503"],
+    ]);
     const outcomes = [
       { id: sent, carried: 2, status: "sent" as const, error: null },
       { id: failed, carried: 2, status: "failed" as const, error: "HTTP 400: bad" },
       { id: pending, carried: 1, status: null, error: "HTTP 503" },
     ];
+    // Outcomes that differ: each statement takes its own state (the batch's so far), then its outcome.
     // A stale attempt (the claim moved on) writes nothing.
-    const record = async (attempt: number, at: string) => {
-      const [first, ...rest] = recordStatementsQueries(db(), batchId, attempt, outcomes, at);
-      await db().batch([first!, ...rest]);
-    };
+    const record = async (attempt: number, at: string) =>
+      db().batch([
+        ownStateQuery(db(), batchId, attempt),
+        ...recordStatementsQueries(db(), batchId, attempt, outcomes, at),
+      ]);
     // One UPDATE per distinct outcome.
     expect(recordStatementsQueries(db(), batchId, 1, outcomes, NOW)).toHaveLength(3);
     await record(1, "2026-11-21T09:31:00Z");
-    expect((await statementsOf(endpointId)).every((s) => s.status === "pending" && s.attempts === 0)).toBe(
-      true,
-    );
+    expect((await statementRowsOf(endpointId)).every((s) => s.status === null)).toBe(true);
 
     await record(2, "2026-11-21T09:31:00Z");
     await record(2, "2026-11-21T09:32:00Z");
+    await db().update(xapiBatches).set({ logStatus: null }).where(eq(xapiBatches.id, batchId));
     const byId = new Map((await statementsOf(endpointId)).map((s) => [s.id, s]));
     expect(byId.get(sent)).toMatchObject({
       status: "sent",
-      attempts: 2,
+      attempts: 3,
       lastError: null,
       sentAt: "2026-11-21T09:31:00Z",
       completedAt: "2026-11-21T09:31:00Z",
     });
     expect(byId.get(failed)).toMatchObject({
       status: "failed",
-      attempts: 2,
+      attempts: 3,
       lastError: "HTTP 400: bad",
       sentAt: null,
       completedAt: "2026-11-21T09:31:00Z",
@@ -201,10 +245,14 @@ describe("xAPI delivery SQL", () => {
     // Still pending: counted twice (both writes held the claim), the error kept, nothing ended.
     expect(byId.get(pending)).toMatchObject({
       status: "pending",
-      attempts: 2,
+      attempts: 3,
       lastError: "HTTP 503",
       completedAt: null,
     });
+    // What the next attempt sends: the pending statements of batches whose statements hold their own state.
+    expect(await pendingOfOwnStateBatchesQuery(db(), [batchId, "xbt_none"])).toEqual([
+      { id: pending, batchId },
+    ]);
 
     const dead = await d1()
       .prepare(FAIL_PENDING_OF_BATCHES_SQL)
@@ -213,6 +261,7 @@ describe("xAPI delivery SQL", () => {
     expect(dead.meta.changes).toBe(1);
     expect((await statementsOf(endpointId)).find((s) => s.id === pending)).toMatchObject({
       status: "failed",
+      attempts: 3,
       lastError: "Dead-lettered",
     });
     const cleared = await d1()
@@ -223,6 +272,79 @@ describe("xAPI delivery SQL", () => {
     expect(
       await db().select({ bodies: xapiBatches.bodies }).from(xapiBatches).where(eq(xapiBatches.id, batchId)),
     ).toEqual([{ bodies: null }]);
+  });
+
+  it("fails the statements sharing a batch's pending state, each with the batch's requests (dead letter, endpoint off)", async () => {
+    const tenant = await createTenant();
+    const endpointId = await createEndpoint(tenant.institution.id, "http://127.0.0.1:9/lrs");
+    const batch = (id: string, ids: string[], logStatus: "pending" | "sent") => ({
+      id,
+      endpointId,
+      status: logStatus === "sent" ? ("succeeded" as const) : ("retrying" as const),
+      attemptCount: 1,
+      bodies: "[]",
+      statementIds: JSON.stringify(ids),
+      statementCount: ids.length,
+      logStatus,
+      logAttempts: 2,
+      logError: logStatus === "sent" ? null : "HTTP 503",
+      createdAt: NOW,
+      completedAt: logStatus === "sent" ? NOW : null,
+    });
+    const [a, b, c, d, e] = [1, 2, 3, 4, 5].map(() => crypto.randomUUID()) as [
+      string,
+      string,
+      string,
+      string,
+      string,
+    ];
+    const [dead, off, done] = [newId("xbt"), newId("xbt"), newId("xbt")];
+    await insertStatements(endpointId, dead, [a, b]);
+    await insertStatements(endpointId, off, [c, d]);
+    await insertStatements(endpointId, done, [e]);
+    await db()
+      .insert(xapiBatches)
+      .values([batch(dead, [a, b], "pending"), batch(off, [c, d], "pending"), batch(done, [e], "sent")]);
+
+    await d1().batch([
+      d1()
+        .prepare(FAIL_PENDING_OF_BATCHES_SQL)
+        .bind(JSON.stringify([dead, done]), "Dead-lettered", NOW),
+      d1()
+        .prepare(CLEAR_BODIES_OF_BATCHES_SQL)
+        .bind(JSON.stringify([dead, done])),
+    ]);
+    // Held by attempt 1 only: a stale holder changes nothing.
+    await failPendingQuery(db(), off, 2, "endpoint disabled", NOW);
+    expect((await statementRowsOf(endpointId)).filter((s) => s.batchId === off).map((s) => s.status)).toEqual(
+      [null, null],
+    );
+    await failPendingQuery(db(), off, 1, "endpoint disabled", NOW);
+    await db().update(xapiBatches).set({ logStatus: null }).where(eq(xapiBatches.id, off));
+
+    const log = new Map((await statementsOf(endpointId)).map((s) => [s.id, s]));
+    for (const id of [a, b])
+      expect(log.get(id)).toMatchObject({
+        status: "failed",
+        attempts: 2,
+        lastError: "Dead-lettered",
+        completedAt: NOW,
+      });
+    for (const id of [c, d])
+      expect(log.get(id)).toMatchObject({ status: "failed", attempts: 2, lastError: "endpoint disabled" });
+    // A batch whose statements were all sent keeps them sent, on the batch.
+    expect(log.get(e)).toMatchObject({ status: "sent", attempts: 2, lastError: null, sentAt: NOW });
+    const logs = await db()
+      .select({ id: xapiBatches.id, logStatus: xapiBatches.logStatus })
+      .from(xapiBatches)
+      .where(eq(xapiBatches.endpointId, endpointId));
+    expect(new Map(logs.map((l) => [l.id, l.logStatus]))).toEqual(
+      new Map([
+        [dead, null],
+        [off, null],
+        [done, "sent"],
+      ]),
+    );
   });
 
   it("finds endpoints failing for 24 hours that were not told, and marks one run once", async () => {

@@ -25,6 +25,7 @@ import {
   heldContext,
   outboxOfUser,
   recordAttempts,
+  statementRowsOf,
   statementsOf,
   updateEndpoint,
   XAPI_DLQ,
@@ -117,6 +118,32 @@ describe("forwarding learning activity", () => {
     expect((await batchesOf(endpointId)).every((b) => b.status === "succeeded" && b.attemptCount === 1)).toBe(
       true,
     );
+    // Accepted at once: each batch's statements share its state, written once for all of them; no
+    // statement has a state of its own. The log answers per statement all the same.
+    expect((await statementRowsOf(endpointId)).every((s) => s.status === null)).toBe(true);
+    expect(
+      (await batchesOf(endpointId)).every(
+        (b) => b.logStatus === "sent" && b.logAttempts === 1 && b.completedAt !== null,
+      ),
+    ).toBe(true);
+    const log = await callJson<{
+      data: { id: string; status: string; attempts: number; sent_at: string }[];
+      meta: { total: number };
+    }>(`/api/integrations/xapi-endpoints/${endpointId}/statements?status=sent&verb=answered&per_page=100`, {
+      token: tenant.admin.token,
+    });
+    expect(log.body.meta.total).toBe(60);
+    expect(log.body.data.map((s) => s.id).sort()).toEqual(answered.map((s) => s.id).sort());
+    expect(log.body.data.every((s) => s.status === "sent" && s.attempts === 1 && s.sent_at)).toBe(true);
+    for (const status of ["pending", "failed"])
+      expect(
+        (
+          await callJson<{ meta: { total: number } }>(
+            `/api/integrations/xapi-endpoints/${endpointId}/statements?status=${status}`,
+            { token: tenant.admin.token },
+          )
+        ).body.meta.total,
+      ).toBe(0);
     const health = await endpointRow(endpointId);
     expect(health).toMatchObject({ lastSuccessAt: expect.any(String), failingSince: null, lastError: null });
   });
@@ -215,9 +242,10 @@ describe("forwarding learning activity", () => {
 describe("the LRS's answers", () => {
   it("isolates a batch the LRS refuses (400): the bad statement failed with its message, the others sent", async () => {
     const message = '{"message":"statement.result.score.scaled must be between -1 and 1"}';
-    const { receiver, endpointId, queue } = await heldOffer(4, {
+    const offer = await heldOffer(4, {
       script: [{ status: 400, body: "bad batch" }, { status: 200 }, { status: 400, body: message }],
     });
+    const { receiver, endpointId, queue } = offer;
     const result = await consume(queue.messages);
     expect(result.explicitAcks).toHaveLength(1);
     const requests = await receiver.received();
@@ -230,6 +258,31 @@ describe("the LRS's answers", () => {
         expect(s).toMatchObject({ status: "failed", lastError: `HTTP 400: ${message}`, sentAt: null });
       } else expect(s).toMatchObject({ status: "sent", lastError: null });
     }
+    // Their outcomes differ: each statement holds its own state, the batch's is no longer theirs.
+    expect((await statementRowsOf(endpointId)).every((s) => s.status !== null)).toBe(true);
+    expect((await batchesOf(endpointId))[0]!.logStatus).toBeNull();
+    // The log, its filters and the health answer per statement as ever.
+    const { tenant } = offer;
+    const page = async (query: string) =>
+      (
+        await callJson<{
+          data: { id: string; status: string; attempts: number; last_error: string | null }[];
+        }>(`/api/integrations/xapi-endpoints/${endpointId}/statements${query}`, { token: tenant.admin.token })
+      ).body.data;
+    expect(await page("?status=failed")).toEqual([
+      expect.objectContaining({ id: bad, status: "failed", attempts: 2, last_error: `HTTP 400: ${message}` }),
+    ]);
+    expect((await page("?status=sent")).map((s) => s.id).sort()).toEqual(
+      rows
+        .filter((s) => s.id !== bad)
+        .map((s) => s.id)
+        .sort(),
+    );
+    const health = await callJson<{ health: Record<string, unknown> }>(
+      `/api/integrations/xapi-endpoints/${endpointId}`,
+      { token: tenant.admin.token },
+    );
+    expect(health.body.health).toMatchObject({ sent_24h: 3, failed_24h: 1, pending: 0 });
     // Finished: the batch keeps no bodies.
     expect((await batchesOf(endpointId))[0]).toMatchObject({
       status: "succeeded",
@@ -298,6 +351,13 @@ describe("the LRS's answers", () => {
     expect(await receiver.received()).toHaveLength(2);
     const rows = await statementsOf(endpointId);
     expect(rows.every((s) => s.status === "sent" && s.attempts === 2 && s.lastError === null)).toBe(true);
+    // Both attempts came to the same for every statement: written on the batch alone.
+    expect((await statementRowsOf(endpointId)).every((s) => s.status === null)).toBe(true);
+    expect((await batchesOf(endpointId))[0]).toMatchObject({
+      logStatus: "sent",
+      logAttempts: 2,
+      logError: null,
+    });
   });
 
   it("retries a 503 with the retry schedule, marks the endpoint failing meanwhile, and uses new credentials at once", async () => {

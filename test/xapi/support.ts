@@ -8,6 +8,7 @@ import {
   xapiEndpoints,
   xapiStatements,
 } from "../../src/db/schema";
+import { forwardingLogQuery } from "../../src/domains/xapi/forwarding-log";
 import type { Fact } from "../../src/domains/xapi/statements";
 import { xapiSecretBinding } from "../../src/platform/crypto/sealed-values";
 import { seal } from "../../src/platform/crypto/sealing";
@@ -70,7 +71,16 @@ export async function endpointRow(id: string) {
   return db().select().from(xapiEndpoints).where(eq(xapiEndpoints.id, id)).get();
 }
 
+/** The endpoint's forwarding log as the API reads it (a statement sharing its batch's state, with the batch's). */
 export async function statementsOf(endpointId: string) {
+  return forwardingLogQuery(db(), eq(xapiStatements.endpointId, endpointId)).orderBy(
+    asc(xapiStatements.occurredAt),
+    asc(xapiStatements.id),
+  );
+}
+
+/** The endpoint's statement rows as stored (`status` null: sharing the batch's state). */
+export async function statementRowsOf(endpointId: string) {
   return db()
     .select()
     .from(xapiStatements)

@@ -23,6 +23,13 @@ export type XapiActorFormat = (typeof XAPI_ACTOR_FORMATS)[number];
 export const XAPI_STATEMENT_STATUSES = ["pending", "sent", "failed"] as const;
 export type XapiStatementStatus = (typeof XAPI_STATEMENT_STATUSES)[number];
 
+/**
+ * What every statement of a batch shares while they share it (`xapi_batches.log_status`): all still
+ * pending, or all sent. A failure, or statements whose outcomes differ, puts each statement's own
+ * state on its row and the batch's to null.
+ */
+export const XAPI_BATCH_LOG_STATUSES = ["pending", "sent"] as const;
+
 /** An institution's Learning Record Store. */
 export const xapiEndpoints = sqliteTable(
   "xapi_endpoints",
@@ -91,11 +98,30 @@ export const xapiBatches = sqliteTable(
      * of the batch's pending statements only.
      */
     bodies: text("bodies"),
+    /**
+     * The ids of the statements stored in this batch (a JSON array, in the order they happened): a
+     * statement's row names its batch, and its batch names its statements, with no index between.
+     */
+    statementIds: text("statement_ids").notNull().default("[]"),
+    statementCount: integer("statement_count").notNull().default(0),
+    /**
+     * The forwarding log of all its statements at once while they share it (XAPI_BATCH_LOG_STATUSES:
+     * their rows' `status` is null): their status, requests that carried each, and last error; sent
+     * at `completed_at`. Null: each statement's row holds its own (a failure, or outcomes that
+     * differed).
+     */
+    logStatus: text("log_status", { enum: XAPI_BATCH_LOG_STATUSES }),
+    logAttempts: integer("log_attempts").notNull().default(0),
+    logError: text("log_error"),
     createdAt: text("created_at").notNull(),
     completedAt: text("completed_at"),
   },
   (t) => [
     index("xapi_batches_endpoint_idx").on(t.endpointId, t.createdAt),
+    /** The health counts of the statements that share their batch's log. */
+    index("xapi_batches_log_idx")
+      .on(t.endpointId, t.logStatus, t.completedAt)
+      .where(sql`log_status IS NOT NULL`),
     index("xapi_batches_open_idx")
       .on(t.status, t.nextAttemptAt)
       .where(sql`status IN ('pending', 'retrying')`),
@@ -106,6 +132,12 @@ export const xapiBatches = sqliteTable(
  * One statement for one endpoint: the forwarding log. The id is derived from the endpoint and the
  * learning fact (statements/ids.ts), so the same fact is the same statement however often it is
  * offered (an event handed over twice, a back-fill): the primary key keeps it once.
+ *
+ * `status` null: the statement's state is its batch's (`xapi_batches.log_status`, `log_attempts`,
+ * `log_error`, sent at its `completed_at`), so a batch answered at once is one write for its 50
+ * statements; `attempts`, `last_error`, `sent_at` and `completed_at` are then unused. A statement
+ * whose state differs from its batch's (rejected in an accepted batch, settled by an isolation, a
+ * split or a continuation, failed) has its own.
  */
 export const xapiStatements = sqliteTable(
   "xapi_statements",
@@ -123,7 +155,8 @@ export const xapiStatements = sqliteTable(
     userId: text("user_id").notNull(),
     /** The statement's `timestamp`. */
     occurredAt: text("occurred_at").notNull(),
-    status: text("status", { enum: XAPI_STATEMENT_STATUSES }).notNull(),
+    /** Its own status, or null: its batch's (above). */
+    status: text("status", { enum: XAPI_STATEMENT_STATUSES }),
     /** Requests that carried it. */
     attempts: integer("attempts").notNull().default(0),
     lastError: text("last_error"),
@@ -134,8 +167,12 @@ export const xapiStatements = sqliteTable(
   },
   (t) => [
     index("xapi_statements_endpoint_idx").on(t.endpointId, t.createdAt, t.id),
-    index("xapi_statements_batch_idx").on(t.batchId),
-    index("xapi_statements_health_idx").on(t.endpointId, t.status, t.completedAt),
+    /** A batch's statements in the order they happened: what its insert names (`statement_ids`). */
+    index("xapi_statements_batch_idx").on(t.batchId, t.occurredAt, t.id),
+    /** The statements with a state of their own (the others count on their batch's row). */
+    index("xapi_statements_health_idx")
+      .on(t.endpointId, t.status, t.completedAt)
+      .where(sql`status IS NOT NULL`),
   ],
 );
 

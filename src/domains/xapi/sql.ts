@@ -23,13 +23,18 @@ export const CREATE_ENDPOINT_SQL = `INSERT INTO xapi_endpoints (id, institution_
 
 /**
  * Per endpoint of ?1 (a JSON array of ids): statements sent and failed since ?2 (completed_at, ISO
- * text) and pending however old, each count a range of xapi_statements_health_idx (endpoint_id,
- * status, completed_at). One row per id, in no particular order.
+ * text) and pending however old. Those with a state of their own are counted on their rows (a range
+ * of the partial xapi_statements_health_idx: endpoint_id, status, completed_at), those sharing their
+ * batch's on the batches (statement_count over a range of the partial xapi_batches_log_idx:
+ * endpoint_id, log_status, completed_at). A failed statement always has its own state. One row per
+ * id, in no particular order.
  */
 export const ENDPOINT_HEALTH_SQL = `SELECT e.value AS endpoint_id,
-    (SELECT count(*) FROM xapi_statements s WHERE s.endpoint_id = e.value AND s.status = 'sent' AND s.completed_at >= ?2) AS sent,
+    (SELECT count(*) FROM xapi_statements s WHERE s.endpoint_id = e.value AND s.status = 'sent' AND s.completed_at >= ?2)
+      + (SELECT coalesce(sum(b.statement_count), 0) FROM xapi_batches b WHERE b.endpoint_id = e.value AND b.log_status = 'sent' AND b.completed_at >= ?2) AS sent,
     (SELECT count(*) FROM xapi_statements s WHERE s.endpoint_id = e.value AND s.status = 'failed' AND s.completed_at >= ?2) AS failed,
-    (SELECT count(*) FROM xapi_statements s WHERE s.endpoint_id = e.value AND s.status = 'pending') AS pending
+    (SELECT count(*) FROM xapi_statements s WHERE s.endpoint_id = e.value AND s.status = 'pending')
+      + (SELECT coalesce(sum(b.statement_count), 0) FROM xapi_batches b WHERE b.endpoint_id = e.value AND b.log_status = 'pending') AS pending
   FROM json_each(?1) e`;
 /** A row of ENDPOINT_HEALTH_SQL. */
 export interface EndpointHealthRow {

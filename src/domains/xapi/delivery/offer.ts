@@ -70,7 +70,11 @@ export async function offerFacts(
       const now = nowIso(at);
       // Claimed until the last first attempt the deadline lets start could have ended, and a margin.
       const lease = healthy && at < deadline ? deadline + attemptLongestMs(ctx) + 30_000 : null;
-      const groups = chunk(unique, BATCH_SIZE).map((group) => ({ id: newId("xbt"), group }));
+      // Each batch's statements in the order they happened: how its attempts send them.
+      const groups = chunk(unique, BATCH_SIZE).map((group) => ({
+        id: newId("xbt"),
+        group: group.sort(happened),
+      }));
       const rows = groups.flatMap(({ id, group }) =>
         group.map((s) => [s.id, id, s.verb, s.activityId, s.userId, s.occurredAt]),
       );
@@ -134,10 +138,16 @@ async function healthyEndpoint(ctx: ServiceContext, id: string): Promise<Endpoin
   return row?.enabled && row.failingSince === null ? row : null;
 }
 
+/** The order statements happened in (ties by id): how a batch sends them. */
+function happened(a: BuiltStatement, b: BuiltStatement): number {
+  if (a.occurredAt !== b.occurredAt) return a.occurredAt < b.occurredAt ? -1 : 1;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
 /**
  * The batches this offer made, as the engine's items of attempt 1: the statements each stored (one
  * stored before in another batch is not this batch's), in the order they happened, as the queue's
- * consumer reads them.
+ * consumer reads them; they share their batch's state, all of them in hand.
  */
 function firstAttempts(
   endpoint: EndpointRow,
@@ -148,19 +158,7 @@ function firstAttempts(
     id,
     attempt: 1,
     endpoint,
-    statements: group
-      .filter((s) => stored.has(s.id))
-      .sort((a, b) =>
-        a.occurredAt < b.occurredAt
-          ? -1
-          : a.occurredAt > b.occurredAt
-            ? 1
-            : a.id < b.id
-              ? -1
-              : a.id > b.id
-                ? 1
-                : 0,
-      )
-      .map((s) => ({ id: s.id, body: s.body })),
+    statements: group.filter((s) => stored.has(s.id)).map((s) => ({ id: s.id, body: s.body })),
+    shared: true,
   }));
 }

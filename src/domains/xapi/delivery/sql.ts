@@ -1,4 +1,4 @@
-import { and, eq, type SQL, sql } from "drizzle-orm";
+import { and, asc, eq, isNull, or, type SQL, sql } from "drizzle-orm";
 import type { lessonProgress, outboxEvents, xapiEndpoints } from "../../../db/schema";
 import { xapiBatches, xapiStatements } from "../../../db/schema";
 import { type Database, inJsonList } from "../../../platform/db";
@@ -64,25 +64,30 @@ export interface LessonInProgressRow {
 
 /**
  * An offer's statements, ?1 a JSON array of [id, batch, verb, activity, user, occurred_at] for
- * endpoint ?2 at ?3 (now). An id stored before (the same fact offered again: a redelivered event, a
- * back-fill) is skipped: its statement is not sent twice. Returns the ids of the statements it stored.
+ * endpoint ?2 at ?3 (now), made sharing their batch's state (`status` null). An id stored before (the
+ * same fact offered again: a redelivered event, a back-fill) is skipped: its statement is not sent
+ * twice. Returns the ids of the statements it stored.
  */
-export const INSERT_STATEMENTS_SQL = `INSERT INTO xapi_statements (id, endpoint_id, batch_id, verb, activity_id, user_id, occurred_at, status, attempts, created_at)
-  SELECT value ->> 0, ?2, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, 'pending', 0, ?3
+export const INSERT_STATEMENTS_SQL = `INSERT INTO xapi_statements (id, endpoint_id, batch_id, verb, activity_id, user_id, occurred_at, created_at)
+  SELECT value ->> 0, ?2, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, ?3
   FROM json_each(?1) WHERE true
   ON CONFLICT DO NOTHING RETURNING id`;
 
 /**
  * One batch of an offer, ?1 its id, of endpoint ?2 at ?3 (now), ?4 its statements as built (one JSON
  * array, bound as text: SQLite never parses it): made only if it got a statement (a batch whose
- * statements were all stored before is not made). Its bodies may hold a statement stored before in
- * another batch: that one is not pending in this batch, so this batch never sends it. ?5 null: made
- * untried, for the queue; ?5 a time (ms): made claimed until then by its first attempt (attempt_count
- * 1), which the offer makes itself.
+ * statements were all stored before is not made), naming the statements it got (`statement_ids`, in
+ * the order they happened, and `statement_count`: the rows of this batch, on
+ * xapi_statements_batch_idx), their state shared and pending. Its bodies may hold a statement stored before in
+ * another batch: that one is not this batch's, so this batch never sends it. ?5 null: made untried,
+ * for the queue; ?5 a time (ms): made claimed until then by its first attempt (attempt_count 1),
+ * which the offer makes itself.
  */
-export const INSERT_BATCH_SQL = `INSERT INTO xapi_batches (id, endpoint_id, status, attempt_count, claimed_until, bodies, created_at)
-  SELECT ?1, ?2, 'pending', CASE WHEN ?5 IS NULL THEN 0 ELSE 1 END, ?5, ?4, ?3
-  WHERE EXISTS (SELECT 1 FROM xapi_statements s WHERE s.batch_id = ?1)`;
+export const INSERT_BATCH_SQL = `INSERT INTO xapi_batches (id, endpoint_id, status, attempt_count, claimed_until, bodies, statement_ids, statement_count, log_status, log_attempts, created_at)
+  SELECT ?1, ?2, 'pending', CASE WHEN ?5 IS NULL THEN 0 ELSE 1 END, ?5, ?4, m.ids, m.n, 'pending', 0, ?3
+  FROM (SELECT json_group_array(id) AS ids, count(*) AS n
+    FROM (SELECT s.id FROM xapi_statements s WHERE s.batch_id = ?1 ORDER BY s.occurred_at, s.id)) m
+  WHERE m.n > 0`;
 
 /**
  * The untried batches holding any of the statements in ?1 (a JSON array of ids): asked by an offer
@@ -92,6 +97,62 @@ export const INSERT_BATCH_SQL = `INSERT INTO xapi_batches (id, endpoint_id, stat
 export const UNSENT_BATCHES_SQL = `SELECT DISTINCT b.id FROM xapi_statements s JOIN xapi_batches b ON b.id = s.batch_id
   WHERE s.id IN (SELECT value FROM json_each(?1)) AND b.status = 'pending' AND b.attempt_count = 0
     AND b.claimed_until IS NULL`;
+
+/**
+ * The pending statements, with their batch, of those batches of `batchIds` whose statements each
+ * hold their own state (a statement sharing its batch's has no status of its own), in the order they
+ * happened: what an attempt of them sends. (A batch whose statements share its pending state has
+ * them all pending, in `statement_ids`.)
+ */
+export function pendingOfOwnStateBatchesQuery(db: Database, batchIds: readonly string[]) {
+  return db
+    .select({ id: xapiStatements.id, batchId: xapiStatements.batchId })
+    .from(xapiStatements)
+    .where(and(inJsonList(xapiStatements.batchId, batchIds), eq(xapiStatements.status, "pending")))
+    .orderBy(asc(xapiStatements.occurredAt), asc(xapiStatements.id));
+}
+
+/**
+ * Batch `batchId`'s statements that still share its state made to hold their own (pending, with the
+ * batch's requests and error), while attempt `attempt` holds the batch: before an attempt whose
+ * outcomes differ, or that failed them, is recorded on each (`recordStatementsQueries`), in the same
+ * write that sets the batch's `log_status` to null.
+ */
+export function ownStateQuery(db: Database, batchId: string, attempt: number) {
+  return db
+    .update(xapiStatements)
+    .set({
+      status: "pending",
+      attempts: sql`(SELECT ${xapiBatches.logAttempts} FROM ${xapiBatches} WHERE ${xapiBatches.id} = ${batchId})`,
+      lastError: sql`(SELECT ${xapiBatches.logError} FROM ${xapiBatches} WHERE ${xapiBatches.id} = ${batchId})`,
+    })
+    .where(
+      and(eq(xapiStatements.batchId, batchId), isNull(xapiStatements.status), batchHeldBy(batchId, attempt)),
+    );
+}
+
+/**
+ * Batch `batchId`'s pending statements — with their own state, or sharing the batch's (then with its
+ * requests) — failed with `error` at `at`, while attempt `attempt` holds the batch (its endpoint was
+ * switched off), in the same write that sets the batch's `log_status` to null.
+ */
+export function failPendingQuery(db: Database, batchId: string, attempt: number, error: string, at: string) {
+  return db
+    .update(xapiStatements)
+    .set({
+      status: "failed",
+      lastError: error,
+      completedAt: at,
+      attempts: sql`CASE WHEN ${xapiStatements.status} IS NULL THEN (SELECT ${xapiBatches.logAttempts} FROM ${xapiBatches} WHERE ${xapiBatches.id} = ${batchId}) ELSE ${xapiStatements.attempts} END`,
+    })
+    .where(
+      and(
+        eq(xapiStatements.batchId, batchId),
+        or(eq(xapiStatements.status, "pending"), isNull(xapiStatements.status)),
+        batchHeldBy(batchId, attempt),
+      ),
+    );
+}
 
 /** One statement's part in an attempt's record. */
 export interface StatementOutcome {
@@ -157,14 +218,23 @@ export function batchHeldBy(batchId: string, attempt: number): SQL {
 }
 
 /**
- * The statements of the batches in ?1 (a JSON array of ids) still pending, failed with ?2 at ?3
- * (now): the queue dead-lettered their batch.
+ * The statements of the batches in ?1 (a JSON array of ids) still pending — on their own row, or
+ * sharing their batch's pending state (then with its requests) — failed with ?2 at ?3 (now): the
+ * queue dead-lettered their batch. Followed by CLEAR_BODIES_OF_BATCHES_SQL in the same write.
  */
-export const FAIL_PENDING_OF_BATCHES_SQL = `UPDATE xapi_statements SET status = 'failed', last_error = ?2, completed_at = ?3
-  WHERE batch_id IN (SELECT value FROM json_each(?1)) AND status = 'pending'`;
+export const FAIL_PENDING_OF_BATCHES_SQL = `UPDATE xapi_statements SET status = 'failed', last_error = ?2, completed_at = ?3,
+    attempts = coalesce((SELECT b.log_attempts FROM xapi_batches b WHERE b.id = xapi_statements.batch_id AND xapi_statements.status IS NULL), attempts)
+  WHERE batch_id IN (SELECT value FROM json_each(?1))
+    AND (status = 'pending' OR (status IS NULL AND EXISTS (
+      SELECT 1 FROM xapi_batches b WHERE b.id = xapi_statements.batch_id AND b.log_status = 'pending')))`;
 
-/** The bodies of the batches in ?1 (a JSON array of ids) cleared: nothing of theirs is sent again. */
-export const CLEAR_BODIES_OF_BATCHES_SQL = `UPDATE xapi_batches SET bodies = NULL WHERE id IN (SELECT value FROM json_each(?1))`;
+/**
+ * The bodies of the batches in ?1 (a JSON array of ids) cleared: nothing of theirs is sent again; a
+ * pending shared state is over (FAIL_PENDING_OF_BATCHES_SQL gave each statement its own).
+ */
+export const CLEAR_BODIES_OF_BATCHES_SQL = `UPDATE xapi_batches SET bodies = NULL,
+    log_status = CASE WHEN log_status = 'pending' THEN NULL ELSE log_status END
+  WHERE id IN (SELECT value FROM json_each(?1))`;
 
 /**
  * Enabled endpoints failing without a success since at least ?1 (now − 24 h, text) that were not

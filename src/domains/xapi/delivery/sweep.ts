@@ -20,8 +20,11 @@ export const FAILING_AFTER_MS = DAY_MS;
  * them — a fact whose statement is still stored is skipped, so an LRS never receives an id twice.
  */
 export const STATEMENT_RETENTION_MS = 90 * DAY_MS;
-/** Finished batches (the engine's work rows; each statement keeps its own outcome) are kept 30 days. */
-export const BATCH_RETENTION_MS = 30 * DAY_MS;
+/**
+ * Finished batches are kept a day longer than their statements: a statement sharing its batch's
+ * state reads it there (the statements' purge, 5,000 a minute, has a day to catch up).
+ */
+export const BATCH_RETENTION_MS = STATEMENT_RETENTION_MS + DAY_MS;
 
 const SWEEP_LIMIT = 1_000;
 
@@ -71,7 +74,7 @@ export async function notifyFailingEndpoints(ctx: ServiceContext): Promise<numbe
   return emitted;
 }
 
-/** Retention: statements 90 days after they were made, finished batches 30 days after they ended. */
+/** Retention: statements 90 days after they were made, finished batches 91 days after they ended. */
 export async function purgeOldXapiStatements(ctx: ServiceContext): Promise<number> {
   const now = ctx.now();
   const [statements, batches] = await ctx.d1.batch([

@@ -1,7 +1,7 @@
-import { and, asc, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import type { SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
 import { z } from "zod";
-import { xapiBatches, xapiEndpoints, xapiStatements } from "../../../db/schema";
+import { xapiBatches, xapiEndpoints } from "../../../db/schema";
 import type { Statement } from "../../../platform/batch";
 import { inJsonList } from "../../../platform/db";
 import {
@@ -17,7 +17,13 @@ import { nextRetrySeconds } from "../../../platform/outbound";
 import type { ServiceContext } from "../../../platform/service/context";
 import { type EndpointRow, lrsRequest } from "../lrs-client";
 import { type Exchange, exchange, type PendingStatement } from "./exchange";
-import { batchHeldBy, recordStatementsQueries, type StatementOutcome } from "./sql";
+import {
+  failPendingQuery,
+  ownStateQuery,
+  pendingOfOwnStateBatchesQuery,
+  recordStatementsQueries,
+  type StatementOutcome,
+} from "./sql";
 
 /**
  * xAPI statements as a target of the delivery engine (platform/delivery): a batch of up to 50
@@ -44,6 +50,11 @@ export interface BatchItem {
   attempt: number;
   endpoint: EndpointRow;
   statements: PendingStatement[];
+  /**
+   * Its statements share its state (`log_status`), all of them in `statements`: an attempt whose
+   * outcomes are alike for all of them is recorded on the batch alone.
+   */
+  shared: boolean;
 }
 
 export interface BatchResult extends Verdict {
@@ -107,11 +118,40 @@ export function recordAttempt(ctx: ServiceContext, item: BatchItem, result: Batc
     const error = settled ? (settled.status === "failed" ? settled.error : null) : result.error;
     return { id: s.id, carried: ex.carried.get(s.id) ?? 0, status, error };
   });
+  // One write for the whole batch when its statements share its state and this attempt came to the
+  // same for each of them, short of failing them (a failed statement always has a row of its own:
+  // the back-fill and the health read failures there); otherwise each statement its own.
+  const first = outcomes[0];
+  const alike =
+    item.shared &&
+    first !== undefined &&
+    first.status !== "failed" &&
+    outcomes.every(
+      (o) => o.status === first.status && o.carried === first.carried && o.error === first.error,
+    );
+  const log =
+    alike && first && first.status !== "failed"
+      ? {
+          logStatus: first.status ?? ("pending" as const),
+          logAttempts: sql`${xapiBatches.logAttempts} + ${first.carried}`,
+          ...(first.status === "sent"
+            ? { logError: null }
+            : first.error !== null
+              ? { logError: first.error }
+              : {}),
+        }
+      : { logStatus: null };
   const statements: Statement[] = [
-    ...recordStatementsQueries(ctx.db, item.id, item.attempt, outcomes, at),
+    ...(alike
+      ? []
+      : [
+          ownStateQuery(ctx.db, item.id, item.attempt),
+          ...recordStatementsQueries(ctx.db, item.id, item.attempt, outcomes, at),
+        ]),
     ctx.db
       .update(xapiBatches)
       .set({
+        ...log,
         status: result.status,
         claimedUntil: null,
         attemptCount: result.continuation ? item.attempt - 1 : item.attempt,
@@ -152,16 +192,12 @@ function closeDisabled(ctx: ServiceContext, id: string, attempt: number, now: nu
   return {
     id,
     statements: [
-      ctx.db
-        .update(xapiStatements)
-        .set({ status: "failed", lastError: ENDPOINT_DISABLED, completedAt: at })
-        .where(
-          and(eq(xapiStatements.batchId, id), eq(xapiStatements.status, "pending"), batchHeldBy(id, attempt)),
-        ),
+      failPendingQuery(ctx.db, id, attempt, ENDPOINT_DISABLED, at),
       ctx.db
         .update(xapiBatches)
         .set({
           status: "failed",
+          logStatus: null,
           claimedUntil: null,
           lastError: ENDPOINT_DISABLED,
           completedAt: at,
@@ -201,9 +237,15 @@ export const xapiTarget: DeliveryTarget<XapiBatchMessage, WorkState, BatchItem, 
     const ids = claimed.map((c) => c.row.id);
     // Three reads rather than a join: D1's batch answers rows as objects, where the two tables'
     // `id` columns would collide.
-    const [batches, endpointRows, pending] = await ctx.db.batch([
+    const [batches, endpointRows, own] = await ctx.db.batch([
       ctx.db
-        .select({ id: xapiBatches.id, endpointId: xapiBatches.endpointId, bodies: xapiBatches.bodies })
+        .select({
+          id: xapiBatches.id,
+          endpointId: xapiBatches.endpointId,
+          bodies: xapiBatches.bodies,
+          statementIds: xapiBatches.statementIds,
+          logStatus: xapiBatches.logStatus,
+        })
         .from(xapiBatches)
         .where(inJsonList(xapiBatches.id, ids)),
       ctx.db
@@ -218,22 +260,36 @@ export const xapiTarget: DeliveryTarget<XapiBatchMessage, WorkState, BatchItem, 
               .where(inJsonList(xapiBatches.id, ids)),
           ),
         ),
-      ctx.db
-        .select({ id: xapiStatements.id, batchId: xapiStatements.batchId })
-        .from(xapiStatements)
-        .where(and(inJsonList(xapiStatements.batchId, ids), eq(xapiStatements.status, "pending")))
-        .orderBy(asc(xapiStatements.occurredAt), asc(xapiStatements.id)),
+      pendingOfOwnStateBatchesQuery(ctx.db, ids),
     ]);
     const byId = new Map(endpointRows.map((e) => [e.id, e]));
     const endpoints = new Map(batches.map((b) => [b.id, byId.get(b.endpointId)]));
-    const bodies = new Map(batches.map((b) => [b.id, statementBodies(b.bodies)]));
+    // Pending: all the statements of a batch whose statements share its pending state (in the order
+    // they happened, as stored), the pending rows of one whose statements hold their own.
+    const pendingIds = new Map<string, string[]>();
+    const shared = new Set<string>();
+    for (const b of batches)
+      if (b.logStatus === "pending") {
+        pendingIds.set(b.id, JSON.parse(b.statementIds) as string[]);
+        shared.add(b.id);
+      }
+    for (const s of own) {
+      if (!s.batchId) continue;
+      const list = pendingIds.get(s.batchId);
+      if (list) list.push(s.id);
+      else pendingIds.set(s.batchId, [s.id]);
+    }
     const statements = new Map<string, PendingStatement[]>();
-    for (const s of pending) {
-      const body = s.batchId ? bodies.get(s.batchId)?.get(s.id) : undefined;
-      if (!s.batchId || body === undefined) continue;
-      const list = statements.get(s.batchId);
-      if (list) list.push({ id: s.id, body });
-      else statements.set(s.batchId, [{ id: s.id, body }]);
+    for (const b of batches) {
+      const bodies = statementBodies(b.bodies);
+      const list: PendingStatement[] = [];
+      for (const id of pendingIds.get(b.id) ?? []) {
+        const body = bodies.get(id);
+        if (body !== undefined) list.push({ id, body });
+      }
+      // Every statement in hand, or the attempt is recorded statement by statement.
+      if (list.length !== pendingIds.get(b.id)?.length) shared.delete(b.id);
+      statements.set(b.id, list);
     }
     const send: BatchItem[] = [];
     const close: Closed[] = [];
@@ -242,7 +298,14 @@ export const xapiTarget: DeliveryTarget<XapiBatchMessage, WorkState, BatchItem, 
       // Deleted meanwhile: the cascade took the batch and its statements; nothing to write.
       if (!endpoint) close.push({ id: row.id, statements: [] });
       else if (!endpoint.enabled) close.push(closeDisabled(ctx, row.id, attempt, now));
-      else send.push({ id: row.id, attempt, endpoint, statements: statements.get(row.id) ?? [] });
+      else
+        send.push({
+          id: row.id,
+          attempt,
+          endpoint,
+          statements: statements.get(row.id) ?? [],
+          shared: shared.has(row.id),
+        });
     }
     return { send, close };
   },
