@@ -98,6 +98,7 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
     build: documented(
       async () => (await import("./domains/institutions")).registerInstitutions,
       async () => (await import("./domains/members")).registerMembers,
+      async () => (await import("./domains/sso/saml")).registerSamlInstitutionRoutes,
     ),
   },
   {

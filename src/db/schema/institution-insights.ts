@@ -143,6 +143,8 @@ export interface SamlSettings {
   certificates: string[];
   metadata_url: string | null;
   attribute_mapping: SsoMapping;
+  /** IdP-initiated (unsolicited) Responses accepted; absent in settings stored before it existed: false. */
+  idp_initiated?: boolean;
 }
 
 export interface OidcSettings {

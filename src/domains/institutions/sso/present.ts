@@ -77,6 +77,7 @@ export async function presentSso(
             certificates: await Promise.all(saml.certificates.map((pem) => certificateInfo(pem, nowMs))),
             metadata_url: saml.metadata_url,
             attribute_mapping: presentMapping(saml.attribute_mapping),
+            idp_initiated: saml.idp_initiated ?? false,
             sp: serviceProvider(origin, institutionId),
           }
         : null,

@@ -166,6 +166,10 @@ export const SamlInput = z
       description: "The IdP's metadata document itself, parsed to fill the fields left out; not kept.",
     }),
     attribute_mapping: AttributeMappingInput.optional(),
+    idp_initiated: z.boolean().default(false).openapi({
+      description:
+        "Accept IdP-initiated sign-in (a Response the IdP sends unasked, e.g. from a tile in the IdP's app launcher). Off by default: such a Response answers no request of ours, so nothing binds it to the browser that posts it.",
+    }),
   })
   .openapi("SamlSettingsInput");
 
@@ -229,6 +233,7 @@ const SamlSchema = z
     certificates: z.array(CertificateSchema),
     metadata_url: z.string().nullable(),
     attribute_mapping: AttributeMapping,
+    idp_initiated: z.boolean().openapi({ description: "Whether IdP-initiated sign-in is accepted." }),
     sp: z
       .object({ entity_id: z.string(), acs_url: z.string(), metadata_url: z.string() })
       .openapi({ description: "Our side, to enter at the IdP." }),
