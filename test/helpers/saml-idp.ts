@@ -395,3 +395,26 @@ export function commentInNameId(xml: string, at: number): string {
 export function idpMetadata(idp: SamlIdp, ssoUrl: string): string {
   return `<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" xmlns:ds="${DSIG}" entityID="${xmlAttribute(idp.entityId)}"><md:IDPSSODescriptor protocolSupportEnumeration="${PROTOCOL}"><md:KeyDescriptor use="signing"><ds:KeyInfo><ds:X509Data><ds:X509Certificate>${idp.certificateBase64}</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor><md:SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="${xmlAttribute(ssoUrl)}"/></md:IDPSSODescriptor></md:EntityDescriptor>`;
 }
+
+/** What the IdP reads from our HTTP-Redirect AuthnRequest: the `Location` we sent the browser to. */
+export async function readAuthnRequest(location: string) {
+  const url = new URL(location);
+  const encoded = url.searchParams.get("SAMLRequest");
+  if (!encoded) throw new Error(`no SAMLRequest in ${location}`);
+  const bytes = Uint8Array.from(atob(encoded), (c) => c.charCodeAt(0));
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate-raw"));
+  const xml = await new Response(stream).text();
+  const request = root(parse(xml));
+  const issuer = request.getElementsByTagNameNS(ASSERTION, "Issuer")[0];
+  return {
+    xml,
+    localName: request.localName,
+    id: request.getAttribute("ID") ?? "",
+    destination: request.getAttribute("Destination"),
+    acsUrl: request.getAttribute("AssertionConsumerServiceURL"),
+    protocolBinding: request.getAttribute("ProtocolBinding"),
+    issuer: issuer?.textContent ?? null,
+    relayState: url.searchParams.get("RelayState"),
+    signed: url.searchParams.has("Signature") || xml.includes(DSIG),
+  };
+}

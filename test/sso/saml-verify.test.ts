@@ -1,6 +1,7 @@
 // The SAML Response verification (src/domains/sso/saml/verify.ts) against Responses signed with real
 // XML-DSig by the test IdP (test/helpers/saml-idp.ts), and against every attack on them.
 import { beforeAll, describe, expect, it } from "vitest";
+import { newRequestId, redirectBindingUrl } from "../../src/domains/sso/saml/authn-request";
 import {
   decodePostBinding,
   type SamlExpectations,
@@ -13,6 +14,7 @@ import {
   parse,
   postBinding,
   type ResponseOptions,
+  readAuthnRequest,
   root,
   type SamlIdp,
   samlId,
@@ -260,5 +262,36 @@ describe("SAML Response verification: the checks of the assertion", () => {
     );
     expect(refused.reason).toBe("saml_idp_error");
     expect(refused.detail).toContain("Requester");
+  });
+});
+
+describe("our AuthnRequest (HTTP-Redirect binding)", () => {
+  it("is deflated and base64 in SAMLRequest, RelayState beside it, the IdP URL's own query kept", async () => {
+    const id = newRequestId();
+    expect(id).toMatch(/^_[0-9a-f]{32}$/);
+    const location = await redirectBindingUrl({
+      id,
+      nowMs: Date.parse("2026-11-27T10:00:00Z"),
+      destination: "https://idp.acme.test/sso?tenant=acme&x=a%26b",
+      acsUrl: ACS,
+      spEntityId: SP,
+      relayState: "state-123",
+    });
+    const url = new URL(location);
+    expect(url.origin + url.pathname).toBe("https://idp.acme.test/sso");
+    expect(url.searchParams.get("tenant")).toBe("acme");
+    expect(url.searchParams.get("x")).toBe("a&b");
+    const request = await readAuthnRequest(location);
+    expect(request).toMatchObject({
+      localName: "AuthnRequest",
+      id,
+      destination: "https://idp.acme.test/sso?tenant=acme&x=a%26b",
+      acsUrl: ACS,
+      protocolBinding: "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST",
+      issuer: SP,
+      relayState: "state-123",
+      signed: false,
+    });
+    expect(request.xml).toContain('IssueInstant="2026-11-27T10:00:00Z"');
   });
 });
