@@ -8,6 +8,7 @@ export * from "./institution-insights";
 export * from "./institutions";
 export * from "./lti";
 export * from "./progress";
+export * from "./sso";
 export * from "./tokens";
 export * from "./webhooks";
 export * from "./xapi";
