@@ -9,6 +9,7 @@ export * from "./institutions";
 export * from "./lti";
 export * from "./progress";
 export * from "./saml";
+export * from "./sso";
 export * from "./tokens";
 export * from "./webhooks";
 export * from "./xapi";

@@ -5,7 +5,7 @@ import { clientIp, limitByIp } from "../../../platform/ratelimit/middleware";
 import { IP_POLICIES, SIGN_IN_FAILURES } from "../../../platform/ratelimit/policies";
 import { SESSION_LIMIT } from "../../tokens/service";
 import { AUTH } from "../prefixes";
-import { presentUser } from "../present";
+import { presentSignIn } from "../present";
 import { SignInBody, SignInResponseSchema } from "../schemas";
 import { signIn } from "../service";
 
@@ -31,15 +31,6 @@ export function registerSignIn(app: OpenAPIHono<AppEnv>) {
     const { email, password } = c.req.valid("json");
     const session = await signIn(c.get("ctx"), { email, password, clientAddress: clientIp(c) });
     c.header("Cache-Control", "no-store");
-    return c.json(
-      {
-        token: session.token,
-        token_type: "Bearer" as const,
-        token_id: session.tokenId,
-        expires_at: session.expiresAt,
-        user: presentUser(session.user),
-      },
-      200,
-    );
+    return c.json(presentSignIn(session), 200);
   });
 }
