@@ -5,8 +5,19 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { acceptAssertionOnce } from "../../src/domains/sso/saml/replay";
 import { call, callJson } from "../helpers/api";
 import { testContext } from "../helpers/context";
-import { createSamlIdp, type SamlIdp, samlId } from "../helpers/saml-idp";
-import { createTenant, type Tenant } from "../helpers/tenants";
+import {
+  commentInNameId,
+  createSamlIdp,
+  postBinding,
+  type ResponseOptions,
+  readAuthnRequest,
+  type SamlIdp,
+  samlId,
+  signedResponse,
+  wrap,
+} from "../helpers/saml-idp";
+import { createTenant, freshIp, type Tenant } from "../helpers/tenants";
+import { platformStaff, stateCookieOf, uniqueName } from "./support";
 
 const MD = "urn:oasis:names:tc:SAML:2.0:metadata";
 
@@ -114,5 +125,267 @@ describe("SAML replay cache", () => {
     expect(await acceptAssertionOnce(testContext({ now: () => start }), input)).toBe(true);
     const later = testContext({ now: () => start + 120_000 });
     expect(await acceptAssertionOnce(later, input)).toBe(true);
+  });
+});
+
+// ---- Sign-in through the ACS ---------------------------------------------------------------------
+
+interface SamlTenant extends Tenant {
+  domain: string;
+  acsUrl: string;
+  entityId: string;
+}
+
+const SSO_URL = "https://idp.acme.test/app/lingua/sso/saml";
+
+/** A tenant whose SAML SSO is active with the test IdP, its domain verified by platform staff. */
+async function samlTenant(saml: Record<string, unknown> = {}): Promise<SamlTenant> {
+  const tenant = await createTenant();
+  const ssoDomain = `${uniqueName("d")}.school.test`;
+  const put = await callJson(`/api/institutions/${tenant.institution.id}/sso`, {
+    method: "PUT",
+    token: tenant.admin.token,
+    body: {
+      type: "saml",
+      state: "active",
+      domains: [ssoDomain],
+      saml: {
+        idp_entity_id: idp.entityId,
+        sso_url: SSO_URL,
+        certificates: [idp.certificatePem],
+        attribute_mapping: { email: "email", name: "displayName", role: "role", groups: "groups" },
+        ...saml,
+      },
+    },
+  });
+  if (put.res.status !== 200) throw new Error(`PUT sso: ${put.res.status} ${JSON.stringify(put.body)}`);
+  const verified = await callJson(
+    `/api/institutions/${tenant.institution.id}/sso/domains/${ssoDomain}/verify`,
+    { method: "POST", token: (await platformStaff()).token, body: { method: "manual" } },
+  );
+  if (verified.res.status !== 200) throw new Error(`verify: ${JSON.stringify(verified.body)}`);
+  return {
+    ...tenant,
+    domain: ssoDomain,
+    acsUrl: put.body.saml.sp.acs_url,
+    entityId: put.body.saml.sp.entity_id,
+  };
+}
+
+function person(tenant: SamlTenant) {
+  const local = uniqueName("p");
+  return { email: `${local}@${tenant.domain}`, name: `Person ${local}` };
+}
+
+function assertionFor(
+  tenant: SamlTenant,
+  who: { email: string; name: string },
+  options: Partial<ResponseOptions> = {},
+): Promise<string> {
+  return signedResponse(idp, {
+    acsUrl: tenant.acsUrl,
+    audience: tenant.entityId,
+    nameId: who.email,
+    attributes: { email: who.email, displayName: who.name, groups: ["Year 9", "Maths"] },
+    ...options,
+  });
+}
+
+/** The IdP's page posting the Response to our ACS, as a browser would (with its cookies). */
+function postToAcs(tenant: SamlTenant, xml: string, relayState?: string, cookie?: string) {
+  const form = new URLSearchParams({ SAMLResponse: postBinding(xml) });
+  if (relayState !== undefined) form.set("RelayState", relayState);
+  return call(tenant.acsUrl, {
+    method: "POST",
+    rawBody: form.toString(),
+    headers: {
+      "Content-Type": "application/x-www-form-urlencoded",
+      "CF-Connecting-IP": freshIp(),
+      ...(cookie ? { Cookie: cookie } : {}),
+    },
+  });
+}
+
+async function problem(res: Response) {
+  expect(res.headers.get("Content-Type")).toContain("application/problem+json");
+  return (await res.json()) as {
+    status: number;
+    code: string;
+    reason: string;
+    sign_in_id: string;
+    detail: string;
+  };
+}
+
+/** SP-initiated: GET /api/auth/sso, the AuthnRequest the IdP reads, and the browser's cookie. */
+async function begin(email: string) {
+  const res = await call(`/api/auth/sso?email=${encodeURIComponent(email)}`, {
+    headers: { "CF-Connecting-IP": freshIp() },
+  });
+  expect(res.status).toBe(302);
+  const location = res.headers.get("Location") ?? "";
+  return { location, request: await readAuthnRequest(location), cookie: stateCookieOf(res) };
+}
+
+async function exchange(location: string | null) {
+  const code = new URL(location ?? "").hash.replace(/^#code=/, "");
+  return callJson("/api/auth/sso/session", {
+    body: { code: decodeURIComponent(code) },
+    headers: { "CF-Connecting-IP": freshIp() },
+  });
+}
+
+function log(tenant: SamlTenant) {
+  return callJson(`/api/institutions/${tenant.institution.id}/sso/log`, { token: tenant.admin.token });
+}
+
+describe("SAML sign-in, SP-initiated", () => {
+  it("sends the browser to the IdP with an AuthnRequest and ends with a working session", async () => {
+    const tenant = await samlTenant();
+    const who = person(tenant);
+    const { location, request, cookie } = await begin(who.email);
+    expect(`${new URL(location).origin}${new URL(location).pathname}`).toBe(SSO_URL);
+    expect(request).toMatchObject({
+      destination: SSO_URL,
+      acsUrl: tenant.acsUrl,
+      issuer: tenant.entityId,
+      protocolBinding: "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST",
+      signed: false,
+    });
+    expect(request.relayState).toBe(cookie.slice("sso_state_".length, cookie.indexOf("=")));
+
+    const xml = await assertionFor(tenant, who, { inResponseTo: request.id });
+    const res = await postToAcs(tenant, xml, request.relayState ?? "", cookie);
+    expect(res.status, await res.clone().text()).toBe(303);
+    const landing = new URL(res.headers.get("Location") ?? "");
+    expect(`${landing.origin}${landing.pathname}`).toBe("https://api.lingua.test/dashboard/sso");
+    expect(landing.hash).toMatch(/^#code=/);
+    expect(res.headers.get("Cache-Control")).toBe("no-store");
+    expect(res.headers.get("Set-Cookie")).toMatch(/^sso_state_[^=]+=; Path=\/api\/auth\/sso; Max-Age=0/);
+
+    const session = await exchange(res.headers.get("Location"));
+    expect(session.res.status).toBe(200);
+    expect(session.body.user).toMatchObject({
+      email: who.email,
+      name: who.name,
+      role: "learner",
+      institution_id: tenant.institution.id,
+    });
+    const me = await callJson("/api/auth/me", { token: session.body.token });
+    expect(me.res.status).toBe(200);
+    expect(me.body.user.email).toBe(who.email);
+
+    const entries = await log(tenant);
+    expect(entries.body.data[0]).toMatchObject({
+      protocol: "saml",
+      reason: null,
+      email: who.email,
+      subject: who.email,
+      provisioned: true,
+    });
+  });
+
+  it("refuses a Response to another request, a replayed state, and a browser without the cookie", async () => {
+    const tenant = await samlTenant();
+    const who = person(tenant);
+
+    const foreign = await begin(who.email);
+    const other = await postToAcs(
+      tenant,
+      await assertionFor(tenant, who, { inResponseTo: samlId() }),
+      foreign.request.relayState ?? "",
+      foreign.cookie,
+    );
+    expect(other.status).toBe(400);
+    expect(await problem(other)).toMatchObject({ code: "sso_sign_in_refused", reason: "saml_wrong_request" });
+
+    const started = await begin(who.email);
+    const xml = await assertionFor(tenant, who, { inResponseTo: started.request.id });
+    const noCookie = await postToAcs(tenant, xml, started.request.relayState ?? "");
+    expect((await problem(noCookie)).reason).toBe("browser_binding_missing");
+    // The state was spent by that attempt: the same post again, with the cookie, is a used state.
+    const again = await postToAcs(tenant, xml, started.request.relayState ?? "", started.cookie);
+    expect((await problem(again)).reason).toBe("state_used");
+
+    const fresh = await begin(who.email);
+    const noRelay = await postToAcs(
+      tenant,
+      await assertionFor(tenant, who, { inResponseTo: fresh.request.id }),
+    );
+    expect((await problem(noRelay)).reason).toBe("state_missing");
+  });
+});
+
+describe("SAML sign-in, IdP-initiated", () => {
+  it("is refused and logged while off; once on, signs in, and the same assertion only once", async () => {
+    const off = await samlTenant();
+    const who = person(off);
+    const refused = await postToAcs(off, await assertionFor(off, who), "https://app.example/deep-link");
+    expect(refused.status).toBe(400);
+    const body = await problem(refused);
+    expect(body).toMatchObject({ code: "sso_sign_in_refused", reason: "saml_unsolicited" });
+    const entries = await log(off);
+    expect(entries.body.data[0]).toMatchObject({
+      id: body.sign_in_id,
+      protocol: "saml",
+      reason: "saml_unsolicited",
+    });
+
+    const on = await samlTenant({ idp_initiated: true });
+    const member = person(on);
+    const xml = await assertionFor(on, member);
+    const first = await postToAcs(on, xml);
+    expect(first.status, await first.clone().text()).toBe(303);
+    const session = await exchange(first.headers.get("Location"));
+    expect(session.body.user).toMatchObject({ email: member.email, institution_id: on.institution.id });
+
+    const replay = await postToAcs(on, xml);
+    expect(replay.status).toBe(400);
+    expect((await problem(replay)).reason).toBe("saml_replayed");
+  });
+
+  it("refuses the attacks with their reasons, each in the SSO log", async () => {
+    const tenant = await samlTenant({ idp_initiated: true });
+    const who = person(tenant);
+    const mallory = `mallory@${tenant.domain}`;
+    const cases: [string, Promise<string>][] = [
+      ["saml_wrapped", assertionFor(tenant, who).then((xml) => wrap(xml, 3, mallory))],
+      [
+        "saml_comment_in_value",
+        assertionFor(tenant, { ...who, email: `${who.email}.evil.test` }).then((xml) =>
+          commentInNameId(xml, who.email.length),
+        ),
+      ],
+      ["saml_algorithm_refused", assertionFor(tenant, who, { hash: "SHA-1" })],
+      ["saml_wrong_audience", assertionFor(tenant, who, { audience: "https://other.example/sp" })],
+      ["saml_wrong_destination", assertionFor(tenant, who, { recipient: "https://other.example/acs" })],
+      ["saml_expired", assertionFor(tenant, who, { now: Date.now() - 10 * 60_000 })],
+      [
+        "saml_unknown_certificate",
+        createSamlIdp(idp.entityId).then((rogue) =>
+          signedResponse(rogue, {
+            acsUrl: tenant.acsUrl,
+            audience: tenant.entityId,
+            nameId: mallory,
+            attributes: { email: mallory },
+          }),
+        ),
+      ],
+    ];
+    for (const [reason, xml] of cases) {
+      const res = await postToAcs(tenant, await xml);
+      expect(res.status, reason).toBe(400);
+      expect((await problem(res)).reason, reason).toBe(reason);
+    }
+    const entries = await log(tenant);
+    expect(entries.body.data.map((e: { reason: string }) => e.reason).sort()).toEqual(
+      cases.map(([r]) => r).sort(),
+    );
+    const malformed = await call(tenant.acsUrl, {
+      method: "POST",
+      body: { SAMLResponse: "x" },
+      headers: { "CF-Connecting-IP": freshIp() },
+    });
+    expect(malformed.status).toBe(415);
   });
 });

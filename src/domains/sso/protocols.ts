@@ -36,10 +36,10 @@ export function notConfigured(): ApiError {
   );
 }
 
-/** SAML 2.0: its SP-initiated begin (AuthnRequest over HTTP-Redirect) plugs in here. */
+/** SAML 2.0: SP-initiated, an AuthnRequest over the HTTP-Redirect binding (saml/begin.ts). */
 const saml: SsoProtocol = {
-  async begin() {
-    throw notConfigured();
+  async begin(ctx, input) {
+    return (await import("./saml/begin")).beginSaml(ctx, input);
   },
 };
 

@@ -1,3 +1,5 @@
+import { SAML_REFUSAL_MEANINGS, SAML_REFUSAL_REASONS } from "./saml/refusals";
+
 /**
  * Why an SSO sign-in was refused: the stable `reason` of the log entry and of the problem. Every
  * protocol's reasons are listed here (the OpenAPI document and docs/sso.md list them from this), so
@@ -27,6 +29,8 @@ export const SSO_REFUSAL_REASONS = [
   "token_not_yet_valid",
   "nonce_mismatch",
   "claim_missing",
+  // The IdP's answer (SAML)
+  ...SAML_REFUSAL_REASONS,
   // The person (any protocol)
   "email_unverified",
   "email_domain_not_verified",
@@ -59,6 +63,7 @@ export const SSO_REFUSAL_MEANINGS: Record<SsoRefusalReason, string> = {
   token_not_yet_valid: "the ID token's `iat` is in the future (60 s of clock skew allowed)",
   nonce_mismatch: "the ID token's `nonce` is not the sign-in's",
   claim_missing: "the ID token lacks `sub` or the claim mapped to `email`",
+  ...SAML_REFUSAL_MEANINGS,
   email_unverified: "the IdP says the e-mail address is not verified (`email_verified: false`)",
   email_domain_not_verified:
     "the e-mail address is not at one of the institution's verified domains, and no member is linked to this IdP subject",

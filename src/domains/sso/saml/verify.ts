@@ -2,6 +2,7 @@
 // caller supplies the institution's settings, the pending request and the time; the replay cache is
 // the caller's (it needs the database). Each step and why it is there: docs/design/saml.md.
 import type { Document, Element, Node } from "@xmldom/xmldom";
+import type { SamlRefusalReason } from "./refusals";
 import { loadXmlDsig, type XmlLibraries } from "./xml";
 
 export const SAML_PROTOCOL = "urn:oasis:names:tc:SAML:2.0:protocol";
@@ -31,27 +32,11 @@ const DIGEST_ALGORITHMS = new Set([
   "http://www.w3.org/2001/04/xmlenc#sha512",
 ]);
 
-/** Why a Response was refused: the SSO log's reason, stable for administrators and dashboards. */
-export const SAML_REFUSALS = [
-  "saml_malformed",
-  "saml_encrypted_assertion",
-  "saml_idp_error",
-  "saml_unsigned",
-  "saml_wrapped",
-  "saml_algorithm_refused",
-  "saml_unknown_certificate",
-  "saml_bad_signature",
-  "saml_comment_in_value",
-  "saml_wrong_issuer",
-  "saml_wrong_destination",
-  "saml_wrong_audience",
-  "saml_not_yet_valid",
-  "saml_expired",
-  "saml_wrong_request",
-  "saml_unsolicited",
-  "saml_replayed",
-] as const;
-export type SamlRefusal = (typeof SAML_REFUSALS)[number];
+/** Why a Response was refused: the SSO log's reason (./refusals.ts says what each means). */
+export type SamlRefusal = Exclude<
+  SamlRefusalReason,
+  "saml_unsolicited" | "saml_replayed" | "saml_attribute_missing"
+>;
 
 /** A refusal: `reason` for the log's filter, `detail` for the administrator reading why. */
 export class SamlRefused extends Error {
@@ -531,6 +516,23 @@ function attributesOf(assertion: Element): Record<string, string[]> {
     }
   for (const [name, values] of friendly) if (!(name in attributes)) attributes[name] = values;
   return attributes;
+}
+
+/**
+ * The request a Response claims to answer, unverified: the Response's `InResponseTo`, else its
+ * bearer confirmation's; null for an IdP-initiated Response. Only picks what the Response is then
+ * verified against (`requestId`); never trusted on its own.
+ */
+export async function inResponseToOf(xml: string): Promise<string | null> {
+  const { xmldom } = await loadXmlDsig();
+  const response = parse(xmldom, xml).documentElement as Element;
+  const own = response.getAttribute("InResponseTo");
+  if (own) return own;
+  for (const data of descendants(response, SAML_ASSERTION, "SubjectConfirmationData")) {
+    const value = data.getAttribute("InResponseTo");
+    if (value) return value;
+  }
+  return null;
 }
 
 /**
