@@ -37,26 +37,41 @@ export interface SamlIdp {
   privateKey: CryptoKey;
 }
 
-function rsaSha256(): AlgorithmIdentifier {
-  // sha256WithRSAEncryption, parameters NULL.
-  return new AlgorithmIdentifier({ algorithm: "1.2.840.113549.1.1.11", parameters: null });
-}
-
 function base64(bytes: ArrayBuffer | Uint8Array): string {
   return btoa(String.fromCharCode(...new Uint8Array(bytes)));
 }
 
-/** A fresh IdP: an RSA 2048 key pair and a self-signed certificate valid from yesterday for a year. */
+/** WebCrypto's ECDSA signature (r || s) as X.509 carries it: SEQUENCE { INTEGER r, INTEGER s }. */
+function derEcdsaSignature(raw: ArrayBuffer): ArrayBuffer {
+  const integer = (bytes: Uint8Array) => {
+    let start = 0;
+    while (start < bytes.length - 1 && bytes[start] === 0) start++;
+    const body = [...bytes.slice(start)];
+    if ((body[0] ?? 0) & 0x80) body.unshift(0);
+    return [0x02, body.length, ...body];
+  };
+  const half = raw.byteLength / 2;
+  const body = [...integer(new Uint8Array(raw, 0, half)), ...integer(new Uint8Array(raw, half))];
+  return new Uint8Array([0x30, body.length, ...body]).buffer;
+}
+
+/**
+ * A fresh IdP: a key pair (RSA 2048 unless `ECDSA` P-256 is asked for) and a self-signed certificate
+ * valid from yesterday for a year.
+ */
 export async function createSamlIdp(
   entityId = `https://idp.${crypto.randomUUID()}.test/saml`,
+  keyType: "RSA" | "ECDSA" = "RSA",
 ): Promise<SamlIdp> {
   const keys = (await crypto.subtle.generateKey(
-    {
-      name: "RSASSA-PKCS1-v1_5",
-      modulusLength: 2048,
-      publicExponent: new Uint8Array([1, 0, 1]),
-      hash: "SHA-256",
-    },
+    keyType === "RSA"
+      ? {
+          name: "RSASSA-PKCS1-v1_5",
+          modulusLength: 2048,
+          publicExponent: new Uint8Array([1, 0, 1]),
+          hash: "SHA-256",
+        }
+      : { name: "ECDSA", namedCurve: "P-256" },
     true,
     ["sign", "verify"],
   )) as CryptoKeyPair;
@@ -69,25 +84,30 @@ export async function createSamlIdp(
       }),
     ]),
   ]);
+  // sha256WithRSAEncryption (parameters NULL) or ecdsa-with-SHA256 (no parameters).
+  const algorithm = () =>
+    keyType === "RSA"
+      ? new AlgorithmIdentifier({ algorithm: "1.2.840.113549.1.1.11", parameters: null })
+      : new AlgorithmIdentifier({ algorithm: "1.2.840.10045.4.3.2" });
   const serialNumber = crypto.getRandomValues(new Uint8Array(8));
   serialNumber[0] = ((serialNumber[0] ?? 0) & 0x7f) | 0x01;
   const now = Date.now();
   const tbsCertificate = new TBSCertificate({
     version: Version.v3,
     serialNumber: serialNumber.buffer,
-    signature: rsaSha256(),
+    signature: algorithm(),
     issuer: subject,
     subject,
     validity: new Validity({ notBefore: new Date(now - DAY), notAfter: new Date(now + 365 * DAY) }),
     subjectPublicKeyInfo: AsnConvert.parse(spki, SubjectPublicKeyInfo),
   });
-  const signature = await crypto.subtle.sign(
-    "RSASSA-PKCS1-v1_5",
-    keys.privateKey,
-    AsnConvert.serialize(tbsCertificate),
-  );
+  const tbs = AsnConvert.serialize(tbsCertificate);
+  const signature =
+    keyType === "RSA"
+      ? await crypto.subtle.sign("RSASSA-PKCS1-v1_5", keys.privateKey, tbs)
+      : derEcdsaSignature(await crypto.subtle.sign({ name: "ECDSA", hash: "SHA-256" }, keys.privateKey, tbs));
   const der = AsnConvert.serialize(
-    new Certificate({ tbsCertificate, signatureAlgorithm: rsaSha256(), signatureValue: signature }),
+    new Certificate({ tbsCertificate, signatureAlgorithm: algorithm(), signatureValue: signature }),
   );
   const certificateBase64 = base64(der);
   const certificatePem = `-----BEGIN CERTIFICATE-----\n${(certificateBase64.match(/.{1,64}/g) ?? []).join("\n")}\n-----END CERTIFICATE-----`;
@@ -215,8 +235,9 @@ export async function signElement(
   await loadXmlDsig();
   const signed = new xmldsig.SignedXml();
   signed.XmlSignature.SignedInfo.CanonicalizationMethod.Algorithm = EXC_C14N;
+  const ecdsa = idp.privateKey.algorithm.name === "ECDSA";
   const key =
-    hash === "SHA-256"
+    hash === "SHA-256" || ecdsa
       ? idp.privateKey
       : await crypto.subtle.importKey(
           "pkcs8",
@@ -225,7 +246,8 @@ export async function signElement(
           false,
           ["sign"],
         );
-  const signature = await signed.Sign({ name: "RSASSA-PKCS1-v1_5" }, key, element, {
+  const algorithm = ecdsa ? { name: "ECDSA", hash } : { name: "RSASSA-PKCS1-v1_5" };
+  const signature = await signed.Sign(algorithm as never, key, element, {
     x509: [idp.certificateBase64],
     references: [
       { uri: `#${element.getAttribute("ID")}`, hash: digestHash, transforms: ["enveloped", "exc-c14n"] },

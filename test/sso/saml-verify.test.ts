@@ -109,6 +109,18 @@ describe("SAML Response verification: what is accepted", () => {
     ).resolves.toMatchObject({ nameId: "ada@acme.edu" });
   });
 
+  it("accepts an ECDSA P-256 signature (ecdsa-sha256) by a configured ECDSA certificate", async () => {
+    const ec = await createSamlIdp(idp.entityId, "ECDSA");
+    const xml = await response({}, ec);
+    expect(xml).toContain("xmldsig-more#ecdsa-sha256");
+    const read = await verifySamlResponse(
+      xml,
+      expectations({ certificates: [idp.certificatePem, ec.certificatePem] }),
+    );
+    expect(read.nameId).toBe("ada@acme.edu");
+    expect((await refusal(xml)).reason).toBe("saml_unknown_certificate");
+  });
+
   it("decodes the HTTP-POST binding and refuses what is not base64 UTF-8", async () => {
     const xml = await response();
     expect(decodePostBinding(postBinding(xml))).toBe(xml);
