@@ -173,6 +173,13 @@ describe("SAML Response verification: signature wrapping", () => {
     const responseId = root(doc).getAttribute("ID");
     assertion?.setAttribute("ID", responseId ?? "");
     expect((await refusal(serialize(doc), { requestId })).reason).toBe("saml_wrapped");
+    // Two unsigned elements of the Response sharing an ID, nothing referencing it.
+    const twice = (await response()).replace(
+      "<samlp:Status>",
+      '<samlp:Extensions><x:a xmlns:x="urn:x" ID="_dup"/><x:b xmlns:x="urn:x" ID="_dup"/></samlp:Extensions><samlp:Status>',
+    );
+    const duplicated = await refusal(twice);
+    expect(duplicated).toMatchObject({ reason: "saml_wrapped", detail: "The ID _dup appears twice." });
   });
 
   it("refuses a Response with no signature at all", async () => {
