@@ -189,6 +189,25 @@ describe("pending requests", () => {
   });
 });
 
+describe("the SSO sweep", () => {
+  it("deletes pending requests an hour after they expired, and keeps live ones", async () => {
+    const tenant = await ssoTenant();
+    const ctx = testContext();
+    const old = await startRequest(ctx, {
+      institutionId: tenant.institution.id,
+      protocol: "oidc",
+      pkce: true,
+    });
+    const { sweepSso } = await import("../../src/domains/sso/sweep");
+    await sweepSso(testContext({ now: () => Date.now() + 30 * 60_000 }));
+    expect(await db().select().from(ssoRequests).where(eq(ssoRequests.state, old.state)).get()).toBeDefined();
+    await sweepSso(testContext({ now: () => Date.now() + 71 * 60_000 }));
+    expect(
+      await db().select().from(ssoRequests).where(eq(ssoRequests.state, old.state)).get(),
+    ).toBeUndefined();
+  });
+});
+
 describe("completeSsoSignIn", () => {
   it("provisions an unknown person just in time, links the subject, and exchanges the code once for a session", async () => {
     const tenant = await ssoTenant();
