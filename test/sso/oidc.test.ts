@@ -5,6 +5,7 @@ import { users } from "../../src/db/schema";
 import { database } from "../../src/platform/db";
 import { call, callJson } from "../helpers/api";
 import { freshIp, insertUser, PASSWORD } from "../helpers/tenants";
+import { uploadCsv } from "../members/support";
 import { putSso, type SsoTenant, ssoTenant, stateCookieOf, uniqueName } from "./support";
 
 /**
@@ -345,6 +346,18 @@ describe("enforced SSO", () => {
     });
     expect(invite.res.status).toBe(409);
     expect(invite.body).toMatchObject({ code: "sso_enforced", domain: tenant.domain });
+    const elsewhere = `${uniqueName("ext")}@example.test`;
+    const bulk = await uploadCsv(
+      tenant.admin.token,
+      tenant.institution.id,
+      `email,name\r\n${uniqueName("b")}@${tenant.domain},At The Domain\r\n${elsewhere},Elsewhere\r\n`,
+    );
+    expect(bulk.res.status, JSON.stringify(bulk.body)).toBe(200);
+    expect(bulk.body.rows.map((r: any) => [r.line, r.outcome])).toEqual([
+      [2, "rejected"],
+      [3, "created"],
+    ]);
+    expect(bulk.body.rows[0].errors[0]).toMatch(/^sso_enforced: /);
 
     // The break-glass admin must be an active admin of the institution.
     const wrong = await putSso(tenant, {

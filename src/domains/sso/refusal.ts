@@ -1,3 +1,5 @@
+import { ApiError } from "../../platform/errors";
+
 /**
  * Why an SSO sign-in was refused: the stable `reason` of the log entry and of the problem. Every
  * protocol's reasons are listed here (the OpenAPI document and docs/sso.md list them from this), so
@@ -78,4 +80,12 @@ export class SsoRefusal extends Error {
   ) {
     super(detail);
   }
+}
+
+/** No active SSO for an address or slug: the one answer for unknown and inactive alike. */
+export function notConfigured(): ApiError {
+  return new ApiError(
+    "sso_not_configured",
+    "No institution signs this address in through single sign-on; sign in with a password.",
+  );
 }
