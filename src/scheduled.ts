@@ -5,6 +5,7 @@ import { sweepLti } from "./domains/lti/launch/sweep";
 import { sweepRosterSyncs } from "./domains/lti/roster/sweep";
 import { sweepBulkJobs } from "./domains/members/bulk/sweep";
 import { purgePastWeeks } from "./domains/progress/sweep";
+import { sweepSso } from "./domains/sso/sweep";
 import { purgeOldEvents, requeueStalledDeliveries } from "./domains/webhooks/sweep";
 import { sweepBackfills } from "./domains/xapi/backfill/sweep";
 import {
@@ -29,6 +30,7 @@ const SWEEPS: { name: string; run: Sweep }[] = [
   { name: "bulk-uploads", run: sweepBulkJobs },
   { name: "past-weeks", run: purgePastWeeks },
   { name: "lti", run: sweepLti },
+  { name: "sso", run: sweepSso },
   { name: "lti-passbacks", run: requeueStalledPassbacks },
   { name: "xapi-batches", run: requeueStalledXapiBatches },
   { name: "xapi-failing-endpoints", run: notifyFailingEndpoints },

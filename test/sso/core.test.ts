@@ -6,6 +6,7 @@ import { completeSsoSignIn, mappedRole, underSignInLog } from "../../src/domains
 import { startRequest, takeRequest } from "../../src/domains/sso/pending";
 import type { SsoRefusal } from "../../src/domains/sso/refusal";
 import { database } from "../../src/platform/db";
+import { Browser, csrfOf } from "../dashboard/support";
 import { call, callJson } from "../helpers/api";
 import { testContext } from "../helpers/context";
 import { freshIp, insertUser } from "../helpers/tenants";
@@ -188,6 +189,25 @@ describe("pending requests", () => {
   });
 });
 
+describe("the SSO sweep", () => {
+  it("deletes pending requests an hour after they expired, and keeps live ones", async () => {
+    const tenant = await ssoTenant();
+    const ctx = testContext();
+    const old = await startRequest(ctx, {
+      institutionId: tenant.institution.id,
+      protocol: "oidc",
+      pkce: true,
+    });
+    const { sweepSso } = await import("../../src/domains/sso/sweep");
+    await sweepSso(testContext({ now: () => Date.now() + 30 * 60_000 }));
+    expect(await db().select().from(ssoRequests).where(eq(ssoRequests.state, old.state)).get()).toBeDefined();
+    await sweepSso(testContext({ now: () => Date.now() + 71 * 60_000 }));
+    expect(
+      await db().select().from(ssoRequests).where(eq(ssoRequests.state, old.state)).get(),
+    ).toBeUndefined();
+  });
+});
+
 describe("completeSsoSignIn", () => {
   it("provisions an unknown person just in time, links the subject, and exchanges the code once for a session", async () => {
     const tenant = await ssoTenant();
@@ -361,5 +381,63 @@ describe("GET /api/institutions/{id}/sso/log", () => {
     const { res, body } = await log(tenant);
     expect(res.status).toBe(200);
     expect(body).toMatchObject({ data: [], meta: { total: 0, current_page: 1 } });
+  });
+});
+
+describe("the dashboard's SSO pages", () => {
+  it("the landing page posts the fragment's code to the same exchange, which sets the session cookie", async () => {
+    const tenant = await ssoTenant({ extra: { idp_may_grant_admin: true } });
+    const signedIn = await signInAs(tenant, identity(tenant, { role: "institution_admin" }));
+    const browser = new Browser();
+    const page = await browser.get("/dashboard/sso");
+    expect(page.status).toBe(200);
+    const text = await page.text();
+    const nonce = /<script nonce="([^"]+)">/.exec(text)?.[1];
+    expect(nonce).toBeTruthy();
+    expect(page.headers.get("Content-Security-Policy")).toContain(`script-src 'nonce-${nonce}'`);
+    expect(text).toContain('form id="sso-exchange" method="post" action="/dashboard/sso"');
+
+    const res = await browser.post("/dashboard/sso", { _csrf: csrfOf(text), code: signedIn.code });
+    expect(res.status).toBe(303);
+    expect(res.headers.get("Location")).toBe("/dashboard");
+    expect(browser.session).toMatch(/^lng_/);
+    const me = await callJson("/api/auth/me", { token: browser.session });
+    expect(me.body.user.id).toBe(signedIn.user.id);
+
+    // Used once: the same code again is refused on the page.
+    const second = new Browser();
+    const secondPage = await second.get("/dashboard/sso");
+    const replay = await second.post("/dashboard/sso", {
+      _csrf: csrfOf(await secondPage.text()),
+      code: signedIn.code,
+    });
+    expect(replay.status).toBe(401);
+    expect(await replay.text()).toContain("unknown, used or expired");
+    expect(second.session).toBeUndefined();
+  });
+
+  it("the sign-in page offers SSO, starts it, and points a refused password at it", async () => {
+    const tenant = await ssoTenant({ enforced: true });
+    const browser = new Browser();
+    const page = await (await browser.get("/dashboard/sign-in")).text();
+    expect(page).toContain('action="/dashboard/sso/start"');
+    const start = await browser.get(
+      `/dashboard/sso/start?email=${encodeURIComponent(`ada@${tenant.domain}`)}`,
+    );
+    expect(start.status).toBe(302);
+    expect(start.headers.get("Location")).toContain(`${tenant.issuer}/authorize?`);
+    expect(start.headers.get("Set-Cookie")).toMatch(/^sso_state_/);
+    const none = await browser.get(`/dashboard/sso/start?email=ada@${uniqueName("none")}.test`);
+    expect(none.status).toBe(404);
+    expect(await none.text()).toContain("No single sign-on for this address");
+
+    const learner = await insertUser("learner", tenant.institution.id);
+    const email = `${uniqueName("pw")}@${tenant.domain}`;
+    await db().update(users).set({ email }).where(eq(users.id, learner.id));
+    const refused = await browser.signIn(email);
+    expect(refused.status).toBe(403);
+    const refusedPage = await refused.text();
+    expect(refusedPage).toContain("Your institution uses single sign-on");
+    expect(refusedPage).toContain(`/dashboard/sso/start?email=${encodeURIComponent(email)}`);
   });
 });

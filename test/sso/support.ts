@@ -41,9 +41,14 @@ export async function ssoTenant(
     claimMapping?: Record<string, string | null>;
     extra?: Record<string, unknown>;
     verify?: boolean;
+    /** Registers the OIDC client for the institution (its redirect URI) first. */
+    clientFor?: (institutionId: string) => Promise<{ clientId: string; clientSecret: string }>;
   } = {},
-): Promise<SsoTenant> {
+): Promise<SsoTenant & { clientId: string }> {
   const tenant = await createTenant();
+  const client = options.clientFor
+    ? await options.clientFor(tenant.institution.id)
+    : { clientId: options.clientId ?? "lingua", clientSecret: options.clientSecret ?? "lingua-secret" };
   const issuer = options.issuer ?? `${inject("idpUrl")}/idp/${uniqueName("i")}`;
   const domain = `${uniqueName("d")}.school.test`;
   const body = (state: string, enforced: boolean) => ({
@@ -53,8 +58,8 @@ export async function ssoTenant(
     domains: [domain],
     oidc: {
       issuer,
-      client_id: options.clientId ?? "lingua",
-      client_secret: options.clientSecret ?? "lingua-secret",
+      client_id: client.clientId,
+      client_secret: client.clientSecret,
       ...(options.claimMapping ? { claim_mapping: options.claimMapping } : {}),
     },
     ...options.extra,
@@ -69,7 +74,7 @@ export async function ssoTenant(
     if (verified.res.status !== 200)
       throw new Error(`verify: ${verified.res.status} ${JSON.stringify(verified.body)}`);
   }
-  return { ...tenant, domain, issuer };
+  return { ...tenant, domain, issuer, clientId: client.clientId };
 }
 
 /** The `sso_state_<state>` cookie a begin answer set, as a `Cookie` header value. */

@@ -2,7 +2,9 @@ import { eq } from "drizzle-orm";
 import { institutions } from "../../db/schema";
 import type { ServiceContext } from "../../platform/service/context";
 import { activeConnection, institutionForSsoEmail } from "../institutions/sso/service";
-import { type Begun, notConfigured, PROTOCOLS } from "./protocols";
+import type { Begun } from "./protocol";
+import { PROTOCOLS } from "./protocols";
+import { notConfigured } from "./refusal";
 
 /**
  * `GET /api/auth/sso`: the institution of the e-mail address (the one holding its domain verified)

@@ -1,4 +1,4 @@
-import { and, eq, lt } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { type SsoType, ssoRequests } from "../../db/schema";
 import { codeHash, newSecret, redeemOnce } from "../../platform/auth/single-use";
 import { sha256Hex, timingSafeEqual, utf8 } from "../../platform/crypto/encoding";
@@ -108,9 +108,4 @@ export async function takeRequest(
       "This sign-in was started in another browser; start it again here.",
     );
   return row;
-}
-
-/** The pending requests a sweep may delete: expired an hour ago (the log says why a late one failed). */
-export function expiredRequests(now: number) {
-  return lt(ssoRequests.expiresAt, now - 3_600_000);
 }

@@ -1,3 +1,4 @@
+import { ApiError } from "../../platform/errors";
 import { SAML_REFUSAL_MEANINGS, SAML_REFUSAL_REASONS } from "./saml/refusals";
 
 /**
@@ -83,4 +84,12 @@ export class SsoRefusal extends Error {
   ) {
     super(detail);
   }
+}
+
+/** No active SSO for an address or slug: the one answer for unknown and inactive alike. */
+export function notConfigured(): ApiError {
+  return new ApiError(
+    "sso_not_configured",
+    "No institution signs this address in through single sign-on; sign in with a password.",
+  );
 }

@@ -10,6 +10,7 @@ import { lookupTxt } from "../../../platform/outbound/txt";
 import type { PrincipalContext, ServiceContext } from "../../../platform/service/context";
 import { findInstitution, institutionInScope } from "../access";
 import { mayVerifySsoDomain } from "../policy";
+import { emailDomain } from "./enforced";
 import { presentDomainVerification, presentSso } from "./present";
 import { isPublicMailDomain } from "./public-mail-domains";
 import type { PutSsoInput } from "./schemas";
@@ -323,13 +324,24 @@ export async function enforcedSsoFor(
   ctx: ServiceContext,
   email: string,
 ): Promise<{ institutionId: string; breakGlassUserId: string | null } | null> {
-  const institutionId = await institutionForSsoEmail(ctx, email);
-  if (!institutionId) return null;
-  const connection = await ctx.db
-    .select()
-    .from(ssoConnections)
-    .where(eq(ssoConnections.institutionId, institutionId))
+  const domain = emailDomain(email);
+  if (!domain) return null;
+  // One read on every password sign-in: the verified holder of the domain, if it enforces SSO.
+  const row = await ctx.db
+    .select({
+      institutionId: ssoConnections.institutionId,
+      breakGlassUserId: ssoConnections.breakGlassUserId,
+    })
+    .from(ssoDomains)
+    .innerJoin(ssoConnections, eq(ssoConnections.institutionId, ssoDomains.institutionId))
+    .where(
+      and(
+        eq(ssoDomains.domain, domain),
+        eq(ssoDomains.status, "verified"),
+        eq(ssoConnections.state, "active"),
+        eq(ssoConnections.enforced, true),
+      ),
+    )
     .get();
-  if (connection?.state !== "active" || !connection.enforced) return null;
-  return { institutionId, breakGlassUserId: connection.breakGlassUserId };
+  return row ?? null;
 }

@@ -2,7 +2,8 @@ import { toBase64Url, utf8 } from "../../../platform/crypto/encoding";
 import type { ServiceContext } from "../../../platform/service/context";
 import { redirectUri } from "../../institutions/sso/present";
 import { startRequest } from "../pending";
-import { type BeginInput, type Begun, notConfigured } from "../protocols";
+import type { BeginInput, Begun } from "../protocol";
+import { notConfigured } from "../refusal";
 
 /** RFC 7636's S256 challenge of a verifier. */
 export async function s256(verifier: string): Promise<string> {
