@@ -1,6 +1,5 @@
 import type { SsoType } from "../../db/schema";
 import type { SsoProtocol } from "./protocol";
-import { notConfigured } from "./refusal";
 
 /** SAML 2.0: SP-initiated, an AuthnRequest over the HTTP-Redirect binding (saml/begin.ts). */
 const saml: SsoProtocol = {
