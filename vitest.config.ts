@@ -88,6 +88,8 @@ export default defineConfig(async () => {
         "./test/lti/platform-server.ts",
         "./test/helpers/document-cache-server.ts",
         "./test/helpers/lrs-server.ts",
+        // A real OpenID Provider (oidc-provider) for the SSO sign-in tests.
+        "./test/sso/openid-provider.ts",
       ],
       // A hang guard, not a speed check: with a file per core, a test shares its core with another
       // file's, so it gets twice the 30 s it had when the files ran one at a time.

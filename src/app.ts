@@ -61,7 +61,11 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
   {
     name: "auth",
     prefixes: auth.PREFIXES,
-    build: documented(async () => (await import("./domains/auth")).registerAuth),
+    // SSO sign-in answers below `/api/auth/sso`, inside this group's prefix.
+    build: documented(
+      async () => (await import("./domains/auth")).registerAuth,
+      async () => (await import("./domains/sso")).registerSsoSignIn,
+    ),
   },
   {
     name: "tokens",
@@ -100,6 +104,8 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
       async () => (await import("./domains/institutions")).registerInstitutions,
       async () => (await import("./domains/members")).registerMembers,
       async () => (await import("./domains/scim")).registerScim,
+      async () => (await import("./domains/sso")).registerSsoLog,
+      async () => (await import("./domains/sso/saml")).registerSamlInstitutionRoutes,
     ),
   },
   {

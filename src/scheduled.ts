@@ -6,6 +6,7 @@ import { sweepRosterSyncs } from "./domains/lti/roster/sweep";
 import { sweepBulkJobs } from "./domains/members/bulk/sweep";
 import { archiveOldAttempts } from "./domains/progress/cold-tier/archive";
 import { purgePastWeeks } from "./domains/progress/sweep";
+import { sweepSso } from "./domains/sso/sweep";
 import { purgeOldEvents, requeueStalledDeliveries } from "./domains/webhooks/sweep";
 import { sweepBackfills } from "./domains/xapi/backfill/sweep";
 import {
@@ -32,6 +33,7 @@ const SWEEPS: { name: string; run: Sweep }[] = [
   // Attempts past ATTEMPTS_HOT_DAYS to R2, a bounded number of files a run (docs/design/cold-tier.md).
   { name: "cold-tier", run: archiveOldAttempts },
   { name: "lti", run: sweepLti },
+  { name: "sso", run: sweepSso },
   { name: "lti-passbacks", run: requeueStalledPassbacks },
   { name: "xapi-batches", run: requeueStalledXapiBatches },
   { name: "xapi-failing-endpoints", run: notifyFailingEndpoints },

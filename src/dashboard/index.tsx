@@ -14,6 +14,7 @@ import { registerAcceptInvitation } from "./routes/accept-invitation";
 import { registerExports } from "./routes/exports";
 import { registerHome } from "./routes/home";
 import { registerSignIn } from "./routes/sign-in";
+import { registerSso } from "./routes/sso";
 import { registerTokens } from "./routes/tokens";
 import { registerWebhooks } from "./routes/webhooks";
 
@@ -96,6 +97,7 @@ export function dashboardApp(): Hono<AppEnv> {
   });
 
   registerSignIn(app);
+  registerSso(app);
   registerAcceptInvitation(app);
   registerHome(app);
   registerTokens(app);

@@ -55,6 +55,14 @@ export const ERROR_CATALOGUE = {
     action:
       "Check the platform registration (issuer, client id, deployment ids, JWKS URL) against your LMS, then launch again from the LMS.",
   },
+  sso_sign_in_refused: {
+    status: 400,
+    title: "SSO sign-in refused",
+    meaning:
+      "A sign-in through the institution's identity provider (OIDC or SAML) was refused: `reason` says why (the pending request's state, the IdP's answer, the token or assertion, or the member), and `sign_in_id` names the entry in the institution's SSO log (`GET /api/institutions/{id}/sso/log`).",
+    action:
+      "Start the sign-in again from `GET /api/auth/sso`; if it keeps failing, an institution admin reads the SSO log entry and fixes the IdP configuration or the member.",
+  },
   malformed_json: {
     status: 400,
     title: "Malformed JSON",
@@ -89,6 +97,13 @@ export const ERROR_CATALOGUE = {
       "The token holds the ability, but its owner's role or institution does not allow this action on this resource (for example, a role above your own, or an integration resource for an account without an institution).",
     action: "Use a token of a member whose role allows the action; `detail` says which rule refused it.",
   },
+  sso_required: {
+    status: 403,
+    title: "SSO required",
+    meaning:
+      "The institution of this e-mail address enforces single sign-on: its members sign in through its identity provider, not with a password. `sso_url` carries where to start.",
+    action: "Send the person's browser to `sso_url` (or `GET /api/auth/sso?email=…`).",
+  },
   missing_ability: {
     status: 403,
     title: "Missing ability",
@@ -117,6 +132,13 @@ export const ERROR_CATALOGUE = {
     meaning: "The path exists, but not with this method.",
     action: "Use one of the methods the `Allow` header lists.",
   },
+  sso_not_configured: {
+    status: 404,
+    title: "SSO not configured",
+    meaning:
+      "No institution signs this e-mail address (or slug) in through single sign-on: no verified domain matches it, or the institution's SSO is not `active`. The same answer for both, so that domains cannot be probed.",
+    action: "Sign in with a password, or ask the institution's admin to verify the domain and activate SSO.",
+  },
   conflict: {
     status: 409,
     title: "Conflict",
@@ -124,6 +146,14 @@ export const ERROR_CATALOGUE = {
       "The request conflicts with the current state: a duplicate (an attempt id recorded for another learner, an LTI registration with the same issuer and client id), a limit (webhooks per institution), or another request that changed the same resource at the same moment.",
     action:
       "Read `detail`, fetch the resource's current state, and retry only if the request still makes sense.",
+  },
+  sso_enforced: {
+    status: 409,
+    title: "SSO enforced",
+    meaning:
+      "The institution enforces single sign-on for this e-mail address's domain: its members come from the identity provider (they are created at their first sign-in), so no invitation is issued.",
+    action:
+      "Let the person sign in through the institution's identity provider, or turn `enforced` off in the SSO settings.",
   },
   slug_taken: {
     status: 409,

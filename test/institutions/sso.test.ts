@@ -48,6 +48,8 @@ describe("SSO settings: OIDC", () => {
       domain_verifications: [],
       saml: null,
       oidc: null,
+      break_glass_admin_id: null,
+      idp_may_grant_admin: false,
       updated_at: null,
     });
   });

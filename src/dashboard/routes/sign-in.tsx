@@ -15,6 +15,7 @@ import { ErrorSummary, Layout } from "../layout";
 import { NOT_FOR_YOUR_ROLE, roleMayUseDashboard } from "../policy";
 import { DASHBOARD, SIGN_IN_PATH, SIGN_OUT_PATH } from "../prefixes";
 import { CSRF_FIELD, checkCsrf, checkLoginCsrf, signedIn } from "../session";
+import { SsoForm, SsoRequired } from "./sso";
 
 const LABELS = { email: "E-mail address", password: "Password" };
 
@@ -23,6 +24,8 @@ interface SignInForm {
   next: string;
   errors: string[];
   notice?: string;
+  /** The address whose institution enforces SSO (403 `sso_required`): the page offers its link. */
+  sso?: string;
 }
 
 function SignInPage({ nonce, csrf, form }: { nonce: string; csrf: string; form: SignInForm }) {
@@ -35,6 +38,7 @@ function SignInPage({ nonce, csrf, form }: { nonce: string; csrf: string; form: 
         </p>
       ) : null}
       <ErrorSummary errors={form.errors} />
+      {form.sso !== undefined ? <SsoRequired email={form.sso} /> : null}
       <form method="post" action={SIGN_IN_PATH}>
         <input type="hidden" name={CSRF_FIELD} value={csrf} />
         <input type="hidden" name="next" value={form.next} />
@@ -62,6 +66,7 @@ function SignInPage({ nonce, csrf, form }: { nonce: string; csrf: string; form: 
           <button type="submit">Sign in</button>
         </div>
       </form>
+      <SsoForm email={form.email} />
       <p class="hint">
         For institution administrators. Invited? Open the link in your invitation to choose a password.
       </p>
@@ -107,10 +112,16 @@ export function registerSignIn(app: Hono<AppEnv>) {
     const ctx = c.get("ctx");
     let session: Awaited<ReturnType<typeof signIn>>;
     try {
-      session = await signIn(ctx, { ...parsed.data, clientAddress: clientIp(c) });
+      session = await signIn(ctx, {
+        ...parsed.data,
+        clientAddress: clientIp(c),
+        origin: new URL(c.req.url).origin,
+      });
     } catch (error) {
       if (error instanceof ApiError && error.code === "invalid_credentials")
         return renderSignIn(c, { email, next, errors: [error.message] }, 401);
+      if (error instanceof ApiError && error.code === "sso_required")
+        return renderSignIn(c, { email, next, errors: [], sso: email }, 403);
       throw error;
     }
     if (!roleMayUseDashboard(session.user.role)) {

@@ -143,6 +143,8 @@ export interface SamlSettings {
   certificates: string[];
   metadata_url: string | null;
   attribute_mapping: SsoMapping;
+  /** IdP-initiated (unsolicited) Responses accepted; absent in settings stored before it existed: false. */
+  idp_initiated?: boolean;
 }
 
 export interface OidcSettings {
@@ -154,6 +156,9 @@ export interface OidcSettings {
   authorization_endpoint: string | null;
   token_endpoint: string | null;
   jwks_uri: string | null;
+  /** From the discovery document (absent on settings saved before sign-in existed: RS256, client_secret_basic). */
+  id_token_signing_alg_values_supported?: string[] | null;
+  token_endpoint_auth_methods_supported?: string[] | null;
 }
 
 /** One SSO connection per institution. The OIDC client secret is stored sealed, never in `oidc`. */
@@ -165,6 +170,13 @@ export const ssoConnections = sqliteTable("sso_connections", {
   saml: text("saml", { mode: "json" }).$type<SamlSettings>(),
   oidc: text("oidc", { mode: "json" }).$type<OidcSettings>(),
   clientSecretSealed: text("client_secret_sealed"),
+  /**
+   * The institution admin who keeps signing in with a password while SSO is enforced (break-glass,
+   * for when the IdP is down); null: nobody but platform staff.
+   */
+  breakGlassUserId: text("break_glass_user_id"),
+  /** Whether the IdP's role mapping may make a member `institution_admin` (else capped at `instructor`). */
+  mappingMayGrantAdmin: integer("mapping_may_grant_admin", { mode: "boolean" }).notNull().default(false),
   createdAt: text("created_at").notNull().default(sql`(strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))`),
   updatedAt: text("updated_at").notNull(),
 });

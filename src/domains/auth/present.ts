@@ -14,3 +14,19 @@ export function presentUser(
     time_zone: user.timeZone,
   };
 }
+
+/** What a sign-in answers (password or SSO code): the session token, its expiry and the user. */
+export function presentSignIn(session: {
+  token: string;
+  tokenId: string;
+  expiresAt: string;
+  user: Principal["user"] & { institutionId: string | null };
+}) {
+  return {
+    token: session.token,
+    token_type: "Bearer" as const,
+    token_id: session.tokenId,
+    expires_at: session.expiresAt,
+    user: presentUser(session.user),
+  };
+}

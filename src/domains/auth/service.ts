@@ -13,7 +13,9 @@ import { nowIso } from "../../platform/ids";
 import { limiterFor, rateLimitedError } from "../../platform/ratelimit/middleware";
 import { SIGN_IN_FAILURES } from "../../platform/ratelimit/policies";
 import type { ServiceContext } from "../../platform/service/context";
+import { enforcedSsoFor } from "../institutions/sso/service";
 import { insertToken } from "../tokens/service";
+import { keepsPasswordUnderEnforcedSso } from "./policy";
 
 const SESSION_TOKEN_NAME = "Sign-in session";
 
@@ -61,6 +63,29 @@ async function claimFailureSlots(ctx: ServiceContext, email: string, clientAddre
 }
 
 /**
+ * An address whose domain an institution routes through enforced SSO signs in there, not with a
+ * password: 403 `sso_required` with the URL to start from, before any password is looked at (so it
+ * costs no failure slot and says nothing of the password). Platform staff and the break-glass admin
+ * keep their passwords.
+ */
+async function refuseIfSsoRequired(ctx: ServiceContext, email: string, origin: string): Promise<void> {
+  const enforced = await enforcedSsoFor(ctx, email);
+  if (!enforced) return;
+  const user = await ctx.db
+    .select({ id: users.id, role: users.role, institutionId: users.institutionId })
+    .from(users)
+    .where(eq(users.email, email))
+    .get();
+  if (keepsPasswordUnderEnforcedSso(user, enforced)) return;
+  const ssoUrl = `${origin}/api/auth/sso?email=${encodeURIComponent(email)}`;
+  throw new ApiError(
+    "sso_required",
+    "This institution signs its members in through its identity provider: continue at sso_url.",
+    { extensions: { sso_url: ssoUrl } },
+  );
+}
+
+/**
  * E-mail and password → a session token. An unknown e-mail verifies a decoy hash, so it costs the
  * same time as a wrong password and answers the same 401. Failures are counted per (e-mail,
  * address) and per address (see SIGN_IN_FAILURES), never per e-mail alone: a correct password from
@@ -68,12 +93,18 @@ async function claimFailureSlots(ctx: ServiceContext, email: string, clientAddre
  */
 export async function signIn(
   ctx: ServiceContext,
-  { email, password, clientAddress }: { email: string; password: string; clientAddress: string },
+  {
+    email,
+    password,
+    clientAddress,
+    origin,
+  }: { email: string; password: string; clientAddress: string; origin: string },
 ) {
   const normalisedEmail = email.trim().toLowerCase();
+  const { db } = ctx;
+  await refuseIfSsoRequired(ctx, normalisedEmail, origin);
   const slots = await claimFailureSlots(ctx, normalisedEmail, clientAddress);
 
-  const { db } = ctx;
   const user = await db.select().from(users).where(eq(users.email, normalisedEmail)).get();
   const valid = await verifyPassword(password, user?.passwordHash ?? DECOY_PASSWORD_HASH);
   if (!user || !valid || user.status === "suspended")

@@ -10,6 +10,7 @@ import type { PageRequest } from "../../platform/http/pagination";
 import { newId, nowIso } from "../../platform/ids";
 import { commit, type Writable } from "../../platform/service/commit";
 import type { PrincipalContext } from "../../platform/service/context";
+import { emailDomain, enforcedSsoDomains } from "../institutions/sso/enforced";
 import {
   type MemberChanges,
   memberCreated,
@@ -134,6 +135,17 @@ export function seatError(): ApiError {
   );
 }
 
+/** No invitation for an address whose domain the institution routes through enforced SSO: 409. */
+async function refuseIfSsoEnforced(db: Database, institutionId: string, email: string): Promise<void> {
+  const domain = emailDomain(email);
+  if (!(await enforcedSsoDomains(db, institutionId)).has(domain)) return;
+  throw new ApiError(
+    "sso_enforced",
+    `The institution enforces single sign-on for ${domain}: members there are created at their first sign-in through the identity provider, so no invitation is issued.`,
+    { extensions: { domain } },
+  );
+}
+
 /** Creates an invited member; the answer carries its single-use invitation URL. */
 export async function createMember(
   ctx: PrincipalContext,
@@ -141,6 +153,7 @@ export async function createMember(
 ) {
   const institution = await reachableInstitution(ctx, input.institutionId);
   enforce(mayGrantRole(ctx.principal, input.member.role));
+  await refuseIfSsoEnforced(ctx.db, institution.id, input.member.email);
   const member = {
     ...input.member,
     id: newId("usr"),

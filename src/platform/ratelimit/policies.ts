@@ -7,6 +7,8 @@ export const IP_POLICIES = {
   signIn: { name: "sign-in", limit: 30 },
   /** LTI login initiations, launch callbacks and session exchanges from one address per window. */
   lti: { name: "lti", limit: 120 },
+  /** SSO sign-in beginnings, IdP callbacks and code exchanges from one address per window. */
+  sso: { name: "sso", limit: 120 },
   /**
    * Requests from one address with a token nobody issued: against token guessing, and against the
    * hash, object and D1 read each guess costs.

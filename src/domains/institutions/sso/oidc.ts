@@ -7,6 +7,13 @@ export interface Discovery {
   authorization_endpoint: string | null;
   token_endpoint: string | null;
   jwks_uri: string | null;
+  /** Kept for sign-in: the algorithms ID tokens may be signed with, and how to authenticate at the token endpoint. */
+  id_token_signing_alg_values_supported?: string[] | null;
+  token_endpoint_auth_methods_supported?: string[] | null;
+}
+
+function stringsOrNull(value: unknown): string[] | null {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string").slice(0, 50) : null;
 }
 
 function stringOrNull(value: unknown): string | null {
@@ -63,6 +70,8 @@ export async function discover(env: Env, issuer: string): Promise<Discovery> {
     authorization_endpoint: stringOrNull(document.authorization_endpoint),
     token_endpoint: stringOrNull(document.token_endpoint),
     jwks_uri: stringOrNull(document.jwks_uri),
+    id_token_signing_alg_values_supported: stringsOrNull(document.id_token_signing_alg_values_supported),
+    token_endpoint_auth_methods_supported: stringsOrNull(document.token_endpoint_auth_methods_supported),
   };
   const errors = await endpointErrors(env, discovery);
   if (errors.length > 0) throw validationError(errors);

@@ -59,6 +59,8 @@ export async function presentSso(
       domain_verifications: [],
       saml: null,
       oidc: null,
+      break_glass_admin_id: null,
+      idp_may_grant_admin: false,
       updated_at: null,
     };
   const { saml, oidc } = connection;
@@ -77,6 +79,7 @@ export async function presentSso(
             certificates: await Promise.all(saml.certificates.map((pem) => certificateInfo(pem, nowMs))),
             metadata_url: saml.metadata_url,
             attribute_mapping: presentMapping(saml.attribute_mapping),
+            idp_initiated: saml.idp_initiated ?? false,
             sp: serviceProvider(origin, institutionId),
           }
         : null,
@@ -91,6 +94,8 @@ export async function presentSso(
             redirect_uri: redirectUri(origin, institutionId),
           }
         : null,
+    break_glass_admin_id: connection.breakGlassUserId,
+    idp_may_grant_admin: connection.mappingMayGrantAdmin,
     updated_at: connection.updatedAt,
   };
 }

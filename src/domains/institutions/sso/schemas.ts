@@ -166,6 +166,10 @@ export const SamlInput = z
       description: "The IdP's metadata document itself, parsed to fill the fields left out; not kept.",
     }),
     attribute_mapping: AttributeMappingInput.optional(),
+    idp_initiated: z.boolean().default(false).openapi({
+      description:
+        "Accept IdP-initiated sign-in (a Response the IdP sends unasked, e.g. from a tile in the IdP's app launcher). Off by default: such a Response answers no request of ours, so nothing binds it to the browser that posts it.",
+    }),
   })
   .openapi("SamlSettingsInput");
 
@@ -204,6 +208,15 @@ export const PutSsoBody = z
     }),
     saml: SamlInput.nullable().optional(),
     oidc: OidcInput.nullable().optional(),
+    break_glass_admin_id: z.string().min(1).max(100).nullable().default(null).openapi({
+      description:
+        "The member id of one active `institution_admin` who keeps signing in with a password while SSO is `enforced` (break-glass, for when the identity provider is down). Null: nobody but platform staff.",
+      example: "usr_01JD3Q8W2X4Y5Z6A7B8C9D0E1F",
+    }),
+    idp_may_grant_admin: z.boolean().default(false).openapi({
+      description:
+        "Whether the role the identity provider sends (`role` in the mapping) may make a member `institution_admin`. Default false: a mapped `institution_admin` becomes `instructor`, and admins appointed in Lingua keep their role whatever the IdP sends.",
+    }),
   })
   .openapi("PutSsoSettings");
 export type PutSsoInput = z.infer<typeof PutSsoBody>;
@@ -229,6 +242,7 @@ const SamlSchema = z
     certificates: z.array(CertificateSchema),
     metadata_url: z.string().nullable(),
     attribute_mapping: AttributeMapping,
+    idp_initiated: z.boolean().openapi({ description: "Whether IdP-initiated sign-in is accepted." }),
     sp: z
       .object({ entity_id: z.string(), acs_url: z.string(), metadata_url: z.string() })
       .openapi({ description: "Our side, to enter at the IdP." }),
@@ -280,6 +294,14 @@ export const SsoSchema = z
     }),
     saml: SamlSchema.nullable(),
     oidc: OidcSchema.nullable(),
+    break_glass_admin_id: z.string().nullable().openapi({
+      description:
+        "The institution admin who keeps a password while SSO is enforced; null: nobody but platform staff.",
+    }),
+    idp_may_grant_admin: z.boolean().openapi({
+      description:
+        "Whether the IdP's role mapping may make a member `institution_admin` (else at most `instructor`).",
+    }),
     updated_at: instant.nullable(),
   })
   .openapi("SsoSettings");

@@ -1,5 +1,5 @@
 import { and, asc, eq, ne, not } from "drizzle-orm";
-import { type SsoDomainMethod, ssoConnections, ssoDomains } from "../../../db/schema";
+import { type SsoDomainMethod, ssoConnections, ssoDomains, users } from "../../../db/schema";
 import { enforce } from "../../../platform/auth/policy";
 import { ssoClientSecretBinding } from "../../../platform/crypto/sealed-values";
 import { seal } from "../../../platform/crypto/sealing";
@@ -10,6 +10,7 @@ import { lookupTxt } from "../../../platform/outbound/txt";
 import type { PrincipalContext, ServiceContext } from "../../../platform/service/context";
 import { findInstitution, institutionInScope } from "../access";
 import { mayVerifySsoDomain } from "../policy";
+import { emailDomain } from "./enforced";
 import { presentDomainVerification, presentSso } from "./present";
 import { isPublicMailDomain } from "./public-mail-domains";
 import type { PutSsoInput } from "./schemas";
@@ -35,6 +36,22 @@ async function load(ctx: ServiceContext, institutionId: string) {
       .orderBy(asc(ssoDomains.domain)),
   ]);
   return { connection: connection[0] ?? null, domains };
+}
+
+async function isActiveAdmin(ctx: ServiceContext, institutionId: string, userId: string): Promise<boolean> {
+  const row = await ctx.db
+    .select({ id: users.id })
+    .from(users)
+    .where(
+      and(
+        eq(users.id, userId),
+        eq(users.institutionId, institutionId),
+        eq(users.role, "institution_admin"),
+        eq(users.status, "active"),
+      ),
+    )
+    .get();
+  return row !== undefined;
 }
 
 /** The SSO settings of the institution the caller may act on. */
@@ -91,6 +108,14 @@ export async function putSso(
         ? await seal(secretInput, ctx.config.encryptionKey, ssoClientSecretBinding(institutionId))
         : (before?.clientSecretSealed ?? null);
   const incomplete = completenessErrors(input, saml, oidc, clientSecretSealed !== null);
+  if (
+    input.break_glass_admin_id !== null &&
+    !(await isActiveAdmin(ctx, institutionId, input.break_glass_admin_id))
+  )
+    incomplete.push({
+      path: "break_glass_admin_id",
+      message: "must be the id of an active institution_admin of this institution",
+    });
   if (incomplete.length > 0) throw validationError(incomplete);
 
   const now = nowIso(nowMs);
@@ -102,6 +127,8 @@ export async function putSso(
     saml,
     oidc,
     clientSecretSealed,
+    breakGlassUserId: input.break_glass_admin_id,
+    mappingMayGrantAdmin: input.idp_may_grant_admin,
     updatedAt: now,
   };
   const { institutionId: _key, ...replaced } = row;
@@ -269,4 +296,52 @@ export async function institutionForSsoEmail(ctx: ServiceContext, email: string)
     .where(and(eq(ssoDomains.domain, domain), eq(ssoDomains.status, "verified")))
     .get();
   return row?.institutionId ?? null;
+}
+
+export type SsoConnection = typeof ssoConnections.$inferSelect;
+
+/**
+ * What SSO sign-in reads of an institution's settings: its connection when `active`, with the
+ * domains it holds verified; null otherwise (not configured, draft, inactive).
+ */
+export async function activeConnection(
+  ctx: ServiceContext,
+  institutionId: string,
+): Promise<{ connection: SsoConnection; verifiedDomains: string[] } | null> {
+  const { connection, domains } = await load(ctx, institutionId);
+  if (connection?.state !== "active") return null;
+  return {
+    connection,
+    verifiedDomains: domains.filter((row) => row.status === "verified").map((row) => row.domain),
+  };
+}
+
+/**
+ * The enforced SSO an e-mail address falls under: the institution holding its domain verified, when
+ * its connection is active and `enforced`, with its break-glass admin; null otherwise.
+ */
+export async function enforcedSsoFor(
+  ctx: ServiceContext,
+  email: string,
+): Promise<{ institutionId: string; breakGlassUserId: string | null } | null> {
+  const domain = emailDomain(email);
+  if (!domain) return null;
+  // One read on every password sign-in: the verified holder of the domain, if it enforces SSO.
+  const row = await ctx.db
+    .select({
+      institutionId: ssoConnections.institutionId,
+      breakGlassUserId: ssoConnections.breakGlassUserId,
+    })
+    .from(ssoDomains)
+    .innerJoin(ssoConnections, eq(ssoConnections.institutionId, ssoDomains.institutionId))
+    .where(
+      and(
+        eq(ssoDomains.domain, domain),
+        eq(ssoDomains.status, "verified"),
+        eq(ssoConnections.state, "active"),
+        eq(ssoConnections.enforced, true),
+      ),
+    )
+    .get();
+  return row ?? null;
 }

@@ -66,6 +66,7 @@ export async function validSaml(ctx: ServiceContext, input: SamlInput): Promise<
     certificates: [],
     metadata_url: input.metadata_url ?? null,
     attribute_mapping: storedMapping(input.attribute_mapping, DEFAULT_ATTRIBUTE_MAPPING),
+    idp_initiated: input.idp_initiated,
   };
   const errors = urlError(env, input.sso_url ? "saml.sso_url" : fromMetadata, settings.sso_url).map((e) =>
     e.path === "saml.sso_url" ? e : { ...e, message: `names a single sign-on URL that ${e.message}` },

@@ -1,5 +1,5 @@
 import { ltiLaunches, ltiSessionCodes } from "../../../db/schema";
-import { randomBytes, sha256Hex, toBase64Url } from "../../../platform/crypto/encoding";
+import { newCode } from "../../../platform/auth/single-use";
 import { ApiError } from "../../../platform/errors";
 import { commit } from "../../../platform/service/commit";
 import type { ServiceContext } from "../../../platform/service/context";
@@ -60,12 +60,12 @@ export async function completeLaunch(
     await db.insert(ltiLaunches).values(launch).run();
     return { launch, user, session: await issueSession(ctx, { user, launch }) };
   }
-  const code = toBase64Url(randomBytes(32));
+  const { code, codeHash } = await newCode();
   await commit(ctx, {
     statements: [
       db.insert(ltiLaunches).values(launch),
       db.insert(ltiSessionCodes).values({
-        codeHash: await sha256Hex(code),
+        codeHash,
         launchId: launch.id,
         expiresAt: ctx.now() + CODE_TTL_MS,
         usedAt: null,

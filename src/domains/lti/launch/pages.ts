@@ -12,10 +12,7 @@ import type { ApiError } from "../../../platform/errors";
 const STYLE = `body{font:16px/1.5 system-ui,sans-serif;margin:2rem auto;max-width:40rem;padding:0 1rem;color:#1f2328}
 h1{font-size:1.4rem}code{background:#f3f4f6;padding:.1rem .3rem;border-radius:4px}.muted{color:#6b7280;font-size:.9rem}`;
 
-/** Whether the caller asked for JSON (an integrator's client) rather than a page (a browser). */
-export function wantsJson(c: Context): boolean {
-  return /application\/(problem\+)?json/i.test(c.req.header("Accept") ?? "");
-}
+export { wantsJson } from "../../../platform/http/negotiation";
 
 function frameable(csp: string): Record<string, string> {
   return {

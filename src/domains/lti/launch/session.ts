@@ -1,7 +1,7 @@
-import { and, eq, gt, isNull } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { ltiLaunches, ltiSessionCodes, users } from "../../../db/schema";
 import { type Ability, ROLE_CEILINGS } from "../../../platform/auth/abilities";
-import { sha256Hex } from "../../../platform/crypto/encoding";
+import { codeHash, redeemOnce } from "../../../platform/auth/single-use";
 import { ApiError } from "../../../platform/errors";
 import { nowIso } from "../../../platform/ids";
 import type { ServiceContext } from "../../../platform/service/context";
@@ -54,18 +54,11 @@ export async function issueSession(
 /** A browser's code (single use, two minutes) → the launch's session. */
 export async function exchangeCode(ctx: ServiceContext, code: string) {
   const { db } = ctx;
-  const now = ctx.now();
-  const [taken] = await db
-    .update(ltiSessionCodes)
-    .set({ usedAt: now })
-    .where(
-      and(
-        eq(ltiSessionCodes.codeHash, await sha256Hex(code)),
-        isNull(ltiSessionCodes.usedAt),
-        gt(ltiSessionCodes.expiresAt, now),
-      ),
-    )
-    .returning();
+  const redeemed = await redeemOnce(db, ltiSessionCodes, {
+    key: eq(ltiSessionCodes.codeHash, await codeHash(code)),
+    now: ctx.now(),
+  });
+  const taken = redeemed.outcome === "taken" ? redeemed.row : null;
   if (!taken)
     throw new ApiError(
       "invalid_credentials",

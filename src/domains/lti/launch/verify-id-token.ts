@@ -1,4 +1,4 @@
-import { and, eq, gt, isNull, ne } from "drizzle-orm";
+import { and, eq, ne } from "drizzle-orm";
 import {
   createLocalJWKSet,
   decodeProtectedHeader,
@@ -7,6 +7,7 @@ import {
   jwtVerify,
 } from "jose";
 import { ltiConsumers, ltiStates } from "../../../db/schema";
+import { redeemOnce } from "../../../platform/auth/single-use";
 import type { ServiceContext } from "../../../platform/service/context";
 import { asRecord, CLAIMS, DEEP_LINKING_REQUEST, RESOURCE_LINK_REQUEST } from "../claims";
 import type { ConsumerRow } from "../registrations/service";
@@ -67,19 +68,13 @@ async function consumeState(
   registrationId: string | undefined,
 ): Promise<{ row: StateRow; consumer: ConsumerRow }> {
   const { db } = ctx;
-  const [taken] = await db
-    .update(ltiStates)
-    .set({ usedAt: now })
-    .where(
-      and(
-        eq(ltiStates.state, state),
-        bindingOf(registrationId),
-        isNull(ltiStates.usedAt),
-        gt(ltiStates.expiresAt, now),
-      ),
-    )
-    .returning();
-  const row = taken ?? (await db.select().from(ltiStates).where(eq(ltiStates.state, state)).get());
+  const redeemed = await redeemOnce(db, ltiStates, {
+    key: eq(ltiStates.state, state),
+    scope: bindingOf(registrationId),
+    now,
+  });
+  const taken = redeemed.outcome === "taken" ? redeemed.row : null;
+  const row = redeemed.row;
   const consumer = row
     ? ((await db.select().from(ltiConsumers).where(eq(ltiConsumers.id, row.consumerId)).get()) ?? null)
     : null;

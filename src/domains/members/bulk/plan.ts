@@ -88,6 +88,8 @@ export interface PlannedRow {
 export interface PlanContext {
   uploaderRole: Role;
   seats: number | null;
+  /** Domains the institution routes through enforced SSO: no invitation for a new member there. */
+  ssoEnforcedDomains?: ReadonlySet<string>;
 }
 
 function rejected(row: CsvRow, errors: string[]): PlannedRow {
@@ -189,6 +191,11 @@ export function planRows(
       (row.externalId ? index.byExternalId.get(row.externalId) : undefined) ?? index.byEmail.get(row.email);
     if (current) return planExisting(withEmail, current, index, context, takenElsewhere);
     if (takenElsewhere.has(row.email)) return rejected(row, ["email: already belongs to another account"]);
+    const domain = row.email.slice(row.email.lastIndexOf("@") + 1);
+    if (context.ssoEnforcedDomains?.has(domain))
+      return rejected(row, [
+        `sso_enforced: the institution enforces single sign-on for ${domain}; members there are created at their first sign-in`,
+      ]);
     return planNew(withEmail, index, context);
   });
 }

@@ -3,6 +3,7 @@ import { isBatchGuardFailure, jsonArrays } from "../../../platform/batch";
 import { nowIso } from "../../../platform/ids";
 import { commit } from "../../../platform/service/commit";
 import type { ServiceContext } from "../../../platform/service/context";
+import { enforcedSsoDomains } from "../../institutions/sso/enforced";
 import { memberUpdated } from "../events";
 import { refreshPrincipals } from "../principal-refresh";
 import { findInstitution } from "../queries";
@@ -56,7 +57,11 @@ export async function runJob(
   const { job, parsed, options } = input;
   const { leaseId } = job;
   if (leaseId === null) throw new Error(`bulk job ${job.id} run without its lease`);
-  const context = { uploaderRole: job.uploaderRole as Role, seats: await seatsOf(ctx, job.institutionId) };
+  const context = {
+    uploaderRole: job.uploaderRole as Role,
+    seats: await seatsOf(ctx, job.institutionId),
+    ssoEnforcedDomains: await enforcedSsoDomains(ctx.db, job.institutionId),
+  };
   let index = await MemberIndex.load(ctx, job.institutionId);
   const planned: PlannedRow[] = [];
   const invitations = new Map<number, string>();

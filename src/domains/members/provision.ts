@@ -1,0 +1,196 @@
+import { and, eq } from "drizzle-orm";
+import { memberGroups, type Role, users } from "../../db/schema";
+import { batchGuard, isBatchGuardFailure } from "../../platform/batch";
+import { newId, nowIso } from "../../platform/ids";
+import { commit, type Writable } from "../../platform/service/commit";
+import type { ServiceContext } from "../../platform/service/context";
+import { type MemberChanges, memberCreated, memberUpdated, normaliseGroups, sameGroups } from "./events";
+import { refreshPrincipals } from "./principal-refresh";
+import { anotherActiveAdmin, findMember, seatsAllow } from "./queries";
+
+/**
+ * Members as an identity provider makes them (SSO sign-in; SCIM may use the same): no principal asks,
+ * the institution's IdP does, so these take a plain service context. They keep the members API's
+ * rules — the same `member.*` events, the seat limit, the last-admin guard — and ride the caller's
+ * own statements (e.g. the IdP identity's link) in the same batch.
+ */
+
+/** Users made by an IdP sign in through it: no password matches this. */
+export const NO_PASSWORD_SSO = "!sso-only";
+
+export type UserRow = typeof users.$inferSelect;
+
+/** Why an IdP's person cannot be signed in as a member (the caller logs and answers it). */
+export class MemberProvisionRefused extends Error {
+  constructor(
+    readonly reason: "member_suspended" | "seats_exhausted" | "member_of_other_institution",
+    detail: string,
+  ) {
+    super(detail);
+  }
+}
+
+export interface IdpPerson {
+  email: string;
+  /** Null: not mapped (a new member is named after the e-mail; an existing one keeps theirs). */
+  name: string | null;
+  /** Null: not mapped (a new member is a learner; an existing one keeps theirs). Already capped by the caller. */
+  role: Exclude<Role, "platform_admin"> | null;
+  /** Null: not mapped (groups are left as they are). */
+  groups: string[] | null;
+}
+
+async function userById(ctx: ServiceContext, id: string): Promise<UserRow | undefined> {
+  return ctx.db.select().from(users).where(eq(users.id, id)).get();
+}
+
+/** The user with this e-mail address, if any (any institution: the caller checks whose it is). */
+export async function userByEmail(ctx: ServiceContext, email: string): Promise<UserRow | undefined> {
+  return ctx.db.select().from(users).where(eq(users.email, email.trim().toLowerCase())).get();
+}
+
+function nameFromEmail(email: string): string {
+  return email.slice(0, email.indexOf("@")) || email;
+}
+
+/**
+ * Creates an `active` member for an IdP's person (just-in-time provisioning): the mapped role (else
+ * learner) and groups, `member.created`, one seat (refused when none is left). `alongside(userId)`
+ * rides in the same batch. Returns null when the e-mail address was taken meanwhile (a twin sign-in
+ * won the race): the caller looks again.
+ */
+export async function provisionMember(
+  ctx: ServiceContext,
+  input: { institutionId: string; person: IdpPerson; alongside: (userId: string) => Writable[] },
+): Promise<UserRow | null> {
+  const { institutionId, person } = input;
+  const { db } = ctx;
+  const now = nowIso(ctx.now());
+  const groups = normaliseGroups(person.groups ?? []);
+  const user: UserRow = {
+    id: newId("usr"),
+    email: person.email.trim().toLowerCase(),
+    name: person.name ?? nameFromEmail(person.email),
+    role: person.role ?? "learner",
+    institutionId,
+    passwordHash: NO_PASSWORD_SSO,
+    timeZone: "UTC",
+    leaderboardOptOut: false,
+    status: "active",
+    externalId: null,
+    createdAt: now,
+    updatedAt: now,
+    lastActiveAt: now,
+  };
+  const statements: Writable[] = [
+    batchGuard(db, seatsAllow(institutionId, 1)),
+    db.insert(users).values(user),
+  ];
+  if (groups.length > 0)
+    statements.push(
+      db
+        .insert(memberGroups)
+        .values(groups.map((groupName) => ({ institutionId, userId: user.id, groupName }))),
+    );
+  statements.push(...input.alongside(user.id));
+  try {
+    await commit(ctx, {
+      statements,
+      events: [memberCreated(institutionId, { ...user, groups }, now)],
+    });
+  } catch (error) {
+    if (isBatchGuardFailure(error))
+      throw new MemberProvisionRefused(
+        "seats_exhausted",
+        "Every seat of the institution is taken (invited and active members count); an institution admin can free or add seats.",
+      );
+    if (
+      /UNIQUE constraint failed/.test(
+        String(error instanceof Error ? `${error.message} ${error.cause}` : error),
+      )
+    )
+      return null;
+    throw error;
+  }
+  return user;
+}
+
+/**
+ * Signs an existing member in through the IdP: suspended is refused; invited becomes active; the
+ * mapped name, role and groups are applied (`member.updated` with what changed). A role change that
+ * would leave the institution without an active admin is not made (the sign-in goes on with the
+ * member's role as it was). `alongside` rides in the same batch.
+ */
+export async function signInMember(
+  ctx: ServiceContext,
+  input: { institutionId: string; member: UserRow; person: IdpPerson; alongside: Writable[] },
+): Promise<UserRow> {
+  const { institutionId, member, person } = input;
+  if (member.institutionId !== institutionId)
+    throw new MemberProvisionRefused(
+      "member_of_other_institution",
+      "This e-mail address belongs to an account outside this institution; it cannot sign in through this institution's identity provider.",
+    );
+  if (member.status === "suspended")
+    throw new MemberProvisionRefused(
+      "member_suspended",
+      "This member is suspended in Lingua; an institution admin can reactivate them.",
+    );
+  const { db } = ctx;
+  const current = await findMember(db, institutionId, member.id);
+  const changes: MemberChanges = {};
+  if (member.status === "invited") changes.status = { from: "invited", to: "active" };
+  if (person.name !== null && person.name !== member.name)
+    changes.name = { from: member.name, to: person.name };
+  if (person.role !== null && person.role !== member.role)
+    changes.role = { from: member.role, to: person.role };
+  const groups = person.groups === null ? null : normaliseGroups(person.groups);
+  if (groups && current && !sameGroups(groups, current.groups))
+    changes.groups = { from: current.groups, to: groups };
+
+  const now = nowIso(ctx.now());
+  const attempt = async (withRole: boolean) => {
+    const applied = { ...changes };
+    if (!withRole) delete applied.role;
+    const statements: Writable[] = [];
+    const demotesAdmin =
+      withRole && applied.role && member.role === "institution_admin" && member.status === "active";
+    if (demotesAdmin) statements.push(batchGuard(db, anotherActiveAdmin(institutionId, member.id)));
+    statements.push(
+      db
+        .update(users)
+        .set({
+          ...(applied.status ? { status: "active" as const } : {}),
+          ...(applied.name ? { name: person.name as string } : {}),
+          ...(applied.role ? { role: person.role as Role } : {}),
+          ...(Object.keys(applied).length > 0 ? { updatedAt: now } : {}),
+          lastActiveAt: now,
+        })
+        .where(and(eq(users.id, member.id), eq(users.institutionId, institutionId))),
+    );
+    if (applied.groups && groups) {
+      statements.push(db.delete(memberGroups).where(eq(memberGroups.userId, member.id)));
+      if (groups.length > 0)
+        statements.push(
+          db
+            .insert(memberGroups)
+            .values(groups.map((groupName) => ({ institutionId, userId: member.id, groupName }))),
+        );
+    }
+    statements.push(...input.alongside);
+    const events =
+      Object.keys(applied).length > 0 ? [memberUpdated(institutionId, member.id, applied, now)] : [];
+    await commit(ctx, { statements, events });
+    return Boolean(applied.role);
+  };
+  let roleChanged: boolean;
+  try {
+    roleChanged = await attempt(true);
+  } catch (error) {
+    if (!isBatchGuardFailure(error)) throw error;
+    roleChanged = await attempt(false);
+  }
+  // The member's other sessions and tokens re-read the role on their next request, as after PATCH.
+  if (roleChanged) await refreshPrincipals(ctx.env, { userId: member.id });
+  return (await userById(ctx, member.id)) ?? member;
+}

@@ -1,0 +1,218 @@
+import { and, eq } from "drizzle-orm";
+import { type SsoType, ssoIdentities, ssoSessionCodes, ssoSignIns, users } from "../../db/schema";
+import { newCode } from "../../platform/auth/single-use";
+import { ApiError } from "../../platform/errors";
+import { nowIso } from "../../platform/ids";
+import type { Writable } from "../../platform/service/commit";
+import type { ServiceContext } from "../../platform/service/context";
+import { PERSON_NAME, sanitizeDisplayText } from "../../platform/text";
+import { activeConnection } from "../institutions/sso/service";
+import {
+  type IdpPerson,
+  MemberProvisionRefused,
+  provisionMember,
+  signInMember,
+  type UserRow,
+  userByEmail,
+} from "../members/provision";
+import { recordRefusal, type SignInRow, succeededSignIn } from "./log";
+import { SsoRefusal } from "./refusal";
+
+/** A browser has this long to exchange the code of its landing page's fragment. */
+export const CODE_TTL_MS = 60_000;
+
+/** Who the IdP says signed in, read through the connection's mapping by the protocol. */
+export interface SsoIdentity {
+  /** The IdP's stable id of the person (OIDC `sub`, SAML NameID). */
+  subject: string;
+  email: string;
+  /** OIDC `email_verified` (SAML: undefined). `false` is refused. */
+  emailVerified?: boolean;
+  name?: string | null;
+  /** The mapped role claim's value(s), raw; null or undefined: not mapped. */
+  role?: string | readonly string[] | null;
+  groups?: readonly string[] | null;
+}
+
+const MAPPABLE_ROLES = ["institution_admin", "instructor", "learner"] as const;
+type MappableRole = (typeof MAPPABLE_ROLES)[number];
+
+/**
+ * The role the IdP's value maps to: one of `institution_admin`, `instructor`, `learner` (the highest
+ * when several are sent; anything else is ignored), never above `instructor` unless the settings let
+ * the mapping grant `institution_admin`. Null: nothing recognisable was sent.
+ */
+export function mappedRole(raw: SsoIdentity["role"], mayGrantAdmin: boolean): MappableRole | null {
+  if (raw === null || raw === undefined) return null;
+  const values = (typeof raw === "string" ? [raw] : [...raw]).map((v) => String(v).trim().toLowerCase());
+  const found = MAPPABLE_ROLES.find((role) => values.includes(role));
+  if (!found) return null;
+  return found === "institution_admin" && !mayGrantAdmin ? "instructor" : found;
+}
+
+/**
+ * Runs a protocol's callback under the SSO log: a refusal anywhere in it (the pending request, the
+ * IdP's answer, the member) is logged for the institution and answered as `sso_sign_in_refused`
+ * (`bad_gateway` when the IdP failed us), with the reason and the log entry's id. Both protocols'
+ * callbacks go through here.
+ */
+export async function underSignInLog<T>(
+  ctx: ServiceContext,
+  target: { institutionId: string; protocol: SsoType },
+  run: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (!(error instanceof SsoRefusal)) throw error;
+    const logged = await recordRefusal(ctx, { ...target, refusal: error });
+    throw new ApiError(error.upstream ? "bad_gateway" : "sso_sign_in_refused", error.message, {
+      extensions: { reason: error.reason, sign_in_id: logged.id },
+    });
+  }
+}
+
+async function linkedUser(ctx: ServiceContext, institutionId: string, subject: string) {
+  const row = await ctx.db
+    .select({ user: users })
+    .from(ssoIdentities)
+    .innerJoin(users, eq(users.id, ssoIdentities.userId))
+    .where(
+      and(
+        eq(ssoIdentities.institutionId, institutionId),
+        eq(ssoIdentities.subject, subject),
+        // A member who left the institution is no longer who this subject is.
+        eq(users.institutionId, institutionId),
+      ),
+    )
+    .get();
+  return row?.user;
+}
+
+function domainOf(email: string): string {
+  return email.slice(email.lastIndexOf("@") + 1).replace(/\.$/, "");
+}
+
+export interface SignedIn {
+  user: UserRow;
+  signIn: SignInRow;
+  /** For the browser's landing page fragment; single use, 60 s. */
+  code: string;
+}
+
+/**
+ * The end of every SSO sign-in, whatever the protocol, once the IdP's answer is verified: finds the
+ * member by (institution, IdP subject), else by e-mail within the institution's verified domains;
+ * provisions an unknown person as an `active` member (mapped role and groups, a seat); activates an
+ * invited one; refuses a suspended one. The identity link, the log entry and a single-use code ride
+ * in the member's batch. Refusals throw `SsoRefusal` (run it under `underSignInLog`).
+ */
+export async function completeSsoSignIn(
+  ctx: ServiceContext,
+  input: { institutionId: string; protocol: SsoType; identity: SsoIdentity },
+): Promise<SignedIn> {
+  const { institutionId, protocol, identity } = input;
+  const email = identity.email.trim().toLowerCase();
+  const person = { subject: identity.subject, email };
+  const active = await activeConnection(ctx, institutionId);
+  if (!active || active.connection.type !== protocol)
+    throw new SsoRefusal(
+      "sso_inactive",
+      "The institution's single sign-on is not active (or uses another protocol now); sign in another way.",
+      false,
+      person,
+    );
+  if (identity.emailVerified === false)
+    throw new SsoRefusal(
+      "email_unverified",
+      `The identity provider says ${email} is not verified (email_verified: false); verify it at the identity provider.`,
+      false,
+      person,
+    );
+  const { connection, verifiedDomains } = active;
+  const mayGrantAdmin = connection.mappingMayGrantAdmin;
+  const idpPerson: IdpPerson = {
+    email,
+    name: sanitizeDisplayText(identity.name ?? null, PERSON_NAME),
+    role: mappedRole(identity.role, mayGrantAdmin),
+    groups:
+      identity.groups === null || identity.groups === undefined
+        ? null
+        : identity.groups.filter((g): g is string => typeof g === "string").map((g) => g.slice(0, 100)),
+  };
+  const now = ctx.now();
+  const { code, codeHash } = await newCode();
+  const alongside = (userId: string, provisioned: boolean) => {
+    const signIn = succeededSignIn(ctx, { institutionId, protocol, ...person, userId, provisioned });
+    const statements: Writable[] = [
+      ctx.db
+        .insert(ssoIdentities)
+        .values({
+          institutionId,
+          subject: identity.subject,
+          userId,
+          protocol,
+          createdAt: nowIso(now),
+          lastSignInAt: nowIso(now),
+        })
+        .onConflictDoUpdate({
+          target: [ssoIdentities.institutionId, ssoIdentities.subject],
+          set: { userId, protocol, lastSignInAt: nowIso(now) },
+        }),
+      ctx.db.insert(ssoSignIns).values(signIn),
+      ctx.db.insert(ssoSessionCodes).values({
+        codeHash,
+        userId,
+        institutionId,
+        signInId: signIn.id,
+        expiresAt: now + CODE_TTL_MS,
+        usedAt: null,
+      }),
+    ];
+    return { signIn, statements };
+  };
+
+  try {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const existing =
+        (await linkedUser(ctx, institutionId, identity.subject)) ??
+        (verifiedDomains.includes(domainOf(email)) ? await userByEmail(ctx, email) : undefined);
+      if (existing) {
+        // An admin appointed by people stays one unless the mapping may grant (and so take) the role.
+        const keepsAdmin = existing.role === "institution_admin" && !mayGrantAdmin;
+        const { signIn, statements } = alongside(existing.id, false);
+        const user = await signInMember(ctx, {
+          institutionId,
+          member: existing,
+          person: keepsAdmin ? { ...idpPerson, role: null } : idpPerson,
+          alongside: statements,
+        });
+        return { user, signIn, code };
+      }
+      if (!verifiedDomains.includes(domainOf(email)))
+        throw new SsoRefusal(
+          "email_domain_not_verified",
+          `${email} is not at one of the institution's verified domains (${verifiedDomains.join(", ") || "none"}), so the identity provider cannot create a member with it; verify the domain in the SSO settings.`,
+          false,
+          person,
+        );
+      let signIn: SignInRow | undefined;
+      const user = await provisionMember(ctx, {
+        institutionId,
+        person: idpPerson,
+        alongside: (userId) => {
+          const made = alongside(userId, true);
+          signIn = made.signIn;
+          return made.statements;
+        },
+      });
+      // Null: a twin sign-in created the member (or took the address) first: look again.
+      if (user && signIn) return { user, signIn, code };
+    }
+  } catch (error) {
+    if (error instanceof MemberProvisionRefused)
+      throw new SsoRefusal(error.reason, error.message, false, person);
+    throw error;
+  }
+  throw new Error("SSO sign-in: the member could be neither found nor created");
+}

@@ -1,0 +1,379 @@
+import { env } from "cloudflare:test";
+import { eq } from "drizzle-orm";
+import { describe, expect, inject, it } from "vitest";
+import { users } from "../../src/db/schema";
+import { database } from "../../src/platform/db";
+import { call, callJson } from "../helpers/api";
+import { freshIp, insertUser, PASSWORD } from "../helpers/tenants";
+import { uploadCsv } from "../members/support";
+import { putSso, type SsoTenant, ssoTenant, stateCookieOf, uniqueName } from "./support";
+
+/**
+ * OIDC sign-in against a real OpenID Provider on loopback (oidc-provider, test/sso/openid-provider.ts):
+ * the whole authorization code flow with PKCE — the test plays the browser — and each refusal. ID
+ * tokens a real provider never issues (alg none, another audience, expired, a replayed nonce) come
+ * from the provider's token endpoint altered by its test proxy, re-signed with its own key.
+ */
+
+const op = inject("openIdProviderUrl");
+const db = () => database(env.DB);
+
+type OidcTenant = SsoTenant & { clientId: string };
+
+async function registerClient(institutionId: string) {
+  const res = await fetch(`${op}/reg`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({
+      redirect_uris: [`https://api.lingua.test/api/auth/sso/oidc/${institutionId}/callback`],
+      response_types: ["code"],
+      grant_types: ["authorization_code"],
+      token_endpoint_auth_method: "client_secret_basic",
+    }),
+  });
+  const client = (await res.json()) as { client_id: string; client_secret: string };
+  if (res.status !== 201) throw new Error(`registration: ${res.status} ${JSON.stringify(client)}`);
+  return { clientId: client.client_id, clientSecret: client.client_secret };
+}
+
+function oidcTenant(options: Parameters<typeof ssoTenant>[0] = {}): Promise<OidcTenant> {
+  return ssoTenant({ issuer: op, clientFor: registerClient, ...options });
+}
+
+async function account(sub: string, claims: Record<string, unknown>) {
+  await fetch(`${op}/control/accounts`, { method: "PUT", body: JSON.stringify({ sub, claims }) });
+}
+
+async function tamperNextToken(tenant: OidcTenant, mode: string) {
+  await fetch(`${op}/control/tamper`, {
+    method: "PUT",
+    body: JSON.stringify({ client_id: tenant.clientId, mode }),
+  });
+}
+
+/** A person at the tenant's domain, known to the provider. */
+async function person(tenant: OidcTenant, claims: Record<string, unknown> = {}) {
+  const sub = `sub-${uniqueName("a")}`;
+  const email = `${uniqueName("p")}@${tenant.domain}`;
+  await account(sub, { email, email_verified: true, name: "Ada Lovelace", ...claims });
+  return { sub, email };
+}
+
+/** Cookies as a browser keeps them for the provider (the test ignores their paths). */
+class Jar {
+  private readonly cookies = new Map<string, string>();
+  take(res: Response) {
+    for (const line of (res.headers as unknown as { getSetCookie(): string[] }).getSetCookie()) {
+      const [pair] = line.split(";");
+      const at = pair?.indexOf("=") ?? -1;
+      if (pair && at > 0) this.cookies.set(pair.slice(0, at), pair.slice(at + 1));
+    }
+  }
+  header(): string {
+    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; ");
+  }
+}
+
+async function follow(url: string, jar: Jar): Promise<Response> {
+  const res = await fetch(url, { redirect: "manual", headers: { Cookie: jar.header() } });
+  jar.take(res);
+  return res;
+}
+
+/**
+ * Plays the browser: begins at `GET /api/auth/sso`, logs in at the provider as `sub`, and brings the
+ * provider's redirect back to Lingua's callback with the state cookie. Returns the callback's answer.
+ */
+async function signInThroughProvider(
+  tenant: OidcTenant,
+  who: { sub: string; email: string },
+  options: { beforeCallback?: (callbackUrl: URL) => Promise<void> | void; cookie?: string | null } = {},
+) {
+  const begin = await callJson(`/api/auth/sso?email=${encodeURIComponent(who.email)}`, {
+    headers: { Accept: "application/json", "CF-Connecting-IP": freshIp() },
+  });
+  expect(begin.res.status, JSON.stringify(begin.body)).toBe(200);
+  const stateCookie = stateCookieOf(begin.res);
+  const jar = new Jar();
+  const authorize = await follow(begin.body.redirect_url, jar);
+  expect(authorize.status, await authorize.clone().text()).toBe(303);
+  const interaction = new URL(authorize.headers.get("Location") ?? "", op);
+  const login = await follow(
+    `${interaction.href.replace(/\/$/, "")}/login?account=${encodeURIComponent(who.sub)}`,
+    jar,
+  );
+  expect(login.status, await login.clone().text()).toBe(303);
+  let next = new URL(login.headers.get("Location") ?? "", op);
+  // Resume at the provider until it sends the browser to our redirect URI.
+  for (let hops = 0; hops < 5 && next.origin === new URL(op).origin; hops++) {
+    const resumed = await follow(next.href, jar);
+    expect([302, 303], await resumed.clone().text()).toContain(resumed.status);
+    next = new URL(resumed.headers.get("Location") ?? "", op);
+  }
+  expect(next.pathname).toBe(`/api/auth/sso/oidc/${tenant.institution.id}/callback`);
+  await options.beforeCallback?.(next);
+  const cookie = options.cookie === undefined ? stateCookie : options.cookie;
+  const res = await call(`${next.pathname}${next.search}`, {
+    headers: { "CF-Connecting-IP": freshIp(), ...(cookie ? { Cookie: cookie } : {}) },
+  });
+  return { res, callbackUrl: next, stateCookie };
+}
+
+function codeOf(res: Response): string {
+  const location = res.headers.get("Location") ?? "";
+  expect(location).toMatch(/^https:\/\/api\.lingua\.test\/dashboard\/sso#code=/);
+  return decodeURIComponent(location.split("#code=")[1] ?? "");
+}
+
+async function exchange(code: string) {
+  return callJson("/api/auth/sso/session", { body: { code }, headers: { "CF-Connecting-IP": freshIp() } });
+}
+
+async function refusal(res: Response) {
+  const body = (await res.json()) as Record<string, any>;
+  return {
+    status: res.status,
+    code: body.code,
+    reason: body.reason,
+    signInId: body.sign_in_id,
+    detail: body.detail,
+  };
+}
+
+async function lastLogEntry(tenant: OidcTenant) {
+  const { body } = await callJson(`/api/institutions/${tenant.institution.id}/sso/log?per_page=1`, {
+    token: tenant.admin.token,
+  });
+  return body.data[0];
+}
+
+describe("OIDC sign-in with a real OpenID Provider", () => {
+  it("the whole code flow: PKCE, a verified ID token, a member created just in time, a single-use code, a session", async () => {
+    const tenant = await oidcTenant({
+      claimMapping: { email: "email", name: "name", groups: "groups", role: "role" },
+    });
+    const who = await person(tenant, { groups: ["Year 9", "Chess club"], role: "instructor" });
+    const { res, callbackUrl } = await signInThroughProvider(tenant, who);
+    expect(callbackUrl.searchParams.get("code")).toBeTruthy();
+    expect(res.status, await res.clone().text()).toBe(303);
+    const session = await exchange(codeOf(res));
+    expect(session.res.status).toBe(200);
+    expect(session.body).toMatchObject({
+      token_type: "Bearer",
+      user: {
+        email: who.email,
+        name: "Ada Lovelace",
+        role: "instructor",
+        institution_id: tenant.institution.id,
+      },
+    });
+    const members = await callJson(
+      `/api/institutions/${tenant.institution.id}/members?q=${encodeURIComponent(who.email)}`,
+      {
+        token: tenant.admin.token,
+      },
+    );
+    const member = members.body.data.find((m: any) => m.email === who.email);
+    expect(member).toMatchObject({ status: "active", role: "instructor", groups: ["Chess club", "Year 9"] });
+    expect(await lastLogEntry(tenant)).toMatchObject({
+      protocol: "oidc",
+      status: "succeeded",
+      reason: null,
+      subject: who.sub,
+      email: who.email,
+      user_id: session.body.user.id,
+      provisioned: true,
+    });
+
+    // The same callback again: the state is spent.
+    const replay = await call(`${callbackUrl.pathname}${callbackUrl.search}`, {
+      headers: {
+        "CF-Connecting-IP": freshIp(),
+        Cookie: (await signInThroughProvider(tenant, who)).stateCookie,
+      },
+    });
+    expect(await refusal(replay)).toMatchObject({
+      status: 400,
+      code: "sso_sign_in_refused",
+      reason: "state_used",
+    });
+  });
+
+  it("an invited member becomes active at the first sign-in; a suspended one is refused", async () => {
+    const tenant = await oidcTenant();
+    const who = await person(tenant);
+    const invited = await callJson(`/api/institutions/${tenant.institution.id}/members`, {
+      token: tenant.admin.token,
+      body: { email: who.email, name: "Invited Ada", role: "learner" },
+    });
+    expect(invited.res.status).toBe(201);
+    const first = await signInThroughProvider(tenant, who);
+    expect(first.res.status).toBe(303);
+    const session = await exchange(codeOf(first.res));
+    expect(session.body.user).toMatchObject({ id: invited.body.id, name: "Ada Lovelace" });
+    const member = await callJson(`/api/institutions/${tenant.institution.id}/members/${invited.body.id}`, {
+      token: tenant.admin.token,
+    });
+    expect(member.body.status).toBe("active");
+
+    await callJson(`/api/institutions/${tenant.institution.id}/members/${invited.body.id}`, {
+      method: "PATCH",
+      token: tenant.admin.token,
+      body: { status: "suspended" },
+    });
+    const again = await signInThroughProvider(tenant, who);
+    expect(await refusal(again.res)).toMatchObject({ status: 400, reason: "member_suspended" });
+    expect(await lastLogEntry(tenant)).toMatchObject({
+      status: "refused",
+      reason: "member_suspended",
+      user_id: null,
+    });
+  });
+
+  it("refuses an unverified e-mail address", async () => {
+    const tenant = await oidcTenant();
+    const who = await person(tenant, { email_verified: false });
+    const { res } = await signInThroughProvider(tenant, who);
+    const refused = await refusal(res);
+    expect(refused).toMatchObject({ status: 400, reason: "email_unverified" });
+    expect(await lastLogEntry(tenant)).toMatchObject({
+      id: refused.signInId,
+      reason: "email_unverified",
+      email: who.email,
+    });
+  });
+
+  it("refuses a callback without the browser's cookie, and a forged state", async () => {
+    const tenant = await oidcTenant();
+    const who = await person(tenant);
+    const missing = await signInThroughProvider(tenant, who, { cookie: null });
+    expect(await refusal(missing.res)).toMatchObject({ reason: "browser_binding_missing" });
+    const forged = await call(
+      `/api/auth/sso/oidc/${tenant.institution.id}/callback?code=abc&state=${uniqueName("forged")}`,
+      { headers: { "CF-Connecting-IP": freshIp() } },
+    );
+    expect(await refusal(forged)).toMatchObject({ status: 400, reason: "state_unknown" });
+  });
+
+  for (const [mode, reason] of [
+    ["alg_none", "alg_not_allowed"],
+    ["hs256", "alg_not_allowed"],
+    ["wrong_audience", "audience_mismatch"],
+    ["azp", "azp_mismatch"],
+    ["wrong_issuer", "issuer_mismatch"],
+    ["expired", "token_expired"],
+    ["replayed_nonce", "nonce_mismatch"],
+  ] as const) {
+    it(`refuses an ID token with ${mode.replace("_", " ")} (${reason}) and creates nobody`, async () => {
+      const tenant = await oidcTenant();
+      const who = await person(tenant);
+      if (mode === "replayed_nonce") {
+        // A first sign-in gives the provider's proxy a nonce to replay.
+        const first = await signInThroughProvider(tenant, await person(tenant));
+        expect(first.res.status).toBe(303);
+      }
+      await tamperNextToken(tenant, mode);
+      const { res } = await signInThroughProvider(tenant, who);
+      expect(await refusal(res)).toMatchObject({ status: 400, code: "sso_sign_in_refused", reason });
+      expect(await db().select().from(users).where(eq(users.email, who.email)).get()).toBeUndefined();
+      expect(await lastLogEntry(tenant)).toMatchObject({ status: "refused", reason });
+    });
+  }
+
+  it("refuses the provider's answer of an error", async () => {
+    const tenant = await oidcTenant();
+    const begin = await callJson(`/api/auth/sso?institution=${tenant.institution.slug}`, {
+      headers: { Accept: "application/json", "CF-Connecting-IP": freshIp() },
+    });
+    const state = new URL(begin.body.redirect_url).searchParams.get("state");
+    const res = await call(
+      `/api/auth/sso/oidc/${tenant.institution.id}/callback?error=access_denied&error_description=User+cancelled&state=${state}`,
+      { headers: { "CF-Connecting-IP": freshIp(), Cookie: stateCookieOf(begin.res) } },
+    );
+    const refused = await refusal(res);
+    expect(refused).toMatchObject({ status: 400, reason: "idp_error" });
+    expect(refused.detail).toContain("access_denied: User cancelled");
+  });
+});
+
+describe("enforced SSO", () => {
+  it("refuses a password for the domain with sso_required and the URL; staff and the break-glass admin keep theirs", async () => {
+    const tenant = await oidcTenant();
+    const domainUser = await insertUser("learner", tenant.institution.id);
+    const email = `${uniqueName("pw")}@${tenant.domain}`;
+    await db().update(users).set({ email }).where(eq(users.id, domainUser.id));
+    const breakGlass = await insertUser("institution_admin", tenant.institution.id);
+    const breakGlassEmail = `${uniqueName("bg")}@${tenant.domain}`;
+    await db().update(users).set({ email: breakGlassEmail }).where(eq(users.id, breakGlass.id));
+    const staff = await insertUser("platform_admin", null);
+    const staffEmail = `${uniqueName("staff")}@${tenant.domain}`;
+    await db().update(users).set({ email: staffEmail }).where(eq(users.id, staff.id));
+
+    const enforce = await putSso(tenant, {
+      type: "oidc",
+      state: "active",
+      enforced: true,
+      domains: [tenant.domain],
+      oidc: { issuer: op, client_id: tenant.clientId },
+      break_glass_admin_id: breakGlass.id,
+    });
+    expect(enforce.res.status, JSON.stringify(enforce.body)).toBe(200);
+    expect(enforce.body.break_glass_admin_id).toBe(breakGlass.id);
+
+    const signIn = (address: string, password = PASSWORD) =>
+      callJson("/api/auth/sign-in", {
+        body: { email: address, password },
+        headers: { "CF-Connecting-IP": freshIp() },
+      });
+    const refused = await signIn(email.toUpperCase());
+    expect(refused.res.status).toBe(403);
+    expect(refused.body).toMatchObject({
+      code: "sso_required",
+      sso_url: `https://api.lingua.test/api/auth/sso?email=${encodeURIComponent(email)}`,
+    });
+    // A wrong password gets the same answer: the password is not looked at.
+    expect((await signIn(email, "wrong")).body.code).toBe("sso_required");
+    // Nobody at the domain yet: the same.
+    expect((await signIn(`${uniqueName("new")}@${tenant.domain}`)).body.code).toBe("sso_required");
+    expect((await signIn(breakGlassEmail)).res.status).toBe(200);
+    expect((await signIn(staffEmail)).res.status).toBe(200);
+    expect((await signIn(tenant.admin.email)).res.status).toBe(200);
+
+    // No invitations for the domain, one by one or in bulk.
+    const invite = await callJson(`/api/institutions/${tenant.institution.id}/members`, {
+      token: tenant.admin.token,
+      body: { email: `${uniqueName("inv")}@${tenant.domain}`, name: "Invitee", role: "learner" },
+    });
+    expect(invite.res.status).toBe(409);
+    expect(invite.body).toMatchObject({ code: "sso_enforced", domain: tenant.domain });
+    const elsewhere = `${uniqueName("ext")}@example.test`;
+    const bulk = await uploadCsv(
+      tenant.admin.token,
+      tenant.institution.id,
+      `email,name\r\n${uniqueName("b")}@${tenant.domain},At The Domain\r\n${elsewhere},Elsewhere\r\n`,
+    );
+    expect(bulk.res.status, JSON.stringify(bulk.body)).toBe(200);
+    expect(bulk.body.rows.map((r: any) => [r.line, r.outcome])).toEqual([
+      [2, "rejected"],
+      [3, "created"],
+    ]);
+    expect(bulk.body.rows[0].errors[0]).toMatch(/^sso_enforced: /);
+
+    // The break-glass admin must be an active admin of the institution.
+    const wrong = await putSso(tenant, {
+      type: "oidc",
+      state: "active",
+      enforced: true,
+      domains: [tenant.domain],
+      oidc: { issuer: op, client_id: tenant.clientId },
+      break_glass_admin_id: domainUser.id,
+    });
+    expect(wrong.res.status).toBe(422);
+    expect(wrong.body.errors).toEqual([
+      {
+        path: "break_glass_admin_id",
+        message: "must be the id of an active institution_admin of this institution",
+      },
+    ]);
+  });
+});
