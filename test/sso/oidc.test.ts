@@ -280,6 +280,19 @@ describe("OIDC sign-in with a real OpenID Provider", () => {
     });
   }
 
+  it("refuses an answer naming another issuer (RFC 9207, mix-up)", async () => {
+    const tenant = await oidcTenant();
+    const who = await person(tenant);
+    const { res } = await signInThroughProvider(tenant, who, {
+      beforeCallback: (url) => {
+        // The provider names itself in its answer; an attacker's provider would name itself.
+        expect(url.searchParams.get("iss")).toBe(op);
+        url.searchParams.set("iss", "https://evil.example");
+      },
+    });
+    expect(await refusal(res)).toMatchObject({ status: 400, reason: "issuer_mismatch" });
+  });
+
   it("refuses the provider's answer of an error", async () => {
     const tenant = await oidcTenant();
     const begin = await callJson(`/api/auth/sso?institution=${tenant.institution.slug}`, {

@@ -26,6 +26,8 @@ const ASYMMETRIC = /^(RS|PS|ES)(256|384|512)$|^EdDSA$|^Ed25519$/;
 export interface OidcCallbackQuery {
   state?: string;
   code?: string;
+  /** RFC 9207: the issuer of the answer, when the provider names it. */
+  iss?: string;
   error?: string;
   error_description?: string;
 }
@@ -238,6 +240,12 @@ export async function oidcCallback(
     const sealed = active?.connection.clientSecretSealed;
     if (!active || !oidc?.token_endpoint || !oidc.client_id || !sealed)
       throw new SsoRefusal("sso_inactive", "The institution's OIDC sign-in is not active any more.");
+    // RFC 9207 (mix-up defence): an answer that names its issuer must name ours.
+    if (query.iss !== undefined && query.iss !== oidc.issuer)
+      throw new SsoRefusal(
+        "issuer_mismatch",
+        `The identity provider's answer names the issuer ${query.iss.slice(0, 200)}, not the configured one.`,
+      );
     const secret = await unseal(sealed, ctx.config.encryptionKey, ssoClientSecretBinding(institutionId));
     const auth = clientAuthentication(oidc, oidc.client_id, secret);
     const answer = await postTokenRequest(
