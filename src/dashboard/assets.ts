@@ -72,10 +72,25 @@ code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monosp
 .pager { display: flex; gap: 1rem; align-items: center; justify-content: space-between; padding: .75rem 1rem; }
 details.confirm summary { cursor: pointer; color: var(--danger); font-weight: 600; }
 details.confirm form { margin: .5rem 0 0; }
+.filters { display: flex; flex-wrap: wrap; gap: 0 1rem; align-items: flex-end; margin: 0 0 1rem; }
+.filters .field { flex: 1 1 10rem; max-width: 16rem; }
+.filters .actions { margin: .5rem 0 0; }
+form.inline { display: inline; margin: 0; }
+.progress { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: center; }
+.progress progress { width: 100%; max-width: 20rem; height: 1rem; accent-color: var(--brand); }
+.counts { display: flex; flex-wrap: wrap; gap: .5rem 1.5rem; margin: .5rem 0; padding: 0; list-style: none; }
+.counts strong { display: block; font-size: 1.4rem; }
+dl.values { display: grid; grid-template-columns: minmax(10rem, 14rem) 1fr; gap: .5rem 1rem; margin: 0; }
+dl.values dt { font-weight: 600; }
+dl.values dd { margin: 0; word-break: break-all; }
+textarea { font: inherit; width: 100%; max-width: 40rem; padding: .5rem .6rem; border: 1px solid #8a93a6; border-radius: .375rem; }
+input[type="file"], input[type="url"], input[type="password"], input[type="number"] { font: inherit; max-width: 28rem; width: 100%; }
 [hidden] { display: none !important; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 @media (max-width: 48rem) {
   .shell { grid-template-columns: 1fr; }
+  dl.values { grid-template-columns: 1fr; }
+  .filters .field { max-width: none; }
   nav.sections { border-right: 0; border-bottom: 1px solid var(--line); }
   main { padding: 1rem; }
   main.narrow { margin: 1rem; }

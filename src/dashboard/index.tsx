@@ -15,6 +15,7 @@ import { registerExports } from "./routes/exports";
 import { registerHome } from "./routes/home";
 import { registerSignIn } from "./routes/sign-in";
 import { registerTokens } from "./routes/tokens";
+import { registerWebhookActions } from "./routes/webhook-actions";
 import { registerWebhooks } from "./routes/webhooks";
 
 /** Forms are small; anything larger is refused before it is parsed. */
@@ -100,6 +101,7 @@ export function dashboardApp(): Hono<AppEnv> {
   registerHome(app);
   registerTokens(app);
   registerWebhooks(app);
+  registerWebhookActions(app);
   registerExports(app);
 
   app.notFound((c) =>
