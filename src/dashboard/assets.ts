@@ -103,7 +103,8 @@ input[type="file"], input[type="url"], input[type="password"], input[type="numbe
 /**
  * Progressive enhancement only: every page works without it. Copy buttons (shown only when the
  * clipboard can be written), the custom expiry date shown only when "Custom date" is chosen, and
- * the status of open exports polled from this origin until they finish (a reload shows the same).
+ * the status of open exports and of other long operations (`data-poll`) polled from this origin
+ * until they finish (a reload shows the same).
  */
 const JS = `"use strict";
 (function () {
@@ -152,6 +153,30 @@ const JS = `"use strict";
       }, function () { setTimeout(function () { poll(row); }, 5000); });
   }
   polled.forEach(function (row) { setTimeout(function () { poll(row); }, 1000); });
+  // Any other long operation (a queued members upload, an xAPI backfill): a box with data-poll
+  // whose JSON names its status, progress and counts; what waits for the end has data-show-when-done.
+  function pollBox(box) {
+    fetch(box.getAttribute("data-poll"), { headers: { Accept: "application/json" }, credentials: "same-origin" })
+      .then(function (res) { return res.ok ? res.json() : null; })
+      .then(function (s) {
+        if (!s) return;
+        var bar = box.querySelector('[data-field="progress-bar"]');
+        if (bar && typeof s.total_rows === "number") { bar.max = Math.max(1, s.total_rows); bar.value = Math.min(s.processed_rows, bar.max); }
+        var text = box.querySelector('[data-field="progress-text"]');
+        if (text && s.progress_text) text.textContent = s.progress_text;
+        var badge = box.querySelector('[data-field="status"]');
+        if (badge && s.status) { badge.textContent = s.status; badge.className = s.status === "failed" ? "badge warn" : "badge"; }
+        Object.keys(s.counts || {}).forEach(function (key) {
+          var count = box.querySelector('[data-field="count-' + key + '"]');
+          if (count) count.textContent = String(s.counts[key]);
+        });
+        if (s.done) {
+          document.querySelectorAll("[data-show-when-done]").forEach(function (el) { el.hidden = false; });
+          announce("Finished: " + (s.progress_text || s.status) + ".");
+        } else setTimeout(function () { pollBox(box); }, 2000);
+      }, function () { setTimeout(function () { pollBox(box); }, 5000); });
+  }
+  document.querySelectorAll("[data-poll]").forEach(function (box) { setTimeout(function () { pollBox(box); }, 1000); });
   var summary = document.querySelector("[data-focus-on-load]");
   if (summary) summary.focus();
 })();

@@ -1,9 +1,11 @@
 import type { Context } from "hono";
 import type { Child } from "hono/jsx";
 import type { AppEnv } from "../env";
+import { PageError } from "./errors";
 import { html } from "./http";
 import { CsrfField, Layout } from "./layout";
 import { Pager } from "./pager";
+import type { DashboardSession } from "./session";
 
 /**
  * The pieces every section's pages are built from, so that a list, an empty state, a notice, a
@@ -307,6 +309,23 @@ export function ProgressBar({
 }
 
 /** A status word as a badge; `warn` marks the ones that need attention. */
-export function StatusBadge({ text, warn }: { text: string; warn?: boolean }) {
-  return <span class={warn ? "badge warn" : "badge"}>{text}</span>;
+export function StatusBadge({ text, warn, field }: { text: string; warn?: boolean; field?: string }) {
+  return (
+    <span class={warn ? "badge warn" : "badge"} data-field={field}>
+      {text}
+    </span>
+  );
+}
+
+/**
+ * The institution a section of institution data acts on: an admin's own, or the one platform staff
+ * chose. Staff who have not chosen yet are sent to choose (the picker is in the navigation).
+ */
+export function institutionOf(session: DashboardSession): { id: string; name: string } {
+  if (session.institution) return session.institution;
+  throw new PageError(
+    409,
+    "Choose an institution first",
+    "This section shows one institution's data. Choose the institution under Institutions in the navigation, then come back.",
+  );
 }

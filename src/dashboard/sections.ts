@@ -1,4 +1,4 @@
-import { EXPORTS_PATH, TOKENS_PATH, WEBHOOKS_PATH } from "./prefixes";
+import { EXPORTS_PATH, MEMBERS_PATH, TOKENS_PATH, WEBHOOKS_PATH } from "./prefixes";
 
 /**
  * The dashboard's sections, in the order the navigation shows them: only sections that exist are
@@ -16,6 +16,14 @@ export interface Section {
 }
 
 export const SECTIONS: readonly Section[] = [
+  {
+    id: "members",
+    group: "People",
+    label: "Members",
+    path: MEMBERS_PATH,
+    summary:
+      "Find members by name, role, status or group; invite them, change roles, suspend or remove; upload a CSV.",
+  },
   {
     id: "tokens",
     group: "Settings → Integrations",
