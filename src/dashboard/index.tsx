@@ -14,11 +14,13 @@ import { registerAcceptInvitation } from "./routes/accept-invitation";
 import { MAX_UPLOAD_BYTES, registerBulkUpload } from "./routes/bulk-upload";
 import { registerExports } from "./routes/exports";
 import { registerHome } from "./routes/home";
+import { registerLti } from "./routes/lti";
 import { registerMembers } from "./routes/members";
 import { registerSignIn } from "./routes/sign-in";
 import { registerTokens } from "./routes/tokens";
 import { registerWebhookActions } from "./routes/webhook-actions";
 import { registerWebhooks } from "./routes/webhooks";
+import { registerXapi } from "./routes/xapi";
 
 /** Forms are small; anything larger is refused before it is parsed. */
 const MAX_FORM_BYTES = 64 * 1024;
@@ -114,6 +116,8 @@ export function dashboardApp(): Hono<AppEnv> {
   // Before the members' `/:id` pages: `bulk` is not a member.
   registerBulkUpload(app);
   registerMembers(app);
+  registerLti(app);
+  registerXapi(app);
 
   app.notFound((c) =>
     errorPage(

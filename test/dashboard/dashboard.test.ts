@@ -15,7 +15,16 @@ const TOKENS = "/dashboard/settings/integrations/tokens";
 const WEBHOOKS = "/dashboard/settings/integrations/webhooks";
 const EXPORTS = "/dashboard/settings/integrations/exports";
 /** The pages of the members, LTI and xAPI sections (for admins; staff choose an institution first). */
-const SECTION_PAGES = ["/dashboard/members", "/dashboard/members/new", "/dashboard/members/bulk"];
+const SECTION_PAGES = [
+  "/dashboard/members",
+  "/dashboard/members/new",
+  "/dashboard/members/bulk",
+  "/dashboard/settings/integrations/lti",
+  "/dashboard/settings/integrations/lti/new",
+  "/dashboard/settings/integrations/lti/launches",
+  "/dashboard/settings/integrations/xapi",
+  "/dashboard/settings/integrations/xapi/new",
+];
 const PAGES = [
   ...SECTION_PAGES,
   "/dashboard",
