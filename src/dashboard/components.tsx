@@ -267,8 +267,8 @@ export function CopyField({
           spellcheck={false}
           aria-describedby={hint ? `${id}-hint` : undefined}
         />
-        <button type="button" class="secondary" data-copy={id} hidden aria-label={`Copy ${label}`}>
-          Copy
+        <button type="button" class="secondary" data-copy={id} hidden>
+          Copy<span class="visually-hidden"> {label}</span>
         </button>
       </div>
     </div>
