@@ -18,21 +18,23 @@ import { ApiError } from "../../platform/errors";
 import { sectionPage } from "../components";
 import { fieldMessages, formOf, issuesOf, pageNumber } from "../forms";
 import {
+  LAUNCHES_PATH,
+  NewRegistration,
+  NOTICES,
+  PER_PAGE,
+  RegistrationDetail,
+  RegistrationList,
+  registrationPath,
+} from "../pages/lti";
+import {
   bodyOf,
   EMPTY_FORM,
   formOfPost,
   formOfRegistration,
   LABELS,
-  LAUNCHES_PATH,
-  LaunchLog,
-  NewRegistration,
-  NOTICES,
-  PER_PAGE,
-  RegistrationDetail,
   type RegistrationForm,
-  RegistrationList,
-  registrationPath,
-} from "../pages/lti";
+} from "../pages/lti-form";
+import { LaunchLog } from "../pages/lti-launches";
 import { LTI_PATH } from "../prefixes";
 import { checkCsrf, signedIn } from "../session";
 

@@ -14,14 +14,10 @@ import { enforce, holdsAbility } from "../../platform/auth/policy";
 import { ApiError } from "../../platform/errors";
 import { institutionOf, sectionPage } from "../components";
 import { field, fieldMessages, formOf, issuesOf, pageNumber } from "../forms";
+import { groupsOf, InvitationShown, type InviteForm, InviteMemberForm, MemberDetail } from "../pages/member";
 import {
-  groupsOf,
-  InvitationShown,
-  type InviteForm,
-  InviteMemberForm,
   LABELS,
   MEMBERS_PER_PAGE,
-  MemberDetail,
   type MemberFilterForm,
   MemberList,
   memberPath,

@@ -23,16 +23,13 @@ import { dayProblem } from "../../platform/dates";
 import { ApiError } from "../../platform/errors";
 import { sectionPage } from "../components";
 import { field, fieldMessages, formOf, issuesOf, pageNumber } from "../forms";
+import { EndpointDetail, EndpointList, TestResultView } from "../pages/xapi";
+import { Backfills, backfillStatus, ForwardingLog } from "../pages/xapi-activity";
 import {
-  Backfills,
-  backfillStatus,
   bodyOf,
   EMPTY_FORM,
-  EndpointDetail,
   type EndpointForm,
-  EndpointList,
   endpointPath,
-  ForwardingLog,
   formOfEndpoint,
   formOfPost,
   LABELS,
@@ -40,8 +37,7 @@ import {
   NewEndpoint,
   NOTICES,
   PER_PAGE,
-  TestResultView,
-} from "../pages/xapi";
+} from "../pages/xapi-form";
 import { XAPI_PATH } from "../prefixes";
 import { checkCsrf, signedIn } from "../session";
 
