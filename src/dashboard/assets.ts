@@ -72,10 +72,25 @@ code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monosp
 .pager { display: flex; gap: 1rem; align-items: center; justify-content: space-between; padding: .75rem 1rem; }
 details.confirm summary { cursor: pointer; color: var(--danger); font-weight: 600; }
 details.confirm form { margin: .5rem 0 0; }
+.filters { display: flex; flex-wrap: wrap; gap: 0 1rem; align-items: flex-end; margin: 0 0 1rem; }
+.filters .field { flex: 1 1 10rem; max-width: 16rem; }
+.filters .actions { margin: .5rem 0 0; }
+form.inline { display: inline; margin: 0; }
+.progress { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: center; }
+.progress progress { width: 100%; max-width: 20rem; height: 1rem; accent-color: var(--brand); }
+.counts { display: flex; flex-wrap: wrap; gap: .5rem 1.5rem; margin: .5rem 0; padding: 0; list-style: none; }
+.counts strong { display: block; font-size: 1.4rem; }
+dl.values { display: grid; grid-template-columns: minmax(10rem, 14rem) 1fr; gap: .5rem 1rem; margin: 0; }
+dl.values dt { font-weight: 600; }
+dl.values dd { margin: 0; word-break: break-all; }
+textarea { font: inherit; width: 100%; max-width: 40rem; padding: .5rem .6rem; border: 1px solid #8a93a6; border-radius: .375rem; }
+input[type="file"], input[type="url"], input[type="password"], input[type="number"] { font: inherit; max-width: 28rem; width: 100%; }
 [hidden] { display: none !important; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 @media (max-width: 48rem) {
   .shell { grid-template-columns: 1fr; }
+  dl.values { grid-template-columns: 1fr; }
+  .filters .field { max-width: none; }
   nav.sections { border-right: 0; border-bottom: 1px solid var(--line); }
   main { padding: 1rem; }
   main.narrow { margin: 1rem; }
@@ -88,7 +103,8 @@ details.confirm form { margin: .5rem 0 0; }
 /**
  * Progressive enhancement only: every page works without it. Copy buttons (shown only when the
  * clipboard can be written), the custom expiry date shown only when "Custom date" is chosen, and
- * the status of open exports polled from this origin until they finish (a reload shows the same).
+ * the status of open exports and of other long operations (`data-poll`) polled from this origin
+ * until they finish (a reload shows the same).
  */
 const JS = `"use strict";
 (function () {
@@ -137,6 +153,30 @@ const JS = `"use strict";
       }, function () { setTimeout(function () { poll(row); }, 5000); });
   }
   polled.forEach(function (row) { setTimeout(function () { poll(row); }, 1000); });
+  // Any other long operation (a queued members upload, an xAPI backfill): a box with data-poll
+  // whose JSON names its status, progress and counts; what waits for the end has data-show-when-done.
+  function pollBox(box) {
+    fetch(box.getAttribute("data-poll"), { headers: { Accept: "application/json" }, credentials: "same-origin" })
+      .then(function (res) { return res.ok ? res.json() : null; })
+      .then(function (s) {
+        if (!s) return;
+        var bar = box.querySelector('[data-field="progress-bar"]');
+        if (bar && typeof s.total_rows === "number") { bar.max = Math.max(1, s.total_rows); bar.value = Math.min(s.processed_rows, bar.max); }
+        var text = box.querySelector('[data-field="progress-text"]');
+        if (text && s.progress_text) text.textContent = s.progress_text;
+        var badge = box.querySelector('[data-field="status"]');
+        if (badge && s.status) { badge.textContent = s.status; badge.className = s.status === "failed" ? "badge warn" : "badge"; }
+        Object.keys(s.counts || {}).forEach(function (key) {
+          var count = box.querySelector('[data-field="count-' + key + '"]');
+          if (count) count.textContent = String(s.counts[key]);
+        });
+        if (s.done) {
+          document.querySelectorAll("[data-show-when-done]").forEach(function (el) { el.hidden = false; });
+          announce("Finished: " + (s.progress_text || s.status) + ".");
+        } else setTimeout(function () { pollBox(box); }, 2000);
+      }, function () { setTimeout(function () { pollBox(box); }, 5000); });
+  }
+  document.querySelectorAll("[data-poll]").forEach(function (box) { setTimeout(function () { pollBox(box); }, 1000); });
   var summary = document.querySelector("[data-focus-on-load]");
   if (summary) summary.focus();
 })();

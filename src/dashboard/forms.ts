@@ -30,8 +30,9 @@ export function pageNumber(value: string | undefined): number {
  */
 export function fieldMessages(errors: readonly FieldError[], labels: Record<string, string>): string[] {
   return errors.map((e) => {
+    // The field's own label (`auth.password`) when the form has one, else its top-level field's.
     const key = e.path.split(".")[0] ?? "";
-    return `${labels[key] ?? (key || "Form")}: ${e.message}`;
+    return `${labels[e.path] ?? labels[key] ?? (key || "Form")}: ${e.message}`;
   });
 }
 

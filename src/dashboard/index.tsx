@@ -9,14 +9,19 @@ import { assetFor } from "./assets";
 import { PageError } from "./errors";
 import { html, pageHeaders } from "./http";
 import { Layout } from "./layout";
-import { ASSETS_PATH, DASHBOARD, SIGN_IN_PATH } from "./prefixes";
+import { ASSETS_PATH, DASHBOARD, MEMBERS_BULK_PATH, SIGN_IN_PATH } from "./prefixes";
 import { registerAcceptInvitation } from "./routes/accept-invitation";
+import { MAX_UPLOAD_BYTES, registerBulkUpload } from "./routes/bulk-upload";
 import { registerExports } from "./routes/exports";
 import { registerHome } from "./routes/home";
+import { registerLti } from "./routes/lti";
+import { registerMembers } from "./routes/members";
 import { registerSignIn } from "./routes/sign-in";
 import { registerSso } from "./routes/sso";
 import { registerTokens } from "./routes/tokens";
+import { registerWebhookActions } from "./routes/webhook-actions";
 import { registerWebhooks } from "./routes/webhooks";
+import { registerXapi } from "./routes/xapi";
 
 /** Forms are small; anything larger is refused before it is parsed. */
 const MAX_FORM_BYTES = 64 * 1024;
@@ -76,15 +81,21 @@ export function dashboardApp(): Hono<AppEnv> {
   app.use("*", responseHeaders);
   app.use("*", pageHeaders);
   app.use("*", provideContext);
-  app.on(
-    ["POST"],
-    "*",
-    bodyLimit({
-      maxSize: MAX_FORM_BYTES,
-      onError: () => {
-        throw new PageError(413, "That form is too large", "Send less text, or split it up.");
-      },
-    }),
+  const formLimit = bodyLimit({
+    maxSize: MAX_FORM_BYTES,
+    onError: () => {
+      throw new PageError(413, "That form is too large", "Send less text, or split it up.");
+    },
+  });
+  // A members CSV may be as large as the API accepts (5 MiB), on its one path.
+  const uploadLimit = bodyLimit({
+    maxSize: MAX_UPLOAD_BYTES + MAX_FORM_BYTES,
+    onError: () => {
+      throw new PageError(413, "That file is too large", "A members file may be up to 5 MiB; split it up.");
+    },
+  });
+  app.on(["POST"], "*", (c, next) =>
+    c.req.path === MEMBERS_BULK_PATH ? uploadLimit(c, next) : formLimit(c, next),
   );
 
   app.get(`${ASSETS_PATH}/:file`, (c) => {
@@ -102,7 +113,13 @@ export function dashboardApp(): Hono<AppEnv> {
   registerHome(app);
   registerTokens(app);
   registerWebhooks(app);
+  registerWebhookActions(app);
   registerExports(app);
+  // Before the members' `/:id` pages: `bulk` is not a member.
+  registerBulkUpload(app);
+  registerMembers(app);
+  registerLti(app);
+  registerXapi(app);
 
   app.notFound((c) =>
     errorPage(

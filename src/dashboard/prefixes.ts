@@ -14,3 +14,7 @@ export const TOKENS_PATH = `${DASHBOARD}/settings/integrations/tokens`;
 export const WEBHOOKS_PATH = `${DASHBOARD}/settings/integrations/webhooks`;
 export const EXPORTS_PATH = `${DASHBOARD}/settings/integrations/exports`;
 export const ASSETS_PATH = `${DASHBOARD}/assets`;
+export const MEMBERS_PATH = `${DASHBOARD}/members`;
+export const MEMBERS_BULK_PATH = `${MEMBERS_PATH}/bulk`;
+export const LTI_PATH = `${DASHBOARD}/settings/integrations/lti`;
+export const XAPI_PATH = `${DASHBOARD}/settings/integrations/xapi`;

@@ -1,4 +1,4 @@
-import { EXPORTS_PATH, TOKENS_PATH, WEBHOOKS_PATH } from "./prefixes";
+import { EXPORTS_PATH, LTI_PATH, MEMBERS_PATH, TOKENS_PATH, WEBHOOKS_PATH, XAPI_PATH } from "./prefixes";
 
 /**
  * The dashboard's sections, in the order the navigation shows them: only sections that exist are
@@ -16,6 +16,14 @@ export interface Section {
 }
 
 export const SECTIONS: readonly Section[] = [
+  {
+    id: "members",
+    group: "People",
+    label: "Members",
+    path: MEMBERS_PATH,
+    summary:
+      "Find members by name, role, status or group; invite them, change roles, suspend or remove; upload a CSV.",
+  },
   {
     id: "tokens",
     group: "Settings → Integrations",
@@ -38,5 +46,21 @@ export const SECTIONS: readonly Section[] = [
     label: "Exports",
     path: EXPORTS_PATH,
     summary: "Request CSV files of your learning data, watch them being generated, download them.",
+  },
+  {
+    id: "lti",
+    group: "Settings → Integrations",
+    label: "LTI",
+    path: LTI_PATH,
+    summary:
+      "Register your LMS (by link or by hand), copy the values it needs, read the launch log with each refusal's reason.",
+  },
+  {
+    id: "xapi",
+    group: "Settings → Integrations",
+    label: "xAPI",
+    path: XAPI_PATH,
+    summary:
+      "Forward learning statements to your LRS: endpoints with health, a test call, the forwarding log, backfills.",
   },
 ];

@@ -14,7 +14,19 @@ const TOKENS = "/dashboard/settings/integrations/tokens";
 /** Every page behind the sign-in, by GET. */
 const WEBHOOKS = "/dashboard/settings/integrations/webhooks";
 const EXPORTS = "/dashboard/settings/integrations/exports";
+/** The pages of the members, LTI and xAPI sections (for admins; staff choose an institution first). */
+const SECTION_PAGES = [
+  "/dashboard/members",
+  "/dashboard/members/new",
+  "/dashboard/members/bulk",
+  "/dashboard/settings/integrations/lti",
+  "/dashboard/settings/integrations/lti/new",
+  "/dashboard/settings/integrations/lti/launches",
+  "/dashboard/settings/integrations/xapi",
+  "/dashboard/settings/integrations/xapi/new",
+];
 const PAGES = [
+  ...SECTION_PAGES,
   "/dashboard",
   TOKENS,
   `${TOKENS}/new`,
@@ -510,7 +522,7 @@ describe("dashboard: pages and their headers", () => {
       [new Browser(), "/dashboard/sign-in"],
       [new Browser(), "/dashboard/accept-invitation?token=inv_x"],
       [new Browser(), "/dashboard/no-such-page"],
-      ...["/dashboard", TOKENS, `${TOKENS}/new`, WEBHOOKS, `${WEBHOOKS}/new`, EXPORTS].map(
+      ...["/dashboard", TOKENS, `${TOKENS}/new`, WEBHOOKS, `${WEBHOOKS}/new`, EXPORTS, ...SECTION_PAGES].map(
         (p) => [browser, p] as [Browser, string],
       ),
       [staffBrowser, "/dashboard/institutions"],

@@ -52,6 +52,31 @@ export class Browser {
     );
   }
 
+  /** Posts a multipart form with `files` as file parts, as a browser posts a file input. */
+  async postFiles(
+    path: string,
+    fields: Record<string, string>,
+    files: Record<string, { name: string; text: string; type?: string }>,
+  ): Promise<Response> {
+    const form = new FormData();
+    for (const [name, value] of Object.entries(fields)) form.append(name, value);
+    for (const [name, file] of Object.entries(files))
+      form.append(name, new File([file.text], file.name, { type: file.type ?? "text/csv" }));
+    const request = new Request("https://api.lingua.test/", { method: "POST", body: form });
+    return this.keep(
+      await call(path, {
+        method: "POST",
+        rawBody: new Uint8Array(await request.arrayBuffer()),
+        headers: {
+          "Content-Type": request.headers.get("Content-Type")!,
+          Cookie: this.cookieHeader(),
+          "CF-Connecting-IP": this.ip,
+          Origin: "https://api.lingua.test",
+        },
+      }),
+    );
+  }
+
   /** Signs in through the sign-in page's form; answers the form's response (303 on success). */
   async signIn(email: string, password = PASSWORD): Promise<Response> {
     const page = await this.get("/dashboard/sign-in");

@@ -1,13 +1,12 @@
 import type { Child } from "hono/jsx";
 import type { z } from "zod";
-import { DELIVERY_STATUSES, type DeliveryStatus } from "../../db/schema";
 import { presentWebhook } from "../../domains/webhooks/present";
 import type { DeliverySchema } from "../../domains/webhooks/schemas";
 import type { WebhookRow, webhookHealth } from "../../domains/webhooks/service";
 import { EVENT_TYPES, SUBSCRIBABLE_TYPES } from "../../platform/events";
+import { Col, ConfirmForm, CopyField, EmptyState, ListTable, Notice } from "../components";
 import { field } from "../forms";
 import { CodeBadges, CsrfField, ErrorSummary, When } from "../layout";
-import { Pager } from "../pager";
 import { WEBHOOKS_PATH } from "../prefixes";
 import type { DashboardSession } from "../session";
 
@@ -17,6 +16,7 @@ export type Delivery = z.infer<typeof DeliverySchema>;
 export type Health = Awaited<ReturnType<typeof webhookHealth>>;
 
 export const DELIVERIES_PER_PAGE = 20;
+export const WEBHOOKS_PER_PAGE = 25;
 export const LABELS = {
   url: "URL",
   events: "Events",
@@ -38,14 +38,6 @@ export const NOTICES: Record<string, string> = {
 };
 
 export const hookPath = (id: string) => `${WEBHOOKS_PATH}/${encodeURIComponent(id)}`;
-
-export function Notice({ text }: { text?: string }) {
-  return text ? (
-    <p class="notice" role="status">
-      {text}
-    </p>
-  ) : null;
-}
 
 export function Status({ hook }: { hook: WebhookRow }) {
   if (!hook.enabled)
@@ -142,13 +134,7 @@ export function ShownOnce({ title, secret, hookId }: { title: string; secret: st
         Copy the signing secret now and store it with your receiver: it is shown only this once.
       </p>
       <div class="card">
-        <label for="secret">Signing secret</label>
-        <div class="secret">
-          <input id="secret" type="text" readonly value={secret} autocomplete="off" spellcheck={false} />
-          <button type="button" class="secondary" data-copy="secret" hidden>
-            Copy
-          </button>
-        </div>
+        <CopyField id="secret" label="Signing secret" value={secret} />
         <p class="hint">
           Verify <code>X-Signature-256</code> (hex HMAC-SHA256 of the body) or the Standard Webhooks{" "}
           <code>webhook-signature</code> with it.
@@ -160,139 +146,6 @@ export function ShownOnce({ title, secret, hookId }: { title: string; secret: st
         </a>
       </div>
     </>
-  );
-}
-
-export function Attempts({ delivery }: { delivery: Delivery }) {
-  if (delivery.attempts.length === 0) return <span>Not tried yet</span>;
-  return (
-    <details>
-      <summary>{`${delivery.attempts.length} attempt${delivery.attempts.length === 1 ? "" : "s"}`}</summary>
-      <ol>
-        {delivery.attempts.map((a) => (
-          <li>
-            <When iso={a.started_at} />
-            {` · ${a.response_status ?? a.error_code ?? "no answer"}`}
-            {a.duration_ms !== null ? ` · ${a.duration_ms} ms` : ""}
-            {a.error ? <p class="hint">{a.error}</p> : null}
-            {a.response_body ? (
-              <pre>
-                <code>{a.response_body.slice(0, 1024)}</code>
-              </pre>
-            ) : null}
-          </li>
-        ))}
-      </ol>
-    </details>
-  );
-}
-
-export function DeliveryLog({
-  session,
-  hook,
-  deliveries,
-  total,
-  pageNo,
-  status,
-}: {
-  session: DashboardSession;
-  hook: WebhookRow;
-  deliveries: Delivery[];
-  total: number;
-  pageNo: number;
-  status?: DeliveryStatus;
-}) {
-  return (
-    <section aria-labelledby="log">
-      <h2 id="log">Delivery log</h2>
-      <form method="get" action={hookPath(hook.id)} class="actions">
-        <label for="status" class="visually-hidden">
-          Status
-        </label>
-        <select id="status" name="status">
-          <option value="">Every status</option>
-          {DELIVERY_STATUSES.map((s) => (
-            <option value={s} selected={status === s}>
-              {s}
-            </option>
-          ))}
-        </select>
-        <button type="submit" class="secondary">
-          Filter
-        </button>
-      </form>
-      {deliveries.length === 0 ? (
-        <div class="card empty">
-          <p>
-            {status
-              ? `No ${status} deliveries.`
-              : "No deliveries yet. Send a test ping to check your receiver; events appear here as they happen (kept 30 days)."}
-          </p>
-        </div>
-      ) : (
-        <section class="table-wrap" aria-label="Deliveries" tabindex={0}>
-          <table>
-            <caption>{`Deliveries (${total})`}</caption>
-            <thead>
-              <tr>
-                <th scope="col">Event</th>
-                <th scope="col">Status</th>
-                <th scope="col">Last response</th>
-                <th scope="col">Created</th>
-                <th scope="col">Attempts</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {deliveries.map((d) => (
-                <tr>
-                  <td>
-                    <code>{d.event_type}</code>
-                    {d.redelivery_of ? <span class="hint"> (redelivery)</span> : null}
-                  </td>
-                  <td>
-                    <span class={d.status === "failed" ? "badge warn" : "badge"}>{d.status}</span>
-                  </td>
-                  <td>{d.last_response_status ?? d.last_error_code ?? "—"}</td>
-                  <td>
-                    <When iso={d.created_at} />
-                  </td>
-                  <td>
-                    <Attempts delivery={d} />
-                  </td>
-                  <td>
-                    {d.status === "succeeded" || d.status === "failed" ? (
-                      <form
-                        method="post"
-                        action={`${hookPath(hook.id)}/deliveries/${encodeURIComponent(d.id)}/redeliver`}
-                      >
-                        <CsrfField token={session.csrf} />
-                        <button
-                          type="submit"
-                          class="secondary"
-                          aria-label={`Redeliver ${d.event_type} ${d.id}`}
-                        >
-                          Redeliver
-                        </button>
-                      </form>
-                    ) : null}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          <Pager
-            path={hookPath(hook.id)}
-            query={status ? { status } : {}}
-            page={pageNo}
-            perPage={DELIVERIES_PER_PAGE}
-            total={total}
-          />
-        </section>
-      )}
-    </section>
   );
 }
 
@@ -388,20 +241,80 @@ export function Detail({
           </div>
         </form>
       </section>
-      <details class="confirm">
-        <summary>Delete this webhook…</summary>
-        <form method="post" action={`${hookPath(hook.id)}/delete`}>
-          <CsrfField token={session.csrf} />
-          <p>Delete the webhook and its delivery log? Events stop at once. This cannot be undone.</p>
-          <button type="submit" class="danger">
-            Delete webhook
-          </button>
-        </form>
-      </details>
+      <ConfirmForm
+        action={`${hookPath(hook.id)}/delete`}
+        csrf={session.csrf}
+        summary="Delete this webhook…"
+        text="Delete the webhook and its delivery log? Events stop at once. This cannot be undone."
+        button="Delete webhook"
+      />
     </>
   );
 }
 
 export function formOfHook(hook: WebhookRow): HookForm {
   return { url: hook.url, description: hook.description ?? "", events: hook.events, enabled: hook.enabled };
+}
+
+export function WebhookList({
+  rows,
+  healths,
+  total,
+  page,
+  notice,
+}: {
+  rows: WebhookRow[];
+  healths: Health[];
+  total: number;
+  page: number;
+  notice?: string;
+}) {
+  return (
+    <>
+      <h1>Webhooks</h1>
+      <Notice text={notice} />
+      <p>Webhooks tell your systems within seconds when something happens: a signed POST per event.</p>
+      <div class="actions">
+        <a class="button" href={`${WEBHOOKS_PATH}/new`}>
+          Add webhook
+        </a>
+      </div>
+      <ListTable
+        label="Webhooks"
+        count={rows.length}
+        total={total}
+        path={WEBHOOKS_PATH}
+        page={page}
+        perPage={WEBHOOKS_PER_PAGE}
+        empty={
+          <EmptyState title="No webhooks yet">
+            <p>Add one with your receiver's URL and the events it wants, then send it a test ping.</p>
+          </EmptyState>
+        }
+        head={
+          <>
+            <Col>URL</Col>
+            <Col>Events</Col>
+            <Col>Status</Col>
+            <Col>Health</Col>
+          </>
+        }
+        rows={rows.map((hook, i) => (
+          <tr>
+            <th scope="row">
+              <a href={hookPath(hook.id)}>{hook.url}</a>
+              {hook.description ? <span class="hint"> {hook.description}</span> : null}
+            </th>
+            <td>
+              <EventsList events={hook.events} />
+            </td>
+            <td>
+              <Status hook={hook} />
+            </td>
+            <td>{healths[i] ? <HealthLine health={healths[i]} /> : null}</td>
+          </tr>
+        ))}
+      />
+    </>
+  );
 }

@@ -11,10 +11,9 @@ import type { AppEnv } from "../../env";
 import { enforce, holdsAbility } from "../../platform/auth/policy";
 import { dayProblem } from "../../platform/dates";
 import { ApiError } from "../../platform/errors";
+import { Col, EmptyState, ListTable, Notice, sectionPage } from "../components";
 import { field, fieldMessages, formOf, issuesOf, pageNumber } from "../forms";
-import { html } from "../http";
-import { CsrfField, ErrorSummary, Layout, When } from "../layout";
-import { Pager } from "../pager";
+import { CsrfField, ErrorSummary, When } from "../layout";
 import { EXPORTS_PATH } from "../prefixes";
 import { checkCsrf, type DashboardSession, signedIn } from "../session";
 
@@ -117,7 +116,7 @@ function RequestForm({
 
 function ExportRows({ jobs }: { jobs: ExportJob[] }) {
   return (
-    <tbody>
+    <>
       {jobs.map((job) => {
         const s = statusOf(job);
         return (
@@ -139,19 +138,18 @@ function ExportRows({ jobs }: { jobs: ExportJob[] }) {
           </tr>
         );
       })}
-    </tbody>
+    </>
   );
 }
 
 function page(c: Context<AppEnv>, children: Child, status = 200) {
-  return html(
+  return sectionPage(
     c,
-    <Layout title="Exports" nonce={c.var.nonce} session={c.var.dashboard} current={SECTION}>
-      <p class="crumbs">Settings → Integrations</p>
+    { title: "Exports", section: SECTION, crumbs: "Settings → Integrations", status },
+    <>
       <h1>Exports</h1>
       {children}
-    </Layout>,
-    status,
+    </>,
   );
 }
 
@@ -165,39 +163,33 @@ async function renderList(c: Context<AppEnv>, form: ExportForm, errors: string[]
   return page(
     c,
     <>
-      {notice ? (
-        <p class="notice" role="status">
-          {notice}
-        </p>
-      ) : null}
+      <Notice text={notice} />
       <p>CSV files of your institution's learning data, kept for download for 7 days.</p>
       {mayRequest ? <RequestForm session={session} form={form} errors={errors} /> : null}
-      {total === 0 ? (
-        <div class="card empty">
-          <h2>No exports yet</h2>
-          <p>Request one above: it is generated in the background and appears here with its progress.</p>
-        </div>
-      ) : (
-        <section class="table-wrap" aria-label="Exports" tabindex={0}>
-          <table>
-            <caption>{`Exports (${total})`}</caption>
-            <thead>
-              <tr>
-                <th scope="col">Type</th>
-                <th scope="col">Status</th>
-                <th scope="col">Progress</th>
-                <th scope="col">Requested</th>
-                <th scope="col">Expires</th>
-                <th scope="col">
-                  <span class="visually-hidden">Download</span>
-                </th>
-              </tr>
-            </thead>
-            <ExportRows jobs={rows} />
-          </table>
-          <Pager path={EXPORTS_PATH} query={{}} page={pageNo} perPage={PER_PAGE} total={total} />
-        </section>
-      )}
+      <ListTable
+        label="Exports"
+        count={rows.length}
+        total={total}
+        path={EXPORTS_PATH}
+        page={pageNo}
+        perPage={PER_PAGE}
+        empty={
+          <EmptyState title="No exports yet">
+            <p>Request one above: it is generated in the background and appears here with its progress.</p>
+          </EmptyState>
+        }
+        head={
+          <>
+            <Col>Type</Col>
+            <Col>Status</Col>
+            <Col>Progress</Col>
+            <Col>Requested</Col>
+            <Col>Expires</Col>
+            <Col hidden>Download</Col>
+          </>
+        }
+        rows={<ExportRows jobs={rows} />}
+      />
     </>,
     status,
   );

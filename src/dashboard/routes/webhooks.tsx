@@ -1,63 +1,49 @@
 import type { Context, Hono } from "hono";
 import type { Child } from "hono/jsx";
 import { DELIVERY_STATUSES } from "../../db/schema";
-import { listDeliveries, recover, redeliver, sendTestPing } from "../../domains/webhooks/delivery-service";
+import { listDeliveries } from "../../domains/webhooks/delivery-service";
 import { webhookScope } from "../../domains/webhooks/policy";
-import { limitTestPings } from "../../domains/webhooks/routes/test-webhook";
-import { CreateWebhookBody, RotateSecretBody, UpdateWebhookBody } from "../../domains/webhooks/schemas";
+import { CreateWebhookBody, UpdateWebhookBody } from "../../domains/webhooks/schemas";
 import {
   createWebhook,
   deleteWebhook,
   findWebhook,
   listWebhooks,
-  rotateSecret,
   updateWebhook,
   type WebhookRow,
   webhookHealth,
 } from "../../domains/webhooks/service";
 import type { AppEnv } from "../../env";
 import { enforce, holdsAbility } from "../../platform/auth/policy";
-import { dayProblem } from "../../platform/dates";
 import { ApiError } from "../../platform/errors";
-import { field, fieldMessages, formOf, issuesOf, pageNumber } from "../forms";
-import { html } from "../http";
-import { CsrfField, ErrorSummary, Layout } from "../layout";
-import { Pager } from "../pager";
+import { sectionPage } from "../components";
+import { fieldMessages, formOf, issuesOf, pageNumber } from "../forms";
+import { CsrfField, ErrorSummary } from "../layout";
+import { DeliveryLog } from "../pages/webhook-deliveries";
 import {
   DELIVERIES_PER_PAGE,
-  DeliveryLog,
   Detail,
-  EventsList,
   formOfHook,
-  HealthLine,
   HookFields,
   type HookForm,
   hookForm,
   hookPath,
   LABELS,
   NOTICES,
-  Notice,
   ShownOnce,
-  Status,
+  WEBHOOKS_PER_PAGE,
+  WebhookList,
 } from "../pages/webhooks";
 import { WEBHOOKS_PATH } from "../prefixes";
 import { checkCsrf, signedIn } from "../session";
 
-const PER_PAGE = 25;
 const SECTION = "webhooks";
 
-function page(c: Context<AppEnv>, title: string, children: Child, status = 200) {
-  return html(
-    c,
-    <Layout title={title} nonce={c.var.nonce} session={c.var.dashboard} current={SECTION}>
-      <p class="crumbs">Settings → Integrations</p>
-      {children}
-    </Layout>,
-    status,
-  );
+export function page(c: Context<AppEnv>, title: string, children: Child, status = 200) {
+  return sectionPage(c, { title, section: SECTION, crumbs: "Settings → Integrations", status }, children);
 }
 
-async function renderDetail(
+export async function renderDetail(
   c: Context<AppEnv>,
   hook: WebhookRow,
   options: { form?: HookForm; errors?: string[]; status?: number } = {},
@@ -100,12 +86,11 @@ async function renderDetail(
 }
 
 /** The institution's webhook of the URL, or the service's 404; the API's tenancy rule (`webhookScope`). */
-function hookOf(c: Context<AppEnv>) {
+export function hookOf(c: Context<AppEnv>) {
   const { ctx, principal } = c.var.dashboard;
   return findWebhook(ctx, { ...webhookScope(principal), id: c.req.param("id") ?? "" });
 }
 
-/** A service's refusal of a form, as the form's messages (5xx is left to the error page). */
 /** The notice a redirect asked for (`?notice=`), with the count a recovery passes along. */
 function noticeOf(c: Context<AppEnv>): string | undefined {
   const notice = c.req.query("notice") ?? "";
@@ -117,7 +102,8 @@ function noticeOf(c: Context<AppEnv>): string | undefined {
     : `${count} failed events are queued for delivery again.`;
 }
 
-function refusalMessages(error: unknown): { messages: string[]; status: number } | null {
+/** A service's refusal of a form, as the form's messages (5xx is left to the error page). */
+export function refusalMessages(error: unknown): { messages: string[]; status: number } | null {
   if (!(error instanceof ApiError) || error.status >= 500) return null;
   return {
     messages: error.errors ? fieldMessages(error.errors, LABELS) : [error.message],
@@ -138,60 +124,19 @@ export function registerWebhooks(app: Hono<AppEnv>) {
     const pageNo = pageNumber(c.req.query("page"));
     const { rows, total } = await listWebhooks(session.ctx, {
       ...scope,
-      page: { page: pageNo, per_page: PER_PAGE },
+      page: { page: pageNo, per_page: WEBHOOKS_PER_PAGE },
     });
     const healths = await Promise.all(rows.map((r) => webhookHealth(session.ctx, r.id)));
     return page(
       c,
       "Webhooks",
-      <>
-        <h1>Webhooks</h1>
-        <Notice text={NOTICES[c.req.query("notice") ?? ""]} />
-        <p>Webhooks tell your systems within seconds when something happens: a signed POST per event.</p>
-        <div class="actions">
-          <a class="button" href={`${WEBHOOKS_PATH}/new`}>
-            Add webhook
-          </a>
-        </div>
-        {total === 0 ? (
-          <div class="card empty">
-            <h2>No webhooks yet</h2>
-            <p>Add one with your receiver's URL and the events it wants, then send it a test ping.</p>
-          </div>
-        ) : (
-          <section class="table-wrap" aria-label="Webhooks" tabindex={0}>
-            <table>
-              <caption>{`Webhooks (${total})`}</caption>
-              <thead>
-                <tr>
-                  <th scope="col">URL</th>
-                  <th scope="col">Events</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Health</th>
-                </tr>
-              </thead>
-              <tbody>
-                {rows.map((hook, i) => (
-                  <tr>
-                    <th scope="row">
-                      <a href={hookPath(hook.id)}>{hook.url}</a>
-                      {hook.description ? <span class="hint"> {hook.description}</span> : null}
-                    </th>
-                    <td>
-                      <EventsList events={hook.events} />
-                    </td>
-                    <td>
-                      <Status hook={hook} />
-                    </td>
-                    <td>{healths[i] ? <HealthLine health={healths[i]} /> : null}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-            <Pager path={WEBHOOKS_PATH} query={{}} page={pageNo} perPage={PER_PAGE} total={total} />
-          </section>
-        )}
-      </>,
+      <WebhookList
+        rows={rows}
+        healths={healths}
+        total={total}
+        page={pageNo}
+        notice={NOTICES[c.req.query("notice") ?? ""]}
+      />,
     );
   });
 
@@ -285,91 +230,6 @@ export function registerWebhooks(app: Hono<AppEnv>) {
       return renderDetail(c, hook, { form, errors: refusal.messages, status: refusal.status });
     }
     return c.redirect(`${hookPath(hook.id)}?notice=saved`, 303);
-  });
-
-  app.post(`${WEBHOOKS_PATH}/:id/test`, signedIn, checkCsrf, async (c) => {
-    const session = c.var.dashboard;
-    enforce(holdsAbility(session.principal, "webhooks:write"));
-    const hook = await hookOf(c);
-    await limitTestPings(session.ctx, hook.id);
-    const ping = await sendTestPing(session.ctx, hook);
-    const attempt = ping.attempts[0];
-    return page(
-      c,
-      "Test ping",
-      <>
-        <h1>Test ping</h1>
-        <p class={ping.status === "succeeded" ? "notice" : "error-summary"} role="status">
-          {ping.status === "succeeded"
-            ? `Your receiver answered ${ping.last_response_status}: the ping succeeded.`
-            : `The ping failed: ${ping.last_error ?? ping.last_error_code ?? "no answer"}.`}
-        </p>
-        <div class="card">
-          <p>
-            <code>{hook.url}</code>
-          </p>
-          {attempt ? (
-            <p>{`Response: ${attempt.response_status ?? attempt.error_code ?? "none"}${attempt.duration_ms !== null ? ` in ${attempt.duration_ms} ms` : ""}`}</p>
-          ) : null}
-          {attempt?.response_body ? (
-            <pre>
-              <code>{attempt.response_body.slice(0, 1024)}</code>
-            </pre>
-          ) : null}
-        </div>
-        <div class="actions">
-          <a class="button" href={hookPath(hook.id)}>
-            Back to the webhook
-          </a>
-        </div>
-      </>,
-    );
-  });
-
-  app.post(`${WEBHOOKS_PATH}/:id/rotate`, signedIn, checkCsrf, async (c) => {
-    const session = c.var.dashboard;
-    enforce(holdsAbility(session.principal, "webhooks:write"));
-    const hook = await hookOf(c);
-    const ttl = Number(field(await formOf(c), "previous_secret_ttl_seconds") || "86400");
-    const parsed = RotateSecretBody.safeParse({ previous_secret_ttl_seconds: ttl });
-    if (!parsed.success)
-      return renderDetail(c, hook, {
-        errors: fieldMessages(issuesOf(parsed.error.issues), { previous_secret_ttl_seconds: "Old secret" }),
-        status: 422,
-      });
-    const { secret } = await rotateSecret(session.ctx, {
-      ...webhookScope(session.principal),
-      id: hook.id,
-      previousTtlSeconds: parsed.data.previous_secret_ttl_seconds,
-    });
-    return page(c, "Secret rotated", <ShownOnce title="Secret rotated" secret={secret} hookId={hook.id} />);
-  });
-
-  app.post(`${WEBHOOKS_PATH}/:id/deliveries/:delivery/redeliver`, signedIn, checkCsrf, async (c) => {
-    const session = c.var.dashboard;
-    enforce(holdsAbility(session.principal, "webhooks:write"));
-    const hook = await hookOf(c);
-    const deliveryId = c.req.param("delivery");
-    await redeliver(session.ctx, { webhook: hook, deliveryId });
-    return c.redirect(`${hookPath(hook.id)}?notice=redelivered`, 303);
-  });
-
-  app.post(`${WEBHOOKS_PATH}/:id/recover`, signedIn, checkCsrf, async (c) => {
-    const session = c.var.dashboard;
-    enforce(holdsAbility(session.principal, "webhooks:write"));
-    const hook = await hookOf(c);
-    const day = field(await formOf(c), "since");
-    const problem = dayProblem(day);
-    if (problem) return renderDetail(c, hook, { errors: [`Since: ${problem}`], status: 422 });
-    let result: Awaited<ReturnType<typeof recover>>;
-    try {
-      result = await recover(session.ctx, { webhook: hook, since: `${day}T00:00:00Z` });
-    } catch (error) {
-      const refusal = refusalMessages(error);
-      if (!refusal) throw error;
-      return renderDetail(c, hook, { errors: refusal.messages, status: refusal.status });
-    }
-    return c.redirect(`${hookPath(hook.id)}?notice=recovered&count=${result.redelivered}`, 303);
   });
 
   app.post(`${WEBHOOKS_PATH}/:id/delete`, signedIn, checkCsrf, async (c) => {

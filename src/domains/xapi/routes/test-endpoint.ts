@@ -15,7 +15,7 @@ const TAGS = ["xAPI"];
 /** Test calls per endpoint per rate-limit window (a minute): each one is two or three requests to the LRS. */
 export const TEST_CALL_POLICY = { name: "xapi-test", limit: 10 } as const;
 
-async function limitTestCalls(ctx: ServiceContext, endpointId: string): Promise<void> {
+export async function limitTestCalls(ctx: ServiceContext, endpointId: string): Promise<void> {
   const decision = await limiterFor(ctx.env, `xapi:${TEST_CALL_POLICY.name}:${endpointId}`).consume(
     TEST_CALL_POLICY.limit,
     ctx.config.rateLimitWindowSeconds,
