@@ -59,6 +59,13 @@ const PUBLIC = [
   "GET /api/lti/deep-linking/{launch}/select",
   // Stripe's webhook: signed with the endpoint's secret instead of a token.
   "POST /api/billing/webhook",
+  // Single sign-on: where a person starts, where the IdP sends them back (bound to the pending request
+  // and its cookie, or to a signed assertion), the code's exchange, and the SAML metadata an IdP reads.
+  "GET /api/auth/sso",
+  "GET /api/auth/sso/oidc/{id}/callback",
+  "POST /api/auth/sso/saml/{id}/acs",
+  "POST /api/auth/sso/session",
+  "GET /api/institutions/{id}/sso/saml/metadata",
 ];
 
 /** Operations any valid token may call, whatever its abilities: exactly those without `x-required-ability`. */
@@ -136,6 +143,7 @@ const TENANT_RESOURCES: Record<string, (r: Resources) => Record<string, string>>
   "/api/institutions/{id}/invitations": (r) => ({ id: r.tenant.institution.id }),
   "/api/institutions/{id}/analytics": (r) => ({ id: r.tenant.institution.id }),
   "/api/institutions/{id}/sso": (r) => ({ id: r.tenant.institution.id }),
+  "/api/institutions/{id}/sso/log": (r) => ({ id: r.tenant.institution.id }),
   "/api/institutions/{id}/scim": (r) => ({ id: r.tenant.institution.id }),
   "/api/institutions/{id}/scim-tokens": (r) => ({ id: r.tenant.institution.id }),
   "/api/institutions/{id}/scim-tokens/{token}": (r) => ({ id: r.tenant.institution.id, token: r.scimToken }),
