@@ -83,6 +83,40 @@ details.confirm form { margin: .5rem 0 0; }
 @media print {
   .topbar, nav.sections, .actions, .skip { display: none; }
 }
+/* Analytics: the branded band, the totals, the range picker and the SVG charts. */
+.brand-band { display: flex; flex-wrap: wrap; gap: .75rem 1.25rem; align-items: center; background: var(--ink); color: #fff; border-radius: .5rem; padding: 1rem 1.25rem; margin: 0 0 1rem; }
+.brand-band h1 { margin: 0; font-size: 1.4rem; }
+.brand-band p { margin: .25rem 0 0; }
+.brand-band .logo { height: 3rem; width: auto; max-width: 12rem; background: #fff; border-radius: .25rem; padding: .25rem; }
+.brand-band .band-actions { margin-left: auto; }
+.range-fields { display: grid; grid-template-columns: repeat(auto-fit, minmax(11rem, 1fr)); gap: 0 1rem; align-items: end; }
+.range-fields select, .range-fields input { max-width: 100%; }
+.range-custom { display: grid; grid-template-columns: 1fr 1fr; gap: 0 .75rem; margin: 0; grid-column: span 2; }
+.kpis { list-style: none; padding: 0; margin: 0 0 1rem; display: grid; grid-template-columns: repeat(auto-fit, minmax(10rem, 1fr)); gap: .75rem; }
+.kpi { background: var(--paper); border: 1px solid var(--line); border-radius: .5rem; padding: .75rem 1rem; }
+.kpi strong { display: block; font-size: 1.6rem; color: var(--brand); }
+.kpi small { display: block; color: var(--muted); }
+.charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(100%, 30rem), 1fr)); gap: 1rem; }
+figure.chart { margin: 0; background: var(--paper); border: 1px solid var(--line); border-radius: .5rem; padding: .75rem 1rem; break-inside: avoid; }
+figure.chart h3 { margin: 0 0 .5rem; font-size: 1.05rem; }
+figure.chart svg { display: block; width: 100%; height: auto; }
+.chart-data summary { cursor: pointer; color: var(--brand); margin: .5rem 0; }
+.checklist { list-style: none; padding: 0; }
+.warn-text { color: #7a2e0e; }
+.swatch { display: inline-block; width: 1rem; height: 1rem; border: 1px solid var(--line); vertical-align: middle; border-radius: .2rem; }
+@media (max-width: 48rem) {
+  .range-custom { grid-column: auto; }
+}
+@media print {
+  body, html { background: #fff; }
+  .range-picker, .band-actions, .no-print, .chart-data summary { display: none; }
+  .shell { display: block; }
+  main { max-width: none; padding: 0; }
+  .charts { grid-template-columns: 1fr 1fr; }
+  .brand-band, .kpi strong { print-color-adjust: exact; -webkit-print-color-adjust: exact; }
+  .print-view .chart-data > .table-wrap { display: block; }
+}
+.print-view main { max-width: 60rem; margin: 0 auto; }
 `;
 
 /**
@@ -137,6 +171,10 @@ const JS = `"use strict";
       }, function () { setTimeout(function () { poll(row); }, 5000); });
   }
   polled.forEach(function (row) { setTimeout(function () { poll(row); }, 1000); });
+  document.querySelectorAll("button[data-print]").forEach(function (button) {
+    button.hidden = false;
+    button.addEventListener("click", function () { window.print(); });
+  });
   var summary = document.querySelector("[data-focus-on-load]");
   if (summary) summary.focus();
 })();

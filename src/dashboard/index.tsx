@@ -11,6 +11,7 @@ import { html, pageHeaders } from "./http";
 import { Layout } from "./layout";
 import { ASSETS_PATH, DASHBOARD, SIGN_IN_PATH } from "./prefixes";
 import { registerAcceptInvitation } from "./routes/accept-invitation";
+import { registerAnalytics } from "./routes/analytics";
 import { registerExports } from "./routes/exports";
 import { registerHome } from "./routes/home";
 import { registerSignIn } from "./routes/sign-in";
@@ -101,6 +102,7 @@ export function dashboardApp(): Hono<AppEnv> {
   registerTokens(app);
   registerWebhooks(app);
   registerExports(app);
+  registerAnalytics(app);
 
   app.notFound((c) =>
     errorPage(

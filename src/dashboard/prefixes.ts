@@ -13,4 +13,7 @@ export const INSTITUTIONS_PATH = `${DASHBOARD}/institutions`;
 export const TOKENS_PATH = `${DASHBOARD}/settings/integrations/tokens`;
 export const WEBHOOKS_PATH = `${DASHBOARD}/settings/integrations/webhooks`;
 export const EXPORTS_PATH = `${DASHBOARD}/settings/integrations/exports`;
+export const ANALYTICS_PATH = `${DASHBOARD}/analytics`;
+export const BILLING_PATH = `${DASHBOARD}/settings/billing`;
+export const INSTITUTION_SETTINGS_PATH = `${DASHBOARD}/settings/institution`;
 export const ASSETS_PATH = `${DASHBOARD}/assets`;

@@ -1,4 +1,4 @@
-import { EXPORTS_PATH, TOKENS_PATH, WEBHOOKS_PATH } from "./prefixes";
+import { ANALYTICS_PATH, EXPORTS_PATH, TOKENS_PATH, WEBHOOKS_PATH } from "./prefixes";
 
 /**
  * The dashboard's sections, in the order the navigation shows them: only sections that exist are
@@ -16,6 +16,14 @@ export interface Section {
 }
 
 export const SECTIONS: readonly Section[] = [
+  {
+    id: "analytics",
+    group: "Insights",
+    label: "Analytics",
+    path: ANALYTICS_PATH,
+    summary:
+      "Active learners, practice minutes, completions, CEFR levels, top courses and groups, as charts in your branding.",
+  },
   {
     id: "tokens",
     group: "Settings → Integrations",
