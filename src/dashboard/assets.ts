@@ -102,6 +102,10 @@ figure.chart h3 { margin: 0 0 .5rem; font-size: 1.05rem; }
 figure.chart svg { display: block; width: 100%; height: auto; }
 .chart-data summary { cursor: pointer; color: var(--brand); margin: .5rem 0; }
 .checklist { list-style: none; padding: 0; }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .35rem 1.25rem; margin: 0; }
+dl.facts dt { font-weight: 600; color: var(--muted); }
+dl.facts dd { margin: 0; }
+@media (max-width: 36rem) { dl.facts { grid-template-columns: 1fr; } dl.facts dd { margin-bottom: .5rem; } }
 .warn-text { color: #7a2e0e; }
 .swatch { display: inline-block; width: 1rem; height: 1rem; border: 1px solid var(--line); vertical-align: middle; border-radius: .2rem; }
 @media (max-width: 48rem) {

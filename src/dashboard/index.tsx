@@ -12,6 +12,7 @@ import { Layout } from "./layout";
 import { ASSETS_PATH, DASHBOARD, SIGN_IN_PATH } from "./prefixes";
 import { registerAcceptInvitation } from "./routes/accept-invitation";
 import { registerAnalytics } from "./routes/analytics";
+import { registerBilling } from "./routes/billing";
 import { registerExports } from "./routes/exports";
 import { registerHome } from "./routes/home";
 import { registerSignIn } from "./routes/sign-in";
@@ -103,6 +104,7 @@ export function dashboardApp(): Hono<AppEnv> {
   registerWebhooks(app);
   registerExports(app);
   registerAnalytics(app);
+  registerBilling(app);
 
   app.notFound((c) =>
     errorPage(

@@ -1,4 +1,4 @@
-import { ANALYTICS_PATH, EXPORTS_PATH, TOKENS_PATH, WEBHOOKS_PATH } from "./prefixes";
+import { ANALYTICS_PATH, BILLING_PATH, EXPORTS_PATH, TOKENS_PATH, WEBHOOKS_PATH } from "./prefixes";
 
 /**
  * The dashboard's sections, in the order the navigation shows them: only sections that exist are
@@ -46,5 +46,13 @@ export const SECTIONS: readonly Section[] = [
     label: "Exports",
     path: EXPORTS_PATH,
     summary: "Request CSV files of your learning data, watch them being generated, download them.",
+  },
+  {
+    id: "billing",
+    group: "Settings",
+    label: "Billing",
+    path: BILLING_PATH,
+    summary:
+      "Your plan, trial and seats; upgrade through checkout, open the billing portal, apply a promotion code.",
   },
 ];
