@@ -102,6 +102,10 @@ figure.chart h3 { margin: 0 0 .5rem; font-size: 1.05rem; }
 figure.chart svg { display: block; width: 100%; height: auto; }
 .chart-data summary { cursor: pointer; color: var(--brand); margin: .5rem 0; }
 .checklist { list-style: none; padding: 0; }
+textarea { font: inherit; width: 100%; max-width: 44rem; padding: .5rem .6rem; border: 1px solid #8a93a6; border-radius: .375rem; background: var(--paper); color: var(--ink); }
+textarea.mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .85rem; }
+input[type="url"], input[type="number"] { font: inherit; width: 100%; max-width: 28rem; padding: .5rem .6rem; border: 1px solid #8a93a6; border-radius: .375rem; background: var(--paper); color: var(--ink); }
+.contrast-warnings { padding-left: 1.25rem; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .35rem 1.25rem; margin: 0; }
 dl.facts dt { font-weight: 600; color: var(--muted); }
 dl.facts dd { margin: 0; }

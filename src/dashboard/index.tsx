@@ -15,6 +15,7 @@ import { registerAnalytics } from "./routes/analytics";
 import { registerBilling } from "./routes/billing";
 import { registerExports } from "./routes/exports";
 import { registerHome } from "./routes/home";
+import { registerSettings } from "./routes/settings";
 import { registerSignIn } from "./routes/sign-in";
 import { registerTokens } from "./routes/tokens";
 import { registerWebhooks } from "./routes/webhooks";
@@ -105,6 +106,7 @@ export function dashboardApp(): Hono<AppEnv> {
   registerExports(app);
   registerAnalytics(app);
   registerBilling(app);
+  registerSettings(app);
 
   app.notFound((c) =>
     errorPage(

@@ -1,4 +1,11 @@
-import { ANALYTICS_PATH, BILLING_PATH, EXPORTS_PATH, TOKENS_PATH, WEBHOOKS_PATH } from "./prefixes";
+import {
+  ANALYTICS_PATH,
+  BILLING_PATH,
+  EXPORTS_PATH,
+  INSTITUTION_SETTINGS_PATH,
+  TOKENS_PATH,
+  WEBHOOKS_PATH,
+} from "./prefixes";
 
 /**
  * The dashboard's sections, in the order the navigation shows them: only sections that exist are
@@ -54,5 +61,12 @@ export const SECTIONS: readonly Section[] = [
     path: BILLING_PATH,
     summary:
       "Your plan, trial and seats; upgrade through checkout, open the billing portal, apply a promotion code.",
+  },
+  {
+    id: "institution",
+    group: "Settings",
+    label: "Institution",
+    path: INSTITUTION_SETTINGS_PATH,
+    summary: "Name, branding, locale and time zone; single sign-on and compliance documents.",
   },
 ];

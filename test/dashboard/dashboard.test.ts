@@ -14,6 +14,9 @@ const TOKENS = "/dashboard/settings/integrations/tokens";
 /** Every page behind the sign-in, by GET. */
 const WEBHOOKS = "/dashboard/settings/integrations/webhooks";
 const EXPORTS = "/dashboard/settings/integrations/exports";
+const ANALYTICS = "/dashboard/analytics";
+const BILLING = "/dashboard/settings/billing";
+const SETTINGS = "/dashboard/settings/institution";
 const PAGES = [
   "/dashboard",
   TOKENS,
@@ -22,6 +25,11 @@ const PAGES = [
   `${WEBHOOKS}/new`,
   EXPORTS,
   "/dashboard/institutions",
+  ANALYTICS,
+  `${ANALYTICS}?view=print`,
+  BILLING,
+  SETTINGS,
+  `${SETTINGS}/sso`,
 ];
 
 async function signedInAdmin(tenant?: Tenant) {
@@ -510,9 +518,18 @@ describe("dashboard: pages and their headers", () => {
       [new Browser(), "/dashboard/sign-in"],
       [new Browser(), "/dashboard/accept-invitation?token=inv_x"],
       [new Browser(), "/dashboard/no-such-page"],
-      ...["/dashboard", TOKENS, `${TOKENS}/new`, WEBHOOKS, `${WEBHOOKS}/new`, EXPORTS].map(
-        (p) => [browser, p] as [Browser, string],
-      ),
+      ...[
+        "/dashboard",
+        TOKENS,
+        `${TOKENS}/new`,
+        WEBHOOKS,
+        `${WEBHOOKS}/new`,
+        EXPORTS,
+        ANALYTICS,
+        `${ANALYTICS}?view=print`,
+        SETTINGS,
+        `${SETTINGS}/sso`,
+      ].map((p) => [browser, p] as [Browser, string]),
       [staffBrowser, "/dashboard/institutions"],
     ];
     for (const [who, path] of visits) {
