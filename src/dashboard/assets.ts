@@ -92,11 +92,13 @@ details.confirm form { margin: .5rem 0 0; }
 .range-fields { display: grid; grid-template-columns: repeat(auto-fit, minmax(11rem, 1fr)); gap: 0 1rem; align-items: end; }
 .range-fields select, .range-fields input { max-width: 100%; }
 .range-custom { display: grid; grid-template-columns: 1fr 1fr; gap: 0 .75rem; margin: 0; grid-column: span 2; }
-.kpis { list-style: none; padding: 0; margin: 0 0 1rem; display: grid; grid-template-columns: repeat(auto-fit, minmax(10rem, 1fr)); gap: .75rem; }
+.kpis { list-style: none; padding: 0; margin: 0 0 1rem; display: grid; grid-template-columns: repeat(auto-fit, minmax(9rem, 1fr)); gap: .75rem; }
 .kpi { background: var(--paper); border: 1px solid var(--line); border-radius: .5rem; padding: .75rem 1rem; }
-.kpi strong { display: block; font-size: 1.6rem; color: var(--brand); }
+.kpi strong { display: block; font-size: 1.5rem; color: var(--brand); }
 .kpi small { display: block; color: var(--muted); }
-.charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(100%, 30rem), 1fr)); gap: 1rem; }
+.charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(100%, 28rem), 1fr)); gap: 1rem; }
+.charts > * { min-width: 0; }
+.card > h2:first-child, .card > section > h2:first-child { margin-top: 0; }
 figure.chart { margin: 0; background: var(--paper); border: 1px solid var(--line); border-radius: .5rem; padding: .75rem 1rem; break-inside: avoid; }
 figure.chart h3 { margin: 0 0 .5rem; font-size: 1.05rem; }
 figure.chart svg { display: block; width: 100%; height: auto; }

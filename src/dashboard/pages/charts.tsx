@@ -8,8 +8,9 @@ import type { Child } from "hono/jsx";
  * styles. Every drawn datum is an element of class `mark` with a `<title>` (the browser's tooltip).
  */
 
-const WIDTH = 720;
-const FONT = 12;
+// Drawn at about the width of a card in the two-column grid, so 14 units of text read as ~12 px.
+const WIDTH = 560;
+const FONT = 14;
 
 export interface ChartFrame {
   /** Unique on the page: the ids of the title and description derive from it. */
@@ -130,7 +131,7 @@ function DataTable({
 /**
  * One value per period (active learners, minutes, lessons completed): a line with a dot per period
  * (`kind: "line"`) or a bar per period (`"bar"`), a value axis from 0 with four grid lines, and at most
- * eight period labels.
+ * six period labels.
  */
 export function TimeSeriesChart({
   frame,
@@ -161,7 +162,7 @@ export function TimeSeriesChart({
   const band = plotW / n;
   const x = (i: number) => left + band * i + band / 2;
   const y = (v: number) => top + plotH - (v / max) * plotH;
-  const every = Math.max(1, Math.ceil(n / 8));
+  const every = Math.max(1, Math.ceil(n / 6));
   const path = points
     .map((p, i) => `${i === 0 ? "M" : "L"}${x(i).toFixed(1)},${y(p.value).toFixed(1)}`)
     .join("");
@@ -250,8 +251,8 @@ export function CategoryBarChart({
   extraColumns?: { head: string; cells: string[] }[];
 }) {
   const rowH = 30;
-  const labelW = 220;
-  const valueW = 70;
+  const labelW = 190;
+  const valueW = 64;
   const top = 8;
   const height = top * 2 + Math.max(1, rows.length) * rowH;
   const plotW = WIDTH - labelW - valueW;
@@ -275,7 +276,7 @@ export function CategoryBarChart({
         return (
           <g>
             <text x={labelW - 10} y={yTop + rowH / 2 + 4} text-anchor="end" fill="#1b1f2a">
-              {truncate(r.label, 32)}
+              {truncate(r.label, 24)}
             </text>
             <rect x={labelW} y={yTop + 5} width={plotW} height={rowH - 10} fill="#eef0f5" />
             <rect
@@ -316,8 +317,8 @@ export function StackedShareChart({
   rowLabel: string;
 }) {
   const rowH = 30;
-  const labelW = 110;
-  const right = 16;
+  const labelW = 96;
+  const right = 12;
   const legendH = 34;
   const top = 8;
   const plotW = WIDTH - labelW - right;

@@ -202,7 +202,7 @@ function RangePicker({
           </select>
         </div>
         <fieldset id="custom-range" class="range-custom">
-          <legend>Custom range (used with “Custom range”)</legend>
+          <legend>Custom range</legend>
           <div>
             <label for="from">{LABELS.from}</label>
             <input id="from" name="from" type="date" value={form.from || range?.from || ""} />
