@@ -38,16 +38,21 @@ export interface Stack {
   segments: { key: string; value: number; colour: string }[];
 }
 
-/** A round maximum for the value axis: 1, 2, 2.5 or 5 times a power of ten, at least `max`. */
-export function niceMax(max: number): number {
-  if (!(max > 0)) return 1;
-  const power = 10 ** Math.floor(Math.log10(max));
-  for (const step of [1, 2, 2.5, 5, 10]) if (step * power >= max) return step * power;
-  return 10 * power;
-}
-
-function ticks(max: number, count = 4): number[] {
-  return Array.from({ length: count + 1 }, (_, i) => (max * i) / count);
+/**
+ * The value axis: a round interval (1, 2 or 5 times a power of ten) giving at most four steps up to
+ * `max`, and the axis's top, a whole number of intervals; whole numbers stay whole (no "12.5").
+ */
+export function valueAxis(max: number): { top: number; ticks: number[] } {
+  let interval = 1;
+  if (max > 0) {
+    const power = 10 ** Math.floor(Math.log10(max / 4));
+    interval = [1, 2, 5, 10].map((s) => s * power).find((i) => i * 4 >= max) ?? 10 * power;
+    // Counts (learners, lessons) have no half steps.
+    if (Number.isInteger(max) && interval < 1) interval = 1;
+  }
+  const steps = max > 0 ? Math.ceil(max / interval - 1e-9) : 4;
+  const ticks = Array.from({ length: steps + 1 }, (_, i) => Number((i * interval).toPrecision(12)));
+  return { top: steps * interval, ticks };
 }
 
 function truncate(text: string, max: number): string {
@@ -157,7 +162,8 @@ export function TimeSeriesChart({
   const bottom = 36;
   const plotW = WIDTH - left - right;
   const plotH = height - top - bottom;
-  const max = niceMax(Math.max(0, ...points.map((p) => p.value)));
+  const axis = valueAxis(Math.max(0, ...points.map((p) => p.value)));
+  const max = axis.top;
   const n = Math.max(1, points.length);
   const band = plotW / n;
   const x = (i: number) => left + band * i + band / 2;
@@ -180,7 +186,7 @@ export function TimeSeriesChart({
       }
     >
       <g class="grid">
-        {ticks(max).map((t) => (
+        {axis.ticks.map((t) => (
           <>
             <line x1={left} x2={WIDTH - right} y1={y(t)} y2={y(t)} stroke="#d5d9e2" stroke-width="1" />
             <text x={left - 8} y={y(t) + 4} text-anchor="end" fill="#4a5263">
@@ -251,12 +257,12 @@ export function CategoryBarChart({
   extraColumns?: { head: string; cells: string[] }[];
 }) {
   const rowH = 30;
-  const labelW = 190;
-  const valueW = 64;
+  const labelW = 200;
+  const valueW = 56;
   const top = 8;
   const height = top * 2 + Math.max(1, rows.length) * rowH;
   const plotW = WIDTH - labelW - valueW;
-  const max = niceMax(Math.max(0, ...rows.map((r) => r.value)));
+  const max = Math.max(1, ...rows.map((r) => r.value));
   const extra = extraColumns ?? [];
   return (
     <Figure
@@ -276,7 +282,7 @@ export function CategoryBarChart({
         return (
           <g>
             <text x={labelW - 10} y={yTop + rowH / 2 + 4} text-anchor="end" fill="#1b1f2a">
-              {truncate(r.label, 24)}
+              {truncate(r.label, 22)}
             </text>
             <rect x={labelW} y={yTop + 5} width={plotW} height={rowH - 10} fill="#eef0f5" />
             <rect

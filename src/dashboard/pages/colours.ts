@@ -63,11 +63,11 @@ export function inkOn(background: string): string {
 
 /**
  * The colour to draw text and lines with on white: the brand colour itself when it has AA contrast
- * with white, else it darkened until it has.
+ * with white (`target`: 4.5 for text, 3 for graphics), else it darkened until it has.
  */
-export function readableOnWhite(hex: string): string {
+export function readableOnWhite(hex: string, target = AA_TEXT): string {
   let colour = hex;
-  for (let step = 1; contrast(colour, "#ffffff") < AA_TEXT && step <= 10; step++)
+  for (let step = 1; contrast(colour, "#ffffff") < target && step <= 10; step++)
     colour = shade(hex, step / 10);
   return colour;
 }
