@@ -98,6 +98,50 @@ input[type="file"], input[type="url"], input[type="password"], input[type="numbe
 @media print {
   .topbar, nav.sections, .actions, .skip { display: none; }
 }
+/* Analytics: the branded band, the totals, the range picker and the SVG charts. */
+.brand-band { display: flex; flex-wrap: wrap; gap: .75rem 1.25rem; align-items: center; background: var(--ink); color: #fff; border-radius: .5rem; padding: 1rem 1.25rem; margin: 0 0 1rem; }
+.brand-band h1 { margin: 0; font-size: 1.4rem; }
+.brand-band p { margin: .25rem 0 0; }
+.brand-band .logo { height: 3rem; width: auto; max-width: 12rem; background: #fff; border-radius: .25rem; padding: .25rem; }
+.brand-band .band-actions { margin-left: auto; }
+.range-fields { display: grid; grid-template-columns: repeat(auto-fit, minmax(11rem, 1fr)); gap: 0 1rem; align-items: end; }
+.range-fields select, .range-fields input { max-width: 100%; }
+.range-custom { display: grid; grid-template-columns: 1fr 1fr; gap: 0 .75rem; margin: 0; grid-column: span 2; }
+.kpis { list-style: none; padding: 0; margin: 0 0 1rem; display: grid; grid-template-columns: repeat(auto-fit, minmax(9rem, 1fr)); gap: .75rem; }
+.kpi { background: var(--paper); border: 1px solid var(--line); border-radius: .5rem; padding: .75rem 1rem; }
+.kpi strong { display: block; font-size: 1.5rem; color: var(--brand); }
+.kpi small { display: block; color: var(--muted); }
+.charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(100%, 28rem), 1fr)); gap: 1rem; }
+.charts > * { min-width: 0; }
+.card > h2:first-child, .card > section > h2:first-child { margin-top: 0; }
+figure.chart { margin: 0; background: var(--paper); border: 1px solid var(--line); border-radius: .5rem; padding: .75rem 1rem; break-inside: avoid; }
+figure.chart h3 { margin: 0 0 .5rem; font-size: 1.05rem; }
+figure.chart svg { display: block; width: 100%; height: auto; }
+.chart-data summary { cursor: pointer; color: var(--brand); margin: .5rem 0; }
+.checklist { list-style: none; padding: 0; }
+textarea { font: inherit; width: 100%; max-width: 44rem; padding: .5rem .6rem; border: 1px solid #8a93a6; border-radius: .375rem; background: var(--paper); color: var(--ink); }
+textarea.mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .85rem; }
+input[type="url"], input[type="number"] { font: inherit; width: 100%; max-width: 28rem; padding: .5rem .6rem; border: 1px solid #8a93a6; border-radius: .375rem; background: var(--paper); color: var(--ink); }
+.contrast-warnings { padding-left: 1.25rem; }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .35rem 1.25rem; margin: 0; }
+dl.facts dt { font-weight: 600; color: var(--muted); }
+dl.facts dd { margin: 0; }
+@media (max-width: 36rem) { dl.facts { grid-template-columns: 1fr; } dl.facts dd { margin-bottom: .5rem; } }
+.warn-text { color: #7a2e0e; }
+.swatch { display: inline-block; width: 1rem; height: 1rem; border: 1px solid var(--line); vertical-align: middle; border-radius: .2rem; }
+@media (max-width: 48rem) {
+  .range-custom { grid-column: auto; }
+}
+@media print {
+  body, html { background: #fff; }
+  .range-picker, .band-actions, .no-print, .chart-data summary { display: none; }
+  .shell { display: block; }
+  main { max-width: none; padding: 0; }
+  .charts { grid-template-columns: 1fr 1fr; }
+  .brand-band, .kpi strong { print-color-adjust: exact; -webkit-print-color-adjust: exact; }
+  .print-view .chart-data > .table-wrap { display: block; }
+}
+.print-view main { max-width: 60rem; margin: 0 auto; }
 `;
 
 /**
@@ -177,6 +221,10 @@ const JS = `"use strict";
       }, function () { setTimeout(function () { pollBox(box); }, 5000); });
   }
   document.querySelectorAll("[data-poll]").forEach(function (box) { setTimeout(function () { pollBox(box); }, 1000); });
+  document.querySelectorAll("button[data-print]").forEach(function (button) {
+    button.hidden = false;
+    button.addEventListener("click", function () { window.print(); });
+  });
   var summary = document.querySelector("[data-focus-on-load]");
   if (summary) summary.focus();
 })();

@@ -11,11 +11,14 @@ import { html, pageHeaders } from "./http";
 import { Layout } from "./layout";
 import { ASSETS_PATH, DASHBOARD, MEMBERS_BULK_PATH, SIGN_IN_PATH } from "./prefixes";
 import { registerAcceptInvitation } from "./routes/accept-invitation";
+import { registerAnalytics } from "./routes/analytics";
+import { registerBilling } from "./routes/billing";
 import { MAX_UPLOAD_BYTES, registerBulkUpload } from "./routes/bulk-upload";
 import { registerExports } from "./routes/exports";
 import { registerHome } from "./routes/home";
 import { registerLti } from "./routes/lti";
 import { registerMembers } from "./routes/members";
+import { registerSettings } from "./routes/settings";
 import { registerSignIn } from "./routes/sign-in";
 import { registerSso } from "./routes/sso";
 import { registerTokens } from "./routes/tokens";
@@ -120,6 +123,9 @@ export function dashboardApp(): Hono<AppEnv> {
   registerMembers(app);
   registerLti(app);
   registerXapi(app);
+  registerAnalytics(app);
+  registerBilling(app);
+  registerSettings(app);
 
   app.notFound((c) =>
     errorPage(

@@ -13,6 +13,8 @@ interface LayoutProps {
   session?: DashboardSession;
   /** The section this page belongs to (marked in the navigation). */
   current?: string;
+  /** More stylesheets of this origin after the dashboard's own (analytics: the institution's theme). */
+  stylesheets?: readonly string[];
   children?: Child;
 }
 
@@ -61,7 +63,7 @@ function Navigation({ current, session }: { current?: string; session: Dashboard
  * Every page: the stylesheet, the one script (with the page's nonce), a skip link, the top bar
  * (who is signed in, which institution, sign out) and the navigation of the sections that exist.
  */
-export function Layout({ title, nonce, session, current, children }: LayoutProps) {
+export function Layout({ title, nonce, session, current, stylesheets, children }: LayoutProps) {
   return (
     <html lang="en">
       <head>
@@ -72,6 +74,9 @@ export function Layout({ title, nonce, session, current, children }: LayoutProps
         {/* No favicon request (it would be a 404): an empty icon, allowed by img-src data:. */}
         <link rel="icon" href="data:," />
         <link rel="stylesheet" href={CSS_URL} />
+        {(stylesheets ?? []).map((href) => (
+          <link rel="stylesheet" href={href} />
+        ))}
         <script src={JS_URL} nonce={nonce} defer />
       </head>
       <body>

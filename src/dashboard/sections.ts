@@ -1,4 +1,14 @@
-import { EXPORTS_PATH, LTI_PATH, MEMBERS_PATH, TOKENS_PATH, WEBHOOKS_PATH, XAPI_PATH } from "./prefixes";
+import {
+  ANALYTICS_PATH,
+  BILLING_PATH,
+  EXPORTS_PATH,
+  INSTITUTION_SETTINGS_PATH,
+  LTI_PATH,
+  MEMBERS_PATH,
+  TOKENS_PATH,
+  WEBHOOKS_PATH,
+  XAPI_PATH,
+} from "./prefixes";
 
 /**
  * The dashboard's sections, in the order the navigation shows them: only sections that exist are
@@ -23,6 +33,14 @@ export const SECTIONS: readonly Section[] = [
     path: MEMBERS_PATH,
     summary:
       "Find members by name, role, status or group; invite them, change roles, suspend or remove; upload a CSV.",
+  },
+  {
+    id: "analytics",
+    group: "Insights",
+    label: "Analytics",
+    path: ANALYTICS_PATH,
+    summary:
+      "Active learners, practice minutes, completions, CEFR levels, top courses and groups, as charts in your branding.",
   },
   {
     id: "tokens",
@@ -62,5 +80,20 @@ export const SECTIONS: readonly Section[] = [
     path: XAPI_PATH,
     summary:
       "Forward learning statements to your LRS: endpoints with health, a test call, the forwarding log, backfills.",
+  },
+  {
+    id: "billing",
+    group: "Settings",
+    label: "Billing",
+    path: BILLING_PATH,
+    summary:
+      "Your plan, trial and seats; upgrade through checkout, open the billing portal, apply a promotion code.",
+  },
+  {
+    id: "institution",
+    group: "Settings",
+    label: "Institution",
+    path: INSTITUTION_SETTINGS_PATH,
+    summary: "Name, branding, locale and time zone; single sign-on and compliance documents.",
   },
 ];

@@ -25,6 +25,9 @@ const SECTION_PAGES = [
   "/dashboard/settings/integrations/xapi",
   "/dashboard/settings/integrations/xapi/new",
 ];
+const ANALYTICS = "/dashboard/analytics";
+const BILLING = "/dashboard/settings/billing";
+const SETTINGS = "/dashboard/settings/institution";
 const PAGES = [
   ...SECTION_PAGES,
   "/dashboard",
@@ -34,6 +37,11 @@ const PAGES = [
   `${WEBHOOKS}/new`,
   EXPORTS,
   "/dashboard/institutions",
+  ANALYTICS,
+  `${ANALYTICS}?view=print`,
+  BILLING,
+  SETTINGS,
+  `${SETTINGS}/sso`,
 ];
 
 async function signedInAdmin(tenant?: Tenant) {
@@ -522,9 +530,19 @@ describe("dashboard: pages and their headers", () => {
       [new Browser(), "/dashboard/sign-in"],
       [new Browser(), "/dashboard/accept-invitation?token=inv_x"],
       [new Browser(), "/dashboard/no-such-page"],
-      ...["/dashboard", TOKENS, `${TOKENS}/new`, WEBHOOKS, `${WEBHOOKS}/new`, EXPORTS, ...SECTION_PAGES].map(
-        (p) => [browser, p] as [Browser, string],
-      ),
+      ...[
+        "/dashboard",
+        TOKENS,
+        `${TOKENS}/new`,
+        WEBHOOKS,
+        `${WEBHOOKS}/new`,
+        EXPORTS,
+        ANALYTICS,
+        `${ANALYTICS}?view=print`,
+        SETTINGS,
+        `${SETTINGS}/sso`,
+        ...SECTION_PAGES,
+      ].map((p) => [browser, p] as [Browser, string]),
       [staffBrowser, "/dashboard/institutions"],
     ];
     for (const [who, path] of visits) {

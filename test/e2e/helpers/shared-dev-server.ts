@@ -333,4 +333,5 @@ export const USES_SHARED_DEV_SERVER = [
   "test/e2e/billing.test.ts",
   "test/e2e/dashboard.test.ts",
   "test/e2e/dashboard-members.test.ts",
+  "test/e2e/dashboard-analytics.test.ts",
 ];
