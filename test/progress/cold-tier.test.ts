@@ -359,7 +359,7 @@ describe("the window", () => {
 
   it("moves days that ended a whole window ago, recorded as long ago", () => {
     const now = Date.parse("2026-11-27T12:00:00Z");
-    const ctx = contextAt(now, { ATTEMPTS_HOT_DAYS: "1" } as Partial<Cloudflare.Env>);
+    const ctx = contextAt(now, { ATTEMPTS_HOT_DAYS: "1" } as unknown as Partial<Cloudflare.Env>);
     expect(eligibility(ctx)).toEqual({ beforeDay: "2026-11-26", recordedBefore: "2026-11-26T12:00:00Z" });
   });
 });
