@@ -652,7 +652,8 @@ export function percentile(values, p) {
 
 /**
  * `requests` (functions returning a Response promise) at `concurrency`: req/s and latency
- * percentiles. With `keep`, each answer's status, headers and body text, in the requests' order.
+ * percentiles. With `keep`, each answer's status, headers and body text, in the requests' order, and
+ * every latency (to combine batches).
  */
 export async function measureRequests(requests, concurrency, { keep = false } = {}) {
   const latencies = [];
@@ -682,7 +683,7 @@ export async function measureRequests(requests, concurrency, { keep = false } = 
     p50Ms: percentile(latencies, 50),
     p99Ms: percentile(latencies, 99),
     meanMs: latencies.reduce((a, b) => a + b, 0) / latencies.length,
-    ...(answers ? { answers } : {}),
+    ...(answers ? { answers, latencies } : {}),
   };
 }
 
