@@ -640,3 +640,77 @@ export function formatTable(header, rows) {
     "\n",
   );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Sign-in scenarios (lti.mjs, sso.mjs): a prepared list of requests sent by one client, and the
+// password sign-in they are compared with.
+
+export function percentile(values, p) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+/**
+ * `requests` (functions returning a Response promise) at `concurrency`: req/s and latency
+ * percentiles. With `keep`, each answer's status, headers and body text, in the requests' order, and
+ * every latency (to combine batches).
+ */
+export async function measureRequests(requests, concurrency, { keep = false } = {}) {
+  const latencies = [];
+  const statuses = {};
+  const answers = keep ? new Array(requests.length) : null;
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < requests.length) {
+        const index = next++;
+        const t0 = performance.now();
+        const response = await requests[index]();
+        const body = await response.text();
+        latencies.push(performance.now() - t0);
+        statuses[response.status] = (statuses[response.status] ?? 0) + 1;
+        if (answers) answers[index] = { status: response.status, headers: response.headers, body };
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  return {
+    requests: requests.length,
+    statuses,
+    seconds,
+    rps: requests.length / seconds,
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+    meanMs: latencies.reduce((a, b) => a + b, 0) / latencies.length,
+    ...(answers ? { answers, latencies } : {}),
+  };
+}
+
+let ipCounter = 0;
+/** A client IP no earlier request used: every request its own, so no per-IP limit is reached. */
+export const freshIp = () => `10.${(ipCounter >> 16) & 255}.${(ipCounter >> 8) & 255}.${ipCounter++ & 255}`;
+
+/**
+ * A learner with a password, written into D1, and `count` ready requests of `POST /api/auth/sign-in`
+ * with it (a PBKDF2 verification and a session token each): the yardstick of the sign-in scenarios.
+ */
+export async function passwordSignIn({ d1, baseUrl, institutionId, email, password }) {
+  const { hashPassword } = await import("../demo-data.mjs");
+  await d1
+    .prepare(
+      "INSERT INTO users (id, email, name, role, institution_id, password_hash) VALUES (?, ?, 'Sign-in', 'learner', ?, ?)",
+    )
+    .bind(`usr_${randomBytes(6).toString("hex")}`, email, institutionId, hashPassword(password))
+    .run();
+  return (count) =>
+    Array.from(
+      { length: count },
+      () => () =>
+        fetch(new URL("/api/auth/sign-in", baseUrl), {
+          method: "POST",
+          headers: { "Content-Type": "application/json", "CF-Connecting-IP": freshIp() },
+          body: JSON.stringify({ email, password }),
+        }),
+    );
+}

@@ -13,19 +13,22 @@
 //   BENCH_LTI_LAUNCHES=300   launches per run;  BENCH_LTI_CONCURRENCY=8  the concurrent level
 import { createServer } from "node:http";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
-import { hashPassword } from "../demo-data.mjs";
-import { applyMigrations, randomKey, requestJson, startWorker, workerOptions } from "./lib.mjs";
+import {
+  applyMigrations,
+  freshIp,
+  measureRequests as measure,
+  passwordSignIn,
+  randomKey,
+  requestJson,
+  startWorker,
+  workerOptions,
+} from "./lib.mjs";
 import { seedBenchTenant } from "./seed.mjs";
 
 const LAUNCHES = Number(process.env.BENCH_LTI_LAUNCHES || 300);
 const CONCURRENCY = Number(process.env.BENCH_LTI_CONCURRENCY || 8);
 const RETURNING_LEARNERS = 20;
 const LTI = "https://purl.imsglobal.org/spec/lti/claim/";
-
-function percentile(values, p) {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
-}
 
 /** The platform: its JWKS on loopback (counting fetches) and a signer for id_tokens. */
 async function startPlatform() {
@@ -47,38 +50,6 @@ async function startPlatform() {
     close: () => new Promise((r) => server.close(r)),
   };
 }
-
-/** `requests` (functions returning a Response promise) at `concurrency`: req/s and latency percentiles. */
-async function measure(requests, concurrency) {
-  const latencies = [];
-  const statuses = {};
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < requests.length) {
-        const request = requests[next++];
-        const t0 = performance.now();
-        const response = await request();
-        await response.arrayBuffer();
-        latencies.push(performance.now() - t0);
-        statuses[response.status] = (statuses[response.status] ?? 0) + 1;
-      }
-    }),
-  );
-  const seconds = (performance.now() - started) / 1000;
-  return {
-    requests: requests.length,
-    statuses,
-    rps: requests.length / seconds,
-    p50Ms: percentile(latencies, 50),
-    p99Ms: percentile(latencies, 99),
-    meanMs: latencies.reduce((a, b) => a + b, 0) / latencies.length,
-  };
-}
-
-let ipCounter = 0;
-const freshIp = () => `10.${(ipCounter >> 16) & 255}.${(ipCounter >> 8) & 255}.${ipCounter++ & 255}`;
 
 export async function runLti({ config, scriptPath, log = (m) => console.error(m) }) {
   const platform = await startPlatform();
@@ -104,13 +75,13 @@ export async function runLti({ config, scriptPath, log = (m) => console.error(m)
     const d1 = await worker.mf.getD1Database("DB");
     await applyMigrations(d1, config.migrationDirs.DB);
     const { token } = await seedBenchTenant({ d1, baseUrl: base, extraTokens: 0 });
-    const password = "bench-lti-sign-in";
-    await d1
-      .prepare(
-        "INSERT INTO users (id, email, name, role, institution_id, password_hash) VALUES ('usr_bench_signin', 'signin@bench.lingua.test', 'Sign-in', 'learner', 'ins_bench', ?)",
-      )
-      .bind(hashPassword(password))
-      .run();
+    const signIns = await passwordSignIn({
+      d1,
+      baseUrl: base,
+      institutionId: "ins_bench",
+      email: "signin@bench.lingua.test",
+      password: "bench-lti-sign-in",
+    });
     const clientId = "bench-client";
     const deploymentId = "bench-deployment";
     await requestJson(new URL("/api/integrations/lti-consumers", base), {
@@ -181,17 +152,6 @@ export async function runLti({ config, scriptPath, log = (m) => console.error(m)
       }
       return posts;
     };
-    const signIns = (count) =>
-      Array.from(
-        { length: count },
-        () => () =>
-          fetch(new URL("/api/auth/sign-in", base), {
-            method: "POST",
-            headers: { "Content-Type": "application/json", "CF-Connecting-IP": freshIp() },
-            body: JSON.stringify({ email: "signin@bench.lingua.test", password }),
-          }),
-      );
-
     // Warm-up: the first launches create the returning learners and fill the JWKS cache.
     log("bench: lti — warming up (first launches create the learners and cache the platform's keys)…");
     await measure(await prepare(RETURNING_LEARNERS * 2, 0), 1);

@@ -21,6 +21,8 @@
 //                             Opt-in (about a minute).
 //   BENCH_ONLY=lti            the LTI launch callback end to end (scripts/bench/lti.mjs): req/s and latency
 //                             of validated launches (JWKS cached) against the sign-in route. Opt-in.
+//   BENCH_ONLY=sso            OIDC and SAML sign-in end to end against loopback IdPs (scripts/bench/sso.mjs):
+//                             sign-ins/s against password sign-in at concurrency 1 and 4. Opt-in.
 //   BENCH_ONLY=exports        the exports scenario (scripts/bench/exports.mjs): a 1,000,000-row activity
 //                             export end to end, rows/s, workerd's peak memory and the download's MB/s,
 //                             against a plain D1 → R2 copy of the same rows. Opt-in (a few minutes; uses
@@ -82,6 +84,7 @@ import {
 } from "./lib.mjs";
 import { ltiReport, runLti } from "./lti.mjs";
 import { BENCH_RATE_LIMIT_PER_MINUTE, BENCH_TENANT, seedBenchTenant } from "./seed.mjs";
+import { runSso, ssoReport } from "./sso.mjs";
 import { runWebhooks, webhooksReport } from "./webhooks.mjs";
 import { runXapi, xapiReport } from "./xapi.mjs";
 
@@ -244,6 +247,7 @@ const SCENARIOS = [
   "bulk",
   "analytics",
   "lti",
+  "sso",
   "xapi",
   "capacity",
 ];
@@ -255,6 +259,7 @@ const OPT_IN_SCENARIOS = new Set([
   "bulk",
   "analytics",
   "lti",
+  "sso",
   "xapi",
   "capacity",
 ]);
@@ -611,6 +616,7 @@ async function main() {
   const wantBulk = selected.has("bulk");
   const wantAnalytics = selected.has("analytics");
   const wantLti = selected.has("lti");
+  const wantSso = selected.has("sso");
   const wantXapi = selected.has("xapi");
   const wantCapacity = selected.has("capacity");
   if (wantActivity) workersNeeded.add("floor");
@@ -625,6 +631,7 @@ async function main() {
       wantBulk ||
       wantAnalytics ||
       wantLti ||
+      wantSso ||
       wantXapi ||
       wantCapacity,
     wantStartup,
@@ -647,6 +654,7 @@ async function main() {
   let bulkResult = null;
   let analytics = null;
   let lti = null;
+  let sso = null;
   let xapi = null;
   let capacity = null;
   const stop = async () => {
@@ -757,6 +765,10 @@ async function main() {
       lti = await runLti({ config, scriptPath: build.lingua.scriptPath });
       failures.push(...lti.failures);
     }
+    if (wantSso) {
+      sso = await runSso({ config, scriptPath: build.lingua.scriptPath });
+      failures.push(...sso.failures);
+    }
     if (wantXapi) {
       xapi = await runXapi({ config, scriptPath: build.lingua.scriptPath });
       failures.push(...xapi.failures);
@@ -782,6 +794,7 @@ async function main() {
   if (analytics) console.log(analyticsReport(analytics, formatTable));
   if (bulkResult) console.log(bulkReport(bulkResult, formatTable));
   if (lti) console.log(ltiReport(lti));
+  if (sso) console.log(ssoReport(sso));
   if (xapi) console.log(xapiReport(xapi));
   if (capacity) console.log(capacityReport(capacity, formatTable));
 
@@ -815,6 +828,8 @@ async function main() {
     bulk: bulkResult,
     // BENCH_ONLY=lti: the launch callback against sign-in.
     lti,
+    // BENCH_ONLY=sso: OIDC and SAML sign-ins, phase by phase, against password sign-in.
+    sso,
     // BENCH_ONLY=xapi: recording with and without an endpoint, the forwarding burst and its floor.
     xapi,
     // BENCH_ONLY=capacity: bytes per table and index, rows per unit of growth, the capacity model.
