@@ -535,4 +535,58 @@ describe("OIDC sign-in with private_key_jwt (RFC 7523 client assertions)", () =>
     const jwks = await callJson(`/api/institutions/${tenant.institution.id}/sso/oidc/jwks`);
     expect(jwks.res.status).toBe(404);
   });
+
+  /** An issuer on the scripted IdP whose discovery document offers `private_key_jwt` with `algs`. */
+  async function issuerSigningWith(algs: string[]) {
+    const issuer = `${idp}/idp/${uniqueName("i")}`;
+    await fetch(`${idp}/control`, {
+      method: "PUT",
+      body: JSON.stringify({
+        path: `${new URL(issuer).pathname}/.well-known/openid-configuration`,
+        body: JSON.stringify({
+          issuer,
+          authorization_endpoint: `${issuer}/authorize`,
+          token_endpoint: `${issuer}/token`,
+          jwks_uri: `${issuer}/jwks`,
+          token_endpoint_auth_methods_supported: ["private_key_jwt"],
+          token_endpoint_auth_signing_alg_values_supported: algs,
+        }),
+      }),
+    });
+    return issuer;
+  }
+
+  it("settings: ES256 keys for a provider that takes only ES256; refused when it takes neither RS256 nor ES256", async () => {
+    const tenant = await createTenant();
+    const es256 = await putSso(tenant, {
+      type: "oidc",
+      state: "draft",
+      oidc: {
+        issuer: await issuerSigningWith(["ES256", "PS256"]),
+        client_id: "lingua",
+        token_endpoint_auth_method: "private_key_jwt",
+      },
+    });
+    expect(es256.res.status, JSON.stringify(es256.body)).toBe(200);
+    const { keys } = await linguaJwks(tenant);
+    expect(keys.find((k) => k.alg === "ES256")).toMatchObject({ kty: "EC", crv: "P-256", use: "sig" });
+    expect(keys.find((k) => k.alg === "ES256")).not.toHaveProperty("d");
+
+    const neither = await putSso(tenant, {
+      type: "oidc",
+      state: "draft",
+      oidc: {
+        issuer: await issuerSigningWith(["PS256"]),
+        client_id: "lingua",
+        token_endpoint_auth_method: "private_key_jwt",
+      },
+    });
+    expect(neither.res.status).toBe(422);
+    expect(neither.body.errors).toEqual([
+      expect.objectContaining({
+        path: "oidc.token_endpoint_auth_method",
+        message: expect.stringContaining("RS256 or ES256"),
+      }),
+    ]);
+  });
 });

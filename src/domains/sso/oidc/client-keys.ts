@@ -27,13 +27,14 @@ const store = signingKeyStore({
 /** A client assertion is valid this long (RFC 7523 3: "exp" short; the provider checks it at once). */
 const ASSERTION_LIFETIME_SECONDS = 60;
 
-async function oidcConnectionType(ctx: ServiceContext, institutionId: string) {
+async function oidcConnection(ctx: ServiceContext, institutionId: string) {
   const row = await ctx.db
-    .select({ type: ssoConnections.type })
+    .select({ type: ssoConnections.type, oidc: ssoConnections.oidc })
     .from(ssoConnections)
     .where(eq(ssoConnections.institutionId, institutionId))
     .get();
   if (row?.type !== "oidc") throw new ApiError("not_found", "No OIDC connection for this institution.");
+  return row.oidc;
 }
 
 /** The institution's public keys (no token: the provider fetches them). No OIDC connection: 404. */
@@ -41,14 +42,17 @@ export async function institutionClientKeys(
   ctx: ServiceContext,
   institutionId: string,
 ): Promise<PublishedJwk[]> {
-  await oidcConnectionType(ctx, institutionId);
+  const oidc = await oidcConnection(ctx, institutionId);
+  // The key of the algorithm the provider takes is listed before the first sign-in needs it.
+  const alg = assertionAlg(oidc?.token_endpoint_auth_signing_alg_values_supported);
+  if (alg && alg !== "RS256") await store.ensureCurrentKey(ctx, institutionId, alg);
   return store.publishedKeys(ctx, institutionId);
 }
 
 /** Makes new current keys; the previous ones stay published for 7 days. */
 export async function rotateClientKeys(ctx: PrincipalContext, institutionId: string) {
   await institutionInScope(ctx, institutionId);
-  await oidcConnectionType(ctx, institutionId);
+  await oidcConnection(ctx, institutionId);
   const { current, retired } = await store.rotate(ctx, institutionId);
   return { current, retired, keys: await store.publishedKeys(ctx, institutionId) };
 }
