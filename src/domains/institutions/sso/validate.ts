@@ -5,7 +5,7 @@ import type { ServiceContext } from "../../../platform/service/context";
 import { parseCertificate } from "./certificates";
 import { fetchDocument, outboundUrlProblem } from "./fetch-metadata";
 import { parseIdpMetadata } from "./metadata";
-import { assertionAlg, discover } from "./oidc";
+import { assertionAlg, type Discovery, discover } from "./oidc";
 import {
   DEFAULT_ATTRIBUTE_MAPPING,
   DEFAULT_CLAIM_MAPPING,
@@ -91,14 +91,13 @@ export async function validOidc(ctx: ServiceContext, input: OidcInput): Promise<
   const scopes = input.scopes ?? DEFAULT_SCOPES;
   if (!scopes.includes("openid")) errors.push({ path: "oidc.scopes", message: 'must include "openid"' });
   if (errors.length > 0) throw validationError(errors);
-  const discovery = input.issuer
+  const discovery: Discovery = input.issuer
     ? await discover(env, input.issuer)
     : { authorization_endpoint: null, token_endpoint: null, jwks_uri: null };
   const method = input.token_endpoint_auth_method ?? null;
   if (method && input.issuer) {
-    const offered = ("token_endpoint_auth_methods_supported" in discovery
-      ? discovery.token_endpoint_auth_methods_supported
-      : null) ?? ["client_secret_basic"];
+    // OpenID Connect Discovery 3: a document without the list offers client_secret_basic only.
+    const offered = discovery.token_endpoint_auth_methods_supported ?? ["client_secret_basic"];
     const path = "oidc.token_endpoint_auth_method";
     if (!offered.includes(method))
       errors.push({
@@ -107,7 +106,6 @@ export async function validOidc(ctx: ServiceContext, input: OidcInput): Promise<
       });
     else if (
       method === "private_key_jwt" &&
-      "token_endpoint_auth_signing_alg_values_supported" in discovery &&
       assertionAlg(discovery.token_endpoint_auth_signing_alg_values_supported) === null
     )
       errors.push({

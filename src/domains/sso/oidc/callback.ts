@@ -249,21 +249,22 @@ export async function oidcCallback(
         `The identity provider's answer names the issuer ${query.iss.slice(0, 200)}, not the configured one.`,
       );
     const { client_id: clientId, token_endpoint: tokenEndpoint } = oidc;
+    // private_key_jwt: a fresh assertion signed with the institution's key; otherwise the sealed secret.
     const auth =
-      privateKeyJwt || !sealed
-        ? {
+      !privateKeyJwt && sealed
+        ? clientAuthentication(
+            oidc,
+            clientId,
+            await unseal(sealed, ctx.config.encryptionKey, ssoClientSecretBinding(institutionId)),
+          )
+        : {
             form: await clientAssertionForm(ctx, institutionId, {
               ...oidc,
               client_id: clientId,
               token_endpoint: tokenEndpoint,
             }),
             headers: {},
-          }
-        : clientAuthentication(
-            oidc,
-            clientId,
-            await unseal(sealed, ctx.config.encryptionKey, ssoClientSecretBinding(institutionId)),
-          );
+          };
     const answer = await postTokenRequest(
       ctx,
       oidc.token_endpoint,
