@@ -1,12 +1,13 @@
 import { env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
+import { exportJWK, generateKeyPair } from "jose";
 import { describe, expect, inject, it } from "vitest";
 import { users } from "../../src/db/schema";
 import { database } from "../../src/platform/db";
 import { call, callJson } from "../helpers/api";
-import { freshIp, insertUser, PASSWORD } from "../helpers/tenants";
+import { createTenant, freshIp, insertUser, PASSWORD } from "../helpers/tenants";
 import { uploadCsv } from "../members/support";
-import { putSso, type SsoTenant, ssoTenant, stateCookieOf, uniqueName } from "./support";
+import { platformStaff, putSso, type SsoTenant, ssoTenant, stateCookieOf, uniqueName } from "./support";
 
 /**
  * OIDC sign-in against a real OpenID Provider on loopback (oidc-provider, test/sso/openid-provider.ts):
@@ -387,6 +388,205 @@ describe("enforced SSO", () => {
         path: "break_glass_admin_id",
         message: "must be the id of an active institution_admin of this institution",
       },
+    ]);
+  });
+});
+
+describe("OIDC sign-in with private_key_jwt (RFC 7523 client assertions)", () => {
+  const idp = inject("idpUrl");
+
+  /** Publishes a key set where the provider fetches the client's keys (a loopback URL). */
+  async function publishAt(path: string, jwks: unknown) {
+    await fetch(`${idp}/control`, {
+      method: "PUT",
+      body: JSON.stringify({ path, body: JSON.stringify(jwks) }),
+    });
+  }
+
+  async function linguaJwks(tenant: { institution: { id: string } }) {
+    const { res, body } = await callJson(`/api/institutions/${tenant.institution.id}/sso/oidc/jwks`);
+    expect(res.status, JSON.stringify(body)).toBe(200);
+    return body as { keys: Array<Record<string, string>> };
+  }
+
+  /**
+   * A tenant whose OIDC connection authenticates with private_key_jwt and no client secret; the
+   * provider's client fetches its keys from `keysPath` on the loopback IdP, where the test copies what
+   * Lingua's JWKS answers (the provider cannot reach the worker under test itself).
+   */
+  async function privateKeyJwtTenant(): Promise<OidcTenant & { keysPath: string }> {
+    const tenant = await createTenant();
+    const keysPath = `/keys/${uniqueName("k")}`;
+    const res = await fetch(`${op}/reg`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({
+        redirect_uris: [`https://api.lingua.test/api/auth/sso/oidc/${tenant.institution.id}/callback`],
+        response_types: ["code"],
+        grant_types: ["authorization_code"],
+        token_endpoint_auth_method: "private_key_jwt",
+        token_endpoint_auth_signing_alg: "RS256",
+        jwks_uri: `${idp}${keysPath}`,
+      }),
+    });
+    const client = (await res.json()) as { client_id: string };
+    expect(res.status, JSON.stringify(client)).toBe(201);
+    const domain = `${uniqueName("d")}.school.test`;
+    const put = await putSso(tenant, {
+      type: "oidc",
+      state: "active",
+      domains: [domain],
+      oidc: { issuer: op, client_id: client.client_id, token_endpoint_auth_method: "private_key_jwt" },
+    });
+    expect(put.res.status, JSON.stringify(put.body)).toBe(200);
+    expect(put.body.oidc).toMatchObject({
+      client_secret_set: false,
+      token_endpoint_auth_method: "private_key_jwt",
+      jwks_uri: `https://api.lingua.test/api/institutions/${tenant.institution.id}/sso/oidc/jwks`,
+    });
+    const verified = await callJson(
+      `/api/institutions/${tenant.institution.id}/sso/domains/${domain}/verify`,
+      { method: "POST", token: (await platformStaff()).token, body: { method: "manual" } },
+    );
+    expect(verified.res.status).toBe(200);
+    return { ...tenant, domain, issuer: op, clientId: client.client_id, keysPath };
+  }
+
+  it("signs in with a client assertion the provider verifies against Lingua's published key", async () => {
+    const tenant = await privateKeyJwtTenant();
+    const jwks = await linguaJwks(tenant);
+    expect(jwks.keys).toHaveLength(1);
+    expect(jwks.keys[0]).toMatchObject({ kty: "RSA", alg: "RS256", use: "sig" });
+    expect(jwks.keys[0]).not.toHaveProperty("d");
+    await publishAt(tenant.keysPath, jwks);
+    const who = await person(tenant);
+    const { res } = await signInThroughProvider(tenant, who);
+    expect(res.status, await res.clone().text()).toBe(303);
+    const session = await exchange(codeOf(res));
+    expect(session.res.status).toBe(200);
+    expect(session.body.user.email).toBe(who.email);
+    expect(await lastLogEntry(tenant)).toMatchObject({ status: "succeeded", subject: who.sub });
+  });
+
+  it("a key the provider does not know: the exchange fails and the sign-in is refused, with the reason in the log", async () => {
+    const tenant = await privateKeyJwtTenant();
+    await linguaJwks(tenant);
+    const { publicKey } = await generateKeyPair("RS256", { extractable: true });
+    const stranger = await exportJWK(publicKey);
+    await publishAt(tenant.keysPath, {
+      keys: [{ kty: "RSA", n: stranger.n, e: stranger.e, kid: "someone-else", alg: "RS256", use: "sig" }],
+    });
+    const who = await person(tenant);
+    const { res } = await signInThroughProvider(tenant, who);
+    expect(await refusal(res)).toMatchObject({
+      code: "sso_sign_in_refused",
+      reason: "token_exchange_failed",
+    });
+    const entry = await lastLogEntry(tenant);
+    expect(entry).toMatchObject({ status: "refused", reason: "token_exchange_failed" });
+    expect(entry.detail).toMatch(/invalid_client/);
+  });
+
+  it("rotation: a new current key, the previous one still published (7 days), sign-in with the new one", async () => {
+    const tenant = await privateKeyJwtTenant();
+    const before = await linguaJwks(tenant);
+    const rotated = await callJson(`/api/institutions/${tenant.institution.id}/sso/oidc/keys/rotate`, {
+      method: "POST",
+      token: tenant.admin.token,
+    });
+    expect(rotated.res.status, JSON.stringify(rotated.body)).toBe(200);
+    expect(rotated.body.retired_kid).toBe(before.keys[0]?.kid);
+    expect(rotated.body.current_kid).not.toBe(before.keys[0]?.kid);
+    const after = await linguaJwks(tenant);
+    expect(after.keys.map((k) => k.kid)).toEqual([rotated.body.current_kid, rotated.body.retired_kid]);
+    await publishAt(tenant.keysPath, after);
+    const who = await person(tenant);
+    const { res } = await signInThroughProvider(tenant, who);
+    expect(res.status, await res.clone().text()).toBe(303);
+
+    // Another institution's admin cannot rotate these keys.
+    const other = await createTenant();
+    const foreign = await callJson(`/api/institutions/${tenant.institution.id}/sso/oidc/keys/rotate`, {
+      method: "POST",
+      token: other.admin.token,
+    });
+    expect(foreign.res.status).toBe(404);
+  });
+
+  it("settings: private_key_jwt refused when the discovery document does not offer it; no JWKS without an OIDC connection", async () => {
+    const tenant = await createTenant();
+    // The scripted IdP's discovery document names no token_endpoint_auth_methods_supported: client_secret_basic only.
+    const put = await putSso(tenant, {
+      type: "oidc",
+      state: "draft",
+      oidc: {
+        issuer: `${idp}/idp/${uniqueName("i")}`,
+        client_id: "lingua",
+        token_endpoint_auth_method: "private_key_jwt",
+      },
+    });
+    expect(put.res.status).toBe(422);
+    expect(put.body.errors).toEqual([
+      expect.objectContaining({
+        path: "oidc.token_endpoint_auth_method",
+        message: expect.stringContaining('["client_secret_basic"]'),
+      }),
+    ]);
+    const jwks = await callJson(`/api/institutions/${tenant.institution.id}/sso/oidc/jwks`);
+    expect(jwks.res.status).toBe(404);
+  });
+
+  /** An issuer on the scripted IdP whose discovery document offers `private_key_jwt` with `algs`. */
+  async function issuerSigningWith(algs: string[]) {
+    const issuer = `${idp}/idp/${uniqueName("i")}`;
+    await fetch(`${idp}/control`, {
+      method: "PUT",
+      body: JSON.stringify({
+        path: `${new URL(issuer).pathname}/.well-known/openid-configuration`,
+        body: JSON.stringify({
+          issuer,
+          authorization_endpoint: `${issuer}/authorize`,
+          token_endpoint: `${issuer}/token`,
+          jwks_uri: `${issuer}/jwks`,
+          token_endpoint_auth_methods_supported: ["private_key_jwt"],
+          token_endpoint_auth_signing_alg_values_supported: algs,
+        }),
+      }),
+    });
+    return issuer;
+  }
+
+  it("settings: ES256 keys for a provider that takes only ES256; refused when it takes neither RS256 nor ES256", async () => {
+    const tenant = await createTenant();
+    const es256 = await putSso(tenant, {
+      type: "oidc",
+      state: "draft",
+      oidc: {
+        issuer: await issuerSigningWith(["ES256", "PS256"]),
+        client_id: "lingua",
+        token_endpoint_auth_method: "private_key_jwt",
+      },
+    });
+    expect(es256.res.status, JSON.stringify(es256.body)).toBe(200);
+    const { keys } = await linguaJwks(tenant);
+    expect(keys.find((k) => k.alg === "ES256")).toMatchObject({ kty: "EC", crv: "P-256", use: "sig" });
+    expect(keys.find((k) => k.alg === "ES256")).not.toHaveProperty("d");
+
+    const neither = await putSso(tenant, {
+      type: "oidc",
+      state: "draft",
+      oidc: {
+        issuer: await issuerSigningWith(["PS256"]),
+        client_id: "lingua",
+        token_endpoint_auth_method: "private_key_jwt",
+      },
+    });
+    expect(neither.res.status).toBe(422);
+    expect(neither.body.errors).toEqual([
+      expect.objectContaining({
+        path: "oidc.token_endpoint_auth_method",
+        message: expect.stringContaining("RS256 or ES256"),
+      }),
     ]);
   });
 });

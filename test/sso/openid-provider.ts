@@ -90,6 +90,10 @@ export async function startOpenIdProvider(): Promise<{ url: string; close: () =>
       return grant;
     },
     pkce: { required: () => true },
+    // The clients' key sets (`private_key_jwt`) are on loopback here: without the provider's guard
+    // against special-use addresses, which would refuse them.
+    fetch: (url: string, { dispatcher: _guard, ...options }: RequestInit & { dispatcher?: unknown }) =>
+      globalThis.fetch(url, options),
     ttl: { Interaction: 600, Grant: 600, Session: 600, AccessToken: 600, IdToken: 600 },
   });
 

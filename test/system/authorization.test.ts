@@ -45,6 +45,8 @@ const PUBLIC = [
   "GET /api/public/courses",
   "GET /api/public/courses/{slug}",
   "GET /api/lti/jwks/{id}",
+  // An institution's OIDC client keys (private_key_jwt): its identity provider fetches them.
+  "GET /api/institutions/{id}/sso/oidc/jwks",
   "GET /api/lti/login",
   "POST /api/lti/login",
   "GET /api/lti/login/{id}",
@@ -144,6 +146,7 @@ const TENANT_RESOURCES: Record<string, (r: Resources) => Record<string, string>>
   "/api/institutions/{id}/analytics": (r) => ({ id: r.tenant.institution.id }),
   "/api/institutions/{id}/sso": (r) => ({ id: r.tenant.institution.id }),
   "/api/institutions/{id}/sso/log": (r) => ({ id: r.tenant.institution.id }),
+  "/api/institutions/{id}/sso/oidc/keys/rotate": (r) => ({ id: r.tenant.institution.id }),
   "/api/institutions/{id}/scim": (r) => ({ id: r.tenant.institution.id }),
   "/api/institutions/{id}/scim-tokens": (r) => ({ id: r.tenant.institution.id }),
   "/api/institutions/{id}/scim-tokens/{token}": (r) => ({ id: r.tenant.institution.id, token: r.scimToken }),

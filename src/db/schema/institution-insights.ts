@@ -159,6 +159,9 @@ export interface OidcSettings {
   /** From the discovery document (absent on settings saved before sign-in existed: RS256, client_secret_basic). */
   id_token_signing_alg_values_supported?: string[] | null;
   token_endpoint_auth_methods_supported?: string[] | null;
+  token_endpoint_auth_signing_alg_values_supported?: string[] | null;
+  /** Chosen by the administrator; absent or null: a client-secret method the discovery document allows. */
+  token_endpoint_auth_method?: "client_secret_basic" | "client_secret_post" | "private_key_jwt" | null;
 }
 
 /** One SSO connection per institution. The OIDC client secret is stored sealed, never in `oidc`. */

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { SSO_TYPES } from "./institution-insights";
 
 /**
@@ -87,4 +87,33 @@ export const ssoSignIns = sqliteTable(
     createdAt: text("created_at").notNull().default(sql`(strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))`),
   },
   (t) => [index("sso_sign_ins_institution_idx").on(t.institutionId, t.createdAt, t.id)],
+);
+
+/**
+ * The keys an institution signs its OIDC client assertions (`private_key_jwt`, RFC 7523) with, kept by
+ * the platform's signing-key store (src/platform/crypto/signing-keys.ts): one current key per
+ * algorithm, the private half sealed, the public half published at the institution's OIDC JWKS URL; a
+ * rotated-out key stays published for 7 days.
+ */
+export const ssoSigningKeys = sqliteTable(
+  "sso_signing_keys",
+  {
+    /** The JWK `kid` (its RFC 7638 thumbprint). */
+    id: text("id").primaryKey(),
+    institutionId: text("institution_id").notNull(),
+    /** `'current'` (RS256) or `'current:ES256'` for a signing key; null once rotated out. */
+    currentSlot: text("current_slot"),
+    /** The public JWK as published. */
+    publicJwk: text("public_jwk", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    /** AES-GCM sealed JWK of the private key; never returned, never logged. */
+    privateKeySealed: text("private_key_sealed").notNull(),
+    createdAt: text("created_at").notNull(),
+    retiredAt: text("retired_at"),
+    /** ISO time until which a retired key stays in the JWKS. */
+    publishedUntil: text("published_until"),
+  },
+  (t) => [
+    uniqueIndex("sso_signing_keys_current_idx").on(t.institutionId, t.currentSlot),
+    index("sso_signing_keys_institution_idx").on(t.institutionId, t.createdAt),
+  ],
 );

@@ -1,5 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
+import { registerGetOidcJwks } from "./oidc/routes/get-oidc-jwks";
+import { registerRotateOidcKeys } from "./oidc/routes/rotate-oidc-keys";
 import { registerBeginSsoSignIn } from "./routes/begin-sso-sign-in";
 import { registerExchangeSsoCode } from "./routes/exchange-sso-code";
 import { registerListSsoSignIns } from "./routes/list-sso-sign-ins";
@@ -14,7 +16,9 @@ export function registerSsoSignIn(app: OpenAPIHono<AppEnv>) {
   registerSamlAcs(app);
 }
 
-/** The SSO log, below `/api/institutions/{id}` (loaded with the institutions group). */
+/** The SSO log and the OIDC client keys, below `/api/institutions/{id}` (loaded with the institutions group). */
 export function registerSsoLog(app: OpenAPIHono<AppEnv>) {
   registerListSsoSignIns(app);
+  registerGetOidcJwks(app);
+  registerRotateOidcKeys(app);
 }

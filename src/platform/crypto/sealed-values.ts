@@ -8,6 +8,7 @@ export const SEAL_PURPOSES = {
   idempotentResponse: "idempotent-response",
   ssoClientSecret: "sso-client-secret",
   ltiPrivateKey: "lti-private-key",
+  ssoPrivateKey: "sso-private-key",
   xapiSecret: "xapi-secret",
   outboundAccessToken: "outbound-access-token",
 } as const;
@@ -24,6 +25,11 @@ export function ssoClientSecretBinding(institutionId: string): SealBinding {
 
 export function ltiPrivateKeyBinding(kid: string): SealBinding {
   return { purpose: SEAL_PURPOSES.ltiPrivateKey, id: kid };
+}
+
+/** A private key an institution signs its OIDC client assertions with, bound to its `kid`. */
+export function ssoPrivateKeyBinding(kid: string): SealBinding {
+  return { purpose: SEAL_PURPOSES.ssoPrivateKey, id: kid };
 }
 
 /** An xAPI endpoint's Basic password or OAuth 2 client secret, bound to the endpoint's row. */

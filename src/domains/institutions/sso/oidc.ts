@@ -10,6 +10,40 @@ export interface Discovery {
   /** Kept for sign-in: the algorithms ID tokens may be signed with, and how to authenticate at the token endpoint. */
   id_token_signing_alg_values_supported?: string[] | null;
   token_endpoint_auth_methods_supported?: string[] | null;
+  token_endpoint_auth_signing_alg_values_supported?: string[] | null;
+}
+
+/** How Lingua may authenticate at the token endpoint. */
+export const TOKEN_ENDPOINT_AUTH_METHODS = [
+  "client_secret_basic",
+  "client_secret_post",
+  "private_key_jwt",
+] as const;
+export type TokenEndpointAuthMethod = (typeof TOKEN_ENDPOINT_AUTH_METHODS)[number];
+
+/**
+ * The algorithm Lingua signs `private_key_jwt` assertions with at a provider: RS256 unless its
+ * discovery document lists `token_endpoint_auth_signing_alg_values_supported` without RS256 and with
+ * ES256; null when it lists neither (the settings refuse `private_key_jwt` then).
+ */
+export function assertionAlg(algs: string[] | null | undefined): "RS256" | "ES256" | null {
+  if (!algs || algs.length === 0 || algs.includes("RS256")) return "RS256";
+  return algs.includes("ES256") ? "ES256" : null;
+}
+
+/**
+ * The method a connection authenticates with: the one chosen, or else what the discovery document
+ * allows of the secret methods, `client_secret_basic` first (the default of OpenID Connect Discovery).
+ */
+export function effectiveAuthMethod(oidc: {
+  token_endpoint_auth_method?: TokenEndpointAuthMethod | null;
+  token_endpoint_auth_methods_supported?: string[] | null;
+}): TokenEndpointAuthMethod {
+  if (oidc.token_endpoint_auth_method) return oidc.token_endpoint_auth_method;
+  const methods = oidc.token_endpoint_auth_methods_supported ?? ["client_secret_basic"];
+  return !methods.includes("client_secret_basic") && methods.includes("client_secret_post")
+    ? "client_secret_post"
+    : "client_secret_basic";
 }
 
 function stringsOrNull(value: unknown): string[] | null {
@@ -72,6 +106,9 @@ export async function discover(env: Env, issuer: string): Promise<Discovery> {
     jwks_uri: stringOrNull(document.jwks_uri),
     id_token_signing_alg_values_supported: stringsOrNull(document.id_token_signing_alg_values_supported),
     token_endpoint_auth_methods_supported: stringsOrNull(document.token_endpoint_auth_methods_supported),
+    token_endpoint_auth_signing_alg_values_supported: stringsOrNull(
+      document.token_endpoint_auth_signing_alg_values_supported,
+    ),
   };
   const errors = await endpointErrors(env, discovery);
   if (errors.length > 0) throw validationError(errors);

@@ -1,5 +1,6 @@
 import type { SsoMapping, ssoConnections, ssoDomains } from "../../../db/schema";
 import { certificateInfo } from "./certificates";
+import { effectiveAuthMethod } from "./oidc";
 
 type Connection = typeof ssoConnections.$inferSelect;
 type DomainRow = typeof ssoDomains.$inferSelect;
@@ -40,6 +41,11 @@ export function serviceProvider(origin: string, institutionId: string) {
 
 export function redirectUri(origin: string, institutionId: string): string {
   return `${origin}/api/auth/sso/oidc/${encodeURIComponent(institutionId)}/callback`;
+}
+
+/** The institution's public keys for `private_key_jwt` (src/domains/sso/oidc/client-keys.ts). */
+export function oidcJwksUri(origin: string, institutionId: string): string {
+  return `${origin}/api/institutions/${encodeURIComponent(institutionId)}/sso/oidc/jwks`;
 }
 
 export async function presentSso(
@@ -91,7 +97,9 @@ export async function presentSso(
             client_secret_set: connection.clientSecretSealed !== null,
             scopes: oidc.scopes,
             claim_mapping: presentMapping(oidc.claim_mapping),
+            token_endpoint_auth_method: effectiveAuthMethod(oidc),
             redirect_uri: redirectUri(origin, institutionId),
+            jwks_uri: oidcJwksUri(origin, institutionId),
           }
         : null,
     break_glass_admin_id: connection.breakGlassUserId,

@@ -6,6 +6,7 @@ import {
   SSO_TYPES,
   type SsoMapping,
 } from "../../../db/schema";
+import { TOKEN_ENDPOINT_AUTH_METHODS } from "./oidc";
 import { isPublicMailDomain } from "./public-mail-domains";
 
 export const MAX_DOMAINS = 50;
@@ -189,6 +190,11 @@ export const OidcInput = z
       .max(20)
       .optional(),
     claim_mapping: ClaimMappingInput.optional(),
+    token_endpoint_auth_method: z.enum(TOKEN_ENDPOINT_AUTH_METHODS).nullable().optional().openapi({
+      description:
+        "How Lingua authenticates at the provider's token endpoint. `private_key_jwt`: with a client assertion (RFC 7523) signed by the institution's own key, published at `oidc.jwks_uri`; no client secret is needed. `client_secret_basic` / `client_secret_post`: with `client_secret`. Must be among the discovery document's `token_endpoint_auth_methods_supported` (absent there: `client_secret_basic` only), and for `private_key_jwt` its `token_endpoint_auth_signing_alg_values_supported` must allow RS256 or ES256. Left out or null: a client-secret method the provider allows, `client_secret_basic` first.",
+      example: "private_key_jwt",
+    }),
   })
   .openapi("OidcSettingsInput");
 
@@ -256,7 +262,16 @@ const OidcSchema = z
     client_secret_set: z.boolean(),
     scopes: z.array(z.string()),
     claim_mapping: ClaimMapping,
+    token_endpoint_auth_method: z.enum(TOKEN_ENDPOINT_AUTH_METHODS).openapi({
+      description:
+        "How Lingua authenticates at the token endpoint: the method chosen, or the client-secret method the provider allows when none was chosen.",
+    }),
     redirect_uri: z.string().openapi({ description: "Our side: register it at the OpenID Provider." }),
+    jwks_uri: z.string().openapi({
+      description:
+        "Our side, for `private_key_jwt`: the institution's public keys (JWKS). Register it at the OpenID Provider as the client's key set URL (Okta: _Public keys_ → _Use a URL to fetch keys dynamically_; Entra: a certificate is uploaded instead, see the guide).",
+      example: "https://api.lingua.example/api/institutions/ins_acme/sso/oidc/jwks",
+    }),
   })
   .openapi("OidcSettings");
 

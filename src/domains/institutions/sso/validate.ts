@@ -5,7 +5,7 @@ import type { ServiceContext } from "../../../platform/service/context";
 import { parseCertificate } from "./certificates";
 import { fetchDocument, outboundUrlProblem } from "./fetch-metadata";
 import { parseIdpMetadata } from "./metadata";
-import { discover } from "./oidc";
+import { assertionAlg, type Discovery, discover } from "./oidc";
 import {
   DEFAULT_ATTRIBUTE_MAPPING,
   DEFAULT_CLAIM_MAPPING,
@@ -91,10 +91,31 @@ export async function validOidc(ctx: ServiceContext, input: OidcInput): Promise<
   const scopes = input.scopes ?? DEFAULT_SCOPES;
   if (!scopes.includes("openid")) errors.push({ path: "oidc.scopes", message: 'must include "openid"' });
   if (errors.length > 0) throw validationError(errors);
-  const discovery = input.issuer
+  const discovery: Discovery = input.issuer
     ? await discover(env, input.issuer)
     : { authorization_endpoint: null, token_endpoint: null, jwks_uri: null };
+  const method = input.token_endpoint_auth_method ?? null;
+  if (method && input.issuer) {
+    // OpenID Connect Discovery 3: a document without the list offers client_secret_basic only.
+    const offered = discovery.token_endpoint_auth_methods_supported ?? ["client_secret_basic"];
+    const path = "oidc.token_endpoint_auth_method";
+    if (!offered.includes(method))
+      errors.push({
+        path,
+        message: `is not offered by the provider: its discovery document's token_endpoint_auth_methods_supported is ${JSON.stringify(offered)}`,
+      });
+    else if (
+      method === "private_key_jwt" &&
+      assertionAlg(discovery.token_endpoint_auth_signing_alg_values_supported) === null
+    )
+      errors.push({
+        path,
+        message: `needs RS256 or ES256 among the discovery document's token_endpoint_auth_signing_alg_values_supported (${JSON.stringify(discovery.token_endpoint_auth_signing_alg_values_supported)})`,
+      });
+    if (errors.length > 0) throw validationError(errors);
+  }
   return {
+    token_endpoint_auth_method: method,
     issuer: input.issuer ?? null,
     client_id: input.client_id ?? null,
     scopes: [...new Set(scopes)],
@@ -124,7 +145,8 @@ export function completenessErrors(
   if (oidc) {
     if (!oidc.issuer) missing("oidc.issuer");
     if (!oidc.client_id) missing("oidc.client_id");
-    if (!clientSecretSet) missing("oidc.client_secret");
+    if (!clientSecretSet && oidc.token_endpoint_auth_method !== "private_key_jwt")
+      missing("oidc.client_secret");
   }
   return errors;
 }

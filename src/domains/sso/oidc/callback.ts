@@ -9,11 +9,13 @@ import type { OidcSettings } from "../../../db/schema";
 import { ssoClientSecretBinding } from "../../../platform/crypto/sealed-values";
 import { unseal } from "../../../platform/crypto/sealing";
 import type { ServiceContext } from "../../../platform/service/context";
+import { effectiveAuthMethod } from "../../institutions/sso/oidc";
 import { redirectUri } from "../../institutions/sso/present";
 import { activeConnection } from "../../institutions/sso/service";
 import { completeSsoSignIn, type SignedIn, type SsoIdentity, underSignInLog } from "../complete";
 import { takeRequest } from "../pending";
 import { SsoRefusal } from "../refusal";
+import { clientAssertionForm } from "./client-keys";
 import { IdpUnavailable, postTokenRequest, providerKeys } from "./idp-calls";
 
 /** Seconds of clock difference accepted on `exp` and `iat`. */
@@ -37,14 +39,13 @@ function allowedAlgorithms(oidc: OidcSettings): string[] {
   return listed.filter((alg) => ASYMMETRIC.test(alg));
 }
 
-/** The client authentication the discovery document allows, `client_secret_basic` first (the default). */
+/** The client-secret authentication chosen, or the one the discovery document allows, `client_secret_basic` first. */
 function clientAuthentication(
   oidc: OidcSettings,
   clientId: string,
   secret: string,
 ): { form: Record<string, string>; headers: Record<string, string> } {
-  const methods = oidc.token_endpoint_auth_methods_supported ?? ["client_secret_basic"];
-  if (!methods.includes("client_secret_basic") && methods.includes("client_secret_post"))
+  if (effectiveAuthMethod(oidc) === "client_secret_post")
     return { form: { client_id: clientId, client_secret: secret }, headers: {} };
   // RFC 6749 2.3.1: each part form-encoded before the base64.
   const encode = (value: string) => encodeURIComponent(value).replace(/%20/g, "+");
@@ -208,7 +209,7 @@ export function identityFromClaims(oidc: OidcSettings, claims: Record<string, un
 
 /**
  * Our `redirect_uri` (`/api/auth/sso/oidc/{institution}/callback`): takes the pending request,
- * exchanges the code at the token endpoint (PKCE verifier, client secret), verifies the ID token,
+ * exchanges the code at the token endpoint (PKCE verifier, client secret or `private_key_jwt` assertion), verifies the ID token,
  * reads the person through the claim mapping, and ends the sign-in. Every refusal is logged.
  */
 export async function oidcCallback(
@@ -238,7 +239,8 @@ export async function oidcCallback(
     const active = await activeConnection(ctx, institutionId);
     const oidc = active?.connection.type === "oidc" ? active.connection.oidc : null;
     const sealed = active?.connection.clientSecretSealed;
-    if (!active || !oidc?.token_endpoint || !oidc.client_id || !sealed)
+    const privateKeyJwt = oidc?.token_endpoint_auth_method === "private_key_jwt";
+    if (!active || !oidc?.token_endpoint || !oidc.client_id || !(sealed || privateKeyJwt))
       throw new SsoRefusal("sso_inactive", "The institution's OIDC sign-in is not active any more.");
     // RFC 9207 (mix-up defence): an answer that names its issuer must name ours.
     if (query.iss !== undefined && query.iss !== oidc.issuer)
@@ -246,8 +248,23 @@ export async function oidcCallback(
         "issuer_mismatch",
         `The identity provider's answer names the issuer ${query.iss.slice(0, 200)}, not the configured one.`,
       );
-    const secret = await unseal(sealed, ctx.config.encryptionKey, ssoClientSecretBinding(institutionId));
-    const auth = clientAuthentication(oidc, oidc.client_id, secret);
+    const { client_id: clientId, token_endpoint: tokenEndpoint } = oidc;
+    // private_key_jwt: a fresh assertion signed with the institution's key; otherwise the sealed secret.
+    const auth =
+      !privateKeyJwt && sealed
+        ? clientAuthentication(
+            oidc,
+            clientId,
+            await unseal(sealed, ctx.config.encryptionKey, ssoClientSecretBinding(institutionId)),
+          )
+        : {
+            form: await clientAssertionForm(ctx, institutionId, {
+              ...oidc,
+              client_id: clientId,
+              token_endpoint: tokenEndpoint,
+            }),
+            headers: {},
+          };
     const answer = await postTokenRequest(
       ctx,
       oidc.token_endpoint,

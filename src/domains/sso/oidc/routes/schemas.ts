@@ -1,0 +1,30 @@
+import { z } from "@hono/zod-openapi";
+
+export const InstitutionParam = z.object({
+  id: z.string().openapi({ param: { name: "id", in: "path" }, example: "ins_acme" }),
+});
+
+const Jwk = z
+  .object({
+    kty: z.enum(["RSA", "EC"]),
+    kid: z.string().openapi({ description: "The key's RFC 7638 thumbprint." }),
+    alg: z.enum(["RS256", "ES256"]),
+    use: z.literal("sig"),
+    n: z.string().optional().openapi({ description: "RSA keys." }),
+    e: z.string().optional().openapi({ description: "RSA keys." }),
+    crv: z.literal("P-256").optional().openapi({ description: "EC keys." }),
+    x: z.string().optional().openapi({ description: "EC keys." }),
+    y: z.string().optional().openapi({ description: "EC keys." }),
+  })
+  .openapi("SsoClientJwk");
+
+export const SsoJwksSchema = z.object({ keys: z.array(Jwk) }).openapi("SsoClientJwks");
+
+export const SsoKeyRotationSchema = z
+  .object({
+    current_kid: z.string(),
+    retired_kid: z.string().nullable(),
+    retired_key_published_until: z.string().nullable().openapi({ example: "2026-12-04T09:30:00Z" }),
+    keys: SsoJwksSchema.shape.keys,
+  })
+  .openapi("SsoKeyRotation");
