@@ -54,9 +54,9 @@ beforeAll(async () => {
     if (message.type() === "error") problems.push(`console: ${message.text()} (${page.url()})`);
   });
   await page.goto(`${server.url}/dashboard`);
-  await page.getByLabel("E-mail address").fill(ADMIN);
+  await page.getByLabel("E-mail address", { exact: true }).fill(ADMIN);
   await page.getByLabel("Password").fill(DEMO_PASSWORD);
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
   await page.waitForURL(`${server.url}/dashboard`);
 }, 700_000);
 

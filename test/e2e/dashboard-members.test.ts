@@ -76,9 +76,9 @@ async function shot(page: Page, name: string) {
 async function signIn(page: Page) {
   await page.goto(`${server.url}/dashboard`);
   await page.waitForURL(/\/dashboard\/sign-in\?next=/);
-  await page.getByLabel("E-mail address").fill(ADMIN);
+  await page.getByLabel("E-mail address", { exact: true }).fill(ADMIN);
   await page.getByLabel("Password").fill(DEMO_PASSWORD);
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
   await page.waitForURL(`${server.url}/dashboard`);
 }
 

@@ -83,9 +83,9 @@ async function shot(page: Page, name: string) {
 async function signIn(page: Page, email: string) {
   await page.goto(`${server.url}/dashboard`);
   await page.waitForURL(/\/dashboard\/sign-in\?next=/);
-  await page.getByLabel("E-mail address").fill(email);
+  await page.getByLabel("E-mail address", { exact: true }).fill(email);
   await page.getByLabel("Password").fill(DEMO_PASSWORD);
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
   await page.waitForURL(`${server.url}/dashboard`);
 }
 
@@ -98,9 +98,9 @@ it("signs in, creates a token that works against the API, revokes it, and signs 
   // The e-mail field has the focus.
   expect(await page.evaluate("document.activeElement.id")).toBe("email");
   await shot(page, "01-sign-in");
-  await page.getByLabel("E-mail address").fill(ADMIN);
+  await page.getByLabel("E-mail address", { exact: true }).fill(ADMIN);
   await page.getByLabel("Password").fill(DEMO_PASSWORD);
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
   await page.waitForURL(`${server.url}/dashboard`);
 
   // The __Host- session cookie works over http://127.0.0.1 (loopback is a secure context).
