@@ -20,20 +20,9 @@ import { sectionPage } from "../components";
 import { fieldMessages, formOf, issuesOf, pageNumber } from "../forms";
 import { CsrfField, ErrorSummary } from "../layout";
 import { DeliveryLog } from "../pages/webhook-deliveries";
-import {
-  DELIVERIES_PER_PAGE,
-  Detail,
-  formOfHook,
-  HookFields,
-  type HookForm,
-  hookForm,
-  hookPath,
-  LABELS,
-  NOTICES,
-  ShownOnce,
-  WEBHOOKS_PER_PAGE,
-  WebhookList,
-} from "../pages/webhooks";
+import { Detail, ShownOnce } from "../pages/webhook-detail";
+import { formOfHook, HookFields, type HookForm, hookForm, LABELS } from "../pages/webhook-form";
+import { DELIVERIES_PER_PAGE, hookPath, NOTICES, WEBHOOKS_PER_PAGE, WebhookList } from "../pages/webhooks";
 import { WEBHOOKS_PATH } from "../prefixes";
 import { checkCsrf, signedIn } from "../session";
 
