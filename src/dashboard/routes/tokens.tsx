@@ -14,12 +14,9 @@ import {
   expiresAt,
   LABELS,
   NewTokenForm,
-  PER_PAGE,
-  SECTION,
   type TokenForm,
-  TokenList,
-  type TokenRow,
-} from "../pages/tokens";
+} from "../pages/token-form";
+import { PER_PAGE, SECTION, TokenList, type TokenRow } from "../pages/tokens";
 import { TOKENS_PATH } from "../prefixes";
 import { checkCsrf, signedIn } from "../session";
 
