@@ -2,21 +2,16 @@
  * The delivery engine (claim → send → record → retry → dead-letter) and the adapter a target
  * provides. See docs/design/delivery-engine.md.
  */
-export {
-  type Attempt,
-  type ClaimedRow,
-  type Closed,
-  type DeliveryTarget,
-  deadLetterBatch,
-  deliverBatch,
-  enqueue,
-  requeueLost,
-  retryDelay,
-  type SendOptions,
-  sendAndRecord,
-  sendFirstAttempts,
-  type Verdict,
-  type WorkState,
-} from "./engine";
+export { deadLetterBatch, deliverBatch, requeueLost } from "./engine";
 export { groupById, type ParsedMessage, parseBatch } from "./messages";
 export { inPool, PARALLEL_SENDS } from "./pool";
+export type { Attempt, Closed } from "./recorder";
+export { type SendOptions, sendAndRecord, sendFirstAttempts } from "./send";
+export {
+  type ClaimedRow,
+  type DeliveryTarget,
+  enqueue,
+  retryDelay,
+  type Verdict,
+  type WorkState,
+} from "./target";
