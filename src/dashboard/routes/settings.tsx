@@ -109,6 +109,39 @@ function Swatch({ colour }: { colour: string }) {
   );
 }
 
+/** A branding colour's field (`#rrggbb`, described by the hint `#colour-hint`) with its sample. */
+function ColourField({
+  name,
+  value,
+  disabled,
+  children,
+}: {
+  name: "primary_color" | "accent_color";
+  value: string;
+  disabled: boolean;
+  children?: Child;
+}) {
+  return (
+    <>
+      <label for={name}>{LABELS[`branding.${name}`]}</label>
+      {children}
+      <div class="secret">
+        <input
+          id={name}
+          name={name}
+          type="text"
+          maxlength={7}
+          pattern="#[0-9a-fA-F]{6}"
+          value={value}
+          aria-describedby="colour-hint"
+          disabled={disabled}
+        />
+        <Swatch colour={value} />
+      </div>
+    </>
+  );
+}
+
 /** A value to give the IdP, in a read-only field with a copy button (shown when the clipboard works). */
 function CopyValue({ id, label, value }: { id: string; label: string; value: string }) {
   return (
@@ -487,37 +520,12 @@ async function renderSettings(
               aria-describedby="logo-hint"
               disabled={!mayWrite}
             />
-            <label for="primary_color">{LABELS["branding.primary_color"]}</label>
-            <p class="hint" id="colour-hint">
-              As <code>#rrggbb</code>, e.g. <code>#1a73e8</code>.
-            </p>
-            <div class="secret">
-              <input
-                id="primary_color"
-                name="primary_color"
-                type="text"
-                maxlength={7}
-                pattern="#[0-9a-fA-F]{6}"
-                value={form.primary}
-                aria-describedby="colour-hint"
-                disabled={!mayWrite}
-              />
-              <Swatch colour={form.primary} />
-            </div>
-            <label for="accent_color">{LABELS["branding.accent_color"]}</label>
-            <div class="secret">
-              <input
-                id="accent_color"
-                name="accent_color"
-                type="text"
-                maxlength={7}
-                pattern="#[0-9a-fA-F]{6}"
-                value={form.accent}
-                aria-describedby="colour-hint"
-                disabled={!mayWrite}
-              />
-              <Swatch colour={form.accent} />
-            </div>
+            <ColourField name="primary_color" value={form.primary} disabled={!mayWrite}>
+              <p class="hint" id="colour-hint">
+                As <code>#rrggbb</code>, e.g. <code>#1a73e8</code>.
+              </p>
+            </ColourField>
+            <ColourField name="accent_color" value={form.accent} disabled={!mayWrite} />
             {warnings.length > 0 ? (
               <ul class="contrast-warnings" aria-label="Contrast warnings">
                 {warnings.map((w) => (
