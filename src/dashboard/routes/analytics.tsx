@@ -284,6 +284,16 @@ function Kpis({
   );
 }
 
+/** In a chart's place when it has nothing to draw: its title and what would fill it. */
+function NoChart({ title, children }: { title: string; children: Child }) {
+  return (
+    <div class="card empty">
+      <h3>{title}</h3>
+      <p>{children}</p>
+    </div>
+  );
+}
+
 function Charts({ data, locale, print = false }: { data: Analytics; locale: string; print?: boolean }) {
   const theme = themeOf(data.institution.branding);
   const primary = readableOnWhite(theme.primary);
@@ -371,10 +381,9 @@ function Charts({ data, locale, print = false }: { data: Analytics; locale: stri
           rowLabel="Skill"
         />
         {data.top_courses.length === 0 ? (
-          <div class="card empty">
-            <h3>Top courses</h3>
-            <p>No course had activity in this range. Courses appear here as your learners practise them.</p>
-          </div>
+          <NoChart title="Top courses">
+            No course had activity in this range. Courses appear here as your learners practise them.
+          </NoChart>
         ) : (
           <CategoryBarChart
             frame={{
@@ -396,12 +405,9 @@ function Charts({ data, locale, print = false }: { data: Analytics; locale: stri
           />
         )}
         {data.groups.length === 0 ? (
-          <div class="card empty">
-            <h3>Groups</h3>
-            <p>
-              No member is in a group yet. Give members groups (classes, departments) to compare them here.
-            </p>
-          </div>
+          <NoChart title="Groups">
+            No member is in a group yet. Give members groups (classes, departments) to compare them here.
+          </NoChart>
         ) : (
           <CategoryBarChart
             frame={{
