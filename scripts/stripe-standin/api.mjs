@@ -1,32 +1,26 @@
 // The REST routes of the emulated `https://api.stripe.com`: method, path pattern and handler. A handler
 // gets the stand-in (`s`), the path's ids and the decoded parameters, and answers a stored object or a
 // list (the server presents it with `expand[]`).
-import {
-  createCoupon,
-  createCustomer,
-  createPrice,
-  createProduct,
-  createPromotionCode,
-  listCoupons,
-  listCustomerPaymentMethods,
-  listCustomers,
-  listPrices,
-  listProducts,
-  listPromotionCodes,
-  refreshCoupon,
-  updateCustomer,
-  updatePromotionCode,
-} from "./catalog.mjs";
+import { createPrice, createProduct, listPrices, listProducts } from "./catalog.mjs";
 import {
   createCheckoutSession,
-  createPortalSession,
   expireSession,
   listCheckoutSessions,
   listSessionLineItems,
   refreshSession,
 } from "./checkout.mjs";
+import { createCustomer, listCustomerPaymentMethods, listCustomers, updateCustomer } from "./customers.mjs";
 import { checkKnown } from "./form.mjs";
 import { listInvoices } from "./invoices.mjs";
+import { createPortalSession } from "./portal.mjs";
+import {
+  createCoupon,
+  createPromotionCode,
+  listCoupons,
+  listPromotionCodes,
+  refreshCoupon,
+  updatePromotionCode,
+} from "./promotions.mjs";
 import { paginate } from "./store.mjs";
 import { cancelSubscription, listSubscriptions, updateSubscription } from "./subscriptions.mjs";
 

@@ -22,11 +22,12 @@
 //        first_time_transaction?, minimum_amount?, minimum_amount_currency?, applies_to_products?,
 //        customer? } → { promotion_code, coupon }: a fresh coupon and code (unique unless given), with
 //        states the API cannot create (already expired, already redeemed) for tests.
-import { attachCard, createCoupon, createPromotionCode, detachCards, refreshCoupon } from "./catalog.mjs";
+import { attachCard, detachCards } from "./customers.mjs";
 import { StripeError } from "./errors.mjs";
 import { signPayload } from "./events.mjs";
 import { endTrial, failPayment, markUnpaid, recover, renew, trialWillEnd } from "./lifecycle.mjs";
 import { present } from "./present.mjs";
+import { createCoupon, createPromotionCode, refreshCoupon } from "./promotions.mjs";
 import { newId } from "./store.mjs";
 import { cancelSubscription } from "./subscriptions.mjs";
 

@@ -1,7 +1,7 @@
 // Invoices: created and settled at once — paid when the customer has a card (or nothing is due), else
 // open with a failed attempt — with the subscription's active discounts applied. Proration is not
 // itemised: a change of interval or an `always_invoice` change is one invoice for the new amount.
-import { hasPaymentMethod } from "./catalog.mjs";
+import { hasPaymentMethod } from "./customers.mjs";
 import { checkKnown } from "./form.mjs";
 import { deepCopy, newId, paginate } from "./store.mjs";
 import { DAY, subtotalOf } from "./subscription-state.mjs";

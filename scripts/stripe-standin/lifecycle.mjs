@@ -1,7 +1,7 @@
 // Life-cycle moves that happen at Stripe with time or with the customer's bank — a trial's end and its
 // warning, a renewal, a failed payment and its recovery, retries running out — for the control API
 // (control.mjs), each emitting the events Stripe sends for it.
-import { attachCard, hasPaymentMethod } from "./catalog.mjs";
+import { attachCard, hasPaymentMethod } from "./customers.mjs";
 import { StripeError } from "./errors.mjs";
 import { emitInvoice, makeInvoice } from "./invoices.mjs";
 import { previousAttributes } from "./present.mjs";

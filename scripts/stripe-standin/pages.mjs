@@ -1,7 +1,8 @@
 // The hosted pages, server-rendered HTML without external assets: Checkout (`GET /checkout/<cs_…>`,
 // its form `POST`s `action=pay|cancel`) and the billing portal (`GET /portal/<bps_…>`, its forms `POST`
 // `action=cancel_at_period_end|renew|cancel_now|update|return`).
-import { describeSession, portalSubscriptions } from "./checkout.mjs";
+import { describeSession } from "./checkout-page.mjs";
+import { portalSubscriptions } from "./portal.mjs";
 import { periodOf } from "./subscription-state.mjs";
 
 function esc(value) {

@@ -4,7 +4,8 @@
 //   price    price_pro_year   9,000 EUR minor units a year, per seat  lookup_key pro_year
 //   coupon   welcome20        20 % off, repeating 3 months    promotion code WELCOME20
 //   coupon   expired10        10 % off, once                  promotion code EXPIRED10 (expired)
-import { createCoupon, createPrice, createProduct, createPromotionCode } from "./catalog.mjs";
+import { createPrice, createProduct } from "./catalog.mjs";
+import { createCoupon, createPromotionCode } from "./promotions.mjs";
 
 export function seedCatalog(s) {
   createProduct(s, {

@@ -2,12 +2,13 @@
 // and `expand[]`), the hosted pages (/checkout, /portal) and the control API (/_standin).
 import { createServer } from "node:http";
 import { matchRoute } from "./api.mjs";
-import { cancelSession, paySession, portalAction } from "./checkout.mjs";
+import { cancelSession, paySession } from "./checkout-page.mjs";
 import { control } from "./control.mjs";
 import { StripeError } from "./errors.mjs";
 import { API_VERSION } from "./events.mjs";
 import { decodeForm, readExpand } from "./form.mjs";
 import { checkoutPage, portalPage } from "./pages.mjs";
+import { portalAction } from "./portal.mjs";
 import { present } from "./present.mjs";
 import { newId } from "./store.mjs";
 

@@ -2,12 +2,13 @@
 // API and the portal) and their discounts. Each change emits what Stripe sends for it
 // (`customer.subscription.created|updated|deleted`, then the invoice's `invoice.paid` or
 // `invoice.payment_failed`).
-import { checkRedeemable, hasPaymentMethod, redeem } from "./catalog.mjs";
+import { hasPaymentMethod } from "./customers.mjs";
 import { StripeError } from "./errors.mjs";
 import { checkKnown, mergeMetadata, readBoolean, readInteger, readString } from "./form.mjs";
 import { emitInvoice, makeInvoice } from "./invoices.mjs";
 import { endTrialState } from "./lifecycle.mjs";
 import { previousAttributes } from "./present.mjs";
+import { checkRedeemable, redeem } from "./promotions.mjs";
 import { deepCopy, newId, paginate } from "./store.mjs";
 import {
   addInterval,
