@@ -1,10 +1,9 @@
 import { mkdirSync } from "node:fs";
-import { chromium } from "playwright-core";
 import { beforeAll, describe, expect, it } from "vitest";
 import { DEMO_PASSWORD } from "../../scripts/demo-data.mjs";
 import { conformingFetch, OpenApiConformance } from "../helpers/openapi-conformance";
+import { launchChromium } from "./helpers/browser";
 import { readySharedDevServer, type SharedDevServer } from "./helpers/shared-dev-server";
-import { CHROMIUM, CHROMIUM_ARGS } from "./reference-page";
 
 // Billing as an institution admin meets it under `npm run dev`: a checkout session from the API, the
 // local Stripe stand-in's hosted page paid in Chromium, the stand-in's signed webhooks reaching the
@@ -73,7 +72,7 @@ describe("billing under npm run dev", () => {
     expect(checkout.res.status, checkout.text).toBe(201);
     const session = checkout.body as { id: string; url: string };
 
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    const browser = await launchChromium();
     try {
       const page = await browser.newPage();
       const errors: string[] = [];

@@ -6,67 +6,39 @@
  * analytics page. Every page is screenshotted under test-artifacts/dashboard-analytics/ (git-ignored);
  * no console error, no CSP violation, no request off loopback. One browser.
  */
-import { existsSync, mkdirSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { DEMO_PASSWORD } from "../../scripts/demo-data.mjs";
+import { signIn, type WatchedBrowser, watchedBrowser } from "./helpers/browser";
 import { readySharedDevServer, type SharedDevServer } from "./helpers/shared-dev-server";
-import { CHROMIUM, CHROMIUM_ARGS } from "./reference-page";
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const ARTIFACTS = join(ROOT, "test-artifacts", "dashboard-analytics");
 const ADMIN = "owner@acme.lingua.test";
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
 
 let server: SharedDevServer;
-let browser: Browser;
-let context: BrowserContext;
+/** Chromium, whose pages record console errors, page errors and CSP violations. */
+let chromium: WatchedBrowser;
 let page: Page;
-const problems: string[] = [];
-const offLoopback: string[] = [];
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install chromium`);
-  mkdirSync(ARTIFACTS, { recursive: true });
-  [server, browser] = await Promise.all([
+  [server, chromium] = await Promise.all([
     readySharedDevServer(),
-    chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS }),
+    watchedBrowser({
+      artifacts: "dashboard-analytics",
+      // The dashboard's origin, and the Stripe stand-in's (another loopback port); nothing else.
+      allow: (url) => url.protocol === "data:" || LOOPBACK.has(url.hostname),
+      consoleUrl: true,
+    }),
   ]);
-  context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  // The dashboard's origin, and the Stripe stand-in's (another loopback port); nothing else.
-  await context.route("**/*", (route) => {
-    const url = route.request().url();
-    if (url.startsWith("data:") || LOOPBACK.has(new URL(url).hostname)) return route.continue();
-    offLoopback.push(url);
-    return route.abort("blockedbyclient");
-  });
-  page = await context.newPage();
-  await page.exposeFunction("reportCspViolation", (line: string) => problems.push(`CSP: ${line}`));
-  // Browser code, as text: this folder is type-checked for Node, without the DOM's types.
-  await page.addInitScript({
-    content: `document.addEventListener("securitypolicyviolation", (event) =>
-      window.reportCspViolation(event.effectiveDirective + " " + event.blockedURI));`,
-  });
-  page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
-  page.on("console", (message) => {
-    if (message.type() === "error") problems.push(`console: ${message.text()} (${page.url()})`);
-  });
-  await page.goto(`${server.url}/dashboard`);
-  await page.getByLabel("E-mail address", { exact: true }).fill(ADMIN);
-  await page.getByLabel("Password").fill(DEMO_PASSWORD);
-  await page.getByRole("button", { name: "Sign in", exact: true }).click();
-  await page.waitForURL(`${server.url}/dashboard`);
+  ({ page } = await chromium.openContext());
+  await signIn(page, server.url, ADMIN);
 }, 700_000);
 
 afterAll(async () => {
-  await browser?.close();
+  await chromium?.close();
 });
 
-async function shot(name: string) {
-  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
-}
+const shot = (name: string) => chromium.shot(page, name);
 
 /** The data marks drawn in a chart (`#chart-…`). */
 function marks(chart: string) {
@@ -208,6 +180,6 @@ it("changes the branding in the settings, and analytics wears it", async () => {
 });
 
 it("saw no console error, no CSP violation and no request off loopback", () => {
-  expect(problems).toEqual([]);
-  expect(offLoopback).toEqual([]);
+  expect(chromium.problems).toEqual([]);
+  expect(chromium.blocked).toEqual([]);
 });

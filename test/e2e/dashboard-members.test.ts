@@ -6,81 +6,29 @@
  * page is screenshotted under test-artifacts/dashboard-members/ (git-ignored); no request may leave
  * the origin, and no console error or CSP violation may occur. One browser.
  */
-import { existsSync, mkdirSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { signIn, type WatchedBrowser, watchedBrowser } from "./helpers/browser";
 import { readySharedDevServer, type SharedDevServer } from "./helpers/shared-dev-server";
-import { CHROMIUM } from "./reference-page";
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const ARTIFACTS = join(ROOT, "test-artifacts", "dashboard-members");
-const ARGS = [
-  "--no-sandbox",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--no-first-run",
-  "--disable-quic",
-];
-const DEMO_PASSWORD = "lingua-demo-2026";
 const ADMIN = "owner@acme.lingua.test";
 /** Unique per run: the shared dev server's data outlives a file. */
 const RUN = Date.now().toString(36);
 
 let server: SharedDevServer;
-let browser: Browser;
-const problems: string[] = [];
-const offOrigin: string[] = [];
+/** Chromium, whose contexts record console errors, page errors and CSP violations and stay on the origin. */
+let chromium: WatchedBrowser;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install chromium`);
-  mkdirSync(ARTIFACTS, { recursive: true });
-  [server, browser] = await Promise.all([
+  [server, chromium] = await Promise.all([
     readySharedDevServer(),
-    chromium.launch({ executablePath: CHROMIUM, args: ARGS }),
+    watchedBrowser({ artifacts: "dashboard-members", allow: (url) => url.origin === server.url }),
   ]);
 }, 400_000);
 
 afterAll(async () => {
-  await browser?.close();
+  await chromium?.close();
 });
-
-/** A browser context that records console errors, page errors and CSP violations, and stays on the origin. */
-async function openContext(): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  await context.route("**/*", (route) => {
-    const url = route.request().url();
-    if (new URL(url).origin === server.url) return route.continue();
-    offOrigin.push(url);
-    return route.abort("blockedbyclient");
-  });
-  const page = await context.newPage();
-  await page.exposeFunction("reportCspViolation", (line: string) => problems.push(`CSP: ${line}`));
-  await page.addInitScript({
-    content: `document.addEventListener("securitypolicyviolation", (event) =>
-      window.reportCspViolation(event.effectiveDirective + " " + event.blockedURI));`,
-  });
-  page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
-  page.on("console", (message) => {
-    if (message.type() === "error") problems.push(`console: ${message.text()}`);
-  });
-  return { context, page };
-}
-
-async function shot(page: Page, name: string) {
-  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
-}
-
-async function signIn(page: Page) {
-  await page.goto(`${server.url}/dashboard`);
-  await page.waitForURL(/\/dashboard\/sign-in\?next=/);
-  await page.getByLabel("E-mail address", { exact: true }).fill(ADMIN);
-  await page.getByLabel("Password").fill(DEMO_PASSWORD);
-  await page.getByRole("button", { name: "Sign in", exact: true }).click();
-  await page.waitForURL(`${server.url}/dashboard`);
-}
 
 function section(page: Page, name: string) {
   return page
@@ -89,11 +37,11 @@ function section(page: Page, name: string) {
 }
 
 it("invites a member, who then appears in the searched list", async () => {
-  const { context, page } = await openContext();
-  await signIn(page);
+  const { context, page } = await chromium.openContext();
+  await signIn(page, server.url, ADMIN);
   await section(page, "Members").click();
   await page.waitForURL(/\/dashboard\/members$/);
-  await shot(page, "01-members");
+  await chromium.shot(page, "01-members");
 
   await page.getByRole("link", { name: "Invite member" }).click();
   const email = `e2e-invite-${RUN}@acme.lingua.test`;
@@ -101,13 +49,13 @@ it("invites a member, who then appears in the searched list", async () => {
   await page.getByLabel("Name", { exact: true }).fill("Iva Invited");
   await page.getByLabel("Role", { exact: true }).selectOption("instructor");
   await page.getByLabel("Groups").fill("Year 8, Spanish");
-  await shot(page, "02-invite");
+  await chromium.shot(page, "02-invite");
   await page.getByRole("button", { name: "Invite member" }).click();
   await page.getByRole("heading", { name: "Member invited" }).waitFor();
   expect(await page.locator("#invitation-url").inputValue()).toMatch(
     /\/dashboard\/accept-invitation\?token=inv_/,
   );
-  await shot(page, "03-invited");
+  await chromium.shot(page, "03-invited");
 
   await page.goto(`${server.url}/dashboard/members?q=${encodeURIComponent(email)}`);
   const row = page.getByRole("row").filter({ hasText: email });
@@ -115,13 +63,13 @@ it("invites a member, who then appears in the searched list", async () => {
   expect(await row.textContent()).toContain("Invited");
   await row.getByRole("link", { name: "Iva Invited" }).click();
   await page.getByRole("heading", { name: "Iva Invited" }).waitFor();
-  await shot(page, "04-member");
+  await chromium.shot(page, "04-member");
   await context.close();
 });
 
 it("uploads a members CSV as a dry run, shows its report, then applies it", async () => {
-  const { context, page } = await openContext();
-  await signIn(page);
+  const { context, page } = await chromium.openContext();
+  await signIn(page, server.url, ADMIN);
   await page.goto(`${server.url}/dashboard/members/bulk`);
   const a = `e2e-bulk-a-${RUN}@acme.lingua.test`;
   const b = `e2e-bulk-b-${RUN}@acme.lingua.test`;
@@ -129,14 +77,14 @@ it("uploads a members CSV as a dry run, shows its report, then applies it", asyn
   await page
     .getByLabel("CSV file")
     .setInputFiles({ name: "members.csv", mimeType: "text/csv", buffer: Buffer.from(csv) });
-  await shot(page, "05-upload");
+  await chromium.shot(page, "05-upload");
   await page.getByRole("button", { name: "Check the file (dry run)" }).click();
   await page.getByRole("heading", { name: "Dry run of a members upload" }).waitFor();
   const counts = page.getByRole("list", { name: "Counts" });
   expect(await counts.textContent()).toMatch(/2\s*would be created/);
   expect(await counts.textContent()).toMatch(/1\s*rejected/);
   expect(await page.getByRole("row").filter({ hasText: "not-an-email" }).textContent()).toMatch(/rejected/);
-  await shot(page, "06-dry-run");
+  await chromium.shot(page, "06-dry-run");
   // Nothing changed yet (looked at in a second tab: the report is a form's answer).
   const other = await context.newPage();
   await other.goto(`${server.url}/dashboard/members?q=${encodeURIComponent(a)}`);
@@ -146,22 +94,22 @@ it("uploads a members CSV as a dry run, shows its report, then applies it", asyn
   await page.getByRole("button", { name: "Apply", exact: true }).click();
   await page.getByRole("heading", { name: "Members upload" }).waitFor();
   expect(await page.getByRole("list", { name: "Counts" }).textContent()).toMatch(/2\s*created/);
-  await shot(page, "07-applied");
+  await chromium.shot(page, "07-applied");
 
   await page.goto(`${server.url}/dashboard/members?q=e2e-bulk-&group=Year%207`);
   expect(await page.getByRole("row").filter({ hasText: a }).count()).toBe(1);
   expect(await page.getByRole("row").filter({ hasText: b }).count()).toBe(1);
-  await shot(page, "08-members-after-upload");
+  await chromium.shot(page, "08-members-after-upload");
   await context.close();
 });
 
 it("adds an LTI registration and shows the values to paste into the LMS, and the launch log", async () => {
-  const { context, page } = await openContext();
+  const { context, page } = await chromium.openContext();
   await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.url });
-  await signIn(page);
+  await signIn(page, server.url, ADMIN);
   await section(page, "LTI").click();
   await page.waitForURL(/\/integrations\/lti$/);
-  await shot(page, "09-lti");
+  await chromium.shot(page, "09-lti");
   await page.getByRole("link", { name: "Add registration" }).click();
   await page.getByLabel("Name", { exact: true }).fill(`E2E LMS ${RUN}`);
   await page.getByLabel("Issuer").fill(`http://127.0.0.1:9/lms-${RUN}`);
@@ -170,7 +118,7 @@ it("adds an LTI registration and shows the values to paste into the LMS, and the
   await page.getByLabel("Authorization URL").fill("http://127.0.0.1:9/authorize");
   await page.getByLabel("Token URL").fill("http://127.0.0.1:9/token");
   await page.getByLabel("Platform key set URL").fill("http://127.0.0.1:9/jwks");
-  await shot(page, "10-lti-new");
+  await chromium.shot(page, "10-lti-new");
   await page.getByRole("button", { name: "Add registration" }).click();
   await page.getByText("The registration was added").waitFor();
   const login = await page.locator("#login-url").inputValue();
@@ -179,19 +127,19 @@ it("adds an LTI registration and shows the values to paste into the LMS, and the
   expect(await page.locator("#jwks-url").inputValue()).toMatch(/\/api\/lti\/jwks\/ltc_/);
   await page.getByRole("button", { name: "Copy OIDC login URL" }).click();
   expect(await page.evaluate("navigator.clipboard.readText()")).toBe(login);
-  await shot(page, "11-lti-registration");
+  await chromium.shot(page, "11-lti-registration");
   await page.getByRole("link", { name: "Launches of this registration" }).click();
   await page.getByRole("heading", { name: "LTI launch log" }).waitFor();
-  await shot(page, "12-lti-launches");
+  await chromium.shot(page, "12-lti-launches");
   await context.close();
 });
 
 it("adds an xAPI endpoint (disabled) and shows its health and forwarding log", async () => {
-  const { context, page } = await openContext();
-  await signIn(page);
+  const { context, page } = await chromium.openContext();
+  await signIn(page, server.url, ADMIN);
   await section(page, "xAPI").click();
   await page.waitForURL(/\/integrations\/xapi$/);
-  await shot(page, "13-xapi");
+  await chromium.shot(page, "13-xapi");
   await page.getByRole("link", { name: "Add endpoint" }).click();
   await page.getByLabel("Name", { exact: true }).fill(`E2E LRS ${RUN}`);
   await page.getByLabel("LRS endpoint").fill("http://127.0.0.1:9/xapi/");
@@ -199,17 +147,17 @@ it("adds an xAPI endpoint (disabled) and shows its health and forwarding log", a
   await page.getByLabel("Password", { exact: true }).fill("e2e-secret");
   // Disabled: the demo's activity is not forwarded to an address that does not answer.
   await page.getByRole("checkbox", { name: /^Enabled/ }).uncheck();
-  await shot(page, "14-xapi-new");
+  await chromium.shot(page, "14-xapi-new");
   await page.getByRole("button", { name: "Add endpoint" }).click();
   await page.getByText("The endpoint was added").waitFor();
   expect(await page.locator("#password").inputValue()).toBe("");
   expect(await page.content()).not.toContain("e2e-secret");
   await page.getByRole("heading", { name: "Forwarding log" }).waitFor();
-  await shot(page, "15-xapi-endpoint");
+  await chromium.shot(page, "15-xapi-endpoint");
   await context.close();
 });
 
 it("saw no console error, no CSP violation and no request off the origin", () => {
-  expect(problems).toEqual([]);
-  expect(offOrigin).toEqual([]);
+  expect(chromium.problems).toEqual([]);
+  expect(chromium.blocked).toEqual([]);
 });

@@ -8,96 +8,41 @@
  * (git-ignored); no request may leave the origin, and no console error or CSP violation may occur.
  * One browser, one dev server.
  */
-import { existsSync, mkdirSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { DEMO_PASSWORD } from "../../scripts/demo-data.mjs";
+import { signIn, type WatchedBrowser, watchedBrowser } from "./helpers/browser";
 import { readySharedDevServer, type SharedDevServer } from "./helpers/shared-dev-server";
-import { CHROMIUM } from "./reference-page";
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const ARTIFACTS = join(ROOT, "test-artifacts", "dashboard");
-const ARGS = [
-  "--no-sandbox",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--no-first-run",
-  "--disable-quic",
-];
-const DEMO_PASSWORD = "lingua-demo-2026";
 const ADMIN = "owner@acme.lingua.test";
 const STAFF = "admin@lingua.test";
 
 /** The run's one `npm run dev` (test/e2e/helpers/shared-dev-server.ts). */
 let server: SharedDevServer;
-let browser: Browser;
-const problems: string[] = [];
-const offOrigin: string[] = [];
+/** Chromium, whose contexts record console errors, page errors and CSP violations and stay on the origin. */
+let chromium: WatchedBrowser;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install chromium`);
-  mkdirSync(ARTIFACTS, { recursive: true });
-  [server, browser] = await Promise.all([
+  [server, chromium] = await Promise.all([
     readySharedDevServer(),
-    chromium.launch({ executablePath: CHROMIUM, args: ARGS }),
+    watchedBrowser({ artifacts: "dashboard", allow: (url) => url.origin === server.url }),
   ]);
 }, 400_000);
 
 afterAll(async () => {
-  await browser?.close();
+  await chromium?.close();
 });
 
-/** A browser context that records console errors, page errors and CSP violations, and stays on the origin. */
-async function openContext(
-  viewport = { width: 1280, height: 900 },
-): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ viewport });
-  await context.route("**/*", (route) => {
-    const url = route.request().url();
-    if (new URL(url).origin === server.url) return route.continue();
-    offOrigin.push(url);
-    return route.abort("blockedbyclient");
-  });
-  const page = await context.newPage();
-  await page.exposeFunction("reportCspViolation", (line: string) => problems.push(`CSP: ${line}`));
-  // Browser code, as text: this folder is type-checked for Node, without the DOM's types.
-  await page.addInitScript({
-    content: `document.addEventListener("securitypolicyviolation", (event) =>
-      window.reportCspViolation(event.effectiveDirective + " " + event.blockedURI));`,
-  });
-  page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
-  page.on("console", (message) => {
-    if (message.type() === "error") problems.push(`console: ${message.text()}`);
-  });
-  return { context, page };
-}
-
-async function shot(page: Page, name: string) {
-  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
-}
-
-async function signIn(page: Page, email: string) {
-  await page.goto(`${server.url}/dashboard`);
-  await page.waitForURL(/\/dashboard\/sign-in\?next=/);
-  await page.getByLabel("E-mail address", { exact: true }).fill(email);
-  await page.getByLabel("Password").fill(DEMO_PASSWORD);
-  await page.getByRole("button", { name: "Sign in", exact: true }).click();
-  await page.waitForURL(`${server.url}/dashboard`);
-}
-
 it("signs in, creates a token that works against the API, revokes it, and signs out", async () => {
-  const { context, page } = await openContext();
+  const { context, page } = await chromium.openContext();
   await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.url });
 
   await page.goto(`${server.url}/dashboard`);
   await page.waitForURL(/\/dashboard\/sign-in/);
   // The e-mail field has the focus.
   expect(await page.evaluate("document.activeElement.id")).toBe("email");
-  await shot(page, "01-sign-in");
+  await chromium.shot(page, "01-sign-in");
   await page.getByLabel("E-mail address", { exact: true }).fill(ADMIN);
   await page.getByLabel("Password").fill(DEMO_PASSWORD);
   await page.getByRole("button", { name: "Sign in", exact: true }).click();
@@ -112,14 +57,14 @@ it("signs in, creates a token that works against the API, revokes it, and signs 
   expect(await page.evaluate("document.activeElement.textContent")).toBe("Skip to content");
   await page.keyboard.press("Enter");
   expect(await page.evaluate("document.activeElement.id")).toBe("content");
-  await shot(page, "02-overview");
+  await chromium.shot(page, "02-overview");
 
   await page
     .getByRole("navigation", { name: "Dashboard sections" })
     .getByRole("link", { name: "API tokens" })
     .click();
   await page.waitForURL(/\/settings\/integrations\/tokens$/);
-  await shot(page, "03-tokens");
+  await chromium.shot(page, "03-tokens");
 
   await page.getByRole("link", { name: "Create token" }).click();
   await page.getByLabel("Name", { exact: true }).fill("E2E sync");
@@ -130,7 +75,7 @@ it("signs in, creates a token that works against the API, revokes it, and signs 
   await page.getByLabel("Expiry", { exact: true }).selectOption("custom");
   await expect.poll(() => page.locator("#custom-expiry").isVisible()).toBe(true);
   await page.getByLabel("Expiry", { exact: true }).selectOption("30");
-  await shot(page, "04-new-token");
+  await chromium.shot(page, "04-new-token");
   await page.getByRole("button", { name: "Create token" }).click();
   await page.getByRole("heading", { name: "Token created" }).waitFor();
 
@@ -139,7 +84,7 @@ it("signs in, creates a token that works against the API, revokes it, and signs 
   await page.getByRole("button", { name: "Copy" }).click();
   await expect.poll(() => page.getByRole("button", { name: "Copied" }).count()).toBe(1);
   expect(await page.evaluate("navigator.clipboard.readText()")).toBe(plain);
-  await shot(page, "05-token-created");
+  await chromium.shot(page, "05-token-created");
 
   const me = await fetch(`${server.url}/api/auth/me`, { headers: { Authorization: `Bearer ${plain}` } });
   expect(me.status).toBe(200);
@@ -150,21 +95,21 @@ it("signs in, creates a token that works against the API, revokes it, and signs 
   await page.getByRole("link", { name: "Back to API tokens" }).click();
   const row = page.getByRole("row").filter({ hasText: plain.slice(0, 10) });
   await row.getByText("Revoke…").click();
-  await shot(page, "06-revoke-confirmation");
+  await chromium.shot(page, "06-revoke-confirmation");
   await row.getByRole("button", { name: "Revoke token" }).click();
   await page.getByText("The token was revoked").waitFor();
-  await shot(page, "07-token-revoked");
+  await chromium.shot(page, "07-token-revoked");
   const after = await fetch(`${server.url}/api/auth/me`, { headers: { Authorization: `Bearer ${plain}` } });
   expect(after.status).toBe(401);
 
   // A phone: the same list, one column.
   await page.setViewportSize({ width: 390, height: 844 });
-  await shot(page, "08-tokens-phone");
+  await chromium.shot(page, "08-tokens-phone");
   await page.setViewportSize({ width: 1280, height: 900 });
 
   await page.getByRole("button", { name: "Sign out" }).click();
   await page.getByText("You have signed out.").waitFor();
-  await shot(page, "09-signed-out");
+  await chromium.shot(page, "09-signed-out");
   expect((await context.cookies()).some((c) => c.name === "__Host-lingua_session")).toBe(false);
   await context.close();
 });
@@ -182,26 +127,26 @@ it("adds a webhook to a loopback receiver, sends a test ping and finds it in the
   await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
   const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/lingua`;
   try {
-    const { context, page } = await openContext();
-    await signIn(page, ADMIN);
+    const { context, page } = await chromium.openContext();
+    await signIn(page, server.url, ADMIN);
     await page
       .getByRole("navigation", { name: "Dashboard sections" })
       .getByRole("link", { name: "Webhooks" })
       .click();
-    await shot(page, "13-webhooks");
+    await chromium.shot(page, "13-webhooks");
     await page.getByRole("link", { name: "Add webhook" }).click();
     await page.getByLabel("URL", { exact: true }).fill(hookUrl);
     await page.getByLabel("Description").fill("E2E receiver");
     await page.getByRole("checkbox", { name: /^lesson\.completed/ }).check();
-    await shot(page, "14-new-webhook");
+    await chromium.shot(page, "14-new-webhook");
     await page.getByRole("button", { name: "Add webhook" }).click();
     await page.getByRole("heading", { name: "Webhook added" }).waitFor();
     expect(await page.locator("#secret").inputValue()).toMatch(/^whsec_/);
-    await shot(page, "15-webhook-added");
+    await chromium.shot(page, "15-webhook-added");
     await page.getByRole("link", { name: "Go to the webhook" }).click();
     await page.getByRole("button", { name: "Send test ping" }).click();
     await page.getByText("Your receiver answered 200: the ping succeeded.").waitFor();
-    await shot(page, "16-test-ping");
+    await chromium.shot(page, "16-test-ping");
     expect(received).toHaveLength(1);
     expect(JSON.parse(received[0]!)).toMatchObject({ type: "ping" });
     await page.getByRole("link", { name: "Back to the webhook" }).click();
@@ -209,7 +154,7 @@ it("adds a webhook to a loopback receiver, sends a test ping and finds it in the
     expect(await row.getByText("succeeded").count()).toBe(1);
     await row.getByText("1 attempt").click();
     await row.getByText("pong from e2e").waitFor();
-    await shot(page, "17-webhook-delivery-log");
+    await chromium.shot(page, "17-webhook-delivery-log");
     await page.getByText("Delete this webhook…").click();
     await page.getByRole("button", { name: "Delete webhook" }).click();
     await page.getByText("The webhook and its delivery log were deleted.").waitFor();
@@ -220,14 +165,14 @@ it("adds a webhook to a loopback receiver, sends a test ping and finds it in the
 });
 
 it("requests an export, watches it finish without a reload, and downloads the CSV", async () => {
-  const { context, page } = await openContext();
-  await signIn(page, ADMIN);
+  const { context, page } = await chromium.openContext();
+  await signIn(page, server.url, ADMIN);
   await page
     .getByRole("navigation", { name: "Dashboard sections" })
     .getByRole("link", { name: "Exports" })
     .click();
   await page.getByRole("radio", { name: /^Completions/ }).check();
-  await shot(page, "18-exports");
+  await chromium.shot(page, "18-exports");
   await page.getByRole("button", { name: "Request export" }).click();
   await page.getByText("Your export is being generated").waitFor();
   // The newest export's row: its status is polled by the page's script until the file is ready.
@@ -237,7 +182,7 @@ it("requests an export, watches it finish without a reload, and downloads the CS
   const link = row.getByRole("link", { name: "Download CSV" });
   await link.waitFor({ timeout: 60_000 });
   expect(await row.getByText("completed").count()).toBe(1);
-  await shot(page, "19-export-completed");
+  await chromium.shot(page, "19-export-completed");
   const [download] = await Promise.all([page.waitForEvent("download"), link.click()]);
   expect(download.suggestedFilename()).toMatch(
     /^lingua-completions-acme-\d{4}-\d{2}-\d{2}-[0-9A-Z]{8}\.csv$/,
@@ -288,9 +233,9 @@ it("opens an invitation URL as a page where the invited admin chooses a password
   const { invitation_url } = (await created.json()) as { invitation_url: string };
   expect(new URL(invitation_url).pathname).toBe("/dashboard/accept-invitation");
 
-  const { context, page } = await openContext();
+  const { context, page } = await chromium.openContext();
   await page.goto(invitation_url);
-  await shot(page, "10-accept-invitation");
+  await chromium.shot(page, "10-accept-invitation");
   await page.getByLabel("Password", { exact: true }).fill("an e2e passphrase 2026");
   await page.getByLabel("Repeat the password").fill("an e2e passphrase 2026");
   await page.getByRole("button", { name: "Set password" }).click();
@@ -300,19 +245,19 @@ it("opens an invitation URL as a page where the invited admin chooses a password
 });
 
 it("lets platform staff choose an institution", async () => {
-  const { context, page } = await openContext();
-  await signIn(page, STAFF);
+  const { context, page } = await chromium.openContext();
+  await signIn(page, server.url, STAFF);
   await page.getByRole("link", { name: "Choose an institution" }).first().click();
   await page.waitForURL(/\/dashboard\/institutions$/);
-  await shot(page, "11-institutions");
+  await chromium.shot(page, "11-institutions");
   await page.getByRole("button", { name: /^Choose Acme/ }).click();
   await page.waitForURL(`${server.url}/dashboard`);
   expect(await page.getByRole("banner").textContent()).toContain("Acme");
-  await shot(page, "12-overview-staff");
+  await chromium.shot(page, "12-overview-staff");
   await context.close();
 });
 
 it("saw no console error, no CSP violation and no request off the origin", () => {
-  expect(problems).toEqual([]);
-  expect(offOrigin).toEqual([]);
+  expect(chromium.problems).toEqual([]);
+  expect(chromium.blocked).toEqual([]);
 });

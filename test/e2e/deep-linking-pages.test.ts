@@ -8,12 +8,10 @@
  * the choice with the launch's session and deliver the JWT to the return URL, and a third origin
  * cannot frame them.
  */
-import { existsSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { chromium } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { CHROMIUM } from "./reference-page";
+import { keepRequestsTo, launchChromium, watchPage } from "./helpers/browser";
 
 const LAUNCH = "lti_01E2EDEEPLINKING0000000000";
 const TOKEN = "lng_e2e_session_token";
@@ -162,25 +160,17 @@ afterAll(async () => {
 });
 
 async function browse(start: string) {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install chromium`);
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--no-sandbox", "--disable-background-networking", "--no-first-run", "--disable-quic"],
-  });
+  const browser = await launchChromium();
   const context = await browser.newContext();
   const allowed = new Set([tool, platform, stranger].map((url) => new URL(url).origin));
-  await context.route("**/*", (route) =>
-    allowed.has(new URL(route.request().url()).origin) ? route.continue() : route.abort("blockedbyclient"),
-  );
+  await keepRequestsTo(context, (url) => allowed.has(url.origin));
   const page = await context.newPage();
   const csp: string[] = [];
   const errors: string[] = [];
-  await page.exposeFunction("reportCspViolation", (line: string) => csp.push(line));
-  await page.addInitScript({
-    content: `document.addEventListener("securitypolicyviolation", (event) =>
-      window.reportCspViolation(event.effectiveDirective + " " + event.blockedURI));`,
+  await watchPage(page, (kind, line) => {
+    if (kind === "CSP") csp.push(line);
+    else if (kind === "page error") errors.push(line);
   });
-  page.on("pageerror", (error) => errors.push(error.message));
   await page.goto(start);
   return { browser, page, csp, errors };
 }

@@ -7,9 +7,7 @@
  * without it, the launch is refused (the state cookie never comes back), and the launch log says why.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -17,33 +15,13 @@ import { type BrowserContext, chromium, type Frame, type Page } from "playwright
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { unstable_startWorker } from "wrangler";
 import { DEMO_PASSWORD, demoSeedSql } from "../../scripts/demo-data.mjs";
+import { CHROMIUM, CHROMIUM_ARGS, requireChromium, watchPage } from "./helpers/browser";
 import { type BrowserPlatform, startBrowserPlatform } from "./helpers/lti-browser-platform";
-import { CHROMIUM } from "./reference-page";
+import { freePort } from "./helpers/shared-dev-server";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const WRANGLER = join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
 const OWNER_EMAIL = "owner@acme.lingua.test";
-
-const CHROMIUM_ARGS = [
-  "--no-sandbox",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--no-first-run",
-  "--disable-quic",
-];
-
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.on("error", fail);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => done(port));
-    });
-  });
-}
 
 function wrangler(args: string[]) {
   const result = spawnSync(process.execPath, [WRANGLER, ...args], {
@@ -80,7 +58,7 @@ async function api(path: string, init: RequestInit & { body?: string } = {}) {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install chromium`);
+  requireChromium();
   persistTo = await mkdtemp(join(tmpdir(), "lingua-e2e-lti-"));
   wrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", persistTo]);
   const seed = join(persistTo, "seed.sql");
@@ -159,13 +137,10 @@ async function launchInLms(options: { storageTarget?: string; answerStorage: boo
   const errors: string[] = [];
   const cookiesSent: string[] = [];
   const cspViolations: string[] = [];
-  await page.exposeFunction("reportCspViolation", (line: string) => cspViolations.push(line));
-  // Browser code, as text: this folder is type-checked for Node, without the DOM's types.
-  await page.addInitScript({
-    content: `document.addEventListener("securitypolicyviolation", (event) =>
-      window.reportCspViolation(location.pathname + " " + event.effectiveDirective + " " + event.blockedURI));`,
+  await watchPage(page, (kind, line, where) => {
+    if (kind === "CSP") cspViolations.push(`${where} ${line}`);
+    else if (kind === "page error") errors.push(line);
   });
-  page.on("pageerror", (error) => errors.push(error.message));
   page.on("request", async (request) => {
     if (!request.url().startsWith(`${tool}/api/lti/callback`)) return;
     const cookie = (await request.allHeaders()).cookie;

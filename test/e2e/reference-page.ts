@@ -4,19 +4,7 @@
  * that would leave the page's origin is aborted before it is sent, so nothing reaches the network
  * even if the page misbehaves; CSP violations are recorded from inside the page.
  */
-import { existsSync } from "node:fs";
-import { chromium } from "playwright-core";
-
-export const CHROMIUM = "/usr/bin/chromium";
-
-export const CHROMIUM_ARGS = [
-  "--no-sandbox",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--no-first-run",
-  "--disable-quic",
-];
+import { keepRequestsTo, launchChromium, watchPage } from "./helpers/browser";
 
 export interface ReferencePageVisit {
   /** Every URL the page requested, in order (aborted ones included). */
@@ -35,27 +23,16 @@ export async function visitReferencePage(
   text: string,
   timeoutMs = 30_000,
 ): Promise<ReferencePageVisit> {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install chromium`);
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  const browser = await launchChromium();
   try {
     const context = await browser.newContext();
     const visit: ReferencePageVisit = { requests: [], cspViolations: [], errors: [], rendered: false };
-    await context.route("**/*", (route) => {
-      const url = route.request().url();
-      visit.requests.push(url);
-      return new URL(url).origin === origin ? route.continue() : route.abort("blockedbyclient");
+    await keepRequestsTo(context, (url) => {
+      visit.requests.push(url.href);
+      return url.origin === origin;
     });
     const page = await context.newPage();
-    await page.exposeFunction("reportCspViolation", (line: string) => visit.cspViolations.push(line));
-    // Browser code, as text: this folder is type-checked for Node, without the DOM's types.
-    await page.addInitScript({
-      content: `document.addEventListener("securitypolicyviolation", (event) =>
-        window.reportCspViolation(event.effectiveDirective + " " + event.blockedURI));`,
-    });
-    page.on("pageerror", (error) => visit.errors.push(error.message));
-    page.on("console", (message) => {
-      if (message.type() === "error") visit.errors.push(message.text());
-    });
+    await watchPage(page, (kind, line) => (kind === "CSP" ? visit.cspViolations : visit.errors).push(line));
     await page.goto(`${origin}/api/docs`);
     visit.rendered = await page
       .getByText(text, { exact: true })

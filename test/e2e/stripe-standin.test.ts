@@ -8,11 +8,10 @@
 import { existsSync } from "node:fs";
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
-import { chromium } from "playwright-core";
 import Stripe from "stripe";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type StripeStandIn, startStripeStandIn } from "../../scripts/stripe-standin/index.mjs";
-import { CHROMIUM } from "./reference-page";
+import { CHROMIUM, keepRequestsTo, launchChromium } from "./helpers/browser";
 
 const SECRET_KEY = "sk_test_standin_e2e_0000000000000000000000";
 const WEBHOOK_SECRET = "whsec_standin_e2e_000000000000000000000000";
@@ -747,18 +746,11 @@ describe.skipIf(!existsSync(CHROMIUM))("the hosted checkout page in a browser", 
         subscription_data: { trial_period_days: 14 },
       }),
     );
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--no-sandbox", "--disable-background-networking", "--no-first-run"],
-    });
+    const browser = await launchChromium();
     try {
       const context = await browser.newContext();
       const allowed = new Set([new URL(standIn.url).origin, appOrigin]);
-      await context.route("**/*", (route) =>
-        allowed.has(new URL(route.request().url()).origin)
-          ? route.continue()
-          : route.abort("blockedbyclient"),
-      );
+      await keepRequestsTo(context, (url) => allowed.has(url.origin));
       const page = await context.newPage();
       await page.goto(session.url!);
       expect(await page.textContent("#plan")).toBe("Lingua Pro");

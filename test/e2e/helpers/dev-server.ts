@@ -7,11 +7,10 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { sharedDevServerSettled } from "./shared-dev-server";
+import { freePort, sharedDevServerSettled } from "./shared-dev-server";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 const DEV_SCRIPT = join(ROOT, "scripts", "dev.mjs");
@@ -24,19 +23,6 @@ export interface DevServer {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function freePort(): Promise<number> {
-  return new Promise((resolvePromise, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => (port > 0 ? resolvePromise(port) : reject(new Error("no port from the OS"))));
-    });
-  });
-}
 
 /**
  * Sets up and starts the dev server; resolves once `GET /healthz` answers 200 (or throws with its output).

@@ -92,7 +92,8 @@ function childEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-function freePort(): Promise<number> {
+/** A loopback port free at the time of asking. */
+export function freePort(): Promise<number> {
   return new Promise((resolvePromise, reject) => {
     const server = createServer();
     server.unref();
