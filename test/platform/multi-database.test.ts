@@ -1,13 +1,21 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { attempts, directoryKeys, idempotencyKeys, institutions, users } from "../../src/db/schema";
+import {
+  attempts,
+  courses,
+  courseTags,
+  directoryKeys,
+  idempotencyKeys,
+  institutions,
+  users,
+} from "../../src/db/schema";
 import { database } from "../../src/platform/db";
 import { runSweeps } from "../../src/scheduled";
 import { call, callJson } from "../helpers/api";
 import { createPublishedCourse } from "../helpers/progress-fixture";
 import { receiverEndpoint } from "../helpers/receiver";
-import { createTenant, mintToken, type Tenant } from "../helpers/tenants";
+import { createPlatformAdmin, createTenant, mintToken, type Tenant } from "../helpers/tenants";
 import { createWebhook } from "../webhooks/support";
 
 /**
@@ -128,6 +136,66 @@ describe("an institution in DB_1", () => {
     const [delivery] = await receiver.waitFor(1);
     expect(delivery?.standard_valid).toEqual([true]);
     expect(JSON.parse(delivery?.body ?? "{}").type).toBe("lesson.completed");
+  });
+
+  it("counts its activity in the platform statistics, summed over every database", async () => {
+    const staff = await createPlatformAdmin();
+    const stats = async () =>
+      (await callJson("/api/stats", { token: staff.token })).body as { activity: { attempts: number } };
+    const before = (await stats()).activity.attempts;
+    const course = await createPublishedCourse({
+      lessons: 1,
+      blocksPerLesson: 1,
+      itemsPerBlock: 3,
+      databases: ["DB", "DB_1"],
+    });
+    const occurredAt = new Date(Date.now() - 60_000).toISOString();
+    const record = (learner: Tenant["learner"], items: string[]) =>
+      callJson("/api/progress/attempts", {
+        token: learner.token,
+        body: {
+          attempts: items.map((id) => ({
+            id: crypto.randomUUID(),
+            training_item_id: id,
+            score: 1,
+            correct: true,
+            duration_seconds: 5,
+            occurred_at: occurredAt,
+          })),
+        },
+      });
+    expect((await record(globex.learner, course.items)).res.status).toBe(200);
+    expect((await record(acme.learner, course.items.slice(0, 2))).res.status).toBe(200);
+    expect((await stats()).activity.attempts - before).toBe(5);
+  });
+
+  it("sees the catalogue as staff edit it: an edit made in DB is copied to every database", async () => {
+    const staff = await createPlatformAdmin();
+    const course = await createPublishedCourse({
+      lessons: 1,
+      blocksPerLesson: 1,
+      itemsPerBlock: 1,
+      databases: ["DB", "DB_1"],
+    });
+    const { res } = await callJson(`/api/courses/${course.courseId}`, {
+      method: "PATCH",
+      token: staff.token,
+      body: { title: "Renamed everywhere", tags: ["travel", "business"] },
+    });
+    expect(res.status).toBe(200);
+    for (const name of ["DB", "DB_1"] as const) {
+      const row = await inDb(name).select().from(courses).where(eq(courses.id, course.courseId)).get();
+      expect(row?.title).toBe("Renamed everywhere");
+      const tags = await inDb(name)
+        .select()
+        .from(courseTags)
+        .where(eq(courseTags.courseId, course.courseId))
+        .all();
+      expect(tags.map((t) => t.tag).sort()).toEqual(["business", "travel"]);
+    }
+    // Globex's learners read the edit from DB_1.
+    const seen = await callJson(`/api/courses/${course.courseId}`, { token: globex.learner.token });
+    expect(seen.body.title).toBe("Renamed everywhere");
   });
 
   it("runs every sweep in each database", async () => {

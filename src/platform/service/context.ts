@@ -4,7 +4,7 @@ import { type Config, config } from "../config";
 import { type Database, database } from "../db";
 import { clockNow } from "./clock";
 import { type D1SessionStart, InvocationSession, SESSION } from "./d1-session";
-import { type DatabaseBinding, databaseBinding, FIRST_DATABASE } from "./databases";
+import { type DatabaseBinding, databaseBinding, databaseBindings, FIRST_DATABASE } from "./databases";
 
 export { observeBookmark, sessionBookmark, startElsewhere, tolerateStaleReads } from "./d1-session";
 
@@ -123,6 +123,20 @@ export function useDatabase(ctx: ServiceContext, name: DatabaseBinding): void {
   const session = (ctx as { [SESSION]?: InvocationSession })[SESSION];
   if (!session) throw new Error("useDatabase on a context not built by invocationContext");
   session.moveTo(name, () => databaseBinding(ctx.env, name));
+}
+
+/**
+ * Every database of the deployment, for the platform-wide reads that span them (the platform stats):
+ * the invocation's own in its session, each other one in a session of its own at the primary.
+ */
+export function everyDatabase(
+  ctx: ServiceContext,
+): { name: DatabaseBinding; db: Database; d1: D1Database }[] {
+  return databaseBindings(ctx.env).map((name) => {
+    if (name === ctx.database) return { name, db: ctx.db, d1: ctx.d1 };
+    const session = new InvocationSession(() => databaseBinding(ctx.env, name), "first-primary", name);
+    return { name, db: database(session.database), d1: session.database };
+  });
 }
 
 /** The same invocation, with the principal a token resolved to. */

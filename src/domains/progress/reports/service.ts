@@ -9,6 +9,7 @@ import {
   platformCounters,
   skillEvidence,
 } from "../../../db/schema";
+import type { Database } from "../../../platform/db";
 import { ApiError } from "../../../platform/errors";
 import {
   type PageRequest,
@@ -16,7 +17,7 @@ import {
   pageBounds,
   pageWithTotal,
 } from "../../../platform/http/pagination";
-import type { ServiceContext } from "../../../platform/service/context";
+import { everyDatabase, type ServiceContext } from "../../../platform/service/context";
 import { visibleCourses } from "../../content/policy";
 import { addDays } from "../rules";
 
@@ -148,20 +149,37 @@ export const COUNTER_NAMES = [
 /**
  * Content totals from the published course rows (their lesson and item counts are kept by the
  * catalogue), active learners through learner_stats_active_idx, activity from platform_counters.
+ * The catalogue is the same in every database and is read once; learners and counters are each
+ * database's own, read in parallel and summed (design/multi-database.md): the sums are exact.
  */
 export async function readPlatformStats(ctx: ServiceContext, today: string) {
-  const { db } = ctx;
+  const content = await ctx.db
+    .select({
+      courses: count(),
+      lessons: sql<number>`coalesce(sum(${courses.lessonCount}), 0)`.mapWith(Number),
+      items: sql<number>`coalesce(sum(${courses.itemCount}), 0)`.mapWith(Number),
+    })
+    .from(courses)
+    .where(eq(courses.published, true))
+    .get();
+  const parts = await Promise.all(everyDatabase(ctx).map(({ db }) => readActivity(db, today)));
+  const counters = new Map<string, number>();
+  for (const part of parts)
+    for (const { name, value } of part.counters) counters.set(name, (counters.get(name) ?? 0) + value);
+  const sum = (pick: (part: (typeof parts)[number]) => number) =>
+    parts.reduce((total, p) => total + pick(p), 0);
+  return {
+    content: { courses: content?.courses ?? 0, lessons: content?.lessons ?? 0, items: content?.items ?? 0 },
+    active: { today: sum((p) => p.today), last7: sum((p) => p.last7), last30: sum((p) => p.last30) },
+    counters,
+  };
+}
+
+/** One database's active learners and activity counters. */
+async function readActivity(db: Database, today: string) {
   const activeSince = (day: string) =>
     db.select({ n: count() }).from(learnerStats).where(gte(learnerStats.lastActiveDay, day));
-  const [content, activeToday, active7, active30, counters] = await db.batch([
-    db
-      .select({
-        courses: count(),
-        lessons: sql<number>`coalesce(sum(${courses.lessonCount}), 0)`.mapWith(Number),
-        items: sql<number>`coalesce(sum(${courses.itemCount}), 0)`.mapWith(Number),
-      })
-      .from(courses)
-      .where(eq(courses.published, true)),
+  const [activeToday, active7, active30, counters] = await db.batch([
     activeSince(today),
     activeSince(addDays(today, -6)),
     activeSince(addDays(today, -29)),
@@ -170,13 +188,5 @@ export async function readPlatformStats(ctx: ServiceContext, today: string) {
       .from(platformCounters)
       .where(inArray(platformCounters.name, [...COUNTER_NAMES])),
   ]);
-  return {
-    content: {
-      courses: content[0]?.courses ?? 0,
-      lessons: content[0]?.lessons ?? 0,
-      items: content[0]?.items ?? 0,
-    },
-    active: { today: activeToday[0]?.n ?? 0, last7: active7[0]?.n ?? 0, last30: active30[0]?.n ?? 0 },
-    counters: new Map(counters.map((c) => [c.name, c.value])),
-  };
+  return { today: activeToday[0]?.n ?? 0, last7: active7[0]?.n ?? 0, last30: active30[0]?.n ?? 0, counters };
 }
