@@ -9,7 +9,7 @@ import { integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core"
  */
 export const institutionDatabases = sqliteTable("institution_databases", {
   institutionId: text("institution_id").primaryKey(),
-  /** The binding's name: `DB`, `DB_1`, … */
+  /** The binding's name, as wrangler.toml's `[[d1_databases]]` names it. */
   binding: text("binding").notNull(),
   /** Bumped by every switch of a move, so that a cached placement older than it is known stale. */
   epoch: integer("epoch").notNull().default(0),

@@ -153,21 +153,15 @@ export const COUNTER_NAMES = [
  * database's own, read in parallel and summed (design/multi-database.md): the sums are exact.
  */
 export async function readPlatformStats(ctx: ServiceContext, today: string) {
-  const content = await ctx.db
-    .select({
-      courses: count(),
-      lessons: sql<number>`coalesce(sum(${courses.lessonCount}), 0)`.mapWith(Number),
-      items: sql<number>`coalesce(sum(${courses.itemCount}), 0)`.mapWith(Number),
-    })
-    .from(courses)
-    .where(eq(courses.published, true))
-    .get();
-  const parts = await Promise.all(everyDatabase(ctx).map(({ db }) => readActivity(db, today)));
+  const parts = await Promise.all(
+    everyDatabase(ctx).map(({ name, db }) => readActivity(db, today, name === ctx.database)),
+  );
   const counters = new Map<string, number>();
   for (const part of parts)
     for (const { name, value } of part.counters) counters.set(name, (counters.get(name) ?? 0) + value);
   const sum = (pick: (part: (typeof parts)[number]) => number) =>
     parts.reduce((total, p) => total + pick(p), 0);
+  const content = parts.find((part) => part.content)?.content;
   return {
     content: { courses: content?.courses ?? 0, lessons: content?.lessons ?? 0, items: content?.items ?? 0 },
     active: { today: sum((p) => p.today), last7: sum((p) => p.last7), last30: sum((p) => p.last30) },
@@ -176,10 +170,20 @@ export async function readPlatformStats(ctx: ServiceContext, today: string) {
 }
 
 /** One database's active learners and activity counters. */
-async function readActivity(db: Database, today: string) {
+async function readActivity(db: Database, today: string, withContent: boolean) {
   const activeSince = (day: string) =>
     db.select({ n: count() }).from(learnerStats).where(gte(learnerStats.lastActiveDay, day));
-  const [activeToday, active7, active30, counters] = await db.batch([
+  // The catalogue is the same in every database: counted once, in the invocation's own batch.
+  const contentTotals = db
+    .select({
+      courses: count(),
+      lessons: sql<number>`coalesce(sum(${courses.lessonCount}), 0)`.mapWith(Number),
+      items: sql<number>`coalesce(sum(${courses.itemCount}), 0)`.mapWith(Number),
+    })
+    .from(courses)
+    .where(and(eq(courses.published, true), sql`${withContent ? 1 : 0} = 1`));
+  const [content, activeToday, active7, active30, counters] = await db.batch([
+    contentTotals,
     activeSince(today),
     activeSince(addDays(today, -6)),
     activeSince(addDays(today, -29)),
@@ -188,5 +192,11 @@ async function readActivity(db: Database, today: string) {
       .from(platformCounters)
       .where(inArray(platformCounters.name, [...COUNTER_NAMES])),
   ]);
-  return { today: activeToday[0]?.n ?? 0, last7: active7[0]?.n ?? 0, last30: active30[0]?.n ?? 0, counters };
+  return {
+    content: withContent ? content[0] : undefined,
+    today: activeToday[0]?.n ?? 0,
+    last7: active7[0]?.n ?? 0,
+    last30: active30[0]?.n ?? 0,
+    counters,
+  };
 }
