@@ -9,6 +9,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { catalogSeedSql } from "./catalog-data.mjs";
+import { databaseBindingNames } from "./databases.mjs";
 import { demoGroupsSql, demoSeedSql } from "./demo-data.mjs";
 import { insightsSeedSql } from "./demo-insights.mjs";
 import { devVarsAdditions, parseDevVars, stripeMode } from "./dev-vars.mjs";
@@ -54,16 +55,19 @@ if (additions.length > 0) {
   console.log(`wrote ${additions.length} value(s) to .dev.vars`);
 }
 
-// 2. Schema, then 3. demo accounts and courses.
-run(["d1", "migrations", "apply", "DB", "--local", ...persist]);
+// 2. Schema in every database (DB, DB_1, …: docs/design/multi-database.md), then 3. demo accounts and courses.
+for (const binding of databaseBindingNames())
+  run(["d1", "migrations", "apply", binding, "--local", ...persist]);
 const seedFile = join(root, ".wrangler", "demo-seed.sql");
 mkdirSync(dirname(seedFile), { recursive: true });
 writeFileSync(seedFile, demoSeedSql() + insightsSeedSql());
 run(["d1", "execute", "DB", "--local", `--file=${seedFile}`, ...persist]);
 // 3b. The demo course catalogue (deterministic; fixed ids, so a second run inserts nothing).
+// The catalogue is in every database: each institution's activity refers to it where it lives.
 const catalogFile = join(root, ".wrangler", "catalog-seed.sql");
 writeFileSync(catalogFile, catalogSeedSql());
-run(["d1", "execute", "DB", "--local", `--file=${catalogFile}`, ...persist], { quiet: true });
+for (const binding of databaseBindingNames())
+  run(["d1", "execute", binding, "--local", `--file=${catalogFile}`, ...persist], { quiet: true });
 console.log("demo course catalogue loaded (12 courses)");
 
 // 3c. Demo learners with several weeks of activity, recorded through the real write path — once:

@@ -10,7 +10,9 @@ import { deadLetterXapiBatches, deliverXapiBatches } from "./domains/xapi/delive
 import { forwardEvents } from "./domains/xapi/delivery/subscriber";
 import type { Env } from "./env";
 import { outboxDispatcher } from "./platform/outbox-dispatch";
+import { databaseOfMessage } from "./platform/queue";
 import { backgroundContext, type ServiceContext } from "./platform/service/context";
+import { type DatabaseBinding, databaseBindings } from "./platform/service/databases";
 
 /** A queue's consumer: the batch, and the invocation's service context (built once, here). */
 export type QueueConsumer = (batch: MessageBatch<unknown>, ctx: ServiceContext) => Promise<void>;
@@ -52,5 +54,49 @@ export async function consumeQueue(
     batch.retryAll();
     return;
   }
-  await consumer(batch, backgroundContext(env, execution, "queue"));
+  // Each message runs in the database it was sent from (platform/queue.ts); a batch of one database,
+  // the usual case, is handed over whole.
+  const groups = new Map<string, Message<unknown>[]>();
+  for (const message of batch.messages) {
+    const name = databaseOfMessage(message.body);
+    groups.set(name, [...(groups.get(name) ?? []), message]);
+  }
+  const known = databaseBindings(env) as string[];
+  await Promise.all(
+    [...groups].map(async ([name, messages]) => {
+      if (!known.includes(name)) {
+        // A database this deployment no longer binds: keep the messages rather than lose them.
+        console.error(
+          JSON.stringify({
+            level: "error",
+            message: "message of an unknown database",
+            queue: batch.queue,
+            database: name,
+          }),
+        );
+        for (const message of messages) message.retry();
+        return;
+      }
+      const part = groups.size === 1 ? batch : subBatch(batch, messages);
+      await consumer(part, backgroundContext(env, execution, "queue", undefined, name as DatabaseBinding));
+    }),
+  );
+}
+
+/** The messages of one database, as a batch of their own (acknowledging or retrying only them). */
+function subBatch(
+  batch: MessageBatch<unknown>,
+  messages: readonly Message<unknown>[],
+): MessageBatch<unknown> {
+  return {
+    queue: batch.queue,
+    metadata: batch.metadata,
+    messages,
+    ackAll: () => {
+      for (const message of messages) message.ack();
+    },
+    retryAll: (options) => {
+      for (const message of messages) message.retry(options);
+    },
+  };
 }

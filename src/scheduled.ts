@@ -18,6 +18,7 @@ import type { Env } from "./env";
 import { purgeExpiredIdempotencyKeys } from "./platform/http/idempotency";
 import { requeueUndispatchedEvents } from "./platform/outbox-sweep";
 import { backgroundContext, type ServiceContext } from "./platform/service/context";
+import { databaseBindings } from "./platform/service/databases";
 
 type Sweep = (ctx: ServiceContext) => Promise<unknown>;
 
@@ -50,19 +51,25 @@ export async function runSweeps(
   execution: Pick<ExecutionContext, "waitUntil">,
   scheduledTime = Date.now(),
 ): Promise<void> {
-  const ctx = backgroundContext(env, execution, "cron", () => scheduledTime);
-  const results = await Promise.allSettled(SWEEPS.map((sweep) => sweep.run(ctx)));
-  SWEEPS.forEach((sweep, i) => {
-    const result = results[i];
-    if (result?.status === "rejected") {
-      console.error(
-        JSON.stringify({
-          level: "error",
-          message: "sweep failed",
-          sweep: sweep.name,
-          error: String(result.reason),
-        }),
-      );
-    }
-  });
+  // Every database is a whole one (design/multi-database.md): each sweep runs once in each.
+  await Promise.all(
+    databaseBindings(env).map(async (name) => {
+      const ctx = backgroundContext(env, execution, "cron", () => scheduledTime, name);
+      const results = await Promise.allSettled(SWEEPS.map((sweep) => sweep.run(ctx)));
+      SWEEPS.forEach((sweep, i) => {
+        const result = results[i];
+        if (result?.status === "rejected") {
+          console.error(
+            JSON.stringify({
+              level: "error",
+              message: "sweep failed",
+              sweep: sweep.name,
+              database: name,
+              error: String(result.reason),
+            }),
+          );
+        }
+      });
+    }),
+  );
 }

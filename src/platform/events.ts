@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { outboxEvents } from "../db/schema";
 import type { Env } from "../env";
 import { newId } from "./ids";
-import { sendAll } from "./queue";
+import { type SentFrom, sendAll } from "./queue";
 
 /**
  * Domain events. Each is a row of the outbox, written in the same D1 batch as the change it
@@ -100,9 +100,12 @@ export function domainEvent(
  * failed is picked up by the scheduled sweep a minute later, so the caller's response does not depend
  * on it.
  */
-export async function publishEvents(env: Env, eventIds: readonly string[]): Promise<void> {
+export async function publishEvents(
+  from: { env: Env } & SentFrom,
+  eventIds: readonly string[],
+): Promise<void> {
   try {
-    await sendAll(env.EVENTS_QUEUE, packEventIds(eventIds));
+    await sendAll(from, from.env.EVENTS_QUEUE, packEventIds(eventIds));
   } catch (error) {
     console.error(
       JSON.stringify({

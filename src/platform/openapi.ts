@@ -52,7 +52,9 @@ function problem(description: string) {
 }
 
 export const errorResponses = {
-  400: problem("Malformed JSON or request."),
+  400: problem(
+    "Malformed JSON or request, or an `X-D1-Bookmark` that is not a bookmark (`invalid_bookmark`).",
+  ),
   401: problem("Missing, malformed, unknown, expired or revoked token."),
   403: problem("The token lacks the ability named in `detail`, or the role does not allow the action."),
   404: problem("Not found, or owned by another institution."),
@@ -102,7 +104,7 @@ const rateLimitHeaderDocs = {
 };
 
 const bookmarkDescription =
-  "Read-your-writes across requests (D1 sessions, docs/design/d1-sessions.md): the position in the database this response reflects. Send it back in the next request's `X-D1-Bookmark` and that request reads at least this state, wherever it is served. Absent when the request read nothing and sent none.";
+  "Read-your-writes across requests (D1 sessions, docs/design/d1-sessions.md): the position in the database this response reflects. Send it back in the next request's `X-D1-Bookmark` and that request reads at least this state, wherever it is served. Absent when the request read nothing and sent none. For an institution in another database than the first it starts with that database's name (`DB_1:…`); treat it as opaque.";
 
 /** On every response of every documented operation (`provideContext`), errors included. */
 const bookmarkHeaderDocs = {
@@ -116,7 +118,10 @@ const bookmarkParameter = {
   required: false,
   description:
     "The `X-D1-Bookmark` of the latest response you received, unchanged: this request then reads at least what that response reflected (your own writes included). Without it the request reads the latest state (the public catalogue: any recent state). Anything but a bookmark as this API sends it is `400 invalid_bookmark`.",
-  schema: { type: "string" as const, pattern: "^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$" },
+  schema: {
+    type: "string" as const,
+    pattern: "^(DB_[1-9][0-9]*:)?[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$",
+  },
 };
 
 type Responses = RouteConfig["responses"];
@@ -251,13 +256,15 @@ function pickErrors(hasBody: boolean): Responses {
     500: e500,
   } = errorResponses;
   return {
+    // Every operation takes `X-D1-Bookmark`, and refuses a malformed one with 400.
+    400: e400,
     401: e401,
     403: e403,
     422: e422,
     429: e429,
     500: e500,
     404: e404,
-    ...(hasBody ? { 400: e400, 413: e413, 415: e415 } : {}),
+    ...(hasBody ? { 413: e413, 415: e415 } : {}),
   };
 }
 

@@ -23,7 +23,7 @@ export async function requeueUndispatchedEvents(ctx: ServiceContext): Promise<nu
   if (due.length === 0) return 0;
   const ids = due.map((e) => e.id);
   await db.update(outboxEvents).set({ requeuedAt: now }).where(inJsonList(outboxEvents.id, ids));
-  await publishEvents(ctx.env, ids);
+  await publishEvents(ctx, ids);
   return ids.length;
 }
 

@@ -1,4 +1,38 @@
 import type { z } from "zod";
+import type { DatabaseBinding } from "./service/databases";
+
+/**
+ * What a message carries besides its body: the database of the invocation that sent it, when that is
+ * not `DB` (design/multi-database.md). The queue's consumer runs in that database
+ * (`consumeQueue`, src/queue-consumers.ts); a message of `DB` is exactly its body.
+ */
+export interface SentFrom {
+  readonly database: DatabaseBinding;
+}
+
+/** The message's database: the `database` it was sent with, or `DB`. */
+export function databaseOfMessage(body: unknown): string {
+  const named =
+    typeof body === "object" && body !== null ? (body as { database?: unknown }).database : undefined;
+  return typeof named === "string" ? named : "DB";
+}
+
+function placed<Body>(from: SentFrom, body: Body): Body {
+  return from.database === "DB" ? body : { ...body, database: from.database };
+}
+
+/** Sends one JSON message (`sendAll` for many). */
+export async function sendMessage<Body>(
+  from: SentFrom,
+  queue: Queue<Body>,
+  body: Body,
+  delaySeconds?: number,
+): Promise<void> {
+  await queue.send(
+    placed(from, body),
+    delaySeconds ? { contentType: "json", delaySeconds } : { contentType: "json" },
+  );
+}
 
 /** Queues refuses a longer delay than 12 hours. */
 export const MAX_QUEUE_DELAY_SECONDS = 43_200;
@@ -16,6 +50,7 @@ const MAX_BATCH_MESSAGES = 100;
  * `delaySeconds[i]`, when given, delays the i-th message.
  */
 export async function sendAll<Body>(
+  from: SentFrom,
   queue: Queue<Body>,
   bodies: readonly Body[],
   delaySeconds?: readonly number[],
@@ -25,9 +60,10 @@ export async function sendAll<Body>(
     await queue.sendBatch(
       part.map((body, i) => {
         const delay = delaySeconds?.[start + i];
+        const sent = placed(from, body);
         return delay
-          ? { body, contentType: "json" as const, delaySeconds: delay }
-          : { body, contentType: "json" as const };
+          ? { body: sent, contentType: "json" as const, delaySeconds: delay }
+          : { body: sent, contentType: "json" as const };
       }),
     );
   }

@@ -44,7 +44,7 @@ describe("the token gate's cached principal", () => {
     await setRole(learner.id, "instructor");
     // Cached: without an invalidation the change waits for the refresh.
     expect((await me(learner.token)).user.role).toBe("learner");
-    const told = await invalidatePrincipals(env, { userId: learner.id });
+    const told = await invalidatePrincipals({ env, database: "DB" }, { userId: learner.id });
     expect(told).toBe(2);
     expect((await me(learner.token)).user.role).toBe("instructor");
     // The API token's abilities are cut to the new role's ceiling: instructors cannot record progress.
@@ -61,7 +61,7 @@ describe("the token gate's cached principal", () => {
       .set({ plan: "pro" })
       .where(eq(institutions.id, institution.id));
     expect((await me(learner.token)).plan).toBe("free");
-    expect(await invalidatePrincipals(env, { institutionId: institution.id })).toBe(3);
+    expect(await invalidatePrincipals({ env, database: "DB" }, { institutionId: institution.id })).toBe(3);
     for (const token of [learner.token, admin.token]) {
       const body = await me(token);
       expect(body.plan).toBe("pro");
@@ -72,7 +72,7 @@ describe("the token gate's cached principal", () => {
   it("is dropped for one token by invalidatePrincipals({ tokenId }), and never revives a revoked token", async () => {
     const { admin, learner } = await createTenant();
     await setRole(learner.id, "instructor");
-    expect(await invalidatePrincipals(env, { tokenId: learner.tokenId })).toBe(1);
+    expect(await invalidatePrincipals({ env, database: "DB" }, { tokenId: learner.tokenId })).toBe(1);
     expect((await me(learner.token)).user.role).toBe("instructor");
 
     const revoked = await callJson(`/api/integrations/tokens/${admin.tokenId}`, {
@@ -81,7 +81,7 @@ describe("the token gate's cached principal", () => {
     });
     expect(revoked.res.status).toBe(204);
     // A revoked token is not live: nothing to tell, and its gate keeps refusing.
-    expect(await invalidatePrincipals(env, { tokenId: admin.tokenId })).toBe(0);
+    expect(await invalidatePrincipals({ env, database: "DB" }, { tokenId: admin.tokenId })).toBe(0);
     const gate = env.TOKEN_GATE.get(env.TOKEN_GATE.idFromName(await hashToken(admin.token)));
     await gate.invalidate();
     expect((await callJson("/api/auth/me", { token: admin.token })).res.status).toBe(401);

@@ -1,7 +1,11 @@
 import { applyD1Migrations, env } from "cloudflare:test";
 
-// Storage is isolated per test file; applying is idempotent within a file.
-await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
+// Storage is isolated per test file; applying is idempotent within a file. Every database has the
+// same migrations (design/multi-database.md): DB, and DB_1 where some tests place an institution.
+await Promise.all([
+  applyD1Migrations(env.DB, env.TEST_MIGRATIONS),
+  applyD1Migrations(env.DB_1, env.TEST_MIGRATIONS),
+]);
 
 // The worker imports its queue consumers and sweeps on their first call. In this pool loading a
 // module is I/O through Vite's module runner, which shares one in-flight load between concurrent

@@ -27,6 +27,8 @@ export async function createPublishedCourse(
     xp?: number;
     published?: boolean;
     language?: string;
+    /** The databases to write it to: the catalogue is in every database (design/multi-database.md). */
+    databases?: ("DB" | "DB_1")[];
   } = {},
 ): Promise<CourseFixture> {
   const {
@@ -38,6 +40,7 @@ export async function createPublishedCourse(
     xp = 10,
     published = true,
     language = "es",
+    databases = ["DB"],
   } = options;
   sequence += 1;
   const tag = `${Date.now().toString(36)}${sequence}${Math.random().toString(36).slice(2, 6)}`;
@@ -95,31 +98,34 @@ export async function createPublishedCourse(
     });
     fixture.lessons.push({ id: lessonId, items: lessonItems });
   }
-  const db = database(env.DB);
-  // Parents first: the course, then lessons, trainings and items (foreign keys); one batch.
-  const course = db.insert(courses).values({
-    id: courseId,
-    slug,
-    title: `Fixture course ${tag}`,
-    description: "A course for tests.",
-    targetLanguage: language,
-    sourceLanguage: "en",
-    cefrFrom: levels[0]! as CefrLevel,
-    cefrTo: levels[levels.length - 1]! as CefrLevel,
-    published,
-    publishedAt: published ? new Date().toISOString() : null,
-    lessonCount,
-    itemCount: itemCounter,
-    estimatedMinutes: itemCounter * 2,
-    tags: [],
-  });
-  const rows = <T>(table: Parameters<typeof db.insert>[0], values: T[], columns: number) =>
-    chunk(values, rowsPerStatement(columns)).map((part) => db.insert(table).values(part as never));
-  await db.batch([
-    course,
-    ...rows(lessons, lessonRows, 8),
-    ...rows(trainings, trainingRows, 7),
-    ...rows(trainingItems, itemRows, 10),
-  ]);
+  for (const name of databases) await insertCourse(database(env[name]));
   return fixture;
+
+  async function insertCourse(db: ReturnType<typeof database>) {
+    // Parents first: the course, then lessons, trainings and items (foreign keys); one batch.
+    const course = db.insert(courses).values({
+      id: courseId,
+      slug,
+      title: `Fixture course ${tag}`,
+      description: "A course for tests.",
+      targetLanguage: language,
+      sourceLanguage: "en",
+      cefrFrom: levels[0]! as CefrLevel,
+      cefrTo: levels[levels.length - 1]! as CefrLevel,
+      published,
+      publishedAt: published ? new Date().toISOString() : null,
+      lessonCount,
+      itemCount: itemCounter,
+      estimatedMinutes: itemCounter * 2,
+      tags: [],
+    });
+    const rows = <T>(table: Parameters<typeof db.insert>[0], values: T[], columns: number) =>
+      chunk(values, rowsPerStatement(columns)).map((part) => db.insert(table).values(part as never));
+    await db.batch([
+      course,
+      ...rows(lessons, lessonRows, 8),
+      ...rows(trainings, trainingRows, 7),
+      ...rows(trainingItems, itemRows, 10),
+    ]);
+  }
 }

@@ -1,5 +1,5 @@
 import { env } from "cloudflare:test";
-import { institutions, type Role, users } from "../../src/db/schema";
+import { directoryKeys, institutionDatabases, institutions, type Role, users } from "../../src/db/schema";
 import { hashPassword } from "../../src/platform/crypto/passwords";
 import { database } from "../../src/platform/db";
 import { callJson } from "./api";
@@ -34,15 +34,22 @@ export interface Tenant {
   learner: TestUser;
 }
 
+/** The databases a test may place an institution in (wrangler.toml's bindings). */
+export type TestDatabase = "DB" | "DB_1";
+
 export async function insertUser(
   role: string,
   institutionId: string | null,
   tag = unique(),
+  databaseName: TestDatabase = "DB",
 ): Promise<{ id: string; email: string }> {
   passwordHash ??= hashPassword(PASSWORD);
   const id = `usr_test_${tag}_${role}`;
   const email = `${role}.${tag}@example.test`;
-  await database(env.DB)
+  // A member of an institution in another database is found by its e-mail's directory key in DB.
+  if (databaseName !== "DB" && institutionId)
+    await database(env.DB).insert(directoryKeys).values({ kind: "email", key: email, institutionId });
+  await database(env[databaseName])
     .insert(users)
     .values({
       id,
@@ -67,18 +74,28 @@ export async function signIn(
   return { token: body.token, tokenId: body.token_id };
 }
 
-async function user(role: string, institutionId: string | null): Promise<TestUser> {
-  const { id, email } = await insertUser(role, institutionId);
+async function user(
+  role: string,
+  institutionId: string | null,
+  databaseName: TestDatabase = "DB",
+): Promise<TestUser> {
+  const { id, email } = await insertUser(role, institutionId, undefined, databaseName);
   return { id, email, role, ...(await signIn(email)) };
 }
 
 /** A fresh institution with an admin, an instructor and a learner, each signed in. */
 export async function createTenant(
-  options: { plan?: "free" | "pro" | "enterprise"; rateLimit?: number } = {},
+  options: { plan?: "free" | "pro" | "enterprise"; rateLimit?: number; database?: TestDatabase } = {},
 ): Promise<Tenant> {
   const tag = unique();
   const institution = { id: `ins_test_${tag}`, slug: `test-${tag}`, plan: options.plan ?? "pro" };
-  await database(env.DB)
+  const databaseName = options.database ?? "DB";
+  // An institution in another database than DB: the directory says where, before anything is written there.
+  if (databaseName !== "DB")
+    await database(env.DB)
+      .insert(institutionDatabases)
+      .values({ institutionId: institution.id, binding: databaseName, updatedAt: new Date().toISOString() });
+  await database(env[databaseName])
     .insert(institutions)
     .values({
       id: institution.id,
@@ -88,9 +105,9 @@ export async function createTenant(
       rateLimitPerMinute: options.rateLimit ?? null,
     });
   const [admin, instructor, learner] = await Promise.all([
-    user("institution_admin", institution.id),
-    user("instructor", institution.id),
-    user("learner", institution.id),
+    user("institution_admin", institution.id, databaseName),
+    user("instructor", institution.id, databaseName),
+    user("learner", institution.id, databaseName),
   ]);
   return { institution, admin: admin!, instructor: instructor!, learner: learner! };
 }

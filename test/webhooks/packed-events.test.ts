@@ -67,7 +67,7 @@ async function deliveryCount(eventIds: string[]): Promise<number> {
 it("publishing 250 events sends ceil(250 / 10) = 25 messages, ids in order, in one sendBatch call", async () => {
   const queue = new RecordingQueue();
   const ids = Array.from({ length: 250 }, (_, i) => `evt_${i}`);
-  await publishEvents({ ...env, EVENTS_QUEUE: queue as unknown as Queue }, ids);
+  await publishEvents({ env: { ...env, EVENTS_QUEUE: queue as unknown as Queue }, database: "DB" }, ids);
   expect(MAX_EVENTS_PER_MESSAGE).toBe(10);
   expect(queue.calls).toHaveLength(1);
   expect(queue.messages.map((m) => m.event_ids.length)).toEqual(Array(25).fill(10));
@@ -76,7 +76,7 @@ it("publishing 250 events sends ceil(250 / 10) = 25 messages, ids in order, in o
 
 it("publishing 10,000 events sends 1,000 messages in 10 sendBatch calls; 1 event is one message", async () => {
   const queue = new RecordingQueue();
-  const bindings = { ...env, EVENTS_QUEUE: queue as unknown as Queue };
+  const bindings = { env: { ...env, EVENTS_QUEUE: queue as unknown as Queue }, database: "DB" as const };
   const ids = Array.from({ length: 10_000 }, (_, i) => `evt_${i}`);
   await publishEvents(bindings, ids);
   expect(queue.calls.map((c) => c.length)).toEqual(Array(10).fill(100));
@@ -95,7 +95,10 @@ it("a failed publish does not throw: it is logged for the sweep to retry", async
   try {
     const queue = new RecordingQueue(new Error("queue unavailable"));
     await expect(
-      publishEvents({ ...env, EVENTS_QUEUE: queue as unknown as Queue }, ["evt_a", "evt_b"]),
+      publishEvents({ env: { ...env, EVENTS_QUEUE: queue as unknown as Queue }, database: "DB" }, [
+        "evt_a",
+        "evt_b",
+      ]),
     ).resolves.toBeUndefined();
     const logged = errors.mock.calls.map((c) => JSON.parse(String(c[0])));
     expect(logged).toContainEqual(

@@ -82,6 +82,10 @@ function countingContext() {
     env: base.env,
     d1,
     db: database(d1),
+    database: "DB",
+    get home() {
+      return { db: this.db, d1 };
+    },
     config: base.config,
     requestId: base.requestId,
     now: () => base.now(),

@@ -2,6 +2,7 @@ export * from "./access-tokens";
 export * from "./attempt-archive";
 export * from "./billing";
 export * from "./content";
+export * from "./directory";
 export * from "./events";
 export * from "./exports";
 export * from "./identity";

@@ -13,6 +13,7 @@ import { nowIso } from "../../platform/ids";
 import { limiterFor, rateLimitedError } from "../../platform/ratelimit/middleware";
 import { SIGN_IN_FAILURES } from "../../platform/ratelimit/policies";
 import type { ServiceContext } from "../../platform/service/context";
+import { institutionOfKey, useInstitutionDatabase } from "../../platform/service/directory";
 import { enforcedSsoFor } from "../institutions/sso/service";
 import { insertToken } from "../tokens/service";
 import { keepsPasswordUnderEnforcedSso } from "./policy";
@@ -105,7 +106,7 @@ export async function signIn(
   await refuseIfSsoRequired(ctx, normalisedEmail, origin);
   const slots = await claimFailureSlots(ctx, normalisedEmail, clientAddress);
 
-  const user = await db.select().from(users).where(eq(users.email, normalisedEmail)).get();
+  const user = await findByEmail(ctx, normalisedEmail);
   const valid = await verifyPassword(password, user?.passwordHash ?? DECOY_PASSWORD_HASH);
   if (!user || !valid || user.status === "suspended")
     throw new ApiError("invalid_credentials", "The e-mail address or the password is wrong.");
@@ -120,6 +121,19 @@ export async function signIn(
   }
 
   return { ...(await createSession(ctx, user)), user };
+}
+
+/**
+ * The user with this e-mail: in DB, or in the database of the institution its directory key names
+ * (design/multi-database.md), where the invocation then carries on.
+ */
+async function findByEmail(ctx: ServiceContext, email: string) {
+  const inFirst = await ctx.db.select().from(users).where(eq(users.email, email)).get();
+  if (inFirst) return inFirst;
+  const institutionId = await institutionOfKey(ctx, "email", email);
+  if (!institutionId) return undefined;
+  await useInstitutionDatabase(ctx, institutionId);
+  return ctx.db.select().from(users).where(eq(users.email, email)).get();
 }
 
 /** A session token for a user who has just proved who they are (sign-in, accepted invitation). */

@@ -272,7 +272,7 @@ export async function applySubscription(ctx: ServiceContext, input: ApplyInput):
     if ((results[0]?.meta.changes ?? 0) === 0) continue;
     const planChanged = plan !== account.plan;
     // The cached principal carries the plan and its limit: the next request of every token re-reads it.
-    if (planChanged) await refreshPrincipals(ctx.env, { institutionId });
+    if (planChanged) await refreshPrincipals(ctx, { institutionId });
     return {
       outcome: "applied",
       differences: differences(account, state, plan, seats),

@@ -15,6 +15,7 @@ import { ApiError } from "../../platform/errors";
 import { type PageRequest, type PageResult, pageBounds, pageWithTotal } from "../../platform/http/pagination";
 import { nowIso } from "../../platform/ids";
 import type { ServiceContext } from "../../platform/service/context";
+import { everyDatabase } from "../../platform/service/context";
 import { visibleCourses } from "./policy";
 import type { CourseRow, LessonOutlineRow, LessonRow, TrainingItemRow, TrainingRow } from "./present";
 import { type CourseSort, canonicalLanguageTag } from "./schemas";
@@ -200,7 +201,30 @@ export async function updateCourse(ctx: ServiceContext, input: { id: string; cha
   const course = (results.at(-2) as CourseRow[])[0];
   const outline = results.at(-1) as LessonOutlineRow[];
   if (!course) throw new ApiError("not_found", `No course ${id}.`);
+  await copyCourseToOtherDatabases(ctx, course);
   return { course, outline };
+}
+
+/**
+ * The catalogue is in every database (design/multi-database.md): an edit made in the first is
+ * copied whole to the others — the row as it now is and its tags — so that a copy an earlier edit
+ * failed to reach is made right by the next one (the edit answers 500 until every copy is written,
+ * and repeating it is harmless).
+ */
+async function copyCourseToOtherDatabases(ctx: ServiceContext, course: CourseRow): Promise<void> {
+  const { id: _id, ...columns } = course;
+  const others = everyDatabase(ctx).filter(({ name }) => name !== ctx.database);
+  await Promise.all(
+    others.map(({ db }) =>
+      db.batch([
+        db.insert(courses).values(course).onConflictDoUpdate({ target: courses.id, set: columns }),
+        db.delete(courseTags).where(eq(courseTags.courseId, course.id)),
+        ...(course.tags.length > 0
+          ? [db.insert(courseTags).values(course.tags.map((tag) => ({ courseId: course.id, tag })))]
+          : []),
+      ]),
+    ),
+  );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 import { newId } from "../../platform/ids";
 import { leasedJobConsumer } from "../../platform/jobs/consumer";
 import { LEASE_MS } from "../../platform/jobs/lease";
+import { sendMessage } from "../../platform/queue";
 import type { ServiceContext } from "../../platform/service/context";
 import { generate } from "./generate";
 import {
@@ -27,7 +28,7 @@ function log(level: "info" | "warn" | "error", message: string, fields: Record<s
 
 /** Sends the message that generates (or continues) a job. */
 export async function enqueueGeneration(ctx: ServiceContext, message: ExportMessage): Promise<void> {
-  await ctx.env.EXPORTS_QUEUE.send(message, { contentType: "json" });
+  await sendMessage(ctx, ctx.env.EXPORTS_QUEUE, message);
 }
 
 /**

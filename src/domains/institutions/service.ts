@@ -216,6 +216,6 @@ export async function updateInstitution(
     next.rateLimitPerMinute !== current.rateLimitPerMinute ||
     next.name !== current.name
   )
-    await refreshPrincipals(ctx.env, { institutionId: current.id });
+    await refreshPrincipals(ctx, { institutionId: current.id });
   return { institution: next, memberCount: await memberCount(db, current.id) };
 }

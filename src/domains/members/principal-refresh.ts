@@ -1,5 +1,5 @@
-import type { Env } from "../../env";
 import { invalidatePrincipals } from "../../platform/auth/invalidate";
+import type { ServiceContext } from "../../platform/service/context";
 
 /**
  * Role, plan or limit changed: every live token of the user (or of the institution) re-reads its
@@ -7,8 +7,8 @@ import { invalidatePrincipals } from "../../platform/auth/invalidate";
  * Part of members' face: institutions calls it when an institution's plan or limit changes.
  */
 export async function refreshPrincipals(
-  env: Env,
+  ctx: ServiceContext,
   scope: { userId: string } | { institutionId: string },
 ): Promise<void> {
-  await invalidatePrincipals(env, scope);
+  await invalidatePrincipals(ctx, scope);
 }

@@ -191,6 +191,6 @@ export async function signInMember(
     roleChanged = await attempt(false);
   }
   // The member's other sessions and tokens re-read the role on their next request, as after PATCH.
-  if (roleChanged) await refreshPrincipals(ctx.env, { userId: member.id });
+  if (roleChanged) await refreshPrincipals(ctx, { userId: member.id });
   return (await userById(ctx, member.id)) ?? member;
 }

@@ -276,7 +276,7 @@ export async function updateMember(
     throw uniqueConflict(error) ?? error;
   }
   if (suspends) await pushRevocations(ctx, { userIds: [current.id], at: now });
-  else if (changes.role) await refreshPrincipals(ctx.env, { userId: current.id });
+  else if (changes.role) await refreshPrincipals(ctx, { userId: current.id });
   const row = await findMember(db, institutionId, current.id);
   if (!row) throw new ApiError("not_found", `No member ${current.id}.`);
   return row;

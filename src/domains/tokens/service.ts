@@ -7,6 +7,8 @@ import { ApiError, validationError } from "../../platform/errors";
 import { type PageRequest, pageBounds } from "../../platform/http/pagination";
 import { newId, nowIso } from "../../platform/ids";
 import type { PrincipalContext, ServiceContext } from "../../platform/service/context";
+import { FIRST_DATABASE } from "../../platform/service/databases";
+import { claimDirectoryKey } from "../../platform/service/directory";
 import { manageableTokens, mayGrant } from "./policy";
 import {
   INSERT_API_TOKEN_UNDER_LIMIT_SQL,
@@ -81,6 +83,10 @@ function newTokenRow(
 export async function insertToken(ctx: ServiceContext, token: NewToken) {
   const minted = await mintToken();
   const row = newTokenRow(token, minted, ctx.now());
+  // A token of an institution in another database than DB is found through its directory key,
+  // claimed first (design/multi-database.md); a key whose insert below fails leads to nothing.
+  if (ctx.database !== FIRST_DATABASE && row.institutionId)
+    await claimDirectoryKey(ctx, "token", row.tokenHash, row.institutionId);
   if (token.kind === "api") {
     const inserted = await ctx.d1
       .prepare(INSERT_API_TOKEN_UNDER_LIMIT_SQL)

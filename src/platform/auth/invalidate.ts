@@ -1,6 +1,7 @@
 import type { Env } from "../../env";
 import { nowIso } from "../ids";
 import { clockNow } from "../service/clock";
+import { type DatabaseBinding, databaseBinding } from "../service/databases";
 
 /** Whose cached principals to drop: one token, every token of a user, or of an institution's members. */
 export type PrincipalScope = { tokenId: string } | { userId: string } | { institutionId: string };
@@ -26,10 +27,15 @@ const TOKENS_OF = {
  * Revocation is not this: use the tokens domain's revocation, which refuses the next request.
  * Returns how many gates were told.
  */
-export async function invalidatePrincipals(env: Env, scope: PrincipalScope): Promise<number> {
+export async function invalidatePrincipals(
+  ctx: { env: Env; database: DatabaseBinding },
+  scope: PrincipalScope,
+): Promise<number> {
+  const { env } = ctx;
   const [key, id] = Object.entries(scope)[0] as [keyof typeof TOKENS_OF, string];
-  // At the primary: the change just written decides whose tokens are live.
-  const { results } = await env.DB.withSession("first-primary")
+  // At the primary of the database the change was written to: it decides whose tokens are live.
+  const { results } = await databaseBinding(env, ctx.database)
+    .withSession("first-primary")
     .prepare(TOKENS_OF[key])
     .bind(id, nowIso(clockNow()))
     .all<{ token_hash: string }>();

@@ -9,7 +9,7 @@ import { nowIso } from "../ids";
 import { INSTITUTION_POLICY, USER_SHARE_POLICY } from "../ratelimit/lease-terms";
 import { describeLimit } from "../ratelimit/middleware";
 import { rateLimitHeaders } from "../ratelimit/window";
-import { withPrincipal } from "../service/context";
+import { useDatabase, withPrincipal } from "../service/context";
 import type { Ability } from "./abilities";
 import { decodeAdmitAnswer } from "./admit-answer";
 import { countAuthFailure, refuseIfOverAuthFailureLimit } from "./auth-failures";
@@ -130,6 +130,8 @@ export async function admitToken(
   if (result.principal) principals.set(tokenHash, { version: result.version, principal: result.principal });
   c.set("principal", principal);
   const ctx = withPrincipal(c.get("ctx"), principal);
+  // The rest of the request runs in the database of the caller's institution.
+  useDatabase(ctx, principal.database ?? "DB");
   c.set("ctx", ctx);
   if (result.touch) {
     ctx.waitUntil(

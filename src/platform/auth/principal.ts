@@ -1,5 +1,6 @@
 import type { Plan, Role, TokenKind } from "../../db/schema";
 import { ApiError } from "../errors";
+import type { DatabaseBinding } from "../service/databases";
 import type { Ability } from "./abilities";
 
 /** Requests per rolling minute by plan; Enterprise institutions carry their own number. */
@@ -40,6 +41,11 @@ export interface Principal {
   user: { id: string; email: string; name: string; role: Role; timeZone: string };
   institution: { id: string; slug: string; name: string; plan: Plan } | null;
   rateLimitPerMinute: number;
+  /**
+   * The database the user's institution lives in (design/multi-database.md): the request runs there.
+   * Missing in a principal a token's object cached before databases were several: `DB`.
+   */
+  database?: DatabaseBinding;
 }
 
 export function rateLimitFor(

@@ -1,7 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
 import { config } from "../config";
-import { database } from "../db";
 import { PersistentWindow } from "../ratelimit/bucket-store";
 import { InstitutionLease, type LeaseRefusal, USER_SHARE_POLICY } from "../ratelimit/institution-lease";
 import { clockNow } from "../service/clock";
@@ -152,7 +151,7 @@ export class TokenGate extends DurableObject<Env> {
     if (this.loading) return this.loading;
     const generation = this.generation;
     // At the primary: a token created or revoked a moment ago is what the gate must see.
-    const loading = loadTokenRecord(database(this.env.DB.withSession("first-primary")), tokenHash)
+    const loading = loadTokenRecord(this.env, tokenHash)
       .then((record) => {
         // A revocation that landed while D1 was being read wins over what D1 said.
         if (this.cached?.record.state === "revoked") return this.cached;

@@ -93,6 +93,7 @@ export async function enqueue<Body>(
   delaySeconds?: readonly number[],
 ): Promise<void> {
   await sendAll(
+    ctx,
     target.queue(ctx.env),
     ids.map((id) => target.message.of(id)),
     delaySeconds,

@@ -3,8 +3,14 @@ import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../../env";
 import { ApiError } from "../errors";
 import type { PrincipalContext, ServiceContext } from "../service/context";
-import { invocationContext, sessionBookmark, tolerateStaleReads } from "../service/context";
-import { type D1SessionStart, isBookmark, laterBookmark } from "../service/d1-session";
+import { invocationContext, sessionBookmark, startElsewhere, tolerateStaleReads } from "../service/context";
+import {
+  formatPlacedBookmark,
+  laterPlacedBookmark,
+  type PlacedBookmark,
+  parsePlacedBookmark,
+} from "../service/d1-session";
+import { type DatabaseBinding, databaseBindings } from "../service/databases";
 
 /** The header a client sends back to read at least what it last saw, and every response's position. */
 export const BOOKMARK_HEADER = "X-D1-Bookmark";
@@ -27,19 +33,21 @@ function waitUntilOf(c: Context<AppEnv>): (promise: Promise<unknown>) => void {
 }
 
 /**
- * Where a request's D1 session starts: after the client's bookmark when it sent one (a replica at
- * least as recent as what it last saw), else at the primary. An empty header is no bookmark; any
- * other value that is not a bookmark is refused before anything is read or written.
+ * The client's bookmark: where the request's D1 session starts in the database it names (a replica
+ * at least as recent as what it last saw); null when it sent none (an empty header is none). Any
+ * other value that is not a bookmark of one of this deployment's databases is refused before anything
+ * is read or written.
  */
-export function sessionStartOf(header: string | undefined): D1SessionStart {
+export function sentBookmark(header: string | undefined, env: AppEnv["Bindings"]): PlacedBookmark | null {
   const sent = header?.trim();
-  if (!sent) return "first-primary";
-  if (!isBookmark(sent))
+  if (!sent) return null;
+  const placed = parsePlacedBookmark(sent);
+  if (!placed || !databaseBindings(env).includes(placed.binding as DatabaseBinding))
     throw new ApiError(
       "invalid_bookmark",
-      `${BOOKMARK_HEADER} must be a bookmark exactly as a response of this API sent it (four hex fields, e.g. 00000085-0000024c-00004c6d-8e61117bf38d7adb71b934ebbf891683).`,
+      `${BOOKMARK_HEADER} must be a bookmark exactly as a response of this API sent it (four hex fields, e.g. 00000085-0000024c-00004c6d-8e61117bf38d7adb71b934ebbf891683, after a database's name for some institutions).`,
     );
-  return sent;
+  return placed;
 }
 
 /** Methods that change nothing: their reads may come from a replica as recent as the client's bookmark. */
@@ -57,20 +65,28 @@ const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
  * liveness route and a fresh isolate's start must not load (the start-up benchmark measured it).
  */
 export const provideContext = createMiddleware<AppEnv>(async function provideContext(c, next) {
-  const start = sessionStartOf(c.req.header(BOOKMARK_HEADER));
-  const sent = start === "first-primary" ? null : start;
-  const session = SAFE_METHODS.has(c.req.method) ? start : "first-primary";
-  c.set(
-    "ctx",
-    invocationContext({ env: c.env, requestId: c.get("requestId"), waitUntil: waitUntilOf(c), session }),
-  );
+  const sent = sentBookmark(c.req.header(BOOKMARK_HEADER), c.env);
+  const safe = SAFE_METHODS.has(c.req.method);
+  // Every request starts in DB; a bookmark of another database is where the session starts once the
+  // request moves there (its institution's database: `useDatabase`).
+  const ctx = invocationContext({
+    env: c.env,
+    requestId: c.get("requestId"),
+    waitUntil: waitUntilOf(c),
+    session: safe && sent?.binding === "DB" ? sent.bookmark : "first-primary",
+  });
+  if (safe && sent && sent.binding !== "DB") startElsewhere(ctx, sent.binding, sent.bookmark);
+  c.set("ctx", ctx);
   await next();
-  // The context as the route left it (`authenticate` layers a principal over the same session).
-  const bookmark = laterBookmark(
-    laterBookmark(c.res.headers.get(BOOKMARK_HEADER), sent),
-    sessionBookmark(c.get("ctx")),
+  // The context as the route left it (`authenticate` layers a principal over the same session). A
+  // cached page's bookmark (the response's header) is DB's.
+  const cached = c.res.headers.get(BOOKMARK_HEADER);
+  const own = sessionBookmark(c.get("ctx"));
+  const bookmark = laterPlacedBookmark(
+    laterPlacedBookmark(cached ? parsePlacedBookmark(cached) : null, sent),
+    own ? parsePlacedBookmark(own) : null,
   );
-  if (bookmark) c.res.headers.set(BOOKMARK_HEADER, bookmark);
+  if (bookmark) c.res.headers.set(BOOKMARK_HEADER, formatPlacedBookmark(bookmark));
 });
 
 /**

@@ -78,6 +78,6 @@ export async function commit(ctx: ServiceContext, change: Change): Promise<Commi
   const anyWritten = eventResults.some((result) => (result.meta.changes ?? 0) > 0);
   const eventIds = anyWritten ? events.map((event) => event.id) : [];
   const toPublish = anyWritten ? events.filter((event) => !event.dispatchedAt).map((event) => event.id) : [];
-  if (toPublish.length > 0) ctx.waitUntil(publishEvents(ctx.env, toPublish));
+  if (toPublish.length > 0) ctx.waitUntil(publishEvents(ctx, toPublish));
   return { results: ownResults, eventIds };
 }

@@ -28,6 +28,39 @@ export function laterBookmark(a: string | null, b: string | null): string | null
 }
 
 /**
+ * A bookmark of one database (design/multi-database.md): what `X-D1-Bookmark` carries. `DB`'s is the
+ * bare bookmark, so that clients of a single database see what they always saw; another database's
+ * is prefixed with its binding's name (`DB_1:00000085-…`). Positions of two databases are not ordered.
+ */
+export interface PlacedBookmark {
+  binding: string;
+  bookmark: string;
+}
+
+const PLACED = /^(DB_[1-9][0-9]*):(.+)$/;
+
+/** The header's value parsed, or null when it is not a bookmark of any database. */
+export function parsePlacedBookmark(value: string): PlacedBookmark | null {
+  const placed = PLACED.exec(value);
+  const binding = placed?.[1] ?? "DB";
+  const bookmark = placed?.[2] ?? value;
+  return isBookmark(bookmark) ? { binding, bookmark } : null;
+}
+
+export function formatPlacedBookmark({ binding, bookmark }: PlacedBookmark): string {
+  return binding === "DB" ? bookmark : `${binding}:${bookmark}`;
+}
+
+/** The later of two placed bookmarks of the same database; of two databases', `b` (the newer place). */
+export function laterPlacedBookmark(
+  a: PlacedBookmark | null,
+  b: PlacedBookmark | null,
+): PlacedBookmark | null {
+  if (a === null || b === null || a.binding !== b.binding) return b ?? a;
+  return { binding: a.binding, bookmark: laterBookmark(a.bookmark, b.bookmark) as string };
+}
+
+/**
  * One invocation's session, opened on its first query. `database` is the session in the shape of
  * D1's binding, which is what drizzle and the domains' raw statements take: `prepare` and `batch`
  * run in whatever session is current, so a handle taken before `observe` moved the session on
@@ -37,12 +70,19 @@ export class InvocationSession {
   private session: D1DatabaseSession | null = null;
   /** A bookmark reached by another session of this invocation (`observe`), or null. */
   private observed: string | null = null;
+  /** Where a session on another database would start: a client's bookmark of that database. */
+  private readonly startsElsewhere = new Map<string, D1SessionStart>();
+  private toleratesStaleReads = false;
   readonly database: D1Database;
 
-  /** `binding` is read on the first query: an invocation that reads nothing needs no binding at all. */
+  /**
+   * `binding` is read on the first query: an invocation that reads nothing needs no binding at all.
+   * `name` is the binding's name (`DB`, `DB_1`, …): `moveTo` re-opens the session on another one.
+   */
   constructor(
-    private readonly binding: () => D1Database,
+    private binding: () => D1Database,
     private start: D1SessionStart,
+    public name = "DB",
   ) {
     this.database = {
       prepare: (query: string) => this.current().prepare(query),
@@ -87,7 +127,29 @@ export class InvocationSession {
   }
 
   tolerateStaleReads(): void {
+    this.toleratesStaleReads = true;
     if (!this.session && this.start === "first-primary") this.start = "first-unconstrained";
+  }
+
+  /** A client's bookmark of another database than this session's: where `moveTo` that one starts. */
+  startElsewhere(name: string, start: D1SessionStart): void {
+    this.startsElsewhere.set(name, start);
+  }
+
+  /**
+   * Re-opens the session on another database (the invocation's institution lives there): later
+   * queries run there, from the client's bookmark of it if one was sent, else at its primary (or any
+   * replica, for reads that tolerate lag). A no-op when already there.
+   */
+  moveTo(name: string, binding: () => D1Database): void {
+    if (name === this.name) return;
+    this.startsElsewhere.set(this.name, this.bookmark() ?? this.start);
+    const start = this.startsElsewhere.get(name) ?? "first-primary";
+    this.name = name;
+    this.binding = binding;
+    this.start = start === "first-primary" && this.toleratesStaleReads ? "first-unconstrained" : start;
+    this.session = null;
+    this.observed = null;
   }
 }
 
@@ -108,7 +170,9 @@ function sessionOf(ctx: object): InvocationSession | undefined {
  * not built by `invocationContext`, such as a test's hand-made one).
  */
 export function sessionBookmark(ctx: object): string | null {
-  return sessionOf(ctx)?.bookmark() ?? null;
+  const session = sessionOf(ctx);
+  const bookmark = session?.bookmark() ?? null;
+  return session && bookmark ? formatPlacedBookmark({ binding: session.name, bookmark }) : null;
 }
 
 /**
@@ -116,7 +180,9 @@ export function sessionBookmark(ctx: object): string | null {
  * request): the context's later reads see at least it, and its response's bookmark is at least it.
  */
 export function observeBookmark(ctx: object, bookmark: string | null | undefined): void {
-  if (bookmark) sessionOf(ctx)?.observe(bookmark);
+  const session = sessionOf(ctx);
+  const placed = bookmark ? parsePlacedBookmark(bookmark) : null;
+  if (session && placed && placed.binding === session.name) session.observe(placed.bookmark);
 }
 
 /**
@@ -124,6 +190,11 @@ export function observeBookmark(ctx: object, bookmark: string | null | undefined
  * that would start at the primary starts at any replica instead. No effect once the session has
  * run a query, or when it starts from a client's bookmark (which still bounds its staleness).
  */
+/** A client's bookmark of another database: where the invocation's session starts if it moves there. */
+export function startElsewhere(ctx: object, binding: string, bookmark: string): void {
+  sessionOf(ctx)?.startElsewhere(binding, bookmark);
+}
+
 export function tolerateStaleReads(ctx: object): void {
   sessionOf(ctx)?.tolerateStaleReads();
 }

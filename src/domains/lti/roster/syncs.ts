@@ -11,6 +11,7 @@ import {
   renewed,
   taken,
 } from "../../../platform/jobs/lease";
+import { sendMessage } from "../../../platform/queue";
 import type { PrincipalContext, ServiceContext } from "../../../platform/service/context";
 import { launchForServices, requireConsumer } from "../grades/platform-call";
 import { readRoster, requireMembershipsUrl } from "./nrps";
@@ -80,7 +81,7 @@ async function activeSync(ctx: ServiceContext, launchId: string): Promise<Roster
 }
 
 export async function enqueueRosterSync(ctx: ServiceContext, message: RosterMessage): Promise<void> {
-  await ctx.env.LTI_ROSTER_QUEUE.send(message, { contentType: "json" });
+  await sendMessage(ctx, ctx.env.LTI_ROSTER_QUEUE, message);
 }
 
 /**

@@ -11,6 +11,7 @@ import {
   type LeasedJobs,
   taken,
 } from "../../../platform/jobs/lease";
+import { sendMessage } from "../../../platform/queue";
 import type { ServiceContext } from "../../../platform/service/context";
 import { checkRows, type ParsedCsv, type StoredRecord } from "./csv";
 
@@ -240,5 +241,5 @@ export async function reportRows(
 }
 
 export async function enqueueBulk(ctx: ServiceContext, message: BulkMessage): Promise<void> {
-  await ctx.env.BULK_QUEUE.send(message, { contentType: "json" });
+  await sendMessage(ctx, ctx.env.BULK_QUEUE, message);
 }

@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../../env";
 import { invocationContext, type ServiceContext, sessionBookmark } from "../../../platform/service/context";
+import type { DatabaseBinding } from "../../../platform/service/databases";
 import type { Learner } from "../learner";
 import { recordAttempts } from "./service";
 import type { AttemptInput, RecordResult } from "./types";
@@ -12,6 +13,8 @@ export interface RecordRequest {
   learner: Learner;
   attempts: AttemptInput[];
   requestId: string;
+  /** The learner's institution's database (the request's `ctx.database`). */
+  database: DatabaseBinding;
 }
 
 /**
@@ -34,6 +37,7 @@ export class ProgressRecorder extends DurableObject<Env> {
       env: this.env,
       requestId: request.requestId,
       waitUntil: (promise) => this.ctx.waitUntil(promise),
+      database: request.database,
     });
     const run = this.tail.then(() => this.recordWithRetry(ctx, request));
     this.tail = run.catch(() => undefined);

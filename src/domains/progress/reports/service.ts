@@ -9,6 +9,7 @@ import {
   platformCounters,
   skillEvidence,
 } from "../../../db/schema";
+import type { Database } from "../../../platform/db";
 import { ApiError } from "../../../platform/errors";
 import {
   type PageRequest,
@@ -16,7 +17,7 @@ import {
   pageBounds,
   pageWithTotal,
 } from "../../../platform/http/pagination";
-import type { ServiceContext } from "../../../platform/service/context";
+import { everyDatabase, type ServiceContext } from "../../../platform/service/context";
 import { visibleCourses } from "../../content/policy";
 import { addDays } from "../rules";
 
@@ -148,20 +149,41 @@ export const COUNTER_NAMES = [
 /**
  * Content totals from the published course rows (their lesson and item counts are kept by the
  * catalogue), active learners through learner_stats_active_idx, activity from platform_counters.
+ * The catalogue is the same in every database and is read once; learners and counters are each
+ * database's own, read in parallel and summed (design/multi-database.md): the sums are exact.
  */
 export async function readPlatformStats(ctx: ServiceContext, today: string) {
-  const { db } = ctx;
+  const parts = await Promise.all(
+    everyDatabase(ctx).map(({ name, db }) => readActivity(db, today, name === ctx.database)),
+  );
+  const counters = new Map<string, number>();
+  for (const part of parts)
+    for (const { name, value } of part.counters) counters.set(name, (counters.get(name) ?? 0) + value);
+  const sum = (pick: (part: (typeof parts)[number]) => number) =>
+    parts.reduce((total, p) => total + pick(p), 0);
+  const content = parts.find((part) => part.content)?.content;
+  return {
+    content: { courses: content?.courses ?? 0, lessons: content?.lessons ?? 0, items: content?.items ?? 0 },
+    active: { today: sum((p) => p.today), last7: sum((p) => p.last7), last30: sum((p) => p.last30) },
+    counters,
+  };
+}
+
+/** One database's active learners and activity counters. */
+async function readActivity(db: Database, today: string, withContent: boolean) {
   const activeSince = (day: string) =>
     db.select({ n: count() }).from(learnerStats).where(gte(learnerStats.lastActiveDay, day));
+  // The catalogue is the same in every database: counted once, in the invocation's own batch.
+  const contentTotals = db
+    .select({
+      courses: count(),
+      lessons: sql<number>`coalesce(sum(${courses.lessonCount}), 0)`.mapWith(Number),
+      items: sql<number>`coalesce(sum(${courses.itemCount}), 0)`.mapWith(Number),
+    })
+    .from(courses)
+    .where(and(eq(courses.published, true), sql`${withContent ? 1 : 0} = 1`));
   const [content, activeToday, active7, active30, counters] = await db.batch([
-    db
-      .select({
-        courses: count(),
-        lessons: sql<number>`coalesce(sum(${courses.lessonCount}), 0)`.mapWith(Number),
-        items: sql<number>`coalesce(sum(${courses.itemCount}), 0)`.mapWith(Number),
-      })
-      .from(courses)
-      .where(eq(courses.published, true)),
+    contentTotals,
     activeSince(today),
     activeSince(addDays(today, -6)),
     activeSince(addDays(today, -29)),
@@ -171,12 +193,10 @@ export async function readPlatformStats(ctx: ServiceContext, today: string) {
       .where(inArray(platformCounters.name, [...COUNTER_NAMES])),
   ]);
   return {
-    content: {
-      courses: content[0]?.courses ?? 0,
-      lessons: content[0]?.lessons ?? 0,
-      items: content[0]?.items ?? 0,
-    },
-    active: { today: activeToday[0]?.n ?? 0, last7: active7[0]?.n ?? 0, last30: active30[0]?.n ?? 0 },
-    counters: new Map(counters.map((c) => [c.name, c.value])),
+    content: withContent ? content[0] : undefined,
+    today: activeToday[0]?.n ?? 0,
+    last7: active7[0]?.n ?? 0,
+    last30: active30[0]?.n ?? 0,
+    counters,
   };
 }

@@ -46,7 +46,7 @@ export function registerRecordAttempts(app: OpenAPIHono<AppEnv>) {
     // The recorder commits the batch and its events, and publishes them (recording/service.ts).
     const result = await recorders
       .get(recorders.idFromName(learner.id))
-      .record({ learner, attempts, requestId: ctx.requestId });
+      .record({ learner, attempts, requestId: ctx.requestId, database: ctx.database });
     // The recorder wrote in its own D1 session: this request's bookmark carries on from it.
     observeBookmark(ctx, result.bookmark);
     if (!result.ok) {

@@ -10,6 +10,7 @@ import {
   renewed,
   taken,
 } from "../../../platform/jobs/lease";
+import { sendMessage } from "../../../platform/queue";
 import type { ServiceContext } from "../../../platform/service/context";
 
 /**
@@ -68,7 +69,7 @@ export const LEASE: LeasedJobs = {
 };
 
 export async function enqueueBackfill(ctx: ServiceContext, message: BackfillMessage): Promise<void> {
-  await ctx.env.XAPI_BACKFILL_QUEUE.send(message, { contentType: "json" });
+  await sendMessage(ctx, ctx.env.XAPI_BACKFILL_QUEUE, message);
 }
 
 export async function findBackfill(ctx: ServiceContext, id: string): Promise<Backfill | null> {

@@ -1,0 +1,228 @@
+import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { eq } from "drizzle-orm";
+import { beforeAll, describe, expect, it } from "vitest";
+import {
+  attempts,
+  courses,
+  courseTags,
+  directoryKeys,
+  idempotencyKeys,
+  institutions,
+  users,
+} from "../../src/db/schema";
+import { database } from "../../src/platform/db";
+import { runSweeps } from "../../src/scheduled";
+import { call, callJson } from "../helpers/api";
+import { createPublishedCourse } from "../helpers/progress-fixture";
+import { receiverEndpoint } from "../helpers/receiver";
+import { createPlatformAdmin, createTenant, mintToken, type Tenant } from "../helpers/tenants";
+import { createWebhook } from "../webhooks/support";
+
+/**
+ * Institutions over several D1 databases (docs/design/multi-database.md): Acme lives in DB, Globex in
+ * DB_1. Each works as if it were alone; what Globex writes is in DB_1 only; its tokens and e-mails
+ * are found through DB's directory; its queue work and sweeps run in DB_1.
+ */
+let acme: Tenant;
+let globex: Tenant;
+
+beforeAll(async () => {
+  [acme, globex] = await Promise.all([createTenant(), createTenant({ database: "DB_1" })]);
+});
+
+const inDb = (name: "DB" | "DB_1") => database(env[name]);
+
+describe("an institution in DB_1", () => {
+  it("lives there, and DB's directory says so", async () => {
+    expect(
+      await inDb("DB_1").select().from(institutions).where(eq(institutions.id, globex.institution.id)).get(),
+    ).toBeDefined();
+    expect(
+      await inDb("DB").select().from(institutions).where(eq(institutions.id, globex.institution.id)).get(),
+    ).toBeUndefined();
+    expect(await inDb("DB").select().from(users).where(eq(users.id, globex.admin.id)).get()).toBeUndefined();
+  });
+
+  it("signs in by e-mail and password: the session is found through its directory key", async () => {
+    // createTenant signed each member in over HTTP; the session token's key is in DB, the token in DB_1.
+    const key = await inDb("DB")
+      .select()
+      .from(directoryKeys)
+      .where(eq(directoryKeys.institutionId, globex.institution.id))
+      .all();
+    expect(key.filter((k) => k.kind === "email")).toHaveLength(3);
+    expect(key.filter((k) => k.kind === "token").length).toBeGreaterThanOrEqual(3);
+    const { res, body } = await callJson("/api/auth/me", { token: globex.admin.token });
+    expect(res.status).toBe(200);
+    expect(body.user.id).toBe(globex.admin.id);
+    expect(body.institution.id).toBe(globex.institution.id);
+  });
+
+  it("answers bookmarks of DB_1, and reads its own writes when the bookmark is sent back", async () => {
+    const res = await call(`/api/institutions/${globex.institution.id}/members`, {
+      token: globex.admin.token,
+    });
+    const bookmark = res.headers.get("X-D1-Bookmark");
+    expect(bookmark).toMatch(/^DB_1:[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/);
+    const again = await call(`/api/institutions/${globex.institution.id}/members`, {
+      token: globex.admin.token,
+      headers: { "X-D1-Bookmark": bookmark as string },
+    });
+    expect(again.status).toBe(200);
+    expect((again.headers.get("X-D1-Bookmark") ?? "").startsWith("DB_1:")).toBe(true);
+    // Acme's answers keep the bare bookmark of DB.
+    const acmes = await call(`/api/institutions/${acme.institution.id}/members`, { token: acme.admin.token });
+    expect(acmes.headers.get("X-D1-Bookmark")).toMatch(/^[0-9a-f]{8}-/);
+  });
+
+  it("refuses a bookmark of a database this deployment does not have", async () => {
+    const res = await call("/api/integrations/tokens", {
+      token: globex.admin.token,
+      headers: { "X-D1-Bookmark": "DB_7:00000085-0000024c-00004c6d-8e61117bf38d7adb71b934ebbf891683" },
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { code: string }).code).toBe("invalid_bookmark");
+  });
+
+  it("mints API tokens that work, and lists only its own", async () => {
+    const minted = await mintToken(globex.admin, ["members:read"]);
+    const { res, body } = await callJson(`/api/institutions/${globex.institution.id}/members`, {
+      token: minted.token,
+    });
+    expect(res.status).toBe(200);
+    const ids = body.data.map((m: { id: string }) => m.id).sort();
+    expect(ids).toEqual([globex.admin.id, globex.instructor.id, globex.learner.id].sort());
+    const other = await call(`/api/institutions/${acme.institution.id}/members`, {
+      token: minted.token,
+    });
+    expect(other.status).toBe(404);
+  });
+
+  it("records attempts in DB_1 only, and its webhooks receive the events (queues run in DB_1)", async () => {
+    const receiver = receiverEndpoint();
+    const hook = await createWebhook(globex.admin, { url: receiver.url, events: ["lesson.completed"] });
+    await receiver.configure({ secrets: [hook.secret] });
+    const course = await createPublishedCourse({
+      lessons: 1,
+      blocksPerLesson: 1,
+      itemsPerBlock: 2,
+      databases: ["DB", "DB_1"],
+    });
+    const occurredAt = new Date(Date.now() - 60_000).toISOString();
+    const sent = course.items.map((id) => ({
+      id: crypto.randomUUID(),
+      training_item_id: id,
+      score: 1,
+      correct: true,
+      duration_seconds: 20,
+      occurred_at: occurredAt,
+    }));
+    const { res, body } = await callJson("/api/progress/attempts", {
+      token: globex.learner.token,
+      body: { attempts: sent },
+    });
+    expect(res.status).toBe(200);
+    expect(body.summary.events.map((e: { type: string }) => e.type)).toContain("lesson.completed");
+    const ids = sent.map((a) => a.id);
+    const there = await inDb("DB_1")
+      .select({ id: attempts.id })
+      .from(attempts)
+      .where(eq(attempts.userId, globex.learner.id))
+      .all();
+    expect(there.map((a) => a.id).sort()).toEqual([...ids].sort());
+    expect(
+      await inDb("DB").select().from(attempts).where(eq(attempts.userId, globex.learner.id)).all(),
+    ).toEqual([]);
+    const [delivery] = await receiver.waitFor(1);
+    expect(delivery?.standard_valid).toEqual([true]);
+    expect(JSON.parse(delivery?.body ?? "{}").type).toBe("lesson.completed");
+  });
+
+  it("counts its activity in the platform statistics, summed over every database", async () => {
+    const staff = await createPlatformAdmin();
+    const stats = async () =>
+      (await callJson("/api/stats", { token: staff.token })).body as { activity: { attempts: number } };
+    const before = (await stats()).activity.attempts;
+    const course = await createPublishedCourse({
+      lessons: 1,
+      blocksPerLesson: 1,
+      itemsPerBlock: 3,
+      databases: ["DB", "DB_1"],
+    });
+    const occurredAt = new Date(Date.now() - 60_000).toISOString();
+    const record = (learner: Tenant["learner"], items: string[]) =>
+      callJson("/api/progress/attempts", {
+        token: learner.token,
+        body: {
+          attempts: items.map((id) => ({
+            id: crypto.randomUUID(),
+            training_item_id: id,
+            score: 1,
+            correct: true,
+            duration_seconds: 5,
+            occurred_at: occurredAt,
+          })),
+        },
+      });
+    expect((await record(globex.learner, course.items)).res.status).toBe(200);
+    expect((await record(acme.learner, course.items.slice(0, 2))).res.status).toBe(200);
+    expect((await stats()).activity.attempts - before).toBe(5);
+  });
+
+  it("sees the catalogue as staff edit it: an edit made in DB is copied to every database", async () => {
+    const staff = await createPlatformAdmin();
+    const course = await createPublishedCourse({
+      lessons: 1,
+      blocksPerLesson: 1,
+      itemsPerBlock: 1,
+      databases: ["DB", "DB_1"],
+    });
+    const { res } = await callJson(`/api/courses/${course.courseId}`, {
+      method: "PATCH",
+      token: staff.token,
+      body: { title: "Renamed everywhere", tags: ["travel", "business"] },
+    });
+    expect(res.status).toBe(200);
+    for (const name of ["DB", "DB_1"] as const) {
+      const row = await inDb(name).select().from(courses).where(eq(courses.id, course.courseId)).get();
+      expect(row?.title).toBe("Renamed everywhere");
+      const tags = await inDb(name)
+        .select()
+        .from(courseTags)
+        .where(eq(courseTags.courseId, course.courseId))
+        .all();
+      expect(tags.map((t) => t.tag).sort()).toEqual(["business", "travel"]);
+    }
+    // Globex's learners read the edit from DB_1.
+    const seen = await callJson(`/api/courses/${course.courseId}`, { token: globex.learner.token });
+    expect(seen.body.title).toBe("Renamed everywhere");
+  });
+
+  it("runs every sweep in each database", async () => {
+    const old = Date.now() - 3 * 86_400_000;
+    for (const name of ["DB", "DB_1"] as const)
+      await inDb(name)
+        .insert(idempotencyKeys)
+        .values({
+          scope: "test",
+          key: `old-${name}`,
+          method: "POST",
+          path: "/x",
+          requestHash: "x",
+          lockedUntil: old,
+          createdAt: old,
+          expiresAt: old + 1000,
+        });
+    const execution = createExecutionContext();
+    await runSweeps(env, execution);
+    await waitOnExecutionContext(execution);
+    for (const name of ["DB", "DB_1"] as const)
+      expect(
+        await inDb(name)
+          .select()
+          .from(idempotencyKeys)
+          .where(eq(idempotencyKeys.key, `old-${name}`))
+          .all(),
+      ).toEqual([]);
+  });
+});
