@@ -93,8 +93,9 @@ export function bundleWithWrangler(outdir) {
   rmSync(outdir, { recursive: true, force: true });
   const wrangler = join(ROOT, "node_modules", ".bin", "wrangler");
   const started = performance.now();
-  // A profiled xAPI run (BENCH_XAPI_PROFILE, scripts/bench/xapi.mjs) keeps the functions' names.
-  const unminified = process.env.BENCH_XAPI_PROFILE ? ["--minify=false"] : [];
+  // A profiled run (BENCH_XAPI_PROFILE, BENCH_SSO_PROFILE) keeps the functions' names.
+  const unminified =
+    process.env.BENCH_XAPI_PROFILE || process.env.BENCH_SSO_PROFILE ? ["--minify=false"] : [];
   const result = spawnSync(wrangler, ["deploy", "--dry-run", "--outdir", outdir, ...unminified], {
     cwd: ROOT,
     encoding: "utf8",

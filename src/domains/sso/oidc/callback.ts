@@ -11,8 +11,8 @@ import { unseal } from "../../../platform/crypto/sealing";
 import type { ServiceContext } from "../../../platform/service/context";
 import { effectiveAuthMethod } from "../../institutions/sso/oidc";
 import { redirectUri } from "../../institutions/sso/present";
-import { activeConnection } from "../../institutions/sso/service";
 import { completeSsoSignIn, type SignedIn, type SsoIdentity, underSignInLog } from "../complete";
+import { activeFrom, connectionReads } from "../connection";
 import { takeRequest } from "../pending";
 import { SsoRefusal } from "../refusal";
 import { clientAssertionForm } from "./client-keys";
@@ -228,6 +228,8 @@ export async function oidcCallback(
       institutionId,
       protocol: "oidc",
       cookie: input.cookie,
+      // The settings in the same round trip as the pending request.
+      alongside: connectionReads(ctx.db, institutionId),
     });
     if (query.error)
       throw new SsoRefusal(
@@ -236,7 +238,7 @@ export async function oidcCallback(
       );
     if (!query.code)
       throw new SsoRefusal("code_missing", "The identity provider's answer carries no authorization code.");
-    const active = await activeConnection(ctx, institutionId);
+    const active = activeFrom(request.alongside);
     const oidc = active?.connection.type === "oidc" ? active.connection.oidc : null;
     const sealed = active?.connection.clientSecretSealed;
     const privateKeyJwt = oidc?.token_endpoint_auth_method === "private_key_jwt";
@@ -289,6 +291,7 @@ export async function oidcCallback(
       institutionId,
       protocol: "oidc",
       identity: identityFromClaims(oidc, claims),
+      active,
     });
   });
 }
