@@ -1,6 +1,7 @@
 import {
   createLocalJWKSet,
   decodeProtectedHeader,
+  type JSONWebKeySet,
   type JWTPayload,
   errors as joseErrors,
   jwtVerify,
@@ -32,6 +33,21 @@ export interface OidcCallbackQuery {
   iss?: string;
   error?: string;
   error_description?: string;
+}
+
+/**
+ * A verifier per cached key set (idp-calls.ts answers the same object until it fetches again): jose's
+ * local key set imports each key on first use and keeps it, so the provider's key is imported once
+ * per isolate and key set, not per sign-in.
+ */
+const verifiers = new WeakMap<JSONWebKeySet, ReturnType<typeof createLocalJWKSet>>();
+function verifierOf(jwks: JSONWebKeySet) {
+  let verifier = verifiers.get(jwks);
+  if (!verifier) {
+    verifier = createLocalJWKSet(jwks);
+    verifiers.set(jwks, verifier);
+  }
+  return verifier;
 }
 
 function allowedAlgorithms(oidc: OidcSettings): string[] {
@@ -154,7 +170,7 @@ async function verifiedClaims(
   }
   let payload: JWTPayload & Record<string, unknown>;
   try {
-    ({ payload } = await jwtVerify(idToken, createLocalJWKSet(jwks), {
+    ({ payload } = await jwtVerify(idToken, verifierOf(jwks), {
       issuer: oidc.issuer,
       audience: oidc.client_id,
       algorithms,
