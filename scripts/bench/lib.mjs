@@ -307,6 +307,39 @@ export async function startWorker(options) {
   }
 }
 
+/**
+ * Lingua's bundle started as the sign-in scenarios run it (scripts/bench/lti.mjs, sso.mjs): the
+ * wrangler config's bindings, a fresh ENCRYPTION_KEY, loopback targets allowed (the bench's own
+ * platforms and identity providers), and its D1 migrated. `wrap` may change the Miniflare options
+ * first (a profiled run's inspector and entry module). Answers { worker, base, d1 }; the caller
+ * disposes of the worker.
+ */
+export async function startMigratedLingua({ config, scriptPath, wrap = (options) => options }) {
+  const worker = await startWorker(
+    wrap(
+      workerOptions({
+        name: "lingua-api",
+        scriptPath,
+        compatibilityDate: config.compatibilityDate,
+        compatibilityFlags: config.compatibilityFlags,
+        bindings: { ...config.vars, ENCRYPTION_KEY: randomKey(), ALLOW_LOOPBACK_TARGETS: "true" },
+        d1Databases: config.d1Databases,
+        durableObjects: config.durableObjects,
+        queueProducers: config.queueProducers,
+        queueConsumers: config.queueConsumers,
+      }),
+    ),
+  );
+  try {
+    const d1 = await worker.mf.getD1Database("DB");
+    await applyMigrations(d1, config.migrationDirs.DB);
+    return { worker, base: worker.url, d1 };
+  } catch (error) {
+    await worker.dispose().catch(() => undefined);
+    throw error;
+  }
+}
+
 /** Applies every `*.sql` file of `dir` in name order, statement by statement (drizzle-kit's breakpoints). */
 export async function applyMigrations(d1, dir) {
   const files = readdirSync(dir)

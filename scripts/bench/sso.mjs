@@ -33,7 +33,6 @@ import { writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import {
-  applyMigrations,
   BENCH_OUT,
   ensureDir,
   freshIp,
@@ -43,8 +42,7 @@ import {
   ROOT,
   randomKey,
   requestJson,
-  startWorker,
-  workerOptions,
+  startMigratedLingua,
 } from "./lib.mjs";
 import { BENCH_TENANT, seedBenchTenant } from "./seed.mjs";
 import { d1RoundTripsEntry } from "./sso-profile.mjs";
@@ -332,42 +330,29 @@ export async function runSso({ config, scriptPath, log = (m) => console.error(m)
   const modules = await loadIdpModules();
   const op = await modules.oidc.startOpenIdProvider();
   const samlIdp = await modules.saml.createSamlIdp("https://idp.saml.bench.test/saml");
-  const options = workerOptions({
-    name: "lingua-api",
-    scriptPath,
-    compatibilityDate: config.compatibilityDate,
-    compatibilityFlags: config.compatibilityFlags,
-    bindings: { ...config.vars, ENCRYPTION_KEY: randomKey(), ALLOW_LOOPBACK_TARGETS: "true" },
-    d1Databases: config.d1Databases,
-    durableObjects: config.durableObjects,
-    queueProducers: config.queueProducers,
-    queueConsumers: config.queueConsumers,
-  });
   // Profiled: workerd's inspector open, and every request's D1 work counted by an entry module.
-  const worker = await startWorker(
-    PROFILE
-      ? {
-          ...options,
-          inspectorPort: PROFILE_PORT,
-          modules: [
-            {
-              type: "ESModule",
-              path: join(dirname(scriptPath), "bench-sso-d1-entry.mjs"),
-              contents: d1RoundTripsEntry(`./${basename(scriptPath)}`),
-            },
-            ...options.modules,
-          ],
-        }
-      : options,
-  );
+  const profiled = (options) => ({
+    ...options,
+    inspectorPort: PROFILE_PORT,
+    modules: [
+      {
+        type: "ESModule",
+        path: join(dirname(scriptPath), "bench-sso-d1-entry.mjs"),
+        contents: d1RoundTripsEntry(`./${basename(scriptPath)}`),
+      },
+      ...options.modules,
+    ],
+  });
+  const { worker, base, d1 } = await startMigratedLingua({
+    config,
+    scriptPath,
+    ...(PROFILE ? { wrap: profiled } : {}),
+  });
   const failures = [];
   const result = {
     settings: { signIns: SIGN_INS, concurrency: CONCURRENCY, returningMembers: RETURNING_MEMBERS },
   };
   try {
-    const base = worker.url;
-    const d1 = await worker.mf.getD1Database("DB");
-    await applyMigrations(d1, config.migrationDirs.DB);
     const { token: oidcAdmin } = await seedBenchTenant({ d1, baseUrl: base, extraTokens: 0 });
     const oidcInstitution = BENCH_TENANT.institution.id;
     const samlInstitution = "ins_bench_saml";
