@@ -93,8 +93,9 @@ export function bundleWithWrangler(outdir) {
   rmSync(outdir, { recursive: true, force: true });
   const wrangler = join(ROOT, "node_modules", ".bin", "wrangler");
   const started = performance.now();
-  // A profiled xAPI run (BENCH_XAPI_PROFILE, scripts/bench/xapi.mjs) keeps the functions' names.
-  const unminified = process.env.BENCH_XAPI_PROFILE ? ["--minify=false"] : [];
+  // A profiled run (BENCH_XAPI_PROFILE, BENCH_SSO_PROFILE) keeps the functions' names.
+  const unminified =
+    process.env.BENCH_XAPI_PROFILE || process.env.BENCH_SSO_PROFILE ? ["--minify=false"] : [];
   const result = spawnSync(wrangler, ["deploy", "--dry-run", "--outdir", outdir, ...unminified], {
     cwd: ROOT,
     encoding: "utf8",
@@ -300,6 +301,39 @@ export async function startWorker(options) {
   const worker = createMiniflare(options);
   try {
     return { ...worker, url: new URL(await worker.mf.ready) };
+  } catch (error) {
+    await worker.dispose().catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * Lingua's bundle started as the sign-in scenarios run it (scripts/bench/lti.mjs, sso.mjs): the
+ * wrangler config's bindings, a fresh ENCRYPTION_KEY, loopback targets allowed (the bench's own
+ * platforms and identity providers), and its D1 migrated. `wrap` may change the Miniflare options
+ * first (a profiled run's inspector and entry module). Answers { worker, base, d1 }; the caller
+ * disposes of the worker.
+ */
+export async function startMigratedLingua({ config, scriptPath, wrap = (options) => options }) {
+  const worker = await startWorker(
+    wrap(
+      workerOptions({
+        name: "lingua-api",
+        scriptPath,
+        compatibilityDate: config.compatibilityDate,
+        compatibilityFlags: config.compatibilityFlags,
+        bindings: { ...config.vars, ENCRYPTION_KEY: randomKey(), ALLOW_LOOPBACK_TARGETS: "true" },
+        d1Databases: config.d1Databases,
+        durableObjects: config.durableObjects,
+        queueProducers: config.queueProducers,
+        queueConsumers: config.queueConsumers,
+      }),
+    ),
+  );
+  try {
+    const d1 = await worker.mf.getD1Database("DB");
+    await applyMigrations(d1, config.migrationDirs.DB);
+    return { worker, base: worker.url, d1 };
   } catch (error) {
     await worker.dispose().catch(() => undefined);
     throw error;

@@ -14,14 +14,11 @@
 import { createServer } from "node:http";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import {
-  applyMigrations,
   freshIp,
   measureRequests as measure,
   passwordSignIn,
-  randomKey,
   requestJson,
-  startWorker,
-  workerOptions,
+  startMigratedLingua,
 } from "./lib.mjs";
 import { seedBenchTenant } from "./seed.mjs";
 
@@ -53,27 +50,12 @@ async function startPlatform() {
 
 export async function runLti({ config, scriptPath, log = (m) => console.error(m) }) {
   const platform = await startPlatform();
-  const worker = await startWorker(
-    workerOptions({
-      name: "lingua-api",
-      scriptPath,
-      compatibilityDate: config.compatibilityDate,
-      compatibilityFlags: config.compatibilityFlags,
-      bindings: { ...config.vars, ENCRYPTION_KEY: randomKey(), ALLOW_LOOPBACK_TARGETS: "true" },
-      d1Databases: config.d1Databases,
-      durableObjects: config.durableObjects,
-      queueProducers: config.queueProducers,
-      queueConsumers: config.queueConsumers,
-    }),
-  );
+  const { worker, base, d1 } = await startMigratedLingua({ config, scriptPath });
   const failures = [];
   const result = {
     settings: { launches: LAUNCHES, concurrency: CONCURRENCY, returningLearners: RETURNING_LEARNERS },
   };
   try {
-    const base = worker.url;
-    const d1 = await worker.mf.getD1Database("DB");
-    await applyMigrations(d1, config.migrationDirs.DB);
     const { token } = await seedBenchTenant({ d1, baseUrl: base, extraTokens: 0 });
     const signIns = await passwordSignIn({
       d1,

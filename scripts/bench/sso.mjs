@@ -25,10 +25,14 @@
 //   BENCH_SSO_SIGN_INS=200   sign-ins per protocol and level;  BENCH_SSO_CONCURRENCY=4  the concurrent level
 //   BENCH_SSO_BATCH=50       sign-ins per batch: each phase runs for a batch, so no code grows older than
 //                            the provider's 60 s (oidc-provider's authorization code) or ours
-import { join } from "node:path";
+//   BENCH_SSO_PROFILE=<file>  instead of the measured runs, after the warm-up: a CPU profile of Lingua's
+//                            isolate (workerd's inspector, an unminified bundle) over BENCH_SSO_SIGN_INS
+//                            sign-ins per protocol at concurrency 1 into <file>.<protocol>.cpuprofile,
+//                            and the D1 round trips and statements of each phase (scripts/bench/sso-profile.mjs)
+import { writeFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import {
-  applyMigrations,
   BENCH_OUT,
   ensureDir,
   freshIp,
@@ -38,10 +42,11 @@ import {
   ROOT,
   randomKey,
   requestJson,
-  startWorker,
-  workerOptions,
+  startMigratedLingua,
 } from "./lib.mjs";
 import { BENCH_TENANT, seedBenchTenant } from "./seed.mjs";
+import { d1RoundTripsEntry } from "./sso-profile.mjs";
+import { startCpuProfiles, summary } from "./xapi-profile.mjs";
 
 const SIGN_INS = Number(process.env.BENCH_SSO_SIGN_INS || 200);
 const CONCURRENCY = Number(process.env.BENCH_SSO_CONCURRENCY || 4);
@@ -50,6 +55,8 @@ const BATCH = Number(process.env.BENCH_SSO_BATCH || 50);
 const OIDC_DOMAIN = "oidc.bench.test";
 const SAML_DOMAIN = "saml.bench.test";
 const SAML_SSO_URL = "https://idp.saml.bench.test/sso";
+const PROFILE = process.env.BENCH_SSO_PROFILE || "";
+const PROFILE_PORT = 9331;
 
 /** The tests' IdP modules as plain ESM for Node (packages stay external, resolved from the repository). */
 async function loadIdpModules() {
@@ -182,20 +189,22 @@ const exchanges = (baseUrl, landings) =>
  * plays the IdP and the browser untimed and returns the request to Lingua's callback or ACS. Batches
  * keep every code fresh: the provider's authorization code lives 60 s, our session code 60 s.
  */
-async function signIns({ baseUrl, emails, concurrency, idp }) {
+async function signIns({ baseUrl, emails, concurrency, idp, around = (_phase, run) => run() }) {
   const phases = { begin: [], callback: [], session: [] };
   let wrongUser = 0;
   // Why a callback or ACS refused, by the problem's `reason` (or `code`), for the failure message.
   const refusals = {};
   for (let offset = 0; offset < emails.length; offset += BATCH) {
     const batch = emails.slice(offset, offset + BATCH);
-    const begin = await measureRequests(begins(baseUrl, batch), concurrency, { keep: true });
+    const begin = await around("begin", () =>
+      measureRequests(begins(baseUrl, batch), concurrency, { keep: true }),
+    );
     const returns = [];
     for (let i = 0; i < batch.length; i++) returns.push(await idp(begin.answers[i], offset + i));
-    const callback = await measureRequests(returns, concurrency, { keep: true });
-    const session = await measureRequests(exchanges(baseUrl, callback.answers), concurrency, {
-      keep: true,
-    });
+    const callback = await around("callback", () => measureRequests(returns, concurrency, { keep: true }));
+    const session = await around("session", () =>
+      measureRequests(exchanges(baseUrl, callback.answers), concurrency, { keep: true }),
+    );
     wrongUser += session.answers.filter(
       (a, i) => a.status === 200 && JSON.parse(a.body).user?.email !== batch[i],
     ).length;
@@ -245,6 +254,68 @@ async function signIns({ baseUrl, emails, concurrency, idp }) {
   };
 }
 
+/**
+ * BENCH_SSO_PROFILE: each protocol's sign-ins at concurrency 1 under workerd's CPU profiler, and the
+ * D1 round trips and statements per sign-in of each phase (and of a password sign-in, the yardstick).
+ */
+async function profileSignIns({ baseUrl, log, protocols, password }) {
+  const d1Counts = () => requestJson(new URL("/__d1-statements", baseUrl)).then((r) => r.body);
+  const out = {};
+  for (const [what, emails, idp] of protocols) {
+    const phases = { begin: [], callback: [], session: [] };
+    await d1Counts();
+    const profiler = await startCpuProfiles(PROFILE_PORT, /lingua-api$/);
+    const run = await signIns({
+      baseUrl,
+      emails,
+      concurrency: 1,
+      idp,
+      around: async (phase, send) => {
+        await d1Counts();
+        const measured = await send();
+        phases[phase].push(await d1Counts());
+        return measured;
+      },
+    });
+    const profiles = await profiler.stop();
+    for (const [title, profile] of Object.entries(profiles)) {
+      writeFileSync(`${PROFILE}.${what}.cpuprofile`, JSON.stringify(profile));
+      const top = summary(profile, 35);
+      log(
+        `bench: sso — ${what}: CPU profile of ${title} (${PROFILE}.${what}.cpuprofile): ${top.totalMs.toFixed(0)} ms on CPU for ${emails.length} sign-ins`,
+      );
+      log(`  self:\n${top.self.join("\n")}\n  inclusive:\n${top.inclusive.join("\n")}`);
+    }
+    out[what] = { rps: run.rps, phases: {} };
+    for (const [phase, counts] of Object.entries(phases)) {
+      const roundTrips = counts.reduce((n, c) => n + c.roundTrips, 0) / emails.length;
+      const bySql = new Map();
+      for (const c of counts)
+        for (const s of c.statements)
+          bySql.set(s.sql, (bySql.get(s.sql) ?? 0) + s.statements / emails.length);
+      out[what].phases[phase] = {
+        p50Ms: run[phase].p50Ms,
+        roundTrips,
+        statements: Object.fromEntries(bySql),
+      };
+      log(
+        `bench: sso — ${what} ${phase}: p50 ${run[phase].p50Ms.toFixed(1)} ms, ${roundTrips.toFixed(2)} D1 round trips per sign-in:`,
+      );
+      for (const [sql, n] of bySql) log(`  ${n.toFixed(2).padStart(6)}  ${sql}`);
+    }
+  }
+  await d1Counts();
+  const yardstick = await measureRequests(password(50), 1);
+  const counts = await d1Counts();
+  out.password = { p50Ms: yardstick.p50Ms, roundTrips: counts.roundTrips / 50 };
+  log(
+    `bench: sso — password sign-in: p50 ${yardstick.p50Ms.toFixed(1)} ms, ${(counts.roundTrips / 50).toFixed(2)} D1 round trips:`,
+  );
+  for (const s of counts.statements) log(`  ${(s.statements / 50).toFixed(2).padStart(6)}  ${s.sql}`);
+  writeFileSync(`${PROFILE}.d1.json`, JSON.stringify(out, null, 1));
+  return out;
+}
+
 function checkSignIns(failures, what, run) {
   const expected = { begin: 200, callback: 303, session: 200 };
   for (const [phase, status] of Object.entries(expected))
@@ -259,27 +330,29 @@ export async function runSso({ config, scriptPath, log = (m) => console.error(m)
   const modules = await loadIdpModules();
   const op = await modules.oidc.startOpenIdProvider();
   const samlIdp = await modules.saml.createSamlIdp("https://idp.saml.bench.test/saml");
-  const worker = await startWorker(
-    workerOptions({
-      name: "lingua-api",
-      scriptPath,
-      compatibilityDate: config.compatibilityDate,
-      compatibilityFlags: config.compatibilityFlags,
-      bindings: { ...config.vars, ENCRYPTION_KEY: randomKey(), ALLOW_LOOPBACK_TARGETS: "true" },
-      d1Databases: config.d1Databases,
-      durableObjects: config.durableObjects,
-      queueProducers: config.queueProducers,
-      queueConsumers: config.queueConsumers,
-    }),
-  );
+  // Profiled: workerd's inspector open, and every request's D1 work counted by an entry module.
+  const profiled = (options) => ({
+    ...options,
+    inspectorPort: PROFILE_PORT,
+    modules: [
+      {
+        type: "ESModule",
+        path: join(dirname(scriptPath), "bench-sso-d1-entry.mjs"),
+        contents: d1RoundTripsEntry(`./${basename(scriptPath)}`),
+      },
+      ...options.modules,
+    ],
+  });
+  const { worker, base, d1 } = await startMigratedLingua({
+    config,
+    scriptPath,
+    ...(PROFILE ? { wrap: profiled } : {}),
+  });
   const failures = [];
   const result = {
     settings: { signIns: SIGN_INS, concurrency: CONCURRENCY, returningMembers: RETURNING_MEMBERS },
   };
   try {
-    const base = worker.url;
-    const d1 = await worker.mf.getD1Database("DB");
-    await applyMigrations(d1, config.migrationDirs.DB);
     const { token: oidcAdmin } = await seedBenchTenant({ d1, baseUrl: base, extraTokens: 0 });
     const oidcInstitution = BENCH_TENANT.institution.id;
     const samlInstitution = "ins_bench_saml";
@@ -430,6 +503,20 @@ export async function runSso({ config, scriptPath, log = (m) => console.error(m)
     }
     await measureRequests(passwordSignIns(20), 1);
 
+    if (PROFILE) {
+      result.profile = await profileSignIns({
+        baseUrl: base,
+        log,
+        protocols: [
+          ["oidc", emailsFor(oidcEmails, SIGN_INS), oidcIdp],
+          ["saml", emailsFor(samlEmails, SIGN_INS), samlIdpTurn],
+        ],
+        password: passwordSignIns,
+      });
+      result.failures = failures;
+      return result;
+    }
+
     result.runs = [];
     for (const concurrency of [1, CONCURRENCY]) {
       log(`bench: sso — ${SIGN_INS} OIDC, SAML and password sign-ins at concurrency ${concurrency}…`);
@@ -485,7 +572,7 @@ export function ssoReport(r) {
     "",
     "SSO sign-in (BENCH_ONLY=sso)",
     `  ${r.settings.signIns} sign-ins per protocol and level, ${r.settings.returningMembers} returning members per protocol; a sign-in = begin + callback/ACS + session exchange`,
-    ...r.runs.flatMap((run) => [
+    ...(r.runs ?? []).flatMap((run) => [
       `  concurrency ${run.concurrency}: password sign-in ${f(run.password.rps)} req/s (p50 ${f(run.password.p50Ms, 1)} ms)`,
       `    OIDC ${f(run.oidc.rps, 1)} sign-ins/s = ${f(run.oidcRatio, 2)}× password (${phases(run.oidc)})`,
       `    SAML ${f(run.saml.rps, 1)} sign-ins/s = ${f(run.samlRatio, 2)}× password (${phases(run.saml)})`,

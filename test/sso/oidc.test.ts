@@ -1,10 +1,14 @@
 import { env } from "cloudflare:test";
+import { AsnConvert } from "@peculiar/asn1-schema";
+import { Certificate } from "@peculiar/asn1-x509";
 import { eq } from "drizzle-orm";
-import { exportJWK, generateKeyPair } from "jose";
+import { decodeProtectedHeader, exportJWK, generateKeyPair } from "jose";
 import { describe, expect, inject, it } from "vitest";
-import { users } from "../../src/db/schema";
+import { ssoConnections, ssoSigningKeys, users } from "../../src/db/schema";
+import { clientAssertionForm } from "../../src/domains/sso/oidc/client-keys";
 import { database } from "../../src/platform/db";
 import { call, callJson } from "../helpers/api";
+import { testContext } from "../helpers/context";
 import { createTenant, freshIp, insertUser, PASSWORD } from "../helpers/tenants";
 import { uploadCsv } from "../members/support";
 import { platformStaff, putSso, type SsoTenant, ssoTenant, stateCookieOf, uniqueName } from "./support";
@@ -466,6 +470,107 @@ describe("OIDC sign-in with private_key_jwt (RFC 7523 client assertions)", () =>
     expect(session.res.status).toBe(200);
     expect(session.body.user.email).toBe(who.email);
     expect(await lastLogEntry(tenant)).toMatchObject({ status: "succeeded", subject: who.sub });
+  });
+
+  it("Entra: every key has a self-signed certificate — in the JWKS (x5c, x5t, x5t#S256) and as a PEM download — and the assertion's header names it", async () => {
+    const tenant = await privateKeyJwtTenant();
+    const id = tenant.institution.id;
+    const [key] = (await linguaJwks(tenant)).keys as unknown as Array<
+      Record<string, string> & { x5c: string[] }
+    >;
+    if (!key) throw new Error("no key");
+    expect(key.x5c).toHaveLength(1);
+    const der = Uint8Array.from(atob(key.x5c[0] as string), (c) => c.charCodeAt(0));
+    // The thumbprints, computed here from the certificate's bytes.
+    const b64url = (bytes: ArrayBuffer) =>
+      btoa(String.fromCharCode(...new Uint8Array(bytes)))
+        .replace(/\+/g, "-")
+        .replace(/\//g, "_")
+        .replace(/=+$/, "");
+    expect(key.x5t).toBe(b64url(await crypto.subtle.digest("SHA-1", der)));
+    expect(key["x5t#S256"]).toBe(b64url(await crypto.subtle.digest("SHA-256", der)));
+    // The certificate's public key is the JWK's; it is self-signed (its own key verifies it).
+    const certificate = AsnConvert.parse(der, Certificate);
+    const tbs = certificate.tbsCertificate;
+    const rsa = { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" };
+    const publicKey = await crypto.subtle.importKey(
+      "spki",
+      AsnConvert.serialize(tbs.subjectPublicKeyInfo),
+      rsa,
+      true,
+      ["verify"],
+    );
+    const fromCertificate = (await crypto.subtle.exportKey("jwk", publicKey)) as JsonWebKey;
+    expect({ n: fromCertificate.n, e: fromCertificate.e }).toEqual({ n: key.n, e: key.e });
+    expect(
+      await crypto.subtle.verify(rsa, publicKey, certificate.signatureValue, AsnConvert.serialize(tbs)),
+    ).toBe(true);
+    expect(AsnConvert.serialize(tbs.issuer)).toEqual(AsnConvert.serialize(tbs.subject));
+    const notBefore = tbs.validity.notBefore.getTime().getTime();
+    const notAfter = tbs.validity.notAfter.getTime().getTime();
+    expect(notBefore).toBeLessThanOrEqual(Date.now());
+    expect(notAfter - notBefore).toBe(2 * 365 * 86_400_000);
+
+    // The same certificate as a PEM file to upload (Entra: Certificates & secrets → Upload certificate).
+    const download = await call(`/api/institutions/${id}/sso/oidc/certificate`);
+    expect(download.status).toBe(200);
+    expect(download.headers.get("Content-Type")).toBe("application/x-pem-file");
+    expect(download.headers.get("Content-Disposition")).toBe(`attachment; filename="lingua-sso-${id}.cer"`);
+    const pem = await download.text();
+    expect(pem).toMatch(
+      /^-----BEGIN CERTIFICATE-----\n([A-Za-z0-9+/=]{64}\n)*[A-Za-z0-9+/=]{1,64}\n-----END CERTIFICATE-----\n$/,
+    );
+    expect(pem.replace(/-----[A-Z ]+-----|\s/g, "")).toBe(key.x5c[0]);
+    expect((await call(`/api/institutions/${id}/sso/oidc/certificate?kid=${key.kid}`)).status).toBe(200);
+    const unknown = await callJson(`/api/institutions/${id}/sso/oidc/certificate?kid=nobody`);
+    expect(unknown.res.status).toBe(404);
+    const foreign = await createTenant();
+    expect((await call(`/api/institutions/${foreign.institution.id}/sso/oidc/certificate`)).status).toBe(404);
+
+    // The client assertion's header: the key by kid, the certificate by x5t (Entra) and x5t#S256.
+    const connection = await database(env.DB)
+      .select()
+      .from(ssoConnections)
+      .where(eq(ssoConnections.institutionId, id))
+      .get();
+    const oidc = connection?.oidc;
+    if (!oidc?.client_id || !oidc.token_endpoint) throw new Error("no OIDC settings");
+    const form = await clientAssertionForm(testContext(), id, {
+      ...oidc,
+      client_id: oidc.client_id,
+      token_endpoint: oidc.token_endpoint,
+    });
+    expect(decodeProtectedHeader(form.client_assertion as string)).toEqual({
+      alg: "RS256",
+      kid: key.kid,
+      typ: "JWT",
+      x5t: key.x5t,
+      "x5t#S256": key["x5t#S256"],
+    });
+  });
+
+  it("a key made before certificates gets one on first use: the same key (kid), now certified", async () => {
+    const tenant = await privateKeyJwtTenant();
+    const [before] = (await linguaJwks(tenant)).keys;
+    if (!before) throw new Error("no key");
+    // As keys were stored before certificates: the JWK alone.
+    const { x5c: _x5c, x5t: _x5t, "x5t#S256": _s256, ...bare } = before;
+    await database(env.DB)
+      .update(ssoSigningKeys)
+      .set({ publicJwk: bare })
+      .where(eq(ssoSigningKeys.id, before.kid as string));
+    const [after] = (await linguaJwks(tenant)).keys;
+    expect(after).toMatchObject({ kid: before.kid, n: before.n, e: before.e });
+    expect(after?.x5c).toHaveLength(1);
+    expect(after?.x5c).not.toEqual(before.x5c);
+    // Written once: the stored key carries it, and the next answer is the same certificate.
+    const stored = await database(env.DB)
+      .select()
+      .from(ssoSigningKeys)
+      .where(eq(ssoSigningKeys.id, before.kid as string))
+      .get();
+    expect(stored?.publicJwk).toEqual(after);
+    expect((await linguaJwks(tenant)).keys[0]).toEqual(after);
   });
 
   it("a key the provider does not know: the exchange fails and the sign-in is refused, with the reason in the log", async () => {

@@ -45,8 +45,10 @@ const PUBLIC = [
   "GET /api/public/courses",
   "GET /api/public/courses/{slug}",
   "GET /api/lti/jwks/{id}",
-  // An institution's OIDC client keys (private_key_jwt): its identity provider fetches them.
+  // An institution's OIDC client keys (private_key_jwt): its identity provider fetches them; the
+  // certificate of one, to upload where a provider takes certificates (Entra ID), public like them.
   "GET /api/institutions/{id}/sso/oidc/jwks",
+  "GET /api/institutions/{id}/sso/oidc/certificate",
   "GET /api/lti/login",
   "POST /api/lti/login",
   "GET /api/lti/login/{id}",

@@ -5,6 +5,7 @@ import { newId, nowIso } from "../../platform/ids";
 import { commit, type Writable } from "../../platform/service/commit";
 import type { ServiceContext } from "../../platform/service/context";
 import { type MemberChanges, memberCreated, memberUpdated, normaliseGroups, sameGroups } from "./events";
+import type { MemberRow } from "./present";
 import { refreshPrincipals } from "./principal-refresh";
 import { anotherActiveAdmin, findMember, seatsAllow } from "./queries";
 
@@ -38,10 +39,6 @@ export interface IdpPerson {
   role: Exclude<Role, "platform_admin"> | null;
   /** Null: not mapped (groups are left as they are). */
   groups: string[] | null;
-}
-
-async function userById(ctx: ServiceContext, id: string): Promise<UserRow | undefined> {
-  return ctx.db.select().from(users).where(eq(users.id, id)).get();
 }
 
 /** The user with this e-mail address, if any (any institution: the caller checks whose it is). */
@@ -119,11 +116,19 @@ export async function provisionMember(
  * Signs an existing member in through the IdP: suspended is refused; invited becomes active; the
  * mapped name, role and groups are applied (`member.updated` with what changed). A role change that
  * would leave the institution without an active admin is not made (the sign-in goes on with the
- * member's role as it was). `alongside` rides in the same batch.
+ * member's role as it was). `alongside` rides in the same batch. `current`: the member as
+ * `findMember` reads it, when the caller read it already (in its own round trip). Answers the member
+ * as written.
  */
 export async function signInMember(
   ctx: ServiceContext,
-  input: { institutionId: string; member: UserRow; person: IdpPerson; alongside: Writable[] },
+  input: {
+    institutionId: string;
+    member: UserRow;
+    current?: MemberRow | null;
+    person: IdpPerson;
+    alongside: Writable[];
+  },
 ): Promise<UserRow> {
   const { institutionId, member, person } = input;
   if (member.institutionId !== institutionId)
@@ -137,7 +142,8 @@ export async function signInMember(
       "This member is suspended in Lingua; an institution admin can reactivate them.",
     );
   const { db } = ctx;
-  const current = await findMember(db, institutionId, member.id);
+  const current =
+    input.current !== undefined ? input.current : await findMember(db, institutionId, member.id);
   const changes: MemberChanges = {};
   if (member.status === "invited") changes.status = { from: "invited", to: "active" };
   if (person.name !== null && person.name !== member.name)
@@ -149,8 +155,10 @@ export async function signInMember(
     changes.groups = { from: current.groups, to: groups };
 
   const now = nowIso(ctx.now());
+  let written: MemberChanges = {};
   const attempt = async (withRole: boolean) => {
     const applied = { ...changes };
+    written = applied;
     if (!withRole) delete applied.role;
     const statements: Writable[] = [];
     const demotesAdmin =
@@ -192,5 +200,12 @@ export async function signInMember(
   }
   // The member's other sessions and tokens re-read the role on their next request, as after PATCH.
   if (roleChanged) await refreshPrincipals(ctx, { userId: member.id });
-  return (await userById(ctx, member.id)) ?? member;
+  return {
+    ...member,
+    ...(written.status ? { status: "active" as const } : {}),
+    ...(written.name ? { name: person.name as string } : {}),
+    ...(written.role ? { role: person.role as Role } : {}),
+    ...(Object.keys(written).length > 0 ? { updatedAt: now } : {}),
+    lastActiveAt: now,
+  };
 }

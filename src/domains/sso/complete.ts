@@ -1,4 +1,5 @@
 import { and, eq } from "drizzle-orm";
+import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import { type SsoType, ssoIdentities, ssoSessionCodes, ssoSignIns, users } from "../../db/schema";
 import { newCode } from "../../platform/auth/single-use";
 import { ApiError } from "../../platform/errors";
@@ -7,14 +8,16 @@ import type { Writable } from "../../platform/service/commit";
 import type { ServiceContext } from "../../platform/service/context";
 import { PERSON_NAME, sanitizeDisplayText } from "../../platform/text";
 import { activeConnection } from "../institutions/sso/service";
+import type { MemberRow } from "../members/present";
 import {
   type IdpPerson,
   MemberProvisionRefused,
   provisionMember,
   signInMember,
   type UserRow,
-  userByEmail,
 } from "../members/provision";
+import { memberColumns } from "../members/queries";
+import type { ActiveConnection } from "./connection";
 import { recordRefusal, type SignInRow, succeededSignIn } from "./log";
 import { SsoRefusal } from "./refusal";
 
@@ -72,22 +75,32 @@ export async function underSignInLog<T>(
   }
 }
 
-async function linkedUser(ctx: ServiceContext, institutionId: string, subject: string) {
-  const row = await ctx.db
-    .select({ user: users })
-    .from(ssoIdentities)
-    .innerJoin(users, eq(users.id, ssoIdentities.userId))
-    .where(
-      and(
-        eq(ssoIdentities.institutionId, institutionId),
-        eq(ssoIdentities.subject, subject),
-        // A member who left the institution is no longer who this subject is.
-        eq(users.institutionId, institutionId),
+/**
+ * The reads that find the member, as batch items: by (institution, IdP subject) — joined to a user
+ * still in the institution — and by e-mail (any institution: the caller checks whose it is, and
+ * looks there only within the institution's verified domains). Each with the member's groups.
+ */
+function memberReads(ctx: ServiceContext, institutionId: string, subject: string, email: string) {
+  const { db } = ctx;
+  const columns = { user: users, groupsJson: memberColumns.groupsJson };
+  return [
+    db
+      .select(columns)
+      .from(ssoIdentities)
+      .innerJoin(users, eq(users.id, ssoIdentities.userId))
+      .where(
+        and(
+          eq(ssoIdentities.institutionId, institutionId),
+          eq(ssoIdentities.subject, subject),
+          // A member who left the institution is no longer who this subject is.
+          eq(users.institutionId, institutionId),
+        ),
       ),
-    )
-    .get();
-  return row?.user;
+    db.select(columns).from(users).where(eq(users.email, email)),
+  ] as const;
 }
+
+type FoundUser = { user: UserRow; groupsJson: string };
 
 function domainOf(email: string): string {
   return email.slice(email.lastIndexOf("@") + 1).replace(/\.$/, "");
@@ -107,14 +120,25 @@ export interface SignedIn {
  * invited one; refuses a suspended one. The identity link, the log entry and a single-use code ride
  * in the member's batch. Refusals throw `SsoRefusal` (run it under `underSignInLog`).
  */
-export async function completeSsoSignIn(
+export async function completeSsoSignIn<A extends readonly BatchItem<"sqlite">[] = []>(
   ctx: ServiceContext,
-  input: { institutionId: string; protocol: SsoType; identity: SsoIdentity },
+  input: {
+    institutionId: string;
+    protocol: SsoType;
+    identity: SsoIdentity;
+    /** The connection as the callback read it in this request (read here when left out). */
+    active?: ActiveConnection | null;
+    /**
+     * Statements of the protocol's own to run in the round trip that looks the member up (SAML's
+     * replay cache), and its verdict on their results: it throws an `SsoRefusal` to refuse.
+     */
+    first?: { statements: A; check: (results: BatchResponse<A>) => void };
+  },
 ): Promise<SignedIn> {
   const { institutionId, protocol, identity } = input;
   const email = identity.email.trim().toLowerCase();
   const person = { subject: identity.subject, email };
-  const active = await activeConnection(ctx, institutionId);
+  const active = input.active !== undefined ? input.active : await activeConnection(ctx, institutionId);
   if (!active || active.connection.type !== protocol)
     throw new SsoRefusal(
       "sso_inactive",
@@ -172,24 +196,52 @@ export async function completeSsoSignIn(
     return { signIn, statements };
   };
 
+  const atVerifiedDomain = verifiedDomains.includes(domainOf(email));
+  /** The member by subject, else by e-mail at a verified domain: one round trip (with `first` the first time). */
+  const lookUp = async (withFirst: boolean): Promise<FoundUser | undefined> => {
+    const reads = memberReads(ctx, institutionId, identity.subject, email);
+    const extra = withFirst && input.first ? input.first.statements : [];
+    const results = (await ctx.db.batch([...reads, ...extra] as never)) as unknown as [
+      FoundUser[],
+      FoundUser[],
+      ...unknown[],
+    ];
+    if (withFirst && input.first) input.first.check(results.slice(2) as unknown as BatchResponse<A>);
+    const [linked, byEmail] = results;
+    return linked[0] ?? (atVerifiedDomain ? byEmail[0] : undefined);
+  };
+
   try {
     for (let attempt = 0; attempt < 2; attempt++) {
-      const existing =
-        (await linkedUser(ctx, institutionId, identity.subject)) ??
-        (verifiedDomains.includes(domainOf(email)) ? await userByEmail(ctx, email) : undefined);
-      if (existing) {
+      const found = await lookUp(attempt === 0);
+      if (found) {
+        const existing = found.user;
         // An admin appointed by people stays one unless the mapping may grant (and so take) the role.
         const keepsAdmin = existing.role === "institution_admin" && !mayGrantAdmin;
         const { signIn, statements } = alongside(existing.id, false);
+        // The member as the members API sees it (with groups), read in the lookup's round trip.
+        const current: MemberRow = {
+          id: existing.id,
+          email: existing.email,
+          name: existing.name,
+          role: existing.role,
+          status: existing.status,
+          externalId: existing.externalId,
+          groups: JSON.parse(found.groupsJson) as string[],
+          createdAt: existing.createdAt,
+          updatedAt: existing.updatedAt,
+          lastActiveAt: existing.lastActiveAt,
+        };
         const user = await signInMember(ctx, {
           institutionId,
           member: existing,
+          current,
           person: keepsAdmin ? { ...idpPerson, role: null } : idpPerson,
           alongside: statements,
         });
         return { user, signIn, code };
       }
-      if (!verifiedDomains.includes(domainOf(email)))
+      if (!atVerifiedDomain)
         throw new SsoRefusal(
           "email_domain_not_verified",
           `${email} is not at one of the institution's verified domains (${verifiedDomains.join(", ") || "none"}), so the identity provider cannot create a member with it; verify the domain in the SSO settings.`,

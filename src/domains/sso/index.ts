@@ -1,5 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
+import { registerGetOidcCertificate } from "./oidc/routes/get-oidc-certificate";
 import { registerGetOidcJwks } from "./oidc/routes/get-oidc-jwks";
 import { registerRotateOidcKeys } from "./oidc/routes/rotate-oidc-keys";
 import { registerBeginSsoSignIn } from "./routes/begin-sso-sign-in";
@@ -20,5 +21,6 @@ export function registerSsoSignIn(app: OpenAPIHono<AppEnv>) {
 export function registerSsoLog(app: OpenAPIHono<AppEnv>) {
   registerListSsoSignIns(app);
   registerGetOidcJwks(app);
+  registerGetOidcCertificate(app);
   registerRotateOidcKeys(app);
 }

@@ -1,5 +1,7 @@
 import type { SsoType } from "../../db/schema";
+import type { PendingShape } from "./pending";
 import type { SsoProtocol } from "./protocol";
+import { newRequestId } from "./saml/authn-request";
 
 /** SAML 2.0: SP-initiated, an AuthnRequest over the HTTP-Redirect binding (saml/begin.ts). */
 const saml: SsoProtocol = {
@@ -21,3 +23,12 @@ const oidc: SsoProtocol = {
  * request with `takeRequest`, and ends with `completeSsoSignIn` under `underSignInLog`.
  */
 export const PROTOCOLS: Record<SsoType, SsoProtocol> = { oidc, saml };
+
+/**
+ * What each protocol's pending request holds besides the state: OIDC a nonce and a PKCE verifier;
+ * SAML the AuthnRequest's ID as the nonce (the Response's `InResponseTo` must name it).
+ */
+export const PENDING_SHAPES: PendingShape = {
+  oidc: { pkce: true },
+  saml: { pkce: false, nonce: newRequestId },
+};

@@ -1,4 +1,5 @@
 import { and, gt, isNull, type SQL } from "drizzle-orm";
+import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { randomBytes, sha256Hex, toBase64Url } from "../crypto/encoding";
 import type { Database } from "../db";
@@ -42,29 +43,38 @@ export type Redeemed<Row> =
 /**
  * Takes the row `key` names (single use): sets `used_at` where it is unused, unexpired at `now` and
  * within `scope` (e.g. issued for this callback). When that changes nothing, reads the row to say why.
+ * `alongside`: reads that ride in the same D1 batch as the taking (one round trip for both, e.g. the
+ * settings the rest of the request needs); their results come back as `alongside`, in order.
  */
-export async function redeemOnce<T extends SingleUseTable>(
+export async function redeemOnce<T extends SingleUseTable, A extends readonly BatchItem<"sqlite">[] = []>(
   db: Database,
   table: T,
   input: { key: SQL; scope?: SQL; now: number },
-): Promise<Redeemed<T["$inferSelect"]>> {
+  alongside?: A,
+): Promise<Redeemed<T["$inferSelect"]> & { alongside: BatchResponse<A> }> {
   const { key, scope, now } = input;
   // drizzle cannot type a column set on a generic table: the columns are the table's own.
   const t: SingleUseTable = table;
-  const [taken] = (await db
+  const take = db
     .update(table)
     .set({ usedAt: now } as never)
     .where(and(key, scope, isNull(t.usedAt), gt(t.expiresAt, now)))
-    .returning()) as T["$inferSelect"][];
-  if (taken) return { outcome: "taken", row: taken };
+    .returning();
+  const [takenRows, ...read] = (await db.batch([take, ...(alongside ?? [])] as never)) as unknown as [
+    T["$inferSelect"][],
+    ...BatchResponse<A>,
+  ];
+  const others = read as unknown as BatchResponse<A>;
+  const [taken] = takenRows;
+  if (taken) return { outcome: "taken", row: taken, alongside: others };
   const row = (await db
     .select()
     .from(table as SQLiteTable)
     .where(key)
     .get()) as (T["$inferSelect"] & { usedAt: number | null; expiresAt: number }) | undefined;
-  if (!row) return { outcome: "unknown", row: null };
-  if (row.usedAt !== null) return { outcome: "used", row };
-  if (row.expiresAt <= now) return { outcome: "expired", row };
+  if (!row) return { outcome: "unknown", row: null, alongside: others };
+  if (row.usedAt !== null) return { outcome: "used", row, alongside: others };
+  if (row.expiresAt <= now) return { outcome: "expired", row, alongside: others };
   // Unused and live, so `scope` excluded it: the caller's scope check says what that means.
-  return { outcome: "elsewhere", row };
+  return { outcome: "elsewhere", row, alongside: others };
 }

@@ -1,9 +1,10 @@
-import { and, eq, gt, isNotNull, or, type SQL } from "drizzle-orm";
+import { and, eq, gt, inArray, isNotNull, or, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK } from "jose";
 import { BoundedMap } from "../bounded-map";
 import { nowIso } from "../ids";
 import type { ServiceContext } from "../service/context";
+import { type CertificateFields, certificateFields, selfSignedCertificate } from "./certificates";
 import type { SealBinding } from "./sealing";
 import { seal, unseal } from "./sealing";
 
@@ -14,7 +15,9 @@ import { seal, unseal } from "./sealing";
  * a rotation retires the current key, which stays published for 7 days for verifiers that cached it.
  * Each domain keeps its keys in its own table of the same shape (`id`, `<owner>`, `currentSlot`,
  * `publicJwk`, `privateKeySealed`, `createdAt`, `retiredAt`, `publishedUntil`, unique on owner and
- * slot) and makes its store with `signingKeyStore`.
+ * slot) and makes its store with `signingKeyStore`. A store made with `certificate` gives each key a
+ * self-signed X.509 certificate, kept in the published JWK (`x5c`, `x5t`, `x5t#S256`): new keys at
+ * creation, keys made before on their first use (no key is replaced).
  */
 
 /** A rotated-out key stays in the JWKS this long, for verifiers that cached it. */
@@ -25,15 +28,25 @@ const CURRENT_KEY_CACHE_MS = 60_000;
 export type SigningAlg = "RS256" | "ES256";
 export const SIGNING_ALGS: readonly SigningAlg[] = ["RS256", "ES256"];
 
-/** A public key as a JWKS lists it. */
-export type PublishedJwk =
+/** How long a key's certificate is valid, from when it was made. */
+export const CERTIFICATE_VALIDITY_MS = 2 * 365 * 86_400_000;
+/** A certificate's `notBefore` is this much before it was made (verifiers' clocks differ). */
+const CERTIFICATE_BACKDATE_MS = 5 * 60_000;
+
+/** A public key as a JWKS lists it; with its certificate when the store makes certificates. */
+export type PublishedJwk = (
   | { kty: "RSA"; kid: string; alg: "RS256"; use: "sig"; n: string; e: string }
-  | { kty: "EC"; kid: string; alg: "ES256"; use: "sig"; crv: "P-256"; x: string; y: string };
+  | { kty: "EC"; kid: string; alg: "ES256"; use: "sig"; crv: "P-256"; x: string; y: string }
+) &
+  Partial<CertificateFields>;
 
 export interface SigningKey {
   kid: string;
   alg: SigningAlg;
   privateKey: CryptoKey;
+  /** The key's certificate's thumbprints (SHA-1, SHA-256; base64url), when the store makes certificates. */
+  x5t?: string;
+  x5tS256?: string;
 }
 
 export interface KeyRow {
@@ -92,8 +105,10 @@ export function signingKeyStore(options: {
   binding: (kid: string) => SealBinding;
   /** Names the store in errors. */
   name: string;
+  /** A self-signed certificate per key, its subject's common name made of the owner. */
+  certificate?: { commonName: (owner: string) => string };
 }): SigningKeyStore {
-  const { table, owner: ownerColumn, ownerKey, binding, name } = options;
+  const { table, owner: ownerColumn, ownerKey, binding, name, certificate } = options;
   const cached = new BoundedMap<string, { key: SigningKey; until: number }>(1_000);
   const columns = {
     id: table.id,
@@ -105,6 +120,25 @@ export function signingKeyStore(options: {
     publishedUntil: table.publishedUntil,
   };
 
+  /** The certificate of a key pair as JWK members, made now; none when the store makes none. */
+  async function certify(
+    ctx: ServiceContext,
+    owner: string,
+    alg: SigningAlg,
+    keys: { privateKey: CryptoKey; publicKey: CryptoKey },
+  ): Promise<CertificateFields | Record<string, never>> {
+    if (!certificate) return {};
+    const notBefore = ctx.now() - CERTIFICATE_BACKDATE_MS;
+    const der = await selfSignedCertificate({
+      alg,
+      ...keys,
+      commonName: certificate.commonName(owner),
+      notBefore: new Date(notBefore),
+      notAfter: new Date(notBefore + CERTIFICATE_VALIDITY_MS),
+    });
+    return certificateFields(der);
+  }
+
   async function newKeyRow(ctx: ServiceContext, owner: string, alg: SigningAlg) {
     const { publicKey, privateKey } = await generateKeyPair(
       alg,
@@ -112,10 +146,12 @@ export function signingKeyStore(options: {
     );
     const jwk = await exportJWK(publicKey);
     const kid = await calculateJwkThumbprint(jwk);
-    const publicJwk =
-      alg === "RS256"
+    const publicJwk = {
+      ...(alg === "RS256"
         ? { kty: jwk.kty, n: jwk.n, e: jwk.e, kid, alg, use: "sig" }
-        : { kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y, kid, alg, use: "sig" };
+        : { kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y, kid, alg, use: "sig" }),
+      ...(await certify(ctx, owner, alg, { privateKey, publicKey })),
+    };
     const row: KeyRow = {
       id: kid,
       currentSlot: slotOf(alg),
@@ -134,13 +170,54 @@ export function signingKeyStore(options: {
 
   const where = (owner: string, ...more: SQL[]) => and(eq(ownerColumn, owner), ...more);
 
+  /**
+   * `rows` with certificates (when the store makes them): a key made before certificates gets one on
+   * its first use, written only where the row has none yet; then the rows as stored (of two isolates
+   * certifying the same key at once, one certificate stays, and both answer it).
+   */
+  async function certified(ctx: ServiceContext, owner: string, rows: KeyRow[]): Promise<KeyRow[]> {
+    const bare = certificate ? rows.filter((row) => !("x5c" in row.publicJwk)) : [];
+    if (bare.length === 0) return rows;
+    const { db } = ctx;
+    await Promise.all(
+      bare.map(async (row) => {
+        const jwk = row.publicJwk as unknown as PublishedJwk;
+        const privateJwk = JSON.parse(
+          await unseal(row.privateKeySealed, ctx.config.encryptionKey, binding(row.id)),
+        ) as JWK;
+        const keys = {
+          privateKey: (await importJWK(privateJwk, jwk.alg)) as CryptoKey,
+          publicKey: (await importJWK({ ...jwk, ext: true }, jwk.alg)) as CryptoKey,
+        };
+        const publicJwk = { ...row.publicJwk, ...(await certify(ctx, owner, jwk.alg, keys)) };
+        await db
+          .update(table)
+          .set({ publicJwk } as never)
+          .where(and(eq(table.id, row.id), sql`json_extract(${table.publicJwk}, '$.x5c') IS NULL`))
+          .run();
+      }),
+    );
+    const fresh = (await db
+      .select(columns)
+      .from(table)
+      .where(
+        inArray(
+          table.id,
+          bare.map((row) => row.id),
+        ),
+      )) as KeyRow[];
+    const byId = new Map(fresh.map((row) => [row.id, row]));
+    return rows.map((row) => byId.get(row.id) ?? row);
+  }
+
   async function currentRows(ctx: ServiceContext, owner: string, alg?: SigningAlg): Promise<KeyRow[]> {
-    return (await ctx.db
+    const rows = (await ctx.db
       .select(columns)
       .from(table)
       .where(
         where(owner, alg ? eq(table.currentSlot, slotOf(alg)) : isNotNull(table.currentSlot)) as SQL,
       )) as KeyRow[];
+    return certified(ctx, owner, rows);
   }
 
   async function ensureCurrentKey(ctx: ServiceContext, owner: string, alg: SigningAlg = "RS256") {
@@ -162,25 +239,35 @@ export function signingKeyStore(options: {
     const privateJwk = JSON.parse(
       await unseal(row.privateKeySealed, ctx.config.encryptionKey, binding(row.id)),
     ) as JWK;
-    const key = { kid: row.id, alg, privateKey: (await importJWK(privateJwk, alg)) as CryptoKey };
+    const published = row.publicJwk as unknown as PublishedJwk;
+    const key: SigningKey = {
+      kid: row.id,
+      alg,
+      privateKey: (await importJWK(privateJwk, alg)) as CryptoKey,
+      ...(published.x5t ? { x5t: published.x5t, x5tS256: published["x5t#S256"] } : {}),
+    };
     cached.set(cacheKey, { key, until: ctx.now() + CURRENT_KEY_CACHE_MS });
     return key;
   }
 
   async function publishedKeys(ctx: ServiceContext, owner: string): Promise<PublishedJwk[]> {
     await ensureCurrentKey(ctx, owner);
-    const rows = (await ctx.db
-      .select(columns)
-      .from(table)
-      .where(
-        where(
-          owner,
-          or(
-            isNotNull(table.currentSlot),
-            and(isNotNull(table.publishedUntil), gt(table.publishedUntil, nowIso(ctx.now()))),
+    const rows = await certified(
+      ctx,
+      owner,
+      (await ctx.db
+        .select(columns)
+        .from(table)
+        .where(
+          where(
+            owner,
+            or(
+              isNotNull(table.currentSlot),
+              and(isNotNull(table.publishedUntil), gt(table.publishedUntil, nowIso(ctx.now()))),
+            ) as SQL,
           ) as SQL,
-        ) as SQL,
-      )) as KeyRow[];
+        )) as KeyRow[],
+    );
     // Current keys first (RS256 before others), then the retired ones newest first.
     const rank = (row: KeyRow) => (row.currentSlot === null ? 2 : row.currentSlot === "current" ? 0 : 1);
     rows.sort((a, b) => rank(a) - rank(b) || b.createdAt.localeCompare(a.createdAt));

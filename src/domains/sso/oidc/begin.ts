@@ -1,7 +1,6 @@
 import { toBase64Url, utf8 } from "../../../platform/crypto/encoding";
 import type { ServiceContext } from "../../../platform/service/context";
 import { redirectUri } from "../../institutions/sso/present";
-import { startRequest } from "../pending";
 import type { BeginInput, Begun } from "../protocol";
 import { notConfigured } from "../refusal";
 
@@ -11,18 +10,14 @@ export async function s256(verifier: string): Promise<string> {
 }
 
 /**
- * An OIDC sign-in's first leg: a pending request (state, nonce, PKCE verifier) and the
+ * An OIDC sign-in's first leg, once the pending request (state, nonce, PKCE verifier) is stored: the
  * authorization request to the discovered `authorization_endpoint` — code flow, S256,
  * `response_mode=query`, our `redirect_uri` as the SSO settings announce it.
  */
-export async function beginOidc(ctx: ServiceContext, input: BeginInput): Promise<Begun> {
+export async function beginOidc(_ctx: ServiceContext, input: BeginInput): Promise<Begun> {
   const oidc = input.connection.oidc;
   if (!oidc?.authorization_endpoint || !oidc.client_id) throw notConfigured();
-  const request = await startRequest(ctx, {
-    institutionId: input.institutionId,
-    protocol: "oidc",
-    pkce: true,
-  });
+  const { request } = input;
   const url = new URL(oidc.authorization_endpoint);
   const query: Record<string, string> = {
     response_type: "code",

@@ -1,6 +1,7 @@
 import {
   createLocalJWKSet,
   decodeProtectedHeader,
+  type JSONWebKeySet,
   type JWTPayload,
   errors as joseErrors,
   jwtVerify,
@@ -11,8 +12,8 @@ import { unseal } from "../../../platform/crypto/sealing";
 import type { ServiceContext } from "../../../platform/service/context";
 import { effectiveAuthMethod } from "../../institutions/sso/oidc";
 import { redirectUri } from "../../institutions/sso/present";
-import { activeConnection } from "../../institutions/sso/service";
 import { completeSsoSignIn, type SignedIn, type SsoIdentity, underSignInLog } from "../complete";
+import { activeFrom, connectionReads } from "../connection";
 import { takeRequest } from "../pending";
 import { SsoRefusal } from "../refusal";
 import { clientAssertionForm } from "./client-keys";
@@ -32,6 +33,21 @@ export interface OidcCallbackQuery {
   iss?: string;
   error?: string;
   error_description?: string;
+}
+
+/**
+ * A verifier per cached key set (idp-calls.ts answers the same object until it fetches again): jose's
+ * local key set imports each key on first use and keeps it, so the provider's key is imported once
+ * per isolate and key set, not per sign-in.
+ */
+const verifiers = new WeakMap<JSONWebKeySet, ReturnType<typeof createLocalJWKSet>>();
+function verifierOf(jwks: JSONWebKeySet) {
+  let verifier = verifiers.get(jwks);
+  if (!verifier) {
+    verifier = createLocalJWKSet(jwks);
+    verifiers.set(jwks, verifier);
+  }
+  return verifier;
 }
 
 function allowedAlgorithms(oidc: OidcSettings): string[] {
@@ -154,7 +170,7 @@ async function verifiedClaims(
   }
   let payload: JWTPayload & Record<string, unknown>;
   try {
-    ({ payload } = await jwtVerify(idToken, createLocalJWKSet(jwks), {
+    ({ payload } = await jwtVerify(idToken, verifierOf(jwks), {
       issuer: oidc.issuer,
       audience: oidc.client_id,
       algorithms,
@@ -228,6 +244,8 @@ export async function oidcCallback(
       institutionId,
       protocol: "oidc",
       cookie: input.cookie,
+      // The settings in the same round trip as the pending request.
+      alongside: connectionReads(ctx.db, institutionId),
     });
     if (query.error)
       throw new SsoRefusal(
@@ -236,7 +254,7 @@ export async function oidcCallback(
       );
     if (!query.code)
       throw new SsoRefusal("code_missing", "The identity provider's answer carries no authorization code.");
-    const active = await activeConnection(ctx, institutionId);
+    const active = activeFrom(request.alongside);
     const oidc = active?.connection.type === "oidc" ? active.connection.oidc : null;
     const sealed = active?.connection.clientSecretSealed;
     const privateKeyJwt = oidc?.token_endpoint_auth_method === "private_key_jwt";
@@ -289,6 +307,7 @@ export async function oidcCallback(
       institutionId,
       protocol: "oidc",
       identity: identityFromClaims(oidc, claims),
+      active,
     });
   });
 }

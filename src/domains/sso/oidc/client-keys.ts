@@ -1,6 +1,7 @@
 import { eq } from "drizzle-orm";
 import { SignJWT } from "jose";
 import { type OidcSettings, ssoConnections, ssoSigningKeys } from "../../../db/schema";
+import { certificatePem } from "../../../platform/crypto/certificates";
 import { ssoPrivateKeyBinding } from "../../../platform/crypto/sealed-values";
 import { type PublishedJwk, signingKeyStore } from "../../../platform/crypto/signing-keys";
 import { ApiError } from "../../../platform/errors";
@@ -22,6 +23,8 @@ const store = signingKeyStore({
   ownerKey: "institutionId",
   binding: ssoPrivateKeyBinding,
   name: "SSO",
+  // Microsoft Entra ID takes a client's key only as a certificate (a "certificate credential").
+  certificate: { commonName: (institutionId) => `Lingua SSO client ${institutionId}` },
 });
 
 /** A client assertion is valid this long (RFC 7523 3: "exp" short; the provider checks it at once). */
@@ -49,6 +52,31 @@ export async function institutionClientKeys(
   return store.publishedKeys(ctx, institutionId);
 }
 
+/**
+ * A published key's certificate (PEM), to upload where a provider takes certificates rather than a
+ * key set URL (Microsoft Entra ID): the key `kid` names, else the current key of the algorithm the
+ * assertions use. No OIDC connection, or no such key published: 404.
+ */
+export async function institutionClientCertificate(
+  ctx: ServiceContext,
+  institutionId: string,
+  kid?: string,
+): Promise<{ kid: string; pem: string }> {
+  const oidc = await oidcConnection(ctx, institutionId);
+  const alg = assertionAlg(oidc?.token_endpoint_auth_signing_alg_values_supported) ?? "RS256";
+  const keys = await institutionClientKeys(ctx, institutionId);
+  const key = kid === undefined ? keys.find((k) => k.alg === alg) : keys.find((k) => k.kid === kid);
+  const der = key?.x5c?.[0];
+  if (!key || !der)
+    throw new ApiError(
+      "not_found",
+      kid === undefined
+        ? "The institution has no current client key."
+        : `No key ${kid.slice(0, 100)} is published for this institution.`,
+    );
+  return { kid: key.kid, pem: certificatePem(der) };
+}
+
 /** Makes new current keys; the previous ones stay published for 7 days. */
 export async function rotateClientKeys(ctx: PrincipalContext, institutionId: string) {
   await institutionInScope(ctx, institutionId);
@@ -67,7 +95,13 @@ export async function clientAssertionForm(
   const key = await store.currentSigningKey(ctx, institutionId, alg);
   const now = Math.floor(ctx.now() / 1000);
   const assertion = await new SignJWT({})
-    .setProtectedHeader({ alg, kid: key.kid, typ: "JWT" })
+    // `x5t` (SHA-1) is how Microsoft Entra ID finds the certificate credential; `x5t#S256` its successor.
+    .setProtectedHeader({
+      alg,
+      kid: key.kid,
+      typ: "JWT",
+      ...(key.x5t ? { x5t: key.x5t, "x5t#S256": key.x5tS256 } : {}),
+    })
     .setIssuer(oidc.client_id)
     .setSubject(oidc.client_id)
     .setAudience(oidc.token_endpoint)

@@ -3,9 +3,10 @@ import type { ServiceContext } from "../../../platform/service/context";
 import { serviceProvider } from "../../institutions/sso/present";
 import { activeConnection } from "../../institutions/sso/service";
 import { completeSsoSignIn, type SignedIn, type SsoIdentity, underSignInLog } from "../complete";
+import { type ActiveConnection, activeFrom, connectionReads } from "../connection";
 import { takeRequest } from "../pending";
 import { SsoRefusal } from "../refusal";
-import { acceptAssertionOnce } from "./replay";
+import { acceptOnceStatements, firstTime } from "./replay";
 import {
   decodePostBinding,
   inResponseToOf,
@@ -55,8 +56,7 @@ function refusal(error: unknown): unknown {
   return error instanceof SamlRefused ? new SsoRefusal(error.reason, error.detail) : error;
 }
 
-async function settingsFor(ctx: ServiceContext, institutionId: string): Promise<SamlSettings> {
-  const active = await activeConnection(ctx, institutionId);
+function settingsOf(active: ActiveConnection | null): SamlSettings {
   const saml = active?.connection.type === "saml" ? active.connection.saml : null;
   if (!saml?.idp_entity_id || saml.certificates.length === 0)
     throw new SsoRefusal("sso_inactive", "The institution's SAML sign-in is not active.");
@@ -89,15 +89,18 @@ export async function samlAcs(
       // Which kind of sign-in this claims to be decides what it is checked against; the claim itself is
       // then verified (an IdP-initiated one must not answer any request, a solicited one ours).
       const solicited = (await inResponseToOf(xml)) !== null;
+      // The settings in the same round trip as the pending request (IdP-initiated: on their own).
       const request = solicited
         ? await takeRequest(ctx, {
             state: form.RelayState,
             institutionId,
             protocol: "saml",
             cookie: input.cookie,
+            alongside: connectionReads(ctx.db, institutionId),
           })
         : null;
-      const saml = await settingsFor(ctx, institutionId);
+      const active = request ? activeFrom(request.alongside) : await activeConnection(ctx, institutionId);
+      const saml = settingsOf(active);
       if (!request && !saml.idp_initiated)
         throw new SsoRefusal(
           "saml_unsolicited",
@@ -113,19 +116,29 @@ export async function samlAcs(
         nowMs: ctx.now(),
       });
       const identity = identityFromAssertion(saml.attribute_mapping, assertion);
-      const first = await acceptAssertionOnce(ctx, {
+      // The replay cache in the round trip that looks the member up.
+      return await completeSsoSignIn(ctx, {
         institutionId,
-        assertionId: assertion.id,
-        acceptableUntilMs: assertion.acceptableUntilMs,
+        protocol: "saml",
+        identity,
+        active,
+        first: {
+          statements: acceptOnceStatements(ctx, {
+            institutionId,
+            assertionId: assertion.id,
+            acceptableUntilMs: assertion.acceptableUntilMs,
+          }),
+          check: (results) => {
+            if (!firstTime(results))
+              throw new SsoRefusal(
+                "saml_replayed",
+                `The assertion ${assertion.id.slice(0, 80)} was used to sign in already; sign in again.`,
+                false,
+                { subject: identity.subject, email: identity.email.toLowerCase() },
+              );
+          },
+        },
       });
-      if (!first)
-        throw new SsoRefusal(
-          "saml_replayed",
-          `The assertion ${assertion.id.slice(0, 80)} was used to sign in already; sign in again.`,
-          false,
-          { subject: identity.subject, email: identity.email.toLowerCase() },
-        );
-      return await completeSsoSignIn(ctx, { institutionId, protocol: "saml", identity });
     } catch (error) {
       throw refusal(error);
     }

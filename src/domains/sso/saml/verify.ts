@@ -2,6 +2,7 @@
 // caller supplies the institution's settings, the pending request and the time; the replay cache is
 // the caller's (it needs the database). Each step and why it is there: docs/design/saml.md.
 import type { Document, Element, Node } from "@xmldom/xmldom";
+import { BoundedMap } from "../../../platform/bounded-map";
 import type { SamlRefusalReason } from "./refusals";
 import { loadXmlDsig, type XmlLibraries } from "./xml";
 
@@ -261,6 +262,30 @@ function pemToDer(pem: string): Uint8Array {
   return Uint8Array.from(atob(body), (c) => c.charCodeAt(0));
 }
 
+/**
+ * The configured certificates' public keys, imported once per isolate for each signature algorithm:
+ * parsing a certificate and importing its key cost more than the signature check itself. Keyed by the
+ * PEM text itself (a certificate removed from the settings is simply never asked for again); null: the
+ * certificate's key is not of the algorithm's type.
+ */
+const importedKeys = new BoundedMap<string, Promise<CryptoKey | null>>(256);
+
+function certificateKey(
+  xmldsig: XmlLibraries["xmldsig"],
+  pem: string,
+  algorithm: Parameters<InstanceType<XmlLibraries["xmldsig"]["X509Certificate"]>["exportKey"]>[0],
+): Promise<CryptoKey | null> {
+  const cacheKey = `${JSON.stringify(algorithm)}\n${pem}`;
+  let key = importedKeys.get(cacheKey);
+  if (!key) {
+    key = (async () => new xmldsig.X509Certificate(pemToDer(pem)).exportKey({ ...algorithm }))().catch(
+      () => null,
+    );
+    importedKeys.set(cacheKey, key);
+  }
+  return key;
+}
+
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && a.every((byte, i) => byte === b[i]);
 }
@@ -336,12 +361,9 @@ async function verifySignature(
   const algorithm = xmldsig.CryptoConfig.CreateSignatureAlgorithm(info.SignatureMethod).algorithm;
   let contentChanged = false;
   for (const pem of certificates) {
-    let key: CryptoKey;
-    try {
-      key = await new xmldsig.X509Certificate(pemToDer(pem)).exportKey({ ...algorithm });
-    } catch {
-      continue; // Another key type (an ECDSA certificate for an RSA signature): not this one.
-    }
+    const key = await certificateKey(xmldsig, pem, algorithm);
+    // Another key type (an ECDSA certificate for an RSA signature): not this one.
+    if (!key) continue;
     try {
       if (await load().Verify(key)) return;
     } catch {

@@ -13,7 +13,7 @@ export const rotateOidcKeysRoute = tokenRoute("sso:write", {
   operationId: "rotateSsoOidcKeys",
   summary: "Rotate the institution's OIDC client key",
   description:
-    "Makes a new key the one Lingua signs the institution's `private_key_jwt` assertions with, at once; the previous one stays in `oidc.jwks_uri` for 7 days, so a provider that fetched the key set before keeps accepting assertions until it fetches again. A provider given the keys by upload rather than by URL needs the new key uploaded. The institution's admins (`sso:write`) and platform staff; no OIDC connection: 404.",
+    "Makes a new key the one Lingua signs the institution's `private_key_jwt` assertions with, at once; the previous one stays in `oidc.jwks_uri` for 7 days, so a provider that fetched the key set before keeps accepting assertions until it fetches again. A provider given the keys by upload rather than by URL needs the new key uploaded (Microsoft Entra ID: the new key's certificate, from `…/sso/oidc/certificate`); until then it refuses the assertions. The institution's admins (`sso:write`) and platform staff; no OIDC connection: 404.",
   request: { params: InstitutionParam },
   responses: { 200: jsonResponse(SsoKeyRotationSchema, "The institution's keys after the rotation.") },
 });

@@ -15,6 +15,18 @@ const Jwk = z
     crv: z.literal("P-256").optional().openapi({ description: "EC keys." }),
     x: z.string().optional().openapi({ description: "EC keys." }),
     y: z.string().optional().openapi({ description: "EC keys." }),
+    x5c: z.array(z.string()).length(1).optional().openapi({
+      description:
+        "The key's self-signed X.509 certificate (standard base64 DER, RFC 7517 4.7): what a provider that takes certificates (Microsoft Entra ID) is given; also downloadable as PEM from `…/sso/oidc/certificate`.",
+    }),
+    x5t: z.string().optional().openapi({
+      description:
+        "The certificate's SHA-1 thumbprint, base64url (RFC 7517 4.8); the client assertion's header carries it (Microsoft Entra ID matches it).",
+    }),
+    "x5t#S256": z.string().optional().openapi({
+      description:
+        "The certificate's SHA-256 thumbprint, base64url (RFC 7517 4.9); also in the client assertion's header.",
+    }),
   })
   .openapi("SsoClientJwk");
 
