@@ -93,9 +93,16 @@ export const xapiBatches = sqliteTable(
     lastError: text("last_error"),
     lastErrorCode: text("last_error_code", { enum: OUTBOUND_ERROR_CODES }),
     /**
-     * The batch's statements as built, one JSON array, while the batch is open; cleared when it
-     * finishes. Each statement row says whether it is still to be sent: an attempt sends the bodies
-     * of the batch's pending statements only.
+     * The facts of the batch's statements (statements/facts.ts `StoredFact`: an attempt by its id,
+     * the other facts whole), one JSON array, while the batch is open; cleared when it finishes. A
+     * statement is sent as built from its fact: the first attempt from the statements in hand, every
+     * later one (a retry, a lapsed claim, the queue) rebuilt from these, to the same ids. Each
+     * statement row says whether it is still to be sent: an attempt sends the batch's pending ones.
+     */
+    facts: text("facts"),
+    /**
+     * The statements as built, one JSON array: only batches made before `facts` existed
+     * carry them, until they finish; an attempt of such a batch sends these.
      */
     bodies: text("bodies"),
     /**

@@ -1,0 +1,1 @@
+ALTER TABLE `xapi_batches` ADD `facts` text;
