@@ -122,25 +122,28 @@ describe("xAPI delivery SQL", () => {
     await insertStatements(endpointId, "xbt_4", [s4]);
     // A batch keeps its statements' facts (an attempt by its id), never their bodies.
     const fact = (id: string) => ["answered", `att_${id}`];
-    const insertBatch = (id: string, facts: unknown[], lease: number | null = null) =>
-      d1().prepare(INSERT_BATCH_SQL).bind(id, endpointId, NOW, JSON.stringify(facts), lease);
+    // ?6: the statements' ids in the order they happened.
+    const insertBatch = (id: string, ids: string[], lease: number | null = null) =>
+      d1()
+        .prepare(INSERT_BATCH_SQL)
+        .bind(id, endpointId, NOW, JSON.stringify(ids.map(fact)), lease, JSON.stringify(ids));
     const batches = (
       await d1().batch([
-        insertBatch("xbt_1", [fact(s1), fact(s2)]),
-        insertBatch("xbt_2", [fact(s1), fact(s2)]),
-        insertBatch("xbt_3", [fact(s3)]),
-        insertBatch("xbt_4", [fact(s4)], 1_800_000_000_000),
+        insertBatch("xbt_1", [s2, s1]),
+        insertBatch("xbt_2", [s1, s2]),
+        insertBatch("xbt_3", [s3]),
+        insertBatch("xbt_4", [s4], 1_800_000_000_000),
       ])
     ).map((r) => r.meta.changes);
     expect(batches).toEqual([1, 0, 1, 1]);
-    // A batch's statements, in order, off the batch index alone.
+    // A batch's statements, in order, each by primary key (a statement has no index on its batch).
     const plan = await d1()
       .prepare(`EXPLAIN QUERY PLAN ${INSERT_BATCH_SQL}`)
-      .bind("xbt_x", endpointId, NOW, "[]", null)
+      .bind("xbt_x", endpointId, NOW, "[]", null, "[]")
       .all<{ detail: string }>();
-    expect(plan.results.map((r) => r.detail).join("\n")).toContain(
-      "COVERING INDEX xapi_statements_batch_idx",
-    );
+    const detail = plan.results.map((r) => r.detail).join("\n");
+    expect(detail).toMatch(/SEARCH s USING INDEX sqlite_autoindex_xapi_statements_1 \(id=\?\)/);
+    expect(detail).not.toMatch(/SCAN s\b/);
     const rows = await db().select().from(xapiBatches).where(eq(xapiBatches.endpointId, endpointId));
     // Each batch carries its statements' facts as one JSON value, and no bodies.
     expect(
@@ -148,19 +151,19 @@ describe("xAPI delivery SQL", () => {
         .map((r) => [r.id, r.status, r.attemptCount, r.claimedUntil, JSON.parse(r.facts ?? "null"), r.bodies])
         .sort(),
     ).toEqual([
-      ["xbt_1", "pending", 0, null, [fact(s1), fact(s2)], null],
+      ["xbt_1", "pending", 0, null, [fact(s2), fact(s1)], null],
       ["xbt_3", "pending", 0, null, [fact(s3)], null],
       // Made claimed: its first attempt is the offer's own.
       ["xbt_4", "pending", 1, 1_800_000_000_000, [fact(s4)], null],
     ]);
-    // Each names the statements it got (in the order they happened, ties by id), which share its
-    // pending state: one row each, no state of their own.
+    // Each names the statements it got, in the order given (the order they happened), which share
+    // its pending state: one row each, no state of their own.
     expect(
       rows
         .map((r) => [r.id, JSON.parse(r.statementIds), r.statementCount, r.logStatus, r.logAttempts])
         .sort(),
     ).toEqual([
-      ["xbt_1", [s1, s2].sort(), 2, "pending", 0],
+      ["xbt_1", [s2, s1], 2, "pending", 0],
       ["xbt_3", [s3], 1, "pending", 0],
       ["xbt_4", [s4], 1, "pending", 0],
     ]);
@@ -278,6 +281,28 @@ describe("xAPI delivery SQL", () => {
         .from(xapiBatches)
         .where(eq(xapiBatches.id, batchId)),
     ).toEqual([{ facts: null, bodies: null }]);
+  });
+
+  it("finds a batch's statements by primary key, off the ids it names, never by scanning the log", async () => {
+    const plan = async (query: { sql: string; params: unknown[] }) =>
+      (
+        await d1()
+          .prepare(`EXPLAIN QUERY PLAN ${query.sql}`)
+          .bind(...query.params)
+          .all<{ detail: string }>()
+      ).results
+        .map((r) => r.detail)
+        .join("\n");
+    const plans = [
+      await plan(pendingOfOwnStateBatchesQuery(db(), ["xbt_a", "xbt_b"]).toSQL()),
+      await plan(ownStateQuery(db(), "xbt_a", 1).toSQL()),
+      await plan(failPendingQuery(db(), "xbt_a", 1, "endpoint disabled", NOW).toSQL()),
+      await plan({ sql: FAIL_PENDING_OF_BATCHES_SQL, params: ['["xbt_a"]', "Dead-lettered", NOW] }),
+    ];
+    for (const detail of plans) {
+      expect(detail).toMatch(/xapi_statements USING INDEX sqlite_autoindex_xapi_statements_1 \(id=\?\)/);
+      expect(detail).not.toMatch(/SCAN xapi_statements\b/);
+    }
   });
 
   it("reads the attempts named by the facts of batches that keep them", async () => {

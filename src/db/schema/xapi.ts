@@ -174,8 +174,7 @@ export const xapiStatements = sqliteTable(
   },
   (t) => [
     index("xapi_statements_endpoint_idx").on(t.endpointId, t.createdAt, t.id),
-    /** A batch's statements in the order they happened: what its insert names (`statement_ids`). */
-    index("xapi_statements_batch_idx").on(t.batchId, t.occurredAt, t.id),
+    // No index on `batch_id`: a batch names its statements (`statement_ids`), found by primary key.
     /** The statements with a state of their own (the others count on their batch's row). */
     index("xapi_statements_health_idx")
       .on(t.endpointId, t.status, t.completedAt)

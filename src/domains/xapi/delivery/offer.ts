@@ -93,6 +93,7 @@ export async function offerFacts(
               now,
               JSON.stringify(group.map((s) => storedFact(s.fact))),
               lease,
+              JSON.stringify(group.map((s) => s.id)),
             ),
           ),
         ],

@@ -1,0 +1,1 @@
+DROP INDEX `xapi_statements_batch_idx`;
