@@ -117,8 +117,19 @@ export async function attemptBatch(
   return { status: "retrying", retryInSeconds: 0, exchange: ex, continuation: true, error: null };
 }
 
-/** The statements recording one answered attempt: each statement, the batch, the endpoint's health. */
-export function recordAttempt(ctx: ServiceContext, item: BatchItem, result: BatchResult, now: number) {
+/**
+ * The statements recording one answered attempt: each statement, the batch, the endpoint's health.
+ * `written`: the health updates already in the same write (one record of several attempts); the
+ * very same update of the same endpoint is not written twice (a flush of 20 accepted attempts of
+ * one endpoint sets its `last_success_at` once).
+ */
+export function recordAttempt(
+  ctx: ServiceContext,
+  item: BatchItem,
+  result: BatchResult,
+  now: number,
+  written: Set<string> = new Set(),
+) {
   const at = nowIso(now);
   const ex = result.exchange;
   const outcomes = item.statements.map((s): StatementOutcome => {
@@ -176,8 +187,10 @@ export function recordAttempt(ctx: ServiceContext, item: BatchItem, result: Batc
       .where(and(eq(xapiBatches.id, item.id), eq(xapiBatches.attemptCount, item.attempt))),
   ];
   const health = healthChanges(ex, at);
-  if (health)
+  const key = health ? healthKey(item.endpoint.id, health) : null;
+  if (health && (key === null || !written.has(key)))
     statements.push(ctx.db.update(xapiEndpoints).set(health).where(eq(xapiEndpoints.id, item.endpoint.id)));
+  if (key !== null) written.add(key);
   return statements;
 }
 
@@ -194,6 +207,13 @@ function healthChanges(ex: Exchange, at: string): SQLiteUpdateSetSource<typeof x
   if (error) Object.assign(changes, { lastErrorAt: at, lastError: error });
   if (ex.stop) changes.failingSince = ex.accepted ? at : sql`coalesce(${xapiEndpoints.failingSince}, ${at})`;
   return Object.keys(changes).length > 0 ? changes : null;
+}
+
+/** What makes two health updates the same (plain values only), or null: not to be merged. */
+function healthKey(endpointId: string, changes: SQLiteUpdateSetSource<typeof xapiEndpoints>): string | null {
+  const values = Object.entries(changes).sort(([a], [b]) => (a < b ? -1 : 1));
+  if (values.some(([, v]) => v !== null && typeof v !== "string")) return null;
+  return JSON.stringify([endpointId, values]);
 }
 
 /** A claimed batch that will not be sent (its endpoint is switched off): it and its statements closed. */
@@ -361,8 +381,10 @@ export const xapiTarget: DeliveryTarget<XapiBatchMessage, WorkState, BatchItem, 
     return { send, close };
   },
   send: (ctx, item) => attemptBatch(ctx, item),
-  record: (ctx, attempts, now) =>
-    attempts.flatMap(({ item, result }) => recordAttempt(ctx, item, result, now)),
+  record: (ctx, attempts, now) => {
+    const written = new Set<string>();
+    return attempts.flatMap(({ item, result }) => recordAttempt(ctx, item, result, now, written));
+  },
 };
 
 /** One xAPI-queue message per batch; `delaySeconds[i]`, when given, delays the i-th. */
