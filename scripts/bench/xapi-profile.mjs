@@ -125,16 +125,21 @@ const wrapStatement = (inner, sql) => ({
   first: async (column) => { const r = await inner.all(); add(sql, r.meta); const row = r.results[0] ?? null; return column === undefined ? row : (row?.[column] ?? null); },
   raw: (options) => inner.raw(options),
 });
-const wrapD1 = (d1) => ({
-  prepare: (sql) => wrapStatement(d1.prepare(sql), sql),
+// The service context runs every query in a D1 session (withSession): its statements are timed too.
+const wrapSession = (session) => ({
+  prepare: (sql) => wrapStatement(session.prepare(sql), sql),
   batch: async (statements) => {
-    const results = await d1.batch(statements.map((s) => s[INNER] ?? s));
+    const results = await session.batch(statements.map((s) => s[INNER] ?? s));
     results.forEach((r, i) => add(statements[i][SQL] ?? "?", r.meta));
     return results;
   },
+  getBookmark: () => session.getBookmark?.() ?? null,
+});
+const wrapD1 = (d1) => ({
+  ...wrapSession(d1),
   exec: (sql) => d1.exec(sql),
   dump: () => d1.dump(),
-  withSession: (...args) => d1.withSession(...args),
+  withSession: (...args) => wrapSession(d1.withSession(...args)),
 });
 const envs = new WeakMap();
 const wrapped = (env) => { let e = envs.get(env); if (!e) { e = { ...env, DB: wrapD1(env.DB) }; envs.set(env, e); } return e; };

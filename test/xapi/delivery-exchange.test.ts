@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { answerError, exchange, type PendingStatement } from "../../src/domains/xapi/delivery/exchange";
+import { type BatchItem, type BatchResult, xapiTarget } from "../../src/domains/xapi/delivery/target";
+import type { EndpointRow } from "../../src/domains/xapi/lrs-client";
 import type { OutboundResult } from "../../src/platform/outbound";
+import { testContext } from "../helpers/context";
 
 /** The exchange of one attempt against a scripted LRS: which statements each request carried, and how it ended. */
 
@@ -140,5 +143,54 @@ describe("one attempt of a batch", () => {
     const long = "x".repeat(3000);
     expect(answerError(answer(400, { bodyPrefix: long }))).toBe(`HTTP 400: ${"x".repeat(1024)}`);
     expect(answerError(answer(400, { bodyPrefix: "  " }))).toBe("HTTP 400");
+  });
+});
+
+describe("recording answered attempts", () => {
+  const endpointUpdates = (statements: unknown[]) =>
+    statements.filter((s) =>
+      (s as { toSQL(): { sql: string } }).toSQL().sql.startsWith('update "xapi_endpoints"'),
+    ).length;
+  const item = (id: string, endpointId: string): BatchItem => ({
+    id,
+    attempt: 1,
+    endpoint: { id: endpointId } as EndpointRow,
+    statements: statements(2),
+    shared: true,
+  });
+  const result = async (status: number): Promise<BatchResult> => {
+    const ex = await run(statements(2), lrs(() => answer(status)).post);
+    return status === 200
+      ? { status: "succeeded", exchange: ex, continuation: false, error: null }
+      : {
+          status: "retrying",
+          retryInSeconds: 60,
+          exchange: ex,
+          continuation: false,
+          error: `HTTP ${status}`,
+        };
+  };
+
+  it("updates an endpoint's health once for the attempts of one write that came to the same", async () => {
+    const ctx = testContext();
+    const ok = await result(200);
+    const record = (items: { item: BatchItem; result: BatchResult }[]) =>
+      endpointUpdates(xapiTarget.record(ctx, items, 1_800_000_000_000));
+    // Three accepted attempts of one endpoint: its last success set once.
+    expect(
+      record([
+        { item: item("xbt_1", "xep_a"), result: ok },
+        { item: item("xbt_2", "xep_a"), result: ok },
+        { item: item("xbt_3", "xep_a"), result: ok },
+      ]),
+    ).toBe(1);
+    // Another endpoint's, or a different outcome, is written too.
+    expect(
+      record([
+        { item: item("xbt_1", "xep_a"), result: ok },
+        { item: item("xbt_2", "xep_b"), result: ok },
+        { item: item("xbt_3", "xep_a"), result: await result(503) },
+      ]),
+    ).toBe(3);
   });
 });

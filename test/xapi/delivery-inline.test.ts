@@ -5,6 +5,7 @@ import { xapiTarget } from "../../src/domains/xapi/delivery/target";
 import { advanceClock, clockNow, resetClock } from "../../src/platform/service/clock";
 import { backgroundContext, type ServiceContext } from "../../src/platform/service/context";
 import { runSweeps } from "../../src/scheduled";
+import { callJson } from "../helpers/api";
 import { receiverEndpoint } from "../helpers/receiver";
 import type { ScriptedAnswer } from "../helpers/receiver-server";
 import { createTenant } from "../helpers/tenants";
@@ -68,7 +69,7 @@ async function recordedThenEndpoint(count: number, answers: { script?: ScriptedA
   const eventIds = (await outboxOfUser(tenant.learner.id))
     .filter((e) => e.type === "attempts.recorded")
     .map((e) => e.id);
-  return { receiver, endpointId, eventIds };
+  return { tenant, receiver, endpointId, eventIds };
 }
 
 it("a healthy endpoint's statements arrive from the events consumer itself: no xAPI queue message", async () => {
@@ -119,8 +120,8 @@ it("a failing endpoint's batches go through the xAPI queue, untried", async () =
   expect((await statementsOf(endpointId)).every((s) => s.status === "sent")).toBe(true);
 });
 
-it("a first attempt answered 429 is queued with its Retry-After, and sent once more when due", async () => {
-  const { receiver, endpointId, eventIds } = await recordedThenEndpoint(2, {
+it("a first attempt answered 429 is queued with its Retry-After, and sent once more when due, built again from its facts", async () => {
+  const { tenant, receiver, endpointId, eventIds } = await recordedThenEndpoint(2, {
     script: [{ status: 429, headers: { "retry-after": "120" }, body: "" }],
   });
   const { ctx, queue } = queueContext();
@@ -135,6 +136,17 @@ it("a first attempt answered 429 is queued with its Retry-After, and sent once m
   });
   expect(queue.messages).toEqual([{ body: { batch_id: batch!.id }, delaySeconds: 120 }]);
   expect(await receiver.received()).toHaveLength(1);
+  // No statement body is stored: the batch keeps the facts its statements are built from.
+  expect(batch!.bodies).toBeNull();
+  expect(JSON.parse(batch!.facts!)).toHaveLength(2);
+
+  // The learner is renamed before the retry.
+  const renamed = await callJson(`/api/institutions/${tenant.institution.id}/members/${tenant.learner.id}`, {
+    method: "PATCH",
+    token: tenant.admin.token,
+    body: { name: "Renamed Learner" },
+  });
+  expect(renamed.res.status).toBe(200);
 
   advanceClock(121_000);
   const run = await runQueue(
@@ -144,8 +156,16 @@ it("a first attempt answered 429 is queued with its Retry-After, and sent once m
   expect(run.explicitAcks).toHaveLength(1);
   const requests = await receiver.received();
   expect(requests).toHaveLength(2);
-  expect(carried(requests[1]!.body).map((s) => s.id)).toEqual(carried(requests[0]!.body).map((s) => s.id));
+  // The retry sends the same statements, built again from their facts: the same ids, verb, object,
+  // result, context and timestamp; the actor by the name the learner has now.
+  const [first, retry] = requests.map((r) => carried(r.body));
+  expect(retry!.map((s) => s.id)).toEqual(first!.map((s) => s.id));
+  expect(retry).toEqual(
+    first!.map((s) => ({ ...s, actor: { ...(s.actor as object), name: "Renamed Learner" } })),
+  );
+  expect(first!.every((s) => (s.actor as { name: string }).name !== "Renamed Learner")).toBe(true);
   expect((await statementsOf(endpointId)).every((s) => s.status === "sent" && s.attempts === 2)).toBe(true);
+  expect((await batchesOf(endpointId))[0]).toMatchObject({ facts: null, bodies: null });
 });
 
 it("a crash after the commit, before the send: the batch stays claimed, then the sweep sends it once", async () => {

@@ -3,6 +3,7 @@ import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { lessonProgress, outboxEvents, xapiBatches, xapiStatements } from "../../src/db/schema";
 import {
+  attemptsOfBatchFactsQuery,
   CLEAR_BODIES_OF_BATCHES_SQL,
   FAIL_PENDING_OF_BATCHES_SQL,
   FAILING_ENDPOINTS_SQL,
@@ -23,7 +24,7 @@ import {
 import { database } from "../../src/platform/db";
 import { newId } from "../../src/platform/ids";
 import { createTenant } from "../helpers/tenants";
-import { createEndpoint, statementRowsOf, statementsOf, updateEndpoint } from "./support";
+import { createEndpoint, recordAttempts, statementRowsOf, statementsOf, updateEndpoint } from "./support";
 
 /** Each raw statement of src/domains/xapi/delivery/sql.ts, against the real schema. */
 
@@ -119,46 +120,50 @@ describe("xAPI delivery SQL", () => {
     expect(again.results).toEqual([]);
     await insertStatements(endpointId, "xbt_3", [s3]);
     await insertStatements(endpointId, "xbt_4", [s4]);
-    const body = (id: string) => ({ id, verb: { id: "http://adlnet.gov/expapi/verbs/answered" } });
-    const insertBatch = (id: string, bodies: { id: string }[], lease: number | null = null) =>
-      d1().prepare(INSERT_BATCH_SQL).bind(id, endpointId, NOW, JSON.stringify(bodies), lease);
+    // A batch keeps its statements' facts (an attempt by its id), never their bodies.
+    const fact = (id: string) => ["answered", `att_${id}`];
+    // ?6: the statements' ids in the order they happened.
+    const insertBatch = (id: string, ids: string[], lease: number | null = null) =>
+      d1()
+        .prepare(INSERT_BATCH_SQL)
+        .bind(id, endpointId, NOW, JSON.stringify(ids.map(fact)), lease, JSON.stringify(ids));
     const batches = (
       await d1().batch([
-        insertBatch("xbt_1", [body(s1), body(s2)]),
-        insertBatch("xbt_2", [body(s1), body(s2)]),
-        insertBatch("xbt_3", [body(s3)]),
-        insertBatch("xbt_4", [body(s4)], 1_800_000_000_000),
+        insertBatch("xbt_1", [s2, s1]),
+        insertBatch("xbt_2", [s1, s2]),
+        insertBatch("xbt_3", [s3]),
+        insertBatch("xbt_4", [s4], 1_800_000_000_000),
       ])
     ).map((r) => r.meta.changes);
     expect(batches).toEqual([1, 0, 1, 1]);
-    // A batch's statements, in order, off the batch index alone.
+    // A batch's statements, in order, each by primary key (a statement has no index on its batch).
     const plan = await d1()
       .prepare(`EXPLAIN QUERY PLAN ${INSERT_BATCH_SQL}`)
-      .bind("xbt_x", endpointId, NOW, "[]", null)
+      .bind("xbt_x", endpointId, NOW, "[]", null, "[]")
       .all<{ detail: string }>();
-    expect(plan.results.map((r) => r.detail).join("\n")).toContain(
-      "COVERING INDEX xapi_statements_batch_idx",
-    );
+    const detail = plan.results.map((r) => r.detail).join("\n");
+    expect(detail).toMatch(/SEARCH s USING INDEX sqlite_autoindex_xapi_statements_1 \(id=\?\)/);
+    expect(detail).not.toMatch(/SCAN s\b/);
     const rows = await db().select().from(xapiBatches).where(eq(xapiBatches.endpointId, endpointId));
-    // Each batch carries its statements' bodies as one JSON value.
+    // Each batch carries its statements' facts as one JSON value, and no bodies.
     expect(
       rows
-        .map((r) => [r.id, r.status, r.attemptCount, r.claimedUntil, JSON.parse(r.bodies ?? "null")])
+        .map((r) => [r.id, r.status, r.attemptCount, r.claimedUntil, JSON.parse(r.facts ?? "null"), r.bodies])
         .sort(),
     ).toEqual([
-      ["xbt_1", "pending", 0, null, [body(s1), body(s2)]],
-      ["xbt_3", "pending", 0, null, [body(s3)]],
+      ["xbt_1", "pending", 0, null, [fact(s2), fact(s1)], null],
+      ["xbt_3", "pending", 0, null, [fact(s3)], null],
       // Made claimed: its first attempt is the offer's own.
-      ["xbt_4", "pending", 1, 1_800_000_000_000, [body(s4)]],
+      ["xbt_4", "pending", 1, 1_800_000_000_000, [fact(s4)], null],
     ]);
-    // Each names the statements it got (in the order they happened, ties by id), which share its
-    // pending state: one row each, no state of their own.
+    // Each names the statements it got, in the order given (the order they happened), which share
+    // its pending state: one row each, no state of their own.
     expect(
       rows
         .map((r) => [r.id, JSON.parse(r.statementIds), r.statementCount, r.logStatus, r.logAttempts])
         .sort(),
     ).toEqual([
-      ["xbt_1", [s1, s2].sort(), 2, "pending", 0],
+      ["xbt_1", [s2, s1], 2, "pending", 0],
       ["xbt_3", [s3], 1, "pending", 0],
       ["xbt_4", [s4], 1, "pending", 0],
     ]);
@@ -194,6 +199,7 @@ describe("xAPI delivery SQL", () => {
         endpointId,
         status: "retrying",
         attemptCount: 2,
+        facts: "[]",
         bodies: "[]",
         statementIds: JSON.stringify([sent, failed, pending]),
         statementCount: 3,
@@ -270,8 +276,70 @@ describe("xAPI delivery SQL", () => {
       .run();
     expect(cleared.meta.changes).toBe(1);
     expect(
-      await db().select({ bodies: xapiBatches.bodies }).from(xapiBatches).where(eq(xapiBatches.id, batchId)),
-    ).toEqual([{ bodies: null }]);
+      await db()
+        .select({ facts: xapiBatches.facts, bodies: xapiBatches.bodies })
+        .from(xapiBatches)
+        .where(eq(xapiBatches.id, batchId)),
+    ).toEqual([{ facts: null, bodies: null }]);
+  });
+
+  it("finds a batch's statements by primary key, off the ids it names, never by scanning the log", async () => {
+    const plan = async (query: { sql: string; params: unknown[] }) =>
+      (
+        await d1()
+          .prepare(`EXPLAIN QUERY PLAN ${query.sql}`)
+          .bind(...query.params)
+          .all<{ detail: string }>()
+      ).results
+        .map((r) => r.detail)
+        .join("\n");
+    const plans = [
+      await plan(pendingOfOwnStateBatchesQuery(db(), ["xbt_a", "xbt_b"]).toSQL()),
+      await plan(ownStateQuery(db(), "xbt_a", 1).toSQL()),
+      await plan(failPendingQuery(db(), "xbt_a", 1, "endpoint disabled", NOW).toSQL()),
+      await plan({ sql: FAIL_PENDING_OF_BATCHES_SQL, params: ['["xbt_a"]', "Dead-lettered", NOW] }),
+    ];
+    for (const detail of plans) {
+      expect(detail).toMatch(/xapi_statements USING INDEX sqlite_autoindex_xapi_statements_1 \(id=\?\)/);
+      expect(detail).not.toMatch(/SCAN xapi_statements\b/);
+    }
+  });
+
+  it("reads the attempts named by the facts of batches that keep them", async () => {
+    const tenant = await createTenant();
+    const endpointId = await createEndpoint(tenant.institution.id, "http://127.0.0.1:9/lrs");
+    const { attemptIds } = await recordAttempts(tenant.learner, 3);
+    const batch = (id: string, facts: unknown[] | null) => ({
+      id,
+      endpointId,
+      status: "pending" as const,
+      facts: facts === null ? null : JSON.stringify(facts),
+      createdAt: NOW,
+    });
+    const [a, b, c] = attemptIds as [string, string, string];
+    await db()
+      .insert(xapiBatches)
+      .values([
+        // An attempt by its id; the other facts are kept whole and name no attempt.
+        batch("xbt_f1", [
+          ["answered", a],
+          { verb: "mastered", userId: tenant.learner.id, skill: "overall", level: "A1", at: NOW },
+        ]),
+        batch("xbt_f2", [
+          ["answered", b],
+          ["answered", "att_gone"],
+        ]),
+        batch("xbt_f3", [["answered", c]]),
+        batch("xbt_f4", null),
+      ]);
+    const read = async (ids: string[]) =>
+      (await attemptsOfBatchFactsQuery(db(), ids)).map((r) => r.id).sort();
+    expect(await read(["xbt_f1", "xbt_f2", "xbt_f4", "xbt_none"])).toEqual([a, b].sort());
+    expect((await attemptsOfBatchFactsQuery(db(), ["xbt_f3"]))[0]).toMatchObject({
+      id: c,
+      userId: tenant.learner.id,
+    });
+    expect(await read(["xbt_f4"])).toEqual([]);
   });
 
   it("fails the statements sharing a batch's pending state, each with the batch's requests (dead letter, endpoint off)", async () => {

@@ -1,8 +1,9 @@
 import { createExecutionContext, env } from "cloudflare:test";
 import { eq, inArray } from "drizzle-orm";
 import { afterEach, describe, expect, it } from "vitest";
-import { outboxEvents, xapiBatches, xapiEndpoints, xapiStatements } from "../../src/db/schema";
+import { attempts, outboxEvents, xapiBatches, xapiEndpoints, xapiStatements } from "../../src/db/schema";
 import { offerFacts } from "../../src/domains/xapi/delivery/offer";
+import { GONE } from "../../src/domains/xapi/delivery/target";
 import { xapiSecretBinding } from "../../src/platform/crypto/sealed-values";
 import { seal } from "../../src/platform/crypto/sealing";
 import { database } from "../../src/platform/db";
@@ -283,10 +284,11 @@ describe("the LRS's answers", () => {
       { token: tenant.admin.token },
     );
     expect(health.body.health).toMatchObject({ sent_24h: 3, failed_24h: 1, pending: 0 });
-    // Finished: the batch keeps no bodies.
+    // Finished: the batch keeps no facts.
     expect((await batchesOf(endpointId))[0]).toMatchObject({
       status: "succeeded",
       attemptCount: 1,
+      facts: null,
       bodies: null,
     });
     // No credential in anything recorded.
@@ -334,8 +336,9 @@ describe("the LRS's answers", () => {
     expect(first.retryMessages[0]!.delaySeconds).toBe(120);
     const [batch] = await batchesOf(endpointId);
     expect(batch).toMatchObject({ status: "retrying", lastResponseStatus: 429, lastError: "HTTP 429" });
-    // Still open: it keeps its bodies for the retry.
-    expect(JSON.parse(batch!.bodies ?? "[]")).toHaveLength(2);
+    // Still open: it keeps its statements' facts for the retry (never their bodies).
+    expect(JSON.parse(batch!.facts ?? "[]")).toHaveLength(2);
+    expect(batch!.bodies).toBeNull();
     expect(batch!.nextAttemptAt! - clockNow()).toBeGreaterThan(115_000);
     expect(
       (await statementsOf(endpointId)).every((s) => s.status === "pending" && s.lastError === "HTTP 429"),
@@ -491,8 +494,8 @@ describe("switched off, deleted, twice, crashed, lost", () => {
   });
 
   it("an offer overlapping an earlier one sends only its new statements, each id once", async () => {
-    // Two of three facts were offered before: the later batch is built with all three bodies, and
-    // sends only the one statement that is pending in it.
+    // Two of three facts were offered before: the later batch keeps all three facts, and sends
+    // only the one statement that is pending in it.
     const tenant = await createTenant();
     const recorded = await recordAttempts(tenant.learner, 3);
     await dispatched(tenant.learner.id);
@@ -505,15 +508,55 @@ describe("switched off, deleted, twice, crashed, lost", () => {
     const later = await offerFacts(ctx, target, await answeredFacts(recorded.attemptIds));
     expect([first.statements, later.statements]).toEqual([2, 1]);
     const batches = await batchesOf(endpointId);
-    expect(batches.map((b) => (JSON.parse(b.bodies ?? "[]") as unknown[]).length).sort()).toEqual([2, 3]);
+    expect(batches.map((b) => (JSON.parse(b.facts ?? "[]") as unknown[]).length).sort()).toEqual([2, 3]);
     await consume(queue.messages);
     const requests = await receiver.received();
     expect(requests.map((r) => carried(r.body).length).sort()).toEqual([1, 2]);
     const ids = requests.flatMap((r) => carried(r.body).map((s) => s.id));
     expect(new Set(ids).size).toBe(3);
     expect((await statementsOf(endpointId)).every((s) => s.status === "sent" && s.attempts === 1)).toBe(true);
-    // Finished batches keep no bodies.
-    expect((await batchesOf(endpointId)).map((b) => b.bodies)).toEqual([null, null]);
+    // Finished batches keep no facts.
+    expect((await batchesOf(endpointId)).map((b) => b.facts)).toEqual([null, null]);
+  });
+
+  it("a batch made before facts were kept is sent from the bodies it stored", async () => {
+    const { receiver, endpointId, queue } = await heldOffer(2);
+    const [batch] = await batchesOf(endpointId);
+    const ids = JSON.parse(batch!.statementIds) as string[];
+    // As the migration left an open batch: its statements' bodies stored, no facts.
+    const stored = ids.map((id) => ({
+      id,
+      verb: { id: "http://adlnet.gov/expapi/verbs/answered" },
+      stored: "before",
+    }));
+    await db()
+      .update(xapiBatches)
+      .set({ facts: null, bodies: JSON.stringify(stored) })
+      .where(eq(xapiBatches.id, batch!.id));
+    await consume(queue.messages);
+    const requests = await receiver.received();
+    expect(requests.map((r) => carried(r.body))).toEqual([stored]);
+    expect((await statementsOf(endpointId)).every((s) => s.status === "sent")).toBe(true);
+    expect((await batchesOf(endpointId))[0]).toMatchObject({
+      status: "succeeded",
+      facts: null,
+      bodies: null,
+    });
+  });
+
+  it("a statement whose attempt is gone before it could be built again is failed, not sent", async () => {
+    const { receiver, endpointId, queue, attemptIds } = await heldOffer(3);
+    await db().delete(attempts).where(eq(attempts.id, attemptIds[1]!));
+    await consume(queue.messages);
+    const requests = await receiver.received();
+    expect(requests).toHaveLength(1);
+    expect(carried(requests[0]!.body)).toHaveLength(2);
+    const rows = await statementsOf(endpointId);
+    expect(rows.filter((s) => s.status === "sent")).toHaveLength(2);
+    expect(rows.filter((s) => s.status === "failed")).toEqual([
+      expect.objectContaining({ attempts: 0, lastError: GONE }),
+    ]);
+    expect((await batchesOf(endpointId))[0]).toMatchObject({ status: "succeeded", facts: null });
   });
 
   it("after a crash mid-batch re-sends only what was in flight, and loses nothing", async () => {

@@ -93,9 +93,16 @@ export const xapiBatches = sqliteTable(
     lastError: text("last_error"),
     lastErrorCode: text("last_error_code", { enum: OUTBOUND_ERROR_CODES }),
     /**
-     * The batch's statements as built, one JSON array, while the batch is open; cleared when it
-     * finishes. Each statement row says whether it is still to be sent: an attempt sends the bodies
-     * of the batch's pending statements only.
+     * The facts of the batch's statements (statements/facts.ts `StoredFact`: an attempt by its id,
+     * the other facts whole), one JSON array, while the batch is open; cleared when it finishes. A
+     * statement is sent as built from its fact: the first attempt from the statements in hand, every
+     * later one (a retry, a lapsed claim, the queue) rebuilt from these, to the same ids. Each
+     * statement row says whether it is still to be sent: an attempt sends the batch's pending ones.
+     */
+    facts: text("facts"),
+    /**
+     * The statements as built, one JSON array: only batches made before `facts` existed
+     * carry them, until they finish; an attempt of such a batch sends these.
      */
     bodies: text("bodies"),
     /**
@@ -167,8 +174,7 @@ export const xapiStatements = sqliteTable(
   },
   (t) => [
     index("xapi_statements_endpoint_idx").on(t.endpointId, t.createdAt, t.id),
-    /** A batch's statements in the order they happened: what its insert names (`statement_ids`). */
-    index("xapi_statements_batch_idx").on(t.batchId, t.occurredAt, t.id),
+    // No index on `batch_id`: a batch names its statements (`statement_ids`), found by primary key.
     /** The statements with a state of their own (the others count on their batch's row). */
     index("xapi_statements_health_idx")
       .on(t.endpointId, t.status, t.completedAt)

@@ -56,7 +56,7 @@ export const BACKFILL_HELD_GUARD = `SELECT json(CASE WHEN EXISTS (SELECT 1 FROM 
 /**
  * Forgets failed statements so that the back-fill's fact sources, read after them, offer their
  * facts again: ?1 a JSON array of statement ids of endpoint ?2, each deleted only while it is still
- * failed. Its bodies went with its batch; offered again, it is built again, to the same id.
+ * failed. Its facts went with its batch; offered again, it is built again, to the same id.
  */
 export const FORGET_FAILED_SQL = `DELETE FROM xapi_statements
   WHERE endpoint_id = ?2 AND status = 'failed' AND id IN (SELECT value FROM json_each(?1))`;

@@ -15,7 +15,7 @@ export function deliverXapiBatches(batch: MessageBatch<unknown>, ctx: ServiceCon
 
 /**
  * Batches whose messages the queue gave up on: their statements still pending (and, in the same
- * write, the batches' bodies cleared), then the batches, closed as failed, visibly. The statements
+ * write, the batches' facts cleared), then the batches, closed as failed, visibly. The statements
  * go first: if that write fails nothing is acknowledged and the dead letters come again.
  */
 export async function deadLetterXapiBatches(

@@ -6,7 +6,7 @@ import { newId, nowIso } from "../../../platform/ids";
 import { commit } from "../../../platform/service/commit";
 import type { ServiceContext } from "../../../platform/service/context";
 import type { EndpointRow } from "../lrs-client";
-import { type BuiltStatement, buildStatements, type Fact } from "../statements";
+import { type BuiltStatement, buildStatements, type Fact, storedFact } from "../statements";
 import { INSERT_BATCH_SQL, INSERT_STATEMENTS_SQL, UNSENT_BATCHES_SQL } from "./sql";
 import { attemptLongestMs, BATCH_SIZE, type BatchItem, enqueueBatches, xapiTarget } from "./target";
 
@@ -36,7 +36,7 @@ export interface OfferOptions {
 /**
  * Offers facts to one endpoint (the outbox subscriber, and the back-fill): their statements are
  * built, then stored and grouped into batches of at most 50 in one commit (the statements as rows of
- * the forwarding log, their bodies as one JSON value per batch).
+ * the forwarding log, their facts as one JSON value per batch; no body is stored).
  * A statement's id is derived from the endpoint and the fact, and an id stored before is skipped
  * (`ON CONFLICT DO NOTHING`): offering a fact twice — a redelivered event, two twin messages at
  * once, a back-fill over forwarded days — never makes a second statement. Untried batches of an
@@ -44,8 +44,8 @@ export interface OfferOptions {
  * engine's claim makes a second message for a batch harmless.
  *
  * With `sendNow`, a healthy endpoint's new batches are made claimed by their first attempt, which is
- * made right here with the bodies in hand (platform/delivery's `sendFirstAttempts`, as the webhooks'
- * fan-out does), each commit's while the next is being built: only retries, and what the time
+ * made right here with the statements in hand (platform/delivery's `sendFirstAttempts`, as the
+ * webhooks' fan-out does), each commit's while the next is being built: only retries, and what the time
  * budget does not reach, go to the queue. Returns how many statements were new.
  */
 export async function offerFacts(
@@ -80,13 +80,21 @@ export async function offerFacts(
       );
       const insert = ctx.d1.prepare(INSERT_STATEMENTS_SQL);
       const inserts = jsonArrays(rows).map((json) => insert.bind(json, endpoint.id, now));
-      // The statements' bodies travel with their batch, one JSON text each (never a row per body).
+      // The statements' facts travel with their batch, one JSON text each: no body is stored, the
+      // first attempt sends the statements in hand and a later one builds them again from these.
       const insertBatch = ctx.d1.prepare(INSERT_BATCH_SQL);
       const { results } = await commit(ctx, {
         statements: [
           ...inserts,
           ...groups.map(({ id, group }) =>
-            insertBatch.bind(id, endpoint.id, now, `[${group.map((s) => s.body).join(",")}]`, lease),
+            insertBatch.bind(
+              id,
+              endpoint.id,
+              now,
+              JSON.stringify(group.map((s) => storedFact(s.fact))),
+              lease,
+              JSON.stringify(group.map((s) => s.id)),
+            ),
           ),
         ],
       });

@@ -1,6 +1,7 @@
 import { and, asc, eq, isNull, or, type SQL, sql } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { lessonProgress, outboxEvents, xapiEndpoints } from "../../../db/schema";
-import { xapiBatches, xapiStatements } from "../../../db/schema";
+import { attempts, xapiBatches, xapiStatements } from "../../../db/schema";
 import { type Database, inJsonList } from "../../../platform/db";
 
 /**
@@ -74,20 +75,39 @@ export const INSERT_STATEMENTS_SQL = `INSERT INTO xapi_statements (id, endpoint_
   ON CONFLICT DO NOTHING RETURNING id`;
 
 /**
- * One batch of an offer, ?1 its id, of endpoint ?2 at ?3 (now), ?4 its statements as built (one JSON
- * array, bound as text: SQLite never parses it): made only if it got a statement (a batch whose
- * statements were all stored before is not made), naming the statements it got (`statement_ids`, in
- * the order they happened, and `statement_count`: the rows of this batch, on
- * xapi_statements_batch_idx), their state shared and pending. Its bodies may hold a statement stored before in
- * another batch: that one is not this batch's, so this batch never sends it. ?5 null: made untried,
- * for the queue; ?5 a time (ms): made claimed until then by its first attempt (attempt_count 1),
- * which the offer makes itself.
+ * One batch of an offer, ?1 its id, of endpoint ?2 at ?3 (now), ?4 the facts of its statements (one
+ * JSON array of statements/facts.ts `StoredFact`, bound as text: SQLite never parses it here): made
+ * only if it got a statement (a batch whose statements were all stored before is not made), naming
+ * the statements it got (`statement_ids`, in the order they happened, and `statement_count`: of the
+ * ids in ?6 — its statements' ids in the order they happened, a JSON array —, those whose row this
+ * batch made, each found by primary key), their state shared and pending. Its facts may hold
+ * one whose statement was stored before in another batch: that one is not this batch's, so this
+ * batch never sends it. ?5 null: made untried, for the queue; ?5 a time (ms): made claimed until then
+ * by its first attempt (attempt_count 1), which the offer makes itself with the statements in hand.
+ * No statement body is stored: a later attempt builds them again from the facts.
  */
-export const INSERT_BATCH_SQL = `INSERT INTO xapi_batches (id, endpoint_id, status, attempt_count, claimed_until, bodies, statement_ids, statement_count, log_status, log_attempts, created_at)
+export const INSERT_BATCH_SQL = `INSERT INTO xapi_batches (id, endpoint_id, status, attempt_count, claimed_until, facts, statement_ids, statement_count, log_status, log_attempts, created_at)
   SELECT ?1, ?2, 'pending', CASE WHEN ?5 IS NULL THEN 0 ELSE 1 END, ?5, ?4, m.ids, m.n, 'pending', 0, ?3
   FROM (SELECT json_group_array(id) AS ids, count(*) AS n
-    FROM (SELECT s.id FROM xapi_statements s WHERE s.batch_id = ?1 ORDER BY s.occurred_at, s.id)) m
+    FROM (SELECT s.id FROM json_each(?6) j CROSS JOIN xapi_statements s ON s.id = j.value
+      WHERE s.batch_id = ?1 ORDER BY j.key)) m
   WHERE m.n > 0`;
+
+/**
+ * The attempts named by the stored facts (`["answered", <attempt id>]`) of those batches of
+ * `batchIds` that keep facts: what rebuilding their statements for an attempt reads again (the other
+ * facts are kept whole).
+ */
+export function attemptsOfBatchFactsQuery(db: Database, batchIds: readonly string[]) {
+  return db
+    .select()
+    .from(attempts)
+    .where(
+      sql`${attempts.id} IN (SELECT f.value ->> 1 FROM ${xapiBatches} b, json_each(b.facts) f
+        WHERE b.id IN (SELECT value FROM json_each(${JSON.stringify(batchIds)})) AND b.facts IS NOT NULL
+          AND f.type = 'array' AND f.value ->> 0 = 'answered')`,
+    );
+}
 
 /**
  * The untried batches holding any of the statements in ?1 (a JSON array of ids): asked by an offer
@@ -108,7 +128,13 @@ export function pendingOfOwnStateBatchesQuery(db: Database, batchIds: readonly s
   return db
     .select({ id: xapiStatements.id, batchId: xapiStatements.batchId })
     .from(xapiStatements)
-    .where(and(inJsonList(xapiStatements.batchId, batchIds), eq(xapiStatements.status, "pending")))
+    .where(
+      and(
+        inSql(xapiStatements.id, namedBy(batchIds)),
+        inJsonList(xapiStatements.batchId, batchIds),
+        eq(xapiStatements.status, "pending"),
+      ),
+    )
     .orderBy(asc(xapiStatements.occurredAt), asc(xapiStatements.id));
 }
 
@@ -127,7 +153,12 @@ export function ownStateQuery(db: Database, batchId: string, attempt: number) {
       lastError: sql`(SELECT ${xapiBatches.logError} FROM ${xapiBatches} WHERE ${xapiBatches.id} = ${batchId})`,
     })
     .where(
-      and(eq(xapiStatements.batchId, batchId), isNull(xapiStatements.status), batchHeldBy(batchId, attempt)),
+      and(
+        inSql(xapiStatements.id, namedBy([batchId])),
+        eq(xapiStatements.batchId, batchId),
+        isNull(xapiStatements.status),
+        batchHeldBy(batchId, attempt),
+      ),
     );
 }
 
@@ -147,6 +178,7 @@ export function failPendingQuery(db: Database, batchId: string, attempt: number,
     })
     .where(
       and(
+        inSql(xapiStatements.id, namedBy([batchId])),
         eq(xapiStatements.batchId, batchId),
         or(eq(xapiStatements.status, "pending"), isNull(xapiStatements.status)),
         batchHeldBy(batchId, attempt),
@@ -212,6 +244,20 @@ export function recordStatementsQueries(
   );
 }
 
+/**
+ * The ids of the statements the batches `batchIds` name (`statement_ids`): how a batch's statements
+ * are found, by primary key (a statement row has no index on its batch). A statement the back-fill
+ * made again in a later batch is still named by its old one: callers also check `batch_id`.
+ */
+export function namedBy(batchIds: readonly string[]): SQL {
+  return sql`SELECT j.value FROM ${xapiBatches} n, json_each(n.statement_ids) j WHERE n.id IN (SELECT value FROM json_each(${JSON.stringify(batchIds)}))`;
+}
+
+/** `column IN (subquery)`. */
+function inSql(column: SQLiteColumn, subquery: SQL): SQL {
+  return sql`${column} IN (${subquery})`;
+}
+
 /** A batch's attempt `attempt` still holds it: its record (or its close) may be written. */
 export function batchHeldBy(batchId: string, attempt: number): SQL {
   return sql`EXISTS (SELECT 1 FROM ${xapiBatches} WHERE ${xapiBatches.id} = ${batchId} AND ${xapiBatches.attemptCount} = ${attempt})`;
@@ -224,15 +270,16 @@ export function batchHeldBy(batchId: string, attempt: number): SQL {
  */
 export const FAIL_PENDING_OF_BATCHES_SQL = `UPDATE xapi_statements SET status = 'failed', last_error = ?2, completed_at = ?3,
     attempts = coalesce((SELECT b.log_attempts FROM xapi_batches b WHERE b.id = xapi_statements.batch_id AND xapi_statements.status IS NULL), attempts)
-  WHERE batch_id IN (SELECT value FROM json_each(?1))
+  WHERE id IN (SELECT j.value FROM xapi_batches n, json_each(n.statement_ids) j WHERE n.id IN (SELECT value FROM json_each(?1)))
+    AND batch_id IN (SELECT value FROM json_each(?1))
     AND (status = 'pending' OR (status IS NULL AND EXISTS (
       SELECT 1 FROM xapi_batches b WHERE b.id = xapi_statements.batch_id AND b.log_status = 'pending')))`;
 
 /**
- * The bodies of the batches in ?1 (a JSON array of ids) cleared: nothing of theirs is sent again; a
+ * The facts (and any bodies) of the batches in ?1 (a JSON array of ids) cleared: nothing of theirs is sent again; a
  * pending shared state is over (FAIL_PENDING_OF_BATCHES_SQL gave each statement its own).
  */
-export const CLEAR_BODIES_OF_BATCHES_SQL = `UPDATE xapi_batches SET bodies = NULL,
+export const CLEAR_BODIES_OF_BATCHES_SQL = `UPDATE xapi_batches SET bodies = NULL, facts = NULL,
     log_status = CASE WHEN log_status = 'pending' THEN NULL ELSE log_status END
   WHERE id IN (SELECT value FROM json_each(?1))`;
 

@@ -1,7 +1,7 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
 import { z } from "zod";
-import { xapiBatches, xapiEndpoints } from "../../../db/schema";
+import { type attempts, xapiBatches, xapiEndpoints } from "../../../db/schema";
 import type { Statement } from "../../../platform/batch";
 import { inJsonList } from "../../../platform/db";
 import {
@@ -16,8 +16,10 @@ import { nowIso } from "../../../platform/ids";
 import { nextRetrySeconds } from "../../../platform/outbound";
 import type { ServiceContext } from "../../../platform/service/context";
 import { type EndpointRow, lrsRequest } from "../lrs-client";
+import { buildStatements, type Fact, restoreFact, type StoredFact } from "../statements";
 import { type Exchange, exchange, type PendingStatement } from "./exchange";
 import {
+  attemptsOfBatchFactsQuery,
   failPendingQuery,
   ownStateQuery,
   pendingOfOwnStateBatchesQuery,
@@ -43,6 +45,8 @@ export const BATCH_SIZE = 50;
 const BUDGET_TIMEOUTS = 3;
 
 export const ENDPOINT_DISABLED = "endpoint disabled";
+/** Why a pending statement that cannot be built again is failed. */
+export const GONE = "what this statement reports no longer exists: it was not sent";
 
 export interface BatchItem {
   id: string;
@@ -50,6 +54,11 @@ export interface BatchItem {
   attempt: number;
   endpoint: EndpointRow;
   statements: PendingStatement[];
+  /**
+   * Pending statements that could not be built again for this attempt (what they report was deleted
+   * since: the attempt, its item, lesson or course, or the learner): recorded `failed` (`GONE`).
+   */
+  gone?: string[];
   /**
    * Its statements share its state (`log_status`), all of them in `statements`: an attempt whose
    * outcomes are alike for all of them is recorded on the batch alone.
@@ -108,8 +117,19 @@ export async function attemptBatch(
   return { status: "retrying", retryInSeconds: 0, exchange: ex, continuation: true, error: null };
 }
 
-/** The statements recording one answered attempt: each statement, the batch, the endpoint's health. */
-export function recordAttempt(ctx: ServiceContext, item: BatchItem, result: BatchResult, now: number) {
+/**
+ * The statements recording one answered attempt: each statement, the batch, the endpoint's health.
+ * `written`: the health updates already in the same write (one record of several attempts); the
+ * very same update of the same endpoint is not written twice (a flush of 20 accepted attempts of
+ * one endpoint sets its `last_success_at` once).
+ */
+export function recordAttempt(
+  ctx: ServiceContext,
+  item: BatchItem,
+  result: BatchResult,
+  now: number,
+  written: Set<string> = new Set(),
+) {
   const at = nowIso(now);
   const ex = result.exchange;
   const outcomes = item.statements.map((s): StatementOutcome => {
@@ -118,6 +138,7 @@ export function recordAttempt(ctx: ServiceContext, item: BatchItem, result: Batc
     const error = settled ? (settled.status === "failed" ? settled.error : null) : result.error;
     return { id: s.id, carried: ex.carried.get(s.id) ?? 0, status, error };
   });
+  for (const id of item.gone ?? []) outcomes.push({ id, carried: 0, status: "failed", error: GONE });
   // One write for the whole batch when its statements share its state and this attempt came to the
   // same for each of them, short of failing them (a failed statement always has a row of its own:
   // the back-fill and the health read failures there); otherwise each statement its own.
@@ -161,13 +182,15 @@ export function recordAttempt(ctx: ServiceContext, item: BatchItem, result: Batc
         lastErrorCode: ex.stop?.result.errorCode ?? null,
         completedAt: result.status === "retrying" ? null : at,
         // Finished: nothing of it is sent again (a back-fill rebuilds a statement from its fact).
-        ...(result.status === "retrying" ? {} : { bodies: null }),
+        ...(result.status === "retrying" ? {} : { facts: null, bodies: null }),
       })
       .where(and(eq(xapiBatches.id, item.id), eq(xapiBatches.attemptCount, item.attempt))),
   ];
   const health = healthChanges(ex, at);
-  if (health)
+  const key = health ? healthKey(item.endpoint.id, health) : null;
+  if (health && (key === null || !written.has(key)))
     statements.push(ctx.db.update(xapiEndpoints).set(health).where(eq(xapiEndpoints.id, item.endpoint.id)));
+  if (key !== null) written.add(key);
   return statements;
 }
 
@@ -186,6 +209,13 @@ function healthChanges(ex: Exchange, at: string): SQLiteUpdateSetSource<typeof x
   return Object.keys(changes).length > 0 ? changes : null;
 }
 
+/** What makes two health updates the same (plain values only), or null: not to be merged. */
+function healthKey(endpointId: string, changes: SQLiteUpdateSetSource<typeof xapiEndpoints>): string | null {
+  const values = Object.entries(changes).sort(([a], [b]) => (a < b ? -1 : 1));
+  if (values.some(([, v]) => v !== null && typeof v !== "string")) return null;
+  return JSON.stringify([endpointId, values]);
+}
+
 /** A claimed batch that will not be sent (its endpoint is switched off): it and its statements closed. */
 function closeDisabled(ctx: ServiceContext, id: string, attempt: number, now: number): Closed {
   const at = nowIso(now);
@@ -201,6 +231,7 @@ function closeDisabled(ctx: ServiceContext, id: string, attempt: number, now: nu
           claimedUntil: null,
           lastError: ENDPOINT_DISABLED,
           completedAt: at,
+          facts: null,
           bodies: null,
           attemptCount: attempt - 1,
         })
@@ -209,12 +240,36 @@ function closeDisabled(ctx: ServiceContext, id: string, attempt: number, now: nu
   };
 }
 
-/** A batch's bodies (the JSON array of its statements as built) by statement id, each as JSON text. */
-function statementBodies(json: string | null): Map<string, string> {
-  const bodies = new Map<string, string>();
-  if (json === null) return bodies;
+/** A batch's stored bodies (the JSON array of its statements as built) by statement id, each as JSON text. */
+function storedBodies(json: string, into: Map<string, string>): void {
   for (const statement of JSON.parse(json) as { id: string }[])
-    bodies.set(statement.id, JSON.stringify(statement));
+    into.set(statement.id, JSON.stringify(statement));
+}
+
+/**
+ * The statements of claimed batches that keep facts, built again for this attempt (bodies by
+ * statement id): from the same facts, so to the same ids, with what they refer to as it is now (a
+ * learner renamed since is sent by the new name) and the endpoint's actor format as it is now. A
+ * fact whose attempt, item, lesson, course or learner is gone builds nothing.
+ */
+async function rebuiltBodies(
+  ctx: ServiceContext,
+  batches: readonly { endpoint: EndpointRow; facts: string }[],
+  attemptRows: readonly (typeof attempts.$inferSelect)[],
+): Promise<Map<string, string>> {
+  const attemptsById = new Map(attemptRows.map((a) => [a.id, a]));
+  const byEndpoint = new Map<string, { endpoint: EndpointRow; facts: Fact[] }>();
+  for (const { endpoint, facts } of batches) {
+    const entry = byEndpoint.get(endpoint.id) ?? { endpoint, facts: [] };
+    byEndpoint.set(endpoint.id, entry);
+    for (const stored of JSON.parse(facts) as StoredFact[]) {
+      const fact = restoreFact(stored, attemptsById);
+      if (fact) entry.facts.push(fact);
+    }
+  }
+  const bodies = new Map<string, string>();
+  for (const { endpoint, facts } of byEndpoint.values())
+    for (const built of await buildStatements(ctx, endpoint, facts)) bodies.set(built.id, built.body);
   return bodies;
 }
 
@@ -231,17 +286,19 @@ export const xapiTarget: DeliveryTarget<XapiBatchMessage, WorkState, BatchItem, 
   deadLetteredError: "Dead-lettered: the xAPI queue gave up on this batch",
   leaseMs: (ctx, count) => (Math.ceil(count / PARALLEL_SENDS) + 1) * attemptLongestMs(ctx) + 30_000,
   // The claimed batches with their endpoints (credentials as they are now: a change applies to the
-  // very next attempt), their bodies and the ids of their pending statements: one round trip. An
-  // attempt sends the bodies of the pending statements only, in the order they happened.
+  // very next attempt), their facts (or, made before facts were kept, bodies), the attempts those
+  // facts name and the ids of their pending statements: one round trip. An attempt sends the pending
+  // statements only, built again from their facts, in the order they happened.
   async prepare(ctx, claimed, now) {
     const ids = claimed.map((c) => c.row.id);
-    // Three reads rather than a join: D1's batch answers rows as objects, where the two tables'
-    // `id` columns would collide.
-    const [batches, endpointRows, own] = await ctx.db.batch([
+    // Separate reads rather than a join: D1's batch answers rows as objects, where the tables' `id`
+    // columns would collide.
+    const [batches, endpointRows, own, attemptRows] = await ctx.db.batch([
       ctx.db
         .select({
           id: xapiBatches.id,
           endpointId: xapiBatches.endpointId,
+          facts: xapiBatches.facts,
           bodies: xapiBatches.bodies,
           statementIds: xapiBatches.statementIds,
           logStatus: xapiBatches.logStatus,
@@ -261,6 +318,7 @@ export const xapiTarget: DeliveryTarget<XapiBatchMessage, WorkState, BatchItem, 
           ),
         ),
       pendingOfOwnStateBatchesQuery(ctx.db, ids),
+      attemptsOfBatchFactsQuery(ctx.db, ids),
     ]);
     const byId = new Map(endpointRows.map((e) => [e.id, e]));
     const endpoints = new Map(batches.map((b) => [b.id, byId.get(b.endpointId)]));
@@ -279,22 +337,33 @@ export const xapiTarget: DeliveryTarget<XapiBatchMessage, WorkState, BatchItem, 
       if (list) list.push(s.id);
       else pendingIds.set(s.batchId, [s.id]);
     }
-    const statements = new Map<string, PendingStatement[]>();
+    // The bodies to send: built again from the facts of the batches to be sent, or as stored.
+    const bodies = new Map<string, string>();
+    const toBuild: { endpoint: EndpointRow; facts: string }[] = [];
     for (const b of batches) {
-      const bodies = statementBodies(b.bodies);
-      const list: PendingStatement[] = [];
+      const endpoint = endpoints.get(b.id);
+      if (!endpoint?.enabled || !pendingIds.has(b.id)) continue;
+      if (b.facts !== null) toBuild.push({ endpoint, facts: b.facts });
+      else if (b.bodies !== null) storedBodies(b.bodies, bodies);
+    }
+    if (toBuild.length > 0)
+      for (const [id, body] of await rebuiltBodies(ctx, toBuild, attemptRows)) bodies.set(id, body);
+    const statements = new Map<string, { send: PendingStatement[]; gone: string[] }>();
+    for (const b of batches) {
+      const send: PendingStatement[] = [];
+      const gone: string[] = [];
       for (const id of pendingIds.get(b.id) ?? []) {
         const body = bodies.get(id);
-        if (body !== undefined) list.push({ id, body });
+        if (body !== undefined) send.push({ id, body });
+        else gone.push(id);
       }
-      // Every statement in hand, or the attempt is recorded statement by statement.
-      if (list.length !== pendingIds.get(b.id)?.length) shared.delete(b.id);
-      statements.set(b.id, list);
+      statements.set(b.id, { send, gone });
     }
     const send: BatchItem[] = [];
     const close: Closed[] = [];
     for (const { row, attempt } of claimed) {
       const endpoint = endpoints.get(row.id);
+      const work = statements.get(row.id) ?? { send: [], gone: [] };
       // Deleted meanwhile: the cascade took the batch and its statements; nothing to write.
       if (!endpoint) close.push({ id: row.id, statements: [] });
       else if (!endpoint.enabled) close.push(closeDisabled(ctx, row.id, attempt, now));
@@ -303,15 +372,19 @@ export const xapiTarget: DeliveryTarget<XapiBatchMessage, WorkState, BatchItem, 
           id: row.id,
           attempt,
           endpoint,
-          statements: statements.get(row.id) ?? [],
-          shared: shared.has(row.id),
+          statements: work.send,
+          gone: work.gone,
+          // Every statement in hand, or the attempt is recorded statement by statement.
+          shared: shared.has(row.id) && work.gone.length === 0,
         });
     }
     return { send, close };
   },
   send: (ctx, item) => attemptBatch(ctx, item),
-  record: (ctx, attempts, now) =>
-    attempts.flatMap(({ item, result }) => recordAttempt(ctx, item, result, now)),
+  record: (ctx, attempts, now) => {
+    const written = new Set<string>();
+    return attempts.flatMap(({ item, result }) => recordAttempt(ctx, item, result, now, written));
+  },
 };
 
 /** One xAPI-queue message per batch; `delaySeconds[i]`, when given, delays the i-th. */

@@ -60,3 +60,30 @@ export function factKey(fact: Fact): string {
 export function factUser(fact: Fact): string {
   return fact.verb === "answered" ? fact.attempt.userId : fact.userId;
 }
+
+/**
+ * A fact as a batch keeps it until its statements are sent (`xapi_batches.facts`): an attempt by its
+ * id (its row is read again to rebuild the statement), every other fact whole (small, and read from
+ * events or progress that may have moved on since). `restoreFact` turns it back into the same fact,
+ * so the same statement id.
+ */
+export type StoredFact = ["answered", string] | Exclude<Fact, { verb: "answered" }>;
+
+export function storedFact(fact: Fact): StoredFact {
+  return fact.verb === "answered" ? ["answered", fact.attempt.id] : fact;
+}
+
+/** The attempt a stored fact names, if it is one. */
+export function storedAttemptId(stored: StoredFact): string | null {
+  return Array.isArray(stored) ? stored[1] : null;
+}
+
+/** The fact again, given the attempts it may name (by id); null when its attempt is gone. */
+export function restoreFact(
+  stored: StoredFact,
+  attemptsById: ReadonlyMap<string, typeof attempts.$inferSelect>,
+): Fact | null {
+  if (!Array.isArray(stored)) return stored;
+  const attempt = attemptsById.get(stored[1]);
+  return attempt ? { verb: "answered", attempt } : null;
+}

@@ -6,7 +6,15 @@ import { statementId } from "./ids";
 import { loadReferences } from "./references";
 
 export type { XapiStatement } from "./build";
-export { type Fact, factKey, factUser } from "./facts";
+export {
+  type Fact,
+  factKey,
+  factUser,
+  restoreFact,
+  type StoredFact,
+  storedAttemptId,
+  storedFact,
+} from "./facts";
 export { STATEMENT_ID_NAMESPACE, statementId } from "./ids";
 
 /** What building a statement needs to know of the endpoint it is for. */
@@ -27,8 +35,10 @@ export interface BuiltStatement {
   occurredAt: string;
   /** The xAPI statement (no `stored`, no `authority`, no `version`). */
   statement: Record<string, unknown>;
-  /** `statement` as JSON text, made once: what is stored with its batch and sent. */
+  /** `statement` as JSON text, made once: what the first attempt sends. */
   body: string;
+  /** What it was built from: a batch keeps it (`storedFact`) to build it again for a later attempt. */
+  fact: Fact;
 }
 
 /**
@@ -62,6 +72,7 @@ export async function buildStatements(
       occurredAt: built.occurredAt,
       statement: built.statement as XapiStatement & Record<string, unknown>,
       body: JSON.stringify(built.statement),
+      fact,
     });
   }
   return out;

@@ -1,0 +1,2 @@
+DROP INDEX `xapi_statements_batch_idx`;--> statement-breakpoint
+ALTER TABLE `xapi_batches` ADD `facts` text;
