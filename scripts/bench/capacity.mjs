@@ -419,6 +419,62 @@ export function capacityModel({ tables }, produced) {
     perExport: sums.export,
     perLearnerYear,
     learnerYearsPerDatabase: DATABASE_BUDGET_BYTES / perLearnerYear,
+    fleet: fleetModel(rows, produced),
+  };
+}
+
+/** The goal of issue 35: this many learners active daily in at most this many databases under the budget. */
+export const GOAL = { learners: 1_000_000, databases: 32 };
+/** The fleet's ATTEMPTS_HOT_DAYS (docs/design/capacity.md): attempts stay in D1 this many days, then go to R2. */
+export const FLEET_HOT_DAYS = Number(process.env.BENCH_CAPACITY_HOT_DAYS ?? 7);
+/**
+ * Distinct items a learner meets in a year. `item_progress` has a row per learner and item met, and
+ * `lesson_progress` one per lesson met: they grow with these, not with days (the scenario meets 30 new
+ * items every day, their upper bound).
+ */
+export const ITEMS_MET_A_YEAR = Number(process.env.BENCH_CAPACITY_ITEMS_A_YEAR ?? 1000);
+/** Tables that only institutions with an xAPI endpoint fill. */
+const XAPI_TABLES = new Set(["xapi_statements", "xapi_batches"]);
+
+/**
+ * What one daily-active learner (250 active days a year) holds in D1 after a year, with attempts kept
+ * FLEET_HOT_DAYS, item and lesson progress for ITEMS_MET_A_YEAR items, the per-day rollups for every
+ * active day, the windowed logs at steady state, and the per-learner rows; then the databases under
+ * DATABASE_BUDGET_BYTES that GOAL.learners such learners need, without and with xAPI forwarding.
+ */
+export function fleetModel(rows, produced) {
+  const activeShare = ACTIVE_DAYS_A_YEAR / 365;
+  const parts = { attempts: 0, progress: 0, rollups: 0, windowed: 0, xapi: 0, learner: 0 };
+  const itemsPerLesson = produced.attemptsPerDay;
+  for (const r of rows) {
+    const perLearnerDay =
+      r.unit === "delivery"
+        ? r.bytesPerUnit * (produced.deliveries / (produced.learners * produced.days))
+        : r.bytesPerUnit;
+    if (r.unit === "learner") parts.learner += r.bytesPerUnit;
+    else if (r.unit === "export") continue;
+    else if (r.table === "attempts")
+      parts.attempts = perLearnerDay * Math.min(FLEET_HOT_DAYS, 365) * activeShare;
+    else if (r.table === "item_progress") parts.progress += r.bytesPerRow * ITEMS_MET_A_YEAR;
+    else if (r.table === "lesson_progress")
+      parts.progress += (r.bytesPerRow * ITEMS_MET_A_YEAR) / itemsPerLesson;
+    else if (r.window)
+      parts[XAPI_TABLES.has(r.table) ? "xapi" : "windowed"] +=
+        perLearnerDay * Math.min(r.window, 365) * activeShare;
+    else parts.rollups += perLearnerDay * ACTIVE_DAYS_A_YEAR;
+  }
+  const withoutXapi = parts.attempts + parts.progress + parts.rollups + parts.windowed + parts.learner;
+  const withXapi = withoutXapi + parts.xapi;
+  const databases = (bytes) => Math.ceil((GOAL.learners * bytes) / DATABASE_BUDGET_BYTES);
+  return {
+    hotDays: FLEET_HOT_DAYS,
+    itemsMetAYear: ITEMS_MET_A_YEAR,
+    parts,
+    withoutXapi,
+    withXapi,
+    budgetPerLearner: (GOAL.databases * DATABASE_BUDGET_BYTES) / GOAL.learners,
+    databasesWithoutXapi: databases(withoutXapi),
+    databasesWithXapi: databases(withXapi),
   };
 }
 
@@ -460,5 +516,16 @@ export function capacityReport(result, formatTable) {
     "",
     `Accumulating per active learner-day: ${fmt(m.accumulatingPerLearnerDay)} bytes (attempts ${fmt(m.attemptsPerLearnerDay)}); windowed rows of one learner at steady state ${fmt(m.windowedPerLearner)} bytes (${fmt(m.deliveriesPerLearnerDay, 2)} webhook deliveries a learner-day); per learner ${fmt(m.perLearner)} bytes; per export ${fmt(m.perExport)} bytes.`,
     `A learner-year (${ACTIVE_DAYS_A_YEAR} active days): ${fmt(m.perLearnerYear / 1e6, 2)} MB; one database kept under ${DATABASE_BUDGET_BYTES / 1e9} GB holds ${fmt(m.learnerYearsPerDatabase)} learner-years.`,
+    fleetReport(m.fleet, fmt),
+  ].join("\n");
+}
+
+function fleetReport(f, fmt) {
+  const kb = (n) => `${fmt(n / 1e3, 1)} KB`;
+  const verdict = (n) => (n <= GOAL.databases ? "met" : "missed");
+  return [
+    `The goal (${fmt(GOAL.learners)} daily-active learners in at most ${GOAL.databases} databases under ${DATABASE_BUDGET_BYTES / 1e9} GB: ${kb(f.budgetPerLearner)} a learner), after a year, attempts hot ${f.hotDays} days (BENCH_CAPACITY_HOT_DAYS), ${fmt(f.itemsMetAYear)} items met (BENCH_CAPACITY_ITEMS_A_YEAR):`,
+    `  attempts ${kb(f.parts.attempts)} + item and lesson progress ${kb(f.parts.progress)} + per-day rollups ${kb(f.parts.rollups)} + windowed logs ${kb(f.parts.windowed)} + per learner ${kb(f.parts.learner)} = ${kb(f.withoutXapi)} → ${fmt(f.databasesWithoutXapi)} databases (${verdict(f.databasesWithoutXapi)});`,
+    `  with xAPI forwarding everywhere, + ${kb(f.parts.xapi)} = ${kb(f.withXapi)} → ${fmt(f.databasesWithXapi)} databases (${verdict(f.databasesWithXapi)}).`,
   ].join("\n");
 }

@@ -342,7 +342,7 @@ export async function runExports({
       const moveStarted = performance.now();
       await d1
         .prepare(
-          "UPDATE attempts SET institution_id = CASE WHEN rowid IN (SELECT rowid FROM attempts ORDER BY occurred_at, id LIMIT ?2) THEN ?1 ELSE 'ins_demo_acme' END",
+          "UPDATE attempts SET institution_id = CASE WHEN id IN (SELECT id FROM attempts ORDER BY occurred_at, id LIMIT ?2) THEN ?1 ELSE 'ins_demo_acme' END",
         )
         .bind(INSTITUTION, ROWS)
         .run();

@@ -305,6 +305,62 @@ describe("the cold tier's sweep", () => {
   });
 });
 
+describe("a short window (ATTEMPTS_HOT_DAYS=7, the fleet's setting in docs/design/capacity.md)", () => {
+  const week = { ATTEMPTS_HOT_DAYS: "7" } as unknown as Partial<Cloudflare.Env>;
+
+  it("moves every day older than a week through the cron, and the export and the back-fill answer as before", async () => {
+    const t = await createTenant();
+    const now = Date.now();
+    const moved = await seed(t, now, [40, 9, 8], 6);
+    const kept = await seed(t, now, [6, 1, 0], 3);
+    // Recorded only yesterday for a day long past: stays a window after its recording.
+    const late = await seed(t, now, [20], 2, () => now - DAY);
+    const filtered = { type: "activity", from: iso(now - 30 * DAY), user_ids: [t.learner.id] };
+    const exportBefore = await exportRecords(t.admin.token, { type: "activity" });
+    const filteredBefore = await exportRecords(t.admin.token, filtered);
+    const scope = {
+      institutionId: t.institution.id,
+      since: iso(now - 45 * DAY),
+      until: iso(now),
+      wants: new Set(["answered"] as const),
+    };
+    async function walk(ctx: ServiceContext) {
+      const facts: unknown[] = [];
+      let key: string[] | null = null;
+      for (;;) {
+        const page = await FACT_SOURCES.attempts.read(ctx, scope, key, 5);
+        facts.push(...page.facts);
+        key = page.last;
+        if (page.rows < 5) return facts;
+      }
+    }
+    const backfillBefore = await walk(contextAt(now, week));
+
+    // The cron's own path, with the week's window; a few runs until nothing is left to move.
+    for (let i = 0; i < 10; i++)
+      await runSweeps({ ...env, ...week } as Cloudflare.Env, { waitUntil: () => undefined }, now);
+
+    expect(new Set(await hotIds(t))).toEqual(new Set([...kept, ...late].map((r) => r.id)));
+    expect((await manifest(t)).map((f) => [f.day, f.rows])).toEqual(
+      [40, 9, 8].map((d) => [iso(now - d * DAY).slice(0, 10), 6]),
+    );
+    expect(moved).toHaveLength(18);
+    const exportAfter = await exportRecords(t.admin.token, { type: "activity" });
+    expect(exportAfter.text).toBe(exportBefore.text);
+    expect(exportAfter.records).toHaveLength(moved.length + kept.length + late.length);
+    expect((await exportRecords(t.admin.token, filtered)).text).toBe(filteredBefore.text);
+    expect(await walk(contextAt(now, week))).toEqual(backfillBefore);
+
+    // A week after its recording, the late attempt joins its day; the answers stay the same.
+    await archiveAll(contextAt(now + 7 * DAY, week));
+    const today = iso(Math.floor(now / DAY) * DAY);
+    expect(new Set(await hotIds(t))).toEqual(
+      new Set(kept.filter((r) => r.occurredAt >= today).map((r) => r.id)),
+    );
+    expect((await exportRecords(t.admin.token, { type: "activity" })).text).toBe(exportBefore.text);
+  }, 90_000);
+});
+
 describe("the cold tier's statements", () => {
   async function plan(query: { toSQL(): { sql: string; params: unknown[] } }): Promise<string> {
     const { sql, params } = query.toSQL();

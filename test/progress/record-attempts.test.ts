@@ -186,6 +186,8 @@ describe("POST /api/progress/attempts", () => {
       score: 1,
       correct: true,
       duration_seconds: 5,
+      // Another time too: the id alone makes an attempt (the table is keyed by it).
+      occurred_at: new Date(Date.now() - 3_600_000).toISOString(),
     };
     const resent = await record(learner.token, changed);
     expect(resent.res.status).toBe(200);

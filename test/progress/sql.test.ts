@@ -1,8 +1,11 @@
 import { env } from "cloudflare:test";
 import { eq, sql } from "drizzle-orm";
+import { SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
 import { describe, expect, it } from "vitest";
-import { learnerStats, users, weeklyXp, xpRankCounts } from "../../src/db/schema";
+import { attempts, learnerStats, users, weeklyXp, xpRankCounts } from "../../src/db/schema";
+import { activityRowsPageSql, type SourceScope } from "../../src/domains/exports/sql";
 import { ALL_TIME_PERIOD, PLATFORM_SCOPE, RANK_BASE, RANK_LEVELS } from "../../src/domains/progress/rank";
+import { recordedAttempts } from "../../src/domains/progress/recording/load";
 import {
   LEADERBOARD_SUBJECT_SQL,
   LEADERBOARD_TOP_SQL,
@@ -12,7 +15,7 @@ import {
   PURGE_PAST_RANK_COUNTS_SQL,
   PURGE_PAST_WEEKLY_XP_SQL,
 } from "../../src/domains/progress/sql";
-import { database } from "../../src/platform/db";
+import { database, inJsonList } from "../../src/platform/db";
 import { createTenant } from "../helpers/tenants";
 
 const db = () => database(env.DB);
@@ -217,5 +220,133 @@ describe("PURGE_PAST_RANK_COUNTS_SQL", () => {
       .where(eq(xpRankCounts.scope, scope))
       .orderBy(xpRankCounts.period);
     expect(left.map((r) => r.period).sort()).toEqual(["1980-01-14", "2999-01-07", ALL_TIME_PERIOD].sort());
+  });
+});
+
+// `attempts` is WITHOUT ROWID, keyed by its id (migration …_attempts_without_rowid; docs/design/capacity.md,
+// "Narrower attempt rows"): one b-tree for the rows and their ids, one index for the institution's time order.
+describe("the attempts table", () => {
+  const dialect = new SQLiteSyncDialect();
+  type AttemptInsert = typeof attempts.$inferInsert;
+  function row(overrides: Partial<AttemptInsert> = {}): AttemptInsert {
+    return {
+      id: crypto.randomUUID(),
+      userId: "usr_rowid_a",
+      institutionId: "ins_rowid",
+      trainingItemId: "itm_rowid",
+      lessonId: "les_rowid",
+      courseId: "crs_rowid",
+      skill: "reading",
+      cefrLevel: "A1",
+      score: 1 / 3,
+      correct: true,
+      durationSeconds: 12,
+      occurredAt: "2026-03-01T09:00:00Z",
+      localDay: "2026-03-01",
+      xpAwarded: 10,
+      recordedAt: "2026-03-01T09:00:01Z",
+      ...overrides,
+    };
+  }
+  async function plan(query: { sql: string; params: unknown[] }): Promise<string> {
+    const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${query.sql}`)
+      .bind(...query.params)
+      .all<{ detail: string }>();
+    return results.map((r) => r.detail).join("\n");
+  }
+
+  it("is WITHOUT ROWID, with the institution's time order as its only index", async () => {
+    const { results } = await env.DB.prepare(
+      "SELECT type, name, sql FROM sqlite_schema WHERE tbl_name = 'attempts' ORDER BY type DESC, name",
+    ).all<{ type: string; name: string; sql: string }>();
+    expect(results.map((r) => [r.type, r.name])).toEqual([
+      ["table", "attempts"],
+      ["index", "attempts_institution_time_idx"],
+    ]);
+    expect(results[0]!.sql).toMatch(/`id` text PRIMARY KEY NOT NULL/);
+    expect(results[0]!.sql).toMatch(/\) WITHOUT ROWID$/);
+  });
+
+  it("keeps an attempt id unique across learners, times and institutions", async () => {
+    const first = row();
+    await db().insert(attempts).values(first);
+    const insert = (r: AttemptInsert) =>
+      db()
+        .insert(attempts)
+        .values(r)
+        .then(
+          () => "inserted",
+          (e: Error) => String((e.cause as Error | undefined)?.message ?? e),
+        );
+    for (const twin of [
+      { ...first, score: 0 },
+      { ...first, userId: "usr_rowid_b", occurredAt: "2026-03-02T10:00:00Z" },
+      { ...first, institutionId: null, occurredAt: "2025-01-01T00:00:00Z" },
+    ])
+      expect(await insert(twin)).toMatch(/UNIQUE constraint failed: attempts\.id/);
+    const stored = await db().select().from(attempts).where(eq(attempts.id, first.id));
+    expect(stored).toEqual([first]);
+  });
+
+  it("finds a batch's recorded ids (recording) and an event's attempts (the xAPI subscriber) by a seek on the key", async () => {
+    const ids = [crypto.randomUUID(), crypto.randomUUID()];
+    const recording = await plan(
+      recordedAttempts(
+        db(),
+        ids.map((id) => ({ id })),
+      ).toSQL(),
+    );
+    expect(recording).toMatch(/SEARCH attempts USING PRIMARY KEY \(id=\?\)/);
+    expect(recording).not.toMatch(/SCAN attempts/);
+    const subscriber = await plan(db().select().from(attempts).where(inJsonList(attempts.id, ids)).toSQL());
+    expect(subscriber).toMatch(/SEARCH attempts USING PRIMARY KEY \(id=\?\)/);
+    expect(subscriber).not.toMatch(/SCAN attempts/);
+  });
+
+  it("reads an activity export's keyset page on attempts_institution_time_idx, without sorting", async () => {
+    const scope: SourceScope = {
+      institutionId: "ins_rowid",
+      asOf: "2026-04-01T00:00:00Z",
+      filters: {
+        from: "2026-03-01T00:00:00Z",
+        to: "2026-03-31T00:00:00Z",
+        course_id: "crs_rowid",
+        user_ids: ["usr_rowid_a"],
+      },
+    };
+    for (const after of [null, ["2026-03-01T09:00:00Z", "a"]]) {
+      const details = await plan(dialect.sqlToQuery(activityRowsPageSql(scope, after, 500)));
+      expect(details).toContain("attempts_institution_time_idx");
+      expect(details).not.toMatch(/TEMP B-TREE|SCAN attempts/);
+    }
+  });
+
+  it("is rebuilt from the former rowid table by its migration with every row and value kept", async () => {
+    const [former] = env.TEST_MIGRATIONS.filter((m) => m.name.startsWith("0001_"));
+    const [rebuild] = env.TEST_MIGRATIONS.filter((m) => m.name.endsWith("_attempts_without_rowid.sql"));
+    if (!former || !rebuild) throw new Error("migrations not found");
+    const formerDdl = former.queries.filter(
+      (q) => /^\s*CREATE (TABLE|INDEX) `attempts/.test(q) || /ON `attempts`/.test(q),
+    );
+    expect(formerDdl).toHaveLength(3);
+    await env.DB.batch([env.DB.prepare("DROP TABLE attempts"), ...formerDdl.map((q) => env.DB.prepare(q))]);
+    const rows = [
+      row(),
+      row({ userId: "usr_rowid_b", institutionId: null, score: 0.45678901234, correct: false }),
+      row({ occurredAt: "2026-03-01T08:00:00Z", xpAwarded: 0, durationSeconds: 0 }),
+    ];
+    await db().insert(attempts).values(rows);
+    const before = await env.DB.prepare("SELECT * FROM attempts ORDER BY id").all();
+
+    await env.DB.batch(rebuild.queries.map((q) => env.DB.prepare(q)));
+
+    const after = await env.DB.prepare("SELECT * FROM attempts ORDER BY id").all();
+    expect(after.results).toEqual(before.results);
+    expect(after.results).toHaveLength(3);
+    const { results } = await env.DB.prepare(
+      "SELECT name, sql FROM sqlite_schema WHERE tbl_name = 'attempts' ORDER BY type DESC",
+    ).all<{ name: string; sql: string }>();
+    expect(results.map((r) => r.name)).toEqual(["attempts", "attempts_institution_time_idx"]);
+    expect(results[0]!.sql).toMatch(/WITHOUT ROWID$/);
   });
 });

@@ -8,6 +8,12 @@ export type LessonStatus = (typeof LESSON_STATUSES)[number];
  * Every recorded training-item attempt. The id is the client's UUID: a resent attempt hits the
  * primary key and changes nothing. The aggregates below are maintained in the same D1 batch as the
  * insert, so reads never scan this table.
+ *
+ * The table is `WITHOUT ROWID` (hand-written in its migration, `…_attempts_without_rowid`; drizzle
+ * does not model it): the row is stored in the primary key's b-tree, so the id needs no index of its
+ * own. Its only index is the institution's time order, which the activity export, the xAPI back-fill
+ * and the cold tier read. A migration that rebuilds this table must keep `WITHOUT ROWID`
+ * (docs/design/capacity.md, "Narrower attempt rows").
  */
 export const attempts = sqliteTable(
   "attempts",
@@ -29,10 +35,7 @@ export const attempts = sqliteTable(
     xpAwarded: integer("xp_awarded").notNull(),
     recordedAt: text("recorded_at").notNull(),
   },
-  (t) => [
-    index("attempts_user_time_idx").on(t.userId, t.occurredAt, t.id),
-    index("attempts_institution_time_idx").on(t.institutionId, t.occurredAt, t.id),
-  ],
+  (t) => [index("attempts_institution_time_idx").on(t.institutionId, t.occurredAt, t.id)],
 );
 
 /** Best result per learner and item; an item is done once an attempt passes. */

@@ -61,7 +61,6 @@ export async function loadLearnerState(
 ): Promise<LearnerState> {
   const itemIds = JSON.stringify([...new Set(input.map((a) => a.training_item_id))]);
   const itemsInBatch = sql`(SELECT value FROM json_each(${itemIds}))`;
-  const attemptIds = sql`(SELECT value FROM json_each(${JSON.stringify(input.map((a) => a.id))}))`;
   const [items, recorded, stats, unlocked, days, ...progress] = await db.batch([
     db
       .select({
@@ -76,10 +75,7 @@ export async function loadLearnerState(
       .from(trainingItems)
       .innerJoin(courses, eq(courses.id, trainingItems.courseId))
       .where(inArray(trainingItems.id, itemsInBatch)),
-    db
-      .select({ id: attempts.id, userId: attempts.userId })
-      .from(attempts)
-      .where(inArray(attempts.id, attemptIds)),
+    recordedAttempts(db, input),
     db.select().from(learnerStats).where(eq(learnerStats.userId, learnerId)),
     db.select({ code: achievements.code }).from(achievements).where(eq(achievements.userId, learnerId)),
     db
@@ -104,6 +100,19 @@ export async function loadLearnerState(
     courseLessonCount: new Map(courseTotals.map((c) => [c.id, c.lessonCount])),
     evidence: evidence.map((e) => ({ ...e })),
   };
+}
+
+/**
+ * The batch's attempt ids already recorded, for any learner: one seek each on the primary key, which
+ * is the table itself (`attempts` is WITHOUT ROWID). This is what keeps an attempt id unique: a resend
+ * is found whatever its other fields, and another learner's id is refused (409).
+ */
+export function recordedAttempts(db: Database, input: Pick<AttemptInput, "id">[]) {
+  const attemptIds = sql`(SELECT value FROM json_each(${JSON.stringify(input.map((a) => a.id))}))`;
+  return db
+    .select({ id: attempts.id, userId: attempts.userId })
+    .from(attempts)
+    .where(inArray(attempts.id, attemptIds));
 }
 
 /** The learner's progress on the items, lessons and courses of the batch, and all their skill evidence. */
