@@ -198,6 +198,56 @@ describe("an institution in DB_1", () => {
     expect(seen.body.title).toBe("Renamed everywhere");
   });
 
+  it("keeps an e-mail address unique across databases, both ways, and changes nothing when refusing", async () => {
+    const invite = (tenant: Tenant, email: string) =>
+      callJson(`/api/institutions/${tenant.institution.id}/members`, {
+        token: tenant.admin.token,
+        body: { email, name: "Someone", role: "learner" },
+      });
+    // An address of DB (Acme's learner) cannot be given to a member in DB_1, and no key is left.
+    const intoGlobex = await invite(globex, acme.learner.email);
+    expect(intoGlobex.res.status).toBe(409);
+    expect(intoGlobex.body.code).toBe("email_taken");
+    expect(
+      await inDb("DB").select().from(directoryKeys).where(eq(directoryKeys.key, acme.learner.email)).all(),
+    ).toEqual([]);
+    // An address of DB_1 (Globex's learner, found by its key) cannot be given to a member in DB.
+    const intoAcme = await invite(acme, globex.learner.email);
+    expect(intoAcme.res.status).toBe(409);
+    expect(intoAcme.body.code).toBe("email_taken");
+    expect(await inDb("DB").select().from(users).where(eq(users.email, globex.learner.email)).all()).toEqual(
+      [],
+    );
+    // A fresh address: the member lives in DB_1, its address is claimed in DB.
+    const fresh = `fresh.${crypto.randomUUID()}@example.test`;
+    const created = await invite(globex, fresh);
+    expect(created.res.status).toBe(201);
+    expect(
+      await inDb("DB_1").select({ id: users.id }).from(users).where(eq(users.email, fresh)).get(),
+    ).toEqual({
+      id: created.body.id,
+    });
+    const [key] = await inDb("DB").select().from(directoryKeys).where(eq(directoryKeys.key, fresh)).all();
+    expect(key?.institutionId).toBe(globex.institution.id);
+    expect((await invite(acme, fresh)).body.code).toBe("email_taken");
+  });
+
+  it("takes over an address whose key leads to no member (a write that failed after its claim)", async () => {
+    const other = await createTenant({ database: "DB_1" });
+    const orphan = `orphan.${crypto.randomUUID()}@example.test`;
+    await inDb("DB")
+      .insert(directoryKeys)
+      .values({ kind: "email", key: orphan, institutionId: globex.institution.id });
+    const { res, body } = await callJson(`/api/institutions/${other.institution.id}/members`, {
+      token: other.admin.token,
+      body: { email: orphan, name: "Claimed again", role: "learner" },
+    });
+    expect(res.status).toBe(201);
+    const [key] = await inDb("DB").select().from(directoryKeys).where(eq(directoryKeys.key, orphan)).all();
+    expect(key?.institutionId).toBe(other.institution.id);
+    expect(body.email).toBe(orphan);
+  });
+
   it("runs every sweep in each database", async () => {
     const old = Date.now() - 3 * 86_400_000;
     for (const name of ["DB", "DB_1"] as const)

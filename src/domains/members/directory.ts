@@ -8,6 +8,7 @@ import type { OutboxRow } from "../../platform/events";
 import { newId, nowIso } from "../../platform/ids";
 import { commit, type Writable } from "../../platform/service/commit";
 import type { ServiceContext } from "../../platform/service/context";
+import { emailClaims } from "../../platform/service/directory";
 import {
   type MemberChanges,
   memberCreated,
@@ -90,7 +91,11 @@ export async function createDirectoryMember(
     ...(input.extra?.(id) ?? []),
   );
   try {
-    await commit(ctx, { statements, events: [memberCreated(institutionId, member, now)] });
+    await commit(ctx, {
+      statements,
+      events: [memberCreated(institutionId, member, now)],
+      claims: emailClaims(institutionId, [member.email]),
+    });
   } catch (error) {
     if (isBatchGuardFailure(error)) throw seatError();
     throw uniqueConflict(error) ?? error;
@@ -256,7 +261,11 @@ export async function changeDirectoryMember(
   const events =
     Object.keys(changes).length > 0 ? [memberUpdated(institutionId, current.id, changes, now)] : [];
   try {
-    await commit(ctx, { statements, events });
+    await commit(ctx, {
+      statements,
+      events,
+      claims: changes.email ? emailClaims(institutionId, [changes.email.to as string]) : [],
+    });
   } catch (error) {
     if (isBatchGuardFailure(error)) {
       const again = await findMember(db, institutionId, current.id);

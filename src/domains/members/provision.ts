@@ -4,6 +4,7 @@ import { batchGuard, isBatchGuardFailure } from "../../platform/batch";
 import { newId, nowIso } from "../../platform/ids";
 import { commit, type Writable } from "../../platform/service/commit";
 import type { ServiceContext } from "../../platform/service/context";
+import { emailClaims } from "../../platform/service/directory";
 import { type MemberChanges, memberCreated, memberUpdated, normaliseGroups, sameGroups } from "./events";
 import type { MemberRow } from "./present";
 import { refreshPrincipals } from "./principal-refresh";
@@ -94,6 +95,7 @@ export async function provisionMember(
     await commit(ctx, {
       statements,
       events: [memberCreated(institutionId, { ...user, groups }, now)],
+      claims: emailClaims(institutionId, [user.email]),
     });
   } catch (error) {
     if (isBatchGuardFailure(error))

@@ -10,6 +10,7 @@ import type { PageRequest } from "../../platform/http/pagination";
 import { newId, nowIso } from "../../platform/ids";
 import { commit, type Writable } from "../../platform/service/commit";
 import type { PrincipalContext } from "../../platform/service/context";
+import { emailClaims } from "../../platform/service/directory";
 import { emailDomain, enforcedSsoDomains } from "../institutions/sso/enforced";
 import {
   type MemberChanges,
@@ -172,6 +173,7 @@ export async function createMember(
     await commit(ctx, {
       statements: [batchGuard(ctx.db, seatsAllow(institution.id, 1)), ...statements],
       events: [event],
+      claims: emailClaims(institution.id, [member.email]),
     });
   } catch (error) {
     if (isBatchGuardFailure(error)) throw seatError();
@@ -268,7 +270,11 @@ export async function updateMember(
   const suspends = status === "suspended" && current.status !== "suspended";
   if (suspends) statements.push(revokeTokensOf(db, [current.id], now));
   try {
-    await commit(ctx, { statements, events: [memberUpdated(institutionId, current.id, changes, now)] });
+    await commit(ctx, {
+      statements,
+      events: [memberUpdated(institutionId, current.id, changes, now)],
+      claims: changes.email ? emailClaims(institutionId, [changes.email.to as string]) : [],
+    });
   } catch (error) {
     if (isBatchGuardFailure(error)) {
       throw reactivates && !takesAdminAway(current, role, status) ? seatError() : lastAdminError(reactivates);

@@ -1,6 +1,7 @@
 import { jsonArrays } from "../batch";
 import { type OutboxRow, publishEvents } from "../events";
 import type { ServiceContext } from "./context";
+import { claimAll, type DirectoryClaim } from "./directory";
 
 /** A drizzle query builder (insert, update, delete, select) or a D1 statement already bound. */
 export type Writable = D1PreparedStatement | { toSQL(): { sql: string; params: unknown[] } };
@@ -21,6 +22,12 @@ export interface Change {
    * statements. Default: always.
    */
   eventsIfLastChanged?: boolean;
+  /**
+   * Keys the change's rows must hold across every database (an e-mail of a new user), claimed in
+   * `DB`'s directory before the batch when the invocation is in another database
+   * (design/multi-database.md); a key taken throws as its unique constraint would.
+   */
+  claims?: readonly DirectoryClaim[];
 }
 
 export interface Committed {
@@ -51,6 +58,9 @@ function bound(ctx: ServiceContext, statement: Writable): D1PreparedStatement {
  * events queue any other way.
  */
 export async function commit(ctx: ServiceContext, change: Change): Promise<Committed> {
+  // A key whose batch then fails is kept: it leads to no row, and the next claim of it by another
+  // institution takes it over (a batch that failed on the wire may have been written after all).
+  if (change.claims && change.claims.length > 0) await claimAll(ctx, change.claims);
   const events = change.events ?? [];
   const statements = change.statements.map((statement) => bound(ctx, statement));
   const eventRows = events.map((event) => ({

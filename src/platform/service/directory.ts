@@ -2,7 +2,7 @@ import { and, eq } from "drizzle-orm";
 import { directoryKeys, institutionDatabases } from "../../db/schema";
 import { BoundedMap } from "../bounded-map";
 import { nowIso } from "../ids";
-import { type ServiceContext, useDatabase } from "./context";
+import { everyDatabase, type ServiceContext, useDatabase } from "./context";
 import { type DatabaseBinding, databaseBindings, FIRST_DATABASE, isDatabaseBindingName } from "./databases";
 
 /**
@@ -89,8 +89,99 @@ export async function claimDirectoryKey(
   key: string,
   institutionId: string,
 ): Promise<boolean> {
-  await ctx.home.db.insert(directoryKeys).values({ kind, key, institutionId }).onConflictDoNothing().run();
-  return (await institutionOfKey(ctx, kind, key)) === institutionId;
+  return (await claimKey(ctx, kind, key, institutionId)) !== "taken";
+}
+
+/**
+ * The claim itself: `made` when this call wrote the key, `held` when it was the institution's
+ * already, `taken` when another institution holds it. An e-mail is also taken by a user of `DB`
+ * itself (which has no key: the claim and that check are one statement). A key another institution
+ * holds without the row it promises (its writer failed after the claim) is taken over.
+ */
+async function claimKey(
+  ctx: ServiceContext,
+  kind: DirectoryKind,
+  key: string,
+  institutionId: string,
+): Promise<"made" | "held" | "taken"> {
+  const inserted = await ctx.home.d1
+    .prepare(
+      `INSERT INTO directory_keys (kind, key, institution_id) SELECT ?1, ?2, ?3
+        WHERE ?1 <> 'email' OR NOT EXISTS (SELECT 1 FROM users WHERE email = ?2)
+        ON CONFLICT (kind, key) DO NOTHING`,
+    )
+    .bind(kind, key, institutionId)
+    .run();
+  if ((inserted.meta.changes ?? 0) > 0) return "made";
+  const holder = await institutionOfKey(ctx, kind, key);
+  if (holder === institutionId) return "held";
+  if (holder === null || kind !== "email" || (await emailLivesIn(ctx, holder, key))) return "taken";
+  const taken = await ctx.home.db
+    .update(directoryKeys)
+    .set({ institutionId })
+    .where(
+      and(eq(directoryKeys.kind, kind), eq(directoryKeys.key, key), eq(directoryKeys.institutionId, holder)),
+    )
+    .run();
+  return (taken.meta.changes ?? 0) > 0 ? "made" : "taken";
+}
+
+/** Whether a user with this e-mail exists in the database `institutionId` lives in. */
+async function emailLivesIn(ctx: ServiceContext, institutionId: string, email: string): Promise<boolean> {
+  const { binding } = await placementOf(ctx, institutionId);
+  const there = everyDatabase(ctx).find((db) => db.name === binding);
+  const row = await there?.d1.prepare("SELECT 1 AS found FROM users WHERE email = ?1").bind(email).first();
+  return Boolean(row);
+}
+
+/** A key a write must hold in every database before it commits (commit's `claims`). */
+export interface DirectoryClaim {
+  kind: DirectoryKind;
+  key: string;
+  institutionId: string;
+  /** The unique constraint the key extends across databases, named as SQLite names it: `users.email`. */
+  constraint: string;
+}
+
+/**
+ * Claims every key for a write about to commit in a database other than `DB` (in `DB`, the
+ * triggers of migration 0045 refuse a key claimed elsewhere). Throws, as SQLite would for the
+ * constraint, when one is taken, releasing the keys this call made before it.
+ */
+export async function claimAll(ctx: ServiceContext, claims: readonly DirectoryClaim[]): Promise<void> {
+  if (ctx.database === FIRST_DATABASE || claims.length === 0) return;
+  // Two round trips however many keys (a bulk upload's): claim them all, then read who holds each.
+  const json = JSON.stringify(claims.map(({ kind, key, institutionId }) => ({ kind, key, institutionId })));
+  const [inserted, holders] = await ctx.home.d1.batch<{ key: string; kind: string; institution_id: string }>([
+    ctx.home.d1
+      .prepare(
+        `INSERT INTO directory_keys (kind, key, institution_id)
+          SELECT value->>'kind', value->>'key', value->>'institutionId' FROM json_each(?1)
+          WHERE value->>'kind' <> 'email' OR NOT EXISTS (SELECT 1 FROM users WHERE email = value->>'key')
+          ON CONFLICT (kind, key) DO NOTHING RETURNING kind, key, institution_id`,
+      )
+      .bind(json),
+    ctx.home.d1
+      .prepare(
+        `SELECT d.kind, d.key, d.institution_id FROM json_each(?1) j
+          JOIN directory_keys d ON d.kind = j.value->>'kind' AND d.key = j.value->>'key'`,
+      )
+      .bind(json),
+  ]);
+  const made = new Set((inserted?.results ?? []).map((row) => `${row.kind} ${row.key}`));
+  const holder = new Map(
+    (holders?.results ?? []).map((row) => [`${row.kind} ${row.key}`, row.institution_id]),
+  );
+  for (const claim of claims) {
+    const id = `${claim.kind} ${claim.key}`;
+    if (made.has(id) || holder.get(id) === claim.institutionId) continue;
+    // Not ours: a user of DB has the address, another institution holds it, or it is an orphan.
+    if ((await claimKey(ctx, claim.kind, claim.key, claim.institutionId)) !== "taken") continue;
+    for (const earlier of claims)
+      if (made.has(`${earlier.kind} ${earlier.key}`))
+        await releaseDirectoryKey(ctx, earlier.kind, earlier.key);
+    throw new Error(`UNIQUE constraint failed: ${claim.constraint}`);
+  }
 }
 
 /** The institution a key was claimed for, or null (then, if anywhere, its row is in `DB`). */
@@ -117,4 +208,9 @@ export async function releaseDirectoryKey(
     .delete(directoryKeys)
     .where(and(eq(directoryKeys.kind, kind), eq(directoryKeys.key, key)))
     .run();
+}
+
+/** The claims of users' e-mail addresses for an institution: unique across every database. */
+export function emailClaims(institutionId: string, emails: readonly string[]): DirectoryClaim[] {
+  return emails.map((key) => ({ kind: "email", key, institutionId, constraint: "users.email" }));
 }

@@ -5,6 +5,7 @@ import { sha256Hex } from "../../../platform/crypto/encoding";
 import { newId, nowIso } from "../../../platform/ids";
 import { commit } from "../../../platform/service/commit";
 import type { ServiceContext } from "../../../platform/service/context";
+import { emailClaims } from "../../../platform/service/directory";
 import { isSafeForDisplay, PERSON_NAME, sanitizeDisplayText } from "../../../platform/text";
 import { memberCreated } from "../../members/events";
 import { seatsAllow } from "../../members/queries";
@@ -137,6 +138,7 @@ export async function provisionUser(
   try {
     // A new member takes a seat: the guard refuses the whole batch when none is left.
     await commit(ctx, {
+      claims: emailClaims(consumer.institutionId, [user.email]),
       statements: [
         batchGuard(db, seatsAllow(consumer.institutionId, 1)),
         db.insert(users).values(user),

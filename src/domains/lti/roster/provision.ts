@@ -4,6 +4,7 @@ import { batchGuard, chunk, isBatchGuardFailure } from "../../../platform/batch"
 import { newId, nowIso } from "../../../platform/ids";
 import { commit } from "../../../platform/service/commit";
 import type { ServiceContext } from "../../../platform/service/context";
+import { emailClaims } from "../../../platform/service/directory";
 import { memberCreated } from "../../members/events";
 import { seatsAllow } from "../../members/queries";
 import { launchRole } from "../claims";
@@ -76,6 +77,10 @@ interface NewUser {
 function statementsOf(ctx: ServiceContext, consumer: ConsumerRow, fresh: NewUser[], now: string) {
   const { db } = ctx;
   return {
+    claims: emailClaims(
+      consumer.institutionId,
+      fresh.map(({ user }) => user.email),
+    ),
     statements: [
       batchGuard(db, seatsAllow(consumer.institutionId, fresh.length)),
       ...fresh.flatMap(({ user, sub }) => [

@@ -4,6 +4,7 @@ import type { OutboxRow } from "../../../platform/events";
 import { renewed } from "../../../platform/jobs/lease";
 import { commit } from "../../../platform/service/commit";
 import type { ServiceContext } from "../../../platform/service/context";
+import { emailClaims } from "../../../platform/service/directory";
 import { memberCreated, memberUpdated } from "../events";
 import { mintInvitation } from "../invitations";
 import type { PlannedRow } from "./plan";
@@ -185,6 +186,13 @@ export async function applyChunk(
   const payload = await collectChunk(target, input.planned);
   const c = payload.result.counts;
   const { eventIds } = await commit(ctx, {
+    // Every address the chunk writes (new members', changed ones') is the institution's everywhere.
+    claims: target.dryRun
+      ? []
+      : emailClaims(
+          target.institutionId,
+          [...payload.created, ...payload.updated].map((m) => (m as { email: string }).email),
+        ),
     statements: [
       d1.prepare(CHECKPOINT_GUARD).bind(target.jobId, target.fromRow, target.leaseId),
       ...(target.dryRun ? [] : memberStatements(d1, target, payload)),
