@@ -16,6 +16,7 @@ import { call, callJson } from "../helpers/api";
 import { createPublishedCourse } from "../helpers/progress-fixture";
 import { receiverEndpoint } from "../helpers/receiver";
 import { createPlatformAdmin, createTenant, mintToken, type Tenant } from "../helpers/tenants";
+import { acceptInvitation, invitationToken } from "../members/support";
 import { createWebhook } from "../webhooks/support";
 
 /**
@@ -230,6 +231,30 @@ describe("an institution in DB_1", () => {
     const [key] = await inDb("DB").select().from(directoryKeys).where(eq(directoryKeys.key, fresh)).all();
     expect(key?.institutionId).toBe(globex.institution.id);
     expect((await invite(acme, fresh)).body.code).toBe("email_taken");
+  });
+
+  it("lets a member invited in DB_1 accept the invitation: its token names the institution", async () => {
+    const email = `invited.${crypto.randomUUID()}@example.test`;
+    const invited = await callJson(`/api/institutions/${globex.institution.id}/members`, {
+      token: globex.admin.token,
+      body: { email, name: "Invited", role: "learner" },
+    });
+    expect(invited.res.status).toBe(201);
+    const token = invitationToken(invited.body.invitation_url);
+    expect(token.startsWith(`inv_${globex.institution.id}.`)).toBe(true);
+    const accepted = await acceptInvitation(token);
+    expect(accepted.res.status).toBe(200);
+    const me = await callJson("/api/auth/me", { token: accepted.body.token });
+    expect(me.body.user.email).toBe(email);
+    expect(me.body.institution.id).toBe(globex.institution.id);
+    const row = await inDb("DB_1")
+      .select({ status: users.status })
+      .from(users)
+      .where(eq(users.email, email))
+      .get();
+    expect(row?.status).toBe("active");
+    // Once only, as in DB.
+    expect((await acceptInvitation(token)).body.code).toBe("invalid_invitation");
   });
 
   it("takes over an address whose key leads to no member (a write that failed after its claim)", async () => {

@@ -123,7 +123,7 @@ export async function createInstitution(
   const events: OutboxRow[] = [];
   let admin: { id: string; invitation: Awaited<ReturnType<typeof mintInvitation>> } | null = null;
   if (input.admin) {
-    admin = { id: newId("usr"), invitation: await mintInvitation(ctx.now()) };
+    admin = { id: newId("usr"), invitation: await mintInvitation(ctx.now(), row.id) };
     const member = {
       id: admin.id,
       email: input.admin.email.trim().toLowerCase(),

@@ -8,6 +8,7 @@ import { ApiError } from "../../platform/errors";
 import { nowIso } from "../../platform/ids";
 import { commit } from "../../platform/service/commit";
 import type { ServiceContext } from "../../platform/service/context";
+import { useInstitutionDatabase } from "../../platform/service/directory";
 import { memberUpdated } from "./events";
 
 export const INVITATION_TTL_MS = 7 * 86_400_000;
@@ -26,13 +27,21 @@ export interface MintedInvitation {
 }
 
 /**
- * A fresh invitation token: 256 random bits; only its SHA-256 is stored. Valid INVITATION_TTL_MS
- * from `now` (members' services pass `ctx.now()`; the default is for a caller not yet on the
- * service context).
+ * A fresh invitation token of `institutionId`: its id, then 256 random bits (`inv_<institution>.<…>`);
+ * only its SHA-256 is stored. The id says which database to look in when it is accepted, wherever the
+ * institution lives by then (design/multi-database.md). Valid INVITATION_TTL_MS from `now`.
  */
-export async function mintInvitation(now: number): Promise<MintedInvitation> {
-  const token = TOKEN_PREFIX + toBase64Url(randomBytes(32));
+export async function mintInvitation(now: number, institutionId: string): Promise<MintedInvitation> {
+  const token = `${TOKEN_PREFIX}${institutionId}.${toBase64Url(randomBytes(32))}`;
   return { token, tokenHash: await sha256Hex(token), expiresAt: nowIso(now + INVITATION_TTL_MS) };
+}
+
+/** The institution an invitation token names (a token minted before they named one names none). */
+function institutionOfToken(token: string): string | null {
+  const dot = token.indexOf(".");
+  return token.startsWith(TOKEN_PREFIX) && dot > TOKEN_PREFIX.length
+    ? token.slice(TOKEN_PREFIX.length, dot)
+    : null;
 }
 
 export function invitationUrl(origin: string, token: string): string {
@@ -69,6 +78,8 @@ const INVALID = "The invitation is unknown, already used or expired; ask your ad
  * cannot both succeed. Returns the user, for the caller to open a session.
  */
 export async function acceptInvitation(ctx: ServiceContext, input: { token: string; password: string }) {
+  const institutionId = institutionOfToken(input.token);
+  if (institutionId) await useInstitutionDatabase(ctx, institutionId);
   const { db } = ctx;
   const tokenHash = await sha256Hex(input.token);
   const now = nowIso(ctx.now());

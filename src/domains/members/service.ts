@@ -162,7 +162,7 @@ export async function createMember(
     groups: normaliseGroups(input.member.groups),
   };
   const now = nowIso(ctx.now());
-  const invitation = await mintInvitation(ctx.now());
+  const invitation = await mintInvitation(ctx.now(), institution.id);
   const { statements, event } = newMemberChange(ctx.db, {
     institutionId: institution.id,
     member,
@@ -340,7 +340,7 @@ export async function reinviteMember(
   if (current.status !== "invited") {
     throw new ApiError("conflict", `The member is ${current.status}; only invited members get invitations.`);
   }
-  const invitation = await mintInvitation(ctx.now());
+  const invitation = await mintInvitation(ctx.now(), input.institutionId);
   await upsertInvitation(ctx.db, {
     userId: current.id,
     institutionId: input.institutionId,

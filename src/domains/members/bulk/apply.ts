@@ -118,7 +118,7 @@ async function collectChunk(target: ChunkTarget, planned: readonly PlannedRow[])
       if (m.status === "invited") payload.takesSeats = true;
       if (m.status === "invited" && !target.dryRun) {
         if (target.invitations === "defer") due = true;
-        else minting.push(mintFor(payload, m.id, p.row.line, target.nowMs));
+        else minting.push(mintFor(payload, institutionId, m.id, p.row.line, target.nowMs));
       }
     } else if (m && p.outcome === "updated" && p.changes) {
       payload.updated.push(memberJson(m));
@@ -148,8 +148,14 @@ async function collectChunk(target: ChunkTarget, planned: readonly PlannedRow[])
   return payload;
 }
 
-async function mintFor(payload: ChunkPayload, userId: string, line: number, now: number): Promise<void> {
-  const invitation = await mintInvitation(now);
+async function mintFor(
+  payload: ChunkPayload,
+  institutionId: string,
+  userId: string,
+  line: number,
+  now: number,
+): Promise<void> {
+  const invitation = await mintInvitation(now, institutionId);
   payload.invitations.push({ id: userId, hash: invitation.tokenHash, expires_at: invitation.expiresAt });
   payload.result.invitations.set(line, invitation.token);
 }

@@ -27,7 +27,7 @@ async function mintDue(ctx: ServiceContext, input: PageInvitations) {
   if (due.length === 0) return shown;
   const now = nowIso(ctx.now());
   const minted = await Promise.all(
-    due.map(async (row) => ({ row, invitation: await mintInvitation(ctx.now()) })),
+    due.map(async (row) => ({ row, invitation: await mintInvitation(ctx.now(), job.institutionId) })),
   );
   const rows = minted.map(({ row, invitation }) => ({
     line: row.line,
