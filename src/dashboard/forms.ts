@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
-import type { FieldError } from "../platform/errors";
+import { ApiError, type FieldError } from "../platform/errors";
 
 /** The posted form, every field as a list (checkboxes repeat their name). Parsed once per request. */
 export async function formOf(c: Context<AppEnv>): Promise<Record<string, string[]>> {
@@ -34,6 +34,21 @@ export function fieldMessages(errors: readonly FieldError[], labels: Record<stri
     const key = e.path.split(".")[0] ?? "";
     return `${labels[e.path] ?? labels[key] ?? (key || "Form")}: ${e.message}`;
   });
+}
+
+/**
+ * A service's refusal (4xx) of a form, as the form's messages named by `labels`, and its status;
+ * null for anything else, which is left to the error page.
+ */
+export function formRefusal(
+  error: unknown,
+  labels: Record<string, string>,
+): { messages: string[]; status: number } | null {
+  if (!(error instanceof ApiError) || error.status >= 500) return null;
+  return {
+    messages: error.errors ? fieldMessages(error.errors, labels) : [error.message],
+    status: error.status,
+  };
 }
 
 /** zod issues as field errors. */

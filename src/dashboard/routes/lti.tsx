@@ -14,9 +14,8 @@ import {
 import { CreateConsumerBody, UpdateConsumerBody } from "../../domains/lti/schemas";
 import type { AppEnv } from "../../env";
 import { enforce, holdsAbility } from "../../platform/auth/policy";
-import { ApiError } from "../../platform/errors";
 import { sectionPage } from "../components";
-import { fieldMessages, formOf, issuesOf, pageNumber } from "../forms";
+import { fieldMessages, formOf, formRefusal, issuesOf, pageNumber } from "../forms";
 import {
   LAUNCHES_PATH,
   NewRegistration,
@@ -42,15 +41,6 @@ const SECTION = "lti";
 
 function page(c: Context<AppEnv>, title: string, children: Child, status = 200) {
   return sectionPage(c, { title, section: SECTION, crumbs: "Settings → Integrations", status }, children);
-}
-
-/** A service's refusal (4xx) as the form's messages; anything else is left to the error page. */
-function refusal(error: unknown): { messages: string[]; status: number } | null {
-  if (!(error instanceof ApiError) || error.status >= 500) return null;
-  return {
-    messages: error.errors ? fieldMessages(error.errors, LABELS) : [error.message],
-    status: error.status,
-  };
 }
 
 async function renderList(c: Context<AppEnv>, link?: { url: string; expires_at: string }, status = 200) {
@@ -135,7 +125,7 @@ export function registerLti(app: Hono<AppEnv>) {
     try {
       row = await createConsumer(session.ctx, parsed.data);
     } catch (error) {
-      const refused = refusal(error);
+      const refused = formRefusal(error, LABELS);
       if (!refused) throw error;
       return newForm(c, form, refused.messages, refused.status);
     }
@@ -190,7 +180,7 @@ export function registerLti(app: Hono<AppEnv>) {
     try {
       await updateConsumer(session.ctx, { id: row.id, body: parsed.data });
     } catch (error) {
-      const refused = refusal(error);
+      const refused = formRefusal(error, LABELS);
       if (!refused || refused.status === 404) throw error;
       return renderDetail(c, row, { form, errors: refused.messages, status: refused.status });
     }

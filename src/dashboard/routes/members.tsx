@@ -11,9 +11,8 @@ import {
 } from "../../domains/members/service";
 import type { AppEnv } from "../../env";
 import { enforce, holdsAbility } from "../../platform/auth/policy";
-import { ApiError } from "../../platform/errors";
 import { institutionOf, sectionPage } from "../components";
-import { field, fieldMessages, formOf, issuesOf, pageNumber } from "../forms";
+import { field, fieldMessages, formOf, formRefusal, issuesOf, pageNumber } from "../forms";
 import { groupsOf, InvitationShown, type InviteForm, InviteMemberForm, MemberDetail } from "../pages/member";
 import {
   LABELS,
@@ -30,15 +29,6 @@ export const SECTION = "members";
 
 export function page(c: Context<AppEnv>, title: string, children: Child, status = 200) {
   return sectionPage(c, { title, section: SECTION, status }, children);
-}
-
-/** A service's refusal (4xx) as the form's messages; anything else is left to the error page. */
-export function refusal(error: unknown): { messages: string[]; status: number } | null {
-  if (!(error instanceof ApiError) || error.status >= 500) return null;
-  return {
-    messages: error.errors ? fieldMessages(error.errors, LABELS) : [error.message],
-    status: error.status,
-  };
 }
 
 async function renderDetail(
@@ -87,7 +77,7 @@ async function changeMember(c: Context<AppEnv>, patch: Record<string, unknown>, 
       patch: parsed.data,
     });
   } catch (error) {
-    const refused = refusal(error);
+    const refused = formRefusal(error, LABELS);
     if (!refused || refused.status === 404) throw error;
     return renderDetail(c, memberId, { errors: refused.messages, status: refused.status });
   }
@@ -199,7 +189,7 @@ export function registerMembers(app: Hono<AppEnv>) {
         201,
       );
     } catch (error) {
-      const refused = refusal(error);
+      const refused = formRefusal(error, LABELS);
       if (!refused) throw error;
       return inviteForm(c, form, refused.messages, refused.status);
     }
@@ -240,7 +230,7 @@ export function registerMembers(app: Hono<AppEnv>) {
         />,
       );
     } catch (error) {
-      const refused = refusal(error);
+      const refused = formRefusal(error, LABELS);
       if (!refused || refused.status === 404) throw error;
       return renderDetail(c, memberId, { errors: refused.messages, status: refused.status });
     }
@@ -253,7 +243,7 @@ export function registerMembers(app: Hono<AppEnv>) {
     try {
       await removeMember(session.ctx, { institutionId: institutionOf(session).id, memberId });
     } catch (error) {
-      const refused = refusal(error);
+      const refused = formRefusal(error, LABELS);
       if (!refused || refused.status === 404) throw error;
       return renderDetail(c, memberId, { errors: refused.messages, status: refused.status });
     }

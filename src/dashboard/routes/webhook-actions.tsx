@@ -7,12 +7,13 @@ import { rotateSecret } from "../../domains/webhooks/service";
 import type { AppEnv } from "../../env";
 import { enforce, holdsAbility } from "../../platform/auth/policy";
 import { dayProblem } from "../../platform/dates";
-import { field, fieldMessages, formOf, issuesOf } from "../forms";
+import { field, fieldMessages, formOf, formRefusal, issuesOf } from "../forms";
 import { ShownOnce } from "../pages/webhook-detail";
+import { LABELS } from "../pages/webhook-form";
 import { hookPath } from "../pages/webhooks";
 import { WEBHOOKS_PATH } from "../prefixes";
 import { checkCsrf, signedIn } from "../session";
-import { hookOf, page, refusalMessages, renderDetail } from "./webhooks";
+import { hookOf, page, renderDetail } from "./webhooks";
 
 /**
  * A webhook's actions beside its settings: send a test ping, rotate the secret, redeliver one
@@ -98,7 +99,7 @@ export function registerWebhookActions(app: Hono<AppEnv>) {
     try {
       result = await recover(session.ctx, { webhook: hook, since: `${day}T00:00:00Z` });
     } catch (error) {
-      const refusal = refusalMessages(error);
+      const refusal = formRefusal(error, LABELS);
       if (!refusal) throw error;
       return renderDetail(c, hook, { errors: refusal.messages, status: refusal.status });
     }

@@ -15,9 +15,8 @@ import {
 } from "../../domains/webhooks/service";
 import type { AppEnv } from "../../env";
 import { enforce, holdsAbility } from "../../platform/auth/policy";
-import { ApiError } from "../../platform/errors";
 import { sectionPage } from "../components";
-import { fieldMessages, formOf, issuesOf, pageNumber } from "../forms";
+import { fieldMessages, formOf, formRefusal, issuesOf, pageNumber } from "../forms";
 import { CsrfField, ErrorSummary } from "../layout";
 import { DeliveryLog } from "../pages/webhook-deliveries";
 import { Detail, ShownOnce } from "../pages/webhook-detail";
@@ -89,15 +88,6 @@ function noticeOf(c: Context<AppEnv>): string | undefined {
   return count === 1
     ? "1 failed event is queued for delivery again."
     : `${count} failed events are queued for delivery again.`;
-}
-
-/** A service's refusal of a form, as the form's messages (5xx is left to the error page). */
-export function refusalMessages(error: unknown): { messages: string[]; status: number } | null {
-  if (!(error instanceof ApiError) || error.status >= 500) return null;
-  return {
-    messages: error.errors ? fieldMessages(error.errors, LABELS) : [error.message],
-    status: error.status,
-  };
 }
 
 /**
@@ -179,7 +169,7 @@ export function registerWebhooks(app: Hono<AppEnv>) {
         201,
       );
     } catch (error) {
-      const refusal = refusalMessages(error);
+      const refusal = formRefusal(error, LABELS);
       if (!refusal) throw error;
       return newForm(c, form, refusal.messages, refusal.status);
     }
@@ -214,7 +204,7 @@ export function registerWebhooks(app: Hono<AppEnv>) {
         input: parsed.data,
       });
     } catch (error) {
-      const refusal = refusalMessages(error);
+      const refusal = formRefusal(error, LABELS);
       if (!refusal) throw error;
       return renderDetail(c, hook, { form, errors: refusal.messages, status: refusal.status });
     }

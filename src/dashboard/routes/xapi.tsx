@@ -20,9 +20,8 @@ import { testEndpoint } from "../../domains/xapi/test-call";
 import type { AppEnv } from "../../env";
 import { enforce, holdsAbility } from "../../platform/auth/policy";
 import { dayProblem } from "../../platform/dates";
-import { ApiError } from "../../platform/errors";
 import { sectionPage } from "../components";
-import { field, fieldMessages, formOf, issuesOf, pageNumber } from "../forms";
+import { field, fieldMessages, formOf, formRefusal, issuesOf, pageNumber } from "../forms";
 import { EndpointDetail, EndpointList, TestResultView } from "../pages/xapi";
 import { Backfills, backfillStatus, ForwardingLog } from "../pages/xapi-activity";
 import {
@@ -46,14 +45,6 @@ const BACKFILLS_SHOWN = 5;
 
 function page(c: Context<AppEnv>, title: string, children: Child, status = 200) {
   return sectionPage(c, { title, section: SECTION, crumbs: "Settings → Integrations", status }, children);
-}
-
-function refusal(error: unknown): { messages: string[]; status: number } | null {
-  if (!(error instanceof ApiError) || error.status >= 500) return null;
-  return {
-    messages: error.errors ? fieldMessages(error.errors, LABELS) : [error.message],
-    status: error.status,
-  };
 }
 
 /** The institution's endpoint of the URL, or the service's 404 (`xapiScope`: the API's tenancy rule). */
@@ -172,7 +163,7 @@ export function registerXapi(app: Hono<AppEnv>) {
         input: parsed.data,
       });
     } catch (error) {
-      const refused = refusal(error);
+      const refused = formRefusal(error, LABELS);
       if (!refused) throw error;
       return newForm(c, form, refused.messages, refused.status);
     }
@@ -199,7 +190,7 @@ export function registerXapi(app: Hono<AppEnv>) {
     try {
       await updateEndpoint(session.ctx, { ...xapiScope(session.principal), id: row.id, input: parsed.data });
     } catch (error) {
-      const refused = refusal(error);
+      const refused = formRefusal(error, LABELS);
       if (!refused || refused.status === 404) throw error;
       return renderDetail(c, row, { form, errors: refused.messages, status: refused.status });
     }
@@ -237,7 +228,7 @@ export function registerXapi(app: Hono<AppEnv>) {
         body: parsed.data,
       });
     } catch (error) {
-      const refused = refusal(error);
+      const refused = formRefusal(error, LABELS);
       if (!refused || refused.status === 404) throw error;
       return renderDetail(c, row, { backfillErrors: refused.messages, status: refused.status });
     }
