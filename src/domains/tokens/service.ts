@@ -7,8 +7,7 @@ import { ApiError, validationError } from "../../platform/errors";
 import { type PageRequest, pageBounds } from "../../platform/http/pagination";
 import { newId, nowIso } from "../../platform/ids";
 import type { PrincipalContext, ServiceContext } from "../../platform/service/context";
-import { FIRST_DATABASE } from "../../platform/service/databases";
-import { claimDirectoryKey } from "../../platform/service/directory";
+import { claimAll } from "../../platform/service/directory";
 import { manageableTokens, mayGrant } from "./policy";
 import {
   INSERT_API_TOKEN_UNDER_LIMIT_SQL,
@@ -84,9 +83,17 @@ export async function insertToken(ctx: ServiceContext, token: NewToken) {
   const minted = await mintToken();
   const row = newTokenRow(token, minted, ctx.now());
   // A token of an institution in another database than DB is found through its directory key,
-  // claimed first (design/multi-database.md); a key whose insert below fails leads to nothing.
-  if (ctx.database !== FIRST_DATABASE && row.institutionId)
-    await claimDirectoryKey(ctx, "token", row.tokenHash, row.institutionId);
+  // claimed first (design/multi-database.md; nothing to claim in DB); a key whose insert below
+  // fails leads to nothing.
+  if (row.institutionId)
+    await claimAll(ctx, [
+      {
+        kind: "token",
+        key: row.tokenHash,
+        institutionId: row.institutionId,
+        constraint: "api_tokens.token_hash",
+      },
+    ]);
   if (token.kind === "api") {
     const inserted = await ctx.d1
       .prepare(INSERT_API_TOKEN_UNDER_LIMIT_SQL)
