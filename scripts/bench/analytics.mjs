@@ -33,7 +33,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { Miniflare } from "miniflare";
 import { linguaWorker } from "./datasets.mjs";
-import { applyMigrations, floorOptions, median, requestJson, startWorker, storageBase } from "./lib.mjs";
+import { floorOptions, median, migrateEveryDatabase, requestJson, startWorker, storageBase } from "./lib.mjs";
 import { BENCH_TENANT, seedBenchTenant } from "./seed.mjs";
 
 const REQUESTS = Number(process.env.BENCH_ANALYTICS_REQUESTS ?? 10);
@@ -300,9 +300,7 @@ export async function runAnalytics({ config, scriptPath }) {
   const floor = await startWorker(floorOptions(config));
   try {
     const base = new URL(await mf.ready);
-    const d1 = await mf.getD1Database("DB");
-    const migrationsDir = config.migrationDirs.DB;
-    await applyMigrations(d1, migrationsDir);
+    const { d1 } = await migrateEveryDatabase(mf, config);
     const { token } = await seedBenchTenant({ d1, baseUrl: base, extraTokens: 0 });
     console.error(
       `bench: analytics: seeding ${MEMBERS.toLocaleString("en-US")} members and ${DAYS} days of attempts…`,

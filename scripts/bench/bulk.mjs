@@ -20,7 +20,7 @@ import { join } from "node:path";
 import { Miniflare } from "miniflare";
 import { DEMO_PASSWORD, hashPassword } from "../demo-data.mjs";
 import { linguaWorker } from "./datasets.mjs";
-import { applyMigrations, median, requestJson, storageBase } from "./lib.mjs";
+import { median, migrateEveryDatabase, requestJson, storageBase } from "./lib.mjs";
 
 const GOAL_RATIO = 2;
 const TIMEOUT_MS = 180_000;
@@ -194,8 +194,7 @@ export async function runBulk({
   });
   try {
     const base = new URL(await mf.ready);
-    const d1 = await mf.getD1Database("DB");
-    await applyMigrations(d1, config.migrationDirs.DB);
+    const { d1 } = await migrateEveryDatabase(mf, config);
     const passwordHash = hashPassword(DEMO_PASSWORD);
     log("bench: bulk: warm-up (one upload, one floor insert)…");
     await uploadRun(d1, base, rows, "warm", passwordHash);

@@ -17,7 +17,7 @@ import { execFileSync } from "node:child_process";
 import { readdirSync, rmSync, statSync } from "node:fs";
 import { createServer } from "node:http";
 import { join } from "node:path";
-import { applyMigrations, randomKey, requestJson, startWorker, workerOptions } from "./lib.mjs";
+import { linguaOptions, migrateEveryDatabase, requestJson, startWorker } from "./lib.mjs";
 import { BENCH_TENANT, seedBenchTenant } from "./seed.mjs";
 
 const LEARNERS = Number(process.env.BENCH_CAPACITY_LEARNERS ?? 100);
@@ -253,25 +253,11 @@ export async function runCapacity({ config, scriptPath, log = (m) => console.err
     throw new Error("BENCH_ONLY=capacity needs the sqlite3 shell for dbstat: apt-get install sqlite3");
   }
   const counterpart = await startCounterpart();
-  const lingua = await startWorker(
-    workerOptions({
-      name: "lingua-api",
-      scriptPath,
-      compatibilityDate: config.compatibilityDate,
-      compatibilityFlags: config.compatibilityFlags,
-      bindings: { ...config.vars, ENCRYPTION_KEY: randomKey(), ALLOW_LOOPBACK_TARGETS: "true" },
-      d1Databases: config.d1Databases,
-      durableObjects: config.durableObjects,
-      queueProducers: config.queueProducers,
-      queueConsumers: config.queueConsumers,
-      r2Buckets: config.r2Buckets,
-    }),
-  );
+  const lingua = await startWorker(linguaOptions(config, scriptPath));
   const produced = { learners: LEARNERS, days: DAYS, attemptsPerDay: ATTEMPTS };
   let file;
   try {
-    const d1 = await lingua.mf.getD1Database("DB");
-    await applyMigrations(d1, config.migrationDirs.DB);
+    const { d1 } = await migrateEveryDatabase(lingua.mf, config);
     const { token } = await seedBenchTenant({ d1, baseUrl: lingua.url, extraTokens: 0 });
     const auth = { Authorization: `Bearer ${token}` };
     const { learners, lessons } = await seed(d1);

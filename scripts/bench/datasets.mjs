@@ -27,9 +27,9 @@ import { generateAttempts, generateLearners, learnersSql } from "../activity-dat
 import { buildDemoCatalog, catalogSeedSql } from "../catalog-data.mjs";
 import { DEMO_PASSWORD, demoSeedSql } from "../demo-data.mjs";
 import {
-  applyMigrations,
   BENCH_OUT,
   ensureDir,
+  migrateEveryDatabase,
   ROOT,
   randomKey,
   readWranglerConfig,
@@ -144,8 +144,7 @@ export async function ensureDataset(spec, { config, scriptPath, log = (m) => con
   const started = performance.now();
   try {
     const url = new URL(await mf.ready);
-    const d1 = await mf.getD1Database("DB");
-    await applyMigrations(d1, config.migrationDirs.DB);
+    const { d1 } = await migrateEveryDatabase(mf, config);
     for (const sql of [demoSeedSql(), catalogSeedSql(), learnersSql(learners, DEMO_PASSWORD)]) {
       const statements = statementsOf(sql);
       for (let i = 0; i < statements.length; i += 200)

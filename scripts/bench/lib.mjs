@@ -308,6 +308,26 @@ export async function startWorker(options) {
 }
 
 /**
+ * Lingua's Miniflare options as every scenario runs it: the wrangler config's bindings (every D1
+ * database, Durable Object, queue and bucket), a fresh ENCRYPTION_KEY, and loopback targets allowed
+ * (the bench's own receivers, LRS, platforms and identity providers).
+ */
+export function linguaOptions(config, scriptPath) {
+  return workerOptions({
+    name: "lingua-api",
+    scriptPath,
+    compatibilityDate: config.compatibilityDate,
+    compatibilityFlags: config.compatibilityFlags,
+    bindings: { ...config.vars, ENCRYPTION_KEY: randomKey(), ALLOW_LOOPBACK_TARGETS: "true" },
+    d1Databases: config.d1Databases,
+    durableObjects: config.durableObjects,
+    queueProducers: config.queueProducers,
+    queueConsumers: config.queueConsumers,
+    r2Buckets: config.r2Buckets,
+  });
+}
+
+/**
  * Lingua's bundle started as the sign-in scenarios run it (scripts/bench/lti.mjs, sso.mjs): the
  * wrangler config's bindings, a fresh ENCRYPTION_KEY, loopback targets allowed (the bench's own
  * platforms and identity providers), and its D1 migrated. `wrap` may change the Miniflare options
@@ -315,29 +335,29 @@ export async function startWorker(options) {
  * disposes of the worker.
  */
 export async function startMigratedLingua({ config, scriptPath, wrap = (options) => options }) {
-  const worker = await startWorker(
-    wrap(
-      workerOptions({
-        name: "lingua-api",
-        scriptPath,
-        compatibilityDate: config.compatibilityDate,
-        compatibilityFlags: config.compatibilityFlags,
-        bindings: { ...config.vars, ENCRYPTION_KEY: randomKey(), ALLOW_LOOPBACK_TARGETS: "true" },
-        d1Databases: config.d1Databases,
-        durableObjects: config.durableObjects,
-        queueProducers: config.queueProducers,
-        queueConsumers: config.queueConsumers,
-      }),
-    ),
-  );
+  const worker = await startWorker(wrap(linguaOptions(config, scriptPath)));
   try {
-    const d1 = await worker.mf.getD1Database("DB");
-    await applyMigrations(d1, config.migrationDirs.DB);
+    const { d1 } = await migrateEveryDatabase(worker.mf, config);
     return { worker, base: worker.url, d1 };
   } catch (error) {
     await worker.dispose().catch(() => undefined);
     throw error;
   }
+}
+
+/**
+ * Applies the migrations to every database of the config (DB, DB_1, …: each has the same schema,
+ * docs/design/multi-database.md), as a deployment does. Answers DB's binding, where the benches seed,
+ * and what `applyMigrations` answered for it.
+ */
+export async function migrateEveryDatabase(mf, config) {
+  let first;
+  for (const [binding, dir] of Object.entries(config.migrationDirs)) {
+    const d1 = await mf.getD1Database(binding);
+    const applied = await applyMigrations(d1, dir);
+    if (binding === "DB") first = { d1, applied };
+  }
+  return first;
 }
 
 /** Applies every `*.sql` file of `dir` in name order, statement by statement (drizzle-kit's breakpoints). */

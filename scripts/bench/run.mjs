@@ -56,7 +56,6 @@ import { capacityReport, runCapacity } from "./capacity.mjs";
 import { exportsReport, runExports } from "./exports.mjs";
 import {
   API_GOALS,
-  applyMigrations,
   BENCH_OUT,
   BENCH_SCRIPTS,
   bundleWithEsbuild,
@@ -70,6 +69,7 @@ import {
   goalMetrics,
   loadProblem,
   median,
+  migrateEveryDatabase,
   otherCpuShare,
   randomKey,
   ratioAcrossRounds,
@@ -131,8 +131,7 @@ const WORKERS = {
     async start({ config }) {
       const worker = await startWorker(linguaOptions(config));
       try {
-        const d1 = await worker.mf.getD1Database("DB");
-        const migrations = await applyMigrations(d1, config.migrationDirs.DB);
+        const { d1, applied: migrations } = await migrateEveryDatabase(worker.mf, config);
         const seeded = await seedBenchTenant({ d1, baseUrl: worker.url });
         return {
           ...worker,

@@ -25,11 +25,11 @@ import { join } from "node:path";
 import {
   API_GOALS,
   allProcStats,
-  applyMigrations,
   BENCH_SCRIPTS,
   floorOptions,
+  linguaOptions,
   median,
-  randomKey,
+  migrateEveryDatabase,
   startLoadGenerator,
   startWorker,
   workerOptions,
@@ -238,20 +238,7 @@ export async function runWebhooks({ config: wranglerConfig, scriptPath, log = (m
     host: "127.0.0.1",
     port: 0,
     workers: [
-      withoutAddress(
-        workerOptions({
-          name: "lingua-api",
-          scriptPath,
-          compatibilityDate: config.compatibilityDate,
-          compatibilityFlags: config.compatibilityFlags,
-          bindings: { ...config.vars, ENCRYPTION_KEY: randomKey(), ALLOW_LOOPBACK_TARGETS: "true" },
-          d1Databases: config.d1Databases,
-          durableObjects: config.durableObjects,
-          queueProducers: config.queueProducers,
-          queueConsumers: config.queueConsumers,
-          r2Buckets: config.r2Buckets,
-        }),
-      ),
+      withoutAddress(linguaOptions(config, scriptPath)),
       { ...withoutAddress(floorOptions(config)), routes: [`${FLOOR_HOST}/*`] },
     ],
   });
@@ -265,8 +252,7 @@ export async function runWebhooks({ config: wranglerConfig, scriptPath, log = (m
     });
     const apiUrl = (path, auth) => ({ url: new URL(path, lingua.url).toString(), headers: auth });
     load = startLoadGenerator();
-    const d1 = await lingua.mf.getD1Database("DB");
-    await applyMigrations(d1, config.migrationDirs.DB);
+    const { d1 } = await migrateEveryDatabase(lingua.mf, config);
     const { token } = await seedBenchTenant({ d1, baseUrl: lingua.url, extraTokens: 30 });
     const auth = { Authorization: `Bearer ${token}` };
     // Each route, then its floors, so that a goal's windows are close together.

@@ -34,9 +34,10 @@ import { basename, dirname, join } from "node:path";
 import { hashPassword } from "../demo-data.mjs";
 import {
   allProcStats,
-  applyMigrations,
   BENCH_SCRIPTS,
+  linguaOptions,
   median,
+  migrateEveryDatabase,
   randomKey,
   requestJson,
   startWorker,
@@ -287,23 +288,12 @@ export async function runXapi({ config, scriptPath, log = (m) => console.error(m
       queue: config.queueConsumers[XAPI_QUEUE],
     },
   };
-  const linguaOptions = workerOptions({
-    name: "lingua-api",
-    scriptPath,
-    compatibilityDate: config.compatibilityDate,
-    compatibilityFlags: config.compatibilityFlags,
-    bindings: { ...config.vars, ENCRYPTION_KEY: randomKey(), ALLOW_LOOPBACK_TARGETS: "true" },
-    d1Databases: config.d1Databases,
-    durableObjects: config.durableObjects,
-    queueProducers: config.queueProducers,
-    queueConsumers: config.queueConsumers,
-    r2Buckets: config.r2Buckets,
-  });
+  const options = linguaOptions(config, scriptPath);
   // Profiled: workerd's inspector open, and the consumers' D1 statements timed by an entry module.
   const lingua = await startWorker(
     PROFILE
       ? {
-          ...linguaOptions,
+          ...options,
           inspectorPort: PROFILE_PORT,
           modules: [
             {
@@ -311,14 +301,13 @@ export async function runXapi({ config, scriptPath, log = (m) => console.error(m
               path: join(dirname(scriptPath), "bench-d1-statements-entry.mjs"),
               contents: d1StatementsEntry(`./${basename(scriptPath)}`),
             },
-            ...linguaOptions.modules,
+            ...options.modules,
           ],
         }
-      : linguaOptions,
+      : options,
   );
   try {
-    const d1 = await lingua.mf.getD1Database("DB");
-    await applyMigrations(d1, config.migrationDirs.DB);
+    const { d1 } = await migrateEveryDatabase(lingua.mf, config);
     const { token } = await seedBenchTenant({ d1, baseUrl: lingua.url, extraTokens: 0 });
     const perVariant = WARMUP_REQUESTS + ROUNDS * REQUESTS_PER_BLOCK;
     const { tokens, members, items } = await seed(d1, lingua.url, {
