@@ -4,7 +4,9 @@ import type { Granularity } from "../../../domains/institutions/analytics/range"
 import type { readAnalytics } from "../../../domains/institutions/analytics/service";
 import { CSS_URL, JS_URL } from "../../assets";
 import { When } from "../../layout";
-import { CategoryBarChart, StackedShareChart, TimeSeriesChart } from "../../pages/charts";
+import { CategoryBarChart } from "../../pages/charts/category-bars";
+import { StackedShareChart } from "../../pages/charts/stacked-share";
+import { TimeSeriesChart } from "../../pages/charts/time-series";
 import { AA_GRAPHICS, ramp, readableOnWhite } from "../../pages/colours";
 import { ANALYTICS_PATH } from "../../prefixes";
 import { type RangeForm, rangeQuery } from "./range";
