@@ -36,6 +36,7 @@ import os from "node:os";
 import { join } from "node:path";
 import { hashPassword } from "../demo-data.mjs";
 import {
+  allProcStats,
   BENCH_OUT,
   bundleWithWrangler,
   cpuSnapshot,
@@ -45,6 +46,7 @@ import {
   median,
   migrateEveryDatabase,
   otherCpuShare,
+  procStat,
   ROOT,
   randomKey,
   ratioAcrossRounds,
@@ -284,16 +286,34 @@ const VARIANTS = [
   { id: "current", label: "current, institution in DB" },
   { id: "current-db1", label: "current, institution in DB_1" },
 ];
+/** The workerd processes this process started (each Miniflare runs one). */
+function workerdPids() {
+  const pids = new Set();
+  for (const [pid, p] of allProcStats())
+    if (p.comm.startsWith("workerd") && p.ppid === process.pid) pids.add(pid);
+  return pids;
+}
+
+/** CPU ticks (1/100 s, user + system) of one workerd. */
+const ticksOf = (pid) => procStat(pid).ticks;
+
 /** The metrics per concurrency: the first decides (the brief's), the others are reported beside it. */
-const METRICS = { 1: ["p50", "rps"], 16: ["rps", "mean"] };
-const metricsAt = (connections) => METRICS[connections] ?? ["mean", "rps"];
+const METRICS = { 1: ["p50", "rps", "cpu"], 16: ["rps", "mean", "cpu"] };
+const metricsAt = (connections) => METRICS[connections] ?? ["mean", "rps", "cpu"];
 
 /** Current ÷ baseline as a cost: latency ours / theirs, req/s theirs / ours (> 1: current is slower). */
 function cost(metric, subject, reference) {
   if (!subject || !reference) return null;
   return metric === "rps"
     ? reference.rps / subject.rps
-    : subject.latencyMs[metric] / reference.latencyMs[metric];
+    : figureOf(metric, subject) / figureOf(metric, reference);
+}
+
+/** A run's figure: req/s, workerd CPU ms per request, or a latency. */
+function figureOf(metric, run) {
+  if (metric === "rps") return run.rps;
+  if (metric === "cpu") return run.cpuMsPerRequest;
+  return run.latencyMs[metric];
 }
 
 export async function runBaseline({
@@ -308,11 +328,16 @@ export async function runBaseline({
   const failures = [];
   try {
     log("bench: baseline: starting both workers…");
+    // Each worker's workerd, for its CPU time per request (other work on the machine stretches wall
+    // time far more than the CPU time a request costs).
     const startMigrated = async (cfg, script) => {
+      const before = workerdPids();
       const worker = await startWorker(linguaOptions(cfg, script));
       workers.push(worker);
+      const pids = [...workerdPids()].filter((pid) => !before.has(pid));
+      if (pids.length !== 1) throw new Error(`expected one new workerd process, found ${pids.length}`);
       const { d1 } = await migrateEveryDatabase(worker.mf, cfg);
-      return { worker, d1 };
+      return { worker, d1, pid: pids[0] };
     };
     const old = await startMigrated(baseline.config, baseline.scriptPath);
     const cur = await startMigrated(config, scriptPath);
@@ -350,6 +375,9 @@ export async function runBaseline({
         withCourse: false,
       });
     }
+    tenants.baseline.pid = old.pid;
+    tenants.current.pid = cur.pid;
+    if (tenants["current-db1"]) tenants["current-db1"].pid = cur.pid;
     const variants = VARIANTS.filter((v) => tenants[v.id]);
 
     const runs = [];
@@ -359,12 +387,17 @@ export async function runBaseline({
     });
     const load = async (path, variant, connections, round) => {
       const before = cpuSnapshot();
+      const ticks = ticksOf(tenants[variant.id].pid);
       const result = await loadGenerator.run({
         ...target(path, variant),
         connections,
         duration: settings.durationS,
         warmup: settings.settleS,
       });
+      // Every request the worker answered in this run, the unrecorded lead-in's too.
+      const answered =
+        result.requests + Object.values(result.warmupStatusCounts ?? {}).reduce((a, b) => a + b, 0);
+      result.cpuMsPerRequest = ((ticksOf(tenants[variant.id].pid) - ticks) * 10) / answered;
       result.otherCpuShare = otherCpuShare(before, cpuSnapshot());
       result.loadAvgAfter = os.loadavg();
       const problem = loadProblem(result);
@@ -407,9 +440,11 @@ export async function runBaseline({
     const record = async (variant) => {
       const tenant = tenants[variant.id];
       await drained(tenant);
+      const ticks = ticksOf(tenant.pid);
       const ms = await recordAttempts(tenant, tenant.members[nextMember[variant.id]++]);
+      const cpuMs = (ticksOf(tenant.pid) - ticks) * 10;
       await drained(tenant);
-      return ms;
+      return { ms, cpuMs };
     };
     for (const variant of variants) for (let i = 0; i < ATTEMPT_WARMUP; i++) await record(variant);
     for (let round = 0; round < settings.rounds; round++)
@@ -419,13 +454,20 @@ export async function runBaseline({
         );
         const before = cpuSnapshot();
         const latencies = [];
-        for (let i = 0; i < ATTEMPT_REQUESTS; i++) latencies.push(await record(variant));
+        let cpuMs = 0;
+        for (let i = 0; i < ATTEMPT_REQUESTS; i++) {
+          const one = await record(variant);
+          latencies.push(one.ms);
+          cpuMs += one.cpuMs;
+        }
         attempts.push({
           variant: variant.id,
           round,
           latencies,
           meanMs: latencies.reduce((a, b) => a + b, 0) / latencies.length,
           p50Ms: median(latencies),
+          // workerd CPU from each request's start to its answer (10 ms ticks, summed over the block).
+          cpuMsPerRequest: cpuMs / latencies.length,
           otherCpuShare: otherCpuShare(before, cpuSnapshot()),
         });
       }
@@ -451,7 +493,7 @@ export async function runBaseline({
               spread(
                 Array.from({ length: settings.rounds }, (_, round) => {
                   const r = runOf(path.id, variant, connections, round);
-                  return r ? (metric === "rps" ? r.rps : r.latencyMs[metric]) : null;
+                  return r ? figureOf(metric, r) : null;
                 }),
               ).median;
             checks.push({
@@ -468,26 +510,31 @@ export async function runBaseline({
               ratio: ratios.median,
             });
           }
-      const attemptRatios = ratioAcrossRounds(settings.rounds, (round) => {
-        const s = attempts.find((a) => a.variant === subject && a.round === round);
-        const r = attempts.find((a) => a.variant === reference && a.round === round);
-        return s && r ? s.meanMs / r.meanMs : null;
-      });
-      const attemptValue = (variant) =>
-        median(attempts.filter((a) => a.variant === variant).map((a) => a.meanMs));
-      checks.push({
-        subject,
-        reference,
-        path: "attempts",
-        label: `POST /api/progress/attempts (${ATTEMPTS_PER_REQUEST} attempts)`,
-        connections: 1,
-        metric: "mean",
-        decides: true,
-        ours: attemptValue(subject),
-        theirs: attemptValue(reference),
-        perRound: attemptRatios.perRound,
-        ratio: attemptRatios.median,
-      });
+      for (const [metric, field] of [
+        ["mean", "meanMs"],
+        ["cpu", "cpuMsPerRequest"],
+      ]) {
+        const attemptRatios = ratioAcrossRounds(settings.rounds, (round) => {
+          const s = attempts.find((a) => a.variant === subject && a.round === round);
+          const r = attempts.find((a) => a.variant === reference && a.round === round);
+          return s && r && r[field] > 0 ? s[field] / r[field] : null;
+        });
+        const attemptValue = (variant) =>
+          median(attempts.filter((a) => a.variant === variant).map((a) => a[field]));
+        checks.push({
+          subject,
+          reference,
+          path: "attempts",
+          label: `POST /api/progress/attempts (${ATTEMPTS_PER_REQUEST} attempts)`,
+          connections: 1,
+          metric,
+          decides: metric === "mean",
+          ours: attemptValue(subject),
+          theirs: attemptValue(reference),
+          perRound: attemptRatios.perRound,
+          ratio: attemptRatios.median,
+        });
+      }
     };
     compare("current", "baseline");
     if (tenants["current-db1"]) compare("current-db1", "current");
@@ -542,6 +589,7 @@ export function baselineReport(result, formatTable) {
       .map(([k, t]) => `${k} ${t.id} in ${t.binding} (tokens ${t.tokens}, members ${t.members})`)
       .join("; ")}`,
     "Cost ratio per round: latency current / baseline, req/s baseline / current (> 1: current slower); verdict on the median of the per-round ratios.",
+    "CPU ms/req: the workerd's CPU time (user + system, 10 ms ticks) over the run / the requests it answered; other work on the machine moves it less than wall time.",
   );
   if (result.failures.length)
     out.push(
@@ -558,7 +606,7 @@ export function baselineReport(result, formatTable) {
       rows.map((c) => [
         c.label,
         c.connections,
-        c.metric === "rps" ? "req/s" : `${c.metric} ms`,
+        c.metric === "rps" ? "req/s" : c.metric === "cpu" ? "CPU ms/req" : `${c.metric} ms`,
         num(c.metric, c.ours),
         num(c.metric, c.theirs),
         c.perRound.map((r) => (r === null ? "-" : r.toFixed(2))).join(" "),
