@@ -29,9 +29,13 @@
 //
 //   BENCH_BASELINE_COMMIT=<rev>     the baseline (default 722e280^, the parent of issue 35's first commit)
 //   BENCH_BASELINE_REQUESTS=10      attempts requests per variant per round (after 3 unrecorded ones)
+//   BENCH_BASELINE_PROFILE=<prefix> a diagnostic instead of the rounds: each path at the highest concurrency
+//                                   on each worker (unminified bundles), workerd's inspector sampling the
+//                                   worker and D1 isolates; profiles into <prefix>.<variant>.<path>.<isolate>.cpuprofile,
+//                                   the top functions per request printed
 //   BENCH_DURATION, BENCH_ROUNDS, BENCH_WARMUP, BENCH_SETTLE, BENCH_CONNECTIONS as in run.mjs.
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from "node:fs";
+import { cpSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { hashPassword } from "../demo-data.mjs";
@@ -57,6 +61,7 @@ import {
   startWorker,
 } from "./lib.mjs";
 import { BENCH_RATE_LIMIT_PER_MINUTE } from "./seed.mjs";
+import { startCpuProfiles, summary } from "./xapi-profile.mjs";
 
 const BASELINE_REV = process.env.BENCH_BASELINE_COMMIT || "722e280^";
 const ATTEMPT_REQUESTS = Number(process.env.BENCH_BASELINE_REQUESTS || 10);
@@ -64,6 +69,8 @@ const ATTEMPT_WARMUP = 3;
 const ATTEMPTS_PER_REQUEST = 100;
 const EXTRA_TOKENS = 30;
 const GOAL = 1.1;
+const PROFILE = process.env.BENCH_BASELINE_PROFILE || "";
+const PROFILE_PORTS = { baseline: 9341, current: 9342 };
 const COURSE = "crs_bench_base";
 const LESSON = "les_bb_1";
 
@@ -330,17 +337,18 @@ export async function runBaseline({
     log("bench: baseline: starting both workers…");
     // Each worker's workerd, for its CPU time per request (other work on the machine stretches wall
     // time far more than the CPU time a request costs).
-    const startMigrated = async (cfg, script) => {
+    const startMigrated = async (cfg, script, port) => {
       const before = workerdPids();
-      const worker = await startWorker(linguaOptions(cfg, script));
+      const options = linguaOptions(cfg, script);
+      const worker = await startWorker(PROFILE ? { ...options, inspectorPort: port } : options);
       workers.push(worker);
       const pids = [...workerdPids()].filter((pid) => !before.has(pid));
       if (pids.length !== 1) throw new Error(`expected one new workerd process, found ${pids.length}`);
       const { d1 } = await migrateEveryDatabase(worker.mf, cfg);
       return { worker, d1, pid: pids[0] };
     };
-    const old = await startMigrated(baseline.config, baseline.scriptPath);
-    const cur = await startMigrated(config, scriptPath);
+    const old = await startMigrated(baseline.config, baseline.scriptPath, PROFILE_PORTS.baseline);
+    const cur = await startMigrated(config, scriptPath, PROFILE_PORTS.current);
     const memberCount = ATTEMPT_WARMUP + settings.rounds * ATTEMPT_REQUESTS;
     const tenants = {
       baseline: await seedTenant({
@@ -379,6 +387,7 @@ export async function runBaseline({
     tenants.current.pid = cur.pid;
     if (tenants["current-db1"]) tenants["current-db1"].pid = cur.pid;
     const variants = VARIANTS.filter((v) => tenants[v.id]);
+    if (PROFILE) return await profilePaths({ tenants, variants, settings, loadGenerator, baseline, log });
 
     const runs = [];
     const target = (path, variant) => ({
@@ -579,7 +588,69 @@ const num = (metric, v) =>
       : v.toFixed(3);
 const times = (v) => (v === null || v === undefined ? "-" : `${v.toFixed(2)}×`);
 
+/**
+ * BENCH_BASELINE_PROFILE: each path at the highest concurrency on each worker (after a warm-up),
+ * workerd's inspector sampling the worker's and D1's isolates; the top functions per request.
+ */
+async function profilePaths({ tenants, variants, settings, loadGenerator, baseline, log }) {
+  const connections = Math.max(...settings.connections);
+  const profiles = [];
+  for (const path of PATHS)
+    for (const variant of variants.filter((v) => v.id !== "current-db1")) {
+      const tenant = tenants[variant.id];
+      const request = {
+        url: new URL(path.path(tenant), tenant.base).toString(),
+        headers: tenant.auth,
+        connections,
+      };
+      await loadGenerator.run({ ...request, duration: settings.warmupS || 1, warmup: 0 });
+      log(`bench: baseline profile ${path.label} [${variant.label}]…`);
+      const profiler = await startCpuProfiles(PROFILE_PORTS[variant.id], /lingua-api$|d1:db$/);
+      const result = await loadGenerator.run({ ...request, duration: settings.durationS, warmup: 0 });
+      const taken = await profiler.stop();
+      for (const [title, profile] of Object.entries(taken)) {
+        const file = `${PROFILE}.${variant.id}.${path.id}.${title.replace(/[^a-z0-9-]+/gi, "_")}.cpuprofile`;
+        writeFileSync(file, JSON.stringify(profile));
+        const top = summary(profile, 25);
+        profiles.push({
+          variant: variant.id,
+          path: path.id,
+          label: path.label,
+          isolate: title,
+          file,
+          requests: result.requests,
+          cpuMsPerRequest: top.totalMs / result.requests,
+          self: top.self,
+          inclusive: top.inclusive,
+        });
+      }
+    }
+  return {
+    profileOnly: true,
+    baseline: { commit: baseline.commit, subject: baseline.subject, rev: BASELINE_REV },
+    current: { commit: git(["rev-parse", "HEAD"]), dirty: git(["status", "--porcelain"]) !== "" },
+    profiles,
+    failures: [],
+  };
+}
+
 export function baselineReport(result, formatTable) {
+  if (result.profileOnly) {
+    const lines = [
+      "",
+      `Hot paths profiled (BENCH_BASELINE_PROFILE): baseline ${result.baseline.commit.slice(0, 7)}, current ${result.current.commit.slice(0, 7)}; sampled CPU ms per request per isolate, then its top functions (self, inclusive)`,
+    ];
+    for (const p of result.profiles)
+      lines.push(
+        "",
+        `${p.label} [${p.variant}] ${p.isolate}: ${p.cpuMsPerRequest.toFixed(3)} ms sampled per request (${p.requests} requests; ${p.file})`,
+        "  self:",
+        ...p.self.slice(0, 15).map((l) => `  ${l}`),
+        "  inclusive:",
+        ...p.inclusive.slice(0, 15).map((l) => `  ${l}`),
+      );
+    return lines.join("\n");
+  }
   const out = [];
   const dirty = result.current.dirty ? " (with uncommitted changes)" : "";
   out.push(

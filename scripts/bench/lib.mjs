@@ -96,9 +96,11 @@ export function bundleWithWrangler(outdir, { cwd = ROOT } = {}) {
   rmSync(outdir, { recursive: true, force: true });
   const wrangler = join(ROOT, "node_modules", ".bin", "wrangler");
   const started = performance.now();
-  // A profiled run (BENCH_XAPI_PROFILE, BENCH_SSO_PROFILE) keeps the functions' names.
+  // A profiled run (BENCH_XAPI_PROFILE, BENCH_SSO_PROFILE, BENCH_BASELINE_PROFILE) keeps the functions' names.
   const unminified =
-    process.env.BENCH_XAPI_PROFILE || process.env.BENCH_SSO_PROFILE ? ["--minify=false"] : [];
+    process.env.BENCH_XAPI_PROFILE || process.env.BENCH_SSO_PROFILE || process.env.BENCH_BASELINE_PROFILE
+      ? ["--minify=false"]
+      : [];
   const result = spawnSync(wrangler, ["deploy", "--dry-run", "--outdir", outdir, ...unminified], {
     cwd,
     encoding: "utf8",
