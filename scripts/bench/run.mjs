@@ -36,7 +36,7 @@
 //                             database filled through the API (scripts/bench/capacity.mjs; needs `sqlite3`).
 //   BENCH_ONLY=baseline       the hot paths (me, tokens and members lists, 100 attempts) of this checkout against
 //                             the commit before issue 35, built from its own source in a temporary worktree,
-//                             interleaved in one run (scripts/bench/baseline.mjs). Opt-in (about 6 minutes).
+//                             interleaved in one run (scripts/bench/baseline.mjs). Opt-in (6–7 minutes).
 //
 // Workers run under the Miniflare API (workerd), not `wrangler dev`; the load comes from a second,
 // long-lived Node process (load.mjs --serve, autocannon). At each concurrency level every target is
