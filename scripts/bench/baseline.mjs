@@ -37,7 +37,7 @@
 import { spawnSync } from "node:child_process";
 import { cpSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { hashPassword } from "../demo-data.mjs";
 import {
   allProcStats,
@@ -61,6 +61,7 @@ import {
   startWorker,
 } from "./lib.mjs";
 import { BENCH_RATE_LIMIT_PER_MINUTE } from "./seed.mjs";
+import { d1RoundTripsEntry } from "./sso-profile.mjs";
 import { startCpuProfiles, summary } from "./xapi-profile.mjs";
 
 const BASELINE_REV = process.env.BENCH_BASELINE_COMMIT || "722e280^";
@@ -340,7 +341,23 @@ export async function runBaseline({
     const startMigrated = async (cfg, script, port) => {
       const before = workerdPids();
       const options = linguaOptions(cfg, script);
-      const worker = await startWorker(PROFILE ? { ...options, inspectorPort: port } : options);
+      // Profiled: the inspector open, and DB's round trips per request counted by an entry module.
+      const worker = await startWorker(
+        PROFILE
+          ? {
+              ...options,
+              inspectorPort: port,
+              modules: [
+                {
+                  type: "ESModule",
+                  path: join(dirname(script), "bench-baseline-d1-entry.mjs"),
+                  contents: d1RoundTripsEntry(`./${basename(script)}`),
+                },
+                ...options.modules,
+              ],
+            }
+          : options,
+      );
       workers.push(worker);
       const pids = [...workerdPids()].filter((pid) => !before.has(pid));
       if (pids.length !== 1) throw new Error(`expected one new workerd process, found ${pids.length}`);
@@ -604,6 +621,13 @@ async function profilePaths({ tenants, variants, settings, loadGenerator, baseli
         connections,
       };
       await loadGenerator.run({ ...request, duration: settings.warmupS || 1, warmup: 0 });
+      // One request alone: its D1 round trips and statements in DB (the worker's, not its Durable Objects').
+      // (After the load's last requests have finished: autocannon stops with some still in flight.)
+      const counts = new URL("/__d1-statements", tenant.base);
+      await new Promise((r) => setTimeout(r, 2000));
+      await requestJson(counts);
+      await requestJson(new URL(request.url), { headers: tenant.auth });
+      const d1 = (await requestJson(counts)).body;
       log(`bench: baseline profile ${path.label} [${variant.label}]…`);
       const profiler = await startCpuProfiles(PROFILE_PORTS[variant.id], /lingua-api$|d1:db$/);
       const result = await loadGenerator.run({ ...request, duration: settings.durationS, warmup: 0 });
@@ -619,6 +643,8 @@ async function profilePaths({ tenants, variants, settings, loadGenerator, baseli
           isolate: title,
           file,
           requests: result.requests,
+          d1RoundTrips: d1.roundTrips,
+          d1Statements: d1.statements.map((x) => `${x.statements}× ${x.sql}`),
           cpuMsPerRequest: top.totalMs / result.requests,
           self: top.self,
           inclusive: top.inclusive,
@@ -643,7 +669,8 @@ export function baselineReport(result, formatTable) {
     for (const p of result.profiles)
       lines.push(
         "",
-        `${p.label} [${p.variant}] ${p.isolate}: ${p.cpuMsPerRequest.toFixed(3)} ms sampled per request (${p.requests} requests; ${p.file})`,
+        `${p.label} [${p.variant}] ${p.isolate}: ${p.cpuMsPerRequest.toFixed(3)} ms sampled per request (${p.requests} requests; ${p.file}); one request: ${p.d1RoundTrips} D1 round trip(s) in DB`,
+        ...p.d1Statements.map((l) => `  ${l}`),
         "  self:",
         ...p.self.slice(0, 15).map((l) => `  ${l}`),
         "  inclusive:",
