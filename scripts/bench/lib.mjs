@@ -88,16 +88,21 @@ export function randomKey() {
 // ---------------------------------------------------------------------------------------------
 // Bundling
 
-/** `wrangler deploy --dry-run --outdir`: exactly the bundle production would receive. */
-export function bundleWithWrangler(outdir) {
+/**
+ * `wrangler deploy --dry-run --outdir`: exactly the bundle production would receive. `cwd`: the
+ * checkout to bundle (another commit's, for BENCH_ONLY=baseline), with this checkout's wrangler.
+ */
+export function bundleWithWrangler(outdir, { cwd = ROOT } = {}) {
   rmSync(outdir, { recursive: true, force: true });
   const wrangler = join(ROOT, "node_modules", ".bin", "wrangler");
   const started = performance.now();
-  // A profiled run (BENCH_XAPI_PROFILE, BENCH_SSO_PROFILE) keeps the functions' names.
+  // A profiled run (BENCH_XAPI_PROFILE, BENCH_SSO_PROFILE, BENCH_BASELINE_PROFILE) keeps the functions' names.
   const unminified =
-    process.env.BENCH_XAPI_PROFILE || process.env.BENCH_SSO_PROFILE ? ["--minify=false"] : [];
+    process.env.BENCH_XAPI_PROFILE || process.env.BENCH_SSO_PROFILE || process.env.BENCH_BASELINE_PROFILE
+      ? ["--minify=false"]
+      : [];
   const result = spawnSync(wrangler, ["deploy", "--dry-run", "--outdir", outdir, ...unminified], {
-    cwd: ROOT,
+    cwd,
     encoding: "utf8",
     env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" },
   });

@@ -34,6 +34,9 @@
 //                             attempts with and without an LRS endpoint. Opt-in (a few minutes).
 //   BENCH_ONLY=capacity       bytes per row and per index of every table that grows, from SQLite's dbstat on a
 //                             database filled through the API (scripts/bench/capacity.mjs; needs `sqlite3`).
+//   BENCH_ONLY=baseline       the hot paths (me, tokens and members lists, 100 attempts) of this checkout against
+//                             the commit before issue 35, built from its own source in a temporary worktree,
+//                             interleaved in one run (scripts/bench/baseline.mjs). Opt-in (6–7 minutes).
 //
 // Workers run under the Miniflare API (workerd), not `wrangler dev`; the load comes from a second,
 // long-lived Node process (load.mjs --serve, autocannon). At each concurrency level every target is
@@ -51,6 +54,7 @@ import os from "node:os";
 import { join } from "node:path";
 import { activityReport, runActivity } from "./activity.mjs";
 import { analyticsReport, runAnalytics } from "./analytics.mjs";
+import { baselineReport, runBaseline } from "./baseline.mjs";
 import { bulkReport, runBulk } from "./bulk.mjs";
 import { capacityReport, runCapacity } from "./capacity.mjs";
 import { exportsReport, runExports } from "./exports.mjs";
@@ -249,6 +253,7 @@ const SCENARIOS = [
   "sso",
   "xapi",
   "capacity",
+  "baseline",
 ];
 /** Only with BENCH_ONLY: too long for the default run. */
 const OPT_IN_SCENARIOS = new Set([
@@ -261,6 +266,7 @@ const OPT_IN_SCENARIOS = new Set([
   "sso",
   "xapi",
   "capacity",
+  "baseline",
 ]);
 
 function selectScenarios() {
@@ -618,6 +624,7 @@ async function main() {
   const wantSso = selected.has("sso");
   const wantXapi = selected.has("xapi");
   const wantCapacity = selected.has("capacity");
+  const wantBaseline = selected.has("baseline");
   if (wantActivity) workersNeeded.add("floor");
 
   console.error(`bench: bundling…`);
@@ -632,7 +639,8 @@ async function main() {
       wantLti ||
       wantSso ||
       wantXapi ||
-      wantCapacity,
+      wantCapacity ||
+      wantBaseline,
     wantStartup,
   );
 
@@ -656,6 +664,7 @@ async function main() {
   let sso = null;
   let xapi = null;
   let capacity = null;
+  let baseline = null;
   const stop = async () => {
     if (loadGenerator) await loadGenerator.close().catch(() => undefined);
     for (const w of Object.values(started)) await w.dispose().catch(() => undefined);
@@ -675,7 +684,7 @@ async function main() {
           await preflight(target, worker.url, { Authorization });
     }
 
-    if (targets.length || wantActivity) loadGenerator = startLoadGenerator();
+    if (targets.length || wantActivity || wantBaseline) loadGenerator = startLoadGenerator();
     const request = (target) => {
       const worker = started[target.worker];
       return {
@@ -773,6 +782,10 @@ async function main() {
       failures.push(...xapi.failures);
     }
     if (wantCapacity) capacity = await runCapacity({ config, scriptPath: build.lingua.scriptPath });
+    if (wantBaseline) {
+      baseline = await runBaseline({ config, scriptPath: build.lingua.scriptPath, settings, loadGenerator });
+      failures.push(...baseline.failures);
+    }
   } finally {
     await stop();
   }
@@ -796,6 +809,7 @@ async function main() {
   if (sso) console.log(ssoReport(sso));
   if (xapi) console.log(xapiReport(xapi));
   if (capacity) console.log(capacityReport(capacity, formatTable));
+  if (baseline) console.log(baselineReport(baseline, formatTable));
 
   const results = {
     system,
@@ -833,6 +847,8 @@ async function main() {
     xapi,
     // BENCH_ONLY=capacity: bytes per table and index, rows per unit of growth, the capacity model.
     capacity,
+    // BENCH_ONLY=baseline: the hot paths against the commit before issue 35, every run and ratio.
+    baseline,
     failures,
   };
   const file = join(ensureDir(BENCH_OUT), "results.json");
