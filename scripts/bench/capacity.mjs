@@ -14,8 +14,9 @@
 //   BENCH_CAPACITY_ATTEMPTS=30   attempts per learner and day (one lesson of 30 items a day)
 
 import { execFileSync } from "node:child_process";
-import { readdirSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, existsSync, readdirSync, rmSync, statSync } from "node:fs";
 import { createServer } from "node:http";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { linguaOptions, migrateEveryDatabase, requestJson, startWorker } from "./lib.mjs";
 import { BENCH_TENANT, seedBenchTenant } from "./seed.mjs";
@@ -37,6 +38,8 @@ const GROWS_WITH = {
   weekly_xp: "learner-day",
   institution_activity_days: "learner-day",
   outbox_events: "learner-day",
+  // Internal events (attempts.recorded), apportioned from outbox_events by internalEvents() below.
+  "outbox_events (internal)": "learner-day",
   xapi_statements: "learner-day",
   xapi_batches: "learner-day",
   institution_learner_courses: "learner",
@@ -197,9 +200,47 @@ function databaseFile(storage) {
   return found[0];
 }
 
-function sqlite(file, sql) {
-  const out = execFileSync("sqlite3", ["-readonly", "-json", file, sql], { encoding: "utf8" });
+function sqlite(file, sql, { write = false } = {}) {
+  const out = execFileSync("sqlite3", [...(write ? [] : ["-readonly"]), "-json", file, sql], {
+    encoding: "utf8",
+  });
   return out.trim() ? JSON.parse(out) : [];
+}
+
+/** The internal event types (src/platform/events.ts, INTERNAL_EVENT_TYPES), kept a day once dispatched. */
+const INTERNAL_EVENT_TYPES = ["attempts.recorded"];
+
+/**
+ * Splits outbox_events in two rows of the model: the events kept 30 days and the internal ones, which
+ * the sweep deletes a day after their dispatch. dbstat has no per-row figure, so a copy of the file
+ * loses its internal events as the sweep would delete them (the pages they leave partly empty stay,
+ * as in a database at steady state), and dbstat reads what the others take; the internal ones take
+ * the difference.
+ */
+function internalEvents(file, measured) {
+  const events = measured.tables.find((t) => t.table === "outbox_events");
+  if (!events) return measured;
+  const copy = join(tmpdir(), `lingua-capacity-${process.pid}.sqlite`);
+  copyFileSync(file, copy);
+  if (existsSync(`${file}-wal`)) copyFileSync(`${file}-wal`, `${copy}-wal`);
+  try {
+    const types = INTERNAL_EVENT_TYPES.map((t) => `'${t}'`).join(", ");
+    sqlite(copy, `DELETE FROM outbox_events WHERE type IN (${types})`, { write: true });
+    const kept = measure(copy).tables.find((t) => t.table === "outbox_events");
+    const internal = {
+      table: "outbox_events (internal)",
+      rows: events.rows - kept.rows,
+      tableBytes: events.tableBytes - kept.tableBytes,
+      payload: events.payload - kept.payload,
+      indexBytes: events.indexBytes - kept.indexBytes,
+      indexes: events.indexes,
+    };
+    const tables = measured.tables.map((t) => (t === events ? kept : t));
+    return { ...measured, tables: [...tables, internal] };
+  } finally {
+    rmSync(copy, { force: true });
+    rmSync(`${copy}-wal`, { force: true });
+  }
 }
 
 /** Bytes (pages × page size, and the payload within them) of every table with its indexes, and rows. */
@@ -328,7 +369,7 @@ export async function runCapacity({ config, scriptPath, log = (m) => console.err
     file = databaseFile(lingua.storage);
     // Stopped before reading, so every page is in the file and nothing writes while dbstat reads.
     await lingua.mf.dispose();
-    const measured = measure(file);
+    const measured = internalEvents(file, measure(file));
     return { produced, ...measured, model: capacityModel(measured, produced) };
   } finally {
     await lingua.mf.dispose().catch(() => undefined);
@@ -339,11 +380,12 @@ export async function runCapacity({ config, scriptPath, log = (m) => console.err
 
 /**
  * Rows the sweeps delete after a window (days): outbox events after 30 (their webhook deliveries and
- * attempts with them), xAPI statements after 90 and their batches after 30, weekly XP after 14. A
+ * attempts with them), internal events a day after their dispatch, xAPI statements after 90 and their batches after 30, weekly XP after 14. A
  * database holds at most that window's worth of them, whatever its age; the rest accumulate.
  */
 export const RETAINED_DAYS = {
   outbox_events: 30,
+  "outbox_events (internal)": 1,
   webhook_deliveries: 30,
   webhook_delivery_attempts: 30,
   xapi_statements: 90,
