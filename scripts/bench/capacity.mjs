@@ -12,6 +12,8 @@
 //   BENCH_CAPACITY_LEARNERS=100  learners of the institution
 //   BENCH_CAPACITY_DAYS=7        days of activity (today and the days before)
 //   BENCH_CAPACITY_ATTEMPTS=30   attempts per learner and day (one lesson of 30 items a day)
+//   BENCH_CAPACITY_LONG_IDS=1    learners, course, lessons and items with ids as long as the product's
+//                                (a prefix and a 26-character ULID: 30 characters) instead of short ones
 
 import { execFileSync } from "node:child_process";
 import { copyFileSync, existsSync, readdirSync, rmSync, statSync } from "node:fs";
@@ -25,7 +27,17 @@ const LEARNERS = Number(process.env.BENCH_CAPACITY_LEARNERS ?? 100);
 const DAYS = Number(process.env.BENCH_CAPACITY_DAYS ?? 7);
 const ATTEMPTS = Number(process.env.BENCH_CAPACITY_ATTEMPTS ?? 30);
 const INSTITUTION = BENCH_TENANT.institution.id;
-const COURSE = "crs_cap";
+/**
+ * The product's ids are a prefix and a ULID (src/platform/ids.ts, `newId`): 30 characters. The short
+ * ids of the default run keep its figures comparable across runs; BENCH_CAPACITY_LONG_IDS=1 measures
+ * the rows with ids of the product's length, which every row that names a learner or an item carries.
+ */
+const LONG_IDS = process.env.BENCH_CAPACITY_LONG_IDS === "1";
+const idOf = (short) =>
+  LONG_IDS
+    ? `${short.slice(0, 4)}${short.slice(4).replaceAll("_", "0").toUpperCase().padStart(26, "0")}`
+    : short;
+const COURSE = idOf("crs_cap");
 /** One lesson a day: enough lessons that no learner repeats one within the scenario. */
 const LESSONS = DAYS;
 
@@ -97,7 +109,7 @@ function dayAt(offset) {
 /** Learners, two groups each, and a course of LESSONS lessons of ATTEMPTS items, straight into D1. */
 async function seed(d1) {
   const statements = [];
-  const learners = Array.from({ length: LEARNERS }, (_, i) => `usr_cap_${String(i).padStart(5, "0")}`);
+  const learners = Array.from({ length: LEARNERS }, (_, i) => idOf(`usr_cap_${String(i).padStart(5, "0")}`));
   for (const [i, id] of learners.entries()) {
     statements.push(
       d1
@@ -122,8 +134,8 @@ async function seed(d1) {
   );
   const lessons = [];
   for (let l = 0; l < LESSONS; l++) {
-    const lesson = `lsn_cap_${l}`;
-    const training = `trn_cap_${l}`;
+    const lesson = idOf(`lsn_cap_${l}`);
+    const training = idOf(`trn_cap_${l}`);
     const lessonItems = [];
     statements.push(
       d1
@@ -138,7 +150,7 @@ async function seed(d1) {
         .bind(training, lesson, COURSE, ATTEMPTS),
     );
     for (let i = 0; i < ATTEMPTS; i++) {
-      const id = `itm_cap_${l}_${i}`;
+      const id = idOf(`itm_cap_${l}_${i}`);
       lessonItems.push(id);
       statements.push(
         d1
