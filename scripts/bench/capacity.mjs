@@ -12,10 +12,13 @@
 //   BENCH_CAPACITY_LEARNERS=100  learners of the institution
 //   BENCH_CAPACITY_DAYS=7        days of activity (today and the days before)
 //   BENCH_CAPACITY_ATTEMPTS=30   attempts per learner and day (one lesson of 30 items a day)
+//   BENCH_CAPACITY_LONG_IDS=1    learners, course, lessons and items with ids as long as the product's
+//                                (a prefix and a 26-character ULID: 30 characters) instead of short ones
 
 import { execFileSync } from "node:child_process";
-import { readdirSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, existsSync, readdirSync, rmSync, statSync } from "node:fs";
 import { createServer } from "node:http";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { linguaOptions, migrateEveryDatabase, requestJson, startWorker } from "./lib.mjs";
 import { BENCH_TENANT, seedBenchTenant } from "./seed.mjs";
@@ -24,7 +27,17 @@ const LEARNERS = Number(process.env.BENCH_CAPACITY_LEARNERS ?? 100);
 const DAYS = Number(process.env.BENCH_CAPACITY_DAYS ?? 7);
 const ATTEMPTS = Number(process.env.BENCH_CAPACITY_ATTEMPTS ?? 30);
 const INSTITUTION = BENCH_TENANT.institution.id;
-const COURSE = "crs_cap";
+/**
+ * The product's ids are a prefix and a ULID (src/platform/ids.ts, `newId`): 30 characters. The short
+ * ids of the default run keep its figures comparable across runs; BENCH_CAPACITY_LONG_IDS=1 measures
+ * the rows with ids of the product's length, which every row that names a learner or an item carries.
+ */
+const LONG_IDS = process.env.BENCH_CAPACITY_LONG_IDS === "1";
+const idOf = (short) =>
+  LONG_IDS
+    ? `${short.slice(0, 4)}${short.slice(4).replaceAll("_", "0").toUpperCase().padStart(26, "0")}`
+    : short;
+const COURSE = idOf("crs_cap");
 /** One lesson a day: enough lessons that no learner repeats one within the scenario. */
 const LESSONS = DAYS;
 
@@ -37,6 +50,8 @@ const GROWS_WITH = {
   weekly_xp: "learner-day",
   institution_activity_days: "learner-day",
   outbox_events: "learner-day",
+  // Internal events (attempts.recorded), apportioned from outbox_events by internalEvents() below.
+  "outbox_events (internal)": "learner-day",
   xapi_statements: "learner-day",
   xapi_batches: "learner-day",
   institution_learner_courses: "learner",
@@ -94,7 +109,7 @@ function dayAt(offset) {
 /** Learners, two groups each, and a course of LESSONS lessons of ATTEMPTS items, straight into D1. */
 async function seed(d1) {
   const statements = [];
-  const learners = Array.from({ length: LEARNERS }, (_, i) => `usr_cap_${String(i).padStart(5, "0")}`);
+  const learners = Array.from({ length: LEARNERS }, (_, i) => idOf(`usr_cap_${String(i).padStart(5, "0")}`));
   for (const [i, id] of learners.entries()) {
     statements.push(
       d1
@@ -119,8 +134,8 @@ async function seed(d1) {
   );
   const lessons = [];
   for (let l = 0; l < LESSONS; l++) {
-    const lesson = `lsn_cap_${l}`;
-    const training = `trn_cap_${l}`;
+    const lesson = idOf(`lsn_cap_${l}`);
+    const training = idOf(`trn_cap_${l}`);
     const lessonItems = [];
     statements.push(
       d1
@@ -135,7 +150,7 @@ async function seed(d1) {
         .bind(training, lesson, COURSE, ATTEMPTS),
     );
     for (let i = 0; i < ATTEMPTS; i++) {
-      const id = `itm_cap_${l}_${i}`;
+      const id = idOf(`itm_cap_${l}_${i}`);
       lessonItems.push(id);
       statements.push(
         d1
@@ -197,9 +212,47 @@ function databaseFile(storage) {
   return found[0];
 }
 
-function sqlite(file, sql) {
-  const out = execFileSync("sqlite3", ["-readonly", "-json", file, sql], { encoding: "utf8" });
+function sqlite(file, sql, { write = false } = {}) {
+  const out = execFileSync("sqlite3", [...(write ? [] : ["-readonly"]), "-json", file, sql], {
+    encoding: "utf8",
+  });
   return out.trim() ? JSON.parse(out) : [];
+}
+
+/** The internal event types (src/platform/events.ts, INTERNAL_EVENT_TYPES), kept a day once dispatched. */
+const INTERNAL_EVENT_TYPES = ["attempts.recorded"];
+
+/**
+ * Splits outbox_events in two rows of the model: the events kept 30 days and the internal ones, which
+ * the sweep deletes a day after their dispatch. dbstat has no per-row figure, so a copy of the file
+ * loses its internal events as the sweep would delete them (the pages they leave partly empty stay,
+ * as in a database at steady state), and dbstat reads what the others take; the internal ones take
+ * the difference.
+ */
+function internalEvents(file, measured) {
+  const events = measured.tables.find((t) => t.table === "outbox_events");
+  if (!events) return measured;
+  const copy = join(tmpdir(), `lingua-capacity-${process.pid}.sqlite`);
+  copyFileSync(file, copy);
+  if (existsSync(`${file}-wal`)) copyFileSync(`${file}-wal`, `${copy}-wal`);
+  try {
+    const types = INTERNAL_EVENT_TYPES.map((t) => `'${t}'`).join(", ");
+    sqlite(copy, `DELETE FROM outbox_events WHERE type IN (${types})`, { write: true });
+    const kept = measure(copy).tables.find((t) => t.table === "outbox_events");
+    const internal = {
+      table: "outbox_events (internal)",
+      rows: events.rows - kept.rows,
+      tableBytes: events.tableBytes - kept.tableBytes,
+      payload: events.payload - kept.payload,
+      indexBytes: events.indexBytes - kept.indexBytes,
+      indexes: events.indexes,
+    };
+    const tables = measured.tables.map((t) => (t === events ? kept : t));
+    return { ...measured, tables: [...tables, internal] };
+  } finally {
+    rmSync(copy, { force: true });
+    rmSync(`${copy}-wal`, { force: true });
+  }
 }
 
 /** Bytes (pages × page size, and the payload within them) of every table with its indexes, and rows. */
@@ -328,7 +381,7 @@ export async function runCapacity({ config, scriptPath, log = (m) => console.err
     file = databaseFile(lingua.storage);
     // Stopped before reading, so every page is in the file and nothing writes while dbstat reads.
     await lingua.mf.dispose();
-    const measured = measure(file);
+    const measured = internalEvents(file, measure(file));
     return { produced, ...measured, model: capacityModel(measured, produced) };
   } finally {
     await lingua.mf.dispose().catch(() => undefined);
@@ -339,11 +392,12 @@ export async function runCapacity({ config, scriptPath, log = (m) => console.err
 
 /**
  * Rows the sweeps delete after a window (days): outbox events after 30 (their webhook deliveries and
- * attempts with them), xAPI statements after 90 and their batches after 30, weekly XP after 14. A
+ * attempts with them), internal events a day after their dispatch, xAPI statements after 90 and their batches after 30, weekly XP after 14. A
  * database holds at most that window's worth of them, whatever its age; the rest accumulate.
  */
 export const RETAINED_DAYS = {
   outbox_events: 30,
+  "outbox_events (internal)": 1,
   webhook_deliveries: 30,
   webhook_delivery_attempts: 30,
   xapi_statements: 90,

@@ -57,6 +57,21 @@ export const SUBSCRIBABLE_TYPES = (Object.keys(EVENT_TYPES) as EventType[]).filt
 /** Events (and with them their webhook deliveries and attempts) are kept for 30 days. */
 export const EVENT_RETENTION_MS = 30 * 86_400_000;
 
+/**
+ * Internal events (INTERNAL_EVENT_TYPES) are nobody's to list or redeliver: once every subscriber took
+ * one (`dispatched_at`), it is kept a day, for an operator to look at, then deleted. Undispatched ones
+ * stay for the dispatcher's sweep, up to EVENT_RETENTION_MS like every event. At one recording
+ * request a learner-day, an `attempts.recorded` event is most of the outbox's bytes
+ * (docs/design/capacity.md, "The outbox").
+ */
+export const INTERNAL_EVENT_RETENTION_MS = 86_400_000;
+
+/**
+ * The internal types as SQL text, the condition of the partial index `outbox_events_internal_idx`
+ * (db/schema/events.ts): a statement that means to use that index repeats it literally.
+ */
+export const INTERNAL_EVENTS_CONDITION = "type = 'attempts.recorded'";
+
 export type OutboxRow = typeof outboxEvents.$inferInsert;
 
 /**

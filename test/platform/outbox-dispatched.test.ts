@@ -37,13 +37,14 @@ it("the back-fill marks events fanned out before the marker existed as dispatche
   ]);
 });
 
-it("outbox_events has one partial index for the sweep, which the sweep's scan reads", async () => {
+it("outbox_events has a partial index for the sweep, which the sweep's scan reads (and one for the purge of internal events)", async () => {
   const { results: indexes } = await env.DB.prepare(
     "SELECT name FROM pragma_index_list('outbox_events') WHERE origin = 'c' ORDER BY name",
   ).all<{ name: string }>();
   expect(indexes.map((i) => i.name)).toEqual([
     "outbox_events_created_idx",
     "outbox_events_institution_idx",
+    "outbox_events_internal_idx",
     "outbox_events_type_idx",
     "outbox_events_undispatched_idx",
   ]);

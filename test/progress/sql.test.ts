@@ -1,9 +1,23 @@
 import { env } from "cloudflare:test";
-import { eq, sql } from "drizzle-orm";
-import { SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
+import { and, asc, desc, eq, gte, inArray, lte, sql } from "drizzle-orm";
+import { integer, primaryKey, real, SQLiteSyncDialect, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { describe, expect, it } from "vitest";
-import { attempts, learnerStats, users, weeklyXp, xpRankCounts } from "../../src/db/schema";
+import {
+  attempts,
+  dailyActivity,
+  institutionActivityDays,
+  institutionActivityTotals,
+  institutionLearnerCourses,
+  itemProgress,
+  learnerStats,
+  memberGroups,
+  users,
+  weeklyXp,
+  xpRankCounts,
+} from "../../src/db/schema";
 import { activityRowsPageSql, type SourceScope } from "../../src/domains/exports/sql";
+import { splitRange } from "../../src/domains/institutions/analytics/range";
+import { groupActivityStatement, rollupStatement } from "../../src/domains/institutions/analytics/sql";
 import { ALL_TIME_PERIOD, PLATFORM_SCOPE, RANK_BASE, RANK_LEVELS } from "../../src/domains/progress/rank";
 import { recordedAttempts } from "../../src/domains/progress/recording/load";
 import {
@@ -348,5 +362,320 @@ describe("the attempts table", () => {
     ).all<{ name: string; sql: string }>();
     expect(results.map((r) => r.name)).toEqual(["attempts", "attempts_institution_time_idx"]);
     expect(results[0]!.sql).toMatch(/WITHOUT ROWID$/);
+  });
+});
+
+// The progress tables that grow per learner and stay are WITHOUT ROWID on their keys (migrations
+// …_progress_rollups_without_rowid and …_institution_activity_days_without_rowid; docs/design/capacity.md,
+// "Narrower progress rows"): each statement that reads them seeks the key or the one index left.
+describe("the progress tables kept for good", () => {
+  const dialect = new SQLiteSyncDialect();
+  async function plan(query: { sql: string; params: unknown[] }): Promise<string> {
+    const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${query.sql}`)
+      .bind(...query.params)
+      .all<{ detail: string }>();
+    return results.map((r) => r.detail).join("\n");
+  }
+  async function schemaOf(table: string) {
+    const { results } = await env.DB.prepare(
+      "SELECT type, name, sql FROM sqlite_schema WHERE tbl_name = ? ORDER BY type DESC, name",
+    )
+      .bind(table)
+      .all<{ type: string; name: string; sql: string }>();
+    return results;
+  }
+  const migration = (suffix: string) => {
+    const [found] = env.TEST_MIGRATIONS.filter((m) => m.name.endsWith(suffix));
+    if (!found) throw new Error(`migration ${suffix} not found`);
+    return found;
+  };
+  const formerDdl = (prefix: string, table: string) =>
+    env.TEST_MIGRATIONS.filter((m) => m.name.startsWith(prefix)).flatMap((m) =>
+      m.queries.filter(
+        (q) =>
+          new RegExp(`^\\s*CREATE (TABLE|INDEX) \`${table}[\`_]`).test(q) || q.includes(`ON \`${table}\``),
+      ),
+    );
+
+  it("are WITHOUT ROWID, item_progress without its lesson and with its times in Unix seconds", async () => {
+    const items = await schemaOf("item_progress");
+    expect(items.map((r) => [r.type, r.name])).toEqual([["table", "item_progress"]]);
+    expect(items[0]!.sql).toMatch(/\) WITHOUT ROWID$/);
+    expect(items[0]!.sql).not.toMatch(/lesson_id/);
+    expect(items[0]!.sql).toMatch(/`completed_at` integer,/);
+    expect(items[0]!.sql).toMatch(/`last_attempt_at` integer NOT NULL/);
+    const daily = await schemaOf("daily_activity");
+    expect(daily.map((r) => [r.type, r.name])).toEqual([["table", "daily_activity"]]);
+    expect(daily[0]!.sql).toMatch(/\) WITHOUT ROWID$/);
+    const activity = await schemaOf("institution_activity_days");
+    expect(activity.map((r) => [r.type, r.name])).toEqual([
+      ["trigger", "institution_activity_days_insert_rollups"],
+      ["trigger", "institution_activity_days_update_rollups"],
+      ["table", "institution_activity_days"],
+      ["index", "institution_activity_days_user_course_idx"],
+    ]);
+    expect(activity[2]!.sql).toMatch(
+      /PRIMARY KEY\(`institution_id`, `user_id`, `day`, `course_id`\)\s*\) WITHOUT ROWID$/,
+    );
+  });
+
+  it("are read on their keys: a batch's items, the learner's days, and the analytics' probes", async () => {
+    const items = sql`(SELECT value FROM json_each(${JSON.stringify(["itm_a", "itm_b"])}))`;
+    const recording = await plan(
+      db()
+        .select()
+        .from(itemProgress)
+        .where(and(eq(itemProgress.userId, "usr_a"), inArray(itemProgress.trainingItemId, items)))
+        .toSQL(),
+    );
+    expect(recording).toMatch(
+      /SEARCH item_progress USING PRIMARY KEY \(user_id=\? AND training_item_id=\?\)/,
+    );
+    // The recording's latest active days; the history's and the insights' range.
+    const latest = await plan(
+      db()
+        .select({ day: dailyActivity.day })
+        .from(dailyActivity)
+        .where(eq(dailyActivity.userId, "usr_a"))
+        .orderBy(desc(dailyActivity.day))
+        .limit(400)
+        .toSQL(),
+    );
+    expect(latest).toMatch(/SEARCH daily_activity USING PRIMARY KEY \(user_id=\?\)/);
+    const range = await plan(
+      db()
+        .select()
+        .from(dailyActivity)
+        .where(
+          and(
+            eq(dailyActivity.userId, "usr_a"),
+            gte(dailyActivity.day, "2026-01-01"),
+            lte(dailyActivity.day, "2026-12-31"),
+          ),
+        )
+        .orderBy(asc(dailyActivity.day))
+        .toSQL(),
+    );
+    expect(range).toMatch(/SEARCH daily_activity USING PRIMARY KEY \(user_id=\? AND day>\? AND day<\?\)/);
+    for (const details of [latest, range]) expect(details).not.toMatch(/TEMP B-TREE|SCAN daily_activity/);
+
+    // A group's rows (each member's days on the key) and the analytics' probes (a learner on the key,
+    // a pair on its index) over a range with partial first and last weeks and a pair to probe.
+    const group = await plan(
+      dialect.sqlToQuery(
+        groupActivityStatement(
+          { institutionId: "ins_a", from: "2026-03-01", to: "2026-03-10", group: "g" },
+          "week",
+        ),
+      ),
+    );
+    expect(group).toMatch(
+      /SEARCH r USING PRIMARY KEY \(institution_id=\? AND user_id=\? AND day>\? AND day<\?\)/,
+    );
+    const [from, to] = ["2026-03-04", "2026-04-08"];
+    const rollup = await plan(
+      dialect.sqlToQuery(
+        rollupStatement({
+          institutionId: "ins_a",
+          from,
+          to,
+          granularity: "week",
+          ...splitRange(from, to, "week"),
+        }),
+      ),
+    );
+    expect(rollup).toMatch(
+      /SEARCH r USING PRIMARY KEY \(institution_id=\? AND user_id=\? AND day>\? AND day<\?\)/,
+    );
+    expect(rollup).toMatch(/SEARCH r USING COVERING INDEX institution_activity_days_user_course_idx/);
+    expect(rollup).not.toMatch(/SCAN r\b/);
+  });
+
+  it("item_progress and daily_activity are rebuilt from the former tables with every row and value kept", async () => {
+    // The former item_progress, as the first migration made it.
+    const formerItems = sqliteTable(
+      "item_progress",
+      {
+        userId: text("user_id").notNull(),
+        trainingItemId: text("training_item_id").notNull(),
+        lessonId: text("lesson_id").notNull(),
+        bestScore: real("best_score").notNull(),
+        attempts: integer("attempts").notNull(),
+        completedAt: text("completed_at"),
+        lastAttemptAt: text("last_attempt_at").notNull(),
+      },
+      (t) => [primaryKey({ columns: [t.userId, t.trainingItemId] })],
+    );
+    const former = [...formerDdl("0001_", "item_progress"), ...formerDdl("0001_", "daily_activity")];
+    expect(former).toHaveLength(2);
+    await env.DB.batch([
+      env.DB.prepare("DROP TABLE item_progress"),
+      env.DB.prepare("DROP TABLE daily_activity"),
+      ...former.map((q) => env.DB.prepare(q)),
+    ]);
+    const item = (
+      userId: string,
+      trainingItemId: string,
+      over: Partial<typeof formerItems.$inferInsert> = {},
+    ) => ({
+      userId,
+      trainingItemId,
+      lessonId: "les_a",
+      bestScore: 0.8765432101,
+      attempts: 3,
+      completedAt: "2026-03-01T09:00:00Z",
+      lastAttemptAt: "2026-03-02T23:59:59Z",
+      ...over,
+    });
+    await db()
+      .insert(formerItems)
+      .values([
+        item("usr_b", "itm_z"),
+        item("usr_a", "itm_y", {
+          completedAt: null,
+          bestScore: 0,
+          attempts: 1,
+          lastAttemptAt: "1999-12-31T00:00:00Z",
+        }),
+        item("usr_a", "itm_x", {
+          completedAt: "2026-11-27T12:34:56Z",
+          lastAttemptAt: "2026-11-27T12:34:56Z",
+        }),
+      ]);
+    const days = [
+      {
+        userId: "usr_a",
+        day: "2026-03-02",
+        attempts: 30,
+        itemsCompleted: 12,
+        correct: 25,
+        xp: 300,
+        seconds: 900,
+      },
+      { userId: "usr_a", day: "2026-03-01", attempts: 1, itemsCompleted: 0, correct: 0, xp: 0, seconds: 0 },
+      { userId: "usr_b", day: "2025-12-31", attempts: 2, itemsCompleted: 1, correct: 1, xp: 10, seconds: 61 },
+    ];
+    await db().insert(dailyActivity).values(days);
+    const before = await db()
+      .select()
+      .from(formerItems)
+      .orderBy(formerItems.userId, formerItems.trainingItemId);
+
+    const rebuild = migration("_progress_rollups_without_rowid.sql");
+    await env.DB.batch(rebuild.queries.map((q) => env.DB.prepare(q)));
+
+    const seconds = (iso: string | null) => (iso === null ? null : Date.parse(iso) / 1000);
+    const after = await db()
+      .select()
+      .from(itemProgress)
+      .orderBy(itemProgress.userId, itemProgress.trainingItemId);
+    expect(after).toEqual(
+      before.map(({ lessonId: _, ...r }) => ({
+        ...r,
+        completedAt: seconds(r.completedAt),
+        lastAttemptAt: seconds(r.lastAttemptAt),
+      })),
+    );
+    expect(after).toHaveLength(3);
+    expect(after.every((r) => Number.isInteger(r.lastAttemptAt))).toBe(true);
+    const daysAfter = await db()
+      .select()
+      .from(dailyActivity)
+      .orderBy(dailyActivity.userId, dailyActivity.day);
+    expect(daysAfter).toEqual([days[1], days[0], days[2]]);
+    expect((await schemaOf("item_progress"))[0]!.sql).toMatch(/WITHOUT ROWID$/);
+    expect((await schemaOf("daily_activity"))[0]!.sql).toMatch(/WITHOUT ROWID$/);
+  });
+
+  it("institution_activity_days is rebuilt from the former table with every row kept, no rollup changed, and its triggers again", async () => {
+    const { institution, learner } = await createTenant();
+    const former = [
+      ...formerDdl("0013_", "institution_activity_days"),
+      ...formerDdl("0034_", "institution_activity_days"),
+    ];
+    expect(former).toHaveLength(3);
+    await env.DB.batch([
+      env.DB.prepare("DROP TABLE institution_activity_days"),
+      ...former.map((q) => env.DB.prepare(q)),
+    ]);
+    const row = (userId: string, day: string, courseId: string, attempts: number) => ({
+      institutionId: institution.id,
+      userId,
+      day,
+      courseId,
+      attempts,
+      seconds: attempts * 30,
+      xp: attempts * 10,
+      lessonsCompleted: attempts > 5 ? 1 : 0,
+      coursesCompleted: 0,
+    });
+    // Inserted into the former table, which has no trigger here: the rollups stay empty.
+    const rows = [
+      row("usr_b", "2026-03-02", "crs_a", 3),
+      row("usr_a", "2026-03-02", "crs_b", 30),
+      row("usr_a", "2026-03-02", "crs_a", 7),
+      row("usr_a", "2026-02-28", "crs_a", 1),
+    ];
+    await db().insert(institutionActivityDays).values(rows);
+    const ordered = () =>
+      db()
+        .select()
+        .from(institutionActivityDays)
+        .orderBy(
+          institutionActivityDays.institutionId,
+          institutionActivityDays.userId,
+          institutionActivityDays.day,
+          institutionActivityDays.courseId,
+        );
+    const before = await ordered();
+    const totals = () =>
+      db().select().from(institutionActivityTotals).orderBy(institutionActivityTotals.period);
+
+    const rebuild = migration("_institution_activity_days_without_rowid.sql");
+    await env.DB.batch(rebuild.queries.map((q) => env.DB.prepare(q)));
+
+    expect(await ordered()).toEqual(before);
+    expect(before).toHaveLength(4);
+    expect(await totals()).toEqual([]);
+    const schema = await schemaOf("institution_activity_days");
+    expect(schema.map((r) => r.name)).toEqual([
+      "institution_activity_days_insert_rollups",
+      "institution_activity_days_update_rollups",
+      "institution_activity_days",
+      "institution_activity_days_user_course_idx",
+    ]);
+    const groupTriggers = await env.DB.prepare(
+      "SELECT name FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = 'member_groups' ORDER BY name",
+    ).all<{ name: string }>();
+    expect(groupTriggers.results.map((r) => r.name)).toEqual([
+      "member_groups_delete_rollups",
+      "member_groups_insert_rollups",
+      "member_groups_update_rollups",
+    ]);
+    // The triggers work on the new table: a learner new that day is counted once, a second course
+    // of theirs on that day is not; a group's member brings the group's rows.
+    await db()
+      .insert(institutionActivityDays)
+      .values(row(learner.id, "2026-03-05", "crs_a", 2));
+    await db()
+      .insert(institutionActivityDays)
+      .values(row(learner.id, "2026-03-05", "crs_b", 2));
+    const day = (await totals()).find((t) => t.scope === "all" && t.period === "d:2026-03-05");
+    expect(day).toMatchObject({ learners: 1, attempts: 4 });
+    const [pair] = await db()
+      .select()
+      .from(institutionLearnerCourses)
+      .where(
+        and(
+          eq(institutionLearnerCourses.userId, learner.id),
+          eq(institutionLearnerCourses.courseId, "crs_a"),
+        ),
+      );
+    expect(pair).toMatchObject({ firstDay: "2026-03-05", lastDay: "2026-03-05" });
+    await db()
+      .insert(memberGroups)
+      .values({ institutionId: institution.id, userId: learner.id, groupName: "g" });
+    const group = (await totals()).find((t) => t.scope === "group" && t.period === "d:2026-03-05");
+    expect(group).toMatchObject({ key: "g", attempts: 4 });
   });
 });

@@ -1,8 +1,13 @@
 import { env } from "cloudflare:test";
+import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
 import { outboxEvents } from "../../src/db/schema";
+import { purgeOldEvents } from "../../src/domains/webhooks/sweep";
 import { database } from "../../src/platform/db";
+import { INTERNAL_EVENT_TYPES, INTERNAL_EVENTS_CONDITION } from "../../src/platform/events";
+import { nowIso } from "../../src/platform/ids";
 import { callJson } from "../helpers/api";
+import { testContext } from "../helpers/context";
 import { createTenant } from "../helpers/tenants";
 import { completeALesson } from "./support";
 
@@ -60,4 +65,49 @@ it("lists the institution's events newest first, filtered by type and time, and 
     404,
   );
   expect((await callJson("/api/integrations/events", { token: learner.token })).res.status).toBe(403);
+});
+
+it("the sweep deletes events after 30 days, and internal ones a day after every subscriber took them", async () => {
+  const { institution } = await createTenant();
+  const now = Date.parse("2026-06-15T12:00:00Z");
+  const at = (hoursAgo: number) => nowIso(now - hoursAgo * 3_600_000);
+  const event = (id: string, type: string, hoursAgo: number, dispatched: boolean) => ({
+    id,
+    type,
+    institutionId: institution.id,
+    payload: { user_id: "usr_x", attempt_ids: [crypto.randomUUID()] },
+    createdAt: at(hoursAgo),
+    dispatchedAt: dispatched ? at(hoursAgo - 0.01) : null,
+  });
+  const ids = (suffix: string) => `evt_purge_${suffix}_${institution.id}`;
+  await database(env.DB)
+    .insert(outboxEvents)
+    .values([
+      event(ids("internal_day_old"), "attempts.recorded", 24.5, true),
+      event(ids("internal_undispatched"), "attempts.recorded", 24.5, false),
+      event(ids("internal_recent"), "attempts.recorded", 23.5, true),
+      event(ids("public_day_old"), "lesson.completed", 24.5, true),
+      event(ids("public_month_old"), "lesson.completed", 30 * 24 + 1, true),
+    ]);
+
+  await purgeOldEvents(testContext({ now: () => now }));
+
+  const left = await database(env.DB)
+    .select({ id: outboxEvents.id })
+    .from(outboxEvents)
+    .where(eq(outboxEvents.institutionId, institution.id));
+  expect(left.map((r) => r.id).sort()).toEqual(
+    [ids("internal_undispatched"), ids("internal_recent"), ids("public_day_old")].sort(),
+  );
+});
+
+it("the internal events' partial index is the condition the purge repeats, over every internal type", async () => {
+  const index = await env.DB.prepare(
+    "SELECT sql FROM sqlite_schema WHERE name = 'outbox_events_internal_idx'",
+  ).first<{
+    sql: string;
+  }>();
+  expect(index?.sql).toMatch(new RegExp(`WHERE ${INTERNAL_EVENTS_CONDITION}$`));
+  const internal = Object.keys(INTERNAL_EVENT_TYPES).map((t) => `type = '${t}'`);
+  expect(internal.join(" OR ")).toBe(INTERNAL_EVENTS_CONDITION);
 });

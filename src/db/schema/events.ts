@@ -31,5 +31,9 @@ export const outboxEvents = sqliteTable(
     index("outbox_events_type_idx").on(t.institutionId, t.type, t.createdAt, t.id),
     // The sweep's scan; partial, so it holds only the few events not yet dispatched.
     index("outbox_events_undispatched_idx").on(t.createdAt).where(sql`dispatched_at IS NULL`),
+    // The purge of internal events a day old (INTERNAL_EVENT_RETENTION_MS); partial, so it holds only
+    // the last day's internal events. Its condition names the types literally: a statement uses it
+    // only with the same literal condition.
+    index("outbox_events_internal_idx").on(t.createdAt).where(sql`type = 'attempts.recorded'`),
   ],
 );

@@ -23,9 +23,14 @@ export const institutionActivityDays = sqliteTable(
     coursesCompleted: integer("courses_completed").notNull(),
   },
   (t) => [
-    primaryKey({ columns: [t.institutionId, t.day, t.userId, t.courseId] }),
-    /** A group's rows: the range of each of its members. */
-    index("institution_activity_days_user_idx").on(t.institutionId, t.userId, t.day),
+    /**
+     * The key is a learner's days in order: a group's rows (the range of each of its members) and the
+     * triggers' probes (has the learner another row in this day, week, month?) read it, as `NOT
+     * INDEXED` (the key is the table itself). The table is `WITHOUT ROWID` (hand-written in its
+     * migration, `…_institution_activity_days_without_rowid`; drizzle does not model it); a rebuild
+     * must keep it (docs/design/capacity.md, "Narrower progress rows").
+     */
+    primaryKey({ columns: [t.institutionId, t.userId, t.day, t.courseId] }),
     /** A (learner, course) pair's probe: has it a day in a range? */
     index("institution_activity_days_user_course_idx").on(t.institutionId, t.userId, t.courseId, t.day),
   ],

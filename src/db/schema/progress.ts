@@ -38,17 +38,27 @@ export const attempts = sqliteTable(
   (t) => [index("attempts_institution_time_idx").on(t.institutionId, t.occurredAt, t.id)],
 );
 
-/** Best result per learner and item; an item is done once an attempt passes. */
+/**
+ * Best result per learner and item; an item is done once an attempt passes. Only the recording reads
+ * it, one seek per item of a batch on the key.
+ *
+ * A row per learner and item met, kept for good: the table is narrow on purpose. It is `WITHOUT
+ * ROWID` (hand-written in its migration, `…_progress_rollups_without_rowid`; drizzle does not model
+ * it), so the key needs no index of its own; the item's lesson is not stored (`training_items` has
+ * it); the two times are Unix seconds (the recording's times are whole seconds), not ISO text. A
+ * migration that rebuilds this table must keep `WITHOUT ROWID` (docs/design/capacity.md).
+ */
 export const itemProgress = sqliteTable(
   "item_progress",
   {
     userId: text("user_id").notNull(),
     trainingItemId: text("training_item_id").notNull(),
-    lessonId: text("lesson_id").notNull(),
     bestScore: real("best_score").notNull(),
     attempts: integer("attempts").notNull(),
-    completedAt: text("completed_at"),
-    lastAttemptAt: text("last_attempt_at").notNull(),
+    /** Unix seconds of the first passing attempt; null until then. */
+    completedAt: integer("completed_at"),
+    /** Unix seconds of the latest attempt (by its `occurred_at`). */
+    lastAttemptAt: integer("last_attempt_at").notNull(),
   },
   (t) => [primaryKey({ columns: [t.userId, t.trainingItemId] })],
 );
@@ -94,7 +104,11 @@ export const courseProgress = sqliteTable(
   ],
 );
 
-/** One row per learner and local day with any activity: history, streaks, active-learner counts. */
+/**
+ * One row per learner and local day with any activity: history, streaks, active-learner counts.
+ * `WITHOUT ROWID` (hand-written in `…_progress_rollups_without_rowid`): every reader seeks the
+ * learner's days on the key, which is the table itself. A rebuild must keep it.
+ */
 export const dailyActivity = sqliteTable(
   "daily_activity",
   {

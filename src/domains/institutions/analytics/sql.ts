@@ -83,15 +83,14 @@ function scopedSums(plan: RollupPlan, scope: "course" | "group"): SQL {
 }
 
 /**
- * Is there a day of (learner[, course]) in [a, b]: one probe of the rollup's index, named (without
- * statistics SQLite would rather walk the institution's days in [a, b]).
+ * Is there a day of (learner[, course]) in [a, b]: one probe, its b-tree named (without statistics
+ * SQLite may pick the other one): the pair's index, or for a learner the table's key (institution,
+ * learner, day, course), which `NOT INDEXED` names in a WITHOUT ROWID table.
  */
 function probe(plan: RollupPlan, pair: boolean, a: string, b: string): SQL {
   const course = pair ? sql` AND r.course_id = p.course_id` : sql``;
-  const index = sql.raw(
-    pair ? "institution_activity_days_user_course_idx" : "institution_activity_days_user_idx",
-  );
-  return sql`EXISTS (SELECT 1 FROM institution_activity_days r INDEXED BY ${index} WHERE r.institution_id = ${plan.institutionId}
+  const index = sql.raw(pair ? "INDEXED BY institution_activity_days_user_course_idx" : "NOT INDEXED");
+  return sql`EXISTS (SELECT 1 FROM institution_activity_days r ${index} WHERE r.institution_id = ${plan.institutionId}
     AND r.user_id = p.user_id${course} AND r.day >= ${a} AND r.day <= ${b})`;
 }
 
@@ -227,8 +226,8 @@ export interface ActivityRow {
 
 /**
  * One group's activity in the range, from its members' rows of `institution_activity_days` (each
- * member's days through the (institution, learner, day) index: `CROSS JOIN` keeps SQLite from walking
- * the institution's whole range instead): the totals, one row per period, the
+ * member's days through the table's key, (institution, learner, day, course): `CROSS JOIN` keeps SQLite
+ * from walking the institution's whole range instead): the totals, one row per period, the
  * top courses and the group's own row, told apart by `kind`; distinct learners are counted over them.
  */
 export function groupActivityStatement(filter: Filter & { group: string }, granularity: Granularity): SQL {
@@ -239,7 +238,7 @@ export function groupActivityStatement(filter: Filter & { group: string }, granu
   return sql`
     WITH r AS MATERIALIZED (
       SELECT r.user_id, r.day, r.course_id, r.attempts, r.seconds, r.xp, r.lessons_completed, r.courses_completed
-      FROM member_groups mg CROSS JOIN institution_activity_days r INDEXED BY institution_activity_days_user_idx
+      FROM member_groups mg CROSS JOIN institution_activity_days r NOT INDEXED
         ON r.institution_id = mg.institution_id AND r.user_id = mg.user_id AND r.day >= ${filter.from} AND r.day <= ${filter.to}
       WHERE mg.institution_id = ${filter.institutionId} AND mg.group_name = ${filter.group})
     SELECT 'total' AS kind, NULL AS k, NULL AS title, NULL AS slug, ${sums} FROM r

@@ -22,7 +22,7 @@ export function deriveAttempt(tally: Tally, { attempt, item, at, duplicate }: Or
   }
   const occurredAt = nowIso(at);
   const local = localTime(occurredAt, tally.learner.timeZone);
-  const step = advanceItem(tally, item, attempt, occurredAt);
+  const step = advanceItem(tally, item, attempt, Math.floor(at / 1000));
   const lesson = advanceLesson(tally, item, step, occurredAt);
   const courseCompleted = advanceCourse(tally, item, step, lesson, occurredAt);
   countActivity(tally, attempt, item, step, local);
@@ -74,8 +74,11 @@ function duplicateOutcome(id: string): AttemptOutcome {
   };
 }
 
-/** XP and completion: full XP for the first pass, practice XP after it; the best score is kept. */
-function advanceItem(tally: Tally, item: ItemRow, attempt: AttemptInput, occurredAt: string): ItemStep {
+/**
+ * XP and completion: full XP for the first pass, practice XP after it; the best score is kept. The
+ * item's times are Unix seconds of `occurred_at` (`item_progress` stores them so).
+ */
+function advanceItem(tally: Tally, item: ItemRow, attempt: AttemptInput, second: number): ItemStep {
   const previous = tally.items.get(item.id);
   const wasCompleted = Boolean(previous?.completedAt);
   const newlyCompleted = passes(attempt) && !wasCompleted;
@@ -84,11 +87,10 @@ function advanceItem(tally: Tally, item: ItemRow, attempt: AttemptInput, occurre
   tally.items.set(item.id, {
     userId: tally.learner.id,
     trainingItemId: item.id,
-    lessonId: item.lessonId,
     bestScore: best,
     attempts: (previous?.attempts ?? 0) + 1,
-    completedAt: previous?.completedAt ?? (newlyCompleted ? occurredAt : null),
-    lastAttemptAt: maxIso(previous?.lastAttemptAt, occurredAt),
+    completedAt: previous?.completedAt ?? (newlyCompleted ? second : null),
+    lastAttemptAt: Math.max(previous?.lastAttemptAt ?? second, second),
   });
   return { xp: xpFor(attempt, item.xp, wasCompleted), newlyCompleted, wasCompleted, previousBest, best };
 }
