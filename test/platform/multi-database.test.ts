@@ -469,3 +469,61 @@ describe("placing a new institution (POST /api/institutions)", () => {
     );
   });
 });
+
+describe("the orphan-key sweep", () => {
+  it("removes keys leading to nothing once past the grace period; keeps fresh and live ones", async () => {
+    const hoursAgo = (hours: number) => new Date(Date.now() - hours * 3_600_000).toISOString();
+    const orphan = `orphan.old.${crypto.randomUUID()}@example.test`;
+    const fresh = `orphan.fresh.${crypto.randomUUID()}@example.test`;
+    const orphanToken = `hash-${crypto.randomUUID()}`;
+    const ghostSlug = `ghost-${crypto.randomUUID().slice(0, 8)}`;
+    // Globex's live keys (its members' addresses and tokens), dated as old as the orphans.
+    await inDb("DB")
+      .update(directoryKeys)
+      .set({ createdAt: hoursAgo(3) })
+      .where(eq(directoryKeys.institutionId, globex.institution.id));
+    const live = await inDb("DB")
+      .select()
+      .from(directoryKeys)
+      .where(eq(directoryKeys.institutionId, globex.institution.id))
+      .all();
+    await inDb("DB")
+      .insert(directoryKeys)
+      .values([
+        { kind: "email", key: orphan, institutionId: globex.institution.id, createdAt: hoursAgo(3) },
+        { kind: "email", key: fresh, institutionId: globex.institution.id, createdAt: hoursAgo(0) },
+        { kind: "token", key: orphanToken, institutionId: globex.institution.id, createdAt: hoursAgo(3) },
+        // A slug claimed by a creation that crashed before its institution was written.
+        { kind: "slug", key: ghostSlug, institutionId: "ins_never_written", createdAt: hoursAgo(3) },
+      ]);
+    const invite = (email: string) =>
+      callJson(`/api/institutions/${acme.institution.id}/members`, {
+        token: acme.admin.token,
+        body: { email, name: "Reclaimed", role: "learner" },
+      });
+    // While the orphan stays, DB's triggers refuse its address.
+    expect((await invite(orphan)).body.code).toBe("email_taken");
+    const execution = createExecutionContext();
+    await runSweeps(env, execution);
+    await waitOnExecutionContext(execution);
+    const left = await inDb("DB")
+      .select({ key: directoryKeys.key })
+      .from(directoryKeys)
+      .where(eq(directoryKeys.institutionId, globex.institution.id))
+      .all();
+    const keys = new Set(left.map((k) => k.key));
+    expect(keys.has(orphan)).toBe(false);
+    expect(keys.has(orphanToken)).toBe(false);
+    expect(keys.has(fresh)).toBe(true);
+    expect(
+      await inDb("DB").select().from(directoryKeys).where(eq(directoryKeys.key, ghostSlug)).all(),
+    ).toEqual([]);
+    for (const key of live)
+      if (key.key !== orphan && key.key !== orphanToken) expect(keys.has(key.key)).toBe(true);
+    // Globex's members still sign in through their keys, and DB now takes the freed address.
+    expect((await call("/api/auth/me", { token: globex.learner.token })).status).toBe(200);
+    const reclaimed = await invite(orphan);
+    expect(reclaimed.res.status).toBe(201);
+    expect(await inDb("DB").select().from(users).where(eq(users.email, orphan)).all()).toHaveLength(1);
+  });
+});

@@ -39,3 +39,14 @@ export const directoryKeys = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.kind, t.key] })],
 );
+
+/**
+ * Where a sweep that walks a large table in bounded pages stopped (the orphan-key sweep walks
+ * `directory_keys` by primary key: platform/service/orphan-keys.ts). In `DB`.
+ */
+export const sweepCursors = sqliteTable("sweep_cursors", {
+  name: text("name").primaryKey(),
+  /** The sweep's own position, as JSON; an empty array starts from the beginning. */
+  position: text("position").notNull(),
+  updatedAt: text("updated_at").notNull(),
+});
