@@ -57,6 +57,44 @@ export const DEMO_USERS = [
   },
 ];
 
+/**
+ * Where the demo institutions live (docs/design/multi-database.md): Globex in DB_1, every other in DB
+ * (which needs no directory entry), as `npm run dev` sets them up; a set-up that put Globex in DB
+ * before keeps it there. Without a placement, every function here puts everything in DB (the bench's
+ * single-database datasets).
+ */
+export const DEMO_PLACEMENT = { ins_demo_globex: "DB_1" };
+
+/** The database an institution's rows go to; platform users (no institution) live in DB. */
+export function demoDatabaseOf(institutionId, placement = {}) {
+  return (institutionId && placement[institutionId]) || "DB";
+}
+
+/**
+ * DB's directory for the institutions placed elsewhere: their entries, their slugs' keys and the
+ * e-mail keys of `users` of theirs (each `{ email, institutionId }`). Written before their rows.
+ */
+export function directorySql(users, placement = {}) {
+  const lines = [];
+  for (const [institutionId, binding] of Object.entries(placement)) {
+    if (binding === "DB") continue;
+    const slug = DEMO_INSTITUTIONS.find((i) => i.id === institutionId)?.slug;
+    lines.push(
+      `INSERT INTO institution_databases (institution_id, binding, updated_at) VALUES (${q(institutionId)}, ${q(binding)}, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) ON CONFLICT DO NOTHING;`,
+    );
+    if (slug)
+      lines.push(
+        `INSERT INTO directory_keys (kind, key, institution_id) VALUES ('slug', ${q(slug)}, ${q(institutionId)}) ON CONFLICT DO NOTHING;`,
+      );
+  }
+  for (const u of users)
+    if (demoDatabaseOf(u.institutionId, placement) !== "DB")
+      lines.push(
+        `INSERT INTO directory_keys (kind, key, institution_id) VALUES ('email', ${q(u.email)}, ${q(u.institutionId)}) ON CONFLICT DO NOTHING;`,
+      );
+  return lines.length > 0 ? `${lines.join("\n")}\n` : "";
+}
+
 export function hashPassword(password) {
   const salt = randomBytes(16);
   const hash = pbkdf2Sync(password, salt, PBKDF2_ITERATIONS, 32, "sha256");
@@ -70,21 +108,27 @@ const q = (value) =>
       ? String(value)
       : `'${String(value).replace(/'/g, "''")}'`;
 
-/** Idempotent SQL: re-running it inserts nothing twice and keeps existing rows (and passwords) as they are. */
-export function demoSeedSql() {
+/**
+ * Idempotent SQL for `database`: the demo institutions, accounts and members that `placement` puts
+ * there (and, in DB, the directory of those elsewhere). Re-running it inserts nothing twice and keeps existing rows
+ * (and passwords) as they are.
+ */
+export function demoSeedSql({ database = "DB", placement = {} } = {}) {
+  const here = (institutionId) => demoDatabaseOf(institutionId, placement) === database;
   const lines = [];
-  for (const i of DEMO_INSTITUTIONS) {
+  if (database === "DB") lines.push(directorySql([...DEMO_USERS, ...DEMO_MEMBERS], placement).trimEnd());
+  for (const i of DEMO_INSTITUTIONS.filter((i) => here(i.id))) {
     lines.push(
       `INSERT INTO institutions (id, slug, name, plan, rate_limit_per_minute) VALUES (${q(i.id)}, ${q(i.slug)}, ${q(i.name)}, ${q(i.plan)}, ${q(i.rateLimit)}) ON CONFLICT DO NOTHING;`,
     );
   }
-  for (const u of DEMO_USERS) {
+  for (const u of DEMO_USERS.filter((u) => here(u.institutionId))) {
     // A salt of its own for every account, like any other user's.
     lines.push(
       `INSERT INTO users (id, email, name, role, institution_id, password_hash) VALUES (${q(u.id)}, ${q(u.email)}, ${q(u.name)}, ${q(u.role)}, ${q(u.institutionId)}, ${q(hashPassword(DEMO_PASSWORD))}) ON CONFLICT DO NOTHING;`,
     );
   }
-  return `${lines.join("\n")}\n${demoMembersSql()}`;
+  return `${lines.filter(Boolean).join("\n")}\n${demoMembersSql(here)}`;
 }
 
 // ---- Institutions and members (src/domains/institutions) --------------------------------------
@@ -143,10 +187,10 @@ export const DEMO_MEMBERS = [
   },
 ];
 
-/** Settings and extra members; run with the demo accounts. */
-export function demoMembersSql() {
+/** Settings and extra members of the institutions `here` keeps; run with the demo accounts. */
+export function demoMembersSql(here = () => true) {
   const lines = [];
-  for (const s of DEMO_INSTITUTION_SETTINGS) {
+  for (const s of DEMO_INSTITUTION_SETTINGS.filter((s) => here(s.id))) {
     lines.push(
       `UPDATE institutions SET seats = ${q(s.seats)}, branding = ${q(JSON.stringify(s.branding))}, locale = ${q(s.locale)}, time_zone = ${q(s.timeZone)}, updated_at = created_at WHERE id = ${q(s.id)} AND seats IS NULL AND locale = 'en' AND time_zone = 'UTC';`,
     );
@@ -154,7 +198,7 @@ export function demoMembersSql() {
   lines.push(
     `UPDATE users SET external_id = 'ACME-S-' || substr(id, -4) WHERE id = 'usr_demo_acme_learner' AND external_id IS NULL;`,
   );
-  for (const m of DEMO_MEMBERS) {
+  for (const m of DEMO_MEMBERS.filter((m) => here(m.institutionId))) {
     // Invited members have no usable password until they accept an invitation.
     const hash = m.status === "invited" ? "!" : hashPassword(DEMO_PASSWORD);
     lines.push(

@@ -51,12 +51,17 @@ const COMPLIANCE = [
   ["ins_demo_initech", "soc2_report", 1, "signed", "2026-05-01T10:00:00Z", "2027-05-01T10:00:00Z", null],
 ];
 
-export function insightsSeedSql() {
-  const lines = [
-    `INSERT INTO sso_connections (institution_id, type, state, enforced, saml, oidc, client_secret_sealed, updated_at) VALUES (${q(ACME)}, 'saml', 'draft', 0, ${q(JSON.stringify(ACME_SAML_DRAFT))}, NULL, NULL, ${q(AT)}) ON CONFLICT DO NOTHING;`,
-    `INSERT INTO sso_domains (domain, institution_id) VALUES ('acme.lingua.test', ${q(ACME)}) ON CONFLICT DO NOTHING;`,
-  ];
-  for (const [institution, type, required, status, signedAt, expiresAt, url] of COMPLIANCE)
+/** The rows of the institutions `here` keeps (those of one database: npm run dev writes each where its institution lives). */
+export function insightsSeedSql(here = () => true) {
+  const lines = [];
+  if (here(ACME))
+    lines.push(
+      `INSERT INTO sso_connections (institution_id, type, state, enforced, saml, oidc, client_secret_sealed, updated_at) VALUES (${q(ACME)}, 'saml', 'draft', 0, ${q(JSON.stringify(ACME_SAML_DRAFT))}, NULL, NULL, ${q(AT)}) ON CONFLICT DO NOTHING;`,
+      `INSERT INTO sso_domains (domain, institution_id) VALUES ('acme.lingua.test', ${q(ACME)}) ON CONFLICT DO NOTHING;`,
+    );
+  for (const [institution, type, required, status, signedAt, expiresAt, url] of COMPLIANCE.filter(([i]) =>
+    here(i),
+  ))
     lines.push(
       `INSERT INTO compliance_documents (institution_id, type, required, status, signed_at, expires_at, document_url, updated_at) VALUES (${[institution, type, required, status, signedAt, expiresAt, url, AT].map(q).join(", ")}) ON CONFLICT DO NOTHING;`,
     );

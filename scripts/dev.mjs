@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { catalogSeedSql } from "./catalog-data.mjs";
 import { databaseBindingNames } from "./databases.mjs";
-import { demoGroupsSql, demoSeedSql } from "./demo-data.mjs";
+import { DEMO_PLACEMENT, demoDatabaseOf, demoGroupsSql, demoSeedSql } from "./demo-data.mjs";
 import { insightsSeedSql } from "./demo-insights.mjs";
 import { devVarsAdditions, parseDevVars, stripeMode } from "./dev-vars.mjs";
 import { seedActivity } from "./seed.mjs";
@@ -55,13 +55,47 @@ if (additions.length > 0) {
   console.log(`wrote ${additions.length} value(s) to .dev.vars`);
 }
 
+/** Whether DB already holds the institution (a set-up from before it was placed elsewhere). */
+function inFirstDatabase(institutionId) {
+  const found = spawnSync(
+    wrangler,
+    [
+      "d1",
+      "execute",
+      "DB",
+      "--local",
+      "--json",
+      "--command",
+      `SELECT COUNT(*) AS n FROM institutions WHERE id = '${institutionId}'`,
+      ...persist,
+    ],
+    { cwd: root, encoding: "utf8", env: { ...process.env, CI: "true" } },
+  );
+  return found.status === 0 && (JSON.parse(found.stdout)[0]?.results?.[0]?.n ?? 0) > 0;
+}
+
 // 2. Schema in every database (DB, DB_1, …: docs/design/multi-database.md), then 3. demo accounts and courses.
 for (const binding of databaseBindingNames())
   run(["d1", "migrations", "apply", binding, "--local", ...persist]);
-const seedFile = join(root, ".wrangler", "demo-seed.sql");
-mkdirSync(dirname(seedFile), { recursive: true });
-writeFileSync(seedFile, demoSeedSql() + insightsSeedSql());
-run(["d1", "execute", "DB", "--local", `--file=${seedFile}`, ...persist]);
+// Globex lives in DB_1, Acme and Initech in DB (DEMO_PLACEMENT): DB first, with the directory that finds
+// Globex (its entry, its slug's and its members' keys), then each other database's own rows. A local
+// set-up that put Globex in DB earlier keeps it there.
+const bindings = databaseBindingNames();
+const placement = Object.fromEntries(
+  Object.entries(DEMO_PLACEMENT).filter(
+    ([id, binding]) => bindings.includes(binding) && !inFirstDatabase(id),
+  ),
+);
+for (const binding of bindings) {
+  const seedFile = join(root, ".wrangler", `demo-seed-${binding}.sql`);
+  mkdirSync(dirname(seedFile), { recursive: true });
+  const here = (institutionId) => demoDatabaseOf(institutionId, placement) === binding;
+  const sql = demoSeedSql({ database: binding, placement }) + insightsSeedSql(here);
+  if (sql.trim() === "") continue;
+  writeFileSync(seedFile, sql);
+  run(["d1", "execute", binding, "--local", `--file=${seedFile}`, ...persist], { quiet: true });
+}
+for (const [id, binding] of Object.entries(placement)) console.log(`demo: ${id} lives in ${binding}`);
 // 3b. The demo course catalogue (deterministic; fixed ids, so a second run inserts nothing).
 // The catalogue is in every database: each institution's activity refers to it where it lives.
 const catalogFile = join(root, ".wrangler", "catalog-seed.sql");
@@ -83,7 +117,7 @@ const counted = spawnSync(
 );
 const attemptCount = counted.status === 0 ? (JSON.parse(counted.stdout)[0]?.results?.[0]?.n ?? 0) : 0;
 if (attemptCount === 0) {
-  await seedActivity({ learners: 240, days: 28, persistTo: values["persist-to"] });
+  await seedActivity({ learners: 240, days: 28, persistTo: values["persist-to"], placement });
 } else {
   console.log(`demo activity already present (${attemptCount} attempts)`);
 }
@@ -91,7 +125,8 @@ if (attemptCount === 0) {
 // 3d. Every demo learner in a group or two (idempotent).
 const groupsFile = join(root, ".wrangler", "demo-groups.sql");
 writeFileSync(groupsFile, demoGroupsSql());
-run(["d1", "execute", "DB", "--local", `--file=${groupsFile}`, ...persist], { quiet: true });
+for (const binding of bindings)
+  run(["d1", "execute", binding, "--local", `--file=${groupsFile}`, ...persist], { quiet: true });
 
 if (values["setup-only"]) process.exit(0);
 

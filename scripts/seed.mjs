@@ -11,33 +11,65 @@ import { parseArgs } from "node:util";
 import { unstable_dev } from "wrangler";
 import { FEATURED_LEARNERS, generateAttempts, generateLearners, learnersSql } from "./activity-data.mjs";
 import { buildDemoCatalog } from "./catalog-data.mjs";
-import { DEMO_PASSWORD } from "./demo-data.mjs";
+import { DEMO_PASSWORD, DEMO_USERS, demoDatabaseOf, directorySql } from "./demo-data.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
+/** The directory of the local DB: which institution lives in which other database. */
+function readPlacement(persist) {
+  const read = wrangler([
+    "d1",
+    "execute",
+    "DB",
+    "--local",
+    "--json",
+    "--command",
+    "SELECT institution_id, binding FROM institution_databases",
+    ...persist,
+  ]);
+  if (read.status !== 0) return {};
+  const rows = JSON.parse(read.stdout)[0]?.results ?? [];
+  return Object.fromEntries(rows.map((row) => [row.institution_id, row.binding]));
+}
+
+function wrangler(args) {
+  return spawnSync(join(root, "node_modules", ".bin", "wrangler"), args, {
+    cwd: root,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+    maxBuffer: 64 * 1024 * 1024,
+    env: { ...process.env, CI: "true" },
+  });
+}
+
+/**
+ * `placement`: where each institution lives (demo-data.mjs's DEMO_PLACEMENT as `npm run dev` set it
+ * up); read from the local DB's directory when left out.
+ */
 export async function seedActivity({
   learners: learnerCount = 240,
   days = 28,
   persistTo,
   concurrency = 4,
+  placement,
   log = console.log,
 } = {}) {
   const persist = persistTo ? ["--persist-to", resolve(persistTo)] : [];
   const learners = generateLearners(learnerCount);
-  const sqlFile = join(root, ".wrangler", `learners-${learnerCount}.sql`);
-  mkdirSync(dirname(sqlFile), { recursive: true });
-  writeFileSync(sqlFile, learnersSql(learners, DEMO_PASSWORD));
-  const inserted = spawnSync(
-    join(root, "node_modules", ".bin", "wrangler"),
-    ["d1", "execute", "DB", "--local", `--file=${sqlFile}`, ...persist],
-    {
-      cwd: root,
-      stdio: ["ignore", "pipe", "inherit"],
-      maxBuffer: 64 * 1024 * 1024,
-      env: { ...process.env, CI: "true" },
-    },
-  );
-  if (inserted.status !== 0) throw new Error(`inserting learners failed:\n${inserted.stdout}`);
+  // Each learner in their institution's database, DB's directory (their e-mail keys) first.
+  placement ??= readPlacement(persist);
+  const databases = [...new Set(["DB", ...Object.values(placement)])];
+  for (const binding of databases) {
+    const here = learners.filter((l) => demoDatabaseOf(l.institutionId, placement) === binding);
+    const sql =
+      (binding === "DB" ? directorySql(learners, placement) : "") + learnersSql(here, DEMO_PASSWORD);
+    const sqlFile = join(root, ".wrangler", `learners-${learnerCount}-${binding}.sql`);
+    mkdirSync(dirname(sqlFile), { recursive: true });
+    writeFileSync(sqlFile, sql);
+    const inserted = wrangler(["d1", "execute", binding, "--local", `--file=${sqlFile}`, ...persist]);
+    if (inserted.status !== 0)
+      throw new Error(`inserting learners in ${binding} failed:\n${inserted.stdout}`);
+  }
 
   const catalog = buildDemoCatalog();
   const now = Date.now();
@@ -58,14 +90,19 @@ export async function seedActivity({
     experimental: { disableExperimentalWarning: true, testMode: false },
   });
   try {
-    const signIn = await worker.fetch("/api/auth/sign-in", {
-      method: "POST",
-      headers: { "Content-Type": "application/json", "CF-Connecting-IP": "127.0.0.1" },
-      body: JSON.stringify({ email: "admin@lingua.test", password: DEMO_PASSWORD }),
-    });
-    if (signIn.status !== 200)
-      throw new Error(`sign-in as admin@lingua.test failed (${signIn.status}): run the dev setup first`);
-    const { token } = await signIn.json();
+    // Each institution's owner records its learners' attempts (an admin may record for its members),
+    // so that every request runs in the institution's own database.
+    const tokens = new Map();
+    for (const owner of DEMO_USERS.filter((u) => u.role === "institution_admin")) {
+      const signIn = await worker.fetch("/api/auth/sign-in", {
+        method: "POST",
+        headers: { "Content-Type": "application/json", "CF-Connecting-IP": "127.0.0.1" },
+        body: JSON.stringify({ email: owner.email, password: DEMO_PASSWORD }),
+      });
+      if (signIn.status !== 200)
+        throw new Error(`sign-in as ${owner.email} failed (${signIn.status}): run the dev setup first`);
+      tokens.set(owner.institutionId, (await signIn.json()).token);
+    }
 
     const batches = plan.flatMap(({ learner, attempts }) =>
       chunk(attempts, 100).map((batch) => ({ learner, batch })),
@@ -83,7 +120,10 @@ export async function seedActivity({
         for (const { learner, batch } of queue) {
           const res = await worker.fetch("/api/progress/attempts", {
             method: "POST",
-            headers: { "Content-Type": "application/json", Authorization: `Bearer ${token}` },
+            headers: {
+              "Content-Type": "application/json",
+              Authorization: `Bearer ${tokens.get(learner.institutionId)}`,
+            },
             body: JSON.stringify({ user_id: learner.id, attempts: batch }),
           });
           const body = await res.json();

@@ -19,6 +19,7 @@ import { purgeExpiredIdempotencyKeys } from "./platform/http/idempotency";
 import { requeueUndispatchedEvents } from "./platform/outbox-sweep";
 import { backgroundContext, type ServiceContext } from "./platform/service/context";
 import { databaseBindings } from "./platform/service/databases";
+import { sweepOrphanKeys } from "./platform/service/orphan-keys";
 
 type Sweep = (ctx: ServiceContext) => Promise<unknown>;
 
@@ -41,6 +42,8 @@ const SWEEPS: { name: string; run: Sweep }[] = [
   { name: "xapi-retention", run: purgeOldXapiStatements },
   { name: "lti-roster-syncs", run: sweepRosterSyncs },
   { name: "xapi-backfills", run: sweepBackfills },
+  // Directory keys leading to nothing, past their grace period; a page a run, in DB's run only.
+  { name: "orphan-keys", run: sweepOrphanKeys },
   // Daily from 03:17 UTC (a share each minute until done): every paying institution against Stripe.
   { name: "billing-reconciliation", run: reconcileSubscriptions },
 ];

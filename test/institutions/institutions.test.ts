@@ -193,8 +193,9 @@ describe("institutions", () => {
       body: { name: `Evented ${Date.now()}`, admin: { email: uniqueEmail("first"), name: "First Admin" } },
     });
     expect(res.status, JSON.stringify(body)).toBe(201);
+    // Read where it was placed (the least full database: design/multi-database.md).
     const events = () =>
-      database(env.DB)
+      database(env[body.database as "DB" | "DB_1"])
         .select()
         .from(outboxEvents)
         .where(and(eq(outboxEvents.institutionId, body.id), eq(outboxEvents.type, "member.created")));

@@ -7,6 +7,7 @@ import {
   courseTags,
   directoryKeys,
   idempotencyKeys,
+  institutionDatabases,
   institutions,
   users,
 } from "../../src/db/schema";
@@ -299,5 +300,230 @@ describe("an institution in DB_1", () => {
           .where(eq(idempotencyKeys.key, `old-${name}`))
           .all(),
       ).toEqual([]);
+  });
+});
+
+describe("placing a new institution (POST /api/institutions)", () => {
+  let staff: Awaited<ReturnType<typeof createPlatformAdmin>>;
+  beforeAll(async () => {
+    staff = await createPlatformAdmin();
+  });
+
+  const create = (body: Record<string, unknown>) =>
+    callJson("/api/institutions", {
+      token: staff.token,
+      body: { name: "Placed", slug: `placed-${crypto.randomUUID().slice(0, 8)}`, plan: "pro", ...body },
+    });
+  const sizeOf = async (name: "DB" | "DB_1") =>
+    Number((await env[name].prepare("SELECT 1").run()).meta.size_after);
+  const livesIn = async (id: string) => {
+    const found: string[] = [];
+    for (const name of ["DB", "DB_1"] as const)
+      if (await inDb(name).select().from(institutions).where(eq(institutions.id, id)).get()) found.push(name);
+    return found;
+  };
+  /** Some 256 KB of rows in `name`, so that it reports itself the fuller. */
+  const fill = async (name: "DB" | "DB_1") => {
+    const now = Date.now();
+    for (let i = 0; i < 4; i++)
+      await inDb(name)
+        .insert(idempotencyKeys)
+        .values(
+          Array.from({ length: 8 }, (_, j) => ({
+            scope: "fill",
+            key: crypto.randomUUID(),
+            method: "POST",
+            path: "/fill",
+            requestHash: "x".repeat(8_000 + i + j),
+            lockedUntil: now,
+            createdAt: now,
+            expiresAt: now + 86_400_000,
+          })),
+        );
+  };
+
+  it("goes to the least full database by D1's reported size, and says where in `database`", async () => {
+    const used = new Set<string>();
+    for (let round = 0; round < 2; round++) {
+      const [db, db1] = [await sizeOf("DB"), await sizeOf("DB_1")];
+      const expected = db1 < db ? "DB_1" : "DB";
+      const { res, body } = await create({});
+      expect(res.status).toBe(201);
+      expect(body.database).toBe(expected);
+      expect(await livesIn(body.id)).toEqual([expected]);
+      const [placement] = await inDb("DB")
+        .select()
+        .from(institutionDatabases)
+        .where(eq(institutionDatabases.institutionId, body.id))
+        .all();
+      // DB needs no directory entry; any other database has one.
+      expect(placement?.binding).toBe(expected === "DB" ? undefined : expected);
+      used.add(body.database);
+      // The one just chosen becomes the fuller: the next goes to the other.
+      while ((await sizeOf(expected)) <= (await sizeOf(expected === "DB" ? "DB_1" : "DB")))
+        await fill(expected);
+    }
+    expect([...used].sort()).toEqual(["DB", "DB_1"]);
+  });
+
+  it("goes where staff say with `database`; a database not bound is 422 and creates nothing", async () => {
+    for (const database of ["DB", "DB_1"] as const) {
+      const { res, body } = await create({ database });
+      expect(res.status).toBe(201);
+      expect(body.database).toBe(database);
+      expect(await livesIn(body.id)).toEqual([database]);
+    }
+    const slug = `nowhere-${crypto.randomUUID().slice(0, 8)}`;
+    for (const database of ["DB_7", "db1"]) {
+      const { res, body } = await create({ database, slug });
+      expect(res.status).toBe(422);
+      expect(body.errors.map((e: { path: string }) => e.path)).toEqual(["database"]);
+    }
+    for (const name of ["DB", "DB_1"] as const)
+      expect(await inDb(name).select().from(institutions).where(eq(institutions.slug, slug)).all()).toEqual(
+        [],
+      );
+  });
+
+  it("keeps a slug unique across databases, both ways, and leaves no entry or key when refusing", async () => {
+    const slug = `twin-${crypto.randomUUID().slice(0, 8)}`;
+    const first = await create({ slug, database: "DB_1" });
+    expect(first.res.status).toBe(201);
+    const again = await create({ slug, database: "DB" });
+    expect(again.res.status).toBe(409);
+    expect(again.body.code).toBe("slug_taken");
+    const other = `twin-${crypto.randomUUID().slice(0, 8)}`;
+    expect((await create({ slug: other, database: "DB" })).res.status).toBe(201);
+    const adminEmail = `twin.${crypto.randomUUID()}@example.test`;
+    const refused = await create({
+      slug: other,
+      database: "DB_1",
+      admin: { email: adminEmail, name: "Twin Admin" },
+    });
+    expect(refused.res.status).toBe(409);
+    expect(refused.body.code).toBe("slug_taken");
+    // Neither its slug's key nor its admin's address is left claimed, nor a directory entry.
+    for (const key of [other, adminEmail])
+      expect(await inDb("DB").select().from(directoryKeys).where(eq(directoryKeys.key, key)).all()).toEqual(
+        [],
+      );
+    const entries = await inDb("DB").select().from(institutionDatabases).all();
+    for (const entry of entries) expect(await livesIn(entry.institutionId)).toEqual([entry.binding]);
+    expect(entries.map((e) => e.institutionId)).toContain(first.body.id);
+  });
+
+  it("is fully usable in DB_1: its admin signs in, invites a member, mints a token, records attempts", async () => {
+    const adminEmail = `placed.admin.${crypto.randomUUID()}@example.test`;
+    const created = await create({ database: "DB_1", admin: { email: adminEmail, name: "Placed Admin" } });
+    expect(created.res.status).toBe(201);
+    const institutionId = created.body.id;
+    const accepted = await acceptInvitation(invitationToken(created.body.admin.invitation_url));
+    expect(accepted.res.status).toBe(200);
+    const adminToken = accepted.body.token;
+    const learnerEmail = `placed.learner.${crypto.randomUUID()}@example.test`;
+    const invited = await callJson(`/api/institutions/${institutionId}/members`, {
+      token: adminToken,
+      body: { email: learnerEmail, name: "Placed Learner", role: "learner" },
+    });
+    expect(invited.res.status).toBe(201);
+    const learner = await acceptInvitation(invitationToken(invited.body.invitation_url));
+    expect(learner.res.status).toBe(200);
+    const minted = await callJson("/api/integrations/tokens", {
+      token: adminToken,
+      body: { name: "placed", abilities: ["members:read"] },
+    });
+    expect(minted.res.status).toBe(201);
+    const members = await callJson(`/api/institutions/${institutionId}/members`, {
+      token: minted.body.token,
+    });
+    expect(members.res.status).toBe(200);
+    expect(members.body.data.map((m: { email: string }) => m.email).sort()).toEqual(
+      [adminEmail, learnerEmail].sort(),
+    );
+    const course = await createPublishedCourse({
+      lessons: 1,
+      blocksPerLesson: 1,
+      itemsPerBlock: 1,
+      databases: ["DB", "DB_1"],
+    });
+    const recorded = await callJson("/api/progress/attempts", {
+      token: learner.body.token,
+      body: {
+        attempts: course.items.map((id) => ({
+          id: crypto.randomUUID(),
+          training_item_id: id,
+          score: 1,
+          correct: true,
+          duration_seconds: 20,
+          occurred_at: new Date(Date.now() - 60_000).toISOString(),
+        })),
+      },
+    });
+    expect(recorded.res.status).toBe(200);
+    const learnerId = invited.body.id;
+    expect(
+      await inDb("DB_1").select().from(attempts).where(eq(attempts.userId, learnerId)).all(),
+    ).toHaveLength(1);
+    expect(await inDb("DB").select().from(users).where(eq(users.institutionId, institutionId)).all()).toEqual(
+      [],
+    );
+  });
+});
+
+describe("the orphan-key sweep", () => {
+  it("removes keys leading to nothing once past the grace period; keeps fresh and live ones", async () => {
+    const hoursAgo = (hours: number) => new Date(Date.now() - hours * 3_600_000).toISOString();
+    const orphan = `orphan.old.${crypto.randomUUID()}@example.test`;
+    const fresh = `orphan.fresh.${crypto.randomUUID()}@example.test`;
+    const orphanToken = `hash-${crypto.randomUUID()}`;
+    const ghostSlug = `ghost-${crypto.randomUUID().slice(0, 8)}`;
+    // Globex's live keys (its members' addresses and tokens), dated as old as the orphans.
+    await inDb("DB")
+      .update(directoryKeys)
+      .set({ createdAt: hoursAgo(3) })
+      .where(eq(directoryKeys.institutionId, globex.institution.id));
+    const live = await inDb("DB")
+      .select()
+      .from(directoryKeys)
+      .where(eq(directoryKeys.institutionId, globex.institution.id))
+      .all();
+    await inDb("DB")
+      .insert(directoryKeys)
+      .values([
+        { kind: "email", key: orphan, institutionId: globex.institution.id, createdAt: hoursAgo(3) },
+        { kind: "email", key: fresh, institutionId: globex.institution.id, createdAt: hoursAgo(0) },
+        { kind: "token", key: orphanToken, institutionId: globex.institution.id, createdAt: hoursAgo(3) },
+        // A slug claimed by a creation that crashed before its institution was written.
+        { kind: "slug", key: ghostSlug, institutionId: "ins_never_written", createdAt: hoursAgo(3) },
+      ]);
+    const invite = (email: string) =>
+      callJson(`/api/institutions/${acme.institution.id}/members`, {
+        token: acme.admin.token,
+        body: { email, name: "Reclaimed", role: "learner" },
+      });
+    // While the orphan stays, DB's triggers refuse its address.
+    expect((await invite(orphan)).body.code).toBe("email_taken");
+    const execution = createExecutionContext();
+    await runSweeps(env, execution);
+    await waitOnExecutionContext(execution);
+    const left = await inDb("DB")
+      .select({ key: directoryKeys.key })
+      .from(directoryKeys)
+      .where(eq(directoryKeys.institutionId, globex.institution.id))
+      .all();
+    const keys = new Set(left.map((k) => k.key));
+    expect(keys.has(orphan)).toBe(false);
+    expect(keys.has(orphanToken)).toBe(false);
+    expect(keys.has(fresh)).toBe(true);
+    expect(
+      await inDb("DB").select().from(directoryKeys).where(eq(directoryKeys.key, ghostSlug)).all(),
+    ).toEqual([]);
+    for (const key of live)
+      if (key.key !== orphan && key.key !== orphanToken) expect(keys.has(key.key)).toBe(true);
+    // Globex's members still sign in through their keys, and DB now takes the freed address.
+    expect((await call("/api/auth/me", { token: globex.learner.token })).status).toBe(200);
+    const reclaimed = await invite(orphan);
+    expect(reclaimed.res.status).toBe(201);
+    expect(await inDb("DB").select().from(users).where(eq(users.email, orphan)).all()).toHaveLength(1);
   });
 });

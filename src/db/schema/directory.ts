@@ -30,10 +30,23 @@ export const institutionDatabases = sqliteTable("institution_databases", {
 export const directoryKeys = sqliteTable(
   "directory_keys",
   {
-    kind: text("kind", { enum: ["token", "email"] }).notNull(),
+    // `slug`: an institution's slug, unique across every database (placement.ts).
+    kind: text("kind", { enum: ["token", "email", "slug"] }).notNull(),
     key: text("key").notNull(),
     institutionId: text("institution_id").notNull(),
+    /** When the key was last claimed: the orphan-key sweep leaves younger keys alone (a write in flight). */
     createdAt: text("created_at").notNull().default(sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`),
   },
   (t) => [primaryKey({ columns: [t.kind, t.key] })],
 );
+
+/**
+ * Where a sweep that walks a large table in bounded pages stopped (the orphan-key sweep walks
+ * `directory_keys` by primary key: platform/service/orphan-keys.ts). In `DB`.
+ */
+export const sweepCursors = sqliteTable("sweep_cursors", {
+  name: text("name").primaryKey(),
+  /** The sweep's own position, as JSON; an empty array starts from the beginning. */
+  position: text("position").notNull(),
+  updatedAt: text("updated_at").notNull(),
+});

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { PLANS } from "../../db/schema";
 import { pageQueryShape, pageSchema } from "../../platform/http/pagination";
+import { isDatabaseBindingName } from "../../platform/service/databases";
 import { displayText, personName } from "../../platform/text";
 
 const timestamp = z.string().openapi({ example: "2026-11-21T09:30:00Z" });
@@ -150,6 +151,15 @@ export const CreateInstitutionBody = z
         description:
           "Creates the first institution admin (invited) in the same step; the answer carries its `invitation_url`.",
       }),
+    database: z
+      .string()
+      .refine(isDatabaseBindingName, "must be a D1 binding name, as wrangler.toml names it (DB_1)")
+      .optional()
+      .openapi({
+        example: "DB_1",
+        description:
+          "The D1 database the institution lives in, by its binding name; one this deployment does not bind is `422`. Left out: the least full database (by the size D1 reports for each).",
+      }),
   })
   .openapi("CreateInstitutionRequest");
 
@@ -176,4 +186,9 @@ export const CreatedInstitutionSchema = InstitutionSchema.extend({
     })
     .nullable()
     .openapi({ description: "The first admin, when `admin` was sent; null otherwise." }),
+  database: z.string().openapi({
+    example: "DB_1",
+    description:
+      "The D1 database (binding name) the institution was placed in: `database` as sent, or the least full.",
+  }),
 }).openapi("CreatedInstitution");

@@ -1,12 +1,22 @@
-import { and, asc, eq, type SQL, sql } from "drizzle-orm";
-import { type Branding, institutions, type Plan } from "../../db/schema";
+import { and, asc, eq, notExists, type SQL, sql } from "drizzle-orm";
+import { type Branding, directoryKeys, institutions, type Plan } from "../../db/schema";
 import { enforce } from "../../platform/auth/policy";
+import { batchGuard, isBatchGuardFailure } from "../../platform/batch";
+import type { Database } from "../../platform/db";
 import { ApiError, validationError } from "../../platform/errors";
 import type { OutboxRow } from "../../platform/events";
 import { type PageRequest, pageBounds, pageWithTotal } from "../../platform/http/pagination";
 import { newId, nowIso } from "../../platform/ids";
 import { commit, type Writable } from "../../platform/service/commit";
-import type { PrincipalContext } from "../../platform/service/context";
+import { type PrincipalContext, useDatabase } from "../../platform/service/context";
+import { type DatabaseBinding, databaseBindings, FIRST_DATABASE } from "../../platform/service/databases";
+import { claimAll, emailClaims } from "../../platform/service/directory";
+import {
+  isBoundDatabase,
+  leastFullDatabase,
+  placeInstitution,
+  unplaceInstitution,
+} from "../../platform/service/placement";
 import { invitationUrl, mintInvitation } from "../members/invitations";
 import { refreshPrincipals } from "../members/principal-refresh";
 import { memberCount } from "../members/queries";
@@ -88,6 +98,8 @@ export interface CreateInstitutionInput {
   locale?: string;
   time_zone?: string;
   admin?: { email: string; name: string };
+  /** Platform staff's choice of database; the least full one when left out. */
+  database?: string;
 }
 
 function slugConflict(error: unknown): ApiError | null {
@@ -97,6 +109,25 @@ function slugConflict(error: unknown): ApiError | null {
     : null;
 }
 
+/** No institution of another database holds `slug` (its key in the directory): a condition in the first database. */
+function slugFreeOfOtherDatabases(db: Database, slug: string): SQL {
+  return notExists(
+    db
+      .select({ key: directoryKeys.key })
+      .from(directoryKeys)
+      .where(and(eq(directoryKeys.kind, "slug"), eq(directoryKeys.key, slug))),
+  );
+}
+
+async function slugInFirstDatabase(db: Database, slug: string): Promise<boolean> {
+  const row = await db
+    .select({ id: institutions.id })
+    .from(institutions)
+    .where(eq(institutions.slug, slug))
+    .get();
+  return row !== undefined;
+}
+
 /** Platform staff create an institution, and with `admin` its first (invited) admin in the same batch. */
 export async function createInstitution(
   ctx: PrincipalContext,
@@ -104,11 +135,55 @@ export async function createInstitution(
 ) {
   enforce(mayCreateInstitution(ctx.principal));
   checkRateLimitPlan(input.plan, input.rate_limit_per_minute);
+  if (input.database !== undefined && !isBoundDatabase(ctx, input.database))
+    throw validationError([
+      {
+        path: "database",
+        message: `is not a database of this deployment (${databaseBindings(ctx.env).join(", ")})`,
+      },
+    ]);
+  const id = newId("ins");
+  const slug = input.slug ?? slugFrom(input.name);
+  // Placed first (design/multi-database.md#placing-a-new-institution): its entry and slug key in the directory,
+  // then the institution in its database.
+  const database = input.database ?? (await leastFullDatabase(ctx));
+  try {
+    const created = await createPlacedInstitution(ctx, { id, slug, input, origin, database });
+    return { ...created, database };
+  } catch (error) {
+    const refusal = slugConflict(error) ?? uniqueConflict(error);
+    if (refusal && database !== FIRST_DATABASE) await unplaceInstitution(ctx, id);
+    throw refusal ?? error;
+  }
+}
+
+async function createPlacedInstitution(
+  ctx: PrincipalContext,
+  {
+    id,
+    slug,
+    input,
+    origin,
+    database,
+  }: { id: string; slug: string; input: CreateInstitutionInput; origin: string; database: DatabaseBinding },
+) {
+  const statements: Writable[] = [];
+  if (database === FIRST_DATABASE) {
+    // A slug held by an institution of another database (its key) is taken here too.
+    statements.push(batchGuard(ctx.db, slugFreeOfOtherDatabases(ctx.db, slug)));
+  } else {
+    await placeInstitution(ctx, id, database);
+    useDatabase(ctx, database);
+    await claimAll(ctx, [{ kind: "slug", key: slug, institutionId: id, constraint: "institutions.slug" }]);
+    // Claimed before this read: a creation in the first database after it sees the key (its guard), one before it is seen here.
+    if (await slugInFirstDatabase(ctx.home.db, slug))
+      throw new Error("UNIQUE constraint failed: institutions.slug");
+  }
   const { db } = ctx;
   const now = nowIso(ctx.now());
   const row: InstitutionRow = {
-    id: newId("ins"),
-    slug: input.slug ?? slugFrom(input.name),
+    id,
+    slug,
     name: input.name,
     plan: input.plan,
     rateLimitPerMinute: input.rate_limit_per_minute ?? null,
@@ -119,7 +194,7 @@ export async function createInstitution(
     createdAt: now,
     updatedAt: now,
   };
-  const statements: Writable[] = [db.insert(institutions).values(row)];
+  statements.push(db.insert(institutions).values(row));
   const events: OutboxRow[] = [];
   let admin: { id: string; invitation: Awaited<ReturnType<typeof mintInvitation>> } | null = null;
   if (input.admin) {
@@ -137,9 +212,13 @@ export async function createInstitution(
     events.push(created.event);
   }
   try {
-    await commit(ctx, { statements, events });
+    await commit(ctx, {
+      statements,
+      events,
+      claims: input.admin ? emailClaims(id, [input.admin.email.trim().toLowerCase()]) : [],
+    });
   } catch (error) {
-    throw slugConflict(error) ?? uniqueConflict(error) ?? error;
+    throw isBatchGuardFailure(error) ? new Error("UNIQUE constraint failed: institutions.slug") : error;
   }
   return {
     institution: row,

@@ -1,4 +1,4 @@
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { directoryKeys, institutionDatabases } from "../../db/schema";
 import { BoundedMap } from "../bounded-map";
 import { everyDatabase, type ServiceContext, useDatabase } from "./context";
@@ -80,7 +80,7 @@ async function claimKey(
   if (holder === null || kind !== "email" || (await emailLivesIn(ctx, holder, key))) return "taken";
   const taken = await ctx.home.db
     .update(directoryKeys)
-    .set({ institutionId })
+    .set({ institutionId, createdAt: sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))` })
     .where(
       and(eq(directoryKeys.kind, kind), eq(directoryKeys.key, key), eq(directoryKeys.institutionId, holder)),
     )
@@ -105,6 +105,11 @@ export interface DirectoryClaim {
   constraint: string;
 }
 
+/** Re-dates the keys of a claim (`json_each` of kind, key, institutionId) that their institution holds. */
+const TOUCH_KEYS = `UPDATE directory_keys SET created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+  WHERE (kind, key, institution_id) IN
+    (SELECT value->>'kind', value->>'key', value->>'institutionId' FROM json_each(?1))`;
+
 /**
  * Claims every key for a write about to commit in a database other than `DB` (in `DB`, the
  * triggers of migration 0045 refuse a key claimed elsewhere). Throws, as SQLite would for the
@@ -114,7 +119,11 @@ export async function claimAll(ctx: ServiceContext, claims: readonly DirectoryCl
   if (ctx.database === FIRST_DATABASE || claims.length === 0) return;
   // Two round trips however many keys (a bulk upload's): claim them all, then read who holds each.
   const json = JSON.stringify(claims.map(({ kind, key, institutionId }) => ({ kind, key, institutionId })));
-  const [inserted, holders] = await ctx.home.d1.batch<{ key: string; kind: string; institution_id: string }>([
+  const [inserted, , holders] = await ctx.home.d1.batch<{
+    key: string;
+    kind: string;
+    institution_id: string;
+  }>([
     ctx.home.d1
       .prepare(
         `INSERT INTO directory_keys (kind, key, institution_id)
@@ -123,6 +132,8 @@ export async function claimAll(ctx: ServiceContext, claims: readonly DirectoryCl
           ON CONFLICT (kind, key) DO NOTHING RETURNING kind, key, institution_id`,
       )
       .bind(json),
+    // A key this institution held already is claimed afresh: the orphan-key sweep spares it.
+    ctx.home.d1.prepare(TOUCH_KEYS).bind(json),
     ctx.home.d1
       .prepare(
         `SELECT d.kind, d.key, d.institution_id FROM json_each(?1) j

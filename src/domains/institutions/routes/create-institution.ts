@@ -16,7 +16,7 @@ export const createInstitutionRoute = tokenRoute("institutions:write", {
   operationId: "createInstitution",
   summary: "Create an institution",
   description:
-    "Platform staff only. `slug` is derived from the name when left out; a slug already taken is `409 slug_taken`. `rate_limit_per_minute` only with the `enterprise` plan. With `admin`, the first institution admin is created (invited) in the same step and its invitation URL is in the answer.",
+    "Platform staff only. `slug` is derived from the name when left out; a slug already taken is `409 slug_taken`. `rate_limit_per_minute` only with the `enterprise` plan. With `admin`, the first institution admin is created (invited) in the same step and its invitation URL is in the answer. The institution lives in one D1 database: `database` as sent, or the least full one; the answer's `database` says which.",
   middleware: [idempotent],
   request: { headers: z.object(idempotencyHeaderShape), body: jsonBody(CreateInstitutionBody) },
   responses: {
@@ -37,6 +37,9 @@ export function registerCreateInstitution(app: OpenAPIHono<AppEnv>) {
           invitation_expires_at: created.admin.invitationExpiresAt,
         }
       : null;
-    return c.json({ ...presentInstitution(created.institution, created.memberCount), admin }, 201);
+    return c.json(
+      { ...presentInstitution(created.institution, created.memberCount), admin, database: created.database },
+      201,
+    );
   });
 }
