@@ -16,6 +16,7 @@ import {
 } from "./domains/xapi/delivery/sweep";
 import type { Env } from "./env";
 import { purgeExpiredIdempotencyKeys } from "./platform/http/idempotency";
+import { sweepMoves } from "./platform/move/consumer";
 import { requeueUndispatchedEvents } from "./platform/outbox-sweep";
 import { backgroundContext, type ServiceContext } from "./platform/service/context";
 import { databaseBindings } from "./platform/service/databases";
@@ -41,6 +42,7 @@ const SWEEPS: { name: string; run: Sweep }[] = [
   { name: "xapi-retention", run: purgeOldXapiStatements },
   { name: "lti-roster-syncs", run: sweepRosterSyncs },
   { name: "xapi-backfills", run: sweepBackfills },
+  { name: "institution-moves", run: sweepMoves },
   // Daily from 03:17 UTC (a share each minute until done): every paying institution against Stripe.
   { name: "billing-reconciliation", run: reconcileSubscriptions },
 ];
