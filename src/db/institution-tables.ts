@@ -45,9 +45,15 @@ export const INSTITUTION_TABLES: readonly InstitutionTable[] = [
   { table: schema.lessons, owner: none(CATALOGUE) },
   { table: schema.trainings, owner: none(CATALOGUE) },
   { table: schema.trainingItems, owner: none(CATALOGUE) },
-  { table: schema.institutionDatabases, owner: none("the directory, in DB only: the move switches it") },
-  { table: schema.directoryKeys, owner: none("the directory, in DB only: the move writes the keys itself") },
-  { table: schema.institutionMoves, owner: none("the moves themselves, in DB only") },
+  {
+    table: schema.institutionDatabases,
+    owner: none("the directory, in the first database only: the move switches it"),
+  },
+  {
+    table: schema.directoryKeys,
+    owner: none("the directory, in the first database only: the move writes the keys itself"),
+  },
+  { table: schema.institutionMoves, owner: none("the moves themselves, in the first database only") },
   { table: schema.platformCounters, owner: none("platform-wide counters of each database") },
   {
     table: schema.xpRankCounts,

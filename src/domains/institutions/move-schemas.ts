@@ -4,7 +4,8 @@ import { z } from "@hono/zod-openapi";
 export const StartMoveBody = z
   .object({
     database: z.string().min(1).openapi({
-      description: "The D1 binding to move the institution to: one of this deployment's (`DB`, `DB_1`, …).",
+      description:
+        "The D1 binding to move the institution to: one of this deployment's (the first, then `DB_1`, `DB_2`, …; `GET /api/institutions/{id}/move` names the current one).",
       example: "DB_1",
     }),
   })
@@ -20,7 +21,7 @@ export const InstitutionMoveSchema = z
   .object({
     id: z.string().openapi({ example: "mov_01JD3Q8W2X4Y5Z6A7B8C9D0E1F" }),
     institution_id: z.string(),
-    source: z.string().openapi({ description: "The database it is moved from.", example: "DB" }),
+    source: z.string().openapi({ description: "The database it is moved from.", example: "DB_2" }),
     target: z.string().openapi({ description: "The database it is moved to.", example: "DB_1" }),
     state: z.enum(["queued", "copying", "switching", "deleting", "completed", "failed"]).openapi({
       description:
