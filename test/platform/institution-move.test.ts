@@ -381,4 +381,36 @@ describe("a crash mid-copy", () => {
       /lease was lost/,
     );
   }, 60_000);
+
+  it("given up by the queue before its switch, leaves the institution where it was and nothing in the target", async () => {
+    const tenant = await createTenant();
+    const id = tenant.institution.id;
+    const snapshot = await keysIn("DB", id);
+    const queue = new HeldQueue();
+    const bindings = { INSTITUTION_MOVE_QUEUE: queue as unknown as Queue };
+    const { body: move } = await start(id, { database: "DB_1" }, staff.token, bindings);
+    const message = queue.take() as { move_id: string; generation: number };
+    // Copies some tables, then its invocation dies; long ago, so its lease has run out.
+    const past = Date.now() - 10 * 60_000;
+    let steps = 0;
+    const dying = testContext({
+      now: () => {
+        steps += 10;
+        return past + steps;
+      },
+    });
+    const job = await claimMove(dying, { message, leaseId: "lse_gone" });
+    expect(await runMove(dying, job!, "lse_gone", past + 150)).toBe("continue");
+    expect(Object.keys(await keysIn("DB_1", id)).length).toBeGreaterThan(0);
+
+    // The queue gives up on its message: the move fails, the copy in DB_1 is deleted.
+    await runQueue("lingua-institution-moves-dlq", [message], bindings);
+    const { body } = await callJson(`/api/institutions/${id}/move`, { token: staff.token });
+    expect(body).toMatchObject({ database: "DB", move: { id: move.id, state: "failed" } });
+    expect(body.move.error).toMatch(/stays in the source/);
+    expect(await keysIn("DB_1", id)).toEqual({});
+    expect(await keysIn("DB", id)).toEqual(snapshot);
+    expect((await callJson("/api/auth/me", { token: tenant.admin.token })).res.status).toBe(200);
+    expect((await signIn(tenant.learner.email, PASSWORD)).token).toBeTruthy();
+  }, 60_000);
 });

@@ -18,13 +18,13 @@ import {
   MoveMessageSchema,
   releaseMove,
 } from "./jobs";
-import { runMove } from "./run";
+import { abandon, runMove } from "./run";
 
 /** How long one invocation works on a move before it hands the rest to the next message. */
 export const MOVE_TIME_BUDGET_MS = 25_000;
 
 export const GAVE_UP =
-  "The move could not be completed: it failed on every attempt. Where it stopped, the institution lives in the database the directory names; start the move again to finish it.";
+  "The move could not be completed: it failed on every attempt. Stopped before its switch, the institution stays in the source and the copy in the target is deleted; stopped after it, the institution lives in the target, and what is left in the source is removed by moving it again.";
 
 /**
  * The moves' queue (`lingua-institution-moves`, max_batch_size 1) on the leased-job consumer
@@ -50,7 +50,7 @@ const moveQueue = leasedJobConsumer<MoveMessage, InstitutionMove>({
   isLeaseLost: (error) => error instanceof MoveLeaseLost,
   release: (ctx, job, leaseId, retryInMs) => releaseMove(ctx, job.id, leaseId, retryInMs),
   async giveUp(ctx, job) {
-    await failUnheld(ctx, job, GAVE_UP);
+    if (await failUnheld(ctx, job, GAVE_UP)) await abandon(ctx, job);
   },
 });
 

@@ -5,8 +5,6 @@ import { nowIso } from "../ids";
 import { awaitingMessage, claimable, heldBy, type LeasedJobs, renewed, taken } from "../jobs/lease";
 import { sendMessage } from "../queue";
 import type { ServiceContext } from "../service/context";
-import { forgetPlacement } from "../service/directory";
-import { THAW } from "./sql";
 
 /**
  * The job side of `institution_moves` (in `DB`, read and written through `ctx.home`): claiming a
@@ -136,7 +134,11 @@ export async function finish(
 }
 
 /** Fails a move nobody holds (the dead-letter consumer), if it is still at `generation`. */
-export async function failUnheld(ctx: ServiceContext, job: InstitutionMove, reason: string): Promise<void> {
+export async function failUnheld(
+  ctx: ServiceContext,
+  job: InstitutionMove,
+  reason: string,
+): Promise<boolean> {
   const now = ctx.now();
   const failed = await ctx.home.db
     .update(institutionMoves)
@@ -157,11 +159,7 @@ export async function failUnheld(ctx: ServiceContext, job: InstitutionMove, reas
       ),
     )
     .run();
-  // Given up while its writes were stopped: they resume where they were (the source has everything).
-  if (failed.meta.changes === 1 && job.state === "switching") {
-    await ctx.home.d1.prepare(THAW).bind(job.institutionId, nowIso(now)).run();
-    forgetPlacement(job.institutionId);
-  }
+  return failed.meta.changes === 1;
 }
 
 /** Gives the move back after an error to the message's retry, due in `retryInMs`. */

@@ -195,8 +195,7 @@ export async function runMove(
         await new Promise((resolve) => setTimeout(resolve, PLACEMENT_TTL_MS - waited));
       const outcome = await switchStep(ctx, { job, tables, source, target, cursor, progress, save });
       if (outcome === "failed") {
-        await ctx.home.d1.prepare(THAW).bind(institutionId, nowIso(ctx.now())).run();
-        forgetPlacement(institutionId);
+        await abandon(ctx, job);
         await finish(ctx, job, leaseId, {
           state: "failed",
           error: `The copy in ${job.target} did not match ${job.source} after ${MAX_PASSES} passes; the institution stays in ${job.source}.`,
@@ -336,6 +335,39 @@ async function switchStep(ctx: ServiceContext, input: SwitchInput): Promise<"nex
     cursor: at({ table: tables.length - 1, after: null, pass: 0 }),
   });
   return "next";
+}
+
+/**
+ * Undoes a move that failed before its switch: writes resume in the source (which has everything),
+ * and the target's partial copy is deleted, children first, so that nothing there (a member's address
+ * found by sign-in, a token) is taken for the institution's. A move that switched is not undone: the
+ * institution lives in the target.
+ */
+export async function abandon(ctx: ServiceContext, job: InstitutionMove): Promise<void> {
+  if (job.state === "deleting" || job.state === "completed") return;
+  const source = side(ctx, job.source);
+  const target = side(ctx, job.target);
+  if (job.state === "switching") {
+    await ctx.home.d1.prepare(THAW).bind(job.institutionId, nowIso(ctx.now())).run();
+    forgetPlacement(job.institutionId);
+  }
+  const tables = movedTables();
+  // Twice: deleting members makes the rollup triggers write rollup rows again.
+  for (let pass = 0; pass < 2; pass++)
+    for (const table of [...tables].reverse()) {
+      for (;;) {
+        const keys = await keysPage(target, table, job.institutionId, null);
+        if (keys.length === 0) break;
+        await target.d1
+          .prepare(deleteKeys(table))
+          .bind(`[${keys.join(",")}]`)
+          .run();
+        if (keys.length < MOVE_PAGE_ROWS) break;
+      }
+    }
+  // The directory keys the copy wrote in DB for a target elsewhere lead to the source's rows again.
+  if (target.name !== FIRST_DATABASE && source.name === FIRST_DATABASE)
+    await ctx.home.d1.prepare(DELETE_KEYS).bind(job.institutionId).run();
 }
 
 /** Deletes from the target every row of the table the source does not have (removed since its copy). */
