@@ -9,7 +9,7 @@ import { database } from "../../src/platform/db";
 import { sweepMoves } from "../../src/platform/move/consumer";
 import { claimMove } from "../../src/platform/move/jobs";
 import { runMove } from "../../src/platform/move/run";
-import { pageOfKeys } from "../../src/platform/move/sql";
+import { FREEZE, pageOfKeys, SWITCH, THAW } from "../../src/platform/move/sql";
 import { backgroundContext } from "../../src/platform/service/context";
 import { HeldQueue } from "../exports/support";
 import { call, callJson } from "../helpers/api";
@@ -107,6 +107,29 @@ describe("which rows are an institution's", () => {
       }
     }
     expect(wrong).toEqual([]);
+  });
+});
+
+describe("the directory's statements", () => {
+  it("freeze only where the directory places it, switch only a frozen row (epoch + 1), thaw it back", async () => {
+    const id = `ins_dir_${crypto.randomUUID()}`;
+    const home = env.DB;
+    const row = () =>
+      inDb("DB").select().from(institutionDatabases).where(eq(institutionDatabases.institutionId, id)).get();
+    const now = new Date().toISOString();
+    // No row: it lives in DB; the freeze inserts one there.
+    expect((await home.prepare(FREEZE).bind(id, "DB", now).run()).meta.changes).toBe(1);
+    expect(await row()).toMatchObject({ binding: "DB", epoch: 0, state: "moving" });
+    expect((await home.prepare(THAW).bind(id, now).run()).meta.changes).toBe(1);
+    expect(await row()).toMatchObject({ binding: "DB", state: "active" });
+    // Not frozen: no switch.
+    expect((await home.prepare(SWITCH).bind(id, "DB_1", now).run()).meta.changes).toBe(0);
+    // A freeze naming another source than the directory's changes nothing.
+    expect((await home.prepare(FREEZE).bind(id, "DB_1", now).run()).meta.changes).toBe(0);
+    expect(await row()).toMatchObject({ binding: "DB", state: "active" });
+    await home.prepare(FREEZE).bind(id, "DB", now).run();
+    expect((await home.prepare(SWITCH).bind(id, "DB_1", now).run()).meta.changes).toBe(1);
+    expect(await row()).toMatchObject({ binding: "DB_1", epoch: 1, state: "active" });
   });
 });
 
