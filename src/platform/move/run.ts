@@ -143,7 +143,9 @@ export async function runMove(
   };
 
   for (;;) {
-    if (ctx.now() > deadline) return "continue";
+    // The switch runs to its end in one invocation: a hand-over would add the queue's latency to the
+    // time writes are refused (its checkpoints renew the lease; a crash resumes it from the last one).
+    if (job.state !== "switching" && ctx.now() > deadline) return "continue";
     const cursor = (job.cursor ?? { table: 0, after: null, pass: 0 }) as unknown as MoveCursor;
     const at = (next: MoveCursor) => next as unknown as Record<string, unknown>;
 
