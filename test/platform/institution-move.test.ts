@@ -436,4 +436,67 @@ describe("a crash mid-copy", () => {
     expect((await callJson("/api/auth/me", { token: tenant.admin.token })).res.status).toBe(200);
     expect((await signIn(tenant.learner.email, PASSWORD)).token).toBeTruthy();
   }, 60_000);
+
+  it("died right after its switch: the resumed move neither prunes nor abandons the target, and finishes", async () => {
+    const tenant = await createTenant();
+    const id = tenant.institution.id;
+    const snapshot = await keysIn("DB", id);
+    const queue = new HeldQueue();
+    const bindings = { INSTITUTION_MOVE_QUEUE: queue as unknown as Queue };
+    const { body: move } = await start(id, { database: "DB_1" }, staff.token, bindings);
+    const message = queue.take() as { move_id: string; generation: number };
+    // Copies some tables, then (as far as the directory knows) switches and dies before recording it.
+    const past = Date.now() - 10 * 60_000;
+    let steps = 0;
+    const dying = testContext({
+      now: () => {
+        steps += 10;
+        return past + steps;
+      },
+    });
+    const job = await claimMove(dying, { message, leaseId: "lse_switched" });
+    await runMove(dying, job!, "lse_switched", past + 150);
+    await inDb("DB")
+      .update(institutionMoves)
+      .set({ state: "switching", frozenAt: past, cursor: { table: 3, after: null, pass: 0, step: "prune" } })
+      .where(eq(institutionMoves.id, move.id));
+    await inDb("DB")
+      .insert(institutionDatabases)
+      .values({
+        institutionId: id,
+        binding: "DB_1",
+        epoch: 1,
+        state: "active",
+        updatedAt: new Date().toISOString(),
+      })
+      .onConflictDoUpdate({
+        target: institutionDatabases.institutionId,
+        set: { binding: "DB_1", epoch: 1, state: "active" },
+      });
+    // A write that reached the target after the switch, which the source never had.
+    const [item] = (await createPublishedCourse({ itemsPerBlock: 1, databases: ["DB", "DB_1"] })).items;
+    const late = { ...attempt(item as string), id: crypto.randomUUID() };
+    expect(
+      (await callJson("/api/progress/attempts", { token: tenant.learner.token, body: { attempts: [late] } }))
+        .res.status,
+    ).toBe(200);
+
+    const sweeping = backgroundContext(
+      { ...env, ...bindings } as Cloudflare.Env,
+      { waitUntil: (promise) => void promise.catch(() => undefined) },
+      "cron",
+      () => Date.now() + 10 * 60_000,
+    );
+    expect(await sweepMoves(sweeping)).toEqual({ resumed: 1 });
+    while (queue.messages.length > 0) await runQueue("lingua-institution-moves", [queue.take()], bindings);
+    const { body } = await callJson(`/api/institutions/${id}/move`, { token: staff.token });
+    expect(body).toMatchObject({ database: "DB_1", move: { id: move.id, state: "completed" } });
+    // Everything the source had was moved (the delete step copies what the target lacks), and the late write kept.
+    const after = await keysIn("DB_1", id);
+    for (const [table, keys] of Object.entries(snapshot))
+      expect(after[table], table).toEqual(expect.arrayContaining(keys));
+    expect(await inDb("DB_1").select().from(attempts).where(eq(attempts.id, late.id))).toHaveLength(1);
+    expect(await keysIn("DB", id)).toEqual({});
+    expect((await callJson("/api/auth/me", { token: tenant.admin.token })).res.status).toBe(200);
+  }, 60_000);
 });

@@ -13,6 +13,7 @@ import {
   FREEZE,
   keysPresent,
   type MovedTable,
+  PLACEMENT,
   pageOfKeys,
   pageOfRows,
   SWITCH,
@@ -113,6 +114,19 @@ async function writePage(
   await to.d1.batch(jsonArrays(rows).map((json) => to.d1.prepare(sql).bind(json)));
 }
 
+/**
+ * Whether the directory already places the institution in the move's target: the switch happened
+ * (its invocation may have died before recording it). From then on nothing may prune, verify or
+ * abandon the target, where the institution's writes go.
+ */
+async function switchedAlready(ctx: ServiceContext, job: InstitutionMove): Promise<boolean> {
+  const row = await ctx.home.d1
+    .prepare(PLACEMENT)
+    .bind(job.institutionId)
+    .first<{ binding: string; state: string }>();
+  return row?.binding === job.target && row.state === "active";
+}
+
 /** Works on the held move until it is done or `deadline` passes ("continue": the next message goes on). */
 export async function runMove(
   ctx: ServiceContext,
@@ -129,6 +143,7 @@ export async function runMove(
   // is a few reads, and a write per table would lengthen the freeze. A step redone after a crash
   // writes nothing new (every step is idempotent).
   let savedAt = 0;
+  let resumeChecked = false;
   const save = async (changes: Parameters<typeof checkpoint>[3]) => {
     const now = ctx.now();
     if (job.state === "switching" && !changes.state && now - savedAt < LAZY_CHECKPOINT_MS) {
@@ -191,6 +206,14 @@ export async function runMove(
     }
 
     if (job.state === "switching") {
+      // Resumed after a crash that followed the switch itself: carry on from there.
+      if (!resumeChecked) {
+        resumeChecked = true;
+        if (await switchedAlready(ctx, job)) {
+          await afterSwitch(ctx, { job, tables, target, progress, save });
+          continue;
+        }
+      }
       // No isolate writes with a placement read before the freeze once this has passed.
       const waited = ctx.now() - (job.frozenAt ?? ctx.now());
       if (waited < PLACEMENT_TTL_MS)
@@ -224,7 +247,8 @@ export async function runMove(
       }
       const rows = await rowsPage(source, table, institutionId, null);
       if (rows.length > 0) {
-        await writePage(ctx, target, table, rows, institutionId, "ignore");
+        // The first pass rescues stragglers; later ones only remove what the triggers wrote back.
+        if (cursor.pass === 0) await writePage(ctx, target, table, rows, institutionId, "ignore");
         const keys = jsonArrays(rows.map((row) => lastKey(table, row)));
         await source.d1.batch(keys.map((json) => source.d1.prepare(deleteKeys(table)).bind(json)));
         add(progress.deleted, table.name, rows.length);
@@ -325,18 +349,27 @@ async function switchStep(ctx: ServiceContext, input: SwitchInput): Promise<"nex
 
   // Verified: the directory points at the target, and writes resume there.
   const switched = await ctx.home.d1.prepare(SWITCH).bind(institutionId, job.target, nowIso(ctx.now())).run();
-  if ((switched.meta.changes ?? 0) === 0) return "failed";
-  forgetPlacement(institutionId);
+  if ((switched.meta.changes ?? 0) === 0 && !(await switchedAlready(ctx, job))) return "failed";
+  await afterSwitch(ctx, { job, tables, target, progress, save });
+  return "next";
+}
+
+/** After the directory's switch: this isolate's placement dropped, the token gates told, on to deleting. */
+async function afterSwitch(
+  ctx: ServiceContext,
+  input: Pick<SwitchInput, "job" | "tables" | "target" | "progress" | "save">,
+): Promise<void> {
+  const { job, tables, target, progress, save } = input;
+  forgetPlacement(job.institutionId);
   const switchedAt = ctx.now();
   progress.freezeMs = switchedAt - (job.frozenAt ?? switchedAt);
   // Gates holding a principal with the old database re-read it where it lives now.
-  await invalidatePrincipals({ env: ctx.env, database: target.name }, { institutionId });
+  await invalidatePrincipals({ env: ctx.env, database: target.name }, { institutionId: job.institutionId });
   await save({
     state: "deleting",
     switchedAt,
-    cursor: at({ table: tables.length - 1, after: null, pass: 0 }),
+    cursor: { table: tables.length - 1, after: null, pass: 0 } as unknown as Record<string, unknown>,
   });
-  return "next";
 }
 
 /**
@@ -346,7 +379,7 @@ async function switchStep(ctx: ServiceContext, input: SwitchInput): Promise<"nex
  * institution lives in the target.
  */
 export async function abandon(ctx: ServiceContext, job: InstitutionMove): Promise<void> {
-  if (job.state === "deleting" || job.state === "completed") return;
+  if (job.state === "deleting" || job.state === "completed" || (await switchedAlready(ctx, job))) return;
   const source = side(ctx, job.source);
   const target = side(ctx, job.target);
   if (job.state === "switching") {

@@ -122,6 +122,9 @@ export const FREEZE = `INSERT INTO institution_databases (institution_id, bindin
 export const SWITCH = `UPDATE institution_databases SET binding = ?2, epoch = epoch + 1, state = 'active', updated_at = ?3
   WHERE institution_id = ?1 AND state = 'moving'`;
 
+/** The institution's directory row, read at `DB`'s primary. */
+export const PLACEMENT = "SELECT binding, state FROM institution_databases WHERE institution_id = ?1";
+
 /** Lets writes resume where they were (a failed verification, a failed move). */
 export const THAW = `UPDATE institution_databases SET state = 'active', updated_at = ?2
   WHERE institution_id = ?1 AND state = 'moving'`;
