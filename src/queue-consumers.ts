@@ -9,6 +9,7 @@ import { consumeBackfillDeadLetters, consumeBackfills } from "./domains/xapi/bac
 import { deadLetterXapiBatches, deliverXapiBatches } from "./domains/xapi/delivery/consumer";
 import { forwardEvents } from "./domains/xapi/delivery/subscriber";
 import type { Env } from "./env";
+import { consumeMoveDeadLetters, consumeMoves } from "./platform/move/consumer";
 import { outboxDispatcher } from "./platform/outbox-dispatch";
 import { databaseOfMessage } from "./platform/queue";
 import { backgroundContext, type ServiceContext } from "./platform/service/context";
@@ -40,6 +41,8 @@ export const QUEUE_CONSUMERS: Record<string, QueueConsumer> = {
   "lingua-lti-roster-dlq": deadLetterRosterSyncs,
   "lingua-xapi-backfills": consumeBackfills,
   "lingua-xapi-backfills-dlq": consumeBackfillDeadLetters,
+  "lingua-institution-moves": consumeMoves,
+  "lingua-institution-moves-dlq": consumeMoveDeadLetters,
 };
 
 export async function consumeQueue(

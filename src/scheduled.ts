@@ -16,6 +16,7 @@ import {
 } from "./domains/xapi/delivery/sweep";
 import type { Env } from "./env";
 import { purgeExpiredIdempotencyKeys } from "./platform/http/idempotency";
+import { sweepMoves } from "./platform/move/consumer";
 import { requeueUndispatchedEvents } from "./platform/outbox-sweep";
 import { backgroundContext, type ServiceContext } from "./platform/service/context";
 import { databaseBindings } from "./platform/service/databases";
@@ -44,6 +45,7 @@ const SWEEPS: { name: string; run: Sweep }[] = [
   { name: "xapi-backfills", run: sweepBackfills },
   // Directory keys leading to nothing, past their grace period; a page a run, in DB's run only.
   { name: "orphan-keys", run: sweepOrphanKeys },
+  { name: "institution-moves", run: sweepMoves },
   // Daily from 03:17 UTC (a share each minute until done): every paying institution against Stripe.
   { name: "billing-reconciliation", run: reconcileSubscriptions },
 ];

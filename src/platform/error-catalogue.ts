@@ -449,6 +449,26 @@ export const ERROR_CATALOGUE = {
       "This deployment has no Stripe key (`STRIPE_SECRET_KEY`), so plans can be listed without prices but nothing can be bought or changed.",
     action: "Ask the deployment's operator to configure billing (docs/billing.md, production setup).",
   },
+  institution_moving: {
+    status: 503,
+    title: "Institution moving",
+    meaning:
+      "The institution is being switched over to another database by platform staff: for a few seconds its writes are refused while its reads are served; nothing was changed.",
+    action:
+      "Retry after `Retry-After` seconds (with the same `Idempotency-Key` where the operation takes one).",
+  },
+  institution_move_in_progress: {
+    status: 409,
+    title: "Institution move in progress",
+    meaning: "The institution is already being moved to another database; one move runs at a time.",
+    action: "Follow the move with `GET /api/institutions/{id}/move` and start another once it has ended.",
+  },
+  institution_already_there: {
+    status: 409,
+    title: "Institution already there",
+    meaning: "The institution already lives in the database the move names.",
+    action: "Nothing to do; `GET /api/institutions/{id}/move` shows where it lives.",
+  },
   service_unavailable: {
     status: 503,
     title: "Service unavailable",

@@ -79,6 +79,19 @@ const inFlight = {
   description: "`idempotency_in_flight`: a request with this Idempotency-Key is still in flight.",
 };
 
+/** Every write of an institution's token, while a move switches the institution to another database. */
+const moving = {
+  ...problem(
+    "`institution_moving`: the institution is being switched to another database; writes resume within seconds.",
+  ),
+  headers: {
+    "Retry-After": {
+      description: "Whole seconds after which to retry.",
+      schema: { type: "integer" as const, minimum: 1 },
+    },
+  },
+};
+
 const rateLimitHeaderDocs = {
   "X-RateLimit-Limit": {
     description: "Requests allowed per rolling window.",
@@ -195,6 +208,7 @@ export function tokenRoute<const R extends RouteConfig>(
       {
         ...pickErrors(Boolean(route.request?.body)),
         ...(own.includes(idempotent) ? { 409: inFlight } : {}),
+        ...(route.method === "get" ? {} : { 503: moving }),
         ...route.responses,
       },
       own.includes(idempotent),

@@ -158,6 +158,7 @@ const TENANT_RESOURCES: Record<string, (r: Resources) => Record<string, string>>
   }),
   "/api/institutions/{id}/compliance": (r) => ({ id: r.tenant.institution.id }),
   "/api/institutions/{id}/compliance/{type}": (r) => ({ id: r.tenant.institution.id, type: "dpa" }),
+  "/api/institutions/{id}/move": (r) => ({ id: r.tenant.institution.id }),
   "/api/integrations/exports/{id}": (r) => ({ id: r.export }),
   "/api/integrations/exports/{id}/download": (r) => ({ id: r.export }),
   "/api/integrations/lti-consumers/{id}": (r) => ({ id: r.consumer }),
@@ -244,6 +245,8 @@ function requestFor(name: string, r: Resources): Pick<CallOptions, "body" | "raw
       return { body: { type: "saml", domains: [r.ssoDomain], saml: {} } };
     case "PUT /api/institutions/{id}/compliance/{type}":
       return { body: { status: "in_review" } };
+    case "POST /api/institutions/{id}/move":
+      return { body: { database: "DB_1" } };
     case "PUT /api/institutions/{id}/scim":
       return { body: { department_as_group: true } };
     case "POST /api/integrations/exports":

@@ -7,6 +7,7 @@ export * from "./events";
 export * from "./exports";
 export * from "./identity";
 export * from "./institution-insights";
+export * from "./institution-moves";
 export * from "./institutions";
 export * from "./lti";
 export * from "./progress";

@@ -4,7 +4,9 @@ import { registerAnalytics } from "./analytics";
 import { registerCompliance } from "./compliance";
 import { registerCreateInstitution } from "./routes/create-institution";
 import { registerGetInstitution } from "./routes/get-institution";
+import { registerGetInstitutionMove } from "./routes/get-institution-move";
 import { registerListInstitutions } from "./routes/list-institutions";
+import { registerStartInstitutionMove } from "./routes/start-institution-move";
 import { registerUpdateInstitution } from "./routes/update-institution";
 import { registerSso } from "./sso";
 
@@ -17,6 +19,8 @@ export function registerInstitutions(app: OpenAPIHono<AppEnv>) {
   registerCreateInstitution(app);
   registerGetInstitution(app);
   registerUpdateInstitution(app);
+  registerStartInstitutionMove(app);
+  registerGetInstitutionMove(app);
   registerAnalytics(app);
   registerSso(app);
   registerCompliance(app);

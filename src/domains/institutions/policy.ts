@@ -25,6 +25,18 @@ export function visibleInstitutions(principal: Principal): { all: true } | { all
   return isPlatformStaff(principal) ? { all: true } : { all: false, id: principal.institution?.id ?? "" };
 }
 
+/**
+ * Only platform staff move an institution between databases (and see where it lives); an
+ * institution's own members are refused (403), another institution answers 404.
+ */
+export function mayMoveInstitution(principal: Principal, institution: { id: string }): Decision {
+  if (isPlatformStaff(principal)) return ALLOWED;
+  return allOf(
+    mayActOn(principal, institution),
+    forbidden("Only platform staff move an institution to another database."),
+  );
+}
+
 /** Only platform staff create institutions. */
 export function mayCreateInstitution(principal: Principal): Decision {
   return isPlatformStaff(principal) ? ALLOWED : forbidden("Only platform staff create institutions.");

@@ -23,7 +23,7 @@ const IN_FIRST: Placement = { binding: FIRST_DATABASE, epoch: 0, state: "active"
  * institution's writes and its last copy, so that no isolate still writes to the old database
  * (design/multi-database.md#moving).
  */
-const PLACEMENT_TTL_MS = 5_000;
+export const PLACEMENT_TTL_MS = 5_000;
 const placements = new BoundedMap<string, { placement: Placement; readAt: number }>(10_000);
 
 /** Where `institutionId` lives: its directory entry, or `DB` without one. */
@@ -43,6 +43,14 @@ async function placementOf(ctx: ServiceContext, institutionId: string): Promise<
   const placement = row && isDatabaseBindingName(row.binding) ? (row as Placement) : IN_FIRST;
   placements.set(institutionId, { placement, readAt: now });
   return placement;
+}
+
+/**
+ * Drops this isolate's copy of the institution's placement (a move changed it: the move's own
+ * isolate reads the new one at once; every other within `PLACEMENT_TTL_MS`).
+ */
+export function forgetPlacement(institutionId: string): void {
+  placements.delete(institutionId);
 }
 
 /** Moves the invocation to the database `institutionId` lives in. */
