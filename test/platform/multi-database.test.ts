@@ -301,3 +301,81 @@ describe("an institution in DB_1", () => {
       ).toEqual([]);
   });
 });
+
+describe("platform staff", () => {
+  let staff: Awaited<ReturnType<typeof createPlatformAdmin>>;
+  beforeAll(async () => {
+    staff = await createPlatformAdmin();
+  });
+
+  it("list the members of an institution in DB_1, and read its analytics, in its database", async () => {
+    const members = await callJson(`/api/institutions/${globex.institution.id}/members`, {
+      token: staff.token,
+    });
+    expect(members.res.status).toBe(200);
+    expect(members.body.data.map((m: { id: string }) => m.id)).toEqual(
+      expect.arrayContaining([globex.admin.id, globex.instructor.id, globex.learner.id]),
+    );
+    // The answer is DB_1's: its bookmark says so.
+    expect(members.res.headers.get("X-D1-Bookmark")).toMatch(/^DB_1:/);
+    const institution = await callJson(`/api/institutions/${globex.institution.id}`, { token: staff.token });
+    expect(institution.res.status).toBe(200);
+    expect(institution.body.member_count).toBe(members.body.meta.total);
+    const analytics = await call(`/api/institutions/${globex.institution.id}/analytics`, {
+      token: staff.token,
+    });
+    expect(analytics.status).toBe(200);
+    // Acme's, in DB, as before; an unknown institution is still 404.
+    const acmes = await call(`/api/institutions/${acme.institution.id}/members`, { token: staff.token });
+    expect(acmes.status).toBe(200);
+    expect((await call("/api/institutions/ins_nowhere/members", { token: staff.token })).status).toBe(404);
+  });
+
+  it("edit its SSO settings there, which its admins and its public metadata then show", async () => {
+    const domain = `staff-${crypto.randomUUID().slice(0, 8)}.school.test`;
+    const put = await callJson(`/api/institutions/${globex.institution.id}/sso`, {
+      method: "PUT",
+      token: staff.token,
+      body: {
+        type: "saml",
+        state: "draft",
+        domains: [domain],
+        saml: { idp_entity_id: "https://idp.globex.test", sso_url: "https://idp.globex.test/sso" },
+      },
+    });
+    expect(put.res.status).toBe(200);
+    const read = await callJson(`/api/institutions/${globex.institution.id}/sso`, {
+      token: globex.admin.token,
+    });
+    expect(read.res.status).toBe(200);
+    expect(read.body.type).toBe("saml");
+    expect(read.body.domains).toEqual([domain]);
+    // A public route by the institution's path (the IdP fetching our metadata) finds it in DB_1 too.
+    const metadata = await call(`/api/institutions/${globex.institution.id}/sso/saml/metadata`);
+    expect(metadata.status).toBe(200);
+    const log = await call(`/api/institutions/${globex.institution.id}/sso/log`, { token: staff.token });
+    expect(log.status).toBe(200);
+  });
+
+  it("create a member of an institution in DB_1: written there, its address claimed in DB", async () => {
+    const email = `by-staff.${crypto.randomUUID()}@example.test`;
+    const created = await callJson(`/api/institutions/${globex.institution.id}/members`, {
+      token: staff.token,
+      body: { email, name: "Made by staff", role: "learner" },
+    });
+    expect(created.res.status).toBe(201);
+    expect(
+      await inDb("DB_1").select({ id: users.id }).from(users).where(eq(users.email, email)).get(),
+    ).toEqual({ id: created.body.id });
+    expect(await inDb("DB").select().from(users).where(eq(users.email, email)).all()).toEqual([]);
+    const [key] = await inDb("DB").select().from(directoryKeys).where(eq(directoryKeys.key, email)).all();
+    expect(key?.institutionId).toBe(globex.institution.id);
+    // The address is Globex's in every database: Acme cannot have it, whoever asks.
+    const again = await callJson(`/api/institutions/${acme.institution.id}/members`, {
+      token: staff.token,
+      body: { email, name: "Twice", role: "learner" },
+    });
+    expect(again.res.status).toBe(409);
+    expect(again.body.code).toBe("email_taken");
+  });
+});
