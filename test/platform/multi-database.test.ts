@@ -7,6 +7,7 @@ import {
   courseTags,
   directoryKeys,
   idempotencyKeys,
+  institutionDatabases,
   institutions,
   users,
 } from "../../src/db/schema";
@@ -377,5 +378,120 @@ describe("platform staff", () => {
     });
     expect(again.res.status).toBe(409);
     expect(again.body.code).toBe("email_taken");
+  });
+});
+
+describe("platform staff's list of institutions", () => {
+  // The same names, once spread over DB and DB_1 and once all in DB: ties in any case (broken by
+  // id), accents, and an underscore, which sorts between upper and lower case.
+  const NAMES = ["b", "A", "a", "C", "É", "é", "z", "_x", "Ab", "B"];
+  let staff: Awaited<ReturnType<typeof createPlatformAdmin>>;
+  let spread: string;
+  let alone: string;
+
+  async function seed(tag: string, placeOf: (index: number) => "DB" | "DB_1"): Promise<void> {
+    const rows = NAMES.map((name, index) => ({
+      id: `ins_${tag}_${String(index).padStart(2, "0")}`,
+      slug: `${tag}-${index}`,
+      name: `${tag} ${name}`,
+      plan: index % 3 === 0 ? ("free" as const) : ("pro" as const),
+      where: placeOf(index),
+    }));
+    const placed = rows.filter((row) => row.where !== "DB");
+    if (placed.length > 0)
+      await inDb("DB")
+        .insert(institutionDatabases)
+        .values(
+          placed.map((row) => ({
+            institutionId: row.id,
+            binding: row.where,
+            updatedAt: new Date().toISOString(),
+          })),
+        );
+    for (const where of ["DB", "DB_1"] as const) {
+      const here = rows.filter((row) => row.where === where).map(({ where: _where, ...row }) => row);
+      if (here.length > 0) await inDb(where).insert(institutions).values(here);
+    }
+  }
+
+  beforeAll(async () => {
+    staff = await createPlatformAdmin();
+    spread = `sp${crypto.randomUUID().slice(0, 8)}`;
+    alone = `al${crypto.randomUUID().slice(0, 8)}`;
+    await Promise.all([seed(spread, (index) => (index % 3 === 1 ? "DB" : "DB_1")), seed(alone, () => "DB")]);
+  });
+
+  interface Listed {
+    names: string[];
+    pages: { ids: string[]; total: number; page: number }[];
+  }
+
+  /** Every page, following `links.next` from the first (or `links.prev` back from `start`). */
+  async function pageThrough(start: string, link: "next" | "prev", tag: string): Promise<Listed> {
+    const listed: Listed = { names: [], pages: [] };
+    let url: string | null = start;
+    while (url) {
+      const answer: { res: Response; body: any } = await callJson(url.replace(/^https?:\/\/[^/]+/, ""), {
+        token: staff.token,
+      });
+      const { res, body } = answer;
+      expect(res.status).toBe(200);
+      listed.pages.push({
+        ids: body.data.map((i: { id: string }) => i.id.replace(tag, "")),
+        total: body.meta.total,
+        page: body.meta.current_page,
+      });
+      listed.names.push(...body.data.map((i: { name: string }) => i.name.slice(tag.length + 1)));
+      url = body.links[link];
+    }
+    return listed;
+  }
+
+  it("pages through both databases in the list's order, with no duplicate or gap, as one database would", async () => {
+    const expected = [...NAMES.keys()]
+      .map((index) => ({ index, key: `${spread} ${NAMES[index]}`.toLowerCase() }))
+      .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.index - b.index))
+      .map(({ index }) => NAMES[index]);
+    const spreadPages = await pageThrough(`/api/institutions?q=${spread}&per_page=3`, "next", spread);
+    const alonePages = await pageThrough(`/api/institutions?q=${alone}&per_page=3`, "next", alone);
+    expect(spreadPages.names).toEqual(expected);
+    expect(spreadPages.pages).toEqual(alonePages.pages);
+    expect(spreadPages.pages.map((p) => p.page)).toEqual([1, 2, 3, 4]);
+    expect(spreadPages.pages.every((p) => p.total === NAMES.length)).toBe(true);
+    expect(new Set(spreadPages.pages.flatMap((p) => p.ids)).size).toBe(NAMES.length);
+    // Back from the last page by `links.prev`: the same pages.
+    const back = await pageThrough(`/api/institutions?q=${spread}&per_page=3&page=4`, "prev", spread);
+    expect(back.pages.reverse()).toEqual(spreadPages.pages);
+    // A page asked for by number is the page the links lead to.
+    const third = await callJson(`/api/institutions?q=${spread}&per_page=3&page=3`, { token: staff.token });
+    expect(third.body.data.map((i: { id: string }) => i.id.replace(spread, ""))).toEqual(
+      spreadPages.pages[2]?.ids,
+    );
+  });
+
+  it("filters as one database would, and refuses a cursor it did not send", async () => {
+    const free = async (tag: string) => {
+      const { body } = await callJson(`/api/institutions?q=${tag}&plan=free&per_page=2`, {
+        token: staff.token,
+      });
+      return { ids: body.data.map((i: { id: string }) => i.id.replace(tag, "")), meta: body.meta };
+    };
+    expect(await free(spread)).toEqual(await free(alone));
+    expect((await free(spread)).meta.total).toBe(4);
+    const first = await callJson(`/api/institutions?q=${spread}&per_page=3`, { token: staff.token });
+    const next = new URL(first.body.links.next);
+    expect(next.searchParams.get("page")).toBe("2");
+    expect(next.searchParams.get("cursor")).toMatch(/^[A-Za-z0-9_-]+$/);
+    expect(first.body.links.first).not.toContain("cursor=");
+    const forged = await callJson(`/api/institutions?q=${spread}&per_page=3&page=2&cursor=nope`, {
+      token: staff.token,
+    });
+    expect(forged.res.status).toBe(422);
+    expect(forged.body.errors[0].path).toBe("cursor");
+    const elsewhere = await callJson(
+      `/api/institutions?q=${spread}&per_page=3&page=3&cursor=${next.searchParams.get("cursor")}`,
+      { token: staff.token },
+    );
+    expect(elsewhere.res.status).toBe(422);
   });
 });

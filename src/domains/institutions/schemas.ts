@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { PLANS } from "../../db/schema";
 import { pageQueryShape, pageSchema } from "../../platform/http/pagination";
+import { cursorQueryShape } from "../../platform/http/spread-pages";
 import { displayText, personName } from "../../platform/text";
 
 const timestamp = z.string().openapi({ example: "2026-11-21T09:30:00Z" });
@@ -100,6 +101,7 @@ export const InstitutionPageSchema = pageSchema(InstitutionSchema, "InstitutionP
 
 export const ListInstitutionsQuery = z.object({
   ...pageQueryShape,
+  ...cursorQueryShape,
   q: z
     .string()
     .min(1)
