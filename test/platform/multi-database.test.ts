@@ -13,6 +13,7 @@ import {
 } from "../../src/db/schema";
 import { database } from "../../src/platform/db";
 import { runSweeps } from "../../src/scheduled";
+import { Browser, csrfOf, textOf } from "../dashboard/support";
 import { call, callJson } from "../helpers/api";
 import { createPublishedCourse } from "../helpers/progress-fixture";
 import { receiverEndpoint } from "../helpers/receiver";
@@ -378,6 +379,32 @@ describe("platform staff", () => {
     });
     expect(again.res.status).toBe(409);
     expect(again.body.code).toBe("email_taken");
+  });
+});
+
+describe("platform staff in the dashboard", () => {
+  it("choose an institution in DB_1 and see its members and settings; their own tokens stay theirs", async () => {
+    const staff = await createPlatformAdmin();
+    const browser = new Browser();
+    expect((await browser.signIn(staff.email)).status).toBe(303);
+    const picker = await browser.get(`/dashboard/institutions?q=${globex.institution.slug}`);
+    const html = await picker.text();
+    expect(textOf(html)).toContain(globex.institution.slug);
+    const chosen = await browser.post("/dashboard/institutions/choose", {
+      _csrf: csrfOf(html),
+      institution_id: globex.institution.id,
+    });
+    expect(chosen.status).toBe(303);
+    const members = await browser.get("/dashboard/members");
+    expect(members.status).toBe(200);
+    expect(await members.text()).toContain(globex.learner.email);
+    expect((await browser.get("/dashboard/settings/institution")).status).toBe(200);
+    // Staff's own API tokens (in DB) are listed on their tokens page, whichever institution is chosen.
+    const name = `staff-${crypto.randomUUID().slice(0, 8)}`;
+    await mintToken(staff, ["members:read"], { name });
+    const tokens = await browser.get("/dashboard/settings/integrations/tokens");
+    expect(tokens.status).toBe(200);
+    expect(textOf(await tokens.text())).toContain(name);
   });
 });
 
