@@ -410,8 +410,9 @@ describe("platform staff in the dashboard", () => {
 
 describe("platform staff's list of institutions", () => {
   // The same names, once spread over DB and DB_1 and once all in DB: ties in any case (broken by
-  // id), accents, and an underscore, which sorts between upper and lower case.
-  const NAMES = ["b", "A", "a", "C", "É", "é", "z", "_x", "Ab", "B"];
+  // id), accents (SQLite's lower() leaves them), an underscore, which sorts between upper and lower
+  // case, and a fullwidth letter before an emoji (code-point order, not UTF-16's).
+  const NAMES = ["b", "A", "a", "C", "É", "é", "z", "_x", "Ab", "B", "😀", "\uFF21"];
   let staff: Awaited<ReturnType<typeof createPlatformAdmin>>;
   let spread: string;
   let alone: string;
@@ -475,15 +476,25 @@ describe("platform staff's list of institutions", () => {
   }
 
   it("pages through both databases in the list's order, with no duplicate or gap, as one database would", async () => {
+    // SQLite's lower() changes ASCII letters only; BINARY compares code points.
+    const sortKey = (name: string) =>
+      Array.from(
+        name.replace(/[A-Z]/g, (c) => c.toLowerCase()),
+        (c) => c.codePointAt(0)!,
+      );
+    const byCodePoints = (a: number[], b: number[]) => {
+      for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+      return a.length - b.length;
+    };
     const expected = [...NAMES.keys()]
-      .map((index) => ({ index, key: `${spread} ${NAMES[index]}`.toLowerCase() }))
-      .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.index - b.index))
-      .map(({ index }) => NAMES[index]);
+      .sort((a, b) => byCodePoints(sortKey(NAMES[a]!), sortKey(NAMES[b]!)) || a - b)
+      .map((index) => NAMES[index]);
     const spreadPages = await pageThrough(`/api/institutions?q=${spread}&per_page=3`, "next", spread);
     const alonePages = await pageThrough(`/api/institutions?q=${alone}&per_page=3`, "next", alone);
     expect(spreadPages.names).toEqual(expected);
     expect(spreadPages.pages).toEqual(alonePages.pages);
     expect(spreadPages.pages.map((p) => p.page)).toEqual([1, 2, 3, 4]);
+    expect(expected.slice(-3)).toEqual(["é", "\uFF21", "😀"]);
     expect(spreadPages.pages.every((p) => p.total === NAMES.length)).toBe(true);
     expect(new Set(spreadPages.pages.flatMap((p) => p.ids)).size).toBe(NAMES.length);
     // Back from the last page by `links.prev`: the same pages.
