@@ -6,7 +6,9 @@ import { admitToken } from "../platform/auth/middleware";
 import { enforce } from "../platform/auth/policy";
 import type { Principal } from "../platform/auth/principal";
 import { ApiError } from "../platform/errors";
-import type { PrincipalContext } from "../platform/service/context";
+import { type PrincipalContext, useDatabase } from "../platform/service/context";
+import { FIRST_DATABASE } from "../platform/service/databases";
+import { useInstitutionDatabase } from "../platform/service/directory";
 import { PageError } from "./errors";
 import { field, formOf } from "./forms";
 import {
@@ -19,7 +21,10 @@ import {
   sessionCsrfToken,
 } from "./http";
 import { choosesInstitution, mayUseDashboard } from "./policy";
-import { SIGN_IN_PATH } from "./prefixes";
+import { ANALYTICS_PATH, INSTITUTION_SETTINGS_PATH, MEMBERS_PATH, SIGN_IN_PATH } from "./prefixes";
+
+/** The sections that show and change the chosen institution's data (`institutionOf`). */
+const INSTITUTION_DATA_PATHS = [MEMBERS_PATH, ANALYTICS_PATH, INSTITUTION_SETTINGS_PATH];
 
 /** The signed-in browser of a dashboard page. */
 export interface DashboardSession {
@@ -78,6 +83,8 @@ export const signedIn = createMiddleware<AppEnv>(async function signedIn(c, next
   } else {
     const chosen = chosenInstitutionCookie(c);
     if (chosen) {
+      // Read where it lives (design/multi-database.md#platform-wide-reads).
+      await useInstitutionDatabase(ctx, chosen);
       // The institutions service decides whether this caller may see it, as for the API.
       institution = await getInstitution(ctx, chosen).then(
         ({ institution: row }) => ({ id: row.id, name: row.name, slug: row.slug }),
@@ -86,6 +93,10 @@ export const signedIn = createMiddleware<AppEnv>(async function signedIn(c, next
           throw error;
         },
       );
+      // The sections of its data run there, as the API's routes by institution path do; staff's own
+      // pages (their API tokens, the chooser) in their own database.
+      if (!INSTITUTION_DATA_PATHS.some((path) => c.req.path === path || c.req.path.startsWith(`${path}/`)))
+        useDatabase(ctx, principal.database ?? FIRST_DATABASE);
     }
   }
   c.set("dashboard", { principal, ctx, csrf: await sessionCsrfToken(token), institution });

@@ -9,6 +9,7 @@ import { fieldErrorsFromZod, unrecognisedFields, validationError } from "./error
 import { BOOKMARK_HEADER, provideContext } from "./http/context-middleware";
 import { applyApiConventions } from "./http/conventions";
 import { idempotent, REPLAYED_HEADER_DOC } from "./http/idempotency";
+import { inInstitutionOfPath, namesInstitution } from "./http/institution-path";
 
 export type ApiApp = OpenAPIHono<AppEnv>;
 
@@ -249,12 +250,25 @@ export function publicRoute<const R extends RouteConfig>(
 ): R {
   const { 401: _401, 403: _403, ...rest } = pickErrors(Boolean(route.request?.body));
   const responses = { ...rest, ...route.responses };
+  // A public request naming an institution in its path runs in that institution's database.
+  const own = route.middleware ? [route.middleware].flat() : [];
+  const middleware = namesInstitution(route.path) ? [inInstitutionOfPath, ...own] : own;
   return createRoute({
     ...route,
+    ...(middleware.length > 0 ? { middleware } : {}),
     security: [],
     parameters: withBookmarkParameter(route.parameters),
     responses: options.countedPerIp ? withHeaders(responses) : withBookmarkHeader(responses),
   }) as unknown as R;
+}
+
+/**
+ * The middleware an operation runs before its handler (`tokenRoute`'s and `publicRoute`'s), for an
+ * operation served by `app.get` beside `registerPath` instead of `app.openapi` (a body that is not
+ * JSON): `app.get(path, ...operationMiddleware(route), handler)`.
+ */
+export function operationMiddleware(route: RouteConfig): MiddlewareHandler<AppEnv>[] {
+  return (route.middleware ? [route.middleware].flat() : []) as MiddlewareHandler<AppEnv>[];
 }
 
 function pickErrors(hasBody: boolean): Responses {

@@ -1,5 +1,5 @@
 import { env } from "cloudflare:test";
-import { and, asc, eq, inArray } from "drizzle-orm";
+import { and, asc, desc, eq, inArray } from "drizzle-orm";
 import { SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
 import { describe, expect, it } from "vitest";
 import {
@@ -22,7 +22,12 @@ import {
   revisionsColumn,
   rollupStatement,
 } from "../../src/domains/institutions/analytics/sql";
-import { MEMBER_COUNT, nameOrSlugContains } from "../../src/domains/institutions/sql";
+import {
+  beyondInListOrder,
+  MEMBER_COUNT,
+  nameOrSlugContains,
+  SORT_NAME,
+} from "../../src/domains/institutions/sql";
 import { claimStands } from "../../src/domains/institutions/sso/sql";
 import { database } from "../../src/platform/db";
 
@@ -135,6 +140,45 @@ describe("nameOrSlugContains", () => {
     // `%` and `_` in the search are not wildcards: neither name has "x%y" or "a_m".
     expect(await found("x%y")).toEqual([]);
     expect(await found("a_m")).toEqual([]);
+  });
+});
+
+describe("SORT_NAME and beyondInListOrder", () => {
+  it("order by lower-case name then id, and keep the rows strictly after or before a key", async () => {
+    const tag = crypto.randomUUID().slice(0, 8);
+    // "Beta" and "beta" tie on the sort name; ids break the tie.
+    const rows = [
+      await seedInstitution(`${tag} beta`, []),
+      await seedInstitution(`${tag} Alpha`, []),
+      await seedInstitution(`${tag} Beta`, []),
+      await seedInstitution(`${tag} gamma`, []),
+    ];
+    const ids = rows.map((r) => r.id);
+    const listed = async (condition?: ReturnType<typeof beyondInListOrder>, descending = false) =>
+      (
+        await db()
+          .select({ id: institutions.id, sortName: SORT_NAME })
+          .from(institutions)
+          .where(and(inArray(institutions.id, ids), condition))
+          .orderBy(
+            descending ? desc(SORT_NAME) : asc(SORT_NAME),
+            descending ? desc(institutions.id) : asc(institutions.id),
+          )
+      ).map((r) => ({ id: r.id, sortName: r.sortName }));
+    const all = await listed();
+    const [beta1, beta2] = [ids[0], ids[2]].sort() as [string, string];
+    expect(all.map((r) => r.id)).toEqual([ids[1], beta1, beta2, ids[3]]);
+    expect(all.map((r) => r.sortName)).toEqual([
+      `${tag} alpha`,
+      `${tag} beta`,
+      `${tag} beta`,
+      `${tag} gamma`,
+    ]);
+    const key = [`${tag} beta`, beta1] as const;
+    expect((await listed(beyondInListOrder("after", key))).map((r) => r.id)).toEqual([beta2, ids[3]]);
+    expect((await listed(beyondInListOrder("before", key), true)).map((r) => r.id)).toEqual([ids[1]]);
+    const statement = dialect.sqlToQuery(beyondInListOrder("after", key));
+    expect(statement.params).toEqual([key[0], key[0], key[1]]);
   });
 });
 

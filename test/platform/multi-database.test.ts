@@ -13,6 +13,7 @@ import {
 } from "../../src/db/schema";
 import { database } from "../../src/platform/db";
 import { runSweeps } from "../../src/scheduled";
+import { Browser, csrfOf, textOf } from "../dashboard/support";
 import { call, callJson } from "../helpers/api";
 import { createPublishedCourse } from "../helpers/progress-fixture";
 import { receiverEndpoint } from "../helpers/receiver";
@@ -525,5 +526,235 @@ describe("the orphan-key sweep", () => {
     const reclaimed = await invite(orphan);
     expect(reclaimed.res.status).toBe(201);
     expect(await inDb("DB").select().from(users).where(eq(users.email, orphan)).all()).toHaveLength(1);
+  });
+});
+
+describe("platform staff", () => {
+  let staff: Awaited<ReturnType<typeof createPlatformAdmin>>;
+  beforeAll(async () => {
+    staff = await createPlatformAdmin();
+  });
+
+  it("list the members of an institution in DB_1, and read its analytics, in its database", async () => {
+    const members = await callJson(`/api/institutions/${globex.institution.id}/members`, {
+      token: staff.token,
+    });
+    expect(members.res.status).toBe(200);
+    expect(members.body.data.map((m: { id: string }) => m.id)).toEqual(
+      expect.arrayContaining([globex.admin.id, globex.instructor.id, globex.learner.id]),
+    );
+    // The answer is DB_1's: its bookmark says so.
+    expect(members.res.headers.get("X-D1-Bookmark")).toMatch(/^DB_1:/);
+    const institution = await callJson(`/api/institutions/${globex.institution.id}`, { token: staff.token });
+    expect(institution.res.status).toBe(200);
+    expect(institution.body.member_count).toBe(members.body.meta.total);
+    const analytics = await call(`/api/institutions/${globex.institution.id}/analytics`, {
+      token: staff.token,
+    });
+    expect(analytics.status).toBe(200);
+    // Acme's, in DB, as before; an unknown institution is still 404.
+    const acmes = await call(`/api/institutions/${acme.institution.id}/members`, { token: staff.token });
+    expect(acmes.status).toBe(200);
+    expect((await call("/api/institutions/ins_nowhere/members", { token: staff.token })).status).toBe(404);
+  });
+
+  it("edit its SSO settings there, which its admins and its public metadata then show", async () => {
+    const domain = `staff-${crypto.randomUUID().slice(0, 8)}.school.test`;
+    const put = await callJson(`/api/institutions/${globex.institution.id}/sso`, {
+      method: "PUT",
+      token: staff.token,
+      body: {
+        type: "saml",
+        state: "draft",
+        domains: [domain],
+        saml: { idp_entity_id: "https://idp.globex.test", sso_url: "https://idp.globex.test/sso" },
+      },
+    });
+    expect(put.res.status).toBe(200);
+    const read = await callJson(`/api/institutions/${globex.institution.id}/sso`, {
+      token: globex.admin.token,
+    });
+    expect(read.res.status).toBe(200);
+    expect(read.body.type).toBe("saml");
+    expect(read.body.domains).toEqual([domain]);
+    // A public route by the institution's path (the IdP fetching our metadata) finds it in DB_1 too.
+    const metadata = await call(`/api/institutions/${globex.institution.id}/sso/saml/metadata`);
+    expect(metadata.status).toBe(200);
+    const log = await call(`/api/institutions/${globex.institution.id}/sso/log`, { token: staff.token });
+    expect(log.status).toBe(200);
+  });
+
+  it("create a member of an institution in DB_1: written there, its address claimed in DB", async () => {
+    const email = `by-staff.${crypto.randomUUID()}@example.test`;
+    const created = await callJson(`/api/institutions/${globex.institution.id}/members`, {
+      token: staff.token,
+      body: { email, name: "Made by staff", role: "learner" },
+    });
+    expect(created.res.status).toBe(201);
+    expect(
+      await inDb("DB_1").select({ id: users.id }).from(users).where(eq(users.email, email)).get(),
+    ).toEqual({ id: created.body.id });
+    expect(await inDb("DB").select().from(users).where(eq(users.email, email)).all()).toEqual([]);
+    const [key] = await inDb("DB").select().from(directoryKeys).where(eq(directoryKeys.key, email)).all();
+    expect(key?.institutionId).toBe(globex.institution.id);
+    // The address is Globex's in every database: Acme cannot have it, whoever asks.
+    const again = await callJson(`/api/institutions/${acme.institution.id}/members`, {
+      token: staff.token,
+      body: { email, name: "Twice", role: "learner" },
+    });
+    expect(again.res.status).toBe(409);
+    expect(again.body.code).toBe("email_taken");
+  });
+});
+
+describe("platform staff in the dashboard", () => {
+  it("choose an institution in DB_1 and see its members and settings; their own tokens stay theirs", async () => {
+    const staff = await createPlatformAdmin();
+    const browser = new Browser();
+    expect((await browser.signIn(staff.email)).status).toBe(303);
+    const picker = await browser.get(`/dashboard/institutions?q=${globex.institution.slug}`);
+    const html = await picker.text();
+    expect(textOf(html)).toContain(globex.institution.slug);
+    const chosen = await browser.post("/dashboard/institutions/choose", {
+      _csrf: csrfOf(html),
+      institution_id: globex.institution.id,
+    });
+    expect(chosen.status).toBe(303);
+    const members = await browser.get("/dashboard/members");
+    expect(members.status).toBe(200);
+    expect(await members.text()).toContain(globex.learner.email);
+    expect((await browser.get("/dashboard/settings/institution")).status).toBe(200);
+    // Staff's own API tokens (in DB) are listed on their tokens page, whichever institution is chosen.
+    const name = `staff-${crypto.randomUUID().slice(0, 8)}`;
+    await mintToken(staff, ["members:read"], { name });
+    const tokens = await browser.get("/dashboard/settings/integrations/tokens");
+    expect(tokens.status).toBe(200);
+    expect(textOf(await tokens.text())).toContain(name);
+  });
+});
+
+describe("platform staff's list of institutions", () => {
+  // The same names, once spread over DB and DB_1 and once all in DB: ties in any case (broken by
+  // id), accents (SQLite's lower() leaves them), an underscore, which sorts between upper and lower
+  // case, and a fullwidth letter before an emoji (code-point order, not UTF-16's).
+  const NAMES = ["b", "A", "a", "C", "É", "é", "z", "_x", "Ab", "B", "😀", "\uFF21"];
+  let staff: Awaited<ReturnType<typeof createPlatformAdmin>>;
+  let spread: string;
+  let alone: string;
+
+  async function seed(tag: string, placeOf: (index: number) => "DB" | "DB_1"): Promise<void> {
+    const rows = NAMES.map((name, index) => ({
+      id: `ins_${tag}_${String(index).padStart(2, "0")}`,
+      slug: `${tag}-${index}`,
+      name: `${tag} ${name}`,
+      plan: index % 3 === 0 ? ("free" as const) : ("pro" as const),
+      where: placeOf(index),
+    }));
+    const placed = rows.filter((row) => row.where !== "DB");
+    if (placed.length > 0)
+      await inDb("DB")
+        .insert(institutionDatabases)
+        .values(
+          placed.map((row) => ({
+            institutionId: row.id,
+            binding: row.where,
+            updatedAt: new Date().toISOString(),
+          })),
+        );
+    for (const where of ["DB", "DB_1"] as const) {
+      const here = rows.filter((row) => row.where === where).map(({ where: _where, ...row }) => row);
+      if (here.length > 0) await inDb(where).insert(institutions).values(here);
+    }
+  }
+
+  beforeAll(async () => {
+    staff = await createPlatformAdmin();
+    spread = `sp${crypto.randomUUID().slice(0, 8)}`;
+    alone = `al${crypto.randomUUID().slice(0, 8)}`;
+    await Promise.all([seed(spread, (index) => (index % 3 === 1 ? "DB" : "DB_1")), seed(alone, () => "DB")]);
+  });
+
+  interface Listed {
+    names: string[];
+    pages: { ids: string[]; total: number; page: number }[];
+  }
+
+  /** Every page, following `links.next` from the first (or `links.prev` back from `start`). */
+  async function pageThrough(start: string, link: "next" | "prev", tag: string): Promise<Listed> {
+    const listed: Listed = { names: [], pages: [] };
+    let url: string | null = start;
+    while (url) {
+      const answer: { res: Response; body: any } = await callJson(url.replace(/^https?:\/\/[^/]+/, ""), {
+        token: staff.token,
+      });
+      const { res, body } = answer;
+      expect(res.status).toBe(200);
+      listed.pages.push({
+        ids: body.data.map((i: { id: string }) => i.id.replace(tag, "")),
+        total: body.meta.total,
+        page: body.meta.current_page,
+      });
+      listed.names.push(...body.data.map((i: { name: string }) => i.name.slice(tag.length + 1)));
+      url = body.links[link];
+    }
+    return listed;
+  }
+
+  it("pages through both databases in the list's order, with no duplicate or gap, as one database would", async () => {
+    // SQLite's lower() changes ASCII letters only; BINARY compares code points.
+    const sortKey = (name: string) =>
+      Array.from(
+        name.replace(/[A-Z]/g, (c) => c.toLowerCase()),
+        (c) => c.codePointAt(0)!,
+      );
+    const byCodePoints = (a: number[], b: number[]) => {
+      for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+      return a.length - b.length;
+    };
+    const expected = [...NAMES.keys()]
+      .sort((a, b) => byCodePoints(sortKey(NAMES[a]!), sortKey(NAMES[b]!)) || a - b)
+      .map((index) => NAMES[index]);
+    const spreadPages = await pageThrough(`/api/institutions?q=${spread}&per_page=3`, "next", spread);
+    const alonePages = await pageThrough(`/api/institutions?q=${alone}&per_page=3`, "next", alone);
+    expect(spreadPages.names).toEqual(expected);
+    expect(spreadPages.pages).toEqual(alonePages.pages);
+    expect(spreadPages.pages.map((p) => p.page)).toEqual([1, 2, 3, 4]);
+    expect(expected.slice(-3)).toEqual(["é", "\uFF21", "😀"]);
+    expect(spreadPages.pages.every((p) => p.total === NAMES.length)).toBe(true);
+    expect(new Set(spreadPages.pages.flatMap((p) => p.ids)).size).toBe(NAMES.length);
+    // Back from the last page by `links.prev`: the same pages.
+    const back = await pageThrough(`/api/institutions?q=${spread}&per_page=3&page=4`, "prev", spread);
+    expect(back.pages.reverse()).toEqual(spreadPages.pages);
+    // A page asked for by number is the page the links lead to.
+    const third = await callJson(`/api/institutions?q=${spread}&per_page=3&page=3`, { token: staff.token });
+    expect(third.body.data.map((i: { id: string }) => i.id.replace(spread, ""))).toEqual(
+      spreadPages.pages[2]?.ids,
+    );
+  });
+
+  it("filters as one database would, and refuses a cursor it did not send", async () => {
+    const free = async (tag: string) => {
+      const { body } = await callJson(`/api/institutions?q=${tag}&plan=free&per_page=2`, {
+        token: staff.token,
+      });
+      return { ids: body.data.map((i: { id: string }) => i.id.replace(tag, "")), meta: body.meta };
+    };
+    expect(await free(spread)).toEqual(await free(alone));
+    expect((await free(spread)).meta.total).toBe(4);
+    const first = await callJson(`/api/institutions?q=${spread}&per_page=3`, { token: staff.token });
+    const next = new URL(first.body.links.next);
+    expect(next.searchParams.get("page")).toBe("2");
+    expect(next.searchParams.get("cursor")).toMatch(/^[A-Za-z0-9_-]+$/);
+    expect(first.body.links.first).not.toContain("cursor=");
+    const forged = await callJson(`/api/institutions?q=${spread}&per_page=3&page=2&cursor=nope`, {
+      token: staff.token,
+    });
+    expect(forged.res.status).toBe(422);
+    expect(forged.body.errors[0].path).toBe("cursor");
+    const elsewhere = await callJson(
+      `/api/institutions?q=${spread}&per_page=3&page=3&cursor=${next.searchParams.get("cursor")}`,
+      { token: staff.token },
+    );
+    expect(elsewhere.res.status).toBe(422);
   });
 });

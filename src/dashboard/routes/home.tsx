@@ -2,6 +2,7 @@ import type { Hono } from "hono";
 import { getInstitution, listInstitutions } from "../../domains/institutions/service";
 import type { AppEnv } from "../../env";
 import { enforce, holdsAbility } from "../../platform/auth/policy";
+import { useInstitutionDatabase } from "../../platform/service/directory";
 import { field, formOf, pageNumber } from "../forms";
 import { html, setChosenInstitutionCookie } from "../http";
 import { CsrfField, Layout } from "../layout";
@@ -129,8 +130,10 @@ export function registerHome(app: Hono<AppEnv>) {
   app.post(`${INSTITUTIONS_PATH}/choose`, signedIn, checkCsrf, async (c) => {
     const session = c.var.dashboard;
     enforce(mayChooseInstitution(session.principal));
-    // The institutions service answers 404 for an institution this caller may not act on.
-    const { institution } = await getInstitution(session.ctx, field(await formOf(c), "institution_id"));
+    const chosen = field(await formOf(c), "institution_id");
+    // Read where it lives; the institutions service answers 404 for one this caller may not act on.
+    await useInstitutionDatabase(session.ctx, chosen);
+    const { institution } = await getInstitution(session.ctx, chosen);
     const expires = session.principal.token.expiresAt;
     const maxAge = expires ? (Date.parse(expires) - session.ctx.now()) / 1000 : 30 * 86_400;
     setChosenInstitutionCookie(c, institution.id, maxAge);

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { PLANS } from "../../db/schema";
 import { pageQueryShape, pageSchema } from "../../platform/http/pagination";
+import { cursorQueryShape } from "../../platform/http/spread-pages";
 import { isDatabaseBindingName } from "../../platform/service/databases";
 import { displayText, personName } from "../../platform/text";
 
@@ -101,6 +102,7 @@ export const InstitutionPageSchema = pageSchema(InstitutionSchema, "InstitutionP
 
 export const ListInstitutionsQuery = z.object({
   ...pageQueryShape,
+  ...cursorQueryShape,
   q: z
     .string()
     .min(1)

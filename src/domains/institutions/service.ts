@@ -1,14 +1,15 @@
-import { and, asc, eq, notExists, type SQL, sql } from "drizzle-orm";
+import { and, asc, desc, eq, notExists, type SQL, sql } from "drizzle-orm";
 import { type Branding, directoryKeys, institutions, type Plan } from "../../db/schema";
 import { enforce } from "../../platform/auth/policy";
 import { batchGuard, isBatchGuardFailure } from "../../platform/batch";
 import type { Database } from "../../platform/db";
 import { ApiError, validationError } from "../../platform/errors";
 import type { OutboxRow } from "../../platform/events";
-import { type PageRequest, pageBounds, pageWithTotal } from "../../platform/http/pagination";
+import { type PageRequest, pageWithTotal } from "../../platform/http/pagination";
+import { mergeWindows, type PageCursor, type SortKey, windowFor } from "../../platform/http/spread-pages";
 import { newId, nowIso } from "../../platform/ids";
 import { commit, type Writable } from "../../platform/service/commit";
-import { type PrincipalContext, useDatabase } from "../../platform/service/context";
+import { everyDatabase, type PrincipalContext, useDatabase } from "../../platform/service/context";
 import { type DatabaseBinding, databaseBindings, FIRST_DATABASE } from "../../platform/service/databases";
 import { claimAll, emailClaims } from "../../platform/service/directory";
 import {
@@ -23,33 +24,57 @@ import { memberCount } from "../members/queries";
 import { newMemberChange, uniqueConflict } from "../members/service";
 import { findInstitution, type InstitutionRow, institutionInScope } from "./access";
 import { mayCreateInstitution, mayUpdateInstitution, visibleInstitutions } from "./policy";
-import { MEMBER_COUNT, nameOrSlugContains } from "./sql";
+import { beyondInListOrder, MEMBER_COUNT, nameOrSlugContains, SORT_NAME } from "./sql";
 
-/** A page of the institutions the caller sees (`visibleInstitutions`), by name then id, with member counts. */
+/**
+ * A page of the institutions the caller sees (`visibleInstitutions`), by name then id, with member
+ * counts. Platform staff's list spans every database (design/multi-database.md#platform-wide-reads):
+ * each reads its window (`windowFor`: after a link's cursor, one page and one row more) and its
+ * count in one batch, in parallel; the pages merge by the same order and the totals add up.
+ */
 export async function listInstitutions(
   ctx: PrincipalContext,
-  input: { page: PageRequest; q?: string; plan?: Plan },
+  input: { page: PageRequest; cursor?: PageCursor | null; q?: string; plan?: Plan },
 ) {
-  const { db } = ctx;
   const conditions: SQL[] = [];
   const visible = visibleInstitutions(ctx.principal);
   if (!visible.all) conditions.push(eq(institutions.id, visible.id));
   if (input.plan) conditions.push(eq(institutions.plan, input.plan));
   if (input.q) conditions.push(nameOrSlugContains(input.q));
   const where = and(...conditions);
-  const { limit, offset } = pageBounds(input.page);
-  return pageWithTotal(
-    db,
-    db
-      .select({ institution: institutions, memberCount: MEMBER_COUNT })
-      .from(institutions)
-      .where(where)
-      .orderBy(asc(sql`lower(${institutions.name})`), asc(institutions.id))
-      .limit(limit)
-      .offset(offset),
-    institutions,
-    where,
+  const window = windowFor(input.page, input.cursor ?? null);
+  const windowWhere =
+    window.kind === "first" ? where : and(where, beyondInListOrder(window.kind, window.key));
+  const order = window.kind === "before" ? desc : asc;
+  // Anybody else's list is their own institution, in their own database.
+  const databases = visible.all ? everyDatabase(ctx) : [ctx];
+  const parts = await Promise.all(
+    databases.map(({ db }) =>
+      pageWithTotal(
+        db,
+        db
+          .select({ institution: institutions, memberCount: MEMBER_COUNT, sortName: SORT_NAME })
+          .from(institutions)
+          .where(windowWhere)
+          .orderBy(order(SORT_NAME), order(institutions.id))
+          .limit(window.limit),
+        institutions,
+        where,
+      ),
+    ),
   );
+  const merged = mergeWindows(
+    parts.map((part) => part.rows),
+    institutionListKey,
+    input.page,
+    window,
+  );
+  return { ...merged, total: parts.reduce((sum, part) => sum + part.total, 0) };
+}
+
+/** A listed institution's place in the list's order. */
+export function institutionListKey(row: { sortName: string; institution: { id: string } }): SortKey {
+  return [row.sortName, row.institution.id];
 }
 
 /** The institution the caller may act on, with its member count. */

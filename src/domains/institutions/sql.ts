@@ -20,3 +20,16 @@ export function nameOrSlugContains(q: string): SQL {
   const pattern = `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
   return sql`(lower(${institutions.name}) LIKE ${pattern} ESCAPE '\\' OR ${institutions.slug} LIKE ${pattern} ESCAPE '\\')`;
 }
+
+/** The list's sort text: the name in lower case (ASCII, as SQLite's `lower`); ties by id. */
+export const SORT_NAME = sql<string>`lower(${institutions.name})`;
+
+/**
+ * A condition on `institutions`: the row comes after (`>`) or before (`<`) `key` in the list's order,
+ * `(lower(name), id)` — where a `next` or `prev` link's page starts (platform/http/spread-pages.ts).
+ */
+export function beyondInListOrder(direction: "after" | "before", [name, id]: readonly [string, string]): SQL {
+  return direction === "after"
+    ? sql`(lower(${institutions.name}) > ${name} OR (lower(${institutions.name}) = ${name} AND ${institutions.id} > ${id}))`
+    : sql`(lower(${institutions.name}) < ${name} OR (lower(${institutions.name}) = ${name} AND ${institutions.id} < ${id}))`;
+}

@@ -5,6 +5,7 @@ import { apiTokens } from "../../db/schema";
 import type { AppEnv } from "../../env";
 import { BoundedMap } from "../bounded-map";
 import { ApiError } from "../errors";
+import { enterInstitutionOfPath } from "../http/institution-path";
 import { nowIso } from "../ids";
 import { INSTITUTION_POLICY, USER_SHARE_POLICY } from "../ratelimit/lease-terms";
 import { describeLimit } from "../ratelimit/middleware";
@@ -146,6 +147,9 @@ export async function admitToken(
         .catch(() => undefined),
     );
   }
+  // Platform staff (no institution of their own) acting on an institution by its path run in its
+  // database (after the touch above, which is the token's, in DB).
+  if (!principal.institution) await enterInstitutionOfPath(ctx, c.req.path);
   return { principal, headers };
 }
 

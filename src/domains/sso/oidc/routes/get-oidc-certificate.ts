@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../../env";
 import { validationError } from "../../../../platform/errors";
-import { errorResponses, publicRoute } from "../../../../platform/openapi";
+import { errorResponses, operationMiddleware, publicRoute } from "../../../../platform/openapi";
 import { INSTITUTIONS } from "../../prefixes";
 import { institutionClientCertificate } from "../client-keys";
 import { InstitutionParam } from "./schemas";
@@ -40,6 +40,7 @@ export const getOidcCertificateRoute = publicRoute({
 
 export function registerGetOidcCertificate(app: OpenAPIHono<AppEnv>) {
   app.openAPIRegistry.registerPath(getOidcCertificateRoute);
+  app.use(`${INSTITUTIONS}/:id/sso/oidc/certificate`, ...operationMiddleware(getOidcCertificateRoute));
   app.get(`${INSTITUTIONS}/:id/sso/oidc/certificate`, async (c) => {
     const query = CertificateQuery.safeParse(c.req.query());
     if (!query.success)

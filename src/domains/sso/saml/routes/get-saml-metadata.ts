@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../../env";
-import { errorResponses, publicRoute } from "../../../../platform/openapi";
+import { errorResponses, operationMiddleware, publicRoute } from "../../../../platform/openapi";
 import { INSTITUTIONS } from "../../../institutions/prefixes";
 import { samlMetadata } from "../service";
 
@@ -30,6 +30,7 @@ export const getSamlMetadataRoute = publicRoute({
 
 export function registerGetSamlMetadata(app: OpenAPIHono<AppEnv>) {
   app.openAPIRegistry.registerPath(getSamlMetadataRoute);
+  app.use(`${INSTITUTIONS}/:id/sso/saml/metadata`, ...operationMiddleware(getSamlMetadataRoute));
   app.get(`${INSTITUTIONS}/:id/sso/saml/metadata`, async (c) => {
     const xml = await samlMetadata(c.get("ctx"), {
       institutionId: c.req.param("id"),
