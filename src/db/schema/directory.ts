@@ -30,7 +30,10 @@ export const institutionDatabases = sqliteTable("institution_databases", {
 export const directoryKeys = sqliteTable(
   "directory_keys",
   {
-    kind: text("kind", { enum: ["token", "email"] }).notNull(),
+    kind: text("kind", {
+      // Plain text in SQL: a new kind needs no migration (design/multi-database.md#entry-points).
+      enum: ["token", "email", "scim_token", "stripe_customer", "sso_domain", "lti_client"],
+    }).notNull(),
     key: text("key").notNull(),
     institutionId: text("institution_id").notNull(),
     createdAt: text("created_at").notNull().default(sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`),
