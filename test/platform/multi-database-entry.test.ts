@@ -1,10 +1,19 @@
 import { env } from "cloudflare:test";
 import { and, eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { directoryKeys, scimTokens, users } from "../../src/db/schema";
+import {
+  billingAccounts,
+  directoryKeys,
+  institutions,
+  scimTokens,
+  stripeEvents,
+  users,
+} from "../../src/db/schema";
 import { sha256Hex } from "../../src/platform/crypto/encoding";
 import { database } from "../../src/platform/db";
+import { startCheckout } from "../billing/support";
 import { call } from "../helpers/api";
+import { completeCheckout, deliver, stripeDeliveries } from "../helpers/stripe";
 import { createTenant, type Tenant } from "../helpers/tenants";
 import { issueScimToken, scim, USER_SCHEMA, uniqueEmail } from "../scim/support";
 
@@ -79,5 +88,58 @@ describe("SCIM for an institution in DB_1", () => {
       .where(and(eq(scimTokens.id, id), eq(scimTokens.institutionId, globex.institution.id)))
       .get();
     expect(row?.revokedAt).not.toBeNull();
+  });
+});
+
+describe("Stripe's webhook for an institution in DB_1", () => {
+  it("finds the institution by its customer's directory key and applies the subscription in DB_1", async () => {
+    const tenant = await createTenant({ database: "DB_1", plan: "free" });
+    const started = await startCheckout(tenant);
+    expect(started.res.status).toBe(201);
+    const [account] = await inDb("DB_1")
+      .select()
+      .from(billingAccounts)
+      .where(eq(billingAccounts.institutionId, tenant.institution.id))
+      .all();
+    expect(account?.stripeCustomerId).toMatch(/^cus_/);
+    const customer = account?.stripeCustomerId as string;
+    expect(await keysOf(tenant.institution.id, "stripe_customer")).toEqual([customer]);
+
+    const paid = await completeCheckout(started.body.url);
+    expect(paid.customer).toBe(customer);
+    expect(paid.delivered.length).toBeGreaterThan(0);
+    expect(paid.delivered.every((d) => d.status === 200)).toBe(true);
+
+    const after = await inDb("DB_1")
+      .select()
+      .from(billingAccounts)
+      .where(eq(billingAccounts.institutionId, tenant.institution.id))
+      .get();
+    expect(after?.subscriptionId).toBe(paid.subscription);
+    const institution = await inDb("DB_1")
+      .select({ plan: institutions.plan })
+      .from(institutions)
+      .where(eq(institutions.id, tenant.institution.id))
+      .get();
+    expect(institution?.plan).toBe("pro");
+    // Each event is taken in hand where it is applied: DB_1; DB holds only the customer's key.
+    const { data } = await stripeDeliveries(customer);
+    const ids = data.map((d) => JSON.parse(d.payload).id as string);
+    const handled = await inDb("DB_1").select({ id: stripeEvents.id }).from(stripeEvents).all();
+    expect(ids.every((id) => handled.some((row) => row.id === id))).toBe(true);
+    const inFirst = await inDb("DB").select({ id: stripeEvents.id }).from(stripeEvents).all();
+    expect(inFirst.filter((row) => ids.includes(row.id))).toEqual([]);
+    expect(
+      await inDb("DB")
+        .select()
+        .from(billingAccounts)
+        .where(eq(billingAccounts.stripeCustomerId, customer))
+        .all(),
+    ).toEqual([]);
+
+    // A delivery repeated by Stripe is a duplicate there, as in DB.
+    const again = await deliver(data[data.length - 1] as (typeof data)[number]);
+    expect(again.status).toBe(200);
+    expect((await again.json<{ outcome: string }>()).outcome).toBe("duplicate");
   });
 });
