@@ -6,16 +6,22 @@ import {
   directoryKeys,
   institutions,
   scimTokens,
+  ssoDomains,
+  ssoRequests,
+  ssoSignIns,
   stripeEvents,
   users,
 } from "../../src/db/schema";
 import { sha256Hex } from "../../src/platform/crypto/encoding";
 import { database } from "../../src/platform/db";
 import { startCheckout } from "../billing/support";
-import { call } from "../helpers/api";
+import { call, callJson } from "../helpers/api";
+import { dohStub } from "../helpers/receiver-doh";
 import { completeCheckout, deliver, stripeDeliveries } from "../helpers/stripe";
 import { createTenant, type Tenant } from "../helpers/tenants";
 import { issueScimToken, scim, USER_SCHEMA, uniqueEmail } from "../scim/support";
+import { codeOf, exchange, op, person, registerClient, signInThroughProvider } from "../sso/oidc-browser";
+import { putSso, uniqueName } from "../sso/support";
 
 /**
  * The entry points that find an institution by something other than an API token, an e-mail or an
@@ -141,5 +147,117 @@ describe("Stripe's webhook for an institution in DB_1", () => {
     const again = await deliver(data[data.length - 1] as (typeof data)[number]);
     expect(again.status).toBe(200);
     expect((await again.json<{ outcome: string }>()).outcome).toBe("duplicate");
+  });
+});
+
+describe("SSO by verified domain for an institution in DB_1", () => {
+  const doh = dohStub();
+
+  /** OIDC through the loopback OpenID Provider, `domain` claimed and proven by DNS by the institution's admin. */
+  async function withSso(tenant: Tenant, domain: string) {
+    const client = await registerClient(tenant.institution.id);
+    const put = await putSso(tenant, {
+      type: "oidc",
+      state: "active",
+      enforced: false,
+      domains: [domain],
+      oidc: { issuer: op, client_id: client.clientId, client_secret: client.clientSecret },
+    });
+    expect(put.res.status, JSON.stringify(put.body)).toBe(200);
+    await verifyByDns(tenant, domain, put.body);
+    return { ...tenant, domain, issuer: op, clientId: client.clientId };
+  }
+
+  async function verifyByDns(tenant: Tenant, domain: string, sso?: any) {
+    const settings =
+      sso ??
+      (await callJson(`/api/institutions/${tenant.institution.id}/sso`, { token: tenant.admin.token })).body;
+    const { txt_name, txt_value } = settings.domain_verifications.find((v: any) => v.domain === domain);
+    await doh.script({ [txt_name]: { TXT: [txt_value] } });
+    const verified = await callJson(
+      `/api/institutions/${tenant.institution.id}/sso/domains/${domain}/verify`,
+      {
+        method: "POST",
+        token: tenant.admin.token,
+        body: { method: "dns" },
+        env: { OUTBOUND_DOH_URL: doh.resolverUrl },
+      },
+    );
+    expect(verified.res.status, JSON.stringify(verified.body)).toBe(200);
+  }
+
+  const domainRow = (name: "DB" | "DB_1", institutionId: string, domain: string) =>
+    inDb(name)
+      .select({ status: ssoDomains.status })
+      .from(ssoDomains)
+      .where(and(eq(ssoDomains.institutionId, institutionId), eq(ssoDomains.domain, domain)))
+      .get();
+
+  it("begins at the domain's key, and ends with a member provisioned in DB_1 and a session there", async () => {
+    const tenant = await withSso(await createTenant({ database: "DB_1" }), `${uniqueName("d")}.school.test`);
+    expect(await keysOf(tenant.institution.id, "sso_domain")).toEqual([tenant.domain]);
+    const who = await person(tenant);
+    const { res } = await signInThroughProvider(tenant, who);
+    expect(res.status, await res.clone().text()).toBe(303);
+    const code = codeOf(res);
+    expect(code.startsWith(`${tenant.institution.id}.`)).toBe(true);
+    const session = await exchange(code);
+    expect(session.res.status, JSON.stringify(session.body)).toBe(200);
+    expect(session.body.user).toMatchObject({ email: who.email, institution_id: tenant.institution.id });
+    const me = await callJson("/api/auth/me", { token: session.body.token });
+    expect(me.body.institution.id).toBe(tenant.institution.id);
+
+    // Everything of the sign-in is in DB_1; DB has the keys only.
+    const member = await inDb("DB_1").select().from(users).where(eq(users.email, who.email)).get();
+    expect(member?.institutionId).toBe(tenant.institution.id);
+    expect(await inDb("DB").select().from(users).where(eq(users.email, who.email)).all()).toEqual([]);
+    expect(await keysOf(tenant.institution.id, "email")).toContain(who.email);
+    for (const [name, expected] of [
+      ["DB_1", 1],
+      ["DB", 0],
+    ] as const) {
+      const signIns = await inDb(name)
+        .select()
+        .from(ssoSignIns)
+        .where(eq(ssoSignIns.institutionId, tenant.institution.id))
+        .all();
+      expect(signIns.filter((row) => row.email === who.email)).toHaveLength(expected);
+      const requests = await inDb(name)
+        .select()
+        .from(ssoRequests)
+        .where(eq(ssoRequests.institutionId, tenant.institution.id))
+        .all();
+      expect(requests.length > 0).toBe(expected === 1);
+    }
+    // The code is single use, in DB_1 as in DB.
+    expect((await exchange(code)).res.status).toBe(401);
+  });
+
+  it("hands a domain to the latest institution to prove it, across databases as within one", async () => {
+    const domain = `${uniqueName("d")}.school.test`;
+    const [inFirst, inSecond] = await Promise.all([createTenant(), createTenant({ database: "DB_1" })]);
+    const beginsAt = async () => {
+      const begin = await callJson(`/api/auth/sso?email=${encodeURIComponent(`x@${domain}`)}`, {
+        headers: { Accept: "application/json" },
+      });
+      expect(begin.res.status, JSON.stringify(begin.body)).toBe(200);
+      const redirect = new URL(begin.body.redirect_url).searchParams.get("redirect_uri") ?? "";
+      return redirect.split("/oidc/")[1]?.split("/")[0];
+    };
+    await withSso(inSecond, domain);
+    expect(await beginsAt()).toBe(inSecond.institution.id);
+
+    // Proven by the institution in DB: DB_1's holder goes back to pending, and the key goes.
+    await withSso(inFirst, domain);
+    expect(await beginsAt()).toBe(inFirst.institution.id);
+    expect((await domainRow("DB_1", inSecond.institution.id, domain))?.status).toBe("pending");
+    expect((await domainRow("DB", inFirst.institution.id, domain))?.status).toBe("verified");
+    expect(await keysOf(inSecond.institution.id, "sso_domain")).toEqual([]);
+
+    // Proven again in DB_1: DB's holder goes back to pending, and the key names DB_1's institution.
+    await verifyByDns(inSecond, domain);
+    expect(await beginsAt()).toBe(inSecond.institution.id);
+    expect((await domainRow("DB", inFirst.institution.id, domain))?.status).toBe("pending");
+    expect(await keysOf(inSecond.institution.id, "sso_domain")).toEqual([domain]);
   });
 });

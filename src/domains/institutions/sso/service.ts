@@ -8,6 +8,7 @@ import { ApiError, type FieldError, validationError } from "../../../platform/er
 import { nowIso } from "../../../platform/ids";
 import { lookupTxt } from "../../../platform/outbound/txt";
 import type { PrincipalContext, ServiceContext } from "../../../platform/service/context";
+import { afterVerify, beforeVerify } from "../../sso/domain-key";
 import { findInstitution, institutionInScope } from "../access";
 import { mayVerifySsoDomain } from "../policy";
 import { emailDomain } from "./enforced";
@@ -253,6 +254,8 @@ export async function verifySsoDomain(
   // Only the claim that was proven: if a PUT removed (or removed and re-added) the domain meanwhile,
   // its token changed and neither statement does anything.
   const proven = and(mine, eq(ssoDomains.token, row.token));
+  // Across databases too (design/multi-database.md#entry-points): the domain's directory key first.
+  const handover = await beforeVerify(ctx, { institutionId, domain });
   const [, promoted] = await db.batch([
     db
       .update(ssoDomains)
@@ -272,6 +275,7 @@ export async function verifySsoDomain(
       .returning(),
   ]);
   const updated = promoted[0];
+  await afterVerify(ctx, { institutionId, domain, verified: Boolean(updated) }, handover);
   if (!updated) throw domainNotFound(domain);
   return presentDomainVerification(updated);
 }
