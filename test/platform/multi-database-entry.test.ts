@@ -5,6 +5,9 @@ import {
   billingAccounts,
   directoryKeys,
   institutions,
+  ltiConsumers,
+  ltiLaunches,
+  ltiStates,
   scimTokens,
   ssoDomains,
   ssoRequests,
@@ -19,6 +22,14 @@ import { call, callJson } from "../helpers/api";
 import { dohStub } from "../helpers/receiver-doh";
 import { completeCheckout, deliver, stripeDeliveries } from "../helpers/stripe";
 import { createTenant, type Tenant } from "../helpers/tenants";
+import {
+  launch,
+  launchClaims,
+  launchThroughPlatform,
+  login,
+  postCallback,
+  registerPlatform,
+} from "../lti/support";
 import { issueScimToken, scim, USER_SCHEMA, uniqueEmail } from "../scim/support";
 import { codeOf, exchange, op, person, registerClient, signInThroughProvider } from "../sso/oidc-browser";
 import { putSso, uniqueName } from "../sso/support";
@@ -259,5 +270,96 @@ describe("SSO by verified domain for an institution in DB_1", () => {
     expect(await beginsAt()).toBe(inSecond.institution.id);
     expect((await domainRow("DB", inFirst.institution.id, domain))?.status).toBe("pending");
     expect(await keysOf(inSecond.institution.id, "sso_domain")).toEqual([domain]);
+  });
+});
+
+describe("LTI for an institution in DB_1", () => {
+  it("launches through the shared and the registration's own URLs, provisioning and updating the member in DB_1", async () => {
+    const tenant = await createTenant({ database: "DB_1" });
+    const reg = await registerPlatform(tenant.admin);
+    const id = reg.consumer.id as string;
+    expect(await inDb("DB_1").select().from(ltiConsumers).where(eq(ltiConsumers.id, id)).get()).toBeDefined();
+    expect(await inDb("DB").select().from(ltiConsumers).where(eq(ltiConsumers.id, id)).all()).toEqual([]);
+    expect((await keysOf(tenant.institution.id, "lti_registration")).includes(id)).toBe(true);
+    expect(await keysOf(tenant.institution.id, "lti_client")).toEqual([`${reg.urls.issuer} ${reg.clientId}`]);
+
+    // The shared login URL (issuer and client id), then the shared callback (the state names the registration).
+    const sub = `user-${crypto.randomUUID()}`;
+    const email = `ada.${crypto.randomUUID()}@lms.example`;
+    const first = await launch(reg, { sub, email });
+    expect(first.res.status, JSON.stringify(first.body)).toBe(200);
+    expect(first.state.startsWith(`${id}.`)).toBe(true);
+    const member = await inDb("DB_1").select().from(users).where(eq(users.id, first.body.user.id)).get();
+    expect(member).toMatchObject({ email, institutionId: tenant.institution.id });
+    expect(await inDb("DB").select().from(users).where(eq(users.email, email)).all()).toEqual([]);
+    expect(await keysOf(tenant.institution.id, "email")).toContain(email);
+    const me = await callJson("/api/auth/me", { token: first.body.session.token });
+    expect(me.body.institution.id).toBe(tenant.institution.id);
+    for (const [name, expected] of [
+      ["DB_1", true],
+      ["DB", false],
+    ] as const) {
+      const launches = await inDb(name)
+        .select()
+        .from(ltiLaunches)
+        .where(eq(ltiLaunches.consumerId, id))
+        .all();
+      expect(launches.length > 0).toBe(expected);
+      const states = await inDb(name).select().from(ltiStates).where(eq(ltiStates.consumerId, id)).all();
+      expect(states.length > 0).toBe(expected);
+    }
+
+    // A returning person with a new address: claimed across databases; one Acme's member holds is not taken.
+    const renamed = `ada.${crypto.randomUUID()}@lms.example`;
+    const second = await launch(reg, { sub, email: renamed });
+    expect(second.res.status).toBe(200);
+    expect(second.body.user.id).toBe(first.body.user.id);
+    expect(
+      (await inDb("DB_1").select().from(users).where(eq(users.id, first.body.user.id)).get())?.email,
+    ).toBe(renamed);
+    expect(await keysOf(tenant.institution.id, "email")).toContain(renamed);
+    const third = await launch(reg, { sub, email: acme.learner.email });
+    expect(third.res.status).toBe(200);
+    expect(
+      (await inDb("DB_1").select().from(users).where(eq(users.id, first.body.user.id)).get())?.email,
+    ).toBe(renamed);
+    expect(
+      await inDb("DB").select().from(directoryKeys).where(eq(directoryKeys.key, acme.learner.email)).all(),
+    ).toEqual([]);
+
+    // The registration's own login URL and callback, through the platform (which checks the redirect URI).
+    const own = await launchThroughPlatform(reg);
+    expect(own.res?.status, JSON.stringify(own.body)).toBe(200);
+
+    // A browser's code, exchanged for the session where the institution lives.
+    const { state, nonce, cookie } = await login(reg);
+    const idToken = await reg.platform.idToken(launchClaims(reg, nonce));
+    const res = await postCallback(
+      { id_token: idToken, state },
+      { json: false, cookie: (cookie as string).split(";")[0] as string },
+    );
+    expect(res.status).toBe(303);
+    const code = new URLSearchParams(new URL(res.headers.get("Location") as string).hash.slice(1)).get(
+      "code",
+    );
+    expect(code?.startsWith(`${tenant.institution.id}.`)).toBe(true);
+    const exchanged = await callJson("/api/lti/session", { body: { code } });
+    expect(exchanged.res.status, JSON.stringify(exchanged.body)).toBe(200);
+    expect((await callJson("/api/lti/session", { body: { code } })).res.status).toBe(401);
+
+    // Its key set, by the id in the path.
+    const jwks = await callJson(`/api/lti/jwks/${id}`);
+    expect(jwks.res.status).toBe(200);
+    expect(jwks.body.keys.length).toBeGreaterThan(0);
+
+    // Deleted: its keys go, and its URLs find nothing.
+    const deleted = await call(`/api/integrations/lti-consumers/${id}`, {
+      method: "DELETE",
+      token: tenant.admin.token,
+    });
+    expect(deleted.status).toBe(204);
+    expect(await keysOf(tenant.institution.id, "lti_registration")).toEqual([]);
+    expect(await keysOf(tenant.institution.id, "lti_client")).toEqual([]);
+    expect((await call(`/api/lti/jwks/${id}`)).status).toBe(404);
   });
 });

@@ -32,7 +32,15 @@ export const directoryKeys = sqliteTable(
   {
     kind: text("kind", {
       // Plain text in SQL: a new kind needs no migration (design/multi-database.md#entry-points).
-      enum: ["token", "email", "scim_token", "stripe_customer", "sso_domain", "lti_client"],
+      enum: [
+        "token",
+        "email",
+        "scim_token",
+        "stripe_customer",
+        "sso_domain",
+        "lti_client",
+        "lti_registration",
+      ],
     }).notNull(),
     key: text("key").notNull(),
     institutionId: text("institution_id").notNull(),
