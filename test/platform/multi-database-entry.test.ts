@@ -21,7 +21,7 @@ import { startCheckout } from "../billing/support";
 import { call, callJson } from "../helpers/api";
 import { dohStub } from "../helpers/receiver-doh";
 import { completeCheckout, deliver, stripeDeliveries } from "../helpers/stripe";
-import { createTenant, type Tenant } from "../helpers/tenants";
+import { createTenant, freshIp, insertUser, PASSWORD, type Tenant } from "../helpers/tenants";
 import {
   launch,
   launchClaims,
@@ -165,7 +165,7 @@ describe("SSO by verified domain for an institution in DB_1", () => {
   const doh = dohStub();
 
   /** OIDC through the loopback OpenID Provider, `domain` claimed and proven by DNS by the institution's admin. */
-  async function withSso(tenant: Tenant, domain: string) {
+  async function withSso(tenant: Tenant, domain: string, extra: Record<string, unknown> = {}) {
     const client = await registerClient(tenant.institution.id);
     const put = await putSso(tenant, {
       type: "oidc",
@@ -173,6 +173,7 @@ describe("SSO by verified domain for an institution in DB_1", () => {
       enforced: false,
       domains: [domain],
       oidc: { issuer: op, client_id: client.clientId, client_secret: client.clientSecret },
+      ...extra,
     });
     expect(put.res.status, JSON.stringify(put.body)).toBe(200);
     await verifyByDns(tenant, domain, put.body);
@@ -242,6 +243,35 @@ describe("SSO by verified domain for an institution in DB_1", () => {
     }
     // The code is single use, in DB_1 as in DB.
     expect((await exchange(code)).res.status).toBe(401);
+  });
+
+  it("refuses a password at a domain it enforces SSO for, and lets its break-glass admin in", async () => {
+    const tenant = await createTenant({ database: "DB_1" });
+    const domain = `${uniqueName("d")}.school.test`;
+    const atDomain = async (role: string, local: string) => {
+      const user = await insertUser(role, tenant.institution.id, undefined, "DB_1");
+      const email = `${local}.${crypto.randomUUID().slice(0, 8)}@${domain}`;
+      // As insertUser places a member outside DB: the address in DB_1, its key in DB.
+      await inDb("DB_1").update(users).set({ email }).where(eq(users.id, user.id));
+      await inDb("DB")
+        .insert(directoryKeys)
+        .values({ kind: "email", key: email, institutionId: tenant.institution.id });
+      return email;
+    };
+    const member = await atDomain("learner", "pw");
+    const breakGlassEmail = await atDomain("institution_admin", "bg");
+    const breakGlass = await inDb("DB_1").select().from(users).where(eq(users.email, breakGlassEmail)).get();
+    await withSso(tenant, domain, { enforced: true, break_glass_admin_id: breakGlass?.id });
+    const signIn = (email: string) =>
+      callJson("/api/auth/sign-in", {
+        body: { email, password: PASSWORD },
+        headers: { "CF-Connecting-IP": freshIp() },
+      });
+    const refused = await signIn(member);
+    expect(refused.res.status).toBe(403);
+    expect(refused.body.code).toBe("sso_required");
+    expect((await signIn(`${uniqueName("new")}@${domain}`)).body.code).toBe("sso_required");
+    expect((await signIn(breakGlassEmail)).res.status).toBe(200);
   });
 
   it("hands a domain to the latest institution to prove it, across databases as within one", async () => {

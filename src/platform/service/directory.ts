@@ -227,3 +227,17 @@ export async function releaseKey(
     )
     .run();
 }
+
+/**
+ * The database `institutionId` lives in, for a read there that must not move the invocation (a
+ * check made before the invocation knows where it carries on: enforced SSO at password sign-in).
+ */
+export async function institutionDatabase(
+  ctx: ServiceContext,
+  institutionId: string,
+): Promise<{ db: ServiceContext["db"]; d1: D1Database }> {
+  const { binding } = await placementOf(ctx, institutionId);
+  const there = everyDatabase(ctx).find((db) => db.name === binding);
+  if (!there) throw new Error(`no D1 database bound as ${binding}`);
+  return there;
+}
