@@ -34,7 +34,7 @@ async function newSsoCode(institutionId: string): Promise<{ code: string; codeHa
   return { code, codeHash: await hashOf(code) };
 }
 
-/** The institution a code names; null for a code that names none (then it is looked up in DB). */
+/** The institution a code names; null for a code that names none (then it is looked up in the first database). */
 export function institutionOfSsoCode(code: string): string | null {
   const dot = code.indexOf(".");
   return dot > 0 ? code.slice(0, dot) : null;

@@ -18,7 +18,7 @@ import { institutionOfKey } from "../../platform/service/directory";
  * is written, or puts the key back when it was not (`verified: false`).
  */
 export interface DomainHandover {
-  /** Who held the key before (null: nobody, or an institution of `DB`, which has none). */
+  /** Who held the key before (null: nobody, or an institution of the first database, which has none). */
   previous: string | null;
 }
 
