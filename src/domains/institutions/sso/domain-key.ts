@@ -1,9 +1,9 @@
 import { and, eq, ne } from "drizzle-orm";
-import { directoryKeys, ssoDomains } from "../../db/schema";
-import { nowIso } from "../../platform/ids";
-import { everyDatabase, type ServiceContext } from "../../platform/service/context";
-import { FIRST_DATABASE } from "../../platform/service/databases";
-import { institutionOfKey } from "../../platform/service/directory";
+import { directoryKeys, ssoDomains } from "../../../db/schema";
+import { nowIso } from "../../../platform/ids";
+import { everyDatabase, type ServiceContext } from "../../../platform/service/context";
+import { FIRST_DATABASE } from "../../../platform/service/databases";
+import { institutionOfKey } from "../../../platform/service/directory";
 
 /**
  * An SSO domain verified by an institution outside `DB` is found by its `sso_domain` directory key
