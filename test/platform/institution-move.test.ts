@@ -9,7 +9,15 @@ import { database } from "../../src/platform/db";
 import { sweepMoves } from "../../src/platform/move/consumer";
 import { claimMove } from "../../src/platform/move/jobs";
 import { runMove } from "../../src/platform/move/run";
-import { FREEZE, pageOfKeys, SWITCH, THAW } from "../../src/platform/move/sql";
+import {
+  FREEZE,
+  type MovedKey,
+  pageOfKeys,
+  SWITCH,
+  THAW,
+  WRITE_KEYS,
+  writeKeys,
+} from "../../src/platform/move/sql";
 import { backgroundContext } from "../../src/platform/service/context";
 import { HeldQueue } from "../exports/support";
 import { call, callJson } from "../helpers/api";
@@ -107,6 +115,45 @@ describe("which rows are an institution's", () => {
       }
     }
     expect(wrong).toEqual([]);
+  });
+  it("writes every kind of directory key with the rows it finds (a moved table's columns)", async () => {
+    const moved = new Map(movedTables().map((table) => [table.name, table]));
+    const covered = new Set(Object.values(WRITE_KEYS).flatMap((keys) => keys.map((key) => key.kind)));
+    expect([...covered].sort()).toEqual([...schema.directoryKeys.kind.enumValues].sort());
+    for (const [name, keys] of Object.entries(WRITE_KEYS))
+      for (const key of keys)
+        for (const column of key.columns) expect(moved.get(name)?.columns, name).toContain(column);
+    // The statements themselves, on a page of rows as the copy reads them.
+    const db = env.DB;
+    const page = (rows: Record<string, unknown>[]) => JSON.stringify(rows);
+    const run = (key: MovedKey, rows: Record<string, unknown>[], institution: string) =>
+      db.prepare(writeKeys(key)).bind(page(rows), institution).run();
+    const [client] = WRITE_KEYS.lti_consumers?.filter((key) => key.kind === "lti_client") ?? [];
+    const [domain] = WRITE_KEYS.sso_domains ?? [];
+    if (!client || !domain) throw new Error("lti_client and sso_domain keys expected");
+    await run(client, [{ issuer: "https://lms.test", client_id: "c-1" }], "ins_move_keys_a");
+    await run(client, [{ issuer: "https://lms.test", client_id: "c-1" }], "ins_move_keys_b");
+    await run(
+      domain,
+      [
+        { domain: "verified.move.test", status: "verified" },
+        { domain: "pending.move.test", status: "pending" },
+      ],
+      "ins_move_keys_a",
+    );
+    const keys = await db
+      .prepare(
+        "SELECT kind, key, institution_id FROM directory_keys WHERE institution_id LIKE 'ins_move_keys_%'",
+      )
+      .all();
+    expect(keys.results).toEqual(
+      expect.arrayContaining([
+        // The first holder of a platform's pair keeps it; a verified domain only.
+        { kind: "lti_client", key: "https://lms.test c-1", institution_id: "ins_move_keys_a" },
+        { kind: "sso_domain", key: "verified.move.test", institution_id: "ins_move_keys_a" },
+      ]),
+    );
+    expect(keys.results).toHaveLength(2);
   });
 });
 

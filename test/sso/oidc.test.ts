@@ -11,7 +11,16 @@ import { call, callJson } from "../helpers/api";
 import { testContext } from "../helpers/context";
 import { createTenant, freshIp, insertUser, PASSWORD } from "../helpers/tenants";
 import { uploadCsv } from "../members/support";
-import { platformStaff, putSso, type SsoTenant, ssoTenant, stateCookieOf, uniqueName } from "./support";
+import {
+  codeOf,
+  exchange,
+  type OidcTenant,
+  oidcTenant,
+  op,
+  person,
+  signInThroughProvider,
+} from "./oidc-browser";
+import { platformStaff, putSso, stateCookieOf, uniqueName } from "./support";
 
 /**
  * OIDC sign-in against a real OpenID Provider on loopback (oidc-provider, test/sso/openid-provider.ts):
@@ -20,118 +29,13 @@ import { platformStaff, putSso, type SsoTenant, ssoTenant, stateCookieOf, unique
  * from the provider's token endpoint altered by its test proxy, re-signed with its own key.
  */
 
-const op = inject("openIdProviderUrl");
 const db = () => database(env.DB);
-
-type OidcTenant = SsoTenant & { clientId: string };
-
-async function registerClient(institutionId: string) {
-  const res = await fetch(`${op}/reg`, {
-    method: "POST",
-    headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({
-      redirect_uris: [`https://api.lingua.test/api/auth/sso/oidc/${institutionId}/callback`],
-      response_types: ["code"],
-      grant_types: ["authorization_code"],
-      token_endpoint_auth_method: "client_secret_basic",
-    }),
-  });
-  const client = (await res.json()) as { client_id: string; client_secret: string };
-  if (res.status !== 201) throw new Error(`registration: ${res.status} ${JSON.stringify(client)}`);
-  return { clientId: client.client_id, clientSecret: client.client_secret };
-}
-
-function oidcTenant(options: Parameters<typeof ssoTenant>[0] = {}): Promise<OidcTenant> {
-  return ssoTenant({ issuer: op, clientFor: registerClient, ...options });
-}
-
-async function account(sub: string, claims: Record<string, unknown>) {
-  await fetch(`${op}/control/accounts`, { method: "PUT", body: JSON.stringify({ sub, claims }) });
-}
 
 async function tamperNextToken(tenant: OidcTenant, mode: string) {
   await fetch(`${op}/control/tamper`, {
     method: "PUT",
     body: JSON.stringify({ client_id: tenant.clientId, mode }),
   });
-}
-
-/** A person at the tenant's domain, known to the provider. */
-async function person(tenant: OidcTenant, claims: Record<string, unknown> = {}) {
-  const sub = `sub-${uniqueName("a")}`;
-  const email = `${uniqueName("p")}@${tenant.domain}`;
-  await account(sub, { email, email_verified: true, name: "Ada Lovelace", ...claims });
-  return { sub, email };
-}
-
-/** Cookies as a browser keeps them for the provider (the test ignores their paths). */
-class Jar {
-  private readonly cookies = new Map<string, string>();
-  take(res: Response) {
-    for (const line of (res.headers as unknown as { getSetCookie(): string[] }).getSetCookie()) {
-      const [pair] = line.split(";");
-      const at = pair?.indexOf("=") ?? -1;
-      if (pair && at > 0) this.cookies.set(pair.slice(0, at), pair.slice(at + 1));
-    }
-  }
-  header(): string {
-    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; ");
-  }
-}
-
-async function follow(url: string, jar: Jar): Promise<Response> {
-  const res = await fetch(url, { redirect: "manual", headers: { Cookie: jar.header() } });
-  jar.take(res);
-  return res;
-}
-
-/**
- * Plays the browser: begins at `GET /api/auth/sso`, logs in at the provider as `sub`, and brings the
- * provider's redirect back to Lingua's callback with the state cookie. Returns the callback's answer.
- */
-async function signInThroughProvider(
-  tenant: OidcTenant,
-  who: { sub: string; email: string },
-  options: { beforeCallback?: (callbackUrl: URL) => Promise<void> | void; cookie?: string | null } = {},
-) {
-  const begin = await callJson(`/api/auth/sso?email=${encodeURIComponent(who.email)}`, {
-    headers: { Accept: "application/json", "CF-Connecting-IP": freshIp() },
-  });
-  expect(begin.res.status, JSON.stringify(begin.body)).toBe(200);
-  const stateCookie = stateCookieOf(begin.res);
-  const jar = new Jar();
-  const authorize = await follow(begin.body.redirect_url, jar);
-  expect(authorize.status, await authorize.clone().text()).toBe(303);
-  const interaction = new URL(authorize.headers.get("Location") ?? "", op);
-  const login = await follow(
-    `${interaction.href.replace(/\/$/, "")}/login?account=${encodeURIComponent(who.sub)}`,
-    jar,
-  );
-  expect(login.status, await login.clone().text()).toBe(303);
-  let next = new URL(login.headers.get("Location") ?? "", op);
-  // Resume at the provider until it sends the browser to our redirect URI.
-  for (let hops = 0; hops < 5 && next.origin === new URL(op).origin; hops++) {
-    const resumed = await follow(next.href, jar);
-    expect([302, 303], await resumed.clone().text()).toContain(resumed.status);
-    next = new URL(resumed.headers.get("Location") ?? "", op);
-  }
-  expect(next.pathname).toBe(`/api/auth/sso/oidc/${tenant.institution.id}/callback`);
-  await options.beforeCallback?.(next);
-  const cookie = options.cookie === undefined ? stateCookie : options.cookie;
-  const res = await call(`${next.pathname}${next.search}`, {
-    headers: { "CF-Connecting-IP": freshIp(), ...(cookie ? { Cookie: cookie } : {}) },
-  });
-  return { res, callbackUrl: next, stateCookie };
-}
-
-function codeOf(res: Response): string {
-  const location = res.headers.get("Location") ?? "";
-  expect(location).toMatch(/^https:\/\/api\.lingua\.test\/dashboard\/sso#code=/);
-  return decodeURIComponent(location.split("#code=")[1] ?? "");
-}
-
-async function exchange(code: string) {
-  return callJson("/api/auth/sso/session", { body: { code }, headers: { "CF-Connecting-IP": freshIp() } });
 }
 
 async function refusal(res: Response) {

@@ -30,8 +30,20 @@ export const institutionDatabases = sqliteTable("institution_databases", {
 export const directoryKeys = sqliteTable(
   "directory_keys",
   {
-    // `slug`: an institution's slug, unique across every database (placement.ts).
-    kind: text("kind", { enum: ["token", "email", "slug"] }).notNull(),
+    kind: text("kind", {
+      // Plain text in SQL: a new kind needs no migration (design/multi-database.md#entry-points).
+      // `slug`: an institution's slug, unique across every database (placement.ts).
+      enum: [
+        "token",
+        "email",
+        "slug",
+        "scim_token",
+        "stripe_customer",
+        "sso_domain",
+        "lti_client",
+        "lti_registration",
+      ],
+    }).notNull(),
     key: text("key").notNull(),
     institutionId: text("institution_id").notNull(),
     /** When the key was last claimed: the orphan-key sweep leaves younger keys alone (a write in flight). */

@@ -13,7 +13,11 @@ import { nowIso } from "../../platform/ids";
 import { limiterFor, rateLimitedError } from "../../platform/ratelimit/middleware";
 import { SIGN_IN_FAILURES } from "../../platform/ratelimit/policies";
 import type { ServiceContext } from "../../platform/service/context";
-import { institutionOfKey, useInstitutionDatabase } from "../../platform/service/directory";
+import {
+  institutionDatabase,
+  institutionOfKey,
+  useInstitutionDatabase,
+} from "../../platform/service/directory";
 import { enforcedSsoFor } from "../institutions/sso/service";
 import { insertToken } from "../tokens/service";
 import { keepsPasswordUnderEnforcedSso } from "./policy";
@@ -72,11 +76,15 @@ async function claimFailureSlots(ctx: ServiceContext, email: string, clientAddre
 async function refuseIfSsoRequired(ctx: ServiceContext, email: string, origin: string): Promise<void> {
   const enforced = await enforcedSsoFor(ctx, email);
   if (!enforced) return;
-  const user = await ctx.db
-    .select({ id: users.id, role: users.role, institutionId: users.institutionId })
-    .from(users)
-    .where(eq(users.email, email))
-    .get();
+  const read = (db: ServiceContext["db"]) =>
+    db
+      .select({ id: users.id, role: users.role, institutionId: users.institutionId })
+      .from(users)
+      .where(eq(users.email, email))
+      .get();
+  // Platform staff are in DB; a member of an institution outside DB where it lives (its break-glass admin).
+  const user =
+    (await read(ctx.db)) ?? (await read((await institutionDatabase(ctx, enforced.institutionId)).db));
   if (keepsPasswordUnderEnforcedSso(user, enforced)) return;
   const ssoUrl = `${origin}/api/auth/sso?email=${encodeURIComponent(email)}`;
   throw new ApiError(

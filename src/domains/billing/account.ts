@@ -1,7 +1,9 @@
 import { and, count, eq, inArray } from "drizzle-orm";
 import { billingAccounts, institutions, type SubscriptionStatus, users } from "../../db/schema";
 import { ApiError } from "../../platform/errors";
+import { commit } from "../../platform/service/commit";
 import type { ServiceContext } from "../../platform/service/context";
+import { directoryClaim } from "../../platform/service/directory";
 import { isStripeError, stripeFor } from "./stripe-client";
 
 /**
@@ -101,16 +103,24 @@ export async function ensureAccount(
     }),
   );
   const now = new Date(ctx.now()).toISOString();
-  await ctx.db
-    .insert(billingAccounts)
-    .values({
-      institutionId: institution.id,
-      stripeCustomerId: customer.id,
-      createdAt: now,
-      updatedAt: now,
-    })
-    .onConflictDoNothing()
-    .run();
+  await commit(ctx, {
+    statements: [
+      ctx.db
+        .insert(billingAccounts)
+        .values({
+          institutionId: institution.id,
+          stripeCustomerId: customer.id,
+          createdAt: now,
+          updatedAt: now,
+        })
+        .onConflictDoNothing(),
+    ],
+    // Outside DB, Stripe's webhook finds the institution by its customer's directory key
+    // (design/multi-database.md#entry-points); the same customer every retry (the idempotency key).
+    claims: [
+      directoryClaim("stripe_customer", customer.id, institution.id, "billing_accounts.stripe_customer_id"),
+    ],
+  });
   const account = await findAccount(ctx, institution.id);
   if (!account) throw new Error(`billing account of ${institution.id} missing after insert`);
   return account;

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, notExists, type SQL, sql } from "drizzle-orm";
+import { and, asc, desc, eq, notExists, type SQL } from "drizzle-orm";
 import { type Branding, directoryKeys, institutions, type Plan } from "../../db/schema";
 import { enforce } from "../../platform/auth/policy";
 import { batchGuard, isBatchGuardFailure } from "../../platform/batch";

@@ -8,6 +8,7 @@ import { type PageRequest, pageBounds, pageWithTotal } from "../../platform/http
 import { newId, nowIso } from "../../platform/ids";
 import { commit } from "../../platform/service/commit";
 import type { PrincipalContext } from "../../platform/service/context";
+import { directoryClaim, releaseKey } from "../../platform/service/directory";
 import { findInstitution } from "../institutions/access";
 import { mayManageScimOf } from "./policy";
 
@@ -62,6 +63,8 @@ export async function issueScimToken(ctx: PrincipalContext, input: { institution
         ),
         ctx.db.insert(scimTokens).values(row),
       ],
+      // Outside DB, the token is found by its hash's directory key (design/multi-database.md).
+      claims: [directoryClaim("scim_token", row.tokenHash, institution.id, "scim_tokens.token_hash")],
     });
   } catch (error) {
     if (isBatchGuardFailure(error))
@@ -106,8 +109,12 @@ export async function revokeScimToken(
     .update(scimTokens)
     .set({ revokedAt: nowIso(ctx.now()) })
     .where(and(eq(scimTokens.id, input.tokenId), live(institution.id)))
-    .run();
-  if ((revoked.meta.changes ?? 0) === 0) throw new ApiError("not_found", `No SCIM token ${input.tokenId}.`);
+    .returning({ tokenHash: scimTokens.tokenHash })
+    .all();
+  const [gone] = revoked;
+  if (!gone) throw new ApiError("not_found", `No SCIM token ${input.tokenId}.`);
+  // Outside DB the key goes with it: a revoked token then finds nothing, and answers 401 as unknown.
+  await releaseKey(ctx, "scim_token", gone.tokenHash, institution.id);
 }
 
 export interface ScimSettings {

@@ -1,6 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import { institutions, ssoDomains } from "../../db/schema";
 import type { ServiceContext } from "../../platform/service/context";
+import { findByDirectoryKey } from "../../platform/service/directory";
 import { emailDomain } from "../institutions/sso/enforced";
 import { startRequestForConnection } from "./pending";
 import type { Begun } from "./protocol";
@@ -17,21 +18,13 @@ export async function beginSsoSignIn(
   ctx: ServiceContext,
   input: { email?: string; institution?: string; origin: string },
 ): Promise<Begun> {
-  const { db } = ctx;
   const domain = input.email && input.email.lastIndexOf("@") >= 1 ? emailDomain(input.email) : "";
-  const institutionIds = domain
-    ? db
-        .select({ id: ssoDomains.institutionId })
-        .from(ssoDomains)
-        .where(and(eq(ssoDomains.domain, domain), eq(ssoDomains.status, "verified")))
-    : input.institution
-      ? db.select({ id: institutions.id }).from(institutions).where(eq(institutions.slug, input.institution))
-      : null;
-  if (!institutionIds) throw notConfigured();
-  const started = await startRequestForConnection(ctx, {
-    institutionIds: institutionIds.$dynamic(),
-    shapes: PENDING_SHAPES,
-  });
+  if (!domain && !input.institution) throw notConfigured();
+  // A domain verified by an institution outside DB: found by its directory key, and the pending
+  // request is written in that institution's database (design/multi-database.md#entry-points).
+  const started = domain
+    ? await findByDirectoryKey(ctx, "sso_domain", domain, () => startFor(ctx, { domain }))
+    : await startFor(ctx, { slug: input.institution as string });
   if (!started) throw notConfigured();
   const { connection, request } = started;
   return PROTOCOLS[connection.type].begin(ctx, {
@@ -40,5 +33,21 @@ export async function beginSsoSignIn(
     request,
     origin: input.origin,
     loginHint: input.email?.trim().toLowerCase(),
+  });
+}
+
+/** The active connection of the domain's verified holder (or the slug's institution) in the invocation's database, and a pending request. */
+function startFor(ctx: ServiceContext, by: { domain: string } | { slug: string }) {
+  const { db } = ctx;
+  const institutionIds =
+    "domain" in by
+      ? db
+          .select({ id: ssoDomains.institutionId })
+          .from(ssoDomains)
+          .where(and(eq(ssoDomains.domain, by.domain), eq(ssoDomains.status, "verified")))
+      : db.select({ id: institutions.id }).from(institutions).where(eq(institutions.slug, by.slug));
+  return startRequestForConnection(ctx, {
+    institutionIds: institutionIds.$dynamic(),
+    shapes: PENDING_SHAPES,
   });
 }

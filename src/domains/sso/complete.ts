@@ -1,11 +1,12 @@
 import { and, eq } from "drizzle-orm";
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import { type SsoType, ssoIdentities, ssoSessionCodes, ssoSignIns, users } from "../../db/schema";
-import { newCode } from "../../platform/auth/single-use";
+import { codeHash as hashOf, newSecret } from "../../platform/auth/single-use";
 import { ApiError } from "../../platform/errors";
 import { nowIso } from "../../platform/ids";
 import type { Writable } from "../../platform/service/commit";
 import type { ServiceContext } from "../../platform/service/context";
+import { useInstitutionDatabase } from "../../platform/service/directory";
 import { PERSON_NAME, sanitizeDisplayText } from "../../platform/text";
 import { activeConnection } from "../institutions/sso/service";
 import type { MemberRow } from "../members/present";
@@ -23,6 +24,21 @@ import { SsoRefusal } from "./refusal";
 
 /** A browser has this long to exchange the code of its landing page's fragment. */
 export const CODE_TTL_MS = 60_000;
+
+/**
+ * A finished sign-in's code: `<institution id>.<256 random bits>`, naming its institution so that
+ * exchanging it runs where the institution lives (as an invitation token does); stored as its hash.
+ */
+async function newSsoCode(institutionId: string): Promise<{ code: string; codeHash: string }> {
+  const code = `${institutionId}.${newSecret()}`;
+  return { code, codeHash: await hashOf(code) };
+}
+
+/** The institution a code names; null for a code that names none (then it is looked up in the first database). */
+export function institutionOfSsoCode(code: string): string | null {
+  const dot = code.indexOf(".");
+  return dot > 0 ? code.slice(0, dot) : null;
+}
 
 /** Who the IdP says signed in, read through the connection's mapping by the protocol. */
 export interface SsoIdentity {
@@ -64,6 +80,9 @@ export async function underSignInLog<T>(
   target: { institutionId: string; protocol: SsoType },
   run: () => Promise<T>,
 ): Promise<T> {
+  // The callback's path names the institution: everything after runs where it lives (the pending
+  // request, the member, the log, the code: design/multi-database.md#entry-points).
+  await useInstitutionDatabase(ctx, target.institutionId);
   try {
     return await run();
   } catch (error) {
@@ -165,7 +184,7 @@ export async function completeSsoSignIn<A extends readonly BatchItem<"sqlite">[]
         : identity.groups.filter((g): g is string => typeof g === "string").map((g) => g.slice(0, 100)),
   };
   const now = ctx.now();
-  const { code, codeHash } = await newCode();
+  const { code, codeHash } = await newSsoCode(institutionId);
   const alongside = (userId: string, provisioned: boolean) => {
     const signIn = succeededSignIn(ctx, { institutionId, protocol, ...person, userId, provisioned });
     const statements: Writable[] = [

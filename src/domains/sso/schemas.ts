@@ -24,11 +24,10 @@ export const SsoRedirectSchema = z
 
 export const SsoSessionBody = z
   .strictObject({
-    code: z
-      .string()
-      .min(1)
-      .max(256)
-      .openapi({ description: "The `code` of the landing page's URL fragment." }),
+    code: z.string().min(1).max(256).openapi({
+      description:
+        "The `code` of the landing page's URL fragment, whole: opaque (it begins with the institution's id).",
+    }),
   })
   .openapi("SsoSessionRequest");
 

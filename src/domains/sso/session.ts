@@ -3,15 +3,20 @@ import { ssoSessionCodes, users } from "../../db/schema";
 import { codeHash, redeemOnce } from "../../platform/auth/single-use";
 import { ApiError } from "../../platform/errors";
 import type { ServiceContext } from "../../platform/service/context";
+import { useInstitutionDatabase } from "../../platform/service/directory";
 import { createSession } from "../auth/service";
+import { institutionOfSsoCode } from "./complete";
 
 /**
  * A finished sign-in's code (single use, 60 s) → a session, exactly as `POST /api/auth/sign-in`
  * makes one. The API's `POST /api/auth/sso/session` and the dashboard's SSO page both call this.
  * A member suspended or removed since the sign-in gets nothing. The code is taken and its member read
- * in one round trip.
+ * in one round trip. A code names its institution (`<institution id>.<random>`): it is taken where
+ * that institution lives.
  */
 export async function exchangeSsoCode(ctx: ServiceContext, code: string) {
+  const institutionId = institutionOfSsoCode(code);
+  if (institutionId) await useInstitutionDatabase(ctx, institutionId);
   const { db } = ctx;
   const hash = await codeHash(code);
   const codes = db

@@ -34,7 +34,18 @@ export function applyApiConventions<A extends Hono<AppEnv>>(app: A, register: (a
 
   app.onError((err, c) => {
     const error = toApiError(err);
-    if (error.status >= 500) {
+    if (err instanceof ApiError && error.status >= 500) {
+      // An answer the product chose (a move's pause, a provider down): worth a line, not a stack.
+      console.warn(
+        JSON.stringify({
+          level: "warn",
+          request_id: c.get("requestId"),
+          path: c.req.path,
+          code: error.code,
+          message: error.message,
+        }),
+      );
+    } else if (error.status >= 500) {
       console.error(
         JSON.stringify({
           level: "error",

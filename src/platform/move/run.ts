@@ -101,12 +101,14 @@ async function writePage(
   mode: "upsert" | "ignore",
 ): Promise<void> {
   if (rows.length === 0) return;
-  const key = WRITE_KEYS[table.name];
-  if (key && to.name !== FIRST_DATABASE) {
-    // The key before the row, as every writer of a key does.
+  const keys = WRITE_KEYS[table.name] ?? [];
+  if (keys.length > 0 && to.name !== FIRST_DATABASE) {
+    // The keys before the rows, as every writer of a key does.
     await ctx.home.d1.batch(
-      jsonArrays(rows.map((row) => ({ [key.column]: row[key.column] }))).map((json) =>
-        ctx.home.d1.prepare(writeKeys(key.kind, key.column)).bind(json, institutionId),
+      keys.flatMap((key) =>
+        jsonArrays(rows.map((row) => Object.fromEntries(key.columns.map((c) => [c, row[c]])))).map((json) =>
+          ctx.home.d1.prepare(writeKeys(key)).bind(json, institutionId),
+        ),
       ),
     );
   }

@@ -93,19 +93,64 @@ export function anyRow(table: MovedTable): string {
 }
 
 /**
- * The institution's directory keys in `DB` (its slug, a token's hash, a member's e-mail) for a page of
- * its `institutions`, `api_tokens` or `users` (`?1`: that page's JSON array, `?2`: the institution): written when it is
- * moved away from `DB`, so that its tokens and addresses are found there.
+ * The institution's directory keys in `DB` for a page of the tables that have them (`?1`: the page's
+ * JSON array of the key's columns, `?2`: the institution): written when it is moved away from `DB`,
+ * so that every entry point finds it there (design/multi-database.md#entry-points-found-by-a-key).
+ * `takeOver`: a key unique to one row (a hash, an address, a slug) is the institution's whoever held
+ * it (only a key left by a failed write can be another's); a key several institutions may want
+ * (a platform's issuer and client id, an SSO domain) stays with its holder.
+ * test/platform/institution-move.test.ts holds every kind of key to an entry here.
  */
-export const WRITE_KEYS: Record<string, { kind: DirectoryKind; column: string }> = {
-  institutions: { kind: "slug", column: "slug" },
-  api_tokens: { kind: "token", column: "token_hash" },
-  users: { kind: "email", column: "email" },
+export interface MovedKey {
+  kind: DirectoryKind;
+  columns: string[];
+  /** The key, from `value` (a row of the page). */
+  key: string;
+  /** Which rows have a key (all when absent). */
+  when?: string;
+  takeOver: boolean;
+}
+// Parenthesised: `->>` and `||` share one precedence in SQLite.
+const keyOf = (column: string) => `(value->>'${column}')`;
+const single = (kind: DirectoryKind, column: string): MovedKey => ({
+  kind,
+  columns: [column],
+  key: keyOf(column),
+  takeOver: true,
+});
+export const WRITE_KEYS: Record<string, readonly MovedKey[]> = {
+  institutions: [single("slug", "slug")],
+  api_tokens: [single("token", "token_hash")],
+  users: [single("email", "email")],
+  scim_tokens: [single("scim_token", "token_hash")],
+  billing_accounts: [single("stripe_customer", "stripe_customer_id")],
+  sso_domains: [
+    {
+      kind: "sso_domain",
+      columns: ["domain", "status"],
+      key: keyOf("domain"),
+      when: `${keyOf("status")} = 'verified'`,
+      takeOver: false,
+    },
+  ],
+  lti_consumers: [
+    single("lti_registration", "id"),
+    // clientKey() of domains/lti/registrations/directory-keys.ts: `<issuer> <client id>`.
+    {
+      kind: "lti_client",
+      columns: ["issuer", "client_id"],
+      key: `${keyOf("issuer")} || ' ' || ${keyOf("client_id")}`,
+      takeOver: false,
+    },
+  ],
 };
-export function writeKeys(kind: DirectoryKind, column: string): string {
+export function writeKeys(moved: MovedKey): string {
+  const conflict = moved.takeOver
+    ? "ON CONFLICT (kind, key) DO UPDATE SET institution_id = excluded.institution_id"
+    : "ON CONFLICT (kind, key) DO NOTHING";
   return `INSERT INTO directory_keys (kind, key, institution_id)
-    SELECT '${kind}', value->>'${column}', ?2 FROM json_each(?1) WHERE value->>'${column}' IS NOT NULL
-    ON CONFLICT (kind, key) DO UPDATE SET institution_id = excluded.institution_id`;
+    SELECT '${moved.kind}', ${moved.key}, ?2 FROM json_each(?1) WHERE (${moved.key}) IS NOT NULL${moved.when ? ` AND ${moved.when}` : ""}
+    ${conflict}`;
 }
 
 /** Removes the institution's directory keys (moved back to `DB`, where its rows are found without them). */

@@ -191,3 +191,72 @@ async function releaseDirectoryKey(ctx: ServiceContext, kind: DirectoryKind, key
 export function emailClaims(institutionId: string, emails: readonly string[]): DirectoryClaim[] {
   return emails.map((key) => ({ kind: "email", key, institutionId, constraint: "users.email" }));
 }
+
+/**
+ * The entry points that find an institution by a key before anything names it (a SCIM token's hash,
+ * a Stripe customer, an SSO domain, an LTI client: design/multi-database.md#entry-points). `read`
+ * looks in `DB` first; when `DB` has nothing, the key's directory entry names the institution, the
+ * invocation moves to its database and `read` looks again there. Null when neither has it.
+ */
+export async function findByDirectoryKey<T>(
+  ctx: ServiceContext,
+  kind: DirectoryKind,
+  key: string,
+  read: () => Promise<T | null | undefined>,
+): Promise<T | null> {
+  const here = await read();
+  if (here !== null && here !== undefined) return here;
+  if (ctx.database !== FIRST_DATABASE) return null;
+  const institutionId = await institutionOfKey(ctx, kind, key);
+  if (!institutionId) return null;
+  await useInstitutionDatabase(ctx, institutionId);
+  if (ctx.database === FIRST_DATABASE) return null;
+  return (await read()) ?? null;
+}
+
+/** One key of `kind` for a row written in the institution's database (commit's `claims`). */
+export function directoryClaim(
+  kind: DirectoryKind,
+  key: string,
+  institutionId: string,
+  constraint: string,
+): DirectoryClaim {
+  return { kind, key, institutionId, constraint };
+}
+
+/**
+ * Releases the key of a row the invocation removed (or retired: a revoked SCIM token) in a
+ * database other than `DB`; in `DB` there is no key. Only the institution's own key is released.
+ */
+export async function releaseKey(
+  ctx: ServiceContext,
+  kind: DirectoryKind,
+  key: string,
+  institutionId: string,
+): Promise<void> {
+  if (ctx.database === FIRST_DATABASE) return;
+  await ctx.home.db
+    .delete(directoryKeys)
+    .where(
+      and(
+        eq(directoryKeys.kind, kind),
+        eq(directoryKeys.key, key),
+        eq(directoryKeys.institutionId, institutionId),
+      ),
+    )
+    .run();
+}
+
+/**
+ * The database `institutionId` lives in, for a read there that must not move the invocation (a
+ * check made before the invocation knows where it carries on: enforced SSO at password sign-in).
+ */
+export async function institutionDatabase(
+  ctx: ServiceContext,
+  institutionId: string,
+): Promise<{ db: ServiceContext["db"]; d1: D1Database }> {
+  const { binding } = await placementOf(ctx, institutionId);
+  const there = everyDatabase(ctx).find((db) => db.name === binding);
+  if (!there) throw new Error(`no D1 database bound as ${binding}`);
+  return there;
+}

@@ -1,10 +1,11 @@
 import { eq } from "drizzle-orm";
 import type Stripe from "stripe";
-import { stripeEvents } from "../../../db/schema";
+import { billingAccounts, stripeEvents } from "../../../db/schema";
 import { ApiError } from "../../../platform/errors";
 import { domainEvent, type OutboxRow } from "../../../platform/events";
 import { nowIso } from "../../../platform/ids";
 import type { ServiceContext } from "../../../platform/service/context";
+import { findByDirectoryKey } from "../../../platform/service/directory";
 import { dropPendingPromo } from "../promo";
 import { CLAIM_EVENT_SQL, RELEASE_EVENT_SQL } from "../sql";
 import {
@@ -96,6 +97,7 @@ export async function receiveStripeEvent(
   signature: string | undefined,
 ): Promise<WebhookResult> {
   const event = await verifiedEvent(ctx, raw, signature);
+  await toCustomersDatabase(ctx, event);
   const now = ctx.now();
   const claimedAt = new Date(now).toISOString();
   const claim = await ctx.d1
@@ -138,6 +140,24 @@ export async function receiveStripeEvent(
       .catch(() => undefined);
     throw asApiError(error);
   }
+}
+
+/**
+ * Moves the invocation to the database of the institution whose Stripe customer the event is about
+ * (its `customer`: subscriptions, invoices, checkout sessions): in DB, else by the customer's
+ * directory key (design/multi-database.md#entry-points). The event is then taken in hand, applied
+ * and marked handled there, in one database as before. An event of no customer of ours stays in DB.
+ */
+async function toCustomersDatabase(ctx: ServiceContext, event: Stripe.Event): Promise<void> {
+  const customer = idOf((event.data.object as { customer?: string | { id: string } | null }).customer);
+  if (!customer) return;
+  await findByDirectoryKey(ctx, "stripe_customer", customer, () =>
+    ctx.db
+      .select({ institutionId: billingAccounts.institutionId })
+      .from(billingAccounts)
+      .where(eq(billingAccounts.stripeCustomerId, customer))
+      .get(),
+  );
 }
 
 /** Stripe could not be reached or failed: 503, and Stripe retries the delivery. */

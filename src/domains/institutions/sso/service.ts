@@ -1,5 +1,5 @@
 import { and, asc, eq, ne, not } from "drizzle-orm";
-import { type SsoDomainMethod, ssoConnections, ssoDomains, users } from "../../../db/schema";
+import { directoryKeys, type SsoDomainMethod, ssoConnections, ssoDomains, users } from "../../../db/schema";
 import { enforce } from "../../../platform/auth/policy";
 import { ssoClientSecretBinding } from "../../../platform/crypto/sealed-values";
 import { seal } from "../../../platform/crypto/sealing";
@@ -8,8 +8,11 @@ import { ApiError, type FieldError, validationError } from "../../../platform/er
 import { nowIso } from "../../../platform/ids";
 import { lookupTxt } from "../../../platform/outbound/txt";
 import type { PrincipalContext, ServiceContext } from "../../../platform/service/context";
+import { FIRST_DATABASE } from "../../../platform/service/databases";
+import { institutionDatabase } from "../../../platform/service/directory";
 import { findInstitution, institutionInScope } from "../access";
 import { mayVerifySsoDomain } from "../policy";
+import { afterVerify, beforeVerify } from "./domain-key";
 import { emailDomain } from "./enforced";
 import { presentDomainVerification, presentSso } from "./present";
 import { isPublicMailDomain } from "./public-mail-domains";
@@ -253,6 +256,8 @@ export async function verifySsoDomain(
   // Only the claim that was proven: if a PUT removed (or removed and re-added) the domain meanwhile,
   // its token changed and neither statement does anything.
   const proven = and(mine, eq(ssoDomains.token, row.token));
+  // Across databases too (design/multi-database.md#entry-points): the domain's directory key first.
+  const handover = await beforeVerify(ctx, { institutionId, domain });
   const [, promoted] = await db.batch([
     db
       .update(ssoDomains)
@@ -272,6 +277,7 @@ export async function verifySsoDomain(
       .returning(),
   ]);
   const updated = promoted[0];
+  await afterVerify(ctx, { institutionId, domain, verified: Boolean(updated) }, handover);
   if (!updated) throw domainNotFound(domain);
   return presentDomainVerification(updated);
 }
@@ -327,21 +333,33 @@ export async function enforcedSsoFor(
   const domain = emailDomain(email);
   if (!domain) return null;
   // One read on every password sign-in: the verified holder of the domain, if it enforces SSO.
-  const row = await ctx.db
-    .select({
-      institutionId: ssoConnections.institutionId,
-      breakGlassUserId: ssoConnections.breakGlassUserId,
-    })
-    .from(ssoDomains)
-    .innerJoin(ssoConnections, eq(ssoConnections.institutionId, ssoDomains.institutionId))
-    .where(
-      and(
-        eq(ssoDomains.domain, domain),
-        eq(ssoDomains.status, "verified"),
-        eq(ssoConnections.state, "active"),
-        eq(ssoConnections.enforced, true),
-      ),
-    )
-    .get();
-  return row ?? null;
+  const query = (db: ServiceContext["db"]) =>
+    db
+      .select({
+        institutionId: ssoConnections.institutionId,
+        breakGlassUserId: ssoConnections.breakGlassUserId,
+      })
+      .from(ssoDomains)
+      .innerJoin(ssoConnections, eq(ssoConnections.institutionId, ssoDomains.institutionId))
+      .where(
+        and(
+          eq(ssoDomains.domain, domain),
+          eq(ssoDomains.status, "verified"),
+          eq(ssoConnections.state, "active"),
+          eq(ssoConnections.enforced, true),
+        ),
+      );
+  if (ctx.database !== FIRST_DATABASE) return (await query(ctx.db).get()) ?? null;
+  // In the same round trip, the domain's directory key: a holder outside DB (design/multi-database.md).
+  const [here, keys] = await ctx.db.batch([
+    query(ctx.db),
+    ctx.db
+      .select({ institutionId: directoryKeys.institutionId })
+      .from(directoryKeys)
+      .where(and(eq(directoryKeys.kind, "sso_domain"), eq(directoryKeys.key, domain))),
+  ]);
+  if (here[0]) return here[0];
+  const holder = keys[0]?.institutionId;
+  if (!holder) return null;
+  return (await query((await institutionDatabase(ctx, holder)).db).get()) ?? null;
 }

@@ -1,5 +1,5 @@
 import { ltiLaunches, ltiSessionCodes } from "../../../db/schema";
-import { newCode } from "../../../platform/auth/single-use";
+import { codeHash as hashOf, newSecret } from "../../../platform/auth/single-use";
 import { ApiError } from "../../../platform/errors";
 import { commit } from "../../../platform/service/commit";
 import type { ServiceContext } from "../../../platform/service/context";
@@ -60,7 +60,9 @@ export async function completeLaunch(
     await db.insert(ltiLaunches).values(launch).run();
     return { launch, user, session: await issueSession(ctx, { user, launch }) };
   }
-  const { code, codeHash } = await newCode();
+  // The code names the launch's institution, so that exchanging it runs where the institution lives.
+  const code = `${consumer.institutionId}.${newSecret()}`;
+  const codeHash = await hashOf(code);
   await commit(ctx, {
     statements: [
       db.insert(ltiLaunches).values(launch),

@@ -4,9 +4,17 @@ import { ltiConsumers, ltiStates } from "../../../db/schema";
 import { randomBytes, toBase64Url } from "../../../platform/crypto/encoding";
 import { ApiError } from "../../../platform/errors";
 import type { ServiceContext } from "../../../platform/service/context";
-import { type ConsumerRow, consumerById } from "../registrations/service";
+import { findByDirectoryKey } from "../../../platform/service/directory";
+import { clientKey } from "../registrations/directory-keys";
+import { type ConsumerRow, registrationAnywhere } from "../registrations/service";
 import { CALLBACK_PATH, registrationCallbackPath } from "../registrations/tool-urls";
 import type { LoginParams } from "../schemas";
+
+/** The registration a login's state names (`<registration id>.<random>`); null for a state that names none. */
+export function registrationOfState(state: string): string | null {
+  const dot = state.indexOf(".");
+  return dot > 0 ? state.slice(0, dot) : null;
+}
 
 /** How long a login's state and nonce wait for the callback. */
 export const STATE_TTL_MS = 10 * 60_000;
@@ -76,15 +84,25 @@ async function registrationFor(
   deploymentId: string | undefined,
 ) {
   const { requestId } = ctx;
-  const rows = await ctx.db
-    .select()
-    .from(ltiConsumers)
-    .where(
-      clientId
-        ? and(eq(ltiConsumers.issuer, issuer), eq(ltiConsumers.clientId, clientId))
-        : eq(ltiConsumers.issuer, issuer),
-    )
-    .limit(MATCH_LIMIT + 1);
+  const read = () =>
+    ctx.db
+      .select()
+      .from(ltiConsumers)
+      .where(
+        clientId
+          ? and(eq(ltiConsumers.issuer, issuer), eq(ltiConsumers.clientId, clientId))
+          : eq(ltiConsumers.issuer, issuer),
+      )
+      .limit(MATCH_LIMIT + 1)
+      .all();
+  // None in DB: the (issuer, client id)'s directory key names the institution outside DB that holds
+  // it (design/multi-database.md#entry-points); a login without client_id is looked up in DB only.
+  const rows = clientId
+    ? ((await findByDirectoryKey(ctx, "lti_client", clientKey(issuer, clientId), async () => {
+        const found = await read();
+        return found.length > 0 ? found : null;
+      })) ?? [])
+    : await read();
   // More rows than MATCH_LIMIT cannot all be looked at: without client_id the platform must send one;
   // with it (as many institutions registering one platform's pair) the login cannot be told apart.
   if (rows.length > MATCH_LIMIT) {
@@ -136,7 +154,7 @@ async function namedRegistration(
   registrationId: string,
   params: z.infer<typeof LoginParams>,
 ): Promise<ConsumerRow> {
-  const row = await consumerById(ctx, registrationId);
+  const row = await registrationAnywhere(ctx, registrationId);
   if (!row)
     throw refuse(
       `No LTI registration ${registrationId}; the login URL must be a registration's \`tool.login_url\`.`,
@@ -178,7 +196,8 @@ export async function startLogin(
       `The target_link_uri ${params.target_link_uri} is not this tool's launch URL (the registration's \`tool.launch_url\`).`,
     );
 
-  const state = toBase64Url(randomBytes(32));
+  // The state names its registration, so that the callback finds where it lives (as its own URL does).
+  const state = `${consumer.id}.${toBase64Url(randomBytes(32))}`;
   const nonce = toBase64Url(randomBytes(32));
   const browserBinding = toBase64Url(randomBytes(16));
   await ctx.db

@@ -5,11 +5,11 @@ import { sha256Hex } from "../../../platform/crypto/encoding";
 import { newId, nowIso } from "../../../platform/ids";
 import { commit } from "../../../platform/service/commit";
 import type { ServiceContext } from "../../../platform/service/context";
-import { emailClaims } from "../../../platform/service/directory";
+import { claimAll, emailClaims } from "../../../platform/service/directory";
 import { isSafeForDisplay, PERSON_NAME, sanitizeDisplayText } from "../../../platform/text";
 import { memberCreated } from "../../members/events";
 import { seatsAllow } from "../../members/queries";
-import type { ConsumerRow } from "../registrations/service";
+import { type ConsumerRow, isUniqueViolation } from "../registrations/service";
 import { LaunchRefusal } from "./refusal";
 
 /** Users made by a launch sign in through their platform only: no password matches this. */
@@ -109,8 +109,19 @@ export async function provisionUser(
       changes.email = person.email;
     const role = roleAfterLaunch(existing.role, person.role);
     if (role !== existing.role) changes.role = role;
+    // A new address is unique across every database (design/multi-database.md): claimed first outside
+    // DB, refused by DB's triggers when claimed elsewhere. Taken: the member keeps the address they had.
+    if (changes.email)
+      await claimAll(ctx, emailClaims(consumer.institutionId, [changes.email])).catch(() => {
+        delete changes.email;
+      });
     if (Object.keys(changes).length > 1) changes.updatedAt = changes.lastActiveAt;
-    const [updated] = await db.update(users).set(changes).where(eq(users.id, existing.id)).returning();
+    const update = () => db.update(users).set(changes).where(eq(users.id, existing.id)).returning();
+    const [updated] = await update().catch((error: unknown) => {
+      if (!changes.email || !isUniqueViolation(error)) throw error;
+      delete changes.email;
+      return update();
+    });
     return updated ?? existing;
   }
 

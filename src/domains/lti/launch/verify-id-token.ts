@@ -10,8 +10,8 @@ import { ltiConsumers, ltiStates } from "../../../db/schema";
 import { redeemOnce } from "../../../platform/auth/single-use";
 import type { ServiceContext } from "../../../platform/service/context";
 import { asRecord, CLAIMS, DEEP_LINKING_REQUEST, RESOURCE_LINK_REQUEST } from "../claims";
-import type { ConsumerRow } from "../registrations/service";
-import { isToolTarget, warnAmbiguous } from "./login";
+import { type ConsumerRow, registrationAnywhere } from "../registrations/service";
+import { isToolTarget, registrationOfState, warnAmbiguous } from "./login";
 import { JwksUnavailable, platformKeysFor } from "./platform-key-set";
 import { checkStorageBinding, type StorageCheck } from "./platform-storage";
 import { LaunchRefusal } from "./refusal";
@@ -357,6 +357,9 @@ export async function validateLaunch(ctx: ServiceContext, input: LaunchCallback)
     if (form.error) throw platformError(null);
     throw new LaunchRefusal("state_unknown", "The callback carries no `state`.");
   }
+  // Where the registration lives: its own callback's id, else the one the state names.
+  const named = registrationId ?? registrationOfState(form.state);
+  if (named) await registrationAnywhere(ctx, named);
   const { row: state, consumer } = await consumeState(ctx, form.state, now, registrationId);
   const cookie = stateCookie(form.state);
   if (cookie !== undefined && cookie !== state.browserBinding)

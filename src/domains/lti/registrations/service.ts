@@ -5,10 +5,13 @@ import { ApiError, type FieldError, validationError } from "../../../platform/er
 import { type PageRequest, pageBounds, pageWithTotal } from "../../../platform/http/pagination";
 import { newId, nowIso } from "../../../platform/ids";
 import { forgetHolderTokens } from "../../../platform/outbound/access-tokens";
+import { commit } from "../../../platform/service/commit";
 import type { PrincipalContext, ServiceContext } from "../../../platform/service/context";
+import { findByDirectoryKey } from "../../../platform/service/directory";
 import { platformUrlProblem } from "../outbound";
 import { ltiInstitution } from "../policy";
 import type { CreateConsumerBody, UpdateConsumerBody } from "../schemas";
+import { claimClientKey, registrationClaim, releaseRegistrationKeys } from "./directory-keys";
 
 export type ConsumerRow = typeof ltiConsumers.$inferSelect;
 
@@ -114,11 +117,16 @@ export async function createConsumer(
   const institutionId = ltiInstitution(ctx.principal);
   const row = await newConsumerRow(ctx, institutionId, body);
   try {
-    await ctx.db.insert(ltiConsumers).values(row).run();
+    // Outside DB, its public URLs find it by its id's directory key (design/multi-database.md).
+    await commit(ctx, {
+      statements: [ctx.db.insert(ltiConsumers).values(row)],
+      claims: [registrationClaim(row)],
+    });
   } catch (error) {
     if (isUniqueViolation(error)) throw duplicate();
     throw error;
   }
+  await claimClientKey(ctx, row);
   return row;
 }
 
@@ -146,6 +154,18 @@ export async function consumerById(ctx: ServiceContext, id: string): Promise<Con
   return ctx.db.select().from(ltiConsumers).where(eq(ltiConsumers.id, id)).get();
 }
 
+/**
+ * The registration `id` names, for the public entry points that carry it (its login URL, callback,
+ * key set, a login's state): read in `DB`, else, by its `lti_registration` key, in its institution's
+ * database, where the invocation then carries on (design/multi-database.md#entry-points).
+ */
+export async function registrationAnywhere(
+  ctx: ServiceContext,
+  id: string,
+): Promise<ConsumerRow | undefined> {
+  return (await findByDirectoryKey(ctx, "lti_registration", id, () => consumerById(ctx, id))) ?? undefined;
+}
+
 /** The caller's institution's registration, or 404 (also for another institution's id). */
 export async function findConsumer(ctx: PrincipalContext, id: string): Promise<ConsumerRow> {
   const row = await ctx.db
@@ -164,7 +184,7 @@ export async function updateConsumer(
 ): Promise<ConsumerRow> {
   const { id, body } = input;
   const institutionId = ltiInstitution(ctx.principal);
-  await findConsumer(ctx, id);
+  const before = await findConsumer(ctx, id);
   await checkUrls(ctx, body);
   const changes: Partial<Omit<ConsumerRow, "credentialsVersion">> & { credentialsVersion?: SQL } = {
     updatedAt: nowIso(ctx.now()),
@@ -188,6 +208,10 @@ export async function updateConsumer(
       .where(and(eq(ltiConsumers.id, id), eq(ltiConsumers.institutionId, institutionId)))
       .returning();
     if (!row) throw new ApiError("not_found", `No LTI registration ${id}.`);
+    if (row.issuer !== before.issuer || row.clientId !== before.clientId) {
+      await releaseRegistrationKeys(ctx, before, { id: false });
+      await claimClientKey(ctx, row);
+    }
     return row;
   } catch (error) {
     if (isUniqueViolation(error)) throw duplicate();
@@ -197,7 +221,7 @@ export async function updateConsumer(
 
 /** Deletes the registration (its pending states, user links and cached tokens go with it); the launch log stays. */
 export async function deleteConsumer(ctx: PrincipalContext, id: string): Promise<void> {
-  await findConsumer(ctx, id);
+  const row = await findConsumer(ctx, id);
   const { db } = ctx;
   await db.batch([
     db
@@ -205,4 +229,5 @@ export async function deleteConsumer(ctx: PrincipalContext, id: string): Promise
       .where(and(eq(ltiConsumers.id, id), eq(ltiConsumers.institutionId, ltiInstitution(ctx.principal)))),
     forgetHolderTokens(ctx, ltiTokenHolder(id)),
   ]);
+  await releaseRegistrationKeys(ctx, row);
 }

@@ -10,7 +10,7 @@ import {
 import { ApiError } from "../../../platform/errors";
 import type { PrincipalContext, ServiceContext } from "../../../platform/service/context";
 import { mayRotateKeys } from "../policy";
-import { consumerById, raiseCredentialsVersion } from "./service";
+import { consumerById, raiseCredentialsVersion, registrationAnywhere } from "./service";
 
 /**
  * Each registration signs with its own keys, published at its own JWKS URL: a platform configured with
@@ -50,7 +50,8 @@ export function publishedKeys(ctx: ServiceContext, consumerId: string): Promise<
 
 /** The keys of a registration (any, for a public JWKS read): unknown registration, 404. */
 export async function registrationKeys(ctx: ServiceContext, id: string): Promise<PublishedJwk[]> {
-  const consumer = await consumerById(ctx, id);
+  // Public: found in DB, else by its directory key where its institution lives.
+  const consumer = await registrationAnywhere(ctx, id);
   if (!consumer) throw new ApiError("not_found", `No LTI registration ${id}.`);
   return publishedKeys(ctx, consumer.id);
 }

@@ -9,6 +9,7 @@ import { sha256Hex } from "../../../platform/crypto/encoding";
 import { nowIso } from "../../../platform/ids";
 import { describeLimit, limiterFor } from "../../../platform/ratelimit/middleware";
 import { rateLimitHeaders } from "../../../platform/ratelimit/window";
+import { findByDirectoryKey } from "../../../platform/service/directory";
 import { ScimError } from "../errors";
 import { scimBaseUrl } from "../present";
 import { looksLikeScimToken } from "../tokens";
@@ -48,19 +49,23 @@ export const authenticateScim = createMiddleware<AppEnv>(async function authenti
   if (!token || !looksLikeScimToken(token))
     throw unauthenticated("The bearer token is not a Lingua SCIM token.");
   refuseIfOverAuthFailureLimit(c as Context<AppEnv>);
-  const found = await ctx.db
-    .select({
-      id: scimTokens.id,
-      institutionId: scimTokens.institutionId,
-      revokedAt: scimTokens.revokedAt,
-      lastUsedAt: scimTokens.lastUsedAt,
-      plan: institutions.plan,
-      rateLimitPerMinute: institutions.rateLimitPerMinute,
-    })
-    .from(scimTokens)
-    .innerJoin(institutions, eq(institutions.id, scimTokens.institutionId))
-    .where(eq(scimTokens.tokenHash, await sha256Hex(token)))
-    .get();
+  // In DB, else in the database of the institution the token's directory key names (design/multi-database.md).
+  const tokenHash = await sha256Hex(token);
+  const found = await findByDirectoryKey(ctx, "scim_token", tokenHash, () =>
+    ctx.db
+      .select({
+        id: scimTokens.id,
+        institutionId: scimTokens.institutionId,
+        revokedAt: scimTokens.revokedAt,
+        lastUsedAt: scimTokens.lastUsedAt,
+        plan: institutions.plan,
+        rateLimitPerMinute: institutions.rateLimitPerMinute,
+      })
+      .from(scimTokens)
+      .innerJoin(institutions, eq(institutions.id, scimTokens.institutionId))
+      .where(eq(scimTokens.tokenHash, tokenHash))
+      .get(),
+  );
   if (!found) {
     await countAuthFailure(c as Context<AppEnv>);
     throw unauthenticated("The bearer token is not valid.");

@@ -5,6 +5,7 @@ import { newId } from "../../../../platform/ids";
 import { commit } from "../../../../platform/service/commit";
 import type { ServiceContext } from "../../../../platform/service/context";
 import { sanitizeDisplayText } from "../../../../platform/text";
+import { claimClientKey, registrationClaim } from "../directory-keys";
 import { type ConsumerRow, duplicate, isUniqueViolation, newConsumerRow } from "../service";
 import { ensureCurrentKey } from "../signing-keys";
 import { claimLink, releaseLink, spendLink } from "./links";
@@ -99,7 +100,10 @@ export async function registerWithLink(
     };
     const { guard, spend } = spendLink(ctx, claimed, id);
     try {
-      await commit(ctx, { statements: [guard, ctx.db.insert(ltiConsumers).values(row), spend] });
+      await commit(ctx, {
+        statements: [guard, ctx.db.insert(ltiConsumers).values(row), spend],
+        claims: [registrationClaim(row)],
+      });
     } catch (error) {
       if (isUniqueViolation(error)) throw duplicate();
       if (isBatchGuardFailure(error))
@@ -109,6 +113,7 @@ export async function registerWithLink(
         );
       throw error;
     }
+    await claimClientKey(ctx, row);
     registered = { consumer: row, platform };
   } catch (error) {
     await releaseLink(ctx, claimed).catch(() => undefined);
