@@ -73,8 +73,9 @@ export const xapiEndpoints = sqliteTable(
 
 /**
  * The delivery engine's work (platform/delivery): up to 50 statements of one endpoint sent in one
- * `POST {endpoint}/statements`. A batch is claimed, attempted and retried as one; what each of its
- * statements came to is kept on the statement.
+ * `POST {endpoint}/statements`. A batch is claimed, attempted and retried as one; it holds its
+ * statements' log (`entries`) and, while they share it, their state; otherwise each statement's row
+ * holds its own.
  */
 export const xapiBatches = sqliteTable(
   "xapi_batches",
