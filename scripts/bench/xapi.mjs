@@ -417,7 +417,7 @@ export async function runXapi({ config, scriptPath, log = (m) => console.error(m
     const written = (async () => {
       while (writtenMs === null) {
         const row = await d1
-          .prepare("SELECT count(*) AS n FROM xapi_statements WHERE endpoint_id = ?")
+          .prepare("SELECT coalesce(sum(statement_count), 0) AS n FROM xapi_batches WHERE endpoint_id = ?")
           .bind(endpoint.id)
           .first();
         if (row.n >= expected) writtenMs = performance.now() - started;
@@ -457,8 +457,8 @@ export async function runXapi({ config, scriptPath, log = (m) => console.error(m
     const countSent = () =>
       d1
         .prepare(
-          // Each statement's state: its own, or (status null) its batch's.
-          "SELECT count(*) AS statements, sum(coalesce(s.status, b.log_status) = 'sent') AS sent, sum(CASE WHEN s.status IS NULL THEN b.log_attempts ELSE s.attempts END) AS attempts, (SELECT count(*) FROM xapi_batches WHERE endpoint_id = ?1) AS batches FROM xapi_statements s LEFT JOIN xapi_batches b ON b.id = s.batch_id AND s.status IS NULL WHERE s.endpoint_id = ?1",
+          // Each statement of the batches' packed log: its batch's state while it shares it, else its own row's.
+          "SELECT count(*) AS statements, sum(coalesce(s.status, b.log_status) = 'sent') AS sent, sum(CASE WHEN b.log_status IS NULL THEN s.attempts ELSE b.log_attempts END) AS attempts, (SELECT count(*) FROM xapi_batches WHERE endpoint_id = ?1) AS batches FROM xapi_batches b JOIN json_each(b.entries) j LEFT JOIN xapi_statements s ON b.log_status IS NULL AND s.id = j.value ->> 0 WHERE b.endpoint_id = ?1",
         )
         .bind(endpoint.id)
         .first();

@@ -122,6 +122,7 @@ export const INSTITUTION_TABLES: readonly InstitutionTable[] = [
   // xAPI.
   { table: schema.xapiEndpoints, owner: institution() },
   { table: schema.xapiBatches, owner: parent("endpoint_id", schema.xapiEndpoints) },
+  { table: schema.xapiStatementKeys, owner: parent("batch_id", schema.xapiBatches) },
   { table: schema.xapiStatements, owner: parent("endpoint_id", schema.xapiEndpoints) },
   { table: schema.xapiBackfills, owner: parent("endpoint_id", schema.xapiEndpoints) },
   // Outbound credentials cached for a row of the institution (`lti:<id>`, `xapi:<id>`).

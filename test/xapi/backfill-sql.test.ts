@@ -1,12 +1,20 @@
 import { env } from "cloudflare:test";
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { outboxEvents, xapiBackfills, xapiStatements } from "../../src/db/schema";
+import {
+  outboxEvents,
+  xapiBackfills,
+  xapiBatches,
+  xapiStatementKeys,
+  xapiStatements,
+} from "../../src/db/schema";
 import { attemptsPage } from "../../src/domains/xapi/backfill/sources";
 import {
   BACKFILL_HELD_GUARD,
   FAILED_STATEMENTS_SQL,
   FORGET_CHECKPOINT_SQL,
+  FORGET_FAILED_ENTRIES_SQL,
+  FORGET_FAILED_KEYS_SQL,
   FORGET_FAILED_SQL,
   LEVEL_CHANGES_SQL,
   START_BACKFILL_SQL,
@@ -16,7 +24,7 @@ import { database } from "../../src/platform/db";
 import { newId } from "../../src/platform/ids";
 import { testContext } from "../helpers/context";
 import { createTenant } from "../helpers/tenants";
-import { createEndpoint, updateEndpoint } from "./support";
+import { batchesOf, createEndpoint, statementKeysOf, statementsOf, updateEndpoint } from "./support";
 
 /** Each raw statement of src/domains/xapi/backfill/sql.ts, against the real schema. */
 
@@ -32,27 +40,47 @@ function start(id: string, endpointId: string, institutionId: string) {
     .all<{ id: string }>();
 }
 
-/** A statement of `endpointId` as the delivery leaves it. */
+/** A statement of `endpointId` as the delivery leaves it (its own state; a batch `xbt_old_<endpoint>`). */
 async function statement(
   endpointId: string,
   fields: Partial<typeof xapiStatements.$inferInsert> & { id: string },
 ): Promise<void> {
+  const row = {
+    endpointId,
+    batchId: `xbt_old_${endpointId}`,
+    verb: "answered" as const,
+    activityId: `https://a.example/${fields.id}`,
+    userId: "usr_x",
+    occurredAt: "2026-11-10T00:00:00Z",
+    status: "failed" as const,
+    attempts: 4,
+    lastError: "HTTP 503",
+    createdAt: "2026-11-10T00:00:00Z",
+    completedAt: "2026-11-11T00:00:00Z",
+    ...fields,
+  };
+  const batchId = row.batchId ?? `xbt_old_${endpointId}`;
+  const entry = JSON.stringify([row.id, row.verb, row.activityId, row.userId, row.occurredAt]);
   await db()
-    .insert(xapiStatements)
+    .insert(xapiBatches)
     .values({
+      id: batchId,
       endpointId,
-      batchId: "xbt_old",
-      verb: "answered",
-      activityId: `https://a.example/${fields.id}`,
-      userId: "usr_x",
-      occurredAt: "2026-11-10T00:00:00Z",
       status: "failed",
-      attempts: 4,
-      lastError: "HTTP 503",
-      createdAt: "2026-11-10T00:00:00Z",
-      completedAt: "2026-11-11T00:00:00Z",
-      ...fields,
+      entries: `[${entry}]`,
+      statementCount: 1,
+      createdAt: row.createdAt,
+      completedAt: row.completedAt,
+    })
+    .onConflictDoUpdate({
+      target: xapiBatches.id,
+      set: {
+        entries: sql`json_insert(${xapiBatches.entries}, '$[#]', json(${entry}))`,
+        statementCount: sql`${xapiBatches.statementCount} + 1`,
+      },
     });
+  await db().insert(xapiStatements).values(row);
+  await db().insert(xapiStatementKeys).values({ id: row.id, batchId });
 }
 
 async function running(endpointId: string, leaseId: string) {
@@ -204,14 +232,20 @@ describe("xAPI back-fill SQL", () => {
     const ids = JSON.stringify(["r1", "r2", "r3"]);
     const results = await d1().batch([
       d1().prepare(BACKFILL_HELD_GUARD).bind(backfill, "lse_mine", 2),
+      d1().prepare(FORGET_FAILED_ENTRIES_SQL).bind(ids, endpoint),
+      d1().prepare(FORGET_FAILED_KEYS_SQL).bind(ids, endpoint),
       d1().prepare(FORGET_FAILED_SQL).bind(ids, endpoint),
       d1()
         .prepare(FORGET_CHECKPOINT_SQL)
         .bind(backfill, "lse_mine", JSON.stringify({ source: "attempts", after: null }), 9_000, 8_000),
     ]);
-    expect(results.map((r) => r.meta.changes)).toEqual([0, 2, 1]);
+    expect(results.map((r) => r.meta.changes)).toEqual([0, 1, 2, 2, 1]);
     const rows = await db().select().from(xapiStatements).where(eq(xapiStatements.endpointId, endpoint));
     expect(rows.map((r) => [r.id, r.status])).toEqual([["r3", "sent"]]);
+    // Their keys went (offered again, they are stored anew), and so did their entries in their batch.
+    expect((await statementKeysOf(endpoint)).map((k) => k.id)).toEqual(["r3"]);
+    expect((await statementsOf(endpoint)).map((s) => [s.id, s.status])).toEqual([["r3", "sent"]]);
+    expect((await batchesOf(endpoint)).map((b) => b.statementCount)).toEqual([1]);
     expect(await db().select().from(xapiBackfills).where(eq(xapiBackfills.id, backfill)).get()).toMatchObject(
       {
         cursor: { source: "attempts", after: null },
@@ -222,10 +256,12 @@ describe("xAPI back-fill SQL", () => {
     );
     // Run again (a redelivered chunk) or by another lease: nothing changes.
     const again = await d1().batch([
+      d1().prepare(FORGET_FAILED_ENTRIES_SQL).bind(ids, endpoint),
+      d1().prepare(FORGET_FAILED_KEYS_SQL).bind(ids, endpoint),
       d1().prepare(FORGET_FAILED_SQL).bind(ids, endpoint),
       d1().prepare(FORGET_CHECKPOINT_SQL).bind(backfill, "lse_other", "{}", 1, 1),
     ]);
-    expect(again.map((r) => r.meta.changes)).toEqual([0, 0]);
+    expect(again.map((r) => r.meta.changes)).toEqual([0, 0, 0, 0]);
   });
 
   it("reads attempts a keyset page at a time on attempts_institution_time_idx", async () => {

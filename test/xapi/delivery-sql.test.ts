@@ -14,8 +14,10 @@ import {
   INSERT_STATEMENTS_SQL,
   LESSONS_IN_PROGRESS_SQL,
   MARK_FAILING_NOTIFIED_SQL,
+  OWN_STATE_OF_BATCHES_SQL,
   ownStateQuery,
   PURGE_BATCHES_SQL,
+  PURGE_STATEMENT_KEYS_SQL,
   PURGE_STATEMENTS_SQL,
   pendingOfOwnStateBatchesQuery,
   recordStatementsQueries,
@@ -24,7 +26,14 @@ import {
 import { database } from "../../src/platform/db";
 import { newId } from "../../src/platform/ids";
 import { createTenant } from "../helpers/tenants";
-import { createEndpoint, recordAttempts, statementRowsOf, statementsOf, updateEndpoint } from "./support";
+import {
+  createEndpoint,
+  recordAttempts,
+  statementKeysOf,
+  statementRowsOf,
+  statementsOf,
+  updateEndpoint,
+} from "./support";
 
 /** Each raw statement of src/domains/xapi/delivery/sql.ts, against the real schema. */
 
@@ -38,11 +47,16 @@ async function event(institutionId: string | null, type: string, payload: Record
   return id;
 }
 
-/** Statements inserted through INSERT_STATEMENTS_SQL in one batch of `batchId`. */
-async function insertStatements(endpointId: string, batchId: string, ids: string[]) {
-  const rows = ids.map((id) => [id, batchId, "answered", `https://a.example/${id}`, "usr_x", NOW]);
-  return d1().prepare(INSERT_STATEMENTS_SQL).bind(JSON.stringify(rows), endpointId, NOW).run();
+/** Statement ids keyed through INSERT_STATEMENTS_SQL to batch `batchId`. */
+async function insertStatements(batchId: string, ids: string[]) {
+  return d1()
+    .prepare(INSERT_STATEMENTS_SQL)
+    .bind(JSON.stringify(ids.map((id) => [id, batchId])))
+    .run();
 }
+
+/** A statement's log entry in its batch. */
+const entry = (id: string) => [id, "answered", `https://a.example/${id}`, "usr_x", NOW];
 
 describe("xAPI delivery SQL", () => {
   it("finds the enabled endpoints of the events' institutions, and the events worth forwarding", async () => {
@@ -111,22 +125,22 @@ describe("xAPI delivery SQL", () => {
       crypto.randomUUID(),
       crypto.randomUUID(),
     ];
-    const first = await insertStatements(endpointId, "xbt_1", [s1, s2, s1]);
+    const first = await insertStatements("xbt_1", [s1, s2, s1]);
     expect(first.meta.changes).toBe(2);
     // It returns the ids of the statements it stored.
     expect(first.results).toEqual([{ id: s1 }, { id: s2 }]);
-    const again = await insertStatements(endpointId, "xbt_2", [s1, s2]);
+    const again = await insertStatements("xbt_2", [s1, s2]);
     expect(again.meta.changes).toBe(0);
     expect(again.results).toEqual([]);
-    await insertStatements(endpointId, "xbt_3", [s3]);
-    await insertStatements(endpointId, "xbt_4", [s4]);
+    await insertStatements("xbt_3", [s3]);
+    await insertStatements("xbt_4", [s4]);
     // A batch keeps its statements' facts (an attempt by its id), never their bodies.
     const fact = (id: string) => ["answered", `att_${id}`];
-    // ?6: the statements' ids in the order they happened.
+    // ?6: the statements' log entries in the order they happened.
     const insertBatch = (id: string, ids: string[], lease: number | null = null) =>
       d1()
         .prepare(INSERT_BATCH_SQL)
-        .bind(id, endpointId, NOW, JSON.stringify(ids.map(fact)), lease, JSON.stringify(ids));
+        .bind(id, endpointId, NOW, JSON.stringify(ids.map(fact)), lease, JSON.stringify(ids.map(entry)));
     const batches = (
       await d1().batch([
         insertBatch("xbt_1", [s2, s1]),
@@ -142,8 +156,8 @@ describe("xAPI delivery SQL", () => {
       .bind("xbt_x", endpointId, NOW, "[]", null, "[]")
       .all<{ detail: string }>();
     const detail = plan.results.map((r) => r.detail).join("\n");
-    expect(detail).toMatch(/SEARCH s USING INDEX sqlite_autoindex_xapi_statements_1 \(id=\?\)/);
-    expect(detail).not.toMatch(/SCAN s\b/);
+    expect(detail).toMatch(/SEARCH k USING PRIMARY KEY \(id=\?\)/);
+    expect(detail).not.toMatch(/SCAN k\b/);
     const rows = await db().select().from(xapiBatches).where(eq(xapiBatches.endpointId, endpointId));
     // Each batch carries its statements' facts as one JSON value, and no bodies.
     expect(
@@ -156,20 +170,16 @@ describe("xAPI delivery SQL", () => {
       // Made claimed: its first attempt is the offer's own.
       ["xbt_4", "pending", 1, 1_800_000_000_000, [fact(s4)], null],
     ]);
-    // Each names the statements it got, in the order given (the order they happened), which share
-    // its pending state: one row each, no state of their own.
+    // Each holds the log entries of the statements it got, in the order given (the order they
+    // happened), which share its pending state: no statement row at all.
     expect(
-      rows
-        .map((r) => [r.id, JSON.parse(r.statementIds), r.statementCount, r.logStatus, r.logAttempts])
-        .sort(),
+      rows.map((r) => [r.id, JSON.parse(r.entries), r.statementCount, r.logStatus, r.logAttempts]).sort(),
     ).toEqual([
-      ["xbt_1", [s2, s1], 2, "pending", 0],
-      ["xbt_3", [s3], 1, "pending", 0],
-      ["xbt_4", [s4], 1, "pending", 0],
+      ["xbt_1", [entry(s2), entry(s1)], 2, "pending", 0],
+      ["xbt_3", [entry(s3)], 1, "pending", 0],
+      ["xbt_4", [entry(s4)], 1, "pending", 0],
     ]);
-    expect((await statementRowsOf(endpointId)).every((s) => s.status === null && s.attempts === 0)).toBe(
-      true,
-    );
+    expect(await statementRowsOf(endpointId)).toEqual([]);
     expect((await statementsOf(endpointId)).map((s) => [s.batchId, s.status])).toEqual(
       expect.arrayContaining([
         ["xbt_1", "pending"],
@@ -190,7 +200,7 @@ describe("xAPI delivery SQL", () => {
     const endpointId = await createEndpoint(tenant.institution.id, "http://127.0.0.1:9/lrs");
     const batchId = newId("xbt");
     const [sent, failed, pending] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
-    await insertStatements(endpointId, batchId, [sent, failed, pending]);
+    await insertStatements(batchId, [sent, failed, pending]);
     // Its statements share its state: one earlier attempt stopped by a 503.
     await db()
       .insert(xapiBatches)
@@ -201,7 +211,7 @@ describe("xAPI delivery SQL", () => {
         attemptCount: 2,
         facts: "[]",
         bodies: "[]",
-        statementIds: JSON.stringify([sent, failed, pending]),
+        entries: JSON.stringify([sent, failed, pending].map(entry)),
         statementCount: 3,
         logStatus: "pending",
         logAttempts: 1,
@@ -228,7 +238,7 @@ describe("xAPI delivery SQL", () => {
     // One UPDATE per distinct outcome.
     expect(recordStatementsQueries(db(), batchId, 1, outcomes, NOW)).toHaveLength(3);
     await record(1, "2026-11-21T09:31:00Z");
-    expect((await statementRowsOf(endpointId)).every((s) => s.status === null)).toBe(true);
+    expect(await statementRowsOf(endpointId)).toEqual([]);
 
     await record(2, "2026-11-21T09:31:00Z");
     await record(2, "2026-11-21T09:32:00Z");
@@ -295,7 +305,7 @@ describe("xAPI delivery SQL", () => {
         .join("\n");
     const plans = [
       await plan(pendingOfOwnStateBatchesQuery(db(), ["xbt_a", "xbt_b"]).toSQL()),
-      await plan(ownStateQuery(db(), "xbt_a", 1).toSQL()),
+
       await plan(failPendingQuery(db(), "xbt_a", 1, "endpoint disabled", NOW).toSQL()),
       await plan({ sql: FAIL_PENDING_OF_BATCHES_SQL, params: ['["xbt_a"]', "Dead-lettered", NOW] }),
     ];
@@ -351,7 +361,7 @@ describe("xAPI delivery SQL", () => {
       status: logStatus === "sent" ? ("succeeded" as const) : ("retrying" as const),
       attemptCount: 1,
       bodies: "[]",
-      statementIds: JSON.stringify(ids),
+      entries: JSON.stringify(ids.map(entry)),
       statementCount: ids.length,
       logStatus,
       logAttempts: 2,
@@ -367,14 +377,17 @@ describe("xAPI delivery SQL", () => {
       string,
     ];
     const [dead, off, done] = [newId("xbt"), newId("xbt"), newId("xbt")];
-    await insertStatements(endpointId, dead, [a, b]);
-    await insertStatements(endpointId, off, [c, d]);
-    await insertStatements(endpointId, done, [e]);
+    await insertStatements(dead, [a, b]);
+    await insertStatements(off, [c, d]);
+    await insertStatements(done, [e]);
     await db()
       .insert(xapiBatches)
       .values([batch(dead, [a, b], "pending"), batch(off, [c, d], "pending"), batch(done, [e], "sent")]);
 
     await d1().batch([
+      d1()
+        .prepare(OWN_STATE_OF_BATCHES_SQL)
+        .bind(JSON.stringify([dead, done])),
       d1()
         .prepare(FAIL_PENDING_OF_BATCHES_SQL)
         .bind(JSON.stringify([dead, done]), "Dead-lettered", NOW),
@@ -383,11 +396,9 @@ describe("xAPI delivery SQL", () => {
         .bind(JSON.stringify([dead, done])),
     ]);
     // Held by attempt 1 only: a stale holder changes nothing.
-    await failPendingQuery(db(), off, 2, "endpoint disabled", NOW);
-    expect((await statementRowsOf(endpointId)).filter((s) => s.batchId === off).map((s) => s.status)).toEqual(
-      [null, null],
-    );
-    await failPendingQuery(db(), off, 1, "endpoint disabled", NOW);
+    await db().batch([ownStateQuery(db(), off, 2), failPendingQuery(db(), off, 2, "endpoint disabled", NOW)]);
+    expect((await statementRowsOf(endpointId)).filter((s) => s.batchId === off)).toEqual([]);
+    await db().batch([ownStateQuery(db(), off, 1), failPendingQuery(db(), off, 1, "endpoint disabled", NOW)]);
     await db().update(xapiBatches).set({ logStatus: null }).where(eq(xapiBatches.id, off));
 
     const log = new Map((await statementsOf(endpointId)).map((s) => [s.id, s]));
@@ -446,53 +457,74 @@ describe("xAPI delivery SQL", () => {
     expect(await find("2026-11-22T10:00:00Z")).toEqual([]);
   });
 
-  it("purges statements after their retention and finished batches after theirs", async () => {
+  it("purges finished batches after the log's window, with their statements' keys and rows, and nothing else", async () => {
     const tenant = await createTenant();
     const endpointId = await createEndpoint(tenant.institution.id, "http://127.0.0.1:9/lrs");
-    const [old, recent] = [crypto.randomUUID(), crypto.randomUUID()];
-    await insertStatements(endpointId, "xbt_o", [old]);
-    await db()
-      .update(xapiStatements)
-      .set({ createdAt: "2026-08-01T00:00:00Z" })
-      .where(eq(xapiStatements.id, old));
-    await insertStatements(endpointId, "xbt_r", [recent]);
-    const done = (id: string, status: "succeeded" | "failed" | "retrying", completedAt: string | null) => ({
+    const [shared, own, open, recent] = [newId("xbt"), newId("xbt"), newId("xbt"), newId("xbt")];
+    const ids = Object.fromEntries(
+      [shared, own, open, recent].map((b) => [b, [crypto.randomUUID(), crypto.randomUUID()]]),
+    );
+    const batch = (id: string, status: "succeeded" | "failed" | "retrying", createdAt: string) => ({
       id,
       endpointId,
       status,
       attemptCount: 1,
-      createdAt: "2026-09-01T00:00:00Z",
-      completedAt,
+      entries: JSON.stringify((ids[id] as string[]).map(entry)),
+      statementCount: 2,
+      logStatus:
+        status === "succeeded" ? ("sent" as const) : status === "retrying" ? ("pending" as const) : null,
+      createdAt,
+      completedAt: status === "retrying" ? null : createdAt,
     });
-    const [b1, b2, b3] = [newId("xbt"), newId("xbt"), newId("xbt")];
+    for (const id of [shared, own, open, recent]) await insertStatements(id, ids[id] as string[]);
     await db()
       .insert(xapiBatches)
       .values([
-        done(b1, "succeeded", "2026-10-01T00:00:00Z"),
-        done(b2, "failed", "2026-11-20T00:00:00Z"),
-        done(b3, "retrying", null),
+        batch(shared, "succeeded", "2026-08-01T00:00:00Z"),
+        batch(own, "failed", "2026-08-01T00:00:00Z"),
+        batch(open, "retrying", "2026-08-01T00:00:00Z"),
+        batch(recent, "succeeded", "2026-11-01T00:00:00Z"),
       ]);
-    const cutoff90 = "2026-08-23T00:00:00Z";
-    const cutoff30 = "2026-10-22T00:00:00Z";
-    // Each endpoint's index, not a scan of every statement or batch.
-    for (const [statement, index] of [
-      [PURGE_STATEMENTS_SQL, "xapi_statements_endpoint_idx"],
-      [PURGE_BATCHES_SQL, "xapi_batches_endpoint_idx"],
-    ] as const) {
+    // The failed batch's statements hold their own state.
+    await db()
+      .insert(xapiStatements)
+      .values(
+        (ids[own] as string[]).map((id) => ({
+          id,
+          endpointId,
+          batchId: own,
+          verb: "answered" as const,
+          activityId: `https://a.example/${id}`,
+          userId: "usr_x",
+          occurredAt: NOW,
+          status: "failed" as const,
+          createdAt: "2026-08-01T00:00:00Z",
+          completedAt: "2026-08-01T00:00:00Z",
+        })),
+      );
+    const cutoff = "2026-08-23T00:00:00Z";
+    // Each endpoint's index, not a scan of every batch; the keys and rows by primary key.
+    for (const statement of [PURGE_STATEMENT_KEYS_SQL, PURGE_STATEMENTS_SQL, PURGE_BATCHES_SQL]) {
       const plan = await d1()
         .prepare(`EXPLAIN QUERY PLAN ${statement}`)
-        .bind(cutoff90, 5000)
+        .bind(cutoff, 100)
         .all<{ detail: string }>();
-      expect(plan.results.map((r) => r.detail).join("\n")).toContain(index);
+      const detail = plan.results.map((r) => r.detail).join("\n");
+      expect(detail).toContain("xapi_batches_endpoint_idx");
+      expect(detail).not.toMatch(/SCAN (xapi_statement_keys|xapi_statements|b)\b/);
     }
-    const purged = await d1().prepare(PURGE_STATEMENTS_SQL).bind(cutoff90, 5000).run();
-    expect(purged.meta.changes).toBeGreaterThanOrEqual(1);
-    expect((await statementsOf(endpointId)).map((s) => s.id)).toEqual([recent]);
-    await d1().prepare(PURGE_BATCHES_SQL).bind(cutoff30, 5000).run();
-    const left = await db()
-      .select({ id: xapiBatches.id })
-      .from(xapiBatches)
-      .where(eq(xapiBatches.endpointId, endpointId));
-    expect(left.map((b) => b.id).sort()).toEqual([b2, b3].sort());
+    const [keys, rows, batches] = await d1().batch(
+      [PURGE_STATEMENT_KEYS_SQL, PURGE_STATEMENTS_SQL, PURGE_BATCHES_SQL].map((q) =>
+        d1().prepare(q).bind(cutoff, 100),
+      ),
+    );
+    expect([keys?.meta.changes, rows?.meta.changes, batches?.meta.changes]).toEqual([4, 2, 2]);
+    expect((await statementsOf(endpointId)).map((s) => s.batchId).sort()).toEqual(
+      [open, open, recent, recent].sort(),
+    );
+    expect((await statementKeysOf(endpointId)).map((k) => k.batchId).sort()).toEqual(
+      [open, open, recent, recent].sort(),
+    );
+    expect(await statementRowsOf(endpointId)).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
-import { eq } from "drizzle-orm";
+import { eq, inArray } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { xapiBatches, xapiEndpoints, xapiStatements } from "../../src/db/schema";
+import { xapiBatches, xapiEndpoints, xapiStatementKeys, xapiStatements } from "../../src/db/schema";
 import type { createXapiEndpointRoute } from "../../src/domains/xapi/routes/create-endpoint";
 import type { listXapiStatementsRoute } from "../../src/domains/xapi/routes/list-statements";
 import type { testXapiEndpointRoute } from "../../src/domains/xapi/routes/test-endpoint";
@@ -9,6 +9,7 @@ import { database } from "../../src/platform/db";
 import { type CallOptions, callJson, type ResponseBody } from "../helpers/api";
 import { type ReceivedRequest, receiverEndpoint } from "../helpers/receiver";
 import { createTenant, type Tenant } from "../helpers/tenants";
+import { storeOwnStateStatements } from "./support";
 
 // The endpoints' API over HTTP, as an integrator uses it; the LRS and its token endpoint are the
 // loopback receiver (test/helpers/receiver-server.ts) answering what each test scripts.
@@ -489,25 +490,22 @@ describe("the forwarding log", () => {
       ["answered", "pending", "2026-11-20T10:00:03Z"],
     ] as const;
     const ids = rows.map(() => crypto.randomUUID());
-    await db()
-      .insert(xapiStatements)
-      .values(
-        rows.map(([verb, status, createdAt], i) => ({
-          id: ids[i]!,
-          endpointId: created.id,
-          verb,
-          activityId: `https://api.lingua.test/xapi/activities/lessons/l${i}`,
-          userId: acme.learner.id,
-          occurredAt: "2026-11-20T09:59:00Z",
-          body: status === "sent" ? null : "{}",
-          status,
-          attempts: status === "pending" ? 0 : 2,
-          lastError: status === "failed" ? "HTTP 400: bad statement" : null,
-          sentAt: status === "sent" ? createdAt : null,
-          createdAt,
-          completedAt: status === "pending" ? null : createdAt,
-        })),
-      );
+    await storeOwnStateStatements(
+      rows.map(([verb, status, createdAt], i) => ({
+        id: ids[i]!,
+        endpointId: created.id,
+        verb,
+        activityId: `https://api.lingua.test/xapi/activities/lessons/l${i}`,
+        userId: acme.learner.id,
+        occurredAt: "2026-11-20T09:59:00Z",
+        status,
+        attempts: status === "pending" ? 0 : 2,
+        lastError: status === "failed" ? "HTTP 400: bad statement" : null,
+        sentAt: status === "sent" ? createdAt : null,
+        createdAt,
+        completedAt: status === "pending" ? null : createdAt,
+      })),
+    );
     const all = await api<LogPage>(acme, `${BASE_PATH}/${created.id}/statements`);
     expect(all.res.status).toBe(200);
     expect(all.body.data.map((s) => s.id)).toEqual([ids[2], ids[1], ids[0]]);
@@ -523,10 +521,17 @@ describe("the forwarding log", () => {
       sent_at: null,
       created_at: "2026-11-20T10:00:02Z",
     });
+    expect(all.body.meta.total).toBe(3);
     const answered = await api<LogPage>(acme, `${BASE_PATH}/${created.id}/statements?verb=answered`);
     expect(answered.body.data.map((s) => s.id)).toEqual([ids[2], ids[0]]);
+    expect(answered.body.meta.total).toBe(2);
     const sent = await api<LogPage>(acme, `${BASE_PATH}/${created.id}/statements?status=sent&verb=answered`);
     expect(sent.body.data.map((s) => s.id)).toEqual([ids[0]]);
+    expect(sent.body.meta.total).toBe(1);
+    const failed = await api<LogPage>(acme, `${BASE_PATH}/${created.id}/statements?status=failed`);
+    expect([failed.body.data.map((s) => s.id), failed.body.meta.total]).toEqual([[ids[1]], 1]);
+    const second = await api<LogPage>(acme, `${BASE_PATH}/${created.id}/statements?per_page=2&page=2`);
+    expect(second.body.data.map((s) => s.id)).toEqual([ids[0]]);
     const bad = await api(acme, `${BASE_PATH}/${created.id}/statements?status=lost`);
     expect(bad.res.status).toBe(422);
   });
@@ -538,24 +543,22 @@ describe("deleting", () => {
     acme = await createTenant();
   });
 
-  it("answers 204 and takes its batches and statements with it", async () => {
+  it("answers 204 and takes its batches, statements and statement keys with it", async () => {
     const created = await create(acme, basicBody(lrs().base));
-    const batchId = `xbt_${crypto.randomUUID()}`;
+    const other = await create(acme, basicBody(lrs().base));
     const now = new Date().toISOString();
-    await db()
-      .insert(xapiBatches)
-      .values({ id: batchId, endpointId: created.id, status: "pending", bodies: "[]", createdAt: now });
-    await db().insert(xapiStatements).values({
+    const statement = (endpointId: string) => ({
       id: crypto.randomUUID(),
-      endpointId: created.id,
-      batchId,
-      verb: "answered",
+      endpointId,
+      verb: "answered" as const,
       activityId: "https://api.lingua.test/xapi/activities/training-items/x",
       userId: acme.learner.id,
       occurredAt: now,
-      status: "pending",
+      status: "pending" as const,
       createdAt: now,
     });
+    const stored = [statement(created.id), statement(created.id), statement(other.id)];
+    await storeOwnStateStatements(stored);
     const { res } = await api(acme, `${BASE_PATH}/${created.id}`, { method: "DELETE" });
     expect(res.status).toBe(204);
     expect((await api(acme, `${BASE_PATH}/${created.id}`)).res.status).toBe(404);
@@ -563,6 +566,17 @@ describe("deleting", () => {
       [],
     );
     expect(await db().select().from(xapiBatches).where(eq(xapiBatches.endpointId, created.id))).toEqual([]);
+    const keys = await db()
+      .select({ id: xapiStatementKeys.id })
+      .from(xapiStatementKeys)
+      .where(
+        inArray(
+          xapiStatementKeys.id,
+          stored.map((s) => s.id),
+        ),
+      );
+    // Its keys went; another endpoint's stay.
+    expect(keys).toEqual([{ id: stored[2]!.id }]);
   });
 });
 

@@ -6,9 +6,9 @@ import {
   type XapiActivity,
   xapiBatches,
   xapiEndpoints,
+  xapiStatementKeys,
   xapiStatements,
 } from "../../src/db/schema";
-import { forwardingLogQuery } from "../../src/domains/xapi/forwarding-log";
 import type { Fact } from "../../src/domains/xapi/statements";
 import { xapiSecretBinding } from "../../src/platform/crypto/sealed-values";
 import { seal } from "../../src/platform/crypto/sealing";
@@ -71,21 +71,62 @@ export async function endpointRow(id: string) {
   return db().select().from(xapiEndpoints).where(eq(xapiEndpoints.id, id)).get();
 }
 
-/** The endpoint's forwarding log as the API reads it (a statement sharing its batch's state, with the batch's). */
+/**
+ * The endpoint's whole forwarding log as the API reads it (each batch's entries, a statement sharing
+ * its batch's state with the batch's), in the order the statements happened, with each one's batch.
+ */
 export async function statementsOf(endpointId: string) {
-  return forwardingLogQuery(db(), eq(xapiStatements.endpointId, endpointId)).orderBy(
-    asc(xapiStatements.occurredAt),
-    asc(xapiStatements.id),
-  );
+  const { results } = await env.DB.prepare(
+    `SELECT j.value ->> 0 AS id, b.endpoint_id, b.id AS batch_id, j.value ->> 1 AS verb, j.value ->> 2 AS activity_id,
+        j.value ->> 3 AS user_id, j.value ->> 4 AS occurred_at, coalesce(s.status, b.log_status) AS status,
+        CASE WHEN b.log_status IS NULL THEN s.attempts ELSE b.log_attempts END AS attempts,
+        CASE WHEN b.log_status IS NULL THEN s.last_error ELSE b.log_error END AS last_error,
+        CASE WHEN b.log_status IS NULL THEN s.sent_at WHEN b.log_status = 'sent' THEN b.completed_at END AS sent_at,
+        b.created_at,
+        CASE WHEN b.log_status IS NULL THEN s.completed_at WHEN b.log_status = 'sent' THEN b.completed_at END AS completed_at
+      FROM xapi_batches b JOIN json_each(b.entries) j
+        LEFT JOIN xapi_statements s ON b.log_status IS NULL AND s.id = j.value ->> 0
+      WHERE b.endpoint_id = ?1 ORDER BY occurred_at, id`,
+  )
+    .bind(endpointId)
+    .all<Record<string, string | number | null>>();
+  return results.map((r) => ({
+    id: r.id as string,
+    endpointId: r.endpoint_id as string,
+    batchId: r.batch_id as string,
+    verb: r.verb as string,
+    activityId: r.activity_id as string,
+    userId: r.user_id as string,
+    occurredAt: r.occurred_at as string,
+    status: r.status as "pending" | "sent" | "failed" | null,
+    attempts: r.attempts as number,
+    lastError: r.last_error as string | null,
+    sentAt: r.sent_at as string | null,
+    createdAt: r.created_at as string,
+    completedAt: r.completed_at as string | null,
+  }));
 }
 
-/** The endpoint's statement rows as stored (`status` null: sharing the batch's state). */
+/** The endpoint's statements with a state of their own, as stored (a statement sharing its batch's has no row). */
 export async function statementRowsOf(endpointId: string) {
   return db()
     .select()
     .from(xapiStatements)
     .where(eq(xapiStatements.endpointId, endpointId))
     .orderBy(asc(xapiStatements.occurredAt), asc(xapiStatements.id));
+}
+
+/** The endpoint's statement keys (one per statement id stored). */
+export async function statementKeysOf(endpointId: string) {
+  return db()
+    .select({ id: xapiStatementKeys.id, batchId: xapiStatementKeys.batchId })
+    .from(xapiStatementKeys)
+    .where(
+      inArray(
+        xapiStatementKeys.batchId,
+        db().select({ id: xapiBatches.id }).from(xapiBatches).where(eq(xapiBatches.endpointId, endpointId)),
+      ),
+    );
 }
 
 export async function batchesOf(endpointId: string) {
@@ -171,4 +212,34 @@ export function heldContext(now?: () => number): { ctx: ServiceContext; queue: H
 /** The statements a request to the LRS carried: the JSON array it POSTed. */
 export function carried(body: string): { id: string; [key: string]: unknown }[] {
   return JSON.parse(body) as { id: string }[];
+}
+
+/**
+ * Statements stored as the delivery leaves those with a state of their own: each in a batch of its
+ * own (made at its `createdAt`, `log_status` null, its log entry), with its row and its key.
+ */
+export async function storeOwnStateStatements(
+  rows: (typeof xapiStatements.$inferInsert & { batchId?: string | null })[],
+) {
+  const batches = new Map<string, (typeof xapiStatements.$inferInsert)[]>();
+  const stored = rows.map((r) => ({ ...r, batchId: r.batchId ?? newId("xbt") }));
+  for (const r of stored) batches.set(r.batchId, [...(batches.get(r.batchId) ?? []), r]);
+  await db()
+    .insert(xapiBatches)
+    .values(
+      [...batches].map(([id, of]) => ({
+        id,
+        endpointId: of[0]!.endpointId,
+        status: of.every((r) => r.status !== "pending") ? ("succeeded" as const) : ("pending" as const),
+        entries: JSON.stringify(of.map((r) => [r.id, r.verb, r.activityId, r.userId, r.occurredAt])),
+        statementCount: of.length,
+        logStatus: null,
+        createdAt: of[0]!.createdAt,
+        completedAt: of.every((r) => r.status !== "pending") ? of[0]!.createdAt : null,
+      })),
+    );
+  await db().insert(xapiStatements).values(stored);
+  await db()
+    .insert(xapiStatementKeys)
+    .values(stored.map((r) => ({ id: r.id, batchId: r.batchId })));
 }

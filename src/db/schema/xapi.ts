@@ -73,8 +73,9 @@ export const xapiEndpoints = sqliteTable(
 
 /**
  * The delivery engine's work (platform/delivery): up to 50 statements of one endpoint sent in one
- * `POST {endpoint}/statements`. A batch is claimed, attempted and retried as one; what each of its
- * statements came to is kept on the statement.
+ * `POST {endpoint}/statements`. A batch is claimed, attempted and retried as one; it holds its
+ * statements' log (`entries`) and, while they share it, their state; otherwise each statement's row
+ * holds its own.
  */
 export const xapiBatches = sqliteTable(
   "xapi_batches",
@@ -106,10 +107,11 @@ export const xapiBatches = sqliteTable(
      */
     bodies: text("bodies"),
     /**
-     * The ids of the statements stored in this batch (a JSON array, in the order they happened): a
-     * statement's row names its batch, and its batch names its statements, with no index between.
+     * The forwarding log's entries of the statements stored in this batch (a JSON array, in the order
+     * they happened, each `[id, verb, activity IRI, user id, occurred_at]`): a statement has no row of
+     * its own while it shares its batch's state. An id is named by one batch only (its key's).
      */
-    statementIds: text("statement_ids").notNull().default("[]"),
+    entries: text("entries").notNull().default("[]"),
     statementCount: integer("statement_count").notNull().default(0),
     /**
      * The forwarding log of all its statements at once while they share it (XAPI_BATCH_LOG_STATUSES:
@@ -124,7 +126,8 @@ export const xapiBatches = sqliteTable(
     completedAt: text("completed_at"),
   },
   (t) => [
-    index("xapi_batches_endpoint_idx").on(t.endpointId, t.createdAt),
+    /** The forwarding log's order (newest first, then by batch) and the purge's walk. */
+    index("xapi_batches_endpoint_idx").on(t.endpointId, t.createdAt, t.id),
     /** The health counts of the statements that share their batch's log. */
     index("xapi_batches_log_idx")
       .on(t.endpointId, t.logStatus, t.completedAt)
@@ -136,15 +139,22 @@ export const xapiBatches = sqliteTable(
 );
 
 /**
- * One statement for one endpoint: the forwarding log. The id is derived from the endpoint and the
- * learning fact (statements/ids.ts), so the same fact is the same statement however often it is
- * offered (an event handed over twice, a back-fill): the primary key keeps it once.
- *
- * `status` null: the statement's state is its batch's (`xapi_batches.log_status`, `log_attempts`,
- * `log_error`, sent at its `completed_at`), so a batch answered at once is one write for its 50
- * statements; `attempts`, `last_error`, `sent_at` and `completed_at` are then unused. A statement
- * whose state differs from its batch's (rejected in an accepted batch, settled by an isolation, a
- * split or a continuation, failed) has its own.
+ * The statement ids stored per endpoint, one entry each (`WITHOUT ROWID`, hand-written in its
+ * migration, `…_xapi_packed_log`: drizzle does not model it): the id is derived from the endpoint and
+ * the learning fact (statements/ids.ts), so the same fact is the same statement however often it is
+ * offered (an event handed over twice, a back-fill), and the primary key keeps it once. `batch_id`:
+ * the batch that stored it, whose `entries` name it. Kept as long as the statement's log (90 days).
+ */
+export const xapiStatementKeys = sqliteTable("xapi_statement_keys", {
+  id: text("id").primaryKey(),
+  batchId: text("batch_id").notNull(),
+});
+
+/**
+ * A statement with a state of its own (the forwarding log's exceptions): every statement of a batch
+ * whose statements no longer share its state (`xapi_batches.log_status` null: a failure, or outcomes
+ * that differed), made from the batch's `entries` when it stopped sharing. A statement of a sharing
+ * batch has no row here: its log is its batch's entry and state (docs/design/xapi-forwarding.md).
  */
 export const xapiStatements = sqliteTable(
   "xapi_statements",
@@ -162,7 +172,7 @@ export const xapiStatements = sqliteTable(
     userId: text("user_id").notNull(),
     /** The statement's `timestamp`. */
     occurredAt: text("occurred_at").notNull(),
-    /** Its own status, or null: its batch's (above). */
+    /** Its own status (never null since the packed log: a statement sharing its batch's has no row). */
     status: text("status", { enum: XAPI_STATEMENT_STATUSES }),
     /** Requests that carried it. */
     attempts: integer("attempts").notNull().default(0),
@@ -174,8 +184,8 @@ export const xapiStatements = sqliteTable(
   },
   (t) => [
     index("xapi_statements_endpoint_idx").on(t.endpointId, t.createdAt, t.id),
-    // No index on `batch_id`: a batch names its statements (`statement_ids`), found by primary key.
-    /** The statements with a state of their own (the others count on their batch's row). */
+    // No index on `batch_id`: a batch names its statements (`entries`), found by primary key.
+    /** The statements with a state of their own, by status: the health counts and the back-fill. */
     index("xapi_statements_health_idx")
       .on(t.endpointId, t.status, t.completedAt)
       .where(sql`status IS NOT NULL`),

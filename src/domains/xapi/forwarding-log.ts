@@ -1,64 +1,28 @@
-import { and, desc, eq, exists, isNull, or, type SQL, sql } from "drizzle-orm";
-import { type XapiActivity, type XapiStatementStatus, xapiBatches, xapiStatements } from "../../db/schema";
-import type { Database } from "../../platform/db";
-import { type PageRequest, pageBounds, pageWithTotal } from "../../platform/http/pagination";
+import type { XapiActivity, XapiStatementStatus } from "../../db/schema";
+import { type PageRequest, pageBounds } from "../../platform/http/pagination";
 import type { ServiceContext } from "../../platform/service/context";
+import { LOG_PAGE_SQL, LOG_TOTAL_SQL, type LogRow } from "./sql";
+
+/** One statement of the forwarding log. */
+export interface LogEntry {
+  id: string;
+  verb: XapiActivity;
+  activityId: string;
+  userId: string;
+  occurredAt: string;
+  status: XapiStatementStatus;
+  attempts: number;
+  lastError: string | null;
+  sentAt: string | null;
+  createdAt: string;
+}
 
 /**
- * The forwarding log's rows: each statement with its own state, or — while it shares its batch's
- * (`status` null: docs/design/xapi-forwarding.md) — the batch's: its status, requests, last error,
- * and `completed_at` as when they were sent.
+ * The forwarding log: a page of an endpoint's statements, newest first (by batch, then the
+ * latest-happened first within it), each with its batch's state while it shares it, or its own
+ * (docs/design/xapi-forwarding.md, "The log packed per batch"), and how many the filters match — the
+ * page and its total in one D1 batch, one snapshot.
  */
-const shares = isNull(xapiStatements.status);
-const sentAt = sql<
-  string | null
->`CASE WHEN ${xapiBatches.logStatus} = 'sent' THEN ${xapiBatches.completedAt} END`;
-const LOG_COLUMNS = {
-  id: xapiStatements.id,
-  endpointId: xapiStatements.endpointId,
-  batchId: xapiStatements.batchId,
-  verb: xapiStatements.verb,
-  activityId: xapiStatements.activityId,
-  userId: xapiStatements.userId,
-  occurredAt: xapiStatements.occurredAt,
-  status: sql<XapiStatementStatus>`coalesce(${xapiStatements.status}, ${xapiBatches.logStatus})`,
-  attempts: sql<number>`CASE WHEN ${shares} THEN ${xapiBatches.logAttempts} ELSE ${xapiStatements.attempts} END`,
-  lastError: sql<
-    string | null
-  >`CASE WHEN ${shares} THEN ${xapiBatches.logError} ELSE ${xapiStatements.lastError} END`,
-  sentAt: sql<string | null>`CASE WHEN ${shares} THEN ${sentAt} ELSE ${xapiStatements.sentAt} END`,
-  createdAt: xapiStatements.createdAt,
-  completedAt: sql<string | null>`CASE WHEN ${shares} THEN ${sentAt} ELSE ${xapiStatements.completedAt} END`,
-};
-
-/** The log's rows under `where` (on xapi_statements), each with its batch's state where it shares it. */
-export function forwardingLogQuery(db: Database, where: SQL | undefined) {
-  return db
-    .select(LOG_COLUMNS)
-    .from(xapiStatements)
-    .leftJoin(xapiBatches, and(shares, eq(xapiBatches.id, xapiStatements.batchId)))
-    .where(where);
-}
-
-/** A statement whose status, its own or its batch's, is `status`. */
-function statusIs(db: Database, status: XapiStatementStatus): SQL {
-  // A failed statement always has its own state.
-  if (status === "failed") return eq(xapiStatements.status, status);
-  return or(
-    eq(xapiStatements.status, status),
-    and(
-      shares,
-      exists(
-        db
-          .select({ one: sql`1` })
-          .from(xapiBatches)
-          .where(and(eq(xapiBatches.id, xapiStatements.batchId), eq(xapiBatches.logStatus, status))),
-      ),
-    ),
-  ) as SQL;
-}
-
-/** A page of the endpoint's forwarding log, newest first (ties by id). */
 export async function listStatements(
   ctx: ServiceContext,
   {
@@ -67,16 +31,25 @@ export async function listStatements(
     verb,
     page,
   }: { endpointId: string; status?: XapiStatementStatus; verb?: XapiActivity; page: PageRequest },
-) {
+): Promise<{ rows: LogEntry[]; total: number }> {
   const { limit, offset } = pageBounds(page);
-  const where = and(
-    eq(xapiStatements.endpointId, endpointId),
-    status ? statusIs(ctx.db, status) : undefined,
-    verb ? eq(xapiStatements.verb, verb) : undefined,
-  );
-  const pageQuery = forwardingLogQuery(ctx.db, where)
-    .orderBy(desc(xapiStatements.createdAt), desc(xapiStatements.id))
-    .limit(limit)
-    .offset(offset);
-  return pageWithTotal(ctx.db, pageQuery, xapiStatements, where);
+  const [rows, totals] = await ctx.d1.batch<unknown>([
+    ctx.d1.prepare(LOG_PAGE_SQL).bind(endpointId, status ?? null, verb ?? null, limit, offset),
+    ctx.d1.prepare(LOG_TOTAL_SQL).bind(endpointId, status ?? null, verb ?? null),
+  ]);
+  return {
+    rows: ((rows?.results ?? []) as LogRow[]).map((r) => ({
+      id: r.id,
+      verb: r.verb,
+      activityId: r.activity_id,
+      userId: r.user_id,
+      occurredAt: r.occurred_at,
+      status: r.status,
+      attempts: r.attempts,
+      lastError: r.last_error,
+      sentAt: r.sent_at,
+      createdAt: r.created_at,
+    })),
+    total: ((totals?.results ?? [])[0] as { total: number } | undefined)?.total ?? 0,
+  };
 }

@@ -1,10 +1,8 @@
 import type { z } from "@hono/zod-openapi";
-import type { listStatements } from "./forwarding-log";
+import type { LogEntry } from "./forwarding-log";
 import type { HealthCounts } from "./health";
 import type { EndpointRow } from "./lrs-client";
 import type { XapiEndpointSchema, XapiStatementLogSchema } from "./schemas";
-
-type LogRow = Awaited<ReturnType<typeof listStatements>>["rows"][number];
 
 /** An endpoint on the wire: its credentials without the secret, and its health. */
 export function presentEndpoint(row: EndpointRow, counts: HealthCounts): z.infer<typeof XapiEndpointSchema> {
@@ -40,7 +38,7 @@ export function presentEndpoint(row: EndpointRow, counts: HealthCounts): z.infer
   };
 }
 
-export function presentStatement(row: LogRow): z.infer<typeof XapiStatementLogSchema> {
+export function presentStatement(row: LogEntry): z.infer<typeof XapiStatementLogSchema> {
   return {
     id: row.id,
     verb: row.verb,

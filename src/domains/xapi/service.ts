@@ -14,7 +14,7 @@ import {
   MAX_XAPI_ENDPOINTS_PER_INSTITUTION,
   type UpdateXapiEndpointInput,
 } from "./schemas";
-import { CREATE_ENDPOINT_SQL } from "./sql";
+import { CREATE_ENDPOINT_SQL, deleteEndpointKeysQuery } from "./sql";
 
 export type { EndpointRow };
 
@@ -235,14 +235,15 @@ export async function updateEndpoint(
 }
 
 /**
- * Deletes the endpoint: forwarding stops at once; its batches, statements and back-fills go with it
- * (foreign keys cascade), and its cached access tokens in the same batch.
+ * Deletes the endpoint: forwarding stops at once; its statements' keys, then (foreign keys cascade)
+ * its batches, statements and back-fills go with it, and its cached access tokens, in one batch.
  */
 export async function deleteEndpoint(
   ctx: ServiceContext,
   { institutionId, id }: { institutionId: string; id: string },
 ): Promise<void> {
-  const [deleted] = await ctx.db.batch([
+  const [, deleted] = await ctx.db.batch([
+    deleteEndpointKeysQuery(ctx.db, institutionId, id),
     ctx.db
       .delete(xapiEndpoints)
       .where(and(eq(xapiEndpoints.id, id), eq(xapiEndpoints.institutionId, institutionId)))

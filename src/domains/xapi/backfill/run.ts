@@ -22,6 +22,8 @@ import {
   FAILED_STATEMENTS_SQL,
   type FailedStatementRow,
   FORGET_CHECKPOINT_SQL,
+  FORGET_FAILED_ENTRIES_SQL,
+  FORGET_FAILED_KEYS_SQL,
   FORGET_FAILED_SQL,
 } from "./sql";
 
@@ -145,7 +147,9 @@ async function forgetFailed(
       statements: [
         d1.prepare(BACKFILL_HELD_GUARD).bind(job.id, leaseId, job.generation),
         ...(results.length > 0
-          ? [d1.prepare(FORGET_FAILED_SQL).bind(JSON.stringify(results.map((r) => r.id)), job.endpointId)]
+          ? [FORGET_FAILED_ENTRIES_SQL, FORGET_FAILED_KEYS_SQL, FORGET_FAILED_SQL].map((forget) =>
+              d1.prepare(forget).bind(JSON.stringify(results.map((r) => r.id)), job.endpointId),
+            )
           : []),
         d1
           .prepare(FORGET_CHECKPOINT_SQL)

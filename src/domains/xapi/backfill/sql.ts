@@ -54,12 +54,33 @@ export interface FailedStatementRow {
 export const BACKFILL_HELD_GUARD = `SELECT json(CASE WHEN EXISTS (SELECT 1 FROM xapi_backfills WHERE id = ?1 AND lease_id = ?2 AND generation = ?3 AND status = 'running') THEN '1' ELSE 'guard failed' END)`;
 
 /**
+ * The failed statements of ?1 (a JSON array of statement ids) of endpoint ?2, each only while it is
+ * still failed: what FORGET_FAILED_SQL forgets.
+ */
+const FORGOTTEN = `SELECT f.id FROM xapi_statements f
+  WHERE f.endpoint_id = ?2 AND f.status = 'failed' AND f.id IN (SELECT value FROM json_each(?1))`;
+
+/**
+ * Forgetting failed statements, first: their entries taken out of the batches that name them (so an
+ * id is named by one batch only, the one its key says, once offered again), in their order.
+ */
+export const FORGET_FAILED_ENTRIES_SQL = `UPDATE xapi_batches
+  SET entries = (SELECT json_group_array(json(e.value)) FROM (SELECT j.value FROM json_each(xapi_batches.entries) j
+      WHERE j.value ->> 0 NOT IN (${FORGOTTEN}) ORDER BY j.key) e),
+    statement_count = statement_count - (SELECT count(*) FROM xapi_statements f
+      WHERE f.batch_id = xapi_batches.id AND f.id IN (${FORGOTTEN}))
+  WHERE id IN (SELECT f.batch_id FROM xapi_statements f WHERE f.id IN (${FORGOTTEN}))`;
+
+/** Forgetting failed statements, second: their keys (FORGET_FAILED_ENTRIES_SQL first). */
+export const FORGET_FAILED_KEYS_SQL = `DELETE FROM xapi_statement_keys WHERE id IN (${FORGOTTEN})`;
+
+/**
  * Forgets failed statements so that the back-fill's fact sources, read after them, offer their
  * facts again: ?1 a JSON array of statement ids of endpoint ?2, each deleted only while it is still
- * failed. Its facts went with its batch; offered again, it is built again, to the same id.
+ * failed (after FORGET_FAILED_ENTRIES_SQL and FORGET_FAILED_KEYS_SQL, in the same write). Its facts
+ * went with its batch; offered again, it is built again, to the same id, in a new batch.
  */
-export const FORGET_FAILED_SQL = `DELETE FROM xapi_statements
-  WHERE endpoint_id = ?2 AND status = 'failed' AND id IN (SELECT value FROM json_each(?1))`;
+export const FORGET_FAILED_SQL = `DELETE FROM xapi_statements WHERE id IN (${FORGOTTEN})`;
 
 /** Checkpoint of back-fill ?1 (held by lease ?2) after forgetting: cursor ?3 (JSON text); the lease renewed to ?4, the heartbeat ?5 (ms). */
 export const FORGET_CHECKPOINT_SQL = `UPDATE xapi_backfills SET cursor = ?3, lease_until = ?4, heartbeat_at = ?5

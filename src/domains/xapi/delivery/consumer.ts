@@ -1,7 +1,7 @@
 import { deadLetterBatch, deliverBatch } from "../../../platform/delivery";
 import { nowIso } from "../../../platform/ids";
 import type { ServiceContext } from "../../../platform/service/context";
-import { CLEAR_BODIES_OF_BATCHES_SQL, FAIL_PENDING_OF_BATCHES_SQL } from "./sql";
+import { CLEAR_BODIES_OF_BATCHES_SQL, FAIL_PENDING_OF_BATCHES_SQL, OWN_STATE_OF_BATCHES_SQL } from "./sql";
 import { xapiTarget } from "./target";
 
 /**
@@ -33,6 +33,7 @@ export async function deadLetterXapiBatches(
   if (ids.length > 0) {
     const list = JSON.stringify(ids);
     await ctx.d1.batch([
+      ctx.d1.prepare(OWN_STATE_OF_BATCHES_SQL).bind(list),
       ctx.d1.prepare(FAIL_PENDING_OF_BATCHES_SQL).bind(list, xapiTarget.deadLetteredError, nowIso(ctx.now())),
       ctx.d1.prepare(CLEAR_BODIES_OF_BATCHES_SQL).bind(list),
     ]);

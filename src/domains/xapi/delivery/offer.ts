@@ -35,8 +35,8 @@ export interface OfferOptions {
 
 /**
  * Offers facts to one endpoint (the outbox subscriber, and the back-fill): their statements are
- * built, then stored and grouped into batches of at most 50 in one commit (the statements as rows of
- * the forwarding log, their facts as one JSON value per batch; no body is stored).
+ * built, then stored and grouped into batches of at most 50 in one commit (each statement's id as a
+ * key, its log entry and its fact packed in its batch's row; no body is stored).
  * A statement's id is derived from the endpoint and the fact, and an id stored before is skipped
  * (`ON CONFLICT DO NOTHING`): offering a fact twice — a redelivered event, two twin messages at
  * once, a back-fill over forwarded days — never makes a second statement. Untried batches of an
@@ -75,11 +75,9 @@ export async function offerFacts(
         id: newId("xbt"),
         group: group.sort(happened),
       }));
-      const rows = groups.flatMap(({ id, group }) =>
-        group.map((s) => [s.id, id, s.verb, s.activityId, s.userId, s.occurredAt]),
-      );
+      const rows = groups.flatMap(({ id, group }) => group.map((s) => [s.id, id]));
       const insert = ctx.d1.prepare(INSERT_STATEMENTS_SQL);
-      const inserts = jsonArrays(rows).map((json) => insert.bind(json, endpoint.id, now));
+      const inserts = jsonArrays(rows).map((json) => insert.bind(json));
       // The statements' facts travel with their batch, one JSON text each: no body is stored, the
       // first attempt sends the statements in hand and a later one builds them again from these.
       const insertBatch = ctx.d1.prepare(INSERT_BATCH_SQL);
@@ -93,7 +91,7 @@ export async function offerFacts(
               now,
               JSON.stringify(group.map((s) => storedFact(s.fact))),
               lease,
-              JSON.stringify(group.map((s) => s.id)),
+              JSON.stringify(group.map((s) => [s.id, s.verb, s.activityId, s.userId, s.occurredAt])),
             ),
           ),
         ],

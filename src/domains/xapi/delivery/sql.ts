@@ -1,4 +1,4 @@
-import { and, asc, eq, isNull, or, type SQL, sql } from "drizzle-orm";
+import { and, asc, eq, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { lessonProgress, outboxEvents, xapiEndpoints } from "../../../db/schema";
 import { attempts, xapiBatches, xapiStatements } from "../../../db/schema";
@@ -64,33 +64,33 @@ export interface LessonInProgressRow {
 }
 
 /**
- * An offer's statements, ?1 a JSON array of [id, batch, verb, activity, user, occurred_at] for
- * endpoint ?2 at ?3 (now), made sharing their batch's state (`status` null). An id stored before (the
- * same fact offered again: a redelivered event, a back-fill) is skipped: its statement is not sent
- * twice. Returns the ids of the statements it stored.
+ * An offer's statement ids, ?1 a JSON array of [id, batch]: each keyed to the batch that stores it.
+ * An id stored before (the same fact offered again: a redelivered event, a back-fill) is skipped: its
+ * statement is not sent twice. Returns the ids it stored. One entry of a `WITHOUT ROWID` b-tree per
+ * statement: no row, no other index (the log's entry is its batch's).
  */
-export const INSERT_STATEMENTS_SQL = `INSERT INTO xapi_statements (id, endpoint_id, batch_id, verb, activity_id, user_id, occurred_at, created_at)
-  SELECT value ->> 0, ?2, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, ?3
-  FROM json_each(?1) WHERE true
+export const INSERT_STATEMENTS_SQL = `INSERT INTO xapi_statement_keys (id, batch_id)
+  SELECT value ->> 0, value ->> 1 FROM json_each(?1) WHERE true
   ON CONFLICT DO NOTHING RETURNING id`;
 
 /**
  * One batch of an offer, ?1 its id, of endpoint ?2 at ?3 (now), ?4 the facts of its statements (one
  * JSON array of statements/facts.ts `StoredFact`, bound as text: SQLite never parses it here): made
- * only if it got a statement (a batch whose statements were all stored before is not made), naming
- * the statements it got (`statement_ids`, in the order they happened, and `statement_count`: of the
- * ids in ?6 — its statements' ids in the order they happened, a JSON array —, those whose row this
- * batch made, each found by primary key), their state shared and pending. Its facts may hold
- * one whose statement was stored before in another batch: that one is not this batch's, so this
- * batch never sends it. ?5 null: made untried, for the queue; ?5 a time (ms): made claimed until then
- * by its first attempt (attempt_count 1), which the offer makes itself with the statements in hand.
- * No statement body is stored: a later attempt builds them again from the facts.
+ * only if it got a statement (a batch whose statements were all stored before is not made), with the
+ * log's entries of the statements it got (`entries`, in the order they happened, and
+ * `statement_count`: of the entries in ?6 — `[id, verb, activity, user, occurred_at]` in the order
+ * they happened, a JSON array —, those whose key this batch made, each found by primary key), their
+ * state shared and pending. Its facts may hold one whose statement was stored before in another
+ * batch: that one is not this batch's, so this batch never sends it. ?5 null: made untried, for the
+ * queue; ?5 a time (ms): made claimed until then by its first attempt (attempt_count 1), which the
+ * offer makes itself with the statements in hand. No statement body is stored: a later attempt builds
+ * them again from the facts.
  */
-export const INSERT_BATCH_SQL = `INSERT INTO xapi_batches (id, endpoint_id, status, attempt_count, claimed_until, facts, statement_ids, statement_count, log_status, log_attempts, created_at)
-  SELECT ?1, ?2, 'pending', CASE WHEN ?5 IS NULL THEN 0 ELSE 1 END, ?5, ?4, m.ids, m.n, 'pending', 0, ?3
-  FROM (SELECT json_group_array(id) AS ids, count(*) AS n
-    FROM (SELECT s.id FROM json_each(?6) j CROSS JOIN xapi_statements s ON s.id = j.value
-      WHERE s.batch_id = ?1 ORDER BY j.key)) m
+export const INSERT_BATCH_SQL = `INSERT INTO xapi_batches (id, endpoint_id, status, attempt_count, claimed_until, facts, entries, statement_count, log_status, log_attempts, created_at)
+  SELECT ?1, ?2, 'pending', CASE WHEN ?5 IS NULL THEN 0 ELSE 1 END, ?5, ?4, m.entries, m.n, 'pending', 0, ?3
+  FROM (SELECT json_group_array(json(value)) AS entries, count(*) AS n
+    FROM (SELECT j.value FROM json_each(?6) j CROSS JOIN xapi_statement_keys k ON k.id = j.value ->> 0
+      WHERE k.batch_id = ?1 ORDER BY j.key)) m
   WHERE m.n > 0`;
 
 /**
@@ -114,8 +114,8 @@ export function attemptsOfBatchFactsQuery(db: Database, batchIds: readonly strin
  * for the statements it found stored before, whose earlier offer may have stopped before queueing
  * their batches. Returns their ids.
  */
-export const UNSENT_BATCHES_SQL = `SELECT DISTINCT b.id FROM xapi_statements s JOIN xapi_batches b ON b.id = s.batch_id
-  WHERE s.id IN (SELECT value FROM json_each(?1)) AND b.status = 'pending' AND b.attempt_count = 0
+export const UNSENT_BATCHES_SQL = `SELECT DISTINCT b.id FROM xapi_statement_keys k JOIN xapi_batches b ON b.id = k.batch_id
+  WHERE k.id IN (SELECT value FROM json_each(?1)) AND b.status = 'pending' AND b.attempt_count = 0
     AND b.claimed_until IS NULL`;
 
 /**
@@ -139,48 +139,40 @@ export function pendingOfOwnStateBatchesQuery(db: Database, batchIds: readonly s
 }
 
 /**
- * Batch `batchId`'s statements that still share its state made to hold their own (pending, with the
- * batch's requests and error), while attempt `attempt` holds the batch: before an attempt whose
- * outcomes differ, or that failed them, is recorded on each (`recordStatementsQueries`), in the same
- * write that sets the batch's `log_status` to null.
+ * Batch `batchId`'s statements, while they share its state, given rows of their own (pending, with
+ * the batch's requests and error), made from its `entries`, while attempt `attempt` holds the batch:
+ * before an attempt whose outcomes differ, or that failed them, is recorded on each
+ * (`recordStatementsQueries`), in the same write that sets the batch's `log_status` to null. A batch
+ * that no longer shares makes nothing.
  */
 export function ownStateQuery(db: Database, batchId: string, attempt: number) {
+  // A query builder over the SELECT (drizzle's D1 batch cannot bind a raw statement's parameters),
+  // which gives every column in the table's order.
   return db
-    .update(xapiStatements)
-    .set({
-      status: "pending",
-      attempts: sql`(SELECT ${xapiBatches.logAttempts} FROM ${xapiBatches} WHERE ${xapiBatches.id} = ${batchId})`,
-      lastError: sql`(SELECT ${xapiBatches.logError} FROM ${xapiBatches} WHERE ${xapiBatches.id} = ${batchId})`,
-    })
-    .where(
-      and(
-        inSql(xapiStatements.id, namedBy([batchId])),
-        eq(xapiStatements.batchId, batchId),
-        isNull(xapiStatements.status),
-        batchHeldBy(batchId, attempt),
-      ),
-    );
+    .insert(xapiStatements)
+    .select(
+      sql`SELECT j.value ->> 0, b.endpoint_id, b.id, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4,
+        'pending', b.log_attempts, b.log_error, NULL, b.created_at, NULL
+      FROM ${xapiBatches} b, json_each(b.entries) j
+      WHERE b.id = ${batchId} AND b.attempt_count = ${attempt} AND b.log_status IS NOT NULL`,
+    )
+    .onConflictDoNothing();
 }
 
 /**
- * Batch `batchId`'s pending statements — with their own state, or sharing the batch's (then with its
- * requests) — failed with `error` at `at`, while attempt `attempt` holds the batch (its endpoint was
- * switched off), in the same write that sets the batch's `log_status` to null.
+ * Batch `batchId`'s pending statements failed with `error` at `at`, while attempt `attempt` holds the
+ * batch (its endpoint was switched off): after `ownStateQuery` gave each a row, in the same write that
+ * sets the batch's `log_status` to null.
  */
 export function failPendingQuery(db: Database, batchId: string, attempt: number, error: string, at: string) {
   return db
     .update(xapiStatements)
-    .set({
-      status: "failed",
-      lastError: error,
-      completedAt: at,
-      attempts: sql`CASE WHEN ${xapiStatements.status} IS NULL THEN (SELECT ${xapiBatches.logAttempts} FROM ${xapiBatches} WHERE ${xapiBatches.id} = ${batchId}) ELSE ${xapiStatements.attempts} END`,
-    })
+    .set({ status: "failed", lastError: error, completedAt: at })
     .where(
       and(
         inSql(xapiStatements.id, namedBy([batchId])),
         eq(xapiStatements.batchId, batchId),
-        or(eq(xapiStatements.status, "pending"), isNull(xapiStatements.status)),
+        eq(xapiStatements.status, "pending"),
         batchHeldBy(batchId, attempt),
       ),
     );
@@ -245,12 +237,11 @@ export function recordStatementsQueries(
 }
 
 /**
- * The ids of the statements the batches `batchIds` name (`statement_ids`): how a batch's statements
- * are found, by primary key (a statement row has no index on its batch). A statement the back-fill
- * made again in a later batch is still named by its old one: callers also check `batch_id`.
+ * The ids of the statements the batches `batchIds` name (`entries`): how a batch's statements are
+ * found, by primary key (a statement row has no index on its batch). Callers also check `batch_id`.
  */
 export function namedBy(batchIds: readonly string[]): SQL {
-  return sql`SELECT j.value FROM ${xapiBatches} n, json_each(n.statement_ids) j WHERE n.id IN (SELECT value FROM json_each(${JSON.stringify(batchIds)}))`;
+  return sql`SELECT j.value ->> 0 FROM ${xapiBatches} n, json_each(n.entries) j WHERE n.id IN (SELECT value FROM json_each(${JSON.stringify(batchIds)}))`;
 }
 
 /** `column IN (subquery)`. */
@@ -264,20 +255,27 @@ export function batchHeldBy(batchId: string, attempt: number): SQL {
 }
 
 /**
- * The statements of the batches in ?1 (a JSON array of ids) still pending — on their own row, or
- * sharing their batch's pending state (then with its requests) — failed with ?2 at ?3 (now): the
- * queue dead-lettered their batch. Followed by CLEAR_BODIES_OF_BATCHES_SQL in the same write.
+ * The statements of the batches in ?1 (a JSON array of ids) that still share their batch's pending
+ * state given rows of their own (pending, with its requests and error): the queue dead-lettered their
+ * batch. Followed by FAIL_PENDING_OF_BATCHES_SQL and CLEAR_BODIES_OF_BATCHES_SQL in the same write.
  */
-export const FAIL_PENDING_OF_BATCHES_SQL = `UPDATE xapi_statements SET status = 'failed', last_error = ?2, completed_at = ?3,
-    attempts = coalesce((SELECT b.log_attempts FROM xapi_batches b WHERE b.id = xapi_statements.batch_id AND xapi_statements.status IS NULL), attempts)
-  WHERE id IN (SELECT j.value FROM xapi_batches n, json_each(n.statement_ids) j WHERE n.id IN (SELECT value FROM json_each(?1)))
-    AND batch_id IN (SELECT value FROM json_each(?1))
-    AND (status = 'pending' OR (status IS NULL AND EXISTS (
-      SELECT 1 FROM xapi_batches b WHERE b.id = xapi_statements.batch_id AND b.log_status = 'pending')))`;
+export const OWN_STATE_OF_BATCHES_SQL = `INSERT INTO xapi_statements (id, endpoint_id, batch_id, verb, activity_id, user_id, occurred_at, status, attempts, last_error, created_at)
+  SELECT j.value ->> 0, b.endpoint_id, b.id, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4, 'pending', b.log_attempts, b.log_error, b.created_at
+  FROM xapi_batches b, json_each(b.entries) j
+  WHERE b.id IN (SELECT value FROM json_each(?1)) AND b.log_status = 'pending'
+  ON CONFLICT DO NOTHING`;
+
+/**
+ * The pending statements of the batches in ?1 (a JSON array of ids) failed with ?2 at ?3 (now): the
+ * queue dead-lettered their batch (after OWN_STATE_OF_BATCHES_SQL gave each a row).
+ */
+export const FAIL_PENDING_OF_BATCHES_SQL = `UPDATE xapi_statements SET status = 'failed', last_error = ?2, completed_at = ?3
+  WHERE id IN (SELECT j.value ->> 0 FROM xapi_batches n, json_each(n.entries) j WHERE n.id IN (SELECT value FROM json_each(?1)))
+    AND batch_id IN (SELECT value FROM json_each(?1)) AND status = 'pending'`;
 
 /**
  * The facts (and any bodies) of the batches in ?1 (a JSON array of ids) cleared: nothing of theirs is sent again; a
- * pending shared state is over (FAIL_PENDING_OF_BATCHES_SQL gave each statement its own).
+ * pending shared state is over (OWN_STATE_OF_BATCHES_SQL gave each statement its own).
  */
 export const CLEAR_BODIES_OF_BATCHES_SQL = `UPDATE xapi_batches SET bodies = NULL, facts = NULL,
     log_status = CASE WHEN log_status = 'pending' THEN NULL ELSE log_status END
@@ -307,18 +305,25 @@ export const MARK_FAILING_NOTIFIED_SQL = `UPDATE xapi_endpoints SET failing_noti
   WHERE id = ?1 AND failing_since = ?2 AND (failing_notified_at IS NULL OR failing_notified_at < failing_since)`;
 
 /**
- * Statements created before ?1 (text), at most ?2 of them. Kept until then because the back-fill's
- * window (90 days) relies on them: a fact whose statement is still stored is never offered as a new
- * statement, so an LRS never receives an id twice.
+ * The finished batches of the log's window that ends at ?1 (text): made before it, at most ?2 of
+ * them, walking each endpoint's (endpoint, created_at, id) index (CROSS JOIN keeps the endpoints
+ * outer), never the whole table. The same batches in each of the purge's three statements (one D1
+ * batch: nothing else writes between them, and only the last deletes batches).
  */
-export const PURGE_STATEMENTS_SQL = `DELETE FROM xapi_statements WHERE id IN (
-  SELECT s.id FROM xapi_endpoints e CROSS JOIN xapi_statements s ON s.endpoint_id = e.id AND s.created_at < ?1 LIMIT ?2)`;
+const PURGED_BATCHES = `SELECT b.id, b.entries FROM xapi_endpoints e CROSS JOIN xapi_batches b ON b.endpoint_id = e.id AND b.created_at < ?1
+  WHERE b.status IN ('succeeded', 'failed') LIMIT ?2`;
 
 /**
- * Finished batches completed before ?1 (text), at most ?2 of them. Both purges walk each endpoint's
- * (endpoint, created_at) index (CROSS JOIN keeps the endpoints outer) — a batch completes after it
- * was made — never the whole table.
+ * The keys of the statements of the batches PURGED_BATCHES names. Kept until then because the
+ * back-fill's window (90 days) relies on them: a fact whose statement is still keyed is never offered
+ * as a new statement, so an LRS never receives an id twice.
  */
-export const PURGE_BATCHES_SQL = `DELETE FROM xapi_batches WHERE id IN (
-  SELECT b.id FROM xapi_endpoints e CROSS JOIN xapi_batches b ON b.endpoint_id = e.id AND b.created_at < ?1
-  WHERE b.status IN ('succeeded', 'failed') AND b.completed_at < ?1 LIMIT ?2)`;
+export const PURGE_STATEMENT_KEYS_SQL = `DELETE FROM xapi_statement_keys WHERE id IN (
+  SELECT j.value ->> 0 FROM (${PURGED_BATCHES}) p, json_each(p.entries) j) AND batch_id IN (SELECT id FROM (${PURGED_BATCHES}))`;
+
+/** The statements with a state of their own of the batches PURGED_BATCHES names. */
+export const PURGE_STATEMENTS_SQL = `DELETE FROM xapi_statements WHERE id IN (
+  SELECT j.value ->> 0 FROM (${PURGED_BATCHES}) p, json_each(p.entries) j) AND batch_id IN (SELECT id FROM (${PURGED_BATCHES}))`;
+
+/** The batches PURGED_BATCHES names, after their statements' keys and rows. */
+export const PURGE_BATCHES_SQL = `DELETE FROM xapi_batches WHERE id IN (SELECT id FROM (${PURGED_BATCHES}))`;

@@ -8,6 +8,7 @@ import {
   type FailingEndpointRow,
   MARK_FAILING_NOTIFIED_SQL,
   PURGE_BATCHES_SQL,
+  PURGE_STATEMENT_KEYS_SQL,
   PURGE_STATEMENTS_SQL,
 } from "./sql";
 import { xapiTarget } from "./target";
@@ -16,15 +17,11 @@ const DAY_MS = 86_400_000;
 /** An endpoint failing without a success for this long is reported (`xapi_endpoint.failing`). */
 export const FAILING_AFTER_MS = DAY_MS;
 /**
- * Statements are kept 90 days after they were made: the back-fill reaches 90 days back and relies on
- * them — a fact whose statement is still stored is skipped, so an LRS never receives an id twice.
+ * Statements are kept 90 days after they were made, with their batch (which holds their log entries
+ * and the state they share): the back-fill reaches 90 days back and relies on them — a fact whose
+ * statement is still keyed is skipped, so an LRS never receives an id twice.
  */
 export const STATEMENT_RETENTION_MS = 90 * DAY_MS;
-/**
- * Finished batches are kept a day longer than their statements: a statement sharing its batch's
- * state reads it there (the statements' purge, 5,000 a minute, has a day to catch up).
- */
-export const BATCH_RETENTION_MS = STATEMENT_RETENTION_MS + DAY_MS;
 
 const SWEEP_LIMIT = 1_000;
 
@@ -74,12 +71,19 @@ export async function notifyFailingEndpoints(ctx: ServiceContext): Promise<numbe
   return emitted;
 }
 
-/** Retention: statements 90 days after they were made, finished batches 91 days after they ended. */
+/**
+ * Retention: finished batches made 90 days ago or more, 100 a run (about 5,000 statements), with
+ * their statements' keys and rows, in one write. Returns how many statements and batches went.
+ */
 export async function purgeOldXapiStatements(ctx: ServiceContext): Promise<number> {
-  const now = ctx.now();
-  const [statements, batches] = await ctx.d1.batch([
-    ctx.d1.prepare(PURGE_STATEMENTS_SQL).bind(nowIso(now - STATEMENT_RETENTION_MS), SWEEP_LIMIT * 5),
-    ctx.d1.prepare(PURGE_BATCHES_SQL).bind(nowIso(now - BATCH_RETENTION_MS), SWEEP_LIMIT * 5),
+  const cutoff = nowIso(ctx.now() - STATEMENT_RETENTION_MS);
+  const [keys, , batches] = await ctx.d1.batch([
+    ctx.d1.prepare(PURGE_STATEMENT_KEYS_SQL).bind(cutoff, PURGE_BATCHES_A_RUN),
+    ctx.d1.prepare(PURGE_STATEMENTS_SQL).bind(cutoff, PURGE_BATCHES_A_RUN),
+    ctx.d1.prepare(PURGE_BATCHES_SQL).bind(cutoff, PURGE_BATCHES_A_RUN),
   ]);
-  return (statements?.meta.changes ?? 0) + (batches?.meta.changes ?? 0);
+  return (keys?.meta.changes ?? 0) + (batches?.meta.changes ?? 0);
 }
+
+/** Batches purged per run (each up to 50 statements). */
+const PURGE_BATCHES_A_RUN = 100;

@@ -222,6 +222,7 @@ function closeDisabled(ctx: ServiceContext, id: string, attempt: number, now: nu
   return {
     id,
     statements: [
+      ownStateQuery(ctx.db, id, attempt),
       failPendingQuery(ctx.db, id, attempt, ENDPOINT_DISABLED, at),
       ctx.db
         .update(xapiBatches)
@@ -300,7 +301,7 @@ export const xapiTarget: DeliveryTarget<XapiBatchMessage, WorkState, BatchItem, 
           endpointId: xapiBatches.endpointId,
           facts: xapiBatches.facts,
           bodies: xapiBatches.bodies,
-          statementIds: xapiBatches.statementIds,
+          entries: xapiBatches.entries,
           logStatus: xapiBatches.logStatus,
         })
         .from(xapiBatches)
@@ -328,7 +329,10 @@ export const xapiTarget: DeliveryTarget<XapiBatchMessage, WorkState, BatchItem, 
     const shared = new Set<string>();
     for (const b of batches)
       if (b.logStatus === "pending") {
-        pendingIds.set(b.id, JSON.parse(b.statementIds) as string[]);
+        pendingIds.set(
+          b.id,
+          (JSON.parse(b.entries) as [string][]).map(([id]) => id),
+        );
         shared.add(b.id);
       }
     for (const s of own) {

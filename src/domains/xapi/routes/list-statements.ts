@@ -19,7 +19,7 @@ export const listXapiStatementsRoute = tokenRoute("xapi:read", {
   operationId: "listXapiStatements",
   summary: "The forwarding log",
   description:
-    "The statements made for this endpoint, newest first (ties by id): each one's id (as the LRS stores it), verb, activity IRI, member, status, attempts, last error and when it was sent. Filter by `status` and `verb`.",
+    "The statements made for this endpoint, newest first (by when they were stored; those stored in the same second grouped as they were sent, the latest-happened first within a group): each one's id (as the LRS stores it), verb, activity IRI, member, status, attempts, last error and when it was sent. Filter by `status` and `verb`.",
   request: { params: XapiEndpointIdParam, query: ListStatementsQuery },
   responses: { 200: jsonResponse(XapiStatementLogPageSchema, "A page of the forwarding log.") },
 });
