@@ -54,6 +54,7 @@ const GROWS_WITH = {
   "outbox_events (internal)": "learner-day",
   xapi_statements: "learner-day",
   xapi_batches: "learner-day",
+  xapi_statement_keys: "learner-day",
   institution_learner_courses: "learner",
   skill_evidence: "learner",
   study_time: "learner",
@@ -392,7 +393,7 @@ export async function runCapacity({ config, scriptPath, log = (m) => console.err
 
 /**
  * Rows the sweeps delete after a window (days): outbox events after 30 (their webhook deliveries and
- * attempts with them), internal events a day after their dispatch, xAPI statements after 90 and their batches after 30, weekly XP after 14. A
+ * attempts with them), internal events a day after their dispatch, xAPI statements (their keys, batches and own-state rows) after 90, weekly XP after 14. A
  * database holds at most that window's worth of them, whatever its age; the rest accumulate.
  */
 export const RETAINED_DAYS = {
@@ -401,7 +402,8 @@ export const RETAINED_DAYS = {
   webhook_deliveries: 30,
   webhook_delivery_attempts: 30,
   xapi_statements: 90,
-  xapi_batches: 30,
+  xapi_batches: 90,
+  xapi_statement_keys: 90,
   weekly_xp: 14,
 };
 
@@ -474,7 +476,7 @@ export const FLEET_HOT_DAYS = Number(process.env.BENCH_CAPACITY_HOT_DAYS ?? 7);
  */
 export const ITEMS_MET_A_YEAR = Number(process.env.BENCH_CAPACITY_ITEMS_A_YEAR ?? 1000);
 /** Tables that only institutions with an xAPI endpoint fill. */
-const XAPI_TABLES = new Set(["xapi_statements", "xapi_batches"]);
+const XAPI_TABLES = new Set(["xapi_statements", "xapi_batches", "xapi_statement_keys"]);
 
 /**
  * What one daily-active learner (250 active days a year) holds in D1 after a year, with attempts kept
