@@ -9,6 +9,7 @@ import {
   idempotencyKeys,
   institutionDatabases,
   institutions,
+  ssoDomains,
   users,
 } from "../../src/db/schema";
 import { database } from "../../src/platform/db";
@@ -478,6 +479,14 @@ describe("the orphan-key sweep", () => {
     const fresh = `orphan.fresh.${crypto.randomUUID()}@example.test`;
     const orphanToken = `hash-${crypto.randomUUID()}`;
     const ghostSlug = `ghost-${crypto.randomUUID().slice(0, 8)}`;
+    const liveDomain = `live-${crypto.randomUUID().slice(0, 8)}.example.test`;
+    const entryKinds = [
+      "scim_token",
+      "stripe_customer",
+      "sso_domain",
+      "lti_registration",
+      "lti_client",
+    ] as const;
     // Globex's live keys (its members' addresses and tokens), dated as old as the orphans.
     await inDb("DB")
       .update(directoryKeys)
@@ -496,7 +505,19 @@ describe("the orphan-key sweep", () => {
         { kind: "token", key: orphanToken, institutionId: globex.institution.id, createdAt: hoursAgo(3) },
         // A slug claimed by a creation that crashed before its institution was written.
         { kind: "slug", key: ghostSlug, institutionId: "ins_never_written", createdAt: hoursAgo(3) },
+        // The entry points' kinds, each leading to nothing in DB_1.
+        ...entryKinds.map((kind) => ({
+          kind,
+          key: `${kind}-orphan-${crypto.randomUUID()}`,
+          institutionId: globex.institution.id,
+          createdAt: hoursAgo(3),
+        })),
+        // A verified SSO domain of Globex, in DB_1: live.
+        { kind: "sso_domain", key: liveDomain, institutionId: globex.institution.id, createdAt: hoursAgo(3) },
       ]);
+    await inDb("DB_1")
+      .insert(ssoDomains)
+      .values({ institutionId: globex.institution.id, domain: liveDomain, status: "verified" });
     const invite = (email: string) =>
       callJson(`/api/institutions/${acme.institution.id}/members`, {
         token: acme.admin.token,
@@ -516,6 +537,8 @@ describe("the orphan-key sweep", () => {
     expect(keys.has(orphan)).toBe(false);
     expect(keys.has(orphanToken)).toBe(false);
     expect(keys.has(fresh)).toBe(true);
+    expect(keys.has(liveDomain)).toBe(true);
+    expect(left.filter((k) => k.key.includes("-orphan-"))).toEqual([]);
     expect(
       await inDb("DB").select().from(directoryKeys).where(eq(directoryKeys.key, ghostSlug)).all(),
     ).toEqual([]);

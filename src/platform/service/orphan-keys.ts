@@ -5,7 +5,8 @@ import { FIRST_DATABASE } from "./databases";
 /**
  * The orphan-key sweep (docs/design/multi-database.md#the-orphan-key-sweep): removes the directory
  * keys of `DB` that lead to nothing — an e-mail no user of the institution's database has, a token
- * hash no token there has, a slug no institution there has. Such keys are left by a write that failed
+ * hash no token there has, a slug no institution there has, and so for every kind an entry point
+ * claims (a SCIM token, a Stripe customer, a verified SSO domain, an LTI registration or pair). Such keys are left by a write that failed
  * after its claim, and by rows deleted without releasing their key (a purged token, a removed
  * member); while one stays, `DB`'s triggers refuse its address to a user of `DB`.
  *
@@ -23,7 +24,16 @@ import { FIRST_DATABASE } from "./databases";
 export const ORPHAN_KEY_GRACE_MS = 60 * 60_000;
 export const ORPHAN_KEY_PAGE = 500;
 const CURSOR = "orphan-keys";
-const CHECKED_KINDS = ["email", "token", "slug"];
+const CHECKED_KINDS = [
+  "email",
+  "token",
+  "slug",
+  "scim_token",
+  "stripe_customer",
+  "sso_domain",
+  "lti_registration",
+  "lti_client",
+];
 
 interface Candidate {
   kind: string;
@@ -45,6 +55,15 @@ const ORPHANS_SQL = `SELECT j.value->>'kind' AS kind, j.value->>'key' AS key FRO
     WHEN 'email' THEN NOT EXISTS (SELECT 1 FROM users WHERE email = j.value->>'key')
     WHEN 'token' THEN NOT EXISTS (SELECT 1 FROM api_tokens WHERE token_hash = j.value->>'key')
     WHEN 'slug' THEN NOT EXISTS (SELECT 1 FROM institutions WHERE slug = j.value->>'key')
+    WHEN 'scim_token' THEN NOT EXISTS (SELECT 1 FROM scim_tokens WHERE token_hash = j.value->>'key')
+    WHEN 'stripe_customer' THEN
+      NOT EXISTS (SELECT 1 FROM billing_accounts WHERE stripe_customer_id = j.value->>'key')
+    WHEN 'sso_domain' THEN
+      NOT EXISTS (SELECT 1 FROM sso_domains WHERE domain = j.value->>'key' AND status = 'verified')
+    WHEN 'lti_registration' THEN NOT EXISTS (SELECT 1 FROM lti_consumers WHERE id = j.value->>'key')
+    -- clientKey() of domains/lti/registrations/directory-keys.ts: \`<issuer> <client id>\`.
+    WHEN 'lti_client' THEN
+      NOT EXISTS (SELECT 1 FROM lti_consumers WHERE issuer || ' ' || client_id = j.value->>'key')
     ELSE 0 END`;
 
 /** Deletes the keys (`json_each` of kind, key, institutionId) still held as they were and claimed before ?2. */
