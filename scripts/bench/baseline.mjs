@@ -37,7 +37,7 @@
 import { spawnSync } from "node:child_process";
 import { cpSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
-import { basename, dirname, join } from "node:path";
+import { basename, join } from "node:path";
 import { hashPassword } from "../demo-data.mjs";
 import {
   allProcStats,
@@ -59,6 +59,7 @@ import {
   rotatingOrder,
   spread,
   startWorker,
+  withProfilingEntry,
 } from "./lib.mjs";
 import { BENCH_RATE_LIMIT_PER_MINUTE } from "./seed.mjs";
 import { d1RoundTripsEntry } from "./sso-profile.mjs";
@@ -344,18 +345,12 @@ export async function runBaseline({
       // Profiled: the inspector open, and DB's round trips per request counted by an entry module.
       const worker = await startWorker(
         PROFILE
-          ? {
-              ...options,
+          ? withProfilingEntry(options, {
               inspectorPort: port,
-              modules: [
-                {
-                  type: "ESModule",
-                  path: join(dirname(script), "bench-baseline-d1-entry.mjs"),
-                  contents: d1RoundTripsEntry(`./${basename(script)}`),
-                },
-                ...options.modules,
-              ],
-            }
+              scriptPath: script,
+              name: "bench-baseline-d1-entry.mjs",
+              contents: d1RoundTripsEntry(`./${basename(script)}`),
+            })
           : options,
       );
       workers.push(worker);

@@ -333,6 +333,18 @@ export function linguaOptions(config, scriptPath) {
 }
 
 /**
+ * Options for a profiled worker: workerd's inspector open on `inspectorPort`, and an entry module
+ * (`contents`, importing the bundle) put first, which wraps the worker to count or time its D1 work.
+ */
+export function withProfilingEntry(options, { inspectorPort, scriptPath, name, contents }) {
+  return {
+    ...options,
+    inspectorPort,
+    modules: [{ type: "ESModule", path: join(dirname(scriptPath), name), contents }, ...options.modules],
+  };
+}
+
+/**
  * Lingua's bundle started as the sign-in scenarios run it (scripts/bench/lti.mjs, sso.mjs): the
  * wrangler config's bindings, a fresh ENCRYPTION_KEY, loopback targets allowed (the bench's own
  * platforms and identity providers), and its D1 migrated. `wrap` may change the Miniflare options

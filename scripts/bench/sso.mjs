@@ -30,7 +30,7 @@
 //                            sign-ins per protocol at concurrency 1 into <file>.<protocol>.cpuprofile,
 //                            and the D1 round trips and statements of each phase (scripts/bench/sso-profile.mjs)
 import { writeFileSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { basename, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import {
   BENCH_OUT,
@@ -43,6 +43,7 @@ import {
   randomKey,
   requestJson,
   startMigratedLingua,
+  withProfilingEntry,
 } from "./lib.mjs";
 import { BENCH_TENANT, seedBenchTenant } from "./seed.mjs";
 import { d1RoundTripsEntry } from "./sso-profile.mjs";
@@ -331,18 +332,13 @@ export async function runSso({ config, scriptPath, log = (m) => console.error(m)
   const op = await modules.oidc.startOpenIdProvider();
   const samlIdp = await modules.saml.createSamlIdp("https://idp.saml.bench.test/saml");
   // Profiled: workerd's inspector open, and every request's D1 work counted by an entry module.
-  const profiled = (options) => ({
-    ...options,
-    inspectorPort: PROFILE_PORT,
-    modules: [
-      {
-        type: "ESModule",
-        path: join(dirname(scriptPath), "bench-sso-d1-entry.mjs"),
-        contents: d1RoundTripsEntry(`./${basename(scriptPath)}`),
-      },
-      ...options.modules,
-    ],
-  });
+  const profiled = (options) =>
+    withProfilingEntry(options, {
+      inspectorPort: PROFILE_PORT,
+      scriptPath,
+      name: "bench-sso-d1-entry.mjs",
+      contents: d1RoundTripsEntry(`./${basename(scriptPath)}`),
+    });
   const { worker, base, d1 } = await startMigratedLingua({
     config,
     scriptPath,

@@ -30,7 +30,7 @@
 //                                 functions printed; a diagnostic: the sampling slows the burst
 import { writeFileSync } from "node:fs";
 import { createServer } from "node:http";
-import { basename, dirname, join } from "node:path";
+import { basename, join } from "node:path";
 import { hashPassword } from "../demo-data.mjs";
 import {
   allProcStats,
@@ -41,6 +41,7 @@ import {
   randomKey,
   requestJson,
   startWorker,
+  withProfilingEntry,
   workerOptions,
 } from "./lib.mjs";
 import { BENCH_RATE_LIMIT_PER_MINUTE, BENCH_TENANT, seedBenchTenant } from "./seed.mjs";
@@ -292,18 +293,12 @@ export async function runXapi({ config, scriptPath, log = (m) => console.error(m
   // Profiled: workerd's inspector open, and the consumers' D1 statements timed by an entry module.
   const lingua = await startWorker(
     PROFILE
-      ? {
-          ...options,
+      ? withProfilingEntry(options, {
           inspectorPort: PROFILE_PORT,
-          modules: [
-            {
-              type: "ESModule",
-              path: join(dirname(scriptPath), "bench-d1-statements-entry.mjs"),
-              contents: d1StatementsEntry(`./${basename(scriptPath)}`),
-            },
-            ...options.modules,
-          ],
-        }
+          scriptPath,
+          name: "bench-d1-statements-entry.mjs",
+          contents: d1StatementsEntry(`./${basename(scriptPath)}`),
+        })
       : options,
   );
   try {
