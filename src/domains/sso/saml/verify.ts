@@ -1,16 +1,26 @@
 // The verification of a SAML 2.0 Response (HTTP-POST binding) as our ACS receives it. Pure: the
 // caller supplies the institution's settings, the pending request and the time; the replay cache is
 // the caller's (it needs the database). Each step and why it is there: docs/design/saml.md.
-import type { Document, Element, Node } from "@xmldom/xmldom";
-import { BoundedMap } from "../../../platform/bounded-map";
-import type { SamlRefusalReason } from "./refusals";
-import { loadXmlDsig, type XmlLibraries } from "./xml";
+import type { Element } from "@xmldom/xmldom";
+import {
+  children,
+  descendants,
+  onlyChild,
+  parse,
+  parseInstant,
+  required,
+  SAML_ASSERTION,
+  SAML_PROTOCOL,
+  structure,
+  textValue,
+} from "./dom";
+import { SamlRefused } from "./refused";
+import { verifySignature } from "./signature";
+import { loadXmlDsig } from "./xml";
 
-export const SAML_PROTOCOL = "urn:oasis:names:tc:SAML:2.0:protocol";
-export const SAML_ASSERTION = "urn:oasis:names:tc:SAML:2.0:assertion";
-const DSIG = "http://www.w3.org/2000/09/xmldsig#";
-const EXC_C14N = "http://www.w3.org/2001/10/xml-exc-c14n#";
-const ENVELOPED = "http://www.w3.org/2000/09/xmldsig#enveloped-signature";
+export { SAML_ASSERTION, SAML_PROTOCOL } from "./dom";
+export { type SamlRefusal, SamlRefused } from "./refused";
+
 const SUCCESS = "urn:oasis:names:tc:SAML:2.0:status:Success";
 const BEARER = "urn:oasis:names:tc:SAML:2.0:cm:bearer";
 
@@ -18,37 +28,6 @@ const BEARER = "urn:oasis:names:tc:SAML:2.0:cm:bearer";
 export const CLOCK_SKEW_MS = 60_000;
 /** The largest Response we read (decoded); real ones are a few kilobytes. */
 export const MAX_RESPONSE_BYTES = 256 * 1024;
-
-const SIGNATURE_ALGORITHMS = new Set([
-  "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256",
-  "http://www.w3.org/2001/04/xmldsig-more#rsa-sha384",
-  "http://www.w3.org/2001/04/xmldsig-more#rsa-sha512",
-  "http://www.w3.org/2001/04/xmldsig-more#ecdsa-sha256",
-  "http://www.w3.org/2001/04/xmldsig-more#ecdsa-sha384",
-  "http://www.w3.org/2001/04/xmldsig-more#ecdsa-sha512",
-]);
-const DIGEST_ALGORITHMS = new Set([
-  "http://www.w3.org/2001/04/xmlenc#sha256",
-  "http://www.w3.org/2001/04/xmldsig-more#sha384",
-  "http://www.w3.org/2001/04/xmlenc#sha512",
-]);
-
-/** Why a Response was refused: the SSO log's reason (./refusals.ts says what each means). */
-export type SamlRefusal = Exclude<
-  SamlRefusalReason,
-  "saml_unsolicited" | "saml_replayed" | "saml_attribute_missing"
->;
-
-/** A refusal: `reason` for the log's filter, `detail` for the administrator reading why. */
-export class SamlRefused extends Error {
-  constructor(
-    readonly reason: SamlRefusal,
-    readonly detail: string,
-  ) {
-    super(detail);
-    this.name = "SamlRefused";
-  }
-}
 
 export interface SamlExpectations {
   /** The institution's configured IdP signing certificates (PEM): the only keys trusted. */
@@ -103,300 +82,6 @@ export function decodePostBinding(value: string): string {
   } catch {
     throw new SamlRefused("saml_malformed", "SAMLResponse is not UTF-8 XML.");
   }
-}
-
-// ---- DOM reading -------------------------------------------------------------------------------
-
-function isElement(node: Node | null): node is Element {
-  return node !== null && node.nodeType === 1;
-}
-
-function children(parent: Element, namespace?: string, localName?: string): Element[] {
-  const found: Element[] = [];
-  for (let node = parent.firstChild; node; node = node.nextSibling)
-    if (
-      isElement(node) &&
-      (namespace === undefined || node.namespaceURI === namespace) &&
-      (localName === undefined || node.localName === localName)
-    )
-      found.push(node);
-  return found;
-}
-
-function onlyChild(parent: Element, namespace: string, localName: string): Element | null {
-  const found = children(parent, namespace, localName);
-  if (found.length > 1)
-    throw new SamlRefused("saml_malformed", `${parent.localName} has ${found.length} ${localName} elements.`);
-  return found[0] ?? null;
-}
-
-function required(parent: Element, namespace: string, localName: string): Element {
-  const found = onlyChild(parent, namespace, localName);
-  if (!found) throw new SamlRefused("saml_malformed", `${parent.localName} has no ${localName}.`);
-  return found;
-}
-
-function descendants(root: Element, namespace: string, localName: string): Element[] {
-  const found: Element[] = [];
-  const list = root.getElementsByTagNameNS(namespace, localName);
-  for (let i = 0; i < list.length; i++) {
-    const element = list.item(i);
-    if (element) found.push(element);
-  }
-  const matches = (wanted: string, actual: string | null) => wanted === "*" || wanted === actual;
-  if (matches(namespace, root.namespaceURI) && matches(localName, root.localName)) found.unshift(root);
-  return found;
-}
-
-/**
- * An element's text: its text and CDATA children joined. A comment (or any other node) inside a value
- * we read is refused, never skipped: exclusive c14n leaves comments out of what was signed, so
- * `ada@acme.edu<!---->.evil.test` verifies as the IdP signed `ada@acme.edu.evil.test`, and a reader of
- * the first text node would take `ada@acme.edu`.
- */
-function textValue(element: Element): string {
-  let text = "";
-  for (let node = element.firstChild; node; node = node.nextSibling) {
-    if (node.nodeType === 3 || node.nodeType === 4) text += node.nodeValue ?? "";
-    else if (node.nodeType === 8)
-      throw new SamlRefused("saml_comment_in_value", `${element.localName} holds an XML comment.`);
-    else throw new SamlRefused("saml_malformed", `${element.localName} holds markup where a value belongs.`);
-  }
-  return text.trim();
-}
-
-function parseInstant(element: Element, name: string): number | null {
-  const value = element.getAttribute(name);
-  if (value === null) return null;
-  const ms = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/.test(value) ? Date.parse(value) : Number.NaN;
-  if (Number.isNaN(ms))
-    throw new SamlRefused(
-      "saml_malformed",
-      `${element.localName}'s ${name} is not a UTC instant ("${value.slice(0, 40)}").`,
-    );
-  return ms;
-}
-
-function parse(xmldom: XmlLibraries["xmldom"], xml: string): Document {
-  // No document type: SAML has none, and a DTD is where entity expansion attacks live.
-  if (/<!DOCTYPE/i.test(xml)) throw new SamlRefused("saml_malformed", "The Response has a DOCTYPE.");
-  let doc: Document;
-  try {
-    doc = new xmldom.DOMParser({
-      onError: (level, message) => {
-        if (level !== "warning") throw new Error(message);
-      },
-    }).parseFromString(xml, "text/xml");
-  } catch {
-    throw new SamlRefused("saml_malformed", "The SAMLResponse is not well-formed XML.");
-  }
-  if (!doc.documentElement || doc.doctype)
-    throw new SamlRefused("saml_malformed", "The SAMLResponse is not well-formed XML.");
-  return doc;
-}
-
-// ---- Structure: the one assertion, the signatures where they belong ----------------------------
-
-interface Structure {
-  response: Element;
-  assertion: Element;
-  /** The signatures found in their two allowed places, each with the element it must cover. */
-  signatures: { signature: Element; covers: Element; which: "response" | "assertion" }[];
-}
-
-/**
- * The shape every signature-wrapping attack breaks: exactly one Assertion in the whole document, a
- * child of the Response; no ID twice; at most one Signature directly in the Response and one directly
- * in the Assertion, and no Signature anywhere else. Checked before any signature, on the parsed
- * document that is then read, so what is verified is what is read.
- */
-function structure(doc: Document): Structure {
-  const response = doc.documentElement as Element;
-  if (response.namespaceURI !== SAML_PROTOCOL || response.localName !== "Response")
-    throw new SamlRefused("saml_malformed", "The document is not a SAML 2.0 Response.");
-  if (descendants(response, SAML_ASSERTION, "EncryptedAssertion").length > 0)
-    throw new SamlRefused(
-      "saml_encrypted_assertion",
-      "The assertion is encrypted; turn assertion encryption off for Lingua at the IdP (the signature protects it, HTTPS carries it).",
-    );
-  const assertions = descendants(response, SAML_ASSERTION, "Assertion");
-  if (assertions.length === 0) throw new SamlRefused("saml_malformed", "The Response carries no assertion.");
-  const assertion = assertions[0] as Element;
-  if (assertions.length > 1 || assertion.parentNode !== response)
-    throw new SamlRefused(
-      "saml_wrapped",
-      `The Response carries ${assertions.length} assertions (or one outside its place): only one assertion, directly in the Response, is accepted.`,
-    );
-  const ids = new Set<string>();
-  for (const element of descendants(response, "*", "*")) {
-    for (const name of ["ID", "Id", "id"]) {
-      const id = element.getAttribute(name);
-      if (id === null) continue;
-      if (ids.has(id)) throw new SamlRefused("saml_wrapped", `The ID ${id.slice(0, 80)} appears twice.`);
-      ids.add(id);
-    }
-  }
-  const signatures: Structure["signatures"] = [];
-  for (const signature of descendants(response, DSIG, "Signature")) {
-    const parent = signature.parentNode;
-    const which = parent === response ? "response" : parent === assertion ? "assertion" : null;
-    if (!which || signatures.some((s) => s.which === which))
-      throw new SamlRefused(
-        "saml_wrapped",
-        "A Signature sits outside the Response's and the assertion's own place.",
-      );
-    signatures.push({ signature, covers: parent as Element, which });
-  }
-  if (signatures.length === 0)
-    throw new SamlRefused(
-      "saml_unsigned",
-      "Neither the Response nor its assertion is signed; the IdP must sign the assertion or the Response.",
-    );
-  return { response, assertion, signatures };
-}
-
-// ---- Signatures --------------------------------------------------------------------------------
-
-function pemToDer(pem: string): Uint8Array {
-  const body = pem.replace(/-----(BEGIN|END) CERTIFICATE-----/g, "").replace(/\s+/g, "");
-  return Uint8Array.from(atob(body), (c) => c.charCodeAt(0));
-}
-
-/**
- * The configured certificates' public keys, imported once per isolate for each signature algorithm:
- * parsing a certificate and importing its key cost more than the signature check itself. Keyed by the
- * PEM text itself (a certificate removed from the settings is simply never asked for again); null: the
- * certificate's key is not of the algorithm's type.
- */
-const importedKeys = new BoundedMap<string, Promise<CryptoKey | null>>(256);
-
-function certificateKey(
-  xmldsig: XmlLibraries["xmldsig"],
-  pem: string,
-  algorithm: Parameters<InstanceType<XmlLibraries["xmldsig"]["X509Certificate"]>["exportKey"]>[0],
-): Promise<CryptoKey | null> {
-  const cacheKey = `${JSON.stringify(algorithm)}\n${pem}`;
-  let key = importedKeys.get(cacheKey);
-  if (!key) {
-    key = (async () => new xmldsig.X509Certificate(pemToDer(pem)).exportKey({ ...algorithm }))().catch(
-      () => null,
-    );
-    importedKeys.set(cacheKey, key);
-  }
-  return key;
-}
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && a.every((byte, i) => byte === b[i]);
-}
-
-async function sha256Colons(der: Uint8Array): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", der));
-  return [...digest].map((b) => b.toString(16).padStart(2, "0")).join(":");
-}
-
-function algorithmName(uri: string | null | undefined): string {
-  return uri ? (uri.split("#").pop() ?? uri) : "none";
-}
-
-/**
- * One signature, checked against the configured certificates only (a certificate in its KeyInfo is
- * never trusted; it only names, in the refusal, which key the IdP used). Its algorithms must be
- * allowed, its single Reference must point at the element it sits in, with the enveloped-signature
- * and exclusive c14n transforms, before xmldsigjs digests and verifies.
- */
-async function verifySignature(
-  { xmldsig }: XmlLibraries,
-  doc: Document,
-  { signature, covers }: Structure["signatures"][number],
-  certificates: readonly string[],
-): Promise<void> {
-  // A fresh SignedXml per attempt: its canonicalisers keep state from one run to the next.
-  const load = () => {
-    const signed = new xmldsig.SignedXml(doc as never);
-    try {
-      signed.LoadXml(signature as never);
-    } catch {
-      throw new SamlRefused("saml_malformed", "The Signature cannot be read (unknown algorithm or shape).");
-    }
-    // The key is imported for the signature's own algorithm; xmldsigjs must not re-import it.
-    (signed as unknown as { Algorithm: unknown }).Algorithm = undefined;
-    return signed;
-  };
-  const signed = load();
-  const info = signed.XmlSignature.SignedInfo;
-  const method = info.SignatureMethod.Algorithm;
-  if (info.CanonicalizationMethod.Algorithm !== EXC_C14N)
-    throw new SamlRefused(
-      "saml_algorithm_refused",
-      `The signature's canonicalisation is ${algorithmName(info.CanonicalizationMethod.Algorithm)}; only exclusive c14n (xml-exc-c14n#) is accepted.`,
-    );
-  if (!SIGNATURE_ALGORITHMS.has(method))
-    throw new SamlRefused(
-      "saml_algorithm_refused",
-      `The signature algorithm is ${algorithmName(method)}; RSA or ECDSA with SHA-256, SHA-384 or SHA-512 is required (SHA-1 is refused).`,
-    );
-  const references = [...info.References.GetIterator()];
-  const reference = references[0];
-  const id = covers.getAttribute("ID");
-  if (references.length !== 1 || !reference || !id || reference.Uri !== `#${id}`)
-    throw new SamlRefused(
-      "saml_wrapped",
-      `The signature must reference exactly the ${covers.localName} it sits in (#${(id ?? "").slice(0, 80)}).`,
-    );
-  if (!DIGEST_ALGORITHMS.has(reference.DigestMethod.Algorithm ?? ""))
-    throw new SamlRefused(
-      "saml_algorithm_refused",
-      `The digest algorithm is ${algorithmName(reference.DigestMethod.Algorithm)}; SHA-256, SHA-384 or SHA-512 is required (SHA-1 is refused).`,
-    );
-  const transforms = reference.Transforms
-    ? [...reference.Transforms.GetIterator()].map((t) => t.Algorithm)
-    : [];
-  if (transforms.length !== 2 || !transforms.includes(ENVELOPED) || !transforms.includes(EXC_C14N))
-    throw new SamlRefused(
-      "saml_algorithm_refused",
-      "The signature's transforms must be enveloped-signature and exclusive c14n, nothing else.",
-    );
-
-  const algorithm = xmldsig.CryptoConfig.CreateSignatureAlgorithm(info.SignatureMethod).algorithm;
-  let contentChanged = false;
-  for (const pem of certificates) {
-    const key = await certificateKey(xmldsig, pem, algorithm);
-    // Another key type (an ECDSA certificate for an RSA signature): not this one.
-    if (!key) continue;
-    try {
-      if (await load().Verify(key)) return;
-    } catch {
-      // A digest that does not match: the signed element was changed after signing.
-      contentChanged = true;
-      break;
-    }
-  }
-  if (contentChanged)
-    throw new SamlRefused(
-      "saml_bad_signature",
-      `The signed ${covers.localName} was changed after it was signed.`,
-    );
-  const embedded = children(signature, DSIG, "KeyInfo")
-    .flatMap((keyInfo) => children(keyInfo, DSIG, "X509Data"))
-    .flatMap((data) => children(data, DSIG, "X509Certificate"));
-  for (const element of embedded) {
-    let der: Uint8Array;
-    try {
-      der = pemToDer(element.textContent ?? "");
-    } catch {
-      continue;
-    }
-    if (!certificates.some((pem) => sameBytes(pemToDer(pem), der)))
-      throw new SamlRefused(
-        "saml_unknown_certificate",
-        `The Response is signed with a certificate that is not in the SSO settings (SHA-256 fingerprint ${await sha256Colons(der)}); add the IdP's current signing certificate.`,
-      );
-  }
-  throw new SamlRefused(
-    "saml_bad_signature",
-    "The signature does not verify with any certificate in the SSO settings.",
-  );
 }
 
 // ---- The assertion's content -------------------------------------------------------------------
