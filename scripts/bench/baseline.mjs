@@ -34,252 +34,39 @@
 //                                   worker and D1 isolates; profiles into <prefix>.<variant>.<path>.<isolate>.cpuprofile,
 //                                   the top functions per request printed
 //   BENCH_DURATION, BENCH_ROUNDS, BENCH_WARMUP, BENCH_SETTLE, BENCH_CONNECTIONS as in run.mjs.
-import { spawnSync } from "node:child_process";
-import { cpSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
-import { basename, join } from "node:path";
-import { hashPassword } from "../demo-data.mjs";
+import { basename } from "node:path";
+import { BASELINE_REV, buildBaseline, git } from "./baseline/build.mjs";
+import { PROFILE, PROFILE_PORTS, profilePaths } from "./baseline/profile.mjs";
+import { GOAL } from "./baseline/report.mjs";
+import {
+  ATTEMPTS_PER_REQUEST,
+  courseStatements,
+  drained,
+  recordAttempts,
+  seedTenant,
+} from "./baseline/tenant.mjs";
 import {
   allProcStats,
-  BENCH_OUT,
-  bundleWithWrangler,
   cpuSnapshot,
-  ensureDir,
   linguaOptions,
   loadProblem,
   median,
   migrateEveryDatabase,
   otherCpuShare,
   procStat,
-  ROOT,
-  randomKey,
   ratioAcrossRounds,
-  readWranglerConfig,
-  requestJson,
   rotatingOrder,
   spread,
   startWorker,
   withProfilingEntry,
 } from "./lib.mjs";
-import { BENCH_RATE_LIMIT_PER_MINUTE } from "./seed.mjs";
 import { d1RoundTripsEntry } from "./sso-profile.mjs";
-import { startCpuProfiles, summary } from "./xapi-profile.mjs";
 
-const BASELINE_REV = process.env.BENCH_BASELINE_COMMIT || "722e280^";
+export { baselineReport } from "./baseline/report.mjs";
+
 const ATTEMPT_REQUESTS = Number(process.env.BENCH_BASELINE_REQUESTS || 10);
 const ATTEMPT_WARMUP = 3;
-const ATTEMPTS_PER_REQUEST = 100;
-const EXTRA_TOKENS = 30;
-const GOAL = 1.1;
-const PROFILE = process.env.BENCH_BASELINE_PROFILE || "";
-const PROFILE_PORTS = { baseline: 9341, current: 9342 };
-const COURSE = "crs_bench_base";
-const LESSON = "les_bb_1";
-
-function git(args, cwd = ROOT) {
-  const result = spawnSync("git", args, { cwd, encoding: "utf8" });
-  if (result.status !== 0) throw new Error(`git ${args.join(" ")} failed: ${result.stderr.trim()}`);
-  return result.stdout.trim();
-}
-
-/**
- * The baseline commit's bundle, built from its own source in a temporary worktree; answers
- * { commit, subject, scriptPath, size, config } with the config's migrations copied out of the
- * worktree (which is removed before this returns).
- */
-async function buildBaseline(log) {
-  const commit = git(["rev-parse", "--verify", `${BASELINE_REV}^{commit}`]);
-  const subject = git(["log", "-1", "--format=%s", commit]);
-  const dir = mkdtempSync(join(os.tmpdir(), "lingua-baseline-"));
-  const out = ensureDir(join(BENCH_OUT, "dist", "baseline"));
-  log(`bench: baseline ${commit.slice(0, 7)} (${subject.slice(0, 60)}…): worktree in ${dir}, bundling…`);
-  git(["worktree", "add", "--detach", dir, commit]);
-  try {
-    symlinkSync(realpathSync(join(ROOT, "node_modules")), join(dir, "node_modules"), "dir");
-    const bundle = bundleWithWrangler(join(out, "lingua"), { cwd: dir });
-    const config = await readWranglerConfig(join(dir, "wrangler.toml"));
-    // Its migrations, as that commit had them, kept beside the bundle.
-    const migrationDirs = {};
-    for (const [binding, from] of Object.entries(config.migrationDirs)) {
-      const to = join(out, `migrations-${binding}`);
-      rmSync(to, { recursive: true, force: true });
-      cpSync(from, to, { recursive: true });
-      migrationDirs[binding] = to;
-    }
-    return { commit, subject, ...bundle, config: { ...config, migrationDirs } };
-  } finally {
-    rmSync(join(dir, "node_modules"), { force: true });
-    const removed = spawnSync("git", ["worktree", "remove", "--force", dir], { cwd: ROOT, encoding: "utf8" });
-    if (removed.status !== 0) {
-      rmSync(dir, { recursive: true, force: true });
-      spawnSync("git", ["worktree", "prune"], { cwd: ROOT });
-    }
-  }
-}
-
-/**
- * One bench tenant in `d1` (DB or another database of the current worker, placed there through the
- * directory in `home`): an enterprise institution, its admin signed in, EXTRA_TOKENS API tokens,
- * `memberCount` learners, and the 100-item course (the catalogue is in every database).
- */
-async function seedTenant({ home, d1, baseUrl, id, binding, memberCount, withCourse }) {
-  const password = `bench-${randomKey().slice(0, 12)}`;
-  const slug = id.replace(/_/g, "-");
-  const admin = { id: `usr_${id}_admin`, email: `admin@${slug}.lingua.test` };
-  const members = Array.from({ length: memberCount }, (_, i) => ({
-    id: `usr_${id}_m${String(i).padStart(3, "0")}`,
-    email: `m${String(i).padStart(3, "0")}@${slug}.lingua.test`,
-  }));
-  if (binding !== "DB") {
-    // As test/helpers/tenants.ts places one: the directory entry first, each address's key in DB.
-    const now = new Date().toISOString();
-    await home.batch([
-      home
-        .prepare("INSERT INTO institution_databases (institution_id, binding, updated_at) VALUES (?, ?, ?)")
-        .bind(id, binding, now),
-      ...[admin, ...members].map((u) =>
-        home
-          .prepare("INSERT INTO directory_keys (kind, key, institution_id) VALUES ('email', ?, ?)")
-          .bind(u.email, id),
-      ),
-    ]);
-  }
-  const statements = [
-    d1
-      .prepare(
-        "INSERT INTO institutions (id, slug, name, plan, rate_limit_per_minute) VALUES (?, ?, ?, 'enterprise', ?)",
-      )
-      .bind(id, slug, `Bench ${binding}`, BENCH_RATE_LIMIT_PER_MINUTE),
-    d1
-      .prepare(
-        "INSERT INTO users (id, email, name, role, institution_id, password_hash) VALUES (?, ?, 'Bench Admin', 'institution_admin', ?, ?)",
-      )
-      .bind(admin.id, admin.email, id, hashPassword(password)),
-    ...members.map((m, i) =>
-      d1
-        .prepare(
-          "INSERT INTO users (id, email, name, role, institution_id, password_hash) VALUES (?, ?, ?, 'learner', ?, 'x')",
-        )
-        .bind(m.id, m.email, `Learner ${i}`, id),
-    ),
-  ];
-  if (withCourse) statements.push(...courseStatements(d1));
-  for (let i = 0; i < statements.length; i += 200) await d1.batch(statements.slice(i, i + 200));
-
-  const signIn = await requestJson(new URL("/api/auth/sign-in", baseUrl), {
-    method: "POST",
-    body: { email: admin.email, password },
-  });
-  const auth = { Authorization: `Bearer ${signIn.body.token}` };
-  for (let i = 1; i <= EXTRA_TOKENS; i++)
-    await requestJson(new URL("/api/integrations/tokens", baseUrl), {
-      method: "POST",
-      headers: auth,
-      body: { name: `bench token ${String(i).padStart(2, "0")}`, abilities: ["tokens:read"] },
-      expect: 201,
-    });
-  // The tenant must look as intended, wherever it lives, before anything is measured.
-  const me = await requestJson(new URL("/api/auth/me", baseUrl), { headers: auth });
-  if (me.body.rate_limit?.limit !== BENCH_RATE_LIMIT_PER_MINUTE)
-    throw new Error(`${id}: rate limit ${JSON.stringify(me.body.rate_limit)}`);
-  const tokens = await requestJson(new URL("/api/integrations/tokens", baseUrl), { headers: auth });
-  if (tokens.body.meta?.total !== EXTRA_TOKENS + 1)
-    throw new Error(`${id}: token list total ${tokens.body.meta?.total}, expected ${EXTRA_TOKENS + 1}`);
-  const list = await requestJson(new URL(`/api/institutions/${id}/members`, baseUrl), { headers: auth });
-  if (list.body.meta?.total !== memberCount + 1)
-    throw new Error(`${id}: member list total ${list.body.meta?.total}, expected ${memberCount + 1}`);
-  return {
-    id,
-    binding,
-    d1,
-    base: baseUrl,
-    auth,
-    members: members.map((m) => m.id),
-    tokensShown: `${tokens.body.data.length} of ${tokens.body.meta.total}`,
-    membersShown: `${list.body.data.length} of ${list.body.meta.total}`,
-  };
-}
-
-/** A published course of one lesson with 100 items (as scripts/bench/xapi.mjs seeds one). */
-function courseStatements(d1) {
-  return [
-    d1
-      .prepare(
-        "INSERT INTO courses (id, slug, title, description, target_language, source_language, cefr_from, cefr_to, published, published_at, lesson_count, item_count, estimated_minutes, tags) VALUES (?, 'bench-base', 'Spanish for beginners', 'Bench course.', 'es', 'en', 'A1', 'A1', 1, ?, 1, ?, ?, '[]')",
-      )
-      .bind(COURSE, new Date().toISOString(), ATTEMPTS_PER_REQUEST, ATTEMPTS_PER_REQUEST * 2),
-    d1
-      .prepare(
-        "INSERT INTO lessons (id, course_id, position, title, cefr_level, objectives, item_count, estimated_minutes) VALUES (?, ?, 1, 'Greetings and introductions', 'A1', '[]', ?, ?)",
-      )
-      .bind(LESSON, COURSE, ATTEMPTS_PER_REQUEST, ATTEMPTS_PER_REQUEST * 2),
-    d1
-      .prepare(
-        "INSERT INTO trainings (id, lesson_id, course_id, position, kind, title, item_count) VALUES ('trn_bb_1', ?, ?, 1, 'practice', 'Block', ?)",
-      )
-      .bind(LESSON, COURSE, ATTEMPTS_PER_REQUEST),
-    ...ITEMS.map((id, i) =>
-      d1
-        .prepare(
-          "INSERT INTO training_items (id, training_id, lesson_id, course_id, position, type, skill, cefr_level, xp, content) VALUES (?, 'trn_bb_1', ?, ?, ?, 'vocabulary', 'reading', 'A1', 10, ?)",
-        )
-        .bind(
-          id,
-          LESSON,
-          COURSE,
-          i + 1,
-          JSON.stringify({
-            prompt: `What does «la palabra ${i}» mean?`,
-            options: ["the word", "the world", "the sword"],
-            answer: "the word",
-          }),
-        ),
-    ),
-  ];
-}
-
-const ITEMS = Array.from({ length: ATTEMPTS_PER_REQUEST }, (_, i) => `itm_bb_${String(i).padStart(3, "0")}`);
-
-/** The learning-activity write: 100 attempts for a member, as the admin; its latency in ms. */
-async function recordAttempts(tenant, userId) {
-  const occurredAt = new Date(Date.now() - 60_000).toISOString();
-  const body = {
-    user_id: userId,
-    attempts: ITEMS.map((id, i) => ({
-      id: crypto.randomUUID(),
-      training_item_id: id,
-      score: i % 5 === 4 ? 0.8 : 1,
-      correct: true,
-      duration_seconds: 15 + (i % 40),
-      occurred_at: occurredAt,
-    })),
-  };
-  const started = performance.now();
-  const response = await fetch(new URL("/api/progress/attempts", tenant.base), {
-    method: "POST",
-    headers: { ...tenant.auth, "Content-Type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  const text = await response.text();
-  const ms = performance.now() - started;
-  if (response.status !== 200)
-    throw new Error(`${tenant.id}: attempts answered ${response.status}: ${text.slice(0, 300)}`);
-  return ms;
-}
-
-/** Waits until every outbox event of the tenant's database is dispatched (at most 30 s). */
-async function drained(tenant) {
-  const deadline = performance.now() + 30_000;
-  for (;;) {
-    const row = await tenant.d1
-      .prepare("SELECT count(*) AS n FROM outbox_events WHERE dispatched_at IS NULL")
-      .first();
-    if (row.n === 0) return;
-    if (performance.now() > deadline)
-      throw new Error(`${tenant.id}: ${row.n} outbox event(s) still undispatched after 30 s`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 const PATHS = [
   { id: "me", label: "GET /api/auth/me", path: () => "/api/auth/me" },
@@ -399,7 +186,8 @@ export async function runBaseline({
     tenants.current.pid = cur.pid;
     if (tenants["current-db1"]) tenants["current-db1"].pid = cur.pid;
     const variants = VARIANTS.filter((v) => tenants[v.id]);
-    if (PROFILE) return await profilePaths({ tenants, variants, settings, loadGenerator, baseline, log });
+    if (PROFILE)
+      return await profilePaths({ paths: PATHS, tenants, variants, settings, loadGenerator, baseline, log });
 
     const runs = [];
     const target = (path, variant) => ({
@@ -590,134 +378,4 @@ export async function runBaseline({
   } finally {
     for (const w of workers) await w.dispose().catch(() => undefined);
   }
-}
-
-const num = (metric, v) =>
-  v === null || v === undefined
-    ? "-"
-    : metric === "rps"
-      ? Math.round(v).toLocaleString("en-US")
-      : v.toFixed(3);
-const times = (v) => (v === null || v === undefined ? "-" : `${v.toFixed(2)}×`);
-
-/**
- * BENCH_BASELINE_PROFILE: each path at the highest concurrency on each worker (after a warm-up),
- * workerd's inspector sampling the worker's and D1's isolates; the top functions per request.
- */
-async function profilePaths({ tenants, variants, settings, loadGenerator, baseline, log }) {
-  const connections = Math.max(...settings.connections);
-  const profiles = [];
-  for (const path of PATHS)
-    for (const variant of variants.filter((v) => v.id !== "current-db1")) {
-      const tenant = tenants[variant.id];
-      const request = {
-        url: new URL(path.path(tenant), tenant.base).toString(),
-        headers: tenant.auth,
-        connections,
-      };
-      await loadGenerator.run({ ...request, duration: settings.warmupS || 1, warmup: 0 });
-      // One request alone: its D1 round trips and statements in DB (the worker's, not its Durable Objects').
-      // (After the load's last requests have finished: autocannon stops with some still in flight.)
-      const counts = new URL("/__d1-statements", tenant.base);
-      await new Promise((r) => setTimeout(r, 2000));
-      await requestJson(counts);
-      await requestJson(new URL(request.url), { headers: tenant.auth });
-      const d1 = (await requestJson(counts)).body;
-      log(`bench: baseline profile ${path.label} [${variant.label}]…`);
-      const profiler = await startCpuProfiles(PROFILE_PORTS[variant.id], /lingua-api$|d1:db$/);
-      const result = await loadGenerator.run({ ...request, duration: settings.durationS, warmup: 0 });
-      const taken = await profiler.stop();
-      for (const [title, profile] of Object.entries(taken)) {
-        const file = `${PROFILE}.${variant.id}.${path.id}.${title.replace(/[^a-z0-9-]+/gi, "_")}.cpuprofile`;
-        writeFileSync(file, JSON.stringify(profile));
-        const top = summary(profile, 25);
-        profiles.push({
-          variant: variant.id,
-          path: path.id,
-          label: path.label,
-          isolate: title,
-          file,
-          requests: result.requests,
-          d1RoundTrips: d1.roundTrips,
-          d1Statements: d1.statements.map((x) => `${x.statements}× ${x.sql}`),
-          cpuMsPerRequest: top.totalMs / result.requests,
-          self: top.self,
-          inclusive: top.inclusive,
-        });
-      }
-    }
-  return {
-    profileOnly: true,
-    baseline: { commit: baseline.commit, subject: baseline.subject, rev: BASELINE_REV },
-    current: { commit: git(["rev-parse", "HEAD"]), dirty: git(["status", "--porcelain"]) !== "" },
-    profiles,
-    failures: [],
-  };
-}
-
-export function baselineReport(result, formatTable) {
-  if (result.profileOnly) {
-    const lines = [
-      "",
-      `Hot paths profiled (BENCH_BASELINE_PROFILE): baseline ${result.baseline.commit.slice(0, 7)}, current ${result.current.commit.slice(0, 7)}; sampled CPU ms per request per isolate, then its top functions (self, inclusive)`,
-    ];
-    for (const p of result.profiles)
-      lines.push(
-        "",
-        `${p.label} [${p.variant}] ${p.isolate}: ${p.cpuMsPerRequest.toFixed(3)} ms sampled per request (${p.requests} requests; ${p.file}); one request: ${p.d1RoundTrips} D1 round trip(s) in DB`,
-        ...p.d1Statements.map((l) => `  ${l}`),
-        "  self:",
-        ...p.self.slice(0, 15).map((l) => `  ${l}`),
-        "  inclusive:",
-        ...p.inclusive.slice(0, 15).map((l) => `  ${l}`),
-      );
-    return lines.join("\n");
-  }
-  const out = [];
-  const dirty = result.current.dirty ? " (with uncommitted changes)" : "";
-  out.push(
-    "",
-    `Hot paths against the commit before issue 35: baseline ${result.baseline.commit.slice(0, 7)} (${result.baseline.rev}), current ${result.current.commit.slice(0, 7)}${dirty}`,
-    `Tenants: ${Object.entries(result.tenants)
-      .map(([k, t]) => `${k} ${t.id} in ${t.binding} (tokens ${t.tokens}, members ${t.members})`)
-      .join("; ")}`,
-    "Cost ratio per round: latency current / baseline, req/s baseline / current (> 1: current slower); verdict on the median of the per-round ratios.",
-    "CPU ms/req: the workerd's CPU time (user + system, 10 ms ticks) over the run / the requests it answered; other work on the machine moves it less than wall time.",
-  );
-  if (result.failures.length)
-    out.push(
-      `!!! ${result.failures.length} run(s) had non-2xx responses or errors; NOT valid:\n    ${result.failures.join("\n    ")}`,
-    );
-  const disturbed = [...result.runs, ...result.attempts].map((r) => r.otherCpuShare ?? 0);
-  if (disturbed.length)
-    out.push(
-      `Other work's CPU share during the runs: median ${Math.round(median(disturbed) * 100)}%, worst ${Math.round(Math.max(...disturbed) * 100)}%.`,
-    );
-  const table = (rows) =>
-    formatTable(
-      ["path", "conc", "metric", "subject", "reference", "per round", "median", "goal", "verdict"],
-      rows.map((c) => [
-        c.label,
-        c.connections,
-        c.metric === "rps" ? "req/s" : c.metric === "cpu" ? "CPU ms/req" : `${c.metric} ms`,
-        num(c.metric, c.ours),
-        num(c.metric, c.theirs),
-        c.perRound.map((r) => (r === null ? "-" : r.toFixed(2))).join(" "),
-        times(c.ratio),
-        c.verdict === "(reference)" ? "-" : `≤ ${GOAL}×`,
-        c.verdict,
-      ]),
-    );
-  out.push("", "Current (institution in DB) vs baseline:");
-  out.push(table(result.checks.filter((c) => c.reference === "baseline")));
-  const db1 = result.checks.filter((c) => c.reference === "current");
-  if (db1.length) {
-    out.push("", "The directory's cost: current, institution in DB_1 vs institution in DB (reference):");
-    out.push(table(db1));
-  }
-  const counted = result.checks.filter((c) => c.verdict !== "(reference)");
-  out.push(
-    `${counted.filter((c) => c.verdict === "PASS").length} of ${counted.length} hot-path checks PASS.`,
-  );
-  return out.join("\n");
 }

@@ -1,0 +1,173 @@
+// The tenants of BENCH_ONLY=baseline and the learning-activity write it measures (../baseline.mjs).
+import { hashPassword } from "../../demo-data.mjs";
+import { randomKey, requestJson } from "../lib.mjs";
+import { BENCH_RATE_LIMIT_PER_MINUTE } from "../seed.mjs";
+
+export const ATTEMPTS_PER_REQUEST = 100;
+export const EXTRA_TOKENS = 30;
+const COURSE = "crs_bench_base";
+const LESSON = "les_bb_1";
+
+/**
+ * One bench tenant in `d1` (DB or another database of the current worker, placed there through the
+ * directory in `home`): an enterprise institution, its admin signed in, EXTRA_TOKENS API tokens,
+ * `memberCount` learners, and the 100-item course (the catalogue is in every database).
+ */
+export async function seedTenant({ home, d1, baseUrl, id, binding, memberCount, withCourse }) {
+  const password = `bench-${randomKey().slice(0, 12)}`;
+  const slug = id.replace(/_/g, "-");
+  const admin = { id: `usr_${id}_admin`, email: `admin@${slug}.lingua.test` };
+  const members = Array.from({ length: memberCount }, (_, i) => ({
+    id: `usr_${id}_m${String(i).padStart(3, "0")}`,
+    email: `m${String(i).padStart(3, "0")}@${slug}.lingua.test`,
+  }));
+  if (binding !== "DB") {
+    // As test/helpers/tenants.ts places one: the directory entry first, each address's key in DB.
+    const now = new Date().toISOString();
+    await home.batch([
+      home
+        .prepare("INSERT INTO institution_databases (institution_id, binding, updated_at) VALUES (?, ?, ?)")
+        .bind(id, binding, now),
+      ...[admin, ...members].map((u) =>
+        home
+          .prepare("INSERT INTO directory_keys (kind, key, institution_id) VALUES ('email', ?, ?)")
+          .bind(u.email, id),
+      ),
+    ]);
+  }
+  const statements = [
+    d1
+      .prepare(
+        "INSERT INTO institutions (id, slug, name, plan, rate_limit_per_minute) VALUES (?, ?, ?, 'enterprise', ?)",
+      )
+      .bind(id, slug, `Bench ${binding}`, BENCH_RATE_LIMIT_PER_MINUTE),
+    d1
+      .prepare(
+        "INSERT INTO users (id, email, name, role, institution_id, password_hash) VALUES (?, ?, 'Bench Admin', 'institution_admin', ?, ?)",
+      )
+      .bind(admin.id, admin.email, id, hashPassword(password)),
+    ...members.map((m, i) =>
+      d1
+        .prepare(
+          "INSERT INTO users (id, email, name, role, institution_id, password_hash) VALUES (?, ?, ?, 'learner', ?, 'x')",
+        )
+        .bind(m.id, m.email, `Learner ${i}`, id),
+    ),
+  ];
+  if (withCourse) statements.push(...courseStatements(d1));
+  for (let i = 0; i < statements.length; i += 200) await d1.batch(statements.slice(i, i + 200));
+
+  const signIn = await requestJson(new URL("/api/auth/sign-in", baseUrl), {
+    method: "POST",
+    body: { email: admin.email, password },
+  });
+  const auth = { Authorization: `Bearer ${signIn.body.token}` };
+  for (let i = 1; i <= EXTRA_TOKENS; i++)
+    await requestJson(new URL("/api/integrations/tokens", baseUrl), {
+      method: "POST",
+      headers: auth,
+      body: { name: `bench token ${String(i).padStart(2, "0")}`, abilities: ["tokens:read"] },
+      expect: 201,
+    });
+  // The tenant must look as intended, wherever it lives, before anything is measured.
+  const me = await requestJson(new URL("/api/auth/me", baseUrl), { headers: auth });
+  if (me.body.rate_limit?.limit !== BENCH_RATE_LIMIT_PER_MINUTE)
+    throw new Error(`${id}: rate limit ${JSON.stringify(me.body.rate_limit)}`);
+  const tokens = await requestJson(new URL("/api/integrations/tokens", baseUrl), { headers: auth });
+  if (tokens.body.meta?.total !== EXTRA_TOKENS + 1)
+    throw new Error(`${id}: token list total ${tokens.body.meta?.total}, expected ${EXTRA_TOKENS + 1}`);
+  const list = await requestJson(new URL(`/api/institutions/${id}/members`, baseUrl), { headers: auth });
+  if (list.body.meta?.total !== memberCount + 1)
+    throw new Error(`${id}: member list total ${list.body.meta?.total}, expected ${memberCount + 1}`);
+  return {
+    id,
+    binding,
+    d1,
+    base: baseUrl,
+    auth,
+    members: members.map((m) => m.id),
+    tokensShown: `${tokens.body.data.length} of ${tokens.body.meta.total}`,
+    membersShown: `${list.body.data.length} of ${list.body.meta.total}`,
+  };
+}
+
+/** A published course of one lesson with 100 items (as scripts/bench/xapi.mjs seeds one). */
+export function courseStatements(d1) {
+  return [
+    d1
+      .prepare(
+        "INSERT INTO courses (id, slug, title, description, target_language, source_language, cefr_from, cefr_to, published, published_at, lesson_count, item_count, estimated_minutes, tags) VALUES (?, 'bench-base', 'Spanish for beginners', 'Bench course.', 'es', 'en', 'A1', 'A1', 1, ?, 1, ?, ?, '[]')",
+      )
+      .bind(COURSE, new Date().toISOString(), ATTEMPTS_PER_REQUEST, ATTEMPTS_PER_REQUEST * 2),
+    d1
+      .prepare(
+        "INSERT INTO lessons (id, course_id, position, title, cefr_level, objectives, item_count, estimated_minutes) VALUES (?, ?, 1, 'Greetings and introductions', 'A1', '[]', ?, ?)",
+      )
+      .bind(LESSON, COURSE, ATTEMPTS_PER_REQUEST, ATTEMPTS_PER_REQUEST * 2),
+    d1
+      .prepare(
+        "INSERT INTO trainings (id, lesson_id, course_id, position, kind, title, item_count) VALUES ('trn_bb_1', ?, ?, 1, 'practice', 'Block', ?)",
+      )
+      .bind(LESSON, COURSE, ATTEMPTS_PER_REQUEST),
+    ...ITEMS.map((id, i) =>
+      d1
+        .prepare(
+          "INSERT INTO training_items (id, training_id, lesson_id, course_id, position, type, skill, cefr_level, xp, content) VALUES (?, 'trn_bb_1', ?, ?, ?, 'vocabulary', 'reading', 'A1', 10, ?)",
+        )
+        .bind(
+          id,
+          LESSON,
+          COURSE,
+          i + 1,
+          JSON.stringify({
+            prompt: `What does «la palabra ${i}» mean?`,
+            options: ["the word", "the world", "the sword"],
+            answer: "the word",
+          }),
+        ),
+    ),
+  ];
+}
+
+const ITEMS = Array.from({ length: ATTEMPTS_PER_REQUEST }, (_, i) => `itm_bb_${String(i).padStart(3, "0")}`);
+
+/** The learning-activity write: 100 attempts for a member, as the admin; its latency in ms. */
+export async function recordAttempts(tenant, userId) {
+  const occurredAt = new Date(Date.now() - 60_000).toISOString();
+  const body = {
+    user_id: userId,
+    attempts: ITEMS.map((id, i) => ({
+      id: crypto.randomUUID(),
+      training_item_id: id,
+      score: i % 5 === 4 ? 0.8 : 1,
+      correct: true,
+      duration_seconds: 15 + (i % 40),
+      occurred_at: occurredAt,
+    })),
+  };
+  const started = performance.now();
+  const response = await fetch(new URL("/api/progress/attempts", tenant.base), {
+    method: "POST",
+    headers: { ...tenant.auth, "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  const text = await response.text();
+  const ms = performance.now() - started;
+  if (response.status !== 200)
+    throw new Error(`${tenant.id}: attempts answered ${response.status}: ${text.slice(0, 300)}`);
+  return ms;
+}
+
+/** Waits until every outbox event of the tenant's database is dispatched (at most 30 s). */
+export async function drained(tenant) {
+  const deadline = performance.now() + 30_000;
+  for (;;) {
+    const row = await tenant.d1
+      .prepare("SELECT count(*) AS n FROM outbox_events WHERE dispatched_at IS NULL")
+      .first();
+    if (row.n === 0) return;
+    if (performance.now() > deadline)
+      throw new Error(`${tenant.id}: ${row.n} outbox event(s) still undispatched after 30 s`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
