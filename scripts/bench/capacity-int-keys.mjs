@@ -129,6 +129,30 @@ const OTHER_LEVERS = {
   ],
 };
 
+/**
+ * Not levers: the bench's institution id is 9 characters (`ins_bench`), the product's 30. `attempts`
+ * carries it in its row and its institution index; measured with both, on the same attempts (UUIDs).
+ */
+const ATTEMPTS_TABLE = (name) =>
+  `CREATE TABLE ${name} (id text PRIMARY KEY NOT NULL, user_id text NOT NULL, institution_id text, training_item_id text NOT NULL, lesson_id text NOT NULL, course_id text NOT NULL, skill text NOT NULL, cefr_level text NOT NULL, score real NOT NULL, correct integer NOT NULL, duration_seconds integer NOT NULL, occurred_at text NOT NULL, local_day text NOT NULL, xp_awarded integer NOT NULL, recorded_at text NOT NULL) WITHOUT ROWID`;
+const attemptsInsert = (name, institution) =>
+  `INSERT INTO ${name} SELECT substr(aid, 1, 8) || '-' || substr(aid, 9, 4) || '-4' || substr(aid, 14, 3) || '-a' || substr(aid, 18, 3) || '-' || substr(aid, 21, 12), uid, '${institution}', iid, lid, (SELECT cid FROM course), 'reading', 'B1', score, score >= 0.5, 20, strftime('%Y-%m-%dT%H:%M:%SZ', t, 'unixepoch'), date(t, 'unixepoch'), 10, strftime('%Y-%m-%dT%H:%M:%SZ', t, 'unixepoch') FROM r`;
+const INSTITUTION_ID_LENGTH = {
+  short: [
+    ATTEMPTS_TABLE("attempts_short_institution"),
+    "CREATE INDEX attempts_short_institution_time ON attempts_short_institution (institution_id, occurred_at, id)",
+    attemptsInsert("attempts_short_institution", INSTITUTION),
+  ],
+  long: [
+    ATTEMPTS_TABLE("attempts_long_institution"),
+    "CREATE INDEX attempts_long_institution_time ON attempts_long_institution (institution_id, occurred_at, id)",
+    attemptsInsert("attempts_long_institution", "ins_01JABCDEFGHJKMNPQRSTVWXYZ0"),
+  ],
+};
+
+/** An attempt's ordinal, hashed into a UUID's 32 hex digits: scattered as random UUIDs are, the same every run. */
+const ATTEMPT = `((s.k * ${LEARNERS} + l.i) * ${ITEMS_A_DAY} + it.k % ${ITEMS_A_DAY} + 1)`;
+
 /** The scratch rows, in the bench's order: `r` an item met (learner, day, item), `d` a learner-day. */
 function scratchRows() {
   return [
@@ -138,7 +162,9 @@ function scratchRows() {
     `CREATE TEMP TABLE lessons AS WITH RECURSIVE n(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM n WHERE k < ${DAYS - 1}) SELECT k, ${longId("lsn", "k")} AS lid, ${FIRST_LESSON} + k AS lno FROM n`,
     `CREATE TEMP TABLE items AS WITH RECURSIVE n(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM n WHERE k < ${DAYS * ITEMS_A_DAY - 1}) SELECT k, k / ${ITEMS_A_DAY} AS lesson, ${longId("itm", "k")} AS iid, ${FIRST_ITEM} + k AS ino FROM n`,
     `CREATE TEMP TABLE course AS SELECT ${longId("crs", 0)} AS cid, ${COURSE_NUMBER} AS cno`,
-    `CREATE TEMP TABLE r AS SELECT l.uid, l.uno, it.iid, it.ino, 1764547200 + s.k * 86400 + l.i AS t, ((l.i + it.k) % 5) / 4.0 AS score
+    `CREATE TEMP TABLE r AS SELECT l.uid, l.uno, it.iid, it.ino, 1764547200 + s.k * 86400 + l.i AS t, ((l.i + it.k) % 5) / 4.0 AS score,
+       s.lid, printf('%08x%08x%08x%08x', (${ATTEMPT} * 2654435761) % 4294967296, (${ATTEMPT} * 2246822519) % 4294967296,
+         (${ATTEMPT} * 3266489917) % 4294967296, (${ATTEMPT} * 668265263) % 4294967296) AS aid
        FROM lessons s, learners l, items it WHERE it.lesson = s.k ORDER BY s.k, l.i, it.k`,
     `CREATE TEMP TABLE d AS SELECT l.uid, l.uno, s.lid, s.lno, c.cid, c.cno, date('2026-12-01', '+' || s.k || ' days') AS day,
        '2026-12-01T09:30:00Z' AS started, '2026-12-01T09:45:00Z' AS done
@@ -160,6 +186,8 @@ function measure() {
     const ddl = [
       ...Object.values(VARIANTS).flatMap((v) => [...v.text, ...v.numbers]),
       ...Object.values(OTHER_LEVERS).flatMap(([, sql]) => sql),
+      ...INSTITUTION_ID_LENGTH.short,
+      ...INSTITUTION_ID_LENGTH.long,
     ];
     sqlite(file, [...scratchRows(), ...ddl]);
     const bytes = JSON.parse(
@@ -184,7 +212,12 @@ function measure() {
       const created = /CREATE TABLE (\w+)/.exec(sql[0])[1];
       levers[name] = { table, perRow: tableBytes(created) / rowsOf(table) };
     }
-    return { perRow, levers };
+    const attempts = LEARNERS * DAYS * ITEMS_A_DAY;
+    const longInstitution = {
+      attempts:
+        (tableBytes("attempts_long_institution") - tableBytes("attempts_short_institution")) / attempts,
+    };
+    return { perRow, levers, longInstitution };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -204,7 +237,7 @@ const resultsFile = process.argv[2] ?? ".bench/results.json";
 const capacity = JSON.parse(readFileSync(resultsFile, "utf8")).capacity;
 if (!capacity?.produced?.longIds)
   throw new Error(`${resultsFile}: run BENCH_CAPACITY_LONG_IDS=1 BENCH_ONLY=capacity npm run bench first`);
-const { perRow, levers } = measure();
+const { perRow, levers, longInstitution } = measure();
 const kb = (b) => `${(b / 1000).toFixed(1)} KB`;
 const line = (name, fleet) =>
   `${name.padEnd(72)} ${kb(fleet.withoutXapi).padStart(9)}  ${String(fleet.databasesWithoutXapi).padStart(3)} databases`;
@@ -247,5 +280,68 @@ console.log(
   line(
     "numbers in all four; the institution a number, no pair index, item_progress lean",
     fleetWith(capacity, leanest),
+  ),
+);
+
+// lesson_progress is read by the xAPI back-fill and delivery as well (src/domains/xapi): the sets
+// without it, with the levers that would make up for it.
+const withLevers = (tables, names) => {
+  const s = saving(tables);
+  for (const name of names) s[levers[name].table] = perRow[levers[name].table].text - levers[name].perRow;
+  return s;
+};
+const threeTables = ["item_progress", "institution_activity_days", "daily_activity"];
+const lean = "item_progress: numbers, without attempts and last_attempt_at";
+const institutionNumber = "institution_activity_days: the institution a number too";
+console.log(
+  line(
+    "numbers in three (not lesson_progress); item_progress lean",
+    fleetWith(capacity, withLevers(threeTables, [lean])),
+  ),
+);
+console.log(
+  line(
+    "numbers in three (not lesson_progress); item_progress lean, the institution a number",
+    fleetWith(capacity, withLevers(threeTables, [lean, institutionNumber])),
+  ),
+);
+
+// The product's institution ids (30 characters) where the bench has 9: what attempts and
+// institution_activity_days then take on top of each set.
+const longIad = levers["institution_activity_days as it is, the institution's id of 30 characters"];
+const iadLongExtra = longIad.perRow - perRow.institution_activity_days.text;
+console.log(
+  `\nThe institution's id of 30 characters instead of 9: attempts + ${longInstitution.attempts.toFixed(1)} bytes a row, institution_activity_days + ${iadLongExtra.toFixed(1)} (as it is, and with numbers for learners and the catalogue).`,
+);
+const withLongInstitution = (s, iadToo) => ({
+  ...s,
+  attempts: -longInstitution.attempts,
+  ...(iadToo ? { institution_activity_days: (s.institution_activity_days ?? 0) - iadLongExtra } : {}),
+});
+console.log(
+  line("as it is, the institution's id of 30 characters", fleetWith(capacity, withLongInstitution({}, true))),
+);
+console.log(
+  line(
+    "numbers in all four, the institution's id of 30 characters",
+    fleetWith(capacity, withLongInstitution(saving(all), true)),
+  ),
+);
+console.log(
+  line(
+    "numbers in all four, the institution a number in institution_activity_days, its id of 30 characters in attempts",
+    fleetWith(capacity, withLongInstitution(withLevers(all, [institutionNumber]), false)),
+  ),
+);
+console.log(
+  line(
+    "numbers in three, item_progress lean, the institution a number, its id of 30 characters in attempts",
+    fleetWith(capacity, withLongInstitution(withLevers(threeTables, [lean, institutionNumber]), false)),
+  ),
+);
+console.log(
+  line(
+    "numbers in all four, item_progress lean, the institution a number, its id of 30 characters in attempts",
+    fleetWith(capacity, withLongInstitution(withLevers(all, [lean, institutionNumber]), false)),
   ),
 );
