@@ -1,5 +1,5 @@
 // What integer keys ("numbers") for learners and catalogue rows would save in the tables kept for good
-// (issue 35; docs/design/capacity.md, "Integer keys, measured"). An experiment, not a scenario of
+// (issue 35; docs/design/capacity.md, "Integer keys for learners and the catalogue"). An experiment, not a scenario of
 // `npm run bench`: it builds item_progress, lesson_progress, daily_activity and
 // institution_activity_days in a scratch SQLite file twice, as they are (the product's 30-character
 // ids) and with integer keys, fills both with the same rows in the bench's order (day by day, learner
