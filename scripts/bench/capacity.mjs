@@ -308,7 +308,7 @@ export async function runCapacity({ config, scriptPath, log = (m) => console.err
   }
   const counterpart = await startCounterpart();
   const lingua = await startWorker(linguaOptions(config, scriptPath));
-  const produced = { learners: LEARNERS, days: DAYS, attemptsPerDay: ATTEMPTS };
+  const produced = { learners: LEARNERS, days: DAYS, attemptsPerDay: ATTEMPTS, longIds: LONG_IDS };
   let file;
   try {
     const { d1 } = await migrateEveryDatabase(lingua.mf, config);
