@@ -92,6 +92,7 @@ export async function offerFacts(
               JSON.stringify(group.map((s) => storedFact(s.fact))),
               lease,
               JSON.stringify(group.map((s) => [s.id, s.verb, s.activityId, s.userId, s.occurredAt])),
+              JSON.stringify(group.map((s) => s.id)),
             ),
           ),
         ],

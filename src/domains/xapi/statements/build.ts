@@ -291,10 +291,15 @@ export function isoDuration(seconds: number): string {
 
 /** An ISO 8601 instant as RFC 3339 UTC (`2026-11-21T09:30:00Z`; milliseconds only when there are any). */
 export function rfc3339(at: string): string {
+  // The attempts of one request often share their time: the last one answered again as it was.
+  if (at === lastInstant.at) return lastInstant.timestamp;
   const ms = Date.parse(at);
   if (!Number.isFinite(ms)) throw new RangeError(`not a timestamp: ${at}`);
-  return new Date(ms).toISOString().replace(".000Z", "Z");
+  const timestamp = new Date(ms).toISOString().replace(".000Z", "Z");
+  lastInstant = { at, timestamp };
+  return timestamp;
 }
+let lastInstant = { at: "", timestamp: "" };
 
 /**
  * Whether `tag` is a well-formed RFC 5646 language tag of the usual shape: language (2–3 letters,
