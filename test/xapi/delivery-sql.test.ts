@@ -20,6 +20,7 @@ import {
   PURGE_STATEMENT_KEYS_SQL,
   PURGE_STATEMENTS_SQL,
   pendingOfOwnStateBatchesQuery,
+  recordSentBatchesQuery,
   recordStatementsQueries,
   UNSENT_BATCHES_SQL,
 } from "../../src/domains/xapi/delivery/sql";
@@ -119,7 +120,8 @@ describe("xAPI delivery SQL", () => {
   it("stores a statement id once, makes only batches that got statements (claimed by their first attempt, or untried), and finds untried ones", async () => {
     const tenant = await createTenant();
     const endpointId = await createEndpoint(tenant.institution.id, "http://127.0.0.1:9/lrs");
-    const [s1, s2, s3, s4] = [
+    const [s1, s2, s3, s4, s5] = [
+      crypto.randomUUID(),
       crypto.randomUUID(),
       crypto.randomUUID(),
       crypto.randomUUID(),
@@ -134,26 +136,37 @@ describe("xAPI delivery SQL", () => {
     expect(again.results).toEqual([]);
     await insertStatements("xbt_3", [s3]);
     await insertStatements("xbt_4", [s4]);
+    // A batch of which one statement was stored before by another: only the other is its.
+    await insertStatements("xbt_5", [s1, s5]);
     // A batch keeps its statements' facts (an attempt by its id), never their bodies.
     const fact = (id: string) => ["answered", `att_${id}`];
     // ?6: the statements' log entries in the order they happened.
     const insertBatch = (id: string, ids: string[], lease: number | null = null) =>
       d1()
         .prepare(INSERT_BATCH_SQL)
-        .bind(id, endpointId, NOW, JSON.stringify(ids.map(fact)), lease, JSON.stringify(ids.map(entry)));
+        .bind(
+          id,
+          endpointId,
+          NOW,
+          JSON.stringify(ids.map(fact)),
+          lease,
+          JSON.stringify(ids.map(entry)),
+          JSON.stringify(ids),
+        );
     const batches = (
       await d1().batch([
         insertBatch("xbt_1", [s2, s1]),
         insertBatch("xbt_2", [s1, s2]),
         insertBatch("xbt_3", [s3]),
         insertBatch("xbt_4", [s4], 1_800_000_000_000),
+        insertBatch("xbt_5", [s1, s5]),
       ])
     ).map((r) => r.meta.changes);
-    expect(batches).toEqual([1, 0, 1, 1]);
+    expect(batches).toEqual([1, 0, 1, 1, 1]);
     // A batch's statements, in order, each by primary key (a statement has no index on its batch).
     const plan = await d1()
       .prepare(`EXPLAIN QUERY PLAN ${INSERT_BATCH_SQL}`)
-      .bind("xbt_x", endpointId, NOW, "[]", null, "[]")
+      .bind("xbt_x", endpointId, NOW, "[]", null, "[]", "[]")
       .all<{ detail: string }>();
     const detail = plan.results.map((r) => r.detail).join("\n");
     expect(detail).toMatch(/SEARCH k USING PRIMARY KEY \(id=\?\)/);
@@ -169,6 +182,7 @@ describe("xAPI delivery SQL", () => {
       ["xbt_3", "pending", 0, null, [fact(s3)], null],
       // Made claimed: its first attempt is the offer's own.
       ["xbt_4", "pending", 1, 1_800_000_000_000, [fact(s4)], null],
+      ["xbt_5", "pending", 0, null, [fact(s1), fact(s5)], null],
     ]);
     // Each holds the log entries of the statements it got, in the order given (the order they
     // happened), which share its pending state: no statement row at all.
@@ -178,6 +192,7 @@ describe("xAPI delivery SQL", () => {
       ["xbt_1", [entry(s2), entry(s1)], 2, "pending", 0],
       ["xbt_3", [entry(s3)], 1, "pending", 0],
       ["xbt_4", [entry(s4)], 1, "pending", 0],
+      ["xbt_5", [entry(s5)], 1, "pending", 0],
     ]);
     expect(await statementRowsOf(endpointId)).toEqual([]);
     expect((await statementsOf(endpointId)).map((s) => [s.batchId, s.status])).toEqual(
@@ -193,6 +208,66 @@ describe("xAPI delivery SQL", () => {
       .bind(JSON.stringify([s1, s2, s3, s4]))
       .all<{ id: string }>();
     expect(unsent.results).toEqual([{ id: "xbt_1" }]);
+  });
+
+  it("records the batches an LRS accepted whole in one statement, each only while its attempt holds it", async () => {
+    const tenant = await createTenant();
+    const endpointId = await createEndpoint(tenant.institution.id, "http://127.0.0.1:9/lrs");
+    const ids = {
+      xbt_w1: [crypto.randomUUID(), crypto.randomUUID()],
+      xbt_w2: [crypto.randomUUID()],
+      xbt_w3: [crypto.randomUUID()],
+    };
+    for (const [batchId, statementIds] of Object.entries(ids)) {
+      await insertStatements(batchId, statementIds);
+      await d1()
+        .prepare(INSERT_BATCH_SQL)
+        .bind(
+          batchId,
+          endpointId,
+          NOW,
+          "[]",
+          1_800_000_000_000,
+          JSON.stringify(statementIds.map(entry)),
+          JSON.stringify(statementIds),
+        )
+        .run();
+    }
+    // Another attempt holds the third: this record is stale for it.
+    await db().update(xapiBatches).set({ attemptCount: 2 }).where(eq(xapiBatches.id, "xbt_w3"));
+    const at = "2026-11-21T09:31:00Z";
+    const written = await db().batch([
+      recordSentBatchesQuery(db(), { batchIds: Object.keys(ids), attempt: 1, carried: 1, status: 200, at }),
+    ]);
+    expect(written[0].meta.changes).toBe(2);
+    const rows = await db().select().from(xapiBatches).where(eq(xapiBatches.endpointId, endpointId));
+    expect(
+      rows
+        .map((r) => [
+          r.id,
+          r.status,
+          r.attemptCount,
+          r.claimedUntil,
+          r.logStatus,
+          r.logAttempts,
+          r.lastResponseStatus,
+          r.completedAt,
+          r.facts,
+        ])
+        .sort(),
+    ).toEqual([
+      ["xbt_w1", "succeeded", 1, null, "sent", 1, 200, at, null],
+      ["xbt_w2", "succeeded", 1, null, "sent", 1, 200, at, null],
+      ["xbt_w3", "pending", 2, 1_800_000_000_000, "pending", 0, null, null, "[]"],
+    ]);
+    // Their statements read as sent once, at that time, with no row of their own.
+    const log = await statementsOf(endpointId);
+    expect(log.filter((s) => s.batchId !== "xbt_w3").map((s) => [s.status, s.attempts, s.sentAt])).toEqual([
+      ["sent", 1, at],
+      ["sent", 1, at],
+      ["sent", 1, at],
+    ]);
+    expect(await statementRowsOf(endpointId)).toEqual([]);
   });
 
   it("records an attempt's outcomes on each statement only while its claim holds, once", async () => {

@@ -51,4 +51,66 @@ describe("statement ids (UUID version 5, RFC 9562)", () => {
       expect(hex(sha1(data)), `length ${length}`).toBe(hex(expected));
     }
   });
+
+  it("gives exactly the ids the allocating implementation gave (commit b59d9e2), for every kind of fact key", () => {
+    // Computed with the implementation before the hash reused its message buffer: statements
+    // already sent carry these ids, so they may never change.
+    const vectors: [string, string, string][] = [
+      [
+        "xep_01JDK3ZQ6W8Y9V2N4P5R7T",
+        "answered:0b9c8e4a-5f1d-4c3b-9a7e-2d6f8b1c3e5a",
+        "3894d9b0-f380-536e-a676-937e53976397",
+      ],
+      [
+        "xep_01JDK3ZQ6W8Y9V2N4P5R7T",
+        "progressed:usr_01JDK40A1B2C3D4E5F6G7H8J:les_01JDK40K9M8N7P6Q5R4S3T2V:7",
+        "874fab98-12fd-537b-968e-874b34da0e0b",
+      ],
+      [
+        "xep_01JDK3ZQ6W8Y9V2N4P5R7T",
+        "completed:lesson:usr_01JDK40A1B2C3D4E5F6G7H8J:les_01JDK40K9M8N7P6Q5R4S3T2V",
+        "f82d5994-22a3-5c0b-897f-5b5e3e9556fd",
+      ],
+      [
+        "xep_01JDK3ZQ6W8Y9V2N4P5R7T",
+        "completed:course:usr_01JDK40A1B2C3D4E5F6G7H8J:crs_01JDK40W1X2Y3Z4A5B6C7D8E",
+        "7ffe62f4-22ff-5fa3-a759-3ba255621f94",
+      ],
+      [
+        "xep_01JDK3ZQ6W8Y9V2N4P5R7T",
+        "mastered:usr_01JDK40A1B2C3D4E5F6G7H8J:overall:B2",
+        "2698a049-4ec2-5816-910c-6fd78945ea08",
+      ],
+      [
+        "xep_01JDK3ZQ6W8Y9V2N4P5R7T",
+        "earned:usr_01JDK40A1B2C3D4E5F6G7H8J:streak_7",
+        "257550e8-b94e-5ea2-aa0c-4909cf65304b",
+      ],
+      ["xep_b", "earned:usr_ü:café_crème", "6a65c3a9-069c-577b-90a1-864410112c99"],
+    ];
+    for (const [endpoint, key, id] of vectors) expect(statementId(endpoint, key), key).toBe(id);
+  });
+
+  it("derives each id as WebCrypto's SHA-1 of the namespace and the name would, long and short names, one after another", async () => {
+    // The message buffer is reused: a long name followed by a short one must not leave bytes behind.
+    const namespace = Uint8Array.from(STATEMENT_ID_NAMESPACE.replaceAll("-", "").match(/../g)!, (b) =>
+      Number.parseInt(b, 16),
+    );
+    const names = [
+      ...Array.from({ length: 200 }, (_, i) => `answered:${"a".repeat(i)}`),
+      ...Array.from({ length: 40 }, (_, i) => `earned:usr_${i}:${"é".repeat(i)}`),
+      "answered:x",
+    ];
+    for (const key of [...names, ...names.reverse()]) {
+      const name = new TextEncoder().encode(`xep_1:${key}`);
+      const input = new Uint8Array(16 + name.length);
+      input.set(namespace);
+      input.set(name, 16);
+      const h = new Uint8Array(await crypto.subtle.digest("SHA-1", input));
+      h[6] = ((h[6] ?? 0) & 0x0f) | 0x50;
+      h[8] = ((h[8] ?? 0) & 0x3f) | 0x80;
+      const expected = hex(h.slice(0, 16)).replace(/^(.{8})(.{4})(.{4})(.{4})/, "$1-$2-$3-$4-");
+      expect(statementId("xep_1", key), key).toBe(expected);
+    }
+  });
 });

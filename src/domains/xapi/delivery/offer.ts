@@ -92,6 +92,7 @@ export async function offerFacts(
               JSON.stringify(group.map((s) => storedFact(s.fact))),
               lease,
               JSON.stringify(group.map((s) => [s.id, s.verb, s.activityId, s.userId, s.occurredAt])),
+              JSON.stringify(group.map((s) => s.id)),
             ),
           ),
         ],
@@ -118,6 +119,10 @@ export async function offerFacts(
         const sent = sendFirstAttempts(ctx, xapiTarget, items, { deadline, lease, queue: queued });
         sent.catch(() => {}); // handled below, once every send has ended
         sending.push(sent);
+        // A turn of the event loop before the next commit, so that these sends reach the network
+        // now: back-to-back D1 round trips would otherwise hold them until the last commit (in the
+        // burst no answer came back before it did).
+        await new Promise((resolve) => setTimeout(resolve, 0));
       } else {
         batches += queued.length;
         if (queued.length > 0) await enqueueBatches(ctx, queued);

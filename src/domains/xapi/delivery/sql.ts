@@ -78,19 +78,24 @@ export const INSERT_STATEMENTS_SQL = `INSERT INTO xapi_statement_keys (id, batch
  * JSON array of statements/facts.ts `StoredFact`, bound as text: SQLite never parses it here): made
  * only if it got a statement (a batch whose statements were all stored before is not made), with the
  * log's entries of the statements it got (`entries`, in the order they happened, and
- * `statement_count`: of the entries in ?6 — `[id, verb, activity, user, occurred_at]` in the order
- * they happened, a JSON array —, those whose key this batch made, each found by primary key), their
- * state shared and pending. Its facts may hold one whose statement was stored before in another
- * batch: that one is not this batch's, so this batch never sends it. ?5 null: made untried, for the
- * queue; ?5 a time (ms): made claimed until then by its first attempt (attempt_count 1), which the
- * offer makes itself with the statements in hand. No statement body is stored: a later attempt builds
- * them again from the facts.
+ * `statement_count`) — ?6 the entries of all its statements, `[id, verb, activity, user,
+ * occurred_at]` in the order they happened (a JSON array), ?7 their ids alone (a JSON array, in the
+ * same order) —, their state shared and pending. Each id is found by primary key: when the keys of
+ * all of them are this batch's (a first offer), ?6 is stored as it is, never parsed; otherwise only
+ * the entries whose key this batch made are kept. Its facts may hold one whose statement was stored
+ * before in another batch: that one is not this batch's, so this batch never sends it. ?5 null: made
+ * untried, for the queue; ?5 a time (ms): made claimed until then by its first attempt
+ * (attempt_count 1), which the offer makes itself with the statements in hand. No statement body is
+ * stored: a later attempt builds them again from the facts.
  */
 export const INSERT_BATCH_SQL = `INSERT INTO xapi_batches (id, endpoint_id, status, attempt_count, claimed_until, facts, entries, statement_count, log_status, log_attempts, created_at)
-  SELECT ?1, ?2, 'pending', CASE WHEN ?5 IS NULL THEN 0 ELSE 1 END, ?5, ?4, m.entries, m.n, 'pending', 0, ?3
-  FROM (SELECT json_group_array(json(value)) AS entries, count(*) AS n
-    FROM (SELECT j.value FROM json_each(?6) j CROSS JOIN xapi_statement_keys k ON k.id = j.value ->> 0
-      WHERE k.batch_id = ?1 ORDER BY j.key)) m
+  SELECT ?1, ?2, 'pending', CASE WHEN ?5 IS NULL THEN 0 ELSE 1 END, ?5, ?4,
+    CASE WHEN m.n = json_array_length(?7) THEN ?6 ELSE (
+      SELECT json_group_array(json(value)) FROM (SELECT j.value FROM json_each(?6) j
+        CROSS JOIN xapi_statement_keys k ON k.id = j.value ->> 0 WHERE k.batch_id = ?1 ORDER BY j.key)) END,
+    m.n, 'pending', 0, ?3
+  FROM (SELECT count(*) AS n FROM json_each(?7) j CROSS JOIN xapi_statement_keys k ON k.id = j.value
+    WHERE k.batch_id = ?1) m
   WHERE m.n > 0`;
 
 /**
@@ -252,6 +257,43 @@ function inSql(column: SQLiteColumn, subquery: SQL): SQL {
 /** A batch's attempt `attempt` still holds it: its record (or its close) may be written. */
 export function batchHeldBy(batchId: string, attempt: number): SQL {
   return sql`EXISTS (SELECT 1 FROM ${xapiBatches} WHERE ${xapiBatches.id} = ${batchId} AND ${xapiBatches.attemptCount} = ${attempt})`;
+}
+
+/**
+ * The record of attempts that the LRS accepted whole, each batch's statements all sent by `carried`
+ * requests and sharing its state: one statement for every such batch of a record (`batchIds`), each
+ * while still claimed by attempt `attempt` (a stale attempt's record changes nothing). Exactly what
+ * `recordAttempt` (target.ts) writes for one such batch: sent, the requests counted on its
+ * statements, its answer's `status`, finished `at`, its facts cleared.
+ */
+export function recordSentBatchesQuery(
+  db: Database,
+  batches: {
+    batchIds: readonly string[];
+    attempt: number;
+    carried: number;
+    status: number | null;
+    at: string;
+  },
+) {
+  return db
+    .update(xapiBatches)
+    .set({
+      status: "succeeded",
+      logStatus: "sent",
+      logAttempts: sql`${xapiBatches.logAttempts} + ${batches.carried}`,
+      logError: null,
+      claimedUntil: null,
+      attemptCount: batches.attempt,
+      nextAttemptAt: null,
+      lastResponseStatus: batches.status,
+      lastError: null,
+      lastErrorCode: null,
+      completedAt: batches.at,
+      facts: null,
+      bodies: null,
+    })
+    .where(and(inJsonList(xapiBatches.id, batches.batchIds), eq(xapiBatches.attemptCount, batches.attempt)));
 }
 
 /**

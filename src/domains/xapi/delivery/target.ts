@@ -5,6 +5,7 @@ import { type attempts, xapiBatches, xapiEndpoints } from "../../../db/schema";
 import type { Statement } from "../../../platform/batch";
 import { inJsonList } from "../../../platform/db";
 import {
+  type Attempt,
   type Closed,
   type DeliveryTarget,
   enqueue,
@@ -23,6 +24,7 @@ import {
   failPendingQuery,
   ownStateQuery,
   pendingOfOwnStateBatchesQuery,
+  recordSentBatchesQuery,
   recordStatementsQueries,
   type StatementOutcome,
 } from "./sql";
@@ -186,11 +188,74 @@ export function recordAttempt(
       })
       .where(and(eq(xapiBatches.id, item.id), eq(xapiBatches.attemptCount, item.attempt))),
   ];
+  statements.push(...healthStatements(ctx, item, ex, at, written));
+  return statements;
+}
+
+/** The endpoint's health after an attempt, unless the same update is already in this write. */
+function healthStatements(
+  ctx: ServiceContext,
+  item: BatchItem,
+  ex: Exchange,
+  at: string,
+  written: Set<string>,
+): Statement[] {
   const health = healthChanges(ex, at);
-  const key = health ? healthKey(item.endpoint.id, health) : null;
-  if (health && (key === null || !written.has(key)))
-    statements.push(ctx.db.update(xapiEndpoints).set(health).where(eq(xapiEndpoints.id, item.endpoint.id)));
+  if (!health) return [];
+  const key = healthKey(item.endpoint.id, health);
+  if (key !== null && written.has(key)) return [];
   if (key !== null) written.add(key);
+  return [ctx.db.update(xapiEndpoints).set(health).where(eq(xapiEndpoints.id, item.endpoint.id))];
+}
+
+/**
+ * How many requests carried each statement of an attempt the LRS accepted whole (every statement
+ * sent, by as many requests each, sharing the batch's state, nothing rejected or stopped), or null
+ * for any other attempt: those are recorded by `recordAttempt` one by one.
+ */
+function sentWhole(item: BatchItem, result: BatchResult): number | null {
+  const ex = result.exchange;
+  if (result.status !== "succeeded" || result.continuation || !item.shared || (item.gone?.length ?? 0) > 0)
+    return null;
+  if (ex.stop !== null || ex.rejection !== null || item.statements.length === 0) return null;
+  const carried = ex.carried.get(item.statements[0]?.id ?? "") ?? 0;
+  for (const s of item.statements)
+    if (ex.settled.get(s.id)?.status !== "sent" || (ex.carried.get(s.id) ?? 0) !== carried) return null;
+  return carried;
+}
+
+/**
+ * A record of answered attempts: those the LRS accepted whole in one UPDATE per (attempt, requests,
+ * status) — in a burst, a few statements for tens of batches —, every other one by `recordAttempt`.
+ */
+function recordAttempts(ctx: ServiceContext, attempts: Attempt<BatchItem, BatchResult>[], now: number) {
+  const written = new Set<string>();
+  const at = nowIso(now);
+  const statements: Statement[] = [];
+  const whole = new Map<string, { carried: number; attempt: number; status: number | null; ids: string[] }>();
+  for (const { item, result } of attempts) {
+    const carried = sentWhole(item, result);
+    if (carried === null) {
+      statements.push(...recordAttempt(ctx, item, result, now, written));
+      continue;
+    }
+    const status = result.exchange.lastStatus;
+    const key = `${carried} ${item.attempt} ${status}`;
+    const group = whole.get(key) ?? { carried, attempt: item.attempt, status, ids: [] };
+    group.ids.push(item.id);
+    whole.set(key, group);
+    statements.push(...healthStatements(ctx, item, result.exchange, at, written));
+  }
+  for (const g of whole.values())
+    statements.unshift(
+      recordSentBatchesQuery(ctx.db, {
+        batchIds: g.ids,
+        attempt: g.attempt,
+        carried: g.carried,
+        status: g.status,
+        at,
+      }),
+    );
   return statements;
 }
 
@@ -385,10 +450,7 @@ export const xapiTarget: DeliveryTarget<XapiBatchMessage, WorkState, BatchItem, 
     return { send, close };
   },
   send: (ctx, item) => attemptBatch(ctx, item),
-  record: (ctx, attempts, now) => {
-    const written = new Set<string>();
-    return attempts.flatMap(({ item, result }) => recordAttempt(ctx, item, result, now, written));
-  },
+  record: recordAttempts,
 };
 
 /** One xAPI-queue message per batch; `delaySeconds[i]`, when given, delays the i-th. */

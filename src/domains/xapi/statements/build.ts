@@ -137,14 +137,7 @@ export function buildStatement(fact: Fact, refs: References, options: BuildOptio
           duration: isoDuration(attempt.durationSeconds),
           extensions: { [conceptIri(base, "xp")]: attempt.xpAwarded },
         },
-        context: {
-          ...courseContext(course),
-          contextActivities: {
-            parent: [lessonActivity(base, lesson, course)],
-            grouping: [courseActivity(base, course)],
-          },
-          extensions: levelAndSkill(base, item.cefrLevel, item.skill),
-        },
+        context: itemContext(base, item, lesson, course),
       });
     }
     case "progressed": {
@@ -159,11 +152,7 @@ export function buildStatement(fact: Fact, refs: References, options: BuildOptio
         actor,
         verb: adlVerb("progressed"),
         result: { completion: false, extensions: { [CMI5_PROGRESS]: progress } },
-        context: {
-          ...courseContext(course),
-          contextActivities: { grouping: [courseActivity(base, course)] },
-          extensions: levelAndSkill(base, lesson.cefrLevel),
-        },
+        context: lessonContext(base, lesson, course),
       });
     }
     case "completed": {
@@ -182,11 +171,7 @@ export function buildStatement(fact: Fact, refs: References, options: BuildOptio
         actor,
         verb: adlVerb("completed"),
         result: { completion: true, score: score(fact.score) },
-        context: {
-          ...courseContext(course),
-          contextActivities: { grouping: [courseActivity(base, course)] },
-          extensions: levelAndSkill(base, lesson.cefrLevel),
-        },
+        context: lessonContext(base, lesson, course),
       });
     }
     case "mastered": {
@@ -249,15 +234,37 @@ function built(
   return { activityId: object.id, occurredAt: timestamp, statement };
 }
 
+/** A learner's actor, made once per set of references (and format and base URL) like the activities. */
+const actors = new WeakMap<
+  LearnerRef,
+  { format: XapiActorFormat; base: string; actor: XapiStatement["actor"] }
+>();
+
 function actorOf(learner: LearnerRef, format: XapiActorFormat, base: string): XapiStatement["actor"] {
+  const hit = actors.get(learner);
+  if (hit && hit.format === format && hit.base === base) return hit.actor;
+  const actor = makeActor(learner, format, base);
+  actors.set(learner, { format, base, actor });
+  return actor;
+}
+
+function makeActor(learner: LearnerRef, format: XapiActorFormat, base: string): XapiStatement["actor"] {
   const name = learner.name.trim();
   const named = name ? { name } : {};
   if (format === "mbox") return { objectType: "Agent", ...named, mbox: `mailto:${learner.email}` };
   return { objectType: "Agent", ...named, account: { homePage: base, name: learner.id } };
 }
 
-function adlVerb(verb: keyof typeof ADL_VERBS) {
-  return { id: ADL_VERBS[verb], display: { "en-US": VERB_DISPLAY[verb] } };
+const adlVerbs = new Map<keyof typeof ADL_VERBS, XapiStatement["verb"]>();
+
+/** An ADL verb, one object per verb for every statement. */
+function adlVerb(verb: keyof typeof ADL_VERBS): XapiStatement["verb"] {
+  let made = adlVerbs.get(verb);
+  if (!made) {
+    made = { id: ADL_VERBS[verb], display: { "en-US": VERB_DISPLAY[verb] } };
+    adlVerbs.set(verb, made);
+  }
+  return made;
 }
 
 /** A 0–1 score as xAPI's score: `scaled` the same, `raw` the percentage (0–100), to 4 and 2 decimals. */
@@ -284,10 +291,15 @@ export function isoDuration(seconds: number): string {
 
 /** An ISO 8601 instant as RFC 3339 UTC (`2026-11-21T09:30:00Z`; milliseconds only when there are any). */
 export function rfc3339(at: string): string {
+  // The attempts of one request often share their time: the last one answered again as it was.
+  if (at === lastInstant.at) return lastInstant.timestamp;
   const ms = Date.parse(at);
   if (!Number.isFinite(ms)) throw new RangeError(`not a timestamp: ${at}`);
-  return new Date(ms).toISOString().replace(".000Z", "Z");
+  const timestamp = new Date(ms).toISOString().replace(".000Z", "Z");
+  lastInstant = { at, timestamp };
+  return timestamp;
 }
+let lastInstant = { at: "", timestamp: "" };
 
 /**
  * Whether `tag` is a well-formed RFC 5646 language tag of the usual shape: language (2–3 letters,
@@ -351,6 +363,45 @@ function lessonActivity(base: string, lesson: LessonRef, course: CourseRef): Act
 
 function itemActivity(base: string, item: ItemRef, course: CourseRef): Activity {
   return cached(itemActivities, item, base, course, () => makeItemActivity(base, item, course));
+}
+
+/** The context of an answer to `item`: made once per item of a set of references, like its activity. */
+const itemContexts = new WeakMap<
+  ItemRef,
+  { base: string; lesson: LessonRef; course: CourseRef; context: XapiStatement["context"] }
+>();
+
+function itemContext(base: string, item: ItemRef, lesson: LessonRef, course: CourseRef) {
+  const hit = itemContexts.get(item);
+  if (hit && hit.base === base && hit.lesson === lesson && hit.course === course) return hit.context;
+  const context: XapiStatement["context"] = {
+    ...courseContext(course),
+    contextActivities: {
+      parent: [lessonActivity(base, lesson, course)],
+      grouping: [courseActivity(base, course)],
+    },
+    extensions: levelAndSkill(base, item.cefrLevel, item.skill),
+  };
+  itemContexts.set(item, { base, lesson, course, context });
+  return context;
+}
+
+/** The context of a lesson's progress or completion: made once per lesson of a set of references. */
+const lessonContexts = new WeakMap<
+  LessonRef,
+  { base: string; course: CourseRef; context: XapiStatement["context"] }
+>();
+
+function lessonContext(base: string, lesson: LessonRef, course: CourseRef) {
+  const hit = lessonContexts.get(lesson);
+  if (hit && hit.base === base && hit.course === course) return hit.context;
+  const context: XapiStatement["context"] = {
+    ...courseContext(course),
+    contextActivities: { grouping: [courseActivity(base, course)] },
+    extensions: levelAndSkill(base, lesson.cefrLevel),
+  };
+  lessonContexts.set(lesson, { base, course, context });
+  return context;
 }
 
 function makeCourseActivity(base: string, course: CourseRef): Activity {

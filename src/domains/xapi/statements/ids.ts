@@ -38,57 +38,45 @@ export function statementId(endpointId: string, factKey: string): string {
   return uuidV5Of(STATEMENT_NAMESPACE_BYTES, `${endpointId}:${factKey}`);
 }
 
-function uuidV5Of(ns: Uint8Array, name: string): string {
-  // The name's UTF-8 after the namespace's 16 bytes; ASCII (every id and key we make) without
-  // TextEncoder, whose call costs more than the hash.
-  let ascii = true;
-  for (let i = 0; i < name.length; i++)
-    if (name.charCodeAt(i) > 0x7f) {
-      ascii = false;
-      break;
-    }
-  let input: Uint8Array;
-  if (ascii) {
-    input = new Uint8Array(ns.length + name.length);
-    input.set(ns, 0);
-    for (let i = 0; i < name.length; i++) input[ns.length + i] = name.charCodeAt(i);
-  } else {
-    const text = encoder.encode(name);
-    input = new Uint8Array(ns.length + text.length);
-    input.set(ns, 0);
-    input.set(text, ns.length);
-  }
-  const h = sha1(input);
-  h[6] = ((h[6] ?? 0) & 0x0f) | 0x50; // version 5
-  h[8] = ((h[8] ?? 0) & 0x3f) | 0x80; // variant 10xx (RFC 9562)
-  let out = "";
-  for (let i = 0; i < 16; i++) {
-    if (i === 4 || i === 6 || i === 8 || i === 10) out += "-";
-    out += HEX[h[i] ?? 0];
-  }
-  return out;
+/**
+ * The message being hashed, reused by every call (synchronous, so never shared between two): the
+ * namespace, the name, SHA-1's padding and length, as whole 64-byte blocks. An id allocates nothing
+ * but its text.
+ */
+let message = new Uint8Array(192);
+let messageView = new DataView(message.buffer);
+const W = new Int32Array(80);
+/** The digest of the last `digest` call, as SHA-1's five 32-bit words. */
+const H = new Int32Array(5);
+
+/** Room for `size` bytes in `message`, zeroed up to `size`. */
+function messageOf(size: number): Uint8Array {
+  if (message.length < size) {
+    message = new Uint8Array(size * 2);
+    messageView = new DataView(message.buffer);
+  } else message.fill(0, 0, size);
+  return message;
 }
 
-const W = new Int32Array(80);
-
-/** SHA-1 (FIPS 180-4) of `data`: its 20 bytes. */
-export function sha1(data: Uint8Array): Uint8Array {
-  const length = data.length;
-  // The message, a 1 bit, zeros, and its length in bits (64-bit big-endian), in 64-byte blocks.
+/** Pads `message` holding `length` bytes of data and hashes it into H. */
+function digest(length: number): void {
+  // The data, a 1 bit, zeros, and its length in bits (64-bit big-endian), in 64-byte blocks.
   const end = (((length + 8) >>> 6) + 1) * 64;
-  const padded = new Uint8Array(end);
-  padded.set(data);
-  padded[length] = 0x80;
-  const view = new DataView(padded.buffer);
-  view.setUint32(end - 8, Math.floor(length / 2 ** 29));
-  view.setUint32(end - 4, (length * 8) >>> 0);
+  message[length] = 0x80;
+  messageView.setUint32(end - 8, Math.floor(length / 2 ** 29));
+  messageView.setUint32(end - 4, (length * 8) >>> 0);
   let h0 = 0x67452301;
   let h1 = 0xefcdab89 | 0;
   let h2 = 0x98badcfe | 0;
   let h3 = 0x10325476;
   let h4 = 0xc3d2e1f0 | 0;
   for (let offset = 0; offset < end; offset += 64) {
-    for (let t = 0; t < 16; t++) W[t] = view.getInt32(offset + t * 4);
+    for (let t = 0, i = offset; t < 16; t++, i += 4)
+      W[t] =
+        ((message[i] as number) << 24) |
+        ((message[i + 1] as number) << 16) |
+        ((message[i + 2] as number) << 8) |
+        (message[i + 3] as number);
     for (let t = 16; t < 80; t++) {
       const x = (W[t - 3] as number) ^ (W[t - 8] as number) ^ (W[t - 14] as number) ^ (W[t - 16] as number);
       W[t] = (x << 1) | (x >>> 31);
@@ -138,13 +126,47 @@ export function sha1(data: Uint8Array): Uint8Array {
     h3 = (h3 + d) | 0;
     h4 = (h4 + e) | 0;
   }
+  H[0] = h0;
+  H[1] = h1;
+  H[2] = h2;
+  H[3] = h3;
+  H[4] = h4;
+}
+
+/** The size of SHA-1's padded message for `length` bytes of data. */
+const paddedSize = (length: number) => (((length + 8) >>> 6) + 1) * 64;
+
+function uuidV5Of(ns: Uint8Array, name: string): string {
+  // The name's UTF-8 after the namespace's 16 bytes; ASCII (every id and key we make) without
+  // TextEncoder, whose call costs more than the hash.
+  let ascii = true;
+  for (let i = 0; i < name.length; i++)
+    if (name.charCodeAt(i) > 0x7f) {
+      ascii = false;
+      break;
+    }
+  const text = ascii ? null : encoder.encode(name);
+  const length = ns.length + (text ? text.length : name.length);
+  const bytes = messageOf(paddedSize(length));
+  bytes.set(ns, 0);
+  if (text) bytes.set(text, ns.length);
+  else for (let i = 0; i < name.length; i++) bytes[ns.length + i] = name.charCodeAt(i);
+  digest(length);
+  // The first 16 bytes of the digest, version 5 in byte 6 and variant 10xx in byte 8 (RFC 9562).
+  const w0 = H[0] as number;
+  const w1 = ((H[1] as number) & ~0xf000) | 0x5000;
+  const w2 = ((H[2] as number) & 0x3fffffff) | 0x80000000;
+  const w3 = H[3] as number;
+  return `${HEX[w0 >>> 24]}${HEX[(w0 >>> 16) & 0xff]}${HEX[(w0 >>> 8) & 0xff]}${HEX[w0 & 0xff]}-${HEX[w1 >>> 24]}${HEX[(w1 >>> 16) & 0xff]}-${HEX[(w1 >>> 8) & 0xff]}${HEX[w1 & 0xff]}-${HEX[w2 >>> 24]}${HEX[(w2 >>> 16) & 0xff]}-${HEX[(w2 >>> 8) & 0xff]}${HEX[w2 & 0xff]}${HEX[w3 >>> 24]}${HEX[(w3 >>> 16) & 0xff]}${HEX[(w3 >>> 8) & 0xff]}${HEX[w3 & 0xff]}`;
+}
+
+/** SHA-1 (FIPS 180-4) of `data`: its 20 bytes. */
+export function sha1(data: Uint8Array): Uint8Array {
+  messageOf(paddedSize(data.length)).set(data);
+  digest(data.length);
   const out = new Uint8Array(20);
-  const result = new DataView(out.buffer);
-  result.setInt32(0, h0);
-  result.setInt32(4, h1);
-  result.setInt32(8, h2);
-  result.setInt32(12, h3);
-  result.setInt32(16, h4);
+  const view = new DataView(out.buffer);
+  for (let i = 0; i < 5; i++) view.setInt32(i * 4, H[i] as number);
   return out;
 }
 

@@ -4,6 +4,7 @@ import { buildStatement, type XapiStatement } from "./build";
 import { type Fact, factKey, factUser } from "./facts";
 import { statementId } from "./ids";
 import { loadReferences } from "./references";
+import { statementText } from "./text";
 
 export type { XapiStatement } from "./build";
 export {
@@ -71,7 +72,7 @@ export async function buildStatements(
       userId: factUser(fact),
       occurredAt: built.occurredAt,
       statement: built.statement as XapiStatement & Record<string, unknown>,
-      body: JSON.stringify(built.statement),
+      body: statementText(built.statement),
       fact,
     });
   }
