@@ -1,0 +1,2 @@
+export const UNBUNDLED_DEPENDENCIES: string[];
+export function prebundledDependencies(root: string): string[];
