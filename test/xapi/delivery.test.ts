@@ -3,7 +3,7 @@ import { eq, inArray } from "drizzle-orm";
 import { afterEach, describe, expect, it } from "vitest";
 import { attempts, outboxEvents, xapiBatches, xapiEndpoints, xapiStatements } from "../../src/db/schema";
 import { offerFacts } from "../../src/domains/xapi/delivery/offer";
-import { GONE } from "../../src/domains/xapi/delivery/target";
+import { GONE } from "../../src/domains/xapi/delivery/record";
 import { xapiSecretBinding } from "../../src/platform/crypto/sealed-values";
 import { seal } from "../../src/platform/crypto/sealing";
 import { database } from "../../src/platform/db";

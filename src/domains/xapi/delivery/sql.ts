@@ -263,7 +263,7 @@ export function batchHeldBy(batchId: string, attempt: number): SQL {
  * The record of attempts that the LRS accepted whole, each batch's statements all sent by `carried`
  * requests and sharing its state: one statement for every such batch of a record (`batchIds`), each
  * while still claimed by attempt `attempt` (a stale attempt's record changes nothing). Exactly what
- * `recordAttempt` (target.ts) writes for one such batch: sent, the requests counted on its
+ * `recordAttempt` (record.ts) writes for one such batch: sent, the requests counted on its
  * statements, its answer's `status`, finished `at`, its facts cleared.
  */
 export function recordSentBatchesQuery(

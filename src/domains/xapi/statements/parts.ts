@@ -44,11 +44,7 @@ export function actorOf(learner: LearnerRef, format: XapiActorFormat, base: stri
   return actor;
 }
 
-function makeActor(
-  learner: LearnerRef,
-  format: XapiActorFormat,
-  base: string,
-): XapiStatement["actor"] {
+function makeActor(learner: LearnerRef, format: XapiActorFormat, base: string): XapiStatement["actor"] {
   const name = learner.name.trim();
   const named = name ? { name } : {};
   if (format === "mbox") return { objectType: "Agent", ...named, mbox: `mailto:${learner.email}` };
