@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import { getCookie } from "hono/cookie";
 import type { AppEnv } from "../../../../env";
 import { ApiError, fieldErrorsFromZod, toApiError, validationError } from "../../../../platform/errors";
-import { errorResponses, jsonResponse } from "../../../../platform/openapi";
+import { errorResponses, institutionMovingResponse, jsonResponse } from "../../../../platform/openapi";
 import { limitByIp } from "../../../../platform/ratelimit/middleware";
 import { IP_POLICIES } from "../../../../platform/ratelimit/policies";
 import { presentUser } from "../../../auth/present";
@@ -75,6 +75,7 @@ export const loginResponses = {
   }),
   422: pageOrProblem(errorResponses[422]),
   500: pageOrProblem(errorResponses[500]),
+  503: pageOrProblem(institutionMovingResponse),
 };
 
 /** The login by form post: a body that is not a form is 415, a page for browsers too. */
@@ -117,6 +118,7 @@ export const callbackResponses = {
   }),
   422: pageOrProblem(errorResponses[422]),
   500: pageOrProblem(errorResponses[500]),
+  503: pageOrProblem(institutionMovingResponse),
   502: pageOrProblem({
     ...errorResponses[400],
     description: "The platform's key set could not be fetched (`reason` `jwks_unavailable`).",
