@@ -7,6 +7,7 @@ import {
   ltiLaunches,
   ltiRegistrationLinks,
   ssoRequests,
+  users,
 } from "../../src/db/schema";
 import { database } from "../../src/platform/db";
 import { call, callJson } from "../helpers/api";
@@ -23,6 +24,7 @@ import {
   registerPlatform,
   registrationOf,
 } from "../lti/support";
+import { issueScimToken, scim, USER_SCHEMA, uniqueEmail } from "../scim/support";
 import { op, registerClient } from "../sso/oidc-browser";
 import { putSso, uniqueName } from "../sso/support";
 
@@ -154,5 +156,27 @@ describe("SSO by institution slug for an institution in DB_1", () => {
       headers: { Accept: "application/json", "CF-Connecting-IP": freshIp() },
     });
     expect(unknown.res.status).toBe(404);
+  });
+});
+
+describe("SCIM taking back a person it removed, for an institution in DB_1", () => {
+  it("finds the former member where the institution lives, and takes them back there as the same user", async () => {
+    const tenant = await createTenant({ database: "DB_1" });
+    const { token } = await issueScimToken(tenant);
+    const email = uniqueEmail("back-db1");
+    const body = { schemas: [USER_SCHEMA], userName: email, name: { givenName: "Ana", familyName: "Back" } };
+    const created = await scim("/Users", { token, body });
+    expect(created.res.status, JSON.stringify(created.body)).toBe(201);
+    expect((await scim(`/Users/${created.body.id}`, { token, method: "DELETE" })).res.status).toBe(204);
+    // Removed: a user of no institution, kept in DB_1 with their history.
+    const removed = await inDb("DB_1").select().from(users).where(eq(users.id, created.body.id)).get();
+    expect(removed?.institutionId).toBeNull();
+
+    const back = await scim("/Users", { token, body });
+    expect(back.res.status, JSON.stringify(back.body)).toBe(201);
+    expect(back.body.id).toBe(created.body.id);
+    const member = await inDb("DB_1").select().from(users).where(eq(users.id, created.body.id)).get();
+    expect(member?.institutionId).toBe(tenant.institution.id);
+    expect(await inDb("DB").select().from(users).where(eq(users.email, email)).all()).toEqual([]);
   });
 });
