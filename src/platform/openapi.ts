@@ -80,8 +80,11 @@ const inFlight = {
   description: "`idempotency_in_flight`: a request with this Idempotency-Key is still in flight.",
 };
 
-/** Every write of an institution's token, while a move switches the institution to another database. */
-const moving = {
+/**
+ * Every write of an institution, while a move switches the institution to another database: a
+ * token's (every operation that is not a GET) and an entry point's without a token, which adds it.
+ */
+export const institutionMovingResponse = {
   ...problem(
     "`institution_moving`: the institution is being switched to another database; writes resume within seconds.",
   ),
@@ -209,7 +212,7 @@ export function tokenRoute<const R extends RouteConfig>(
       {
         ...pickErrors(Boolean(route.request?.body)),
         ...(own.includes(idempotent) ? { 409: inFlight } : {}),
-        ...(route.method === "get" ? {} : { 503: moving }),
+        ...(route.method === "get" ? {} : { 503: institutionMovingResponse }),
         ...route.responses,
       },
       own.includes(idempotent),

@@ -1,62 +1,26 @@
 import { env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
-import { afterEach, expect, inject, it } from "vitest";
+import { afterEach, expect, it } from "vitest";
 import { ltiConsumers, ltiKeys, ltiRegistrationLinks } from "../../src/db/schema";
 import { sweepLti } from "../../src/domains/lti/launch/sweep";
 import { database } from "../../src/platform/db";
 import { advanceClock, resetClock } from "../../src/platform/service/clock";
-import { BASE, call, callJson } from "../helpers/api";
+import { BASE, callJson } from "../helpers/api";
 import { testContext } from "../helpers/context";
-import { createTenant, freshIp, mintToken, type TestUser } from "../helpers/tenants";
-import type { ConfigurationRequest, RegistrationRequest } from "./platform-registration";
-import type { ScriptedAnswer } from "./platform-server";
-import { launchThroughPlatform, platformSimulator, type Registered, type Simulator } from "./support";
+import { createTenant, mintToken } from "../helpers/tenants";
+import {
+  LINKS,
+  launchThroughPlatform,
+  newLink,
+  open,
+  platformSimulator,
+  type Registered,
+  registrationOf,
+} from "./support";
 
 afterEach(() => resetClock());
 
 const TOOL_CONFIGURATION = "https://purl.imsglobal.org/spec/lti-tool-configuration";
-const LINKS = "/api/integrations/lti-consumers/registration-links";
-
-interface RegistrationControl {
-  openid_configuration: string;
-  registration_token: string | null;
-  configuration_requests: ConfigurationRequest[];
-  registration_requests: RegistrationRequest[];
-}
-
-/** The simulator's dynamic registration (test/lti/platform-registration.ts) of one platform. */
-function registrationOf(platform: Simulator) {
-  const control = `${inject("ltiPlatformUrl")}/control/${platform.name}/registration`;
-  return {
-    async script(body: {
-      token?: string | null;
-      configuration?: Record<string, unknown>;
-      answers?: ScriptedAnswer[];
-      deployment_id?: string | null;
-    }) {
-      const res = await fetch(control, { method: "PUT", body: JSON.stringify(body) });
-      return (await res.json()) as RegistrationControl;
-    },
-    state: async () => (await (await fetch(control)).json()) as RegistrationControl,
-  };
-}
-
-async function newLink(admin: TestUser, headers: Record<string, string> = {}) {
-  const { res, body } = await callJson(LINKS, { token: admin.token, method: "POST", headers });
-  if (res.status !== 201) throw new Error(`link: ${res.status} ${JSON.stringify(body)}`);
-  return body as { url: string; expires_at: string };
-}
-
-/** What the LMS does with the link: opens it in its iframe with its two parameters added. */
-async function open(linkUrl: string, params: Record<string, string>) {
-  const url = new URL(linkUrl);
-  for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value);
-  const res = await call(url.toString(), {
-    headers: { Accept: "text/html,application/xhtml+xml", "CF-Connecting-IP": freshIp() },
-  });
-  return { res, text: await res.text() };
-}
-
 const registrationsOf = (institutionId: string) =>
   database(env.DB).select().from(ltiConsumers).where(eq(ltiConsumers.institutionId, institutionId));
 
@@ -68,7 +32,10 @@ async function sha256Base64(text: string): Promise<string> {
 it("a link registers the platform: its client id, deployment and URLs stored, keys made, the page closes, a launch works", async () => {
   const [tenant, stranger] = await Promise.all([createTenant(), createTenant()]);
   const link = await newLink(tenant.admin);
-  expect(link.url).toMatch(/^https:\/\/api\.lingua\.test\/api\/lti\/register\?link=[\w-]{43}$/);
+  // The secret names its institution (found where it lives), then 256 random bits.
+  const named = new URL(link.url).searchParams.get("link") ?? "";
+  expect(link.url.startsWith("https://api.lingua.test/api/lti/register?link=")).toBe(true);
+  expect(named).toMatch(new RegExp(`^${tenant.institution.id}\\.[\\w-]{43}$`));
   expect(link.url).not.toContain(tenant.admin.token);
   const lifetime = Date.parse(link.expires_at) - Date.now();
   expect(lifetime).toBeGreaterThan(24 * 3_600_000 - 60_000);

@@ -5,6 +5,7 @@ import { ltiConsumers, outboundAccessTokens } from "../../src/db/schema";
 import { database } from "../../src/platform/db";
 import { BASE, call, callJson } from "../helpers/api";
 import { freshIp, type TestUser } from "../helpers/tenants";
+import type { ConfigurationRequest, RegistrationRequest } from "./platform-registration";
 import type { AuthorizeRequest, ScoreRequest, ScriptedAnswer, TokenRequest } from "./platform-server";
 
 export const CALLBACK_URL = `${BASE}/api/lti/callback`;
@@ -376,4 +377,48 @@ export function rosterMember(userId: string, extra: Record<string, unknown> = {}
     status: "Active",
     ...extra,
   };
+}
+
+// ——— Dynamic registration (test/lti/platform-registration.ts) ———
+
+export const LINKS = "/api/integrations/lti-consumers/registration-links";
+
+export interface RegistrationControl {
+  openid_configuration: string;
+  registration_token: string | null;
+  configuration_requests: ConfigurationRequest[];
+  registration_requests: RegistrationRequest[];
+}
+
+/** The simulator's dynamic registration (test/lti/platform-registration.ts) of one platform. */
+export function registrationOf(platform: Simulator) {
+  const control = `${inject("ltiPlatformUrl")}/control/${platform.name}/registration`;
+  return {
+    async script(body: {
+      token?: string | null;
+      configuration?: Record<string, unknown>;
+      answers?: ScriptedAnswer[];
+      deployment_id?: string | null;
+    }) {
+      const res = await fetch(control, { method: "PUT", body: JSON.stringify(body) });
+      return (await res.json()) as RegistrationControl;
+    },
+    state: async () => (await (await fetch(control)).json()) as RegistrationControl,
+  };
+}
+
+export async function newLink(admin: TestUser, headers: Record<string, string> = {}) {
+  const { res, body } = await callJson(LINKS, { token: admin.token, method: "POST", headers });
+  if (res.status !== 201) throw new Error(`link: ${res.status} ${JSON.stringify(body)}`);
+  return body as { url: string; expires_at: string };
+}
+
+/** What the LMS does with the link: opens it in its iframe with its two parameters added. */
+export async function open(linkUrl: string, params: Record<string, string>) {
+  const url = new URL(linkUrl);
+  for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value);
+  const res = await call(url.toString(), {
+    headers: { Accept: "text/html,application/xhtml+xml", "CF-Connecting-IP": freshIp() },
+  });
+  return { res, text: await res.text() };
 }

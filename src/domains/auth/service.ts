@@ -14,6 +14,7 @@ import { limiterFor, rateLimitedError } from "../../platform/ratelimit/middlewar
 import { SIGN_IN_FAILURES } from "../../platform/ratelimit/policies";
 import type { ServiceContext } from "../../platform/service/context";
 import {
+  enterInstitutionToWrite,
   institutionDatabase,
   institutionOfKey,
   useInstitutionDatabase,
@@ -146,6 +147,8 @@ async function findByEmail(ctx: ServiceContext, email: string) {
 
 /** A session token for a user who has just proved who they are (sign-in, accepted invitation). */
 export async function createSession(ctx: ServiceContext, user: { id: string; institutionId: string | null }) {
+  // Written where the member's institution lives now; refused while a move switches it over.
+  if (user.institutionId) await enterInstitutionToWrite(ctx, user.institutionId);
   const expiresAt = nowIso(ctx.now() + ctx.config.sessionTtlDays * 86_400_000);
   const { row, plain } = await insertToken(ctx, {
     owner: { userId: user.id, institutionId: user.institutionId },

@@ -8,7 +8,7 @@ import { ApiError } from "../../platform/errors";
 import { nowIso } from "../../platform/ids";
 import { commit } from "../../platform/service/commit";
 import type { ServiceContext } from "../../platform/service/context";
-import { useInstitutionDatabase } from "../../platform/service/directory";
+import { enterInstitutionToWrite } from "../../platform/service/directory";
 import { memberUpdated } from "./events";
 
 export const INVITATION_TTL_MS = 7 * 86_400_000;
@@ -79,7 +79,7 @@ const INVALID = "The invitation is unknown, already used or expired; ask your ad
  */
 export async function acceptInvitation(ctx: ServiceContext, input: { token: string; password: string }) {
   const institutionId = institutionOfToken(input.token);
-  if (institutionId) await useInstitutionDatabase(ctx, institutionId);
+  if (institutionId) await enterInstitutionToWrite(ctx, institutionId);
   const { db } = ctx;
   const tokenHash = await sha256Hex(input.token);
   const now = nowIso(ctx.now());

@@ -20,11 +20,12 @@ export async function beginSsoSignIn(
 ): Promise<Begun> {
   const domain = input.email && input.email.lastIndexOf("@") >= 1 ? emailDomain(input.email) : "";
   if (!domain && !input.institution) throw notConfigured();
-  // A domain verified by an institution outside DB: found by its directory key, and the pending
-  // request is written in that institution's database (design/multi-database.md#entry-points).
+  // A domain verified by (or a slug of) an institution outside DB: found by its directory key, and
+  // the pending request is written in that institution's database (design/multi-database.md#entry-points).
+  const slug = input.institution as string;
   const started = domain
     ? await findByDirectoryKey(ctx, "sso_domain", domain, () => startFor(ctx, { domain }))
-    : await startFor(ctx, { slug: input.institution as string });
+    : await findByDirectoryKey(ctx, "slug", slug, () => startFor(ctx, { slug }));
   if (!started) throw notConfigured();
   const { connection, request } = started;
   return PROTOCOLS[connection.type].begin(ctx, {

@@ -6,7 +6,7 @@ import { ApiError } from "../../platform/errors";
 import { nowIso } from "../../platform/ids";
 import type { Writable } from "../../platform/service/commit";
 import type { ServiceContext } from "../../platform/service/context";
-import { useInstitutionDatabase } from "../../platform/service/directory";
+import { enterInstitutionToWrite } from "../../platform/service/directory";
 import { PERSON_NAME, sanitizeDisplayText } from "../../platform/text";
 import { activeConnection } from "../institutions/sso/service";
 import type { MemberRow } from "../members/present";
@@ -81,8 +81,9 @@ export async function underSignInLog<T>(
   run: () => Promise<T>,
 ): Promise<T> {
   // The callback's path names the institution: everything after runs where it lives (the pending
-  // request, the member, the log, the code: design/multi-database.md#entry-points).
-  await useInstitutionDatabase(ctx, target.institutionId);
+  // request, the member, the log, the code: design/multi-database.md#entry-points), refused while a
+  // move switches it over.
+  await enterInstitutionToWrite(ctx, target.institutionId);
   try {
     return await run();
   } catch (error) {

@@ -3,7 +3,7 @@ import { ssoSessionCodes, users } from "../../db/schema";
 import { codeHash, redeemOnce } from "../../platform/auth/single-use";
 import { ApiError } from "../../platform/errors";
 import type { ServiceContext } from "../../platform/service/context";
-import { useInstitutionDatabase } from "../../platform/service/directory";
+import { enterInstitutionToWrite } from "../../platform/service/directory";
 import { createSession } from "../auth/service";
 import { institutionOfSsoCode } from "./complete";
 
@@ -16,7 +16,7 @@ import { institutionOfSsoCode } from "./complete";
  */
 export async function exchangeSsoCode(ctx: ServiceContext, code: string) {
   const institutionId = institutionOfSsoCode(code);
-  if (institutionId) await useInstitutionDatabase(ctx, institutionId);
+  if (institutionId) await enterInstitutionToWrite(ctx, institutionId);
   const { db } = ctx;
   const hash = await codeHash(code);
   const codes = db

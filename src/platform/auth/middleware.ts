@@ -10,8 +10,8 @@ import { nowIso } from "../ids";
 import { INSTITUTION_POLICY, USER_SHARE_POLICY } from "../ratelimit/lease-terms";
 import { describeLimit } from "../ratelimit/middleware";
 import { rateLimitHeaders } from "../ratelimit/window";
-import { type ServiceContext, useDatabase, withPrincipal } from "../service/context";
-import { useInstitutionDatabase } from "../service/directory";
+import { useDatabase, withPrincipal } from "../service/context";
+import { enterInstitutionToWrite } from "../service/directory";
 import type { Ability } from "./abilities";
 import { decodeAdmitAnswer } from "./admit-answer";
 import { countAuthFailure, refuseIfOverAuthFailureLimit } from "./auth-failures";
@@ -136,7 +136,7 @@ export async function admitToken(
   useDatabase(ctx, principal.database ?? "DB");
   c.set("ctx", ctx);
   if (principal.institution && !READS.has(c.req.method))
-    await refuseWhileMoving(ctx, principal.institution.id);
+    await enterInstitutionToWrite(ctx, principal.institution.id);
   if (result.touch) {
     ctx.waitUntil(
       ctx.db
@@ -153,23 +153,11 @@ export async function admitToken(
   return { principal, headers };
 }
 
-const READS = new Set(["GET", "HEAD", "OPTIONS"]);
-
 /**
- * A write of an institution goes where the directory places it now, not where the principal was
- * read (the token gate's copy may predate a move), and is refused with `503 institution_moving` while
- * a move switches it over (design/multi-database.md#moving-an-institution-online). The placement is
- * this isolate's copy, at most `PLACEMENT_TTL_MS` old: the move waits that long before its last copy.
+ * A write of an institution goes where the directory places it now, not where the principal was read
+ * (the token gate's copy may predate a move), and is refused while a move switches it over.
  */
-async function refuseWhileMoving(ctx: ServiceContext, institutionId: string): Promise<void> {
-  const placement = await useInstitutionDatabase(ctx, institutionId);
-  if (placement.state === "moving")
-    throw new ApiError(
-      "institution_moving",
-      "The institution is being moved to another database; its writes resume in a few seconds.",
-      { headers: { "Retry-After": "1" } },
-    );
-}
+const READS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 /**
  * Refuses a token without `ability` (403 `missing_ability` naming it), unless `exempt` says this

@@ -1,6 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import { directoryKeys, institutionDatabases } from "../../db/schema";
 import { BoundedMap } from "../bounded-map";
+import { ApiError } from "../errors";
 import { everyDatabase, type ServiceContext, useDatabase } from "./context";
 import { type DatabaseBinding, FIRST_DATABASE, isDatabaseBindingName } from "./databases";
 
@@ -58,6 +59,24 @@ export async function useInstitutionDatabase(ctx: ServiceContext, institutionId:
   const placement = await placementOf(ctx, institutionId);
   useDatabase(ctx, placement.binding);
   return placement;
+}
+
+/**
+ * Moves the invocation to the database `institutionId` lives in for a write, refused with `503
+ * institution_moving` (and `Retry-After`) while a move switches the institution over. Every way a
+ * write reaches an institution goes through here: a token's non-GET request (`authenticate`), and the
+ * entry points without one (SCIM, SSO, LTI, Stripe's webhook, sign-in, invitations) once they know
+ * the institution (design/multi-database.md#writes-during-the-switch). The placement is this
+ * isolate's copy, at most `PLACEMENT_TTL_MS` old: the move waits that long before its last copy.
+ */
+export async function enterInstitutionToWrite(ctx: ServiceContext, institutionId: string): Promise<void> {
+  const placement = await useInstitutionDatabase(ctx, institutionId);
+  if (placement.state === "moving")
+    throw new ApiError(
+      "institution_moving",
+      "The institution is being moved to another database; its writes resume in a few seconds.",
+      { headers: { "Retry-After": "1" } },
+    );
 }
 
 export type DirectoryKind = (typeof directoryKeys.kind.enumValues)[number];

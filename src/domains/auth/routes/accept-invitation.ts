@@ -1,6 +1,12 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
-import { errorResponses, jsonBody, jsonResponse, publicRoute } from "../../../platform/openapi";
+import {
+  errorResponses,
+  institutionMovingResponse,
+  jsonBody,
+  jsonResponse,
+  publicRoute,
+} from "../../../platform/openapi";
 import { limitByIp } from "../../../platform/ratelimit/middleware";
 import { IP_POLICIES } from "../../../platform/ratelimit/policies";
 import { acceptInvitation } from "../../members/invitations";
@@ -21,6 +27,7 @@ export const acceptInvitationRoute = publicRoute(
     middleware: [limitByIp(IP_POLICIES.signIn)],
     request: { body: jsonBody(AcceptInvitationBody) },
     responses: {
+      503: institutionMovingResponse,
       200: jsonResponse(SignInResponseSchema, "Password set; signed in."),
       400: { ...errorResponses[400], description: "`invalid_invitation`, or malformed JSON." },
     },

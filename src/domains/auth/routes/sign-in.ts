@@ -1,6 +1,12 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
-import { errorResponses, jsonBody, jsonResponse, publicRoute } from "../../../platform/openapi";
+import {
+  errorResponses,
+  institutionMovingResponse,
+  jsonBody,
+  jsonResponse,
+  publicRoute,
+} from "../../../platform/openapi";
 import { clientIp, limitByIp } from "../../../platform/ratelimit/middleware";
 import { IP_POLICIES, SIGN_IN_FAILURES } from "../../../platform/ratelimit/policies";
 import { SESSION_LIMIT } from "../../tokens/service";
@@ -22,6 +28,7 @@ export const signInRoute = publicRoute(
     middleware: [limitByIp(IP_POLICIES.signIn)],
     request: { body: jsonBody(SignInBody) },
     responses: {
+      503: institutionMovingResponse,
       200: jsonResponse(SignInResponseSchema, "Signed in."),
       401: errorResponses[401],
       403: {

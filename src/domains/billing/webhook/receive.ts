@@ -5,7 +5,7 @@ import { ApiError } from "../../../platform/errors";
 import { domainEvent, type OutboxRow } from "../../../platform/events";
 import { nowIso } from "../../../platform/ids";
 import type { ServiceContext } from "../../../platform/service/context";
-import { findByDirectoryKey } from "../../../platform/service/directory";
+import { enterInstitutionToWrite, findByDirectoryKey } from "../../../platform/service/directory";
 import { dropPendingPromo } from "../promo";
 import { CLAIM_EVENT_SQL, RELEASE_EVENT_SQL } from "../sql";
 import {
@@ -151,13 +151,15 @@ export async function receiveStripeEvent(
 async function toCustomersDatabase(ctx: ServiceContext, event: Stripe.Event): Promise<void> {
   const customer = idOf((event.data.object as { customer?: string | { id: string } | null }).customer);
   if (!customer) return;
-  await findByDirectoryKey(ctx, "stripe_customer", customer, () =>
+  const found = await findByDirectoryKey(ctx, "stripe_customer", customer, () =>
     ctx.db
       .select({ institutionId: billingAccounts.institutionId })
       .from(billingAccounts)
       .where(eq(billingAccounts.stripeCustomerId, customer))
       .get(),
   );
+  // While a move switches the institution: 503, and Stripe delivers the event again later.
+  if (found) await enterInstitutionToWrite(ctx, found.institutionId);
 }
 
 /** Stripe could not be reached or failed: 503, and Stripe retries the delivery. */

@@ -14,6 +14,15 @@ export const DeepLinkingLaunchParam = z.object({
     .openapi({ param: { name: "launch", in: "path" }, example: "lti_01JD3Q8W2X4Y5Z6A7B8C9D0E1K" }),
 });
 
+/** Which database the selection page reads the launch in: the institution the callback's redirect names. */
+export const SelectionPageQuery = z.object({
+  institution: z.string().max(100).optional().openapi({
+    description:
+      "The launch's institution, as the callback's redirect names it (the page is read where the institution lives); without it, the launch is looked up in the first database.",
+    example: "ins_01JD3Q8W2X4Y5Z6A7B8C9D0E1F",
+  }),
+});
+
 /** The filters of `GET /api/courses` (less `published`: only published content can be linked). */
 export const ListItemsQuery = z.object({ ...pageQueryShape, ...courseFilterShape });
 

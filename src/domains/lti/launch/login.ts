@@ -4,7 +4,7 @@ import { ltiConsumers, ltiStates } from "../../../db/schema";
 import { randomBytes, toBase64Url } from "../../../platform/crypto/encoding";
 import { ApiError } from "../../../platform/errors";
 import type { ServiceContext } from "../../../platform/service/context";
-import { findByDirectoryKey } from "../../../platform/service/directory";
+import { enterInstitutionToWrite, findByDirectoryKey } from "../../../platform/service/directory";
 import { clientKey } from "../registrations/directory-keys";
 import { type ConsumerRow, registrationAnywhere } from "../registrations/service";
 import { CALLBACK_PATH, registrationCallbackPath } from "../registrations/tool-urls";
@@ -196,6 +196,8 @@ export async function startLogin(
       `The target_link_uri ${params.target_link_uri} is not this tool's launch URL (the registration's \`tool.launch_url\`).`,
     );
 
+  // The state is written where the institution lives: refused while a move switches it over.
+  await enterInstitutionToWrite(ctx, consumer.institutionId);
   // The state names its registration, so that the callback finds where it lives (as its own URL does).
   const state = `${consumer.id}.${toBase64Url(randomBytes(32))}`;
   const nonce = toBase64Url(randomBytes(32));

@@ -5,7 +5,7 @@ import { codeHash, redeemOnce } from "../../../platform/auth/single-use";
 import { ApiError } from "../../../platform/errors";
 import { nowIso } from "../../../platform/ids";
 import type { ServiceContext } from "../../../platform/service/context";
-import { useInstitutionDatabase } from "../../../platform/service/directory";
+import { enterInstitutionToWrite } from "../../../platform/service/directory";
 import { insertToken } from "../../tokens/service";
 import { launchRole } from "../claims";
 import { launchSessionName } from "../policy";
@@ -56,7 +56,7 @@ export async function issueSession(
 export async function exchangeCode(ctx: ServiceContext, code: string) {
   // `<institution id>.<random>`: taken where the institution lives (design/multi-database.md).
   const dot = code.indexOf(".");
-  if (dot > 0) await useInstitutionDatabase(ctx, code.slice(0, dot));
+  if (dot > 0) await enterInstitutionToWrite(ctx, code.slice(0, dot));
   const { db } = ctx;
   const redeemed = await redeemOnce(db, ltiSessionCodes, {
     key: eq(ltiSessionCodes.codeHash, await codeHash(code)),

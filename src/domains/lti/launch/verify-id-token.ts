@@ -9,6 +9,7 @@ import {
 import { ltiConsumers, ltiStates } from "../../../db/schema";
 import { redeemOnce } from "../../../platform/auth/single-use";
 import type { ServiceContext } from "../../../platform/service/context";
+import { enterInstitutionToWrite } from "../../../platform/service/directory";
 import { asRecord, CLAIMS, DEEP_LINKING_REQUEST, RESOURCE_LINK_REQUEST } from "../claims";
 import { type ConsumerRow, registrationAnywhere } from "../registrations/service";
 import { isToolTarget, registrationOfState, warnAmbiguous } from "./login";
@@ -359,7 +360,9 @@ export async function validateLaunch(ctx: ServiceContext, input: LaunchCallback)
   }
   // Where the registration lives: its own callback's id, else the one the state names.
   const named = registrationId ?? registrationOfState(form.state);
-  if (named) await registrationAnywhere(ctx, named);
+  const registration = named ? await registrationAnywhere(ctx, named) : undefined;
+  // The state is spent and the launch written there: refused while a move switches the institution.
+  if (registration) await enterInstitutionToWrite(ctx, registration.institutionId);
   const { row: state, consumer } = await consumeState(ctx, form.state, now, registrationId);
   const cookie = stateCookie(form.state);
   if (cookie !== undefined && cookie !== state.browserBinding)

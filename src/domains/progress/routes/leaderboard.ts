@@ -7,6 +7,7 @@ import { jsonResponse, tokenRoute } from "../../../platform/openapi";
 import { resolveLearner } from "../learner";
 import { defaultLeaderboardScope, mayActFor, seesEveryLeaderboardName } from "../policy";
 import { GAMIFICATION } from "../prefixes";
+import { readPlatformLeaderboard } from "../reports/gamification/platform-leaderboard";
 import { presentLeaderboard } from "../reports/gamification/present";
 import { ANONYMOUS_NAME, LeaderboardQuery, LeaderboardSchema } from "../reports/gamification/schemas";
 import { readLeaderboard } from "../reports/gamification/service";
@@ -18,7 +19,7 @@ export const leaderboardRoute = tokenRoute("progress:read", {
   tags: ["Gamification"],
   operationId: "getLeaderboard",
   summary: "XP leaderboard",
-  description: `The top learners by XP of the current week or of all time, in your institution or on the whole platform, most XP first (ties by user id), and your own entry with your rank (1 + the number of learners in the scope with more XP). Learners who opted out of leaderboards, and on the platform scope learners of other institutions, appear as "${ANONYMOUS_NAME}" without a user id. With \`user_id\`, "you" is that member.`,
+  description: `The top learners by XP of the current week or of all time, in your institution or on the whole platform (every database of the deployment, merged: exact ranks and top), most XP first (ties by user id), and your own entry with your rank (1 + the number of learners in the scope with more XP). Learners who opted out of leaderboards, and on the platform scope learners of other institutions, appear as "${ANONYMOUS_NAME}" without a user id. With \`user_id\`, "you" is that member.`,
   request: { query: LeaderboardQuery },
   responses: { 200: jsonResponse(LeaderboardSchema, "The leaderboard.") },
 });
@@ -37,13 +38,17 @@ export function registerLeaderboard(app: OpenAPIHono<AppEnv>) {
       ]);
     }
     const week = weekOf(localTime(ctx.now(), learner.timeZone).day);
-    const data = await readLeaderboard(ctx, {
-      period,
-      institutionId: scope === "institution" ? learner.institutionId : null,
-      week,
-      subjectId: learner.id,
-      limit,
-    });
+    // An institution's board is in its database; the platform's spans every database.
+    const data =
+      scope === "institution"
+        ? await readLeaderboard(ctx, {
+            period,
+            institutionId: learner.institutionId,
+            week,
+            subjectId: learner.id,
+            limit,
+          })
+        : await readPlatformLeaderboard(ctx, { period, week, subjectId: learner.id, limit });
     if (!data.me) throw new ApiError("not_found", `No learner ${learner.id}.`);
     const viewer = {
       subjectId: learner.id,

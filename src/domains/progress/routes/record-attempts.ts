@@ -41,7 +41,7 @@ export function registerRecordAttempts(app: OpenAPIHono<AppEnv>) {
       "attempts" in rest ? (rest.attempts as AttemptInput[]) : [rest as AttemptInput];
     const ctx = principalContext(c);
     enforce(mayActFor(ctx.principal, { userId, purpose: "write" }));
-    const learner = await resolveLearner(ctx, userId);
+    const learner = await resolveLearner(ctx, userId, { write: true });
     const recorders = ctx.env.PROGRESS_RECORDER;
     // The recorder commits the batch and its events, and publishes them (recording/service.ts).
     const result = await recorders

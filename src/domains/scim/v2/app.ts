@@ -1,5 +1,6 @@
 import { type Context, Hono } from "hono";
 import type { AppEnv } from "../../../env";
+import { ApiError } from "../../../platform/errors";
 import { provideContext } from "../../../platform/http/context-middleware";
 import { responseHeaders } from "../../../platform/http/middleware";
 import { SCIM_CONTENT_TYPE, ScimError, scimErrorResponse, toScimError } from "../errors";
@@ -205,7 +206,9 @@ export function scimApp(): Hono<AppEnv> {
   );
   app.onError((error, c) => {
     const scim = toScimError(error);
-    if (scim.status >= 500)
+    // A move's switch is expected, brief and retried by the identity provider: not worth an error log.
+    const moving = error instanceof ApiError && error.code === "institution_moving";
+    if (scim.status >= 500 && !moving)
       console.error(
         JSON.stringify({
           level: "error",

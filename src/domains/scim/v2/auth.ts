@@ -9,7 +9,7 @@ import { sha256Hex } from "../../../platform/crypto/encoding";
 import { nowIso } from "../../../platform/ids";
 import { describeLimit, limiterFor } from "../../../platform/ratelimit/middleware";
 import { rateLimitHeaders } from "../../../platform/ratelimit/window";
-import { findByDirectoryKey } from "../../../platform/service/directory";
+import { enterInstitutionToWrite, findByDirectoryKey } from "../../../platform/service/directory";
 import { ScimError } from "../errors";
 import { scimBaseUrl } from "../present";
 import { looksLikeScimToken } from "../tokens";
@@ -38,6 +38,8 @@ function unauthenticated(detail: string): ScimError {
  * the institution's plan's number (the Enterprise contract's own), counted in a RateLimiter object
  * with the same headers; unknown tokens count against the caller's address as the API's do.
  */
+const SCIM_READS = new Set(["GET", "HEAD"]);
+
 export const authenticateScim = createMiddleware<AppEnv>(async function authenticateScim(c, next) {
   const ctx = c.get("ctx");
   const header = c.req.header("Authorization");
@@ -71,6 +73,8 @@ export const authenticateScim = createMiddleware<AppEnv>(async function authenti
     throw unauthenticated("The bearer token is not valid.");
   }
   if (found.revokedAt) throw unauthenticated("The SCIM token has been revoked.");
+  // A write waits out a move's switch (503 with Retry-After, which identity providers retry).
+  if (!SCIM_READS.has(c.req.method)) await enterInstitutionToWrite(ctx, found.institutionId);
 
   const limit = rateLimitFor("institution_admin", found);
   const decision = await limiterFor(ctx.env, `scim:${found.id}`).consume(

@@ -1,6 +1,12 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
-import { errorResponses, jsonBody, jsonResponse, publicRoute } from "../../../platform/openapi";
+import {
+  errorResponses,
+  institutionMovingResponse,
+  jsonBody,
+  jsonResponse,
+  publicRoute,
+} from "../../../platform/openapi";
 import { presentSignIn } from "../../auth/present";
 import { SignInResponseSchema } from "../../auth/schemas";
 import { AUTH_SSO } from "../prefixes";
@@ -18,7 +24,11 @@ export const exchangeSsoCodeRoute = publicRoute(
     description: `After a sign-in through the identity provider, the browser lands on the worker's page \`/dashboard/sso\` with \`#code=…\` in the URL fragment (single use, valid 60 seconds). Posting the code here answers exactly what \`POST /api/auth/sign-in\` answers: a session token (kind \`session\`, every ability the role allows, 30 days), its id and expiry, and the user. An unknown, used or expired code, or a member suspended or removed since the sign-in: 401. ${SSO_LIMIT_NOTE}`,
     middleware: [ssoLimit],
     request: { body: jsonBody(SsoSessionBody) },
-    responses: { 200: jsonResponse(SignInResponseSchema, "Signed in."), 401: errorResponses[401] },
+    responses: {
+      503: institutionMovingResponse,
+      200: jsonResponse(SignInResponseSchema, "Signed in."),
+      401: errorResponses[401],
+    },
   },
   { countedPerIp: true },
 );

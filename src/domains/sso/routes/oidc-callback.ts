@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import { getCookie } from "hono/cookie";
 import type { AppEnv } from "../../../env";
-import { errorResponses, publicRoute } from "../../../platform/openapi";
+import { errorResponses, institutionMovingResponse, publicRoute } from "../../../platform/openapi";
 import { oidcCallback } from "../oidc/callback";
 import { STATE_COOKIE_PREFIX, stateCookie } from "../pending";
 import { AUTH_SSO, LANDING_PATH } from "../prefixes";
@@ -33,6 +33,7 @@ export const oidcCallbackRoute = publicRoute(
     middleware: [ssoLimit],
     request: { params: CallbackParams, query: CallbackQuery },
     responses: {
+      503: institutionMovingResponse,
       303: {
         description: "To the landing page, the single-use code in the URL fragment.",
         headers: { Location: { schema: { type: "string" as const } } },

@@ -72,7 +72,7 @@ Each event is handled once: a repeated event id answers \`200\` with \`outcome: 
     503: {
       ...errorResponses[500],
       description:
-        "`service_unavailable`: Stripe could not be reached to read the subscription (Stripe retries), or `billing_not_configured`.",
+        "`service_unavailable`: Stripe could not be reached to read the subscription (Stripe retries), or `billing_not_configured`; `institution_moving`: the customer's institution is being switched to another database (for a few seconds; Stripe delivers the event again).",
       headers: retryAfter,
     },
   },

@@ -1,6 +1,12 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../../env";
-import { errorResponses, jsonBody, jsonResponse, publicRoute } from "../../../../platform/openapi";
+import {
+  errorResponses,
+  institutionMovingResponse,
+  jsonBody,
+  jsonResponse,
+  publicRoute,
+} from "../../../../platform/openapi";
 import { presentUser } from "../../../auth/present";
 import { LTI } from "../../prefixes";
 import { LaunchResultSchema, SessionExchangeBody } from "../../schemas";
@@ -18,7 +24,11 @@ export const exchangeLtiCodeRoute = publicRoute(
     description: `The learning app posts the \`code\` of its URL fragment (single use, 2 minutes) and receives the launch, the user and a session token (8 hours). Unknown, used or expired codes: 401. ${LIMIT_NOTE}`,
     middleware: [limit],
     request: { body: jsonBody(SessionExchangeBody) },
-    responses: { 200: jsonResponse(LaunchResultSchema, "The launch's session."), 401: errorResponses[401] },
+    responses: {
+      503: institutionMovingResponse,
+      200: jsonResponse(LaunchResultSchema, "The launch's session."),
+      401: errorResponses[401],
+    },
   },
   { countedPerIp: true },
 );

@@ -5,6 +5,7 @@ import { randomBytes, sha256Hex, toBase64Url } from "../../../../platform/crypto
 import { ApiError } from "../../../../platform/errors";
 import { newId, nowIso } from "../../../../platform/ids";
 import type { PrincipalContext, ServiceContext } from "../../../../platform/service/context";
+import { enterInstitutionToWrite } from "../../../../platform/service/directory";
 import { ltiInstitution } from "../../policy";
 import { REGISTER_PATH } from "../tool-urls";
 
@@ -13,7 +14,9 @@ import { REGISTER_PATH } from "../tool-urls";
  * the values to copy. A link is a secret (32 random bytes, stored only as its SHA-256), bound to
  * the admin's institution, valid 24 hours, and makes one registration. An attempt takes it for a
  * lease, so that two attempts (the LMS opening the page twice) never register twice; a failed
- * attempt gives it back, a successful one spends it in the batch that stores the registration.
+ * attempt gives it back, a successful one spends it in the batch that stores the registration. The
+ * secret names its institution (`<institution id>.<random>`, as an invitation token does), so that the
+ * attempt runs where the institution lives (design/multi-database.md#entry-points).
  */
 
 export type RegistrationLinkRow = typeof ltiRegistrationLinks.$inferSelect;
@@ -28,7 +31,7 @@ const CLAIM_MS = 2 * 60_000;
 /** A new link of the caller's institution: the absolute URL of `GET /api/lti/register` with its secret. */
 export async function createRegistrationLink(ctx: PrincipalContext, input: { origin: string }) {
   const institutionId = ltiInstitution(ctx.principal);
-  const secret = toBase64Url(randomBytes(32));
+  const secret = `${institutionId}.${toBase64Url(randomBytes(32))}`;
   const now = ctx.now();
   const expiresAt = now + LINK_VALIDITY_MS;
   await ctx.db
@@ -58,6 +61,9 @@ export interface ClaimedLink {
  * attempt), or says why not: unknown 404, used or expired 410, held by another attempt 409.
  */
 export async function claimLink(ctx: ServiceContext, secret: string): Promise<ClaimedLink> {
+  // A link made before links named their institution names none: it is looked up in DB.
+  const dot = secret.indexOf(".");
+  if (dot > 0) await enterInstitutionToWrite(ctx, secret.slice(0, dot));
   const { db } = ctx;
   const secretHash = await sha256Hex(secret);
   const now = ctx.now();

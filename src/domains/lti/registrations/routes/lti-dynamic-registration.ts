@@ -32,6 +32,9 @@ export const ltiDynamicRegistrationRoute = publicRoute({
     422: page("`validation_failed`: `link` or `openid_configuration` is missing or too long."),
     429: errorResponses[429],
     500: page("`internal_error`."),
+    503: page(
+      "`institution_moving`: the link's institution is being switched to another database; open the link again in a few seconds.",
+    ),
     502: page(
       "`lti_platform_configuration_invalid`: the OpenID configuration could not be read or fails validation; `lti_registration_rejected`: the registration endpoint refused the registration or answered no usable `client_id`.",
     ),

@@ -60,7 +60,7 @@ export interface LeaderboardRow {
   xp: number;
 }
 
-function leaderboardRow(r: LeaderboardRecord): LeaderboardRow {
+export function leaderboardRow(r: LeaderboardRecord): LeaderboardRow {
   return {
     userId: r.user_id,
     name: r.name,

@@ -4,7 +4,7 @@ import type { Context } from "hono";
 import { getCookie } from "hono/cookie";
 import type { AppEnv } from "../../../../env";
 import { ApiError } from "../../../../platform/errors";
-import { errorResponses, publicRoute } from "../../../../platform/openapi";
+import { errorResponses, institutionMovingResponse, publicRoute } from "../../../../platform/openapi";
 import { STATE_COOKIE_PREFIX, stateCookie } from "../../pending";
 import { AUTH_SSO, LANDING_PATH } from "../../prefixes";
 import { SSO_LIMIT_NOTE, ssoLimit } from "../../routes/begin-sso-sign-in";
@@ -37,6 +37,7 @@ export const samlAcsRoute = publicRoute(
       body: { required: true, content: { "application/x-www-form-urlencoded": { schema: AcsFormSchema } } },
     },
     responses: {
+      503: institutionMovingResponse,
       303: {
         description: "To the landing page, the single-use code in the URL fragment.",
         headers: { Location: { schema: { type: "string" as const } } },
