@@ -313,7 +313,12 @@ export async function runCapacity({ config, scriptPath, log = (m) => console.err
   let file;
   try {
     const { d1 } = await migrateEveryDatabase(lingua.mf, config);
-    const { token } = await seedBenchTenant({ d1, baseUrl: lingua.url, extraTokens: 0, institutionId: INSTITUTION });
+    const { token } = await seedBenchTenant({
+      d1,
+      baseUrl: lingua.url,
+      extraTokens: 0,
+      institutionId: INSTITUTION,
+    });
     const auth = { Authorization: `Bearer ${token}` };
     const { learners, lessons } = await seed(d1);
     await requestJson(new URL("/api/integrations/webhooks", lingua.url), {

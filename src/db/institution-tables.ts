@@ -57,6 +57,10 @@ export const INSTITUTION_TABLES: readonly InstitutionTable[] = [
   { table: schema.platformCounters, owner: none("platform-wide counters of each database") },
   { table: schema.sweepCursors, owner: none("where each database's sweeps stopped") },
   {
+    table: schema.databaseNumbering,
+    owner: none("each database's own index and sequence: a moved row keeps the number it has"),
+  },
+  {
     table: schema.xpRankCounts,
     owner: { by: "institution", column: "scope" }, // scope 'platform' is each database's own
   },
