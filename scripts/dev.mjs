@@ -9,6 +9,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { catalogSeedSql } from "./catalog-data.mjs";
+import { writeDatabaseIndexWithWrangler } from "./database-index.mjs";
 import { databaseBindingNames } from "./databases.mjs";
 import { DEMO_PLACEMENT, demoDatabaseOf, demoGroupsSql, demoSeedSql } from "./demo-data.mjs";
 import { insightsSeedSql } from "./demo-insights.mjs";
@@ -75,8 +76,10 @@ function inFirstDatabase(institutionId) {
 }
 
 // 2. Schema in every database (DB, DB_1, …: docs/design/multi-database.md), then 3. demo accounts and courses.
-for (const binding of databaseBindingNames())
+for (const binding of databaseBindingNames()) {
+  writeDatabaseIndexWithWrangler(binding, ["--local", ...persist], { wrangler, cwd: root });
   run(["d1", "migrations", "apply", binding, "--local", ...persist]);
+}
 // Globex lives in DB_1, Acme and Initech in DB (DEMO_PLACEMENT): DB first, with the directory that finds
 // Globex (its entry, its slug's and its members' keys), then each other database's own rows. A local
 // set-up that put Globex in DB earlier keeps it there.

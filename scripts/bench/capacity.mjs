@@ -12,7 +12,7 @@
 //   BENCH_CAPACITY_LEARNERS=100  learners of the institution
 //   BENCH_CAPACITY_DAYS=7        days of activity (today and the days before)
 //   BENCH_CAPACITY_ATTEMPTS=30   attempts per learner and day (one lesson of 30 items a day)
-//   BENCH_CAPACITY_LONG_IDS=1    learners, course, lessons and items with ids as long as the product's
+//   BENCH_CAPACITY_LONG_IDS=1    the institution, learners, course, lessons and items with ids as long as the product's
 //                                (a prefix and a 26-character ULID: 30 characters) instead of short ones
 
 import { execFileSync } from "node:child_process";
@@ -26,7 +26,6 @@ import { BENCH_TENANT, seedBenchTenant } from "./seed.mjs";
 const LEARNERS = Number(process.env.BENCH_CAPACITY_LEARNERS ?? 100);
 const DAYS = Number(process.env.BENCH_CAPACITY_DAYS ?? 7);
 const ATTEMPTS = Number(process.env.BENCH_CAPACITY_ATTEMPTS ?? 30);
-const INSTITUTION = BENCH_TENANT.institution.id;
 /**
  * The product's ids are a prefix and a ULID (src/platform/ids.ts, `newId`): 30 characters. The short
  * ids of the default run keep its figures comparable across runs; BENCH_CAPACITY_LONG_IDS=1 measures
@@ -38,6 +37,8 @@ const idOf = (short) =>
     ? `${short.slice(0, 4)}${short.slice(4).replaceAll("_", "0").toUpperCase().padStart(26, "0")}`
     : short;
 const COURSE = idOf("crs_cap");
+/** The institution's id is on many rows (attempts, the analytics' rollups, the outbox): long too. */
+const INSTITUTION = idOf(BENCH_TENANT.institution.id);
 /** One lesson a day: enough lessons that no learner repeats one within the scenario. */
 const LESSONS = DAYS;
 
@@ -312,7 +313,12 @@ export async function runCapacity({ config, scriptPath, log = (m) => console.err
   let file;
   try {
     const { d1 } = await migrateEveryDatabase(lingua.mf, config);
-    const { token } = await seedBenchTenant({ d1, baseUrl: lingua.url, extraTokens: 0 });
+    const { token } = await seedBenchTenant({
+      d1,
+      baseUrl: lingua.url,
+      extraTokens: 0,
+      institutionId: INSTITUTION,
+    });
     const auth = { Authorization: `Bearer ${token}` };
     const { learners, lessons } = await seed(d1);
     await requestJson(new URL("/api/integrations/webhooks", lingua.url), {

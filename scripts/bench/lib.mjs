@@ -17,6 +17,7 @@ import os from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
+import { databaseIndexStatements } from "../database-index.mjs";
 import { benchEntrySource } from "./worker-wrappers.mjs";
 
 export const BENCH_SCRIPTS = dirname(fileURLToPath(import.meta.url));
@@ -364,13 +365,14 @@ export async function startMigratedLingua({ config, scriptPath, wrap = (options)
 
 /**
  * Applies the migrations to every database of the config (DB, DB_1, …: each has the same schema,
- * docs/design/multi-database.md), as a deployment does. Answers DB's binding, where the benches seed,
+ * docs/design/multi-database.md), after its index (scripts/database-index.mjs), as a deployment does. Answers DB's binding, where the benches seed,
  * and what `applyMigrations` answered for it.
  */
 export async function migrateEveryDatabase(mf, config) {
   let first;
   for (const [binding, dir] of Object.entries(config.migrationDirs)) {
     const d1 = await mf.getD1Database(binding);
+    await d1.batch(databaseIndexStatements(binding).map((statement) => d1.prepare(statement)));
     const applied = await applyMigrations(d1, dir);
     if (binding === "DB") first = { d1, applied };
   }

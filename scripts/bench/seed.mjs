@@ -24,12 +24,14 @@ export const BENCH_TENANT = {
 };
 
 /**
- * Seeds the tenant and returns { token, tokenCount, extraTokens }: a session bearer token of the
+ * Seeds the tenant (`institutionId` replaces the institution's short id, as the capacity bench's
+ * long ids do) and returns { token, tokenCount, extraTokens }: a session bearer token of the
  * admin, how many active tokens the institution holds (the session plus `extraTokens` API tokens),
  * and the plain values of those API tokens.
  */
-export async function seedBenchTenant({ d1, baseUrl, extraTokens = 30 }) {
-  const { institution, admin } = BENCH_TENANT;
+export async function seedBenchTenant({ d1, baseUrl, extraTokens = 30, institutionId }) {
+  const { admin } = BENCH_TENANT;
+  const institution = { ...BENCH_TENANT.institution, id: institutionId ?? BENCH_TENANT.institution.id };
   const password = randomBytes(18).toString("base64url");
   await d1.batch([
     d1

@@ -10,6 +10,8 @@ import * as schema from "./schema";
  *
  * - `institution`: the rows whose `column` is the institution's id;
  * - `member`: the rows whose `column` is the id of a user of the institution (`users.institution_id`);
+ * - `memberNumber`: the rows whose `column` is the number of a user of the institution (`users.number`:
+ *   the tables kept for good carry numbers, docs/design/capacity.md, "Integer keys");
  * - `parent`: the rows whose `column` is the key of a row of `parent` that is the institution's;
  * - `token`: the rows whose `column` is `token:<id>` of an API token of the institution (idempotency records);
  * - `none`: not one institution's (the catalogue, copied into every database; the directory; platform counters).
@@ -17,6 +19,7 @@ import * as schema from "./schema";
 export type Ownership =
   | { by: "institution"; column: string }
   | { by: "member"; column: string }
+  | { by: "memberNumber"; column: string }
   | { by: "parent"; column: string; parent: SQLiteTable; parentKey: string }
   | { by: "token"; column: string }
   | { by: "none"; why: string };
@@ -28,6 +31,7 @@ export interface InstitutionTable {
 
 const institution = (column = "institution_id"): Ownership => ({ by: "institution", column });
 const member = (column = "user_id"): Ownership => ({ by: "member", column });
+const memberNumber = (column = "user_number"): Ownership => ({ by: "memberNumber", column });
 const parent = (column: string, of: SQLiteTable, parentKey = "id"): Ownership => ({
   by: "parent",
   column,
@@ -56,6 +60,10 @@ export const INSTITUTION_TABLES: readonly InstitutionTable[] = [
   { table: schema.institutionMoves, owner: none("the moves themselves, in the first database only") },
   { table: schema.platformCounters, owner: none("platform-wide counters of each database") },
   { table: schema.sweepCursors, owner: none("where each database's sweeps stopped") },
+  {
+    table: schema.databaseNumbering,
+    owner: none("each database's own index and sequence: a moved row keeps the number it has"),
+  },
   {
     table: schema.xpRankCounts,
     owner: { by: "institution", column: "scope" }, // scope 'platform' is each database's own
@@ -86,10 +94,10 @@ export const INSTITUTION_TABLES: readonly InstitutionTable[] = [
   { table: schema.attempts, owner: institution() },
   { table: schema.attemptArchiveFiles, owner: institution() },
   { table: schema.attemptArchiveClaims, owner: institution() },
-  { table: schema.itemProgress, owner: member() },
+  { table: schema.itemProgress, owner: memberNumber() },
   { table: schema.lessonProgress, owner: member() },
   { table: schema.courseProgress, owner: member() },
-  { table: schema.dailyActivity, owner: member() },
+  { table: schema.dailyActivity, owner: memberNumber() },
   { table: schema.studyTime, owner: member() },
   { table: schema.skillEvidence, owner: member() },
   { table: schema.learnerStats, owner: member() },
@@ -152,6 +160,8 @@ export function institutionCondition(owner: Ownership): string {
       return `"${owner.column}" = ?1`;
     case "member":
       return `"${owner.column}" IN (SELECT id FROM users WHERE institution_id = ?1)`;
+    case "memberNumber":
+      return `"${owner.column}" IN (SELECT number FROM users WHERE institution_id = ?1)`;
     case "token":
       return `"${owner.column}" IN (SELECT 'token:' || id FROM api_tokens WHERE institution_id = ?1)`;
     case "parent": {

@@ -1,4 +1,5 @@
 import { type D1Migration, env } from "cloudflare:test";
+import { databaseIndexStatements } from "../../scripts/database-index.mjs";
 
 /**
  * What the pool's `applyD1Migrations` does (the same `d1_migrations` table and rows), in one D1 batch
@@ -25,11 +26,13 @@ async function applyMigrations(db: D1Database, migrations: D1Migration[]): Promi
 }
 
 // Storage is isolated per test file; applying is idempotent within a file. Every database has the
-// same migrations (design/multi-database.md): DB, and DB_1 where some tests place an institution.
-await Promise.all([
-  applyMigrations(env.DB, env.TEST_MIGRATIONS),
-  applyMigrations(env.DB_1, env.TEST_MIGRATIONS),
-]);
+// same migrations (design/multi-database.md): DB, and DB_1 where some tests place an institution,
+// each after its index, as every runner writes it (scripts/database-index.mjs).
+const migrate = async (d1: D1Database, binding: string) => {
+  await d1.batch(databaseIndexStatements(binding).map((statement) => d1.prepare(statement)));
+  await applyMigrations(d1, env.TEST_MIGRATIONS);
+};
+await Promise.all([migrate(env.DB, "DB"), migrate(env.DB_1, "DB_1")]);
 
 // The worker imports its queue consumers and sweeps on their first call. In this pool loading a
 // module is I/O through Vite's module runner, which shares one in-flight load between concurrent

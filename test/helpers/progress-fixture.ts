@@ -1,4 +1,5 @@
 import { env } from "cloudflare:test";
+import { eq } from "drizzle-orm";
 import { type CefrLevel, courses, lessons, type Skill, trainingItems, trainings } from "../../src/db/schema";
 import { chunk, rowsPerStatement } from "../../src/platform/batch";
 import { database } from "../../src/platform/db";
@@ -98,13 +99,36 @@ export async function createPublishedCourse(
     });
     fixture.lessons.push({ id: lessonId, items: lessonItems });
   }
-  for (const name of databases) await insertCourse(database(env[name]));
+  // Written in the first database, then copied with its numbers, as the catalogue is: a number is
+  // the same row in every database (docs/design/capacity.md, "Integer keys").
+  const [first, ...others] = databases;
+  let courseNumber: number | null = null;
+  if (first) {
+    const db = database(env[first]);
+    await insertCourse(db);
+    const [course, lessonNumbers, itemNumbers] = await db.batch([
+      db.select({ number: courses.number }).from(courses).where(eq(courses.id, courseId)),
+      db
+        .select({ id: lessons.id, number: lessons.number })
+        .from(lessons)
+        .where(eq(lessons.courseId, courseId)),
+      db
+        .select({ id: trainingItems.id, number: trainingItems.number })
+        .from(trainingItems)
+        .where(eq(trainingItems.courseId, courseId)),
+    ]);
+    courseNumber = course[0]?.number ?? null;
+    const byId = new Map([...lessonNumbers, ...itemNumbers].map((row) => [row.id, row.number]));
+    for (const row of [...lessonRows, ...itemRows]) row.number = byId.get(row.id) ?? null;
+  }
+  for (const name of others) await insertCourse(database(env[name]));
   return fixture;
 
   async function insertCourse(db: ReturnType<typeof database>) {
     // Parents first: the course, then lessons, trainings and items (foreign keys); one batch.
     const course = db.insert(courses).values({
       id: courseId,
+      number: courseNumber,
       slug,
       title: `Fixture course ${tag}`,
       description: "A course for tests.",
@@ -123,9 +147,9 @@ export async function createPublishedCourse(
       chunk(values, rowsPerStatement(columns)).map((part) => db.insert(table).values(part as never));
     await db.batch([
       course,
-      ...rows(lessons, lessonRows, 8),
+      ...rows(lessons, lessonRows, 9),
       ...rows(trainings, trainingRows, 7),
-      ...rows(trainingItems, itemRows, 10),
+      ...rows(trainingItems, itemRows, 11),
     ]);
   }
 }

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
-import { and, count, eq } from "drizzle-orm";
+import { and, count, eq, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { userNumberOf } from "../../src/db/numbers";
 import { attempts, dailyActivity, itemProgress, learnerStats, outboxEvents } from "../../src/db/schema";
 import { database } from "../../src/platform/db";
 import { call, callJson } from "../helpers/api";
@@ -325,12 +326,21 @@ describe("POST /api/progress/attempts", () => {
     await record(learner.token, attempt(course.items[0]!, { score: 0.7, correct: false }));
     const repeat = await record(learner.token, attempt(course.items[0]!, { score: 1 }));
     expect(repeat.body.data[0]).toMatchObject({ xp_gained: 1, item_completed: false });
+    // Stored by the learner's and the item's numbers (docs/design/capacity.md, "Integer keys").
     const row = await db()
-      .select({ bestScore: itemProgress.bestScore, attempts: itemProgress.attempts })
+      .select({ bestScore: itemProgress.bestScore })
       .from(itemProgress)
-      .where(and(eq(itemProgress.userId, learner.id), eq(itemProgress.trainingItemId, course.items[0]!)))
+      .where(
+        and(
+          eq(itemProgress.userNumber, userNumberOf(learner.id)),
+          eq(
+            itemProgress.itemNumber,
+            sql`(SELECT number FROM training_items WHERE id = ${course.items[0]!})`,
+          ),
+        ),
+      )
       .get();
-    expect(row).toEqual({ bestScore: 1, attempts: 2 });
+    expect(row).toEqual({ bestScore: 1 });
   });
 
   it.each([
@@ -491,7 +501,7 @@ describe("POST /api/progress/attempts", () => {
     const days = await db()
       .select({ day: dailyActivity.day })
       .from(dailyActivity)
-      .where(eq(dailyActivity.userId, learner.id));
+      .where(eq(dailyActivity.userNumber, userNumberOf(learner.id)));
     expect(days).toHaveLength(3);
     expect(result.body.summary.current_streak).toBe(3);
     const milestones = (await outbox(learner.id)).filter((e) => e.type === "streak.milestone");

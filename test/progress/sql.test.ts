@@ -2,6 +2,7 @@ import { env } from "cloudflare:test";
 import { and, asc, desc, eq, gte, inArray, lte, sql } from "drizzle-orm";
 import { integer, primaryKey, real, SQLiteSyncDialect, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { describe, expect, it } from "vitest";
+import { itemNumbersIn, userNumberOf } from "../../src/db/numbers";
 import {
   attempts,
   dailyActivity,
@@ -30,6 +31,7 @@ import {
   PURGE_PAST_WEEKLY_XP_SQL,
 } from "../../src/domains/progress/sql";
 import { database, inJsonList } from "../../src/platform/db";
+import { createPublishedCourse } from "../helpers/progress-fixture";
 import { createTenant } from "../helpers/tenants";
 
 const db = () => database(env.DB);
@@ -397,16 +399,18 @@ describe("the progress tables kept for good", () => {
       ),
     );
 
-  it("are WITHOUT ROWID, item_progress without its lesson and with its times in Unix seconds", async () => {
+  it("are WITHOUT ROWID, item_progress on numbers, without its lesson, with its time in Unix seconds", async () => {
     const items = await schemaOf("item_progress");
     expect(items.map((r) => [r.type, r.name])).toEqual([["table", "item_progress"]]);
     expect(items[0]!.sql).toMatch(/\) WITHOUT ROWID$/);
-    expect(items[0]!.sql).not.toMatch(/lesson_id/);
+    // On numbers, the learner's and the item's, with only what is read.
+    expect(items[0]!.sql).toMatch(/PRIMARY KEY\(`user_number`, `item_number`\)/);
+    expect(items[0]!.sql).not.toMatch(/lesson_id|user_id|training_item_id|`attempts`|last_attempt_at/);
     expect(items[0]!.sql).toMatch(/`completed_at` integer,/);
-    expect(items[0]!.sql).toMatch(/`last_attempt_at` integer NOT NULL/);
     const daily = await schemaOf("daily_activity");
     expect(daily.map((r) => [r.type, r.name])).toEqual([["table", "daily_activity"]]);
     expect(daily[0]!.sql).toMatch(/\) WITHOUT ROWID$/);
+    expect(daily[0]!.sql).toMatch(/PRIMARY KEY\(`user_number`, `day`\)/);
     const activity = await schemaOf("institution_activity_days");
     expect(activity.map((r) => [r.type, r.name])).toEqual([
       ["trigger", "institution_activity_days_insert_rollups"],
@@ -425,30 +429,39 @@ describe("the progress tables kept for good", () => {
       db()
         .select()
         .from(itemProgress)
-        .where(and(eq(itemProgress.userId, "usr_a"), inArray(itemProgress.trainingItemId, items)))
+        .where(
+          and(
+            eq(itemProgress.userNumber, userNumberOf("usr_a")),
+            inArray(itemProgress.itemNumber, itemNumbersIn(items)),
+          ),
+        )
         .toSQL(),
     );
+    // The learner's number and the items' are seeks on users' and training_items' keys, in the statement.
+    expect(recording).toMatch(/SEARCH item_progress USING PRIMARY KEY \(user_number=\? AND item_number=\?\)/);
+    expect(recording).toMatch(/SEARCH users USING INDEX sqlite_autoindex_users_1 \(id=\?\)/);
     expect(recording).toMatch(
-      /SEARCH item_progress USING PRIMARY KEY \(user_id=\? AND training_item_id=\?\)/,
+      /SEARCH training_items USING INDEX sqlite_autoindex_training_items_1 \(id=\?\)/,
     );
+    expect(recording).not.toMatch(/SCAN (item_progress|users|training_items)\b/);
     // The recording's latest active days; the history's and the insights' range.
     const latest = await plan(
       db()
         .select({ day: dailyActivity.day })
         .from(dailyActivity)
-        .where(eq(dailyActivity.userId, "usr_a"))
+        .where(eq(dailyActivity.userNumber, userNumberOf("usr_a")))
         .orderBy(desc(dailyActivity.day))
         .limit(400)
         .toSQL(),
     );
-    expect(latest).toMatch(/SEARCH daily_activity USING PRIMARY KEY \(user_id=\?\)/);
+    expect(latest).toMatch(/SEARCH daily_activity USING PRIMARY KEY \(user_number=\?\)/);
     const range = await plan(
       db()
         .select()
         .from(dailyActivity)
         .where(
           and(
-            eq(dailyActivity.userId, "usr_a"),
+            eq(dailyActivity.userNumber, userNumberOf("usr_a")),
             gte(dailyActivity.day, "2026-01-01"),
             lte(dailyActivity.day, "2026-12-31"),
           ),
@@ -456,7 +469,7 @@ describe("the progress tables kept for good", () => {
         .orderBy(asc(dailyActivity.day))
         .toSQL(),
     );
-    expect(range).toMatch(/SEARCH daily_activity USING PRIMARY KEY \(user_id=\? AND day>\? AND day<\?\)/);
+    expect(range).toMatch(/SEARCH daily_activity USING PRIMARY KEY \(user_number=\? AND day>\? AND day<\?\)/);
     for (const details of [latest, range]) expect(details).not.toMatch(/TEMP B-TREE|SCAN daily_activity/);
 
     // A group's rows (each member's days on the key) and the analytics' probes (a learner on the key,
@@ -491,7 +504,11 @@ describe("the progress tables kept for good", () => {
     expect(rollup).not.toMatch(/SCAN r\b/);
   });
 
-  it("item_progress and daily_activity are rebuilt from the former tables with every row and value kept", async () => {
+  it("item_progress and daily_activity are rebuilt from the former tables, then on numbers, with every row and value kept", async () => {
+    const { learner, instructor } = await createTenant();
+    const { items } = await createPublishedCourse({ lessons: 1, blocksPerLesson: 1, itemsPerBlock: 3 });
+    const [x, y, z] = items as [string, string, string];
+    const [a, b] = [learner.id, instructor.id].sort() as [string, string];
     // The former item_progress, as the first migration made it.
     const formerItems = sqliteTable(
       "item_progress",
@@ -505,6 +522,19 @@ describe("the progress tables kept for good", () => {
         lastAttemptAt: text("last_attempt_at").notNull(),
       },
       (t) => [primaryKey({ columns: [t.userId, t.trainingItemId] })],
+    );
+    const formerDays = sqliteTable(
+      "daily_activity",
+      {
+        userId: text("user_id").notNull(),
+        day: text("day").notNull(),
+        attempts: integer("attempts").notNull(),
+        itemsCompleted: integer("items_completed").notNull(),
+        correct: integer("correct").notNull(),
+        xp: integer("xp").notNull(),
+        seconds: integer("seconds").notNull(),
+      },
+      (t) => [primaryKey({ columns: [t.userId, t.day] })],
     );
     const former = [...formerDdl("0001_", "item_progress"), ...formerDdl("0001_", "daily_activity")];
     expect(former).toHaveLength(2);
@@ -530,61 +560,74 @@ describe("the progress tables kept for good", () => {
     await db()
       .insert(formerItems)
       .values([
-        item("usr_b", "itm_z"),
-        item("usr_a", "itm_y", {
-          completedAt: null,
-          bestScore: 0,
-          attempts: 1,
-          lastAttemptAt: "1999-12-31T00:00:00Z",
-        }),
-        item("usr_a", "itm_x", {
-          completedAt: "2026-11-27T12:34:56Z",
-          lastAttemptAt: "2026-11-27T12:34:56Z",
-        }),
+        item(b, z),
+        item(a, y, { completedAt: null, bestScore: 0, attempts: 1, lastAttemptAt: "1999-12-31T00:00:00Z" }),
+        item(a, x, { completedAt: "2026-11-27T12:34:56Z", lastAttemptAt: "2026-11-27T12:34:56Z" }),
       ]);
     const days = [
-      {
-        userId: "usr_a",
-        day: "2026-03-02",
-        attempts: 30,
-        itemsCompleted: 12,
-        correct: 25,
-        xp: 300,
-        seconds: 900,
-      },
-      { userId: "usr_a", day: "2026-03-01", attempts: 1, itemsCompleted: 0, correct: 0, xp: 0, seconds: 0 },
-      { userId: "usr_b", day: "2025-12-31", attempts: 2, itemsCompleted: 1, correct: 1, xp: 10, seconds: 61 },
+      { userId: a, day: "2026-03-02", attempts: 30, itemsCompleted: 12, correct: 25, xp: 300, seconds: 900 },
+      { userId: a, day: "2026-03-01", attempts: 1, itemsCompleted: 0, correct: 0, xp: 0, seconds: 0 },
+      { userId: b, day: "2025-12-31", attempts: 2, itemsCompleted: 1, correct: 1, xp: 10, seconds: 61 },
     ];
-    await db().insert(dailyActivity).values(days);
+    await db().insert(formerDays).values(days);
     const before = await db()
       .select()
       .from(formerItems)
       .orderBy(formerItems.userId, formerItems.trainingItemId);
 
+    // 0046: WITHOUT ROWID, no lesson, times in Unix seconds.
     const rebuild = migration("_progress_rollups_without_rowid.sql");
     await env.DB.batch(rebuild.queries.map((q) => env.DB.prepare(q)));
-
     const seconds = (iso: string | null) => (iso === null ? null : Date.parse(iso) / 1000);
-    const after = await db()
-      .select()
-      .from(itemProgress)
-      .orderBy(itemProgress.userId, itemProgress.trainingItemId);
+    const rows = async (query: string) => (await env.DB.prepare(query).all()).results;
+    const narrower = await rows("SELECT * FROM item_progress ORDER BY user_id, training_item_id");
+    expect(narrower).toEqual(
+      before.map((r) => ({
+        user_id: r.userId,
+        training_item_id: r.trainingItemId,
+        best_score: r.bestScore,
+        attempts: r.attempts,
+        completed_at: seconds(r.completedAt),
+        last_attempt_at: seconds(r.lastAttemptAt),
+      })),
+    );
+
+    // On numbers: a row whose learner has no number refuses the migration whole.
+    const onNumbers = migration("_progress_on_numbers.sql");
+    const toNumbers = () => env.DB.batch(onNumbers.queries.map((q) => env.DB.prepare(q)));
+    await env.DB.prepare(
+      "INSERT INTO daily_activity (user_id, day, attempts, items_completed, correct, xp, seconds) VALUES ('usr_gone', '2026-01-01', 1, 0, 0, 0, 0)",
+    ).run();
+    await expect(toNumbers()).rejects.toThrow(/NOT NULL constraint failed/);
+    expect(await rows("SELECT user_id FROM daily_activity WHERE user_id = 'usr_gone'")).toHaveLength(1);
+    await env.DB.prepare("DELETE FROM daily_activity WHERE user_id = 'usr_gone'").run();
+    await toNumbers();
+
+    // Every row and value kept, the ids read back through the numbers.
+    const after = await rows(
+      `SELECT u.id AS user_id, i.id AS training_item_id, p.best_score, p.completed_at
+       FROM item_progress p JOIN users u ON u.number = p.user_number JOIN training_items i ON i.number = p.item_number
+       ORDER BY u.id, i.id`,
+    );
     expect(after).toEqual(
-      before.map(({ lessonId: _, ...r }) => ({
-        ...r,
-        completedAt: seconds(r.completedAt),
-        lastAttemptAt: seconds(r.lastAttemptAt),
+      narrower.map((r) => ({
+        user_id: r.user_id,
+        training_item_id: r.training_item_id,
+        best_score: r.best_score,
+        completed_at: r.completed_at,
       })),
     );
     expect(after).toHaveLength(3);
-    expect(after.every((r) => Number.isInteger(r.lastAttemptAt))).toBe(true);
-    const daysAfter = await db()
-      .select()
-      .from(dailyActivity)
-      .orderBy(dailyActivity.userId, dailyActivity.day);
+    const daysAfter = await rows(
+      `SELECT u.id AS userId, d.day, d.attempts, d.items_completed AS itemsCompleted, d.correct, d.xp, d.seconds
+       FROM daily_activity d JOIN users u ON u.number = d.user_number ORDER BY u.id, d.day`,
+    );
     expect(daysAfter).toEqual([days[1], days[0], days[2]]);
-    expect((await schemaOf("item_progress"))[0]!.sql).toMatch(/WITHOUT ROWID$/);
-    expect((await schemaOf("daily_activity"))[0]!.sql).toMatch(/WITHOUT ROWID$/);
+    for (const table of ["item_progress", "daily_activity"]) {
+      const [created] = await schemaOf(table);
+      expect(created!.sql).toMatch(/WITHOUT ROWID$/);
+      expect(created!.sql).toMatch(/PRIMARY KEY\(`user_number`, `(item_number|day)`\)/);
+    }
   });
 
   it("institution_activity_days is rebuilt from the former table with every row kept, no rollup changed, and its triggers again", async () => {

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { userNumberOf } from "../../src/db/numbers";
 import { dailyActivity } from "../../src/db/schema";
 import { addDays } from "../../src/domains/progress/rules";
 import { database } from "../../src/platform/db";
@@ -175,7 +176,7 @@ describe("streak milestones", () => {
     const days = await database(env.DB)
       .select({ day: dailyActivity.day })
       .from(dailyActivity)
-      .where(eq(dailyActivity.userId, learner.id))
+      .where(eq(dailyActivity.userNumber, userNumberOf(learner.id)))
       .orderBy(dailyActivity.day);
     expect(days.map((r) => r.day)).toEqual([addDays(day, -2), addDays(day, -1), day]);
 

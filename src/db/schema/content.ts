@@ -33,6 +33,12 @@ export const courses = sqliteTable(
   "courses",
   {
     id: text("id").primaryKey(),
+    /**
+     * The catalogue's number (docs/design/capacity.md, "Integer keys"): what the rows kept for good
+     * carry instead of the id. Given by a trigger where the row is first written (the next after the
+     * largest) and copied with the row, so it is the same in every database.
+     */
+    number: integer("number"),
     slug: text("slug").notNull().unique(),
     title: text("title").notNull(),
     description: text("description").notNull(),
@@ -52,6 +58,7 @@ export const courses = sqliteTable(
   (t) => [
     index("courses_published_title_idx").on(t.published, t.title, t.id),
     index("courses_language_idx").on(t.targetLanguage, t.title, t.id),
+    uniqueIndex("courses_number_idx").on(t.number),
   ],
 );
 
@@ -71,6 +78,8 @@ export const lessons = sqliteTable(
   "lessons",
   {
     id: text("id").primaryKey(),
+    /** The catalogue's number, as `courses.number`. */
+    number: integer("number"),
     courseId: text("course_id")
       .notNull()
       .references(() => courses.id),
@@ -82,7 +91,10 @@ export const lessons = sqliteTable(
     estimatedMinutes: integer("estimated_minutes").notNull().default(0),
     ...timestamps,
   },
-  (t) => [uniqueIndex("lessons_course_position_idx").on(t.courseId, t.position)],
+  (t) => [
+    uniqueIndex("lessons_course_position_idx").on(t.courseId, t.position),
+    uniqueIndex("lessons_number_idx").on(t.number),
+  ],
 );
 
 export const trainings = sqliteTable(
@@ -108,6 +120,8 @@ export const trainingItems = sqliteTable(
   "training_items",
   {
     id: text("id").primaryKey(),
+    /** The catalogue's number, as `courses.number`. */
+    number: integer("number"),
     trainingId: text("training_id")
       .notNull()
       .references(() => trainings.id),
@@ -127,5 +141,6 @@ export const trainingItems = sqliteTable(
     index("training_items_type_idx").on(t.type, t.id),
     index("training_items_skill_idx").on(t.skill, t.id),
     index("training_items_level_idx").on(t.cefrLevel, t.id),
+    uniqueIndex("training_items_number_idx").on(t.number),
   ],
 );

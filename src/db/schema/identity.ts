@@ -20,6 +20,8 @@ export interface Branding {
 
 export const institutions = sqliteTable("institutions", {
   id: text("id").primaryKey(),
+  /** The institution's number, allocated as a learner's (`users.number`), kept across a move. */
+  number: integer("number").unique(),
   slug: text("slug").notNull().unique(),
   name: text("name").notNull(),
   plan: text("plan", { enum: PLANS }).notNull().default("free"),
@@ -41,6 +43,13 @@ export const users = sqliteTable(
   "users",
   {
     id: text("id").primaryKey(),
+    /**
+     * The learner's number (docs/design/capacity.md, "Integer keys"): what the rows kept for good
+     * carry instead of the id. Allocated by a trigger in the statement that inserts the user, as
+     * `sequence × 128 + the database's index` (`database_numbering`), so numbers of two databases
+     * never collide and a moved user keeps theirs. Never null once written, never changed.
+     */
+    number: integer("number").unique(),
     /** Stored lower-cased so that look-ups and the unique constraint ignore case. */
     email: text("email").notNull().unique(),
     name: text("name").notNull(),

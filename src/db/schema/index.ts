@@ -10,6 +10,7 @@ export * from "./institution-insights";
 export * from "./institution-moves";
 export * from "./institutions";
 export * from "./lti";
+export * from "./numbers";
 export * from "./progress";
 export * from "./saml";
 export * from "./scim";

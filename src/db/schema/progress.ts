@@ -43,24 +43,23 @@ export const attempts = sqliteTable(
  * it, one seek per item of a batch on the key.
  *
  * A row per learner and item met, kept for good: the table is narrow on purpose. It is `WITHOUT
- * ROWID` (hand-written in its migration, `…_progress_rollups_without_rowid`; drizzle does not model
- * it), so the key needs no index of its own; the item's lesson is not stored (`training_items` has
- * it); the two times are Unix seconds (the recording's times are whole seconds), not ISO text. A
- * migration that rebuilds this table must keep `WITHOUT ROWID` (docs/design/capacity.md).
+ * ROWID` (hand-written in its migrations, `…_progress_rollups_without_rowid`, `…_progress_on_numbers`;
+ * drizzle does not model it), so the key needs no index of its own. The learner and the item are their
+ * numbers (`users.number`, `training_items.number`), not their ids; the item's lesson is not stored
+ * (`training_items` has it); the time is Unix seconds. No count of attempts nor latest attempt time:
+ * nothing read them. A migration that rebuilds this table must keep `WITHOUT ROWID`
+ * (docs/design/capacity.md).
  */
 export const itemProgress = sqliteTable(
   "item_progress",
   {
-    userId: text("user_id").notNull(),
-    trainingItemId: text("training_item_id").notNull(),
+    userNumber: integer("user_number").notNull(),
+    itemNumber: integer("item_number").notNull(),
     bestScore: real("best_score").notNull(),
-    attempts: integer("attempts").notNull(),
     /** Unix seconds of the first passing attempt; null until then. */
     completedAt: integer("completed_at"),
-    /** Unix seconds of the latest attempt (by its `occurred_at`). */
-    lastAttemptAt: integer("last_attempt_at").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.userId, t.trainingItemId] })],
+  (t) => [primaryKey({ columns: [t.userNumber, t.itemNumber] })],
 );
 
 export const lessonProgress = sqliteTable(
@@ -106,13 +105,14 @@ export const courseProgress = sqliteTable(
 
 /**
  * One row per learner and local day with any activity: history, streaks, active-learner counts.
- * `WITHOUT ROWID` (hand-written in `…_progress_rollups_without_rowid`): every reader seeks the
- * learner's days on the key, which is the table itself. A rebuild must keep it.
+ * `WITHOUT ROWID` (hand-written in `…_progress_rollups_without_rowid`, `…_progress_on_numbers`): every
+ * reader seeks the learner's days on the key, which is the table itself, by the learner's number
+ * (`users.number`). A rebuild must keep it.
  */
 export const dailyActivity = sqliteTable(
   "daily_activity",
   {
-    userId: text("user_id").notNull(),
+    userNumber: integer("user_number").notNull(),
     day: text("day").notNull(),
     attempts: integer("attempts").notNull(),
     itemsCompleted: integer("items_completed").notNull(),
@@ -120,7 +120,7 @@ export const dailyActivity = sqliteTable(
     xp: integer("xp").notNull(),
     seconds: integer("seconds").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.userId, t.day] })],
+  (t) => [primaryKey({ columns: [t.userNumber, t.day] })],
 );
 
 /** Study time by local weekday (0 = Monday) and hour, for insights. */

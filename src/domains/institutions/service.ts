@@ -208,6 +208,7 @@ async function createPlacedInstitution(
   const now = nowIso(ctx.now());
   const row: InstitutionRow = {
     id,
+    number: null, // allocated by the insert itself (a trigger)
     slug,
     name: input.name,
     plan: input.plan,

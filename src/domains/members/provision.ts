@@ -67,6 +67,7 @@ export async function provisionMember(
   const groups = normaliseGroups(person.groups ?? []);
   const user: UserRow = {
     id: newId("usr"),
+    number: null, // allocated by the insert itself (a trigger)
     email: person.email.trim().toLowerCase(),
     name: person.name ?? nameFromEmail(person.email),
     role: person.role ?? "learner",

@@ -132,6 +132,7 @@ export async function provisionUser(
   const now = nowIso(ctx.now());
   const user: UserRow = {
     id: newId("usr"),
+    number: null, // allocated by the insert itself (a trigger)
     email,
     name: person.name,
     role: person.role,

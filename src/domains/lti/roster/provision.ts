@@ -156,6 +156,7 @@ export async function provisionRoster(
       sub: person.sub,
       user: {
         id: newId("usr"),
+        number: null, // allocated by the insert itself (a trigger)
         email,
         name: person.name,
         role: person.role,

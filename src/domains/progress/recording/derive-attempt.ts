@@ -1,3 +1,4 @@
+import { requiredNumber } from "../../../db/numbers";
 import { nowIso } from "../../../platform/ids";
 import { ACHIEVEMENTS, localTime, passes, reachedAchievements, streaks, weekOf, xpFor } from "../rules";
 import type { OrderedAttempt } from "./dedupe";
@@ -76,7 +77,7 @@ function duplicateOutcome(id: string): AttemptOutcome {
 
 /**
  * XP and completion: full XP for the first pass, practice XP after it; the best score is kept. The
- * item's times are Unix seconds of `occurred_at` (`item_progress` stores them so).
+ * item's completion time is Unix seconds of `occurred_at` (`item_progress` stores it so).
  */
 function advanceItem(tally: Tally, item: ItemRow, attempt: AttemptInput, second: number): ItemStep {
   const previous = tally.items.get(item.id);
@@ -85,12 +86,9 @@ function advanceItem(tally: Tally, item: ItemRow, attempt: AttemptInput, second:
   const previousBest = previous?.bestScore ?? 0;
   const best = Math.max(previousBest, attempt.score);
   tally.items.set(item.id, {
-    userId: tally.learner.id,
-    trainingItemId: item.id,
+    itemNumber: requiredNumber(item.number, `training item ${item.id}`),
     bestScore: best,
-    attempts: (previous?.attempts ?? 0) + 1,
     completedAt: previous?.completedAt ?? (newlyCompleted ? second : null),
-    lastAttemptAt: Math.max(previous?.lastAttemptAt ?? second, second),
   });
   return { xp: xpFor(attempt, item.xp, wasCompleted), newlyCompleted, wasCompleted, previousBest, best };
 }

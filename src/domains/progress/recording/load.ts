@@ -1,4 +1,5 @@
 import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
+import { itemNumbersIn, userNumberOf } from "../../../db/numbers";
 import {
   achievements,
   attempts,
@@ -23,6 +24,7 @@ export const ACTIVE_DAYS_READ = 400;
 
 export type ItemRow = {
   id: string;
+  number: number | null;
   lessonId: string;
   courseId: string;
   xp: number;
@@ -31,13 +33,16 @@ export type ItemRow = {
   published: boolean;
 };
 
-export type ItemProgressRow = typeof itemProgress.$inferSelect;
+/** The learner's progress on an item (the tally keys it by the item's id; the learner is implied). */
+export type ItemProgressRow = Omit<typeof itemProgress.$inferSelect, "userNumber">;
 export type LessonProgressRow = typeof lessonProgress.$inferSelect;
 export type CourseProgressRow = typeof courseProgress.$inferSelect;
 export type LearnerStatsRow = typeof learnerStats.$inferSelect;
 
 /** Everything recording a batch reads: the items sent, and the learner's state they change. */
 export interface LearnerState {
+  /** The learner's number (`users.number`), what the rows kept for good carry; null for no such user. */
+  learnerNumber: number | null;
   itemById: Map<string, ItemRow>;
   /** Attempts of this batch's ids that are already recorded (for this learner or another). */
   recorded: { id: string; userId: string }[];
@@ -61,10 +66,15 @@ export async function loadLearnerState(
 ): Promise<LearnerState> {
   const itemIds = JSON.stringify([...new Set(input.map((a) => a.training_item_id))]);
   const itemsInBatch = sql`(SELECT value FROM json_each(${itemIds}))`;
+  const learnerNumber = userNumberOf(learnerId);
   const [items, recorded, stats, unlocked, days, ...progress] = await db.batch([
     db
       .select({
         id: trainingItems.id,
+        number: trainingItems.number,
+        // Read with the items rather than on its own: a valid batch has at least one, and the
+        // recording stays two round trips.
+        learnerNumber,
         lessonId: trainingItems.lessonId,
         courseId: trainingItems.courseId,
         xp: trainingItems.xp,
@@ -81,19 +91,21 @@ export async function loadLearnerState(
     db
       .select({ day: dailyActivity.day })
       .from(dailyActivity)
-      .where(eq(dailyActivity.userId, learnerId))
+      .where(eq(dailyActivity.userNumber, learnerNumber))
       .orderBy(sql`${dailyActivity.day} DESC`)
       .limit(ACTIVE_DAYS_READ),
     ...progressQueries(db, learnerId, itemsInBatch),
   ]);
   const [itemStates, lessonStates, lessonTotals, courseStates, courseTotals, evidence] = progress;
+  const itemIdOf = new Map(items.map((i) => [i.number, i.id]));
   return {
-    itemById: new Map(items.map((i) => [i.id, i])),
+    learnerNumber: items[0]?.learnerNumber ?? null,
+    itemById: new Map(items.map(({ learnerNumber: _, ...i }) => [i.id, i])),
     recorded,
     stats: stats[0],
     unlocked: new Set(unlocked.map((u) => u.code)),
     recentDays: days.map((d) => d.day),
-    items: new Map(itemStates.map((s) => [s.trainingItemId, { ...s }])),
+    items: new Map(itemStates.map(({ userNumber: _, ...s }) => [itemIdOf.get(s.itemNumber) ?? "", s])),
     lessons: new Map(lessonStates.map((s) => [s.lessonId, { ...s }])),
     lessonItemCount: new Map(lessonTotals.map((l) => [l.id, l.itemCount])),
     courses: new Map(courseStates.map((s) => [s.courseId, { ...s }])),
@@ -123,7 +135,12 @@ function progressQueries(db: Database, learnerId: string, itemsInBatch: SQL) {
     db
       .select()
       .from(itemProgress)
-      .where(and(eq(itemProgress.userId, learnerId), inArray(itemProgress.trainingItemId, itemsInBatch))),
+      .where(
+        and(
+          eq(itemProgress.userNumber, userNumberOf(learnerId)),
+          inArray(itemProgress.itemNumber, itemNumbersIn(itemsInBatch)),
+        ),
+      ),
     db
       .select()
       .from(lessonProgress)

@@ -1,5 +1,6 @@
 import { getTableColumns, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
+import { requiredNumber } from "../../../db/numbers";
 import {
   achievements,
   attempts,
@@ -47,12 +48,16 @@ export function collectChanges(tally: Tally, after: LearnerAfter, state: Learner
   const touchedLessons = new Set(attemptRows.map((a) => a.lessonId));
   const touchedCourses = new Set(attemptRows.map((a) => a.courseId));
   const recordedAny = attemptRows.length > 0;
+  // Only a batch that records anything writes rows by the learner's number.
+  const userNumber = recordedAny ? requiredNumber(state.learnerNumber, `learner ${learner.id}`) : 0;
   return {
     attempts: attemptRows,
-    items: [...tally.items.values()].filter((s) => touchedItems.has(s.trainingItemId)),
+    items: [...tally.items]
+      .filter(([itemId]) => touchedItems.has(itemId))
+      .map(([, progress]) => ({ userNumber, ...progress })),
     lessons: [...tally.lessons.values()].filter((l) => touchedLessons.has(l.lessonId)),
     courses: [...tally.courses.values()].filter((c) => touchedCourses.has(c.courseId)),
-    daily: [...tally.daily].map(([day, d]) => ({ userId: learner.id, day, ...d })),
+    daily: [...tally.daily].map(([day, d]) => ({ userNumber, day, ...d })),
     studyTime: [...tally.hourly.values()].map((h) => ({ userId: learner.id, ...h })),
     evidence: [...tally.evidence.values()].map((e) => ({ userId: learner.id, ...e })),
     weeklyXp: [...tally.weekly].map(([week, xp]) => ({
@@ -153,14 +158,9 @@ function progressUpserts(db: Database, changes: Changes): Writable[] {
       db,
       itemProgress,
       changes.items,
-      [itemProgress.userId, itemProgress.trainingItemId],
+      [itemProgress.userNumber, itemProgress.itemNumber],
       "replace",
-      {
-        bestScore: itemProgress.bestScore,
-        attempts: itemProgress.attempts,
-        completedAt: itemProgress.completedAt,
-        lastAttemptAt: itemProgress.lastAttemptAt,
-      },
+      { bestScore: itemProgress.bestScore, completedAt: itemProgress.completedAt },
     ),
     ...upserts(
       db,
@@ -198,7 +198,7 @@ function progressUpserts(db: Database, changes: Changes): Writable[] {
 /** Daily activity, study time and skill evidence: deltas added to what is stored. */
 function activityUpserts(db: Database, changes: Changes): Writable[] {
   return [
-    ...upserts(db, dailyActivity, changes.daily, [dailyActivity.userId, dailyActivity.day], "add", {
+    ...upserts(db, dailyActivity, changes.daily, [dailyActivity.userNumber, dailyActivity.day], "add", {
       attempts: dailyActivity.attempts,
       itemsCompleted: dailyActivity.itemsCompleted,
       correct: dailyActivity.correct,

@@ -1,4 +1,5 @@
 import { and, asc, count, eq, exists, gte, inArray, lte, sql } from "drizzle-orm";
+import { userNumberOf } from "../../../db/numbers";
 import {
   courses,
   dailyActivity,
@@ -114,7 +115,13 @@ export async function readDailyActivity(
       seconds: dailyActivity.seconds,
     })
     .from(dailyActivity)
-    .where(and(eq(dailyActivity.userId, learnerId), gte(dailyActivity.day, from), lte(dailyActivity.day, to)))
+    .where(
+      and(
+        eq(dailyActivity.userNumber, userNumberOf(learnerId)),
+        gte(dailyActivity.day, from),
+        lte(dailyActivity.day, to),
+      ),
+    )
     .orderBy(asc(dailyActivity.day));
 }
 

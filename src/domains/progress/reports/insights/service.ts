@@ -1,5 +1,6 @@
 import { and, asc, desc, eq, gte, isNull, lte, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
+import { userNumberOf } from "../../../../db/numbers";
 import {
   CEFR_LEVELS,
   type CefrLevel,
@@ -51,7 +52,7 @@ export async function readInsights(
       .from(dailyActivity)
       .where(
         and(
-          eq(dailyActivity.userId, learnerId),
+          eq(dailyActivity.userNumber, userNumberOf(learnerId)),
           gte(dailyActivity.day, trendFrom),
           lte(dailyActivity.day, today),
         ),
