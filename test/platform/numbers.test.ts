@@ -168,6 +168,52 @@ describe("the catalogue's numbers", () => {
   });
 });
 
+describe("a move between databases that number the catalogue differently", () => {
+  async function moveTo(id: string, database: TestDatabase) {
+    const { res, body } = await callJson(`/api/institutions/${id}/move`, {
+      token: staff.token,
+      body: { database },
+    });
+    expect(res.status, JSON.stringify(body)).toBe(202);
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const { body: now } = await callJson(`/api/institutions/${id}/move`, { token: staff.token });
+      if (now.move.state === "completed" || now.move.state === "failed") return now.move;
+      if (Date.now() > deadline) throw new Error(`move not done: ${JSON.stringify(now)}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  it("is refused before anything is copied, and goes through once the numbering agrees", async () => {
+    // A course DB has and DB_1 does not: DB_1 gives its number to another course.
+    const course = await createPublishedCourse();
+    const tenant = await createTenant();
+    const id = tenant.institution.id;
+    const row = await inDb("DB").select().from(courses).where(eq(courses.id, course.courseId)).get();
+    await inDb("DB_1")
+      .insert(courses)
+      .values({ ...row!, id: "crs_numbered_elsewhere", slug: "numbered-elsewhere" });
+
+    const failed = await moveTo(id, "DB_1");
+    expect(failed.state).toBe("failed");
+    expect(failed.error).toContain(
+      `courses number ${row!.number} is ${course.courseId} in DB and crs_numbered_elsewhere in DB_1`,
+    );
+    const copied = await env.DB_1.prepare("SELECT count(*) AS n FROM users WHERE institution_id = ?")
+      .bind(id)
+      .first<{ n: number }>();
+    expect(copied?.n).toBe(0);
+    const { res } = await callJson("/api/auth/me", { token: tenant.admin.token });
+    expect(res.status).toBe(200);
+
+    // The conflicting course gone (a row only one side has is no conflict): the move goes through.
+    await inDb("DB_1").delete(courses).where(eq(courses.id, "crs_numbered_elsewhere"));
+    const done = await moveTo(id, "DB_1");
+    expect(done.state, JSON.stringify(done)).toBe("completed");
+    expect((await numbersOf("DB_1", [tenant.learner.id])).size).toBe(1);
+  });
+});
+
 describe("the migration that adds the numbers", () => {
   const migration = env.TEST_MIGRATIONS.find((m) => m.name.endsWith("_numbers.sql"));
   const NUMBERED = ["users", "institutions", "courses", "lessons", "training_items"];

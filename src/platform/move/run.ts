@@ -5,6 +5,7 @@ import { nowIso } from "../ids";
 import { everyDatabase, type ServiceContext } from "../service/context";
 import { type DatabaseBinding, FIRST_DATABASE } from "../service/databases";
 import { forgetPlacement, PLACEMENT_TTL_MS } from "../service/directory";
+import { catalogueNumberingDiffers } from "./catalogue";
 import { checkpoint, finish, type InstitutionMove, type MoveCursor } from "./jobs";
 import {
   anyRow,
@@ -167,6 +168,7 @@ export async function runMove(
     const at = (next: MoveCursor) => next as unknown as Record<string, unknown>;
 
     if (job.state === "queued") {
+      if (await refusedForCatalogue(ctx, job, leaseId, { source, target, undoCopy: false })) return "done";
       await save({ state: "copying", cursor: at({ table: 0, after: null, pass: 0 }) });
       continue;
     }
@@ -174,6 +176,8 @@ export async function runMove(
     if (job.state === "copying") {
       const table = tables[cursor.table];
       if (!table) {
+        // Again before the freeze: a catalogue load may have run since the move began.
+        if (await refusedForCatalogue(ctx, job, leaseId, { source, target, undoCopy: true })) return "done";
         const frozen = await ctx.home.d1
           .prepare(FREEZE)
           .bind(institutionId, job.source, nowIso(ctx.now()))
@@ -266,6 +270,27 @@ export async function runMove(
     }
     return "done";
   }
+}
+
+/**
+ * Fails the move, before anything is frozen, when the two databases number the catalogue differently
+ * (./catalogue.ts): the moved progress would name other items. True: the move is finished (failed),
+ * what it had copied deleted from the target (`undoCopy`).
+ */
+async function refusedForCatalogue(
+  ctx: ServiceContext,
+  job: InstitutionMove,
+  leaseId: string,
+  { source, target, undoCopy }: { source: Side; target: Side; undoCopy: boolean },
+): Promise<boolean> {
+  const difference = await catalogueNumberingDiffers(source, target);
+  if (!difference) return false;
+  if (undoCopy) await abandon(ctx, job);
+  await finish(ctx, job, leaseId, {
+    state: "failed",
+    error: `The catalogue is numbered differently in ${job.source} and ${job.target} (${difference}); the institution's progress names catalogue rows by number, so it stays in ${job.source}. Load the catalogue into ${job.target} as in ${job.source}, then move again.`,
+  });
+  return true;
 }
 
 interface SwitchInput {
