@@ -13,7 +13,7 @@ export const databaseNumbering = sqliteTable(
   {
     /** Always 1: the table has one row. */
     id: integer("id").primaryKey(),
-    /** DB is 0, DB_<n> is n. */
+    /** The first database's index is 0, `DB_<n>`'s is n. */
     databaseIndex: integer("database_index").notNull(),
     /** The next sequence to allocate. */
     nextSequence: integer("next_sequence").notNull(),
