@@ -14,6 +14,7 @@ import { fileURLToPath } from "node:url";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { unstable_startWorker } from "wrangler";
+import { writeDatabaseIndexWithWrangler } from "../../scripts/database-index.mjs";
 import { DEMO_PASSWORD, demoSeedSql } from "../../scripts/demo-data.mjs";
 import { CHROMIUM, CHROMIUM_ARGS, requireChromium, watchPage } from "./helpers/browser";
 import { type BrowserPlatform, startBrowserPlatform } from "./helpers/lti-browser-platform";
@@ -62,6 +63,8 @@ async function api(path: string, init: RequestInit & { body?: string } = {}) {
 beforeAll(async () => {
   requireChromium();
   persistTo = await mkdtemp(join(tmpdir(), "lingua-e2e-lti-"));
+  // Its index first, as every runner writes it: the numbers' migration needs it (scripts/database-index.mjs).
+  writeDatabaseIndexWithWrangler("DB", ["--local", "--persist-to", persistTo], { cwd: ROOT });
   wrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", persistTo]);
   const seed = join(persistTo, "seed.sql");
   await writeFile(seed, demoSeedSql());
