@@ -86,3 +86,75 @@ export async function seedBenchTenant({ d1, baseUrl, extraTokens = 30, instituti
   }
   return { token, tokenCount, pageSize: list.body.data.length, extraTokens: extraPlain };
 }
+
+/**
+ * The learning-activity scenario's course, as D1 statements: published, one lesson, one training
+ * block of `itemCount` vocabulary items. `key` names its rows (`crs_bench_<course>`, `les_<key>_1`,
+ * `trn_<key>_1`, `itm_<key>_000`…), as the xapi and baseline scenarios each seed one. Answers the
+ * statements and the item ids in order.
+ */
+export function benchCourse(d1, { key, course, slug, itemCount = 100 }) {
+  const lesson = `les_${key}_1`;
+  const training = `trn_${key}_1`;
+  const items = benchCourseItems(key, itemCount);
+  const statements = [
+    d1
+      .prepare(
+        "INSERT INTO courses (id, slug, title, description, target_language, source_language, cefr_from, cefr_to, published, published_at, lesson_count, item_count, estimated_minutes, tags) VALUES (?, ?, 'Spanish for beginners', 'Bench course.', 'es', 'en', 'A1', 'A1', 1, ?, 1, ?, ?, '[]')",
+      )
+      .bind(course, slug, new Date().toISOString(), itemCount, itemCount * 2),
+    d1
+      .prepare(
+        "INSERT INTO lessons (id, course_id, position, title, cefr_level, objectives, item_count, estimated_minutes) VALUES (?, ?, 1, 'Greetings and introductions', 'A1', '[]', ?, ?)",
+      )
+      .bind(lesson, course, itemCount, itemCount * 2),
+    d1
+      .prepare(
+        "INSERT INTO trainings (id, lesson_id, course_id, position, kind, title, item_count) VALUES (?, ?, ?, 1, 'practice', 'Block', ?)",
+      )
+      .bind(training, lesson, course, itemCount),
+    ...items.map((id, i) =>
+      d1
+        .prepare(
+          "INSERT INTO training_items (id, training_id, lesson_id, course_id, position, type, skill, cefr_level, xp, content) VALUES (?, ?, ?, ?, ?, 'vocabulary', 'reading', 'A1', 10, ?)",
+        )
+        .bind(
+          id,
+          training,
+          lesson,
+          course,
+          i + 1,
+          JSON.stringify({
+            prompt: `What does «la palabra ${i}» mean?`,
+            options: ["the word", "the world", "the sword"],
+            answer: "the word",
+          }),
+        ),
+    ),
+  ];
+  return { statements, items };
+}
+
+/** The item ids of `benchCourse` with the same `key`, in order. */
+export function benchCourseItems(key, itemCount = 100) {
+  return Array.from({ length: itemCount }, (_, i) => `itm_${key}_${String(i).padStart(3, "0")}`);
+}
+
+/**
+ * The learning-activity write's body: one attempt per item for `userId`, a minute ago. Every attempt
+ * passes (scores vary), so each request completes the lesson.
+ */
+export function attemptsBody(userId, items) {
+  const occurredAt = new Date(Date.now() - 60_000).toISOString();
+  return {
+    user_id: userId,
+    attempts: items.map((id, i) => ({
+      id: crypto.randomUUID(),
+      training_item_id: id,
+      score: i % 5 === 4 ? 0.8 : 1,
+      correct: true,
+      duration_seconds: 15 + (i % 40),
+      occurred_at: occurredAt,
+    })),
+  };
+}

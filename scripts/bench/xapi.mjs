@@ -44,7 +44,13 @@ import {
   withProfilingEntry,
   workerOptions,
 } from "./lib.mjs";
-import { BENCH_RATE_LIMIT_PER_MINUTE, BENCH_TENANT, seedBenchTenant } from "./seed.mjs";
+import {
+  attemptsBody,
+  BENCH_RATE_LIMIT_PER_MINUTE,
+  BENCH_TENANT,
+  benchCourse,
+  seedBenchTenant,
+} from "./seed.mjs";
 import { d1StatementsEntry, startCpuProfiles, summary } from "./xapi-profile.mjs";
 
 const BURST_MEMBERS = Number(process.env.BENCH_XAPI_MEMBERS || 100);
@@ -63,7 +69,6 @@ const EVENTS_PER_MESSAGE = 10;
 const XAPI_QUEUE = "lingua-xapi-statements";
 const LRS_BASIC = { username: "lingua", password: "bench-secret" };
 const COURSE = "crs_bench_xapi";
-const LESSON = "les_bx_1";
 
 const INSTITUTIONS = {
   with: { id: BENCH_TENANT.institution.id, label: "with an LRS endpoint" },
@@ -189,65 +194,16 @@ async function seed(d1, baseUrl, memberCounts) {
           .bind(userId, `${userId}@bench.lingua.test`, `Learner ${key} ${i}`, institution),
       );
   }
-  statements.push(
-    d1
-      .prepare(
-        "INSERT INTO courses (id, slug, title, description, target_language, source_language, cefr_from, cefr_to, published, published_at, lesson_count, item_count, estimated_minutes, tags) VALUES (?, 'bench-xapi', 'Spanish for beginners', 'Bench course.', 'es', 'en', 'A1', 'A1', 1, ?, 1, ?, ?, '[]')",
-      )
-      .bind(COURSE, new Date().toISOString(), ATTEMPTS_PER_REQUEST, ATTEMPTS_PER_REQUEST * 2),
-    d1
-      .prepare(
-        "INSERT INTO lessons (id, course_id, position, title, cefr_level, objectives, item_count, estimated_minutes) VALUES (?, ?, 1, 'Greetings and introductions', 'A1', '[]', ?, ?)",
-      )
-      .bind(LESSON, COURSE, ATTEMPTS_PER_REQUEST, ATTEMPTS_PER_REQUEST * 2),
-    d1
-      .prepare(
-        "INSERT INTO trainings (id, lesson_id, course_id, position, kind, title, item_count) VALUES ('trn_bx_1', ?, ?, 1, 'practice', 'Block', ?)",
-      )
-      .bind(LESSON, COURSE, ATTEMPTS_PER_REQUEST),
-  );
-  const items = Array.from(
-    { length: ATTEMPTS_PER_REQUEST },
-    (_, i) => `itm_bx_${String(i).padStart(3, "0")}`,
-  );
-  for (const [i, id] of items.entries())
-    statements.push(
-      d1
-        .prepare(
-          "INSERT INTO training_items (id, training_id, lesson_id, course_id, position, type, skill, cefr_level, xp, content) VALUES (?, 'trn_bx_1', ?, ?, ?, 'vocabulary', 'reading', 'A1', 10, ?)",
-        )
-        .bind(
-          id,
-          LESSON,
-          COURSE,
-          i + 1,
-          JSON.stringify({
-            prompt: `What does «la palabra ${i}» mean?`,
-            options: ["the word", "the world", "the sword"],
-            answer: "the word",
-          }),
-        ),
-    );
+  const course = benchCourse(d1, {
+    key: "bx",
+    course: COURSE,
+    slug: "bench-xapi",
+    itemCount: ATTEMPTS_PER_REQUEST,
+  });
+  statements.push(...course.statements);
+  const items = course.items;
   for (let i = 0; i < statements.length; i += 200) await d1.batch(statements.slice(i, i + 200));
   return { tokens, members, items };
-}
-
-/** The learning activity scenario's write request: 100 attempts for a member, as the institution's admin. */
-function attemptsBody(userId, items) {
-  const occurredAt = new Date(Date.now() - 60_000).toISOString();
-  return {
-    user_id: userId,
-    attempts: items.map((id, i) => ({
-      id: crypto.randomUUID(),
-      training_item_id: id,
-      // Every attempt passes (scores vary), so each request completes the lesson: no lesson is left in
-      // progress, and the burst's statements are exactly one per attempt.
-      score: i % 5 === 4 ? 0.8 : 1,
-      correct: true,
-      duration_seconds: 15 + (i % 40),
-      occurred_at: occurredAt,
-    })),
-  };
 }
 
 async function record(baseUrl, token, userId, items) {

@@ -1,12 +1,13 @@
 // The tenants of BENCH_ONLY=baseline and the learning-activity write it measures (../baseline.mjs).
 import { hashPassword } from "../../demo-data.mjs";
 import { randomKey, requestJson } from "../lib.mjs";
-import { BENCH_RATE_LIMIT_PER_MINUTE } from "../seed.mjs";
+import { attemptsBody, BENCH_RATE_LIMIT_PER_MINUTE, benchCourse, benchCourseItems } from "../seed.mjs";
 
 export const ATTEMPTS_PER_REQUEST = 100;
 export const EXTRA_TOKENS = 30;
-const COURSE = "crs_bench_base";
-const LESSON = "les_bb_1";
+/** The scenario's course (scripts/bench/seed.mjs's `benchCourse`, as scripts/bench/xapi.mjs seeds one). */
+const COURSE = { key: "bb", course: "crs_bench_base", slug: "bench-base" };
+const ITEMS = benchCourseItems(COURSE.key, ATTEMPTS_PER_REQUEST);
 
 /**
  * One bench tenant in `d1` (DB or another database of the current worker, placed there through the
@@ -91,60 +92,14 @@ export async function seedTenant({ home, d1, baseUrl, id, binding, memberCount, 
   };
 }
 
-/** A published course of one lesson with 100 items (as scripts/bench/xapi.mjs seeds one). */
+/** The scenario's published course of one lesson with 100 items, as D1 statements. */
 export function courseStatements(d1) {
-  return [
-    d1
-      .prepare(
-        "INSERT INTO courses (id, slug, title, description, target_language, source_language, cefr_from, cefr_to, published, published_at, lesson_count, item_count, estimated_minutes, tags) VALUES (?, 'bench-base', 'Spanish for beginners', 'Bench course.', 'es', 'en', 'A1', 'A1', 1, ?, 1, ?, ?, '[]')",
-      )
-      .bind(COURSE, new Date().toISOString(), ATTEMPTS_PER_REQUEST, ATTEMPTS_PER_REQUEST * 2),
-    d1
-      .prepare(
-        "INSERT INTO lessons (id, course_id, position, title, cefr_level, objectives, item_count, estimated_minutes) VALUES (?, ?, 1, 'Greetings and introductions', 'A1', '[]', ?, ?)",
-      )
-      .bind(LESSON, COURSE, ATTEMPTS_PER_REQUEST, ATTEMPTS_PER_REQUEST * 2),
-    d1
-      .prepare(
-        "INSERT INTO trainings (id, lesson_id, course_id, position, kind, title, item_count) VALUES ('trn_bb_1', ?, ?, 1, 'practice', 'Block', ?)",
-      )
-      .bind(LESSON, COURSE, ATTEMPTS_PER_REQUEST),
-    ...ITEMS.map((id, i) =>
-      d1
-        .prepare(
-          "INSERT INTO training_items (id, training_id, lesson_id, course_id, position, type, skill, cefr_level, xp, content) VALUES (?, 'trn_bb_1', ?, ?, ?, 'vocabulary', 'reading', 'A1', 10, ?)",
-        )
-        .bind(
-          id,
-          LESSON,
-          COURSE,
-          i + 1,
-          JSON.stringify({
-            prompt: `What does «la palabra ${i}» mean?`,
-            options: ["the word", "the world", "the sword"],
-            answer: "the word",
-          }),
-        ),
-    ),
-  ];
+  return benchCourse(d1, { ...COURSE, itemCount: ATTEMPTS_PER_REQUEST }).statements;
 }
-
-const ITEMS = Array.from({ length: ATTEMPTS_PER_REQUEST }, (_, i) => `itm_bb_${String(i).padStart(3, "0")}`);
 
 /** The learning-activity write: 100 attempts for a member, as the admin; its latency in ms. */
 export async function recordAttempts(tenant, userId) {
-  const occurredAt = new Date(Date.now() - 60_000).toISOString();
-  const body = {
-    user_id: userId,
-    attempts: ITEMS.map((id, i) => ({
-      id: crypto.randomUUID(),
-      training_item_id: id,
-      score: i % 5 === 4 ? 0.8 : 1,
-      correct: true,
-      duration_seconds: 15 + (i % 40),
-      occurred_at: occurredAt,
-    })),
-  };
+  const body = attemptsBody(userId, ITEMS);
   const started = performance.now();
   const response = await fetch(new URL("/api/progress/attempts", tenant.base), {
     method: "POST",
