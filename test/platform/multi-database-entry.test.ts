@@ -32,7 +32,7 @@ import {
 } from "../lti/support";
 import { issueScimToken, scim, USER_SCHEMA, uniqueEmail } from "../scim/support";
 import { codeOf, exchange, op, person, registerClient, signInThroughProvider } from "../sso/oidc-browser";
-import { putSso, uniqueName } from "../sso/support";
+import { putSso, uniqueName, verifyDomainByDns } from "../sso/support";
 
 /**
  * The entry points that find an institution by something other than an API token, an e-mail or an
@@ -180,23 +180,8 @@ describe("SSO by verified domain for an institution in DB_1", () => {
     return { ...tenant, domain, issuer: op, clientId: client.clientId };
   }
 
-  async function verifyByDns(tenant: Tenant, domain: string, sso?: any) {
-    const settings =
-      sso ??
-      (await callJson(`/api/institutions/${tenant.institution.id}/sso`, { token: tenant.admin.token })).body;
-    const { txt_name, txt_value } = settings.domain_verifications.find((v: any) => v.domain === domain);
-    await doh.script({ [txt_name]: { TXT: [txt_value] } });
-    const verified = await callJson(
-      `/api/institutions/${tenant.institution.id}/sso/domains/${domain}/verify`,
-      {
-        method: "POST",
-        token: tenant.admin.token,
-        body: { method: "dns" },
-        env: { OUTBOUND_DOH_URL: doh.resolverUrl },
-      },
-    );
-    expect(verified.res.status, JSON.stringify(verified.body)).toBe(200);
-  }
+  const verifyByDns = (tenant: Tenant, domain: string, sso?: any) =>
+    verifyDomainByDns(tenant, domain, doh, sso);
 
   const domainRow = (name: "DB" | "DB_1", institutionId: string, domain: string) =>
     inDb(name)

@@ -6,14 +6,14 @@ import { database } from "../../src/platform/db";
 import { FREEZE, THAW } from "../../src/platform/move/sql";
 import { forgetPlacement } from "../../src/platform/service/directory";
 import { startCheckout } from "../billing/support";
-import { call, callJson } from "../helpers/api";
+import { call } from "../helpers/api";
 import { dohStub } from "../helpers/receiver-doh";
 import { completeCheckout, deliver, stripeDeliveries } from "../helpers/stripe";
 import { createTenant, freshIp, PASSWORD, type Tenant } from "../helpers/tenants";
 import { launchClaims, login, postCallback, registerPlatform } from "../lti/support";
 import { issueScimToken, scim, USER_SCHEMA, uniqueEmail } from "../scim/support";
 import { op, person, registerClient, signInThroughProvider } from "../sso/oidc-browser";
-import { putSso, uniqueName } from "../sso/support";
+import { putSso, uniqueName, verifyDomainByDns } from "../sso/support";
 
 /**
  * The entry points without an API token during a move's switch
@@ -93,18 +93,7 @@ describe("entry points without a token while an institution in DB_1 switches", (
       oidc: { issuer: op, client_id: client.clientId, client_secret: client.clientSecret },
     });
     expect(put.res.status, JSON.stringify(put.body)).toBe(200);
-    const { txt_name, txt_value } = put.body.domain_verifications.find((v: any) => v.domain === domain);
-    await doh.script({ [txt_name]: { TXT: [txt_value] } });
-    const verified = await callJson(
-      `/api/institutions/${tenant.institution.id}/sso/domains/${domain}/verify`,
-      {
-        method: "POST",
-        token: tenant.admin.token,
-        body: { method: "dns" },
-        env: { OUTBOUND_DOH_URL: doh.resolverUrl },
-      },
-    );
-    expect(verified.res.status, JSON.stringify(verified.body)).toBe(200);
+    await verifyDomainByDns(tenant, domain, doh, put.body);
 
     const ssoTenant = { ...tenant, domain, issuer: op, clientId: client.clientId };
     const who = await person(ssoTenant);

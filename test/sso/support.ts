@@ -1,5 +1,6 @@
-import { inject } from "vitest";
+import { expect, inject } from "vitest";
 import { callJson } from "../helpers/api";
+import type { dohStub } from "../helpers/receiver-doh";
 import { createPlatformAdmin, createTenant, type Tenant, type TestUser } from "../helpers/tenants";
 
 let sequence = 0;
@@ -83,4 +84,29 @@ export function stateCookieOf(res: Response): string {
   const pair = set.split(";")[0] ?? "";
   if (!pair.startsWith("sso_state_")) throw new Error(`no state cookie: ${set}`);
   return pair;
+}
+
+/**
+ * Proves `domain` for the institution by DNS as its admin would: the TXT record its SSO settings ask
+ * for (`sso`, else read again) served by the loopback resolver `doh`, then `POST …/verify` (200).
+ */
+export async function verifyDomainByDns(
+  tenant: Tenant,
+  domain: string,
+  doh: ReturnType<typeof dohStub>,
+  sso?: { domain_verifications: { domain: string; txt_name: string; txt_value: string }[] },
+): Promise<void> {
+  const settings =
+    sso ??
+    (await callJson(`/api/institutions/${tenant.institution.id}/sso`, { token: tenant.admin.token })).body;
+  const wanted = settings.domain_verifications.find((v: { domain: string }) => v.domain === domain);
+  expect(wanted, `no verification asked for ${domain}`).toBeDefined();
+  await doh.script({ [wanted.txt_name]: { TXT: [wanted.txt_value] } });
+  const verified = await callJson(`/api/institutions/${tenant.institution.id}/sso/domains/${domain}/verify`, {
+    method: "POST",
+    token: tenant.admin.token,
+    body: { method: "dns" },
+    env: { OUTBOUND_DOH_URL: doh.resolverUrl },
+  });
+  expect(verified.res.status, JSON.stringify(verified.body)).toBe(200);
 }
