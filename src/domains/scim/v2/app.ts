@@ -10,7 +10,8 @@ import { listResourceTypes, listSchemas, resourceType, schema, serviceProviderCo
 import { GROUP_FILTER_ATTRIBUTES, parseFilter, USER_FILTER_ATTRIBUTES } from "./filter";
 import { createGroup, deleteGroup, getGroup, listGroups, patchGroup, replaceGroup } from "./groups";
 import { type Json, listResponse, MAX_COUNT } from "./resources";
-import { createUser, deleteUser, getUser, listUsers, patchUser, replaceUser } from "./users";
+import { getUser, listUsers } from "./user-read";
+import { createUser, deleteUser, patchUser, replaceUser } from "./users";
 
 /** The largest SCIM request body read (a PUT of a Group with every member is the largest). */
 const MAX_BODY_BYTES = 1024 * 1024;
