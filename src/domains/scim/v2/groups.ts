@@ -6,7 +6,7 @@ import { ApiError } from "../../../platform/errors";
 import { newId, nowIso } from "../../../platform/ids";
 import type { Writable } from "../../../platform/service/commit";
 import type { ServiceContext } from "../../../platform/service/context";
-import { changeGroupMembers, groupMemberIds } from "../../members/directory";
+import { changeGroupMembers, groupMemberIds } from "../../members/directory-groups";
 import { ScimError } from "../errors";
 import type { ParsedFilter } from "./filter";
 import { patchOperations } from "./patch";
