@@ -1,7 +1,8 @@
 import type { Context, Hono } from "hono";
 import { SSO_STATES, type SsoMapping } from "../../../db/schema";
+import { verifySsoDomain } from "../../../domains/institutions/sso/domain-verification";
 import { PutSsoBody } from "../../../domains/institutions/sso/schemas";
-import { putSso, readSso, verifySsoDomain } from "../../../domains/institutions/sso/service";
+import { putSso, readSso } from "../../../domains/institutions/sso/service";
 import type { AppEnv } from "../../../env";
 import { enforce, holdsAbility } from "../../../platform/auth/policy";
 import { field, formOf, issuesOf } from "../../forms";

@@ -9,8 +9,8 @@ import {
   tokenRoute,
 } from "../../../../platform/openapi";
 import { INSTITUTIONS } from "../../prefixes";
+import { verifySsoDomain } from "../domain-verification";
 import { DomainVerificationSchema, SsoDomainParams, VerifyDomainBody } from "../schemas";
-import { verifySsoDomain } from "../service";
 
 const problem = (description: string) => ({
   description,
