@@ -19,9 +19,10 @@ import {
   unplaceInstitution,
 } from "../../platform/service/placement";
 import { invitationUrl, mintInvitation } from "../members/invitations";
+import { newMemberChange } from "../members/new-member";
 import { refreshPrincipals } from "../members/principal-refresh";
 import { memberCount } from "../members/queries";
-import { newMemberChange, uniqueConflict } from "../members/service";
+import { uniqueConflict } from "../members/rules";
 import { findInstitution, type InstitutionRow, institutionInScope } from "./access";
 import { mayCreateInstitution, mayUpdateInstitution, visibleInstitutions } from "./policy";
 import { beyondInListOrder, MEMBER_COUNT, nameOrSlugContains, SORT_NAME } from "./sql";

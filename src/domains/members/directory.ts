@@ -20,7 +20,7 @@ import {
 import type { MemberRow } from "./present";
 import { refreshPrincipals } from "./principal-refresh";
 import { anotherActiveAdmin, findMember, memberColumns, seatsAllow } from "./queries";
-import { lastAdminError, seatError, takesAdminAway, uniqueConflict } from "./service";
+import { lastAdminError, seatError, takesAdminAway, uniqueConflict } from "./rules";
 import { pushRevocations, revokeTokensOf } from "./token-revocation";
 
 /**

@@ -2,25 +2,17 @@ import { and, eq } from "drizzle-orm";
 import { invitations, memberGroups, type Role, users } from "../../db/schema";
 import { enforce } from "../../platform/auth/policy";
 import { batchGuard, isBatchGuardFailure } from "../../platform/batch";
-import { DECOY_PASSWORD_HASH } from "../../platform/crypto/passwords";
 import type { Database } from "../../platform/db";
 import { ApiError } from "../../platform/errors";
-import type { OutboxRow } from "../../platform/events";
 import type { PageRequest } from "../../platform/http/pagination";
 import { newId, nowIso } from "../../platform/ids";
 import { commit, type Writable } from "../../platform/service/commit";
 import type { PrincipalContext } from "../../platform/service/context";
 import { emailClaims } from "../../platform/service/directory";
 import { emailDomain, enforcedSsoDomains } from "../institutions/sso/enforced";
-import {
-  type MemberChanges,
-  memberCreated,
-  memberRemoved,
-  memberUpdated,
-  normaliseGroups,
-  sameGroups,
-} from "./events";
+import { type MemberChanges, memberRemoved, memberUpdated, normaliseGroups, sameGroups } from "./events";
 import { invitationUrl, mintInvitation, upsertInvitation } from "./invitations";
+import { type NewMember, newMemberChange } from "./new-member";
 import { type MemberRole, mayChangeMember, mayGrantRole, mayReachMembersOf } from "./policy";
 import type { MemberRow } from "./present";
 import { refreshPrincipals } from "./principal-refresh";
@@ -32,6 +24,7 @@ import {
   type MemberFilters,
   seatsAllow,
 } from "./queries";
+import { lastAdminError, seatError, takesAdminAway, uniqueConflict } from "./rules";
 import type { MemberSort } from "./schemas";
 import { pushRevocations, revokeTokensOf } from "./token-revocation";
 
@@ -59,81 +52,6 @@ export async function getMember(ctx: PrincipalContext, input: { institutionId: s
   const member = await findMember(ctx.db, institution.id, input.memberId);
   if (!member) throw new ApiError("not_found", `No member ${input.memberId}.`);
   return member;
-}
-
-export interface NewMember {
-  email: string;
-  name: string;
-  role: MemberRole;
-  externalId: string | null;
-  groups: string[];
-}
-
-/** The rows of a new invited member: its user, its invitation and (if any) its groups. */
-function newMemberRows(
-  db: Database,
-  input: {
-    institutionId: string;
-    member: NewMember & { id: string };
-    invitation: Awaited<ReturnType<typeof mintInvitation>>;
-    now: string;
-  },
-) {
-  const { institutionId, member, invitation, now } = input;
-  return {
-    user: db.insert(users).values({
-      id: member.id,
-      email: member.email,
-      name: member.name,
-      role: member.role,
-      institutionId,
-      passwordHash: DECOY_PASSWORD_HASH,
-      status: "invited",
-      externalId: member.externalId,
-      createdAt: now,
-      updatedAt: now,
-    }),
-    invitation: upsertInvitation(db, { userId: member.id, institutionId, invitation, now }),
-    groups:
-      member.groups.length > 0
-        ? [
-            db
-              .insert(memberGroups)
-              .values(member.groups.map((groupName) => ({ institutionId, userId: member.id, groupName }))),
-          ]
-        : [],
-    event: memberCreated(institutionId, { ...member, status: "invited" }, now),
-  };
-}
-
-/**
- * The writes of a new invited member (its user row, invitation and groups) and its `member.created`
- * event, for `commit`. Part of members' face: institutions creates an institution's first admin
- * with it, in the institution's own batch.
- */
-export function newMemberChange(
-  db: Database,
-  input: Parameters<typeof newMemberRows>[1],
-): { statements: Writable[]; event: OutboxRow } {
-  const rows = newMemberRows(db, input);
-  return { statements: [rows.user, rows.invitation, ...rows.groups], event: rows.event };
-}
-
-/** Why an insert or update of a member broke a unique constraint, as the problem to answer. */
-export function uniqueConflict(error: unknown): ApiError | null {
-  const text = String(error instanceof Error ? `${error.message} ${String(error.cause ?? "")}` : error);
-  if (/UNIQUE constraint failed: users\.email/.test(text))
-    return new ApiError("email_taken", "This e-mail address already belongs to an account.");
-  if (/UNIQUE constraint failed: users\.institution_id, users\.external_id/.test(text))
-    return new ApiError("external_id_taken", "Another member of the institution has this external_id.");
-  return null;
-}
-
-export function seatError(): ApiError {
-  return new ApiError(
-    "seat_limit_reached",
-    "Every seat of the institution is taken (invited and active members count); suspend or remove a member, or ask for more seats.",
-  );
 }
 
 /** No invitation for an address whose domain the institution routes through enforced SSO: 409. */
@@ -213,15 +131,6 @@ function changesOf(current: MemberRow, patch: MemberPatch): MemberChanges {
   return changes;
 }
 
-/** Whether the change takes an active admin away (demotion or suspension). */
-export function takesAdminAway(current: { role: Role; status: string }, role: Role, status: string): boolean {
-  return (
-    current.role === "institution_admin" &&
-    current.status === "active" &&
-    (role !== "institution_admin" || status !== "active")
-  );
-}
-
 /**
  * Changes a member. A role change reaches the member's sessions and tokens on their next request
  * (their gates re-read the principal); a suspension revokes every one of them in the same batch.
@@ -286,13 +195,6 @@ export async function updateMember(
   const row = await findMember(db, institutionId, current.id);
   if (!row) throw new ApiError("not_found", `No member ${current.id}.`);
   return row;
-}
-
-export function lastAdminError(orSeats = false): ApiError {
-  return new ApiError(
-    "last_admin",
-    `This would leave the institution without an active institution admin${orSeats ? " (or exceed its seats)" : ""}; make another member admin first.`,
-  );
 }
 
 /**
