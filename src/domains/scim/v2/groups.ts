@@ -1,16 +1,15 @@
-import { and, asc, eq, or, type SQL, sql } from "drizzle-orm";
-import { memberGroups, scimGroups, users } from "../../../db/schema";
+import { and, eq, sql } from "drizzle-orm";
+import { scimGroups } from "../../../db/schema";
 import { batchGuard, isBatchGuardFailure } from "../../../platform/batch";
-import type { Database } from "../../../platform/db";
 import { ApiError } from "../../../platform/errors";
 import { newId, nowIso } from "../../../platform/ids";
 import type { Writable } from "../../../platform/service/commit";
 import type { ServiceContext } from "../../../platform/service/context";
 import { changeGroupMembers, groupMemberIds } from "../../members/directory-groups";
 import { ScimError } from "../errors";
-import type { ParsedFilter } from "./filter";
+import { type GroupRow, getGroup, loadGroup } from "./group-read";
 import { patchOperations } from "./patch";
-import { attribute, GROUP_SCHEMA, isObject, type Json, type ScimCaller } from "./resources";
+import { attribute, isObject, type Json, type ScimCaller } from "./resources";
 
 /**
  * SCIM Groups are the institution's member groups (the free-form names of `member_groups`), each
@@ -18,111 +17,10 @@ import { attribute, GROUP_SCHEMA, isObject, type Json, type ScimCaller } from ".
  * members in the group of its display name. Creating a Group whose name members already have adopts
  * them; renaming it renames the group of each member; deleting it takes every member out. Every
  * membership change is one `commit` with a `member.updated` event per member whose groups changed
- * (members/directory.ts).
+ * (members/directory-groups.ts).
  */
 
-type GroupRow = typeof scimGroups.$inferSelect;
-
 const ATTEMPTS = 4;
-
-function filterWhere(institutionId: string, filter: ParsedFilter): SQL | undefined {
-  const alternatives = filter.map((tests) =>
-    and(
-      ...tests.map((test): SQL => {
-        const text = typeof test.value === "string" ? test.value : "";
-        switch (test.attribute) {
-          case "id":
-            return eq(scimGroups.id, text);
-          case "displayname":
-            return eq(scimGroups.displayName, text);
-          case "externalid":
-            return eq(scimGroups.externalId, text);
-          case "members.value":
-            return sql`EXISTS (SELECT 1 FROM ${memberGroups} WHERE ${and(
-              eq(memberGroups.institutionId, institutionId),
-              eq(memberGroups.userId, text),
-            )} AND ${memberGroups.groupName} = ${scimGroups.displayName})`;
-          default:
-            throw new ScimError(400, `Filtering on ${test.attribute} is not supported.`, "invalidFilter");
-        }
-      }),
-    ),
-  );
-  return alternatives.length === 0 ? undefined : or(...alternatives);
-}
-
-async function membersOf(db: Database, institutionId: string, groupName: string) {
-  return db
-    .select({ id: users.id, name: users.name })
-    .from(memberGroups)
-    .innerJoin(users, eq(users.id, memberGroups.userId))
-    .where(and(eq(memberGroups.institutionId, institutionId), eq(memberGroups.groupName, groupName)))
-    .orderBy(asc(users.id))
-    .all();
-}
-
-async function groupResource(db: Database, caller: ScimCaller, row: GroupRow, withMembers: boolean) {
-  const resource: Json = {
-    schemas: [GROUP_SCHEMA],
-    id: row.id,
-    ...(row.externalId !== null ? { externalId: row.externalId } : {}),
-    displayName: row.displayName,
-  };
-  if (withMembers) {
-    resource.members = (await membersOf(db, caller.institutionId, row.displayName)).map((m) => ({
-      value: m.id,
-      display: m.name,
-      $ref: `${caller.base}/Users/${m.id}`,
-    }));
-  }
-  resource.meta = {
-    resourceType: "Group",
-    created: row.createdAt,
-    lastModified: row.updatedAt,
-    location: `${caller.base}/Groups/${row.id}`,
-  };
-  return resource;
-}
-
-async function loadGroup(db: Database, institutionId: string, id: string): Promise<GroupRow> {
-  const row = await db
-    .select()
-    .from(scimGroups)
-    .where(and(eq(scimGroups.institutionId, institutionId), eq(scimGroups.id, id)))
-    .get();
-  if (!row) throw new ScimError(404, `No Group ${id}.`);
-  return row;
-}
-
-export async function listGroups(
-  ctx: ServiceContext,
-  caller: ScimCaller,
-  input: { filter: ParsedFilter | null; startIndex: number; count: number; withMembers: boolean },
-) {
-  const where = and(
-    eq(scimGroups.institutionId, caller.institutionId),
-    input.filter ? filterWhere(caller.institutionId, input.filter) : undefined,
-  );
-  const total = await ctx.db.select({ n: sql<number>`count(*)` }).from(scimGroups).where(where).get();
-  const rows =
-    input.count === 0
-      ? []
-      : await ctx.db
-          .select()
-          .from(scimGroups)
-          .where(where)
-          .orderBy(asc(scimGroups.createdAt), asc(scimGroups.id))
-          .limit(input.count)
-          .offset(input.startIndex - 1)
-          .all();
-  const resources: Json[] = [];
-  for (const row of rows) resources.push(await groupResource(ctx.db, caller, row, input.withMembers));
-  return { total: total?.n ?? 0, resources };
-}
-
-export async function getGroup(ctx: ServiceContext, caller: ScimCaller, id: string, withMembers = true) {
-  return groupResource(ctx.db, caller, await loadGroup(ctx.db, caller.institutionId, id), withMembers);
-}
 
 function invalid(detail: string): ScimError {
   return new ScimError(400, detail, "invalidValue");
