@@ -17,6 +17,13 @@ let tenant: Tenant;
 let course: CourseFixture;
 let browser: Browser;
 
+/** 10:0i on `day`, or, today before 10:00 UTC, a moment already past (the API refuses future attempts). */
+function pastTimeOf(day: string, i: number): string {
+  const wanted = Date.parse(`${day}T10:${String(i).padStart(2, "0")}:00Z`);
+  const past = Math.max(Date.now() - (i + 1) * 1000, Date.parse(`${day}T00:00:00Z`));
+  return new Date(Math.min(wanted, past)).toISOString();
+}
+
 async function practise(token: string, day: string, items: string[]) {
   const attempts = items.map((itemId, i) => ({
     id: crypto.randomUUID(),
@@ -24,7 +31,7 @@ async function practise(token: string, day: string, items: string[]) {
     score: 1,
     correct: true,
     duration_seconds: 60 + i,
-    occurred_at: `${day}T10:${String(i).padStart(2, "0")}:00Z`,
+    occurred_at: pastTimeOf(day, i),
   }));
   const { res, body } = await callJson("/api/progress/attempts", { token, body: { attempts } });
   if (res.status !== 200) throw new Error(`${res.status} ${JSON.stringify(body)}`);
