@@ -15,15 +15,8 @@ import { enforce, holdsAbility } from "../../platform/auth/policy";
 import { ApiError } from "../../platform/errors";
 import { institutionOf } from "../components";
 import { fieldMessages, issuesOf, pageNumber } from "../forms";
-import {
-  BulkReportView,
-  bulkPath,
-  bulkStatus,
-  LABELS,
-  REPORT_PER_PAGE,
-  type UploadForm,
-  UploadMembersForm,
-} from "../pages/bulk-upload";
+import { BulkReportView, bulkStatus, REPORT_PER_PAGE } from "../pages/bulk-report";
+import { bulkPath, LABELS, type UploadForm, UploadMembersForm } from "../pages/bulk-upload";
 import { MEMBERS_BULK_PATH } from "../prefixes";
 import { checkCsrf, signedIn } from "../session";
 import { page } from "./members";
