@@ -86,8 +86,18 @@ function startLrs() {
     keepBodies: false,
     firstAt: 0,
     lastAt: 0,
+    inFlight: 0,
+    mostInFlight: 0,
+    connections: 0,
   };
   const server = createServer((req, res) => {
+    // Requests open at once (from their headers to their answer): the sender's concurrency as the
+    // LRS sees it, a diagnostic beside the times.
+    state.inFlight += 1;
+    state.mostInFlight = Math.max(state.mostInFlight, state.inFlight);
+    res.on("close", () => {
+      state.inFlight -= 1;
+    });
     const chunks = [];
     req.on("data", (c) => chunks.push(c));
     req.on("end", () => {
@@ -111,6 +121,10 @@ function startLrs() {
     });
   });
   server.keepAliveTimeout = 60_000;
+  // Connections opened: a sender that does not reuse its connections opens one per POST.
+  server.on("connection", () => {
+    state.connections += 1;
+  });
   return new Promise((resolve) =>
     server.listen(0, "127.0.0.1", () =>
       resolve({
@@ -125,6 +139,8 @@ function startLrs() {
             keepBodies,
             firstAt: 0,
             lastAt: 0,
+            mostInFlight: state.inFlight,
+            connections: 0,
           });
         },
         close: () => new Promise((r) => server.close(() => r())),
@@ -436,6 +452,8 @@ export async function runXapi({ config, scriptPath, log = (m) => console.error(m
       totalMs,
       firstMs,
       writtenMs,
+      mostInFlight: lrs.state.mostInFlight,
+      connections: lrs.state.connections,
       recordedMs,
       statementsPerSecond: expected / (totalMs / 1000),
       workerdCpuSeconds: cpuSeconds,
@@ -495,7 +513,14 @@ export async function runXapi({ config, scriptPath, log = (m) => console.error(m
       const totalMs = performance.now() - started;
       const cpuSeconds = workerdCpuSeconds() - cpuBefore;
       if (pass > 0)
-        passes.push({ totalMs, cpuSeconds, requests: lrs.state.requests, statements: lrs.state.ids });
+        passes.push({
+          totalMs,
+          cpuSeconds,
+          requests: lrs.state.requests,
+          statements: lrs.state.ids,
+          mostInFlight: lrs.state.mostInFlight,
+          connections: lrs.state.connections,
+        });
     }
     const totalMs = median(passes.map((p) => p.totalMs));
     const cpuSeconds = median(passes.map((p) => p.cpuSeconds));
@@ -536,7 +561,7 @@ export function xapiReport(r) {
     `    with an endpoint: mean ${f(rec.withMeanMs, 1)} ms, p50 ${f(rec.withP50Ms, 1)} ms; without: mean ${f(rec.withoutMeanMs, 1)} ms, p50 ${f(rec.withoutP50Ms, 1)} ms`,
     `    with / without, mean: ${rec.rounds.map((x) => f(x.meanRatio, 2)).join(" ")} → ${f(rec.meanRatio, 2)}× (goal ≤ 1.10×); p50: ${rec.rounds.map((x) => f(x.p50Ratio, 2)).join(" ")} → ${f(rec.p50Ratio, 2)}×; ${f(rec.statementsForwarded)} statements forwarded meanwhile`,
     `  burst: ${f(r.burst.statements)} statements (${f(r.settings.burstMembers)} members × ${r.settings.attemptsPerRequest} attempts) at the LRS in ${f(r.burst.totalMs / 1000, 2)} s = ${f(r.burst.statementsPerSecond)}/s (all recorded sent at ${f(r.burst.recordedMs / 1000, 2)} s); ${f(r.burst.requests)} POSTs, ${r.burst.duplicates} duplicates; D1: ${f(r.burst.d1.sent)} sent, ${f(r.burst.d1.attempts)} attempts, ${f(r.burst.d1.batches)} batches`,
-    `    diagnostic: the first statement at the LRS after ${f(r.burst.firstMs / 1000, 2)} s; all ${f(r.burst.statements)} written by the events consumer after ${f(r.burst.writtenMs / 1000, 2)} s`,
+    `    diagnostic: the first statement at the LRS after ${f(r.burst.firstMs / 1000, 2)} s; all ${f(r.burst.statements)} written by the events consumer after ${f(r.burst.writtenMs / 1000, 2)} s; at most ${r.burst.mostInFlight} POSTs open at once at the LRS over ${r.burst.connections} connections (the floor: ${r.floor.passes.map((p) => `${p.mostInFlight} over ${p.connections}`).join(" / ")})`,
     `  floor (the same bodies, ${STATEMENTS_PER_POST} per POST, bare consumer): ${f(r.floor.statements)} in ${f(r.floor.totalMs / 1000, 2)} s = ${f(r.floor.statementsPerSecond)}/s (median of ${r.floor.passes.length} passes: ${r.floor.passes.map((p) => f(p.totalMs / 1000, 2)).join(" / ")} s)`,
     `  per statement: wall ${f(r.burst.totalMs / r.burst.statements, 3)} ms vs floor ${f(r.floor.totalMs / r.floor.statements, 3)} ms = ${f(r.goals.wallPerStatementRatio, 2)}× (goal ≤ 1.5×); workerd CPU ${f(r.burst.cpuMsPerStatement, 3)} ms vs ${f(r.floor.cpuMsPerStatement, 3)} ms = ${f(r.goals.cpuPerStatementRatio, 2)}×`,
     `  goals: forwarding ${r.goals.forwardingMet ? "met" : "NOT MET"}; recording ${r.goals.recordingMet ? "met" : "NOT MET"}${r.failures.length ? "" : "; nothing lost or sent twice"}`,

@@ -3,7 +3,13 @@ import { and, eq } from "drizzle-orm";
 import { expect, it } from "vitest";
 import { z } from "zod";
 import { webhookDeliveries } from "../../src/db/schema";
-import { type DeliveryTarget, deliverBatch, type Verdict, type WorkState } from "../../src/platform/delivery";
+import {
+  type DeliveryTarget,
+  deliverBatch,
+  openFirstAttempts,
+  type Verdict,
+  type WorkState,
+} from "../../src/platform/delivery";
 import { testContext } from "../helpers/context";
 import { receiverEndpoint } from "../helpers/receiver";
 import { createTenant } from "../helpers/tenants";
@@ -157,4 +163,29 @@ it("when an attempt cannot be recorded, no further send starts and the invocatio
   expect(sent).toHaveLength(7);
   expect(sent).not.toContain(ids[7]);
   expect(settled.size).toBe(0);
+});
+
+it("first attempts handed over in parts (an offer's commits) share six lanes: a later part waits for a free one, in order", async () => {
+  const ids = await deliveries(10);
+  let open = 0;
+  let most = 0;
+  const started: string[] = [];
+  const target = fakeTarget(async (item) => {
+    open += 1;
+    most = Math.max(most, open);
+    started.push(item.id);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    open -= 1;
+    return { status: "succeeded" };
+  });
+  const ctx = testContext();
+  const first = openFirstAttempts(ctx, target, { deadline: ctx.now() + 60_000, lease: ctx.now() + 120_000 });
+  first.add(ids.slice(0, 4).map((id) => ({ id, attempt: 1 })));
+  first.add(ids.slice(4).map((id) => ({ id, attempt: 1 })));
+  const { attempts, released } = await first.done();
+
+  expect(most).toBe(6);
+  expect(started).toEqual(ids);
+  expect(attempts.map((a) => a.item.id).sort()).toEqual([...ids].sort());
+  expect(released).toEqual([]);
 });

@@ -198,3 +198,59 @@ it("a crash after the commit, before the send: the batch stays claimed, then the
   expect(new Set(ids).size).toBe(ids.length);
   expect(ids.sort()).toEqual((await statementsOf(endpointId)).map((s) => s.id).sort());
 });
+
+it("a crash after the first group's batches were sent and the next group's only written: the retry sends nothing, the sweep sends the rest once", async () => {
+  // 11 requests of 100 attempts: the subscriber reads them in two groups (1,000 facts, then 100), the
+  // first group's 20 batches sent while the second is read and committed.
+  const tenant = await createTenant();
+  for (let i = 0; i < 11; i++) await recordAttempts(tenant.learner, 100);
+  await dispatched(tenant.learner.id);
+  const receiver = receiverEndpoint();
+  await receiver.configure({ script: [], fallback: { status: 200 } });
+  const endpointId = await createEndpoint(tenant.institution.id, receiver.url);
+  const eventIds = (await outboxOfUser(tenant.learner.id))
+    .filter((e) => e.type === "attempts.recorded")
+    .map((e) => e.id);
+  expect(eventIds).toHaveLength(11);
+
+  // The invocation dies once the first group's 20 batches are sent: the second group's two batches
+  // are committed (claimed by their first attempt) but never reach the LRS.
+  const send = xapiTarget.send.bind(xapiTarget);
+  let calls = 0;
+  vi.spyOn(xapiTarget, "send").mockImplementation(async (ctx, item) => {
+    calls += 1;
+    if (calls > 20) throw new Error("the invocation died");
+    return send(ctx, item);
+  });
+  const { ctx, queue } = queueContext();
+  await expect(forwardEvents(ctx, eventIds)).rejects.toThrow("the invocation died");
+  const sentFirst = await receiver.received();
+  expect(sentFirst).toHaveLength(20);
+  const batches = await batchesOf(endpointId);
+  expect(batches).toHaveLength(22);
+  const open = batches.filter((b) => b.status === "pending");
+  expect(open).toHaveLength(2);
+  for (const batch of open) {
+    expect(batch.attemptCount).toBe(1);
+    expect(batch.claimedUntil).toBeGreaterThan(clockNow());
+  }
+
+  // The events consumer's retry: every statement is stored, every batch claimed or finished.
+  vi.restoreAllMocks();
+  await forwardEvents(ctx, eventIds);
+  expect(queue.messages).toEqual([]);
+  expect(await receiver.received()).toHaveLength(20);
+
+  // The claims lapse; the minute sweep hands the two batches over, and each is sent once.
+  advanceClock(open[0]!.claimedUntil! - clockNow() + 120_000);
+  await runSweeps(env, createExecutionContext(), clockNow());
+  await receiver.waitFor(22);
+  await waitUntil(async () => (await statementsOf(endpointId)).every((s) => s.status === "sent"));
+  await new Promise((r) => setTimeout(r, 300));
+  const requests = await receiver.received();
+  expect(requests).toHaveLength(22);
+  const ids = requests.flatMap((r) => carried(r.body).map((s) => s.id));
+  expect(ids).toHaveLength(1_100);
+  expect(new Set(ids).size).toBe(1_100);
+  expect(ids.sort()).toEqual((await statementsOf(endpointId)).map((s) => s.id).sort());
+}, 120_000);

@@ -4,24 +4,26 @@ import { describe, expect, it } from "vitest";
 import { lessonProgress, outboxEvents, xapiBatches, xapiStatements } from "../../src/db/schema";
 import {
   attemptsOfBatchFactsQuery,
+  failPendingQuery,
+  ownStateQuery,
+  pendingOfOwnStateBatchesQuery,
+  recordSentBatchesQuery,
+  recordStatementsQueries,
+} from "../../src/domains/xapi/delivery/queries";
+import {
   CLEAR_BODIES_OF_BATCHES_SQL,
   FAIL_PENDING_OF_BATCHES_SQL,
   FAILING_ENDPOINTS_SQL,
   FORWARDED_EVENTS_SQL,
   FORWARDING_ENDPOINTS_SQL,
-  failPendingQuery,
   INSERT_BATCH_SQL,
   INSERT_STATEMENTS_SQL,
   LESSONS_IN_PROGRESS_SQL,
   MARK_FAILING_NOTIFIED_SQL,
   OWN_STATE_OF_BATCHES_SQL,
-  ownStateQuery,
   PURGE_BATCHES_SQL,
   PURGE_STATEMENT_KEYS_SQL,
   PURGE_STATEMENTS_SQL,
-  pendingOfOwnStateBatchesQuery,
-  recordSentBatchesQuery,
-  recordStatementsQueries,
   UNSENT_BATCHES_SQL,
 } from "../../src/domains/xapi/delivery/sql";
 import { database } from "../../src/platform/db";
@@ -36,7 +38,7 @@ import {
   updateEndpoint,
 } from "./support";
 
-/** Each raw statement of src/domains/xapi/delivery/sql.ts, against the real schema. */
+/** Each statement of src/domains/xapi/delivery/sql.ts and queries.ts, against the real schema. */
 
 const db = () => database(env.DB);
 const d1 = () => env.DB;

@@ -6,7 +6,7 @@ export { deadLetterBatch, deliverBatch, requeueLost } from "./engine";
 export { groupById, type ParsedMessage, parseBatch } from "./messages";
 export { inPool, PARALLEL_SENDS } from "./pool";
 export type { Attempt, Closed } from "./recorder";
-export { type SendOptions, sendAndRecord, sendFirstAttempts } from "./send";
+export { openFirstAttempts, type SendOptions, sendAndRecord, sendFirstAttempts } from "./send";
 export {
   type ClaimedRow,
   type DeliveryTarget,

@@ -23,9 +23,10 @@ const RECORD_WINDOW_MS = 20;
  * loses the records of at most the last window's answers. A failed write stops the recording (and,
  * through `failed`, the sends): what it held stays unsettled.
  *
- * One recorder per `sendAndRecord` call, never shared: its timer, its write in flight and the
- * messages its writes settle all belong to the invocation that made it, and `done()` drains it
- * before that call returns (Workers forbid awaiting one invocation's I/O from another).
+ * One recorder per sender (`openSender`: a `sendAndRecord` call, or an offer's first attempts over
+ * its commits), never shared between invocations: its timer, its write in flight and the messages its
+ * writes settle all belong to the invocation that made it, and `done()` drains it before the sender's
+ * `done()` returns (Workers forbid awaiting one invocation's I/O from another).
  */
 export function recorder<Item, Result>(
   db: Database,

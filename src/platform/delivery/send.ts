@@ -1,5 +1,5 @@
 import type { ServiceContext } from "../service/context";
-import { inPool, PARALLEL_SENDS } from "./pool";
+import { PARALLEL_SENDS } from "./pool";
 import { type Attempt, type Closed, recorder } from "./recorder";
 import { releaseSql } from "./sql";
 import { type DeliveryTarget, enqueue, retryDelay, type Verdict, type WorkState } from "./target";
@@ -30,6 +30,22 @@ export async function sendAndRecord<Item extends { id: string }, Result extends 
   items: Item[],
   options: SendOptions<Item, Result>,
 ): Promise<{ attempts: Attempt<Item, Result>[]; released: Item[] }> {
+  const sender = openSender(ctx, target, options);
+  sender.add(items);
+  return sender.done();
+}
+
+/**
+ * `sendAndRecord` for items that arrive over time (an offer's commits): `add` hands more over, sent
+ * in order behind the ones before, still at most six at a time for the whole sender and recorded by
+ * one recorder (one write per window, whichever commit an answer came from). `done` waits for every
+ * send and record, then answers as `sendAndRecord` does; nothing may be added after it.
+ */
+export function openSender<Item extends { id: string }, Result extends Verdict>(
+  ctx: ServiceContext,
+  target: Pick<DeliveryTarget<unknown, WorkState, Item, Result>, "name" | "send" | "record">,
+  options: SendOptions<Item, Result>,
+) {
   const log = recorder<Item, Result>(
     ctx.db,
     () => ctx.now(),
@@ -40,7 +56,10 @@ export async function sendAndRecord<Item extends { id: string }, Result extends 
   const attempts: Attempt<Item, Result>[] = [];
   const released: Item[] = [];
   let thrown: { error: unknown } | null = null;
-  await inPool(items, PARALLEL_SENDS, async (item) => {
+  const waiting: Item[] = [];
+  let next = 0;
+  const lanes = new Set<Promise<void>>();
+  const sendOne = async (item: Item) => {
     if (log.failed || (options.deadline !== undefined && ctx.now() >= options.deadline)) {
       released.push(item);
       return;
@@ -65,10 +84,26 @@ export async function sendAndRecord<Item extends { id: string }, Result extends 
     const attempt = { item, result };
     attempts.push(attempt);
     log.add({ attempt, written: () => options.onRecorded(item, result) });
-  });
-  await log.done();
-  if (thrown) throw (thrown as { error: unknown }).error;
-  return { attempts, released };
+  };
+  // A lane takes the next waiting item until none is left; `add` opens lanes up to the width.
+  const lane = async () => {
+    while (next < waiting.length) await sendOne(waiting[next++] as Item);
+  };
+  return {
+    add(items: readonly Item[]) {
+      waiting.push(...items);
+      while (lanes.size < PARALLEL_SENDS && next < waiting.length) {
+        const running: Promise<void> = lane().finally(() => lanes.delete(running));
+        lanes.add(running);
+      }
+    },
+    async done(): Promise<{ attempts: Attempt<Item, Result>[]; released: Item[] }> {
+      while (lanes.size > 0) await Promise.all(lanes);
+      await log.done();
+      if (thrown) throw (thrown as { error: unknown }).error;
+      return { attempts, released };
+    },
+  };
 }
 
 /**
@@ -90,17 +125,46 @@ export async function sendFirstAttempts<Item extends { id: string }, Result exte
   items: Item[],
   options: { deadline: number; lease: number; queue?: readonly string[] },
 ): Promise<{ attempts: Attempt<Item, Result>[]; released: Item[] }> {
-  const sent = await sendAndRecord(ctx, target, items, { deadline: options.deadline, onRecorded: () => {} });
-  const released = sent.released.map((item) => item.id);
-  if (released.length > 0)
-    await ctx.d1.prepare(releaseSql(target.table)).bind(JSON.stringify(released), options.lease).run();
-  const retries = sent.attempts.filter((a) => a.result.status === "retrying");
-  const now = [...(options.queue ?? []), ...released];
-  await enqueue(
-    ctx,
-    target,
-    [...now, ...retries.map((r) => r.item.id)],
-    [...now.map(() => 0), ...retries.map((r) => retryDelay(r.result.retryInSeconds ?? 0))],
-  );
-  return sent;
+  const first = openFirstAttempts(ctx, target, options);
+  first.add(items, options.queue);
+  return first.done();
+}
+
+/**
+ * `sendFirstAttempts` for work created over time (an offer's commits): each `add` hands over the
+ * items one commit claimed, sent as soon as a lane is free (six at a time for all of them), and the
+ * ids of work it did not claim, queued at the end. `done` waits for the sends and records, un-claims
+ * what the deadline did not reach and queues what is still open, as `sendFirstAttempts` does.
+ */
+export function openFirstAttempts<Item extends { id: string }, Result extends Verdict>(
+  ctx: ServiceContext,
+  target: Pick<
+    DeliveryTarget<unknown, WorkState, Item, Result>,
+    "name" | "table" | "queue" | "message" | "send" | "record"
+  >,
+  options: { deadline: number; lease: number },
+) {
+  const sender = openSender(ctx, target, { deadline: options.deadline, onRecorded: () => {} });
+  const queue: string[] = [];
+  return {
+    add(items: readonly Item[], untried: readonly string[] = []) {
+      queue.push(...untried);
+      sender.add(items);
+    },
+    async done(): Promise<{ attempts: Attempt<Item, Result>[]; released: Item[] }> {
+      const sent = await sender.done();
+      const released = sent.released.map((item) => item.id);
+      if (released.length > 0)
+        await ctx.d1.prepare(releaseSql(target.table)).bind(JSON.stringify(released), options.lease).run();
+      const retries = sent.attempts.filter((a) => a.result.status === "retrying");
+      const now = [...new Set([...queue, ...released])];
+      await enqueue(
+        ctx,
+        target,
+        [...now, ...retries.map((r) => r.item.id)],
+        [...now.map(() => 0), ...retries.map((r) => retryDelay(r.result.retryInSeconds ?? 0))],
+      );
+      return sent;
+    },
+  };
 }

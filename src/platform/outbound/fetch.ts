@@ -33,6 +33,15 @@ export interface OutboundResult {
   error: string | null;
 }
 
+/**
+ * Past the prefix, an answer is read to its end (and dropped) up to this size: a body read to its end
+ * gives its connection back for the next request, a cancelled one closes it. An LRS answers each POST
+ * with the ids it stored, about 2 KiB for 50 statements: cancelled after the first KiB, every POST
+ * opened a connection of its own (200 for the xAPI burst's 200 POSTs, a TLS handshake each when
+ * deployed). A longer answer is still cancelled rather than downloaded.
+ */
+const DRAIN_BYTES = 64 * 1024;
+
 async function readPrefix(response: Response, limit: number): Promise<string> {
   if (!response.body) return "";
   // Most receivers answer 204 or an empty 200: nothing to read.
@@ -42,19 +51,27 @@ async function readPrefix(response: Response, limit: number): Promise<string> {
   }
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];
+  let kept = 0;
   let size = 0;
+  let ended = false;
   try {
-    while (size < limit) {
+    while (size < Math.max(limit, DRAIN_BYTES)) {
       const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
+      if (done) {
+        ended = true;
+        break;
+      }
+      if (kept < limit) {
+        chunks.push(value);
+        kept += value.byteLength;
+      }
       size += value.byteLength;
     }
   } finally {
     // The rest is not wanted: stop the download rather than drain it.
-    reader.cancel().catch(() => undefined);
+    if (!ended) reader.cancel().catch(() => undefined);
   }
-  const bytes = new Uint8Array(Math.min(size, limit));
+  const bytes = new Uint8Array(Math.min(kept, limit));
   let offset = 0;
   for (const chunk of chunks) {
     const take = Math.min(chunk.byteLength, bytes.length - offset);

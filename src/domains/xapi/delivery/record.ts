@@ -15,7 +15,7 @@ import {
   recordSentBatchesQuery,
   recordStatementsQueries,
   type StatementOutcome,
-} from "./sql";
+} from "./queries";
 
 export const ENDPOINT_DISABLED = "endpoint disabled";
 /** Why a pending statement that cannot be built again is failed. */

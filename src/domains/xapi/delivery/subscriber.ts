@@ -4,7 +4,7 @@ import { inPool } from "../../../platform/delivery";
 import type { ServiceContext } from "../../../platform/service/context";
 import type { Fact } from "../statements";
 import { eventFacts, eventPayload, progressedFact } from "./event-facts";
-import { offerFacts } from "./offer";
+import { FACTS_PER_COMMIT, type Offer, openOffer } from "./offer";
 import {
   FORWARDED_EVENTS_SQL,
   FORWARDING_ENDPOINTS_SQL,
@@ -30,27 +30,103 @@ export const XAPI_EVENT_TYPES = [
 ] as const;
 
 type AttemptRow = typeof attempts.$inferSelect;
+type Payload = ReturnType<typeof eventPayload>;
 
 /**
- * The facts of `attempts.recorded` events: `answered` per attempt (read by id) and `progressed` for
- * each lesson those attempts touched that is still in progress with items done.
+ * The attempts of `attempts.recorded` events, read by id. The subscriber reads them group by group
+ * (about one commit's worth each), so the first group's statements are committed and on their way to
+ * the LRS while the next group is read: reading everything first kept the first send waiting for the
+ * whole invocation's reads.
  */
 async function attemptFacts(ctx: ServiceContext, attemptIds: string[]): Promise<AttemptRow[]> {
   if (attemptIds.length === 0) return [];
   return ctx.db.select().from(attempts).where(inJsonList(attempts.id, attemptIds));
 }
 
-async function progressFacts(ctx: ServiceContext, rows: AttemptRow[]): Promise<Fact[]> {
-  const pairs = [...new Map(rows.map((a) => [`${a.userId} ${a.lessonId}`, [a.userId, a.lessonId]])).values()];
-  if (pairs.length === 0) return [];
+/**
+ * `progressed` for each lesson those attempts touched that is still in progress with items done,
+ * each (learner, lesson) read once per invocation: a later group's attempts in a lesson read before
+ * would read the same progress, so the same fact, again.
+ */
+async function progressFacts(ctx: ServiceContext, rows: AttemptRow[], seen: Set<string>): Promise<Fact[]> {
+  const pairs = new Map<string, [string, string]>();
+  for (const a of rows) {
+    const key = `${a.userId} ${a.lessonId}`;
+    if (!seen.has(key)) pairs.set(key, [a.userId, a.lessonId]);
+  }
+  for (const key of pairs.keys()) seen.add(key);
+  if (pairs.size === 0) return [];
   const { results } = await ctx.d1
     .prepare(LESSONS_IN_PROGRESS_SQL)
-    .bind(JSON.stringify(pairs))
+    .bind(JSON.stringify([...pairs.values()]))
     .all<LessonInProgressRow>();
   return results.map(progressedFact);
 }
 
-/** The outbox subscriber `(ctx, eventIds)`: the events' facts, offered to each endpoint that wants them. */
+/**
+ * The events in groups, in the order they happened, each naming about one commit's worth of facts
+ * (FACTS_PER_COMMIT attempts, an event of other facts counting one; an event is never split).
+ */
+function eventGroups(events: ForwardedEventRow[]): { event: ForwardedEventRow; payload: Payload }[][] {
+  const groups: { event: ForwardedEventRow; payload: Payload }[][] = [];
+  let group: { event: ForwardedEventRow; payload: Payload }[] = [];
+  let size = 0;
+  for (const event of events) {
+    const payload = eventPayload(event);
+    const facts =
+      event.type === "attempts.recorded" && Array.isArray(payload.attempt_ids)
+        ? payload.attempt_ids.length
+        : 1;
+    if (group.length > 0 && size + facts > FACTS_PER_COMMIT) {
+      groups.push(group);
+      group = [];
+      size = 0;
+    }
+    group.push({ event, payload });
+    size += facts;
+  }
+  if (group.length > 0) groups.push(group);
+  return groups;
+}
+
+/** One group's facts, per institution, in the order the events happened. */
+async function groupFacts(
+  ctx: ServiceContext,
+  group: { event: ForwardedEventRow; payload: Payload }[],
+  seenLessons: Set<string>,
+): Promise<Map<string, Fact[]>> {
+  const facts = new Map<string, Fact[]>();
+  const add = (institutionId: string, more: Fact[]) => {
+    const list = facts.get(institutionId);
+    if (list) list.push(...more);
+    else facts.set(institutionId, [...more]);
+  };
+  const recorded = new Map<string, string>(); // attempt → institution
+  for (const { event, payload } of group) {
+    if (event.type === "attempts.recorded") {
+      const ids = Array.isArray(payload.attempt_ids) ? payload.attempt_ids : [];
+      for (const id of ids) if (typeof id === "string") recorded.set(id, event.institution_id);
+    } else add(event.institution_id, eventFacts(event, payload));
+  }
+  const attemptRows = await attemptFacts(ctx, [...recorded.keys()]);
+  for (const attempt of attemptRows) {
+    const institutionId = recorded.get(attempt.id);
+    if (institutionId) add(institutionId, [{ verb: "answered", attempt }]);
+  }
+  const progressed = await progressFacts(ctx, attemptRows, seenLessons);
+  const institutionOfUser = new Map(attemptRows.map((a) => [a.userId, recorded.get(a.id)]));
+  for (const fact of progressed) {
+    const institutionId = fact.verb === "progressed" ? institutionOfUser.get(fact.userId) : undefined;
+    if (institutionId) add(institutionId, [fact]);
+  }
+  return facts;
+}
+
+/**
+ * The outbox subscriber `(ctx, eventIds)`: the events' facts, offered to each endpoint that wants
+ * them, group by group (`eventGroups`): one offer per endpoint for the whole invocation, so its first
+ * attempts start once the first group is committed and go on while the next groups are read.
+ */
 export async function forwardEvents(ctx: ServiceContext, eventIds: readonly string[]): Promise<void> {
   if (eventIds.length === 0) return;
   const list = JSON.stringify(eventIds);
@@ -62,39 +138,33 @@ export async function forwardEvents(ctx: ServiceContext, eventIds: readonly stri
   const events = (eventRows?.results ?? []) as ForwardedEventRow[];
   if (endpoints.length === 0 || events.length === 0) return;
 
-  // Each institution's facts, in the order the events happened.
-  const facts = new Map<string, Fact[]>();
-  const add = (institutionId: string, more: Fact[]) => {
-    const list = facts.get(institutionId);
-    if (list) list.push(...more);
-    else facts.set(institutionId, [...more]);
+  const wanted = new Map(endpoints.map((e) => [e.id, new Set(JSON.parse(e.activities) as XapiActivity[])]));
+  const offers = new Map<string, Promise<Offer>>();
+  const offerOf = (endpoint: ForwardingEndpointRow) => {
+    let offer = offers.get(endpoint.id);
+    if (!offer) {
+      offer = openOffer(ctx, { id: endpoint.id, actorFormat: endpoint.actor_format }, { sendNow: true });
+      offers.set(endpoint.id, offer);
+    }
+    return offer;
   };
-  const recorded = new Map<string, string>(); // attempt → institution
-  for (const event of events) {
-    const payload = eventPayload(event);
-    if (event.type === "attempts.recorded") {
-      const ids = Array.isArray(payload.attempt_ids) ? payload.attempt_ids : [];
-      for (const id of ids) if (typeof id === "string") recorded.set(id, event.institution_id);
-    } else add(event.institution_id, eventFacts(event, payload));
-  }
-  const attemptRows = await attemptFacts(ctx, [...recorded.keys()]);
-  for (const attempt of attemptRows) {
-    const institutionId = recorded.get(attempt.id);
-    if (institutionId) add(institutionId, [{ verb: "answered", attempt }]);
-  }
-  const progressed = await progressFacts(ctx, attemptRows);
-  const institutionOfUser = new Map(attemptRows.map((a) => [a.userId, recorded.get(a.id)]));
-  for (const fact of progressed) {
-    const institutionId = fact.verb === "progressed" ? institutionOfUser.get(fact.userId) : undefined;
-    if (institutionId) add(institutionId, [fact]);
-  }
-
-  await inPool(endpoints, 6, async (endpoint) => {
-    const wanted = new Set(JSON.parse(endpoint.activities) as XapiActivity[]);
-    const offered = (facts.get(endpoint.institution_id) ?? []).filter((f) => wanted.has(f.verb));
-    if (offered.length > 0)
-      await offerFacts(ctx, { id: endpoint.id, actorFormat: endpoint.actor_format }, offered, {
-        sendNow: true,
+  const seenLessons = new Set<string>();
+  let stopped: { error: unknown } | null = null;
+  try {
+    for (const group of eventGroups(events)) {
+      const facts = await groupFacts(ctx, group, seenLessons);
+      await inPool(endpoints, 6, async (endpoint) => {
+        const verbs = wanted.get(endpoint.id);
+        const offered = (facts.get(endpoint.institution_id) ?? []).filter((f) => verbs?.has(f.verb));
+        if (offered.length > 0) await (await offerOf(endpoint)).add(offered);
       });
-  });
+    }
+  } catch (error) {
+    stopped = { error };
+  }
+  // Every offer's sends end within this invocation (its I/O is its own), a failed one's too.
+  const closed = await Promise.allSettled([...offers.values()].map(async (offer) => (await offer).close()));
+  if (stopped) throw stopped.error;
+  const failed = closed.find((c): c is PromiseRejectedResult => c.status === "rejected");
+  if (failed) throw failed.reason;
 }

@@ -14,8 +14,8 @@ import type { ServiceContext } from "../../../platform/service/context";
 import { type EndpointRow, lrsRequest } from "../lrs-client";
 import { buildStatements, type Fact, restoreFact, type StoredFact } from "../statements";
 import { exchange, type PendingStatement } from "./exchange";
+import { attemptsOfBatchFactsQuery, pendingOfOwnStateBatchesQuery } from "./queries";
 import { type BatchItem, type BatchResult, closeDisabled, recordAttempts } from "./record";
-import { attemptsOfBatchFactsQuery, pendingOfOwnStateBatchesQuery } from "./sql";
 
 export type { BatchItem, BatchResult } from "./record";
 

@@ -3,7 +3,7 @@ import type { ServiceContext } from "../../../platform/service/context";
 import { buildStatement, type XapiStatement } from "./build";
 import { type Fact, factKey, factUser } from "./facts";
 import { statementId } from "./ids";
-import { loadReferences } from "./references";
+import { loadReferences, type References } from "./references";
 import { statementText } from "./text";
 
 export type { XapiStatement } from "./build";
@@ -17,6 +17,7 @@ export {
   storedFact,
 } from "./facts";
 export { STATEMENT_ID_NAMESPACE, statementId } from "./ids";
+export { noReferences, type References } from "./references";
 
 /** What building a statement needs to know of the endpoint it is for. */
 export interface StatementTarget {
@@ -44,7 +45,8 @@ export interface BuiltStatement {
 
 /**
  * The statements of `facts` for one endpoint, in the facts' order; what they refer to (items,
- * lessons, courses, learners) is read in one D1 round trip (statements/references.ts). A fact whose
+ * lessons, courses, learners) is read in one D1 round trip (statements/references.ts), only what
+ * `known` does not hold yet when given (an offer's earlier commits' references). A fact whose
  * subject is gone (a deleted learner, item, lesson or course) is left out. The statement id is the
  * UUIDv5 of the endpoint and the fact (statements/ids.ts); the statement itself is built by
  * statements/build.ts.
@@ -53,9 +55,10 @@ export async function buildStatements(
   ctx: ServiceContext,
   target: StatementTarget,
   facts: readonly Fact[],
+  known?: References,
 ): Promise<BuiltStatement[]> {
   if (facts.length === 0) return [];
-  const refs = await loadReferences(ctx, facts);
+  const refs = await loadReferences(ctx, facts, known);
   const out: BuiltStatement[] = [];
   for (const fact of facts) {
     const id = statementId(target.id, factKey(fact));

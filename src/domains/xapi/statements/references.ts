@@ -74,13 +74,26 @@ export function referencedIds(facts: readonly Fact[]) {
   return ids;
 }
 
+/** No references known yet. */
+export function noReferences(): References {
+  return { items: new Map(), lessons: new Map(), courses: new Map(), learners: new Map() };
+}
+
 /**
  * Reads the items, lessons, courses and learners `facts` refer to in one D1 round trip: one batch
- * of drizzle selects, each `IN (…)` of at most IDS_PER_STATEMENT ids.
+ * of drizzle selects, each `IN (…)` of at most IDS_PER_STATEMENT ids. With `known` (the references
+ * an offer read for its earlier commits, moments ago), only the ids it lacks are read, into it: a
+ * burst's commits name the same items, lessons and courses again and again.
  */
-export async function loadReferences(ctx: ServiceContext, facts: readonly Fact[]): Promise<References> {
-  const refs: References = { items: new Map(), lessons: new Map(), courses: new Map(), learners: new Map() };
+export async function loadReferences(
+  ctx: ServiceContext,
+  facts: readonly Fact[],
+  known: References = noReferences(),
+): Promise<References> {
+  const refs = known;
   const ids = referencedIds(facts);
+  for (const kind of ["items", "lessons", "courses", "learners"] as const)
+    for (const id of ids[kind]) if (refs[kind].has(id)) ids[kind].delete(id);
   const { db } = ctx;
   type Read = { kind: keyof References; query: BatchItem<"sqlite"> };
   const reads: Read[] = [];
