@@ -9,6 +9,7 @@ import * as schema from "./schema";
  * the reverse one.
  *
  * - `institution`: the rows whose `column` is the institution's id;
+ * - `institutionNumber`: the rows whose `column` is the institution's number (`institutions.number`);
  * - `member`: the rows whose `column` is the id of a user of the institution (`users.institution_id`);
  * - `memberNumber`: the rows whose `column` is the number of a user of the institution (`users.number`:
  *   the tables kept for good carry numbers, docs/design/capacity.md, "Integer keys");
@@ -18,6 +19,7 @@ import * as schema from "./schema";
  */
 export type Ownership =
   | { by: "institution"; column: string }
+  | { by: "institutionNumber"; column: string }
   | { by: "member"; column: string }
   | { by: "memberNumber"; column: string }
   | { by: "parent"; column: string; parent: SQLiteTable; parentKey: string }
@@ -30,6 +32,7 @@ export interface InstitutionTable {
 }
 
 const institution = (column = "institution_id"): Ownership => ({ by: "institution", column });
+const institutionNumber = (column = "institution_number"): Ownership => ({ by: "institutionNumber", column });
 const member = (column = "user_id"): Ownership => ({ by: "member", column });
 const memberNumber = (column = "user_number"): Ownership => ({ by: "memberNumber", column });
 const parent = (column: string, of: SQLiteTable, parentKey = "id"): Ownership => ({
@@ -95,7 +98,7 @@ export const INSTITUTION_TABLES: readonly InstitutionTable[] = [
   { table: schema.attemptArchiveFiles, owner: institution() },
   { table: schema.attemptArchiveClaims, owner: institution() },
   { table: schema.itemProgress, owner: memberNumber() },
-  { table: schema.lessonProgress, owner: member() },
+  { table: schema.lessonProgress, owner: memberNumber() },
   { table: schema.courseProgress, owner: member() },
   { table: schema.dailyActivity, owner: memberNumber() },
   { table: schema.studyTime, owner: member() },
@@ -103,7 +106,7 @@ export const INSTITUTION_TABLES: readonly InstitutionTable[] = [
   { table: schema.learnerStats, owner: member() },
   { table: schema.weeklyXp, owner: member() },
   { table: schema.achievements, owner: member() },
-  { table: schema.institutionActivityDays, owner: institution() },
+  { table: schema.institutionActivityDays, owner: institutionNumber() },
   { table: schema.institutionActivityTotals, owner: institution() },
   { table: schema.institutionLearnerCourses, owner: institution() },
   { table: schema.institutionMemberCounts, owner: institution() },
@@ -158,6 +161,8 @@ export function institutionCondition(owner: Ownership): string {
   switch (owner.by) {
     case "institution":
       return `"${owner.column}" = ?1`;
+    case "institutionNumber":
+      return `"${owner.column}" = (SELECT number FROM institutions WHERE id = ?1)`;
     case "member":
       return `"${owner.column}" IN (SELECT id FROM users WHERE institution_id = ?1)`;
     case "memberNumber":

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { courseNumberOf, lessonNumberOf, userNumberOf } from "../../src/db/numbers";
 import { attempts, courseProgress, learnerStats, lessonProgress } from "../../src/db/schema";
 import type { RowKey, SourceScope } from "../../src/domains/exports/sources";
 import {
@@ -146,9 +147,9 @@ describe("completionsPageSql", () => {
         }),
       );
     const lessonRow = (lessonId: string, scoreSum: number, completedAt: string | null) => ({
-      userId: learner.id,
-      lessonId,
-      courseId: course.courseId,
+      userNumber: userNumberOf(learner.id),
+      lessonNumber: lessonNumberOf(lessonId),
+      courseNumber: courseNumberOf(course.courseId),
       itemsDone: 2,
       itemsTotal: 2,
       scoreSum,

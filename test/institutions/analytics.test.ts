@@ -2,9 +2,11 @@ import { createExecutionContext, env } from "cloudflare:test";
 import { and, eq, isNotNull } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { withD1Meter } from "../../scripts/bench/worker-wrappers.mjs";
+import { institutionNumberOf } from "../../src/db/numbers";
 import {
   attempts as attemptRows,
   courseProgress,
+  courses as courseRows,
   institutionActivityDays,
   institutionActivityTotals,
   institutionCefrCounts,
@@ -96,10 +98,23 @@ async function rawAttempts(institutionId: string): Promise<Attempt[]> {
 }
 
 async function completions(table: typeof lessonProgress | typeof courseProgress, members: string[]) {
-  const rows = await db()
-    .select({ user_id: table.userId, course_id: table.courseId, completedAt: table.completedAt })
-    .from(table)
-    .where(isNotNull(table.completedAt));
+  const rows =
+    table === lessonProgress
+      ? // Stored by numbers: the ids through users and courses.
+        await db()
+          .select({ user_id: users.id, course_id: courseRows.id, completedAt: lessonProgress.completedAt })
+          .from(lessonProgress)
+          .innerJoin(users, eq(users.number, lessonProgress.userNumber))
+          .innerJoin(courseRows, eq(courseRows.number, lessonProgress.courseNumber))
+          .where(isNotNull(lessonProgress.completedAt))
+      : await db()
+          .select({
+            user_id: courseProgress.userId,
+            course_id: courseProgress.courseId,
+            completedAt: courseProgress.completedAt,
+          })
+          .from(courseProgress)
+          .where(isNotNull(courseProgress.completedAt));
   return rows
     .filter((r) => members.includes(r.user_id))
     .map(({ completedAt, ...r }) => ({ ...r, day: String(completedAt).slice(0, 10) }));
@@ -490,8 +505,10 @@ describe("analytics against a brute-force count of the recorded attempts", () =>
       `?from=${daysAgo(45)}&to=${today}&group=Class%207b`,
     ];
     const before = await Promise.all(queries.map(async (q) => figures((await analytics(q)).body)));
+    await db()
+      .delete(institutionActivityDays)
+      .where(eq(institutionActivityDays.institutionNumber, institutionNumberOf(tenant.institution.id)));
     for (const table of [
-      institutionActivityDays,
       institutionActivityTotals,
       institutionLearnerCourses,
       institutionMemberCounts,
@@ -500,16 +517,45 @@ describe("analytics against a brute-force count of the recorded attempts", () =>
       await db().delete(table).where(eq(table.institutionId, tenant.institution.id));
     const emptied = (await analytics(queries[0] as string)).body;
     expect(emptied.totals).toMatchObject({ members: 0, attempts: 0, active_learners: 0 });
-    const migration = env.TEST_MIGRATIONS.find((m) => m.name.includes("backfill_institution_analytics"));
-    expect(migration).toBeDefined();
-    for (const statement of migration!.queries) await env.DB.prepare(statement).run();
-    // The back-fill re-creates the triggers as they were then; the later rebuild of the table
-    // (WITHOUT ROWID, docs/design/capacity.md) re-creates them as they are now, keeping every row.
-    const rebuild = env.TEST_MIGRATIONS.find((m) =>
-      m.name.endsWith("_institution_activity_days_without_rowid.sql"),
+    // The back-fill is written for the tables as they were then (by ids, rowid tables): it rebuilds
+    // institution_activity_days and reads lesson_progress. Both are put back in that shape, the
+    // latter with its rows' ids, the back-fill run, then the migrations since, which rebuild them as
+    // they are now (WITHOUT ROWID, on numbers: docs/design/capacity.md), each re-creating the
+    // triggers as they are at its time, keeping every row.
+    const named = (suffix: string) => {
+      const found = env.TEST_MIGRATIONS.find((m) => m.name.endsWith(suffix));
+      if (!found) throw new Error(`migration ${suffix} not found`);
+      return found.queries;
+    };
+    const formerDdl = (migrations: RegExp, table: string) =>
+      env.TEST_MIGRATIONS.filter((m) => migrations.test(m.name)).flatMap((m) =>
+        m.queries.filter((q) => new RegExp(`CREATE (TABLE|INDEX) \`${table}[\`_]`).test(q)),
+      );
+    const formerDays = formerDdl(/^00(13|34)_/, "institution_activity_days");
+    const formerLessons = formerDdl(/^0001_/, "lesson_progress");
+    expect([formerDays.length, formerLessons.length]).toEqual([3, 2]);
+    await env.DB.batch(
+      [
+        "DROP TABLE institution_activity_days",
+        ...formerDays,
+        `CREATE TABLE lesson_progress_by_ids AS SELECT u.id AS user_id, l.id AS lesson_id, c.id AS course_id,
+          p.items_done, p.items_total, p.score_sum, p.status, p.started_at, p.completed_at, p.last_activity_at
+          FROM lesson_progress p JOIN users u ON u.number = p.user_number JOIN lessons l ON l.number = p.lesson_number
+          JOIN courses c ON c.number = p.course_number`,
+        "DROP TABLE lesson_progress",
+        ...formerLessons,
+        "INSERT INTO lesson_progress SELECT * FROM lesson_progress_by_ids",
+        "DROP TABLE lesson_progress_by_ids",
+      ].map((q) => env.DB.prepare(q)),
     );
-    expect(rebuild).toBeDefined();
-    await env.DB.batch(rebuild!.queries.map((q) => env.DB.prepare(q)));
+    for (const statement of named("_backfill_institution_analytics.sql"))
+      await env.DB.prepare(statement).run();
+    for (const suffix of [
+      "_institution_activity_days_without_rowid.sql",
+      "_institution_activity_days_on_numbers.sql",
+      "_lesson_progress_by_numbers.sql",
+    ])
+      await env.DB.batch(named(suffix).map((q) => env.DB.prepare(q)));
     for (const [i, q] of queries.entries()) expect(figures((await analytics(q)).body), q).toEqual(before[i]);
     await expectExact(daysAgo(100), daysAgo(2), "month");
   });

@@ -2,6 +2,7 @@ import { env } from "cloudflare:test";
 import { and, asc, desc, eq, inArray } from "drizzle-orm";
 import { SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
 import { describe, expect, it } from "vitest";
+import { courseNumberOf, institutionNumberOf, userNumberOf } from "../../src/db/numbers";
 import {
   courses,
   institutionActivityDays,
@@ -223,10 +224,10 @@ async function seedActivity() {
     courseId: string,
     extra: Partial<typeof institutionActivityDays.$inferInsert> = {},
   ) => ({
-    institutionId: id,
+    institutionNumber: institutionNumberOf(id),
     day: d,
-    userId,
-    courseId,
+    userNumber: userNumberOf(userId),
+    courseNumber: courseNumberOf(courseId),
     attempts: 2,
     seconds: 60,
     xp: 10,
@@ -389,8 +390,8 @@ describe("revisionsColumn", () => {
       .set({ attempts: 5 })
       .where(
         and(
-          eq(institutionActivityDays.userId, l1),
-          eq(institutionActivityDays.courseId, c1),
+          eq(institutionActivityDays.userNumber, userNumberOf(l1)),
+          eq(institutionActivityDays.courseNumber, courseNumberOf(c1)),
           eq(institutionActivityDays.day, "2026-03-02"),
         ),
       );

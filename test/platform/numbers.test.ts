@@ -222,7 +222,9 @@ describe("the migration that adds the numbers", () => {
   async function unmigrate(d1: D1Database) {
     const { results } = await d1
       .prepare(
-        "SELECT type, name FROM sqlite_schema WHERE (type = 'trigger' AND name LIKE '%_number_%') OR (type = 'index' AND name LIKE '%_number_%')",
+        // Every trigger that names a number (the allocation's, and the analytics' on the rows kept for
+        // good: a column they name cannot be dropped) and the numbers' indexes.
+        "SELECT type, name FROM sqlite_schema WHERE (type = 'trigger' AND sql LIKE '%number%') OR (type = 'index' AND name LIKE '%_number_%')",
       )
       .all<{ type: string; name: string }>();
     await d1.batch([

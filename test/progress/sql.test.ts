@@ -1,8 +1,8 @@
 import { env } from "cloudflare:test";
-import { and, asc, desc, eq, gte, inArray, lte, sql } from "drizzle-orm";
+import { and, asc, desc, eq, gte, inArray, lte, ne, sql } from "drizzle-orm";
 import { integer, primaryKey, real, SQLiteSyncDialect, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { describe, expect, it } from "vitest";
-import { itemNumbersIn, userNumberOf } from "../../src/db/numbers";
+import { courseNumberOf, institutionNumberOf, itemNumbersIn, userNumberOf } from "../../src/db/numbers";
 import {
   attempts,
   dailyActivity,
@@ -11,12 +11,13 @@ import {
   institutionLearnerCourses,
   itemProgress,
   learnerStats,
+  lessonProgress,
   memberGroups,
   users,
   weeklyXp,
   xpRankCounts,
 } from "../../src/db/schema";
-import { activityRowsPageSql, type SourceScope } from "../../src/domains/exports/sql";
+import { activityRowsPageSql, completionsPageSql, type SourceScope } from "../../src/domains/exports/sql";
 import { splitRange } from "../../src/domains/institutions/analytics/range";
 import { groupActivityStatement, rollupStatement } from "../../src/domains/institutions/analytics/sql";
 import { ALL_TIME_PERIOD, PLATFORM_SCOPE, RANK_BASE, RANK_LEVELS } from "../../src/domains/progress/rank";
@@ -30,6 +31,7 @@ import {
   PURGE_PAST_RANK_COUNTS_SQL,
   PURGE_PAST_WEEKLY_XP_SQL,
 } from "../../src/domains/progress/sql";
+import { LESSONS_IN_PROGRESS_SQL } from "../../src/domains/xapi/delivery/sql";
 import { database, inJsonList } from "../../src/platform/db";
 import { createPublishedCourse } from "../helpers/progress-fixture";
 import { createTenant } from "../helpers/tenants";
@@ -419,8 +421,14 @@ describe("the progress tables kept for good", () => {
       ["index", "institution_activity_days_user_course_idx"],
     ]);
     expect(activity[2]!.sql).toMatch(
-      /PRIMARY KEY\(`institution_id`, `user_id`, `day`, `course_id`\)\s*\) WITHOUT ROWID$/,
+      /PRIMARY KEY\(`institution_number`, `user_number`, `day`, `course_number`\)\s*\) WITHOUT ROWID$/,
     );
+    const lessons = await schemaOf("lesson_progress");
+    expect(lessons.map((r) => [r.type, r.name])).toEqual([
+      ["table", "lesson_progress"],
+      ["index", "lesson_progress_course_idx"],
+    ]);
+    expect(lessons[0]!.sql).toMatch(/PRIMARY KEY\(`user_number`, `lesson_number`\)\s*\) WITHOUT ROWID$/);
   });
 
   it("are read on their keys: a batch's items, the learner's days, and the analytics' probes", async () => {
@@ -483,8 +491,9 @@ describe("the progress tables kept for good", () => {
       ),
     );
     expect(group).toMatch(
-      /SEARCH r USING PRIMARY KEY \(institution_id=\? AND user_id=\? AND day>\? AND day<\?\)/,
+      /SEARCH r USING PRIMARY KEY \(institution_number=\? AND user_number=\? AND day>\? AND day<\?\)/,
     );
+    expect(group).not.toMatch(/SCAN (mg|u|users|c|courses|institutions)\b/);
     const [from, to] = ["2026-03-04", "2026-04-08"];
     const rollup = await plan(
       dialect.sqlToQuery(
@@ -498,10 +507,86 @@ describe("the progress tables kept for good", () => {
       ),
     );
     expect(rollup).toMatch(
-      /SEARCH r USING PRIMARY KEY \(institution_id=\? AND user_id=\? AND day>\? AND day<\?\)/,
+      /SEARCH r USING PRIMARY KEY \(institution_number=\? AND user_number=\? AND day>\? AND day<\?\)/,
     );
     expect(rollup).toMatch(/SEARCH r USING COVERING INDEX institution_activity_days_user_course_idx/);
-    expect(rollup).not.toMatch(/SCAN r\b/);
+    expect(rollup).not.toMatch(/SCAN (r|users|courses|institutions)\b/);
+
+    // The triggers' probes, as they read the table: a learner's rows on the key from the numbers
+    // (institution_activity_days' own, with NEW's numbers), and from the ids (member_groups').
+    const byNumbers = await plan({
+      sql: `SELECT 1 FROM institution_activity_days r NOT INDEXED
+        WHERE r.institution_number = ? AND r.user_number = ? AND r.day >= ? AND r.day <= ?
+          AND NOT (r.day = ? AND r.course_number = ?)`,
+      params: [1, 2, "2026-03-02", "2026-03-08", "2026-03-04", 3],
+    });
+    expect(byNumbers).toMatch(
+      /SEARCH r USING PRIMARY KEY \(institution_number=\? AND user_number=\? AND day>\? AND day<\?\)/,
+    );
+    const byIds = await plan({
+      sql: `SELECT sum(r.attempts) FROM institution_activity_days r NOT INDEXED
+        WHERE r.institution_number = (SELECT number FROM institutions WHERE id = ?)
+          AND r.user_number = (SELECT number FROM users WHERE id = ?)`,
+      params: ["ins_a", "usr_a"],
+    });
+    expect(byIds).toMatch(/SEARCH r USING PRIMARY KEY \(institution_number=\? AND user_number=\?\)/);
+    // The ids of a row's numbers, for the rollups the triggers write.
+    const ids = await plan({
+      sql: `SELECT (SELECT id FROM institutions WHERE number = ?), (SELECT id FROM users WHERE number = ?),
+        (SELECT id FROM courses WHERE number = ?)`,
+      params: [1, 2, 3],
+    });
+    expect(ids).toMatch(
+      /SEARCH institutions USING (COVERING )?INDEX institutions_number_unique \(number=\?\)/,
+    );
+    expect(ids).toMatch(/SEARCH users USING (COVERING )?INDEX users_number_unique \(number=\?\)/);
+    expect(ids).toMatch(/SEARCH courses USING (COVERING )?INDEX courses_number_idx \(number=\?\)/);
+    for (const details of [byNumbers, byIds, ids]) expect(details).not.toMatch(/SCAN (?!CONSTANT ROW)/);
+  });
+
+  it("lesson_progress is read on its keys by every reader, from the ids it is asked by", async () => {
+    const lessonsInBatch = sql`(SELECT lesson_id FROM training_items WHERE id IN (SELECT value FROM json_each(${JSON.stringify(["itm_a"])})))`;
+    // The recording: the learner's progress in the batch's lessons.
+    const recording = await plan(
+      db()
+        .select()
+        .from(lessonProgress)
+        .where(
+          and(
+            eq(lessonProgress.userNumber, userNumberOf("usr_a")),
+            inArray(
+              lessonProgress.lessonNumber,
+              sql`(SELECT number FROM lessons WHERE id IN ${lessonsInBatch})`,
+            ),
+          ),
+        )
+        .toSQL(),
+    );
+    expect(recording).toMatch(
+      /SEARCH lesson_progress USING PRIMARY KEY \(user_number=\? AND lesson_number=\?\)/,
+    );
+    // The completions export: a learner's lessons of a course, and the course's score.
+    const completions = await plan(
+      dialect.sqlToQuery(
+        completionsPageSql(
+          { institutionId: "ins_a", filters: {}, asOf: "2026-06-01T00:00:00Z" },
+          ["usr_a", "crs_a", 1],
+          100,
+        ),
+      ),
+    );
+    // Named (INDEXED BY): without statistics SQLite would walk all of the learner's lessons on the key.
+    expect(completions).toMatch(
+      /SEARCH lp USING INDEX lesson_progress_course_idx \(user_number=\? AND course_number=\?\)/,
+    );
+    expect(completions).toMatch(
+      /SEARCH s USING INDEX lesson_progress_course_idx \(user_number=\? AND course_number=\?\)/,
+    );
+    expect(completions).not.toMatch(/SCAN (lp|s|l|lessons|users|courses)\b/);
+    // The xAPI delivery's lessons in progress, pair by pair.
+    const inProgress = await plan({ sql: LESSONS_IN_PROGRESS_SQL, params: ['[["usr_a","lsn_a"]]'] });
+    expect(inProgress).toMatch(/SEARCH lp USING PRIMARY KEY \(user_number=\? AND lesson_number=\?\)/);
+    expect(inProgress).not.toMatch(/SCAN (lp|u|l|c)\b/);
   });
 
   it("item_progress and daily_activity are rebuilt from the former tables, then on numbers, with every row and value kept", async () => {
@@ -630,8 +715,27 @@ describe("the progress tables kept for good", () => {
     }
   });
 
-  it("institution_activity_days is rebuilt from the former table with every row kept, no rollup changed, and its triggers again", async () => {
-    const { institution, learner } = await createTenant();
+  it("institution_activity_days is rebuilt from the former table, then on numbers, with every row kept, no rollup changed, and its triggers again", async () => {
+    const { institution, learner, instructor } = await createTenant();
+    const courseA = (await createPublishedCourse({ lessons: 1, blocksPerLesson: 1, itemsPerBlock: 1 }))
+      .courseId;
+    const courseB = (await createPublishedCourse({ lessons: 1, blocksPerLesson: 1, itemsPerBlock: 1 }))
+      .courseId;
+    // The former table, as migrations 0013 and 0034 made it (ids, a rowid table, three b-trees).
+    const formerDays = sqliteTable("institution_activity_days", {
+      institutionId: text("institution_id").notNull(),
+      day: text("day").notNull(),
+      userId: text("user_id").notNull(),
+      courseId: text("course_id").notNull(),
+      attempts: integer("attempts").notNull(),
+      seconds: integer("seconds").notNull(),
+      xp: integer("xp").notNull(),
+      lessonsCompleted: integer("lessons_completed").notNull(),
+      coursesCompleted: integer("courses_completed").notNull(),
+    });
+    const numberOf = async (table: "users" | "courses", id: string) =>
+      (await env.DB.prepare(`SELECT number FROM ${table} WHERE id = ?`).bind(id).first<number>("number")) ??
+      0;
     const former = [
       ...formerDdl("0013_", "institution_activity_days"),
       ...formerDdl("0034_", "institution_activity_days"),
@@ -641,44 +745,65 @@ describe("the progress tables kept for good", () => {
       env.DB.prepare("DROP TABLE institution_activity_days"),
       ...former.map((q) => env.DB.prepare(q)),
     ]);
-    const row = (userId: string, day: string, courseId: string, attempts: number) => ({
-      institutionId: institution.id,
-      userId,
-      day,
-      courseId,
+    const counts = (attempts: number) => ({
       attempts,
       seconds: attempts * 30,
       xp: attempts * 10,
       lessonsCompleted: attempts > 5 ? 1 : 0,
       coursesCompleted: 0,
     });
+    const row = (userId: string, day: string, courseId: string, attempts: number) => ({
+      institutionId: institution.id,
+      userId,
+      day,
+      courseId,
+      ...counts(attempts),
+    });
     // Inserted into the former table, which has no trigger here: the rollups stay empty.
+    const [a, b] = [learner.id, instructor.id].sort() as [string, string];
     const rows = [
-      row("usr_b", "2026-03-02", "crs_a", 3),
-      row("usr_a", "2026-03-02", "crs_b", 30),
-      row("usr_a", "2026-03-02", "crs_a", 7),
-      row("usr_a", "2026-02-28", "crs_a", 1),
+      row(b, "2026-03-02", courseA, 3),
+      row(a, "2026-03-02", courseB, 30),
+      row(a, "2026-03-02", courseA, 7),
+      row(a, "2026-02-28", courseA, 1),
     ];
-    await db().insert(institutionActivityDays).values(rows);
+    // And one whose learner has no number (a user who is not there).
+    await db()
+      .insert(formerDays)
+      .values([...rows, row("usr_gone", "2026-03-02", courseA, 1)]);
     const ordered = () =>
       db()
         .select()
-        .from(institutionActivityDays)
-        .orderBy(
-          institutionActivityDays.institutionId,
-          institutionActivityDays.userId,
-          institutionActivityDays.day,
-          institutionActivityDays.courseId,
-        );
+        .from(formerDays)
+        .where(ne(formerDays.userId, "usr_gone"))
+        .orderBy(formerDays.institutionId, formerDays.userId, formerDays.day, formerDays.courseId);
     const before = await ordered();
     const totals = () =>
       db().select().from(institutionActivityTotals).orderBy(institutionActivityTotals.period);
 
+    // 0047: WITHOUT ROWID, the same rows.
     const rebuild = migration("_institution_activity_days_without_rowid.sql");
     await env.DB.batch(rebuild.queries.map((q) => env.DB.prepare(q)));
-
     expect(await ordered()).toEqual(before);
     expect(before).toHaveLength(4);
+
+    // On numbers: a row whose learner has no number refuses the migration whole, changing nothing.
+    const onNumbers = migration("_institution_activity_days_on_numbers.sql");
+    const toNumbers = () => env.DB.batch(onNumbers.queries.map((q) => env.DB.prepare(q)));
+    await expect(toNumbers()).rejects.toThrow(/NOT NULL constraint failed/);
+    expect(await db().select().from(formerDays)).toHaveLength(5);
+    await db().delete(formerDays).where(eq(formerDays.userId, "usr_gone"));
+    await toNumbers();
+
+    // Every row and value kept, the ids read back through the numbers; no rollup written by the copy.
+    const after = await env.DB.prepare(
+      `SELECT i.id AS institutionId, r.day, u.id AS userId, c.id AS courseId, r.attempts, r.seconds, r.xp,
+         r.lessons_completed AS lessonsCompleted, r.courses_completed AS coursesCompleted
+       FROM institution_activity_days r JOIN institutions i ON i.number = r.institution_number
+         JOIN users u ON u.number = r.user_number JOIN courses c ON c.number = r.course_number
+       ORDER BY i.id, u.id, r.day, c.id`,
+    ).all();
+    expect(after.results).toEqual(before);
     expect(await totals()).toEqual([]);
     const schema = await schemaOf("institution_activity_days");
     expect(schema.map((r) => r.name)).toEqual([
@@ -687,6 +812,9 @@ describe("the progress tables kept for good", () => {
       "institution_activity_days",
       "institution_activity_days_user_course_idx",
     ]);
+    expect(schema[2]!.sql).toMatch(
+      /PRIMARY KEY\(`institution_number`, `user_number`, `day`, `course_number`\)\s*\) WITHOUT ROWID$/,
+    );
     const groupTriggers = await env.DB.prepare(
       "SELECT name FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = 'member_groups' ORDER BY name",
     ).all<{ name: string }>();
@@ -695,30 +823,138 @@ describe("the progress tables kept for good", () => {
       "member_groups_insert_rollups",
       "member_groups_update_rollups",
     ]);
-    // The triggers work on the new table: a learner new that day is counted once, a second course
-    // of theirs on that day is not; a group's member brings the group's rows.
+
+    // The triggers work on the numbers and write ids: a learner new that day is counted once, a
+    // second course of theirs on that day is not; a group's member brings the group's rows, and
+    // takes them away when leaving it.
+    const numbered = (userId: string, day: string, courseId: string, attempts: number) => ({
+      institutionNumber: institutionNumberOf(institution.id),
+      userNumber: userNumberOf(userId),
+      day,
+      courseNumber: courseNumberOf(courseId),
+      ...counts(attempts),
+    });
+    const newcomer = a;
     await db()
       .insert(institutionActivityDays)
-      .values(row(learner.id, "2026-03-05", "crs_a", 2));
+      .values(numbered(newcomer, "2026-03-05", courseA, 2));
     await db()
       .insert(institutionActivityDays)
-      .values(row(learner.id, "2026-03-05", "crs_b", 2));
+      .values(numbered(newcomer, "2026-03-05", courseB, 2));
     const day = (await totals()).find((t) => t.scope === "all" && t.period === "d:2026-03-05");
-    expect(day).toMatchObject({ learners: 1, attempts: 4 });
+    expect(day).toMatchObject({ institutionId: institution.id, learners: 1, attempts: 4 });
+    const course = (await totals()).find(
+      (t) => t.scope === "course" && t.period === "d:2026-03-05" && t.key === courseA,
+    );
+    expect(course).toMatchObject({ attempts: 2 });
     const [pair] = await db()
       .select()
       .from(institutionLearnerCourses)
       .where(
-        and(
-          eq(institutionLearnerCourses.userId, learner.id),
-          eq(institutionLearnerCourses.courseId, "crs_a"),
-        ),
+        and(eq(institutionLearnerCourses.userId, newcomer), eq(institutionLearnerCourses.courseId, courseA)),
       );
-    expect(pair).toMatchObject({ firstDay: "2026-03-05", lastDay: "2026-03-05" });
+    expect(pair).toMatchObject({
+      institutionId: institution.id,
+      firstDay: "2026-03-05",
+      lastDay: "2026-03-05",
+    });
+    const group = async () =>
+      (await totals()).find((t) => t.scope === "group" && t.period === "d:2026-03-05");
     await db()
       .insert(memberGroups)
-      .values({ institutionId: institution.id, userId: learner.id, groupName: "g" });
-    const group = (await totals()).find((t) => t.scope === "group" && t.period === "d:2026-03-05");
-    expect(group).toMatchObject({ key: "g", attempts: 4 });
+      .values({ institutionId: institution.id, userId: newcomer, groupName: "g" });
+    expect(await group()).toMatchObject({ key: "g", attempts: 4 });
+    await db()
+      .update(institutionActivityDays)
+      .set({ attempts: 5 })
+      .where(
+        and(
+          eq(institutionActivityDays.userNumber, userNumberOf(newcomer)),
+          eq(institutionActivityDays.courseNumber, courseNumberOf(courseA)),
+          eq(institutionActivityDays.day, "2026-03-05"),
+        ),
+      );
+    expect(await group()).toMatchObject({ key: "g", attempts: 7 });
+    await db().delete(memberGroups).where(eq(memberGroups.userId, newcomer));
+    expect(await group()).toMatchObject({ key: "g", attempts: 0 });
+    // A number naming no institution is refused rather than counted nowhere.
+    await expect(
+      env.DB.prepare("INSERT INTO institution_activity_days VALUES (-1, '2026-03-06', ?, ?, 1, 30, 10, 0, 0)")
+        .bind(await numberOf("users", newcomer), await numberOf("courses", courseA))
+        .run(),
+    ).rejects.toThrow(/NOT NULL constraint failed: institution_activity_totals.institution_id/);
+  });
+
+  it("lesson_progress is rebuilt from the former table on numbers, WITHOUT ROWID, with every row and value kept", async () => {
+    const { learner, instructor } = await createTenant();
+    const course = await createPublishedCourse({ lessons: 2, blocksPerLesson: 1, itemsPerBlock: 1 });
+    const [x, y] = course.lessons.map((l) => l.id) as [string, string];
+    const [a, b] = [learner.id, instructor.id].sort() as [string, string];
+    // The former table, as the first migration made it.
+    const formerLessons = sqliteTable("lesson_progress", {
+      userId: text("user_id").notNull(),
+      lessonId: text("lesson_id").notNull(),
+      courseId: text("course_id").notNull(),
+      itemsDone: integer("items_done").notNull(),
+      itemsTotal: integer("items_total").notNull(),
+      scoreSum: real("score_sum").notNull(),
+      status: text("status").notNull(),
+      startedAt: text("started_at").notNull(),
+      completedAt: text("completed_at"),
+      lastActivityAt: text("last_activity_at").notNull(),
+    });
+    const former = formerDdl("0001_", "lesson_progress");
+    expect(former).toHaveLength(2);
+    await env.DB.batch([
+      env.DB.prepare("DROP TABLE lesson_progress"),
+      ...former.map((q) => env.DB.prepare(q)),
+    ]);
+    const lesson = (userId: string, lessonId: string, done: number, completedAt: string | null) => ({
+      userId,
+      lessonId,
+      courseId: course.courseId,
+      itemsDone: done,
+      itemsTotal: 2,
+      scoreSum: done * 0.75,
+      status: completedAt ? "completed" : "in_progress",
+      startedAt: "2026-03-01T10:00:00Z",
+      completedAt,
+      lastActivityAt: "2026-03-02T10:00:00Z",
+    });
+    await db()
+      .insert(formerLessons)
+      .values([lesson(b, x, 1, null), lesson(a, y, 2, "2026-03-02T10:00:00Z"), lesson(a, x, 0, null)]);
+    const before = await db()
+      .select()
+      .from(formerLessons)
+      .orderBy(formerLessons.userId, formerLessons.lessonId);
+
+    // A row whose lesson has no number refuses the migration whole, changing nothing.
+    const onNumbers = migration("_lesson_progress_by_numbers.sql");
+    const toNumbers = () => env.DB.batch(onNumbers.queries.map((q) => env.DB.prepare(q)));
+    await db()
+      .insert(formerLessons)
+      .values(lesson(a, "lsn_gone", 0, null));
+    await expect(toNumbers()).rejects.toThrow(/NOT NULL constraint failed/);
+    await db().delete(formerLessons).where(eq(formerLessons.lessonId, "lsn_gone"));
+    await toNumbers();
+
+    const after = await env.DB.prepare(
+      `SELECT u.id AS userId, l.id AS lessonId, c.id AS courseId, p.items_done AS itemsDone,
+         p.items_total AS itemsTotal, p.score_sum AS scoreSum, p.status, p.started_at AS startedAt,
+         p.completed_at AS completedAt, p.last_activity_at AS lastActivityAt
+       FROM lesson_progress p JOIN users u ON u.number = p.user_number JOIN lessons l ON l.number = p.lesson_number
+         JOIN courses c ON c.number = p.course_number
+       ORDER BY u.id, l.id`,
+    ).all();
+    expect(after.results).toEqual(before);
+    expect(before).toHaveLength(3);
+    const schema = await schemaOf("lesson_progress");
+    expect(schema.map((r) => [r.type, r.name])).toEqual([
+      ["table", "lesson_progress"],
+      ["index", "lesson_progress_course_idx"],
+    ]);
+    expect(schema[0]!.sql).toMatch(/PRIMARY KEY\(`user_number`, `lesson_number`\)\s*\) WITHOUT ROWID$/);
+    expect(schema[1]!.sql).toMatch(/\(`user_number`,`course_number`\)/);
   });
 });

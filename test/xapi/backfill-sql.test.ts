@@ -8,7 +8,7 @@ import {
   xapiStatementKeys,
   xapiStatements,
 } from "../../src/db/schema";
-import { attemptsPage } from "../../src/domains/xapi/backfill/sources";
+import { attemptsPage, lessonsPage } from "../../src/domains/xapi/backfill/sources";
 import {
   BACKFILL_HELD_GUARD,
   FAILED_STATEMENTS_SQL,
@@ -274,6 +274,23 @@ describe("xAPI back-fill SQL", () => {
     const details = plan.results.map((r) => r.detail).join("\n");
     expect(details).toContain("attempts_institution_time_idx");
     expect(details).not.toMatch(/TEMP B-TREE/);
+  });
+
+  it("reads the members' lessons a keyset page at a time, by the learners' numbers on lesson_progress's key", async () => {
+    const scope = {
+      institutionId: "ins_x",
+      since: SINCE,
+      until: UNTIL,
+      wants: new Set(["progressed", "completed"] as const),
+    };
+    const { sql, params } = lessonsPage(testContext(), scope, ["usr_1", "lsn_1"], 20).toSQL();
+    const plan = await d1()
+      .prepare(`EXPLAIN QUERY PLAN ${sql}`)
+      .bind(...params)
+      .all<{ detail: string }>();
+    const details = plan.results.map((r) => r.detail).join("\n");
+    expect(details).toMatch(/SEARCH lesson_progress USING PRIMARY KEY \(user_number=\?\)/);
+    expect(details).not.toMatch(/SCAN (lesson_progress|lessons|courses)\b/);
   });
 
   it("reads the current members' CEFR changes of the window, a keyset page at a time on outbox_events_type_idx", async () => {

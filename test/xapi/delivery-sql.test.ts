@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { courseNumberOf, lessonNumberOf, userNumberOf } from "../../src/db/numbers";
 import { lessonProgress, outboxEvents, xapiBatches, xapiStatements } from "../../src/db/schema";
 import {
   attemptsOfBatchFactsQuery,
@@ -28,6 +29,7 @@ import {
 } from "../../src/domains/xapi/delivery/sql";
 import { database } from "../../src/platform/db";
 import { newId } from "../../src/platform/ids";
+import { createPublishedCourse } from "../helpers/progress-fixture";
 import { createTenant } from "../helpers/tenants";
 import {
   createEndpoint,
@@ -85,11 +87,14 @@ describe("xAPI delivery SQL", () => {
   });
 
   it("reads the lessons in progress of (user, lesson) pairs", async () => {
-    const user = `usr_${crypto.randomUUID()}`;
+    const { learner } = await createTenant();
+    const course = await createPublishedCourse({ lessons: 3, blocksPerLesson: 1, itemsPerBlock: 1 });
+    const [a, b, c] = course.lessons.map((l) => l.id) as [string, string, string];
+    // Stored by numbers (docs/design/capacity.md, "Integer keys"); asked and answered by ids.
     const row = (lessonId: string, status: "in_progress" | "completed", itemsDone: number) => ({
-      userId: user,
-      lessonId,
-      courseId: "crs_1",
+      userNumber: userNumberOf(learner.id),
+      lessonNumber: lessonNumberOf(lessonId),
+      courseNumber: courseNumberOf(course.courseId),
       itemsDone,
       itemsTotal: 4,
       scoreSum: itemsDone,
@@ -99,19 +104,21 @@ describe("xAPI delivery SQL", () => {
     });
     await db()
       .insert(lessonProgress)
-      .values([row("les_a", "in_progress", 2), row("les_b", "completed", 4), row("les_c", "in_progress", 0)]);
+      .values([row(a, "in_progress", 2), row(b, "completed", 4), row(c, "in_progress", 0)]);
     const pairs = JSON.stringify([
-      [user, "les_a"],
-      [user, "les_b"],
-      [user, "les_c"],
-      ["usr_other", "les_a"],
+      [learner.id, a],
+      [learner.id, b],
+      [learner.id, c],
+      [learner.id, a],
+      ["usr_other", a],
+      [learner.id, "les_unknown"],
     ]);
     const { results } = await d1().prepare(LESSONS_IN_PROGRESS_SQL).bind(pairs).all();
     expect(results).toEqual([
       {
-        user_id: user,
-        lesson_id: "les_a",
-        course_id: "crs_1",
+        user_id: learner.id,
+        lesson_id: a,
+        course_id: course.courseId,
         items_done: 2,
         items_total: 4,
         last_activity_at: NOW,

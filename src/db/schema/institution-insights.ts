@@ -6,15 +6,18 @@ import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "driz
  * recorded attempt: the analytics read sums and counts distinct learners over these rows and never
  * touches `attempts`. Maintained by increments in the same D1 batch as each recording (the learner's
  * institution at recording time), back-filled from `attempts` by a data migration. `day` is the
- * learner's local day of the attempt, as in `daily_activity`.
+ * learner's local day of the attempt, as in `daily_activity`. The institution, the learner and the
+ * course are their numbers (`institutions.number`, `users.number`, `courses.number`), not their ids
+ * (docs/design/capacity.md, "Integer keys"): the triggers and the analytics find them in the statement
+ * and write and answer with ids.
  */
 export const institutionActivityDays = sqliteTable(
   "institution_activity_days",
   {
-    institutionId: text("institution_id").notNull(),
+    institutionNumber: integer("institution_number").notNull(),
     day: text("day").notNull(),
-    userId: text("user_id").notNull(),
-    courseId: text("course_id").notNull(),
+    userNumber: integer("user_number").notNull(),
+    courseNumber: integer("course_number").notNull(),
     attempts: integer("attempts").notNull(),
     seconds: integer("seconds").notNull(),
     xp: integer("xp").notNull(),
@@ -27,12 +30,17 @@ export const institutionActivityDays = sqliteTable(
      * The key is a learner's days in order: a group's rows (the range of each of its members) and the
      * triggers' probes (has the learner another row in this day, week, month?) read it, as `NOT
      * INDEXED` (the key is the table itself). The table is `WITHOUT ROWID` (hand-written in its
-     * migration, `…_institution_activity_days_without_rowid`; drizzle does not model it); a rebuild
-     * must keep it (docs/design/capacity.md, "Narrower progress rows").
+     * migrations, `…_institution_activity_days_without_rowid`, `…_institution_activity_days_on_numbers`; drizzle
+     * does not model it); a rebuild must keep it (docs/design/capacity.md, "Narrower progress rows").
      */
-    primaryKey({ columns: [t.institutionId, t.userId, t.day, t.courseId] }),
+    primaryKey({ columns: [t.institutionNumber, t.userNumber, t.day, t.courseNumber] }),
     /** A (learner, course) pair's probe: has it a day in a range? */
-    index("institution_activity_days_user_course_idx").on(t.institutionId, t.userId, t.courseId, t.day),
+    index("institution_activity_days_user_course_idx").on(
+      t.institutionNumber,
+      t.userNumber,
+      t.courseNumber,
+      t.day,
+    ),
   ],
 );
 

@@ -62,12 +62,20 @@ export const itemProgress = sqliteTable(
   (t) => [primaryKey({ columns: [t.userNumber, t.itemNumber] })],
 );
 
+/**
+ * A learner's progress in a lesson they started: a row per learner and lesson met, kept for good. The
+ * learner, the lesson and its course are their numbers (`users.number`, `lessons.number`,
+ * `courses.number`), not their ids (docs/design/capacity.md, "Integer keys"); readers find the numbers
+ * in the statement and answer with ids. `WITHOUT ROWID` (hand-written in `…_lesson_progress_by_numbers`;
+ * drizzle does not model it): the row sits in its key's b-tree; the course index is a learner's
+ * lessons of one course (the exports, a course's score). A rebuild must keep it.
+ */
 export const lessonProgress = sqliteTable(
   "lesson_progress",
   {
-    userId: text("user_id").notNull(),
-    lessonId: text("lesson_id").notNull(),
-    courseId: text("course_id").notNull(),
+    userNumber: integer("user_number").notNull(),
+    lessonNumber: integer("lesson_number").notNull(),
+    courseNumber: integer("course_number").notNull(),
     itemsDone: integer("items_done").notNull(),
     itemsTotal: integer("items_total").notNull(),
     /** Sum of the best scores of the done items; score = sum / done. */
@@ -78,8 +86,8 @@ export const lessonProgress = sqliteTable(
     lastActivityAt: text("last_activity_at").notNull(),
   },
   (t) => [
-    primaryKey({ columns: [t.userId, t.lessonId] }),
-    index("lesson_progress_course_idx").on(t.userId, t.courseId),
+    primaryKey({ columns: [t.userNumber, t.lessonNumber] }),
+    index("lesson_progress_course_idx").on(t.userNumber, t.courseNumber),
   ],
 );
 

@@ -1,13 +1,6 @@
 import { type SQL, sql } from "drizzle-orm";
-import type {
-  attempts,
-  courseProgress,
-  courses,
-  ExportFilters,
-  lessonProgress,
-  lessons,
-  users,
-} from "../../db/schema";
+import { courseNumberOf, userNumberOf } from "../../db/numbers";
+import type { attempts, courseProgress, courses, ExportFilters, lessons, users } from "../../db/schema";
 import { inJsonList } from "../../platform/db";
 
 /**
@@ -33,7 +26,6 @@ export type RowKey = (string | number)[];
 
 type Attempt = typeof attempts.$inferSelect;
 type CourseProgress = typeof courseProgress.$inferSelect;
-type LessonProgress = typeof lessonProgress.$inferSelect;
 type Lesson = typeof lessons.$inferSelect;
 type Course = typeof courses.$inferSelect;
 type User = typeof users.$inferSelect;
@@ -125,6 +117,9 @@ export function completionsPageSql(scope: SourceScope, after: RowKey | null, lim
   const { filters } = scope;
   // Both arms walk course_progress by (institution, user, course); the keyset condition is
   // written into each arm so that each is an index range, and the ORDER BY merges them.
+  // lesson_progress is stored by numbers (docs/design/capacity.md, "Integer keys"): a learner's
+  // lessons of a course are a range of its course index, named because without statistics SQLite
+  // walks all of the learner's lessons on the key instead.
   const common = (completedAt: SQL) => [
     sql`cp.institution_id = ${scope.institutionId}`,
     sql`${completedAt} IS NOT NULL`,
@@ -136,17 +131,19 @@ export function completionsPageSql(scope: SourceScope, after: RowKey | null, lim
     after ? sql`(cp.user_id, cp.course_id, ${seq}) > (${after[0]}, ${after[1]}, ${after[2]})` : undefined;
   return sql`
       WITH page AS (
-        SELECT cp.user_id AS user_id, cp.course_id AS course_id, l.position AS seq, 'lesson' AS kind, lp.lesson_id AS lesson_id,
+        SELECT cp.user_id AS user_id, cp.course_id AS course_id, l.position AS seq, 'lesson' AS kind, l.id AS lesson_id,
                l.title AS lesson_title, lp.started_at AS started_at, lp.completed_at AS completed_at,
                CASE WHEN lp.items_done > 0 THEN round(lp.score_sum / lp.items_done, 3) END AS score, NULL AS xp
         FROM course_progress cp
-        JOIN lesson_progress lp ON lp.user_id = cp.user_id AND lp.course_id = cp.course_id
-        JOIN lessons l ON l.id = lp.lesson_id
+        JOIN lesson_progress lp INDEXED BY lesson_progress_course_idx ON lp.user_number = ${userNumberOf(sql`cp.user_id`)}
+          AND lp.course_number = ${courseNumberOf(sql`cp.course_id`)}
+        JOIN lessons l ON l.number = lp.lesson_number
         WHERE ${where([...common(sql`lp.completed_at`), afterKey(sql`l.position`)])}
         UNION ALL
         SELECT cp.user_id, cp.course_id, ${COURSE_ROW}, 'course', NULL, NULL, cp.started_at, cp.completed_at,
-               (SELECT round(sum(s.score_sum) / sum(s.items_done), 3) FROM lesson_progress s
-                 WHERE s.user_id = cp.user_id AND s.course_id = cp.course_id AND s.items_done > 0),
+               (SELECT round(sum(s.score_sum) / sum(s.items_done), 3) FROM lesson_progress s INDEXED BY lesson_progress_course_idx
+                 WHERE s.user_number = ${userNumberOf(sql`cp.user_id`)}
+                   AND s.course_number = ${courseNumberOf(sql`cp.course_id`)} AND s.items_done > 0),
                cp.xp
         FROM course_progress cp
         WHERE ${where([...common(sql`cp.completed_at`), afterKey(sql`${COURSE_ROW}`)])}
@@ -168,7 +165,7 @@ export type CompletionsRow = [
   name: User["name"] | null,
   courseId: CourseProgress["courseId"],
   courseTitle: Course["title"] | null,
-  lessonId: LessonProgress["lessonId"] | null,
+  lessonId: Lesson["id"] | null,
   lessonTitle: Lesson["title"] | null,
   startedAt: string,
   completedAt: string,

@@ -1,5 +1,6 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import { courseNumberOf, institutionNumberOf, userNumberOf } from "../../../db/numbers";
 import type { courses } from "../../../db/schema";
 import { type Granularity, periodStartSql } from "./range";
 
@@ -85,13 +86,15 @@ function scopedSums(plan: RollupPlan, scope: "course" | "group"): SQL {
 /**
  * Is there a day of (learner[, course]) in [a, b]: one probe, its b-tree named (without statistics
  * SQLite may pick the other one): the pair's index, or for a learner the table's key (institution,
- * learner, day, course), which `NOT INDEXED` names in a WITHOUT ROWID table.
+ * learner, day, course), which `NOT INDEXED` names in a WITHOUT ROWID table. The table is keyed by
+ * numbers; the pairs name ids: each number is a seek on its table's key.
  */
 function probe(plan: RollupPlan, pair: boolean, a: string, b: string): SQL {
-  const course = pair ? sql` AND r.course_id = p.course_id` : sql``;
+  const course = pair ? sql` AND r.course_number = ${courseNumberOf(sql`p.course_id`)}` : sql``;
   const index = sql.raw(pair ? "INDEXED BY institution_activity_days_user_course_idx" : "NOT INDEXED");
-  return sql`EXISTS (SELECT 1 FROM institution_activity_days r ${index} WHERE r.institution_id = ${plan.institutionId}
-    AND r.user_id = p.user_id${course} AND r.day >= ${a} AND r.day <= ${b})`;
+  return sql`EXISTS (SELECT 1 FROM institution_activity_days r ${index}
+    WHERE r.institution_number = ${institutionNumberOf(plan.institutionId)}
+    AND r.user_number = ${userNumberOf(sql`p.user_id`)}${course} AND r.day >= ${a} AND r.day <= ${b})`;
 }
 
 /**
@@ -226,28 +229,30 @@ export interface ActivityRow {
 
 /**
  * One group's activity in the range, from its members' rows of `institution_activity_days` (each
- * member's days through the table's key, (institution, learner, day, course): `CROSS JOIN` keeps SQLite
- * from walking the institution's whole range instead): the totals, one row per period, the
- * top courses and the group's own row, told apart by `kind`; distinct learners are counted over them.
+ * member's days through the table's key, (institution, learner, day, course), by the member's number:
+ * `CROSS JOIN` keeps SQLite from walking the institution's whole range instead): the totals, one row
+ * per period, the top courses and the group's own row, told apart by `kind`; distinct learners are
+ * counted over them. The courses answer by id, ties broken by id as ever.
  */
 export function groupActivityStatement(filter: Filter & { group: string }, granularity: Granularity): SQL {
   const sums = sql.raw(
-    "count(DISTINCT r.user_id) AS learners, sum(r.seconds) AS seconds, sum(r.attempts) AS attempts, sum(r.lessons_completed) AS lessons, sum(r.courses_completed) AS courses, sum(r.xp) AS xp",
+    "count(DISTINCT r.user_number) AS learners, sum(r.seconds) AS seconds, sum(r.attempts) AS attempts, sum(r.lessons_completed) AS lessons, sum(r.courses_completed) AS courses, sum(r.xp) AS xp",
   );
   const period = sql.raw(periodStartSql(granularity, "r.day"));
   return sql`
     WITH r AS MATERIALIZED (
-      SELECT r.user_id, r.day, r.course_id, r.attempts, r.seconds, r.xp, r.lessons_completed, r.courses_completed
-      FROM member_groups mg CROSS JOIN institution_activity_days r NOT INDEXED
-        ON r.institution_id = mg.institution_id AND r.user_id = mg.user_id AND r.day >= ${filter.from} AND r.day <= ${filter.to}
+      SELECT r.user_number, r.day, r.course_number, r.attempts, r.seconds, r.xp, r.lessons_completed, r.courses_completed
+      FROM member_groups mg CROSS JOIN users u ON u.id = mg.user_id
+        CROSS JOIN institution_activity_days r NOT INDEXED
+        ON r.institution_number = ${institutionNumberOf(filter.institutionId)} AND r.user_number = u.number
+          AND r.day >= ${filter.from} AND r.day <= ${filter.to}
       WHERE mg.institution_id = ${filter.institutionId} AND mg.group_name = ${filter.group})
     SELECT 'total' AS kind, NULL AS k, NULL AS title, NULL AS slug, ${sums} FROM r
     UNION ALL
     SELECT 'series', p.k, NULL, NULL, p.learners, p.seconds, p.attempts, p.lessons, p.courses, p.xp FROM (
       SELECT ${period} AS k, ${sums} FROM r GROUP BY 1) p
     UNION ALL
-    SELECT 'course', t.k, c.title, c.slug, t.learners, t.seconds, t.attempts, t.lessons, t.courses, t.xp FROM (
-      SELECT r.course_id AS k, ${sums} FROM r GROUP BY r.course_id
-      ORDER BY learners DESC, courses DESC, r.course_id LIMIT ${TOP_COURSES}) t
-      JOIN courses c ON c.id = t.k`;
+    SELECT 'course', t.k, t.title, t.slug, t.learners, t.seconds, t.attempts, t.lessons, t.courses, t.xp FROM (
+      SELECT c.id AS k, c.title, c.slug, ${sums} FROM r JOIN courses c ON c.number = r.course_number
+      GROUP BY r.course_number ORDER BY learners DESC, courses DESC, c.id LIMIT ${TOP_COURSES}) t`;
 }

@@ -101,7 +101,6 @@ function advanceLesson(
   occurredAt: string,
 ): { row: LessonProgressRow; completedNow: boolean } {
   const row = tally.lessons.get(item.lessonId) ?? {
-    userId: tally.learner.id,
     lessonId: item.lessonId,
     courseId: item.courseId,
     itemsDone: 0,

@@ -1,9 +1,11 @@
 import { sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import { requiredNumber } from "../../../db/numbers";
 import { institutionActivityDays } from "../../../db/schema";
 import { chunk, rowsPerStatement } from "../../../platform/batch";
 import type { Database } from "../../../platform/db";
 import type { Writable } from "../../../platform/service/commit";
+import type { LearnerState } from "./load";
 import type { Tally } from "./tally";
 
 /*
@@ -13,7 +15,9 @@ import type { Tally } from "./tally";
  * progress up into institutions. What the analytics read besides (per-period, per-course and per-group
  * totals, distinct learners per day, week and month, the learners' (learner, course) pairs) is derived
  * from this table by SQLite triggers inside the same statement (migration
- * `…_institution_analytics_triggers`), so this step stays one upsert per day and course.
+ * `…_institution_analytics_triggers`), so this step stays one upsert per day and course. The rows
+ * carry numbers (the institution's, the learner's, the course's; docs/design/capacity.md, "Integer
+ * keys"), read with the learner's state: no statement of their own.
  */
 
 /** What the rollup needs of one recorded attempt. */
@@ -27,8 +31,11 @@ export interface RecordedAttempt {
 }
 
 export interface RecordingForRollup {
-  userId: string;
-  institutionId: string | null;
+  userNumber: number;
+  /** Null: the learner belongs to no institution, and nothing is counted. */
+  institutionNumber: number | null;
+  /** The number of a course of the attempts. */
+  courseNumber: (courseId: string) => number;
   /** The attempts recorded (not the duplicates), in the order the recording derived them. */
   attempts: readonly RecordedAttempt[];
   /** Per attempt id, whether it completed its course. */
@@ -43,8 +50,8 @@ type Row = typeof institutionActivityDays.$inferInsert;
 
 /** The recording's increments of the institution's activity rollup, one row per day and course. */
 export function activityIncrements(recording: RecordingForRollup): Row[] {
-  const { institutionId, userId } = recording;
-  if (!institutionId) return [];
+  const { institutionNumber, userNumber } = recording;
+  if (institutionNumber === null) return [];
   const pending = new Set(recording.lessonsCompleted);
   const rows = new Map<string, Row>();
   for (const attempt of recording.attempts) {
@@ -52,10 +59,10 @@ export function activityIncrements(recording: RecordingForRollup): Row[] {
     let row = rows.get(key);
     if (!row) {
       row = {
-        institutionId,
+        institutionNumber,
         day: attempt.localDay,
-        userId,
-        courseId: attempt.courseId,
+        userNumber,
+        courseNumber: recording.courseNumber(attempt.courseId),
         attempts: 0,
         seconds: 0,
         xp: 0,
@@ -90,7 +97,7 @@ export function activityRollupStatements(db: Database, recording: RecordingForRo
       .insert(t)
       .values(part)
       .onConflictDoUpdate({
-        target: [t.institutionId, t.day, t.userId, t.courseId],
+        target: [t.institutionNumber, t.userNumber, t.day, t.courseNumber],
         set: {
           attempts: add(t.attempts),
           seconds: add(t.seconds),
@@ -102,11 +109,18 @@ export function activityRollupStatements(db: Database, recording: RecordingForRo
   );
 }
 
-/** The rollup step of the progress recording, over the recording's tally. */
-export function institutionRollupStep(db: Database, tally: Tally): Writable[] {
+/**
+ * The rollup step of the progress recording, over the recording's tally and the numbers read with
+ * the learner's state. A recording that records anything for a learner of an institution needs all
+ * of them: one missing fails the recording loudly rather than counting nowhere.
+ */
+export function institutionRollupStep(db: Database, tally: Tally, state: LearnerState): Writable[] {
+  const { learner } = tally;
+  if (!learner.institutionId || tally.attemptRows.length === 0) return [];
   return activityRollupStatements(db, {
-    userId: tally.learner.id,
-    institutionId: tally.learner.institutionId,
+    userNumber: requiredNumber(state.learnerNumber, `learner ${learner.id}`),
+    institutionNumber: requiredNumber(state.institutionNumber, `institution ${learner.institutionId}`),
+    courseNumber: (id) => requiredNumber(state.courseNumbers.get(id), `course ${id}`),
     attempts: tally.attemptRows,
     completedCourse: (id) => tally.outcomes.get(id)?.course_completed ?? false,
     lessonStatusAfter: (id) => tally.outcomes.get(id)?.lesson?.status ?? null,

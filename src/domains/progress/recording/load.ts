@@ -1,5 +1,5 @@
 import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
-import { itemNumbersIn, userNumberOf } from "../../../db/numbers";
+import { institutionNumberOf, itemNumbersIn, userNumberOf } from "../../../db/numbers";
 import {
   achievements,
   attempts,
@@ -35,7 +35,14 @@ export type ItemRow = {
 
 /** The learner's progress on an item (the tally keys it by the item's id; the learner is implied). */
 export type ItemProgressRow = Omit<typeof itemProgress.$inferSelect, "userNumber">;
-export type LessonProgressRow = typeof lessonProgress.$inferSelect;
+/**
+ * The learner's progress in a lesson, by the lesson's and its course's ids (the tally keys it by the
+ * lesson's id; the learner is implied); stored by their numbers.
+ */
+export type LessonProgressRow = Omit<
+  typeof lessonProgress.$inferSelect,
+  "userNumber" | "lessonNumber" | "courseNumber"
+> & { lessonId: string; courseId: string };
 export type CourseProgressRow = typeof courseProgress.$inferSelect;
 export type LearnerStatsRow = typeof learnerStats.$inferSelect;
 
@@ -43,6 +50,11 @@ export type LearnerStatsRow = typeof learnerStats.$inferSelect;
 export interface LearnerState {
   /** The learner's number (`users.number`), what the rows kept for good carry; null for no such user. */
   learnerNumber: number | null;
+  /** The learner's institution's number (`institutions.number`); null without one. */
+  institutionNumber: number | null;
+  /** The numbers of the batch's lessons and courses, by id: what their progress rows are stored by. */
+  lessonNumbers: Map<string, number | null>;
+  courseNumbers: Map<string, number | null>;
   itemById: Map<string, ItemRow>;
   /** Attempts of this batch's ids that are already recorded (for this learner or another). */
   recorded: { id: string; userId: string }[];
@@ -61,20 +73,25 @@ export interface LearnerState {
 /** Reads the state in one D1 batch (one round trip, one consistent snapshot). */
 export async function loadLearnerState(
   db: Database,
-  learnerId: string,
+  learner: { id: string; institutionId: string | null },
   input: AttemptInput[],
 ): Promise<LearnerState> {
+  const learnerId = learner.id;
   const itemIds = JSON.stringify([...new Set(input.map((a) => a.training_item_id))]);
   const itemsInBatch = sql`(SELECT value FROM json_each(${itemIds}))`;
   const learnerNumber = userNumberOf(learnerId);
+  const institutionNumber = learner.institutionId
+    ? institutionNumberOf(learner.institutionId)
+    : sql<number | null>`NULL`;
   const [items, recorded, stats, unlocked, days, ...progress] = await db.batch([
     db
       .select({
         id: trainingItems.id,
         number: trainingItems.number,
-        // Read with the items rather than on its own: a valid batch has at least one, and the
+        // Read with the items rather than on their own: a valid batch has at least one, and the
         // recording stays two round trips.
         learnerNumber,
+        institutionNumber,
         lessonId: trainingItems.lessonId,
         courseId: trainingItems.courseId,
         xp: trainingItems.xp,
@@ -98,15 +115,25 @@ export async function loadLearnerState(
   ]);
   const [itemStates, lessonStates, lessonTotals, courseStates, courseTotals, evidence] = progress;
   const itemIdOf = new Map(items.map((i) => [i.number, i.id]));
+  const lessonIdOf = new Map(lessonTotals.map((l) => [l.number, l.id]));
+  const courseIdOf = new Map(courseTotals.map((c) => [c.number, c.id]));
   return {
     learnerNumber: items[0]?.learnerNumber ?? null,
-    itemById: new Map(items.map(({ learnerNumber: _, ...i }) => [i.id, i])),
+    institutionNumber: items[0]?.institutionNumber ?? null,
+    lessonNumbers: new Map(lessonTotals.map((l) => [l.id, l.number])),
+    courseNumbers: new Map(courseTotals.map((c) => [c.id, c.number])),
+    itemById: new Map(items.map(({ learnerNumber: _, institutionNumber: __, ...i }) => [i.id, i])),
     recorded,
     stats: stats[0],
     unlocked: new Set(unlocked.map((u) => u.code)),
     recentDays: days.map((d) => d.day),
     items: new Map(itemStates.map(({ userNumber: _, ...s }) => [itemIdOf.get(s.itemNumber) ?? "", s])),
-    lessons: new Map(lessonStates.map((s) => [s.lessonId, { ...s }])),
+    lessons: new Map(
+      lessonStates.map(({ userNumber: _, lessonNumber, courseNumber, ...s }) => {
+        const lessonId = lessonIdOf.get(lessonNumber) ?? "";
+        return [lessonId, { lessonId, courseId: courseIdOf.get(courseNumber) ?? "", ...s }];
+      }),
+    ),
     lessonItemCount: new Map(lessonTotals.map((l) => [l.id, l.itemCount])),
     courses: new Map(courseStates.map((s) => [s.courseId, { ...s }])),
     courseLessonCount: new Map(courseTotals.map((c) => [c.id, c.lessonCount])),
@@ -130,6 +157,7 @@ export function recordedAttempts(db: Database, input: Pick<AttemptInput, "id">[]
 /** The learner's progress on the items, lessons and courses of the batch, and all their skill evidence. */
 function progressQueries(db: Database, learnerId: string, itemsInBatch: SQL) {
   const lessonsInBatch = sql`(SELECT lesson_id FROM training_items WHERE id IN ${itemsInBatch})`;
+  const lessonNumbersInBatch = sql`(SELECT number FROM lessons WHERE id IN ${lessonsInBatch})`;
   const coursesInBatch = sql`(SELECT course_id FROM training_items WHERE id IN ${itemsInBatch})`;
   return [
     db
@@ -144,9 +172,14 @@ function progressQueries(db: Database, learnerId: string, itemsInBatch: SQL) {
     db
       .select()
       .from(lessonProgress)
-      .where(and(eq(lessonProgress.userId, learnerId), inArray(lessonProgress.lessonId, lessonsInBatch))),
+      .where(
+        and(
+          eq(lessonProgress.userNumber, userNumberOf(learnerId)),
+          inArray(lessonProgress.lessonNumber, lessonNumbersInBatch),
+        ),
+      ),
     db
-      .select({ id: lessons.id, itemCount: lessons.itemCount })
+      .select({ id: lessons.id, number: lessons.number, itemCount: lessons.itemCount })
       .from(lessons)
       .where(inArray(lessons.id, lessonsInBatch)),
     db
@@ -154,7 +187,7 @@ function progressQueries(db: Database, learnerId: string, itemsInBatch: SQL) {
       .from(courseProgress)
       .where(and(eq(courseProgress.userId, learnerId), inArray(courseProgress.courseId, coursesInBatch))),
     db
-      .select({ id: courses.id, lessonCount: courses.lessonCount })
+      .select({ id: courses.id, number: courses.number, lessonCount: courses.lessonCount })
       .from(courses)
       .where(inArray(courses.id, coursesInBatch)),
     // All of the learner's evidence (at most 6 skills × 6 levels): the CEFR levels are recomputed

@@ -30,7 +30,7 @@ export async function recordAttempts(
 ): Promise<RecordResult> {
   const { db } = ctx;
   const nowMs = ctx.now();
-  const state = await loadLearnerState(db, learner.id, input); // D1 batch 1: read
+  const state = await loadLearnerState(db, learner, input); // D1 batch 1: read
   const valid = validateAttempts(input, state, learner.id);
   if (!valid.ok) return valid;
   const ordered = dedupeAttempts(valid.checked, new Set(state.recorded.map((r) => r.id)), nowMs);
@@ -49,7 +49,7 @@ export async function recordAttempts(
   const statements = [
     ...writeStatements(db, collectChanges(tally, after, state)),
     // The institution's analytics rollup (per day, learner and course), counted with the attempts.
-    ...institutionRollupStep(db, tally),
+    ...institutionRollupStep(db, tally, state),
   ];
   // D1 batch 2: write (nothing when all were duplicates); the internal event rides along, unlisted.
   await commit(ctx, { statements, events: recorded ? [...events, recorded] : events });

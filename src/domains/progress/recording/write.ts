@@ -55,7 +55,14 @@ export function collectChanges(tally: Tally, after: LearnerAfter, state: Learner
     items: [...tally.items]
       .filter(([itemId]) => touchedItems.has(itemId))
       .map(([, progress]) => ({ userNumber, ...progress })),
-    lessons: [...tally.lessons.values()].filter((l) => touchedLessons.has(l.lessonId)),
+    lessons: [...tally.lessons.values()]
+      .filter((l) => touchedLessons.has(l.lessonId))
+      .map(({ lessonId, courseId, ...progress }) => ({
+        userNumber,
+        lessonNumber: requiredNumber(state.lessonNumbers.get(lessonId), `lesson ${lessonId}`),
+        courseNumber: requiredNumber(state.courseNumbers.get(courseId), `course ${courseId}`),
+        ...progress,
+      })),
     courses: [...tally.courses.values()].filter((c) => touchedCourses.has(c.courseId)),
     daily: [...tally.daily].map(([day, d]) => ({ userNumber, day, ...d })),
     studyTime: [...tally.hourly.values()].map((h) => ({ userId: learner.id, ...h })),
@@ -166,7 +173,7 @@ function progressUpserts(db: Database, changes: Changes): Writable[] {
       db,
       lessonProgress,
       changes.lessons,
-      [lessonProgress.userId, lessonProgress.lessonId],
+      [lessonProgress.userNumber, lessonProgress.lessonNumber],
       "replace",
       {
         itemsDone: lessonProgress.itemsDone,

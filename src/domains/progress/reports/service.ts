@@ -84,7 +84,10 @@ export async function readLessonProgress(
     .from(lessons)
     .leftJoin(
       lessonProgress,
-      and(eq(lessonProgress.userId, learnerId), eq(lessonProgress.lessonId, lessons.id)),
+      and(
+        eq(lessonProgress.userNumber, userNumberOf(learnerId)),
+        eq(lessonProgress.lessonNumber, lessons.number),
+      ),
     )
     .where(where)
     .orderBy(asc(lessons.position), asc(lessons.id))

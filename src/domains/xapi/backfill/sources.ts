@@ -4,7 +4,9 @@ import {
   achievements,
   attempts,
   courseProgress,
+  courses,
   lessonProgress,
+  lessons,
   users,
   type XapiActivity,
 } from "../../../db/schema";
@@ -133,10 +135,13 @@ async function currentMembers(ctx: ServiceContext, institutionId: string, rows: 
 }
 
 /**
- * `progressed` (a lesson still in progress, items done, with activity in the window: its current
- * step) and `completed` lessons (completed in the window), the members' lesson_progress rows.
+ * The page of the members' lesson_progress rows after `key` ([user id, lesson id]) that are
+ * `progressed` (still in progress, items done, with activity in the window: their current step) or
+ * `completed` (in the window), as the endpoint wants. The rows are stored by numbers
+ * (docs/design/capacity.md, "Integer keys"); the page is keyed and answered by ids, as before: the
+ * learner's, then the lesson's (a test reads the plan).
  */
-const lessonsSource: FactSource = async (ctx, scope, key, limit) => {
+export function lessonsPage(ctx: ServiceContext, scope: SourceScope, key: string[] | null, limit: number) {
   const progressed = scope.wants.has("progressed")
     ? and(
         eq(lessonProgress.status, "in_progress"),
@@ -147,41 +152,48 @@ const lessonsSource: FactSource = async (ctx, scope, key, limit) => {
   const completed = scope.wants.has("completed")
     ? and(eq(lessonProgress.status, "completed"), between(lessonProgress.completedAt, scope))
     : undefined;
-  const rows = await ctx.db
-    .select({ lesson: lessonProgress })
+  return ctx.db
+    .select({ userId: users.id, lessonId: lessons.id, courseId: courses.id, lesson: lessonProgress })
     .from(users)
-    .innerJoin(lessonProgress, eq(lessonProgress.userId, users.id))
+    .innerJoin(lessonProgress, eq(lessonProgress.userNumber, users.number))
+    .innerJoin(lessons, eq(lessons.number, lessonProgress.lessonNumber))
+    .innerJoin(courses, eq(courses.number, lessonProgress.courseNumber))
     .where(
       and(
         eq(users.institutionId, scope.institutionId),
-        after([lessonProgress.userId, lessonProgress.lessonId], key),
+        after([users.id, lessons.id], key),
         or(progressed, completed),
       ),
     )
-    .orderBy(asc(lessonProgress.userId), asc(lessonProgress.lessonId))
+    .orderBy(asc(users.id), asc(lessons.id))
     .limit(limit);
+}
+
+/** `progressed` and `completed` lessons: the members' lesson_progress rows (`lessonsPage`). */
+const lessonsSource: FactSource = async (ctx, scope, key, limit) => {
+  const rows = await lessonsPage(ctx, scope, key, limit);
   const facts = rows.map(
-    ({ lesson: l }): Fact =>
+    ({ userId, lessonId, courseId, lesson: l }): Fact =>
       l.status === "completed"
         ? {
             verb: "completed",
             object: "lesson",
-            userId: l.userId,
-            lessonId: l.lessonId,
-            courseId: l.courseId,
+            userId,
+            lessonId,
+            courseId,
             score: lessonScore(l.scoreSum, l.itemsDone),
             at: l.completedAt ?? l.lastActivityAt,
           }
         : progressedFact({
-            user_id: l.userId,
-            lesson_id: l.lessonId,
-            course_id: l.courseId,
+            user_id: userId,
+            lesson_id: lessonId,
+            course_id: courseId,
             items_done: l.itemsDone,
             items_total: l.itemsTotal,
             last_activity_at: l.lastActivityAt,
           }),
   );
-  return page(rows, (r) => [r.lesson.userId, r.lesson.lessonId], facts);
+  return page(rows, (r) => [r.userId, r.lessonId], facts);
 };
 
 /** `completed` courses: the members' course_progress rows completed in the window. */

@@ -1,4 +1,4 @@
-import type { lessonProgress, outboxEvents, xapiEndpoints } from "../../../db/schema";
+import type { courses, lessons, outboxEvents, users, xapiEndpoints } from "../../../db/schema";
 
 /**
  * xAPI delivery's raw SQL: the subscriber's reads, the offer's inserts, the dead-letter consumer's
@@ -9,7 +9,9 @@ import type { lessonProgress, outboxEvents, xapiEndpoints } from "../../../db/sc
 
 type Endpoint = typeof xapiEndpoints.$inferSelect;
 type OutboxEvent = typeof outboxEvents.$inferSelect;
-type LessonProgress = typeof lessonProgress.$inferSelect;
+type User = typeof users.$inferSelect;
+type Lesson = typeof lessons.$inferSelect;
+type Course = typeof courses.$inferSelect;
 
 /**
  * The enabled endpoints of the institutions of the events in ?1 (a JSON array of event ids): who the
@@ -46,15 +48,21 @@ export interface ForwardedEventRow {
 
 /**
  * The lessons still in progress with at least one item done, of the (user, lesson) pairs in ?1 (a
- * JSON array of [user, lesson]): the `progressed` facts of the attempts that touched them.
+ * JSON array of [user, lesson]): the `progressed` facts of the attempts that touched them. The rows
+ * are stored by numbers (docs/design/capacity.md, "Integer keys"): each pair's are found on the keys
+ * of `users` and `lessons`, and the row answers with ids.
  */
-export const LESSONS_IN_PROGRESS_SQL = `SELECT user_id, lesson_id, course_id, items_done, items_total, last_activity_at FROM lesson_progress
-  WHERE status = 'in_progress' AND items_done > 0
-    AND (user_id, lesson_id) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?1))`;
+export const LESSONS_IN_PROGRESS_SQL = `SELECT u.id AS user_id, l.id AS lesson_id, c.id AS course_id, lp.items_done, lp.items_total, lp.last_activity_at
+  FROM (SELECT DISTINCT value ->> 0 AS user_id, value ->> 1 AS lesson_id FROM json_each(?1)) j
+  CROSS JOIN users u ON u.id = j.user_id
+  CROSS JOIN lessons l ON l.id = j.lesson_id
+  CROSS JOIN lesson_progress lp ON lp.user_number = u.number AND lp.lesson_number = l.number
+  JOIN courses c ON c.number = lp.course_number
+  WHERE lp.status = 'in_progress' AND lp.items_done > 0`;
 export interface LessonInProgressRow {
-  user_id: LessonProgress["userId"];
-  lesson_id: LessonProgress["lessonId"];
-  course_id: LessonProgress["courseId"];
+  user_id: User["id"];
+  lesson_id: Lesson["id"];
+  course_id: Course["id"];
   items_done: number;
   items_total: number;
   last_activity_at: string;

@@ -75,7 +75,7 @@ function continuingQuery(db: Database, learnerId: string) {
   // The first lesson (by position) of the course that the learner has not completed.
   const firstOpenPosition = sql`(
     SELECT min(l2.position) FROM ${lessons} l2
-    LEFT JOIN ${lessonProgress} lp2 ON lp2.user_id = ${learnerId} AND lp2.lesson_id = l2.id
+    LEFT JOIN ${lessonProgress} lp2 ON lp2.user_number = ${userNumberOf(learnerId)} AND lp2.lesson_number = l2.number
     WHERE l2.course_id = ${courseProgress.courseId} AND (lp2.status IS NULL OR lp2.status <> 'completed'))`;
   const previousPosition = sql`(SELECT max(l3.position) FROM ${lessons} l3 WHERE l3.course_id = ${next.courseId} AND l3.position < ${next.position})`;
   return db
