@@ -1,8 +1,6 @@
 import { defineConfig } from "vitest/config";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
-
-/** The files that talk to the run's one `npm run dev` (test/e2e/helpers/shared-dev-server.ts), in this order. */
-const SHARED_DEV_SERVER_FILES = ["test/e2e/dev-server.test.ts", "test/e2e/xapi.test.ts"];
+import { USES_SHARED_DEV_SERVER } from "./test/e2e/helpers/shared-dev-server";
 
 /**
  * The other files first, while the shared dev server sets itself up in the background; then the files
@@ -13,7 +11,7 @@ class SharedDevServerLast extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
     const rank = (spec: TestSpecification) =>
-      SHARED_DEV_SERVER_FILES.findIndex((file) => spec.moduleId.replaceAll("\\", "/").endsWith(file));
+      USES_SHARED_DEV_SERVER.findIndex((file) => spec.moduleId.replaceAll("\\", "/").endsWith(file));
     return [
       ...sorted.filter((s) => rank(s) === -1),
       ...sorted.filter((s) => rank(s) !== -1).sort((a, b) => rank(a) - rank(b)),

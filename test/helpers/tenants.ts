@@ -1,8 +1,10 @@
 import { env } from "cloudflare:test";
 import { directoryKeys, institutionDatabases, institutions, type Role, users } from "../../src/db/schema";
+import { createSession } from "../../src/domains/auth/service";
 import { hashPassword } from "../../src/platform/crypto/passwords";
 import { database } from "../../src/platform/db";
 import { callJson } from "./api";
+import { testContext } from "./context";
 
 export const PASSWORD = "correct horse battery staple";
 
@@ -74,13 +76,27 @@ export async function signIn(
   return { token: body.token, tokenId: body.token_id };
 }
 
+/**
+ * The session token signing in issues (the same `createSession`), for a user a test sets up rather
+ * than one whose sign-in it tests: without the sign-in's PBKDF2 and its rate limiters' Durable
+ * Objects, which cost the suite minutes (docs/design/testing.md). Sign-in itself is tested over HTTP
+ * (test/auth/sign-in.test.ts and the files that call `signIn`).
+ */
+export async function openSession(user: {
+  id: string;
+  institutionId: string | null;
+}): Promise<{ token: string; tokenId: string }> {
+  const { token, tokenId } = await createSession(testContext(), user);
+  return { token, tokenId };
+}
+
 async function user(
   role: string,
   institutionId: string | null,
   databaseName: TestDatabase = "DB",
 ): Promise<TestUser> {
   const { id, email } = await insertUser(role, institutionId, undefined, databaseName);
-  return { id, email, role, ...(await signIn(email)) };
+  return { id, email, role, ...(await openSession({ id, institutionId })) };
 }
 
 /** A fresh institution with an admin, an instructor and a learner, each signed in. */
