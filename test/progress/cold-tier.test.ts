@@ -44,10 +44,12 @@ async function seed(
   const rows: AttemptInsert[] = [];
   for (const d of daysAgo) {
     const dayStart = Math.floor((now - d * DAY) / DAY) * DAY;
+    // 01:00 of the day, or today before 01:01 a minute ago (never a future attempt), still that day.
+    const base = Math.max(dayStart, Math.min(dayStart + 3_600_000, now - 60_000));
     for (let i = 0; i < count; i++) {
       sequence += 1;
       // Several attempts share a second, so that ids break ties.
-      const occurred = dayStart + 3_600_000 + Math.floor(i / 3) * 60_000;
+      const occurred = base + Math.floor(i / 3) * 1_000;
       rows.push({
         id: crypto.randomUUID(),
         userId: i % 4 === 0 ? t.admin.id : t.learner.id,
