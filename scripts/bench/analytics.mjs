@@ -7,7 +7,8 @@
 // one of 8 clubs), their CEFR levels in learner_stats, 20 courses, and 366 days of attempts — each
 // member active on about 35 % of the days, in their own course (one of 20), and every fifth member in
 // a second course on a third of their days: one attempt per (learner, day, course). The back-fill
-// migration (…_backfill_institution_analytics) then builds every rollup from those attempts, timed;
+// migration (…_backfill_institution_analytics) then builds every rollup from those attempts, timed, on
+// the tables in the shape it was written for, followed by the migrations since (see `backfill`);
 // the attempts table is renamed away, so any read of it would fail the request: every measured answer
 // is a 200 from the rollups alone. The worker runs behind the bench's D1 meter
 // (scripts/bench/worker-wrappers.mjs), so each answer says how many D1 statements it ran
@@ -53,10 +54,23 @@ function day(offset) {
 function migrationStatements(dir, nameContains) {
   const file = readdirSync(dir).find((f) => f.includes(nameContains));
   if (!file) throw new Error(`no migration named *${nameContains}*`);
-  return readFileSync(join(dir, file), "utf8")
+  return statementsOf(join(dir, file));
+}
+
+function statementsOf(path) {
+  return readFileSync(path, "utf8")
     .split("--> statement-breakpoint")
     .map((sql) => sql.trim())
     .filter(Boolean);
+}
+
+/** The CREATE TABLE and CREATE INDEX statements of `table` in the migrations whose names match `files`. */
+function formerDdl(dir, files, table) {
+  return readdirSync(dir)
+    .filter((f) => files.test(f))
+    .sort()
+    .flatMap((f) => statementsOf(join(dir, f)))
+    .filter((sql) => new RegExp(`CREATE (TABLE|INDEX) \`${table}[\`_]`).test(sql));
 }
 
 /** Seeds members, groups, CEFR levels, courses (the first with items to record) and a year of attempts. */
@@ -117,11 +131,46 @@ async function seed(d1) {
   return { attempts };
 }
 
-/** Runs the back-fill migration over the seeded attempts, timed; then hides the attempts table. */
+/**
+ * Runs the back-fill migration over the seeded attempts, timed, as a deployment that had attempts
+ * before the rollups did; then hides the attempts table. The back-fill is written for the tables as
+ * they were then (institution_activity_days and lesson_progress by ids, rowid tables): both are put
+ * back in that shape, the back-fill run, then the migrations since, which rebuild them as they are now
+ * (WITHOUT ROWID, on numbers) and re-create the triggers as they are now — as
+ * test/institutions/analytics.test.ts does on a small institution.
+ */
 async function backfill(d1, migrationsDir) {
   const started = performance.now();
+  const formerDays = formerDdl(migrationsDir, /^00(13|34)_/, "institution_activity_days");
+  const formerLessons = formerDdl(migrationsDir, /^0001_/, "lesson_progress");
+  if (formerDays.length !== 3 || formerLessons.length !== 2)
+    throw new Error(
+      "the former institution_activity_days and lesson_progress were not found in the migrations",
+    );
+  await d1.batch(
+    [
+      "DROP TABLE institution_activity_days",
+      ...formerDays,
+      `CREATE TABLE lesson_progress_by_ids AS SELECT u.id AS user_id, l.id AS lesson_id, c.id AS course_id,
+        p.items_done, p.items_total, p.score_sum, p.status, p.started_at, p.completed_at, p.last_activity_at
+        FROM lesson_progress p JOIN users u ON u.number = p.user_number JOIN lessons l ON l.number = p.lesson_number
+        JOIN courses c ON c.number = p.course_number`,
+      "DROP TABLE lesson_progress",
+      ...formerLessons,
+      "INSERT INTO lesson_progress SELECT * FROM lesson_progress_by_ids",
+      "DROP TABLE lesson_progress_by_ids",
+    ].map((sql) => d1.prepare(sql)),
+  );
   const slowest = [];
-  for (const sql of migrationStatements(migrationsDir, "backfill_institution_analytics")) {
+  const since = [
+    "institution_activity_days_without_rowid",
+    "institution_activity_days_on_numbers",
+    "lesson_progress_by_numbers",
+  ];
+  for (const sql of [
+    ...migrationStatements(migrationsDir, "backfill_institution_analytics"),
+    ...since.flatMap((name) => migrationStatements(migrationsDir, name)),
+  ]) {
     const t = performance.now();
     await d1.prepare(sql).run();
     slowest.push({ ms: performance.now() - t, sql: sql.replace(/^(--[^\n]*\n)+/, "").slice(0, 400) });
@@ -228,10 +277,17 @@ const mean = (values) => values.reduce((a, b) => a + b, 0) / values.length;
  * The recording with and without the analytics' triggers, in alternating blocks: each request records
  * for a member not active today (their first activity of the day: the triggers' insert path).
  */
-async function measureRecording(d1, base, headers, migrationsDir) {
+async function measureRecording(d1, base, headers) {
   await d1.prepare("ALTER TABLE attempts_hidden RENAME TO attempts").run();
-  const triggers = migrationStatements(migrationsDir, "institution_analytics_triggers");
-  const names = triggers.map((sql) => /CREATE TRIGGER `([^`]+)`/.exec(sql)?.[1]).filter(Boolean);
+  // The analytics' triggers as the migrations left them (each named …_rollups), to drop and create again.
+  const { results } = await d1
+    .prepare(
+      "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE '%\\_rollups' ESCAPE '\\'",
+    )
+    .all();
+  if (results.length === 0) throw new Error("no analytics trigger (…_rollups) in the database");
+  const triggers = results.map((r) => r.sql);
+  const names = results.map((r) => r.name);
   const idle = [];
   for (let i = 1; i <= MEMBERS; i++)
     if ((i * 37 + (DAYS - 1) * 11) % 100 >= 35) idle.push(`usr_bm_${String(i).padStart(5, "0")}`);
@@ -309,7 +365,7 @@ export async function runAnalytics({ config, scriptPath }) {
     console.error(
       `bench: analytics: back-filling the rollups from ${seeded.attempts.toLocaleString("en-US")} attempts…`,
     );
-    Object.assign(seeded, await backfill(d1, migrationsDir));
+    Object.assign(seeded, await backfill(d1, config.migrationDirs.DB));
     console.error(`bench: analytics: back-fill took ${seeded.backfillSeconds.toFixed(1)} s`);
     const headers = { Authorization: `Bearer ${token}` };
     const quarter = `from=${day(-89)}&to=${day(0)}`;
@@ -375,7 +431,7 @@ export async function runAnalytics({ config, scriptPath }) {
     };
     const summary = [...floors.map(summarise), ...variants.map(summarise)];
     console.error("bench: analytics: recording with and without the triggers…");
-    const recording = await measureRecording(d1, base, headers, migrationsDir);
+    const recording = await measureRecording(d1, base, headers);
     const failures = [];
     for (const s of summary.filter((x) => x.goal !== null)) {
       if (!(s.statements >= 1 && s.statements <= 3))
