@@ -1,5 +1,6 @@
-import { and, eq, ne } from "drizzle-orm";
+import { and, eq, ne, type SQL } from "drizzle-orm";
 import { directoryKeys, ssoDomains } from "../../../db/schema";
+import type { Database } from "../../../platform/db";
 import { nowIso } from "../../../platform/ids";
 import { everyDatabase, type ServiceContext } from "../../../platform/service/context";
 import { FIRST_DATABASE } from "../../../platform/service/databases";
@@ -17,6 +18,28 @@ import { institutionOfKey } from "../../../platform/service/directory";
  * written elsewhere, as every key); `afterVerify` sets every other holder back once the verification
  * is written, or puts the key back when it was not (`verified: false`).
  */
+/**
+ * Sets back to pending whichever other institution holds `domain` verified in `db` (`also`: a
+ * further condition, as the verification's own batch adds that its proof still stands).
+ */
+export function demoteOtherHolders(
+  db: Database,
+  input: { domain: string; institutionId: string; now: string },
+  also?: SQL,
+) {
+  return db
+    .update(ssoDomains)
+    .set({ status: "pending", method: null, verifiedAt: null, updatedAt: input.now })
+    .where(
+      and(
+        eq(ssoDomains.domain, input.domain),
+        eq(ssoDomains.status, "verified"),
+        ne(ssoDomains.institutionId, input.institutionId),
+        also,
+      ),
+    );
+}
+
 export interface DomainHandover {
   /** Who held the key before (null: nobody, or an institution of the first database, which has none). */
   previous: string | null;
@@ -66,18 +89,6 @@ export async function afterVerify(
   await Promise.all(
     everyDatabase(ctx)
       .filter((db) => db.name !== ctx.database)
-      .map((db) =>
-        db.db
-          .update(ssoDomains)
-          .set({ status: "pending", method: null, verifiedAt: null, updatedAt: now })
-          .where(
-            and(
-              eq(ssoDomains.domain, domain),
-              eq(ssoDomains.status, "verified"),
-              ne(ssoDomains.institutionId, institutionId),
-            ),
-          )
-          .run(),
-      ),
+      .map((db) => demoteOtherHolders(db.db, { domain, institutionId, now }).run()),
   );
 }

@@ -1,4 +1,4 @@
-import { and, eq, ne } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { type SsoDomainMethod, ssoDomains } from "../../../db/schema";
 import { enforce } from "../../../platform/auth/policy";
 import { ApiError } from "../../../platform/errors";
@@ -7,7 +7,7 @@ import { lookupTxt } from "../../../platform/outbound/txt";
 import type { PrincipalContext, ServiceContext } from "../../../platform/service/context";
 import { findInstitution } from "../access";
 import { mayVerifySsoDomain } from "../policy";
-import { afterVerify, beforeVerify } from "./domain-key";
+import { afterVerify, beforeVerify, demoteOtherHolders } from "./domain-key";
 import { presentDomainVerification } from "./present";
 import { isPublicMailDomain } from "./public-mail-domains";
 import { claimStands } from "./sql";
@@ -110,17 +110,7 @@ export async function verifySsoDomain(
   // Across databases too (design/multi-database.md#entry-points): the domain's directory key first.
   const handover = await beforeVerify(ctx, { institutionId, domain });
   const [, promoted] = await db.batch([
-    db
-      .update(ssoDomains)
-      .set({ status: "pending", method: null, verifiedAt: null, updatedAt: now })
-      .where(
-        and(
-          eq(ssoDomains.domain, domain),
-          eq(ssoDomains.status, "verified"),
-          ne(ssoDomains.institutionId, institutionId),
-          claimStands(proven),
-        ),
-      ),
+    demoteOtherHolders(db, { domain, institutionId, now }, claimStands(proven)),
     db
       .update(ssoDomains)
       .set({ status: "verified", method, verifiedAt: now, updatedAt: now })
