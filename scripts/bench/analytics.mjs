@@ -33,6 +33,11 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { Miniflare } from "miniflare";
+import {
+  MIGRATIONS_SINCE_BACKFILL,
+  migrationNamed,
+  tablesAsBackfillWants,
+} from "../analytics-backfill-shape.mjs";
 import { linguaWorker } from "./datasets.mjs";
 import { floorOptions, median, migrateEveryDatabase, requestJson, startWorker, storageBase } from "./lib.mjs";
 import { BENCH_TENANT, seedBenchTenant } from "./seed.mjs";
@@ -50,27 +55,18 @@ function day(offset) {
   return new Date(Date.parse(`${today}T00:00:00Z`) + offset * 86_400_000).toISOString().slice(0, 10);
 }
 
-/** The statements of a migration file, as the bench applies them. */
-function migrationStatements(dir, nameContains) {
-  const file = readdirSync(dir).find((f) => f.includes(nameContains));
-  if (!file) throw new Error(`no migration named *${nameContains}*`);
-  return statementsOf(join(dir, file));
-}
-
-function statementsOf(path) {
-  return readFileSync(path, "utf8")
-    .split("--> statement-breakpoint")
-    .map((sql) => sql.trim())
-    .filter(Boolean);
-}
-
-/** The CREATE TABLE and CREATE INDEX statements of `table` in the migrations whose names match `files`. */
-function formerDdl(dir, files, table) {
+/** Every migration file of `dir` in order, with its statements as the bench applies them. */
+function readMigrations(dir) {
   return readdirSync(dir)
-    .filter((f) => files.test(f))
+    .filter((f) => f.endsWith(".sql"))
     .sort()
-    .flatMap((f) => statementsOf(join(dir, f)))
-    .filter((sql) => new RegExp(`CREATE (TABLE|INDEX) \`${table}[\`_]`).test(sql));
+    .map((name) => ({
+      name,
+      queries: readFileSync(join(dir, name), "utf8")
+        .split("--> statement-breakpoint")
+        .map((sql) => sql.trim())
+        .filter(Boolean),
+    }));
 }
 
 /** Seeds members, groups, CEFR levels, courses (the first with items to record) and a year of attempts. */
@@ -141,35 +137,12 @@ async function seed(d1) {
  */
 async function backfill(d1, migrationsDir) {
   const started = performance.now();
-  const formerDays = formerDdl(migrationsDir, /^00(13|34)_/, "institution_activity_days");
-  const formerLessons = formerDdl(migrationsDir, /^0001_/, "lesson_progress");
-  if (formerDays.length !== 3 || formerLessons.length !== 2)
-    throw new Error(
-      "the former institution_activity_days and lesson_progress were not found in the migrations",
-    );
-  await d1.batch(
-    [
-      "DROP TABLE institution_activity_days",
-      ...formerDays,
-      `CREATE TABLE lesson_progress_by_ids AS SELECT u.id AS user_id, l.id AS lesson_id, c.id AS course_id,
-        p.items_done, p.items_total, p.score_sum, p.status, p.started_at, p.completed_at, p.last_activity_at
-        FROM lesson_progress p JOIN users u ON u.number = p.user_number JOIN lessons l ON l.number = p.lesson_number
-        JOIN courses c ON c.number = p.course_number`,
-      "DROP TABLE lesson_progress",
-      ...formerLessons,
-      "INSERT INTO lesson_progress SELECT * FROM lesson_progress_by_ids",
-      "DROP TABLE lesson_progress_by_ids",
-    ].map((sql) => d1.prepare(sql)),
-  );
+  const migrations = readMigrations(migrationsDir);
+  await d1.batch(tablesAsBackfillWants(migrations).map((sql) => d1.prepare(sql)));
   const slowest = [];
-  const since = [
-    "institution_activity_days_without_rowid",
-    "institution_activity_days_on_numbers",
-    "lesson_progress_by_numbers",
-  ];
   for (const sql of [
-    ...migrationStatements(migrationsDir, "backfill_institution_analytics"),
-    ...since.flatMap((name) => migrationStatements(migrationsDir, name)),
+    ...migrationNamed(migrations, "_backfill_institution_analytics.sql"),
+    ...MIGRATIONS_SINCE_BACKFILL.flatMap((suffix) => migrationNamed(migrations, suffix)),
   ]) {
     const t = performance.now();
     await d1.prepare(sql).run();

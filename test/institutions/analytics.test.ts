@@ -1,6 +1,11 @@
 import { createExecutionContext, env } from "cloudflare:test";
 import { and, eq, isNotNull } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
+import {
+  MIGRATIONS_SINCE_BACKFILL,
+  migrationNamed,
+  tablesAsBackfillWants,
+} from "../../scripts/analytics-backfill-shape.mjs";
 import { withD1Meter } from "../../scripts/bench/worker-wrappers.mjs";
 import { institutionNumberOf } from "../../src/db/numbers";
 import {
@@ -517,45 +522,19 @@ describe("analytics against a brute-force count of the recorded attempts", () =>
       await db().delete(table).where(eq(table.institutionId, tenant.institution.id));
     const emptied = (await analytics(queries[0] as string)).body;
     expect(emptied.totals).toMatchObject({ members: 0, attempts: 0, active_learners: 0 });
-    // The back-fill is written for the tables as they were then (by ids, rowid tables): it rebuilds
-    // institution_activity_days and reads lesson_progress. Both are put back in that shape, the
-    // latter with its rows' ids, the back-fill run, then the migrations since, which rebuild them as
-    // they are now (WITHOUT ROWID, on numbers: docs/design/capacity.md), each re-creating the
-    // triggers as they are at its time, keeping every row.
-    const named = (suffix: string) => {
-      const found = env.TEST_MIGRATIONS.find((m) => m.name.endsWith(suffix));
-      if (!found) throw new Error(`migration ${suffix} not found`);
-      return found.queries;
-    };
-    const formerDdl = (migrations: RegExp, table: string) =>
-      env.TEST_MIGRATIONS.filter((m) => migrations.test(m.name)).flatMap((m) =>
-        m.queries.filter((q) => new RegExp(`CREATE (TABLE|INDEX) \`${table}[\`_]`).test(q)),
-      );
-    const formerDays = formerDdl(/^00(13|34)_/, "institution_activity_days");
-    const formerLessons = formerDdl(/^0001_/, "lesson_progress");
-    expect([formerDays.length, formerLessons.length]).toEqual([3, 2]);
-    await env.DB.batch(
-      [
-        "DROP TABLE institution_activity_days",
-        ...formerDays,
-        `CREATE TABLE lesson_progress_by_ids AS SELECT u.id AS user_id, l.id AS lesson_id, c.id AS course_id,
-          p.items_done, p.items_total, p.score_sum, p.status, p.started_at, p.completed_at, p.last_activity_at
-          FROM lesson_progress p JOIN users u ON u.number = p.user_number JOIN lessons l ON l.number = p.lesson_number
-          JOIN courses c ON c.number = p.course_number`,
-        "DROP TABLE lesson_progress",
-        ...formerLessons,
-        "INSERT INTO lesson_progress SELECT * FROM lesson_progress_by_ids",
-        "DROP TABLE lesson_progress_by_ids",
-      ].map((q) => env.DB.prepare(q)),
+    // The back-fill is written for the tables as they were then (by ids, rowid tables): both are put
+    // back in that shape, the back-fill run, then the migrations since, which rebuild them as they are
+    // now, each re-creating the triggers as they are at its time, keeping every row.
+    const former = tablesAsBackfillWants(env.TEST_MIGRATIONS);
+    const formerDdl = former.filter((q) =>
+      /^CREATE (TABLE|INDEX) `(institution_activity_days|lesson_progress)/.test(q),
     );
-    for (const statement of named("_backfill_institution_analytics.sql"))
+    expect(formerDdl).toHaveLength(5);
+    await env.DB.batch(former.map((q) => env.DB.prepare(q)));
+    for (const statement of migrationNamed(env.TEST_MIGRATIONS, "_backfill_institution_analytics.sql"))
       await env.DB.prepare(statement).run();
-    for (const suffix of [
-      "_institution_activity_days_without_rowid.sql",
-      "_institution_activity_days_on_numbers.sql",
-      "_lesson_progress_by_numbers.sql",
-    ])
-      await env.DB.batch(named(suffix).map((q) => env.DB.prepare(q)));
+    for (const suffix of MIGRATIONS_SINCE_BACKFILL)
+      await env.DB.batch(migrationNamed(env.TEST_MIGRATIONS, suffix).map((q) => env.DB.prepare(q)));
     for (const [i, q] of queries.entries()) expect(figures((await analytics(q)).body), q).toEqual(before[i]);
     await expectExact(daysAgo(100), daysAgo(2), "month");
   });
