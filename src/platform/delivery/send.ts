@@ -1,5 +1,5 @@
 import type { ServiceContext } from "../service/context";
-import { PARALLEL_SENDS } from "./pool";
+import { openPool, PARALLEL_SENDS } from "./pool";
 import { type Attempt, type Closed, recorder } from "./recorder";
 import { releaseSql } from "./sql";
 import { type DeliveryTarget, enqueue, retryDelay, type Verdict, type WorkState } from "./target";
@@ -56,10 +56,7 @@ export function openSender<Item extends { id: string }, Result extends Verdict>(
   const attempts: Attempt<Item, Result>[] = [];
   const released: Item[] = [];
   let thrown: { error: unknown } | null = null;
-  const waiting: Item[] = [];
-  let next = 0;
-  const lanes = new Set<Promise<void>>();
-  const sendOne = async (item: Item) => {
+  const pool = openPool<Item>(PARALLEL_SENDS, async (item) => {
     if (log.failed || (options.deadline !== undefined && ctx.now() >= options.deadline)) {
       released.push(item);
       return;
@@ -84,21 +81,11 @@ export function openSender<Item extends { id: string }, Result extends Verdict>(
     const attempt = { item, result };
     attempts.push(attempt);
     log.add({ attempt, written: () => options.onRecorded(item, result) });
-  };
-  // A lane takes the next waiting item until none is left; `add` opens lanes up to the width.
-  const lane = async () => {
-    while (next < waiting.length) await sendOne(waiting[next++] as Item);
-  };
+  });
   return {
-    add(items: readonly Item[]) {
-      waiting.push(...items);
-      while (lanes.size < PARALLEL_SENDS && next < waiting.length) {
-        const running: Promise<void> = lane().finally(() => lanes.delete(running));
-        lanes.add(running);
-      }
-    },
+    add: (items: readonly Item[]) => pool.add(items),
     async done(): Promise<{ attempts: Attempt<Item, Result>[]; released: Item[] }> {
-      while (lanes.size > 0) await Promise.all(lanes);
+      await pool.done();
       await log.done();
       if (thrown) throw (thrown as { error: unknown }).error;
       return { attempts, released };
