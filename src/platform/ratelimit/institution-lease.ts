@@ -56,6 +56,10 @@ export class InstitutionLease {
   private userId: string | undefined;
   /** The user's share as the last grant left it (`remaining` counts this lease's units as used). */
   private share: { limit: number; remaining: number; resetSeconds: number; at: number } | null = null;
+  /** Bumped by `reset`: a grant asked for under the limits it dropped is given back, not kept. */
+  private generation = 0;
+  /** A swap is out: the units held were given back in its call already. */
+  private swapping = false;
 
   constructor(private readonly budget: () => DurableObjectStub<InstitutionBudget>) {}
 
@@ -96,7 +100,10 @@ export class InstitutionLease {
 
   /** Drops the lease (a plan change); its unused units go back to the institution. */
   reset(): void {
-    const unused = this.unused();
+    const unused = this.swapping ? undefined : this.unused();
+    this.swapping = false;
+    this.generation += 1;
+    this.pending = null;
     this.share = null;
     this.units = 0;
     this.expiresAt = 0;
@@ -131,6 +138,7 @@ export class InstitutionLease {
     for (;;) {
       const refused = this.remembered(clockNow());
       if (refused) return refused;
+      const generation = this.generation;
       let grant: LeaseGrant;
       try {
         grant = await (this.pending ?? this.renew(clockNow(), limits, windowSeconds));
@@ -146,6 +154,8 @@ export class InstitutionLease {
         this.useUnit(now, limits, windowSeconds);
         return null;
       }
+      // Reset while the call was out: its answer was for the limits reset() dropped.
+      if (generation !== this.generation) continue;
       if (grant.granted === 0) return refusalOf(grant, 0);
       // Concurrent requests took this grant's units: ask again.
     }
@@ -170,9 +180,23 @@ export class InstitutionLease {
     const giveBack = expired || swap ? this.unused() : undefined;
     if (expired) this.units = 0;
     const heldWhenAsked = this.units;
+    const generation = this.generation;
+    this.swapping = swap && giveBack !== undefined;
     const request = this.budget()
       .lease(limit, windowSeconds, Math.min(this.chunk, maxChunk(limit)), giveBack, user)
       .then((grant) => {
+        if (generation !== this.generation) {
+          // Reset (a plan change) while the call was out: the grant was counted under the old limits,
+          // so its units go back and neither they nor its share are kept.
+          if (grant.granted > 0) {
+            const stale: LeaseReturn = { second: grant.second, units: grant.granted };
+            if (user) stale.userId = user.id;
+            void this.budget()
+              .giveBack(stale)
+              .catch(() => undefined);
+          }
+          return grant;
+        }
         const now = clockNow();
         if (swap) {
           // The units given back are gone; those used while the call was out count against the new.
@@ -191,7 +215,9 @@ export class InstitutionLease {
         return grant;
       })
       .finally(() => {
+        if (this.pending !== request) return;
         this.pending = null;
+        this.swapping = false;
       });
     this.pending = request;
     return request;
