@@ -173,6 +173,20 @@ describe("members", () => {
     expect(patch.res.status).toBe(404);
   });
 
+  it("answers platform staff 404 for an institution that does not exist, and an empty page for one without members", async () => {
+    const staff = await createPlatformAdmin();
+    const missing = await callJson(membersPath("ins_does_not_exist"), { token: staff.token });
+    expect(missing.res.status).toBe(404);
+    expect(missing.res.headers.get("content-type")).toContain("application/problem+json");
+    expect(missing.body).toMatchObject({ code: "not_found", detail: "No institution ins_does_not_exist." });
+    const tenant = await createTenant();
+    const filtered = await callJson(`${membersPath(tenant.institution.id)}?q=nobody-has-this-name`, {
+      token: staff.token,
+    });
+    expect(filtered.res.status).toBe(200);
+    expect(filtered.body).toMatchObject({ data: [], meta: { total: 0 } });
+  });
+
   it("filters, searches and sorts the list", async () => {
     const tenant = await createTenant();
     const id = tenant.institution.id;

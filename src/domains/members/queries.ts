@@ -1,7 +1,7 @@
 import { and, asc, count, desc, eq, type SQL, sql } from "drizzle-orm";
 import { institutions, type MemberStatus, memberGroups, users } from "../../db/schema";
 import type { Database } from "../../platform/db";
-import { type PageRequest, pageBounds, pageWithTotal } from "../../platform/http/pagination";
+import { type PageRequest, pageBounds, parentPageWithTotal } from "../../platform/http/pagination";
 import type { MemberRole } from "./policy";
 import type { MemberRow } from "./present";
 import type { MemberSort } from "./schemas";
@@ -74,17 +74,19 @@ function memberOrder(sort: MemberSort): SQL[] {
   }
 }
 
+/** A page of the institution's members and their total; null when there is no such institution. */
 export async function listMemberRows(
   db: Database,
   institutionId: string,
   filters: MemberFilters,
   sort: MemberSort,
   page: PageRequest,
-): Promise<{ rows: MemberRow[]; total: number }> {
+): Promise<{ rows: MemberRow[]; total: number } | null> {
   const where = memberWhere(institutionId, filters);
   const { limit, offset } = pageBounds(page);
-  const { rows, total } = await pageWithTotal(
+  const listed = await parentPageWithTotal(
     db,
+    db.select({ id: institutions.id }).from(institutions).where(eq(institutions.id, institutionId)).limit(1),
     db
       .select(memberColumns)
       .from(users)
@@ -95,7 +97,7 @@ export async function listMemberRows(
     users,
     where,
   );
-  return { rows: rows.map(toMemberRow), total };
+  return listed && { rows: listed.rows.map(toMemberRow), total: listed.total };
 }
 
 export async function findMember(

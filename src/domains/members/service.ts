@@ -35,16 +35,22 @@ import { pushRevocations, revokeTokensOf } from "./token-revocation";
 export async function reachableInstitution(ctx: PrincipalContext, institutionId: string) {
   enforce(mayReachMembersOf(ctx.principal, institutionId));
   const institution = await findInstitution(ctx.db, institutionId);
-  if (!institution) throw new ApiError("not_found", `No institution ${institutionId}.`);
+  if (!institution) throw noInstitution(institutionId);
   return institution;
 }
 
+const noInstitution = (institutionId: string) =>
+  new ApiError("not_found", `No institution ${institutionId}.`);
+
+/** A page of members: the institution is read in the page's round trip (same answers as `reachableInstitution`). */
 export async function listMembers(
   ctx: PrincipalContext,
   input: { institutionId: string; filters: MemberFilters; sort: MemberSort; page: PageRequest },
 ) {
-  const institution = await reachableInstitution(ctx, input.institutionId);
-  return listMemberRows(ctx.db, institution.id, input.filters, input.sort, input.page);
+  enforce(mayReachMembersOf(ctx.principal, input.institutionId));
+  const listed = await listMemberRows(ctx.db, input.institutionId, input.filters, input.sort, input.page);
+  if (!listed) throw noInstitution(input.institutionId);
+  return listed;
 }
 
 export async function getMember(ctx: PrincipalContext, input: { institutionId: string; memberId: string }) {

@@ -65,6 +65,30 @@ export async function pageWithTotal<Page extends BatchItem<"sqlite">>(
   return { rows: rows as Awaited<Page>, total: totals[0]?.total ?? 0 };
 }
 
+/**
+ * `pageWithTotal` with the list's parent read in the same batch (the institution whose members are
+ * listed, …): still one round trip, and the parent seen in the page's snapshot. Null when `parent`
+ * finds no row, so that a missing parent answers 404 rather than an empty list.
+ */
+export async function parentPageWithTotal<
+  Parent extends BatchItem<"sqlite">,
+  Page extends BatchItem<"sqlite">,
+>(
+  db: Database,
+  parent: Parent,
+  page: Page,
+  table: SQLiteTable,
+  where: SQL | undefined,
+): Promise<{ parent: Awaited<Parent>; rows: Awaited<Page>; total: number } | null> {
+  const [found, rows, totals] = await db.batch([
+    parent,
+    page,
+    db.select({ total: count() }).from(table).where(where),
+  ]);
+  if (Array.isArray(found) ? found.length === 0 : found == null) return null;
+  return { parent: found as Awaited<Parent>, rows: rows as Awaited<Page>, total: totals[0]?.total ?? 0 };
+}
+
 const LinksSchema = z
   .object({
     first: z.url(),
