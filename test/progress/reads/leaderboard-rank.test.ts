@@ -318,7 +318,8 @@ describe("the cost of a rank", () => {
       }
       return out;
     };
-    // Learners above me, each with 11 to 109 XP (one batch: a first pass and practice), in my institution, this week.
+    // Learners above me, each with 11 to 109 XP (one batch of first passes worth 100, 10 and 1 XP,
+    // at most 19 attempts), in my institution, this week.
     let added = 0;
     const addAbove = async (count: number) => {
       for (let done = 0; done < count; done += 25) {
@@ -326,11 +327,8 @@ describe("the cost of a rank", () => {
           Array.from({ length: Math.min(25, count - done) }, async () => {
             const n = added++;
             const { id } = await insertUser("learner", tenant.institution.id);
-            const attempts = [
-              attempt(course.items[0]!),
-              ...Array.from({ length: 1 + (n % 99) }, () => attempt(course.items[0]!)),
-            ];
-            await recordAs(tenant.admin.token, id, attempts);
+            const learner = { id, admin: tenant, institutionId: tenant.institution.id, used: new Map() };
+            await recordAs(tenant.admin.token, id, firstPasses(learner, 11 + (n % 99)));
           }),
         );
       }
