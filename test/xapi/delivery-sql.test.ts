@@ -19,6 +19,7 @@ import {
   FORWARDING_ENDPOINTS_SQL,
   INSERT_BATCH_SQL,
   INSERT_STATEMENTS_SQL,
+  KEYED_TO_BATCHES_SQL,
   LESSONS_IN_PROGRESS_SQL,
   MARK_FAILING_NOTIFIED_SQL,
   OWN_STATE_OF_BATCHES_SQL,
@@ -137,12 +138,34 @@ describe("xAPI delivery SQL", () => {
       crypto.randomUUID(),
     ];
     const first = await insertStatements("xbt_1", [s1, s2, s1]);
+    // Its changes count the statements it stored.
     expect(first.meta.changes).toBe(2);
-    // It returns the ids of the statements it stored.
-    expect(first.results).toEqual([{ id: s1 }, { id: s2 }]);
     const again = await insertStatements("xbt_2", [s1, s2]);
     expect(again.meta.changes).toBe(0);
-    expect(again.results).toEqual([]);
+    // Which of an offer's pairs are keyed to their batch: those its insert stored.
+    const keyed = (pairs: [string, string][]) =>
+      d1()
+        .prepare(KEYED_TO_BATCHES_SQL)
+        .bind(JSON.stringify(pairs))
+        .all<{ id: string }>()
+        .then(({ results }) => results.map((r) => r.id).sort());
+    expect(
+      await keyed([
+        [s1, "xbt_1"],
+        [s2, "xbt_1"],
+      ]),
+    ).toEqual([s1, s2].sort());
+    expect(
+      await keyed([
+        [s1, "xbt_2"],
+        [s2, "xbt_2"],
+      ]),
+    ).toEqual([]);
+    const keyedPlan = await d1()
+      .prepare(`EXPLAIN QUERY PLAN ${KEYED_TO_BATCHES_SQL}`)
+      .bind("[]")
+      .all<{ detail: string }>();
+    expect(keyedPlan.results.map((r) => r.detail).join("\n")).toMatch(/SEARCH k USING PRIMARY KEY \(id=\?\)/);
     await insertStatements("xbt_3", [s3]);
     await insertStatements("xbt_4", [s4]);
     // A batch of which one statement was stored before by another: only the other is its.

@@ -7,7 +7,7 @@ import { commit } from "../../../platform/service/commit";
 import type { ServiceContext } from "../../../platform/service/context";
 import type { EndpointRow } from "../lrs-client";
 import { type BuiltStatement, buildStatements, type Fact, noReferences, storedFact } from "../statements";
-import { INSERT_BATCH_SQL, INSERT_STATEMENTS_SQL, UNSENT_BATCHES_SQL } from "./sql";
+import { INSERT_BATCH_SQL, INSERT_STATEMENTS_SQL, KEYED_TO_BATCHES_SQL, UNSENT_BATCHES_SQL } from "./sql";
 import { attemptLongestMs, BATCH_SIZE, type BatchItem, enqueueBatches, xapiTarget } from "./target";
 
 /** Facts per commit: at most 20 batches' statements in one D1 batch. */
@@ -115,7 +115,8 @@ export async function openOffer(
     }));
     const rows = groups.flatMap(({ id, group }) => group.map((s) => [s.id, id]));
     const insert = ctx.d1.prepare(INSERT_STATEMENTS_SQL);
-    const inserts = jsonArrays(rows).map((json) => insert.bind(json));
+    const rowArrays = jsonArrays(rows);
+    const inserts = rowArrays.map((json) => insert.bind(json));
     // The statements' facts travel with their batch, one JSON text each: no body is stored, the
     // first attempt sends the statements in hand and a later one builds them again from these.
     const insertBatch = ctx.d1.prepare(INSERT_BATCH_SQL);
@@ -135,13 +136,16 @@ export async function openOffer(
         ),
       ],
     });
-    const stored = inserts.flatMap((_, i) => (results[i]?.results ?? []) as { id: string }[]);
-    statements += stored.length;
+    const storedCount = inserts.reduce((sum, _, i) => sum + (results[i]?.meta.changes ?? 0), 0);
+    statements += storedCount;
     const made = groups.filter((_, i) => (results[inserts.length + i]?.meta.changes ?? 0) > 0);
+    // Every id stored by this commit (a first offer) unless the insert stored fewer: then which ones
+    // is read back, each by primary key.
+    const storedIds =
+      storedCount === rows.length ? new Set(unique.map((s) => s.id)) : await keyedToBatches(ctx, rowArrays);
     // Untried and unclaimed, to be queued: this commit's batches when it did not claim them, and
     // those of an earlier offer of a statement stored before (one that stopped before queueing
     // them) — looked up only when the commit met such a statement, never in a first offer.
-    const storedIds = new Set(stored.map((s) => s.id));
     const before = unique.filter((s) => !storedIds.has(s.id)).map((s) => s.id);
     const queued = sending ? [] : made.map((b) => b.id);
     if (before.length > 0) {
@@ -186,6 +190,15 @@ export async function openOffer(
 async function healthyEndpoint(ctx: ServiceContext, id: string): Promise<EndpointRow | null> {
   const row = await ctx.db.select().from(xapiEndpoints).where(eq(xapiEndpoints.id, id)).get();
   return row?.enabled && row.failingSince === null ? row : null;
+}
+
+/**
+ * Of the [id, batch] pairs an offer's commit inserted (its JSON arrays), the ids keyed to their batch:
+ * the statements it stored.
+ */
+async function keyedToBatches(ctx: ServiceContext, rowArrays: string[]): Promise<Set<string>> {
+  const keyed = await ctx.d1.batch(rowArrays.map((json) => ctx.d1.prepare(KEYED_TO_BATCHES_SQL).bind(json)));
+  return new Set(keyed.flatMap(({ results }) => (results as { id: string }[]).map((r) => r.id)));
 }
 
 /** The order statements happened in (ties by id): how a batch sends them. */

@@ -71,12 +71,21 @@ export interface LessonInProgressRow {
 /**
  * An offer's statement ids, ?1 a JSON array of [id, batch]: each keyed to the batch that stores it.
  * An id stored before (the same fact offered again: a redelivered event, a back-fill) is skipped: its
- * statement is not sent twice. Returns the ids it stored. One entry of a `WITHOUT ROWID` b-tree per
- * statement: no row, no other index (the log's entry is its batch's).
+ * statement is not sent twice. Its `changes` say how many it stored: all of them in a first offer,
+ * where nothing more is read; fewer, and KEYED_TO_BATCHES_SQL says which. One entry of a
+ * `WITHOUT ROWID` b-tree per statement: no row, no other index (the log's entry is its batch's).
  */
 export const INSERT_STATEMENTS_SQL = `INSERT INTO xapi_statement_keys (id, batch_id)
   SELECT value ->> 0, value ->> 1 FROM json_each(?1) WHERE true
-  ON CONFLICT DO NOTHING RETURNING id`;
+  ON CONFLICT DO NOTHING`;
+
+/**
+ * Of the [id, batch] pairs in ?1 (INSERT_STATEMENTS_SQL's), the ids keyed to that very batch: the
+ * statements the insert stored (a batch id is new with its offer, so no other offer keys to it).
+ * Each by primary key.
+ */
+export const KEYED_TO_BATCHES_SQL = `SELECT k.id FROM json_each(?1) j
+  CROSS JOIN xapi_statement_keys k ON k.id = j.value ->> 0 WHERE k.batch_id = j.value ->> 1`;
 
 /**
  * One batch of an offer, ?1 its id, of endpoint ?2 at ?3 (now), ?4 the facts of its statements (one
