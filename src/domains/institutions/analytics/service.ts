@@ -3,6 +3,7 @@ import { institutions } from "../../../db/schema";
 import { enforce } from "../../../platform/auth/policy";
 import { dayMs } from "../../../platform/dates";
 import { ApiError } from "../../../platform/errors";
+import { ifNoneMatchHits } from "../../../platform/http/edge-cache";
 import type { PrincipalContext } from "../../../platform/service/context";
 import type { InstitutionRow } from "../access";
 import { mayActOn } from "../policy";
@@ -83,14 +84,6 @@ export async function readAnalytics(
   // A range that includes today changes with every recording: a minute of staleness at most. One that
   // ended before today changes only with late recordings: revalidate each time (a 304 is cheap).
   const cacheControl = dayMs(to) >= dayMs(today) ? "private, max-age=60" : "private, no-cache";
-  if (ifNoneMatch && ifNoneMatchHits(ifNoneMatch, etag)) return { status: 304, etag, cacheControl };
+  if (ifNoneMatchHits(ifNoneMatch, etag)) return { status: 304, etag, cacheControl };
   return { status: 200, etag, cacheControl, body: await figures(ctx, institution, range, nowMs) };
-}
-
-/** RFC 9110 §13.1.2: `*` or a list of entity tags, compared weakly. */
-function ifNoneMatchHits(header: string, etag: string): boolean {
-  const trimmed = header.trim();
-  if (trimmed === "*") return true;
-  const opaque = (tag: string) => tag.trim().replace(/^W\//, "");
-  return trimmed.split(",").some((candidate) => opaque(candidate) === opaque(etag));
 }
