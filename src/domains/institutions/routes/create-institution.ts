@@ -4,10 +4,10 @@ import type { AppEnv } from "../../../env";
 import { principalContext } from "../../../platform/http/context-middleware";
 import { idempotencyHeaderShape, idempotent } from "../../../platform/http/idempotency";
 import { errorResponses, jsonBody, jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { createInstitution } from "../creation";
 import { INSTITUTIONS } from "../prefixes";
 import { presentInstitution } from "../present";
 import { CreatedInstitutionSchema, CreateInstitutionBody } from "../schemas";
-import { createInstitution } from "../service";
 
 export const createInstitutionRoute = tokenRoute("institutions:write", {
   method: "post",

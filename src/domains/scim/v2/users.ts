@@ -5,13 +5,8 @@ import type { Database } from "../../../platform/db";
 import { ApiError } from "../../../platform/errors";
 import { nowIso } from "../../../platform/ids";
 import type { ServiceContext } from "../../../platform/service/context";
-import {
-  changeDirectoryMember,
-  createDirectoryMember,
-  MemberChangedMeanwhile,
-  rejoinDirectoryMember,
-  removeDirectoryMember,
-} from "../../members/directory";
+import { createDirectoryMember, rejoinDirectoryMember, removeDirectoryMember } from "../../members/directory";
+import { changeDirectoryMember, MemberChangedMeanwhile } from "../../members/directory-change";
 import { ScimError } from "../errors";
 import { attributesAsRead } from "../sql";
 import { scimSettingsOf } from "../tokens";
@@ -25,8 +20,8 @@ import { getUser, loadUser, present } from "./user-read";
  * `externalId` the member's `external_id`, `active` "not suspended", `name.formatted` and
  * `displayName` the member's name. What a member row has no column for (the name's parts, the
  * addresses as sent, the department) is kept in `scim_user_attributes`. Every write goes through the
- * members domain's directory services (members/directory.ts): the same rows, guards and events as
- * the members API.
+ * members domain's directory services (members/directory.ts, members/directory-change.ts): the same
+ * rows, guards and events as the members API.
  */
 
 /** How many times a write is re-applied when the member changed between its read and its write. */

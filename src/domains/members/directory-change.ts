@@ -1,0 +1,162 @@
+import { and, eq, sql } from "drizzle-orm";
+import { type MemberStatus, memberGroups, users } from "../../db/schema";
+import { batchGuard, isBatchGuardFailure } from "../../platform/batch";
+import type { Database } from "../../platform/db";
+import { ApiError } from "../../platform/errors";
+import { nowIso } from "../../platform/ids";
+import { commit, type Writable } from "../../platform/service/commit";
+import type { ServiceContext } from "../../platform/service/context";
+import { emailClaims } from "../../platform/service/directory";
+import { groupInserts } from "./directory-groups";
+import { type MemberChanges, memberUpdated, normaliseGroups, sameGroups } from "./events";
+import type { MemberRow } from "./present";
+import { refreshPrincipals } from "./principal-refresh";
+import { anotherActiveAdmin, findMember, memberColumns, seatsAllow } from "./queries";
+import { lastAdminError, seatError, takesAdminAway, uniqueConflict } from "./rules";
+import { pushRevocations, revokeTokensOf } from "./token-revocation";
+
+/**
+ * A directory's change of a member (a SCIM PUT or PATCH of a User): what it changes, compared with
+ * the member as read, made in one `commit` only while the member is still as it was read
+ * (`MemberChangedMeanwhile` otherwise, for the caller to read again and re-apply its request), so
+ * two concurrent changes never lose one another's fields. Creating and removing: directory.ts.
+ */
+
+/** The member changed between the read and the write: read it again and re-apply the request. */
+export class MemberChangedMeanwhile extends Error {
+  constructor() {
+    super("The member changed while the request was applied.");
+  }
+}
+
+export interface DirectoryChange {
+  email?: string;
+  name?: string;
+  externalId?: string | null;
+  /** `active` and `invited` stay as they are unless `suspended` is asked; `active` reactivates a suspended member. */
+  status?: "active" | "suspended";
+  groups?: string[];
+}
+
+function directoryChanges(current: MemberRow, next: DirectoryChange): MemberChanges {
+  const changes: MemberChanges = {};
+  const email = next.email?.trim().toLowerCase();
+  if (email !== undefined && email !== current.email) changes.email = { from: current.email, to: email };
+  if (next.name !== undefined && next.name !== current.name)
+    changes.name = { from: current.name, to: next.name };
+  if (next.externalId !== undefined && next.externalId !== current.externalId)
+    changes.external_id = { from: current.externalId, to: next.externalId };
+  const status =
+    next.status === "suspended"
+      ? "suspended"
+      : next.status === "active" && current.status === "suspended"
+        ? "active"
+        : current.status;
+  if (status !== current.status) changes.status = { from: current.status, to: status };
+  if (next.groups !== undefined) {
+    const groups = normaliseGroups(next.groups);
+    if (!sameGroups(groups, current.groups)) changes.groups = { from: current.groups, to: groups };
+  }
+  return changes;
+}
+
+/** Holds while the member is exactly as it was read (every field a directory change compares). */
+function unchangedSince(db: Database, institutionId: string, current: MemberRow) {
+  return batchGuard(
+    db,
+    sql`EXISTS (SELECT 1 FROM ${users} WHERE ${and(
+      eq(users.id, current.id),
+      eq(users.institutionId, institutionId),
+      eq(users.email, current.email),
+      eq(users.name, current.name),
+      eq(users.status, current.status),
+      eq(users.role, current.role),
+    )} AND ${users.externalId} IS ${current.externalId} AND ${memberColumns.groupsJson} = ${JSON.stringify(current.groups)})`,
+  );
+}
+
+/**
+ * Changes a member as the directory says, if it is still `current` (else `MemberChangedMeanwhile`).
+ * A suspension revokes every token of the member in the same batch and tells their gates, so the
+ * next request with one is 401; suspending the last active admin is refused (`last_admin`), and a
+ * reactivation needs a free seat. `extra` rides in the same batch (the caller's own attributes).
+ */
+export async function changeDirectoryMember(
+  ctx: ServiceContext,
+  input: {
+    institutionId: string;
+    current: MemberRow;
+    next: DirectoryChange;
+    extra?: Writable[];
+    /** The caller's own check that what it read still holds; `stale()` tells, after a failure, whether it broke. */
+    guard?: { statement: Writable; stale: () => Promise<boolean> };
+  },
+): Promise<MemberRow> {
+  const { db } = ctx;
+  const { institutionId, current } = input;
+  const changes = directoryChanges(current, input.next);
+  const extra = input.extra ?? [];
+  if (Object.keys(changes).length === 0 && extra.length === 0) return current;
+  const now = nowIso(ctx.now());
+  const status = (changes.status?.to as MemberStatus | undefined) ?? current.status;
+  const statements: Writable[] = [unchangedSince(db, institutionId, current)];
+  if (input.guard) statements.push(input.guard.statement);
+  const adminGoes = takesAdminAway(current, current.role, status);
+  if (adminGoes) statements.push(batchGuard(db, anotherActiveAdmin(institutionId, current.id)));
+  const reactivates = current.status === "suspended" && status === "active";
+  if (reactivates) statements.push(batchGuard(db, seatsAllow(institutionId, 1)));
+  if (Object.keys(changes).length > 0) {
+    statements.push(
+      db
+        .update(users)
+        .set({
+          ...(changes.email ? { email: changes.email.to as string } : {}),
+          ...(changes.name ? { name: changes.name.to as string } : {}),
+          ...(changes.status ? { status } : {}),
+          ...(changes.external_id ? { externalId: changes.external_id.to as string | null } : {}),
+          updatedAt: now,
+        })
+        .where(and(eq(users.id, current.id), eq(users.institutionId, institutionId))),
+    );
+  }
+  if (changes.groups) {
+    statements.push(db.delete(memberGroups).where(eq(memberGroups.userId, current.id)));
+    statements.push(...groupInserts(db, institutionId, changes.groups.to as string[], [current.id]));
+  }
+  const suspends = status === "suspended" && current.status !== "suspended";
+  if (suspends) statements.push(revokeTokensOf(db, [current.id], now));
+  statements.push(...extra);
+  const events =
+    Object.keys(changes).length > 0 ? [memberUpdated(institutionId, current.id, changes, now)] : [];
+  try {
+    await commit(ctx, {
+      statements,
+      events,
+      claims: changes.email ? emailClaims(institutionId, [changes.email.to as string]) : [],
+    });
+  } catch (error) {
+    if (isBatchGuardFailure(error)) {
+      const again = await findMember(db, institutionId, current.id);
+      if (!again) throw new ApiError("not_found", `No member ${current.id}.`);
+      if (!sameMember(again, current) || (await input.guard?.stale())) throw new MemberChangedMeanwhile();
+      throw reactivates && !adminGoes ? seatError() : lastAdminError(reactivates);
+    }
+    throw uniqueConflict(error) ?? error;
+  }
+  if (suspends) await pushRevocations(ctx, { userIds: [current.id], at: now });
+  else if (changes.email) await refreshPrincipals(ctx, { userId: current.id });
+  const row = await findMember(db, institutionId, current.id);
+  if (!row) throw new ApiError("not_found", `No member ${current.id}.`);
+  return row;
+}
+
+function sameMember(a: MemberRow, b: MemberRow): boolean {
+  return (
+    a.email === b.email &&
+    a.name === b.name &&
+    a.status === b.status &&
+    a.role === b.role &&
+    a.externalId === b.externalId &&
+    sameGroups(a.groups, b.groups)
+  );
+}
