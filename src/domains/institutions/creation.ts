@@ -21,7 +21,7 @@ import { newMemberChange } from "../members/new-member";
 import { uniqueConflict } from "../members/rules";
 import type { InstitutionRow } from "./access";
 import { mayCreateInstitution } from "./policy";
-import { checkRateLimitPlan, mergeBranding } from "./rules";
+import { canonicalLocale, checkRateLimitPlan, mergeBranding } from "./rules";
 
 /**
  * Creating an institution (platform staff only): placed in a database first — the least full one
@@ -145,7 +145,7 @@ async function createPlacedInstitution(
     rateLimitPerMinute: input.rate_limit_per_minute ?? null,
     seats: input.seats ?? null,
     branding: mergeBranding({}, input.branding),
-    locale: input.locale ? (Intl.getCanonicalLocales(input.locale)[0] ?? input.locale) : "en",
+    locale: input.locale ? canonicalLocale(input.locale) : "en",
     timeZone: input.time_zone ?? "UTC",
     createdAt: now,
     updatedAt: now,

@@ -3,9 +3,14 @@ import { validationError } from "../../platform/errors";
 
 /**
  * The rules of an institution's settings that creating one (creation.ts) and changing one
- * (service.ts) both apply: branding is merged key by key (`null` removes a key), and a rate limit of
- * its own is only for the enterprise plan.
+ * (service.ts) both apply: branding is merged key by key (`null` removes a key), a rate limit of
+ * its own is only for the enterprise plan, and a locale is stored in its canonical form.
  */
+
+/** A locale (checked by the schemas) as stored: canonical (`en-us` → `en-US`). */
+export function canonicalLocale(locale: string): string {
+  return Intl.getCanonicalLocales(locale)[0] ?? locale;
+}
 
 export function mergeBranding(current: Branding, patch: Branding | undefined): Branding {
   if (!patch) return current;

@@ -9,7 +9,7 @@ import { refreshPrincipals } from "../members/principal-refresh";
 import { memberCount } from "../members/queries";
 import { findInstitution, type InstitutionRow, institutionInScope } from "./access";
 import { mayUpdateInstitution, visibleInstitutions } from "./policy";
-import { checkRateLimitPlan, mergeBranding } from "./rules";
+import { canonicalLocale, checkRateLimitPlan, mergeBranding } from "./rules";
 import { beyondInListOrder, MEMBER_COUNT, nameOrSlugContains, SORT_NAME } from "./sql";
 
 /**
@@ -108,7 +108,7 @@ export async function updateInstitution(
     ...current,
     name: input.name ?? current.name,
     branding: mergeBranding(current.branding ?? {}, input.branding),
-    locale: input.locale ? (Intl.getCanonicalLocales(input.locale)[0] ?? input.locale) : current.locale,
+    locale: input.locale ? canonicalLocale(input.locale) : current.locale,
     timeZone: input.time_zone ?? current.timeZone,
     plan,
     rateLimitPerMinute: rateLimit,
