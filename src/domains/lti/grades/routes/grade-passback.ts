@@ -7,7 +7,8 @@ import { principalContext } from "../../../../platform/http/context-middleware";
 import { idempotencyHeaderShape, idempotent } from "../../../../platform/http/idempotency";
 import { errorResponses, jsonBody, jsonResponse, tokenRoute } from "../../../../platform/openapi";
 import { LTI } from "../../prefixes";
-import { LaunchParam, PassbackBody, PassbackSchema } from "../../schemas";
+import { LaunchParam } from "../../schemas";
+import { PassbackBody, PassbackSchema } from "../passback-schemas";
 import { gradeLaunch, presentPassback } from "../passbacks";
 
 /** POST /api/lti/grade-passback/{launch}: a score for a launch's learner, sent at once. */

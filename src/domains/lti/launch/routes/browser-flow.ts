@@ -8,12 +8,12 @@ import { limitByIp } from "../../../../platform/ratelimit/middleware";
 import { IP_POLICIES } from "../../../../platform/ratelimit/policies";
 import { presentUser } from "../../../auth/present";
 import { LTI_DEEP_LINKING } from "../../prefixes";
-import { LaunchResultSchema, LoginParams } from "../../schemas";
 import { completeLaunch } from "../complete-launch";
 import { presentLaunch } from "../launch-log";
 import { STATE_COOKIE_PREFIX, startLogin } from "../login";
 import { errorPage, wantsJson } from "../pages";
 import { pendingStorageCheck, storageCheckOf } from "../platform-storage";
+import { LaunchResultSchema, LoginParams } from "../schemas";
 import { httpOrigin, storageCallbackPage, storageLoginPage } from "../storage-pages";
 
 /**

@@ -9,8 +9,8 @@ import {
 } from "../../../../platform/openapi";
 import { presentUser } from "../../../auth/present";
 import { LTI } from "../../prefixes";
-import { LaunchResultSchema, SessionExchangeBody } from "../../schemas";
 import { presentLaunch } from "../launch-log";
+import { LaunchResultSchema, SessionExchangeBody } from "../schemas";
 import { exchangeCode } from "../session";
 import { LIMIT_NOTE, limit } from "./browser-flow";
 

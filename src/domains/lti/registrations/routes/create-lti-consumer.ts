@@ -5,8 +5,8 @@ import { principalContext } from "../../../../platform/http/context-middleware";
 import { idempotencyHeaderShape, idempotent } from "../../../../platform/http/idempotency";
 import { errorResponses, jsonBody, jsonResponse, tokenRoute } from "../../../../platform/openapi";
 import { LTI_CONSUMERS } from "../../prefixes";
-import { ConsumerSchema, CreateConsumerBody } from "../../schemas";
 import { presentConsumer } from "../present";
+import { ConsumerSchema, CreateConsumerBody } from "../schemas";
 import { createConsumer } from "../service";
 
 export const createLtiConsumerRoute = tokenRoute("lti:write", {

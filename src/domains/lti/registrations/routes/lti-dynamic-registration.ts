@@ -4,9 +4,9 @@ import { ApiError, fieldErrorsFromZod, toApiError, validationError } from "../..
 import { errorResponses, publicRoute } from "../../../../platform/openapi";
 import { limitByIp } from "../../../../platform/ratelimit/middleware";
 import { IP_POLICIES } from "../../../../platform/ratelimit/policies";
-import { RegisterQuery } from "../../schemas";
 import { platformFrameAncestors, registeredPage, registrationErrorPage } from "../dynamic/pages";
 import { registerWithLink } from "../dynamic/register";
+import { RegisterQuery } from "../schemas";
 import { REGISTER_PATH } from "../tool-urls";
 
 const page = (description: string) => ({
