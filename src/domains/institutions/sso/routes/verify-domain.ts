@@ -9,8 +9,8 @@ import {
   tokenRoute,
 } from "../../../../platform/openapi";
 import { INSTITUTIONS } from "../../prefixes";
+import { DomainVerificationSchema, SsoDomainParams, VerifyDomainBody } from "../domain-schemas";
 import { verifySsoDomain } from "../domain-verification";
-import { DomainVerificationSchema, SsoDomainParams, VerifyDomainBody } from "../schemas";
 
 const problem = (description: string) => ({
   description,
