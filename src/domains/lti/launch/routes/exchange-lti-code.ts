@@ -1,12 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../../env";
-import {
-  errorResponses,
-  institutionMovingResponse,
-  jsonBody,
-  jsonResponse,
-  publicRoute,
-} from "../../../../platform/openapi";
+import { jsonBody, jsonResponse, publicRoute } from "../../../../platform/openapi";
+import { errorResponses, institutionMovingResponse } from "../../../../platform/openapi-problems";
 import { presentUser } from "../../../auth/present";
 import { LTI } from "../../prefixes";
 import { presentLaunch } from "../launch-log";

@@ -1,6 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../../env";
-import { errorResponses, jsonResponse, publicRoute } from "../../../../platform/openapi";
+import { jsonResponse, publicRoute } from "../../../../platform/openapi";
+import { errorResponses } from "../../../../platform/openapi-problems";
 import { LTI } from "../../prefixes";
 import { IdParam } from "../../schemas";
 import { JwksSchema } from "../schemas";
