@@ -3,6 +3,7 @@ import type { Child } from "hono/jsx";
 import { LAUNCH_KINDS, LAUNCH_STATUSES } from "../../db/schema";
 import { listLaunches } from "../../domains/lti/launch/launch-log";
 import { createRegistrationLink } from "../../domains/lti/registrations/dynamic/links";
+import { CreateConsumerBody, UpdateConsumerBody } from "../../domains/lti/registrations/schemas";
 import {
   type ConsumerRow,
   createConsumer,
@@ -11,7 +12,6 @@ import {
   listConsumers,
   updateConsumer,
 } from "../../domains/lti/registrations/service";
-import { CreateConsumerBody, UpdateConsumerBody } from "../../domains/lti/schemas";
 import type { AppEnv } from "../../env";
 import { enforce, holdsAbility } from "../../platform/auth/policy";
 import { sectionPage } from "../components";

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { BILLING_INTERVALS, PLANS, SUBSCRIPTION_STATUSES } from "../../db/schema";
 import { pageSchema } from "../../platform/http/pagination";
-import { ProblemSchema } from "../../platform/openapi";
+import { ProblemSchema } from "../../platform/openapi-problems";
 
 const timestamp = (description: string) =>
   z.string().nullable().openapi({ example: "2026-11-21T09:30:00Z", description });

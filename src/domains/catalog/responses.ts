@@ -1,5 +1,5 @@
 import { PUBLIC_CACHE_CONTROL } from "../../platform/http/edge-cache";
-import { ProblemSchema } from "../../platform/openapi";
+import { ProblemSchema } from "../../platform/openapi-problems";
 
 const cacheHeaders = {
   "Cache-Control": {

@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { EXPORT_STATUSES, EXPORT_TYPES } from "../../db/schema";
 import { DATE_TIME_BOUNDS_NOTE, dateTime } from "../../platform/dates";
 import { pageQueryShape, pageSchema } from "../../platform/http/pagination";
-import { ProblemSchema } from "../../platform/openapi";
+import { ProblemSchema } from "../../platform/openapi-problems";
 import { SOURCES } from "./sources";
 
 /** Every export type with its CSV columns, generated from the sources so the document cannot drift. */

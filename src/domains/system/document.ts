@@ -2,7 +2,8 @@ import { OpenAPIRegistry, OpenApiGeneratorV31 } from "@asteasolutions/zod-to-ope
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Hono } from "hono";
 import type { AppEnv } from "../../env";
-import { documentedDefinitions, errorResponses, jsonResponse } from "../../platform/openapi";
+import { documentedDefinitions, jsonResponse } from "../../platform/openapi";
+import { errorResponses } from "../../platform/openapi-problems";
 import { apiDescription } from "./api-description";
 import { HEALTHZ, OPENAPI_DOCUMENT } from "./prefixes";
 

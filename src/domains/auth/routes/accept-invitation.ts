@@ -1,12 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
-import {
-  errorResponses,
-  institutionMovingResponse,
-  jsonBody,
-  jsonResponse,
-  publicRoute,
-} from "../../../platform/openapi";
+import { jsonBody, jsonResponse, publicRoute } from "../../../platform/openapi";
+import { errorResponses, institutionMovingResponse } from "../../../platform/openapi-problems";
 import { limitByIp } from "../../../platform/ratelimit/middleware";
 import { IP_POLICIES } from "../../../platform/ratelimit/policies";
 import { acceptInvitation } from "../../members/invitations";

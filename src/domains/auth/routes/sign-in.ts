@@ -1,12 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
-import {
-  errorResponses,
-  institutionMovingResponse,
-  jsonBody,
-  jsonResponse,
-  publicRoute,
-} from "../../../platform/openapi";
+import { jsonBody, jsonResponse, publicRoute } from "../../../platform/openapi";
+import { errorResponses, institutionMovingResponse } from "../../../platform/openapi-problems";
 import { clientIp, limitByIp } from "../../../platform/ratelimit/middleware";
 import { IP_POLICIES, SIGN_IN_FAILURES } from "../../../platform/ratelimit/policies";
 import { SESSION_LIMIT } from "../../tokens/service";

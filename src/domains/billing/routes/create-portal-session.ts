@@ -1,7 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { principalContext } from "../../../platform/http/context-middleware";
-import { errorResponses, jsonBody, jsonResponse, ProblemSchema, tokenRoute } from "../../../platform/openapi";
+import { jsonBody, jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { errorResponses, ProblemSchema } from "../../../platform/openapi-problems";
 import { createPortalSession } from "../portal";
 import { BILLING } from "../prefixes";
 import { CreatePortalSessionBody, PortalSessionSchema } from "../schemas";

@@ -1,13 +1,14 @@
 import { z } from "@hono/zod-openapi";
-import {
-  SSO_DOMAIN_METHODS,
-  SSO_DOMAIN_STATUSES,
-  SSO_STATES,
-  SSO_TYPES,
-  type SsoMapping,
-} from "../../../db/schema";
+import { SSO_STATES, SSO_TYPES } from "../../../db/schema";
+import { Domain, DomainVerificationSchema } from "./domain-schemas";
+import { AttributeMapping, AttributeMappingInput, ClaimMapping, ClaimMappingInput } from "./mapping-schemas";
 import { TOKEN_ENDPOINT_AUTH_METHODS } from "./oidc";
-import { isPublicMailDomain } from "./public-mail-domains";
+
+/**
+ * An institution's SSO settings on the wire: the PUT body (SAML or OIDC, the domains, enforcement,
+ * the break-glass admin) and the settings as answered. The field mappings are in
+ * `mapping-schemas.ts`, the domains and their verification in `domain-schemas.ts`.
+ */
 
 export const MAX_DOMAINS = 50;
 export const MAX_CERTIFICATES = 5;
@@ -18,137 +19,7 @@ export const SsoParams = z.object({
   id: z.string().openapi({ param: { name: "id", in: "path" }, example: "ins_acme" }),
 });
 
-const mappedName = z.string().min(1).max(256);
-/** The member fields an IdP may carry; only `email` is needed to know who signs in. */
-const MAPPED_FIELDS = {
-  email: "the member's e-mail address (required: it says who signs in)",
-  name: "the member's name (not mapped: a new member is named after the e-mail, an existing one keeps theirs)",
-  role: "the member's role, `institution_admin`, `instructor` or `learner` (not mapped: new members are learners, existing ones keep theirs)",
-  groups: "the member's groups (not mapped: groups are left as they are)",
-} as const;
-export const DEFAULT_ATTRIBUTE_MAPPING: SsoMapping = {
-  email: "email",
-  name: "name",
-  role: null,
-  groups: null,
-};
-export const DEFAULT_CLAIM_MAPPING: SsoMapping = {
-  email: "email",
-  name: "name",
-  role: null,
-  groups: "groups",
-};
 export const DEFAULT_SCOPES = ["openid", "email", "profile"];
-
-const MappingInput = (name: string, what: string, defaults: SsoMapping) =>
-  z
-    .strictObject({
-      email: mappedName.openapi({ description: `The ${what} that carries ${MAPPED_FIELDS.email}.` }),
-      name: mappedName
-        .nullable()
-        .optional()
-        .openapi({ description: `The ${what} that carries ${MAPPED_FIELDS.name}.` }),
-      role: mappedName
-        .nullable()
-        .optional()
-        .openapi({ description: `The ${what} that carries ${MAPPED_FIELDS.role}.` }),
-      groups: mappedName
-        .nullable()
-        .optional()
-        .openapi({ description: `The ${what} that carries ${MAPPED_FIELDS.groups}.` }),
-    })
-    .openapi(name, {
-      description: `Which ${what} carries each member field. Only \`email\` is required; a key left out or null is not mapped (that field is not taken from SSO). Leave the whole mapping out for the defaults: ${mappingText(defaults)}.`,
-    });
-
-/** As the settings answer it: every key present, null where not mapped. */
-const Mapping = (name: string, what: string) =>
-  z
-    .object({
-      email: z.string().openapi({ description: `The ${what} that carries ${MAPPED_FIELDS.email}.` }),
-      name: z
-        .string()
-        .nullable()
-        .openapi({ description: `The ${what} that carries ${MAPPED_FIELDS.name}.` }),
-      role: z
-        .string()
-        .nullable()
-        .openapi({ description: `The ${what} that carries ${MAPPED_FIELDS.role}.` }),
-      groups: z
-        .string()
-        .nullable()
-        .openapi({ description: `The ${what} that carries ${MAPPED_FIELDS.groups}.` }),
-    })
-    .openapi(name, {
-      description: `Which ${what} carries each member field; null: not mapped (the field is not taken from SSO).`,
-    });
-
-function mappingText(mapping: SsoMapping): string {
-  return Object.entries(mapping)
-    .map(([field, from]) => `${field} ← ${from === null ? "not mapped" : `\`${from}\``}`)
-    .join(", ");
-}
-
-const AttributeMappingInput = MappingInput(
-  "SamlAttributeMappingInput",
-  "SAML attribute",
-  DEFAULT_ATTRIBUTE_MAPPING,
-);
-const ClaimMappingInput = MappingInput("OidcClaimMappingInput", "ID-token claim", DEFAULT_CLAIM_MAPPING);
-const AttributeMapping = Mapping("SamlAttributeMapping", "SAML attribute");
-const ClaimMapping = Mapping("OidcClaimMapping", "ID-token claim");
-
-/** A mapping as sent, as stored: every key, null where it was left out. */
-export function storedMapping(
-  input: z.infer<typeof AttributeMappingInput> | undefined,
-  defaults: SsoMapping,
-): SsoMapping {
-  if (!input) return defaults;
-  return {
-    email: input.email,
-    name: input.name ?? null,
-    role: input.role ?? null,
-    groups: input.groups ?? null,
-  };
-}
-
-const DOMAIN_NAME = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
-
-const Domain = z
-  .string()
-  .trim()
-  .toLowerCase()
-  .regex(DOMAIN_NAME, "must be a domain name like acme.edu")
-  .refine(
-    (domain) => !isPublicMailDomain(domain),
-    "is a public e-mail provider's domain, whose addresses belong to anybody: use your institution's own domain",
-  )
-  // The document's pattern is what the request may hold: spaces around it and capitals are accepted,
-  // trimmed and lower-cased before DOMAIN_NAME is checked (the answer shows the lower-case form).
-  .openapi({
-    example: "acme.edu",
-    pattern:
-      "^\\s*(?=\\S{1,253}\\s*$)(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]{2,63}\\s*$",
-    description: "A domain name; surrounding spaces are dropped and letters lower-cased.",
-  });
-
-export const SsoDomainParams = z.object({
-  id: z.string().openapi({ param: { name: "id", in: "path" }, example: "ins_acme" }),
-  domain: z
-    .string()
-    .trim()
-    .toLowerCase()
-    .openapi({ param: { name: "domain", in: "path" }, example: "acme.edu" }),
-});
-
-export const VerifyDomainBody = z
-  .strictObject({
-    method: z.enum(SSO_DOMAIN_METHODS).default("dns").openapi({
-      description:
-        "`dns` (default): look the TXT record up now. `manual`: platform staff only, confirm the domain without DNS (403 for anybody else).",
-    }),
-  })
-  .openapi("VerifySsoDomain");
 
 const Url = z.string().max(MAX_URL, `must be at most ${MAX_URL} characters`);
 
@@ -274,28 +145,6 @@ const OidcSchema = z
     }),
   })
   .openapi("OidcSettings");
-
-export const DomainVerificationSchema = z
-  .object({
-    domain: z.string().openapi({ example: "acme.edu" }),
-    status: z.enum(SSO_DOMAIN_STATUSES).openapi({
-      description:
-        "`pending`: routes nobody yet. `verified`: members with addresses at this domain sign in through this connection.",
-    }),
-    method: z.enum(SSO_DOMAIN_METHODS).nullable().openapi({
-      description:
-        "How it was verified: `dns` (the TXT record) or `manual` (platform staff); null while pending.",
-    }),
-    txt_name: z
-      .string()
-      .openapi({ description: "Where to publish the TXT record: the domain itself.", example: "acme.edu" }),
-    txt_value: z.string().openapi({
-      description: "The TXT record's text; its token is this institution's, for this domain.",
-      example: "lingua-domain-verification=3f9c1e0a7b2d4c6e8f1a3b5c7d9e0f12",
-    }),
-    verified_at: instant.nullable(),
-  })
-  .openapi("SsoDomainVerification");
 
 export const SsoSchema = z
   .object({

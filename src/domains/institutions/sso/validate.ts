@@ -4,15 +4,10 @@ import { type FieldError, validationError } from "../../../platform/errors";
 import type { ServiceContext } from "../../../platform/service/context";
 import { parseCertificate } from "./certificates";
 import { fetchDocument, outboundUrlProblem } from "./fetch-metadata";
+import { DEFAULT_ATTRIBUTE_MAPPING, DEFAULT_CLAIM_MAPPING, storedMapping } from "./mapping-schemas";
 import { parseIdpMetadata } from "./metadata";
 import { assertionAlg, type Discovery, discover } from "./oidc";
-import {
-  DEFAULT_ATTRIBUTE_MAPPING,
-  DEFAULT_CLAIM_MAPPING,
-  DEFAULT_SCOPES,
-  type PutSsoInput,
-  storedMapping,
-} from "./schemas";
+import { DEFAULT_SCOPES, type PutSsoInput } from "./schemas";
 
 type SamlInput = NonNullable<PutSsoInput["saml"]>;
 type OidcInput = NonNullable<PutSsoInput["oidc"]>;

@@ -8,8 +8,8 @@ import type { ServiceContext } from "../../../platform/service/context";
 import { SCORE_SCOPE } from "../claims";
 import { findLaunch, type LaunchRow } from "../launch/launch-log";
 import type { ConsumerRow } from "../registrations/service";
-import type { PassbackBody, PassbackSchema } from "../schemas";
 import { agsScopes, isGradable, lineItemOf, lineItemOfContext, lineItemsOf } from "./line-item";
+import type { PassbackBody, PassbackSchema } from "./passback-schemas";
 import { CLAIM_MS, enqueuePassbacks, resultStatement } from "./passback-target";
 import { type PassbackResult, type PassbackRow, sendScore } from "./send-score";
 

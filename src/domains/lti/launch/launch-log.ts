@@ -6,8 +6,8 @@ import { type PageRequest, pageBounds, pageWithTotal } from "../../../platform/h
 import { newId, nowIso } from "../../../platform/ids";
 import type { PrincipalContext, ServiceContext } from "../../../platform/service/context";
 import { ltiInstitution } from "../policy";
-import type { LaunchSchema } from "../schemas";
 import type { LaunchRefusal } from "./refusal";
+import type { LaunchSchema } from "./schemas";
 
 /**
  * The launch log: every launch, accepted or refused, as the institution reads it. Grade passback

@@ -8,7 +8,7 @@ import { enterInstitutionToWrite, findByDirectoryKey } from "../../../platform/s
 import { clientKey } from "../registrations/directory-keys";
 import { type ConsumerRow, registrationAnywhere } from "../registrations/service";
 import { CALLBACK_PATH, registrationCallbackPath } from "../registrations/tool-urls";
-import type { LoginParams } from "../schemas";
+import type { LoginParams } from "./schemas";
 
 /** The registration a login's state names (`<registration id>.<random>`); null for a state that names none. */
 export function registrationOfState(state: string): string | null {

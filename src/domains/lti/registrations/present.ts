@@ -1,5 +1,5 @@
 import type { z } from "@hono/zod-openapi";
-import type { ConsumerSchema } from "../schemas";
+import type { ConsumerSchema } from "./schemas";
 import type { ConsumerRow } from "./service";
 import { toolUrls } from "./tool-urls";
 

@@ -10,8 +10,8 @@ import type { PrincipalContext, ServiceContext } from "../../../platform/service
 import { findByDirectoryKey } from "../../../platform/service/directory";
 import { platformUrlProblem } from "../outbound";
 import { ltiInstitution } from "../policy";
-import type { CreateConsumerBody, UpdateConsumerBody } from "../schemas";
 import { claimClientKey, registrationClaim, releaseRegistrationKeys } from "./directory-keys";
+import type { CreateConsumerBody, UpdateConsumerBody } from "./schemas";
 
 export type ConsumerRow = typeof ltiConsumers.$inferSelect;
 

@@ -1,7 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { principalContext } from "../../../platform/http/context-middleware";
-import { errorResponses, jsonBody, jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { jsonBody, jsonResponse, tokenRoute } from "../../../platform/openapi";
+import { errorResponses } from "../../../platform/openapi-problems";
 import { INVITATIONS } from "../paths";
 import { presentWithInvitation } from "../present";
 import { CreatedMemberSchema, InstitutionIdParam, ReinviteBody } from "../schemas";

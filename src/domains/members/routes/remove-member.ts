@@ -1,7 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../env";
 import { principalContext } from "../../../platform/http/context-middleware";
-import { errorResponses, tokenRoute } from "../../../platform/openapi";
+import { tokenRoute } from "../../../platform/openapi";
+import { errorResponses } from "../../../platform/openapi-problems";
 import { MEMBER } from "../paths";
 import { MemberParams } from "../schemas";
 import { removeMember } from "../service";

@@ -1,7 +1,8 @@
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../../env";
 import { MAX_BODY_BYTES } from "../../../../platform/http/middleware";
-import { errorResponses, jsonResponse, publicRoute } from "../../../../platform/openapi";
+import { jsonResponse, publicRoute } from "../../../../platform/openapi";
+import { errorResponses } from "../../../../platform/openapi-problems";
 import { BILLING } from "../../prefixes";
 import { CLAIM_MS, HANDLED_EVENT_TYPES, receiveStripeEvent, SIGNATURE_TOLERANCE_SECONDS } from "../receive";
 

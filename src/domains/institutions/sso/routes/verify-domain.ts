@@ -1,16 +1,11 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../../env";
 import { principalContext } from "../../../../platform/http/context-middleware";
-import {
-  errorResponses,
-  jsonResponse,
-  optionalJsonBody,
-  ProblemSchema,
-  tokenRoute,
-} from "../../../../platform/openapi";
+import { jsonResponse, optionalJsonBody, tokenRoute } from "../../../../platform/openapi";
+import { errorResponses, ProblemSchema } from "../../../../platform/openapi-problems";
 import { INSTITUTIONS } from "../../prefixes";
+import { DomainVerificationSchema, SsoDomainParams, VerifyDomainBody } from "../domain-schemas";
 import { verifySsoDomain } from "../domain-verification";
-import { DomainVerificationSchema, SsoDomainParams, VerifyDomainBody } from "../schemas";
 
 const problem = (description: string) => ({
   description,

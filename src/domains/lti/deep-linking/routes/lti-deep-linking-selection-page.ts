@@ -1,6 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../../env";
-import { errorResponses, publicRoute } from "../../../../platform/openapi";
+import { publicRoute } from "../../../../platform/openapi";
+import { errorResponses } from "../../../../platform/openapi-problems";
 import { useInstitutionDatabase } from "../../../../platform/service/directory";
 import { LTI_DEEP_LINKING } from "../../prefixes";
 import { selectionErrorPage, selectionPage } from "../pages";

@@ -5,9 +5,11 @@ import { requireInstitution } from "../../../../platform/auth/principal";
 import { ApiError } from "../../../../platform/errors";
 import { principalContext } from "../../../../platform/http/context-middleware";
 import { idempotencyHeaderShape, idempotent } from "../../../../platform/http/idempotency";
-import { errorResponses, jsonBody, jsonResponse, tokenRoute } from "../../../../platform/openapi";
+import { jsonBody, jsonResponse, tokenRoute } from "../../../../platform/openapi";
+import { errorResponses } from "../../../../platform/openapi-problems";
 import { LTI } from "../../prefixes";
-import { LaunchParam, PassbackBody, PassbackSchema } from "../../schemas";
+import { LaunchParam } from "../../schemas";
+import { PassbackBody, PassbackSchema } from "../passback-schemas";
 import { gradeLaunch, presentPassback } from "../passbacks";
 
 /** POST /api/lti/grade-passback/{launch}: a score for a launch's learner, sent at once. */

@@ -3,17 +3,18 @@ import type { Context } from "hono";
 import { getCookie } from "hono/cookie";
 import type { AppEnv } from "../../../../env";
 import { ApiError, fieldErrorsFromZod, toApiError, validationError } from "../../../../platform/errors";
-import { errorResponses, institutionMovingResponse, jsonResponse } from "../../../../platform/openapi";
+import { jsonResponse } from "../../../../platform/openapi";
+import { errorResponses, institutionMovingResponse } from "../../../../platform/openapi-problems";
 import { limitByIp } from "../../../../platform/ratelimit/middleware";
 import { IP_POLICIES } from "../../../../platform/ratelimit/policies";
 import { presentUser } from "../../../auth/present";
 import { LTI_DEEP_LINKING } from "../../prefixes";
-import { LaunchResultSchema, LoginParams } from "../../schemas";
 import { completeLaunch } from "../complete-launch";
 import { presentLaunch } from "../launch-log";
 import { STATE_COOKIE_PREFIX, startLogin } from "../login";
 import { errorPage, wantsJson } from "../pages";
 import { pendingStorageCheck, storageCheckOf } from "../platform-storage";
+import { LaunchResultSchema, LoginParams } from "../schemas";
 import { httpOrigin, storageCallbackPage, storageLoginPage } from "../storage-pages";
 
 /**

@@ -1,16 +1,11 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../../env";
-import {
-  errorResponses,
-  institutionMovingResponse,
-  jsonBody,
-  jsonResponse,
-  publicRoute,
-} from "../../../../platform/openapi";
+import { jsonBody, jsonResponse, publicRoute } from "../../../../platform/openapi";
+import { errorResponses, institutionMovingResponse } from "../../../../platform/openapi-problems";
 import { presentUser } from "../../../auth/present";
 import { LTI } from "../../prefixes";
-import { LaunchResultSchema, SessionExchangeBody } from "../../schemas";
 import { presentLaunch } from "../launch-log";
+import { LaunchResultSchema, SessionExchangeBody } from "../schemas";
 import { exchangeCode } from "../session";
 import { LIMIT_NOTE, limit } from "./browser-flow";
 

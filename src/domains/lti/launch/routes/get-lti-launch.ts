@@ -4,8 +4,9 @@ import { principalContext } from "../../../../platform/http/context-middleware";
 import { jsonResponse, tokenRoute } from "../../../../platform/openapi";
 import { passbacksOf, presentPassback } from "../../grades/passbacks";
 import { LTI_LAUNCHES } from "../../prefixes";
-import { LaunchParam, LaunchWithPassbacksSchema } from "../../schemas";
+import { LaunchParam } from "../../schemas";
 import { getLaunch, presentLaunch } from "../launch-log";
+import { LaunchWithPassbacksSchema } from "../schemas";
 
 export const getLtiLaunchRoute = tokenRoute("lti:read", {
   method: "get",

@@ -4,8 +4,8 @@ import { principalContext } from "../../../../platform/http/context-middleware";
 import { paginate } from "../../../../platform/http/pagination";
 import { jsonResponse, tokenRoute } from "../../../../platform/openapi";
 import { LTI_LAUNCHES } from "../../prefixes";
-import { LaunchPageSchema, ListLaunchesQuery } from "../../schemas";
 import { listLaunches, presentLaunch } from "../launch-log";
+import { LaunchPageSchema, ListLaunchesQuery } from "../schemas";
 
 export const listLtiLaunchesRoute = tokenRoute("lti:read", {
   method: "get",

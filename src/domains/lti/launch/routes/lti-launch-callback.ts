@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../../env";
 import { publicRoute } from "../../../../platform/openapi";
 import { LTI } from "../../prefixes";
-import { CallbackForm } from "../../schemas";
+import { CallbackForm } from "../schemas";
 import {
   answeringErrors,
   callback,

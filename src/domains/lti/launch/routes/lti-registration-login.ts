@@ -2,7 +2,8 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../../env";
 import { publicRoute } from "../../../../platform/openapi";
 import { LTI } from "../../prefixes";
-import { IdParam, LoginParams } from "../../schemas";
+import { IdParam } from "../../schemas";
+import { LoginParams } from "../schemas";
 import {
   answeringErrors,
   boundLoginNote,

@@ -3,10 +3,11 @@ import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../../env";
 import { principalContext } from "../../../../platform/http/context-middleware";
 import { idempotencyHeaderShape, idempotent } from "../../../../platform/http/idempotency";
-import { errorResponses, jsonBody, jsonResponse, tokenRoute } from "../../../../platform/openapi";
+import { jsonBody, jsonResponse, tokenRoute } from "../../../../platform/openapi";
+import { errorResponses } from "../../../../platform/openapi-problems";
 import { LTI_CONSUMERS } from "../../prefixes";
-import { ConsumerSchema, CreateConsumerBody } from "../../schemas";
 import { presentConsumer } from "../present";
+import { ConsumerSchema, CreateConsumerBody } from "../schemas";
 import { createConsumer } from "../service";
 
 export const createLtiConsumerRoute = tokenRoute("lti:write", {

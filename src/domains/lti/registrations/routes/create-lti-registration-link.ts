@@ -5,8 +5,8 @@ import { principalContext } from "../../../../platform/http/context-middleware";
 import { idempotencyHeaderShape, idempotent } from "../../../../platform/http/idempotency";
 import { jsonResponse, tokenRoute } from "../../../../platform/openapi";
 import { LTI_CONSUMERS } from "../../prefixes";
-import { RegistrationLinkSchema } from "../../schemas";
 import { createRegistrationLink } from "../dynamic/links";
+import { RegistrationLinkSchema } from "../schemas";
 
 export const createLtiRegistrationLinkRoute = tokenRoute("lti:write", {
   method: "post",

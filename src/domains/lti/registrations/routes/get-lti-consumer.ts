@@ -3,8 +3,9 @@ import type { AppEnv } from "../../../../env";
 import { principalContext } from "../../../../platform/http/context-middleware";
 import { jsonResponse, tokenRoute } from "../../../../platform/openapi";
 import { LTI_CONSUMERS } from "../../prefixes";
-import { ConsumerSchema, IdParam } from "../../schemas";
+import { IdParam } from "../../schemas";
 import { presentConsumer } from "../present";
+import { ConsumerSchema } from "../schemas";
 import { findConsumer } from "../service";
 
 export const getLtiConsumerRoute = tokenRoute("lti:read", {

@@ -1,8 +1,10 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../../env";
-import { errorResponses, jsonResponse, publicRoute } from "../../../../platform/openapi";
+import { jsonResponse, publicRoute } from "../../../../platform/openapi";
+import { errorResponses } from "../../../../platform/openapi-problems";
 import { LTI } from "../../prefixes";
-import { IdParam, JwksSchema } from "../../schemas";
+import { IdParam } from "../../schemas";
+import { JwksSchema } from "../schemas";
 import { registrationKeys } from "../signing-keys";
 
 export const getLtiJwksRoute = publicRoute({

@@ -4,8 +4,8 @@ import { principalContext } from "../../../../platform/http/context-middleware";
 import { PageQuery, paginate } from "../../../../platform/http/pagination";
 import { jsonResponse, tokenRoute } from "../../../../platform/openapi";
 import { LTI_CONSUMERS } from "../../prefixes";
-import { ConsumerPageSchema } from "../../schemas";
 import { presentConsumer } from "../present";
+import { ConsumerPageSchema } from "../schemas";
 import { listConsumers } from "../service";
 
 export const listLtiConsumersRoute = tokenRoute("lti:read", {

@@ -1,12 +1,13 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../../env";
 import { ApiError, fieldErrorsFromZod, toApiError, validationError } from "../../../../platform/errors";
-import { errorResponses, publicRoute } from "../../../../platform/openapi";
+import { publicRoute } from "../../../../platform/openapi";
+import { errorResponses } from "../../../../platform/openapi-problems";
 import { limitByIp } from "../../../../platform/ratelimit/middleware";
 import { IP_POLICIES } from "../../../../platform/ratelimit/policies";
-import { RegisterQuery } from "../../schemas";
 import { platformFrameAncestors, registeredPage, registrationErrorPage } from "../dynamic/pages";
 import { registerWithLink } from "../dynamic/register";
+import { RegisterQuery } from "../schemas";
 import { REGISTER_PATH } from "../tool-urls";
 
 const page = (description: string) => ({

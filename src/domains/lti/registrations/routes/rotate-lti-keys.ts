@@ -3,7 +3,8 @@ import type { AppEnv } from "../../../../env";
 import { principalContext } from "../../../../platform/http/context-middleware";
 import { jsonResponse, tokenRoute } from "../../../../platform/openapi";
 import { LTI_CONSUMERS } from "../../prefixes";
-import { IdParam, RotatedKeysSchema } from "../../schemas";
+import { IdParam } from "../../schemas";
+import { RotatedKeysSchema } from "../schemas";
 import { rotateRegistrationKeys } from "../signing-keys";
 
 export const rotateLtiKeysRoute = tokenRoute("lti:write", {

@@ -1,10 +1,12 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../../env";
 import { principalContext } from "../../../../platform/http/context-middleware";
-import { errorResponses, jsonBody, jsonResponse, tokenRoute } from "../../../../platform/openapi";
+import { jsonBody, jsonResponse, tokenRoute } from "../../../../platform/openapi";
+import { errorResponses } from "../../../../platform/openapi-problems";
 import { LTI_CONSUMERS } from "../../prefixes";
-import { ConsumerSchema, IdParam, UpdateConsumerBody } from "../../schemas";
+import { IdParam } from "../../schemas";
 import { presentConsumer } from "../present";
+import { ConsumerSchema, UpdateConsumerBody } from "../schemas";
 import { updateConsumer } from "../service";
 
 export const updateLtiConsumerRoute = tokenRoute("lti:write", {

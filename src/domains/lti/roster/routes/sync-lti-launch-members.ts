@@ -1,7 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../../env";
 import { principalContext } from "../../../../platform/http/context-middleware";
-import { errorResponses, jsonResponse, tokenRoute } from "../../../../platform/openapi";
+import { jsonResponse, tokenRoute } from "../../../../platform/openapi";
+import { errorResponses } from "../../../../platform/openapi-problems";
 import { LTI_LAUNCHES } from "../../prefixes";
 import { LaunchParam } from "../../schemas";
 import { RosterSyncSchema } from "../schemas";

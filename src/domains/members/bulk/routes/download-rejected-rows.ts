@@ -1,7 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../../env";
 import { principalContext } from "../../../../platform/http/context-middleware";
-import { errorResponses, tokenRoute } from "../../../../platform/openapi";
+import { tokenRoute } from "../../../../platform/openapi";
+import { errorResponses } from "../../../../platform/openapi-problems";
 import { UTF8_BOM } from "../../../exports/csv";
 import { CSV_CONTENT_TYPE } from "../../../exports/generate";
 import { BULK_JOB } from "../../paths";

@@ -1,6 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../../env";
-import { errorResponses, jsonResponse, publicRoute } from "../../../../platform/openapi";
+import { jsonResponse, publicRoute } from "../../../../platform/openapi";
+import { errorResponses } from "../../../../platform/openapi-problems";
 import { INSTITUTIONS } from "../../prefixes";
 import { institutionClientKeys } from "../client-keys";
 import { InstitutionParam, SsoJwksSchema } from "./schemas";

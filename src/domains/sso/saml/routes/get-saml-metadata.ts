@@ -1,7 +1,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../../env";
-import { errorResponses, operationMiddleware, publicRoute } from "../../../../platform/openapi";
+import { operationMiddleware, publicRoute } from "../../../../platform/openapi";
+import { errorResponses } from "../../../../platform/openapi-problems";
 import { INSTITUTIONS } from "../../../institutions/prefixes";
 import { samlMetadata } from "../service";
 
