@@ -56,8 +56,13 @@ if (additions.length > 0) {
   console.log(`wrote ${additions.length} value(s) to .dev.vars`);
 }
 
-/** Whether DB already holds the institution (a set-up from before it was placed elsewhere). */
-function inFirstDatabase(institutionId) {
+/**
+ * What DB holds before the demo data is written, in one wrangler call: which of `institutionIds` it
+ * has (a set-up from before they were placed elsewhere) and how many attempts (activity is recorded
+ * once). The seed files below write no attempts.
+ */
+function firstDatabaseState(institutionIds) {
+  const list = institutionIds.map((id) => `'${id}'`).join(", ");
   const found = spawnSync(
     wrangler,
     [
@@ -67,12 +72,16 @@ function inFirstDatabase(institutionId) {
       "--local",
       "--json",
       "--command",
-      `SELECT COUNT(*) AS n FROM institutions WHERE id = '${institutionId}'`,
+      `SELECT (SELECT COUNT(*) FROM attempts) AS attempts, (SELECT json_group_array(id) FROM institutions WHERE id IN (${list || "NULL"})) AS institutions`,
       ...persist,
     ],
     { cwd: root, encoding: "utf8", env: { ...process.env, CI: "true" } },
   );
-  return found.status === 0 && (JSON.parse(found.stdout)[0]?.results?.[0]?.n ?? 0) > 0;
+  const row = found.status === 0 ? JSON.parse(found.stdout)[0]?.results?.[0] : undefined;
+  return {
+    institutions: new Set(row ? JSON.parse(row.institutions) : []),
+    attempts: row?.attempts ?? 0,
+  };
 }
 
 // 2. Schema in every database (DB, DB_1, …: docs/design/multi-database.md), then 3. demo accounts and courses.
@@ -84,41 +93,32 @@ for (const binding of databaseBindingNames()) {
 // Globex (its entry, its slug's and its members' keys), then each other database's own rows. A local
 // set-up that put Globex in DB earlier keeps it there.
 const bindings = databaseBindingNames();
+const before = firstDatabaseState(Object.keys(DEMO_PLACEMENT));
 const placement = Object.fromEntries(
   Object.entries(DEMO_PLACEMENT).filter(
-    ([id, binding]) => bindings.includes(binding) && !inFirstDatabase(id),
+    ([id, binding]) => bindings.includes(binding) && !before.institutions.has(id),
   ),
 );
+// 3b. With each database's accounts, the demo course catalogue (deterministic; fixed ids, so a second
+// run inserts nothing), in the same wrangler call. The catalogue is in every database: each
+// institution's activity refers to it where it lives.
+const catalogSql = catalogSeedSql();
 for (const binding of bindings) {
   const seedFile = join(root, ".wrangler", `demo-seed-${binding}.sql`);
   mkdirSync(dirname(seedFile), { recursive: true });
   const here = (institutionId) => demoDatabaseOf(institutionId, placement) === binding;
-  const sql = demoSeedSql({ database: binding, placement }) + insightsSeedSql(here);
-  if (sql.trim() === "") continue;
-  writeFileSync(seedFile, sql);
+  writeFileSync(
+    seedFile,
+    `${demoSeedSql({ database: binding, placement })}${insightsSeedSql(here)}\n${catalogSql}`,
+  );
   run(["d1", "execute", binding, "--local", `--file=${seedFile}`, ...persist], { quiet: true });
 }
 for (const [id, binding] of Object.entries(placement)) console.log(`demo: ${id} lives in ${binding}`);
-// 3b. The demo course catalogue (deterministic; fixed ids, so a second run inserts nothing).
-// The catalogue is in every database: each institution's activity refers to it where it lives.
-const catalogFile = join(root, ".wrangler", "catalog-seed.sql");
-writeFileSync(catalogFile, catalogSeedSql());
-for (const binding of databaseBindingNames())
-  run(["d1", "execute", binding, "--local", `--file=${catalogFile}`, ...persist], { quiet: true });
 console.log("demo course catalogue loaded (12 courses)");
 
 // 3c. Demo learners with several weeks of activity, recorded through the real write path — once:
 // a database that already holds attempts is left as it is.
-const counted = spawnSync(
-  wrangler,
-  ["d1", "execute", "DB", "--local", "--json", "--command", "SELECT COUNT(*) AS n FROM attempts", ...persist],
-  {
-    cwd: root,
-    encoding: "utf8",
-    env: { ...process.env, CI: "true" },
-  },
-);
-const attemptCount = counted.status === 0 ? (JSON.parse(counted.stdout)[0]?.results?.[0]?.n ?? 0) : 0;
+const attemptCount = before.attempts;
 if (attemptCount === 0) {
   await seedActivity({ learners: 240, days: 28, persistTo: values["persist-to"], placement });
 } else {
