@@ -188,7 +188,6 @@ export async function updateMember(
     await commit(ctx, {
       statements,
       events: [memberUpdated(institutionId, current.id, changes, now)],
-      claims: changes.email ? emailClaims(institutionId, [changes.email.to as string]) : [],
     });
   } catch (error) {
     if (isBatchGuardFailure(error)) {
