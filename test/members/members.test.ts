@@ -269,6 +269,23 @@ describe("members", () => {
     expect(removeLast.status).toBe(409);
   });
 
+  it("shows a new name on the member's sessions and tokens at once (GET /api/auth/me)", async () => {
+    const tenant = await createTenant();
+    const apiToken = await mintToken(tenant.learner, ["content:read"]);
+    const me = async (token: string) => (await callJson("/api/auth/me", { token })).body.user;
+    // Both tokens have read (and cached) who they belong to.
+    expect((await me(tenant.learner.token)).name).not.toBe("Beatriz Lima");
+    expect((await me(apiToken.token)).name).not.toBe("Beatriz Lima");
+    const renamed = await callJson(`${membersPath(tenant.institution.id)}/${tenant.learner.id}`, {
+      method: "PATCH",
+      token: tenant.admin.token,
+      body: { name: "Beatriz Lima" },
+    });
+    expect(renamed.res.status, JSON.stringify(renamed.body)).toBe(200);
+    expect((await me(tenant.learner.token)).name).toBe("Beatriz Lima");
+    expect((await me(apiToken.token)).name).toBe("Beatriz Lima");
+  });
+
   it("removes a member and revokes every token it holds", async () => {
     const tenant = await createTenant();
     const id = tenant.institution.id;

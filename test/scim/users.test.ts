@@ -111,6 +111,28 @@ describe("SCIM Users: members", () => {
     expect(listed.body.Resources.map((u: any) => u.id)).toEqual([tenant.learner.id]);
   });
 
+  it("shows a new name and e-mail on the member's tokens at once (GET /api/auth/me)", async () => {
+    const { tenant, scimToken } = await scimTenant();
+    const me = async () => (await callJson("/api/auth/me", { token: tenant.learner.token })).body.user;
+    const before = await me();
+    const renamed = await patch(scimToken, tenant.learner.id, [
+      { op: "replace", path: "name", value: { givenName: "Beatriz", familyName: "Okafor" } },
+    ]);
+    expect(renamed.res.status, JSON.stringify(renamed.body)).toBe(200);
+    const member = await callJson(`/api/institutions/${tenant.institution.id}/members/${tenant.learner.id}`, {
+      token: tenant.admin.token,
+    });
+    expect(member.body.name).not.toBe(before.name);
+    expect((await me()).name).toBe(member.body.name);
+
+    const email = uniqueEmail("moved");
+    const moved = await patch(scimToken, tenant.learner.id, [
+      { op: "replace", path: "userName", value: email },
+    ]);
+    expect(moved.res.status, JSON.stringify(moved.body)).toBe(200);
+    expect((await me()).email).toBe(email.toLowerCase());
+  });
+
   it("refuses to deactivate or delete the last active admin, in SCIM's error schema", async () => {
     const { tenant, scimToken } = await scimTenant();
     const off = await patch(scimToken, tenant.admin.id, [{ op: "replace", value: { active: false } }]);

@@ -1,19 +1,14 @@
 import { and, eq, sql } from "drizzle-orm";
-import { type MemberStatus, memberGroups, users } from "../../db/schema";
-import { batchGuard, isBatchGuardFailure } from "../../platform/batch";
+import { users } from "../../db/schema";
+import { batchGuard } from "../../platform/batch";
 import type { Database } from "../../platform/db";
 import { ApiError } from "../../platform/errors";
-import { nowIso } from "../../platform/ids";
-import { commit, type Writable } from "../../platform/service/commit";
+import type { Writable } from "../../platform/service/commit";
 import type { ServiceContext } from "../../platform/service/context";
-import { emailClaims } from "../../platform/service/directory";
-import { groupInserts } from "./directory-groups";
-import { type MemberChanges, memberUpdated, normaliseGroups, sameGroups } from "./events";
+import { type MemberChanges, normaliseGroups, sameGroups } from "./events";
+import { writeMemberChange } from "./member-change";
 import type { MemberRow } from "./present";
-import { refreshPrincipals } from "./principal-refresh";
-import { anotherActiveAdmin, findMember, memberColumns, seatsAllow } from "./queries";
-import { lastAdminError, seatError, takesAdminAway, uniqueConflict } from "./rules";
-import { pushRevocations, revokeTokensOf } from "./token-revocation";
+import { findMember, memberColumns } from "./queries";
 
 /**
  * A directory's change of a member (a SCIM PUT or PATCH of a User): what it changes, compared with
@@ -76,10 +71,11 @@ function unchangedSince(db: Database, institutionId: string, current: MemberRow)
 }
 
 /**
- * Changes a member as the directory says, if it is still `current` (else `MemberChangedMeanwhile`).
- * A suspension revokes every token of the member in the same batch and tells their gates, so the
- * next request with one is 401; suspending the last active admin is refused (`last_admin`), and a
- * reactivation needs a free seat. `extra` rides in the same batch (the caller's own attributes).
+ * Changes a member as the directory says (member-change.ts writes it), if it is still `current`
+ * (else `MemberChangedMeanwhile`). A suspension revokes every token of the member in the same batch
+ * and tells their gates, so the next request with one is 401; suspending the last active admin is
+ * refused (`last_admin`), and a reactivation needs a free seat. `extra` rides in the same batch (the
+ * caller's own attributes).
  */
 export async function changeDirectoryMember(
   ctx: ServiceContext,
@@ -93,61 +89,20 @@ export async function changeDirectoryMember(
   },
 ): Promise<MemberRow> {
   const { db } = ctx;
-  const { institutionId, current } = input;
-  const changes = directoryChanges(current, input.next);
-  const extra = input.extra ?? [];
-  if (Object.keys(changes).length === 0 && extra.length === 0) return current;
-  const now = nowIso(ctx.now());
-  const status = (changes.status?.to as MemberStatus | undefined) ?? current.status;
-  const statements: Writable[] = [unchangedSince(db, institutionId, current)];
-  if (input.guard) statements.push(input.guard.statement);
-  const adminGoes = takesAdminAway(current, current.role, status);
-  if (adminGoes) statements.push(batchGuard(db, anotherActiveAdmin(institutionId, current.id)));
-  const reactivates = current.status === "suspended" && status === "active";
-  if (reactivates) statements.push(batchGuard(db, seatsAllow(institutionId, 1)));
-  if (Object.keys(changes).length > 0) {
-    statements.push(
-      db
-        .update(users)
-        .set({
-          ...(changes.email ? { email: changes.email.to as string } : {}),
-          ...(changes.name ? { name: changes.name.to as string } : {}),
-          ...(changes.status ? { status } : {}),
-          ...(changes.external_id ? { externalId: changes.external_id.to as string | null } : {}),
-          updatedAt: now,
-        })
-        .where(and(eq(users.id, current.id), eq(users.institutionId, institutionId))),
-    );
-  }
-  if (changes.groups) {
-    statements.push(db.delete(memberGroups).where(eq(memberGroups.userId, current.id)));
-    statements.push(...groupInserts(db, institutionId, changes.groups.to as string[], [current.id]));
-  }
-  const suspends = status === "suspended" && current.status !== "suspended";
-  if (suspends) statements.push(revokeTokensOf(db, [current.id], now));
-  statements.push(...extra);
-  const events =
-    Object.keys(changes).length > 0 ? [memberUpdated(institutionId, current.id, changes, now)] : [];
-  try {
-    await commit(ctx, {
-      statements,
-      events,
-      claims: changes.email ? emailClaims(institutionId, [changes.email.to as string]) : [],
-    });
-  } catch (error) {
-    if (isBatchGuardFailure(error)) {
+  const { institutionId, current, guard } = input;
+  return writeMemberChange(ctx, {
+    institutionId,
+    current,
+    changes: directoryChanges(current, input.next),
+    guards: [unchangedSince(db, institutionId, current), ...(guard ? [guard.statement] : [])],
+    ...(input.extra ? { extra: input.extra } : {}),
+    explainRefusal: async () => {
       const again = await findMember(db, institutionId, current.id);
-      if (!again) throw new ApiError("not_found", `No member ${current.id}.`);
-      if (!sameMember(again, current) || (await input.guard?.stale())) throw new MemberChangedMeanwhile();
-      throw reactivates && !adminGoes ? seatError() : lastAdminError(reactivates);
-    }
-    throw uniqueConflict(error) ?? error;
-  }
-  if (suspends) await pushRevocations(ctx, { userIds: [current.id], at: now });
-  else if (changes.email) await refreshPrincipals(ctx, { userId: current.id });
-  const row = await findMember(db, institutionId, current.id);
-  if (!row) throw new ApiError("not_found", `No member ${current.id}.`);
-  return row;
+      if (!again) return new ApiError("not_found", `No member ${current.id}.`);
+      if (!sameMember(again, current) || (await guard?.stale())) return new MemberChangedMeanwhile();
+      return null;
+    },
+  });
 }
 
 function sameMember(a: MemberRow, b: MemberRow): boolean {

@@ -1,5 +1,5 @@
 import { and, eq, isNull, ne, sql } from "drizzle-orm";
-import { invitations, type MemberStatus, memberGroups, users } from "../../db/schema";
+import { type MemberStatus, users } from "../../db/schema";
 import { batchGuard, isBatchGuardFailure } from "../../platform/batch";
 import { DECOY_PASSWORD_HASH } from "../../platform/crypto/passwords";
 import { ApiError } from "../../platform/errors";
@@ -8,19 +8,18 @@ import { commit, type Writable } from "../../platform/service/commit";
 import type { ServiceContext } from "../../platform/service/context";
 import { emailClaims } from "../../platform/service/directory";
 import { groupInserts } from "./directory-groups";
-import { memberCreated, memberRemoved, normaliseGroups } from "./events";
+import { memberCreated, normaliseGroups } from "./events";
 import type { MemberRow } from "./present";
-import { anotherActiveAdmin, findMember, seatsAllow } from "./queries";
-import { lastAdminError, seatError, takesAdminAway, uniqueConflict } from "./rules";
-import { pushRevocations, revokeTokensOf } from "./token-revocation";
+import { findMember, seatsAllow } from "./queries";
+import { seatError, uniqueConflict } from "./rules";
 
 /**
  * Members as an institution's own directory keeps them (SCIM provisioning from Okta or Entra): the
  * same rows, guards and `member.*` events as the members API (service.ts), without a caller's role —
  * the directory's bearer token speaks for the institution, and never grants a role (its members are
  * learners unless an administrator changes them). Each write is one `commit`. Here: a member's
- * arrival (created, or rejoining) and removal; a change of one is directory-change.ts, a group's
- * membership directory-groups.ts.
+ * arrival (created, or rejoining); a change of one is directory-change.ts, a group's membership
+ * directory-groups.ts, a removal the members API's own (member-change.ts).
  */
 
 export interface DirectoryMember {
@@ -143,42 +142,4 @@ export async function rejoinDirectoryMember(
   const row = await findMember(db, institutionId, userId);
   if (!row) throw new Error("member vanished after rejoining");
   return row;
-}
-
-/**
- * Removes a member from the institution as the members API's DELETE does: the user keeps its
- * learning history but leaves the institution, its groups and invitation go, and every token it
- * holds is revoked in the same batch. The last active admin is not removed (`last_admin`).
- */
-export async function removeDirectoryMember(
-  ctx: ServiceContext,
-  input: { institutionId: string; current: MemberRow; extra?: Writable[] },
-): Promise<void> {
-  const { db } = ctx;
-  const { institutionId, current } = input;
-  const now = nowIso(ctx.now());
-  const statements: Writable[] = [];
-  if (takesAdminAway(current, "learner", "suspended"))
-    statements.push(batchGuard(db, anotherActiveAdmin(institutionId, current.id)));
-  statements.push(
-    db.delete(memberGroups).where(eq(memberGroups.userId, current.id)),
-    db.delete(invitations).where(eq(invitations.userId, current.id)),
-    revokeTokensOf(db, [current.id], now),
-    ...(input.extra ?? []),
-    db
-      .update(users)
-      .set({ institutionId: null, status: "suspended", externalId: null, updatedAt: now })
-      .where(and(eq(users.id, current.id), eq(users.institutionId, institutionId))),
-  );
-  try {
-    await commit(ctx, {
-      statements,
-      events: [memberRemoved(institutionId, current.id, now)],
-      eventsIfLastChanged: true,
-    });
-  } catch (error) {
-    if (isBatchGuardFailure(error)) throw lastAdminError();
-    throw error;
-  }
-  await pushRevocations(ctx, { userIds: [current.id], at: now });
 }

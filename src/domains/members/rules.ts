@@ -1,7 +1,7 @@
 import type { Role } from "../../db/schema";
 import { ApiError } from "../../platform/errors";
 
-/** The members' rules that the API (service.ts) and a directory (directory.ts, directory-change.ts) both apply. */
+/** The members' rules that the API (service.ts) and a directory (directory.ts, member-change.ts) both apply. */
 
 /** Why an insert or update of a member broke a unique constraint, as the problem to answer. */
 export function uniqueConflict(error: unknown): ApiError | null {

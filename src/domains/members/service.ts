@@ -1,32 +1,22 @@
-import { and, eq } from "drizzle-orm";
-import { invitations, memberGroups, type Role, users } from "../../db/schema";
 import { enforce } from "../../platform/auth/policy";
 import { batchGuard, isBatchGuardFailure } from "../../platform/batch";
 import type { Database } from "../../platform/db";
 import { ApiError } from "../../platform/errors";
 import type { PageRequest } from "../../platform/http/pagination";
 import { newId, nowIso } from "../../platform/ids";
-import { commit, type Writable } from "../../platform/service/commit";
+import { commit } from "../../platform/service/commit";
 import type { PrincipalContext } from "../../platform/service/context";
 import { emailClaims } from "../../platform/service/directory";
 import { emailDomain, enforcedSsoDomains } from "../institutions/sso/enforced";
-import { type MemberChanges, memberRemoved, memberUpdated, normaliseGroups, sameGroups } from "./events";
+import { type MemberChanges, normaliseGroups, sameGroups } from "./events";
 import { invitationUrl, mintInvitation, upsertInvitation } from "./invitations";
+import { writeMemberChange, writeMemberRemoval } from "./member-change";
 import { type NewMember, newMemberChange } from "./new-member";
 import { type MemberRole, mayChangeMember, mayGrantRole, mayReachMembersOf } from "./policy";
 import type { MemberRow } from "./present";
-import { refreshPrincipals } from "./principal-refresh";
-import {
-  anotherActiveAdmin,
-  findInstitution,
-  findMember,
-  listMemberRows,
-  type MemberFilters,
-  seatsAllow,
-} from "./queries";
-import { lastAdminError, seatError, takesAdminAway, uniqueConflict } from "./rules";
+import { findInstitution, findMember, listMemberRows, type MemberFilters, seatsAllow } from "./queries";
+import { seatError, uniqueConflict } from "./rules";
 import type { MemberSort } from "./schemas";
-import { pushRevocations, revokeTokensOf } from "./token-revocation";
 
 /**
  * The institution whose members (or bulk uploads) the caller asks for: 404 unless the caller reaches
@@ -138,103 +128,30 @@ function changesOf(current: MemberRow, patch: MemberPatch): MemberChanges {
 }
 
 /**
- * Changes a member. A role change reaches the member's sessions and tokens on their next request
- * (their gates re-read the principal); a suspension revokes every one of them in the same batch.
+ * Changes a member (member-change.ts writes it): a role, name or e-mail change reaches the member's
+ * sessions and tokens on their next request; a suspension revokes every one of them in the same batch.
  */
 export async function updateMember(
   ctx: PrincipalContext,
   input: { institutionId: string; memberId: string; patch: MemberPatch },
 ) {
-  const { db } = ctx;
-  const { institutionId, patch } = input;
   const current = await getMember(ctx, input);
-  enforce(mayChangeMember(ctx.principal, current, patch.role));
-  const changes = changesOf(current, patch);
-  if (Object.keys(changes).length === 0) return current;
-
-  const now = nowIso(ctx.now());
-  const role = (changes.role?.to as Role | undefined) ?? current.role;
-  const status = (changes.status?.to as string | undefined) ?? current.status;
-  const statements: Writable[] = [];
-  if (takesAdminAway(current, role, status))
-    statements.push(batchGuard(db, anotherActiveAdmin(institutionId, current.id)));
-  const reactivates = current.status === "suspended" && status === "active";
-  if (reactivates) statements.push(batchGuard(db, seatsAllow(institutionId, 1)));
-  statements.push(
-    db
-      .update(users)
-      .set({
-        ...(changes.name ? { name: patch.name } : {}),
-        ...(changes.role ? { role } : {}),
-        ...(changes.status ? { status: status as "active" | "suspended" } : {}),
-        ...(changes.external_id ? { externalId: patch.external_id ?? null } : {}),
-        updatedAt: now,
-      })
-      .where(and(eq(users.id, current.id), eq(users.institutionId, institutionId))),
-  );
-  if (changes.groups) {
-    const groups = changes.groups.to as string[];
-    statements.push(db.delete(memberGroups).where(eq(memberGroups.userId, current.id)));
-    if (groups.length > 0)
-      statements.push(
-        db
-          .insert(memberGroups)
-          .values(groups.map((groupName) => ({ institutionId, userId: current.id, groupName }))),
-      );
-  }
-  const suspends = status === "suspended" && current.status !== "suspended";
-  if (suspends) statements.push(revokeTokensOf(db, [current.id], now));
-  try {
-    await commit(ctx, {
-      statements,
-      events: [memberUpdated(institutionId, current.id, changes, now)],
-    });
-  } catch (error) {
-    if (isBatchGuardFailure(error)) {
-      throw reactivates && !takesAdminAway(current, role, status) ? seatError() : lastAdminError(reactivates);
-    }
-    throw uniqueConflict(error) ?? error;
-  }
-  if (suspends) await pushRevocations(ctx, { userIds: [current.id], at: now });
-  else if (changes.role) await refreshPrincipals(ctx, { userId: current.id });
-  const row = await findMember(db, institutionId, current.id);
-  if (!row) throw new ApiError("not_found", `No member ${current.id}.`);
-  return row;
+  enforce(mayChangeMember(ctx.principal, current, input.patch.role));
+  return writeMemberChange(ctx, {
+    institutionId: input.institutionId,
+    current,
+    changes: changesOf(current, input.patch),
+  });
 }
 
-/**
- * Removes a member from the institution: the user keeps its learning history (the institution's
- * reports still count it) but leaves the institution, cannot sign in, and every token it holds is
- * revoked in the same batch, so its next request is 401.
- */
+/** Removes a member from the institution (member-change.ts: history kept, tokens revoked at once). */
 export async function removeMember(
   ctx: PrincipalContext,
   input: { institutionId: string; memberId: string },
 ): Promise<void> {
-  const { db } = ctx;
-  const { institutionId } = input;
   const current = await getMember(ctx, input);
   enforce(mayChangeMember(ctx.principal, current));
-  const now = nowIso(ctx.now());
-  const statements: Writable[] = [];
-  if (takesAdminAway(current, "learner", "suspended"))
-    statements.push(batchGuard(db, anotherActiveAdmin(institutionId, current.id)));
-  statements.push(
-    db.delete(memberGroups).where(eq(memberGroups.userId, current.id)),
-    db.delete(invitations).where(eq(invitations.userId, current.id)),
-    revokeTokensOf(db, [current.id], now),
-    db
-      .update(users)
-      .set({ institutionId: null, status: "suspended", externalId: null, updatedAt: now })
-      .where(and(eq(users.id, current.id), eq(users.institutionId, institutionId))),
-  );
-  try {
-    await commit(ctx, { statements, events: [memberRemoved(institutionId, current.id, now)] });
-  } catch (error) {
-    if (isBatchGuardFailure(error)) throw lastAdminError();
-    throw error;
-  }
-  await pushRevocations(ctx, { userIds: [current.id], at: now });
+  await writeMemberRemoval(ctx, { institutionId: input.institutionId, current });
 }
 
 /** A new invitation for an invited member; the previous one stops working. */

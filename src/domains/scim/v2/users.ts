@@ -5,8 +5,9 @@ import type { Database } from "../../../platform/db";
 import { ApiError } from "../../../platform/errors";
 import { nowIso } from "../../../platform/ids";
 import type { ServiceContext } from "../../../platform/service/context";
-import { createDirectoryMember, rejoinDirectoryMember, removeDirectoryMember } from "../../members/directory";
+import { createDirectoryMember, rejoinDirectoryMember } from "../../members/directory";
 import { changeDirectoryMember, MemberChangedMeanwhile } from "../../members/directory-change";
+import { writeMemberRemoval } from "../../members/member-change";
 import { ScimError } from "../errors";
 import { attributesAsRead } from "../sql";
 import { scimSettingsOf } from "../tokens";
@@ -172,7 +173,7 @@ export async function patchUser(ctx: ServiceContext, caller: ScimCaller, id: str
  */
 export async function deleteUser(ctx: ServiceContext, caller: ScimCaller, id: string): Promise<void> {
   const { member } = await loadUser(ctx.db, caller.institutionId, id);
-  await removeDirectoryMember(ctx, {
+  await writeMemberRemoval(ctx, {
     institutionId: caller.institutionId,
     current: member,
     extra: [
