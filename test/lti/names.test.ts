@@ -128,3 +128,15 @@ it("a registration's name follows the display-text rule: control or bidi charact
   });
   expect(stored.body.name).toBe("Test LMS");
 });
+
+it("a launch under a new name shows it at once on the person's earlier session (GET /api/auth/me)", async () => {
+  const tenant = await createTenant();
+  const reg = await registerPlatform(tenant.admin);
+  const first = await launch(reg, { name: "Ada Byron" });
+  expect(first.res.status, JSON.stringify(first.body)).toBe(200);
+  const me = async () => (await callJson("/api/auth/me", { token: first.body.session.token })).body.user;
+  expect((await me()).name).toBe("Ada Byron");
+  const again = await launch(reg, { sub: first.body.launch.sub, name: "Ada King" });
+  expect(again.res.status, JSON.stringify(again.body)).toBe(200);
+  expect((await me()).name).toBe("Ada King");
+});

@@ -98,6 +98,20 @@ describe("bulk upload", () => {
     );
   });
 
+  it("shows a member renamed by an upload on the member's tokens at once (GET /api/auth/me)", async () => {
+    const tenant = await createTenant();
+    const me = async () => (await callJson("/api/auth/me", { token: tenant.learner.token })).body.user;
+    expect((await me()).name).toBe("Test learner");
+    const res = await uploadCsv(
+      tenant.admin.token,
+      tenant.institution.id,
+      `email,name${CRLF}${tenant.learner.email},Learner Renamed${CRLF}`,
+    );
+    expect(res.res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.counts).toMatchObject({ updated: 1 });
+    expect((await me()).name).toBe("Learner Renamed");
+  });
+
   it("reads BOM, LF, quoted commas, quotes and line breaks; rejects bad rows without blocking the rest", async () => {
     const tenant = await createTenant();
     const id = tenant.institution.id;

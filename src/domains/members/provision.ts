@@ -7,7 +7,7 @@ import type { ServiceContext } from "../../platform/service/context";
 import { emailClaims } from "../../platform/service/directory";
 import { type MemberChanges, memberCreated, memberUpdated, normaliseGroups, sameGroups } from "./events";
 import type { MemberRow } from "./present";
-import { refreshPrincipals } from "./principal-refresh";
+import { settleMemberChange } from "./principal-refresh";
 import { anotherActiveAdmin, findMember, seatsAllow } from "./queries";
 
 /**
@@ -192,17 +192,15 @@ export async function signInMember(
     const events =
       Object.keys(applied).length > 0 ? [memberUpdated(institutionId, member.id, applied, now)] : [];
     await commit(ctx, { statements, events });
-    return Boolean(applied.role);
   };
-  let roleChanged: boolean;
   try {
-    roleChanged = await attempt(true);
+    await attempt(true);
   } catch (error) {
     if (!isBatchGuardFailure(error)) throw error;
-    roleChanged = await attempt(false);
+    await attempt(false);
   }
-  // The member's other sessions and tokens re-read the role on their next request, as after PATCH.
-  if (roleChanged) await refreshPrincipals(ctx, { userId: member.id });
+  // The member's other sessions and tokens re-read what changed on their next request, as after PATCH.
+  await settleMemberChange(ctx, { userId: member.id, changes: written, at: now });
   return {
     ...member,
     ...(written.status ? { status: "active" as const } : {}),

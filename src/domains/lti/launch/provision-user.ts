@@ -8,6 +8,7 @@ import type { ServiceContext } from "../../../platform/service/context";
 import { claimAll, emailClaims } from "../../../platform/service/directory";
 import { isSafeForDisplay, PERSON_NAME, sanitizeDisplayText } from "../../../platform/text";
 import { memberCreated } from "../../members/events";
+import { refreshPrincipals } from "../../members/principal-refresh";
 import { seatsAllow } from "../../members/queries";
 import { type ConsumerRow, isUniqueViolation } from "../registrations/service";
 import { LaunchRefusal } from "./refusal";
@@ -122,6 +123,9 @@ export async function provisionUser(
       delete changes.email;
       return update();
     });
+    // The member's other sessions and tokens carry name, e-mail and role: re-read on their next request.
+    if (updated && (["name", "email", "role"] as const).some((field) => updated[field] !== existing[field]))
+      await refreshPrincipals(ctx, { userId: existing.id });
     return updated ?? existing;
   }
 

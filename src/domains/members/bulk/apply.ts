@@ -7,6 +7,7 @@ import type { ServiceContext } from "../../../platform/service/context";
 import { emailClaims } from "../../../platform/service/directory";
 import { memberCreated, memberUpdated } from "../events";
 import { mintInvitation } from "../invitations";
+import { changesPrincipal } from "../principal-refresh";
 import type { PlannedRow } from "./plan";
 import {
   ADVANCE,
@@ -32,8 +33,8 @@ export interface ChunkCounts {
 export interface ChunkResult {
   counts: ChunkCounts;
   eventIds: string[];
-  /** Users whose cached principals must be re-read (role changed) or whose tokens were revoked (suspended). */
-  roleChanged: string[];
+  /** Users whose cached principals must be re-read (what a principal carries changed) or whose tokens were revoked (suspended). */
+  principalChanged: string[];
   suspended: string[];
   /** Invitation tokens of created members, by line, to show in the answer. */
   invitations: Map<number, string>;
@@ -93,7 +94,7 @@ async function collectChunk(target: ChunkTarget, planned: readonly PlannedRow[])
     result: {
       counts: countOutcomes(planned),
       eventIds: [],
-      roleChanged: [],
+      principalChanged: [],
       suspended: [],
       invitations: new Map(),
     },
@@ -126,7 +127,8 @@ async function collectChunk(target: ChunkTarget, planned: readonly PlannedRow[])
         payload.regrouped.push(m.id);
         for (const g of m.groups) payload.groupPairs.push([m.id, g]);
       }
-      if (p.changes.role) result.roleChanged.push(m.id);
+      if (changesPrincipal(p.changes) && p.changes.status?.to !== "suspended")
+        result.principalChanged.push(m.id);
       if (p.changes.status?.to === "suspended") result.suspended.push(m.id);
       if (p.changes.status?.from === "suspended") payload.takesSeats = true;
       payload.events.push(memberUpdated(institutionId, m.id, p.changes, now));

@@ -40,7 +40,7 @@ async function seatsOf(ctx: ServiceContext, institutionId: string): Promise<numb
 async function afterChunk(ctx: ServiceContext, input: { result: ChunkResult; now: string }): Promise<void> {
   const { result } = input;
   if (result.suspended.length > 0) await pushRevocations(ctx, { userIds: result.suspended, at: input.now });
-  for (const userId of result.roleChanged) await refreshPrincipals(ctx, { userId });
+  for (const userId of result.principalChanged) await refreshPrincipals(ctx, { userId });
 }
 
 /**
