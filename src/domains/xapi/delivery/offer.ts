@@ -7,13 +7,7 @@ import { commit } from "../../../platform/service/commit";
 import type { ServiceContext } from "../../../platform/service/context";
 import type { EndpointRow } from "../lrs-client";
 import { type BuiltStatement, buildStatements, type Fact, noReferences, storedFact } from "../statements";
-import {
-  INSERT_BATCHES_SHARING_SQL,
-  INSERT_BATCHES_SQL,
-  INSERT_STATEMENTS_SQL,
-  KEYED_TO_BATCHES_SQL,
-  UNSENT_BATCHES_SQL,
-} from "./sql";
+import { INSERT_BATCHES_SQL, INSERT_STATEMENTS_SQL, KEYED_TO_BATCHES_SQL, UNSENT_BATCHES_SQL } from "./sql";
 import { attemptLongestMs, BATCH_SIZE, type BatchItem, enqueueBatches, xapiTarget } from "./target";
 
 /** Facts per commit: at most 20 batches' statements in one D1 batch. */
@@ -135,18 +129,15 @@ export async function openOffer(
       sending ? lease : null,
       unique.length,
     ];
-    const [keyed, madeFirst, madeSharing] = await commit(ctx, {
+    const [keyed, madeBatches] = await commit(ctx, {
       statements: [
         ctx.d1.prepare(INSERT_STATEMENTS_SQL).bind(keys),
         ctx.d1.prepare(INSERT_BATCHES_SQL).bind(...batchParams),
-        ctx.d1.prepare(INSERT_BATCHES_SHARING_SQL).bind(...batchParams.slice(0, 4)),
       ],
     }).then(({ results }) => results);
     const storedCount = keyed?.meta.changes ?? 0;
     statements += storedCount;
-    const madeIds = new Set(
-      [...(madeFirst?.results ?? []), ...(madeSharing?.results ?? [])].map((r) => (r as { id: string }).id),
-    );
+    const madeIds = new Set((madeBatches?.results ?? []).map((r) => (r as { id: string }).id));
     const made = groups.filter((g) => madeIds.has(g.id));
     // Every id stored by this commit (a first offer) unless the insert stored fewer: then which ones
     // is read back, each by primary key.

@@ -107,13 +107,11 @@ export interface LessonInProgressRow {
 }
 
 /**
- * An offer's commit is three statements in one D1 batch (one transaction), each given the commit's
- * batches as one JSON parameter: INSERT_STATEMENTS_SQL keys each statement id to its batch,
- * INSERT_BATCHES_SQL makes the batches when that stored every id, INSERT_BATCHES_SHARING_SQL when it
- * did not. Which of the last two runs is read from SQLite's `changes()` — the rows the statement
- * before it wrote, which D1 runs on the same connection, in order — so a first offer, where every id
- * is new, never looks a key up again: 20 batches in one statement, not one statement and 50 key
- * lookups per batch.
+ * An offer's commit is two statements in one D1 batch (one transaction): INSERT_STATEMENTS_SQL keys
+ * each statement id to its batch, then INSERT_BATCHES_SQL makes the batches. Whether the first stored
+ * every id is read from SQLite's `changes()` — the rows the statement before wrote, which D1 runs on
+ * the same connection, in order —, so a first offer, where every id is new, never looks a key up
+ * again: its 20 batches are one statement, not 20 and 50 key lookups each.
  */
 
 /**
@@ -136,38 +134,31 @@ export const KEYED_TO_BATCHES_SQL = `SELECT k.id FROM json_each(?1) b, json_each
   CROSS JOIN xapi_statement_keys k ON k.id = s.value WHERE k.batch_id = b.value ->> 0`;
 
 /**
- * The batches of an offer's commit, right after INSERT_STATEMENTS_SQL stored all ?5 of their
- * statements (`changes()`: otherwise nothing, and INSERT_BATCHES_SHARING_SQL makes them): ?1 a JSON
- * array of [batch, facts, entries], endpoint ?2, at ?3 (now), ?4 the lease. Each batch's `facts` are
- * statements/facts.ts `StoredFact`s and its `entries` the log's entries of its statements, `[id,
- * verb, activity, user, occurred_at]` in the order they happened; they share its state, pending. ?4
- * null: made untried, for the queue; ?4 a time (ms): made claimed until then by its first attempt
+ * The batches of an offer's commit, right after INSERT_STATEMENTS_SQL keyed their statements: ?1 a
+ * JSON array of [batch, facts, entries], endpoint ?2, at ?3 (now), ?4 the lease, ?5 how many
+ * statements they hold in all. Each batch's `facts` are statements/facts.ts `StoredFact`s and its
+ * `entries` the log's entries of its statements, `[id, verb, activity, user, occurred_at]` in the
+ * order they happened; they share its state, pending.
+ *
+ * When the keys' insert stored all ?5 (`changes()`: a first offer), each batch keeps its entries as
+ * given, never parsed. Otherwise some were stored before (the same fact offered again) and each batch
+ * keeps the entries of the statements whose key it made, each found by primary key, in the order
+ * given; a batch that got none is not made. Its facts may hold one whose statement was stored before
+ * in another batch: that one is not this batch's, so this batch never sends it.
+ *
+ * ?4 null: made untried, for the queue; ?4 a time (ms): made claimed until then by its first attempt
  * (attempt_count 1), which the offer makes itself with the statements in hand. No statement body is
  * stored: a later attempt builds them again from the facts. Returns the ids it made.
  */
-export const INSERT_BATCHES_SQL = `INSERT INTO xapi_batches (id, endpoint_id, status, attempt_count, claimed_until, facts, entries, statement_count, log_status, log_attempts, created_at)
-  SELECT b.value ->> 0, ?2, 'pending', CASE WHEN ?4 IS NULL THEN 0 ELSE 1 END, ?4, b.value -> 1, b.value -> 2,
-    json_array_length(b.value, '$[2]'), 'pending', 0, ?3
-  FROM json_each(?1) b WHERE changes() = ?5
-  RETURNING id`;
-
-/**
- * The batches of an offer's commit when some of their statements were stored before (INSERT_BATCHES_SQL,
- * right before it, made nothing: `changes()` is 0), with INSERT_BATCHES_SQL's parameters: each keeps
- * the entries of the statements whose key it made (each found by primary key, in the order given), and
- * is made only if it got one. Its facts may hold one whose statement was stored before in another
- * batch: that one is not this batch's, so this batch never sends it. Its parameters are ?1–?4 alone. Returns the
- * ids it made.
- */
-export const INSERT_BATCHES_SHARING_SQL = `INSERT INTO xapi_batches (id, endpoint_id, status, attempt_count, claimed_until, facts, entries, statement_count, log_status, log_attempts, created_at)
-  SELECT m.id, ?2, 'pending', CASE WHEN ?4 IS NULL THEN 0 ELSE 1 END, ?4, m.facts, m.entries,
-    json_array_length(m.entries), 'pending', 0, ?3
-  FROM (SELECT b.value ->> 0 AS id, b.value -> 1 AS facts,
-      (SELECT json_group_array(json(value)) FROM (SELECT e.value FROM json_each(b.value, '$[2]') e
-        CROSS JOIN xapi_statement_keys k ON k.id = e.value ->> 0 WHERE k.batch_id = b.value ->> 0 ORDER BY e.key)) AS entries
-    FROM json_each(?1) b WHERE changes() = 0) m
-  WHERE json_array_length(m.entries) > 0
-  ON CONFLICT DO NOTHING
+export const INSERT_BATCHES_SQL = `WITH made AS MATERIALIZED (
+    SELECT b.value ->> 0 AS id, b.value -> 1 AS facts,
+      CASE WHEN changes() = ?5 THEN b.value -> 2 ELSE (
+        SELECT json_group_array(json(value)) FROM (SELECT e.value FROM json_each(b.value, '$[2]') e
+          CROSS JOIN xapi_statement_keys k ON k.id = e.value ->> 0 WHERE k.batch_id = b.value ->> 0 ORDER BY e.key)) END AS entries
+    FROM json_each(?1) b)
+  INSERT INTO xapi_batches (id, endpoint_id, status, attempt_count, claimed_until, facts, entries, statement_count, log_status, log_attempts, created_at)
+  SELECT id, ?2, 'pending', CASE WHEN ?4 IS NULL THEN 0 ELSE 1 END, ?4, facts, entries, n, 'pending', 0, ?3
+  FROM (SELECT id, facts, entries, json_array_length(entries) AS n FROM made) WHERE n > 0
   RETURNING id`;
 
 /**
