@@ -98,28 +98,30 @@ async function groupFacts(
   seenLessons: Set<string>,
 ): Promise<Map<string, Fact[]>> {
   const facts = new Map<string, Fact[]>();
-  const add = (institutionId: string, more: Fact[]) => {
+  const listOf = (institutionId: string) => {
     const list = facts.get(institutionId);
-    if (list) list.push(...more);
-    else facts.set(institutionId, [...more]);
+    if (list) return list;
+    const made: Fact[] = [];
+    facts.set(institutionId, made);
+    return made;
   };
   const recorded = new Map<string, string>(); // attempt → institution
   for (const { event, payload } of group) {
     if (event.type === "attempts.recorded") {
       const ids = Array.isArray(payload.attempt_ids) ? payload.attempt_ids : [];
       for (const id of ids) if (typeof id === "string") recorded.set(id, event.institution_id);
-    } else add(event.institution_id, eventFacts(event, payload));
+    } else listOf(event.institution_id).push(...eventFacts(event, payload));
   }
   const attemptRows = await attemptFacts(ctx, [...recorded.keys()]);
   for (const attempt of attemptRows) {
     const institutionId = recorded.get(attempt.id);
-    if (institutionId) add(institutionId, [{ verb: "answered", attempt }]);
+    if (institutionId) listOf(institutionId).push({ verb: "answered", attempt });
   }
   const progressed = await progressFacts(ctx, attemptRows, seenLessons);
   const institutionOfUser = new Map(attemptRows.map((a) => [a.userId, recorded.get(a.id)]));
   for (const fact of progressed) {
     const institutionId = fact.verb === "progressed" ? institutionOfUser.get(fact.userId) : undefined;
-    if (institutionId) add(institutionId, [fact]);
+    if (institutionId) listOf(institutionId).push(fact);
   }
   return facts;
 }
