@@ -28,6 +28,10 @@
 //   BENCH_XAPI_REQUESTS=10        requests per variant per round (after 3 unrecorded warm-up requests each)
 //   BENCH_XAPI_PROFILE=<file>     a CPU profile of the burst (workerd's inspector) into <file>, its top
 //                                 functions printed; a diagnostic: the sampling slows the burst
+//   BENCH_XAPI_PERF=<file>        `perf record` of workerd's threads in the burst into <file> (Linux
+//                                 perf): the native side too (SQLite, the D1 client's transport,
+//                                 JSON, V8's helpers), which the inspector's profile does not see
+import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { basename, join } from "node:path";
@@ -60,6 +64,8 @@ const WARMUP_REQUESTS = 3;
 /** A file: the burst is CPU-profiled into it (a diagnostic; sampling slows the burst). */
 const PROFILE = process.env.BENCH_XAPI_PROFILE || "";
 const PROFILE_PORT = 9329;
+/** A file: `perf record` of the workerd processes in the burst (a diagnostic). */
+const PERF = process.env.BENCH_XAPI_PERF || "";
 /** Measured passes of the floor (after one unrecorded pass); its figure is their median. */
 const FLOOR_PASSES = 3;
 const ATTEMPTS_PER_REQUEST = 100;
@@ -155,6 +161,25 @@ function workerdCpuSeconds() {
   for (const p of allProcStats().values())
     if (p.comm.startsWith("workerd") && p.ppid === process.pid) ticks += p.ticks;
   return ticks / 100;
+}
+
+/** `perf record` (call graphs, 4 kHz) of the workerd processes this process started, until `stop()`. */
+async function startPerfRecord(file) {
+  const pids = [...allProcStats()]
+    .filter(([, p]) => p.comm.startsWith("workerd") && p.ppid === process.pid)
+    .map(([pid]) => pid);
+  const perf = spawn("perf", ["record", "-F", "4000", "-g", "-o", file, "-p", pids.join(",")], {
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  // perf attaches in well under this; the burst must not start before it samples.
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  return {
+    stop: () =>
+      new Promise((resolve) => {
+        perf.once("exit", resolve);
+        perf.kill("SIGINT");
+      }),
+  };
 }
 
 async function waitFor(predicate, timeoutMs, what, progress) {
@@ -369,6 +394,7 @@ export async function runXapi({ config, scriptPath, log = (m) => console.error(m
     );
     if (PROFILE) await requestJson(new URL("/__d1-statements", lingua.url));
     const profiler = PROFILE ? await startCpuProfiles(PROFILE_PORT, /lingua-api$|d1:db$/) : null;
+    const perf = PERF ? await startPerfRecord(PERF) : null;
     const cpuBefore = workerdCpuSeconds();
     const started = performance.now();
     const messages = [];
@@ -399,6 +425,7 @@ export async function runXapi({ config, scriptPath, log = (m) => console.error(m
     );
     const totalMs = performance.now() - started;
     const cpuSeconds = workerdCpuSeconds() - cpuBefore;
+    if (perf) await perf.stop();
     const firstMs = lrs.state.firstAt - started;
     if (profiler) {
       const profiles = await profiler.stop();

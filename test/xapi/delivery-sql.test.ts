@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { courseNumberOf, lessonNumberOf, userNumberOf } from "../../src/db/numbers";
-import { lessonProgress, outboxEvents, xapiBatches, xapiStatements } from "../../src/db/schema";
+import { attempts, lessonProgress, outboxEvents, xapiBatches, xapiStatements } from "../../src/db/schema";
 import {
   attemptsOfBatchFactsQuery,
   failPendingQuery,
@@ -12,12 +12,15 @@ import {
   recordStatementsQueries,
 } from "../../src/domains/xapi/delivery/queries";
 import {
+  ATTEMPT_FACTS_SQL,
+  type AttemptFactRow,
+  attemptFactOf,
   CLEAR_BODIES_OF_BATCHES_SQL,
   FAIL_PENDING_OF_BATCHES_SQL,
   FAILING_ENDPOINTS_SQL,
   FORWARDED_EVENTS_SQL,
   FORWARDING_ENDPOINTS_SQL,
-  INSERT_BATCH_SQL,
+  INSERT_BATCHES_SQL,
   INSERT_STATEMENTS_SQL,
   KEYED_TO_BATCHES_SQL,
   LESSONS_IN_PROGRESS_SQL,
@@ -57,12 +60,41 @@ async function event(institutionId: string | null, type: string, payload: Record
 async function insertStatements(batchId: string, ids: string[]) {
   return d1()
     .prepare(INSERT_STATEMENTS_SQL)
-    .bind(JSON.stringify(ids.map((id) => [id, batchId])))
+    .bind(JSON.stringify([[batchId, ids]]))
     .run();
 }
 
 /** A statement's log entry in its batch. */
 const entry = (id: string) => [id, "answered", `https://a.example/${id}`, "usr_x", NOW];
+/** A batch keeps its statements' facts (an attempt by its id), never their bodies. */
+const fact = (id: string) => ["answered", `att_${id}`];
+
+/**
+ * An offer's commit as offer.ts writes it, in one D1 batch: the statements keyed, then the batches
+ * made. Returns how many keys it stored and the batches it made.
+ */
+async function commitOffer(endpointId: string, batches: [string, string[]][], lease: number | null = null) {
+  const total = new Set(batches.flatMap(([, ids]) => ids)).size;
+  const params = [
+    JSON.stringify(batches.map(([id, ids]) => [id, ids.map(fact), ids.map(entry)])),
+    endpointId,
+    NOW,
+    lease,
+    total,
+  ];
+  const [keys, made] = await d1().batch<{ id: string }>([
+    d1().prepare(INSERT_STATEMENTS_SQL).bind(JSON.stringify(batches)),
+    d1()
+      .prepare(INSERT_BATCHES_SQL)
+      .bind(...params),
+  ]);
+  return {
+    stored: keys?.meta.changes,
+    made: (made?.results ?? []).map((row) => row.id).sort(),
+    // What the batches' insert read (the batches' JSON elements, and the entries and keys it looked up).
+    rowsRead: made?.meta.rows_read ?? 0,
+  };
+}
 
 describe("xAPI delivery SQL", () => {
   it("finds the enabled endpoints of the events' institutions, and the events worth forwarding", async () => {
@@ -127,82 +159,108 @@ describe("xAPI delivery SQL", () => {
     ]);
   });
 
+  it("reads attempts by id as the facts their statements are built from", async () => {
+    const { learner } = await createTenant();
+    const { attemptIds } = await recordAttempts(learner, 2, { score: 0.25 });
+    const rows = await d1()
+      .prepare(ATTEMPT_FACTS_SQL)
+      .bind(JSON.stringify([...attemptIds, "att_unknown", attemptIds[0]]))
+      .raw<AttemptFactRow>();
+    const stored = await db().select().from(attempts).where(eq(attempts.userId, learner.id));
+    // Each asked attempt once, unknown ids left out, with the same values as the whole row.
+    expect(rows.map(attemptFactOf).sort((a, b) => (a.id < b.id ? -1 : 1))).toEqual(
+      stored
+        .sort((a, b) => (a.id < b.id ? -1 : 1))
+        .map((a) => ({
+          id: a.id,
+          userId: a.userId,
+          trainingItemId: a.trainingItemId,
+          lessonId: a.lessonId,
+          courseId: a.courseId,
+          score: 0.25,
+          correct: false,
+          durationSeconds: 20,
+          occurredAt: a.occurredAt,
+          xpAwarded: a.xpAwarded,
+        })),
+    );
+    expect(stored).toHaveLength(2);
+    const plan = await d1()
+      .prepare(`EXPLAIN QUERY PLAN ${ATTEMPT_FACTS_SQL}`)
+      .bind("[]")
+      .all<{ detail: string }>();
+    expect(plan.results.map((r) => r.detail).join("\n")).toMatch(
+      /SEARCH attempts USING PRIMARY KEY \(id=\?\)/,
+    );
+  });
+
   it("stores a statement id once, makes only batches that got statements (claimed by their first attempt, or untried), and finds untried ones", async () => {
     const tenant = await createTenant();
     const endpointId = await createEndpoint(tenant.institution.id, "http://127.0.0.1:9/lrs");
-    const [s1, s2, s3, s4, s5] = [
+    const [s1, s2, s3, s4, s5, s6] = [
+      crypto.randomUUID(),
       crypto.randomUUID(),
       crypto.randomUUID(),
       crypto.randomUUID(),
       crypto.randomUUID(),
       crypto.randomUUID(),
     ];
-    const first = await insertStatements("xbt_1", [s1, s2, s1]);
-    // Its changes count the statements it stored.
-    expect(first.meta.changes).toBe(2);
-    const again = await insertStatements("xbt_2", [s1, s2]);
-    expect(again.meta.changes).toBe(0);
-    // Which of an offer's pairs are keyed to their batch: those its insert stored.
-    const keyed = (pairs: [string, string][]) =>
+    // Its changes count the statements it stored, an id given twice once.
+    const twice = await insertStatements("xbt_0", [s6, s6]);
+    expect(twice.meta.changes).toBe(1);
+    // A first offer: every id new, so every batch is made with its entries as given, no key read.
+    const firstOffer = await commitOffer(endpointId, [
+      ["xbt_1", [s2, s1]],
+      ["xbt_3", [s3]],
+    ]);
+    expect(firstOffer).toEqual({ stored: 3, made: ["xbt_1", "xbt_3"], rowsRead: expect.any(Number) });
+    // Made claimed: its first attempt is the offer's own.
+    const claimed = await commitOffer(endpointId, [["xbt_4", [s4]]], 1_800_000_000_000);
+    expect(claimed).toMatchObject({ stored: 1, made: ["xbt_4"] });
+    // The same facts offered again: nothing stored, no batch made.
+    const again = await commitOffer(endpointId, [["xbt_2", [s1, s2]]]);
+    expect(again).toMatchObject({ stored: 0, made: [] });
+    // A batch of which one statement was stored before by another: only the other is its; a batch
+    // whose statements were all stored before is not made.
+    const partly = await commitOffer(endpointId, [
+      ["xbt_5", [s1, s5]],
+      ["xbt_6", [s2]],
+    ]);
+    expect(partly).toMatchObject({ stored: 1, made: ["xbt_5"] });
+    // A first offer reads as much per batch whatever its statements (1 in 1 batch, 3 in 2): no key
+    // and no entry is read again. An offer that met statements stored before reads, for each
+    // statement, at least its entry and its key.
+    expect(firstOffer.rowsRead).toBe(2 * claimed.rowsRead);
+    expect(again.rowsRead - claimed.rowsRead).toBeGreaterThanOrEqual(2 * 2);
+    expect(partly.rowsRead - firstOffer.rowsRead).toBeGreaterThanOrEqual(3 * 2);
+    // Which of an offer's statements are keyed to their batch: those its insert stored.
+    const keyed = (batches: [string, string[]][]) =>
       d1()
         .prepare(KEYED_TO_BATCHES_SQL)
-        .bind(JSON.stringify(pairs))
+        .bind(JSON.stringify(batches))
         .all<{ id: string }>()
         .then(({ results }) => results.map((r) => r.id).sort());
+    expect(await keyed([["xbt_1", [s2, s1]]])).toEqual([s1, s2].sort());
     expect(
       await keyed([
-        [s1, "xbt_1"],
-        [s2, "xbt_1"],
+        ["xbt_5", [s1, s5]],
+        ["xbt_6", [s2]],
       ]),
-    ).toEqual([s1, s2].sort());
-    expect(
-      await keyed([
-        [s1, "xbt_2"],
-        [s2, "xbt_2"],
-      ]),
-    ).toEqual([]);
-    const keyedPlan = await d1()
-      .prepare(`EXPLAIN QUERY PLAN ${KEYED_TO_BATCHES_SQL}`)
-      .bind("[]")
-      .all<{ detail: string }>();
-    expect(keyedPlan.results.map((r) => r.detail).join("\n")).toMatch(/SEARCH k USING PRIMARY KEY \(id=\?\)/);
-    await insertStatements("xbt_3", [s3]);
-    await insertStatements("xbt_4", [s4]);
-    // A batch of which one statement was stored before by another: only the other is its.
-    await insertStatements("xbt_5", [s1, s5]);
-    // A batch keeps its statements' facts (an attempt by its id), never their bodies.
-    const fact = (id: string) => ["answered", `att_${id}`];
-    // ?6: the statements' log entries in the order they happened.
-    const insertBatch = (id: string, ids: string[], lease: number | null = null) =>
-      d1()
-        .prepare(INSERT_BATCH_SQL)
-        .bind(
-          id,
-          endpointId,
-          NOW,
-          JSON.stringify(ids.map(fact)),
-          lease,
-          JSON.stringify(ids.map(entry)),
-          JSON.stringify(ids),
-        );
-    const batches = (
-      await d1().batch([
-        insertBatch("xbt_1", [s2, s1]),
-        insertBatch("xbt_2", [s1, s2]),
-        insertBatch("xbt_3", [s3]),
-        insertBatch("xbt_4", [s4], 1_800_000_000_000),
-        insertBatch("xbt_5", [s1, s5]),
-      ])
-    ).map((r) => r.meta.changes);
-    expect(batches).toEqual([1, 0, 1, 1, 1]);
-    // A batch's statements, in order, each by primary key (a statement has no index on its batch).
-    const plan = await d1()
-      .prepare(`EXPLAIN QUERY PLAN ${INSERT_BATCH_SQL}`)
-      .bind("xbt_x", endpointId, NOW, "[]", null, "[]", "[]")
-      .all<{ detail: string }>();
-    const detail = plan.results.map((r) => r.detail).join("\n");
-    expect(detail).toMatch(/SEARCH k USING PRIMARY KEY \(id=\?\)/);
-    expect(detail).not.toMatch(/SCAN k\b/);
+    ).toEqual([s5]);
+    const plan = async (sql: string, ...params: unknown[]) =>
+      (
+        await d1()
+          .prepare(`EXPLAIN QUERY PLAN ${sql}`)
+          .bind(...params)
+          .all<{ detail: string }>()
+      ).results
+        .map((r) => r.detail)
+        .join("\n");
+    // Each statement's key by primary key (a statement has no index on its batch), never a scan.
+    expect(await plan(KEYED_TO_BATCHES_SQL, "[]")).toMatch(/SEARCH k USING PRIMARY KEY \(id=\?\)/);
+    const batchesPlan = await plan(INSERT_BATCHES_SQL, "[]", endpointId, NOW, null, 0);
+    expect(batchesPlan).toMatch(/SEARCH k USING PRIMARY KEY \(id=\?\)/);
+    expect(batchesPlan).not.toMatch(/SCAN k\b/);
     const rows = await db().select().from(xapiBatches).where(eq(xapiBatches.endpointId, endpointId));
     // Each batch carries its statements' facts as one JSON value, and no bodies.
     expect(
@@ -250,21 +308,7 @@ describe("xAPI delivery SQL", () => {
       xbt_w2: [crypto.randomUUID()],
       xbt_w3: [crypto.randomUUID()],
     };
-    for (const [batchId, statementIds] of Object.entries(ids)) {
-      await insertStatements(batchId, statementIds);
-      await d1()
-        .prepare(INSERT_BATCH_SQL)
-        .bind(
-          batchId,
-          endpointId,
-          NOW,
-          "[]",
-          1_800_000_000_000,
-          JSON.stringify(statementIds.map(entry)),
-          JSON.stringify(statementIds),
-        )
-        .run();
-    }
+    await commitOffer(endpointId, Object.entries(ids), 1_800_000_000_000);
     // Another attempt holds the third: this record is stale for it.
     await db().update(xapiBatches).set({ attemptCount: 2 }).where(eq(xapiBatches.id, "xbt_w3"));
     const at = "2026-11-21T09:31:00Z";
@@ -290,7 +334,17 @@ describe("xAPI delivery SQL", () => {
     ).toEqual([
       ["xbt_w1", "succeeded", 1, null, "sent", 1, 200, at, null],
       ["xbt_w2", "succeeded", 1, null, "sent", 1, 200, at, null],
-      ["xbt_w3", "pending", 2, 1_800_000_000_000, "pending", 0, null, null, "[]"],
+      [
+        "xbt_w3",
+        "pending",
+        2,
+        1_800_000_000_000,
+        "pending",
+        0,
+        null,
+        null,
+        JSON.stringify(ids.xbt_w3.map(fact)),
+      ],
     ]);
     // Their statements read as sent once, at that time, with no row of their own.
     const log = await statementsOf(endpointId);

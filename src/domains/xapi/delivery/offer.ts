@@ -1,13 +1,13 @@
 import { eq } from "drizzle-orm";
 import { type XapiActorFormat, xapiEndpoints } from "../../../db/schema";
-import { chunk, jsonArrays } from "../../../platform/batch";
+import { chunk } from "../../../platform/batch";
 import { openFirstAttempts } from "../../../platform/delivery";
 import { newId, nowIso } from "../../../platform/ids";
 import { commit } from "../../../platform/service/commit";
 import type { ServiceContext } from "../../../platform/service/context";
 import type { EndpointRow } from "../lrs-client";
 import { type BuiltStatement, buildStatements, type Fact, noReferences, storedFact } from "../statements";
-import { INSERT_BATCH_SQL, INSERT_STATEMENTS_SQL, KEYED_TO_BATCHES_SQL, UNSENT_BATCHES_SQL } from "./sql";
+import { INSERT_BATCHES_SQL, INSERT_STATEMENTS_SQL, KEYED_TO_BATCHES_SQL, UNSENT_BATCHES_SQL } from "./sql";
 import { attemptLongestMs, BATCH_SIZE, type BatchItem, enqueueBatches, xapiTarget } from "./target";
 
 /** Facts per commit: at most 20 batches' statements in one D1 batch. */
@@ -113,36 +113,36 @@ export async function openOffer(
       id: newId("xbt"),
       group: group.sort(happened),
     }));
-    const rows = groups.flatMap(({ id, group }) => group.map((s) => [s.id, id]));
-    const insert = ctx.d1.prepare(INSERT_STATEMENTS_SQL);
-    const rowArrays = jsonArrays(rows);
-    const inserts = rowArrays.map((json) => insert.bind(json));
-    // The statements' facts travel with their batch, one JSON text each: no body is stored, the
-    // first attempt sends the statements in hand and a later one builds them again from these.
-    const insertBatch = ctx.d1.prepare(INSERT_BATCH_SQL);
-    const { results } = await commit(ctx, {
+    const keys = JSON.stringify(groups.map(({ id, group }) => [id, group.map((s) => s.id)]));
+    // The statements' facts travel with their batch: no body is stored, the first attempt sends the
+    // statements in hand and a later one builds them again from these.
+    const batchParams = [
+      JSON.stringify(
+        groups.map(({ id, group }) => [
+          id,
+          group.map((s) => storedFact(s.fact)),
+          group.map((s) => [s.id, s.verb, s.activityId, s.userId, s.occurredAt]),
+        ]),
+      ),
+      endpoint.id,
+      nowIso(at),
+      sending ? lease : null,
+      unique.length,
+    ];
+    const [keyed, madeBatches] = await commit(ctx, {
       statements: [
-        ...inserts,
-        ...groups.map(({ id, group }) =>
-          insertBatch.bind(
-            id,
-            endpoint.id,
-            nowIso(at),
-            JSON.stringify(group.map((s) => storedFact(s.fact))),
-            sending ? lease : null,
-            JSON.stringify(group.map((s) => [s.id, s.verb, s.activityId, s.userId, s.occurredAt])),
-            JSON.stringify(group.map((s) => s.id)),
-          ),
-        ),
+        ctx.d1.prepare(INSERT_STATEMENTS_SQL).bind(keys),
+        ctx.d1.prepare(INSERT_BATCHES_SQL).bind(...batchParams),
       ],
-    });
-    const storedCount = inserts.reduce((sum, _, i) => sum + (results[i]?.meta.changes ?? 0), 0);
+    }).then(({ results }) => results);
+    const storedCount = keyed?.meta.changes ?? 0;
     statements += storedCount;
-    const made = groups.filter((_, i) => (results[inserts.length + i]?.meta.changes ?? 0) > 0);
+    const madeIds = new Set((madeBatches?.results ?? []).map((r) => (r as { id: string }).id));
+    const made = groups.filter((g) => madeIds.has(g.id));
     // Every id stored by this commit (a first offer) unless the insert stored fewer: then which ones
     // is read back, each by primary key.
     const storedIds =
-      storedCount === rows.length ? new Set(unique.map((s) => s.id)) : await keyedToBatches(ctx, rowArrays);
+      storedCount === unique.length ? new Set(unique.map((s) => s.id)) : await keyedToBatches(ctx, keys);
     // Untried and unclaimed, to be queued: this commit's batches when it did not claim them, and
     // those of an earlier offer of a statement stored before (one that stopped before queueing
     // them) — looked up only when the commit met such a statement, never in a first offer.
@@ -193,12 +193,12 @@ async function healthyEndpoint(ctx: ServiceContext, id: string): Promise<Endpoin
 }
 
 /**
- * Of the [id, batch] pairs an offer's commit inserted (its JSON arrays), the ids keyed to their batch:
- * the statements it stored.
+ * Of the statements an offer's commit keyed (INSERT_STATEMENTS_SQL's parameter), the ids keyed to their
+ * batch: the statements it stored.
  */
-async function keyedToBatches(ctx: ServiceContext, rowArrays: string[]): Promise<Set<string>> {
-  const keyed = await ctx.d1.batch(rowArrays.map((json) => ctx.d1.prepare(KEYED_TO_BATCHES_SQL).bind(json)));
-  return new Set(keyed.flatMap(({ results }) => (results as { id: string }[]).map((r) => r.id)));
+async function keyedToBatches(ctx: ServiceContext, keys: string): Promise<Set<string>> {
+  const { results } = await ctx.d1.prepare(KEYED_TO_BATCHES_SQL).bind(keys).all<{ id: string }>();
+  return new Set(results.map((r) => r.id));
 }
 
 /** The order statements happened in (ties by id): how a batch sends them. */

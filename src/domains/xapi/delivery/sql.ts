@@ -1,4 +1,5 @@
 import type { courses, lessons, outboxEvents, users, xapiEndpoints } from "../../../db/schema";
+import type { AttemptFact } from "../statements";
 
 /**
  * xAPI delivery's raw SQL: the subscriber's reads, the offer's inserts, the dead-letter consumer's
@@ -47,6 +48,43 @@ export interface ForwardedEventRow {
 }
 
 /**
+ * The attempts in ?1 (a JSON array of ids), each by primary key, with what their statements are built
+ * from (statements/facts.ts `AttemptFact`), read as arrays (`raw()`) in this column order and made
+ * facts by `attemptFactOf`: the subscriber reads 10,000 of them in a busy institution's burst.
+ */
+export const ATTEMPT_FACTS_SQL = `SELECT id, user_id, training_item_id, lesson_id, course_id, score, correct, duration_seconds, occurred_at, xp_awarded
+  FROM attempts WHERE id IN (SELECT value FROM json_each(?1))`;
+/** A row of ATTEMPT_FACTS_SQL, as `raw()` reads it. */
+export type AttemptFactRow = [string, string, string, string, string, number, number, number, string, number];
+
+export function attemptFactOf(row: AttemptFactRow): AttemptFact {
+  const [
+    id,
+    userId,
+    trainingItemId,
+    lessonId,
+    courseId,
+    score,
+    correct,
+    durationSeconds,
+    occurredAt,
+    xpAwarded,
+  ] = row;
+  return {
+    id,
+    userId,
+    trainingItemId,
+    lessonId,
+    courseId,
+    score,
+    correct: correct === 1,
+    durationSeconds,
+    occurredAt,
+    xpAwarded,
+  };
+}
+
+/**
  * The lessons still in progress with at least one item done, of the (user, lesson) pairs in ?1 (a
  * JSON array of [user, lesson]): the `progressed` facts of the attempts that touched them. The rows
  * are stored by numbers (docs/design/capacity.md, "Integer keys"): each pair's are found on the keys
@@ -69,48 +107,59 @@ export interface LessonInProgressRow {
 }
 
 /**
- * An offer's statement ids, ?1 a JSON array of [id, batch]: each keyed to the batch that stores it.
- * An id stored before (the same fact offered again: a redelivered event, a back-fill) is skipped: its
- * statement is not sent twice. Its `changes` say how many it stored: all of them in a first offer,
- * where nothing more is read; fewer, and KEYED_TO_BATCHES_SQL says which. One entry of a
+ * An offer's commit is two statements in one D1 batch (one transaction): INSERT_STATEMENTS_SQL keys
+ * each statement id to its batch, then INSERT_BATCHES_SQL makes the batches. Whether the first stored
+ * every id is read from SQLite's `changes()` — the rows the statement before wrote, which D1 runs on
+ * the same connection, in order —, so a first offer, where every id is new, never looks a key up
+ * again: its 20 batches are one statement, not 20 and 50 key lookups each.
+ */
+
+/**
+ * An offer's statement ids, ?1 a JSON array of [batch, [statement id, …]]: each keyed to the batch
+ * that stores it. An id stored before (the same fact offered again: a redelivered event, a back-fill)
+ * is skipped: its statement is not sent twice. Its `changes` say how many it stored: all of them in a
+ * first offer, where nothing more is read; fewer, and KEYED_TO_BATCHES_SQL says which. One entry of a
  * `WITHOUT ROWID` b-tree per statement: no row, no other index (the log's entry is its batch's).
  */
 export const INSERT_STATEMENTS_SQL = `INSERT INTO xapi_statement_keys (id, batch_id)
-  SELECT value ->> 0, value ->> 1 FROM json_each(?1) WHERE true
+  SELECT s.value, b.value ->> 0 FROM json_each(?1) b, json_each(b.value, '$[1]') s WHERE true
   ON CONFLICT DO NOTHING`;
 
 /**
- * Of the [id, batch] pairs in ?1 (INSERT_STATEMENTS_SQL's), the ids keyed to that very batch: the
+ * Of the statements in ?1 (INSERT_STATEMENTS_SQL's parameter), the ids keyed to their very batch: the
  * statements the insert stored (a batch id is new with its offer, so no other offer keys to it).
  * Each by primary key.
  */
-export const KEYED_TO_BATCHES_SQL = `SELECT k.id FROM json_each(?1) j
-  CROSS JOIN xapi_statement_keys k ON k.id = j.value ->> 0 WHERE k.batch_id = j.value ->> 1`;
+export const KEYED_TO_BATCHES_SQL = `SELECT k.id FROM json_each(?1) b, json_each(b.value, '$[1]') s
+  CROSS JOIN xapi_statement_keys k ON k.id = s.value WHERE k.batch_id = b.value ->> 0`;
 
 /**
- * One batch of an offer, ?1 its id, of endpoint ?2 at ?3 (now), ?4 the facts of its statements (one
- * JSON array of statements/facts.ts `StoredFact`, bound as text: SQLite never parses it here): made
- * only if it got a statement (a batch whose statements were all stored before is not made), with the
- * log's entries of the statements it got (`entries`, in the order they happened, and
- * `statement_count`) — ?6 the entries of all its statements, `[id, verb, activity, user,
- * occurred_at]` in the order they happened (a JSON array), ?7 their ids alone (a JSON array, in the
- * same order) —, their state shared and pending. Each id is found by primary key: when the keys of
- * all of them are this batch's (a first offer), ?6 is stored as it is, never parsed; otherwise only
- * the entries whose key this batch made are kept. Its facts may hold one whose statement was stored
- * before in another batch: that one is not this batch's, so this batch never sends it. ?5 null: made
- * untried, for the queue; ?5 a time (ms): made claimed until then by its first attempt
+ * The batches of an offer's commit, right after INSERT_STATEMENTS_SQL keyed their statements: ?1 a
+ * JSON array of [batch, facts, entries], endpoint ?2, at ?3 (now), ?4 the lease, ?5 how many
+ * statements they hold in all. Each batch's `facts` are statements/facts.ts `StoredFact`s and its
+ * `entries` the log's entries of its statements, `[id, verb, activity, user, occurred_at]` in the
+ * order they happened; they share its state, pending.
+ *
+ * When the keys' insert stored all ?5 (`changes()`: a first offer), each batch keeps its entries as
+ * given, never parsed. Otherwise some were stored before (the same fact offered again) and each batch
+ * keeps the entries of the statements whose key it made, each found by primary key, in the order
+ * given; a batch that got none is not made. Its facts may hold one whose statement was stored before
+ * in another batch: that one is not this batch's, so this batch never sends it.
+ *
+ * ?4 null: made untried, for the queue; ?4 a time (ms): made claimed until then by its first attempt
  * (attempt_count 1), which the offer makes itself with the statements in hand. No statement body is
- * stored: a later attempt builds them again from the facts.
+ * stored: a later attempt builds them again from the facts. Returns the ids it made.
  */
-export const INSERT_BATCH_SQL = `INSERT INTO xapi_batches (id, endpoint_id, status, attempt_count, claimed_until, facts, entries, statement_count, log_status, log_attempts, created_at)
-  SELECT ?1, ?2, 'pending', CASE WHEN ?5 IS NULL THEN 0 ELSE 1 END, ?5, ?4,
-    CASE WHEN m.n = json_array_length(?7) THEN ?6 ELSE (
-      SELECT json_group_array(json(value)) FROM (SELECT j.value FROM json_each(?6) j
-        CROSS JOIN xapi_statement_keys k ON k.id = j.value ->> 0 WHERE k.batch_id = ?1 ORDER BY j.key)) END,
-    m.n, 'pending', 0, ?3
-  FROM (SELECT count(*) AS n FROM json_each(?7) j CROSS JOIN xapi_statement_keys k ON k.id = j.value
-    WHERE k.batch_id = ?1) m
-  WHERE m.n > 0`;
+export const INSERT_BATCHES_SQL = `WITH made AS MATERIALIZED (
+    SELECT b.value ->> 0 AS id, b.value -> 1 AS facts,
+      CASE WHEN changes() = ?5 THEN b.value -> 2 ELSE (
+        SELECT json_group_array(json(value)) FROM (SELECT e.value FROM json_each(b.value, '$[2]') e
+          CROSS JOIN xapi_statement_keys k ON k.id = e.value ->> 0 WHERE k.batch_id = b.value ->> 0 ORDER BY e.key)) END AS entries
+    FROM json_each(?1) b)
+  INSERT INTO xapi_batches (id, endpoint_id, status, attempt_count, claimed_until, facts, entries, statement_count, log_status, log_attempts, created_at)
+  SELECT id, ?2, 'pending', CASE WHEN ?4 IS NULL THEN 0 ELSE 1 END, ?4, facts, entries, n, 'pending', 0, ?3
+  FROM (SELECT id, facts, entries, json_array_length(entries) AS n FROM made) WHERE n > 0
+  RETURNING id`;
 
 /**
  * The untried batches holding any of the statements in ?1 (a JSON array of ids): asked by an offer

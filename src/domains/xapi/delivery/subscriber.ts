@@ -1,11 +1,13 @@
-import { attempts, type XapiActivity } from "../../../db/schema";
-import { inJsonList } from "../../../platform/db";
+import type { XapiActivity } from "../../../db/schema";
 import { inPool } from "../../../platform/delivery";
 import type { ServiceContext } from "../../../platform/service/context";
-import type { Fact } from "../statements";
+import type { AttemptFact, Fact } from "../statements";
 import { eventFacts, eventPayload, progressedFact } from "./event-facts";
 import { FACTS_PER_COMMIT, type Offer, openOffer } from "./offer";
 import {
+  ATTEMPT_FACTS_SQL,
+  type AttemptFactRow,
+  attemptFactOf,
   FORWARDED_EVENTS_SQL,
   FORWARDING_ENDPOINTS_SQL,
   type ForwardedEventRow,
@@ -29,7 +31,6 @@ export const XAPI_EVENT_TYPES = [
   "achievement.unlocked",
 ] as const;
 
-type AttemptRow = typeof attempts.$inferSelect;
 type Payload = ReturnType<typeof eventPayload>;
 
 /**
@@ -38,9 +39,10 @@ type Payload = ReturnType<typeof eventPayload>;
  * the LRS while the next group is read: reading everything first kept the first send waiting for the
  * whole invocation's reads.
  */
-async function attemptFacts(ctx: ServiceContext, attemptIds: string[]): Promise<AttemptRow[]> {
+async function attemptFacts(ctx: ServiceContext, attemptIds: string[]): Promise<AttemptFact[]> {
   if (attemptIds.length === 0) return [];
-  return ctx.db.select().from(attempts).where(inJsonList(attempts.id, attemptIds));
+  const rows = await ctx.d1.prepare(ATTEMPT_FACTS_SQL).bind(JSON.stringify(attemptIds)).raw<AttemptFactRow>();
+  return rows.map(attemptFactOf);
 }
 
 /**
@@ -48,7 +50,7 @@ async function attemptFacts(ctx: ServiceContext, attemptIds: string[]): Promise<
  * each (learner, lesson) read once per invocation: a later group's attempts in a lesson read before
  * would read the same progress, so the same fact, again.
  */
-async function progressFacts(ctx: ServiceContext, rows: AttemptRow[], seen: Set<string>): Promise<Fact[]> {
+async function progressFacts(ctx: ServiceContext, rows: AttemptFact[], seen: Set<string>): Promise<Fact[]> {
   const pairs = new Map<string, [string, string]>();
   for (const a of rows) {
     const key = `${a.userId} ${a.lessonId}`;
@@ -96,28 +98,30 @@ async function groupFacts(
   seenLessons: Set<string>,
 ): Promise<Map<string, Fact[]>> {
   const facts = new Map<string, Fact[]>();
-  const add = (institutionId: string, more: Fact[]) => {
+  const listOf = (institutionId: string) => {
     const list = facts.get(institutionId);
-    if (list) list.push(...more);
-    else facts.set(institutionId, [...more]);
+    if (list) return list;
+    const made: Fact[] = [];
+    facts.set(institutionId, made);
+    return made;
   };
   const recorded = new Map<string, string>(); // attempt → institution
   for (const { event, payload } of group) {
     if (event.type === "attempts.recorded") {
       const ids = Array.isArray(payload.attempt_ids) ? payload.attempt_ids : [];
       for (const id of ids) if (typeof id === "string") recorded.set(id, event.institution_id);
-    } else add(event.institution_id, eventFacts(event, payload));
+    } else listOf(event.institution_id).push(...eventFacts(event, payload));
   }
   const attemptRows = await attemptFacts(ctx, [...recorded.keys()]);
   for (const attempt of attemptRows) {
     const institutionId = recorded.get(attempt.id);
-    if (institutionId) add(institutionId, [{ verb: "answered", attempt }]);
+    if (institutionId) listOf(institutionId).push({ verb: "answered", attempt });
   }
   const progressed = await progressFacts(ctx, attemptRows, seenLessons);
   const institutionOfUser = new Map(attemptRows.map((a) => [a.userId, recorded.get(a.id)]));
   for (const fact of progressed) {
     const institutionId = fact.verb === "progressed" ? institutionOfUser.get(fact.userId) : undefined;
-    if (institutionId) add(institutionId, [fact]);
+    if (institutionId) listOf(institutionId).push(fact);
   }
   return facts;
 }

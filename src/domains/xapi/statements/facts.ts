@@ -8,7 +8,7 @@ import type { attempts, XapiActivity } from "../../../db/schema";
  */
 export type Fact =
   /** One recorded attempt at a training item. */
-  | { verb: "answered"; attempt: typeof attempts.$inferSelect }
+  | { verb: "answered"; attempt: AttemptFact }
   /** A lesson's progress moved on (items done out of its items) without completing it. */
   | {
       verb: "progressed";
@@ -35,6 +35,21 @@ export type Fact =
   | { verb: "mastered"; userId: string; skill: string; level: string; at: string }
   /** An achievement unlocked. */
   | { verb: "earned"; userId: string; code: string; name: string; at: string };
+
+/** What an `answered` statement is built from of its attempt (a whole `attempts` row will do). */
+export type AttemptFact = Pick<
+  typeof attempts.$inferSelect,
+  | "id"
+  | "userId"
+  | "trainingItemId"
+  | "lessonId"
+  | "courseId"
+  | "score"
+  | "correct"
+  | "durationSeconds"
+  | "occurredAt"
+  | "xpAwarded"
+>;
 
 export type FactVerb = Fact["verb"] & XapiActivity;
 
@@ -79,10 +94,7 @@ export function storedAttemptId(stored: StoredFact): string | null {
 }
 
 /** The fact again, given the attempts it may name (by id); null when its attempt is gone. */
-export function restoreFact(
-  stored: StoredFact,
-  attemptsById: ReadonlyMap<string, typeof attempts.$inferSelect>,
-): Fact | null {
+export function restoreFact(stored: StoredFact, attemptsById: ReadonlyMap<string, AttemptFact>): Fact | null {
   if (!Array.isArray(stored)) return stored;
   const attempt = attemptsById.get(stored[1]);
   return attempt ? { verb: "answered", attempt } : null;

@@ -8,6 +8,7 @@ import { statementText } from "./text";
 
 export type { XapiStatement } from "./build";
 export {
+  type AttemptFact,
   type Fact,
   factKey,
   factUser,
