@@ -115,7 +115,9 @@ export async function openOffer(
     }));
     const keys = JSON.stringify(groups.map(({ id, group }) => [id, group.map((s) => s.id)]));
     // The statements' facts travel with their batch: no body is stored, the first attempt sends the
-    // statements in hand and a later one builds them again from these.
+    // statements in hand and a later one builds them again from these. A commit's 1,000 statements
+    // make some 250 KB of JSON (an entry is about 190 bytes, an attempt's fact 45), well within the
+    // 2 MB D1 binds in one value.
     const batchParams = [
       JSON.stringify(
         groups.map(({ id, group }) => [
