@@ -27,9 +27,9 @@ const ATTEMPTS = 4;
 
 /**
  * Runs `attempt` (read the member, work out the change, `writeMemberChange` it) again while it lost
- * a race (`MemberChangedMeanwhile`), at most ATTEMPTS times in all; then answers `exhausted()`. Every
- * door that changes a member reads, computes and writes through this, so that each `member.updated`
- * event's `from` is what the member really was.
+ * a race (`MemberChangedMeanwhile`), at most ATTEMPTS times in all; then answers `exhausted()`. The
+ * members API's PATCH, SCIM's User changes and LTI launches read, compute and write through this, so
+ * that each of their `member.updated` events' `from` is what the member really was.
  */
 export async function reapplyWhileMemberChanges<T>(
   attempt: () => Promise<T>,
