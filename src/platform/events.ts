@@ -18,7 +18,7 @@ export const EVENT_TYPES = {
     "A learner's current daily streak (ending today or yesterday) reached a milestone (3, 7, 14, 30, 60, 100, 365 days); once per streak, also when late-synced days make it reach one. `day` is the learner's day on which it did.",
   "member.created": "A member joined the institution.",
   "member.updated":
-    "A member's name, e-mail, role, status, external_id or groups changed; `changes` says from what to what.",
+    "A member's name, e-mail, role, status, external_id or groups changed, whichever way (the members API, a bulk upload, SCIM, an SSO sign-in, an LTI launch); `changes` says from what (the member just before) to what.",
   "member.removed": "A member left the institution.",
   "export.completed":
     "A CSV export finished and can be downloaded; `download_url` is a path relative to the API's base URL.",

@@ -6,7 +6,7 @@ import { database } from "../../src/platform/db";
 import { isSafeForDisplay } from "../../src/platform/text";
 import { callJson } from "../helpers/api";
 import { createTenant } from "../helpers/tenants";
-import { LTI, launch, registerPlatform } from "./support";
+import { INSTRUCTOR_ROLE, LTI, launch, registerPlatform } from "./support";
 
 async function storedName(userId: string): Promise<string | undefined> {
   const row = await database(env.DB)
@@ -139,4 +139,49 @@ it("a launch under a new name shows it at once on the person's earlier session (
   const again = await launch(reg, { sub: first.body.launch.sub, name: "Ada King" });
   expect(again.res.status, JSON.stringify(again.body)).toBe(200);
   expect((await me()).name).toBe("Ada King");
+});
+
+it("a relaunch under a new name, e-mail and role emits member.updated with each one's from and to; one that changes nothing emits none", async () => {
+  const tenant = await createTenant();
+  const reg = await registerPlatform(tenant.admin);
+  const [before, after] = [
+    `ada.${crypto.randomUUID()}@lms.example`,
+    `king.${crypto.randomUUID()}@lms.example`,
+  ];
+  const first = await launch(reg, { name: "Ada Byron", email: before });
+  expect(first.res.status, JSON.stringify(first.body)).toBe(200);
+  const sub = first.body.launch.sub;
+  const now = { sub, name: "Ada King", email: after, [`${LTI}roles`]: [INSTRUCTOR_ROLE] };
+  const again = await launch(reg, now);
+  expect(again.res.status, JSON.stringify(again.body)).toBe(200);
+  expect(again.body.user).toMatchObject({
+    id: first.body.user.id,
+    name: "Ada King",
+    email: after,
+    role: "instructor",
+  });
+  expect((await launch(reg, now)).res.status).toBe(200);
+
+  // What an integrator following members sees (the events list; a webhook gets the same `data`).
+  const events = await callJson("/api/integrations/events?type=member.updated", {
+    token: tenant.admin.token,
+  });
+  expect(events.res.status).toBe(200);
+  const theirs = events.body.data.filter((e: any) => e.data.user_id === first.body.user.id);
+  expect(theirs).toEqual([
+    {
+      id: expect.any(String),
+      type: "member.updated",
+      created_at: expect.any(String),
+      data: {
+        user_id: first.body.user.id,
+        changes: {
+          name: { from: "Ada Byron", to: "Ada King" },
+          email: { from: before, to: after },
+          role: { from: "learner", to: "instructor" },
+        },
+        updated_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/),
+      },
+    },
+  ]);
 });

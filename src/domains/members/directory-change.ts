@@ -1,28 +1,15 @@
-import { and, eq, sql } from "drizzle-orm";
-import { users } from "../../db/schema";
-import { batchGuard } from "../../platform/batch";
-import type { Database } from "../../platform/db";
-import { ApiError } from "../../platform/errors";
 import type { Writable } from "../../platform/service/commit";
 import type { ServiceContext } from "../../platform/service/context";
 import { type MemberChanges, normaliseGroups, sameGroups } from "./events";
 import { writeMemberChange } from "./member-change";
 import type { MemberRow } from "./present";
-import { findMember, memberColumns } from "./queries";
 
 /**
  * A directory's change of a member (a SCIM PUT or PATCH of a User): what it changes, compared with
- * the member as read, made in one `commit` only while the member is still as it was read
+ * the member as read, written by member-change.ts only while the member is still as it was read
  * (`MemberChangedMeanwhile` otherwise, for the caller to read again and re-apply its request), so
  * two concurrent changes never lose one another's fields. Creating and removing: directory.ts.
  */
-
-/** The member changed between the read and the write: read it again and re-apply the request. */
-export class MemberChangedMeanwhile extends Error {
-  constructor() {
-    super("The member changed while the request was applied.");
-  }
-}
 
 export interface DirectoryChange {
   email?: string;
@@ -55,21 +42,6 @@ function directoryChanges(current: MemberRow, next: DirectoryChange): MemberChan
   return changes;
 }
 
-/** Holds while the member is exactly as it was read (every field a directory change compares). */
-function unchangedSince(db: Database, institutionId: string, current: MemberRow) {
-  return batchGuard(
-    db,
-    sql`EXISTS (SELECT 1 FROM ${users} WHERE ${and(
-      eq(users.id, current.id),
-      eq(users.institutionId, institutionId),
-      eq(users.email, current.email),
-      eq(users.name, current.name),
-      eq(users.status, current.status),
-      eq(users.role, current.role),
-    )} AND ${users.externalId} IS ${current.externalId} AND ${memberColumns.groupsJson} = ${JSON.stringify(current.groups)})`,
-  );
-}
-
 /**
  * Changes a member as the directory says (member-change.ts writes it), if it is still `current`
  * (else `MemberChangedMeanwhile`). A suspension revokes every token of the member in the same batch
@@ -88,30 +60,12 @@ export async function changeDirectoryMember(
     guard?: { statement: Writable; stale: () => Promise<boolean> };
   },
 ): Promise<MemberRow> {
-  const { db } = ctx;
   const { institutionId, current, guard } = input;
   return writeMemberChange(ctx, {
     institutionId,
     current,
     changes: directoryChanges(current, input.next),
-    guards: [unchangedSince(db, institutionId, current), ...(guard ? [guard.statement] : [])],
+    ...(guard ? { guards: [guard.statement], stale: guard.stale } : {}),
     ...(input.extra ? { extra: input.extra } : {}),
-    explainRefusal: async () => {
-      const again = await findMember(db, institutionId, current.id);
-      if (!again) return new ApiError("not_found", `No member ${current.id}.`);
-      if (!sameMember(again, current) || (await guard?.stale())) return new MemberChangedMeanwhile();
-      return null;
-    },
   });
-}
-
-function sameMember(a: MemberRow, b: MemberRow): boolean {
-  return (
-    a.email === b.email &&
-    a.name === b.name &&
-    a.status === b.status &&
-    a.role === b.role &&
-    a.externalId === b.externalId &&
-    sameGroups(a.groups, b.groups)
-  );
 }

@@ -1,27 +1,87 @@
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { invitations, type MemberStatus, memberGroups, type Role, users } from "../../db/schema";
 import { batchGuard, isBatchGuardFailure } from "../../platform/batch";
+import type { Database } from "../../platform/db";
 import { ApiError } from "../../platform/errors";
 import { nowIso } from "../../platform/ids";
 import { commit, type Writable } from "../../platform/service/commit";
 import type { ServiceContext } from "../../platform/service/context";
 import { emailClaims } from "../../platform/service/directory";
 import { groupInserts } from "./directory-groups";
-import { type MemberChanges, memberRemoved, memberUpdated } from "./events";
+import { type MemberChanges, memberRemoved, memberUpdated, sameGroups } from "./events";
 import type { MemberRow } from "./present";
 import { settleMemberChange } from "./principal-refresh";
-import { anotherActiveAdmin, findMember, seatsAllow } from "./queries";
+import { anotherActiveAdmin, findMember, memberColumns, seatsAllow } from "./queries";
 import { lastAdminError, seatError, takesAdminAway, uniqueConflict } from "./rules";
 import { pushRevocations, revokeTokensOf } from "./token-revocation";
 
+/** The member changed between the read and the write: read it again and re-apply the request. */
+export class MemberChangedMeanwhile extends Error {
+  constructor() {
+    super("The member changed while the request was applied.");
+  }
+}
+
+/** How many times a change is read and applied in all, while other requests keep changing the member. */
+const ATTEMPTS = 4;
+
+/**
+ * Runs `attempt` (read the member, work out the change, `writeMemberChange` it) again while it lost
+ * a race (`MemberChangedMeanwhile`), at most ATTEMPTS times in all; then answers `exhausted()`. The
+ * members API's PATCH, SCIM's User changes and LTI launches read, compute and write through this, so
+ * that each of their `member.updated` events' `from` is what the member really was.
+ */
+export async function reapplyWhileMemberChanges<T>(
+  attempt: () => Promise<T>,
+  exhausted: () => Promise<T> | T,
+): Promise<T> {
+  for (let n = 1; n <= ATTEMPTS; n++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!(error instanceof MemberChangedMeanwhile)) throw error;
+    }
+  }
+  return exhausted();
+}
+
+/** Holds while the member is exactly as it was read (every field a change compares). */
+function unchangedSince(db: Database, institutionId: string, current: MemberRow) {
+  return batchGuard(
+    db,
+    sql`EXISTS (SELECT 1 FROM ${users} WHERE ${and(
+      eq(users.id, current.id),
+      eq(users.institutionId, institutionId),
+      eq(users.email, current.email),
+      eq(users.name, current.name),
+      eq(users.status, current.status),
+      eq(users.role, current.role),
+    )} AND ${users.externalId} IS ${current.externalId} AND ${memberColumns.groupsJson} = ${JSON.stringify(current.groups)})`,
+  );
+}
+
+function sameMember(a: MemberRow, b: MemberRow): boolean {
+  return (
+    a.email === b.email &&
+    a.name === b.name &&
+    a.status === b.status &&
+    a.role === b.role &&
+    a.externalId === b.externalId &&
+    sameGroups(a.groups, b.groups)
+  );
+}
+
 /**
  * Writes one member's `changes` (as compared with `current`, the member as read), whichever door
- * they came through: the members API's PATCH (service.ts) or a directory's SCIM PUT or PATCH
- * (directory-change.ts). One batch: the caller's `guards`, the rules' guards (the last active admin
- * is not demoted or suspended, `last_admin`; a reactivation needs a free seat), the member's row and
- * groups, a suspension's token revocations, the caller's `extra` statements and `member.updated`.
- * Then the member's tokens learn of it (principal-refresh.ts) and the member is read back.
- * `explainRefusal`, after a refused guard, names the caller's own error if one of its guards broke.
+ * they came through: the members API's PATCH (service.ts), a directory's SCIM PUT or PATCH
+ * (directory-change.ts) or an LTI launch (lti/launch/provision-user.ts). One batch, made only while
+ * the member is still exactly `current` (else `MemberChangedMeanwhile`: the caller reads again and
+ * re-applies, `reapplyWhileMemberChanges`): the caller's `guards`, the rules' guards (the last active
+ * admin is not demoted or suspended, `last_admin`; a reactivation needs a free seat), the member's
+ * row and groups, a suspension's token revocations, the caller's `extra` statements and
+ * `member.updated`. Then the member's tokens learn of it (principal-refresh.ts) and the member is
+ * read back. `stale`, after a refused batch, tells whether one of the caller's own guards broke
+ * (then `MemberChangedMeanwhile` too).
  */
 export async function writeMemberChange(
   ctx: ServiceContext,
@@ -31,7 +91,7 @@ export async function writeMemberChange(
     changes: MemberChanges;
     guards?: Writable[];
     extra?: Writable[];
-    explainRefusal?: () => Promise<Error | null>;
+    stale?: () => Promise<boolean>;
   },
 ): Promise<MemberRow> {
   const { db } = ctx;
@@ -43,7 +103,7 @@ export async function writeMemberChange(
   const now = nowIso(ctx.now());
   const role = (changes.role?.to as Role | undefined) ?? current.role;
   const status = (changes.status?.to as MemberStatus | undefined) ?? current.status;
-  const statements: Writable[] = [...(input.guards ?? [])];
+  const statements: Writable[] = [unchangedSince(db, institutionId, current), ...(input.guards ?? [])];
   const adminGoes = takesAdminAway(current, role, status);
   if (adminGoes) statements.push(batchGuard(db, anotherActiveAdmin(institutionId, current.id)));
   const reactivates = current.status === "suspended" && status === "active";
@@ -78,8 +138,10 @@ export async function writeMemberChange(
     });
   } catch (error) {
     if (isBatchGuardFailure(error)) {
-      const own = await input.explainRefusal?.();
-      throw own ?? (reactivates && !adminGoes ? seatError() : lastAdminError(reactivates));
+      const again = await findMember(db, institutionId, current.id);
+      if (!again) throw new ApiError("not_found", `No member ${current.id}.`);
+      if (!sameMember(again, current) || (await input.stale?.())) throw new MemberChangedMeanwhile();
+      throw reactivates && !adminGoes ? seatError() : lastAdminError(reactivates);
     }
     throw uniqueConflict(error) ?? error;
   }

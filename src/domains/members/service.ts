@@ -10,7 +10,7 @@ import { emailClaims } from "../../platform/service/directory";
 import { emailDomain, enforcedSsoDomains } from "../institutions/sso/enforced";
 import { type MemberChanges, normaliseGroups, sameGroups } from "./events";
 import { invitationUrl, mintInvitation, upsertInvitation } from "./invitations";
-import { writeMemberChange, writeMemberRemoval } from "./member-change";
+import { reapplyWhileMemberChanges, writeMemberChange, writeMemberRemoval } from "./member-change";
 import { type NewMember, newMemberChange } from "./new-member";
 import { type MemberRole, mayChangeMember, mayGrantRole, mayReachMembersOf } from "./policy";
 import type { MemberRow } from "./present";
@@ -130,18 +130,31 @@ function changesOf(current: MemberRow, patch: MemberPatch): MemberChanges {
 /**
  * Changes a member (member-change.ts writes it): a role, name or e-mail change reaches the member's
  * sessions and tokens on their next request; a suspension revokes every one of them in the same batch.
+ * Written only while the member is as read: when another request changed it in between, the member
+ * is read (and the policy asked) again and the patch re-applied, so two PATCHes at once both land
+ * and each `member.updated` says what the member was; one that keeps losing is `409 conflict`.
  */
 export async function updateMember(
   ctx: PrincipalContext,
   input: { institutionId: string; memberId: string; patch: MemberPatch },
 ) {
-  const current = await getMember(ctx, input);
-  enforce(mayChangeMember(ctx.principal, current, input.patch.role));
-  return writeMemberChange(ctx, {
-    institutionId: input.institutionId,
-    current,
-    changes: changesOf(current, input.patch),
-  });
+  return reapplyWhileMemberChanges(
+    async () => {
+      const current = await getMember(ctx, input);
+      enforce(mayChangeMember(ctx.principal, current, input.patch.role));
+      return writeMemberChange(ctx, {
+        institutionId: input.institutionId,
+        current,
+        changes: changesOf(current, input.patch),
+      });
+    },
+    () => {
+      throw new ApiError(
+        "conflict",
+        "The member kept changing while this change was applied; read it again and send the change again.",
+      );
+    },
+  );
 }
 
 /** Removes a member from the institution (member-change.ts: history kept, tokens revoked at once). */

@@ -2,15 +2,17 @@ import { and, eq } from "drizzle-orm";
 import { ltiUserLinks, type Role, users } from "../../../db/schema";
 import { batchGuard, isBatchGuardFailure } from "../../../platform/batch";
 import { sha256Hex } from "../../../platform/crypto/encoding";
+import { ApiError } from "../../../platform/errors";
 import { newId, nowIso } from "../../../platform/ids";
 import { commit } from "../../../platform/service/commit";
 import type { ServiceContext } from "../../../platform/service/context";
-import { claimAll, emailClaims } from "../../../platform/service/directory";
+import { emailClaims } from "../../../platform/service/directory";
 import { isSafeForDisplay, PERSON_NAME, sanitizeDisplayText } from "../../../platform/text";
-import { memberCreated } from "../../members/events";
-import { refreshPrincipals } from "../../members/principal-refresh";
-import { seatsAllow } from "../../members/queries";
-import { type ConsumerRow, isUniqueViolation } from "../registrations/service";
+import { type MemberChanges, memberCreated } from "../../members/events";
+import { reapplyWhileMemberChanges, writeMemberChange } from "../../members/member-change";
+import type { MemberRow } from "../../members/present";
+import { memberColumns, seatsAllow } from "../../members/queries";
+import type { ConsumerRow } from "../registrations/service";
 import { LaunchRefusal } from "./refusal";
 
 /** Users made by a launch sign in through their platform only: no password matches this. */
@@ -67,18 +69,96 @@ function roleAfterLaunch(current: Role, launched: Identity["role"]): Role {
   return current === "learner" && launched === "instructor" ? "instructor" : current;
 }
 
+/** A linked user, with its groups (read in the same statement), which a change compares. */
+type LinkedUser = UserRow & { groups: string[] };
+
 async function linkedUser(
   ctx: ServiceContext,
   consumerId: string,
   sub: string,
-): Promise<UserRow | undefined> {
+): Promise<LinkedUser | undefined> {
   const row = await ctx.db
-    .select({ user: users })
+    .select({ user: users, groupsJson: memberColumns.groupsJson })
     .from(ltiUserLinks)
     .innerJoin(users, eq(users.id, ltiUserLinks.userId))
     .where(and(eq(ltiUserLinks.consumerId, consumerId), eq(ltiUserLinks.sub, sub)))
     .get();
-  return row?.user;
+  return row && { ...row.user, groups: JSON.parse(row.groupsJson) as string[] };
+}
+
+function userOf({ groups: _groups, ...user }: LinkedUser): UserRow {
+  return user;
+}
+
+function asMember(user: LinkedUser): MemberRow {
+  const { id, email, name, role, status, externalId, groups, createdAt, updatedAt, lastActiveAt } = user;
+  return { id, email, name, role, status, externalId, groups, createdAt, updatedAt, lastActiveAt };
+}
+
+/**
+ * A launch of a person already linked: suspended (or removed) is refused; otherwise name, e-mail
+ * and role follow the platform's claims as a member change of every other door does
+ * (members/member-change.ts: `member.updated` with each field's `from` and `to`, the member's tokens
+ * told, written only while the member is as read and re-applied when another request changed it in
+ * between). An e-mail another account has is left out. A launch that changes nothing only notes
+ * that the member was active.
+ */
+async function relaunchedUser(
+  ctx: ServiceContext,
+  input: { consumer: ConsumerRow; person: Identity; linked: LinkedUser },
+): Promise<UserRow> {
+  const { consumer, person } = input;
+  const { db } = ctx;
+  const institutionId = consumer.institutionId;
+  const at = nowIso(ctx.now());
+  const active = (id: string) => db.update(users).set({ lastActiveAt: at }).where(eq(users.id, id));
+  let read: LinkedUser | undefined = input.linked;
+  let email = person.email;
+  const launchAs = async (): Promise<UserRow> => {
+    const member = read ?? (await linkedUser(ctx, consumer.id, person.sub));
+    read = undefined;
+    if (!member) return provisionUser(ctx, { consumer, person });
+    // A removed member is suspended and of no institution.
+    if (member.status === "suspended" || member.institutionId !== institutionId)
+      throw new LaunchRefusal(
+        "member_suspended",
+        "This member is suspended in Lingua; an institution admin can reactivate them.",
+        consumer,
+      );
+    const changes: MemberChanges = {};
+    if (person.name !== member.name) changes.name = { from: member.name, to: person.name };
+    if (email && email !== member.email && (await emailIsFree(ctx, email, member.id)))
+      changes.email = { from: member.email, to: email };
+    const role = roleAfterLaunch(member.role, person.role);
+    if (role !== member.role) changes.role = { from: member.role, to: role };
+    if (Object.keys(changes).length === 0) {
+      await active(member.id).run();
+      return { ...userOf(member), lastActiveAt: at };
+    }
+    const write = (made: MemberChanges) =>
+      writeMemberChange(ctx, {
+        institutionId,
+        current: asMember(member),
+        changes: made,
+        extra: [active(member.id)],
+      });
+    let row: MemberRow;
+    try {
+      row = await write(changes);
+    } catch (error) {
+      // The address was taken in between (here or, claimed first, in another database): kept as it was.
+      if (!(changes.email && error instanceof ApiError && error.code === "email_taken")) throw error;
+      email = null;
+      const { email: _taken, ...rest } = changes;
+      row = await write(rest);
+    }
+    const { email: written, name, role: roleNow, status, updatedAt, lastActiveAt } = row;
+    return { ...userOf(member), email: written, name, role: roleNow, status, updatedAt, lastActiveAt };
+  };
+  // Overtaken again and again: the launch goes on as the member now is; the next launch applies it.
+  return reapplyWhileMemberChanges(launchAs, async () =>
+    userOf((await linkedUser(ctx, consumer.id, person.sub)) ?? input.linked),
+  );
 }
 
 /**
@@ -93,41 +173,7 @@ export async function provisionUser(
   const { consumer, person } = input;
   const { db } = ctx;
   const existing = await linkedUser(ctx, consumer.id, person.sub);
-  if (existing) {
-    if (existing.status === "suspended")
-      throw new LaunchRefusal(
-        "member_suspended",
-        "This member is suspended in Lingua; an institution admin can reactivate them.",
-        consumer,
-      );
-    const changes: Partial<UserRow> = { lastActiveAt: nowIso(ctx.now()) };
-    if (person.name !== existing.name) changes.name = person.name;
-    if (
-      person.email &&
-      person.email !== existing.email &&
-      (await emailIsFree(ctx, person.email, existing.id))
-    )
-      changes.email = person.email;
-    const role = roleAfterLaunch(existing.role, person.role);
-    if (role !== existing.role) changes.role = role;
-    // A new address is unique across every database (design/multi-database.md): claimed first outside
-    // DB, refused by DB's triggers when claimed elsewhere. Taken: the member keeps the address they had.
-    if (changes.email)
-      await claimAll(ctx, emailClaims(consumer.institutionId, [changes.email])).catch(() => {
-        delete changes.email;
-      });
-    if (Object.keys(changes).length > 1) changes.updatedAt = changes.lastActiveAt;
-    const update = () => db.update(users).set(changes).where(eq(users.id, existing.id)).returning();
-    const [updated] = await update().catch((error: unknown) => {
-      if (!changes.email || !isUniqueViolation(error)) throw error;
-      delete changes.email;
-      return update();
-    });
-    // The member's other sessions and tokens carry name, e-mail and role: re-read on their next request.
-    if (updated && (["name", "email", "role"] as const).some((field) => updated[field] !== existing[field]))
-      await refreshPrincipals(ctx, { userId: existing.id });
-    return updated ?? existing;
-  }
+  if (existing) return relaunchedUser(ctx, { consumer, person, linked: existing });
 
   const email =
     person.email && (await emailIsFree(ctx, person.email, null))
@@ -174,7 +220,7 @@ export async function provisionUser(
       );
     // A twin launch linked the person first (or took the e-mail address in between): use its user.
     const winner = await linkedUser(ctx, consumer.id, person.sub);
-    if (winner) return winner;
+    if (winner) return userOf(winner);
     if (email !== (await placeholderEmail(consumer.id, person.sub)))
       return provisionUser(ctx, { consumer, person: { ...person, email: null } });
     throw error;

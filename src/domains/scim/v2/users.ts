@@ -6,8 +6,8 @@ import { ApiError } from "../../../platform/errors";
 import { nowIso } from "../../../platform/ids";
 import type { ServiceContext } from "../../../platform/service/context";
 import { createDirectoryMember, rejoinDirectoryMember } from "../../members/directory";
-import { changeDirectoryMember, MemberChangedMeanwhile } from "../../members/directory-change";
-import { writeMemberRemoval } from "../../members/member-change";
+import { changeDirectoryMember } from "../../members/directory-change";
+import { reapplyWhileMemberChanges, writeMemberRemoval } from "../../members/member-change";
 import { ScimError } from "../errors";
 import { attributesAsRead } from "../sql";
 import { scimSettingsOf } from "../tokens";
@@ -24,9 +24,6 @@ import { getUser, loadUser, present } from "./user-read";
  * members domain's directory services (members/directory.ts, members/directory-change.ts): the same
  * rows, guards and events as the members API.
  */
-
-/** How many times a write is re-applied when the member changed between its read and its write. */
-const ATTEMPTS = 4;
 
 /** The member's groups once its department becomes one (when the institution maps departments to groups). */
 function groupsWithDepartment(groups: string[], from: string | null, to: string | null): string[] {
@@ -106,23 +103,23 @@ async function changeUser(
 ): Promise<Json> {
   const { db } = ctx;
   const settings = await scimSettingsOf(ctx, caller.institutionId);
-  for (let attempt = 1; ; attempt++) {
-    const loaded = await loadUser(db, caller.institutionId, id);
-    const [current] = await present(db, caller, [loaded]);
-    const desired = desiredOf(next(current as Json), current as Json);
-    const { member, attributes } = loaded;
-    const row = attributesRow(caller.institutionId, member.id, desired);
-    const attributesChange = sameAttributes(attributes, row) ? [] : [upsertAttributes(db, row)];
-    const readAttributes = attributes
-      ? {
-          givenName: attributes.givenName,
-          familyName: attributes.familyName,
-          emails: attributes.emails === null ? null : JSON.stringify(attributes.emails),
-          department: attributes.department,
-        }
-      : null;
-    const department = attributes?.department ?? null;
-    try {
+  return reapplyWhileMemberChanges(
+    async () => {
+      const loaded = await loadUser(db, caller.institutionId, id);
+      const [current] = await present(db, caller, [loaded]);
+      const desired = desiredOf(next(current as Json), current as Json);
+      const { member, attributes } = loaded;
+      const row = attributesRow(caller.institutionId, member.id, desired);
+      const attributesChange = sameAttributes(attributes, row) ? [] : [upsertAttributes(db, row)];
+      const readAttributes = attributes
+        ? {
+            givenName: attributes.givenName,
+            familyName: attributes.familyName,
+            emails: attributes.emails === null ? null : JSON.stringify(attributes.emails),
+            department: attributes.department,
+          }
+        : null;
+      const department = attributes?.department ?? null;
       await changeDirectoryMember(ctx, {
         institutionId: caller.institutionId,
         current: member,
@@ -145,13 +142,11 @@ async function changeUser(
         },
       });
       return getUser(ctx, caller, member.id);
-    } catch (error) {
-      if (error instanceof MemberChangedMeanwhile && attempt < ATTEMPTS) continue;
-      if (error instanceof MemberChangedMeanwhile)
-        throw new ScimError(409, "The User kept changing while this request was applied; send it again.");
-      throw error;
-    }
-  }
+    },
+    () => {
+      throw new ScimError(409, "The User kept changing while this request was applied; send it again.");
+    },
+  );
 }
 
 /** PUT: the resource replaces the User (attributes left out are cleared; `active` left out is true). */
