@@ -94,9 +94,7 @@ export default defineConfig(async () => {
       provide: { shippedVars, devVars, stripeUrl: stripe.url },
       include: ["test/**/*.test.ts"],
       exclude: ["test/e2e/**"],
-      // First the worker's modules and the test file's imports, fetched from Vite side by side rather than
-      // one round trip after another (test/helpers/prefetch-modules.ts); then the databases' migrations.
-      setupFiles: ["./test/helpers/prefetch-modules.ts", "./test/helpers/apply-migrations.ts"],
+      setupFiles: ["./test/helpers/apply-migrations.ts"],
       globalSetup: [
         "./test/helpers/receiver-server.ts",
         "./test/helpers/idp-server.ts",
