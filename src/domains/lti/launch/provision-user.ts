@@ -11,7 +11,7 @@ import { isSafeForDisplay, PERSON_NAME, sanitizeDisplayText } from "../../../pla
 import { type MemberChanges, memberCreated } from "../../members/events";
 import { reapplyWhileMemberChanges, writeMemberChange } from "../../members/member-change";
 import type { MemberRow } from "../../members/present";
-import { memberColumns, seatsAllow } from "../../members/queries";
+import { memberColumns, seatsAllow, toMemberRow } from "../../members/queries";
 import type { ConsumerRow } from "../registrations/service";
 import { LaunchRefusal } from "./refusal";
 
@@ -69,8 +69,11 @@ function roleAfterLaunch(current: Role, launched: Identity["role"]): Role {
   return current === "learner" && launched === "instructor" ? "instructor" : current;
 }
 
-/** A linked user, with its groups (read in the same statement), which a change compares. */
-type LinkedUser = UserRow & { groups: string[] };
+/** A linked user, and the same user as a member (its groups too), which a member change compares. */
+interface LinkedUser {
+  user: UserRow;
+  member: MemberRow;
+}
 
 async function linkedUser(
   ctx: ServiceContext,
@@ -78,21 +81,12 @@ async function linkedUser(
   sub: string,
 ): Promise<LinkedUser | undefined> {
   const row = await ctx.db
-    .select({ user: users, groupsJson: memberColumns.groupsJson })
+    .select({ user: users, member: memberColumns })
     .from(ltiUserLinks)
     .innerJoin(users, eq(users.id, ltiUserLinks.userId))
     .where(and(eq(ltiUserLinks.consumerId, consumerId), eq(ltiUserLinks.sub, sub)))
     .get();
-  return row && { ...row.user, groups: JSON.parse(row.groupsJson) as string[] };
-}
-
-function userOf({ groups: _groups, ...user }: LinkedUser): UserRow {
-  return user;
-}
-
-function asMember(user: LinkedUser): MemberRow {
-  const { id, email, name, role, status, externalId, groups, createdAt, updatedAt, lastActiveAt } = user;
-  return { id, email, name, role, status, externalId, groups, createdAt, updatedAt, lastActiveAt };
+  return row && { user: row.user, member: toMemberRow(row.member) };
 }
 
 /**
@@ -115,9 +109,10 @@ async function relaunchedUser(
   let read: LinkedUser | undefined = input.linked;
   let email = person.email;
   const launchAs = async (): Promise<UserRow> => {
-    const member = read ?? (await linkedUser(ctx, consumer.id, person.sub));
+    const linked = read ?? (await linkedUser(ctx, consumer.id, person.sub));
     read = undefined;
-    if (!member) return provisionUser(ctx, { consumer, person });
+    if (!linked) return provisionUser(ctx, { consumer, person });
+    const member = linked.user;
     // A removed member is suspended and of no institution.
     if (member.status === "suspended" || member.institutionId !== institutionId)
       throw new LaunchRefusal(
@@ -133,12 +128,12 @@ async function relaunchedUser(
     if (role !== member.role) changes.role = { from: member.role, to: role };
     if (Object.keys(changes).length === 0) {
       await active(member.id).run();
-      return { ...userOf(member), lastActiveAt: at };
+      return { ...member, lastActiveAt: at };
     }
     const write = (made: MemberChanges) =>
       writeMemberChange(ctx, {
         institutionId,
-        current: asMember(member),
+        current: linked.member,
         changes: made,
         extra: [active(member.id)],
       });
@@ -153,11 +148,12 @@ async function relaunchedUser(
       row = await write(rest);
     }
     const { email: written, name, role: roleNow, status, updatedAt, lastActiveAt } = row;
-    return { ...userOf(member), email: written, name, role: roleNow, status, updatedAt, lastActiveAt };
+    return { ...member, email: written, name, role: roleNow, status, updatedAt, lastActiveAt };
   };
   // Overtaken again and again: the launch goes on as the member now is; the next launch applies it.
-  return reapplyWhileMemberChanges(launchAs, async () =>
-    userOf((await linkedUser(ctx, consumer.id, person.sub)) ?? input.linked),
+  return reapplyWhileMemberChanges(
+    launchAs,
+    async () => ((await linkedUser(ctx, consumer.id, person.sub)) ?? input.linked).user,
   );
 }
 
@@ -220,7 +216,7 @@ export async function provisionUser(
       );
     // A twin launch linked the person first (or took the e-mail address in between): use its user.
     const winner = await linkedUser(ctx, consumer.id, person.sub);
-    if (winner) return userOf(winner);
+    if (winner) return winner.user;
     if (email !== (await placeholderEmail(consumer.id, person.sub)))
       return provisionUser(ctx, { consumer, person: { ...person, email: null } });
     throw error;
