@@ -1,57 +1,8 @@
 import { env } from "cloudflare:test";
 import { expect, it } from "vitest";
-import { createTenant } from "../helpers/tenants";
-import { callJson, membersPath, outboxOf } from "./support";
-
-/**
- * A D1 binding whose first batch that writes outbox events waits until `release()`: the request that
- * uses it has read the member and worked out its change, and is held just before writing it, so that
- * another request can change the member in between — the race made to happen every time.
- */
-function heldBeforeItsWrite(real: D1Database) {
-  let reached!: () => void;
-  const held = new Promise<void>((resolve) => {
-    reached = resolve;
-  });
-  let release!: () => void;
-  const released = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  const writesEvents = new WeakSet<D1PreparedStatement>();
-  let holding = true;
-  const binding: Record<string, unknown> = {
-    prepare(sql: string) {
-      const statement = real.prepare(sql);
-      if (!/outbox_events/.test(sql)) return statement;
-      return new Proxy(statement, {
-        get(target, key) {
-          if (key === "bind")
-            return (...values: unknown[]) => {
-              const bound = target.bind(...values);
-              writesEvents.add(bound);
-              return bound;
-            };
-          const value = Reflect.get(target, key);
-          return typeof value === "function" ? value.bind(target) : value;
-        },
-      });
-    },
-    async batch(statements: D1PreparedStatement[]) {
-      if (holding && statements.some((statement) => writesEvents.has(statement))) {
-        holding = false;
-        reached();
-        await released;
-      }
-      return real.batch(statements);
-    },
-    exec: (sql: string) => real.exec(sql),
-    dump: () => real.dump(),
-    // Its own session (local D1 has one database): every session of the request is held alike.
-    withSession: () => binding,
-    getBookmark: () => null,
-  };
-  return { binding: binding as unknown as D1Database, held, release };
-}
+import { heldBeforeItsWrite } from "../helpers/held-write";
+import { createTenant, freshIp } from "../helpers/tenants";
+import { addMember, callJson, invitationToken, membersPath, outboxOf, uniqueEmail } from "./support";
 
 it("two PATCHes of one member at once both land, and their member.updated events chain from and to", async () => {
   const tenant = await createTenant();
@@ -130,4 +81,68 @@ it("a PATCH overtaken by a change of what it changes applies to the member as th
   expect(firstDone.body.role).toBe("learner");
   const events = (await outboxOf(id, "member.updated")).filter((e) => e.user_id === tenant.instructor.id);
   expect(events.map((e) => e.changes)).toEqual([{ role: { from: "instructor", to: "learner" } }]);
+});
+
+async function invited(tenant: Awaited<ReturnType<typeof createTenant>>) {
+  const created = await addMember(tenant.admin.token, tenant.institution.id, {
+    email: uniqueEmail("inv"),
+    name: "Ivy Invited",
+  });
+  expect(created.res.status).toBe(201);
+  return { id: created.body.id as string, token: invitationToken(created.body.invitation_url) };
+}
+
+function accepting(token: string, binding: D1Database) {
+  return callJson("/api/auth/accept-invitation", {
+    body: { token, password: "a long passphrase 2026" },
+    headers: { "CF-Connecting-IP": freshIp() },
+    env: { DB: binding },
+  });
+}
+
+it("an invitation's acceptance overtaken by a rename lands on the member as the rename left it", async () => {
+  const tenant = await createTenant();
+  const id = tenant.institution.id;
+  const member = await invited(tenant);
+  const held = heldBeforeItsWrite(env.DB);
+  const acceptance = accepting(member.token, held.binding);
+  await held.held;
+  const renamed = await callJson(`${membersPath(id)}/${member.id}`, {
+    method: "PATCH",
+    token: tenant.admin.token,
+    body: { name: "Ivy Renamed" },
+  });
+  expect(renamed.res.status).toBe(200);
+  held.release();
+  const accepted = await acceptance;
+  expect(accepted.res.status, JSON.stringify(accepted.body)).toBe(200);
+  expect(accepted.body.user).toMatchObject({ id: member.id, name: "Ivy Renamed" });
+  const events = (await outboxOf(id, "member.updated")).filter((e) => e.user_id === member.id);
+  expect(events.map((e) => e.changes)).toEqual([
+    { name: { from: "Ivy Invited", to: "Ivy Renamed" } },
+    { status: { from: "invited", to: "active" } },
+  ]);
+});
+
+it("an invitation's acceptance overtaken by a suspension is refused, and says nothing changed", async () => {
+  const tenant = await createTenant();
+  const id = tenant.institution.id;
+  const member = await invited(tenant);
+  const held = heldBeforeItsWrite(env.DB);
+  const acceptance = accepting(member.token, held.binding);
+  await held.held;
+  const suspended = await callJson(`${membersPath(id)}/${member.id}`, {
+    method: "PATCH",
+    token: tenant.admin.token,
+    body: { status: "suspended" },
+  });
+  expect(suspended.res.status).toBe(200);
+  held.release();
+  const accepted = await acceptance;
+  expect(accepted.res.status, JSON.stringify(accepted.body)).toBe(400);
+  expect(accepted.body.code).toBe("invalid_invitation");
+  const after = (await callJson(`${membersPath(id)}/${member.id}`, { token: tenant.admin.token })).body;
+  expect(after.status).toBe("suspended");
+  const events = (await outboxOf(id, "member.updated")).filter((e) => e.user_id === member.id);
+  expect(events.map((e) => e.changes)).toEqual([{ status: { from: "invited", to: "suspended" } }]);
 });
