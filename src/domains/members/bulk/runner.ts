@@ -5,6 +5,7 @@ import { commit } from "../../../platform/service/commit";
 import type { ServiceContext } from "../../../platform/service/context";
 import { enforcedSsoDomains } from "../../institutions/sso/enforced";
 import { memberUpdated } from "../events";
+import { ATTEMPTS, sameMember } from "../member-change";
 import { refreshPrincipals } from "../principal-refresh";
 import { findInstitution } from "../queries";
 import { pushRevocations } from "../token-revocation";
@@ -44,11 +45,30 @@ async function afterChunk(ctx: ServiceContext, input: { result: ChunkResult; now
 }
 
 /**
+ * The lines of the chunk's updated rows whose member is no longer as the plan read it (each member's
+ * first row in the chunk: a later row of it builds on that one).
+ */
+function overtakenLines(planned: readonly PlannedRow[], reread: MemberIndex): number[] {
+  const now = new Map([...reread.byEmail.values()].map((m) => [m.id, m]));
+  const seen = new Set<string>();
+  const lines: number[] = [];
+  for (const p of planned) {
+    if (!p.before || seen.has(p.before.id)) continue;
+    seen.add(p.before.id);
+    const fresh = now.get(p.before.id);
+    if (!fresh || !sameMember(fresh, p.before)) lines.push(p.row.line);
+  }
+  return lines;
+}
+
+/**
  * Applies the job's rows from its checkpoint, chunk by chunk, until done or past the deadline, under
  * the job's lease (`job.leaseId`: every chunk is guarded on it and renews it). The
- * members are read once into memory; when a chunk's batch is refused (another writer took the seats
- * or the job moved on) the job is read again: moved on means this invocation stops, otherwise the
- * members are read again and the chunk planned afresh, once.
+ * members are read once into memory; when a chunk's batch is refused (another writer changed a
+ * member the chunk updates, took the seats, or the job moved on) the job is read again: moved on
+ * means this invocation stops, otherwise the members are read again and the chunk planned afresh.
+ * A row whose member was changed under it ATTEMPTS times is rejected (`OVERTAKEN_ERROR`, the other
+ * rows go on); a refusal with no member changed (the seats) is planned afresh once.
  */
 export async function runJob(
   ctx: ServiceContext,
@@ -67,11 +87,14 @@ export async function runJob(
   const invitations = new Map<number, string>();
   let current = job;
   let retried = false;
+  /** The chunk's lines whose member other writers changed under them, and how many times. */
+  const losses = new Map<number, number>();
   while (current.nextRow < current.totalRows) {
     const toRow = Math.min(current.totalRows, current.nextRow + options.chunkRows);
     const rows = parsed.rows.slice(current.nextRow, toRow);
     const taken = await emailsTakenElsewhere(ctx, { index, emails: rows.map((r) => r.email) });
-    const chunk = planRows(rows, index, context, taken);
+    const givenUp = new Set([...losses].filter(([, n]) => n >= ATTEMPTS).map(([line]) => line));
+    const chunk = planRows(rows, index, context, taken, givenUp);
     const nowMs = ctx.now();
     const now = nowIso(nowMs);
     let result: ChunkResult;
@@ -95,14 +118,22 @@ export async function runJob(
       if (fresh?.status !== "processing" || fresh.nextRow !== current.nextRow || fresh.leaseId !== leaseId) {
         return { state: "lost", job: fresh ?? current, planned, invitations };
       }
-      if (retried || !isBatchGuardFailure(error)) throw error;
-      // The seat guard: members changed under the plan. Read them again and plan the chunk afresh.
-      retried = true;
-      index = await MemberIndex.load(ctx, job.institutionId);
+      if (!isBatchGuardFailure(error)) throw error;
+      // Members changed under the plan: read them again and plan the chunk afresh.
+      const reread = await MemberIndex.load(ctx, job.institutionId);
+      const overtaken = overtakenLines(chunk, reread);
+      for (const line of overtaken) losses.set(line, (losses.get(line) ?? 0) + 1);
+      // None of its members changed: the seat guard, planned afresh once.
+      if (overtaken.length === 0) {
+        if (retried) throw error;
+        retried = true;
+      }
+      index = reread;
       context.seats = await seatsOf(ctx, job.institutionId);
       continue;
     }
     retried = false;
+    losses.clear();
     await afterChunk(ctx, { result, now });
     if (options.collect) {
       planned.push(...chunk);
