@@ -78,3 +78,27 @@ it("a row whose member changes at every attempt is rejected as a row; the other 
     { name: { from: "Test instructor", to: "Ivo Bulk" } },
   ]);
 });
+
+it("a sync overtaken by the suspension of an absent member does not suspend (or report) it again", async () => {
+  const tenant = await createTenant();
+  const id = tenant.institution.id;
+  const path = `${membersPath(id)}/${tenant.learner.id}`;
+  const held = heldBeforeItsWrite(env.DB);
+  // Only the instructor (unchanged) is in the file: the learner is absent, to be suspended at the end…
+  const csv = `email${CRLF}${tenant.instructor.email}${CRLF}`;
+  const syncing = uploadCsv(tenant.admin.token, id, csv, "mode=sync&force=true", { DB: held.binding });
+  await held.held;
+  // …while an admin suspends it first.
+  const suspended = await callJson(path, {
+    method: "PATCH",
+    token: tenant.admin.token,
+    body: { status: "suspended" },
+  });
+  expect(suspended.res.status).toBe(200);
+  held.release();
+  const sync = await syncing;
+  expect(sync.res.status, JSON.stringify(sync.body)).toBe(200);
+  expect(sync.body.counts).toMatchObject({ unchanged: 1, suspended: 0 });
+  const events = (await outboxOf(id, "member.updated")).filter((e) => e.user_id === tenant.learner.id);
+  expect(events.map((e) => e.changes)).toEqual([{ status: { from: "active", to: "suspended" } }]);
+});

@@ -51,6 +51,11 @@ export class MemberIndex {
     this.put(after);
   }
 
+  /** Every member, by id. */
+  membersById(): Map<string, IndexedMember> {
+    return new Map([...this.byEmail.values()].map((m) => [m.id, m]));
+  }
+
   /** Invited and active members named by no row of the file (by e-mail or external_id), `keep` excepted. */
   absentActive(rows: readonly CsvRow[], keep: string): IndexedMember[] {
     const emails = new Set(rows.map((r) => r.email));
