@@ -53,6 +53,18 @@ export type MemberFacts = Pick<
   "id" | "email" | "name" | "role" | "status" | "externalId" | "groups"
 >;
 
+/** A member's own fields as the members' JSON-array statements bind them (the guard's, bulk/sql.ts's). */
+export function memberFieldsJson(m: Omit<MemberFacts, "groups">) {
+  return {
+    id: m.id,
+    email: m.email,
+    name: m.name,
+    role: m.role,
+    status: m.status,
+    external_id: m.externalId,
+  };
+}
+
 /**
  * Statements that fail the batch unless each of `members` is exactly as it was read (every field a
  * change compares, its groups in any order), one per JSON array of members: the guard of every door
@@ -64,15 +76,7 @@ export function membersUnchangedSince(
   institutionId: string,
   members: readonly MemberFacts[],
 ): Writable[] {
-  const facts = members.map((m) => ({
-    id: m.id,
-    email: m.email,
-    name: m.name,
-    role: m.role,
-    status: m.status,
-    external_id: m.externalId,
-    groups: m.groups,
-  }));
+  const facts = members.map((m) => ({ ...memberFieldsJson(m), groups: m.groups }));
   return jsonArrays(facts).map((json) =>
     batchGuard(
       db,
@@ -179,8 +183,9 @@ export async function writeMemberChange(
   } catch (error) {
     if (isBatchGuardFailure(error)) {
       const again = await findMember(db, institutionId, current.id);
-      if (!again) throw new ApiError("not_found", `No member ${current.id}.`);
-      if (!sameMember(again, current) || (await input.stale?.())) throw new MemberChangedMeanwhile();
+      // Gone (removed meanwhile) is a change too: the caller's read again answers it in its own terms.
+      if (!again || !sameMember(again, current) || (await input.stale?.()))
+        throw new MemberChangedMeanwhile();
       throw reactivates && !adminGoes ? seatError() : lastAdminError(reactivates);
     }
     throw uniqueConflict(error) ?? error;

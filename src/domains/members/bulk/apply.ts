@@ -7,7 +7,7 @@ import type { ServiceContext } from "../../../platform/service/context";
 import { emailClaims } from "../../../platform/service/directory";
 import { memberCreated, memberUpdated } from "../events";
 import { mintInvitation } from "../invitations";
-import { membersUnchangedSince } from "../member-change";
+import { memberFieldsJson, membersUnchangedSince } from "../member-change";
 import { changesPrincipal } from "../principal-refresh";
 import type { IndexedMember, PlannedRow } from "./plan";
 import {
@@ -80,15 +80,6 @@ interface ChunkPayload {
   takesSeats: boolean;
 }
 
-const memberJson = (m: NonNullable<PlannedRow["member"]>) => ({
-  id: m.id,
-  email: m.email,
-  name: m.name,
-  role: m.role,
-  status: m.status,
-  external_id: m.externalId,
-});
-
 async function collectChunk(target: ChunkTarget, planned: readonly PlannedRow[]): Promise<ChunkPayload> {
   const { institutionId, now } = target;
   const payload: ChunkPayload = {
@@ -114,7 +105,7 @@ async function collectChunk(target: ChunkTarget, planned: readonly PlannedRow[])
     const m = p.member;
     let due = false;
     if (m && p.outcome === "created") {
-      payload.created.push(memberJson(m));
+      payload.created.push(memberFieldsJson(m));
       for (const g of m.groups) payload.groupPairs.push([m.id, g]);
       payload.events.push(memberCreated(institutionId, m, now));
       if (m.status === "invited") payload.takesSeats = true;
@@ -123,7 +114,7 @@ async function collectChunk(target: ChunkTarget, planned: readonly PlannedRow[])
         else minting.push(mintFor(payload, institutionId, m.id, p.row.line, target.nowMs));
       }
     } else if (m && p.outcome === "updated" && p.changes) {
-      payload.updated.push(memberJson(m));
+      payload.updated.push(memberFieldsJson(m));
       if (p.changes.groups) {
         payload.regrouped.push(m.id);
         for (const g of m.groups) payload.groupPairs.push([m.id, g]);
