@@ -1,3 +1,5 @@
+import { env } from "cloudflare:test";
+
 /**
  * A D1 binding that runs `beforeWrite()` before each batch that writes outbox events, i.e. when the
  * request that uses it has read what it changes and worked out its change, just before writing it.
@@ -69,4 +71,25 @@ export function overtakenAtEveryWrite(real: D1Database, overtake: () => Promise<
     left -= 1;
     await overtake();
   });
+}
+
+/**
+ * Runs `request` with a D1 binding that holds it just before its write (`heldBeforeItsWrite`), runs
+ * `meanwhile` (another change of what it read) while it is held, then lets it write: the race made
+ * to happen every time. Answers what the request answered.
+ */
+export async function overtakenBy<T>(
+  request: (binding: D1Database) => Promise<T>,
+  meanwhile: () => Promise<unknown>,
+): Promise<T> {
+  const held = heldBeforeItsWrite(env.DB);
+  const pending = request(held.binding);
+  // A request that ends without writing is not held: it answers before `meanwhile` runs.
+  await Promise.race([held.held, pending]);
+  try {
+    await meanwhile();
+  } finally {
+    held.release();
+  }
+  return pending;
 }

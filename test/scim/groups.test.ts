@@ -1,8 +1,7 @@
-import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import oktaGroupPush from "../fixtures/scim/okta-group-push.json";
 import { callJson } from "../helpers/api";
-import { heldBeforeItsWrite } from "../helpers/held-write";
+import { overtakenBy } from "../helpers/held-write";
 import { type Fixture, play } from "./fixtures";
 import {
   ERROR_SCHEMA,
@@ -185,26 +184,20 @@ describe("SCIM Groups", () => {
     const userId = await createUser(scimToken);
     const group = await createGroup(scimToken, { displayName: "Chess" });
     expect(group.res.status).toBe(201);
-    const held = heldBeforeItsWrite(env.DB);
-    // The group's PATCH reads the member and is held before its write…
-    const adding = patchGroup(
-      scimToken,
-      group.body.id,
-      [{ op: "add", path: "members", value: [{ value: userId }] }],
-      {
-        DB: held.binding,
+    // The group's PATCH reads the member and is held before its write, while an admin sets the
+    // member's groups.
+    const add = [{ op: "add", path: "members", value: [{ value: userId }] }];
+    const added = await overtakenBy(
+      (DB) => patchGroup(scimToken, group.body.id, add, { DB }),
+      async () => {
+        const patched = await callJson(`/api/institutions/${tenant.institution.id}/members/${userId}`, {
+          method: "PATCH",
+          token: tenant.admin.token,
+          body: { groups: ["French"] },
+        });
+        expect(patched.res.status).toBe(200);
       },
     );
-    await held.held;
-    // …while an admin sets the member's groups.
-    const patched = await callJson(`/api/institutions/${tenant.institution.id}/members/${userId}`, {
-      method: "PATCH",
-      token: tenant.admin.token,
-      body: { groups: ["French"] },
-    });
-    expect(patched.res.status).toBe(200);
-    held.release();
-    const added = await adding;
     expect([200, 204], JSON.stringify(added.body)).toContain(added.res.status);
     expect(await groupsOf(tenant, userId)).toEqual(["Chess", "French"]);
     const events = (await outboxOf(tenant.institution.id, "member.updated")).filter(

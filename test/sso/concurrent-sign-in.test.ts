@@ -1,8 +1,7 @@
-import { env } from "cloudflare:test";
 import { expect, it } from "vitest";
 import { callJson } from "../helpers/api";
-import { heldBeforeItsWrite } from "../helpers/held-write";
-import { membersPath, outboxOf } from "../members/support";
+import { overtakenBy } from "../helpers/held-write";
+import { membersPath, memberUpdates } from "../members/support";
 import { codeOf, exchange, oidcTenant, person, signInThroughProvider } from "./oidc-browser";
 
 /**
@@ -23,20 +22,20 @@ it("a sign-in overtaken by a PATCH lands on the member as the PATCH left it, and
   });
   expect(invited.res.status).toBe(201);
   const path = `${membersPath(id)}/${invited.body.id}`;
-  const held = heldBeforeItsWrite(env.DB);
 
-  // The callback reads the member and is held before its write…
-  const signingIn = signInThroughProvider(tenant, who, { env: { DB: held.binding } });
-  await held.held;
-  // …while an admin renames the member and changes its groups.
-  const patched = await callJson(path, {
-    method: "PATCH",
-    token: tenant.admin.token,
-    body: { name: "Bea Second", groups: ["Chess club"] },
-  });
-  expect(patched.res.status, JSON.stringify(patched.body)).toBe(200);
-  held.release();
-  const { res } = await signingIn;
+  // The callback reads the member and is held before its write, while an admin renames the member
+  // and changes its groups.
+  const { res } = await overtakenBy(
+    (DB) => signInThroughProvider(tenant, who, { env: { DB } }),
+    async () => {
+      const patched = await callJson(path, {
+        method: "PATCH",
+        token: tenant.admin.token,
+        body: { name: "Bea Second", groups: ["Chess club"] },
+      });
+      expect(patched.res.status, JSON.stringify(patched.body)).toBe(200);
+    },
+  );
   expect(res.status, await res.clone().text()).toBe(303);
   const session = await exchange(codeOf(res));
   expect(session.body.user).toMatchObject({ id: invited.body.id, name: "Ada Lovelace" });
@@ -44,8 +43,7 @@ it("a sign-in overtaken by a PATCH lands on the member as the PATCH left it, and
   const after = (await callJson(path, { token: tenant.admin.token })).body;
   expect(after).toMatchObject({ status: "active", name: "Ada Lovelace", groups: ["Year 9"] });
   expect(after.last_active_at).not.toBeNull();
-  const events = (await outboxOf(id, "member.updated")).filter((e) => e.user_id === invited.body.id);
-  expect(events.map((e) => e.changes)).toEqual([
+  expect(await memberUpdates(id, invited.body.id)).toEqual([
     { name: { from: "Invited Ada", to: "Bea Second" }, groups: { from: [], to: ["Chess club"] } },
     {
       status: { from: "invited", to: "active" },
