@@ -1,56 +1,18 @@
-import { env } from "cloudflare:test";
 import { expect, it } from "vitest";
-import { createTenant } from "../helpers/tenants";
-import { callJson, membersPath, outboxOf } from "./support";
+import { overtakenBy } from "../helpers/held-write";
+import { createTenant, freshIp, type Tenant } from "../helpers/tenants";
+import { addMember, callJson, invitationToken, membersPath, memberUpdates, uniqueEmail } from "./support";
 
 /**
- * A D1 binding whose first batch that writes outbox events waits until `release()`: the request that
- * uses it has read the member and worked out its change, and is held just before writing it, so that
- * another request can change the member in between — the race made to happen every time.
+ * A member change that another change of the member overtakes between its read and its write (held
+ * just before its batch, `overtakenBy`): applied again to the member as the other left it, so that
+ * the `member.updated` events chain. The members API's PATCH and an invitation's acceptance here;
+ * SSO sign-ins, SCIM group changes and bulk uploads beside their own tests.
  */
-function heldBeforeItsWrite(real: D1Database) {
-  let reached!: () => void;
-  const held = new Promise<void>((resolve) => {
-    reached = resolve;
-  });
-  let release!: () => void;
-  const released = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  const writesEvents = new WeakSet<D1PreparedStatement>();
-  let holding = true;
-  const binding: Record<string, unknown> = {
-    prepare(sql: string) {
-      const statement = real.prepare(sql);
-      if (!/outbox_events/.test(sql)) return statement;
-      return new Proxy(statement, {
-        get(target, key) {
-          if (key === "bind")
-            return (...values: unknown[]) => {
-              const bound = target.bind(...values);
-              writesEvents.add(bound);
-              return bound;
-            };
-          const value = Reflect.get(target, key);
-          return typeof value === "function" ? value.bind(target) : value;
-        },
-      });
-    },
-    async batch(statements: D1PreparedStatement[]) {
-      if (holding && statements.some((statement) => writesEvents.has(statement))) {
-        holding = false;
-        reached();
-        await released;
-      }
-      return real.batch(statements);
-    },
-    exec: (sql: string) => real.exec(sql),
-    dump: () => real.dump(),
-    // Its own session (local D1 has one database): every session of the request is held alike.
-    withSession: () => binding,
-    getBookmark: () => null,
-  };
-  return { binding: binding as unknown as D1Database, held, release };
+
+/** A PATCH of `path` as the tenant's admin, with `bindings` when given. */
+function patch(tenant: Tenant, path: string, body: Record<string, unknown>, DB?: D1Database) {
+  return callJson(path, { method: "PATCH", token: tenant.admin.token, body, ...(DB ? { env: { DB } } : {}) });
 }
 
 it("two PATCHes of one member at once both land, and their member.updated events chain from and to", async () => {
@@ -58,76 +20,87 @@ it("two PATCHes of one member at once both land, and their member.updated events
   const id = tenant.institution.id;
   const path = `${membersPath(id)}/${tenant.learner.id}`;
   const before = (await callJson(path, { token: tenant.admin.token })).body;
-  const held = heldBeforeItsWrite(env.DB);
 
-  // The first PATCH reads the member and is held before its write…
-  const first = callJson(path, {
-    method: "PATCH",
-    token: tenant.admin.token,
-    body: { name: "Ana First", groups: ["french"] },
-    env: { DB: held.binding },
-  });
-  await held.held;
-  // …while the second changes the name it read, and another field.
-  const second = await callJson(path, {
-    method: "PATCH",
-    token: tenant.admin.token,
-    body: { name: "Bea Second", external_id: "SIS-2" },
-  });
-  expect(second.res.status, JSON.stringify(second.body)).toBe(200);
-  held.release();
-  const firstDone = await first;
-  expect(firstDone.res.status, JSON.stringify(firstDone.body)).toBe(200);
+  // The first PATCH reads the member and is held before its write, while the second changes the
+  // name it read, and another field.
+  const first = await overtakenBy(
+    (DB) => patch(tenant, path, { name: "Ana First", groups: ["french"] }, DB),
+    async () => {
+      const second = await patch(tenant, path, { name: "Bea Second", external_id: "SIS-2" });
+      expect(second.res.status, JSON.stringify(second.body)).toBe(200);
+    },
+  );
+  expect(first.res.status, JSON.stringify(first.body)).toBe(200);
 
   // Both land: each field as its PATCH set it; the name both set is the one written last.
   const after = (await callJson(path, { token: tenant.admin.token })).body;
   expect(after).toMatchObject({ name: "Ana First", groups: ["french"], external_id: "SIS-2" });
-  expect(firstDone.body).toEqual(after);
+  expect(first.body).toEqual(after);
 
   // The events chain: the first PATCH's `from` is what the second left, not what it had read.
-  const events = (await outboxOf(id, "member.updated")).filter((e) => e.user_id === tenant.learner.id);
-  expect(events).toHaveLength(2);
-  expect(events).toContainEqual(
-    expect.objectContaining({
-      changes: {
-        name: { from: before.name, to: "Bea Second" },
-        external_id: { from: before.external_id, to: "SIS-2" },
-      },
-    }),
-  );
-  expect(events).toContainEqual(
-    expect.objectContaining({
-      changes: {
-        name: { from: "Bea Second", to: "Ana First" },
-        groups: { from: before.groups, to: ["french"] },
-      },
-    }),
-  );
+  expect(await memberUpdates(id, tenant.learner.id)).toEqual([
+    { name: { from: before.name, to: "Bea Second" }, external_id: { from: before.external_id, to: "SIS-2" } },
+    { name: { from: "Bea Second", to: "Ana First" }, groups: { from: before.groups, to: ["french"] } },
+  ]);
 });
 
 it("a PATCH overtaken by a change of what it changes applies to the member as that left it", async () => {
   const tenant = await createTenant();
   const id = tenant.institution.id;
   const path = `${membersPath(id)}/${tenant.instructor.id}`;
-  const held = heldBeforeItsWrite(env.DB);
   // Both ask for the same role: the first, overtaken, finds nothing left to change and emits nothing.
-  const first = callJson(path, {
-    method: "PATCH",
-    token: tenant.admin.token,
-    body: { role: "learner" },
-    env: { DB: held.binding },
+  const first = await overtakenBy(
+    (DB) => patch(tenant, path, { role: "learner" }, DB),
+    async () => expect((await patch(tenant, path, { role: "learner" })).res.status).toBe(200),
+  );
+  expect(first.res.status, JSON.stringify(first.body)).toBe(200);
+  expect(first.body.role).toBe("learner");
+  expect(await memberUpdates(id, tenant.instructor.id)).toEqual([
+    { role: { from: "instructor", to: "learner" } },
+  ]);
+});
+
+/**
+ * An invited member's acceptance of its invitation, overtaken by the admin's PATCH `meanwhile`:
+ * the acceptance's answer, and the member's `member.updated` events.
+ */
+async function acceptanceOvertakenBy(meanwhile: Record<string, unknown>) {
+  const tenant = await createTenant();
+  const created = await addMember(tenant.admin.token, tenant.institution.id, {
+    email: uniqueEmail("inv"),
+    name: "Ivy Invited",
   });
-  await held.held;
-  const second = await callJson(path, {
-    method: "PATCH",
-    token: tenant.admin.token,
-    body: { role: "learner" },
-  });
-  expect(second.res.status).toBe(200);
-  held.release();
-  const firstDone = await first;
-  expect(firstDone.res.status, JSON.stringify(firstDone.body)).toBe(200);
-  expect(firstDone.body.role).toBe("learner");
-  const events = (await outboxOf(id, "member.updated")).filter((e) => e.user_id === tenant.instructor.id);
-  expect(events.map((e) => e.changes)).toEqual([{ role: { from: "instructor", to: "learner" } }]);
+  expect(created.res.status).toBe(201);
+  const memberId = created.body.id as string;
+  const path = `${membersPath(tenant.institution.id)}/${memberId}`;
+  const accepted = await overtakenBy(
+    (DB) =>
+      callJson("/api/auth/accept-invitation", {
+        body: { token: invitationToken(created.body.invitation_url), password: "a long passphrase 2026" },
+        headers: { "CF-Connecting-IP": freshIp() },
+        env: { DB },
+      }),
+    async () => expect((await patch(tenant, path, meanwhile)).res.status).toBe(200),
+  );
+  const member = (await callJson(path, { token: tenant.admin.token })).body;
+  return { accepted, member, changes: await memberUpdates(tenant.institution.id, memberId) };
+}
+
+it("an invitation's acceptance overtaken by a rename lands on the member as the rename left it", async () => {
+  const { accepted, member, changes } = await acceptanceOvertakenBy({ name: "Ivy Renamed" });
+  expect(accepted.res.status, JSON.stringify(accepted.body)).toBe(200);
+  expect(accepted.body.user).toMatchObject({ id: member.id, name: "Ivy Renamed" });
+  expect(member.status).toBe("active");
+  expect(changes).toEqual([
+    { name: { from: "Ivy Invited", to: "Ivy Renamed" } },
+    { status: { from: "invited", to: "active" } },
+  ]);
+});
+
+it("an invitation's acceptance overtaken by a suspension is refused, and says nothing changed", async () => {
+  const { accepted, member, changes } = await acceptanceOvertakenBy({ status: "suspended" });
+  expect(accepted.res.status, JSON.stringify(accepted.body)).toBe(400);
+  expect(accepted.body.code).toBe("invalid_invitation");
+  expect(member.status).toBe("suspended");
+  expect(changes).toEqual([{ status: { from: "invited", to: "suspended" } }]);
 });

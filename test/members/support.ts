@@ -91,6 +91,12 @@ export async function outboxOf(institutionId: string, type: string): Promise<any
   return rows.map((r) => (typeof r.payload === "string" ? JSON.parse(r.payload) : r.payload));
 }
 
+/** The `changes` of a member's `member.updated` events, in order. */
+export async function memberUpdates(institutionId: string, userId: string): Promise<unknown[]> {
+  const events = await outboxOf(institutionId, "member.updated");
+  return events.filter((e) => e.user_id === userId).map((e) => e.changes);
+}
+
 export async function setSeats(tenant: Tenant, seats: number | null): Promise<void> {
   await db().update(institutions).set({ seats }).where(eq(institutions.id, tenant.institution.id)).run();
 }

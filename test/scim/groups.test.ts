@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import oktaGroupPush from "../fixtures/scim/okta-group-push.json";
 import { callJson } from "../helpers/api";
+import { overtakenBy } from "../helpers/held-write";
 import { type Fixture, play } from "./fixtures";
 import {
   ERROR_SCHEMA,
@@ -26,8 +27,13 @@ async function createGroup(token: string, body: Record<string, unknown>) {
   return scim("/Groups", { token, body: { schemas: [GROUP_SCHEMA], ...body } });
 }
 
-function patchGroup(token: string, id: string, Operations: unknown[]) {
-  return scim(`/Groups/${id}`, { token, method: "PATCH", body: { schemas: [PATCH_OP], Operations } });
+function patchGroup(token: string, id: string, Operations: unknown[], bindings?: Partial<Cloudflare.Env>) {
+  return scim(`/Groups/${id}`, {
+    token,
+    method: "PATCH",
+    body: { schemas: [PATCH_OP], Operations },
+    ...(bindings ? { env: bindings } : {}),
+  });
 }
 
 async function groupsOf(tenant: { institution: { id: string }; admin: { token: string } }, userId: string) {
@@ -171,5 +177,35 @@ describe("SCIM Groups", () => {
     expect((await scim(`/Groups/${group.id}`, { token: other.scimToken })).res.status).toBe(404);
     const listed = await scim("/Groups", { token: other.scimToken });
     expect(listed.body.totalResults).toBe(0);
+  });
+
+  it("a membership change overtaken by another change of the member applies to the member as that left it", async () => {
+    const { tenant, scimToken } = await scimTenant();
+    const userId = await createUser(scimToken);
+    const group = await createGroup(scimToken, { displayName: "Chess" });
+    expect(group.res.status).toBe(201);
+    // The group's PATCH reads the member and is held before its write, while an admin sets the
+    // member's groups.
+    const add = [{ op: "add", path: "members", value: [{ value: userId }] }];
+    const added = await overtakenBy(
+      (DB) => patchGroup(scimToken, group.body.id, add, { DB }),
+      async () => {
+        const patched = await callJson(`/api/institutions/${tenant.institution.id}/members/${userId}`, {
+          method: "PATCH",
+          token: tenant.admin.token,
+          body: { groups: ["French"] },
+        });
+        expect(patched.res.status).toBe(200);
+      },
+    );
+    expect([200, 204], JSON.stringify(added.body)).toContain(added.res.status);
+    expect(await groupsOf(tenant, userId)).toEqual(["Chess", "French"]);
+    const events = (await outboxOf(tenant.institution.id, "member.updated")).filter(
+      (e) => e.user_id === userId,
+    );
+    expect(events.map((e) => e.changes)).toEqual([
+      { groups: { from: [], to: ["French"] } },
+      { groups: { from: ["French"], to: ["Chess", "French"] } },
+    ]);
   });
 });

@@ -31,7 +31,14 @@ let ipSequence = 0;
 /** One SCIM request as an identity provider makes it: `application/scim+json`, the SCIM token. */
 export async function scim(
   path: string,
-  options: { token: string; method?: string; body?: unknown; headers?: Record<string, string> },
+  options: {
+    token: string;
+    method?: string;
+    body?: unknown;
+    headers?: Record<string, string>;
+    /** Bindings the request runs with (e.g. a D1 that holds its write). */
+    env?: Partial<Cloudflare.Env>;
+  },
 ): Promise<{ res: Response; body: any }> {
   ipSequence += 1;
   const res = await call(`/scim/v2${path}`, {
@@ -43,6 +50,7 @@ export async function scim(
       "CF-Connecting-IP": `203.0.113.${(ipSequence % 250) + 1}`,
       ...options.headers,
     },
+    ...(options.env ? { env: options.env } : {}),
   });
   const text = await res.text();
   return { res, body: text ? JSON.parse(text) : undefined };

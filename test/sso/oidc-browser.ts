@@ -73,7 +73,12 @@ export async function follow(url: string, jar: Jar): Promise<Response> {
 export async function signInThroughProvider(
   tenant: OidcTenant,
   who: { sub: string; email: string },
-  options: { beforeCallback?: (callbackUrl: URL) => Promise<void> | void; cookie?: string | null } = {},
+  options: {
+    beforeCallback?: (callbackUrl: URL) => Promise<void> | void;
+    cookie?: string | null;
+    /** Bindings the callback runs with (e.g. a D1 that holds its write). */
+    env?: Partial<Cloudflare.Env>;
+  } = {},
 ) {
   const begin = await callJson(`/api/auth/sso?email=${encodeURIComponent(who.email)}`, {
     headers: { Accept: "application/json", "CF-Connecting-IP": freshIp() },
@@ -101,6 +106,7 @@ export async function signInThroughProvider(
   const cookie = options.cookie === undefined ? stateCookie : options.cookie;
   const res = await call(`${next.pathname}${next.search}`, {
     headers: { "CF-Connecting-IP": freshIp(), ...(cookie ? { Cookie: cookie } : {}) },
+    ...(options.env ? { env: options.env } : {}),
   });
   return { res, callbackUrl: next, stateCookie };
 }

@@ -117,6 +117,9 @@ export function registerAcceptInvitation(app: Hono<AppEnv>) {
     } catch (error) {
       if (error instanceof ApiError && error.code === "invalid_invitation")
         return render(c, "", [error.message], 400);
+      // The member kept changing meanwhile: the invitation is still open, the form may be sent again.
+      if (error instanceof ApiError && error.code === "conflict")
+        return render(c, token, [error.message], 409);
       throw error;
     }
     if (!roleMayUseDashboard(user.role)) return html(c, <DonePage nonce={c.var.nonce} />);

@@ -1,6 +1,6 @@
 import { and, eq, inArray } from "drizzle-orm";
 import { memberGroups, users } from "../../db/schema";
-import { chunk, rowsPerStatement } from "../../platform/batch";
+import { chunk, isBatchGuardFailure, rowsPerStatement } from "../../platform/batch";
 import type { Database } from "../../platform/db";
 import { ApiError } from "../../platform/errors";
 import type { OutboxRow } from "../../platform/events";
@@ -8,6 +8,12 @@ import { nowIso } from "../../platform/ids";
 import { commit, type Writable } from "../../platform/service/commit";
 import type { ServiceContext } from "../../platform/service/context";
 import { memberUpdated, normaliseGroups, sameGroups } from "./events";
+import {
+  MemberChangedMeanwhile,
+  membersUnchangedSince,
+  reapplyWhileMemberChanges,
+  sameMember,
+} from "./member-change";
 import type { MemberRow } from "./present";
 import { memberColumns, toMemberRow } from "./queries";
 
@@ -53,25 +59,53 @@ export async function groupMemberIds(db: Database, institutionId: string, groupN
   return rows.map((r) => r.userId);
 }
 
+interface GroupMembersChange {
+  institutionId: string;
+  groupName: string;
+  add?: readonly string[];
+  remove?: readonly string[];
+  /** Every member of the group is taken out (the group itself is deleted). */
+  dissolve?: boolean;
+  renameTo?: string;
+  extra?: Writable[];
+}
+
 /**
  * Changes who is in group `groupName` (and, with `renameTo`, its name; with `dissolve`, takes every
  * member out): one batch, a `member.updated` event with the groups' change for each member whose
  * groups changed. Adding a member already in the group, or removing one who is not, changes nothing.
- * `extra` (the caller's own group row) rides in the same batch.
+ * `extra` (the caller's own group row) rides in the same batch. Written only while the members whose
+ * groups change are as read (member-change.ts): when another change of one of them landed in
+ * between, the group and its members are read again and the change re-applied, so that each event's
+ * `from` is what the member was; `409 conflict` after four lost races.
  */
-export async function changeGroupMembers(
-  ctx: ServiceContext,
-  input: {
-    institutionId: string;
-    groupName: string;
-    add?: readonly string[];
-    remove?: readonly string[];
-    /** Every member of the group is taken out (the group itself is deleted). */
-    dissolve?: boolean;
-    renameTo?: string;
-    extra?: Writable[];
-  },
-): Promise<void> {
+export async function changeGroupMembers(ctx: ServiceContext, input: GroupMembersChange): Promise<void> {
+  await reapplyWhileMemberChanges(
+    () => changeGroupMembersAsRead(ctx, input),
+    () => {
+      throw new ApiError(
+        "conflict",
+        "The group's members kept changing while this change was applied; send it again.",
+      );
+    },
+  );
+}
+
+/** Whether any of `members` is no longer as read (changed, or no longer a member). */
+async function anyChangedSince(db: Database, institutionId: string, members: readonly MemberRow[]) {
+  const again = await directoryMembers(
+    db,
+    institutionId,
+    members.map((m) => m.id),
+  );
+  const now = new Map(again.map((m) => [m.id, m]));
+  return members.some((m) => {
+    const read = now.get(m.id);
+    return !read || !sameMember(read, m);
+  });
+}
+
+async function changeGroupMembersAsRead(ctx: ServiceContext, input: GroupMembersChange): Promise<void> {
   const { db } = ctx;
   const { institutionId, groupName } = input;
   const inGroup = new Set(await groupMemberIds(db, institutionId, groupName));
@@ -86,12 +120,14 @@ export async function changeGroupMembers(
 
   const now = nowIso(ctx.now());
   const events: OutboxRow[] = [];
+  const changing: MemberRow[] = [];
   for (const member of affected) {
     let groups = member.groups.filter((g) => g !== groupName);
     if (adding.has(member.id) || renaming.includes(member.id)) groups = [...groups, target];
     const to = normaliseGroups(groups);
-    if (!sameGroups(to, member.groups))
-      events.push(memberUpdated(institutionId, member.id, { groups: { from: member.groups, to } }, now));
+    if (sameGroups(to, member.groups)) continue;
+    changing.push(member);
+    events.push(memberUpdated(institutionId, member.id, { groups: { from: member.groups, to } }, now));
   }
   const statements: Writable[] = [];
   for (const part of chunk([...removing, ...renaming], 90)) {
@@ -110,5 +146,14 @@ export async function changeGroupMembers(
   statements.push(...groupInserts(db, institutionId, [target], [...adding, ...renaming]));
   statements.push(...(input.extra ?? []));
   if (statements.length === 0) return;
-  await commit(ctx, { statements, events });
+  try {
+    await commit(ctx, {
+      statements: [...membersUnchangedSince(db, institutionId, changing), ...statements],
+      events,
+    });
+  } catch (error) {
+    if (isBatchGuardFailure(error) && (await anyChangedSince(db, institutionId, changing)))
+      throw new MemberChangedMeanwhile();
+    throw error;
+  }
 }

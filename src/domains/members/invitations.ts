@@ -1,15 +1,15 @@
 import { and, eq, gt, isNull, sql } from "drizzle-orm";
 import { invitations, users } from "../../db/schema";
-import { batchGuard, isBatchGuardFailure } from "../../platform/batch";
+import { batchGuard } from "../../platform/batch";
 import { randomBytes, sha256Hex, toBase64Url } from "../../platform/crypto/encoding";
 import { hashPassword } from "../../platform/crypto/passwords";
 import type { Database } from "../../platform/db";
 import { ApiError } from "../../platform/errors";
 import { nowIso } from "../../platform/ids";
-import { commit } from "../../platform/service/commit";
 import type { ServiceContext } from "../../platform/service/context";
 import { enterInstitutionToWrite } from "../../platform/service/directory";
-import { memberUpdated } from "./events";
+import { reapplyWhileMemberChanges, writeMemberChange } from "./member-change";
+import { memberColumns, toMemberRow } from "./queries";
 
 export const INVITATION_TTL_MS = 7 * 86_400_000;
 /**
@@ -72,19 +72,10 @@ export function upsertInvitation(
 
 const INVALID = "The invitation is unknown, already used or expired; ask your administrator for a new one.";
 
-/**
- * Sets the invited member's password and activates them, once: the invitation's `accepted_at` is
- * written in the same batch, under a guard that it was still open, so two concurrent accepts
- * cannot both succeed. Returns the user, for the caller to open a session.
- */
-export async function acceptInvitation(ctx: ServiceContext, input: { token: string; password: string }) {
-  const institutionId = institutionOfToken(input.token);
-  if (institutionId) await enterInstitutionToWrite(ctx, institutionId);
-  const { db } = ctx;
-  const tokenHash = await sha256Hex(input.token);
-  const now = nowIso(ctx.now());
+/** The open invitation of `tokenHash` and its member, as a member change compares it. */
+async function openInvitation(db: Database, tokenHash: string, now: string) {
   const found = await db
-    .select({ invitation: invitations, user: users })
+    .select({ invitation: invitations, user: users, member: memberColumns })
     .from(invitations)
     .innerJoin(users, eq(users.id, invitations.userId))
     .where(eq(invitations.tokenHash, tokenHash))
@@ -98,34 +89,54 @@ export async function acceptInvitation(ctx: ServiceContext, input: { token: stri
   ) {
     throw new ApiError("invalid_invitation", INVALID);
   }
-  const { user } = found;
+  const { invitation, user, member } = found;
+  return { institutionId: invitation.institutionId, user, current: toMemberRow(member) };
+}
+
+/**
+ * Sets the invited member's password and activates them, once: the invitation's `accepted_at` is
+ * written in the same batch, under a guard that it was still open, so two concurrent accepts
+ * cannot both succeed. Written by member-change.ts, only while the member is as read (re-read and
+ * re-applied when another change overtook it, `409 conflict` after four lost races), so that its
+ * `member.updated` says what the member was. Returns the user, for the caller to open a session.
+ */
+export async function acceptInvitation(ctx: ServiceContext, input: { token: string; password: string }) {
+  const institutionOfIt = institutionOfToken(input.token);
+  if (institutionOfIt) await enterInstitutionToWrite(ctx, institutionOfIt);
+  const { db } = ctx;
+  const tokenHash = await sha256Hex(input.token);
+  const now = nowIso(ctx.now());
+  // Refused before the (slow) hashing when the token is no good.
+  let read: Awaited<ReturnType<typeof openInvitation>> | undefined = await openInvitation(db, tokenHash, now);
   const passwordHash = await hashPassword(input.password);
-  const event = memberUpdated(
-    user.institutionId,
-    user.id,
-    { status: { from: "invited", to: "active" } },
-    now,
-  );
   const open = and(
     eq(invitations.tokenHash, tokenHash),
     isNull(invitations.acceptedAt),
     gt(invitations.expiresAt, now),
   );
-  try {
-    await commit(ctx, {
-      statements: [
-        batchGuard(db, sql`EXISTS (SELECT 1 FROM ${invitations} WHERE ${open})`),
-        db.update(invitations).set({ acceptedAt: now }).where(open),
-        db
-          .update(users)
-          .set({ passwordHash, status: "active", updatedAt: now, lastActiveAt: now })
-          .where(and(eq(users.id, user.id), eq(users.status, "invited"))),
-      ],
-      events: [event],
-    });
-  } catch (error) {
-    if (isBatchGuardFailure(error)) throw new ApiError("invalid_invitation", INVALID);
-    throw error;
-  }
-  return { ...user, passwordHash, status: "active" as const, updatedAt: now, lastActiveAt: now };
+  const stillOpen = sql`EXISTS (SELECT 1 FROM ${invitations} WHERE ${open})`;
+  return reapplyWhileMemberChanges(
+    async () => {
+      const { institutionId, user, current } = read ?? (await openInvitation(db, tokenHash, now));
+      read = undefined;
+      const row = await writeMemberChange(ctx, {
+        institutionId,
+        current,
+        changes: { status: { from: "invited", to: "active" } },
+        alsoSet: { passwordHash, lastActiveAt: now },
+        guards: [batchGuard(db, stillOpen)],
+        extra: [db.update(invitations).set({ acceptedAt: now }).where(open)],
+        // Accepted (or expired) meanwhile: read again, which refuses it.
+        stale: async () => !(await db.select({ ok: sql<number>`1` }).from(invitations).where(open).get()),
+      });
+      const { email, name, role, status, externalId, updatedAt, lastActiveAt } = row;
+      return { ...user, passwordHash, email, name, role, status, externalId, updatedAt, lastActiveAt };
+    },
+    () => {
+      throw new ApiError(
+        "conflict",
+        "The member kept changing while the invitation was accepted; send the acceptance again.",
+      );
+    },
+  );
 }

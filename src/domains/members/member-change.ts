@@ -1,6 +1,6 @@
 import { and, eq, sql } from "drizzle-orm";
 import { invitations, type MemberStatus, memberGroups, type Role, users } from "../../db/schema";
-import { batchGuard, isBatchGuardFailure } from "../../platform/batch";
+import { batchGuard, isBatchGuardFailure, jsonArrays } from "../../platform/batch";
 import type { Database } from "../../platform/db";
 import { ApiError } from "../../platform/errors";
 import { nowIso } from "../../platform/ids";
@@ -11,7 +11,7 @@ import { groupInserts } from "./directory-groups";
 import { type MemberChanges, memberRemoved, memberUpdated, sameGroups } from "./events";
 import type { MemberRow } from "./present";
 import { settleMemberChange } from "./principal-refresh";
-import { anotherActiveAdmin, findMember, memberColumns, seatsAllow } from "./queries";
+import { anotherActiveAdmin, findMember, seatsAllow } from "./queries";
 import { lastAdminError, seatError, takesAdminAway, uniqueConflict } from "./rules";
 import { pushRevocations, revokeTokensOf } from "./token-revocation";
 
@@ -23,13 +23,15 @@ export class MemberChangedMeanwhile extends Error {
 }
 
 /** How many times a change is read and applied in all, while other requests keep changing the member. */
-const ATTEMPTS = 4;
+export const ATTEMPTS = 4;
 
 /**
  * Runs `attempt` (read the member, work out the change, `writeMemberChange` it) again while it lost
- * a race (`MemberChangedMeanwhile`), at most ATTEMPTS times in all; then answers `exhausted()`. The
- * members API's PATCH, SCIM's User changes and LTI launches read, compute and write through this, so
- * that each of their `member.updated` events' `from` is what the member really was.
+ * a race (`MemberChangedMeanwhile`), at most ATTEMPTS times in all; then answers `exhausted()`. Every
+ * door that changes members reads, computes and writes through this (the members API's PATCH, SCIM's
+ * User and Group changes, LTI launches, SSO sign-ins, invitations' acceptance; a bulk upload counts
+ * its rows' lost races itself, bulk/runner.ts), so that each `member.updated` event's `from` is what
+ * the member really was.
  */
 export async function reapplyWhileMemberChanges<T>(
   attempt: () => Promise<T>,
@@ -45,22 +47,51 @@ export async function reapplyWhileMemberChanges<T>(
   return exhausted();
 }
 
-/** Holds while the member is exactly as it was read (every field a change compares). */
-function unchangedSince(db: Database, institutionId: string, current: MemberRow) {
-  return batchGuard(
-    db,
-    sql`EXISTS (SELECT 1 FROM ${users} WHERE ${and(
-      eq(users.id, current.id),
-      eq(users.institutionId, institutionId),
-      eq(users.email, current.email),
-      eq(users.name, current.name),
-      eq(users.status, current.status),
-      eq(users.role, current.role),
-    )} AND ${users.externalId} IS ${current.externalId} AND ${memberColumns.groupsJson} = ${JSON.stringify(current.groups)})`,
+/** What a member change compares: the member's fields as read, and its groups. */
+export type MemberFacts = Pick<
+  MemberRow,
+  "id" | "email" | "name" | "role" | "status" | "externalId" | "groups"
+>;
+
+/** A member's own fields as the members' JSON-array statements bind them (the guard's, bulk/sql.ts's). */
+export function memberFieldsJson(m: Omit<MemberFacts, "groups">) {
+  return {
+    id: m.id,
+    email: m.email,
+    name: m.name,
+    role: m.role,
+    status: m.status,
+    external_id: m.externalId,
+  };
+}
+
+/**
+ * Statements that fail the batch unless each of `members` is exactly as it was read (every field a
+ * change compares, its groups in any order), one per JSON array of members: the guard of every door
+ * that writes members as it read them — one member here, a group's members (directory-groups.ts), a
+ * bulk upload's chunk (bulk/apply.ts).
+ */
+export function membersUnchangedSince(
+  db: Database,
+  institutionId: string,
+  members: readonly MemberFacts[],
+): Writable[] {
+  const facts = members.map((m) => ({ ...memberFieldsJson(m), groups: m.groups }));
+  return jsonArrays(facts).map((json) =>
+    batchGuard(
+      db,
+      sql`NOT EXISTS (SELECT 1 FROM json_each(${json}) AS m WHERE NOT EXISTS (SELECT 1 FROM users AS u
+        WHERE u.id = m.value->>'id' AND u.institution_id = ${institutionId} AND u.email = m.value->>'email'
+          AND u.name = m.value->>'name' AND u.role = m.value->>'role' AND u.status = m.value->>'status'
+          AND u.external_id IS m.value->>'external_id'
+          AND (SELECT json_group_array(group_name) FROM (SELECT group_name FROM member_groups AS g WHERE g.user_id = u.id ORDER BY 1))
+            = (SELECT json_group_array(value) FROM (SELECT value FROM json_each(m.value->'groups') ORDER BY 1))))`,
+    ),
   );
 }
 
-function sameMember(a: MemberRow, b: MemberRow): boolean {
+/** Whether two reads of a member agree on every field a change compares. */
+export function sameMember(a: MemberFacts, b: MemberFacts): boolean {
   return (
     a.email === b.email &&
     a.name === b.name &&
@@ -74,7 +105,8 @@ function sameMember(a: MemberRow, b: MemberRow): boolean {
 /**
  * Writes one member's `changes` (as compared with `current`, the member as read), whichever door
  * they came through: the members API's PATCH (service.ts), a directory's SCIM PUT or PATCH
- * (directory-change.ts) or an LTI launch (lti/launch/provision-user.ts). One batch, made only while
+ * (directory-change.ts), an LTI launch (lti/launch/provision-user.ts), an SSO sign-in
+ * (provision.ts) or an invitation's acceptance (invitations.ts). One batch, made only while
  * the member is still exactly `current` (else `MemberChangedMeanwhile`: the caller reads again and
  * re-applies, `reapplyWhileMemberChanges`): the caller's `guards`, the rules' guards (the last active
  * admin is not demoted or suspended, `last_admin`; a reactivation needs a free seat), the member's
@@ -89,6 +121,12 @@ export async function writeMemberChange(
     institutionId: string;
     current: MemberRow;
     changes: MemberChanges;
+    /**
+     * Columns of the member's row written with the change but no part of it: no event reports them
+     * and the guard does not compare them (a sign-in's `lastActiveAt`, an accepted invitation's
+     * password).
+     */
+    alsoSet?: Partial<Pick<typeof users.$inferInsert, "lastActiveAt" | "passwordHash">>;
     guards?: Writable[];
     extra?: Writable[];
     stale?: () => Promise<boolean>;
@@ -97,18 +135,23 @@ export async function writeMemberChange(
   const { db } = ctx;
   const { institutionId, current, changes } = input;
   const extra = input.extra ?? [];
+  const alsoSet = input.alsoSet ?? {};
   const changed = Object.keys(changes).length > 0;
-  if (!changed && extra.length === 0) return current;
+  const setsColumns = changed || Object.keys(alsoSet).length > 0;
+  if (!setsColumns && extra.length === 0) return current;
 
   const now = nowIso(ctx.now());
   const role = (changes.role?.to as Role | undefined) ?? current.role;
   const status = (changes.status?.to as MemberStatus | undefined) ?? current.status;
-  const statements: Writable[] = [unchangedSince(db, institutionId, current), ...(input.guards ?? [])];
+  const statements: Writable[] = [
+    ...membersUnchangedSince(db, institutionId, [current]),
+    ...(input.guards ?? []),
+  ];
   const adminGoes = takesAdminAway(current, role, status);
   if (adminGoes) statements.push(batchGuard(db, anotherActiveAdmin(institutionId, current.id)));
   const reactivates = current.status === "suspended" && status === "active";
   if (reactivates) statements.push(batchGuard(db, seatsAllow(institutionId, 1)));
-  if (changed) {
+  if (setsColumns) {
     statements.push(
       db
         .update(users)
@@ -118,7 +161,8 @@ export async function writeMemberChange(
           ...(changes.role ? { role } : {}),
           ...(changes.status ? { status } : {}),
           ...(changes.external_id ? { externalId: changes.external_id.to as string | null } : {}),
-          updatedAt: now,
+          ...(changed ? { updatedAt: now } : {}),
+          ...alsoSet,
         })
         .where(and(eq(users.id, current.id), eq(users.institutionId, institutionId))),
     );
@@ -139,8 +183,9 @@ export async function writeMemberChange(
   } catch (error) {
     if (isBatchGuardFailure(error)) {
       const again = await findMember(db, institutionId, current.id);
-      if (!again) throw new ApiError("not_found", `No member ${current.id}.`);
-      if (!sameMember(again, current) || (await input.stale?.())) throw new MemberChangedMeanwhile();
+      // Gone (removed meanwhile) is a change too: the caller's read again answers it in its own terms.
+      if (!again || !sameMember(again, current) || (await input.stale?.()))
+        throw new MemberChangedMeanwhile();
       throw reactivates && !adminGoes ? seatError() : lastAdminError(reactivates);
     }
     throw uniqueConflict(error) ?? error;

@@ -1,14 +1,15 @@
-import { and, eq } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { memberGroups, type Role, users } from "../../db/schema";
 import { batchGuard, isBatchGuardFailure } from "../../platform/batch";
+import { ApiError } from "../../platform/errors";
 import { newId, nowIso } from "../../platform/ids";
 import { commit, type Writable } from "../../platform/service/commit";
 import type { ServiceContext } from "../../platform/service/context";
 import { emailClaims } from "../../platform/service/directory";
-import { type MemberChanges, memberCreated, memberUpdated, normaliseGroups, sameGroups } from "./events";
+import { type MemberChanges, memberCreated, normaliseGroups, sameGroups } from "./events";
+import { reapplyWhileMemberChanges, writeMemberChange } from "./member-change";
 import type { MemberRow } from "./present";
-import { settleMemberChange } from "./principal-refresh";
-import { anotherActiveAdmin, findMember, seatsAllow } from "./queries";
+import { findMember, seatsAllow } from "./queries";
 
 /**
  * Members as an identity provider makes them (SSO sign-in; SCIM may use the same): no principal asks,
@@ -115,21 +116,56 @@ export async function provisionMember(
   return user;
 }
 
+/** Whom an IdP may sign in: a member of this institution who is not suspended. */
+function refuseUnlessMaySignIn(current: MemberRow | null): asserts current is MemberRow {
+  if (!current)
+    throw new MemberProvisionRefused(
+      "member_of_other_institution",
+      "This e-mail address belongs to an account outside this institution; it cannot sign in through this institution's identity provider.",
+    );
+  if (current.status === "suspended")
+    throw new MemberProvisionRefused(
+      "member_suspended",
+      "This member is suspended in Lingua; an institution admin can reactivate them.",
+    );
+}
+
+/**
+ * What a sign-in changes of the member: invited becomes active; the mapped name, role and groups.
+ * An admin appointed by people stays one unless the mapping may grant (and so take) the role.
+ */
+function signInChanges(current: MemberRow, person: IdpPerson, mayGrantAdmin: boolean): MemberChanges {
+  const changes: MemberChanges = {};
+  if (current.status === "invited") changes.status = { from: "invited", to: "active" };
+  if (person.name !== null && person.name !== current.name)
+    changes.name = { from: current.name, to: person.name };
+  const keepsAdmin = current.role === "institution_admin" && !mayGrantAdmin;
+  if (person.role !== null && person.role !== current.role && !keepsAdmin)
+    changes.role = { from: current.role, to: person.role };
+  const groups = person.groups === null ? null : normaliseGroups(person.groups);
+  if (groups && !sameGroups(groups, current.groups)) changes.groups = { from: current.groups, to: groups };
+  return changes;
+}
+
 /**
  * Signs an existing member in through the IdP: suspended is refused; invited becomes active; the
- * mapped name, role and groups are applied (`member.updated` with what changed). A role change that
- * would leave the institution without an active admin is not made (the sign-in goes on with the
- * member's role as it was). `alongside` rides in the same batch. `current`: the member as
- * `findMember` reads it, when the caller read it already (in its own round trip). Answers the member
- * as written.
+ * mapped name, role and groups are applied (`member.updated` with what changed) and the sign-in's
+ * time noted, by member-change.ts: written only while the member is as read, read again and
+ * re-applied when another change overtook it (`409 conflict` after four lost races: the person
+ * signs in again). A role change that would leave the institution without an active admin is not
+ * made (the sign-in goes on with the member's role as it was). `alongside` rides in the same batch.
+ * `current`: the member as `findMember` reads it, when the caller read it already (in its own round
+ * trip). Answers the member as written.
  */
 export async function signInMember(
   ctx: ServiceContext,
   input: {
     institutionId: string;
     member: UserRow;
-    current?: MemberRow | null;
+    current?: MemberRow;
     person: IdpPerson;
+    /** The connection's mapping may grant (and so take away) `institution_admin`. */
+    mayGrantAdmin: boolean;
     alongside: Writable[];
   },
 ): Promise<UserRow> {
@@ -139,74 +175,37 @@ export async function signInMember(
       "member_of_other_institution",
       "This e-mail address belongs to an account outside this institution; it cannot sign in through this institution's identity provider.",
     );
-  if (member.status === "suspended")
-    throw new MemberProvisionRefused(
-      "member_suspended",
-      "This member is suspended in Lingua; an institution admin can reactivate them.",
-    );
-  const { db } = ctx;
-  const current =
-    input.current !== undefined ? input.current : await findMember(db, institutionId, member.id);
-  const changes: MemberChanges = {};
-  if (member.status === "invited") changes.status = { from: "invited", to: "active" };
-  if (person.name !== null && person.name !== member.name)
-    changes.name = { from: member.name, to: person.name };
-  if (person.role !== null && person.role !== member.role)
-    changes.role = { from: member.role, to: person.role };
-  const groups = person.groups === null ? null : normaliseGroups(person.groups);
-  if (groups && current && !sameGroups(groups, current.groups))
-    changes.groups = { from: current.groups, to: groups };
-
   const now = nowIso(ctx.now());
-  let written: MemberChanges = {};
-  const attempt = async (withRole: boolean) => {
-    const applied = { ...changes };
-    written = applied;
-    if (!withRole) delete applied.role;
-    const statements: Writable[] = [];
-    const demotesAdmin =
-      withRole && applied.role && member.role === "institution_admin" && member.status === "active";
-    if (demotesAdmin) statements.push(batchGuard(db, anotherActiveAdmin(institutionId, member.id)));
-    statements.push(
-      db
-        .update(users)
-        .set({
-          ...(applied.status ? { status: "active" as const } : {}),
-          ...(applied.name ? { name: person.name as string } : {}),
-          ...(applied.role ? { role: person.role as Role } : {}),
-          ...(Object.keys(applied).length > 0 ? { updatedAt: now } : {}),
-          lastActiveAt: now,
-        })
-        .where(and(eq(users.id, member.id), eq(users.institutionId, institutionId))),
-    );
-    if (applied.groups && groups) {
-      statements.push(db.delete(memberGroups).where(eq(memberGroups.userId, member.id)));
-      if (groups.length > 0)
-        statements.push(
-          db
-            .insert(memberGroups)
-            .values(groups.map((groupName) => ({ institutionId, userId: member.id, groupName }))),
-        );
-    }
-    statements.push(...input.alongside);
-    const events =
-      Object.keys(applied).length > 0 ? [memberUpdated(institutionId, member.id, applied, now)] : [];
-    await commit(ctx, { statements, events });
-  };
-  try {
-    await attempt(true);
-  } catch (error) {
-    if (!isBatchGuardFailure(error)) throw error;
-    await attempt(false);
-  }
-  // The member's other sessions and tokens re-read what changed on their next request, as after PATCH.
-  await settleMemberChange(ctx, { userId: member.id, changes: written, at: now });
-  return {
-    ...member,
-    ...(written.status ? { status: "active" as const } : {}),
-    ...(written.name ? { name: person.name as string } : {}),
-    ...(written.role ? { role: person.role as Role } : {}),
-    ...(Object.keys(written).length > 0 ? { updatedAt: now } : {}),
-    lastActiveAt: now,
-  };
+  let read = input.current;
+  const row = await reapplyWhileMemberChanges(
+    async () => {
+      const current: MemberRow | null = read ?? (await findMember(ctx.db, institutionId, member.id));
+      read = undefined;
+      refuseUnlessMaySignIn(current);
+      const changes = signInChanges(current, person, input.mayGrantAdmin);
+      const write = (made: MemberChanges) =>
+        writeMemberChange(ctx, {
+          institutionId,
+          current,
+          changes: made,
+          alsoSet: { lastActiveAt: now },
+          extra: input.alongside,
+        });
+      try {
+        return await write(changes);
+      } catch (error) {
+        if (!(changes.role && error instanceof ApiError && error.code === "last_admin")) throw error;
+        const { role: _kept, ...rest } = changes;
+        return write(rest);
+      }
+    },
+    () => {
+      throw new ApiError(
+        "conflict",
+        "The member kept changing while this sign-in was applied; sign in again.",
+      );
+    },
+  );
+  const { email, name, role, status, externalId, updatedAt, lastActiveAt } = row;
+  return { ...member, email, name, role, status, externalId, updatedAt, lastActiveAt };
 }

@@ -236,8 +236,6 @@ export async function completeSsoSignIn<A extends readonly BatchItem<"sqlite">[]
       const found = await lookUp(attempt === 0);
       if (found) {
         const existing = found.user;
-        // An admin appointed by people stays one unless the mapping may grant (and so take) the role.
-        const keepsAdmin = existing.role === "institution_admin" && !mayGrantAdmin;
         const { signIn, statements } = alongside(existing.id, false);
         // The member as the members API sees it (with groups), read in the lookup's round trip.
         const current: MemberRow = {
@@ -256,7 +254,8 @@ export async function completeSsoSignIn<A extends readonly BatchItem<"sqlite">[]
           institutionId,
           member: existing,
           current,
-          person: keepsAdmin ? { ...idpPerson, role: null } : idpPerson,
+          person: idpPerson,
+          mayGrantAdmin,
           alongside: statements,
         });
         return { user, signIn, code };

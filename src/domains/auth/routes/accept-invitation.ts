@@ -25,6 +25,10 @@ export const acceptInvitationRoute = publicRoute(
       503: institutionMovingResponse,
       200: jsonResponse(SignInResponseSchema, "Password set; signed in."),
       400: { ...errorResponses[400], description: "`invalid_invitation`, or malformed JSON." },
+      409: {
+        ...errorResponses[409],
+        description: "`conflict`: the member kept changing while the invitation was accepted; send it again.",
+      },
     },
   },
   { countedPerIp: true },

@@ -135,7 +135,7 @@ async function relaunchedUser(
         institutionId,
         current: linked.member,
         changes: made,
-        extra: [active(member.id)],
+        alsoSet: { lastActiveAt: at },
       });
     let row: MemberRow;
     try {

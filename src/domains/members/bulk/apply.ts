@@ -7,8 +7,9 @@ import type { ServiceContext } from "../../../platform/service/context";
 import { emailClaims } from "../../../platform/service/directory";
 import { memberCreated, memberUpdated } from "../events";
 import { mintInvitation } from "../invitations";
+import { memberFieldsJson, membersUnchangedSince } from "../member-change";
 import { changesPrincipal } from "../principal-refresh";
-import type { PlannedRow } from "./plan";
+import type { IndexedMember, PlannedRow } from "./plan";
 import {
   ADVANCE,
   CHECKPOINT_GUARD,
@@ -79,15 +80,6 @@ interface ChunkPayload {
   takesSeats: boolean;
 }
 
-const memberJson = (m: NonNullable<PlannedRow["member"]>) => ({
-  id: m.id,
-  email: m.email,
-  name: m.name,
-  role: m.role,
-  status: m.status,
-  external_id: m.externalId,
-});
-
 async function collectChunk(target: ChunkTarget, planned: readonly PlannedRow[]): Promise<ChunkPayload> {
   const { institutionId, now } = target;
   const payload: ChunkPayload = {
@@ -113,7 +105,7 @@ async function collectChunk(target: ChunkTarget, planned: readonly PlannedRow[])
     const m = p.member;
     let due = false;
     if (m && p.outcome === "created") {
-      payload.created.push(memberJson(m));
+      payload.created.push(memberFieldsJson(m));
       for (const g of m.groups) payload.groupPairs.push([m.id, g]);
       payload.events.push(memberCreated(institutionId, m, now));
       if (m.status === "invited") payload.takesSeats = true;
@@ -122,7 +114,7 @@ async function collectChunk(target: ChunkTarget, planned: readonly PlannedRow[])
         else minting.push(mintFor(payload, institutionId, m.id, p.row.line, target.nowMs));
       }
     } else if (m && p.outcome === "updated" && p.changes) {
-      payload.updated.push(memberJson(m));
+      payload.updated.push(memberFieldsJson(m));
       if (p.changes.groups) {
         payload.regrouped.push(m.id);
         for (const g of m.groups) payload.groupPairs.push([m.id, g]);
@@ -179,11 +171,20 @@ function memberStatements(d1: D1Database, target: ChunkTarget, payload: ChunkPay
   return statements;
 }
 
+/** The members the chunk updates, each as it was read before the chunk's first row changed it. */
+function updatedAsRead(planned: readonly PlannedRow[]): IndexedMember[] {
+  const read = new Map<string, IndexedMember>();
+  for (const p of planned) if (p.before && !read.has(p.before.id)) read.set(p.before.id, p.before);
+  return [...read.values()];
+}
+
 /**
  * Writes one planned chunk in one D1 batch (`commit`): members, groups, invitations, revoked tokens,
  * the report rows, the checkpoint and the members' events. The first statement fails the batch when
- * the job is no longer at `fromRow`, so a chunk delivered twice (or raced) is applied once. A dry run
- * writes only the report and the checkpoint.
+ * the job is no longer at `fromRow`, so a chunk delivered twice (or raced) is applied once; the next
+ * ones when a member the chunk updates is no longer as it was read (member-change.ts), so that each
+ * `member.updated` says what the member was (the runner reads the members again and plans the chunk
+ * afresh). A dry run writes only the report and the checkpoint.
  */
 export async function applyChunk(
   ctx: ServiceContext,
@@ -203,7 +204,12 @@ export async function applyChunk(
         ),
     statements: [
       d1.prepare(CHECKPOINT_GUARD).bind(target.jobId, target.fromRow, target.leaseId),
-      ...(target.dryRun ? [] : memberStatements(d1, target, payload)),
+      ...(target.dryRun
+        ? []
+        : [
+            ...membersUnchangedSince(ctx.db, target.institutionId, updatedAsRead(input.planned)),
+            ...memberStatements(d1, target, payload),
+          ]),
       ...jsonArrays(payload.report).map((array) => d1.prepare(INSERT_REPORT).bind(array, target.jobId)),
       d1
         .prepare(ADVANCE)

@@ -3,6 +3,7 @@ import { newId } from "../../../platform/ids";
 import type { ServiceContext } from "../../../platform/service/context";
 import { PERSON_NAME, sanitizeDisplayText } from "../../../platform/text";
 import { type MemberChanges, sameGroups } from "../events";
+import { ATTEMPTS } from "../member-change";
 import { type MemberRole, mayGrant } from "../policy";
 import type { CsvRow } from "./csv";
 import { EMAILS_TAKEN, type IndexedMemberRow, MEMBER_INDEX, type TakenEmailRow } from "./sql";
@@ -50,6 +51,11 @@ export class MemberIndex {
     this.put(after);
   }
 
+  /** Every member, by id. */
+  membersById(): Map<string, IndexedMember> {
+    return new Map([...this.byEmail.values()].map((m) => [m.id, m]));
+  }
+
   /** Invited and active members named by no row of the file (by e-mail or external_id), `keep` excepted. */
   absentActive(rows: readonly CsvRow[], keep: string): IndexedMember[] {
     const emails = new Set(rows.map((r) => r.email));
@@ -82,6 +88,8 @@ export interface PlannedRow {
   errors: string[];
   /** The member after this row (created or updated); null when rejected or unchanged. */
   member: IndexedMember | null;
+  /** An updated member as it was read: the row is written only while it still is (apply.ts). */
+  before: IndexedMember | null;
   changes: MemberChanges | null;
 }
 
@@ -93,7 +101,7 @@ export interface PlanContext {
 }
 
 function rejected(row: CsvRow, errors: string[]): PlannedRow {
-  return { row, outcome: "rejected", errors, member: null, changes: null };
+  return { row, outcome: "rejected", errors, member: null, before: null, changes: null };
 }
 
 function diff(before: IndexedMember, after: IndexedMember): MemberChanges {
@@ -124,7 +132,7 @@ function planNew(row: CsvRow & { email: string }, index: MemberIndex, context: P
     groups: row.groups ?? [],
   };
   index.put(member);
-  return { row, outcome: "created", errors: [], member, changes: null };
+  return { row, outcome: "created", errors: [], member, before: null, changes: null };
 }
 
 function planExisting(
@@ -157,7 +165,7 @@ function planExisting(
   };
   const changes = diff(current, next);
   if (Object.keys(changes).length === 0)
-    return { row, outcome: "unchanged", errors: [], member: null, changes: null };
+    return { row, outcome: "unchanged", errors: [], member: null, before: null, changes: null };
   const wasActiveAdmin = current.role === "institution_admin" && current.status === "active";
   const staysActiveAdmin = next.role === "institution_admin" && next.status === "active";
   if (wasActiveAdmin && !staysActiveAdmin && index.activeAdmins <= 1) {
@@ -168,21 +176,27 @@ function planExisting(
       return rejected(row, ["seat_limit_reached: every seat of the institution is taken"]);
   }
   index.replace(current, next);
-  return { row, outcome: "updated", errors: [], member: next, changes };
+  return { row, outcome: "updated", errors: [], member: next, before: current, changes };
 }
+
+/** A row whose member other writers changed under it at each of its attempts (runner.ts). */
+export const OVERTAKEN_ERROR = `conflict: the member kept changing while this row was applied (${ATTEMPTS} attempts); upload the row again`;
 
 /**
  * What each row does: match by external_id, else by e-mail; create, update, leave unchanged, or
- * reject with the reasons. Nothing is written here.
+ * reject with the reasons. Nothing is written here. The rows at lines in `overtaken` are rejected
+ * (`OVERTAKEN_ERROR`).
  */
 export function planRows(
   rows: readonly CsvRow[],
   index: MemberIndex,
   context: PlanContext,
   takenElsewhere: Set<string>,
+  overtaken: ReadonlySet<number> = new Set(),
 ): PlannedRow[] {
   return rows.map((row) => {
     if (row.errors.length > 0 || !row.email) return rejected(row, row.errors);
+    if (overtaken.has(row.line)) return rejected(row, [OVERTAKEN_ERROR]);
     if (row.role && !mayGrant(context.uploaderRole, row.role)) {
       return rejected(row, [`role: a ${context.uploaderRole} cannot grant the ${row.role} role`]);
     }

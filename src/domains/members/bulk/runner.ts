@@ -1,10 +1,11 @@
 import type { Role } from "../../../db/schema";
 import { isBatchGuardFailure, jsonArrays } from "../../../platform/batch";
 import { nowIso } from "../../../platform/ids";
-import { commit } from "../../../platform/service/commit";
+import { commit, type Writable } from "../../../platform/service/commit";
 import type { ServiceContext } from "../../../platform/service/context";
 import { enforcedSsoDomains } from "../../institutions/sso/enforced";
 import { memberUpdated } from "../events";
+import { ATTEMPTS, membersUnchangedSince, sameMember } from "../member-change";
 import { refreshPrincipals } from "../principal-refresh";
 import { findInstitution } from "../queries";
 import { pushRevocations } from "../token-revocation";
@@ -44,11 +45,30 @@ async function afterChunk(ctx: ServiceContext, input: { result: ChunkResult; now
 }
 
 /**
+ * The lines of the chunk's updated rows whose member is no longer as the plan read it (each member's
+ * first row in the chunk: a later row of it builds on that one).
+ */
+function overtakenLines(planned: readonly PlannedRow[], reread: MemberIndex): number[] {
+  const now = reread.membersById();
+  const seen = new Set<string>();
+  const lines: number[] = [];
+  for (const p of planned) {
+    if (!p.before || seen.has(p.before.id)) continue;
+    seen.add(p.before.id);
+    const fresh = now.get(p.before.id);
+    if (!fresh || !sameMember(fresh, p.before)) lines.push(p.row.line);
+  }
+  return lines;
+}
+
+/**
  * Applies the job's rows from its checkpoint, chunk by chunk, until done or past the deadline, under
  * the job's lease (`job.leaseId`: every chunk is guarded on it and renews it). The
- * members are read once into memory; when a chunk's batch is refused (another writer took the seats
- * or the job moved on) the job is read again: moved on means this invocation stops, otherwise the
- * members are read again and the chunk planned afresh, once.
+ * members are read once into memory; when a chunk's batch is refused (another writer changed a
+ * member the chunk updates, took the seats, or the job moved on) the job is read again: moved on
+ * means this invocation stops, otherwise the members are read again and the chunk planned afresh.
+ * A row whose member was changed under it ATTEMPTS times is rejected (`OVERTAKEN_ERROR`, the other
+ * rows go on); a refusal with no member changed (the seats) is planned afresh once.
  */
 export async function runJob(
   ctx: ServiceContext,
@@ -67,11 +87,14 @@ export async function runJob(
   const invitations = new Map<number, string>();
   let current = job;
   let retried = false;
+  /** The chunk's lines whose member other writers changed under them, and how many times. */
+  const losses = new Map<number, number>();
   while (current.nextRow < current.totalRows) {
     const toRow = Math.min(current.totalRows, current.nextRow + options.chunkRows);
     const rows = parsed.rows.slice(current.nextRow, toRow);
     const taken = await emailsTakenElsewhere(ctx, { index, emails: rows.map((r) => r.email) });
-    const chunk = planRows(rows, index, context, taken);
+    const givenUp = new Set([...losses].filter(([, n]) => n >= ATTEMPTS).map(([line]) => line));
+    const chunk = planRows(rows, index, context, taken, givenUp);
     const nowMs = ctx.now();
     const now = nowIso(nowMs);
     let result: ChunkResult;
@@ -95,14 +118,22 @@ export async function runJob(
       if (fresh?.status !== "processing" || fresh.nextRow !== current.nextRow || fresh.leaseId !== leaseId) {
         return { state: "lost", job: fresh ?? current, planned, invitations };
       }
-      if (retried || !isBatchGuardFailure(error)) throw error;
-      // The seat guard: members changed under the plan. Read them again and plan the chunk afresh.
-      retried = true;
-      index = await MemberIndex.load(ctx, job.institutionId);
+      if (!isBatchGuardFailure(error)) throw error;
+      // Members changed under the plan: read them again and plan the chunk afresh.
+      const reread = await MemberIndex.load(ctx, job.institutionId);
+      const overtaken = overtakenLines(chunk, reread);
+      for (const line of overtaken) losses.set(line, (losses.get(line) ?? 0) + 1);
+      // None of its members changed: the seat guard, planned afresh once.
+      if (overtaken.length === 0) {
+        if (retried) throw error;
+        retried = true;
+      }
+      index = reread;
       context.seats = await seatsOf(ctx, job.institutionId);
       continue;
     }
     retried = false;
+    losses.clear();
     await afterChunk(ctx, { result, now });
     if (options.collect) {
       planned.push(...chunk);
@@ -143,9 +174,21 @@ export function membersToSuspend(
   return absent;
 }
 
+/** The members of `suspend` no longer as the index read them (changed, or no longer members). */
+function overtakenMembers(suspend: readonly IndexedMember[], reread: MemberIndex): IndexedMember[] {
+  const now = reread.membersById();
+  return suspend.filter((m) => {
+    const fresh = now.get(m.id);
+    return !fresh || !sameMember(fresh, m);
+  });
+}
+
 /**
  * The last step, once every row is applied: a sync run suspends the absent members, and the job is
- * completed, in one batch guarded on the job being at its end. Null when somebody else finished it.
+ * completed, in one batch guarded on the job being at its end and on those members being as read
+ * (member-change.ts). When one of them was changed meanwhile, the members are read again and the
+ * absent ones worked out afresh; a member changed under it ATTEMPTS times is left as the other
+ * writer made it (not suspended, not counted). Null when somebody else finished the job.
  */
 async function finishJob(
   ctx: ServiceContext,
@@ -153,37 +196,53 @@ async function finishJob(
 ): Promise<BulkJob | null> {
   const { job } = input;
   const d1 = ctx.d1;
-  const nowMs = ctx.now();
-  const now = nowIso(nowMs);
-  const suspend = job.mode === "sync" ? membersToSuspend(input.index, input.rows, job.uploadedBy) : [];
-  const suspends = !job.dryRun && suspend.length > 0;
-  const statements: D1PreparedStatement[] = [d1.prepare(FINISH_GUARD).bind(job.id, input.leaseId)];
-  if (suspends) {
-    const ids = jsonArrays(suspend.map((m) => m.id));
-    for (const array of ids) statements.push(d1.prepare(SUSPEND).bind(array, job.institutionId, now));
-    for (const array of ids) statements.push(d1.prepare(REVOKE_TOKENS).bind(array, now));
+  let index = input.index;
+  const losses = new Map<string, number>();
+  for (;;) {
+    const nowMs = ctx.now();
+    const now = nowIso(nowMs);
+    const suspend =
+      job.mode === "sync"
+        ? membersToSuspend(index, input.rows, job.uploadedBy).filter(
+            (m) => (losses.get(m.id) ?? 0) < ATTEMPTS,
+          )
+        : [];
+    const suspends = !job.dryRun && suspend.length > 0;
+    const statements: Writable[] = [d1.prepare(FINISH_GUARD).bind(job.id, input.leaseId)];
+    if (suspends) {
+      statements.push(...membersUnchangedSince(ctx.db, job.institutionId, suspend));
+      const ids = jsonArrays(suspend.map((m) => m.id));
+      for (const array of ids) statements.push(d1.prepare(SUSPEND).bind(array, job.institutionId, now));
+      for (const array of ids) statements.push(d1.prepare(REVOKE_TOKENS).bind(array, now));
+    }
+    statements.push(d1.prepare(COMPLETE).bind(job.id, suspend.length, now, nowMs));
+    const events = suspends
+      ? suspend.map((m) =>
+          memberUpdated(job.institutionId, m.id, { status: { from: m.status, to: "suspended" } }, now),
+        )
+      : [];
+    try {
+      await commit(ctx, { statements, events });
+    } catch (error) {
+      if (!isBatchGuardFailure(error)) throw error;
+      const reread = suspends ? await MemberIndex.load(ctx, job.institutionId) : null;
+      const overtaken = reread ? overtakenMembers(suspend, reread) : [];
+      // No member changed: the job's own guard, so somebody else finished it.
+      if (!reread || overtaken.length === 0) return null;
+      for (const m of overtaken) losses.set(m.id, (losses.get(m.id) ?? 0) + 1);
+      index = reread;
+      continue;
+    }
+    if (job.r2Key) await ctx.env.EXPORTS_BUCKET.delete(job.r2Key).catch(() => undefined);
+    if (suspends) await pushRevocations(ctx, { userIds: suspend.map((m) => m.id), at: now });
+    return {
+      ...job,
+      status: "completed",
+      suspended: suspend.length,
+      completedAt: now,
+      r2Key: null,
+      leaseId: null,
+      leaseUntil: null,
+    };
   }
-  statements.push(d1.prepare(COMPLETE).bind(job.id, suspend.length, now, nowMs));
-  const events = suspends
-    ? suspend.map((m) =>
-        memberUpdated(job.institutionId, m.id, { status: { from: m.status, to: "suspended" } }, now),
-      )
-    : [];
-  try {
-    await commit(ctx, { statements, events });
-  } catch (error) {
-    if (isBatchGuardFailure(error)) return null;
-    throw error;
-  }
-  if (job.r2Key) await ctx.env.EXPORTS_BUCKET.delete(job.r2Key).catch(() => undefined);
-  if (suspends) await pushRevocations(ctx, { userIds: suspend.map((m) => m.id), at: now });
-  return {
-    ...job,
-    status: "completed",
-    suspended: suspend.length,
-    completedAt: now,
-    r2Key: null,
-    leaseId: null,
-    leaseUntil: null,
-  };
 }

@@ -43,6 +43,10 @@ export const oidcCallbackRoute = publicRoute(
         ...errorResponses[400],
         description: "`sso_sign_in_refused`: `reason` and `sign_in_id` say why.",
       },
+      409: {
+        ...errorResponses[409],
+        description: "`conflict`: the member kept changing while the sign-in was applied; sign in again.",
+      },
       502: {
         ...errorResponses[400],
         description: "The provider's token endpoint or key set failed (`reason`).",

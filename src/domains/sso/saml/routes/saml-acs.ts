@@ -47,6 +47,10 @@ export const samlAcsRoute = publicRoute(
         ...errorResponses[400],
         description: "`sso_sign_in_refused`: `reason` and `sign_in_id` say why.",
       },
+      409: {
+        ...errorResponses[409],
+        description: "`conflict`: the member kept changing while the sign-in was applied; sign in again.",
+      },
       415: { ...errorResponses[415], description: "The body is not `application/x-www-form-urlencoded`." },
     },
   },
