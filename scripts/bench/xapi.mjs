@@ -31,6 +31,9 @@
 //   BENCH_XAPI_PERF=<file>        `perf record` of workerd's threads in the burst into <file> (Linux
 //                                 perf): the native side too (SQLite, the D1 client's transport,
 //                                 JSON, V8's helpers), which the inspector's profile does not see
+//   BENCH_XAPI_ABLATION=1         with scripts/bench/xapi-without-writes.patch applied (a diagnostic,
+//                                 never committed applied): the burst without its D1 writes, timed to
+//                                 the LRS as always; what D1 holds is then not waited for or checked
 import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { createServer } from "node:http";
@@ -66,6 +69,7 @@ const PROFILE = process.env.BENCH_XAPI_PROFILE || "";
 const PROFILE_PORT = 9329;
 /** A file: `perf record` of the workerd processes in the burst (a diagnostic). */
 const PERF = process.env.BENCH_XAPI_PERF || "";
+const ABLATION = process.env.BENCH_XAPI_ABLATION === "1";
 /** Measured passes of the floor (after one unrecorded pass); its figure is their median. */
 const FLOOR_PASSES = 3;
 const ATTEMPTS_PER_REQUEST = 100;
@@ -392,6 +396,10 @@ export async function runXapi({ config, scriptPath, log = (m) => console.error(m
     log(
       `bench: xapi — burst: ${events.length} attempts.recorded events (${expected.toLocaleString("en-US")} attempts) to the events queue…`,
     );
+    if (ABLATION)
+      log(
+        "bench: xapi — BENCH_XAPI_ABLATION: a diagnostic run, the burst without its D1 writes; D1 is not checked",
+      );
     if (PROFILE) await requestJson(new URL("/__d1-statements", lingua.url));
     const profiler = PROFILE ? await startCpuProfiles(PROFILE_PORT, /lingua-api$|d1:db$/) : null;
     const perf = PERF ? await startPerfRecord(PERF) : null;
@@ -447,7 +455,9 @@ export async function runXapi({ config, scriptPath, log = (m) => console.error(m
           `${s.ms.toFixed(1).padStart(9)} ms ${String(s.statements).padStart(5)} ${String(s.rowsRead).padStart(8)} ${String(s.rowsWritten).padStart(8)}  ${s.sql}`,
         );
     }
-    await written;
+    // Without the writes (BENCH_XAPI_ABLATION) D1 holds nothing to wait for.
+    if (!ABLATION) await written;
+    else writtenMs = 0;
     const countSent = () =>
       d1
         .prepare(
@@ -456,7 +466,12 @@ export async function runXapi({ config, scriptPath, log = (m) => console.error(m
         )
         .bind(endpoint.id)
         .first();
-    await waitFor(async () => (await countSent()).sent >= expected, 60_000, "every statement recorded sent");
+    if (!ABLATION)
+      await waitFor(
+        async () => (await countSent()).sent >= expected,
+        60_000,
+        "every statement recorded sent",
+      );
     const recordedMs = performance.now() - started;
     await new Promise((r) => setTimeout(r, 3000)); // anything sent twice would arrive now
     const rows = await countSent();
