@@ -92,3 +92,67 @@ it("a sync overtaken by the suspension of an absent member does not suspend (or 
     { status: { from: "active", to: "suspended" } },
   ]);
 });
+
+/** The tenant with a second active admin (its learner, promoted): the two admins U and A. */
+async function twoAdmins(tenant: Tenant) {
+  const id = tenant.institution.id;
+  await patched(tenant, `${membersPath(id)}/${tenant.learner.id}`, { role: "institution_admin" });
+  return { u: tenant.admin, a: tenant.learner };
+}
+
+/** A member as an admin (A, the one left) reads it. */
+async function memberOf(tenant: Tenant, userId: string) {
+  return (await callJson(`${membersPath(tenant.institution.id)}/${userId}`, { token: tenant.learner.token }))
+    .body;
+}
+
+it("an upload that demotes an admin while the other admin is demoted meanwhile rejects its row as last_admin", async () => {
+  const tenant = await createTenant();
+  const id = tenant.institution.id;
+  const { u, a } = await twoAdmins(tenant);
+  // The plan sees two admins and demotes A; held before its write, A demotes U (A still active: allowed).
+  const csv = `email,role${CRLF}${a.email},learner${CRLF}`;
+  const upload = await overtakenBy(
+    (DB) => uploadCsv(u.token, id, csv, "", { DB }),
+    async () => {
+      const { res, body } = await callJson(`${membersPath(id)}/${u.id}`, {
+        method: "PATCH",
+        token: a.token,
+        body: { role: "learner" },
+      });
+      expect(res.status, JSON.stringify(body)).toBe(200);
+    },
+  );
+  expect(upload.res.status, JSON.stringify(upload.body)).toBe(200);
+  expect(upload.body.counts).toMatchObject({ updated: 0, rejected: 1 });
+  expect(upload.body.rows[0].errors).toEqual([
+    "last_admin: this would leave the institution without an active admin",
+  ]);
+  expect(await memberOf(tenant, a.id)).toMatchObject({ role: "institution_admin", status: "active" });
+  expect(await memberOf(tenant, u.id)).toMatchObject({ role: "learner" });
+  expect(await memberUpdates(id, a.id)).toEqual([{ role: { from: "learner", to: "institution_admin" } }]);
+});
+
+it("a sync does not suspend an absent admin when the other admin was demoted meanwhile", async () => {
+  const tenant = await createTenant();
+  const id = tenant.institution.id;
+  const { u, a } = await twoAdmins(tenant);
+  // A is absent from the file (U, the uploader, is kept): the sync's finish suspends A, counting two
+  // admins; held before its write, A demotes U.
+  const csv = `email${CRLF}${tenant.instructor.email}${CRLF}`;
+  const sync = await overtakenBy(
+    (DB) => uploadCsv(u.token, id, csv, "mode=sync&force=true", { DB }),
+    async () => {
+      const { res, body } = await callJson(`${membersPath(id)}/${u.id}`, {
+        method: "PATCH",
+        token: a.token,
+        body: { role: "learner" },
+      });
+      expect(res.status, JSON.stringify(body)).toBe(200);
+    },
+  );
+  expect(sync.res.status, JSON.stringify(sync.body)).toBe(200);
+  expect(sync.body.counts).toMatchObject({ unchanged: 1, suspended: 0 });
+  expect(await memberOf(tenant, a.id)).toMatchObject({ role: "institution_admin", status: "active" });
+  expect(await memberUpdates(id, a.id)).toEqual([{ role: { from: "learner", to: "institution_admin" } }]);
+});
