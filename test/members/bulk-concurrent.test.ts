@@ -156,3 +156,25 @@ it("a sync does not suspend an absent admin when the other admin was demoted mea
   expect(await memberOf(tenant, a.id)).toMatchObject({ role: "institution_admin", status: "active" });
   expect(await memberUpdates(id, a.id)).toEqual([{ role: { from: "learner", to: "institution_admin" } }]);
 });
+
+it("a sync suspends an absent member renamed before each of its attempts", async () => {
+  const tenant = await createTenant();
+  const id = tenant.institution.id;
+  let renames = 0;
+  const DB = overtakenAtEveryWrite(env.DB, async () => {
+    renames += 1;
+    await db()
+      .update(users)
+      .set({ name: `Renamed ${renames}` })
+      .where(eq(users.id, tenant.learner.id))
+      .run();
+  });
+  const csv = `email${CRLF}${tenant.instructor.email}${CRLF}`;
+  const sync = await uploadCsv(tenant.admin.token, id, csv, "mode=sync&force=true", { DB });
+  expect(sync.res.status, JSON.stringify(sync.body)).toBe(200);
+  expect(sync.body.counts).toMatchObject({ unchanged: 1, suspended: 1 });
+  expect(renames).toBe(1);
+  expect(await memberUpdates(id, tenant.learner.id)).toEqual([
+    { status: { from: "active", to: "suspended" } },
+  ]);
+});

@@ -5,7 +5,7 @@ import { commit, type Writable } from "../../../platform/service/commit";
 import type { ServiceContext } from "../../../platform/service/context";
 import { enforcedSsoDomains } from "../../institutions/sso/enforced";
 import { memberUpdated } from "../events";
-import { ATTEMPTS, membersUnchangedSince, sameMember } from "../member-change";
+import { ATTEMPTS, type ComparedField, membersUnchangedSince, sameMember } from "../member-change";
 import { refreshPrincipals } from "../principal-refresh";
 import { anotherActiveAdmin, findInstitution } from "../queries";
 import { pushRevocations } from "../token-revocation";
@@ -176,12 +176,18 @@ export function membersToSuspend(
   return absent;
 }
 
-/** The members of `suspend` no longer as the index read them (changed, or no longer members). */
+/**
+ * What a sync's suspension of an absent member depends on: its status (what it writes and reports),
+ * and its e-mail and external_id (by which it is absent from the file); the admin guard covers its role.
+ */
+const ABSENCE: readonly ComparedField[] = ["status", "email", "externalId"];
+
+/** The members of `suspend` no longer as the index read them (see ABSENCE), or no longer members. */
 function overtakenMembers(suspend: readonly IndexedMember[], reread: MemberIndex): IndexedMember[] {
   const now = reread.membersById();
   return suspend.filter((m) => {
     const fresh = now.get(m.id);
-    return !fresh || !sameMember(fresh, m);
+    return !fresh || !sameMember(fresh, m, ABSENCE);
   });
 }
 
@@ -214,7 +220,7 @@ async function finishJob(
     const suspends = !job.dryRun && suspend.length > 0;
     const statements: Writable[] = [d1.prepare(FINISH_GUARD).bind(job.id, input.leaseId)];
     if (suspends) {
-      statements.push(...membersUnchangedSince(ctx.db, job.institutionId, suspend));
+      statements.push(...membersUnchangedSince(ctx.db, job.institutionId, suspend, ABSENCE));
       const ids = jsonArrays(suspend.map((m) => m.id));
       for (const array of ids) statements.push(d1.prepare(SUSPEND).bind(array, job.institutionId, now));
       for (const array of ids) statements.push(d1.prepare(REVOKE_TOKENS).bind(array, now));
