@@ -2,9 +2,13 @@ import { env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
 import { users } from "../../src/db/schema";
+import { parseMemberCsv } from "../../src/domains/members/bulk/csv";
+import { findJob } from "../../src/domains/members/bulk/jobs";
+import { runJob } from "../../src/domains/members/bulk/runner";
+import { backgroundContext } from "../../src/platform/service/context";
 import { overtakenAtEveryWrite, overtakenBy } from "../helpers/held-write";
 import { createTenant, type Tenant } from "../helpers/tenants";
-import { callJson, db, membersPath, memberUpdates, uploadCsv } from "./support";
+import { callJson, db, insertBulkJob, membersPath, memberUpdates, uploadCsv } from "./support";
 
 /**
  * A bulk upload whose chunk another change of a member overtakes between the chunk's read and its
@@ -177,4 +181,38 @@ it("a sync suspends an absent member renamed before each of its attempts", async
   expect(await memberUpdates(id, tenant.learner.id)).toEqual([
     { status: { from: "active", to: "suspended" } },
   ]);
+});
+
+it("a queued job whose chunk loses a race past its deadline hands over rather than retry", async () => {
+  const tenant = await createTenant();
+  const id = tenant.institution.id;
+  let clock = 1_000;
+  let writes = 0;
+  // The second chunk's write is overtaken (its member renamed) once the budget is spent.
+  const DB = overtakenAtEveryWrite(env.DB, async () => {
+    writes += 1;
+    if (writes !== 2) return;
+    clock = 10_000;
+    await db().update(users).set({ name: "Moved" }).where(eq(users.id, tenant.instructor.id)).run();
+  });
+  const ctx = backgroundContext({ ...env, DB }, { waitUntil: () => undefined }, "queue", () => clock);
+  const csv = `email,name${CRLF}${tenant.learner.email},Ana Bulk${CRLF}${tenant.instructor.email},Ivo Bulk${CRLF}`;
+  const parsed = parseMemberCsv(new TextEncoder().encode(csv));
+  const inserted = await insertBulkJob(id, tenant.admin.id, {
+    header: ["email", "name"],
+    totalRows: 2,
+    leaseId: "lease_deadline",
+    leaseUntil: 1_000_000,
+  });
+  const job = await findJob(ctx, inserted.id);
+  if (!job) throw new Error("job not inserted");
+  const outcome = await runJob(ctx, {
+    job,
+    parsed,
+    options: { chunkRows: 1, deadline: 5_000, invitations: "defer", collect: false },
+  });
+  expect(outcome.state).toBe("continue");
+  expect(outcome.job.nextRow).toBe(1);
+  expect(writes).toBe(2);
+  expect(await memberUpdates(id, tenant.instructor.id)).toEqual([]);
 });

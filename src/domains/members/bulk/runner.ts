@@ -69,7 +69,8 @@ function overtakenLines(planned: readonly PlannedRow[], reread: MemberIndex): nu
  * means this invocation stops, otherwise the members are read again and the chunk planned afresh.
  * A row whose member was changed under it ATTEMPTS times is rejected (`OVERTAKEN_ERROR`, the other
  * rows go on); a refusal with no member changed (the seats, or the last active admin) is planned
- * afresh once.
+ * afresh once. Past the deadline, a refused chunk hands over as an applied one does (once this
+ * invocation applied one: at least one chunk per invocation).
  */
 export async function runJob(
   ctx: ServiceContext,
@@ -88,6 +89,8 @@ export async function runJob(
   const invitations = new Map<number, string>();
   let current = job;
   let retried = false;
+  /** Whether this invocation applied a chunk: past the deadline, it may then hand over. */
+  let progressed = false;
   /** The chunk's lines whose member other writers changed under them, and how many times. */
   const losses = new Map<number, number>();
   while (current.nextRow < current.totalRows) {
@@ -120,6 +123,10 @@ export async function runJob(
         return { state: "lost", job: fresh ?? current, planned, invitations };
       }
       if (!isBatchGuardFailure(error)) throw error;
+      // Past the deadline, as after an applied chunk: the next invocation reads the members afresh.
+      if (progressed && ctx.now() > options.deadline) {
+        return { state: "continue", job: current, planned, invitations };
+      }
       // Members changed under the plan: read them again and plan the chunk afresh.
       const reread = await MemberIndex.load(ctx, job.institutionId);
       const overtaken = overtakenLines(chunk, reread);
@@ -135,6 +142,7 @@ export async function runJob(
       continue;
     }
     retried = false;
+    progressed = true;
     losses.clear();
     await afterChunk(ctx, { result, now });
     if (options.collect) {
