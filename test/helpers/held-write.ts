@@ -76,7 +76,9 @@ export function overtakenAtEveryWrite(real: D1Database, overtake: () => Promise<
 /**
  * Runs `request` with a D1 binding that holds it just before its write (`heldBeforeItsWrite`), runs
  * `meanwhile` (another change of what it read) while it is held, then lets it write: the race made
- * to happen every time. Answers what the request answered.
+ * to happen every time. Answers what the request answered. Throws when the request finished without
+ * reaching its write (it answered before `meanwhile` could overtake it): the race did not happen, so
+ * the test would prove nothing.
  */
 export async function overtakenBy<T>(
   request: (binding: D1Database) => Promise<T>,
@@ -84,8 +86,22 @@ export async function overtakenBy<T>(
 ): Promise<T> {
   const held = heldBeforeItsWrite(env.DB);
   const pending = request(held.binding);
-  // A request that ends without writing is not held: it answers before `meanwhile` runs.
-  await Promise.race([held.held, pending]);
+  const first = await Promise.race([
+    held.held.then(() => "held" as const),
+    pending.then(
+      () => "finished" as const,
+      () => "finished" as const,
+    ),
+  ]);
+  if (first === "finished") {
+    const answer = await pending.then(
+      (value) => JSON.stringify(value, (_key, v) => (v instanceof Response ? `Response ${v.status}` : v)),
+      (error) => String(error),
+    );
+    throw new Error(
+      `overtakenBy: the request finished without reaching its write, so nothing overtook it: ${answer}`,
+    );
+  }
   try {
     await meanwhile();
   } finally {

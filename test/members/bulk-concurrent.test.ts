@@ -2,9 +2,13 @@ import { env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { expect, it } from "vitest";
 import { users } from "../../src/db/schema";
+import { parseMemberCsv } from "../../src/domains/members/bulk/csv";
+import { findJob } from "../../src/domains/members/bulk/jobs";
+import { runJob } from "../../src/domains/members/bulk/runner";
+import { backgroundContext } from "../../src/platform/service/context";
 import { overtakenAtEveryWrite, overtakenBy } from "../helpers/held-write";
 import { createTenant, type Tenant } from "../helpers/tenants";
-import { callJson, db, membersPath, memberUpdates, uploadCsv } from "./support";
+import { callJson, db, insertBulkJob, membersPath, memberUpdates, uploadCsv } from "./support";
 
 /**
  * A bulk upload whose chunk another change of a member overtakes between the chunk's read and its
@@ -91,4 +95,124 @@ it("a sync overtaken by the suspension of an absent member does not suspend (or 
   expect(await memberUpdates(id, tenant.learner.id)).toEqual([
     { status: { from: "active", to: "suspended" } },
   ]);
+});
+
+/** The tenant with a second active admin (its learner, promoted): the two admins U and A. */
+async function twoAdmins(tenant: Tenant) {
+  const id = tenant.institution.id;
+  await patched(tenant, `${membersPath(id)}/${tenant.learner.id}`, { role: "institution_admin" });
+  return { u: tenant.admin, a: tenant.learner };
+}
+
+/** A member as an admin (A, the one left) reads it. */
+async function memberOf(tenant: Tenant, userId: string) {
+  return (await callJson(`${membersPath(tenant.institution.id)}/${userId}`, { token: tenant.learner.token }))
+    .body;
+}
+
+it("an upload that demotes an admin while the other admin is demoted meanwhile rejects its row as last_admin", async () => {
+  const tenant = await createTenant();
+  const id = tenant.institution.id;
+  const { u, a } = await twoAdmins(tenant);
+  // The plan sees two admins and demotes A; held before its write, A demotes U (A still active: allowed).
+  const csv = `email,role${CRLF}${a.email},learner${CRLF}`;
+  const upload = await overtakenBy(
+    (DB) => uploadCsv(u.token, id, csv, "", { DB }),
+    async () => {
+      const { res, body } = await callJson(`${membersPath(id)}/${u.id}`, {
+        method: "PATCH",
+        token: a.token,
+        body: { role: "learner" },
+      });
+      expect(res.status, JSON.stringify(body)).toBe(200);
+    },
+  );
+  expect(upload.res.status, JSON.stringify(upload.body)).toBe(200);
+  expect(upload.body.counts).toMatchObject({ updated: 0, rejected: 1 });
+  expect(upload.body.rows[0].errors).toEqual([
+    "last_admin: this would leave the institution without an active admin",
+  ]);
+  expect(await memberOf(tenant, a.id)).toMatchObject({ role: "institution_admin", status: "active" });
+  expect(await memberOf(tenant, u.id)).toMatchObject({ role: "learner" });
+  expect(await memberUpdates(id, a.id)).toEqual([{ role: { from: "learner", to: "institution_admin" } }]);
+});
+
+it("a sync does not suspend an absent admin when the other admin was demoted meanwhile", async () => {
+  const tenant = await createTenant();
+  const id = tenant.institution.id;
+  const { u, a } = await twoAdmins(tenant);
+  // A is absent from the file (U, the uploader, is kept): the sync's finish suspends A, counting two
+  // admins; held before its write, A demotes U.
+  const csv = `email${CRLF}${tenant.instructor.email}${CRLF}`;
+  const sync = await overtakenBy(
+    (DB) => uploadCsv(u.token, id, csv, "mode=sync&force=true", { DB }),
+    async () => {
+      const { res, body } = await callJson(`${membersPath(id)}/${u.id}`, {
+        method: "PATCH",
+        token: a.token,
+        body: { role: "learner" },
+      });
+      expect(res.status, JSON.stringify(body)).toBe(200);
+    },
+  );
+  expect(sync.res.status, JSON.stringify(sync.body)).toBe(200);
+  expect(sync.body.counts).toMatchObject({ unchanged: 1, suspended: 0 });
+  expect(await memberOf(tenant, a.id)).toMatchObject({ role: "institution_admin", status: "active" });
+  expect(await memberUpdates(id, a.id)).toEqual([{ role: { from: "learner", to: "institution_admin" } }]);
+});
+
+it("a sync suspends an absent member renamed before each of its attempts", async () => {
+  const tenant = await createTenant();
+  const id = tenant.institution.id;
+  let renames = 0;
+  const DB = overtakenAtEveryWrite(env.DB, async () => {
+    renames += 1;
+    await db()
+      .update(users)
+      .set({ name: `Renamed ${renames}` })
+      .where(eq(users.id, tenant.learner.id))
+      .run();
+  });
+  const csv = `email${CRLF}${tenant.instructor.email}${CRLF}`;
+  const sync = await uploadCsv(tenant.admin.token, id, csv, "mode=sync&force=true", { DB });
+  expect(sync.res.status, JSON.stringify(sync.body)).toBe(200);
+  expect(sync.body.counts).toMatchObject({ unchanged: 1, suspended: 1 });
+  expect(renames).toBe(1);
+  expect(await memberUpdates(id, tenant.learner.id)).toEqual([
+    { status: { from: "active", to: "suspended" } },
+  ]);
+});
+
+it("a queued job whose chunk loses a race past its deadline hands over rather than retry", async () => {
+  const tenant = await createTenant();
+  const id = tenant.institution.id;
+  let clock = 1_000;
+  let writes = 0;
+  // The second chunk's write is overtaken (its member renamed) once the budget is spent.
+  const DB = overtakenAtEveryWrite(env.DB, async () => {
+    writes += 1;
+    if (writes !== 2) return;
+    clock = 10_000;
+    await db().update(users).set({ name: "Moved" }).where(eq(users.id, tenant.instructor.id)).run();
+  });
+  const ctx = backgroundContext({ ...env, DB }, { waitUntil: () => undefined }, "queue", () => clock);
+  const csv = `email,name${CRLF}${tenant.learner.email},Ana Bulk${CRLF}${tenant.instructor.email},Ivo Bulk${CRLF}`;
+  const parsed = parseMemberCsv(new TextEncoder().encode(csv));
+  const inserted = await insertBulkJob(id, tenant.admin.id, {
+    header: ["email", "name"],
+    totalRows: 2,
+    leaseId: "lease_deadline",
+    leaseUntil: 1_000_000,
+  });
+  const job = await findJob(ctx, inserted.id);
+  if (!job) throw new Error("job not inserted");
+  const outcome = await runJob(ctx, {
+    job,
+    parsed,
+    options: { chunkRows: 1, deadline: 5_000, invitations: "defer", collect: false },
+  });
+  expect(outcome.state).toBe("continue");
+  expect(outcome.job.nextRow).toBe(1);
+  expect(writes).toBe(2);
+  expect(await memberUpdates(id, tenant.instructor.id)).toEqual([]);
 });

@@ -104,3 +104,15 @@ it("an invitation's acceptance overtaken by a suspension is refused, and says no
   expect(member.status).toBe("suspended");
   expect(changes).toEqual([{ status: { from: "invited", to: "suspended" } }]);
 });
+
+it("a race test whose request never reaches its write fails rather than pass without the race", async () => {
+  let overtook = false;
+  const answered = overtakenBy(
+    async () => "answered without writing",
+    async () => {
+      overtook = true;
+    },
+  );
+  await expect(answered).rejects.toThrow(/finished without reaching its write/);
+  expect(overtook).toBe(false);
+});

@@ -1,9 +1,13 @@
+import { env } from "cloudflare:test";
+import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { users } from "../../src/db/schema";
 import oktaGroupPush from "../fixtures/scim/okta-group-push.json";
 import { callJson } from "../helpers/api";
-import { overtakenBy } from "../helpers/held-write";
+import { overtakenAtEveryWrite, overtakenBy } from "../helpers/held-write";
 import { type Fixture, play } from "./fixtures";
 import {
+  db,
   ERROR_SCHEMA,
   GROUP_SCHEMA,
   outboxOf,
@@ -206,6 +210,42 @@ describe("SCIM Groups", () => {
     expect(events.map((e) => e.changes)).toEqual([
       { groups: { from: [], to: ["French"] } },
       { groups: { from: ["French"], to: ["Chess", "French"] } },
+    ]);
+  });
+
+  it("a group rename lands while the directory renames one of its members at every attempt", async () => {
+    const { tenant, scimToken } = await scimTenant();
+    const userId = await createUser(scimToken);
+    const created = await createGroup(scimToken, { displayName: "Chess", members: [{ value: userId }] });
+    expect(created.res.status).toBe(201);
+    const id = created.body.id;
+    // Before each write of the rename, the member's name changes: not what a group change writes.
+    let renames = 0;
+    const DB = overtakenAtEveryWrite(env.DB, async () => {
+      renames += 1;
+      await db()
+        .update(users)
+        .set({ name: `Renamed ${renames}` })
+        .where(eq(users.id, userId))
+        .run();
+    });
+    const renamed = await patchGroup(
+      scimToken,
+      id,
+      [{ op: "Replace", value: { id, displayName: "Chess club" } }],
+      {
+        DB,
+      },
+    );
+    expect(renamed.res.status, JSON.stringify(renamed.body)).toBe(204);
+    expect(renames).toBe(1);
+    expect(await groupsOf(tenant, userId)).toEqual(["Chess club"]);
+    const events = (await outboxOf(tenant.institution.id, "member.updated")).filter(
+      (e) => e.user_id === userId,
+    );
+    expect(events.map((e) => e.changes)).toEqual([
+      { groups: { from: [], to: ["Chess"] } },
+      { groups: { from: ["Chess"], to: ["Chess club"] } },
     ]);
   });
 });

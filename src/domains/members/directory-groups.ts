@@ -9,6 +9,7 @@ import { commit, type Writable } from "../../platform/service/commit";
 import type { ServiceContext } from "../../platform/service/context";
 import { memberUpdated, normaliseGroups, sameGroups } from "./events";
 import {
+  type ComparedField,
   MemberChangedMeanwhile,
   membersUnchangedSince,
   reapplyWhileMemberChanges,
@@ -75,7 +76,8 @@ interface GroupMembersChange {
  * member out): one batch, a `member.updated` event with the groups' change for each member whose
  * groups changed. Adding a member already in the group, or removing one who is not, changes nothing.
  * `extra` (the caller's own group row) rides in the same batch. Written only while the members whose
- * groups change are as read (member-change.ts): when another change of one of them landed in
+ * groups change have the groups they were read with (member-change.ts; a rename or new e-mail of a
+ * member meanwhile does not stand in the way): when another change of one's groups landed in
  * between, the group and its members are read again and the change re-applied, so that each event's
  * `from` is what the member was; `409 conflict` after four lost races.
  */
@@ -91,7 +93,10 @@ export async function changeGroupMembers(ctx: ServiceContext, input: GroupMember
   );
 }
 
-/** Whether any of `members` is no longer as read (changed, or no longer a member). */
+/** What a group change depends on: the members' groups (and their being members). */
+const GROUPS: readonly ComparedField[] = ["groups"];
+
+/** Whether any of `members` is no longer as read (its groups changed, or no longer a member). */
 async function anyChangedSince(db: Database, institutionId: string, members: readonly MemberRow[]) {
   const again = await directoryMembers(
     db,
@@ -101,7 +106,7 @@ async function anyChangedSince(db: Database, institutionId: string, members: rea
   const now = new Map(again.map((m) => [m.id, m]));
   return members.some((m) => {
     const read = now.get(m.id);
-    return !read || !sameMember(read, m);
+    return !read || !sameMember(read, m, GROUPS);
   });
 }
 
@@ -148,7 +153,7 @@ async function changeGroupMembersAsRead(ctx: ServiceContext, input: GroupMembers
   if (statements.length === 0) return;
   try {
     await commit(ctx, {
-      statements: [...membersUnchangedSince(db, institutionId, changing), ...statements],
+      statements: [...membersUnchangedSince(db, institutionId, changing, GROUPS), ...statements],
       events,
     });
   } catch (error) {

@@ -1,4 +1,4 @@
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, type SQL, sql } from "drizzle-orm";
 import { invitations, type MemberStatus, memberGroups, type Role, users } from "../../db/schema";
 import { batchGuard, isBatchGuardFailure, jsonArrays } from "../../platform/batch";
 import type { Database } from "../../platform/db";
@@ -53,6 +53,30 @@ export type MemberFacts = Pick<
   "id" | "email" | "name" | "role" | "status" | "externalId" | "groups"
 >;
 
+/** The fields of a member a write can depend on. */
+export type ComparedField = Exclude<keyof MemberFacts, "id">;
+
+/** Every field: what a write of any of the member's fields compares (a PATCH, a bulk row). */
+export const EVERY_FIELD: readonly ComparedField[] = [
+  "email",
+  "name",
+  "role",
+  "status",
+  "externalId",
+  "groups",
+];
+
+/** Each field's comparison of the member's row `u` with its read `m.value` (membersUnchangedSince). */
+const FIELD_UNCHANGED: Record<ComparedField, SQL> = {
+  email: sql`u.email = m.value->>'email'`,
+  name: sql`u.name = m.value->>'name'`,
+  role: sql`u.role = m.value->>'role'`,
+  status: sql`u.status = m.value->>'status'`,
+  externalId: sql`u.external_id IS m.value->>'external_id'`,
+  groups: sql`(SELECT json_group_array(group_name) FROM (SELECT group_name FROM member_groups AS g WHERE g.user_id = u.id ORDER BY 1))
+    = (SELECT json_group_array(value) FROM (SELECT value FROM json_each(m.value->'groups') ORDER BY 1))`,
+};
+
 /** A member's own fields as the members' JSON-array statements bind them (the guard's, bulk/sql.ts's). */
 export function memberFieldsJson(m: Omit<MemberFacts, "groups">) {
   return {
@@ -66,40 +90,42 @@ export function memberFieldsJson(m: Omit<MemberFacts, "groups">) {
 }
 
 /**
- * Statements that fail the batch unless each of `members` is exactly as it was read (every field a
- * change compares, its groups in any order), one per JSON array of members: the guard of every door
- * that writes members as it read them — one member here, a group's members (directory-groups.ts), a
- * bulk upload's chunk (bulk/apply.ts).
+ * Statements that fail the batch unless each of `members` is still a member of the institution with
+ * each of `fields` as it was read (its groups in any order), one per JSON array of members: the guard
+ * of every door that writes members as it read them — one member here (every field), a group's
+ * members (directory-groups.ts: their groups), a bulk upload's chunk (bulk/apply.ts: every field), a
+ * sync's suspensions (bulk/runner.ts). `fields` are those the write depends on: another change of a
+ * field it neither writes nor reports does not overtake it.
  */
 export function membersUnchangedSince(
   db: Database,
   institutionId: string,
   members: readonly MemberFacts[],
+  fields: readonly ComparedField[] = EVERY_FIELD,
 ): Writable[] {
   const facts = members.map((m) => ({ ...memberFieldsJson(m), groups: m.groups }));
+  const unchanged = sql.join(
+    [
+      sql`u.id = m.value->>'id' AND u.institution_id = ${institutionId}`,
+      ...fields.map((f) => FIELD_UNCHANGED[f]),
+    ],
+    sql` AND `,
+  );
   return jsonArrays(facts).map((json) =>
     batchGuard(
       db,
-      sql`NOT EXISTS (SELECT 1 FROM json_each(${json}) AS m WHERE NOT EXISTS (SELECT 1 FROM users AS u
-        WHERE u.id = m.value->>'id' AND u.institution_id = ${institutionId} AND u.email = m.value->>'email'
-          AND u.name = m.value->>'name' AND u.role = m.value->>'role' AND u.status = m.value->>'status'
-          AND u.external_id IS m.value->>'external_id'
-          AND (SELECT json_group_array(group_name) FROM (SELECT group_name FROM member_groups AS g WHERE g.user_id = u.id ORDER BY 1))
-            = (SELECT json_group_array(value) FROM (SELECT value FROM json_each(m.value->'groups') ORDER BY 1))))`,
+      sql`NOT EXISTS (SELECT 1 FROM json_each(${json}) AS m WHERE NOT EXISTS (SELECT 1 FROM users AS u WHERE ${unchanged}))`,
     ),
   );
 }
 
-/** Whether two reads of a member agree on every field a change compares. */
-export function sameMember(a: MemberFacts, b: MemberFacts): boolean {
-  return (
-    a.email === b.email &&
-    a.name === b.name &&
-    a.status === b.status &&
-    a.role === b.role &&
-    a.externalId === b.externalId &&
-    sameGroups(a.groups, b.groups)
-  );
+/** Whether two reads of a member agree on `fields` (every field a change compares, by default). */
+export function sameMember(
+  a: MemberFacts,
+  b: MemberFacts,
+  fields: readonly ComparedField[] = EVERY_FIELD,
+): boolean {
+  return fields.every((f) => (f === "groups" ? sameGroups(a.groups, b.groups) : a[f] === b[f]));
 }
 
 /**

@@ -139,6 +139,9 @@ export const seatTakers = (institutionId: string) =>
 export const seatsAllow = (institutionId: string, extra: number) =>
   sql`(SELECT seats FROM institutions WHERE id = ${institutionId}) IS NULL OR ${seatTakers(institutionId)} + ${extra} <= (SELECT seats FROM institutions WHERE id = ${institutionId})`;
 
-/** Whether the institution has an active admin other than `userId`. */
-export const anotherActiveAdmin = (institutionId: string, userId: string) =>
-  sql`EXISTS (SELECT 1 FROM ${users} WHERE ${users.institutionId} = ${institutionId} AND ${users.role} = 'institution_admin' AND ${users.status} = 'active' AND ${users.id} <> ${userId})`;
+/**
+ * Whether the institution has an active admin other than `userId` (null: any active admin — the
+ * guard a batch that demotes or suspends several members places after its writes).
+ */
+export const anotherActiveAdmin = (institutionId: string, userId: string | null) =>
+  sql`EXISTS (SELECT 1 FROM ${users} WHERE ${users.institutionId} = ${institutionId} AND ${users.role} = 'institution_admin' AND ${users.status} = 'active' AND ${users.id} IS NOT ${userId})`;

@@ -1,4 +1,4 @@
-import { jsonArrays } from "../../../platform/batch";
+import { batchGuard, jsonArrays } from "../../../platform/batch";
 import { DECOY_PASSWORD_HASH } from "../../../platform/crypto/passwords";
 import type { OutboxRow } from "../../../platform/events";
 import { renewed } from "../../../platform/jobs/lease";
@@ -9,6 +9,8 @@ import { memberCreated, memberUpdated } from "../events";
 import { mintInvitation } from "../invitations";
 import { memberFieldsJson, membersUnchangedSince } from "../member-change";
 import { changesPrincipal } from "../principal-refresh";
+import { anotherActiveAdmin } from "../queries";
+import { takesAdminAway } from "../rules";
 import type { IndexedMember, PlannedRow } from "./plan";
 import {
   ADVANCE,
@@ -78,6 +80,8 @@ interface ChunkPayload {
   events: OutboxRow[];
   report: object[];
   takesSeats: boolean;
+  /** A row demotes or suspends an active admin: the batch must leave one (the plan's count may be stale). */
+  takesAdmins: boolean;
 }
 
 async function collectChunk(target: ChunkTarget, planned: readonly PlannedRow[]): Promise<ChunkPayload> {
@@ -98,6 +102,7 @@ async function collectChunk(target: ChunkTarget, planned: readonly PlannedRow[])
     events: [],
     report: [],
     takesSeats: false,
+    takesAdmins: false,
   };
   const { result } = payload;
   const minting: Promise<void>[] = [];
@@ -123,6 +128,7 @@ async function collectChunk(target: ChunkTarget, planned: readonly PlannedRow[])
         result.principalChanged.push(m.id);
       if (p.changes.status?.to === "suspended") result.suspended.push(m.id);
       if (p.changes.status?.from === "suspended") payload.takesSeats = true;
+      if (p.before && takesAdminAway(p.before, m.role, m.status)) payload.takesAdmins = true;
       payload.events.push(memberUpdated(institutionId, m.id, p.changes, now));
     }
     payload.report.push({
@@ -184,7 +190,10 @@ function updatedAsRead(planned: readonly PlannedRow[]): IndexedMember[] {
  * the job is no longer at `fromRow`, so a chunk delivered twice (or raced) is applied once; the next
  * ones when a member the chunk updates is no longer as it was read (member-change.ts), so that each
  * `member.updated` says what the member was (the runner reads the members again and plans the chunk
- * afresh). A dry run writes only the report and the checkpoint.
+ * afresh); and, when the chunk demotes or suspends an active admin, the last one fails it unless an
+ * active admin remains after its writes (another writer may have demoted the others since the plan
+ * counted them; planned afresh, the row is rejected as `last_admin`). A dry run writes only the
+ * report and the checkpoint.
  */
 export async function applyChunk(
   ctx: ServiceContext,
@@ -209,6 +218,10 @@ export async function applyChunk(
         : [
             ...membersUnchangedSince(ctx.db, target.institutionId, updatedAsRead(input.planned)),
             ...memberStatements(d1, target, payload),
+            // After the writes: whoever else demoted an admin since the plan counted them.
+            ...(payload.takesAdmins
+              ? [batchGuard(ctx.db, anotherActiveAdmin(target.institutionId, null))]
+              : []),
           ]),
       ...jsonArrays(payload.report).map((array) => d1.prepare(INSERT_REPORT).bind(array, target.jobId)),
       d1

@@ -1,13 +1,13 @@
 import type { Role } from "../../../db/schema";
-import { isBatchGuardFailure, jsonArrays } from "../../../platform/batch";
+import { batchGuard, isBatchGuardFailure, jsonArrays } from "../../../platform/batch";
 import { nowIso } from "../../../platform/ids";
 import { commit, type Writable } from "../../../platform/service/commit";
 import type { ServiceContext } from "../../../platform/service/context";
 import { enforcedSsoDomains } from "../../institutions/sso/enforced";
 import { memberUpdated } from "../events";
-import { ATTEMPTS, membersUnchangedSince, sameMember } from "../member-change";
+import { ATTEMPTS, type ComparedField, membersUnchangedSince, sameMember } from "../member-change";
 import { refreshPrincipals } from "../principal-refresh";
-import { findInstitution } from "../queries";
+import { anotherActiveAdmin, findInstitution } from "../queries";
 import { pushRevocations } from "../token-revocation";
 import { applyChunk, type ChunkResult } from "./apply";
 import type { CsvRow, ParsedCsv } from "./csv";
@@ -68,7 +68,9 @@ function overtakenLines(planned: readonly PlannedRow[], reread: MemberIndex): nu
  * member the chunk updates, took the seats, or the job moved on) the job is read again: moved on
  * means this invocation stops, otherwise the members are read again and the chunk planned afresh.
  * A row whose member was changed under it ATTEMPTS times is rejected (`OVERTAKEN_ERROR`, the other
- * rows go on); a refusal with no member changed (the seats) is planned afresh once.
+ * rows go on); a refusal with no member changed (the seats, or the last active admin) is planned
+ * afresh once. Past the deadline, a refused chunk hands over as an applied one does (once this
+ * invocation applied one: at least one chunk per invocation).
  */
 export async function runJob(
   ctx: ServiceContext,
@@ -87,6 +89,8 @@ export async function runJob(
   const invitations = new Map<number, string>();
   let current = job;
   let retried = false;
+  /** Whether this invocation applied a chunk: past the deadline, it may then hand over. */
+  let progressed = false;
   /** The chunk's lines whose member other writers changed under them, and how many times. */
   const losses = new Map<number, number>();
   while (current.nextRow < current.totalRows) {
@@ -119,11 +123,16 @@ export async function runJob(
         return { state: "lost", job: fresh ?? current, planned, invitations };
       }
       if (!isBatchGuardFailure(error)) throw error;
+      // Past the deadline, as after an applied chunk: the next invocation reads the members afresh.
+      if (progressed && ctx.now() > options.deadline) {
+        return { state: "continue", job: current, planned, invitations };
+      }
       // Members changed under the plan: read them again and plan the chunk afresh.
       const reread = await MemberIndex.load(ctx, job.institutionId);
       const overtaken = overtakenLines(chunk, reread);
       for (const line of overtaken) losses.set(line, (losses.get(line) ?? 0) + 1);
-      // None of its members changed: the seat guard, planned afresh once.
+      // None of its members changed: the seat or admin guard (others took seats or demoted admins),
+      // planned afresh once on the counts as they are now.
       if (overtaken.length === 0) {
         if (retried) throw error;
         retried = true;
@@ -133,6 +142,7 @@ export async function runJob(
       continue;
     }
     retried = false;
+    progressed = true;
     losses.clear();
     await afterChunk(ctx, { result, now });
     if (options.collect) {
@@ -174,19 +184,26 @@ export function membersToSuspend(
   return absent;
 }
 
-/** The members of `suspend` no longer as the index read them (changed, or no longer members). */
+/**
+ * What a sync's suspension of an absent member depends on: its status (what it writes and reports),
+ * and its e-mail and external_id (by which it is absent from the file); the admin guard covers its role.
+ */
+const ABSENCE: readonly ComparedField[] = ["status", "email", "externalId"];
+
+/** The members of `suspend` no longer as the index read them (see ABSENCE), or no longer members. */
 function overtakenMembers(suspend: readonly IndexedMember[], reread: MemberIndex): IndexedMember[] {
   const now = reread.membersById();
   return suspend.filter((m) => {
     const fresh = now.get(m.id);
-    return !fresh || !sameMember(fresh, m);
+    return !fresh || !sameMember(fresh, m, ABSENCE);
   });
 }
 
 /**
  * The last step, once every row is applied: a sync run suspends the absent members, and the job is
  * completed, in one batch guarded on the job being at its end and on those members being as read
- * (member-change.ts). When one of them was changed meanwhile, the members are read again and the
+ * (member-change.ts) and, when it suspends an active admin, on an active admin remaining. When one of
+ * them was changed meanwhile (or the other admins were), the members are read again and the
  * absent ones worked out afresh; a member changed under it ATTEMPTS times is left as the other
  * writer made it (not suspended, not counted). Null when somebody else finished the job.
  */
@@ -198,6 +215,7 @@ async function finishJob(
   const d1 = ctx.d1;
   let index = input.index;
   const losses = new Map<string, number>();
+  let retried = false;
   for (;;) {
     const nowMs = ctx.now();
     const now = nowIso(nowMs);
@@ -210,10 +228,13 @@ async function finishJob(
     const suspends = !job.dryRun && suspend.length > 0;
     const statements: Writable[] = [d1.prepare(FINISH_GUARD).bind(job.id, input.leaseId)];
     if (suspends) {
-      statements.push(...membersUnchangedSince(ctx.db, job.institutionId, suspend));
+      statements.push(...membersUnchangedSince(ctx.db, job.institutionId, suspend, ABSENCE));
       const ids = jsonArrays(suspend.map((m) => m.id));
       for (const array of ids) statements.push(d1.prepare(SUSPEND).bind(array, job.institutionId, now));
       for (const array of ids) statements.push(d1.prepare(REVOKE_TOKENS).bind(array, now));
+      // After the suspensions: whoever else demoted an admin since the index counted them.
+      if (suspend.some((m) => m.role === "institution_admin" && m.status === "active"))
+        statements.push(batchGuard(ctx.db, anotherActiveAdmin(job.institutionId, null)));
     }
     statements.push(d1.prepare(COMPLETE).bind(job.id, suspend.length, now, nowMs));
     const events = suspends
@@ -225,10 +246,16 @@ async function finishJob(
       await commit(ctx, { statements, events });
     } catch (error) {
       if (!isBatchGuardFailure(error)) throw error;
-      const reread = suspends ? await MemberIndex.load(ctx, job.institutionId) : null;
-      const overtaken = reread ? overtakenMembers(suspend, reread) : [];
-      // No member changed: the job's own guard, so somebody else finished it.
-      if (!reread || overtaken.length === 0) return null;
+      const fresh = await findJob(ctx, job.id);
+      if (!suspends || fresh?.status !== "processing" || fresh.leaseId !== input.leaseId) return null;
+      const reread = await MemberIndex.load(ctx, job.institutionId);
+      const overtaken = overtakenMembers(suspend, reread);
+      // No member changed: the admin guard (another writer demoted the other admins), worked out
+      // afresh once on the admins as they are now.
+      if (overtaken.length === 0) {
+        if (retried) throw error;
+        retried = true;
+      }
       for (const m of overtaken) losses.set(m.id, (losses.get(m.id) ?? 0) + 1);
       index = reread;
       continue;
