@@ -74,6 +74,20 @@ export function overtakenAtEveryWrite(real: D1Database, overtake: () => Promise<
 }
 
 /**
+ * A D1 binding before each of whose batches that write outbox events the member `userId` is renamed
+ * (`${prefix} 1`, `${prefix} 2`, …) behind the request's back: a change of a field the request may or
+ * may not depend on. `renames()` says how many times it was renamed.
+ */
+export function renamedAtEveryWrite(userId: string, prefix = "Renamed") {
+  let renames = 0;
+  const binding = overtakenAtEveryWrite(env.DB, async () => {
+    renames += 1;
+    await env.DB.prepare("UPDATE users SET name = ? WHERE id = ?").bind(`${prefix} ${renames}`, userId).run();
+  });
+  return { binding, renames: () => renames };
+}
+
+/**
  * Runs `request` with a D1 binding that holds it just before its write (`heldBeforeItsWrite`), runs
  * `meanwhile` (another change of what it read) while it is held, then lets it write: the race made
  * to happen every time. Answers what the request answered. Throws when the request finished without

@@ -6,7 +6,7 @@ import { parseMemberCsv } from "../../src/domains/members/bulk/csv";
 import { findJob } from "../../src/domains/members/bulk/jobs";
 import { runJob } from "../../src/domains/members/bulk/runner";
 import { backgroundContext } from "../../src/platform/service/context";
-import { overtakenAtEveryWrite, overtakenBy } from "../helpers/held-write";
+import { overtakenAtEveryWrite, overtakenBy, renamedAtEveryWrite } from "../helpers/held-write";
 import { createTenant, type Tenant } from "../helpers/tenants";
 import { callJson, db, insertBulkJob, membersPath, memberUpdates, uploadCsv } from "./support";
 
@@ -18,8 +18,9 @@ import { callJson, db, insertBulkJob, membersPath, memberUpdates, uploadCsv } fr
 
 const CRLF = "\r\n";
 
-async function patched(tenant: Tenant, path: string, body: Record<string, unknown>) {
-  const { res, body: answer } = await callJson(path, { method: "PATCH", token: tenant.admin.token, body });
+/** A PATCH of a member by an admin (`token`), which must succeed. */
+async function patched(token: string, path: string, body: Record<string, unknown>) {
+  const { res, body: answer } = await callJson(path, { method: "PATCH", token, body });
   expect(res.status, JSON.stringify(answer)).toBe(200);
 }
 
@@ -34,7 +35,7 @@ it("an upload overtaken by a PATCH applies its row to the member as the PATCH le
   const csv = `email,name,groups${CRLF}${tenant.learner.email},Ana Bulk,french${CRLF}`;
   const upload = await overtakenBy(
     (DB) => uploadCsv(tenant.admin.token, id, csv, "", { DB }),
-    () => patched(tenant, path, { name: "Bea Second", external_id: "SIS-2" }),
+    () => patched(tenant.admin.token, path, { name: "Bea Second", external_id: "SIS-2" }),
   );
   expect(upload.res.status, JSON.stringify(upload.body)).toBe(200);
   expect(upload.body.counts).toMatchObject({ updated: 1, rejected: 0 });
@@ -50,15 +51,7 @@ it("an upload overtaken by a PATCH applies its row to the member as the PATCH le
 it("a row whose member changes at every attempt is rejected as a row; the other rows land", async () => {
   const tenant = await createTenant();
   const id = tenant.institution.id;
-  let moves = 0;
-  const binding = overtakenAtEveryWrite(env.DB, async () => {
-    moves += 1;
-    await db()
-      .update(users)
-      .set({ name: `Moved ${moves}` })
-      .where(eq(users.id, tenant.learner.id))
-      .run();
-  });
+  const { binding, renames } = renamedAtEveryWrite(tenant.learner.id, "Moved");
   const csv = `email,name${CRLF}${tenant.learner.email},Ana Bulk${CRLF}${tenant.instructor.email},Ivo Bulk${CRLF}`;
   const upload = await uploadCsv(tenant.admin.token, id, csv, "", { DB: binding });
   expect(upload.res.status, JSON.stringify(upload.body)).toBe(200);
@@ -72,7 +65,7 @@ it("a row whose member changes at every attempt is rejected as a row; the other 
   ]);
   const learner = (await callJson(`${membersPath(id)}/${tenant.learner.id}`, { token: tenant.admin.token }))
     .body;
-  expect(learner.name).toBe(`Moved ${moves}`);
+  expect(learner.name).toBe(`Moved ${renames()}`);
   expect(await memberUpdates(id, tenant.learner.id)).toEqual([]);
   expect(await memberUpdates(id, tenant.instructor.id)).toEqual([
     { name: { from: "Test instructor", to: "Ivo Bulk" } },
@@ -88,7 +81,7 @@ it("a sync overtaken by the suspension of an absent member does not suspend (or 
   const csv = `email${CRLF}${tenant.instructor.email}${CRLF}`;
   const sync = await overtakenBy(
     (DB) => uploadCsv(tenant.admin.token, id, csv, "mode=sync&force=true", { DB }),
-    () => patched(tenant, path, { status: "suspended" }),
+    () => patched(tenant.admin.token, path, { status: "suspended" }),
   );
   expect(sync.res.status, JSON.stringify(sync.body)).toBe(200);
   expect(sync.body.counts).toMatchObject({ unchanged: 1, suspended: 0 });
@@ -100,7 +93,7 @@ it("a sync overtaken by the suspension of an absent member does not suspend (or 
 /** The tenant with a second active admin (its learner, promoted): the two admins U and A. */
 async function twoAdmins(tenant: Tenant) {
   const id = tenant.institution.id;
-  await patched(tenant, `${membersPath(id)}/${tenant.learner.id}`, { role: "institution_admin" });
+  await patched(tenant.admin.token, `${membersPath(id)}/${tenant.learner.id}`, { role: "institution_admin" });
   return { u: tenant.admin, a: tenant.learner };
 }
 
@@ -118,14 +111,7 @@ it("an upload that demotes an admin while the other admin is demoted meanwhile r
   const csv = `email,role${CRLF}${a.email},learner${CRLF}`;
   const upload = await overtakenBy(
     (DB) => uploadCsv(u.token, id, csv, "", { DB }),
-    async () => {
-      const { res, body } = await callJson(`${membersPath(id)}/${u.id}`, {
-        method: "PATCH",
-        token: a.token,
-        body: { role: "learner" },
-      });
-      expect(res.status, JSON.stringify(body)).toBe(200);
-    },
+    () => patched(a.token, `${membersPath(id)}/${u.id}`, { role: "learner" }),
   );
   expect(upload.res.status, JSON.stringify(upload.body)).toBe(200);
   expect(upload.body.counts).toMatchObject({ updated: 0, rejected: 1 });
@@ -146,14 +132,7 @@ it("a sync does not suspend an absent admin when the other admin was demoted mea
   const csv = `email${CRLF}${tenant.instructor.email}${CRLF}`;
   const sync = await overtakenBy(
     (DB) => uploadCsv(u.token, id, csv, "mode=sync&force=true", { DB }),
-    async () => {
-      const { res, body } = await callJson(`${membersPath(id)}/${u.id}`, {
-        method: "PATCH",
-        token: a.token,
-        body: { role: "learner" },
-      });
-      expect(res.status, JSON.stringify(body)).toBe(200);
-    },
+    () => patched(a.token, `${membersPath(id)}/${u.id}`, { role: "learner" }),
   );
   expect(sync.res.status, JSON.stringify(sync.body)).toBe(200);
   expect(sync.body.counts).toMatchObject({ unchanged: 1, suspended: 0 });
@@ -164,20 +143,12 @@ it("a sync does not suspend an absent admin when the other admin was demoted mea
 it("a sync suspends an absent member renamed before each of its attempts", async () => {
   const tenant = await createTenant();
   const id = tenant.institution.id;
-  let renames = 0;
-  const DB = overtakenAtEveryWrite(env.DB, async () => {
-    renames += 1;
-    await db()
-      .update(users)
-      .set({ name: `Renamed ${renames}` })
-      .where(eq(users.id, tenant.learner.id))
-      .run();
-  });
+  const { binding: DB, renames } = renamedAtEveryWrite(tenant.learner.id);
   const csv = `email${CRLF}${tenant.instructor.email}${CRLF}`;
   const sync = await uploadCsv(tenant.admin.token, id, csv, "mode=sync&force=true", { DB });
   expect(sync.res.status, JSON.stringify(sync.body)).toBe(200);
   expect(sync.body.counts).toMatchObject({ unchanged: 1, suspended: 1 });
-  expect(renames).toBe(1);
+  expect(renames()).toBe(1);
   expect(await memberUpdates(id, tenant.learner.id)).toEqual([
     { status: { from: "active", to: "suspended" } },
   ]);

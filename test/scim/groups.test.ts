@@ -1,13 +1,9 @@
-import { env } from "cloudflare:test";
-import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { users } from "../../src/db/schema";
 import oktaGroupPush from "../fixtures/scim/okta-group-push.json";
 import { callJson } from "../helpers/api";
-import { overtakenAtEveryWrite, overtakenBy } from "../helpers/held-write";
+import { overtakenBy, renamedAtEveryWrite } from "../helpers/held-write";
 import { type Fixture, play } from "./fixtures";
 import {
-  db,
   ERROR_SCHEMA,
   GROUP_SCHEMA,
   outboxOf,
@@ -220,15 +216,7 @@ describe("SCIM Groups", () => {
     expect(created.res.status).toBe(201);
     const id = created.body.id;
     // Before each write of the rename, the member's name changes: not what a group change writes.
-    let renames = 0;
-    const DB = overtakenAtEveryWrite(env.DB, async () => {
-      renames += 1;
-      await db()
-        .update(users)
-        .set({ name: `Renamed ${renames}` })
-        .where(eq(users.id, userId))
-        .run();
-    });
+    const { binding: DB, renames } = renamedAtEveryWrite(userId);
     const renamed = await patchGroup(
       scimToken,
       id,
@@ -238,7 +226,7 @@ describe("SCIM Groups", () => {
       },
     );
     expect(renamed.res.status, JSON.stringify(renamed.body)).toBe(204);
-    expect(renames).toBe(1);
+    expect(renames()).toBe(1);
     expect(await groupsOf(tenant, userId)).toEqual(["Chess club"]);
     const events = (await outboxOf(tenant.institution.id, "member.updated")).filter(
       (e) => e.user_id === userId,
