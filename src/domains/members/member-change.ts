@@ -216,6 +216,11 @@ export async function writeMemberChange(
     }
     throw uniqueConflict(error) ?? error;
   }
+  // Only columns beside a change (a sign-in's or launch's lastActiveAt; the extra statements): the
+  // member is as read with them, so no read back on every sign-in.
+  if (!changed) {
+    return alsoSet.lastActiveAt === undefined ? current : { ...current, lastActiveAt: alsoSet.lastActiveAt };
+  }
   await settleMemberChange(ctx, { userId: current.id, changes, at: now });
   const row = await findMember(db, institutionId, current.id);
   if (!row) throw new ApiError("not_found", `No member ${current.id}.`);
